@@ -1,0 +1,29 @@
+//! Regenerates `generated/` from `schema/msp.schema.json` when the schema or the generator
+//! changed (the generator is a build-dependency, so a change to it reruns this script).
+//! Files are rewritten only when their bytes change, each through a rename.
+
+fn main() {
+    println!("cargo:rerun-if-changed=schema/msp.schema.json");
+    println!("cargo:rerun-if-changed=build.rs");
+    #[cfg(feature = "regenerate")]
+    regenerate();
+}
+
+#[cfg(feature = "regenerate")]
+fn regenerate() {
+    let root = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let output = match msp_codegen::generate_file(
+        &root.join("schema/msp.schema.json"),
+        "schema/msp.schema.json",
+    ) {
+        Ok(output) => output,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = msp_codegen::write(&root.join("generated"), &output.files) {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,278 @@
+//! Building blocks shared by every generated type: the tri-state field, string enums,
+//! validation reports and the small pattern matcher behind `validate()`.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+/// An optional member that may also be `null`: absent, `null` and a value stay apart.
+///
+/// Fields of this type are left out of the encoding when [`Tristate::Absent`], written as
+/// `null` when [`Tristate::Null`], and as the value otherwise.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tristate<T> {
+    /// The member is not on the wire.
+    #[default]
+    Absent,
+    /// The member is on the wire as `null`.
+    Null,
+    /// The member is on the wire with a value.
+    Value(T),
+}
+
+impl<T> Tristate<T> {
+    /// Whether the member is absent; used to leave it out of the encoding.
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Tristate::Absent)
+    }
+
+    /// The value, if there is one.
+    pub fn as_value(&self) -> Option<&T> {
+        match self {
+            Tristate::Value(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The value, if there is one, dropping the difference between absent and `null`.
+    pub fn into_option(self) -> Option<T> {
+        match self {
+            Tristate::Value(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl<T> From<Option<T>> for Tristate<T> {
+    /// `None` becomes `null` on the wire: an explicit value of "nothing".
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Tristate::Null, Tristate::Value)
+    }
+}
+
+impl<T: Serialize> Serialize for Tristate<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Tristate::Value(value) => value.serialize(serializer),
+            Tristate::Absent | Tristate::Null => serializer.serialize_none(),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tristate<T> {
+    // Only called when the member is present; absence comes from `#[serde(default)]`.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Option::<T>::deserialize(deserializer).map(Tristate::from)
+    }
+}
+
+/// A string enumeration of the schema, open or closed.
+pub trait StringEnum: Sized {
+    /// The schema name of the type, used in error messages.
+    const TYPE_NAME: &'static str;
+    /// Every value this version of the schema lists, in schema order.
+    const KNOWN_VALUES: &'static [&'static str];
+    /// The variant for a listed value.
+    fn from_known(value: &str) -> Option<Self>;
+    /// The variant for an unlisted value: `Some` for open enums, `None` for closed ones.
+    fn from_unknown(value: &str) -> Option<Self>;
+    /// The wire value.
+    fn as_str(&self) -> &str;
+
+    /// Parses a wire value, rejecting an unlisted one when the enum is closed.
+    fn parse_wire(value: &str) -> Result<Self, UnknownValue> {
+        Self::from_known(value)
+            .or_else(|| Self::from_unknown(value))
+            .ok_or_else(|| UnknownValue {
+                type_name: Self::TYPE_NAME,
+                value: value.to_owned(),
+                expected: Self::KNOWN_VALUES,
+            })
+    }
+}
+
+/// A value that a closed enumeration does not list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownValue {
+    /// The schema name of the enumeration.
+    pub type_name: &'static str,
+    /// The value that was given.
+    pub value: String,
+    /// The values the enumeration accepts.
+    pub expected: &'static [&'static str],
+}
+
+impl fmt::Display for UnknownValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown {} value `{}`, expected one of: {}",
+            self.type_name,
+            self.value,
+            self.expected.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownValue {}
+
+/// Deserializes a string enum without allocating for listed values.
+pub fn deserialize_string_enum<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: StringEnum,
+{
+    struct EnumVisitor<T>(std::marker::PhantomData<T>);
+
+    impl<T: StringEnum> Visitor<'_> for EnumVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a {} string", T::TYPE_NAME)
+        }
+
+        fn visit_str<E: de::Error>(self, value: &str) -> Result<T, E> {
+            T::parse_wire(value).map_err(E::custom)
+        }
+    }
+
+    deserializer.deserialize_str(EnumVisitor(std::marker::PhantomData))
+}
+
+/// One broken constraint found by `validate()`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON pointer of the offending member, relative to the validated value.
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };
+        write!(f, "{pointer}: {}", self.message)
+    }
+}
+
+/// Checks of the schema's constraints (`pattern`, `minimum`, `maximum`, `dependentRequired`).
+///
+/// Decoding stays tolerant; call `validate()` where the constraints matter.
+pub trait Validate {
+    /// Appends every violation under `pointer` to `out`.
+    fn validate_into(&self, pointer: &str, out: &mut Vec<Violation>) {
+        let _ = (pointer, out);
+    }
+
+    /// Every violation in this value, with its JSON pointer.
+    fn validate(&self) -> Result<(), Vec<Violation>> {
+        let mut out = Vec::new();
+        self.validate_into("", &mut out);
+        if out.is_empty() {
+            Ok(())
+        } else {
+            Err(out)
+        }
+    }
+}
+
+impl<T: Validate> Validate for Option<T> {
+    fn validate_into(&self, pointer: &str, out: &mut Vec<Violation>) {
+        if let Some(value) = self {
+            value.validate_into(pointer, out);
+        }
+    }
+}
+
+impl<T: Validate> Validate for Tristate<T> {
+    fn validate_into(&self, pointer: &str, out: &mut Vec<Violation>) {
+        if let Tristate::Value(value) = self {
+            value.validate_into(pointer, out);
+        }
+    }
+}
+
+impl<T: Validate> Validate for Box<T> {
+    fn validate_into(&self, pointer: &str, out: &mut Vec<Violation>) {
+        (**self).validate_into(pointer, out);
+    }
+}
+
+impl<T: Validate> Validate for Vec<T> {
+    fn validate_into(&self, pointer: &str, out: &mut Vec<Violation>) {
+        for (index, value) in self.iter().enumerate() {
+            value.validate_into(&format!("{pointer}/{index}"), out);
+        }
+    }
+}
+
+impl<T: Validate> Validate for std::collections::BTreeMap<String, T> {
+    fn validate_into(&self, pointer: &str, out: &mut Vec<Violation>) {
+        for (key, value) in self {
+            value.validate_into(&pointer_push(pointer, key), out);
+        }
+    }
+}
+
+/// `pointer` extended by one member name, escaped as RFC 6901 asks.
+pub fn pointer_push(pointer: &str, member: &str) -> String {
+    format!("{pointer}/{}", member.replace('~', "~0").replace('/', "~1"))
+}
+
+/// Writes `body` as an object with the member `tag` set to `value`.
+pub fn serialize_tagged<S: Serializer, T: Serialize>(
+    serializer: S,
+    tag: &str,
+    value: &str,
+    body: &T,
+) -> Result<S::Ok, S::Error> {
+    let mut object = match serde_json::to_value(body).map_err(serde::ser::Error::custom)? {
+        serde_json::Value::Object(object) => object,
+        _ => return Err(serde::ser::Error::custom("a tagged union arm must encode as an object")),
+    };
+    object.insert(tag.to_owned(), serde_json::Value::String(value.to_owned()));
+    object.serialize(serializer)
+}
+
+/// Decodes the rest of a tagged union's object (the tag removed) as one arm.
+pub fn deserialize_arm<T: serde::de::DeserializeOwned, E: de::Error>(
+    object: serde_json::Map<String, serde_json::Value>,
+) -> Result<T, E> {
+    serde_json::from_value(serde_json::Value::Object(object)).map_err(E::custom)
+}
+
+/// The trait impls every generated string enum shares: `Display`, `FromStr`, serde.
+macro_rules! impl_string_enum {
+    ($name:ident) => {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::UnknownValue;
+
+            fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
+                <Self as $crate::StringEnum>::parse_wire(value)
+            }
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                $crate::support::deserialize_string_enum(deserializer)
+            }
+        }
+
+        impl $crate::Validate for $name {}
+    };
+}
+
+pub(crate) use impl_string_enum;

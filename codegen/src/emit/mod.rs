@@ -1,0 +1,197 @@
+//! The model to token streams: one module per protocol area, plus the tables and the runtime.
+
+mod docs;
+mod enums;
+mod protocol;
+mod registry;
+mod structs;
+mod unions;
+
+use std::collections::BTreeMap;
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use crate::model::{Def, DefKind, Model, Ty};
+
+pub use docs::doc_attrs;
+
+/// A generated file before formatting: its path under the output folder and its items.
+pub enum Unit {
+    /// Tokens to format.
+    Tokens(TokenStream),
+    /// Source text written as it is (the runtime support files).
+    Verbatim(&'static str),
+}
+
+/// The runtime files every generated crate carries unchanged.
+const RUNTIME: &[(&str, &str)] = &[
+    ("support.rs", include_str!("../../runtime/support.rs")),
+    ("pattern.rs", include_str!("../../runtime/pattern.rs")),
+    ("rpc.rs", include_str!("../../runtime/rpc.rs")),
+];
+
+/// Every output file, by path, in a fixed order.
+pub fn emit(model: &Model) -> BTreeMap<String, Unit> {
+    let ctx = Ctx::new(model);
+    let mut files = BTreeMap::new();
+    for (path, text) in RUNTIME {
+        files.insert((*path).to_owned(), Unit::Verbatim(text));
+    }
+    let mut areas: BTreeMap<&str, Vec<&Def>> = BTreeMap::new();
+    for def in &model.defs {
+        areas.entry(def.area.as_str()).or_default().push(def);
+    }
+    for (area, defs) in &areas {
+        let items = defs.iter().map(|def| ctx.def(def));
+        let tokens = quote! {
+            #[allow(unused_imports)]
+            use crate::*;
+            use serde::{Deserialize, Serialize};
+
+            #(#items)*
+        };
+        files.insert(format!("{area}.rs"), Unit::Tokens(tokens));
+    }
+    files.insert("protocol.rs".into(), Unit::Tokens(protocol::emit(&ctx)));
+    files.insert("registry.rs".into(), Unit::Tokens(registry::emit(model)));
+    let modules = areas
+        .iter()
+        .map(|(area, defs)| (*area, defs.iter().all(|d| d.experimental)));
+    files.insert("lib.rs".into(), Unit::Tokens(lib(model, modules)));
+    files
+}
+
+fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> TokenStream {
+    let (areas, gates): (Vec<Ident>, Vec<TokenStream>) =
+        areas.map(|(a, exp)| (ident(a), cfg(exp))).unzip();
+    let doc =
+        docs::inner_doc_attrs(&format!(
+        "Typed messages of the Muse Session Protocol{}, generated from its JSON Schema.\n\n{}\n\n\
+         Every definition of the schema is a type at the crate root; the method tables are in \
+         [`protocol`], the error registry and capability names in [`registry`], JSON-RPC framing \
+         in [`rpc`].",
+        model.version.as_ref().map(|v| format!(" {v}")).unwrap_or_default(),
+        model.doc.as_deref().unwrap_or("")
+    ));
+    quote! {
+        #doc
+        #![allow(clippy::large_enum_variant, clippy::should_implement_trait)]
+        // Generated files keep the generator's formatting; `cargo fmt` leaves them alone.
+        #![cfg_attr(rustfmt, rustfmt::skip)]
+
+        #[rustfmt::skip]
+        pub mod pattern;
+        #[rustfmt::skip]
+        pub mod protocol;
+        #[rustfmt::skip]
+        pub mod registry;
+        #[rustfmt::skip]
+        pub mod rpc;
+        #[rustfmt::skip]
+        pub mod support;
+        #(#gates #[rustfmt::skip] pub mod #areas;)*
+
+        pub use protocol::{ClientRequest, ClientResult, Frame, Message, ProtocolNotification, ServerRequest, ServerResult};
+        pub use support::{StringEnum, Tristate, UnknownValue, Validate, Violation};
+        #(#gates pub use #areas::*;)*
+    }
+}
+
+/// Shared lookups while emitting.
+pub struct Ctx<'a> {
+    model: &'a Model,
+    by_name: BTreeMap<&'a str, &'a Def>,
+    validating: std::collections::BTreeSet<String>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(model: &'a Model) -> Self {
+        let by_name = model.defs.iter().map(|d| (d.name.as_str(), d)).collect();
+        let validating = structs::validating(model);
+        Ctx {
+            model,
+            by_name,
+            validating,
+        }
+    }
+
+    fn def(&self, def: &Def) -> TokenStream {
+        let cfg = cfg(def.experimental);
+        let doc = doc_attrs(def.doc.as_deref());
+        let name = ident(&def.rust);
+        match &def.kind {
+            DefKind::Struct(s) => structs::emit(self, def, s, &name, &def.doc),
+            DefKind::Enum(e) => enums::emit(def, e),
+            DefKind::Tagged(t) => unions::tagged(self, def, t),
+            DefKind::Untagged(arms) => unions::untagged(self, def, arms),
+            DefKind::Alias(ty) => {
+                let ty = self.ty(ty);
+                quote! { #doc #cfg pub type #name = #ty; }
+            }
+        }
+    }
+
+    /// The Rust type of a type expression.
+    pub fn ty(&self, ty: &Ty) -> TokenStream {
+        match ty {
+            Ty::String => quote!(String),
+            Ty::Integer => quote!(i64),
+            Ty::Number => quote!(f64),
+            Ty::Boolean => quote!(bool),
+            Ty::Any => quote!(serde_json::Value),
+            Ty::Object => quote!(serde_json::Map<String, serde_json::Value>),
+            Ty::Ref(name) => {
+                let rust = self
+                    .by_name
+                    .get(name.as_str())
+                    .map_or(name.as_str(), |d| d.rust.as_str());
+                let id = ident(rust);
+                quote!(#id)
+            }
+            Ty::Array(inner) => {
+                let inner = self.ty(inner);
+                quote!(Vec<#inner>)
+            }
+            Ty::Map(inner) => {
+                let inner = self.ty(inner);
+                quote!(std::collections::BTreeMap<String, #inner>)
+            }
+            Ty::Nullable(inner) => {
+                let inner = self.ty(inner);
+                quote!(Option<#inner>)
+            }
+            // Named by the converter; never reaches emission.
+            Ty::Inline(_) => quote!(serde_json::Value),
+        }
+    }
+
+    /// The Rust name of a definition.
+    pub fn rust_name(&self, def: &str) -> Ident {
+        ident(self.by_name.get(def).map_or(def, |d| d.rust.as_str()))
+    }
+
+    /// Whether a definition is behind the `experimental` feature.
+    pub fn is_experimental(&self, def: &str) -> bool {
+        self.by_name.get(def).is_some_and(|d| d.experimental)
+    }
+
+    /// The definition named `name`.
+    pub fn lookup(&self, name: &str) -> Option<&'a Def> {
+        self.by_name.get(name).copied()
+    }
+}
+
+/// An identifier token.
+pub fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
+
+/// `#[cfg(feature = "experimental")]` when `experimental`.
+pub fn cfg(experimental: bool) -> TokenStream {
+    if experimental {
+        quote!(#[cfg(feature = "experimental")])
+    } else {
+        TokenStream::new()
+    }
+}

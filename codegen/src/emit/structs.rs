@@ -1,0 +1,314 @@
+//! Object definitions to structs: the four field kinds, unknown members, `new`, `validate`.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+
+use super::{cfg, doc_attrs, ident, Ctx};
+use crate::model::{Def, DefKind, Field, FieldKind, Model, Struct, Ty};
+
+/// Definitions whose `validate()` has something to check, directly or inside a member.
+pub fn validating(model: &Model) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    loop {
+        let before = out.len();
+        for def in &model.defs {
+            let fields: Vec<&Field> = match &def.kind {
+                DefKind::Struct(s) => s.fields.iter().collect(),
+                DefKind::Tagged(t) => t.arms.iter().flat_map(|a| &a.body.fields).collect(),
+                _ => Vec::new(),
+            };
+            let own = match &def.kind {
+                DefKind::Struct(s) => !s.dependent_required.is_empty(),
+                DefKind::Tagged(t) => t.arms.iter().any(|a| !a.body.dependent_required.is_empty()),
+                _ => false,
+            };
+            let mut refs = BTreeSet::new();
+            for field in &fields {
+                field.ty.refs(&mut refs);
+            }
+            let nested = match &def.kind {
+                DefKind::Untagged(arms) => arms.iter().any(|a| {
+                    let mut r = BTreeSet::new();
+                    a.ty.refs(&mut r);
+                    r.iter().any(|n| out.contains(n))
+                }),
+                DefKind::Alias(ty) => {
+                    let mut r = BTreeSet::new();
+                    ty.refs(&mut r);
+                    r.iter().any(|n| out.contains(n))
+                }
+                _ => false,
+            };
+            if own
+                || nested
+                || fields.iter().any(|f| !f.checks.is_empty())
+                || refs.iter().any(|r| out.contains(r))
+            {
+                out.insert(def.name.clone());
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
+}
+
+/// A struct definition with its constructor and `Validate` impl.
+pub fn emit(
+    ctx: &Ctx<'_>,
+    def: &Def,
+    body: &Struct,
+    name: &Ident,
+    doc: &Option<String>,
+) -> TokenStream {
+    let cfg = cfg(def.experimental);
+    let doc = doc_attrs(doc.as_deref());
+    let decl = declaration(ctx, body, name);
+    let new = constructor(ctx, body);
+    let validate = validate_body(ctx, body);
+    quote! {
+        #doc
+        #cfg
+        #decl
+
+        #cfg
+        impl #name {
+            #new
+        }
+
+        #cfg
+        impl Validate for #name {
+            #validate
+        }
+    }
+}
+
+/// The struct item alone (also used for the arms of tagged unions).
+pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
+    let fields = body.fields.iter().map(|field| {
+        let doc = doc_attrs(field.doc.as_deref());
+        let rust = ident(&field.rust);
+        let ty = field_ty(ctx, field);
+        let wire = &field.wire;
+        let rename = (field.rust != field.wire).then(|| quote!(#[serde(rename = #wire)]));
+        let serde = match field.kind {
+            FieldKind::Required => TokenStream::new(),
+            FieldKind::RequiredNullable => quote!(#[serde(default)]),
+            FieldKind::Optional => {
+                quote!(#[serde(default, skip_serializing_if = "Option::is_none")])
+            }
+            FieldKind::OptionalNullable => {
+                quote!(#[serde(default, skip_serializing_if = "Tristate::is_absent")])
+            }
+        };
+        let gate = cfg(field.experimental);
+        quote! { #doc #gate #rename #serde pub #rust: #ty, }
+    });
+    let unknown = ident(&body.unknown_field);
+    let derive_default = body.fields.iter().all(|f| f.kind != FieldKind::Required);
+    let default = derive_default.then(|| quote!(Default,));
+    quote! {
+        #[derive(Clone, Debug, #default PartialEq, Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub struct #name {
+            #(#fields)*
+            /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+            #[serde(flatten)]
+            pub #unknown: serde_json::Map<String, serde_json::Value>,
+        }
+    }
+}
+
+fn field_ty(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
+    let inner = ctx.ty(&field.ty);
+    let inner = if field.boxed {
+        quote!(Box<#inner>)
+    } else {
+        inner
+    };
+    match field.kind {
+        FieldKind::Required => inner,
+        FieldKind::RequiredNullable | FieldKind::Optional => quote!(Option<#inner>),
+        FieldKind::OptionalNullable => quote!(Tristate<#inner>),
+    }
+}
+
+/// `new` taking the members the wire requires; `None` for nullable ones means `null`.
+pub fn constructor(ctx: &Ctx<'_>, body: &Struct) -> TokenStream {
+    let gated = body.fields.iter().any(|f| {
+        f.experimental && matches!(f.kind, FieldKind::Required | FieldKind::RequiredNullable)
+    });
+    if gated {
+        let with = constructor_for(ctx, body, true);
+        let without = constructor_for(ctx, body, false);
+        quote! {
+            #[cfg(feature = "experimental")]
+            #with
+            #[cfg(not(feature = "experimental"))]
+            #without
+        }
+    } else {
+        constructor_for(ctx, body, true)
+    }
+}
+
+fn constructor_for(ctx: &Ctx<'_>, body: &Struct, experimental: bool) -> TokenStream {
+    let present: Vec<&Field> = body
+        .fields
+        .iter()
+        .filter(|f| experimental || !f.experimental)
+        .collect();
+    let params: Vec<&&Field> = present
+        .iter()
+        .filter(|f| matches!(f.kind, FieldKind::Required | FieldKind::RequiredNullable))
+        .collect();
+    let args = params.iter().map(|f| {
+        let rust = ident(&f.rust);
+        let ty = field_ty(ctx, f);
+        quote!(#rust: #ty)
+    });
+    let inits = present.iter().map(|f| {
+        let rust = ident(&f.rust);
+        let gate = cfg(f.experimental);
+        match f.kind {
+            FieldKind::Required | FieldKind::RequiredNullable => quote!(#gate #rust,),
+            FieldKind::Optional => quote!(#gate #rust: None,),
+            FieldKind::OptionalNullable => quote!(#gate #rust: Tristate::Absent,),
+        }
+    });
+    let unknown = ident(&body.unknown_field);
+    let allow = (params.len() > 7).then(|| quote!(#[allow(clippy::too_many_arguments)]));
+    let doc = doc_attrs(Some(if params.is_empty() {
+        "A value with every optional member absent."
+    } else {
+        "A value with the given required members and every optional member absent."
+    }));
+    quote! {
+        #doc
+        #allow
+        pub fn new(#(#args),*) -> Self {
+            Self {
+                #(#inits)*
+                #unknown: serde_json::Map::new(),
+            }
+        }
+    }
+}
+
+/// The body of `validate_into` for a struct: its own constraints, then its members'.
+pub fn validate_body(ctx: &Ctx<'_>, body: &Struct) -> TokenStream {
+    let mut checks = Vec::new();
+    for field in &body.fields {
+        let rust = ident(&field.rust);
+        let wire = &field.wire;
+        let access = match field.kind {
+            FieldKind::Required => quote!(Some(&self.#rust)),
+            FieldKind::RequiredNullable | FieldKind::Optional => quote!(self.#rust.as_ref()),
+            FieldKind::OptionalNullable => quote!(self.#rust.as_value()),
+        };
+        let own = own_checks(field);
+        let nested =
+            nests(ctx, &field.ty).then(|| quote!(Validate::validate_into(value, &at, out);));
+        if own.is_empty() && nested.is_none() {
+            continue;
+        }
+        let gate = cfg(field.experimental);
+        checks.push(quote! {
+            #gate
+            if let Some(value) = #access {
+                let at = crate::support::pointer_push(pointer, #wire);
+                #own
+                #nested
+            }
+        });
+    }
+    for (member, needs) in &body.dependent_required {
+        let Some(field) = body.fields.iter().find(|f| &f.wire == member) else {
+            continue;
+        };
+        let present = presence(field);
+        for need in needs {
+            let Some(needed) = body.fields.iter().find(|f| &f.wire == need) else {
+                continue;
+            };
+            let Some(needed_absent) = absence(needed) else {
+                continue;
+            };
+            let message = format!("`{member}` is present, so `{need}` must be too");
+            checks.push(quote! {
+                if #present && #needed_absent {
+                    out.push(crate::Violation { pointer: pointer.to_owned(), message: #message.to_owned() });
+                }
+            });
+        }
+    }
+    if checks.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
+            #(#checks)*
+        }
+    }
+}
+
+fn presence(field: &Field) -> TokenStream {
+    let rust = ident(&field.rust);
+    match field.kind {
+        FieldKind::Required | FieldKind::RequiredNullable => quote!(true),
+        FieldKind::Optional => quote!(self.#rust.is_some()),
+        FieldKind::OptionalNullable => quote!(!self.#rust.is_absent()),
+    }
+}
+
+fn absence(field: &Field) -> Option<TokenStream> {
+    let rust = ident(&field.rust);
+    match field.kind {
+        FieldKind::Required | FieldKind::RequiredNullable => None,
+        FieldKind::Optional => Some(quote!(self.#rust.is_none())),
+        FieldKind::OptionalNullable => Some(quote!(self.#rust.is_absent())),
+    }
+}
+
+fn own_checks(field: &Field) -> TokenStream {
+    let mut out = TokenStream::new();
+    if let Some(pattern) = &field.checks.pattern {
+        if field.ty == Ty::String {
+            let message = format!("does not match the pattern `{pattern}`");
+            out.extend(quote! {
+                if !crate::pattern::pattern_matches(#pattern, value) {
+                    out.push(crate::Violation { pointer: at.clone(), message: #message.to_owned() });
+                }
+            });
+        }
+    }
+    let numeric = match field.ty {
+        Ty::Integer => Some(quote!((*value as f64))),
+        Ty::Number => Some(quote!((*value))),
+        _ => None,
+    };
+    if let Some(number) = numeric {
+        for (bound, cmp, word) in [
+            (field.checks.minimum, quote!(<), "below the minimum"),
+            (field.checks.maximum, quote!(>), "above the maximum"),
+        ] {
+            if let Some(bound) = bound {
+                let message = format!("is {word} {bound}");
+                out.extend(quote! {
+                    if #number #cmp #bound {
+                        out.push(crate::Violation { pointer: at.clone(), message: format!("{} {}", value, #message) });
+                    }
+                });
+            }
+        }
+    }
+    out
+}
+
+fn nests(ctx: &Ctx<'_>, ty: &Ty) -> bool {
+    let mut refs = BTreeSet::new();
+    ty.refs(&mut refs);
+    refs.iter().any(|r| ctx.validating.contains(r))
+}
