@@ -130,8 +130,7 @@ crate::support::impl_string_enum!(AccountLoginOutcome);
 #[non_exhaustive]
 pub struct AccountLoginStartParams {
     /// The API key to store. Required and non-empty when `type` is `"apiKey"`; must be absent when `type` is `"deviceCode"`. This is secret material: never log it.
-    #[serde(rename = "apiKey")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiKey", default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// The login flow to run.
     #[serde(rename = "type")]
@@ -159,12 +158,14 @@ impl Validate for AccountLoginStartParams {}
 #[non_exhaustive]
 pub struct AccountLoginStartResult {
     /// The short code the user enters or confirms at `verificationUrl`. Present only for a `"deviceCode"` flow; delivered only in this result, never in later notifications.
-    #[serde(rename = "userCode")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "userCode", default, skip_serializing_if = "Option::is_none")]
     pub user_code: Option<String>,
     /// The URL the user opens to complete the sign-in. Present only for a `"deviceCode"` flow.
-    #[serde(rename = "verificationUrl")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "verificationUrl",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub verification_url: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -239,8 +240,7 @@ crate::support::impl_string_enum!(AccountLoginType);
 #[non_exhaustive]
 pub struct AccountState {
     /// Optional HTTPS URL of an avatar image for the signed-in account, for display only. Only sent for the `"accountLogin"` state, and absent (never `null`) when unknown.
-    #[serde(rename = "avatarUrl")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "avatarUrl", default, skip_serializing_if = "Option::is_none")]
     pub avatar_url: Option<String>,
     /// `false` when the configured provider endpoint accepts requests without a caller credential (for example behind a gateway), in which case the client should not prompt the user to sign in; `true` otherwise.
     #[serde(rename = "credentialRequired")]

@@ -242,8 +242,7 @@ pub struct AdmissionRequestParams {
     #[serde(rename = "expiresAt")]
     pub expires_at: String,
     /// The text of the message the peer wants to deliver, held back until the user decides. Absent when the host does not share the body with the prompt.
-    #[serde(rename = "heldBody")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "heldBody", default, skip_serializing_if = "Option::is_none")]
     pub held_body: Option<String>,
     /// Display name of the peer session asking to be let in; show it so the user knows who is asking.
     #[serde(rename = "requesterLabel")]
@@ -252,8 +251,11 @@ pub struct AdmissionRequestParams {
     #[serde(rename = "requesterSessionId")]
     pub requester_session_id: String,
     /// Workspace root of the requesting peer, shown for context. Absent when the host does not know it.
-    #[serde(rename = "requesterWorkspace")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "requesterWorkspace",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub requester_workspace: Option<String>,
     /// The receiving session: the one whose user is asked to admit the peer.
     #[serde(rename = "sessionId")]
@@ -308,8 +310,7 @@ pub struct AdmissionRequestedViewParams {
     #[serde(rename = "expiresAt")]
     pub expires_at: String,
     /// The text of the message the peer wants to deliver, held back until the user decides. Absent when the host does not share the body with the prompt.
-    #[serde(rename = "heldBody")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "heldBody", default, skip_serializing_if = "Option::is_none")]
     pub held_body: Option<String>,
     /// Display name of the peer session asking to be let in; show it so the user knows who is asking.
     #[serde(rename = "requesterLabel")]
@@ -318,8 +319,11 @@ pub struct AdmissionRequestedViewParams {
     #[serde(rename = "requesterSessionId")]
     pub requester_session_id: String,
     /// Workspace root of the requesting peer, shown for context. Absent when the host does not know it.
-    #[serde(rename = "requesterWorkspace")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "requesterWorkspace",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub requester_workspace: Option<String>,
     /// The receiving session: the one whose user is asked to admit the peer.
     #[serde(rename = "sessionId")]
@@ -373,8 +377,7 @@ pub struct AdmissionResolutionSummary {
     /// How the prompt ended, as an `AdmissionDecision` string (for example `"allow_once"` or `"timedOut"`).
     pub decision: String,
     /// Who decided the prompt. Absent when the prompt timed out rather than being decided.
-    #[serde(rename = "resolvedBy")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resolvedBy", default, skip_serializing_if = "Option::is_none")]
     pub resolved_by: Option<String>,
     /// View cursor of the record that settled the prompt.
     #[serde(rename = "viewCursor")]
@@ -406,14 +409,16 @@ pub struct AdmissionResolvedViewParams {
     #[serde(rename = "admissionId")]
     pub admission_id: String,
     /// The `commandId` of the `admission/decide` that won. Absent when no command settled the prompt (for example on timeout); a client can compare it with its own command id to learn whether its decision was the one applied.
-    #[serde(rename = "decidedByCommandId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "decidedByCommandId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub decided_by_command_id: Option<String>,
     /// How it ended.
     pub decision: AdmissionDecision,
     /// Who decided the prompt. Absent when it was not decided by anyone, as on timeout.
-    #[serde(rename = "resolvedBy")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resolvedBy", default, skip_serializing_if = "Option::is_none")]
     pub resolved_by: Option<String>,
     /// The session that received the prompt.
     #[serde(rename = "sessionId")]
@@ -422,8 +427,7 @@ pub struct AdmissionResolvedViewParams {
     #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// A short token naming what ended the prompt when the host records one beyond the decision itself. Absent otherwise.
-    #[serde(rename = "terminalCause")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "terminalCause", default, skip_serializing_if = "Option::is_none")]
     pub terminal_cause: Option<String>,
     /// View cursor of this settlement event.
     #[serde(rename = "viewCursor")]

@@ -78,8 +78,7 @@ crate::support::impl_string_enum!(ApprovalAmendmentDurability);
 #[non_exhaustive]
 pub struct ApprovalChange {
     /// The choice that was applied, when the change came from a decision that did not finish the approval.
-    #[serde(rename = "choiceId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "choiceId", default, skip_serializing_if = "Option::is_none")]
     pub choice_id: Option<String>,
     /// The decision that was applied, when the change came from a decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,8 +95,7 @@ pub struct ApprovalChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reparsed: Option<bool>,
     /// The requirement (for a shell command, the stage) the change concerns.
-    #[serde(rename = "requirementId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "requirementId", default, skip_serializing_if = "Option::is_none")]
     pub requirement_id: Option<ApprovalRequirementRef>,
     /// Whether writing the new rule into the local policy store worked, for a change that reports this. A failed write leaves the decision itself in force.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,8 +126,11 @@ impl Validate for ApprovalChange {}
 #[non_exhaustive]
 pub struct ApprovalChoice {
     /// When `true`, `approval/decide` may carry a `feedback` text with this option, which is passed to the model. Absent means the option takes no feedback.
-    #[serde(rename = "acceptsFeedback")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "acceptsFeedback",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub accepts_feedback: Option<bool>,
     /// Server-minted identifier of this option; send it unchanged as `choiceId` in `approval/decide`.
     #[serde(rename = "choiceId")]
@@ -139,8 +140,7 @@ pub struct ApprovalChoice {
     /// Human-readable text for the button or menu entry that represents this option.
     pub label: String,
     /// Human-readable rendering of the rule this option would add, for options that add one. Show it verbatim.
-    #[serde(rename = "rulePreview")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rulePreview", default, skip_serializing_if = "Option::is_none")]
     pub rule_preview: Option<String>,
     /// How long the grant made by this option lasts.
     pub scope: ApprovalChoiceScope,
@@ -237,8 +237,7 @@ pub struct ApprovalCuaCardFacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<Vec<ApprovalCuaStep>>,
     /// Title of the window the action targets. Absent when unknown.
-    #[serde(rename = "windowTitle")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "windowTitle", default, skip_serializing_if = "Option::is_none")]
     pub window_title: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -267,8 +266,7 @@ pub struct ApprovalCuaDataFact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mask: Option<ApprovalCuaMask>,
     /// Which kind of secret this is (for example a vendor token or a password), for `secret` rows.
-    #[serde(rename = "secretKind")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretKind", default, skip_serializing_if = "Option::is_none")]
     pub secret_kind: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -382,8 +380,7 @@ pub struct ApprovalCuaStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub point: Option<ApprovalCuaPoint>,
     /// A word naming the kind of element acted on (for example button or link), when known.
-    #[serde(rename = "roleWord")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "roleWord", default, skip_serializing_if = "Option::is_none")]
     pub role_word: Option<String>,
     /// Number of this step within the action, for display.
     pub step: i64,
@@ -422,6 +419,8 @@ pub struct ApprovalDecideParams {
     #[serde(rename = "commandId")]
     pub command_id: String,
     /// Free text passed to the model together with the decision; only allowed with a choice whose `acceptsFeedback` is `true`. It is not kept in the durable record, so it never shows up in `approval/resolved`. Absent and `null` both mean no feedback.
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
     #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub feedback: Tristate<String>,
     /// Must equal the approval's current `currentRequirementId`. This guards multi-stage approvals: a decision meant for one stage can never satisfy a later one, and a stale value fails with `approvalRequirementStale`.
@@ -911,8 +910,7 @@ pub struct ApprovalRequestParams {
     #[serde(rename = "availableChoices")]
     pub available_choices: Vec<ApprovalChoice>,
     /// Facts for a Computer Use approval card. Present only when the action is a Computer Use action.
-    #[serde(rename = "cuaCardFacts")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "cuaCardFacts", default, skip_serializing_if = "Option::is_none")]
     pub cua_card_facts: Option<ApprovalCuaCardFacts>,
     /// The requirement the next decision must target; send it back unchanged as `requirementId` in `approval/decide`.
     #[serde(rename = "currentRequirementId")]
@@ -936,8 +934,7 @@ pub struct ApprovalRequestParams {
     #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
-    #[serde(rename = "subagentOrigin")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
     pub subagent_origin: Option<ApprovalSubagentOrigin>,
     /// What is being approved: a shell command, a file access, a network connection, and so on.
     pub subject: ApprovalSubject,
@@ -1118,12 +1115,14 @@ pub struct ApprovalResolvedParams {
     #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// RFC 3339 time at which the decision was made. Absent when the host did not record it.
-    #[serde(rename = "decidedAt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "decidedAt", default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<String>,
     /// The `commandId` of the `approval/decide` that won. Absent when no command decided (a policy rule, the reviewer or a timeout); compare it with your own command id to learn whether your decision was the one applied.
-    #[serde(rename = "decidedByCommandId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "decidedByCommandId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub decided_by_command_id: Option<String>,
     /// The final decision.
     pub decision: ApprovalDecision,
@@ -1146,8 +1145,7 @@ pub struct ApprovalResolvedParams {
     #[serde(rename = "stageEvidence")]
     pub stage_evidence: Vec<ApprovalStageEvidence>,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
-    #[serde(rename = "subagentOrigin")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
     pub subagent_origin: Option<ApprovalSubagentOrigin>,
     /// The turn in which the tool action happened.
     #[serde(rename = "turnId")]
@@ -1211,8 +1209,11 @@ pub struct ApprovalStage {
     /// The stage's state: waiting for a decision, or already satisfied and by what.
     pub resolution: ApprovalStageResolution,
     /// A proposed always-allow rule for commands like this stage. Absent when the host has none to offer.
-    #[serde(rename = "suggestedPrefix")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "suggestedPrefix",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub suggested_prefix: Option<ApprovalSuggestedPrefix>,
     /// How many stages the whole command has.
     #[serde(rename = "totalStages")]
@@ -1289,8 +1290,7 @@ impl Validate for ApprovalStageEvidence {}
 #[non_exhaustive]
 pub struct ApprovalStageResolution {
     /// The command prefix of the rule that satisfied the stage, when a prefix rule did.
-    #[serde(rename = "argvPrefix")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "argvPrefix", default, skip_serializing_if = "Option::is_none")]
     pub argv_prefix: Option<Vec<String>>,
     /// Human-readable note about the stage's state, when the host has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1380,12 +1380,10 @@ pub struct ApprovalSubject {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// Name of the tool that wants to act.
-    #[serde(rename = "toolName")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "toolName", default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// The workspace root the action runs in, when relevant to the subject.
-    #[serde(rename = "workspaceRoot")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -1458,8 +1456,7 @@ pub struct ApprovalUpdatedParams {
     #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
-    #[serde(rename = "subagentOrigin")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
     pub subagent_origin: Option<ApprovalSubagentOrigin>,
     /// What is being approved, as it now stands.
     pub subject: ApprovalSubject,

@@ -242,6 +242,8 @@ impl Validate for BlockedPrompt {}
 #[non_exhaustive]
 pub struct BranchState {
     /// The branch name; `null` when the working copy has no branch checked out (detached HEAD).
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub branch: Option<String>,
     /// The version-control system detected. Absent when none was detected.
@@ -389,20 +391,32 @@ impl Validate for CheckpointBoundary {}
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Set to `true` to use experimental methods, fields and values on this connection. Defaults to `false`; without it such requests fail with `experimentalRequired`.
-    #[serde(rename = "experimentalApi")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "experimentalApi",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub experimental_api: Option<bool>,
     /// Exact notification method names this client does not want to receive. No wildcards; unknown names are ignored, and a small protected set cannot be opted out of.
-    #[serde(rename = "optOutNotificationMethods")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "optOutNotificationMethods",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub opt_out_notification_methods: Option<Vec<String>>,
     /// Capability names the client asks the host to grant. Names the host does not know are ignored rather than rejected; check `grantedCapabilities` in the result for what was granted.
-    #[serde(rename = "requestedCapabilities")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "requestedCapabilities",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub requested_capabilities: Option<Vec<String>>,
     /// `true` (or absent) if the client can display `userInput/request` prompts and reply to them; `false` asks the host to withhold `userInput/request` from this connection.
-    #[serde(rename = "userInputDialogs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "userInputDialogs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub user_input_dialogs: Option<bool>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -579,19 +593,16 @@ crate::support::impl_string_enum!(CodeModeOutputStream);
 #[non_exhaustive]
 pub struct CodeModeReceipt {
     /// `itemId` of the Code Mode cell the receipt is about.
-    #[serde(rename = "cellItemId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "cellItemId", default, skip_serializing_if = "Option::is_none")]
     pub cell_item_id: Option<String>,
     /// Language the cell ran in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<CodeModeLanguage>,
     /// Where the cell's public output sits inside the item's `visibleOutput`; absent when there is none.
-    #[serde(rename = "outputSpans")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "outputSpans", default, skip_serializing_if = "Option::is_none")]
     pub output_spans: Option<Vec<CodeModeOutputSpan>>,
     /// Identifies where the cell's source code is found among the call's arguments, so a client can show it as code.
-    #[serde(rename = "sourceArg")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sourceArg", default, skip_serializing_if = "Option::is_none")]
     pub source_arg: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -884,15 +895,13 @@ pub struct ComputerUseApp {
     /// The current choice for this app.
     pub choice: ComputerUseAppChoice,
     /// When the user was last asked about this app, as a timestamp string. Absent when the user has not been asked.
-    #[serde(rename = "lastAskedAt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastAskedAt", default, skip_serializing_if = "Option::is_none")]
     pub last_asked_at: Option<String>,
     /// `true` when the row cannot be changed from settings; `lockedBy` says why. Absent means the row is editable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locked: Option<bool>,
     /// Why the row is locked. Present only for a locked row.
-    #[serde(rename = "lockedBy")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lockedBy", default, skip_serializing_if = "Option::is_none")]
     pub locked_by: Option<ComputerUseAppLock>,
     /// The app's display name. Absent when the host does not know it; fall back to `bundleId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1247,8 +1256,7 @@ pub struct ContextUsage {
     #[serde(rename = "usedTokens")]
     pub used_tokens: i64,
     /// Effective context-window size in tokens; absent when the window has no known limit.
-    #[serde(rename = "windowTokens")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "windowTokens", default, skip_serializing_if = "Option::is_none")]
     pub window_tokens: Option<i64>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -1271,15 +1279,13 @@ impl Validate for ContextUsage {}
 #[non_exhaustive]
 pub struct CronReceipt {
     /// For `create` and `delete`: the job's id. When `delete` found no such job, this is the id the caller gave, echoed back.
-    #[serde(rename = "jobId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "jobId", default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
     /// For `list`: the jobs that are active or currently firing, in the order the server returns them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<Vec<CronReceiptJob>>,
     /// For `create`: when the job fires next, in Unix epoch milliseconds. If an identical job already existed, this is that job's next fire time.
-    #[serde(rename = "nextFireAtMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nextFireAtMs", default, skip_serializing_if = "Option::is_none")]
     pub next_fire_at_ms: Option<i64>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -1350,12 +1356,18 @@ impl Validate for CumulativeCost {}
 #[non_exhaustive]
 pub struct CumulativeTokenUsage {
     /// Cache-read tokens summed over the session. Absent means zero.
-    #[serde(rename = "cacheReadTokens")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "cacheReadTokens",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cache_read_tokens: Option<i64>,
     /// Cache-write tokens summed over the session. Absent means zero.
-    #[serde(rename = "cacheWriteTokens")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "cacheWriteTokens",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cache_write_tokens: Option<i64>,
     /// Estimated cost; absent when no call could be priced, in which case clients show no cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1393,8 +1405,7 @@ impl Validate for CumulativeTokenUsage {}
 #[non_exhaustive]
 pub struct DamagedRange {
     /// The last turn that is intact before the damage. Absent when there is none.
-    #[serde(rename = "lastGoodTurnId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastGoodTurnId", default, skip_serializing_if = "Option::is_none")]
     pub last_good_turn_id: Option<String>,
     /// How many records are missing in the damaged stretch.
     #[serde(rename = "missingRecords")]
@@ -1403,8 +1414,11 @@ pub struct DamagedRange {
     #[serde(rename = "readableAfterAt")]
     pub readable_after_at: String,
     /// When the last readable record before the damaged stretch was recorded (RFC 3339). Absent when no readable record precedes the damage.
-    #[serde(rename = "readableBeforeAt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "readableBeforeAt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub readable_before_at: Option<String>,
     /// How many log lines in the stretch could not be read.
     #[serde(rename = "unreadableLines")]
@@ -1436,8 +1450,9 @@ impl Validate for DamagedRange {}
 #[non_exhaustive]
 pub struct EffectiveApprovalModeState {
     /// The `commandId` of the command that last set the mode; `null` when no command set it (for example the mode came from startup).
-    #[serde(rename = "lastCommandId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "lastCommandId", default)]
     pub last_command_id: Option<String>,
     /// The approval mode in force.
     pub mode: ApprovalMode,
@@ -1471,8 +1486,9 @@ pub struct EffectiveModel {
     #[serde(rename = "modelId")]
     pub model_id: String,
     /// The provider serving the model; `null` when the selection does not name one.
-    #[serde(rename = "providerId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
     /// What caused this model to be selected.
     pub source: ModelChangeSource,
@@ -1505,8 +1521,9 @@ pub struct EffectivePermissionState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub axes: Option<PermissionAxes>,
     /// The id of the committed permission profile; `null` when no profile is committed.
-    #[serde(rename = "profileId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "profileId", default)]
     pub profile_id: Option<String>,
     /// Whether the session's live runtime currently has an approval reviewer attached.
     #[serde(rename = "reviewerAttached")]
@@ -1542,27 +1559,33 @@ impl Validate for EffectivePermissionState {}
 #[non_exhaustive]
 pub struct ErrorData {
     /// The peer-admission request the failed call referred to, on the admission errors (`admissionNotFound`, `admissionAlreadyResolved`, `admissionChoiceInvalid`).
-    #[serde(rename = "admissionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "admissionId", default, skip_serializing_if = "Option::is_none")]
     pub admission_id: Option<String>,
     /// On `admissionAlreadyResolved`: the resolution that settled the admission first, so the losing caller can show what happened.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "admissionResolution")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "admissionResolution",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub admission_resolution: Option<AdmissionResolutionSummary>,
     /// On the raw-log cursor errors (`missingAnchor`, `prunedPrefix`, `wrongStream`): the position the request asked to read after, which the host rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<RecordPosition>,
     /// On a misaligned text read from `item/readOutput` (`invalidParams`): the next offset that falls on a UTF-8 character boundary. Omitted when the stored bytes that follow do not prove where such a boundary is.
-    #[serde(rename = "alignedNextOffset")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "alignedNextOffset",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub aligned_next_offset: Option<i64>,
     /// The anchor the request named, on `notFound` / `missingAnchor` and on the compaction-boundary errors (`boundaryPruned`, `boundaryUnusable`, `noBoundary`). On the boundary errors it is always sent, as `null` when the request named no concrete anchor.
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
     #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub anchor: Tristate<String>,
     /// The approval the failed call referred to, on the approval errors.
-    #[serde(rename = "approvalId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "approvalId", default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
     /// On `outputUnavailable`: the stored output's availability state (why the bytes cannot be read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1578,20 +1601,20 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<i64>,
     /// On `approvalChoiceInvalid` (and the admission equivalent): the choice id the host did not recognize for that request.
-    #[serde(rename = "choiceId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "choiceId", default, skip_serializing_if = "Option::is_none")]
     pub choice_id: Option<String>,
     /// On `commandRejected`: the `commandId` of the rejected command, so the client can settle exactly that command without parsing the message. Usually paired with `reason`.
-    #[serde(rename = "commandId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "commandId", default, skip_serializing_if = "Option::is_none")]
     pub command_id: Option<String>,
     /// On `approvalRequirementStale`: the approval's current stage token; decide again against this one.
-    #[serde(rename = "currentRequirementId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "currentRequirementId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub current_requirement_id: Option<ApprovalRequirementRef>,
     /// On `wrongStream`: the stream the rejected position actually belongs to.
-    #[serde(rename = "cursorStream")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "cursorStream", default, skip_serializing_if = "Option::is_none")]
     pub cursor_stream: Option<StreamRef>,
     /// On `experimentalRequired`: the name of the experimental method, field or value the request used without opting in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1600,37 +1623,42 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<serde_json::Map<String, serde_json::Value>>,
     /// On `viewTruncated`: the oldest view cursor the host can still serve. Always sent on that error, as `null` when nothing before the head is servable.
-    #[serde(rename = "earliestCursor")]
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
+    #[serde(
+        rename = "earliestCursor",
+        default,
+        skip_serializing_if = "Tristate::is_absent"
+    )]
     pub earliest_cursor: Tristate<String>,
     /// A machine-readable failure class reported by the host for the failed operation, as a free string. Useful for logs and telemetry; new values may appear.
-    #[serde(rename = "failureKind")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "failureKind", default, skip_serializing_if = "Option::is_none")]
     pub failure_kind: Option<String>,
     /// On the `settings/writeMany` errors: the position in the request's `edits` array of the edit that was rejected. Absent for `settings/writeValue`, which has no edit list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<i64>,
     /// The item whose stored output the failed `item/readOutput` call asked for (on `notFound`, `outputUnavailable` and the misaligned-offset `invalidParams`).
-    #[serde(rename = "itemId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "itemId", default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
     /// On the settings write errors: the settings key path that was rejected, spelled as in the request.
-    #[serde(rename = "keyPath")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "keyPath", default, skip_serializing_if = "Option::is_none")]
     pub key_path: Option<String>,
     /// The stable error category. Branch on this rather than on `code` or `message`.
     pub kind: ErrorKind,
     /// On `forkBoundaryInvalid`: the `cutPoint.lastTurnId` that does not name a completed turn of the source session.
-    #[serde(rename = "lastTurnId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTurnId", default, skip_serializing_if = "Option::is_none")]
     pub last_turn_id: Option<String>,
     /// On the compaction-boundary errors (`boundaryPruned`, `boundaryUnusable`, `noBoundary`): the view cursor of the latest installed boundary. Always sent on those errors, as `null` when the session has no boundary.
-    #[serde(rename = "latestBoundaryCursor")]
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
+    #[serde(
+        rename = "latestBoundaryCursor",
+        default,
+        skip_serializing_if = "Tristate::is_absent"
+    )]
     pub latest_boundary_cursor: Tristate<String>,
     /// On `inputTooLarge`: the byte limit the input exceeded.
-    #[serde(rename = "limitBytes")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "limitBytes", default, skip_serializing_if = "Option::is_none")]
     pub limit_bytes: Option<i64>,
     /// On the plugin marketplace errors (`marketplaceNotFound`, `marketplaceAlreadyExists`): the marketplace the request named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1639,12 +1667,10 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// On `prunedPrefix`: the earliest position of the stream that can still be read; retry from there.
-    #[serde(rename = "nextAvailable")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nextAvailable", default, skip_serializing_if = "Option::is_none")]
     pub next_available: Option<RecordPosition>,
     /// On the `item/readOutput` errors: the output reference id the request asked for.
-    #[serde(rename = "outputRef")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "outputRef", default, skip_serializing_if = "Option::is_none")]
     pub output_ref: Option<String>,
     /// On `workspaceNotTrusted`: the repository path that is not trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1659,37 +1685,43 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// A snapshot of the session's recovery mode state at the time of the failure, when the host reports one.
-    #[serde(rename = "recoveryObservation")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "recoveryObservation",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub recovery_observation: Option<RecoveryObservation>,
     /// On `wrongStream`: the stream the request named.
-    #[serde(rename = "requestedStream")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "requestedStream",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub requested_stream: Option<StreamRef>,
     /// On `approvalAlreadyResolved`: the resolution that settled the approval first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<ApprovalResolutionSummary>,
     /// How long to wait before retrying, in milliseconds, when the host suggests a delay (for example on a rate-limited usage refresh).
-    #[serde(rename = "retryAfterMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "retryAfterMs", default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<i64>,
     /// Whether sending the same request again can succeed. When present it overrides the default retryability of the error's code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retryable: Option<bool>,
     /// When the host could not use a seed it meant to start from and fell back: why. A free string for diagnostics.
-    #[serde(rename = "seedFallbackReason")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "seedFallbackReason",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub seed_fallback_reason: Option<String>,
     /// The path of the seed the failed operation involved, when the host reports one. Diagnostic only.
-    #[serde(rename = "seedPath")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "seedPath", default, skip_serializing_if = "Option::is_none")]
     pub seed_path: Option<String>,
     /// On `skillNotFound`: the skill selector that matched no skill.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
     /// The session the failed lookup was about, on errors scoped to one session.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// On `userInputAlreadySettled`: the settlement that closed the prompt first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1698,16 +1730,13 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamRef>,
     /// On `uploadNotFound`: the upload id the host does not know.
-    #[serde(rename = "uploadId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "uploadId", default, skip_serializing_if = "Option::is_none")]
     pub upload_id: Option<String>,
     /// The user-input prompt the failed call referred to, on the user-input errors.
-    #[serde(rename = "userInputId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "userInputId", default, skip_serializing_if = "Option::is_none")]
     pub user_input_id: Option<String>,
     /// On `pageEventTooLarge`: the view cursor of the event that is too large to serve.
-    #[serde(rename = "viewCursor")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "viewCursor", default, skip_serializing_if = "Option::is_none")]
     pub view_cursor: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -2184,6 +2213,8 @@ pub struct ErrorResponse {
     /// What went wrong: the numeric code, a message for humans and the optional structured `data`.
     pub error: ErrorObject,
     /// The `id` of the failed request. Always present on the wire; it is `null` only when the request could not be parsed far enough to recover its id.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub id: Option<RequestId>,
     /// Always `"2.0"`.
@@ -2856,8 +2887,7 @@ crate::support::impl_string_enum!(McpOAuthRevocation);
 #[non_exhaustive]
 pub struct MessageAttachment {
     /// Identifier of the attachment, when one was recorded.
-    #[serde(rename = "attachmentId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "attachmentId", default, skip_serializing_if = "Option::is_none")]
     pub attachment_id: Option<String>,
     /// Height in pixels, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2940,8 +2970,7 @@ crate::support::impl_string_enum!(MessagePhase);
 #[non_exhaustive]
 pub struct Notification {
     /// When the host emitted the notification, in Unix milliseconds. Set only on host-to-client notifications; absent on client-sent ones and from older hosts.
-    #[serde(rename = "emittedAtMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "emittedAtMs", default, skip_serializing_if = "Option::is_none")]
     pub emitted_at_ms: Option<i64>,
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
@@ -2984,8 +3013,7 @@ pub struct OutputRef {
     /// Kind of stored output, as a snake_case string such as `"tool_output"`.
     pub kind: String,
     /// Media type of the output, when recorded.
-    #[serde(rename = "mediaType")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
     /// Storage path, when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -3114,8 +3142,7 @@ pub struct PendingApprovalPointer {
     #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// The `toolCall` item waiting on the approval. Absent when the approval is not tied to an item.
-    #[serde(rename = "itemId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "itemId", default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
     /// View cursor of the record that opened the approval.
     #[serde(rename = "viewCursor")]
@@ -3187,14 +3214,12 @@ crate::support::impl_string_enum!(PendingRequestKind);
 #[non_exhaustive]
 pub struct PendingRequestPointer {
     /// The pending approval, on an `approval` entry.
-    #[serde(rename = "approvalId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "approvalId", default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
     /// What sort of request this is; tells which id member is set.
     pub kind: PendingRequestKind,
     /// The open prompt, on a `userInput` entry; match it with the re-issued `userInput/request`.
-    #[serde(rename = "userInputId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "userInputId", default, skip_serializing_if = "Option::is_none")]
     pub user_input_id: Option<String>,
     /// View cursor of the record that opened the request.
     #[serde(rename = "viewCursor")]
@@ -3221,8 +3246,7 @@ impl Validate for PendingRequestPointer {}
 #[non_exhaustive]
 pub struct PendingUserInputPointer {
     /// The `toolCall` item that asked the question. Absent when the prompt is not tied to an item.
-    #[serde(rename = "itemId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "itemId", default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
     /// The open prompt.
     #[serde(rename = "userInputId")]
@@ -3702,12 +3726,18 @@ pub struct QueuedInput {
     /// Sequence number of the log record that holds this input. It fixes the delivery order and lets a client drop duplicates when it reads the queue again.
     pub sequence: i64,
     /// The `commandId` of the command that queued this input; absent when not known.
-    #[serde(rename = "sourceCommandId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "sourceCommandId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub source_command_id: Option<String>,
     /// Id of the run-log record for this input; absent when not known. Use it to match this entry with rows a client built from log records.
-    #[serde(rename = "sourceRunRecordId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "sourceRunRecordId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub source_run_record_id: Option<String>,
     /// The full text of the queued message.
     pub text: String,
@@ -3785,6 +3815,8 @@ impl Validate for RawLogCursor {}
 #[non_exhaustive]
 pub struct RawLogRecordEnvelope {
     /// The `id` of the record that caused this one. Always present; `null` when no cause is known.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub causation_id: Option<String>,
     /// Whether the record is kept (`"durable"`) or short-lived (`"ephemeral"`).
@@ -4708,29 +4740,36 @@ impl Validate for SnapshotAnchor {}
 #[non_exhaustive]
 pub struct SnapshotState {
     /// Foreground turn in progress at this cursor, or `null` if none is running.
-    #[serde(rename = "activeTurn")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "activeTurn", default)]
     pub active_turn: Option<TurnRef>,
     /// The effective approval mode at this cursor.
     #[serde(rename = "approvalMode")]
     pub approval_mode: EffectiveApprovalModeState,
     /// The latest observed version-control branch; `null` when none has been observed.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub branch: Option<BranchState>,
     /// The latest context-window usage (window size, tokens used, pressure level). Absent until the host has reported one.
-    #[serde(rename = "contextUsage")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "contextUsage", default, skip_serializing_if = "Option::is_none")]
     pub context_usage: Option<ContextUsage>,
     /// The model in effect; `null` when none has been recorded yet.
-    #[serde(rename = "effectiveModel")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "effectiveModel", default)]
     pub effective_model: Option<EffectiveModel>,
     /// The session goal; `null` when no goal is set.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub goal: Option<Goal>,
     /// Every item of the session in the order it was first opened, each at its latest revision. Items have the same shape as in item notifications, so a snapshot and the following events combine directly.
     pub items: Vec<Item>,
     /// The session's settled name. Absent or `null` when the session was never named.
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
     #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub name: Tristate<String>,
     /// Approvals still waiting for a decision.
@@ -4743,12 +4782,16 @@ pub struct SnapshotState {
     #[serde(rename = "queuedTurns")]
     pub queued_turns: Vec<TurnRef>,
     /// The session's default reasoning effort and where it came from. Absent until one has been set.
-    #[serde(rename = "reasoningEffort")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "reasoningEffort",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reasoning_effort: Option<ReasoningEffortState>,
     /// Most recent todo list, or `null` if the session never recorded one.
-    #[serde(rename = "todoList")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "todoList", default)]
     pub todo_list: Option<TodoListState>,
     /// Cumulative token usage of the session; all zeros when nothing has been used yet.
     #[serde(rename = "tokenUsage")]
@@ -4831,26 +4874,21 @@ pub struct StatusAttempt {
     /// The number of the current attempt.
     pub attempt: i64,
     /// The kind of error the last failed attempt hit. Absent when not reported.
-    #[serde(rename = "errorKind")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "errorKind", default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// The HTTP status code of the last failed attempt. Absent when not reported, for example when no HTTP response was received.
-    #[serde(rename = "httpStatus")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "httpStatus", default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<i64>,
     /// The maximum number of attempts that will be made. Absent when not reported.
-    #[serde(rename = "maxAttempts")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxAttempts", default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<i64>,
     /// The number of the attempt that will run next. Absent when not reported.
-    #[serde(rename = "nextAttempt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nextAttempt", default, skip_serializing_if = "Option::is_none")]
     pub next_attempt: Option<i64>,
     /// The operation being attempted.
     pub operation: String,
     /// The delay before the next attempt, in milliseconds; a client can count down from it. Absent when not reported.
-    #[serde(rename = "retryDelayMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "retryDelayMs", default, skip_serializing_if = "Option::is_none")]
     pub retry_delay_ms: Option<i64>,
     /// The external system the operation talks to.
     pub system: String,
@@ -5208,8 +5246,7 @@ impl Validate for SuccessResponse {}
 #[non_exhaustive]
 pub struct TodoItem {
     /// A present-tense wording of the entry (such as "Running the tests") to show while it is in progress; absent when the tool gave none.
-    #[serde(rename = "activeForm")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "activeForm", default, skip_serializing_if = "Option::is_none")]
     pub active_form: Option<String>,
     /// The entry's state.
     pub status: TodoStatus,
@@ -5324,12 +5361,18 @@ crate::support::impl_string_enum!(TodoStatus);
 #[non_exhaustive]
 pub struct TokenUsage {
     /// Tokens read from cache; present only when the provider separates cache reads from writes.
-    #[serde(rename = "cacheReadTokens")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "cacheReadTokens",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cache_read_tokens: Option<i64>,
     /// Tokens written to cache; present only when the provider separates cache reads from writes.
-    #[serde(rename = "cacheWriteTokens")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "cacheWriteTokens",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cache_write_tokens: Option<i64>,
     /// Cached tokens as reported; depending on the provider they may be part of `inputTokens` or separate.
     #[serde(rename = "cachedTokens")]

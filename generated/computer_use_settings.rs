@@ -17,8 +17,7 @@ pub struct ComputerUseSettings {
     #[serde(rename = "computerControl")]
     pub computer_control: ComputerUseChoice,
     /// Apps installed or running on the machine. Present only when the read asked for it with `installed`.
-    #[serde(rename = "installedApps")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "installedApps", default, skip_serializing_if = "Option::is_none")]
     pub installed_apps: Option<Vec<ComputerUseInstalledApp>>,
     /// Whether the agent may take screenshots without asking.
     pub screenshots: ComputerUseChoice,
@@ -52,8 +51,7 @@ pub struct ComputerUseSettingsReadParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installed: Option<bool>,
     /// When `true`, the host's built-in blocks are included in `blockedApps` as locked rows.
-    #[serde(rename = "showBuiltIns")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "showBuiltIns", default, skip_serializing_if = "Option::is_none")]
     pub show_built_ins: Option<bool>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -78,19 +76,20 @@ pub struct ComputerUseSettingsUpdateParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apps: Option<Vec<ComputerUseAppPatch>>,
     /// Bundle identifiers to add to the blocked-apps list. Naming a built-in block is refused.
-    #[serde(rename = "blockApps")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "blockApps", default, skip_serializing_if = "Option::is_none")]
     pub block_apps: Option<Vec<String>>,
     /// New value for the computer-control capability setting.
-    #[serde(rename = "computerControl")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "computerControl",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub computer_control: Option<ComputerUseChoice>,
     /// New value for the screenshots capability setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshots: Option<ComputerUseChoice>,
     /// Bundle identifiers to remove from the blocked-apps list. Naming a built-in block is refused.
-    #[serde(rename = "unblockApps")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "unblockApps", default, skip_serializing_if = "Option::is_none")]
     pub unblock_apps: Option<Vec<String>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

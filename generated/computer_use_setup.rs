@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 #[non_exhaustive]
 pub struct ComputerUseSetupChanged {
     /// The session whose setup changed. Absent when the notification is about the host's own setup, which is only delivered to connections granted `computerUseHostSetup`.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// The setup state now in effect.
     pub state: ComputerUseSetupState,
@@ -100,8 +99,7 @@ crate::support::impl_string_enum!(ComputerUseSetupPhase);
 #[non_exhaustive]
 pub struct ComputerUseSetupReadParams {
     /// The session whose setup state to read. When absent, the host reads its own setup, which requires the `computerUseHostSetup` capability.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -125,8 +123,7 @@ pub struct ComputerUseSetupStartParams {
     #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session to run setup for. When absent, the host starts its own setup, which requires the `computerUseHostSetup` capability.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

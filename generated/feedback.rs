@@ -174,20 +174,25 @@ crate::support::impl_string_enum!(FeedbackSubmitOutcome);
 #[non_exhaustive]
 pub struct FeedbackSubmitParams {
     /// Whether the user consented to attaching the session record. Only allowed with `withFiles: true` and classification `"bug"` or `"badResult"`; otherwise the call fails with invalid params. Absent means `false`.
-    #[serde(rename = "attachSessionRecord")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "attachSessionRecord",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub attach_session_record: Option<bool>,
     /// The kind of report.
     pub classification: FeedbackClassification,
     /// Absolute path, on the host's machine, of an extra bundle packed by the client. It must be a regular file within the host's size limit. Absent when the client attaches nothing.
-    #[serde(rename = "clientArtifactsPath")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "clientArtifactsPath",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub client_artifacts_path: Option<String>,
     /// The user's report text. Must not be empty for `"bug"`.
     pub note: String,
     /// The session the report is about; it must name a session this host owns, and the local bundle is written into that session's directory.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Whether the user consented to include files with the report.
     #[serde(rename = "withFiles")]
@@ -226,18 +231,19 @@ pub struct FeedbackSubmitResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     /// A note about local tracing to show the user, when the host has one. Absent otherwise.
-    #[serde(rename = "localTracingNote")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "localTracingNote",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub local_tracing_note: Option<String>,
     /// How the submission ended.
     pub outcome: FeedbackSubmitOutcome,
     /// How long to wait before retrying, in milliseconds; present on the `"rateLimited"` outcome.
-    #[serde(rename = "retryAfterMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "retryAfterMs", default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<i64>,
     /// A note about the session record to show the user, when the host has one. Absent otherwise.
-    #[serde(rename = "sessionNote")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionNote", default, skip_serializing_if = "Option::is_none")]
     pub session_note: Option<String>,
     /// Whether the session record was included in the submission.
     #[serde(rename = "sessionRecordAttached")]
@@ -246,12 +252,10 @@ pub struct FeedbackSubmitResult {
     #[serde(rename = "sessionRecordTruncated")]
     pub session_record_truncated: bool,
     /// Id of the host's internal task that tracks the upload receipt, present once that task has succeeded.
-    #[serde(rename = "taskId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "taskId", default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
     /// The id the feedback service assigned to the report. Always present on `"uploaded"`, possibly present on `"trackingFailed"` and `"trackingUncertain"`, and absent otherwise.
-    #[serde(rename = "uploadId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "uploadId", default, skip_serializing_if = "Option::is_none")]
     pub upload_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

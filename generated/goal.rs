@@ -8,16 +8,13 @@ use serde::{Deserialize, Serialize};
 #[non_exhaustive]
 pub struct Goal {
     /// When the goal was created, in Unix epoch milliseconds; absent when not recorded.
-    #[serde(rename = "createdAtMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "createdAtMs", default, skip_serializing_if = "Option::is_none")]
     pub created_at_ms: Option<i64>,
     /// What the agent is doing for the goal right now; absent when not reported.
-    #[serde(rename = "currentWork")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentWork", default, skip_serializing_if = "Option::is_none")]
     pub current_work: Option<String>,
     /// What the agent plans to do next for the goal; absent when not reported.
-    #[serde(rename = "nextWork")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nextWork", default, skip_serializing_if = "Option::is_none")]
     pub next_work: Option<String>,
     /// The objective the goal was given.
     pub objective: String,
@@ -27,8 +24,7 @@ pub struct Goal {
     /// The goal's state as a free-form string, for example `"active"` or `"paused"`. Other values are passed through unchanged and must be tolerated.
     pub status: String,
     /// When the goal last changed, in Unix epoch milliseconds; absent when not recorded.
-    #[serde(rename = "updatedAtMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "updatedAtMs", default, skip_serializing_if = "Option::is_none")]
     pub updated_at_ms: Option<i64>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -85,8 +81,7 @@ pub struct GoalCommandResult {
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
     /// The turn the command was routed to, when there is one: the new goal turn when an idle session was woken, or the running turn when `goal/set`, `goal/edit` or `goal/resume` arrived while one was active. Absent for `goal/pause` and `goal/clear`, and when no turn was involved.
-    #[serde(rename = "turnId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

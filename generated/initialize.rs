@@ -47,8 +47,7 @@ pub struct InitializeResult {
     pub granted_capabilities: Vec<CapabilityName>,
     /// The widest session limits this host allows. Requests above these fail with `limitsAboveMax`. Absent from hosts that do not report limits.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "maxLimits")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxLimits", default, skip_serializing_if = "Option::is_none")]
     pub max_limits: Option<SessionLimits>,
     /// The host's muse home directory, as an absolute path.
     #[serde(rename = "museHome")]
@@ -60,12 +59,18 @@ pub struct InitializeResult {
     #[serde(rename = "platformOs")]
     pub platform_os: PlatformOs,
     /// Whether sandboxing is enforceable on this host. Absent from hosts that do not report it; make no assumption then.
-    #[serde(rename = "sandboxAvailability")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "sandboxAvailability",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub sandbox_availability: Option<SandboxAvailability>,
     /// Why the sandbox cannot be enforced. Sent only when `sandboxAvailability` is `"unavailable"`, and may be absent even then; do not guess a reason.
-    #[serde(rename = "sandboxUnavailableReason")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "sandboxUnavailableReason",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub sandbox_unavailable_reason: Option<SandboxUnavailableReason>,
     /// The wire envelope schema version and the fingerprint of the host's stable schema.
     pub schema: SchemaInfo,
@@ -73,8 +78,11 @@ pub struct InitializeResult {
     #[serde(rename = "serverInfo")]
     pub server_info: ServerInfo,
     /// `"durable"` if the host keeps sessions on disk, `"ephemeral"` if it does not. Treat absence as `"durable"`.
-    #[serde(rename = "sessionDurability")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "sessionDurability",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub session_durability: Option<SessionDurability>,
     /// User-agent string the host sends to upstream model providers, exactly as sent.
     #[serde(rename = "userAgent")]

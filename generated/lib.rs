@@ -13,6 +13,9 @@ pub mod pattern;
 pub mod protocol;
 #[rustfmt::skip]
 pub mod registry;
+#[cfg(feature = "reflect")]
+#[rustfmt::skip]
+pub mod reflect;
 #[rustfmt::skip]
 pub mod rpc;
 #[rustfmt::skip]

@@ -107,8 +107,7 @@ pub struct LogPageParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
     /// The session that owns the stream.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// The stream to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,8 +137,9 @@ impl Validate for LogPageParams {}
 #[non_exhaustive]
 pub struct LogPageResult {
     /// The position after the last returned row, to continue from (pass its `after` as the next `from`). Always sent; `null` when the page is empty.
-    #[serde(rename = "nextCursor")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<RawLogCursor>,
     /// The rows, in sequence order, as raw JSON objects: record envelopes (see `RawLogRecordEnvelope`) and `omitted_live_only` markers.
     pub records: Vec<serde_json::Map<String, serde_json::Value>>,
@@ -300,8 +300,7 @@ pub struct LogPhysicalSubscribeParams {
     /// Where to start: a line boundary in the file and the number to give the first delivered line.
     pub after: PhysicalCursor,
     /// Maximum size of one `log/physicalLine` chunk, in bytes. Absent means the host's default.
-    #[serde(rename = "chunkBytes")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "chunkBytes", default, skip_serializing_if = "Option::is_none")]
     pub chunk_bytes: Option<i64>,
     /// The session whose log file to follow.
     #[serde(rename = "sessionId")]
@@ -439,12 +438,15 @@ pub struct LogStreamEntry {
     #[serde(rename = "firstAvailable")]
     pub first_available: RecordPosition,
     /// The last position removed by retention. Always sent; `null` when nothing has been pruned.
-    #[serde(rename = "prunedThrough")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "prunedThrough", default)]
     pub pruned_through: Option<RecordPosition>,
     /// Which stream this entry describes.
     pub stream: StreamRef,
     /// The last record appended to the stream. Always sent; `null` when the stream is empty.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub tail: Option<RecordPosition>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.

@@ -68,8 +68,7 @@ crate::support::impl_string_enum!(McpServerListOAuth);
 #[non_exhaustive]
 pub struct McpServerListParams {
     /// Optional. When present, a loaded session whose effective server set is listed: the host rows plus the servers added for that session. When absent, only host-wide servers (from settings and plugins) are listed.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

@@ -8,17 +8,25 @@ use serde::{Deserialize, Serialize};
 #[non_exhaustive]
 pub struct ModelCatalogEntry {
     /// The model's context window in tokens; `null` when the catalog does not say.
-    #[serde(rename = "contextLimit")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "contextLimit", default)]
     pub context_limit: Option<i64>,
     /// The model's listed prices; `null` when the catalog does not say.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub cost: Option<ModelCost>,
     /// The reasoning-effort tier the model uses unless another is chosen; when present it is one of `variants`. Absent when `variants` is `"unknown"` or the host is too old to send it.
-    #[serde(rename = "defaultReasoningEffort")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "defaultReasoningEffort",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub default_reasoning_effort: Option<ReasoningEffort>,
     /// A description of the model; `null` when the catalog has none.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub description: Option<String>,
     /// The name to show for the model in a picker.
@@ -34,23 +42,29 @@ pub struct ModelCatalogEntry {
     #[serde(rename = "modelId")]
     pub model_id: String,
     /// The maximum output length in tokens; `null` when the catalog does not say.
-    #[serde(rename = "outputLimit")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "outputLimit", default)]
     pub output_limit: Option<i64>,
     /// The provider profile this model belongs to; `null` when the catalog names none.
-    #[serde(rename = "profileId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "profileId", default)]
     pub profile_id: Option<String>,
     /// The provider that serves this model.
     #[serde(rename = "providerId")]
     pub provider_id: String,
     /// The selectable reasoning-effort tiers with their display descriptions, in the same order as `variants`. Absent when `variants` is `"unknown"` or the host is too old to send it.
-    #[serde(rename = "reasoningEffortVariants")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "reasoningEffortVariants",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reasoning_effort_variants: Option<Vec<ModelDescribedReasoningEffort>>,
     /// The model's release date as given by the catalog; `null` when unknown.
-    #[serde(rename = "releaseDate")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "releaseDate", default)]
     pub release_date: Option<String>,
     /// The complete ordered set of reasoning-effort tiers the model accepts, or `"unknown"` when the catalog does not know. Current hosts always send it; absent only from older hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +234,8 @@ pub struct ModelCost {
     /// Price of cached input tokens, as a decimal string.
     pub cached: String,
     /// The currency of the prices; `null` when the catalog does not say (current catalogs price in USD).
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub currency: Option<String>,
     /// Price of input tokens, as a decimal string.
@@ -277,8 +293,7 @@ impl Validate for ModelDescribedReasoningEffort {}
 #[non_exhaustive]
 pub struct ModelListParams {
     /// A session whose current model should be flagged with `isActive`. If omitted, every row has `isActive: false`; this lets a client list models before it has a session.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -301,8 +316,9 @@ pub struct ModelListResult {
     /// The selectable models, newest release first. May be empty, which is a valid configuration.
     pub models: Vec<ModelCatalogEntry>,
     /// The provider profile of the catalog; `null` when there is none.
-    #[serde(rename = "profileId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "profileId", default)]
     pub profile_id: Option<String>,
     /// The provider the catalog belongs to.
     #[serde(rename = "providerId")]
@@ -346,19 +362,18 @@ impl Validate for ModelReasoningEffortVariants {}
 #[non_exhaustive]
 pub struct ModelSelection {
     /// The name to show for the model. Optional.
-    #[serde(rename = "displayLabel")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "displayLabel", default, skip_serializing_if = "Option::is_none")]
     pub display_label: Option<String>,
     /// The id of the model to use, as listed by `model/list`.
     #[serde(rename = "modelId")]
     pub model_id: String,
     /// The provider profile to use. Absent and `null` both mean no profile.
-    #[serde(rename = "profileId")]
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
+    #[serde(rename = "profileId", default, skip_serializing_if = "Tristate::is_absent")]
     pub profile_id: Tristate<String>,
     /// The provider to route the model through. Optional.
-    #[serde(rename = "providerId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "providerId", default, skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

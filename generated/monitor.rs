@@ -10,8 +10,7 @@ pub struct MonitorInboxItemAdmittedParams {
     /// The event's text as it is to be delivered to the agent.
     pub body: String,
     /// Text to display instead of `body` when the two differ; when absent, display `body`.
-    #[serde(rename = "displayBody")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "displayBody", default, skip_serializing_if = "Option::is_none")]
     pub display_body: Option<String>,
     /// Position of this event among the events its monitor has produced.
     #[serde(rename = "eventIndex")]
@@ -23,8 +22,7 @@ pub struct MonitorInboxItemAdmittedParams {
     #[serde(rename = "itemId")]
     pub item_id: String,
     /// Index of the output line the event refers to, when it comes from a single line of output; absent otherwise.
-    #[serde(rename = "lineIndex")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lineIndex", default, skip_serializing_if = "Option::is_none")]
     pub line_index: Option<i64>,
     /// When the entry was admitted to the inbox, as an RFC 3339 timestamp.
     #[serde(rename = "queuedAt")]
@@ -93,8 +91,11 @@ pub struct MonitorInboxItemDrainedParams {
     #[serde(rename = "deliveryVisible")]
     pub delivery_visible: bool,
     /// The run stream the entry was delivered into, when the host names one; absent otherwise.
-    #[serde(rename = "drainTargetRunStream")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "drainTargetRunStream",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub drain_target_run_stream: Option<StreamRef>,
     /// When the host recorded the drain, as an RFC 3339 timestamp.
     #[serde(rename = "drainedAt")]

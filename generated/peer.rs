@@ -72,8 +72,9 @@ pub struct PeerRow {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The peer session's name; `null` when the session has no name.
-    #[serde(rename = "sessionName")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "sessionName", default)]
     pub session_name: Option<String>,
     /// What the peer is doing now, as last reported.
     pub status: PeerStatus,

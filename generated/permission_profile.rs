@@ -59,8 +59,7 @@ crate::support::impl_string_enum!(PermissionProfileApplyOutcome);
 #[non_exhaustive]
 pub struct PermissionProfileListParams {
     /// The session to list profiles for. Optional.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -120,8 +119,11 @@ pub struct PermissionProfileRow {
     #[serde(rename = "reviewerAuthority")]
     pub reviewer_authority: ReviewerAuthority,
     /// Why the profile cannot be selected. Absent when there is nothing to report.
-    #[serde(rename = "unavailableReasons")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "unavailableReasons",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub unavailable_reasons: Option<Vec<PermissionProfileUnavailableReason>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

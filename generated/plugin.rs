@@ -258,8 +258,7 @@ crate::support::impl_string_enum!(PluginInstallScope);
 #[non_exhaustive]
 pub struct PluginInstallTarget {
     /// Set to install from a path on the host; absent when installing from a marketplace.
-    #[serde(rename = "localPath")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "localPath", default, skip_serializing_if = "Option::is_none")]
     pub local_path: Option<PluginInstallLocalPathTarget>,
     /// Set to install a plugin from a registered marketplace; absent when installing from a local path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -416,15 +415,13 @@ pub struct PluginMarketplaceChangedParams {
     /// Name of the marketplace that changed.
     pub name: String,
     /// Optional number of plugins the marketplace now offers; absent when the host reports no count for this change.
-    #[serde(rename = "pluginCount")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "pluginCount", default, skip_serializing_if = "Option::is_none")]
     pub plugin_count: Option<i64>,
     /// The session in which the change was made.
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Optional number of marketplace entries that were skipped when reading it; absent when the host reports no count for this change.
-    #[serde(rename = "skippedCount")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "skippedCount", default, skip_serializing_if = "Option::is_none")]
     pub skipped_count: Option<i64>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

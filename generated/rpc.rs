@@ -176,3 +176,98 @@ impl RawFrame {
         serde_json::to_string(self).unwrap_or_default()
     }
 }
+
+impl RawFrame {
+    /// A request for method `M` with `id`.
+    pub fn request<M: Request>(id: impl Into<Id>, params: &M::Params) -> Self {
+        RawFrame {
+            jsonrpc: Some("2.0".to_owned()),
+            id: crate::Tristate::Value(id.into()),
+            method: Some(M::METHOD.to_owned()),
+            params: payload_member(params),
+            ..RawFrame::default()
+        }
+    }
+
+    /// A notification of method `N`.
+    pub fn notification<N: Notification>(params: &N::Params) -> Self {
+        RawFrame {
+            jsonrpc: Some("2.0".to_owned()),
+            method: Some(N::METHOD.to_owned()),
+            params: payload_member(params),
+            ..RawFrame::default()
+        }
+    }
+
+    /// A successful response to the request `id` of method `M`.
+    pub fn result<M: Request>(id: impl Into<Id>, result: &M::Result) -> Self {
+        RawFrame {
+            jsonrpc: Some("2.0".to_owned()),
+            id: crate::Tristate::Value(id.into()),
+            result: Some(encode_payload(result)),
+            ..RawFrame::default()
+        }
+    }
+
+    /// A failed response to the request `id` (`None`: the request could not be read).
+    pub fn error(id: Option<Id>, code: i64, message: &str, data: Option<Value>) -> Self {
+        let mut error = Map::new();
+        error.insert("code".to_owned(), Value::from(code));
+        error.insert("message".to_owned(), Value::from(message));
+        if let Some(data) = data {
+            error.insert("data".to_owned(), data);
+        }
+        RawFrame {
+            jsonrpc: Some("2.0".to_owned()),
+            id: id.into(),
+            error: Some(Value::Object(error)),
+            ..RawFrame::default()
+        }
+    }
+
+    /// The params decoded as `P` (a method's or notification's params type).
+    pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, DecodeError> {
+        decode_payload(self.method.as_deref().unwrap_or_default(), self.params.clone())
+    }
+
+    /// The result typed as method `M`'s result.
+    pub fn result_as<M: Request>(&self) -> Result<M::Result, DecodeError> {
+        decode_payload(M::METHOD, self.result.clone())
+    }
+}
+
+// `NoParams` that are `None` leave the member out; everything else is written.
+fn payload_member<T: Serialize>(payload: &T) -> Option<Value> {
+    match encode_payload(payload) {
+        Value::Null => None,
+        value => Some(value),
+    }
+}
+
+/// Remembers the method of each request sent, so that the response answering it can be typed.
+#[derive(Clone, Debug, Default)]
+pub struct PendingRequests {
+    by_id: std::collections::HashMap<Id, String>,
+}
+
+impl PendingRequests {
+    /// Records that a request `id` of `method` was sent.
+    pub fn insert(&mut self, id: Id, method: &str) {
+        self.by_id.insert(id, method.to_owned());
+    }
+
+    /// The method of the request `id`, forgetting it: a response answers a request once.
+    pub fn take(&mut self, id: &Id) -> Option<String> {
+        self.by_id.remove(id)
+    }
+
+    /// How many requests await a response.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether no request awaits a response.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+}

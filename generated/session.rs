@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 #[non_exhaustive]
 pub struct Session {
     /// Id of the foreground turn while `status` is `"running"`. Always on the wire; `null` when no turn is running.
-    #[serde(rename = "activeTurnId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "activeTurnId", default)]
     pub active_turn_id: Option<String>,
     /// The approval mode currently in effect and how it was set. Absent when the host has not worked out a mode for this session, which is normal for rows served by `session/list`.
-    #[serde(rename = "approvalMode")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "approvalMode", default, skip_serializing_if = "Option::is_none")]
     pub approval_mode: Option<EffectiveApprovalModeState>,
     /// Kinds of server-initiated requests waiting on the session (approvals, user-input prompts, admissions). Sent only for loaded sessions that have something flagged; its absence does not prove that nothing is pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -25,65 +25,77 @@ pub struct Session {
     #[serde(rename = "createdAt")]
     pub created_at: String,
     /// Identification (`clientInfo`) of the client that created the session, for display and attribution only. Absent when the host did not record it.
-    #[serde(rename = "createdByClient")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "createdByClient",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub created_by_client: Option<ClientInfo>,
     /// The limits (sandbox, network, shell, workspace trust, writes) currently in effect for the session, the same value `session/readLimits` returns. Absent when the host does not report them.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "currentLimits")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentLimits", default, skip_serializing_if = "Option::is_none")]
     pub current_limits: Option<SessionLimits>,
     /// A preview of the first prompt the user sent in the session. Absent when there is none or it could not be derived.
-    #[serde(rename = "firstUserPrompt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "firstUserPrompt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub first_user_prompt: Option<String>,
     /// Where this session was forked from, if it was made by `session/fork`. Always on the wire; `null` for a session that is not a fork.
-    #[serde(rename = "forkedFrom")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "forkedFrom", default)]
     pub forked_from: Option<ForkProvenance>,
     /// The name the host generated automatically for the session, when it has one. `name` is the name in effect; after a custom rename the two can differ.
-    #[serde(rename = "generatedName")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "generatedName", default, skip_serializing_if = "Option::is_none")]
     pub generated_name: Option<String>,
     /// Whether this is a top-level session (`"root"`) or one spawned for a subagent (`"subagent"`). Show an unknown value as an unknown kind rather than dropping the session; absent when the host does not report it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<SessionKind>,
     /// When content (prompts, replies, tool activity) was last added to the session (RFC 3339); never earlier than `createdAt`. Housekeeping such as resuming does not move it. Absent when the session has no content yet.
-    #[serde(rename = "lastActivityAt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastActivityAt", default, skip_serializing_if = "Option::is_none")]
     pub last_activity_at: Option<String>,
     /// The model recorded in the session's metadata. Always on the wire; `null` when the metadata names no model.
-    #[serde(rename = "modelId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "modelId", default)]
     pub model_id: Option<String>,
     /// The session's durable name, changeable with `session/rename`. Absent when the session has no allocated name; clients must not invent one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// How `name` was set: `"automatic"` or `"custom"`. Treat an absent or unknown value as unknown.
-    #[serde(rename = "nameOrigin")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nameOrigin", default, skip_serializing_if = "Option::is_none")]
     pub name_origin: Option<SessionNameOrigin>,
     /// Id of the session this one was spawned from, for a child session such as a subagent. Absent for sessions without a parent.
-    #[serde(rename = "parentSessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "parentSessionId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub parent_session_id: Option<String>,
     /// Absolute path of the session's durable log file. It is the empty string when the host keeps no log (an ephemeral host); never pass that value to a filesystem call.
     pub path: String,
     /// The permission profile in effect and the reviewer it uses. Absent when the host does not report it.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "permissionState")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "permissionState",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub permission_state: Option<EffectivePermissionState>,
     /// The model provider recorded in the session's metadata. Always on the wire; `null` when the metadata names no provider.
-    #[serde(rename = "providerId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
     /// The session's id (a UUID).
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Where this session was opened from, if it is a side chat made by `session/sideChat`. `null` or absent for any other session.
-    #[serde(rename = "sideFrom")]
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
+    #[serde(rename = "sideFrom", default, skip_serializing_if = "Tristate::is_absent")]
     pub side_from: Tristate<SideProvenance>,
     /// The load state as this host sees it. A session loaded by a different host is reported as `"notLoaded"` here.
     pub status: SessionStatus,
@@ -97,8 +109,9 @@ pub struct Session {
     #[serde(rename = "updatedAt")]
     pub updated_at: String,
     /// The workspace root folder recorded in the session's metadata. Always on the wire; `null` when none was recorded (the host never guesses one).
-    #[serde(rename = "workspaceRoot")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "workspaceRoot", default)]
     pub workspace_root: Option<String>,
     /// The version-control worktree the session runs in (its path and whether the host created it or attached an existing one). Absent when the session does not use a worktree.
     #[cfg(feature = "experimental")]
@@ -223,6 +236,8 @@ impl Validate for SessionApprovalModeChangedParams {}
 #[non_exhaustive]
 pub struct SessionBranchChangedParams {
     /// The branch observed. `null` means a detached HEAD was observed, not that the branch is unchanged.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub branch: Option<String>,
     /// The session this event belongs to.
@@ -275,8 +290,9 @@ pub struct SessionClosedParams {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session's final view head; resuming later from it yields no new events. Opaque: relay it, never parse it. Always on the wire; `null` when the host could not compute the final cursor at unload.
-    #[serde(rename = "viewCursor")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "viewCursor", default)]
     pub view_cursor: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -360,8 +376,7 @@ pub struct SessionCompactParams {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The turn (run) whose context to compact. Absent lets the host pick the session's current or latest run; a session with none is rejected with `commandRejected` (reason `missing_run`). Any well-formed UUID is accepted; a malformed one is `invalidParams`.
-    #[serde(rename = "turnId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -412,8 +427,7 @@ impl Validate for SessionCompactResult {}
 #[non_exhaustive]
 pub struct SessionConfig {
     /// MCP servers to add to this session's runtime only, keyed by server name.
-    #[serde(rename = "mcpServers")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "mcpServers", default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<std::collections::BTreeMap<String, SessionMcpServerConfig>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -448,8 +462,7 @@ pub struct SessionContextUsageParams {
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// The size of the context window, in tokens. Absent when no limit is known.
-    #[serde(rename = "windowTokens")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "windowTokens", default, skip_serializing_if = "Option::is_none")]
     pub window_tokens: Option<i64>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -530,12 +543,10 @@ pub struct SessionForkParams {
     #[serde(rename = "commandId")]
     pub command_id: String,
     /// Last completed turn the fork includes (inclusive); when absent, the fork takes every completed turn.
-    #[serde(rename = "cutPoint")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "cutPoint", default, skip_serializing_if = "Option::is_none")]
     pub cut_point: Option<ForkCutPoint>,
     /// When `true`, leave the item history out of the result and page it later, as with `session/resume`. Absent means `false`.
-    #[serde(rename = "excludeItems")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "excludeItems", default, skip_serializing_if = "Option::is_none")]
     pub exclude_items: Option<bool>,
     /// The session to fork from.
     #[serde(rename = "sessionId")]
@@ -605,6 +616,8 @@ impl Validate for SessionForkResult {
 #[non_exhaustive]
 pub struct SessionGoalChangedParams {
     /// The full current goal. `null` means the goal was cleared, never "unchanged".
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub goal: Option<Goal>,
     /// The session this event belongs to.
@@ -643,19 +656,25 @@ impl Validate for SessionGoalChangedParams {}
 #[non_exhaustive]
 pub struct SessionHistory {
     /// Present when older history has been pruned at a checkpoint: names the last item that opened before that boundary. Absent when no such boundary applies.
-    #[serde(rename = "checkpointBoundary")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "checkpointBoundary",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub checkpoint_boundary: Option<CheckpointBoundary>,
     /// The full list of folded items when `mode` is `"inline"`. Always on the wire; `null` for every other mode.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub items: Option<Vec<Item>>,
     /// Which form of history was served. This reports what the host actually sent, which can be less than what was asked for; treat an unknown mode as nothing served and page the history with `view/page`.
     pub mode: HistoryMode,
     /// Why no history was served. Sent exactly when `mode` is `"none"`; treat an absent or unknown value as an unknown reason.
-    #[serde(rename = "noneReason")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "noneReason", default, skip_serializing_if = "Option::is_none")]
     pub none_reason: Option<HistoryNoneReason>,
     /// The folded view state when `mode` is `"snapshot"` or `"anchoredSnapshot"`. Always on the wire; `null` for every other mode.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub snapshot: Option<ViewSnapshot>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
@@ -742,8 +761,7 @@ pub struct SessionLeaveCompletedParams {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session's view cursor when the leave completed, when the host reports one.
-    #[serde(rename = "viewCursor")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "viewCursor", default, skip_serializing_if = "Option::is_none")]
     pub view_cursor: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -985,24 +1003,23 @@ impl Validate for SessionLimits {}
 #[non_exhaustive]
 pub struct SessionLimitsChoice {
     /// Whether commands should run inside the sandbox. Absent leaves it to the host.
-    #[serde(rename = "sandboxEnabled")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sandboxEnabled", default, skip_serializing_if = "Option::is_none")]
     pub sandbox_enabled: Option<bool>,
     /// Network access for sandboxed commands. Absent leaves it to the host.
-    #[serde(rename = "sandboxNetwork")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sandboxNetwork", default, skip_serializing_if = "Option::is_none")]
     pub sandbox_network: Option<LimitsNetworkMode>,
     /// Whether the agent may run shell commands. Absent leaves it to the host.
-    #[serde(rename = "shellEnabled")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "shellEnabled", default, skip_serializing_if = "Option::is_none")]
     pub shell_enabled: Option<bool>,
     /// Whether the workspace should be treated as trusted. Absent leaves it to the host.
-    #[serde(rename = "workspaceTrusted")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "workspaceTrusted",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub workspace_trusted: Option<bool>,
     /// Whether the agent may write files. Absent leaves it to the host.
-    #[serde(rename = "writesEnabled")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "writesEnabled", default, skip_serializing_if = "Option::is_none")]
     pub writes_enabled: Option<bool>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -1080,8 +1097,7 @@ pub struct SessionListFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<SessionListBranchFilter>,
     /// Only sessions with one of these ids.
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionListSessionIdFilter>,
     /// Only sessions whose name or title matches these search terms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1107,6 +1123,8 @@ impl Validate for SessionListFilter {}
 #[non_exhaustive]
 pub struct SessionListParams {
     /// The `nextCursor` of a previous page, to fetch the page after it. Page cursors are opaque and only valid for repeating the same listing. Absent or `null` means the first page.
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
     #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub cursor: Tristate<String>,
     /// Extra conditions on which sessions to list, applied before paging. When sent (even as `{}`), a host that supports filtering echoes what it applied as `appliedFilter`.
@@ -1116,12 +1134,10 @@ pub struct SessionListParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
     /// Only list sessions with log activity after this instant (RFC 3339).
-    #[serde(rename = "updatedAfter")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "updatedAfter", default, skip_serializing_if = "Option::is_none")]
     pub updated_after: Option<String>,
     /// Only list sessions whose recorded workspace root equals this path.
-    #[serde(rename = "workspaceRoot")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -1158,12 +1174,12 @@ impl Validate for SessionListParams {
 #[non_exhaustive]
 pub struct SessionListResult {
     /// The filter the host applied, in its normalised form; sent if and only if the request had a `filter`. To check support, test that each condition you sent is present here: the values themselves may differ after normalisation (trimmed, lowercased, deduplicated, sorted).
-    #[serde(rename = "appliedFilter")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "appliedFilter", default, skip_serializing_if = "Option::is_none")]
     pub applied_filter: Option<SessionListFilter>,
     /// Cursor for the next page. Always on the wire; `null` on the last page.
-    #[serde(rename = "nextCursor")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<String>,
     /// The sessions on this page.
     pub sessions: Vec<Session>,
@@ -1262,12 +1278,10 @@ crate::support::impl_string_enum!(SessionListTextField);
 #[non_exhaustive]
 pub struct SessionListTextFilter {
     /// Terms that must all match one of the selected fields.
-    #[serde(rename = "allOf")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allOf", default, skip_serializing_if = "Option::is_none")]
     pub all_of: Option<Vec<String>>,
     /// Terms of which at least one must match one of the selected fields. Together with `allOf` there may be 1 to 16 terms, each at most 128 UTF-8 bytes after normalisation.
-    #[serde(rename = "anyOf")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "anyOf", default, skip_serializing_if = "Option::is_none")]
     pub any_of: Option<Vec<String>>,
     /// Which fields to search: one or both of `"name"` and `"title"`, without repeats.
     pub fields: Vec<SessionListTextField>,
@@ -1541,8 +1555,9 @@ pub struct SessionModelChangedParams {
     #[serde(rename = "modelId")]
     pub model_id: String,
     /// The provider now selected. Always on the wire; `null` when the selection names no provider.
-    #[serde(rename = "providerId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
     /// The session this event belongs to.
     #[serde(rename = "sessionId")]
@@ -1595,8 +1610,9 @@ pub struct SessionModelRouteUnservedParams {
     #[serde(rename = "modelId")]
     pub model_id: String,
     /// The selected model's provider. Always on the wire; `null` when the selection names no provider.
-    #[serde(rename = "providerId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
     /// The session this event belongs to.
     #[serde(rename = "sessionId")]
@@ -1640,14 +1656,12 @@ impl Validate for SessionModelRouteUnservedParams {}
 #[non_exhaustive]
 pub struct SessionNameChangedParams {
     /// The automatically generated name, when the host has one.
-    #[serde(rename = "generatedName")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "generatedName", default, skip_serializing_if = "Option::is_none")]
     pub generated_name: Option<String>,
     /// The name now in effect, in its normalised form.
     pub name: String,
     /// How `name` was set. Treat an absent or unknown value as unknown.
-    #[serde(rename = "nameOrigin")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nameOrigin", default, skip_serializing_if = "Option::is_none")]
     pub name_origin: Option<SessionNameOrigin>,
     /// The session this event belongs to.
     #[serde(rename = "sessionId")]
@@ -1734,16 +1748,19 @@ crate::support::impl_string_enum!(SessionNameOrigin);
 #[non_exhaustive]
 pub struct SessionPermissionProfileChangedParams {
     /// The `clientInfo.name` of the client that asked for the change. Always on the wire; `null` when no client command caused it.
-    #[serde(rename = "clientName")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "clientName", default)]
     pub client_name: Option<String>,
     /// The command that made the change. Always on the wire; `null` when no client command caused it.
-    #[serde(rename = "commandId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "commandId", default)]
     pub command_id: Option<String>,
     /// The profile now in effect. Always on the wire; `null` when the committed state names no profile.
-    #[serde(rename = "profileId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "profileId", default)]
     pub profile_id: Option<String>,
     /// The session this event belongs to.
     #[serde(rename = "sessionId")]
@@ -1845,8 +1862,7 @@ impl Validate for SessionPromptHintParams {}
 #[non_exhaustive]
 pub struct SessionPromptHintResult {
     /// The `id` of the chosen candidate. Absent when no candidate was chosen.
-    #[serde(rename = "hintId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hintId", default, skip_serializing_if = "Option::is_none")]
     pub hint_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -1921,8 +1937,7 @@ impl Validate for SessionReadLimitsResult {}
 #[non_exhaustive]
 pub struct SessionReadParams {
     /// Whether to leave the item history out. Unlike `session/resume` the default here is `true` (metadata only); send `false` to get the folded items.
-    #[serde(rename = "excludeItems")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "excludeItems", default, skip_serializing_if = "Option::is_none")]
     pub exclude_items: Option<bool>,
     /// The session to read.
     #[serde(rename = "sessionId")]
@@ -1947,25 +1962,25 @@ impl Validate for SessionReadParams {}
 #[non_exhaustive]
 pub struct SessionReadResult {
     /// The latest prompt of the main conversation that was blocked and never ran. Absent when there is none.
-    #[serde(rename = "blockedPrompt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
     /// The history served for the session.
     pub history: SessionHistory,
     /// The last completed turn as the host recorded it. Absent when no turn has completed.
-    #[serde(rename = "lastTurn")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTurn", default, skip_serializing_if = "Option::is_none")]
     pub last_turn: Option<LastTurn>,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending. Because `session/read` does not subscribe, the requests are not re-sent to this connection.
     #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
     /// Inputs still queued for delivery to the session, in delivery order. Absent when the host does not report any.
-    #[serde(rename = "queuedInputs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "queuedInputs", default, skip_serializing_if = "Option::is_none")]
     pub queued_inputs: Option<Vec<QueuedInput>>,
     /// The host's snapshot of the session's recovery mode: what was requested, what is in effect and why. Absent when the host does not report it.
-    #[serde(rename = "recoveryObservation")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "recoveryObservation",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub recovery_observation: Option<RecoveryObservation>,
     /// The session as it stood at the time of the read.
     pub session: Session,
@@ -2180,8 +2195,11 @@ crate::support::impl_string_enum!(SessionReportStartupPhase);
 #[non_exhaustive]
 pub struct SessionReportStartupPhaseSpan {
     /// Where the terminal colours came from. Meaningful for the terminal-probe phase only; the host drops it on any other phase.
-    #[serde(rename = "colorProvenance")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "colorProvenance",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub color_provenance: Option<SessionReportTerminalColorProvenance>,
     /// How long the phase took, in milliseconds.
     #[serde(rename = "durationMs")]
@@ -2342,22 +2360,25 @@ pub struct SessionResumeParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<SessionConfig>,
     /// A view cursor this client saw earlier (or a compaction anchor it observed). When given, the host serves only the events after it and `history.mode` is `"none"`. Absent or `null` means no cursor.
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
     #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub cursor: Tristate<String>,
     /// When `true`, return only session metadata and live state, and page the history separately with `view/page`. Absent means `false`.
-    #[serde(rename = "excludeItems")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "excludeItems", default, skip_serializing_if = "Option::is_none")]
     pub exclude_items: Option<bool>,
     /// Which form of history you would like (default `"auto"`). A preference only: if it does not fit the host's history budget the host serves less, and `history.mode` in the result says what was served. Has no effect when `cursor` is given or `excludeItems` is `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryPreference>,
     /// Id of a permission profile, already defined by the host, to switch the session to as it loads. Absent keeps the session's current profile.
-    #[serde(rename = "permissionProfile")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "permissionProfile",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub permission_profile: Option<String>,
     /// Asks for the session's recovery mode to be `"on"` or `"off"` for the runtime this resume builds. Absent leaves the choice to the host, which is not the same as an explicit `"off"`.
-    #[serde(rename = "recoveryMode")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "recoveryMode", default, skip_serializing_if = "Option::is_none")]
     pub recovery_mode: Option<RecoveryMode>,
     /// The session to load.
     #[serde(rename = "sessionId")]
@@ -2388,14 +2409,12 @@ impl Validate for SessionResumeParams {}
 #[non_exhaustive]
 pub struct SessionResumeResult {
     /// The latest prompt of the main conversation that was blocked and never ran, offered so the client can put it back in the input box. Absent when there is none.
-    #[serde(rename = "blockedPrompt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
     /// The history served for rendering the session.
     pub history: SessionHistory,
     /// The last completed turn as the host recorded it, so a reopened session can show that its last turn failed. Absent when no turn has completed.
-    #[serde(rename = "lastTurn")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTurn", default, skip_serializing_if = "Option::is_none")]
     pub last_turn: Option<LastTurn>,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending. The full requests are re-issued to this connection right after this result.
     #[serde(rename = "pendingRequests")]
@@ -2403,8 +2422,7 @@ pub struct SessionResumeResult {
     /// The loaded session.
     pub session: Session,
     /// Names of the limit axes (such as `writesEnabled`) that the host narrowed while loading the session. Absent when nothing was narrowed.
-    #[serde(rename = "tightenedAxes")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tightenedAxes", default, skip_serializing_if = "Option::is_none")]
     pub tightened_axes: Option<Vec<String>>,
     /// The session's view head. This connection now gets the view events that follow it; if the session was still loaded and this connection had unsubscribed, the resume attaches it again from here.
     #[serde(rename = "viewCursor")]
@@ -2760,8 +2778,13 @@ impl Validate for SessionSideChatResult {
 #[non_exhaustive]
 pub struct SessionStartParams {
     /// The approval mode the session starts in; it must be a mode the host's configuration defines. Absent or `null` selects the host's default.
-    #[serde(rename = "approvalMode")]
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
+    #[serde(
+        rename = "approvalMode",
+        default,
+        skip_serializing_if = "Tristate::is_absent"
+    )]
     pub approval_mode: Tristate<ApprovalMode>,
     /// Client-minted idempotency key (UUIDv7) for this start. Required: the host never mints one, and a retry with the same id returns the same result.
     #[serde(rename = "commandId")]
@@ -2774,32 +2797,31 @@ pub struct SessionStartParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<SessionLimitsChoice>,
     /// The model to start with. Absent selects the host's default.
-    #[serde(rename = "modelId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "modelId", default, skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
     /// Id of a permission profile, already defined by the host, to start the session with. Absent selects the host's default profile.
-    #[serde(rename = "permissionProfile")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "permissionProfile",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub permission_profile: Option<String>,
     /// The model provider to route to. Absent or `null` selects the host's default.
-    #[serde(rename = "providerId")]
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
+    ///
+    /// Absent, `null` and a value are kept apart (see `Tristate`).
+    #[serde(rename = "providerId", default, skip_serializing_if = "Tristate::is_absent")]
     pub provider_id: Tristate<String>,
     /// Asks for the session's recovery mode to be `"on"` or `"off"`. Absent leaves the choice to the host, which is not the same as an explicit `"off"`.
-    #[serde(rename = "recoveryMode")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "recoveryMode", default, skip_serializing_if = "Option::is_none")]
     pub recovery_mode: Option<RecoveryMode>,
     /// An exact id (UUID) for the new session. Absent lets the host mint a UUIDv7. It never selects an existing session: an id already in use or reserved is rejected with `commandRejected` (reason `session_id_conflict`).
-    #[serde(rename = "sessionId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Absolute path of the workspace folder, recorded in the session's metadata.
-    #[serde(rename = "workspaceRoot")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
     /// The session's workspace folders, in order: absolute paths of existing directories, the first being the working directory and primary root. Additional roots do not make the project trusted. If `workspaceRoot` is also sent both must name the same folder, and `null` is invalid. Absent means a single root.
-    #[serde(rename = "workspaceRoots")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "workspaceRoots", default, skip_serializing_if = "Option::is_none")]
     pub workspace_roots: Option<Vec<String>>,
     /// Run the session in a version-control worktree: either have the host create one (optionally from a base ref) or attach an existing one by path. Absent means no worktree.
     #[cfg(feature = "experimental")]
@@ -2950,8 +2972,11 @@ pub struct SessionStatusChangedParams {
     pub attention: Option<Vec<AttentionFlag>>,
     /// The permission state after the change, when the host includes it.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "permissionState")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "permissionState",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub permission_state: Option<EffectivePermissionState>,
     /// The session whose state changed.
     #[serde(rename = "sessionId")]
@@ -2959,8 +2984,9 @@ pub struct SessionStatusChangedParams {
     /// The load state after the change.
     pub status: SessionStatus,
     /// View cursor of the record that caused the change. Always on the wire; `null` only when the session was unloaded and the host could not compute a final cursor (the matching `session/closed` then also carries `null`).
-    #[serde(rename = "viewCursor")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "viewCursor", default)]
     pub view_cursor: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -3038,16 +3064,15 @@ pub struct SessionTokenUsageParams {
     /// The session's running totals up to this event. Usage of subagents and workflow children is not included; it is reported on their items.
     pub cumulative: CumulativeTokenUsage,
     /// Wall-clock time of the model call, in milliseconds. Absent when not measured.
-    #[serde(rename = "durationMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
     /// The provider's finish reason, passed through unchanged. Absent when not reported.
-    #[serde(rename = "finishReason")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "finishReason", default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
     /// The model that produced this usage. Always on the wire; `null` for usage recorded before the model was stored.
-    #[serde(rename = "modelId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "modelId", default)]
     pub model_id: Option<String>,
     /// Prompt tokens counted exactly once, whatever the provider's caching convention. Display and sum this rather than recomputing it from `usage`.
     #[serde(rename = "promptTokens")]
@@ -3205,8 +3230,7 @@ pub struct SessionViewHealthChangedParams {
     /// The new view health; only `"unavailable"` is sent today.
     pub health: SessionViewHealth,
     /// Why the view is unavailable, in the same vocabulary as `history.noneReason`, so one handler can serve both. Present only when `health` is `"unavailable"`.
-    #[serde(rename = "noneReason")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "noneReason", default, skip_serializing_if = "Option::is_none")]
     pub none_reason: Option<HistoryNoneReason>,
     /// The session whose view health changed.
     #[serde(rename = "sessionId")]

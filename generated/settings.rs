@@ -72,6 +72,8 @@ pub struct SettingsWriteEdit {
     #[serde(rename = "keyPath")]
     pub key_path: String,
     /// The new value of the setting, replacing the old one; `null` clears the setting so its built-in default applies.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub value: Option<SettingsWriteEditValue>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
@@ -155,8 +157,9 @@ impl Validate for SettingsWriteManyResult {}
 #[non_exhaustive]
 pub struct SettingsWriteResultEntry {
     /// The value now in effect for the setting; `null` when the setting has no value after the write.
-    #[serde(rename = "effectiveValue")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "effectiveValue", default)]
     pub effective_value: Option<SettingsWriteResultEntryEffectiveValue>,
     /// The dotted path of the setting, as sent in the edit.
     #[serde(rename = "keyPath")]
@@ -202,6 +205,8 @@ pub struct SettingsWriteValueParams {
     #[serde(rename = "keyPath")]
     pub key_path: String,
     /// The new value of the setting; `null` clears it so its built-in default applies.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub value: Option<SettingsWriteValueParamsValue>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
@@ -239,8 +244,9 @@ impl Validate for SettingsWriteValueParamsValue {}
 #[non_exhaustive]
 pub struct SettingsWriteValueResult {
     /// The value now in effect for the setting; `null` when the setting has no value after the write, which matches it being left out of `settings/read`.
-    #[serde(rename = "effectiveValue")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "effectiveValue", default)]
     pub effective_value: Option<SettingsWriteValueResultEffectiveValue>,
     /// The dotted path of the setting, as sent.
     #[serde(rename = "keyPath")]

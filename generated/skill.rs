@@ -124,8 +124,7 @@ crate::support::impl_string_enum!(SkillActivationState);
 #[non_exhaustive]
 pub struct SkillCatalogEntry {
     /// Optional hint about the arguments the skill expects; absent when the skill declares none.
-    #[serde(rename = "argumentHint")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "argumentHint", default, skip_serializing_if = "Option::is_none")]
     pub argument_hint: Option<String>,
     /// Short summary of the skill, for a picker or palette.
     pub description: String,
@@ -133,8 +132,7 @@ pub struct SkillCatalogEntry {
     #[serde(rename = "displayName")]
     pub display_name: String,
     /// Identifier of the plugin that provides the skill; present only when `source` is `plugin`.
-    #[serde(rename = "pluginId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "pluginId", default, skip_serializing_if = "Option::is_none")]
     pub plugin_id: Option<String>,
     /// The shortcut without its leading slash, bare (`fix-bug`) or plugin-qualified (`acme:deploy`); send it unchanged in a `skill` input part. Unique within one response.
     pub selector: String,
@@ -223,6 +221,8 @@ impl Validate for SkillImportCounts {}
 #[non_exhaustive]
 pub struct SkillImportFailure {
     /// The candidate's skill id; always present, and `null` when the candidate failed before an id could be read.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub id: Option<String>,
     /// Human-readable reason for the failure.
@@ -250,8 +250,7 @@ pub struct SkillImportParams {
     #[serde(rename = "commandId")]
     pub command_id: String,
     /// Optional. When `true`, report what the import would do without writing anything; absent means `false`.
-    #[serde(rename = "dryRun")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dryRun", default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
     /// Optional. When `true`, asks the host to import skills it would otherwise skip; absent means `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -169,15 +169,13 @@ pub struct SubagentResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drained: Option<bool>,
     /// When the child failed: the kind of error, as a free-form string from the host.
-    #[serde(rename = "errorKind")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "errorKind", default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// References to evidence backing the result, passed through as recorded; may be empty.
     #[serde(rename = "evidenceRefs")]
     pub evidence_refs: Vec<String>,
     /// Structured data the child returned, as an arbitrary JSON object; absent when there is none.
-    #[serde(rename = "structuredData")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "structuredData", default, skip_serializing_if = "Option::is_none")]
     pub structured_data: Option<serde_json::Map<String, serde_json::Value>>,
     /// Summary of the result. On the wire it is capped at 64 KiB; when it was cut, the item's `truncated` flag is set. The stored record keeps the full text.
     pub summary: String,

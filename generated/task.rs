@@ -111,21 +111,22 @@ crate::support::impl_string_enum!(TaskExecutionMode);
 #[non_exhaustive]
 pub struct TaskListEntry {
     /// Who moved the task to the background. Absent when it was not moved, when the host did not record who did, and for work without a transcript item.
-    #[serde(rename = "backgroundInitiator")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "backgroundInitiator",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub background_initiator: Option<BackgroundInitiator>,
     /// The command the task runs, when there is one to show; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// Whether the task runs in the foreground or the background; absent when the host does not say.
-    #[serde(rename = "executionMode")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "executionMode", default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<TaskExecutionMode>,
     /// What sort of workload this is, as a free-form string: `"tool"` or a `"tool."`-prefixed kind for tool calls, otherwise the host's own kind string. Ignore kinds you do not know.
     pub kind: String,
     /// When the task started, as an RFC 3339 timestamp; absent when the host does not know.
-    #[serde(rename = "startedAt")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "startedAt", default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     /// The row's state. Currently always `"inProgress"`, since only unfinished work is listed.
     pub status: TaskListStatus,

@@ -14,8 +14,7 @@ pub struct TurnCancelParams {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Exact turn to cancel. Absent targets the session's current foreground turn. Any well-formed UUID is accepted (older sessions may use v4 or v5 ids); a malformed one is invalid params.
-    #[serde(rename = "turnId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -66,8 +65,7 @@ impl Validate for TurnCancelResult {}
 #[non_exhaustive]
 pub struct TurnCompletedParams {
     /// How long the turn took, in milliseconds; absent when it was not measured.
-    #[serde(rename = "durationMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
     /// Why the turn failed. Present exactly when `terminal` is `"failed"`; failures during a turn are reported here, not as JSON-RPC errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -84,8 +82,11 @@ pub struct TurnCompletedParams {
     /// How the turn ended.
     pub terminal: TurnTerminal,
     /// Milliseconds until the first model token arrived; absent when not measured.
-    #[serde(rename = "timeToFirstTokenMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "timeToFirstTokenMs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub time_to_first_token_ms: Option<i64>,
     /// The turn that ended.
     #[serde(rename = "turnId")]
@@ -303,15 +304,13 @@ pub struct TurnInputPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<String>,
     /// For an `image` part: the image bytes in base64; required, and empty or invalid data is rejected.
-    #[serde(rename = "base64Data")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "base64Data", default, skip_serializing_if = "Option::is_none")]
     pub base64_data: Option<String>,
     /// For an `image` part: height in pixels. Send together with `width` or not at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub height: Option<i64>,
     /// Media type of the content, such as `image/png`; required on an `image` part.
-    #[serde(rename = "mediaType")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
     /// For a `skill` part: which skill to invoke, as listed by `skill/list` (plain or plugin-qualified). An unknown selector fails with `skillNotFound`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,8 +325,7 @@ pub struct TurnInputPart {
     #[serde(rename = "type")]
     pub type_: TurnInputPartType,
     /// For a `video` part: the `uploadId` of a video sent earlier with `media/upload`.
-    #[serde(rename = "uploadId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "uploadId", default, skip_serializing_if = "Option::is_none")]
     pub upload_id: Option<String>,
     /// For an `image` part: width in pixels. Send together with `height` or not at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -445,8 +443,7 @@ pub struct TurnInterruptParams {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Exact turn to interrupt. Absent targets the current foreground turn at the time the command is admitted; pass the id when you have it. Any well-formed UUID is accepted; a malformed one is invalid params.
-    #[serde(rename = "turnId")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -500,12 +497,10 @@ pub struct TurnModelRetryScheduledParams {
     /// The attempt that failed, counting from 1.
     pub attempt: i64,
     /// Machine-readable category of the error that caused the retry, when known.
-    #[serde(rename = "errorKind")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "errorKind", default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// HTTP status code of the failed attempt, when the failure was an HTTP response.
-    #[serde(rename = "httpStatus")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "httpStatus", default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<i64>,
     /// Maximum number of attempts allowed for this retry chain.
     #[serde(rename = "maxAttempts")]
@@ -573,8 +568,7 @@ pub struct TurnRef {
     #[serde(rename = "commandId")]
     pub command_id: String,
     /// Text to show for the submission, when available.
-    #[serde(rename = "displayText")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "displayText", default, skip_serializing_if = "Option::is_none")]
     pub display_text: Option<String>,
     /// `true` when `displayText` was shortened to fit a size limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -653,12 +647,10 @@ pub struct TurnRetryScheduledParams {
     /// The attempt that failed, counting from 1.
     pub attempt: i64,
     /// Machine-readable category of the error that caused the retry, when known.
-    #[serde(rename = "errorKind")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "errorKind", default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// HTTP status code of the failed attempt, when the failure was an HTTP response.
-    #[serde(rename = "httpStatus")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "httpStatus", default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<i64>,
     /// Maximum number of attempts allowed for this retry chain.
     #[serde(rename = "maxAttempts")]
@@ -781,33 +773,31 @@ pub struct TurnStartParams {
     #[serde(rename = "commandId")]
     pub command_id: String,
     /// How the prompt should appear in the transcript; stored with the resulting `userMessage` item and never shown to the model.
-    #[serde(rename = "displayText")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "displayText", default, skip_serializing_if = "Option::is_none")]
     pub display_text: Option<String>,
     /// What to do if a turn is already running: queue the input, steer it into the running turn, or replace that turn. Absent means `queue`.
-    #[serde(rename = "ifBusy")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "ifBusy", default, skip_serializing_if = "Option::is_none")]
     pub if_busy: Option<IfBusy>,
     /// The input parts, in order; must not be empty.
     pub input: Vec<TurnInputPart>,
     /// Reasoning effort for this turn only; absent uses the session default.
-    #[serde(rename = "reasoningEffort")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "reasoningEffort",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Session to submit to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Token budget to apply to the work this input starts, in tokens; absent requests none.
-    #[serde(rename = "tokenBudget")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tokenBudget", default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<i64>,
     /// A shell command to run as part of this submission (the `!command` a user types while a turn is running); absent when there is none.
-    #[serde(rename = "userShell")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "userShell", default, skip_serializing_if = "Option::is_none")]
     pub user_shell: Option<TurnUserShell>,
     /// Replaces the session's set of workspace roots from this turn onward (it persists for later turns). Absent leaves the set unchanged; `null`, or sending it with `ifBusy: "steer"`, is invalid params.
-    #[serde(rename = "workspaceRoots")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "workspaceRoots", default, skip_serializing_if = "Option::is_none")]
     pub workspace_roots: Option<Vec<String>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -939,15 +929,17 @@ pub struct TurnSteerParams {
     /// Input parts, same shape as for `turn/start`.
     pub input: Vec<TurnInputPart>,
     /// Reasoning effort for the model calls that see this input; it does not apply to earlier calls. Absent leaves the effort as it is.
-    #[serde(rename = "reasoningEffort")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "reasoningEffort",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Session that owns the turn.
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Token budget to apply along with this input, in tokens; absent requests none.
-    #[serde(rename = "tokenBudget")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tokenBudget", default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<i64>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

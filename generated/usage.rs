@@ -30,12 +30,14 @@ impl Validate for UsageReadResult {}
 #[non_exhaustive]
 pub struct UsageRefreshResult {
     /// Whether the fresh read found an active subscription; absent when it did not say.
-    #[serde(rename = "subscriptionActive")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "subscriptionActive",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub subscription_active: Option<bool>,
     /// Display name of the subscription tier from the fresh read; absent when not provided.
-    #[serde(rename = "tierName")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tierName", default, skip_serializing_if = "Option::is_none")]
     pub tier_name: Option<String>,
     /// The observed usage after the refresh; absent when there is still nothing to report.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 #[non_exhaustive]
 pub struct UserInputAnswer {
     /// A typed answer in place of picking an option (at most 500 characters).
-    #[serde(rename = "freeText")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "freeText", default, skip_serializing_if = "Option::is_none")]
     pub free_text: Option<String>,
     /// An optional remark added to the answer (at most 500 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -18,12 +17,10 @@ pub struct UserInputAnswer {
     #[serde(rename = "questionId")]
     pub question_id: String,
     /// The `label` of the picked option, for a `single` question. Must be one of the offered labels.
-    #[serde(rename = "selectedLabel")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "selectedLabel", default, skip_serializing_if = "Option::is_none")]
     pub selected_label: Option<String>,
     /// The `label`s of the picked options, for a `multiple` question; the count must respect the question's selection bounds.
-    #[serde(rename = "selectedLabels")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "selectedLabels", default, skip_serializing_if = "Option::is_none")]
     pub selected_labels: Option<Vec<String>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
@@ -526,8 +523,11 @@ impl Validate for UserInputQuestion {}
 #[non_exhaustive]
 pub struct UserInputRequestParams {
     /// Milliseconds the host waits for a reply before settling the prompt itself with outcome `timedOut`; treat it as a deadline for the UI. Absent means the prompt waits indefinitely. `userInput/engaged` stops the countdown.
-    #[serde(rename = "autoResolutionMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "autoResolutionMs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub auto_resolution_ms: Option<i64>,
     /// The `toolCall` item that asked the question.
     #[serde(rename = "itemId")]
@@ -538,8 +538,7 @@ pub struct UserInputRequestParams {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session-log records this payload was folded from. Present on the `userInput/requested` view event; may be absent on the `userInput/request` prompt.
-    #[serde(rename = "sourceRange")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sourceRange", default, skip_serializing_if = "Option::is_none")]
     pub source_range: Option<SourceRange>,
     /// The model's id for the asking tool call; equals `callId` on the `toolCall` item.
     #[serde(rename = "toolCallId")]
@@ -594,12 +593,10 @@ impl Validate for UserInputRequestParams {}
 #[non_exhaustive]
 pub struct UserInputSelection {
     /// Largest number of options that may be picked, for a `multiple` question. Absent when no upper bound is stated.
-    #[serde(rename = "maxSelections")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxSelections", default, skip_serializing_if = "Option::is_none")]
     pub max_selections: Option<i64>,
     /// Smallest number of options that must be picked, for a `multiple` question. Absent when no lower bound is stated.
-    #[serde(rename = "minSelections")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "minSelections", default, skip_serializing_if = "Option::is_none")]
     pub min_selections: Option<i64>,
     /// `single` for exactly one option, `multiple` for several.
     pub mode: UserInputSelectionMode,
@@ -672,19 +669,25 @@ pub struct UserInputSettledParams {
     /// What the host stored as the user's answers: every question for `answered`, the confirmed subset for `interrupted`, and an empty list otherwise.
     pub answers: Vec<UserInputAnswer>,
     /// The user's free-form reply when the outcome is `clarified`; `null` otherwise.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub clarification: Option<UserInputClarification>,
     /// RFC 3339 time at which the prompt was settled; `null` when unknown. Always sent by current hosts; older hosts left it out, so decoders should read a missing member as `null`.
-    #[serde(rename = "decidedAt")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "decidedAt", default)]
     pub decided_at: Option<String>,
     /// The `commandId` of the command that settled the prompt; `null` when none did (for example on timeout). A client whose own command id differs knows another client settled it.
-    #[serde(rename = "decidedByCommandId")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "decidedByCommandId", default)]
     pub decided_by_command_id: Option<String>,
     /// How the prompt ended.
     pub outcome: UserInputOutcome,
     /// The reason given when the prompt was declined (`cancelled`) or closed for some other stated cause; `null` when there is none.
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub reason: Option<String>,
     /// The session the prompt belongs to.

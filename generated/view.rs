@@ -199,12 +199,12 @@ pub struct ViewPageResult {
     /// The events of the page, sorted by ascending cursor in either direction. Only durable events appear, and no cursor inside the page's range is left out.
     pub events: Vec<UnframedViewNotification>,
     /// Cursor to pass as `cursor` for the following page in the same direction (the last event's cursor when paging forward, the first event's when paging backward). Always sent; `null` once the view is exhausted in that direction.
-    #[serde(rename = "nextCursor")]
-    #[serde(default)]
+    ///
+    /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
+    #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<String>,
     /// What `anchor` resolved to. Present exactly when the request used `anchor`; later pages use ordinary cursors.
-    #[serde(rename = "resolvedAnchor")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resolvedAnchor", default, skip_serializing_if = "Option::is_none")]
     pub resolved_anchor: Option<ViewPageResolvedAnchor>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

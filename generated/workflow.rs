@@ -42,16 +42,13 @@ pub struct WorkflowChild {
     #[serde(rename = "childId")]
     pub child_id: String,
     /// How long the child ran, in milliseconds; absent when not recorded.
-    #[serde(rename = "durationMs")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
     /// When the child failed: the kind of failure, as a free-form string; absent otherwise.
-    #[serde(rename = "failureKind")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "failureKind", default, skip_serializing_if = "Option::is_none")]
     pub failure_kind: Option<String>,
     /// When the child failed: a human-readable explanation; absent otherwise.
-    #[serde(rename = "failureReason")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "failureReason", default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
     /// Display label for the child; absent when not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,8 +57,7 @@ pub struct WorkflowChild {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// Opaque reference to the child's recorded result; absent when there is none.
-    #[serde(rename = "resultRef")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resultRef", default, skip_serializing_if = "Option::is_none")]
     pub result_ref: Option<String>,
     /// The child's lifecycle status as a free-form string, for example `"started"` or `"cancelled"`; pass unknown values through.
     pub status: String,

@@ -141,8 +141,7 @@ crate::support::impl_string_enum!(WorktreeOrigin);
 #[non_exhaustive]
 pub struct WorktreeStartRequestCreate {
     /// The Git ref the new worktree starts from. Absent to let the host choose its default starting point.
-    #[serde(rename = "baseRef")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "baseRef", default, skip_serializing_if = "Option::is_none")]
     pub base_ref: Option<String>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]

@@ -55,6 +55,7 @@ pub fn emit(model: &Model) -> BTreeMap<String, Unit> {
     }
     files.insert("protocol.rs".into(), Unit::Tokens(protocol::emit(&ctx)));
     files.insert("registry.rs".into(), Unit::Tokens(registry::emit(model)));
+    files.insert("reflect.rs".into(), Unit::Tokens(registry::reflect(&ctx)));
     let modules = areas
         .iter()
         .map(|(area, defs)| (*area, defs.iter().all(|d| d.experimental)));
@@ -86,6 +87,9 @@ fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> Token
         pub mod protocol;
         #[rustfmt::skip]
         pub mod registry;
+        #[cfg(feature = "reflect")]
+        #[rustfmt::skip]
+        pub mod reflect;
         #[rustfmt::skip]
         pub mod rpc;
         #[rustfmt::skip]

@@ -81,3 +81,81 @@ pub fn emit(model: &Model) -> TokenStream {
         pub const RESERVED: &[(&str, &str)] = &[#((#r_names, #r_why)),*];
     }
 }
+
+/// Decoding by definition name, for tools and table-driven tests (feature `reflect`).
+pub fn reflect(ctx: &super::Ctx<'_>) -> TokenStream {
+    let arms = ctx.model.defs.iter().map(|def| {
+        let name = &def.name;
+        let rust = super::ident(&def.rust);
+        let cfg = super::cfg(def.experimental);
+        quote!(#cfg #name => f.call::<crate::#rust>(),)
+    });
+    let infos = ctx.model.defs.iter().map(|def| {
+        let name = &def.name;
+        let experimental = def.experimental;
+        quote!(Definition { name: #name, experimental: #experimental },)
+    });
+    quote! {
+        //! Every definition by its schema name: decode, re-encode and validate a JSON value
+        //! as the type a name stands for, without naming the type in code.
+
+        use serde::de::DeserializeOwned;
+        use serde::Serialize;
+        use serde_json::Value;
+
+        use crate::{Validate, Violation};
+
+        /// A definition of the schema.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub struct Definition {
+            /// Its name in the schema (and at the crate root).
+            pub name: &'static str,
+            /// Whether it needs the `experimental` feature.
+            pub experimental: bool,
+        }
+
+        /// Every definition, sorted by name.
+        pub const DEFINITIONS: &[Definition] = &[#(#infos)*];
+
+        /// Something to do with the type a definition name stands for.
+        pub trait WithType {
+            /// What doing it yields.
+            type Output;
+            /// Does it with `T`.
+            fn call<T: Serialize + DeserializeOwned + Validate + 'static>(self) -> Self::Output;
+        }
+
+        /// Runs `f` with the type of `definition`; `None` for a name this build does not have.
+        pub fn with_type<F: WithType>(definition: &str, f: F) -> Option<F::Output> {
+            Some(match definition {
+                #(#arms)*
+                _ => return None,
+            })
+        }
+
+        /// Decodes `value` as `definition` and encodes it again.
+        pub fn reencode(definition: &str, value: Value) -> Option<Result<Value, serde_json::Error>> {
+            struct Reencode(Value);
+            impl WithType for Reencode {
+                type Output = Result<Value, serde_json::Error>;
+                fn call<T: Serialize + DeserializeOwned + Validate + 'static>(self) -> Self::Output {
+                    serde_json::to_value(serde_json::from_value::<T>(self.0)?)
+                }
+            }
+            with_type(definition, Reencode(value))
+        }
+
+        /// Decodes `value` as `definition` and reports its constraint violations.
+        pub fn validate(definition: &str, value: Value) -> Option<Result<Vec<Violation>, serde_json::Error>> {
+            struct Check(Value);
+            impl WithType for Check {
+                type Output = Result<Vec<Violation>, serde_json::Error>;
+                fn call<T: Serialize + DeserializeOwned + Validate + 'static>(self) -> Self::Output {
+                    let typed = serde_json::from_value::<T>(self.0)?;
+                    Ok(typed.validate().err().unwrap_or_default())
+                }
+            }
+            with_type(definition, Check(value))
+        }
+    }
+}

@@ -88,23 +88,23 @@ pub fn emit(
 /// The struct item alone (also used for the arms of tagged unions).
 pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
     let fields = body.fields.iter().map(|field| {
-        let doc = doc_attrs(field.doc.as_deref());
+        let doc = doc_attrs(Some(&field_doc(field)));
         let rust = ident(&field.rust);
         let ty = field_ty(ctx, field);
         let wire = &field.wire;
-        let rename = (field.rust != field.wire).then(|| quote!(#[serde(rename = #wire)]));
-        let serde = match field.kind {
-            FieldKind::Required => TokenStream::new(),
-            FieldKind::RequiredNullable => quote!(#[serde(default)]),
-            FieldKind::Optional => {
-                quote!(#[serde(default, skip_serializing_if = "Option::is_none")])
-            }
-            FieldKind::OptionalNullable => {
-                quote!(#[serde(default, skip_serializing_if = "Tristate::is_absent")])
-            }
-        };
+        let mut args = Vec::new();
+        if field.rust != field.wire {
+            args.push(quote!(rename = #wire));
+        }
+        match field.kind {
+            FieldKind::Required => {}
+            FieldKind::RequiredNullable => args.push(quote!(default)),
+            FieldKind::Optional => args.push(quote!(default, skip_serializing_if = "Option::is_none")),
+            FieldKind::OptionalNullable => args.push(quote!(default, skip_serializing_if = "Tristate::is_absent")),
+        }
+        let serde = (!args.is_empty()).then(|| quote!(#[serde(#(#args),*)]));
         let gate = cfg(field.experimental);
-        quote! { #doc #gate #rename #serde pub #rust: #ty, }
+        quote! { #doc #gate #serde pub #rust: #ty, }
     });
     let unknown = ident(&body.unknown_field);
     let derive_default = body.fields.iter().all(|f| f.kind != FieldKind::Required);
@@ -118,6 +118,22 @@ pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
             #[serde(flatten)]
             pub #unknown: serde_json::Map<String, serde_json::Value>,
         }
+    }
+}
+
+// The description, plus what the field kind means on the wire.
+fn field_doc(field: &Field) -> String {
+    let note = match field.kind {
+        FieldKind::Required | FieldKind::Optional => "",
+        FieldKind::RequiredNullable => {
+            "Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`."
+        }
+        FieldKind::OptionalNullable => "Absent, `null` and a value are kept apart (see `Tristate`).",
+    };
+    match (field.doc.as_deref(), note) {
+        (Some(doc), "") => doc.to_owned(),
+        (Some(doc), note) => format!("{doc}\n\n{note}"),
+        (None, note) => note.to_owned(),
     }
 }
 
