@@ -1,0 +1,1 @@
+//! Benchmarks of msp-codegen and msp-types.

@@ -1,0 +1,1 @@
+//! Transcript conformance for msp-types.
