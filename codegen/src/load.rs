@@ -133,7 +133,7 @@ mod tests {
         let text = "{\n  \"a\": {\n    \"b/c\": [1, {\"d\": 2}]\n  }\n}";
         assert_eq!(locate(text, ""), Some((1, 1)));
         assert_eq!(locate(text, "/a"), Some((2, 8)));
-        assert_eq!(locate(text, "/a/b~1c/1/d"), Some((3, 24)));
+        assert_eq!(locate(text, "/a/b~1c/1/d"), Some((3, 22)));
         assert_eq!(locate(text, "/a/x"), None);
     }
 }

@@ -27,113 +27,108 @@ pub fn inner_doc_attrs(doc: &str) -> TokenStream {
 /// Markdown that renders as written: brackets that would be links become code, angle
 /// brackets are escaped, bare URLs become autolinks, indentation cannot start a code block.
 pub fn sanitize(text: &str) -> String {
-    let text: String = text
-        .lines()
-        .map(|line| {
-            let line = line.trim();
-            if line.starts_with("```") && line.len() == 3 {
+    let mut out = Vec::new();
+    let mut in_fence = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("```") {
+            // An opening fence without a language would be compiled as a doctest.
+            out.push(if !in_fence && line == "```" {
                 "```text".to_owned()
             } else {
                 line.to_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut out = String::with_capacity(text.len());
-    let mut in_fence = false;
-    for line in text.split('\n') {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        if line.starts_with("```") {
+            });
             in_fence = !in_fence;
-            out.push_str(line);
         } else if in_fence {
-            out.push_str(line);
+            out.push(line.to_owned());
         } else {
-            out.push_str(&prose_line(line));
+            out.push(prose_line(line));
         }
     }
     if in_fence {
-        out.push_str("\n```");
+        out.push("```".to_owned());
     }
-    out
+    out.join("\n")
 }
 
-// Outside code spans: links to code, escape angle brackets, wrap URLs.
+// Outside code spans: brackets that would be links become code, angle brackets are escaped,
+// URLs are wrapped.
 fn prose_line(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
     let mut out = String::new();
-    for (index, part) in split_code_spans(line).into_iter().enumerate() {
-        if index % 2 == 1 {
-            out.push('`');
-            out.push_str(part);
-            out.push('`');
-        } else {
-            out.push_str(&plain(part));
-        }
-    }
-    out
-}
-
-// Alternating prose and code: even indices are prose. An unclosed backtick is prose.
-fn split_code_spans(line: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut rest = line;
-    while let Some(open) = rest.find('`') {
-        let Some(close) = rest[open + 1..].find('`') else {
-            break;
-        };
-        parts.push(&rest[..open]);
-        parts.push(&rest[open + 1..open + 1 + close]);
-        rest = &rest[open + 2 + close..];
-    }
-    parts.push(rest);
-    parts
-}
-
-fn plain(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        if let Some(stripped) = rest.strip_prefix('[') {
-            if let Some(close) = stripped.find(']') {
-                let inner = &stripped[..close];
-                let after = &stripped[close + 1..];
-                if after.starts_with('(') {
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '`' => match chars[i + 1..].iter().position(|c| *c == '`') {
+                Some(len) => {
+                    out.extend(&chars[i..i + len + 2]);
+                    i += len + 2;
+                }
+                None => {
+                    out.push('`');
+                    i += 1;
+                }
+            },
+            '[' => match closing_bracket(&chars, i) {
+                Some(close) if chars.get(close + 1) == Some(&'(') => {
                     out.push('[');
-                    out.push_str(&plain(inner));
+                    out.push_str(&prose_line(&chars[i + 1..close].iter().collect::<String>()));
                     out.push(']');
-                    rest = after;
-                    continue;
+                    i = close + 1;
                 }
-                if !inner.is_empty() {
+                Some(close) if close > i + 1 => {
+                    let inner: String = chars[i + 1..close].iter().filter(|c| **c != '`').collect();
                     out.push('`');
-                    out.push_str(&inner.replace('`', ""));
+                    out.push_str(&inner);
                     out.push('`');
-                    rest = after;
-                    continue;
+                    i = close + 1;
+                }
+                _ => {
+                    out.push_str("\\[");
+                    i += 1;
+                }
+            },
+            ']' => {
+                out.push_str("\\]");
+                i += 1;
+            }
+            '<' => {
+                out.push_str("&lt;");
+                i += 1;
+            }
+            '>' => {
+                out.push_str("&gt;");
+                i += 1;
+            }
+            _ => {
+                let rest: String = chars[i..].iter().collect();
+                if let Some(len) = url_at(&rest) {
+                    let url = rest[..len].trim_end_matches(['.', ',', ';', ':', ')']);
+                    out.push('<');
+                    out.push_str(url);
+                    out.push('>');
+                    i += url.chars().count();
+                } else {
+                    out.push(chars[i]);
+                    i += 1;
                 }
             }
-            out.push_str("\\[");
-            rest = stripped;
-        } else if let Some(url_len) = url_at(rest) {
-            let url = rest[..url_len].trim_end_matches(['.', ',', ';', ':', ')']);
-            out.push('<');
-            out.push_str(url);
-            out.push('>');
-            rest = &rest[url.len()..];
-        } else {
-            let c = rest.chars().next().unwrap_or_default();
-            match c {
-                '<' => out.push_str("&lt;"),
-                '>' => out.push_str("&gt;"),
-                ']' => out.push_str("\\]"),
-                _ => out.push(c),
-            }
-            rest = &rest[c.len_utf8()..];
         }
     }
     out
+}
+
+// The `]` closing the `[` at `open`, skipping code spans.
+fn closing_bracket(chars: &[char], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    while i < chars.len() {
+        match chars[i] {
+            '`' => i += chars[i + 1..].iter().position(|c| *c == '`')? + 2,
+            ']' => return Some(i),
+            '[' => return None,
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 fn url_at(text: &str) -> Option<usize> {

@@ -309,6 +309,10 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
     let decode_doc = doc_attrs(Some(decode_doc));
     let encode_doc = doc_attrs(Some(encode_doc));
     let unknown_method = quote!(#name::Unknown { method, .. } => method,);
+    // With an empty table every match has the unknown arm alone.
+    let allow = table
+        .is_empty()
+        .then(|| quote!(#[allow(clippy::match_single_binding)]));
     quote! {
         #doc
         #[derive(Clone, Debug, PartialEq)]
@@ -318,6 +322,7 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             #unknown_variant
         }
 
+        #allow
         impl #name {
             #decode_doc
             pub fn decode(method: &str, #payload_param) -> Result<Self, DecodeError> {

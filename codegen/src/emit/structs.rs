@@ -99,8 +99,12 @@ pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
         match field.kind {
             FieldKind::Required => {}
             FieldKind::RequiredNullable => args.push(quote!(default)),
-            FieldKind::Optional => args.push(quote!(default, skip_serializing_if = "Option::is_none")),
-            FieldKind::OptionalNullable => args.push(quote!(default, skip_serializing_if = "Tristate::is_absent")),
+            FieldKind::Optional => {
+                args.push(quote!(default, skip_serializing_if = "Option::is_none"))
+            }
+            FieldKind::OptionalNullable => {
+                args.push(quote!(default, skip_serializing_if = "Tristate::is_absent"))
+            }
         }
         let serde = (!args.is_empty()).then(|| quote!(#[serde(#(#args),*)]));
         let gate = cfg(field.experimental);

@@ -1,0 +1,312 @@
+//! Each mapping rule of the generator, observed on the generated crate.
+
+use msp_types::rpc::{Id, NoParams, Request};
+use msp_types::{
+    ApprovalDecideParams, ClientInfo, ClientRequest, Frame, Message, ProtocolNotification,
+    RequestId, SessionConfig, StringEnum, Tristate, TurnInputPart, UserInputOutcome,
+    UserInputSelectionMode, UserInputSettledParams, Validate, ViewPageParams,
+};
+use serde_json::{json, Value};
+
+/// The seed's settlement, as a JSON value, with `decidedAt` taken out.
+fn settled_without_decided_at() -> Value {
+    json!({
+        "sessionId": "0198f0aa-1111-7000-8000-0000000000bb",
+        "viewCursor": "v:0198f0aa-1111-7000-8000-0000000000bb:503",
+        "sourceRange": {
+            "stream": {"kind": "run", "id": "018f6a1e-9b3c-7c21-a54a-2f30bd3c9f20"},
+            "first": {"id": "018f9008-71aa-7000-8000-0000000000f3", "sequence": 142},
+            "last": {"id": "018f9008-71aa-7000-8000-0000000000f3", "sequence": 142}
+        },
+        "userInputId": "0198f0ae-1111-7000-8000-0000000000f1",
+        "outcome": "answered",
+        "answers": [{"questionId": "db_choice", "selectedLabel": "Postgres"}],
+        "clarification": null,
+        "reason": null,
+        "decidedByCommandId": "018f6a2b-3333-7abc-8def-00000000d002"
+    })
+}
+
+fn reencode<T: serde::Serialize + serde::de::DeserializeOwned>(value: &Value) -> Value {
+    let typed: T = serde_json::from_value(value.clone()).expect("decodes");
+    serde_json::to_value(typed).expect("encodes")
+}
+
+#[test]
+fn required_nullable_absent_decodes_as_none_and_is_written_as_null() {
+    let input = settled_without_decided_at();
+    let typed: UserInputSettledParams = serde_json::from_value(input.clone()).unwrap();
+    assert_eq!(typed.decided_at, None);
+    let output = serde_json::to_value(&typed).unwrap();
+    assert_eq!(output["decidedAt"], Value::Null);
+    assert!(output.as_object().unwrap().contains_key("decidedAt"));
+    let mut expected = input;
+    expected["decidedAt"] = Value::Null;
+    assert_eq!(output, expected);
+}
+
+#[test]
+fn required_nullable_none_is_written_as_null() {
+    let mut input = settled_without_decided_at();
+    input["decidedAt"] = json!("2026-11-30T10:00:00Z");
+    let mut typed: UserInputSettledParams = serde_json::from_value(input).unwrap();
+    typed.clarification = None;
+    typed.reason = None;
+    typed.decided_by_command_id = None;
+    let text = serde_json::to_string(&typed).unwrap();
+    for member in [
+        "\"clarification\":null",
+        "\"reason\":null",
+        "\"decidedByCommandId\":null",
+    ] {
+        assert!(text.contains(member), "{member} missing from {text}");
+    }
+    assert!(text.contains("\"decidedAt\":\"2026-11-30T10:00:00Z\""));
+}
+
+#[test]
+fn open_enum_keeps_unknown_values() {
+    let mut input = settled_without_decided_at();
+    input["decidedAt"] = Value::Null;
+    input["outcome"] = json!("escalatedToHuman");
+    let typed: UserInputSettledParams = serde_json::from_value(input.clone()).unwrap();
+    assert_eq!(
+        typed.outcome,
+        UserInputOutcome::Unknown("escalatedToHuman".into())
+    );
+    assert_eq!(serde_json::to_value(&typed).unwrap(), input);
+    assert_eq!(
+        "timedOut".parse::<UserInputOutcome>().unwrap(),
+        UserInputOutcome::TimedOut
+    );
+    assert_eq!(UserInputOutcome::TimedOut.to_string(), "timedOut");
+    assert!(UserInputOutcome::KNOWN_VALUES.contains(&"answered"));
+}
+
+#[test]
+fn closed_enum_rejects_unknown_values_naming_type_and_value() {
+    let err = serde_json::from_value::<UserInputSelectionMode>(json!("several")).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("UserInputSelectionMode"), "{message}");
+    assert!(message.contains("`several`"), "{message}");
+    assert!(message.contains("single"), "{message}");
+    let err = "several".parse::<UserInputSelectionMode>().unwrap_err();
+    assert_eq!(err.value, "several");
+    assert_eq!(err.type_name, "UserInputSelectionMode");
+    assert_eq!(
+        UserInputSelectionMode::from_known("single"),
+        Some(UserInputSelectionMode::Single)
+    );
+}
+
+#[test]
+fn unknown_members_round_trip_at_every_depth() {
+    let mut input = settled_without_decided_at();
+    input["decidedAt"] = Value::Null;
+    input["futureTop"] = json!({"nested": [1, 2]});
+    input["answers"][0]["futureAnswerField"] = json!(true);
+    input["sourceRange"]["stream"]["futureStreamField"] = json!("x");
+    let typed: UserInputSettledParams = serde_json::from_value(input.clone()).unwrap();
+    assert_eq!(typed.unknown["futureTop"], json!({"nested": [1, 2]}));
+    assert_eq!(serde_json::to_value(&typed).unwrap(), input);
+}
+
+#[test]
+fn optional_members_are_omitted_when_absent() {
+    let info = ClientInfo::new("desk_app".into(), "1.0.0".into());
+    assert_eq!(
+        serde_json::to_value(&info).unwrap(),
+        json!({"name": "desk_app", "version": "1.0.0"})
+    );
+}
+
+#[test]
+fn optional_nullable_keeps_absent_null_and_value_apart() {
+    let base = json!({
+        "sessionId": "s", "approvalId": "a", "choiceId": "c", "commandId": "k",
+        "requirementId": {"approvalId": "a", "sourceIndex": 0}
+    });
+    for (feedback, expected) in [
+        (None, Tristate::Absent),
+        (Some(Value::Null), Tristate::Null),
+        (
+            Some(json!("too risky")),
+            Tristate::Value("too risky".to_owned()),
+        ),
+    ] {
+        let mut input = base.clone();
+        if let Some(feedback) = feedback {
+            input["feedback"] = feedback;
+        }
+        let typed: ApprovalDecideParams = serde_json::from_value(input.clone()).unwrap();
+        assert_eq!(typed.feedback, expected);
+        assert_eq!(serde_json::to_value(&typed).unwrap(), input);
+    }
+}
+
+#[test]
+fn tagged_union_decodes_by_tag_and_closed_union_rejects_unknown_tags() {
+    let input = json!({"mcpServers": {
+        "b": {"transport": "streamableHttp", "url": "https://example.invalid/mcp"},
+        "a": {"transport": "stdio", "command": "srv", "args": ["--x"], "futureMember": 1}
+    }});
+    let typed: SessionConfig = serde_json::from_value(input.clone()).unwrap();
+    let servers = typed.mcp_servers.as_ref().unwrap();
+    assert_eq!(servers.keys().collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(servers["a"].tag(), "stdio");
+    assert_eq!(serde_json::to_value(&typed).unwrap(), input);
+    let err = serde_json::from_value::<SessionConfig>(
+        json!({"mcpServers": {"a": {"transport": "carrierPigeon"}}}),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("SessionMcpServerConfig") && err.contains("carrierPigeon"),
+        "{err}"
+    );
+}
+
+#[test]
+fn untagged_union_takes_the_shape_that_fits() {
+    assert_eq!(
+        serde_json::from_value::<RequestId>(json!(7)).unwrap(),
+        RequestId::Integer(7)
+    );
+    assert_eq!(
+        serde_json::from_value::<RequestId>(json!("a")).unwrap(),
+        RequestId::String("a".into())
+    );
+    assert_eq!(reencode::<RequestId>(&json!("a")), json!("a"));
+}
+
+#[test]
+fn validate_reports_pattern_bounds_and_dependent_members_with_pointers() {
+    let info: ClientInfo =
+        serde_json::from_value(json!({"name": "Desk App", "version": "1"})).unwrap();
+    let violations = info.validate().unwrap_err();
+    assert_eq!(violations.len(), 1);
+    assert_eq!(violations[0].pointer, "/name");
+
+    let page: ViewPageParams =
+        serde_json::from_value(json!({"sessionId": "s", "limit": 0})).unwrap();
+    let violations = page.validate().unwrap_err();
+    assert_eq!(violations[0].pointer, "/limit");
+    assert!(
+        violations[0].message.contains("minimum"),
+        "{}",
+        violations[0].message
+    );
+    let page: ViewPageParams =
+        serde_json::from_value(json!({"sessionId": "s", "limit": 1000})).unwrap();
+    assert!(page.validate().is_ok());
+
+    let part: TurnInputPart =
+        serde_json::from_value(json!({"type": "image", "height": 10})).unwrap();
+    let violations = part.validate().unwrap_err();
+    assert!(
+        violations[0].message.contains("`width`"),
+        "{}",
+        violations[0].message
+    );
+}
+
+#[test]
+fn keyword_members_get_valid_rust_names_and_keep_wire_names() {
+    let part: TurnInputPart =
+        serde_json::from_value(json!({"type": "text", "text": "hi"})).unwrap();
+    assert_eq!(part.type_.as_str(), "text");
+    assert_eq!(
+        serde_json::to_value(&part).unwrap(),
+        json!({"type": "text", "text": "hi"})
+    );
+}
+
+#[test]
+fn frames_type_their_payload_through_the_tables() {
+    let line = r#"{"jsonrpc":"2.0","method":"userInput/settled","params":{"sessionId":"s","viewCursor":"v","sourceRange":{"stream":{"kind":"run","id":"r"},"first":{"id":"e","sequence":1},"last":{"id":"e","sequence":1}},"userInputId":"u","outcome":"timedOut","answers":[],"clarification":null,"reason":null,"decidedByCommandId":null},"emittedAtMs":1754591000100}"#;
+    let frame = Frame::parse(&format!("{line}\r")).unwrap();
+    match &frame.message {
+        Message::Notification(ProtocolNotification::UserInputSettled(params)) => {
+            assert_eq!(params.outcome, UserInputOutcome::TimedOut);
+            assert_eq!(params.decided_at, None);
+        }
+        other => panic!("not typed as userInput/settled: {other:?}"),
+    }
+    assert_eq!(frame.extra["emittedAtMs"], json!(1754591000100u64));
+    let mut expected: Value = serde_json::from_str(line).unwrap();
+    expected["params"]["decidedAt"] = Value::Null;
+    assert_eq!(
+        serde_json::from_str::<Value>(&frame.to_line()).unwrap(),
+        expected
+    );
+}
+
+#[test]
+fn unknown_methods_keep_name_and_params() {
+    let line =
+        r#"{"jsonrpc":"2.0","id":"x-1","method":"future/thing","params":{"a":[1,{"b":null}]}}"#;
+    let frame = Frame::parse(line).unwrap();
+    match &frame.message {
+        Message::ClientRequest {
+            id,
+            request: ClientRequest::Unknown { method, params },
+        } => {
+            assert_eq!(id, &Id::String("x-1".into()));
+            assert_eq!(method, "future/thing");
+            assert_eq!(params.as_ref().unwrap()["a"][1], json!({"b": null}));
+        }
+        other => panic!("not kept as unknown: {other:?}"),
+    }
+    assert_eq!(
+        serde_json::from_str::<Value>(&frame.to_line()).unwrap(),
+        serde_json::from_str::<Value>(line).unwrap()
+    );
+}
+
+#[test]
+fn method_markers_name_their_types() {
+    use msp_types::protocol::methods;
+    assert_eq!(
+        <methods::UserInputAnswer as Request>::METHOD,
+        "userInput/answer"
+    );
+    let params: <methods::Initialize as Request>::Params =
+        serde_json::from_value(json!({"clientInfo": {"name": "desk", "version": "1"}})).unwrap();
+    assert_eq!(params.client_info.name, "desk");
+    let none: NoParams = None;
+    assert!(none.is_none());
+}
+
+#[test]
+fn registry_answers_codes_kinds_and_version() {
+    let entry = msp_types::registry::error_by_code(-32601).unwrap();
+    assert_eq!(entry.kind, "methodNotFound");
+    assert_eq!(
+        msp_types::registry::error_by_kind("notInitialized")
+            .unwrap()
+            .code,
+        -32600
+    );
+    assert_eq!(msp_types::registry::PROTOCOL_VERSION, Some("1.4.13"));
+    let fingerprint = msp_types::registry::SCHEMA_FINGERPRINT;
+    assert!(
+        fingerprint.starts_with("sha256:") && fingerprint.len() == 71,
+        "{fingerprint}"
+    );
+    assert!(msp_types::registry::GRANTABLE_CAPABILITIES.contains(&"userShell"));
+}
+
+#[cfg(not(feature = "experimental"))]
+#[test]
+fn experimental_methods_fall_to_the_unknown_arm_without_the_feature() {
+    let request = ClientRequest::decode("account/read", None).unwrap();
+    assert!(matches!(request, ClientRequest::Unknown { .. }));
+}
+
+#[cfg(feature = "experimental")]
+#[test]
+fn experimental_methods_are_typed_with_the_feature() {
+    let request = ClientRequest::decode("account/read", None).unwrap();
+    assert_eq!(request.method(), "account/read");
+    assert!(!matches!(request, ClientRequest::Unknown { .. }));
+}
