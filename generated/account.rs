@@ -14,6 +14,17 @@ pub struct AccountLoginCancelResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AccountLoginCancelResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            cancelled: g.nested(),
+            unknown: g.unknown_members(&["cancelled"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl AccountLoginCancelResult {
     /// A value with the given required members and every optional member absent.
@@ -39,6 +50,18 @@ pub struct AccountLoginCompletedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AccountLoginCompletedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            message: if g.present() { Some(g.nested()) } else { None },
+            outcome: g.nested(),
+            unknown: g.unknown_members(&["message", "outcome"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AccountLoginCompletedParams {
@@ -124,6 +147,23 @@ impl StringEnum for AccountLoginOutcome {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(AccountLoginOutcome);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AccountLoginOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => AccountLoginOutcome::Granted,
+            1usize => AccountLoginOutcome::Denied,
+            2usize => AccountLoginOutcome::Expired,
+            3usize => AccountLoginOutcome::Cancelled,
+            4usize => AccountLoginOutcome::Failed,
+            _ => {
+                AccountLoginOutcome::Unknown(
+                    g.unknown_value(AccountLoginOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `account/loginStart`: which login flow to run and, for the API-key flow, the key to store. A mismatch between `type` and the presence of `apiKey` is rejected as invalid params.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -138,6 +178,18 @@ pub struct AccountLoginStartParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AccountLoginStartParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            api_key: if g.present() { Some(g.nested()) } else { None },
+            type_: g.nested(),
+            unknown: g.unknown_members(&["apiKey", "type"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AccountLoginStartParams {
@@ -170,6 +222,18 @@ pub struct AccountLoginStartResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AccountLoginStartResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            user_code: if g.present() { Some(g.nested()) } else { None },
+            verification_url: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["userCode", "verificationUrl"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AccountLoginStartResult {
@@ -234,6 +298,15 @@ impl StringEnum for AccountLoginType {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(AccountLoginType);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AccountLoginType {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => AccountLoginType::DeviceCode,
+            _ => AccountLoginType::ApiKey,
+        }
+    }
+}
 /// The host's view of its credentials: the result of `account/read` and `account/logout` and the params of the `account/changed` notification. It never contains key material.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -253,6 +326,21 @@ pub struct AccountState {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AccountState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            avatar_url: if g.present() { Some(g.nested()) } else { None },
+            credential_required: g.nested(),
+            label: if g.present() { Some(g.nested()) } else { None },
+            state: g.nested(),
+            unknown: g
+                .unknown_members(&["avatarUrl", "credentialRequired", "label", "state"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AccountState {
@@ -334,3 +422,19 @@ impl StringEnum for AccountStateKind {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(AccountStateKind);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AccountStateKind {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => AccountStateKind::LoggedOut,
+            1usize => AccountStateKind::EnvKey,
+            2usize => AccountStateKind::ApiKey,
+            3usize => AccountStateKind::AccountLogin,
+            _ => {
+                AccountStateKind::Unknown(
+                    g.unknown_value(AccountStateKind::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}

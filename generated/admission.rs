@@ -19,6 +19,19 @@ pub struct AdmissionChoice {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionChoice {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            choice_id: g.nested(),
+            label: g.nested(),
+            scope: g.nested(),
+            unknown: g.unknown_members(&["choiceId", "label", "scope"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl AdmissionChoice {
     /// A value with the given required members and every optional member absent.
@@ -53,6 +66,21 @@ pub struct AdmissionDecideParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionDecideParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            admission_id: g.nested(),
+            choice_id: g.nested(),
+            command_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(&["admissionId", "choiceId", "commandId", "sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AdmissionDecideParams {
@@ -90,6 +118,19 @@ pub struct AdmissionDecideResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionDecideResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            admission_id: g.nested(),
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["admissionId", "commandId", "status"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AdmissionDecideResult {
@@ -176,6 +217,23 @@ impl StringEnum for AdmissionDecision {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(AdmissionDecision);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionDecision {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => AdmissionDecision::AllowOnce,
+            1usize => AdmissionDecision::RejectOnce,
+            2usize => AdmissionDecision::AllowConnected,
+            3usize => AdmissionDecision::BlockConnected,
+            4usize => AdmissionDecision::TimedOut,
+            _ => {
+                AdmissionDecision::Unknown(
+                    g.unknown_value(AdmissionDecision::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `admission/listPending`: asks for every peer-admission prompt still open on a session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -187,6 +245,17 @@ pub struct AdmissionListPendingParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionListPendingParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AdmissionListPendingParams {
@@ -213,6 +282,18 @@ pub struct AdmissionListPendingResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionListPendingResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            admissions: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["admissions", "sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AdmissionListPendingResult {
@@ -266,6 +347,38 @@ pub struct AdmissionRequestParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionRequestParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            admission_id: g.nested(),
+            available_choices: g.nested(),
+            expires_at: g.nested(),
+            held_body: if g.present() { Some(g.nested()) } else { None },
+            requester_label: g.nested(),
+            requester_session_id: g.nested(),
+            requester_workspace: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "admissionId",
+                        "availableChoices",
+                        "expiresAt",
+                        "heldBody",
+                        "requesterLabel",
+                        "requesterSessionId",
+                        "requesterWorkspace",
+                        "sessionId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AdmissionRequestParams {
@@ -338,6 +451,40 @@ pub struct AdmissionRequestedViewParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionRequestedViewParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            admission_id: g.nested(),
+            available_choices: g.nested(),
+            expires_at: g.nested(),
+            held_body: if g.present() { Some(g.nested()) } else { None },
+            requester_label: g.nested(),
+            requester_session_id: g.nested(),
+            requester_workspace: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "admissionId",
+                        "availableChoices",
+                        "expiresAt",
+                        "heldBody",
+                        "requesterLabel",
+                        "requesterSessionId",
+                        "requesterWorkspace",
+                        "sessionId",
+                        "sourceRange",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl AdmissionRequestedViewParams {
     /// A value with the given required members and every optional member absent.
@@ -385,6 +532,19 @@ pub struct AdmissionResolutionSummary {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionResolutionSummary {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            decision: g.nested(),
+            resolved_by: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: g.nested(),
+            unknown: g.unknown_members(&["decision", "resolvedBy", "viewCursor"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AdmissionResolutionSummary {
@@ -435,6 +595,36 @@ pub struct AdmissionResolvedViewParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AdmissionResolvedViewParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            admission_id: g.nested(),
+            decided_by_command_id: if g.present() { Some(g.nested()) } else { None },
+            decision: g.nested(),
+            resolved_by: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            terminal_cause: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "admissionId",
+                        "decidedByCommandId",
+                        "decision",
+                        "resolvedBy",
+                        "sessionId",
+                        "sourceRange",
+                        "terminalCause",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl AdmissionResolvedViewParams {

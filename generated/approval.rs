@@ -16,6 +16,18 @@ pub struct ApprovalAmendment {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalAmendment {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            durability: g.nested(),
+            rule_preview: g.nested(),
+            unknown: g.unknown_members(&["durability", "rulePreview"]),
+        };
+        value
+    }
+}
 impl ApprovalAmendment {
     /// A value with the given required members and every optional member absent.
     pub fn new(durability: ApprovalAmendmentDurability, rule_preview: String) -> Self {
@@ -73,6 +85,20 @@ impl StringEnum for ApprovalAmendmentDurability {
     }
 }
 crate::support::impl_string_enum!(ApprovalAmendmentDurability);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalAmendmentDurability {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => ApprovalAmendmentDurability::Session,
+            1usize => ApprovalAmendmentDurability::LocalPersistent,
+            _ => {
+                ApprovalAmendmentDurability::Unknown(
+                    g.unknown_value(ApprovalAmendmentDurability::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// What changed in a still-pending approval, as reported by `approval/updated`. `kind` names the change, and only the members that belong to that kind are present.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -103,6 +129,36 @@ pub struct ApprovalChange {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalChange {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            choice_id: if g.present() { Some(g.nested()) } else { None },
+            decision: if g.present() { Some(g.nested()) } else { None },
+            executable: if g.present() { Some(g.nested()) } else { None },
+            kind: g.nested(),
+            reason: if g.present() { Some(g.nested()) } else { None },
+            reparsed: if g.present() { Some(g.nested()) } else { None },
+            requirement_id: if g.present() { Some(g.nested()) } else { None },
+            status: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "choiceId",
+                        "decision",
+                        "executable",
+                        "kind",
+                        "reason",
+                        "reparsed",
+                        "requirementId",
+                        "status",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ApprovalChange {
     /// A value with the given required members and every optional member absent.
@@ -147,6 +203,32 @@ pub struct ApprovalChoice {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalChoice {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            accepts_feedback: if g.present() { Some(g.nested()) } else { None },
+            choice_id: g.nested(),
+            decision: g.nested(),
+            label: g.nested(),
+            rule_preview: if g.present() { Some(g.nested()) } else { None },
+            scope: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "acceptsFeedback",
+                        "choiceId",
+                        "decision",
+                        "label",
+                        "rulePreview",
+                        "scope",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ApprovalChoice {
     /// A value with the given required members and every optional member absent.
@@ -223,6 +305,21 @@ impl StringEnum for ApprovalChoiceScope {
     }
 }
 crate::support::impl_string_enum!(ApprovalChoiceScope);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalChoiceScope {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ApprovalChoiceScope::Once,
+            1usize => ApprovalChoiceScope::Session,
+            2usize => ApprovalChoiceScope::LocalPersistent,
+            _ => {
+                ApprovalChoiceScope::Unknown(
+                    g.unknown_value(ApprovalChoiceScope::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// What a pending Computer Use action would do, for the approval card a client shows: the page, the window, the steps and the data it would send. Empty lists and missing facts are left out, never `null`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -242,6 +339,20 @@ pub struct ApprovalCuaCardFacts {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalCuaCardFacts {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            data: if g.present() { Some(g.nested()) } else { None },
+            page: if g.present() { Some(g.nested()) } else { None },
+            steps: if g.present() { Some(g.nested()) } else { None },
+            window_title: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["data", "page", "steps", "windowTitle"]),
+        };
+        value
+    }
 }
 impl ApprovalCuaCardFacts {
     /// A value with every optional member absent.
@@ -272,6 +383,19 @@ pub struct ApprovalCuaDataFact {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalCuaDataFact {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            kind: g.nested(),
+            mask: if g.present() { Some(g.nested()) } else { None },
+            secret_kind: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["kind", "mask", "secretKind"]),
+        };
+        value
+    }
+}
 impl ApprovalCuaDataFact {
     /// A value with the given required members and every optional member absent.
     pub fn new(kind: String) -> Self {
@@ -301,6 +425,19 @@ pub struct ApprovalCuaMask {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalCuaMask {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            chars: if g.present() { Some(g.integer(None, None)) } else { None },
+            last4: if g.present() { Some(g.nested()) } else { None },
+            prefix: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["chars", "last4", "prefix"]),
+        };
+        value
+    }
+}
 impl ApprovalCuaMask {
     /// A value with every optional member absent.
     pub fn new() -> Self {
@@ -326,6 +463,18 @@ pub struct ApprovalCuaPage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalCuaPage {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            host: g.nested(),
+            host_ascii: g.nested(),
+            unknown: g.unknown_members(&["host", "hostAscii"]),
+        };
+        value
+    }
+}
 impl ApprovalCuaPage {
     /// A value with the given required members and every optional member absent.
     pub fn new(host: String, host_ascii: String) -> Self {
@@ -348,6 +497,18 @@ pub struct ApprovalCuaPoint {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalCuaPoint {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            x: g.integer(None, None),
+            y: g.integer(None, None),
+            unknown: g.unknown_members(&["x", "y"]),
+        };
+        value
+    }
 }
 impl ApprovalCuaPoint {
     /// A value with the given required members and every optional member absent.
@@ -387,6 +548,36 @@ pub struct ApprovalCuaStep {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalCuaStep {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            action: g.nested(),
+            chord: if g.present() { Some(g.nested()) } else { None },
+            effect: g.nested(),
+            kind: g.nested(),
+            label: if g.present() { Some(g.nested()) } else { None },
+            point: if g.present() { Some(g.nested()) } else { None },
+            role_word: if g.present() { Some(g.nested()) } else { None },
+            step: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "action",
+                        "chord",
+                        "effect",
+                        "kind",
+                        "label",
+                        "point",
+                        "roleWord",
+                        "step",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ApprovalCuaStep {
     /// A value with the given required members and every optional member absent.
@@ -433,6 +624,37 @@ pub struct ApprovalDecideParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalDecideParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval_id: g.nested(),
+            choice_id: g.nested(),
+            command_id: g.nested(),
+            feedback: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            requirement_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "approvalId",
+                        "choiceId",
+                        "commandId",
+                        "feedback",
+                        "requirementId",
+                        "sessionId",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl ApprovalDecideParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -471,6 +693,21 @@ pub struct ApprovalDecideResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalDecideResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval_id: g.nested(),
+            command_id: g.nested(),
+            status: g.nested(),
+            terminal: g.nested(),
+            unknown: g
+                .unknown_members(&["approvalId", "commandId", "status", "terminal"]),
+        };
+        value
+    }
 }
 impl ApprovalDecideResult {
     /// A value with the given required members and every optional member absent.
@@ -569,6 +806,25 @@ impl StringEnum for ApprovalDecision {
     }
 }
 crate::support::impl_string_enum!(ApprovalDecision);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalDecision {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(8usize) {
+            0usize => ApprovalDecision::Approved,
+            1usize => ApprovalDecision::ApprovedForSession,
+            2usize => ApprovalDecision::ApprovedPolicyAmendment,
+            3usize => ApprovalDecision::Denied,
+            4usize => ApprovalDecision::DeniedPolicyAmendment,
+            5usize => ApprovalDecision::TimedOut,
+            6usize => ApprovalDecision::Abort,
+            _ => {
+                ApprovalDecision::Unknown(
+                    g.unknown_value(ApprovalDecision::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `approval/listPending`: reads the approvals and user-input prompts still open on a session. It is a plain read of the session log: it needs no lease, works whether or not the session is loaded, and does not subscribe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -579,6 +835,17 @@ pub struct ApprovalListPendingParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalListPendingParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 impl ApprovalListPendingParams {
     /// A value with the given required members and every optional member absent.
@@ -602,6 +869,18 @@ pub struct ApprovalListPendingResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalListPendingResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approvals: g.nested(),
+            user_inputs: g.nested(),
+            unknown: g.unknown_members(&["approvals", "userInputs"]),
+        };
+        value
+    }
 }
 impl ApprovalListPendingResult {
     /// A value with the given required members and every optional member absent.
@@ -678,6 +957,17 @@ impl StringEnum for ApprovalMode {
     }
 }
 crate::support::impl_string_enum!(ApprovalMode);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ApprovalMode::AllowAll,
+            1usize => ApprovalMode::PromptUnmatched,
+            2usize => ApprovalMode::OnRequest,
+            _ => ApprovalMode::DenyUnmatched,
+        }
+    }
+}
 /// Whether a mode change actually changed anything. Failures are reported as `commandRejected` errors, not here. The set is open.
 ///
 /// - `completed`: The session now runs in the requested mode.
@@ -724,6 +1014,20 @@ impl StringEnum for ApprovalModeApplyOutcome {
     }
 }
 crate::support::impl_string_enum!(ApprovalModeApplyOutcome);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalModeApplyOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => ApprovalModeApplyOutcome::Completed,
+            1usize => ApprovalModeApplyOutcome::Noop,
+            _ => {
+                ApprovalModeApplyOutcome::Unknown(
+                    g.unknown_value(ApprovalModeApplyOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// How the session's current approval mode came to be in force. The set is open.
 ///
 /// - `startup`: Set when the session started, from its start parameters or the host configuration.
@@ -779,6 +1083,21 @@ impl StringEnum for ApprovalModeSource {
     }
 }
 crate::support::impl_string_enum!(ApprovalModeSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalModeSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ApprovalModeSource::Startup,
+            1usize => ApprovalModeSource::Replay,
+            2usize => ApprovalModeSource::ApprovalReconfigure,
+            _ => {
+                ApprovalModeSource::Unknown(
+                    g.unknown_value(ApprovalModeSource::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Where a tool action came from (the command or page that led to it), for the user's benefit when judging the request. Purely informational and not trusted; no policy rule ever looks at it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -794,6 +1113,19 @@ pub struct ApprovalOrigin {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalOrigin {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command: if g.present() { Some(g.nested()) } else { None },
+            kind: g.nested(),
+            url: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["command", "kind", "url"]),
+        };
+        value
+    }
 }
 impl ApprovalOrigin {
     /// A value with the given required members and every optional member absent.
@@ -853,6 +1185,20 @@ impl StringEnum for ApprovalPersistenceStatus {
     }
 }
 crate::support::impl_string_enum!(ApprovalPersistenceStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalPersistenceStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => ApprovalPersistenceStatus::Succeeded,
+            1usize => ApprovalPersistenceStatus::Failed,
+            _ => {
+                ApprovalPersistenceStatus::Unknown(
+                    g.unknown_value(ApprovalPersistenceStatus::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The effect of an approval's outcome on the gated action: run it or not. Open set.
 ///
 /// - `allow`: The action may run.
@@ -899,6 +1245,20 @@ impl StringEnum for ApprovalPolicyResult {
     }
 }
 crate::support::impl_string_enum!(ApprovalPolicyResult);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalPolicyResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => ApprovalPolicyResult::Allow,
+            1usize => ApprovalPolicyResult::Deny,
+            _ => {
+                ApprovalPolicyResult::Unknown(
+                    g.unknown_value(ApprovalPolicyResult::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// A pending approval: a tool action that needs a decision before it runs. This payload is the params of the server-to-client `approval/request`, of the `approval/requested` and `approval/reviewing` view events, and of each `approval/listPending` entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -957,6 +1317,54 @@ pub struct ApprovalRequestParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalRequestParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval_id: g.nested(),
+            available_choices: g.nested(),
+            cua_card_facts: if g.present() { Some(g.nested()) } else { None },
+            current_requirement_id: g.nested(),
+            item_id: g.nested(),
+            judge_escalated: g.nested(),
+            protected_write: g.nested(),
+            raw_args: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            subagent_origin: if g.present() { Some(g.nested()) } else { None },
+            subject: g.nested(),
+            task_id: g.nested(),
+            tool_call_id: g.nested(),
+            tool_name: g.nested(),
+            turn_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "approvalId",
+                        "availableChoices",
+                        "cuaCardFacts",
+                        "currentRequirementId",
+                        "itemId",
+                        "judgeEscalated",
+                        "protectedWrite",
+                        "rawArgs",
+                        "sessionId",
+                        "sourceRange",
+                        "subagentOrigin",
+                        "subject",
+                        "taskId",
+                        "toolCallId",
+                        "toolName",
+                        "turnId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl ApprovalRequestParams {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -1014,6 +1422,18 @@ pub struct ApprovalRequirementRef {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalRequirementRef {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval_id: g.nested(),
+            source_index: g.integer(None, None),
+            unknown: g.unknown_members(&["approvalId", "sourceIndex"]),
+        };
+        value
+    }
+}
 impl ApprovalRequirementRef {
     /// A value with the given required members and every optional member absent.
     pub fn new(approval_id: String, source_index: i64) -> Self {
@@ -1040,6 +1460,19 @@ pub struct ApprovalResolutionSummary {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalResolutionSummary {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            decision: g.nested(),
+            resolved_by: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g.unknown_members(&["decision", "resolvedBy", "viewCursor"]),
+        };
+        value
+    }
 }
 impl ApprovalResolutionSummary {
     /// A value with the given required members and every optional member absent.
@@ -1104,6 +1537,21 @@ impl StringEnum for ApprovalResolvedBy {
     }
 }
 crate::support::impl_string_enum!(ApprovalResolvedBy);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalResolvedBy {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ApprovalResolvedBy::User,
+            1usize => ApprovalResolvedBy::Policy,
+            2usize => ApprovalResolvedBy::LlmJudge,
+            _ => {
+                ApprovalResolvedBy::Unknown(
+                    g.unknown_value(ApprovalResolvedBy::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of the `approval/resolved` view event: an approval reached its final decision. It is always delivered, so any client that showed the approval can close its dialog, including the one whose command won.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1156,6 +1604,48 @@ pub struct ApprovalResolvedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalResolvedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            amendment: if g.present() { Some(g.nested()) } else { None },
+            approval_id: g.nested(),
+            decided_at: if g.present() { Some(g.nested()) } else { None },
+            decided_by_command_id: if g.present() { Some(g.nested()) } else { None },
+            decision: g.nested(),
+            item_id: g.nested(),
+            policy_result: g.nested(),
+            resolved_by: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            stage_evidence: g.nested(),
+            subagent_origin: if g.present() { Some(g.nested()) } else { None },
+            turn_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "amendment",
+                        "approvalId",
+                        "decidedAt",
+                        "decidedByCommandId",
+                        "decision",
+                        "itemId",
+                        "policyResult",
+                        "resolvedBy",
+                        "sessionId",
+                        "sourceRange",
+                        "stageEvidence",
+                        "subagentOrigin",
+                        "turnId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ApprovalResolvedParams {
     /// A value with the given required members and every optional member absent.
@@ -1222,6 +1712,34 @@ pub struct ApprovalStage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalStage {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            argv: g.nested(),
+            argv_complete: g.nested(),
+            position: g.integer(None, None),
+            requirement_id: g.nested(),
+            resolution: g.nested(),
+            suggested_prefix: if g.present() { Some(g.nested()) } else { None },
+            total_stages: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "argv",
+                        "argvComplete",
+                        "position",
+                        "requirementId",
+                        "resolution",
+                        "suggestedPrefix",
+                        "totalStages",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl ApprovalStage {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -1265,6 +1783,24 @@ pub struct ApprovalStageEvidence {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalStageEvidence {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            argv: g.nested(),
+            position: g.integer(None, None),
+            requirement_id: g.nested(),
+            resolution: g.nested(),
+            total_stages: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &["argv", "position", "requirementId", "resolution", "totalStages"],
+                ),
+        };
+        value
+    }
+}
 impl ApprovalStageEvidence {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -1301,6 +1837,19 @@ pub struct ApprovalStageResolution {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalStageResolution {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            argv_prefix: if g.present() { Some(g.nested()) } else { None },
+            diagnostic: if g.present() { Some(g.nested()) } else { None },
+            kind: g.nested(),
+            unknown: g.unknown_members(&["argvPrefix", "diagnostic", "kind"]),
+        };
+        value
+    }
+}
 impl ApprovalStageResolution {
     /// A value with the given required members and every optional member absent.
     pub fn new(kind: String) -> Self {
@@ -1329,6 +1878,19 @@ pub struct ApprovalSubagentOrigin {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalSubagentOrigin {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            child_run_id: g.nested(),
+            child_session_id: g.nested(),
+            subagent_id: g.nested(),
+            unknown: g.unknown_members(&["childRunId", "childSessionId", "subagentId"]),
+        };
+        value
+    }
 }
 impl ApprovalSubagentOrigin {
     /// A value with the given required members and every optional member absent.
@@ -1389,6 +1951,44 @@ pub struct ApprovalSubject {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalSubject {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            access: if g.present() { Some(g.nested()) } else { None },
+            command: if g.present() { Some(g.nested()) } else { None },
+            host: if g.present() { Some(g.nested()) } else { None },
+            kind: g.nested(),
+            origin: if g.present() { Some(g.nested()) } else { None },
+            path: if g.present() { Some(g.nested()) } else { None },
+            port: if g.present() { Some(g.integer(None, None)) } else { None },
+            protocol: if g.present() { Some(g.nested()) } else { None },
+            stages: if g.present() { Some(g.nested()) } else { None },
+            target: if g.present() { Some(g.nested()) } else { None },
+            tool_name: if g.present() { Some(g.nested()) } else { None },
+            workspace_root: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "access",
+                        "command",
+                        "host",
+                        "kind",
+                        "origin",
+                        "path",
+                        "port",
+                        "protocol",
+                        "stages",
+                        "target",
+                        "toolName",
+                        "workspaceRoot",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl ApprovalSubject {
     /// A value with the given required members and every optional member absent.
     pub fn new(kind: String) -> Self {
@@ -1422,6 +2022,18 @@ pub struct ApprovalSuggestedPrefix {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalSuggestedPrefix {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            argv_prefix: g.nested(),
+            label: g.nested(),
+            unknown: g.unknown_members(&["argvPrefix", "label"]),
+        };
+        value
+    }
 }
 impl ApprovalSuggestedPrefix {
     /// A value with the given required members and every optional member absent.
@@ -1466,6 +2078,38 @@ pub struct ApprovalUpdatedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ApprovalUpdatedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval_id: g.nested(),
+            available_choices: g.nested(),
+            change: g.nested(),
+            current_requirement_id: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            subagent_origin: if g.present() { Some(g.nested()) } else { None },
+            subject: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "approvalId",
+                        "availableChoices",
+                        "change",
+                        "currentRequirementId",
+                        "sessionId",
+                        "sourceRange",
+                        "subagentOrigin",
+                        "subject",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ApprovalUpdatedParams {
     /// A value with the given required members and every optional member absent.

@@ -58,6 +58,17 @@ impl StringEnum for AttentionFlag {
     }
 }
 crate::support::impl_string_enum!(AttentionFlag);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for AttentionFlag {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => AttentionFlag::ApprovalPending,
+            1usize => AttentionFlag::InputPending,
+            2usize => AttentionFlag::AdmissionPending,
+            _ => AttentionFlag::Unknown(g.unknown_value(AttentionFlag::KNOWN_VALUES)),
+        }
+    }
+}
 /// Who moved a tool task into the background. Open: hosts may send values not listed here.
 ///
 /// - `user`: The user asked for it, for example through `task/background`.
@@ -104,6 +115,20 @@ impl StringEnum for BackgroundInitiator {
     }
 }
 crate::support::impl_string_enum!(BackgroundInitiator);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for BackgroundInitiator {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => BackgroundInitiator::User,
+            1usize => BackgroundInitiator::Timeout,
+            _ => {
+                BackgroundInitiator::Unknown(
+                    g.unknown_value(BackgroundInitiator::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// How a running `toolCall` item is presented as a background row. It only drives display: whether the task really was moved to the background is told by the item's `background` flag. Open: new states may appear.
 ///
 /// - `backgrounded`: Show the item as a task running in the background.
@@ -149,6 +174,15 @@ impl StringEnum for BackgroundState {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(BackgroundState);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for BackgroundState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => BackgroundState::Backgrounded,
+            _ => BackgroundState::Unknown(g.unknown_value(BackgroundState::KNOWN_VALUES)),
+        }
+    }
+}
 /// Carried as `backgroundStatus` on a running `toolCall` item: how to present it as a background row, plus the live status line of that row. Experimental; clients that do not render background rows can ignore it.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -162,6 +196,18 @@ pub struct BackgroundStatus {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for BackgroundStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            detail: if g.present() { Some(g.nested()) } else { None },
+            state: g.nested(),
+            unknown: g.unknown_members(&["detail", "state"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl BackgroundStatus {
@@ -197,6 +243,30 @@ pub struct BackgroundTerminalCompletion {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for BackgroundTerminalCompletion {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command: g.nested(),
+            output: g.nested(),
+            output_truncated: g.nested(),
+            terminal_status: g.nested(),
+            tool_call_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "command",
+                        "output",
+                        "outputTruncated",
+                        "terminalStatus",
+                        "toolCallId",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl BackgroundTerminalCompletion {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -227,6 +297,17 @@ pub struct BlockedPrompt {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for BlockedPrompt {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            text: g.nested(),
+            unknown: g.unknown_members(&["text"]),
+        };
+        value
+    }
+}
 impl BlockedPrompt {
     /// A value with the given required members and every optional member absent.
     pub fn new(text: String) -> Self {
@@ -255,6 +336,19 @@ pub struct BranchState {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for BranchState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            branch: if g.coin() { Some(g.nested()) } else { None },
+            vcs: if g.present() { Some(g.nested()) } else { None },
+            workspace_root: g.nested(),
+            unknown: g.unknown_members(&["branch", "vcs", "workspaceRoot"]),
+        };
+        value
+    }
 }
 impl BranchState {
     /// A value with the given required members and every optional member absent.
@@ -365,6 +459,24 @@ impl StringEnum for CapabilityName {
     }
 }
 crate::support::impl_string_enum!(CapabilityName);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CapabilityName {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(11usize) {
+            0usize => CapabilityName::UserShell,
+            1usize => CapabilityName::SessionMcp,
+            2usize => CapabilityName::SessionListStream,
+            3usize => CapabilityName::Feedback,
+            4usize => CapabilityName::ComputerUseSetup,
+            5usize => CapabilityName::ComputerUseHostSetup,
+            6usize => CapabilityName::SessionRename,
+            7usize => CapabilityName::PeerMessaging,
+            8usize => CapabilityName::RawLog,
+            9usize => CapabilityName::RawLogPhysical,
+            _ => CapabilityName::Unknown(g.unknown_value(CapabilityName::KNOWN_VALUES)),
+        }
+    }
+}
 /// In a `history` envelope, the checkpoint boundary the host pruned history at: items that opened before the boundary are not served.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -375,6 +487,17 @@ pub struct CheckpointBoundary {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CheckpointBoundary {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            through_item_id: g.nested(),
+            unknown: g.unknown_members(&["throughItemId"]),
+        };
+        value
+    }
 }
 impl CheckpointBoundary {
     /// A value with the given required members and every optional member absent.
@@ -422,6 +545,32 @@ pub struct ClientCapabilities {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ClientCapabilities {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            experimental_api: if g.present() { Some(g.nested()) } else { None },
+            opt_out_notification_methods: if g.present() {
+                Some(g.nested())
+            } else {
+                None
+            },
+            requested_capabilities: if g.present() { Some(g.nested()) } else { None },
+            user_input_dialogs: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "experimentalApi",
+                        "optOutNotificationMethods",
+                        "requestedCapabilities",
+                        "userInputDialogs",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl ClientCapabilities {
     /// A value with every optional member absent.
     pub fn new() -> Self {
@@ -449,6 +598,19 @@ pub struct ClientInfo {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ClientInfo {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            name: g.matching("^[a-z0-9_]+$"),
+            title: if g.present() { Some(g.nested()) } else { None },
+            version: g.nested(),
+            unknown: g.unknown_members(&["name", "title", "version"]),
+        };
+        value
+    }
 }
 impl ClientInfo {
     /// A value with the given required members and every optional member absent.
@@ -515,6 +677,19 @@ impl StringEnum for CodeModeLanguage {
     }
 }
 crate::support::impl_string_enum!(CodeModeLanguage);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CodeModeLanguage {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => CodeModeLanguage::Javascript,
+            _ => {
+                CodeModeLanguage::Unknown(
+                    g.unknown_value(CodeModeLanguage::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// A byte range inside a `toolCall` item's `visibleOutput` that holds public cell output. Offsets are byte positions in the UTF-8 form of `visibleOutput` after JSON decoding (not in the escaped wire text), and both ends fall between whole characters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -530,6 +705,19 @@ pub struct CodeModeOutputSpan {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CodeModeOutputSpan {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            length_bytes: g.integer(None, None),
+            offset_bytes: g.integer(None, None),
+            stream: g.nested(),
+            unknown: g.unknown_members(&["lengthBytes", "offsetBytes", "stream"]),
+        };
+        value
+    }
 }
 impl CodeModeOutputSpan {
     /// A value with the given required members and every optional member absent.
@@ -588,6 +776,19 @@ impl StringEnum for CodeModeOutputStream {
     }
 }
 crate::support::impl_string_enum!(CodeModeOutputStream);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CodeModeOutputStream {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => CodeModeOutputStream::Transcript,
+            _ => {
+                CodeModeOutputStream::Unknown(
+                    g.unknown_value(CodeModeOutputStream::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The `details` object of a `codeMode` tool receipt. Members that do not apply are left out rather than sent as `null`, and `outputSpans` is never sent as an empty list.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -607,6 +808,21 @@ pub struct CodeModeReceipt {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CodeModeReceipt {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            cell_item_id: if g.present() { Some(g.nested()) } else { None },
+            language: if g.present() { Some(g.nested()) } else { None },
+            output_spans: if g.present() { Some(g.nested()) } else { None },
+            source_arg: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(&["cellItemId", "language", "outputSpans", "sourceArg"]),
+        };
+        value
+    }
 }
 impl CodeModeReceipt {
     /// A value with every optional member absent.
@@ -633,6 +849,18 @@ pub struct CommandAcceptedResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CommandAcceptedResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
 }
 impl CommandAcceptedResult {
     /// A value with the given required members and every optional member absent.
@@ -691,6 +919,15 @@ impl StringEnum for CommandAckStatus {
     }
 }
 crate::support::impl_string_enum!(CommandAckStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CommandAckStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => CommandAckStatus::Accepted,
+            _ => CommandAckStatus::Noop,
+        }
+    }
+}
 /// The `status` returned by command methods that only ever admit. Open: new values may appear.
 ///
 /// - `accepted`: The command was admitted; its effects follow as events.
@@ -732,6 +969,15 @@ impl StringEnum for CommandStatus {
     }
 }
 crate::support::impl_string_enum!(CommandStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CommandStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => CommandStatus::Accepted,
+            _ => CommandStatus::Unknown(g.unknown_value(CommandStatus::KNOWN_VALUES)),
+        }
+    }
+}
 /// The `status` returned by `session/compact`. Open: new values may appear.
 ///
 /// - `accepted`: Compaction was admitted and runs asynchronously.
@@ -778,6 +1024,16 @@ impl StringEnum for CompactStatus {
     }
 }
 crate::support::impl_string_enum!(CompactStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CompactStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => CompactStatus::Accepted,
+            1usize => CompactStatus::Noop,
+            _ => CompactStatus::Unknown(g.unknown_value(CompactStatus::KNOWN_VALUES)),
+        }
+    }
+}
 /// How a compaction ended, on the `compaction` item. Open: new values may appear.
 ///
 /// - `compacted`: The context was compacted and a new boundary installed.
@@ -839,6 +1095,22 @@ impl StringEnum for CompactionOutcome {
     }
 }
 crate::support::impl_string_enum!(CompactionOutcome);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CompactionOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => CompactionOutcome::Compacted,
+            1usize => CompactionOutcome::Noop,
+            2usize => CompactionOutcome::Failed,
+            3usize => CompactionOutcome::Cancelled,
+            _ => {
+                CompactionOutcome::Unknown(
+                    g.unknown_value(CompactionOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// What started a compaction, on the `compaction` item. Open: new values may appear.
 ///
 /// - `manual`: A client asked for it with `session/compact`.
@@ -885,6 +1157,20 @@ impl StringEnum for CompactionTrigger {
     }
 }
 crate::support::impl_string_enum!(CompactionTrigger);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CompactionTrigger {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => CompactionTrigger::Manual,
+            1usize => CompactionTrigger::Auto,
+            _ => {
+                CompactionTrigger::Unknown(
+                    g.unknown_value(CompactionTrigger::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// One application row in the computer-use settings: the user's standing choice for letting the agent operate that app.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -909,6 +1195,25 @@ pub struct ComputerUseApp {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseApp {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            bundle_id: g.nested(),
+            choice: g.nested(),
+            last_asked_at: if g.present() { Some(g.nested()) } else { None },
+            locked: if g.present() { Some(g.nested()) } else { None },
+            locked_by: if g.present() { Some(g.nested()) } else { None },
+            name: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["bundleId", "choice", "lastAskedAt", "locked", "lockedBy", "name"],
+                ),
+        };
+        value
+    }
 }
 impl ComputerUseApp {
     /// A value with the given required members and every optional member absent.
@@ -976,6 +1281,21 @@ impl StringEnum for ComputerUseAppChoice {
     }
 }
 crate::support::impl_string_enum!(ComputerUseAppChoice);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseAppChoice {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ComputerUseAppChoice::Ask,
+            1usize => ComputerUseAppChoice::AlwaysAllow,
+            2usize => ComputerUseAppChoice::Blocked,
+            _ => {
+                ComputerUseAppChoice::Unknown(
+                    g.unknown_value(ComputerUseAppChoice::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Why a computer-use settings row is read-only. Open enum: new reasons may appear.
 ///
 /// - `builtIn`: The host blocks this app by default and the block cannot be lifted.
@@ -1022,6 +1342,20 @@ impl StringEnum for ComputerUseAppLock {
     }
 }
 crate::support::impl_string_enum!(ComputerUseAppLock);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseAppLock {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => ComputerUseAppLock::BuiltIn,
+            1usize => ComputerUseAppLock::File,
+            _ => {
+                ComputerUseAppLock::Unknown(
+                    g.unknown_value(ComputerUseAppLock::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// One per-app choice to set through `computerUseSettings/update`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1034,6 +1368,18 @@ pub struct ComputerUseAppPatch {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseAppPatch {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            bundle_id: g.nested(),
+            choice: g.nested(),
+            unknown: g.unknown_members(&["bundleId", "choice"]),
+        };
+        value
+    }
 }
 impl ComputerUseAppPatch {
     /// A value with the given required members and every optional member absent.
@@ -1061,6 +1407,19 @@ pub struct ComputerUseBlockedApp {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseBlockedApp {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            bundle_id: g.nested(),
+            locked: g.nested(),
+            prefix: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["bundleId", "locked", "prefix"]),
+        };
+        value
+    }
 }
 impl ComputerUseBlockedApp {
     /// A value with the given required members and every optional member absent.
@@ -1120,6 +1479,20 @@ impl StringEnum for ComputerUseChoice {
     }
 }
 crate::support::impl_string_enum!(ComputerUseChoice);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseChoice {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => ComputerUseChoice::Ask,
+            1usize => ComputerUseChoice::AlwaysAllow,
+            _ => {
+                ComputerUseChoice::Unknown(
+                    g.unknown_value(ComputerUseChoice::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// An app installed or running on the host machine, offered to settings as a candidate to configure or block.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1132,6 +1505,18 @@ pub struct ComputerUseInstalledApp {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseInstalledApp {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            bundle_id: g.nested(),
+            name: g.nested(),
+            unknown: g.unknown_members(&["bundleId", "name"]),
+        };
+        value
+    }
 }
 impl ComputerUseInstalledApp {
     /// A value with the given required members and every optional member absent.
@@ -1195,6 +1580,21 @@ impl StringEnum for ComputerUsePermission {
     }
 }
 crate::support::impl_string_enum!(ComputerUsePermission);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUsePermission {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ComputerUsePermission::Granted,
+            1usize => ComputerUsePermission::Missing,
+            2usize => ComputerUsePermission::UnknownValue,
+            _ => {
+                ComputerUsePermission::Unknown(
+                    g.unknown_value(ComputerUsePermission::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// How full the model's context window is, as judged by the server against its thresholds (the hard threshold is checked first; both comparisons are inclusive). Open enum: treat unknown values as an unknown level.
 ///
 /// - `normal`: Usage is below the warning threshold.
@@ -1246,6 +1646,21 @@ impl StringEnum for ContextPressureLevel {
     }
 }
 crate::support::impl_string_enum!(ContextPressureLevel);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ContextPressureLevel {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ContextPressureLevel::Normal,
+            1usize => ContextPressureLevel::Warning,
+            2usize => ContextPressureLevel::Blocked,
+            _ => {
+                ContextPressureLevel::Unknown(
+                    g.unknown_value(ContextPressureLevel::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The snapshot's latest view of context-window occupancy: window size, tokens in use and the pressure level. The snapshot's `contextUsage` member is `null` until the server has enough data to compute it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1261,6 +1676,19 @@ pub struct ContextUsage {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ContextUsage {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            pressure: g.nested(),
+            used_tokens: g.integer(None, None),
+            window_tokens: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g.unknown_members(&["pressure", "usedTokens", "windowTokens"]),
+        };
+        value
+    }
 }
 impl ContextUsage {
     /// A value with the given required members and every optional member absent.
@@ -1291,6 +1719,23 @@ pub struct CronReceipt {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CronReceipt {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            job_id: if g.present() { Some(g.nested()) } else { None },
+            jobs: if g.present() { Some(g.nested()) } else { None },
+            next_fire_at_ms: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            unknown: g.unknown_members(&["jobId", "jobs", "nextFireAtMs"]),
+        };
+        value
+    }
+}
 impl CronReceipt {
     /// A value with every optional member absent.
     pub fn new() -> Self {
@@ -1317,6 +1762,18 @@ pub struct CronReceiptJob {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CronReceiptJob {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            job_id: g.nested(),
+            next_fire_at_ms: g.integer(None, None),
+            unknown: g.unknown_members(&["jobId", "nextFireAtMs"]),
+        };
+        value
+    }
+}
 impl CronReceiptJob {
     /// A value with the given required members and every optional member absent.
     pub fn new(job_id: String, next_fire_at_ms: i64) -> Self {
@@ -1339,6 +1796,18 @@ pub struct CumulativeCost {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CumulativeCost {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            partial: g.nested(),
+            usd: g.number(None, None),
+            unknown: g.unknown_members(&["partial", "usd"]),
+        };
+        value
+    }
 }
 impl CumulativeCost {
     /// A value with the given required members and every optional member absent.
@@ -1385,6 +1854,40 @@ pub struct CumulativeTokenUsage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for CumulativeTokenUsage {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            cache_read_tokens: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            cache_write_tokens: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            cost: if g.present() { Some(g.nested()) } else { None },
+            output_tokens: g.integer(None, None),
+            prompt_tokens: g.integer(None, None),
+            total_tokens: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "cacheReadTokens",
+                        "cacheWriteTokens",
+                        "cost",
+                        "outputTokens",
+                        "promptTokens",
+                        "totalTokens",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl CumulativeTokenUsage {
     /// A value with the given required members and every optional member absent.
     pub fn new(output_tokens: i64, prompt_tokens: i64, total_tokens: i64) -> Self {
@@ -1427,6 +1930,30 @@ pub struct DamagedRange {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for DamagedRange {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            last_good_turn_id: if g.present() { Some(g.nested()) } else { None },
+            missing_records: g.integer(None, None),
+            readable_after_at: g.nested(),
+            readable_before_at: if g.present() { Some(g.nested()) } else { None },
+            unreadable_lines: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "lastGoodTurnId",
+                        "missingRecords",
+                        "readableAfterAt",
+                        "readableBeforeAt",
+                        "unreadableLines",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl DamagedRange {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -1462,6 +1989,19 @@ pub struct EffectiveApprovalModeState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for EffectiveApprovalModeState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            last_command_id: if g.coin() { Some(g.nested()) } else { None },
+            mode: g.nested(),
+            source: g.nested(),
+            unknown: g.unknown_members(&["lastCommandId", "mode", "source"]),
+        };
+        value
+    }
+}
 impl EffectiveApprovalModeState {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -1495,6 +2035,19 @@ pub struct EffectiveModel {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for EffectiveModel {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            model_id: g.nested(),
+            provider_id: if g.coin() { Some(g.nested()) } else { None },
+            source: g.nested(),
+            unknown: g.unknown_members(&["modelId", "providerId", "source"]),
+        };
+        value
+    }
 }
 impl EffectiveModel {
     /// A value with the given required members and every optional member absent.
@@ -1534,6 +2087,23 @@ pub struct EffectivePermissionState {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for EffectivePermissionState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            axes: if g.present() { Some(g.nested()) } else { None },
+            profile_id: if g.coin() { Some(g.nested()) } else { None },
+            reviewer_attached: g.nested(),
+            reviewer_authority: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["axes", "profileId", "reviewerAttached", "reviewerAuthority"],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl EffectivePermissionState {
@@ -1741,6 +2311,135 @@ pub struct ErrorData {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ErrorData {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            admission_id: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            admission_resolution: if g.present() { Some(g.nested()) } else { None },
+            after: if g.present() { Some(g.nested()) } else { None },
+            aligned_next_offset: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            anchor: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            approval_id: if g.present() { Some(g.nested()) } else { None },
+            availability: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            axes: if g.present() { Some(g.nested()) } else { None },
+            capability: if g.present() { Some(g.nested()) } else { None },
+            capacity: if g.present() { Some(g.integer(None, None)) } else { None },
+            choice_id: if g.present() { Some(g.nested()) } else { None },
+            command_id: if g.present() { Some(g.nested()) } else { None },
+            current_requirement_id: if g.present() { Some(g.nested()) } else { None },
+            cursor_stream: if g.present() { Some(g.nested()) } else { None },
+            descriptor: if g.present() { Some(g.nested()) } else { None },
+            details: if g.present() { Some(g.nested()) } else { None },
+            earliest_cursor: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            failure_kind: if g.present() { Some(g.nested()) } else { None },
+            index: if g.present() { Some(g.integer(None, None)) } else { None },
+            item_id: if g.present() { Some(g.nested()) } else { None },
+            key_path: if g.present() { Some(g.nested()) } else { None },
+            kind: g.nested(),
+            last_turn_id: if g.present() { Some(g.nested()) } else { None },
+            latest_boundary_cursor: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            limit_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
+            marketplace: if g.present() { Some(g.nested()) } else { None },
+            name: if g.present() { Some(g.nested()) } else { None },
+            next_available: if g.present() { Some(g.nested()) } else { None },
+            output_ref: if g.present() { Some(g.nested()) } else { None },
+            path: if g.present() { Some(g.nested()) } else { None },
+            paths: if g.present() { Some(g.nested()) } else { None },
+            projection: if g.present() { Some(g.nested()) } else { None },
+            reason: if g.present() { Some(g.nested()) } else { None },
+            recovery_observation: if g.present() { Some(g.nested()) } else { None },
+            requested_stream: if g.present() { Some(g.nested()) } else { None },
+            resolution: if g.present() { Some(g.nested()) } else { None },
+            retry_after_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            retryable: if g.present() { Some(g.nested()) } else { None },
+            seed_fallback_reason: if g.present() { Some(g.nested()) } else { None },
+            seed_path: if g.present() { Some(g.nested()) } else { None },
+            selector: if g.present() { Some(g.nested()) } else { None },
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            settlement: if g.present() { Some(g.nested()) } else { None },
+            stream: if g.present() { Some(g.nested()) } else { None },
+            upload_id: if g.present() { Some(g.nested()) } else { None },
+            user_input_id: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "admissionId",
+                        "admissionResolution",
+                        "after",
+                        "alignedNextOffset",
+                        "anchor",
+                        "approvalId",
+                        "availability",
+                        "axes",
+                        "capability",
+                        "capacity",
+                        "choiceId",
+                        "commandId",
+                        "currentRequirementId",
+                        "cursorStream",
+                        "descriptor",
+                        "details",
+                        "earliestCursor",
+                        "failureKind",
+                        "index",
+                        "itemId",
+                        "keyPath",
+                        "kind",
+                        "lastTurnId",
+                        "latestBoundaryCursor",
+                        "limitBytes",
+                        "marketplace",
+                        "name",
+                        "nextAvailable",
+                        "outputRef",
+                        "path",
+                        "paths",
+                        "projection",
+                        "reason",
+                        "recoveryObservation",
+                        "requestedStream",
+                        "resolution",
+                        "retryAfterMs",
+                        "retryable",
+                        "seedFallbackReason",
+                        "seedPath",
+                        "selector",
+                        "sessionId",
+                        "settlement",
+                        "stream",
+                        "uploadId",
+                        "userInputId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ErrorData {
     /// A value with the given required members and every optional member absent.
@@ -2179,6 +2878,71 @@ impl StringEnum for ErrorKind {
     }
 }
 crate::support::impl_string_enum!(ErrorKind);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ErrorKind {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(58usize) {
+            0usize => ErrorKind::ParseError,
+            1usize => ErrorKind::InvalidRequest,
+            2usize => ErrorKind::NotInitialized,
+            3usize => ErrorKind::AlreadyInitialized,
+            4usize => ErrorKind::MethodNotFound,
+            5usize => ErrorKind::InvalidParams,
+            6usize => ErrorKind::ExperimentalRequired,
+            7usize => ErrorKind::Internal,
+            8usize => ErrorKind::PageEventTooLarge,
+            9usize => ErrorKind::OutputResultTooLarge,
+            10usize => ErrorKind::Overloaded,
+            11usize => ErrorKind::InputTooLarge,
+            12usize => ErrorKind::CapabilityRequired,
+            13usize => ErrorKind::NotFound,
+            14usize => ErrorKind::Interrupted,
+            15usize => ErrorKind::Cancelled,
+            16usize => ErrorKind::SessionNotFound,
+            17usize => ErrorKind::SessionInUse,
+            18usize => ErrorKind::SessionAmbiguous,
+            19usize => ErrorKind::ForkBoundaryInvalid,
+            20usize => ErrorKind::SessionNotLoaded,
+            21usize => ErrorKind::SessionStreamMismatch,
+            22usize => ErrorKind::CommandRejected,
+            23usize => ErrorKind::Backpressured,
+            24usize => ErrorKind::SkillNotFound,
+            25usize => ErrorKind::ComputerUseUnavailable,
+            26usize => ErrorKind::MarketplaceNotFound,
+            27usize => ErrorKind::PluginNotFound,
+            28usize => ErrorKind::MarketplaceAlreadyExists,
+            29usize => ErrorKind::PluginMutationsDisabled,
+            30usize => ErrorKind::UploadNotFound,
+            31usize => ErrorKind::ViewTruncated,
+            32usize => ErrorKind::OutputUnavailable,
+            33usize => ErrorKind::BoundaryPruned,
+            34usize => ErrorKind::BoundaryUnusable,
+            35usize => ErrorKind::NoBoundary,
+            36usize => ErrorKind::ApprovalNotFound,
+            37usize => ErrorKind::ApprovalAlreadyResolved,
+            38usize => ErrorKind::ApprovalChoiceInvalid,
+            39usize => ErrorKind::ApprovalRequirementStale,
+            40usize => ErrorKind::ApprovalReviewerUnavailable,
+            41usize => ErrorKind::UserInputNotFound,
+            42usize => ErrorKind::UserInputAlreadySettled,
+            43usize => ErrorKind::UserInputAnswerInvalid,
+            44usize => ErrorKind::LimitsAboveMax,
+            45usize => ErrorKind::WorkspaceNotTrusted,
+            46usize => ErrorKind::MissingAnchor,
+            47usize => ErrorKind::PrunedPrefix,
+            48usize => ErrorKind::WrongStream,
+            49usize => ErrorKind::UnknownStream,
+            50usize => ErrorKind::UnknownProjection,
+            51usize => ErrorKind::AdmissionNotFound,
+            52usize => ErrorKind::AdmissionAlreadyResolved,
+            53usize => ErrorKind::AdmissionChoiceInvalid,
+            54usize => ErrorKind::UsageRefreshRateLimited,
+            55usize => ErrorKind::UsageRefreshUnavailable,
+            56usize => ErrorKind::UsageRefreshFailed,
+            _ => ErrorKind::Unknown(g.unknown_value(ErrorKind::KNOWN_VALUES)),
+        }
+    }
+}
 /// The `error` member of an `ErrorResponse`: a registry code, a human-readable message and optional structured detail.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2193,6 +2957,19 @@ pub struct ErrorObject {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ErrorObject {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            code: g.integer(None, None),
+            data: if g.present() { Some(g.nested()) } else { None },
+            message: g.nested(),
+            unknown: g.unknown_members(&["code", "data", "message"]),
+        };
+        value
+    }
 }
 impl ErrorObject {
     /// A value with the given required members and every optional member absent.
@@ -2223,6 +3000,19 @@ pub struct ErrorResponse {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ErrorResponse {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            error: g.nested(),
+            id: if g.coin() { Some(g.nested()) } else { None },
+            jsonrpc: g.nested(),
+            unknown: g.unknown_members(&["error", "id", "jsonrpc"]),
+        };
+        value
+    }
+}
 impl ErrorResponse {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -2249,6 +3039,17 @@ pub struct ForkCutPoint {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ForkCutPoint {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            last_turn_id: g.nested(),
+            unknown: g.unknown_members(&["lastTurnId"]),
+        };
+        value
+    }
 }
 impl ForkCutPoint {
     /// A value with the given required members and every optional member absent.
@@ -2279,6 +3080,21 @@ pub struct ForkProvenance {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ForkProvenance {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            cut_cursor: g.nested(),
+            cut_explicit: g.nested(),
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(&["commandId", "cutCursor", "cutExplicit", "sessionId"]),
+        };
+        value
+    }
 }
 impl ForkProvenance {
     /// A value with the given required members and every optional member absent.
@@ -2359,6 +3175,18 @@ impl StringEnum for HistoryMode {
     }
 }
 crate::support::impl_string_enum!(HistoryMode);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HistoryMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => HistoryMode::AnchoredSnapshot,
+            1usize => HistoryMode::Inline,
+            2usize => HistoryMode::Snapshot,
+            3usize => HistoryMode::None,
+            _ => HistoryMode::Unknown(g.unknown_value(HistoryMode::KNOWN_VALUES)),
+        }
+    }
+}
 /// Why a result served no history (`history.mode` is `"none"`). Open: an unknown or missing value means the reason is not known; never infer it from the cursor.
 ///
 /// - `excluded`: The request asked for no items (`excludeItems`).
@@ -2426,6 +3254,23 @@ impl StringEnum for HistoryNoneReason {
     }
 }
 crate::support::impl_string_enum!(HistoryNoneReason);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HistoryNoneReason {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => HistoryNoneReason::Excluded,
+            1usize => HistoryNoneReason::CursorSuffix,
+            2usize => HistoryNoneReason::HistoryBudget,
+            3usize => HistoryNoneReason::ProjectionUnavailable,
+            4usize => HistoryNoneReason::ProjectionReadLimit,
+            _ => {
+                HistoryNoneReason::Unknown(
+                    g.unknown_value(HistoryNoneReason::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The `history` preference of `session/resume`: which form of history the client would like. The host may serve a smaller form and reports what it served in `history.mode`. Closed: other values are rejected.
 ///
 /// - `auto`: Let the host pick the richest form that fits, trying anchored snapshot, inline, snapshot, a reduced snapshot, then none.
@@ -2487,6 +3332,17 @@ impl StringEnum for HistoryPreference {
     }
 }
 crate::support::impl_string_enum!(HistoryPreference);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HistoryPreference {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => HistoryPreference::Auto,
+            1usize => HistoryPreference::Inline,
+            2usize => HistoryPreference::Snapshot,
+            _ => HistoryPreference::Anchored,
+        }
+    }
+}
 /// What `turn/start` should do when a turn is already running. Absent means `"queue"`, so a caller that has not checked the session never alters a running turn by accident. Closed: other values are rejected.
 ///
 /// - `queue`: Run the new turn after the current one (and any already queued).
@@ -2538,6 +3394,16 @@ impl StringEnum for IfBusy {
     }
 }
 crate::support::impl_string_enum!(IfBusy);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for IfBusy {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => IfBusy::Queue,
+            1usize => IfBusy::Steer,
+            _ => IfBusy::Replace,
+        }
+    }
+}
 /// The JSON-RPC protocol marker every MSP frame carries in `jsonrpc`. Closed: the only accepted value is `"2.0"`.
 ///
 /// - `2.0`: JSON-RPC 2.0, the only version MSP speaks.
@@ -2579,6 +3445,12 @@ impl StringEnum for JsonRpcVersion {
     }
 }
 crate::support::impl_string_enum!(JsonRpcVersion);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for JsonRpcVersion {
+    fn sample(_: &mut crate::sample::Sampler) -> Self {
+        JsonRpcVersion::V20
+    }
+}
 /// The most recently finished turn as folded into the session view. `session/resume` and `session/read` repeat it so a client reopening the session can, for example, show that the previous turn failed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2597,6 +3469,20 @@ pub struct LastTurn {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for LastTurn {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            error: if g.present() { Some(g.nested()) } else { None },
+            reason: if g.present() { Some(g.nested()) } else { None },
+            terminal: g.nested(),
+            turn_id: g.nested(),
+            unknown: g.unknown_members(&["error", "reason", "terminal", "turnId"]),
+        };
+        value
+    }
 }
 impl LastTurn {
     /// A value with the given required members and every optional member absent.
@@ -2652,6 +3538,15 @@ impl StringEnum for LimitKind {
     }
 }
 crate::support::impl_string_enum!(LimitKind);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for LimitKind {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => LimitKind::TierLimit,
+            _ => LimitKind::Unknown(g.unknown_value(LimitKind::KNOWN_VALUES)),
+        }
+    }
+}
 /// One limits setting that a request asked to set wider than the host allows. It appears in the `axes` list of a `limitsAboveMax` error, which names every such setting, not just the first.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -2667,6 +3562,19 @@ pub struct LimitsAboveMaxAxis {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LimitsAboveMaxAxis {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            axis: g.nested(),
+            max: g.nested(),
+            requested: g.nested(),
+            unknown: g.unknown_members(&["axis", "max", "requested"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LimitsAboveMaxAxis {
     /// A value with the given required members and every optional member absent.
@@ -2681,6 +3589,15 @@ impl LimitsAboveMaxAxis {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LimitsAboveMaxAxis {}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LimitsAxisValue {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => LimitsAxisValue::Boolean(g.nested()),
+            _ => LimitsAxisValue::LimitsNetworkMode(g.nested()),
+        }
+    }
+}
 /// The value of one limits setting in a `limitsAboveMax` error: a boolean for the on/off settings, or a network mode for `sandboxNetwork`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -2752,6 +3669,16 @@ impl StringEnum for LimitsNetworkMode {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(LimitsNetworkMode);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LimitsNetworkMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => LimitsNetworkMode::Restricted,
+            1usize => LimitsNetworkMode::Enabled,
+            _ => LimitsNetworkMode::ProxyOnly,
+        }
+    }
+}
 /// How an MCP server OAuth login flow ended, carried by `mcpServer/oauthLoginCompleted`. Open enum: new outcomes may appear.
 ///
 /// - `granted`: The user authorized access and the host stored the credential.
@@ -2823,6 +3750,23 @@ impl StringEnum for McpOAuthLoginOutcome {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(McpOAuthLoginOutcome);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpOAuthLoginOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => McpOAuthLoginOutcome::Granted,
+            1usize => McpOAuthLoginOutcome::Denied,
+            2usize => McpOAuthLoginOutcome::Expired,
+            3usize => McpOAuthLoginOutcome::Cancelled,
+            4usize => McpOAuthLoginOutcome::Failed,
+            _ => {
+                McpOAuthLoginOutcome::Unknown(
+                    g.unknown_value(McpOAuthLoginOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Result of the best-effort attempt to revoke an MCP OAuth credential with its provider during `mcpServer/oauthLogout`. Open enum: new values may appear.
 ///
 /// - `succeeded`: The provider accepted the revocation.
@@ -2882,6 +3826,21 @@ impl StringEnum for McpOAuthRevocation {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(McpOAuthRevocation);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpOAuthRevocation {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => McpOAuthRevocation::Succeeded,
+            1usize => McpOAuthRevocation::Failed,
+            2usize => McpOAuthRevocation::NotAttempted,
+            _ => {
+                McpOAuthRevocation::Unknown(
+                    g.unknown_value(McpOAuthRevocation::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Metadata of an image attached to a `userMessage` item. The image bytes are not repeated in the view.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2904,6 +3863,24 @@ pub struct MessageAttachment {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for MessageAttachment {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            attachment_id: if g.present() { Some(g.nested()) } else { None },
+            height: if g.present() { Some(g.integer(None, None)) } else { None },
+            media_type: g.nested(),
+            type_: g.nested(),
+            width: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["attachmentId", "height", "mediaType", "type", "width"],
+                ),
+        };
+        value
+    }
 }
 impl MessageAttachment {
     /// A value with the given required members and every optional member absent.
@@ -2965,6 +3942,16 @@ impl StringEnum for MessagePhase {
     }
 }
 crate::support::impl_string_enum!(MessagePhase);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for MessagePhase {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => MessagePhase::Commentary,
+            1usize => MessagePhase::FinalAnswer,
+            _ => MessagePhase::Unknown(g.unknown_value(MessagePhase::KNOWN_VALUES)),
+        }
+    }
+}
 /// A JSON-RPC notification frame, sent by either side. It has no `id` and never gets a response; the `method` name selects the shape of `params`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2982,6 +3969,20 @@ pub struct Notification {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for Notification {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            emitted_at_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            jsonrpc: g.nested(),
+            method: g.nested(),
+            params: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["emittedAtMs", "jsonrpc", "method", "params"]),
+        };
+        value
+    }
 }
 impl Notification {
     /// A value with the given required members and every optional member absent.
@@ -3023,6 +4024,36 @@ pub struct OutputRef {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for OutputRef {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            availability: g.nested(),
+            byte_len: g.integer(None, None),
+            digest: if g.present() { Some(g.nested()) } else { None },
+            id: g.nested(),
+            kind: g.nested(),
+            media_type: if g.present() { Some(g.nested()) } else { None },
+            path: if g.present() { Some(g.nested()) } else { None },
+            uri: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "availability",
+                        "byteLen",
+                        "digest",
+                        "id",
+                        "kind",
+                        "mediaType",
+                        "path",
+                        "uri",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl OutputRef {
     /// A value with the given required members and every optional member absent.
@@ -3108,6 +4139,22 @@ impl StringEnum for OutputRefAvailability {
     }
 }
 crate::support::impl_string_enum!(OutputRefAvailability);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for OutputRefAvailability {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => OutputRefAvailability::Available,
+            1usize => OutputRefAvailability::Missing,
+            2usize => OutputRefAvailability::Unsupported,
+            3usize => OutputRefAvailability::AccessFailed,
+            _ => {
+                OutputRefAvailability::Unknown(
+                    g.unknown_value(OutputRefAvailability::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Short diff summary the server attaches to an editing `toolCall`, next to its `patchRef`. Counts are lines, never hunks or bytes; fetch the patch itself with `item/readOutput` using `patchRef.id`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3121,6 +4168,19 @@ pub struct PatchSummary {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PatchSummary {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            added: g.integer(None, None),
+            files: g.integer(None, None),
+            removed: g.integer(None, None),
+            unknown: g.unknown_members(&["added", "files", "removed"]),
+        };
+        value
+    }
 }
 impl PatchSummary {
     /// A value with the given required members and every optional member absent.
@@ -3150,6 +4210,19 @@ pub struct PendingApprovalPointer {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PendingApprovalPointer {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval_id: g.nested(),
+            item_id: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: g.nested(),
+            unknown: g.unknown_members(&["approvalId", "itemId", "viewCursor"]),
+        };
+        value
+    }
 }
 impl PendingApprovalPointer {
     /// A value with the given required members and every optional member absent.
@@ -3209,6 +4282,20 @@ impl StringEnum for PendingRequestKind {
     }
 }
 crate::support::impl_string_enum!(PendingRequestKind);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PendingRequestKind {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => PendingRequestKind::Approval,
+            1usize => PendingRequestKind::UserInput,
+            _ => {
+                PendingRequestKind::Unknown(
+                    g.unknown_value(PendingRequestKind::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// An entry of `pendingRequests` in the `session/resume` and `session/read` results: a request to a person that is still unanswered when a client joins. After a `session/resume` response the host sends the full request again (`approval/request` or `userInput/request`); `session/read` only lists it. The id member that is present depends on `kind`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3227,6 +4314,21 @@ pub struct PendingRequestPointer {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PendingRequestPointer {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval_id: if g.present() { Some(g.nested()) } else { None },
+            kind: g.nested(),
+            user_input_id: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(&["approvalId", "kind", "userInputId", "viewCursor"]),
+        };
+        value
+    }
 }
 impl PendingRequestPointer {
     /// A value with the given required members and every optional member absent.
@@ -3257,6 +4359,19 @@ pub struct PendingUserInputPointer {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PendingUserInputPointer {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            item_id: if g.present() { Some(g.nested()) } else { None },
+            user_input_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g.unknown_members(&["itemId", "userInputId", "viewCursor"]),
+        };
+        value
+    }
 }
 impl PendingUserInputPointer {
     /// A value with the given required members and every optional member absent.
@@ -3329,6 +4444,21 @@ impl StringEnum for PermissionApprovalAxis {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(PermissionApprovalAxis);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionApprovalAxis {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => PermissionApprovalAxis::OnRequest,
+            1usize => PermissionApprovalAxis::PromptUnmatched,
+            2usize => PermissionApprovalAxis::AllowAll,
+            _ => {
+                PermissionApprovalAxis::Unknown(
+                    g.unknown_value(PermissionApprovalAxis::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The four resolved settings of a committed permission profile: filesystem, network, approval and reviewer.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -3345,6 +4475,21 @@ pub struct PermissionAxes {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionAxes {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval: g.nested(),
+            filesystem: g.nested(),
+            network: g.nested(),
+            reviewer: g.nested(),
+            unknown: g
+                .unknown_members(&["approval", "filesystem", "network", "reviewer"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PermissionAxes {
@@ -3416,6 +4561,20 @@ impl StringEnum for PermissionFilesystemAxis {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(PermissionFilesystemAxis);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionFilesystemAxis {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => PermissionFilesystemAxis::Sandboxed,
+            1usize => PermissionFilesystemAxis::Unrestricted,
+            _ => {
+                PermissionFilesystemAxis::Unknown(
+                    g.unknown_value(PermissionFilesystemAxis::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The network setting for local commands under a permission profile. Open enum: new values may appear.
 ///
 /// - `restricted`: Network access is restricted.
@@ -3471,6 +4630,21 @@ impl StringEnum for PermissionNetworkAxis {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(PermissionNetworkAxis);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionNetworkAxis {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => PermissionNetworkAxis::Restricted,
+            1usize => PermissionNetworkAxis::Off,
+            2usize => PermissionNetworkAxis::Enabled,
+            _ => {
+                PermissionNetworkAxis::Unknown(
+                    g.unknown_value(PermissionNetworkAxis::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Where one `log/physicalLine` chunk sits within its line.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -3483,6 +4657,18 @@ pub struct PhysicalChunk {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PhysicalChunk {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            count: g.integer(None, None),
+            index: g.integer(None, None),
+            unknown: g.unknown_members(&["count", "index"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PhysicalChunk {
@@ -3511,6 +4697,18 @@ pub struct PhysicalCursor {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PhysicalCursor {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            byte_offset: g.integer(None, None),
+            next_ordinal: g.integer(None, None),
+            unknown: g.unknown_members(&["byteOffset", "nextOrdinal"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PhysicalCursor {
@@ -3542,6 +4740,19 @@ pub struct PhysicalFileEntry {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PhysicalFileEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            rel_path: g.nested(),
+            session_id: g.nested(),
+            size_bytes: g.integer(None, None),
+            unknown: g.unknown_members(&["relPath", "sessionId", "sizeBytes"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PhysicalFileEntry {
@@ -3622,6 +4833,22 @@ impl StringEnum for PhysicalResetReason {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(PhysicalResetReason);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PhysicalResetReason {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => PhysicalResetReason::Corrupt,
+            1usize => PhysicalResetReason::Truncated,
+            2usize => PhysicalResetReason::Gone,
+            3usize => PhysicalResetReason::Unloaded,
+            _ => {
+                PhysicalResetReason::Unknown(
+                    g.unknown_value(PhysicalResetReason::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Platform family of the host process, reported in the `initialize` result. Closed: other values are rejected.
 ///
 /// - `unix`: A Unix-like system (Linux, macOS).
@@ -3668,6 +4895,15 @@ impl StringEnum for PlatformFamily {
     }
 }
 crate::support::impl_string_enum!(PlatformFamily);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PlatformFamily {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => PlatformFamily::Unix,
+            _ => PlatformFamily::Windows,
+        }
+    }
+}
 /// Operating system of the host process, reported in the `initialize` result. Closed: other values are rejected.
 ///
 /// - `macos`: macOS.
@@ -3719,6 +4955,16 @@ impl StringEnum for PlatformOs {
     }
 }
 crate::support::impl_string_enum!(PlatformOs);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PlatformOs {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => PlatformOs::Macos,
+            1usize => PlatformOs::Linux,
+            _ => PlatformOs::Windows,
+        }
+    }
+}
 /// An input still waiting to be delivered to a session, as listed in `queuedInputs` of the `session/read` result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3744,6 +4990,23 @@ pub struct QueuedInput {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for QueuedInput {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            sequence: g.integer(None, None),
+            source_command_id: if g.present() { Some(g.nested()) } else { None },
+            source_run_record_id: if g.present() { Some(g.nested()) } else { None },
+            text: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["sequence", "sourceCommandId", "sourceRunRecordId", "text"],
+                ),
+        };
+        value
+    }
 }
 impl QueuedInput {
     /// A value with the given required members and every optional member absent.
@@ -3772,6 +5035,18 @@ pub struct QuotaDetail {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for QuotaDetail {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            limit_kind: g.nested(),
+            resets_at_ms: g.integer(None, None),
+            unknown: g.unknown_members(&["limitKind", "resetsAtMs"]),
+        };
+        value
+    }
+}
 impl QuotaDetail {
     /// A value with the given required members and every optional member absent.
     pub fn new(limit_kind: LimitKind, resets_at_ms: i64) -> Self {
@@ -3795,6 +5070,18 @@ pub struct RawLogCursor {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for RawLogCursor {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            after: g.nested(),
+            stream: g.nested(),
+            unknown: g.unknown_members(&["after", "stream"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl RawLogCursor {
@@ -3842,6 +5129,42 @@ pub struct RawLogRecordEnvelope {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for RawLogRecordEnvelope {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            causation_id: if g.coin() { Some(g.nested()) } else { None },
+            durability: g.nested(),
+            id: g.nested(),
+            payload: g.nested(),
+            payload_schema_version: g.integer(None, None),
+            payload_type: g.nested(),
+            record_type: g.nested(),
+            recorded_at: g.integer(None, None),
+            schema_version: g.integer(None, None),
+            sequence: g.integer(None, None),
+            stream: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "causation_id",
+                        "durability",
+                        "id",
+                        "payload",
+                        "payload_schema_version",
+                        "payload_type",
+                        "record_type",
+                        "recorded_at",
+                        "schema_version",
+                        "sequence",
+                        "stream",
+                    ],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl RawLogRecordEnvelope {
@@ -3963,6 +5286,21 @@ impl StringEnum for ReasoningEffort {
     }
 }
 crate::support::impl_string_enum!(ReasoningEffort);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ReasoningEffort {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(8usize) {
+            0usize => ReasoningEffort::None,
+            1usize => ReasoningEffort::Minimal,
+            2usize => ReasoningEffort::Low,
+            3usize => ReasoningEffort::Medium,
+            4usize => ReasoningEffort::High,
+            5usize => ReasoningEffort::Xhigh,
+            6usize => ReasoningEffort::Max,
+            _ => ReasoningEffort::Ultra,
+        }
+    }
+}
 /// Who or what set the session's default reasoning effort. Open enum.
 ///
 /// - `user`: A user command, such as `session/setReasoningEffort`.
@@ -4014,6 +5352,21 @@ impl StringEnum for ReasoningEffortChangeSource {
     }
 }
 crate::support::impl_string_enum!(ReasoningEffortChangeSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ReasoningEffortChangeSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ReasoningEffortChangeSource::User,
+            1usize => ReasoningEffortChangeSource::Default,
+            2usize => ReasoningEffortChangeSource::Policy,
+            _ => {
+                ReasoningEffortChangeSource::Unknown(
+                    g.unknown_value(ReasoningEffortChangeSource::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The session's current default reasoning effort, as shown in the snapshot; the same pair that `session/reasoningEffortChanged` reports.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4026,6 +5379,18 @@ pub struct ReasoningEffortState {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ReasoningEffortState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            reasoning_effort: g.nested(),
+            source: g.nested(),
+            unknown: g.unknown_members(&["reasoningEffort", "source"]),
+        };
+        value
+    }
 }
 impl ReasoningEffortState {
     /// A value with the given required members and every optional member absent.
@@ -4052,6 +5417,18 @@ pub struct RecordPosition {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecordPosition {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            id: g.nested(),
+            sequence: g.integer(None, None),
+            unknown: g.unknown_members(&["id", "sequence"]),
+        };
+        value
+    }
 }
 impl RecordPosition {
     /// A value with the given required members and every optional member absent.
@@ -4131,6 +5508,23 @@ impl StringEnum for RecoveryEffectiveSource {
     }
 }
 crate::support::impl_string_enum!(RecoveryEffectiveSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecoveryEffectiveSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => RecoveryEffectiveSource::Request,
+            1usize => RecoveryEffectiveSource::Retained,
+            2usize => RecoveryEffectiveSource::LegacyOmission,
+            3usize => RecoveryEffectiveSource::HostPolicy,
+            4usize => RecoveryEffectiveSource::UnknownValue,
+            _ => {
+                RecoveryEffectiveSource::Unknown(
+                    g.unknown_value(RecoveryEffectiveSource::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The recovery mode a client asks for in `session/start` or `session/resume`. Leaving it out is different from sending `"off"`: omission lets the host decide. Closed: other values are rejected.
 ///
 /// - `on`: Ask for recovery to be on.
@@ -4177,6 +5571,15 @@ impl StringEnum for RecoveryMode {
     }
 }
 crate::support::impl_string_enum!(RecoveryMode);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecoveryMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => RecoveryMode::On,
+            _ => RecoveryMode::Off,
+        }
+    }
+}
 /// One consistent snapshot of a session's recovery-mode state, taken by the host from a single session runtime. Carried on `session/read` and on some errors. Every member is required and non-null.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4201,6 +5604,32 @@ pub struct RecoveryObservation {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecoveryObservation {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            construction_id: g.nested(),
+            effective_mode: g.nested(),
+            effective_source: g.nested(),
+            qualification: g.nested(),
+            requested_mode: g.nested(),
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "constructionId",
+                        "effectiveMode",
+                        "effectiveSource",
+                        "qualification",
+                        "requestedMode",
+                        "sessionId",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl RecoveryObservation {
     /// A value with the given required members and every optional member absent.
@@ -4275,6 +5704,21 @@ impl StringEnum for RecoveryObservedMode {
     }
 }
 crate::support::impl_string_enum!(RecoveryObservedMode);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecoveryObservedMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => RecoveryObservedMode::On,
+            1usize => RecoveryObservedMode::Off,
+            2usize => RecoveryObservedMode::UnknownValue,
+            _ => {
+                RecoveryObservedMode::Unknown(
+                    g.unknown_value(RecoveryObservedMode::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// The host's assessment of recovery for this session runtime. It is an assessment only, not a receipt that any operation was accepted. Open: new values may appear.
 ///
 /// - `qualified`: Recovery is supported for this runtime.
@@ -4336,6 +5780,22 @@ impl StringEnum for RecoveryQualification {
     }
 }
 crate::support::impl_string_enum!(RecoveryQualification);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecoveryQualification {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => RecoveryQualification::Qualified,
+            1usize => RecoveryQualification::Unavailable,
+            2usize => RecoveryQualification::NotRequired,
+            3usize => RecoveryQualification::UnknownValue,
+            _ => {
+                RecoveryQualification::Unknown(
+                    g.unknown_value(RecoveryQualification::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// A display hint attached to an item for replaying a tree transition: which kinds of rows to mention and where to place the hint. The two members are sent together or the object is absent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4349,6 +5809,18 @@ pub struct ReplayHint {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ReplayHint {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            after_item_id: g.nested(),
+            row_kinds: g.nested(),
+            unknown: g.unknown_members(&["afterItemId", "rowKinds"]),
+        };
+        value
+    }
 }
 impl ReplayHint {
     /// A value with the given required members and every optional member absent.
@@ -4381,6 +5853,21 @@ pub struct Request {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for Request {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            id: g.nested(),
+            jsonrpc: g.nested(),
+            method: g.nested(),
+            params: if g.present() { Some(g.nested()) } else { None },
+            trace: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["id", "jsonrpc", "method", "params", "trace"]),
+        };
+        value
+    }
+}
 impl Request {
     /// A value with the given required members and every optional member absent.
     pub fn new(id: RequestId, jsonrpc: JsonRpcVersion, method: String) -> Self {
@@ -4395,6 +5882,15 @@ impl Request {
     }
 }
 impl Validate for Request {}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RequestId {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => RequestId::Integer(g.nested()),
+            _ => RequestId::String(g.nested()),
+        }
+    }
+}
 /// A JSON-RPC request id: an integer or a string. The two never compare equal (`1` is not `"1"`), and each direction of the connection has its own id space.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -4412,6 +5908,16 @@ pub struct RequestReceipt {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RequestReceipt {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            unknown: g.unknown_members(&[]),
+        };
+        value
+    }
 }
 impl RequestReceipt {
     /// A value with every optional member absent.
@@ -4468,6 +5974,16 @@ impl StringEnum for RetractOutcome {
     }
 }
 crate::support::impl_string_enum!(RetractOutcome);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RetractOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => RetractOutcome::Accepted,
+            1usize => RetractOutcome::Declined,
+            _ => RetractOutcome::Unknown(g.unknown_value(RetractOutcome::KNOWN_VALUES)),
+        }
+    }
+}
 /// Who reviews approval requests under a permission profile. Open: new values may appear.
 ///
 /// - `autoReview`: An automated reviewer decides.
@@ -4523,6 +6039,21 @@ impl StringEnum for ReviewerAuthority {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(ReviewerAuthority);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for ReviewerAuthority {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ReviewerAuthority::AutoReview,
+            1usize => ReviewerAuthority::Human,
+            2usize => ReviewerAuthority::None,
+            _ => {
+                ReviewerAuthority::Unknown(
+                    g.unknown_value(ReviewerAuthority::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Reports if the host process is able to enforce sandboxing. Fixed for the life of the process and the same for every session and connection; clients cannot request it. Open: new values may appear.
 ///
 /// - `available`: Sandboxing can be enforced.
@@ -4569,6 +6100,20 @@ impl StringEnum for SandboxAvailability {
     }
 }
 crate::support::impl_string_enum!(SandboxAvailability);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SandboxAvailability {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SandboxAvailability::Available,
+            1usize => SandboxAvailability::Unavailable,
+            _ => {
+                SandboxAvailability::Unknown(
+                    g.unknown_value(SandboxAvailability::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Why the host cannot enforce its sandbox, sent only alongside `sandboxAvailability: "unavailable"`. Open: new reasons may appear; show an unknown one as unknown.
 ///
 /// - `userNamespacesDenied`: The operating system does not allow the unprivileged user namespaces the sandbox needs.
@@ -4622,6 +6167,20 @@ impl StringEnum for SandboxUnavailableReason {
     }
 }
 crate::support::impl_string_enum!(SandboxUnavailableReason);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SandboxUnavailableReason {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SandboxUnavailableReason::UserNamespacesDenied,
+            1usize => SandboxUnavailableReason::BubblewrapUnavailable,
+            _ => {
+                SandboxUnavailableReason::Unknown(
+                    g.unknown_value(SandboxUnavailableReason::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Identifies the wire schema the host speaks, inside the `initialize` result. `version` numbers the JSON-RPC envelope format only; it is unrelated to the snapshot `schemaVersion` and the raw-log `schema_version`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4633,6 +6192,18 @@ pub struct SchemaInfo {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SchemaInfo {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            fingerprint: g.matching("^sha256:[0-9a-f]{64}$"),
+            version: g.integer(None, None),
+            unknown: g.unknown_members(&["fingerprint", "version"]),
+        };
+        value
+    }
 }
 impl SchemaInfo {
     /// A value with the given required members and every optional member absent.
@@ -4670,6 +6241,18 @@ pub struct ServerInfo {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ServerInfo {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            name: g.nested(),
+            version: g.nested(),
+            unknown: g.unknown_members(&["name", "version"]),
+        };
+        value
+    }
+}
 impl ServerInfo {
     /// A value with the given required members and every optional member absent.
     pub fn new(name: String, version: String) -> Self {
@@ -4698,6 +6281,19 @@ pub struct SideProvenance {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SideProvenance {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            cut_cursor: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "cutCursor", "sessionId"]),
+        };
+        value
+    }
+}
 impl SideProvenance {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, cut_cursor: String, session_id: String) -> Self {
@@ -4723,6 +6319,18 @@ pub struct SnapshotAnchor {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SnapshotAnchor {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            boundary_cursor: g.nested(),
+            summarized_through: g.nested(),
+            unknown: g.unknown_members(&["boundaryCursor", "summarizedThrough"]),
+        };
+        value
+    }
 }
 impl SnapshotAnchor {
     /// A value with the given required members and every optional member absent.
@@ -4803,6 +6411,55 @@ pub struct SnapshotState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SnapshotState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            active_turn: if g.coin() { Some(g.nested()) } else { None },
+            approval_mode: g.nested(),
+            branch: if g.coin() { Some(g.nested()) } else { None },
+            context_usage: if g.present() { Some(g.nested()) } else { None },
+            effective_model: if g.coin() { Some(g.nested()) } else { None },
+            goal: if g.coin() { Some(g.nested()) } else { None },
+            items: g.nested(),
+            name: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            pending_approvals: g.nested(),
+            pending_user_inputs: g.nested(),
+            queued_turns: g.nested(),
+            reasoning_effort: if g.present() { Some(g.nested()) } else { None },
+            todo_list: if g.coin() { Some(g.nested()) } else { None },
+            token_usage: g.nested(),
+            turn_count: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "activeTurn",
+                        "approvalMode",
+                        "branch",
+                        "contextUsage",
+                        "effectiveModel",
+                        "goal",
+                        "items",
+                        "name",
+                        "pendingApprovals",
+                        "pendingUserInputs",
+                        "queuedTurns",
+                        "reasoningEffort",
+                        "todoList",
+                        "tokenUsage",
+                        "turnCount",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SnapshotState {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -4855,6 +6512,19 @@ pub struct SourceRange {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SourceRange {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            first: g.nested(),
+            last: g.nested(),
+            stream: g.nested(),
+            unknown: g.unknown_members(&["first", "last", "stream"]),
+        };
+        value
+    }
+}
 impl SourceRange {
     /// A value with the given required members and every optional member absent.
     pub fn new(first: RecordPosition, last: RecordPosition, stream: StreamRef) -> Self {
@@ -4896,6 +6566,36 @@ pub struct StatusAttempt {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for StatusAttempt {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            attempt: g.integer(None, None),
+            error_kind: if g.present() { Some(g.nested()) } else { None },
+            http_status: if g.present() { Some(g.integer(None, None)) } else { None },
+            max_attempts: if g.present() { Some(g.integer(None, None)) } else { None },
+            next_attempt: if g.present() { Some(g.integer(None, None)) } else { None },
+            operation: g.nested(),
+            retry_delay_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            system: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "attempt",
+                        "errorKind",
+                        "httpStatus",
+                        "maxAttempts",
+                        "nextAttempt",
+                        "operation",
+                        "retryDelayMs",
+                        "system",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl StatusAttempt {
     /// A value with the given required members and every optional member absent.
     pub fn new(attempt: i64, operation: String, system: String) -> Self {
@@ -4932,6 +6632,24 @@ pub struct StatusChildren {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for StatusChildren {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            active: g.integer(None, None),
+            cancelled: g.integer(None, None),
+            completed: g.integer(None, None),
+            failed: g.integer(None, None),
+            total: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["active", "cancelled", "completed", "failed", "total"],
+                ),
+        };
+        value
+    }
+}
 impl StatusChildren {
     /// A value with the given required members and every optional member absent.
     pub fn new(active: i64, cancelled: i64, completed: i64, failed: i64) -> Self {
@@ -4958,6 +6676,18 @@ pub struct StatusHealth {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for StatusHealth {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            level: g.nested(),
+            reason: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["level", "reason"]),
+        };
+        value
+    }
 }
 impl StatusHealth {
     /// A value with the given required members and every optional member absent.
@@ -5043,6 +6773,24 @@ impl StringEnum for StatusHealthLevel {
     }
 }
 crate::support::impl_string_enum!(StatusHealthLevel);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for StatusHealthLevel {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(7usize) {
+            0usize => StatusHealthLevel::Ok,
+            1usize => StatusHealthLevel::Waiting,
+            2usize => StatusHealthLevel::Degraded,
+            3usize => StatusHealthLevel::Retrying,
+            4usize => StatusHealthLevel::Blocked,
+            5usize => StatusHealthLevel::Failed,
+            _ => {
+                StatusHealthLevel::Unknown(
+                    g.unknown_value(StatusHealthLevel::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Progress of a long-running tool call, carried in the item's `statusProgress` member.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5058,6 +6806,19 @@ pub struct StatusProgress {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for StatusProgress {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            current: g.integer(None, None),
+            total: if g.present() { Some(g.integer(None, None)) } else { None },
+            unit: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["current", "total", "unit"]),
+        };
+        value
+    }
 }
 impl StatusProgress {
     /// A value with the given required members and every optional member absent.
@@ -5087,6 +6848,19 @@ pub struct StatusStep {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for StatusStep {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            index: if g.present() { Some(g.integer(None, None)) } else { None },
+            label: g.nested(),
+            total: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g.unknown_members(&["index", "label", "total"]),
+        };
+        value
+    }
+}
 impl StatusStep {
     /// A value with the given required members and every optional member absent.
     pub fn new(label: String) -> Self {
@@ -5110,6 +6884,18 @@ pub struct StreamRef {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for StreamRef {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            id: g.nested(),
+            kind: g.nested(),
+            unknown: g.unknown_members(&["id", "kind"]),
+        };
+        value
+    }
 }
 impl StreamRef {
     /// A value with the given required members and every optional member absent.
@@ -5138,6 +6924,20 @@ pub struct SubscriptionUsage {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SubscriptionUsage {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            observed_at_ms: g.integer(None, None),
+            tier: g.nested(),
+            weekly: g.nested(),
+            window: g.nested(),
+            unknown: g.unknown_members(&["observedAtMs", "tier", "weekly", "window"]),
+        };
+        value
+    }
 }
 impl SubscriptionUsage {
     /// A value with the given required members and every optional member absent.
@@ -5171,6 +6971,18 @@ pub struct SubscriptionUsageWeekly {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SubscriptionUsageWeekly {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            resets_at_ms: g.integer(None, None),
+            used_percent: g.integer(None, None),
+            unknown: g.unknown_members(&["resetsAtMs", "usedPercent"]),
+        };
+        value
+    }
+}
 impl SubscriptionUsageWeekly {
     /// A value with the given required members and every optional member absent.
     pub fn new(resets_at_ms: i64, used_percent: i64) -> Self {
@@ -5199,6 +7011,20 @@ pub struct SubscriptionUsageWindow {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SubscriptionUsageWindow {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            resets_at_ms: g.integer(None, None),
+            used_percent: g.integer(None, None),
+            window_duration_mins: g.integer(None, None),
+            unknown: g
+                .unknown_members(&["resetsAtMs", "usedPercent", "windowDurationMins"]),
+        };
+        value
+    }
+}
 impl SubscriptionUsageWindow {
     /// A value with the given required members and every optional member absent.
     pub fn new(resets_at_ms: i64, used_percent: i64, window_duration_mins: i64) -> Self {
@@ -5224,6 +7050,19 @@ pub struct SuccessResponse {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SuccessResponse {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            id: g.nested(),
+            jsonrpc: g.nested(),
+            result: g.nested(),
+            unknown: g.unknown_members(&["id", "jsonrpc", "result"]),
+        };
+        value
+    }
 }
 impl SuccessResponse {
     /// A value with the given required members and every optional member absent.
@@ -5256,6 +7095,19 @@ pub struct TodoItem {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TodoItem {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            active_form: if g.present() { Some(g.nested()) } else { None },
+            status: g.nested(),
+            text: g.nested(),
+            unknown: g.unknown_members(&["activeForm", "status", "text"]),
+        };
+        value
+    }
+}
 impl TodoItem {
     /// A value with the given required members and every optional member absent.
     pub fn new(status: TodoStatus, text: String) -> Self {
@@ -5282,6 +7134,19 @@ pub struct TodoListState {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TodoListState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            items: g.nested(),
+            revision: g.integer(None, None),
+            source_tool: g.nested(),
+            unknown: g.unknown_members(&["items", "revision", "sourceTool"]),
+        };
+        value
+    }
 }
 impl TodoListState {
     /// A value with the given required members and every optional member absent.
@@ -5356,6 +7221,18 @@ impl StringEnum for TodoStatus {
     }
 }
 crate::support::impl_string_enum!(TodoStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TodoStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => TodoStatus::Pending,
+            1usize => TodoStatus::InProgress,
+            2usize => TodoStatus::Completed,
+            3usize => TodoStatus::Cancelled,
+            _ => TodoStatus::Unknown(g.unknown_value(TodoStatus::KNOWN_VALUES)),
+        }
+    }
+}
 /// Token counters exactly as the provider reported them. Providers count differently, so do not add these across providers; use the counted-once totals instead.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5389,6 +7266,40 @@ pub struct TokenUsage {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TokenUsage {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            cache_read_tokens: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            cache_write_tokens: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            cached_tokens: g.integer(None, None),
+            input_tokens: g.integer(None, None),
+            output_tokens: g.integer(None, None),
+            reasoning_tokens: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "cacheReadTokens",
+                        "cacheWriteTokens",
+                        "cachedTokens",
+                        "inputTokens",
+                        "outputTokens",
+                        "reasoningTokens",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl TokenUsage {
     /// A value with the given required members and every optional member absent.
@@ -5424,6 +7335,19 @@ pub struct ToolDisplayLabel {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ToolDisplayLabel {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            active: g.nested(),
+            done: g.nested(),
+            neutral: g.nested(),
+            unknown: g.unknown_members(&["active", "done", "neutral"]),
+        };
+        value
+    }
+}
 impl ToolDisplayLabel {
     /// A value with the given required members and every optional member absent.
     pub fn new(active: String, done: String, neutral: String) -> Self {
@@ -5436,6 +7360,19 @@ impl ToolDisplayLabel {
     }
 }
 impl Validate for ToolDisplayLabel {}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ToolReceiptCron {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            details: if g.present() { Some(g.nested()) } else { None },
+            operation: g.nested(),
+            outcome: g.nested(),
+            unknown: g.unknown_members(&["details", "operation", "outcome"]),
+        };
+        value
+    }
+}
 /// Receipt from the scheduled-job (cron) tools.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5463,6 +7400,19 @@ impl ToolReceiptCron {
     }
 }
 impl Validate for ToolReceiptCron {}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ToolReceiptCodeMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            details: if g.present() { Some(g.nested()) } else { None },
+            operation: g.nested(),
+            outcome: g.nested(),
+            unknown: g.unknown_members(&["details", "operation", "outcome"]),
+        };
+        value
+    }
+}
 /// Receipt from Code Mode, which runs code cells.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5490,6 +7440,24 @@ impl ToolReceiptCodeMode {
     }
 }
 impl Validate for ToolReceiptCodeMode {}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ToolReceipt {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => ToolReceipt::Cron(g.nested()),
+            1usize => ToolReceipt::CodeMode(g.nested()),
+            _ => {
+                let mut object = g.unknown_members(&["family"]);
+                object
+                    .insert(
+                        "family".to_owned(),
+                        serde_json::Value::String(g.unknown_value(&["cron", "codeMode"])),
+                    );
+                ToolReceipt::Unknown(object)
+            }
+        }
+    }
+}
 /// Machine-readable record of what a tool call did, attached to a `toolCall` item as `toolReceipt`. Tagged by `family`; `operation` and `outcome` say what was attempted and what happened, and `details` holds family-specific facts. It is informational only and carries no authority.
 ///
 /// Open: an object with a tag this version does not know decodes as `Unknown`.
@@ -5639,6 +7607,23 @@ impl StringEnum for ToolReceiptOperation {
     }
 }
 crate::support::impl_string_enum!(ToolReceiptOperation);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ToolReceiptOperation {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => ToolReceiptOperation::Create,
+            1usize => ToolReceiptOperation::Delete,
+            2usize => ToolReceiptOperation::List,
+            3usize => ToolReceiptOperation::Execute,
+            4usize => ToolReceiptOperation::Wait,
+            _ => {
+                ToolReceiptOperation::Unknown(
+                    g.unknown_value(ToolReceiptOperation::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// What a tool operation did. One vocabulary shared by all families: a value means the same thing in every family. Open enum.
 ///
 /// - `created`: A new entry was created.
@@ -5742,6 +7727,29 @@ impl StringEnum for ToolReceiptOutcome {
     }
 }
 crate::support::impl_string_enum!(ToolReceiptOutcome);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ToolReceiptOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(12usize) {
+            0usize => ToolReceiptOutcome::Created,
+            1usize => ToolReceiptOutcome::Duplicate,
+            2usize => ToolReceiptOutcome::Deleted,
+            3usize => ToolReceiptOutcome::Missing,
+            4usize => ToolReceiptOutcome::Listed,
+            5usize => ToolReceiptOutcome::Rejected,
+            6usize => ToolReceiptOutcome::Completed,
+            7usize => ToolReceiptOutcome::Pending,
+            8usize => ToolReceiptOutcome::Failed,
+            9usize => ToolReceiptOutcome::TimedOut,
+            10usize => ToolReceiptOutcome::Cancelled,
+            _ => {
+                ToolReceiptOutcome::Unknown(
+                    g.unknown_value(ToolReceiptOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Optional W3C trace context attached to a request, in either direction. Never sent on responses or notifications.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -5755,6 +7763,18 @@ pub struct TraceContext {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TraceContext {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            traceparent: if g.present() { Some(g.nested()) } else { None },
+            tracestate: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["traceparent", "tracestate"]),
+        };
+        value
+    }
 }
 impl TraceContext {
     /// A value with every optional member absent.
@@ -5778,6 +7798,18 @@ pub struct UnframedViewNotification {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UnframedViewNotification {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            method: g.nested(),
+            params: g.nested(),
+            unknown: g.unknown_members(&["method", "params"]),
+        };
+        value
+    }
 }
 impl UnframedViewNotification {
     /// A value with the given required members and every optional member absent.
@@ -5806,6 +7838,19 @@ pub struct UnframedViewNotificationParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UnframedViewNotificationParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g.unknown_members(&["sessionId", "sourceRange", "viewCursor"]),
+        };
+        value
+    }
 }
 impl UnframedViewNotificationParams {
     /// A value with the given required members and every optional member absent.
@@ -5864,6 +7909,12 @@ impl StringEnum for UnknownModelReasoningEffortVariants {
     }
 }
 crate::support::impl_string_enum!(UnknownModelReasoningEffortVariants);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UnknownModelReasoningEffortVariants {
+    fn sample(_: &mut crate::sample::Sampler) -> Self {
+        UnknownModelReasoningEffortVariants::Unknown
+    }
+}
 /// Which version-control system a branch observation was made with. Open: new values may appear.
 ///
 /// - `git`: Git.
@@ -5910,6 +7961,16 @@ impl StringEnum for Vcs {
     }
 }
 crate::support::impl_string_enum!(Vcs);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for Vcs {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => Vcs::Git,
+            1usize => Vcs::Sapling,
+            _ => Vcs::Unknown(g.unknown_value(Vcs::KNOWN_VALUES)),
+        }
+    }
+}
 /// One result returned by a `webSearch` item.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -5922,6 +7983,18 @@ pub struct WebSearchHit {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WebSearchHit {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            title: g.nested(),
+            url: g.nested(),
+            unknown: g.unknown_members(&["title", "url"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl WebSearchHit {

@@ -25,6 +25,30 @@ pub struct ComputerUseSettings {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseSettings {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            apps: if g.present() { Some(g.nested()) } else { None },
+            blocked_apps: g.nested(),
+            computer_control: g.nested(),
+            installed_apps: if g.present() { Some(g.nested()) } else { None },
+            screenshots: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "apps",
+                        "blockedApps",
+                        "computerControl",
+                        "installedApps",
+                        "screenshots",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl ComputerUseSettings {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -56,6 +80,18 @@ pub struct ComputerUseSettingsReadParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseSettingsReadParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            installed: if g.present() { Some(g.nested()) } else { None },
+            show_built_ins: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["installed", "showBuiltIns"]),
+        };
+        value
+    }
 }
 impl ComputerUseSettingsReadParams {
     /// A value with every optional member absent.
@@ -94,6 +130,30 @@ pub struct ComputerUseSettingsUpdateParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseSettingsUpdateParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            apps: if g.present() { Some(g.nested()) } else { None },
+            block_apps: if g.present() { Some(g.nested()) } else { None },
+            computer_control: if g.present() { Some(g.nested()) } else { None },
+            screenshots: if g.present() { Some(g.nested()) } else { None },
+            unblock_apps: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "apps",
+                        "blockApps",
+                        "computerControl",
+                        "screenshots",
+                        "unblockApps",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ComputerUseSettingsUpdateParams {
     /// A value with every optional member absent.

@@ -16,6 +16,18 @@ pub struct ComputerUseSetupChanged {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseSetupChanged {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            state: g.nested(),
+            unknown: g.unknown_members(&["sessionId", "state"]),
+        };
+        value
+    }
+}
 impl ComputerUseSetupChanged {
     /// A value with the given required members and every optional member absent.
     pub fn new(state: ComputerUseSetupState) -> Self {
@@ -94,6 +106,23 @@ impl StringEnum for ComputerUseSetupPhase {
     }
 }
 crate::support::impl_string_enum!(ComputerUseSetupPhase);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseSetupPhase {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => ComputerUseSetupPhase::Dormant,
+            1usize => ComputerUseSetupPhase::InProgress,
+            2usize => ComputerUseSetupPhase::RestartRequired,
+            3usize => ComputerUseSetupPhase::ReadyForTarget,
+            4usize => ComputerUseSetupPhase::Stopped,
+            _ => {
+                ComputerUseSetupPhase::Unknown(
+                    g.unknown_value(ComputerUseSetupPhase::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `computerUseSetup/read`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -104,6 +133,17 @@ pub struct ComputerUseSetupReadParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseSetupReadParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 impl ComputerUseSetupReadParams {
     /// A value with every optional member absent.
@@ -128,6 +168,18 @@ pub struct ComputerUseSetupStartParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseSetupStartParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["commandId", "sessionId"]),
+        };
+        value
+    }
 }
 impl ComputerUseSetupStartParams {
     /// A value with the given required members and every optional member absent.
@@ -163,6 +215,32 @@ pub struct ComputerUseSetupState {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ComputerUseSetupState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            accessibility: g.nested(),
+            input_monitoring: g.nested(),
+            message: if g.present() { Some(g.nested()) } else { None },
+            refused: if g.present() { Some(g.nested()) } else { None },
+            screen_recording: g.nested(),
+            setup: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "accessibility",
+                        "inputMonitoring",
+                        "message",
+                        "refused",
+                        "screenRecording",
+                        "setup",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ComputerUseSetupState {
     /// A value with the given required members and every optional member absent.

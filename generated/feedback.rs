@@ -64,6 +64,17 @@ impl StringEnum for FeedbackClassification {
     }
 }
 crate::support::impl_string_enum!(FeedbackClassification);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for FeedbackClassification {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => FeedbackClassification::Bug,
+            1usize => FeedbackClassification::BadResult,
+            2usize => FeedbackClassification::GoodResult,
+            _ => FeedbackClassification::Other,
+        }
+    }
+}
 /// How a `feedback/submit` call ended. Open enum: a client should accept unknown values and show them as an unspecified outcome.
 ///
 /// - `uploaded`: The feedback service accepted the report; `uploadId` is present.
@@ -169,6 +180,29 @@ impl StringEnum for FeedbackSubmitOutcome {
     }
 }
 crate::support::impl_string_enum!(FeedbackSubmitOutcome);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for FeedbackSubmitOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(12usize) {
+            0usize => FeedbackSubmitOutcome::Uploaded,
+            1usize => FeedbackSubmitOutcome::Recorded,
+            2usize => FeedbackSubmitOutcome::AcceptedWithoutReceipt,
+            3usize => FeedbackSubmitOutcome::TrackingFailed,
+            4usize => FeedbackSubmitOutcome::TrackingUncertain,
+            5usize => FeedbackSubmitOutcome::Dark,
+            6usize => FeedbackSubmitOutcome::Disabled,
+            7usize => FeedbackSubmitOutcome::NoCredential,
+            8usize => FeedbackSubmitOutcome::AuthRejected,
+            9usize => FeedbackSubmitOutcome::RateLimited,
+            10usize => FeedbackSubmitOutcome::Failed,
+            _ => {
+                FeedbackSubmitOutcome::Unknown(
+                    g.unknown_value(FeedbackSubmitOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `feedback/submit`: the report the user confirmed. Sending the request is itself the user's confirmation to submit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -200,6 +234,32 @@ pub struct FeedbackSubmitParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for FeedbackSubmitParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            attach_session_record: if g.present() { Some(g.nested()) } else { None },
+            classification: g.nested(),
+            client_artifacts_path: if g.present() { Some(g.nested()) } else { None },
+            note: g.nested(),
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            with_files: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "attachSessionRecord",
+                        "classification",
+                        "clientArtifactsPath",
+                        "note",
+                        "sessionId",
+                        "withFiles",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl FeedbackSubmitParams {
     /// A value with the given required members and every optional member absent.
@@ -260,6 +320,40 @@ pub struct FeedbackSubmitResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for FeedbackSubmitResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            bundle_path: g.nested(),
+            cause: if g.present() { Some(g.nested()) } else { None },
+            local_tracing_note: if g.present() { Some(g.nested()) } else { None },
+            outcome: g.nested(),
+            retry_after_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            session_note: if g.present() { Some(g.nested()) } else { None },
+            session_record_attached: g.nested(),
+            session_record_truncated: g.nested(),
+            task_id: if g.present() { Some(g.nested()) } else { None },
+            upload_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "bundlePath",
+                        "cause",
+                        "localTracingNote",
+                        "outcome",
+                        "retryAfterMs",
+                        "sessionNote",
+                        "sessionRecordAttached",
+                        "sessionRecordTruncated",
+                        "taskId",
+                        "uploadId",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl FeedbackSubmitResult {
     /// A value with the given required members and every optional member absent.

@@ -30,6 +30,34 @@ pub struct Goal {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for Goal {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            created_at_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            current_work: if g.present() { Some(g.nested()) } else { None },
+            next_work: if g.present() { Some(g.nested()) } else { None },
+            objective: g.nested(),
+            percent_complete: g.integer(None, None),
+            status: g.nested(),
+            updated_at_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "createdAtMs",
+                        "currentWork",
+                        "nextWork",
+                        "objective",
+                        "percentComplete",
+                        "status",
+                        "updatedAtMs",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl Goal {
     /// A value with the given required members and every optional member absent.
     pub fn new(objective: String, percent_complete: i64, status: String) -> Self {
@@ -60,6 +88,18 @@ pub struct GoalClearParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for GoalClearParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId"]),
+        };
+        value
+    }
+}
 impl GoalClearParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String) -> Self {
@@ -86,6 +126,19 @@ pub struct GoalCommandResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for GoalCommandResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            turn_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
+        };
+        value
+    }
 }
 impl GoalCommandResult {
     /// A value with the given required members and every optional member absent.
@@ -115,6 +168,19 @@ pub struct GoalEditParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for GoalEditParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            objective: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "objective", "sessionId"]),
+        };
+        value
+    }
+}
 impl GoalEditParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, objective: String, session_id: String) -> Self {
@@ -141,6 +207,18 @@ pub struct GoalPauseParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for GoalPauseParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId"]),
+        };
+        value
+    }
+}
 impl GoalPauseParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String) -> Self {
@@ -165,6 +243,18 @@ pub struct GoalResumeParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for GoalResumeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId"]),
+        };
+        value
+    }
 }
 impl GoalResumeParams {
     /// A value with the given required members and every optional member absent.
@@ -192,6 +282,19 @@ pub struct GoalSetParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for GoalSetParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            objective: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "objective", "sessionId"]),
+        };
+        value
+    }
 }
 impl GoalSetParams {
     /// A value with the given required members and every optional member absent.

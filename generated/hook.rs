@@ -20,6 +20,20 @@ pub struct HookCatalogEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HookCatalogEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            enabled: g.nested(),
+            event: g.nested(),
+            handler_kind: g.nested(),
+            key: g.nested(),
+            unknown: g.unknown_members(&["enabled", "event", "handlerKind", "key"]),
+        };
+        value
+    }
+}
 impl HookCatalogEntry {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -195,6 +209,34 @@ impl StringEnum for HookEventName {
     }
 }
 crate::support::impl_string_enum!(HookEventName);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HookEventName {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(21usize) {
+            0usize => HookEventName::SessionStart,
+            1usize => HookEventName::UserPromptSubmit,
+            2usize => HookEventName::PreToolUse,
+            3usize => HookEventName::PermissionRequest,
+            4usize => HookEventName::PostToolUse,
+            5usize => HookEventName::PreLlmCall,
+            6usize => HookEventName::PostLlmCall,
+            7usize => HookEventName::PreCompact,
+            8usize => HookEventName::PostCompact,
+            9usize => HookEventName::SubagentStart,
+            10usize => HookEventName::SubagentStop,
+            11usize => HookEventName::Stop,
+            12usize => HookEventName::SessionEnd,
+            13usize => HookEventName::Notification,
+            14usize => HookEventName::PostToolUseFailure,
+            15usize => HookEventName::StopFailure,
+            16usize => HookEventName::PostToolBatch,
+            17usize => HookEventName::Interrupt,
+            18usize => HookEventName::SessionFork,
+            19usize => HookEventName::ToolUseStart,
+            _ => HookEventName::Unknown(g.unknown_value(HookEventName::KNOWN_VALUES)),
+        }
+    }
+}
 /// Origin of an installed hook handler. Open enum: new origins may appear.
 ///
 /// - `managed`: Defined by managed (administrator-controlled) configuration.
@@ -256,6 +298,18 @@ impl StringEnum for HookHandlerKind {
     }
 }
 crate::support::impl_string_enum!(HookHandlerKind);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HookHandlerKind {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => HookHandlerKind::Managed,
+            1usize => HookHandlerKind::User,
+            2usize => HookHandlerKind::Project,
+            3usize => HookHandlerKind::Plugin,
+            _ => HookHandlerKind::Unknown(g.unknown_value(HookHandlerKind::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of the `hook/list` request. The listing is per session because the hooks in effect depend on that session's workspace and installed plugins.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -266,6 +320,17 @@ pub struct HookListParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HookListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 impl HookListParams {
     /// A value with the given required members and every optional member absent.
@@ -286,6 +351,17 @@ pub struct HookListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HookListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            hooks: g.nested(),
+            unknown: g.unknown_members(&["hooks"]),
+        };
+        value
+    }
 }
 impl HookListResult {
     /// A value with the given required members and every optional member absent.
@@ -364,3 +440,16 @@ impl StringEnum for HookRunStatus {
     }
 }
 crate::support::impl_string_enum!(HookRunStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for HookRunStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => HookRunStatus::Completed,
+            1usize => HookRunStatus::Blocked,
+            2usize => HookRunStatus::Failed,
+            3usize => HookRunStatus::TimedOut,
+            4usize => HookRunStatus::Cancelled,
+            _ => HookRunStatus::Unknown(g.unknown_value(HookRunStatus::KNOWN_VALUES)),
+        }
+    }
+}

@@ -15,6 +15,17 @@ pub struct HostReadLimitsResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for HostReadLimitsResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            max_limits: g.nested(),
+            unknown: g.unknown_members(&["maxLimits"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl HostReadLimitsResult {
     /// A value with the given required members and every optional member absent.

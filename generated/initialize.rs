@@ -17,6 +17,18 @@ pub struct InitializeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for InitializeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            capabilities: if g.present() { Some(g.nested()) } else { None },
+            client_info: g.nested(),
+            unknown: g.unknown_members(&["capabilities", "clientInfo"]),
+        };
+        value
+    }
+}
 impl InitializeParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(client_info: ClientInfo) -> Self {
@@ -90,6 +102,49 @@ pub struct InitializeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for InitializeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            experimental_api: g.nested(),
+            granted_capabilities: g.nested(),
+            #[cfg(feature = "experimental")]
+            max_limits: if g.present() { Some(g.nested()) } else { None },
+            muse_home: g.nested(),
+            platform_family: g.nested(),
+            platform_os: g.nested(),
+            sandbox_availability: if g.present() { Some(g.nested()) } else { None },
+            sandbox_unavailable_reason: if g.present() {
+                Some(g.nested())
+            } else {
+                None
+            },
+            schema: g.nested(),
+            server_info: g.nested(),
+            session_durability: if g.present() { Some(g.nested()) } else { None },
+            user_agent: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "experimentalApi",
+                        "grantedCapabilities",
+                        "maxLimits",
+                        "museHome",
+                        "platformFamily",
+                        "platformOs",
+                        "sandboxAvailability",
+                        "sandboxUnavailableReason",
+                        "schema",
+                        "serverInfo",
+                        "sessionDurability",
+                        "userAgent",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl InitializeResult {
     /// A value with the given required members and every optional member absent.

@@ -372,6 +372,255 @@ pub struct Item {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for Item {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            action: if g.present() { Some(g.nested()) } else { None },
+            agent_path: if g.present() { Some(g.nested()) } else { None },
+            approval_id: if g.present() { Some(g.nested()) } else { None },
+            args: if g.present() { Some(g.nested()) } else { None },
+            attachments: if g.present() { Some(g.nested()) } else { None },
+            background: if g.present() { Some(g.nested()) } else { None },
+            background_initiator: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            background_status: if g.present() { Some(g.nested()) } else { None },
+            background_terminal_completion: if g.present() {
+                Some(g.nested())
+            } else {
+                None
+            },
+            blocking: if g.present() { Some(g.nested()) } else { None },
+            call_id: if g.present() { Some(g.nested()) } else { None },
+            child_prompt_refs: if g.present() { Some(g.nested()) } else { None },
+            child_session_id: if g.present() { Some(g.nested()) } else { None },
+            child_session_log_path: if g.present() { Some(g.nested()) } else { None },
+            children: if g.present() { Some(g.nested()) } else { None },
+            command_id: if g.present() { Some(g.nested()) } else { None },
+            command_text: if g.present() { Some(g.nested()) } else { None },
+            control_status: if g.present() { Some(g.nested()) } else { None },
+            cut_off: if g.present() { Some(g.nested()) } else { None },
+            damaged_range: if g.present() { Some(g.nested()) } else { None },
+            declared_phase: if g.present() { Some(g.nested()) } else { None },
+            delivery_number: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            depth: if g.present() { Some(g.integer(None, None)) } else { None },
+            display_label: if g.present() { Some(g.nested()) } else { None },
+            display_text: if g.present() { Some(g.nested()) } else { None },
+            duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            entry_id: if g.present() { Some(g.nested()) } else { None },
+            event: if g.present() { Some(g.nested()) } else { None },
+            exit_code: if g.present() { Some(g.integer(None, None)) } else { None },
+            exit_signal: if g.present() { Some(g.integer(None, None)) } else { None },
+            failure_kind: if g.present() { Some(g.nested()) } else { None },
+            failure_reason: if g.present() { Some(g.nested()) } else { None },
+            fallback_text: if g.present() { Some(g.nested()) } else { None },
+            final_summary: if g.present() { Some(g.nested()) } else { None },
+            generation_id: if g.present() { Some(g.integer(None, None)) } else { None },
+            hook_key: if g.present() { Some(g.nested()) } else { None },
+            item_id: g.nested(),
+            job_id: if g.present() { Some(g.nested()) } else { None },
+            kind: g.nested(),
+            label: if g.present() { Some(g.nested()) } else { None },
+            message: if g.present() { Some(g.nested()) } else { None },
+            message_phase: if g.present() { Some(g.nested()) } else { None },
+            model_visible_content: if g.present() { Some(g.nested()) } else { None },
+            monitor_description: if g.present() { Some(g.nested()) } else { None },
+            monitor_id: if g.present() { Some(g.nested()) } else { None },
+            next_fire_at_ms: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            objective: if g.present() { Some(g.nested()) } else { None },
+            outcome: if g.present() { Some(g.nested()) } else { None },
+            output_ref: if g.present() { Some(g.nested()) } else { None },
+            patch_ref: if g.present() { Some(g.nested()) } else { None },
+            patch_summary: if g.present() { Some(g.nested()) } else { None },
+            pattern: if g.present() { Some(g.nested()) } else { None },
+            paused: if g.present() { Some(g.nested()) } else { None },
+            provider_item_id: if g.present() { Some(g.nested()) } else { None },
+            provider_status: if g.present() { Some(g.nested()) } else { None },
+            query: if g.present() { Some(g.nested()) } else { None },
+            raw_item: if g.present() { Some(g.nested()) } else { None },
+            reason: if g.present() { Some(g.nested()) } else { None },
+            recorded_at: if g.present() { Some(g.nested()) } else { None },
+            reminder_agent_id: if g.present() { Some(g.nested()) } else { None },
+            replay_hint: if g.present() { Some(g.nested()) } else { None },
+            result: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            results: if g.present() { Some(g.nested()) } else { None },
+            resume_from_run_id: if g.present() { Some(g.nested()) } else { None },
+            retracted: if g.present() { Some(g.nested()) } else { None },
+            revision: g.integer(None, None),
+            role: if g.present() { Some(g.nested()) } else { None },
+            run_status: if g.present() { Some(g.nested()) } else { None },
+            scheduled_fire_at_ms: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            script_id: if g.present() { Some(g.nested()) } else { None },
+            selector: if g.present() { Some(g.nested()) } else { None },
+            side_session_id: if g.present() { Some(g.nested()) } else { None },
+            source: if g.present() { Some(g.nested()) } else { None },
+            status: g.nested(),
+            status_attempt: if g.present() { Some(g.nested()) } else { None },
+            status_children: if g.present() { Some(g.nested()) } else { None },
+            status_health: if g.present() { Some(g.nested()) } else { None },
+            status_line: if g.present() { Some(g.nested()) } else { None },
+            status_phase: if g.present() { Some(g.nested()) } else { None },
+            status_progress: if g.present() { Some(g.nested()) } else { None },
+            status_step: if g.present() { Some(g.nested()) } else { None },
+            steered: if g.present() { Some(g.nested()) } else { None },
+            stop_available: if g.present() { Some(g.nested()) } else { None },
+            strategy_id: if g.present() { Some(g.nested()) } else { None },
+            subagent_id: if g.present() { Some(g.nested()) } else { None },
+            summarized_through: if g.present() { Some(g.nested()) } else { None },
+            summary: if g.present() { Some(g.nested()) } else { None },
+            task_id: if g.present() { Some(g.nested()) } else { None },
+            terminal_row_after_item_id: if g.present() {
+                Some(g.nested())
+            } else {
+                None
+            },
+            text: if g.present() { Some(g.nested()) } else { None },
+            token_budget: if g.present() { Some(g.nested()) } else { None },
+            tokens_after: if g.present() { Some(g.integer(None, None)) } else { None },
+            tokens_before: if g.present() { Some(g.integer(None, None)) } else { None },
+            tool: if g.present() { Some(g.nested()) } else { None },
+            tool_receipt: if g.present() { Some(g.nested()) } else { None },
+            trigger: if g.present() { Some(g.nested()) } else { None },
+            trigger_source: if g.present() { Some(g.nested()) } else { None },
+            truncated: if g.present() { Some(g.nested()) } else { None },
+            turn_id: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            url: if g.present() { Some(g.nested()) } else { None },
+            usage: if g.present() { Some(g.nested()) } else { None },
+            visible_output: if g.present() { Some(g.nested()) } else { None },
+            work_id: if g.present() { Some(g.nested()) } else { None },
+            workflow_run_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "action",
+                        "agentPath",
+                        "approvalId",
+                        "args",
+                        "attachments",
+                        "background",
+                        "backgroundInitiator",
+                        "backgroundStatus",
+                        "backgroundTerminalCompletion",
+                        "blocking",
+                        "callId",
+                        "childPromptRefs",
+                        "childSessionId",
+                        "childSessionLogPath",
+                        "children",
+                        "commandId",
+                        "commandText",
+                        "controlStatus",
+                        "cutOff",
+                        "damagedRange",
+                        "declaredPhase",
+                        "deliveryNumber",
+                        "depth",
+                        "displayLabel",
+                        "displayText",
+                        "durationMs",
+                        "entryId",
+                        "event",
+                        "exitCode",
+                        "exitSignal",
+                        "failureKind",
+                        "failureReason",
+                        "fallbackText",
+                        "finalSummary",
+                        "generationId",
+                        "hookKey",
+                        "itemId",
+                        "jobId",
+                        "kind",
+                        "label",
+                        "message",
+                        "messagePhase",
+                        "modelVisibleContent",
+                        "monitorDescription",
+                        "monitorId",
+                        "nextFireAtMs",
+                        "objective",
+                        "outcome",
+                        "outputRef",
+                        "patchRef",
+                        "patchSummary",
+                        "pattern",
+                        "paused",
+                        "providerItemId",
+                        "providerStatus",
+                        "query",
+                        "rawItem",
+                        "reason",
+                        "recordedAt",
+                        "reminderAgentId",
+                        "replayHint",
+                        "result",
+                        "results",
+                        "resumeFromRunId",
+                        "retracted",
+                        "revision",
+                        "role",
+                        "runStatus",
+                        "scheduledFireAtMs",
+                        "scriptId",
+                        "selector",
+                        "sideSessionId",
+                        "source",
+                        "status",
+                        "statusAttempt",
+                        "statusChildren",
+                        "statusHealth",
+                        "statusLine",
+                        "statusPhase",
+                        "statusProgress",
+                        "statusStep",
+                        "steered",
+                        "stopAvailable",
+                        "strategyId",
+                        "subagentId",
+                        "summarizedThrough",
+                        "summary",
+                        "taskId",
+                        "terminalRowAfterItemId",
+                        "text",
+                        "tokenBudget",
+                        "tokensAfter",
+                        "tokensBefore",
+                        "tool",
+                        "toolReceipt",
+                        "trigger",
+                        "triggerSource",
+                        "truncated",
+                        "turnId",
+                        "url",
+                        "usage",
+                        "visibleOutput",
+                        "workId",
+                        "workflowRunId",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl Item {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -511,6 +760,21 @@ pub struct ItemCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemCompletedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            item: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(&["item", "sessionId", "sourceRange", "viewCursor"]),
+        };
+        value
+    }
+}
 impl ItemCompletedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -550,6 +814,24 @@ pub struct ItemDeltaParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemDeltaParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            delta: g.nested(),
+            field: if g.present() { Some(g.nested()) } else { None },
+            item_id: g.nested(),
+            session_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["delta", "field", "itemId", "sessionId", "viewCursor"],
+                ),
+        };
+        value
+    }
 }
 impl ItemDeltaParams {
     /// A value with the given required members and every optional member absent.
@@ -717,6 +999,32 @@ impl StringEnum for ItemKind {
     }
 }
 crate::support::impl_string_enum!(ItemKind);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemKind {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(19usize) {
+            0usize => ItemKind::UserMessage,
+            1usize => ItemKind::AgentMessage,
+            2usize => ItemKind::Reasoning,
+            3usize => ItemKind::ToolCall,
+            4usize => ItemKind::UserShell,
+            5usize => ItemKind::Subagent,
+            6usize => ItemKind::Workflow,
+            7usize => ItemKind::ReminderChild,
+            8usize => ItemKind::Compaction,
+            9usize => ItemKind::HookRun,
+            10usize => ItemKind::SideChat,
+            11usize => ItemKind::WebSearch,
+            12usize => ItemKind::MonitorFeed,
+            13usize => ItemKind::DamagedRange,
+            14usize => ItemKind::ScheduledFire,
+            15usize => ItemKind::BackgroundTerminalCompletion,
+            16usize => ItemKind::OverdueNotice,
+            17usize => ItemKind::SkillRead,
+            _ => ItemKind::Unknown(g.unknown_value(ItemKind::KNOWN_VALUES)),
+        }
+    }
+}
 /// How `ItemReadOutputResult.content` encodes the stored bytes. Closed enum: text media always comes as `utf8` and binary media as `base64`; other values are rejected.
 ///
 /// - `utf8`: `content` is the text itself.
@@ -763,6 +1071,15 @@ impl StringEnum for ItemReadOutputEncoding {
     }
 }
 crate::support::impl_string_enum!(ItemReadOutputEncoding);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemReadOutputEncoding {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => ItemReadOutputEncoding::Utf8,
+            _ => ItemReadOutputEncoding::Base64,
+        }
+    }
+}
 /// Params of the `item/readOutput` method: read a byte range of the full stored output behind an item's output reference. Read-only; works whether or not the session is loaded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -785,6 +1102,24 @@ pub struct ItemReadOutputParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemReadOutputParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            item_id: g.nested(),
+            length_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
+            offset_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
+            output_ref: g.nested(),
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["itemId", "lengthBytes", "offsetBytes", "outputRef", "sessionId"],
+                ),
+        };
+        value
+    }
 }
 impl ItemReadOutputParams {
     /// A value with the given required members and every optional member absent.
@@ -822,6 +1157,32 @@ pub struct ItemReadOutputResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemReadOutputResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            byte_len: g.integer(None, None),
+            content: g.nested(),
+            encoding: g.nested(),
+            eof: g.nested(),
+            media_type: g.nested(),
+            offset_bytes: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "byteLen",
+                        "content",
+                        "encoding",
+                        "eof",
+                        "mediaType",
+                        "offsetBytes",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl ItemReadOutputResult {
     /// A value with the given required members and every optional member absent.
@@ -863,6 +1224,21 @@ pub struct ItemStartedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemStartedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            item: g.nested(),
+            session_id: g.nested(),
+            source_range: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(&["item", "sessionId", "sourceRange", "viewCursor"]),
+        };
+        value
+    }
 }
 impl ItemStartedParams {
     /// A value with the given required members and every optional member absent.
@@ -950,6 +1326,20 @@ impl StringEnum for ItemStatus {
     }
 }
 crate::support::impl_string_enum!(ItemStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(7usize) {
+            0usize => ItemStatus::InProgress,
+            1usize => ItemStatus::Completed,
+            2usize => ItemStatus::Failed,
+            3usize => ItemStatus::Cancelled,
+            4usize => ItemStatus::Rejected,
+            5usize => ItemStatus::TimedOut,
+            _ => ItemStatus::Unknown(g.unknown_value(ItemStatus::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of the `item/updated` notification: an open item changed in a way a delta cannot express, so the whole item is sent again at a higher revision. Replace your copy only if this revision is higher.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -968,6 +1358,21 @@ pub struct ItemUpdatedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ItemUpdatedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            item: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(&["item", "sessionId", "sourceRange", "viewCursor"]),
+        };
+        value
+    }
 }
 impl ItemUpdatedParams {
     /// A value with the given required members and every optional member absent.

@@ -16,6 +16,9 @@ pub mod registry;
 #[cfg(feature = "reflect")]
 #[rustfmt::skip]
 pub mod reflect;
+#[cfg(feature = "sample")]
+#[rustfmt::skip]
+pub mod sample;
 #[rustfmt::skip]
 pub mod rpc;
 #[rustfmt::skip]

@@ -24,6 +24,24 @@ pub struct LogGapParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogGapParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            after: g.nested(),
+            next: g.nested(),
+            reason: if g.present() { Some(g.nested()) } else { None },
+            stream: g.nested(),
+            subscription_id: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &["after", "next", "reason", "stream", "subscriptionId"],
+                ),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogGapParams {
     /// A value with the given required members and every optional member absent.
@@ -95,6 +113,16 @@ impl StringEnum for LogGapReason {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(LogGapReason);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogGapReason {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => LogGapReason::ReplayAnchorLost,
+            1usize => LogGapReason::OverFrame,
+            _ => LogGapReason::Unknown(g.unknown_value(LogGapReason::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of `log/page`: read a contiguous page of one raw stream's stored rows, starting after a position.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -115,6 +143,20 @@ pub struct LogPageParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPageParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            from: if g.present() { Some(g.nested()) } else { None },
+            limit: if g.present() { Some(g.integer(None, None)) } else { None },
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            stream: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["from", "limit", "sessionId", "stream"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl LogPageParams {
@@ -147,6 +189,18 @@ pub struct LogPageResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPageResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            next_cursor: if g.coin() { Some(g.nested()) } else { None },
+            records: g.nested(),
+            unknown: g.unknown_members(&["nextCursor", "records"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogPageResult {
     /// A value with the given required members and every optional member absent.
@@ -175,6 +229,17 @@ pub struct LogPhysicalFilesParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPhysicalFilesParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogPhysicalFilesParams {
     /// A value with the given required members and every optional member absent.
@@ -197,6 +262,17 @@ pub struct LogPhysicalFilesResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPhysicalFilesResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            files: g.nested(),
+            unknown: g.unknown_members(&["files"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl LogPhysicalFilesResult {
@@ -233,6 +309,32 @@ pub struct LogPhysicalLineParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPhysicalLineParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            chunk: g.nested(),
+            data: g.nested(),
+            end_offset: g.integer(None, None),
+            ordinal: g.integer(None, None),
+            start_offset: g.integer(None, None),
+            subscription_id: g.integer(None, None),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "chunk",
+                        "data",
+                        "endOffset",
+                        "ordinal",
+                        "startOffset",
+                        "subscriptionId",
+                    ],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl LogPhysicalLineParams {
@@ -274,6 +376,19 @@ pub struct LogPhysicalResetParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPhysicalResetParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            at: g.nested(),
+            reason: g.nested(),
+            subscription_id: g.integer(None, None),
+            unknown: g.unknown_members(&["at", "reason", "subscriptionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogPhysicalResetParams {
     /// A value with the given required members and every optional member absent.
@@ -309,6 +424,19 @@ pub struct LogPhysicalSubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPhysicalSubscribeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            after: g.nested(),
+            chunk_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["after", "chunkBytes", "sessionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogPhysicalSubscribeParams {
     /// A value with the given required members and every optional member absent.
@@ -341,6 +469,19 @@ pub struct LogPhysicalSubscribeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPhysicalSubscribeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            rel_path: g.nested(),
+            subscription_id: g.integer(None, None),
+            tail_offset: g.integer(None, None),
+            unknown: g.unknown_members(&["relPath", "subscriptionId", "tailOffset"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogPhysicalSubscribeResult {
     /// A value with the given required members and every optional member absent.
@@ -367,6 +508,17 @@ pub struct LogPhysicalUnsubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPhysicalUnsubscribeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            subscription_id: g.integer(None, None),
+            unknown: g.unknown_members(&["subscriptionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeParams {
     /// A value with the given required members and every optional member absent.
@@ -387,6 +539,16 @@ pub struct LogPhysicalUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogPhysicalUnsubscribeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            unknown: g.unknown_members(&[]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeResult {
@@ -412,6 +574,18 @@ pub struct LogRecordParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogRecordParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            record: g.nested(),
+            subscription_id: g.integer(None, None),
+            unknown: g.unknown_members(&["record", "subscriptionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl LogRecordParams {
@@ -453,6 +627,21 @@ pub struct LogStreamEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogStreamEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            first_available: g.nested(),
+            pruned_through: if g.coin() { Some(g.nested()) } else { None },
+            stream: g.nested(),
+            tail: if g.coin() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(&["firstAvailable", "prunedThrough", "stream", "tail"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogStreamEntry {
     /// A value with the given required members and every optional member absent.
@@ -485,6 +674,17 @@ pub struct LogStreamsParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogStreamsParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogStreamsParams {
     /// A value with the given required members and every optional member absent.
@@ -507,6 +707,17 @@ pub struct LogStreamsResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogStreamsResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            streams: g.nested(),
+            unknown: g.unknown_members(&["streams"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl LogStreamsResult {
@@ -537,6 +748,19 @@ pub struct LogSubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogSubscribeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            after: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            stream: g.nested(),
+            unknown: g.unknown_members(&["after", "sessionId", "stream"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogSubscribeParams {
     /// A value with the given required members and every optional member absent.
@@ -565,6 +789,18 @@ pub struct LogSubscribeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogSubscribeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            subscription_id: g.integer(None, None),
+            tail: g.nested(),
+            unknown: g.unknown_members(&["subscriptionId", "tail"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogSubscribeResult {
     /// A value with the given required members and every optional member absent.
@@ -590,6 +826,17 @@ pub struct LogUnsubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogUnsubscribeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            subscription_id: g.integer(None, None),
+            unknown: g.unknown_members(&["subscriptionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeParams {
     /// A value with the given required members and every optional member absent.
@@ -610,6 +857,16 @@ pub struct LogUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for LogUnsubscribeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            unknown: g.unknown_members(&[]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeResult {

@@ -62,6 +62,21 @@ impl StringEnum for McpServerListOAuth {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(McpServerListOAuth);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerListOAuth {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => McpServerListOAuth::LoggedIn,
+            1usize => McpServerListOAuth::LoggedOut,
+            2usize => McpServerListOAuth::NotSupported,
+            _ => {
+                McpServerListOAuth::Unknown(
+                    g.unknown_value(McpServerListOAuth::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of the `mcpServer/list` request. Without a session it lists the host-wide MCP servers; with one it lists that session's effective set.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -73,6 +88,17 @@ pub struct McpServerListParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl McpServerListParams {
@@ -96,6 +122,17 @@ pub struct McpServerListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            servers: g.nested(),
+            unknown: g.unknown_members(&["servers"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl McpServerListResult {
@@ -125,6 +162,20 @@ pub struct McpServerListRow {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerListRow {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            name: g.nested(),
+            oauth: g.nested(),
+            source: g.nested(),
+            transport: g.nested(),
+            unknown: g.unknown_members(&["name", "oauth", "source", "transport"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl McpServerListRow {
@@ -201,6 +252,21 @@ impl StringEnum for McpServerListSource {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(McpServerListSource);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerListSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => McpServerListSource::Settings,
+            1usize => McpServerListSource::Plugin,
+            2usize => McpServerListSource::Session,
+            _ => {
+                McpServerListSource::Unknown(
+                    g.unknown_value(McpServerListSource::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Transport of an MCP server row in `mcpServer/list`. Open enum: new transports may appear.
 ///
 /// - `stdio`: A local process spoken to over standard input and output.
@@ -260,6 +326,21 @@ impl StringEnum for McpServerListTransport {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(McpServerListTransport);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerListTransport {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => McpServerListTransport::Stdio,
+            1usize => McpServerListTransport::StreamableHttp,
+            2usize => McpServerListTransport::UnknownValue,
+            _ => {
+                McpServerListTransport::Unknown(
+                    g.unknown_value(McpServerListTransport::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of the `mcpServer/oauthLoginCancel` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -270,6 +351,17 @@ pub struct McpServerOAuthLoginCancelParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerOAuthLoginCancelParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            server: g.nested(),
+            unknown: g.unknown_members(&["server"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCancelParams {
@@ -293,6 +385,17 @@ pub struct McpServerOAuthLoginCancelResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerOAuthLoginCancelResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            cancelled: g.nested(),
+            unknown: g.unknown_members(&["cancelled"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCancelResult {
@@ -322,6 +425,19 @@ pub struct McpServerOAuthLoginCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerOAuthLoginCompletedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            message: if g.present() { Some(g.nested()) } else { None },
+            outcome: g.nested(),
+            server: g.nested(),
+            unknown: g.unknown_members(&["message", "outcome", "server"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCompletedParams {
     /// A value with the given required members and every optional member absent.
@@ -347,6 +463,17 @@ pub struct McpServerOAuthLoginParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerOAuthLoginParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            server: g.nested(),
+            unknown: g.unknown_members(&["server"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginParams {
     /// A value with the given required members and every optional member absent.
@@ -371,6 +498,17 @@ pub struct McpServerOAuthLoginResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerOAuthLoginResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            authorization_url: g.nested(),
+            unknown: g.unknown_members(&["authorizationUrl"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginResult {
     /// A value with the given required members and every optional member absent.
@@ -393,6 +531,17 @@ pub struct McpServerOAuthLogoutParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerOAuthLogoutParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            server: g.nested(),
+            unknown: g.unknown_members(&["server"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLogoutParams {
@@ -418,6 +567,18 @@ pub struct McpServerOAuthLogoutResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for McpServerOAuthLogoutResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            removed: g.nested(),
+            revocation: g.nested(),
+            unknown: g.unknown_members(&["removed", "revocation"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLogoutResult {

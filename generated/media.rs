@@ -35,6 +35,36 @@ pub struct MediaUploadParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for MediaUploadParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            chunk_base64: g.nested(),
+            chunk_count: g.integer(None, None),
+            chunk_index: g.integer(None, None),
+            command_id: g.nested(),
+            media_type: g.nested(),
+            session_id: g.nested(),
+            total_bytes: g.integer(None, None),
+            upload_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "chunkBase64",
+                        "chunkCount",
+                        "chunkIndex",
+                        "commandId",
+                        "mediaType",
+                        "sessionId",
+                        "totalBytes",
+                        "uploadId",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl MediaUploadParams {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -72,6 +102,17 @@ pub struct MediaUploadResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for MediaUploadResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            upload_id: g.nested(),
+            unknown: g.unknown_members(&["uploadId"]),
+        };
+        value
+    }
 }
 impl MediaUploadResult {
     /// A value with the given required members and every optional member absent.

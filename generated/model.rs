@@ -73,6 +73,48 @@ pub struct ModelCatalogEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelCatalogEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            context_limit: if g.coin() { Some(g.integer(None, None)) } else { None },
+            cost: if g.coin() { Some(g.nested()) } else { None },
+            default_reasoning_effort: if g.present() { Some(g.nested()) } else { None },
+            description: if g.coin() { Some(g.nested()) } else { None },
+            display_label: g.nested(),
+            is_active: g.nested(),
+            is_default: g.nested(),
+            model_id: g.nested(),
+            output_limit: if g.coin() { Some(g.integer(None, None)) } else { None },
+            profile_id: if g.coin() { Some(g.nested()) } else { None },
+            provider_id: g.nested(),
+            reasoning_effort_variants: if g.present() { Some(g.nested()) } else { None },
+            release_date: if g.coin() { Some(g.nested()) } else { None },
+            variants: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "contextLimit",
+                        "cost",
+                        "defaultReasoningEffort",
+                        "description",
+                        "displayLabel",
+                        "isActive",
+                        "isDefault",
+                        "modelId",
+                        "outputLimit",
+                        "profileId",
+                        "providerId",
+                        "reasoningEffortVariants",
+                        "releaseDate",
+                        "variants",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl ModelCatalogEntry {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -176,6 +218,23 @@ impl StringEnum for ModelCatalogSource {
     }
 }
 crate::support::impl_string_enum!(ModelCatalogSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelCatalogSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => ModelCatalogSource::ProviderCatalog,
+            1usize => ModelCatalogSource::FakeCatalog,
+            2usize => ModelCatalogSource::UnresolvedCatalog,
+            3usize => ModelCatalogSource::BundledCatalog,
+            4usize => ModelCatalogSource::ConfigCatalog,
+            _ => {
+                ModelCatalogSource::Unknown(
+                    g.unknown_value(ModelCatalogSource::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// What caused a model to be selected. Open enum: new causes may appear.
 ///
 /// - `user`: The user chose the model, for example through `session/setModel`.
@@ -227,6 +286,21 @@ impl StringEnum for ModelChangeSource {
     }
 }
 crate::support::impl_string_enum!(ModelChangeSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelChangeSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => ModelChangeSource::User,
+            1usize => ModelChangeSource::Default,
+            2usize => ModelChangeSource::Policy,
+            _ => {
+                ModelChangeSource::Unknown(
+                    g.unknown_value(ModelChangeSource::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// A model's listed prices per one million tokens, passed through exactly as the catalog states them. Any arithmetic on them is up to the client.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -245,6 +319,20 @@ pub struct ModelCost {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelCost {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            cached: g.nested(),
+            currency: if g.coin() { Some(g.nested()) } else { None },
+            input: g.nested(),
+            output: g.nested(),
+            unknown: g.unknown_members(&["cached", "currency", "input", "output"]),
+        };
+        value
+    }
 }
 impl ModelCost {
     /// A value with the given required members and every optional member absent.
@@ -277,6 +365,18 @@ pub struct ModelDescribedReasoningEffort {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelDescribedReasoningEffort {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            description: if g.present() { Some(g.nested()) } else { None },
+            tier: g.nested(),
+            unknown: g.unknown_members(&["description", "tier"]),
+        };
+        value
+    }
+}
 impl ModelDescribedReasoningEffort {
     /// A value with the given required members and every optional member absent.
     pub fn new(tier: ReasoningEffort) -> Self {
@@ -298,6 +398,17 @@ pub struct ModelListParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 impl ModelListParams {
     /// A value with every optional member absent.
@@ -329,6 +440,20 @@ pub struct ModelListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            models: g.nested(),
+            profile_id: if g.coin() { Some(g.nested()) } else { None },
+            provider_id: g.nested(),
+            source: g.nested(),
+            unknown: g.unknown_members(&["models", "profileId", "providerId", "source"]),
+        };
+        value
+    }
+}
 impl ModelListResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -347,6 +472,19 @@ impl ModelListResult {
     }
 }
 impl Validate for ModelListResult {}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelReasoningEffortVariants {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => ModelReasoningEffortVariants::List(g.nested()),
+            _ => {
+                ModelReasoningEffortVariants::UnknownModelReasoningEffortVariants(
+                    g.nested(),
+                )
+            }
+        }
+    }
+}
 /// The reasoning-effort tiers a model accepts: either the complete ordered list, or the string `"unknown"` when the catalog does not know.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -378,6 +516,26 @@ pub struct ModelSelection {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelSelection {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            display_label: if g.present() { Some(g.nested()) } else { None },
+            model_id: g.nested(),
+            profile_id: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            provider_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(&["displayLabel", "modelId", "profileId", "providerId"]),
+        };
+        value
+    }
 }
 impl ModelSelection {
     /// A value with the given required members and every optional member absent.
@@ -416,6 +574,25 @@ pub struct ModelVisibleContent {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ModelVisibleContent {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            height: if g.present() { Some(g.integer(None, None)) } else { None },
+            media_type: g.nested(),
+            path: g.nested(),
+            source_tool_name: g.nested(),
+            type_: g.nested(),
+            width: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["height", "mediaType", "path", "sourceToolName", "type", "width"],
+                ),
+        };
+        value
+    }
 }
 impl ModelVisibleContent {
     /// A value with the given required members and every optional member absent.

@@ -48,6 +48,46 @@ pub struct MonitorInboxItemAdmittedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for MonitorInboxItemAdmittedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            body: g.nested(),
+            display_body: if g.present() { Some(g.nested()) } else { None },
+            event_index: g.integer(None, None),
+            event_kind: g.nested(),
+            item_id: g.nested(),
+            line_index: if g.present() { Some(g.integer(None, None)) } else { None },
+            queued_at: g.nested(),
+            session_id: g.nested(),
+            show_lines: g.nested(),
+            source_range: g.nested(),
+            summary: g.nested(),
+            task_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "body",
+                        "displayBody",
+                        "eventIndex",
+                        "eventKind",
+                        "itemId",
+                        "lineIndex",
+                        "queuedAt",
+                        "sessionId",
+                        "showLines",
+                        "sourceRange",
+                        "summary",
+                        "taskId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl MonitorInboxItemAdmittedParams {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -116,6 +156,34 @@ pub struct MonitorInboxItemDrainedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for MonitorInboxItemDrainedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            delivery_visible: g.nested(),
+            drain_target_run_stream: if g.present() { Some(g.nested()) } else { None },
+            drained_at: g.nested(),
+            item_id: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "deliveryVisible",
+                        "drainTargetRunStream",
+                        "drainedAt",
+                        "itemId",
+                        "sessionId",
+                        "sourceRange",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl MonitorInboxItemDrainedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -161,6 +229,24 @@ pub struct MonitorInboxItemVoidedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for MonitorInboxItemVoidedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            item_id: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            voided_at: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["itemId", "sessionId", "sourceRange", "viewCursor", "voidedAt"],
+                ),
+        };
+        value
+    }
 }
 impl MonitorInboxItemVoidedParams {
     /// A value with the given required members and every optional member absent.

@@ -15,6 +15,17 @@ pub struct PeerListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PeerListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl PeerListParams {
     /// A value with the given required members and every optional member absent.
@@ -40,6 +51,18 @@ pub struct PeerListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PeerListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            peers: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["peers", "sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PeerListResult {
@@ -81,6 +104,32 @@ pub struct PeerRow {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PeerRow {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            can_receive: g.nested(),
+            display_label: g.nested(),
+            last_seen_age_ms: g.integer(None, None),
+            session_id: g.nested(),
+            session_name: if g.coin() { Some(g.nested()) } else { None },
+            status: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "canReceive",
+                        "displayLabel",
+                        "lastSeenAgeMs",
+                        "sessionId",
+                        "sessionName",
+                        "status",
+                    ],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PeerRow {
@@ -183,3 +232,17 @@ impl StringEnum for PeerStatus {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(PeerStatus);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PeerStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(7usize) {
+            0usize => PeerStatus::Idle,
+            1usize => PeerStatus::Active,
+            2usize => PeerStatus::Busy,
+            3usize => PeerStatus::Closing,
+            4usize => PeerStatus::Stale,
+            5usize => PeerStatus::UnknownValue,
+            _ => PeerStatus::Unknown(g.unknown_value(PeerStatus::KNOWN_VALUES)),
+        }
+    }
+}

@@ -53,6 +53,20 @@ impl StringEnum for PermissionProfileApplyOutcome {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(PermissionProfileApplyOutcome);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionProfileApplyOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => PermissionProfileApplyOutcome::Completed,
+            1usize => PermissionProfileApplyOutcome::Noop,
+            _ => {
+                PermissionProfileApplyOutcome::Unknown(
+                    g.unknown_value(PermissionProfileApplyOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `permissionProfile/list`, a read-only query that changes nothing.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -64,6 +78,17 @@ pub struct PermissionProfileListParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionProfileListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PermissionProfileListParams {
@@ -87,6 +112,17 @@ pub struct PermissionProfileListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionProfileListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            profiles: g.nested(),
+            unknown: g.unknown_members(&["profiles"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PermissionProfileListResult {
@@ -128,6 +164,32 @@ pub struct PermissionProfileRow {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionProfileRow {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            available: g.nested(),
+            description: if g.present() { Some(g.nested()) } else { None },
+            label: g.nested(),
+            profile_id: g.nested(),
+            reviewer_authority: g.nested(),
+            unavailable_reasons: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "available",
+                        "description",
+                        "label",
+                        "profileId",
+                        "reviewerAuthority",
+                        "unavailableReasons",
+                    ],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl PermissionProfileRow {
@@ -276,6 +338,31 @@ impl StringEnum for PermissionProfileSource {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(PermissionProfileSource);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionProfileSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(14usize) {
+            0usize => PermissionProfileSource::NewSessionDefault,
+            1usize => PermissionProfileSource::LaunchCli,
+            2usize => PermissionProfileSource::LivePicker,
+            3usize => PermissionProfileSource::ResumeCli,
+            4usize => PermissionProfileSource::Fork,
+            5usize => PermissionProfileSource::ChildSpawn,
+            6usize => PermissionProfileSource::Yolo,
+            7usize => PermissionProfileSource::LegacyInitialization,
+            8usize => PermissionProfileSource::LaunchOverrides,
+            9usize => PermissionProfileSource::ManagedPolicyRefresh,
+            10usize => PermissionProfileSource::ManagedDefinitionRefresh,
+            11usize => PermissionProfileSource::ManagedResumeDowngrade,
+            12usize => PermissionProfileSource::LostRecordReset,
+            _ => {
+                PermissionProfileSource::Unknown(
+                    g.unknown_value(PermissionProfileSource::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Why a listed permission profile cannot be selected. Open enum: a client that sees an unknown value should simply treat the profile as unavailable.
 ///
 /// - `managedExcluded`: Managed policy excludes this profile.
@@ -331,3 +418,17 @@ impl StringEnum for PermissionProfileUnavailableReason {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(PermissionProfileUnavailableReason);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for PermissionProfileUnavailableReason {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => PermissionProfileUnavailableReason::ManagedExcluded,
+            1usize => PermissionProfileUnavailableReason::EphemeralFixed,
+            _ => {
+                PermissionProfileUnavailableReason::Unknown(
+                    g.unknown_value(PermissionProfileUnavailableReason::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}

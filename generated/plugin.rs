@@ -19,6 +19,20 @@ pub struct PluginCatalogEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginCatalogEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            enabled: g.nested(),
+            id: g.nested(),
+            source: g.nested(),
+            version: g.nested(),
+            unknown: g.unknown_members(&["enabled", "id", "source", "version"]),
+        };
+        value
+    }
+}
 impl PluginCatalogEntry {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -56,6 +70,22 @@ pub struct PluginChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            enabled: g.nested(),
+            id: g.nested(),
+            session_id: g.nested(),
+            source: g.nested(),
+            version: g.nested(),
+            unknown: g
+                .unknown_members(&["enabled", "id", "sessionId", "source", "version"]),
+        };
+        value
+    }
+}
 impl PluginChangedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -89,6 +119,18 @@ pub struct PluginInstallLocalPathTarget {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginInstallLocalPathTarget {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            path: g.nested(),
+            scope: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["path", "scope"]),
+        };
+        value
+    }
+}
 impl PluginInstallLocalPathTarget {
     /// A value with the given required members and every optional member absent.
     pub fn new(path: String) -> Self {
@@ -111,6 +153,18 @@ pub struct PluginInstallMarketplaceTarget {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginInstallMarketplaceTarget {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            marketplace: g.nested(),
+            name: g.nested(),
+            unknown: g.unknown_members(&["marketplace", "name"]),
+        };
+        value
+    }
 }
 impl PluginInstallMarketplaceTarget {
     /// A value with the given required members and every optional member absent.
@@ -138,6 +192,19 @@ pub struct PluginInstallParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginInstallParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            target: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId", "target"]),
+        };
+        value
+    }
 }
 impl PluginInstallParams {
     /// A value with the given required members and every optional member absent.
@@ -178,6 +245,34 @@ pub struct PluginInstallResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginInstallResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            enabled: g.nested(),
+            id: g.nested(),
+            source: g.nested(),
+            status: g.nested(),
+            version: g.nested(),
+            warning: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "commandId",
+                        "enabled",
+                        "id",
+                        "source",
+                        "status",
+                        "version",
+                        "warning",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl PluginInstallResult {
     /// A value with the given required members and every optional member absent.
@@ -253,6 +348,16 @@ impl StringEnum for PluginInstallScope {
     }
 }
 crate::support::impl_string_enum!(PluginInstallScope);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginInstallScope {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => PluginInstallScope::Default,
+            1usize => PluginInstallScope::User,
+            _ => PluginInstallScope::Project,
+        }
+    }
+}
 /// The source of a `plugin/install`: an object in which exactly one of `localPath` or `marketplace` is set. Setting both, or neither, is rejected as invalid params.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -266,6 +371,18 @@ pub struct PluginInstallTarget {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginInstallTarget {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            local_path: if g.present() { Some(g.nested()) } else { None },
+            marketplace: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["localPath", "marketplace"]),
+        };
+        value
+    }
 }
 impl PluginInstallTarget {
     /// A value with every optional member absent.
@@ -289,6 +406,17 @@ pub struct PluginListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
+}
 impl PluginListParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(session_id: String) -> Self {
@@ -308,6 +436,17 @@ pub struct PluginListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            plugins: g.nested(),
+            unknown: g.unknown_members(&["plugins"]),
+        };
+        value
+    }
 }
 impl PluginListResult {
     /// A value with the given required members and every optional member absent.
@@ -336,6 +475,20 @@ pub struct PluginMarketplaceAddParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceAddParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            name: g.nested(),
+            session_id: g.nested(),
+            source: g.nested(),
+            unknown: g.unknown_members(&["commandId", "name", "sessionId", "source"]),
+        };
+        value
+    }
 }
 impl PluginMarketplaceAddParams {
     /// A value with the given required members and every optional member absent.
@@ -406,6 +559,16 @@ impl StringEnum for PluginMarketplaceChange {
     }
 }
 crate::support::impl_string_enum!(PluginMarketplaceChange);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceChange {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => PluginMarketplaceChange::Added,
+            1usize => PluginMarketplaceChange::Updated,
+            _ => PluginMarketplaceChange::Removed,
+        }
+    }
+}
 /// Params of the `plugin/marketplaceChanged` notification, sent when a marketplace is added, updated or removed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -426,6 +589,24 @@ pub struct PluginMarketplaceChangedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            change: g.nested(),
+            name: g.nested(),
+            plugin_count: if g.present() { Some(g.integer(None, None)) } else { None },
+            session_id: g.nested(),
+            skipped_count: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["change", "name", "pluginCount", "sessionId", "skippedCount"],
+                ),
+        };
+        value
+    }
 }
 impl PluginMarketplaceChangedParams {
     /// A value with the given required members and every optional member absent.
@@ -467,6 +648,25 @@ pub struct PluginMarketplaceRecordResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceRecordResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            name: g.nested(),
+            plugin_count: g.integer(None, None),
+            skipped: g.nested(),
+            source: g.nested(),
+            status: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["commandId", "name", "pluginCount", "skipped", "source", "status"],
+                ),
+        };
+        value
+    }
+}
 impl PluginMarketplaceRecordResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -505,6 +705,19 @@ pub struct PluginMarketplaceRemoveParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceRemoveParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            name: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "name", "sessionId"]),
+        };
+        value
+    }
+}
 impl PluginMarketplaceRemoveParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, name: String, session_id: String) -> Self {
@@ -532,6 +745,19 @@ pub struct PluginMarketplaceRemoveResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceRemoveResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            name: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "name", "status"]),
+        };
+        value
+    }
+}
 impl PluginMarketplaceRemoveResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, name: String, status: CommandStatus) -> Self {
@@ -556,6 +782,18 @@ pub struct PluginMarketplaceSkippedEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceSkippedEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            plugin: g.nested(),
+            reason: g.nested(),
+            unknown: g.unknown_members(&["plugin", "reason"]),
+        };
+        value
+    }
+}
 impl PluginMarketplaceSkippedEntry {
     /// A value with the given required members and every optional member absent.
     pub fn new(plugin: String, reason: String) -> Self {
@@ -578,6 +816,18 @@ pub struct PluginMarketplaceSourceShape {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceSourceShape {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            kind: g.nested(),
+            path: g.nested(),
+            unknown: g.unknown_members(&["kind", "path"]),
+        };
+        value
+    }
 }
 impl PluginMarketplaceSourceShape {
     /// A value with the given required members and every optional member absent.
@@ -605,6 +855,19 @@ pub struct PluginMarketplaceUpdateParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginMarketplaceUpdateParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            name: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "name", "sessionId"]),
+        };
+        value
+    }
 }
 impl PluginMarketplaceUpdateParams {
     /// A value with the given required members and every optional member absent.
@@ -679,3 +942,15 @@ impl StringEnum for PluginSource {
     }
 }
 crate::support::impl_string_enum!(PluginSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for PluginSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => PluginSource::Curated,
+            1usize => PluginSource::MarketplaceUserAdded,
+            2usize => PluginSource::ForeignImport,
+            3usize => PluginSource::NativeLocal,
+            _ => PluginSource::Unknown(g.unknown_value(PluginSource::KNOWN_VALUES)),
+        }
+    }
+}

@@ -17,6 +17,18 @@ pub struct ProjectionBasis {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for ProjectionBasis {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            positions: g.nested(),
+            record_count: g.integer(None, None),
+            unknown: g.unknown_members(&["positions", "recordCount"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl ProjectionBasis {
     /// A value with the given required members and every optional member absent.
@@ -43,6 +55,18 @@ pub struct ProjectionEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for ProjectionEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            experimental: g.nested(),
+            name: g.nested(),
+            unknown: g.unknown_members(&["experimental", "name"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl ProjectionEntry {
     /// A value with the given required members and every optional member absent.
@@ -68,6 +92,17 @@ pub struct ProjectionListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for ProjectionListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl ProjectionListParams {
     /// A value with the given required members and every optional member absent.
@@ -90,6 +125,17 @@ pub struct ProjectionListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for ProjectionListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            projections: g.nested(),
+            unknown: g.unknown_members(&["projections"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl ProjectionListResult {
@@ -116,6 +162,18 @@ pub struct ProjectionReadParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for ProjectionReadParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            projection: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["projection", "sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl ProjectionReadParams {
@@ -144,6 +202,19 @@ pub struct ProjectionReadResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for ProjectionReadResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            basis: g.nested(),
+            projection: g.nested(),
+            state: g.nested(),
+            unknown: g.unknown_members(&["basis", "projection", "state"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl ProjectionReadResult {

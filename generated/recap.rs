@@ -17,6 +17,18 @@ pub struct RecapCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecapCancelParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId"]),
+        };
+        value
+    }
+}
 impl RecapCancelParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String) -> Self {
@@ -40,6 +52,18 @@ pub struct RecapCancelResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecapCancelResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
 }
 impl RecapCancelResult {
     /// A value with the given required members and every optional member absent.
@@ -76,6 +100,25 @@ pub struct RecapCompletedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecapCompletedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            outcome: g.nested(),
+            reason: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            text: if g.present() { Some(g.nested()) } else { None },
+            title: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["commandId", "outcome", "reason", "sessionId", "text", "title"],
+                ),
+        };
+        value
+    }
 }
 impl RecapCompletedParams {
     /// A value with the given required members and every optional member absent.
@@ -133,6 +176,19 @@ impl StringEnum for RecapFailureReason {
     }
 }
 crate::support::impl_string_enum!(RecapFailureReason);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecapFailureReason {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => RecapFailureReason::ProviderFailed,
+            _ => {
+                RecapFailureReason::Unknown(
+                    g.unknown_value(RecapFailureReason::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// How a recap request ended, as `outcome` on `recap/completed`. Open: hosts may send values not listed here.
 ///
 /// - `completed`: The recap was produced; `text` carries it.
@@ -194,6 +250,18 @@ impl StringEnum for RecapOutcome {
     }
 }
 crate::support::impl_string_enum!(RecapOutcome);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecapOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => RecapOutcome::Completed,
+            1usize => RecapOutcome::Failed,
+            2usize => RecapOutcome::Cancelled,
+            3usize => RecapOutcome::TimedOut,
+            _ => RecapOutcome::Unknown(g.unknown_value(RecapOutcome::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of `recap/request`: ask for a summary of what happened in a loaded session while the user was away. Members other than these two are rejected as invalid params.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -207,6 +275,18 @@ pub struct RecapRequestParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecapRequestParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId"]),
+        };
+        value
+    }
 }
 impl RecapRequestParams {
     /// A value with the given required members and every optional member absent.
@@ -231,6 +311,18 @@ pub struct RecapRequestResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RecapRequestResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
 }
 impl RecapRequestResult {
     /// A value with the given required members and every optional member absent.

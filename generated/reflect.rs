@@ -11,6 +11,8 @@ use crate::{Validate, Violation};
 pub struct Definition {
     /// Its name in the schema (and at the crate root).
     pub name: &'static str,
+    /// JSON pointer of its schema node (a member's, for types named after a member).
+    pub pointer: &'static str,
     /// Whether it needs the `experimental` feature.
     pub experimental: bool,
 }
@@ -18,2010 +20,2512 @@ pub struct Definition {
 pub const DEFINITIONS: &[Definition] = &[
     Definition {
         name: "AccountLoginCancelResult",
+        pointer: "/$defs/AccountLoginCancelResult",
         experimental: true,
     },
     Definition {
         name: "AccountLoginCompletedParams",
+        pointer: "/$defs/AccountLoginCompletedParams",
         experimental: true,
     },
     Definition {
         name: "AccountLoginOutcome",
+        pointer: "/$defs/AccountLoginOutcome",
         experimental: true,
     },
     Definition {
         name: "AccountLoginStartParams",
+        pointer: "/$defs/AccountLoginStartParams",
         experimental: true,
     },
     Definition {
         name: "AccountLoginStartResult",
+        pointer: "/$defs/AccountLoginStartResult",
         experimental: true,
     },
     Definition {
         name: "AccountLoginType",
+        pointer: "/$defs/AccountLoginType",
         experimental: true,
     },
     Definition {
         name: "AccountState",
+        pointer: "/$defs/AccountState",
         experimental: true,
     },
     Definition {
         name: "AccountStateKind",
+        pointer: "/$defs/AccountStateKind",
         experimental: true,
     },
     Definition {
         name: "AdmissionChoice",
+        pointer: "/$defs/AdmissionChoice",
         experimental: true,
     },
     Definition {
         name: "AdmissionDecideParams",
+        pointer: "/$defs/AdmissionDecideParams",
         experimental: true,
     },
     Definition {
         name: "AdmissionDecideResult",
+        pointer: "/$defs/AdmissionDecideResult",
         experimental: true,
     },
     Definition {
         name: "AdmissionDecision",
+        pointer: "/$defs/AdmissionDecision",
         experimental: true,
     },
     Definition {
         name: "AdmissionListPendingParams",
+        pointer: "/$defs/AdmissionListPendingParams",
         experimental: true,
     },
     Definition {
         name: "AdmissionListPendingResult",
+        pointer: "/$defs/AdmissionListPendingResult",
         experimental: true,
     },
     Definition {
         name: "AdmissionRequestParams",
+        pointer: "/$defs/AdmissionRequestParams",
         experimental: true,
     },
     Definition {
         name: "AdmissionRequestedViewParams",
+        pointer: "/$defs/AdmissionRequestedViewParams",
         experimental: true,
     },
     Definition {
         name: "AdmissionResolutionSummary",
+        pointer: "/$defs/AdmissionResolutionSummary",
         experimental: true,
     },
     Definition {
         name: "AdmissionResolvedViewParams",
+        pointer: "/$defs/AdmissionResolvedViewParams",
         experimental: true,
     },
     Definition {
         name: "ApprovalAmendment",
+        pointer: "/$defs/ApprovalAmendment",
         experimental: false,
     },
     Definition {
         name: "ApprovalAmendmentDurability",
+        pointer: "/$defs/ApprovalAmendmentDurability",
         experimental: false,
     },
     Definition {
         name: "ApprovalChange",
+        pointer: "/$defs/ApprovalChange",
         experimental: false,
     },
     Definition {
         name: "ApprovalChoice",
+        pointer: "/$defs/ApprovalChoice",
         experimental: false,
     },
     Definition {
         name: "ApprovalChoiceScope",
+        pointer: "/$defs/ApprovalChoiceScope",
         experimental: false,
     },
     Definition {
         name: "ApprovalCuaCardFacts",
+        pointer: "/$defs/ApprovalCuaCardFacts",
         experimental: false,
     },
     Definition {
         name: "ApprovalCuaDataFact",
+        pointer: "/$defs/ApprovalCuaDataFact",
         experimental: false,
     },
     Definition {
         name: "ApprovalCuaMask",
+        pointer: "/$defs/ApprovalCuaMask",
         experimental: false,
     },
     Definition {
         name: "ApprovalCuaPage",
+        pointer: "/$defs/ApprovalCuaPage",
         experimental: false,
     },
     Definition {
         name: "ApprovalCuaPoint",
+        pointer: "/$defs/ApprovalCuaPoint",
         experimental: false,
     },
     Definition {
         name: "ApprovalCuaStep",
+        pointer: "/$defs/ApprovalCuaStep",
         experimental: false,
     },
     Definition {
         name: "ApprovalDecideParams",
+        pointer: "/$defs/ApprovalDecideParams",
         experimental: false,
     },
     Definition {
         name: "ApprovalDecideResult",
+        pointer: "/$defs/ApprovalDecideResult",
         experimental: false,
     },
     Definition {
         name: "ApprovalDecision",
+        pointer: "/$defs/ApprovalDecision",
         experimental: false,
     },
     Definition {
         name: "ApprovalListPendingParams",
+        pointer: "/$defs/ApprovalListPendingParams",
         experimental: false,
     },
     Definition {
         name: "ApprovalListPendingResult",
+        pointer: "/$defs/ApprovalListPendingResult",
         experimental: false,
     },
     Definition {
         name: "ApprovalMode",
+        pointer: "/$defs/ApprovalMode",
         experimental: false,
     },
     Definition {
         name: "ApprovalModeApplyOutcome",
+        pointer: "/$defs/ApprovalModeApplyOutcome",
         experimental: false,
     },
     Definition {
         name: "ApprovalModeSource",
+        pointer: "/$defs/ApprovalModeSource",
         experimental: false,
     },
     Definition {
         name: "ApprovalOrigin",
+        pointer: "/$defs/ApprovalOrigin",
         experimental: false,
     },
     Definition {
         name: "ApprovalPersistenceStatus",
+        pointer: "/$defs/ApprovalPersistenceStatus",
         experimental: false,
     },
     Definition {
         name: "ApprovalPolicyResult",
+        pointer: "/$defs/ApprovalPolicyResult",
         experimental: false,
     },
     Definition {
         name: "ApprovalRequestParams",
+        pointer: "/$defs/ApprovalRequestParams",
         experimental: false,
     },
     Definition {
         name: "ApprovalRequirementRef",
+        pointer: "/$defs/ApprovalRequirementRef",
         experimental: false,
     },
     Definition {
         name: "ApprovalResolutionSummary",
+        pointer: "/$defs/ApprovalResolutionSummary",
         experimental: false,
     },
     Definition {
         name: "ApprovalResolvedBy",
+        pointer: "/$defs/ApprovalResolvedBy",
         experimental: false,
     },
     Definition {
         name: "ApprovalResolvedParams",
+        pointer: "/$defs/ApprovalResolvedParams",
         experimental: false,
     },
     Definition {
         name: "ApprovalStage",
+        pointer: "/$defs/ApprovalStage",
         experimental: false,
     },
     Definition {
         name: "ApprovalStageEvidence",
+        pointer: "/$defs/ApprovalStageEvidence",
         experimental: false,
     },
     Definition {
         name: "ApprovalStageResolution",
+        pointer: "/$defs/ApprovalStageResolution",
         experimental: false,
     },
     Definition {
         name: "ApprovalSubagentOrigin",
+        pointer: "/$defs/ApprovalSubagentOrigin",
         experimental: false,
     },
     Definition {
         name: "ApprovalSubject",
+        pointer: "/$defs/ApprovalSubject",
         experimental: false,
     },
     Definition {
         name: "ApprovalSuggestedPrefix",
+        pointer: "/$defs/ApprovalSuggestedPrefix",
         experimental: false,
     },
     Definition {
         name: "ApprovalUpdatedParams",
+        pointer: "/$defs/ApprovalUpdatedParams",
         experimental: false,
     },
     Definition {
         name: "AttentionFlag",
+        pointer: "/$defs/AttentionFlag",
         experimental: false,
     },
     Definition {
         name: "BackgroundInitiator",
+        pointer: "/$defs/BackgroundInitiator",
         experimental: false,
     },
     Definition {
         name: "BackgroundState",
+        pointer: "/$defs/BackgroundState",
         experimental: true,
     },
     Definition {
         name: "BackgroundStatus",
+        pointer: "/$defs/BackgroundStatus",
         experimental: true,
     },
     Definition {
         name: "BackgroundTerminalCompletion",
+        pointer: "/$defs/BackgroundTerminalCompletion",
         experimental: false,
     },
     Definition {
         name: "BlockedPrompt",
+        pointer: "/$defs/BlockedPrompt",
         experimental: false,
     },
     Definition {
         name: "BranchState",
+        pointer: "/$defs/BranchState",
         experimental: false,
     },
     Definition {
         name: "CapabilityName",
+        pointer: "/$defs/CapabilityName",
         experimental: false,
     },
     Definition {
         name: "CheckpointBoundary",
+        pointer: "/$defs/CheckpointBoundary",
         experimental: false,
     },
     Definition {
         name: "ClientCapabilities",
+        pointer: "/$defs/ClientCapabilities",
         experimental: false,
     },
     Definition {
         name: "ClientInfo",
+        pointer: "/$defs/ClientInfo",
         experimental: false,
     },
     Definition {
         name: "CodeModeLanguage",
+        pointer: "/$defs/CodeModeLanguage",
         experimental: false,
     },
     Definition {
         name: "CodeModeOutputSpan",
+        pointer: "/$defs/CodeModeOutputSpan",
         experimental: false,
     },
     Definition {
         name: "CodeModeOutputStream",
+        pointer: "/$defs/CodeModeOutputStream",
         experimental: false,
     },
     Definition {
         name: "CodeModeReceipt",
+        pointer: "/$defs/CodeModeReceipt",
         experimental: false,
     },
     Definition {
         name: "CommandAcceptedResult",
+        pointer: "/$defs/CommandAcceptedResult",
         experimental: false,
     },
     Definition {
         name: "CommandAckStatus",
+        pointer: "/$defs/CommandAckStatus",
         experimental: false,
     },
     Definition {
         name: "CommandStatus",
+        pointer: "/$defs/CommandStatus",
         experimental: false,
     },
     Definition {
         name: "CompactStatus",
+        pointer: "/$defs/CompactStatus",
         experimental: false,
     },
     Definition {
         name: "CompactionOutcome",
+        pointer: "/$defs/CompactionOutcome",
         experimental: false,
     },
     Definition {
         name: "CompactionTrigger",
+        pointer: "/$defs/CompactionTrigger",
         experimental: false,
     },
     Definition {
         name: "ComputerUseApp",
+        pointer: "/$defs/ComputerUseApp",
         experimental: false,
     },
     Definition {
         name: "ComputerUseAppChoice",
+        pointer: "/$defs/ComputerUseAppChoice",
         experimental: false,
     },
     Definition {
         name: "ComputerUseAppLock",
+        pointer: "/$defs/ComputerUseAppLock",
         experimental: false,
     },
     Definition {
         name: "ComputerUseAppPatch",
+        pointer: "/$defs/ComputerUseAppPatch",
         experimental: false,
     },
     Definition {
         name: "ComputerUseBlockedApp",
+        pointer: "/$defs/ComputerUseBlockedApp",
         experimental: false,
     },
     Definition {
         name: "ComputerUseChoice",
+        pointer: "/$defs/ComputerUseChoice",
         experimental: false,
     },
     Definition {
         name: "ComputerUseInstalledApp",
+        pointer: "/$defs/ComputerUseInstalledApp",
         experimental: false,
     },
     Definition {
         name: "ComputerUsePermission",
+        pointer: "/$defs/ComputerUsePermission",
         experimental: false,
     },
     Definition {
         name: "ComputerUseSettings",
+        pointer: "/$defs/ComputerUseSettings",
         experimental: false,
     },
     Definition {
         name: "ComputerUseSettingsReadParams",
+        pointer: "/$defs/ComputerUseSettingsReadParams",
         experimental: false,
     },
     Definition {
         name: "ComputerUseSettingsUpdateParams",
+        pointer: "/$defs/ComputerUseSettingsUpdateParams",
         experimental: false,
     },
     Definition {
         name: "ComputerUseSetupChanged",
+        pointer: "/$defs/ComputerUseSetupChanged",
         experimental: false,
     },
     Definition {
         name: "ComputerUseSetupPhase",
+        pointer: "/$defs/ComputerUseSetupPhase",
         experimental: false,
     },
     Definition {
         name: "ComputerUseSetupReadParams",
+        pointer: "/$defs/ComputerUseSetupReadParams",
         experimental: false,
     },
     Definition {
         name: "ComputerUseSetupStartParams",
+        pointer: "/$defs/ComputerUseSetupStartParams",
         experimental: false,
     },
     Definition {
         name: "ComputerUseSetupState",
+        pointer: "/$defs/ComputerUseSetupState",
         experimental: false,
     },
     Definition {
         name: "ContextPressureLevel",
+        pointer: "/$defs/ContextPressureLevel",
         experimental: false,
     },
     Definition {
         name: "ContextUsage",
+        pointer: "/$defs/ContextUsage",
         experimental: false,
     },
     Definition {
         name: "CronReceipt",
+        pointer: "/$defs/CronReceipt",
         experimental: false,
     },
     Definition {
         name: "CronReceiptJob",
+        pointer: "/$defs/CronReceiptJob",
         experimental: false,
     },
     Definition {
         name: "CumulativeCost",
+        pointer: "/$defs/CumulativeCost",
         experimental: false,
     },
     Definition {
         name: "CumulativeTokenUsage",
+        pointer: "/$defs/CumulativeTokenUsage",
         experimental: false,
     },
     Definition {
         name: "DamagedRange",
+        pointer: "/$defs/DamagedRange",
         experimental: false,
     },
     Definition {
         name: "EffectiveApprovalModeState",
+        pointer: "/$defs/EffectiveApprovalModeState",
         experimental: false,
     },
     Definition {
         name: "EffectiveModel",
+        pointer: "/$defs/EffectiveModel",
         experimental: false,
     },
     Definition {
         name: "EffectivePermissionState",
+        pointer: "/$defs/EffectivePermissionState",
         experimental: true,
     },
     Definition {
         name: "ErrorData",
+        pointer: "/$defs/ErrorData",
         experimental: false,
     },
     Definition {
         name: "ErrorKind",
+        pointer: "/$defs/ErrorKind",
         experimental: false,
     },
     Definition {
         name: "ErrorObject",
+        pointer: "/$defs/ErrorObject",
         experimental: false,
     },
     Definition {
         name: "ErrorResponse",
+        pointer: "/$defs/ErrorResponse",
         experimental: false,
     },
     Definition {
         name: "FeedbackClassification",
+        pointer: "/$defs/FeedbackClassification",
         experimental: false,
     },
     Definition {
         name: "FeedbackSubmitOutcome",
+        pointer: "/$defs/FeedbackSubmitOutcome",
         experimental: false,
     },
     Definition {
         name: "FeedbackSubmitParams",
+        pointer: "/$defs/FeedbackSubmitParams",
         experimental: false,
     },
     Definition {
         name: "FeedbackSubmitResult",
+        pointer: "/$defs/FeedbackSubmitResult",
         experimental: false,
     },
     Definition {
         name: "ForkCutPoint",
+        pointer: "/$defs/ForkCutPoint",
         experimental: false,
     },
     Definition {
         name: "ForkProvenance",
+        pointer: "/$defs/ForkProvenance",
         experimental: false,
     },
     Definition {
         name: "Goal",
+        pointer: "/$defs/Goal",
         experimental: false,
     },
     Definition {
         name: "GoalClearParams",
+        pointer: "/$defs/GoalClearParams",
         experimental: false,
     },
     Definition {
         name: "GoalCommandResult",
+        pointer: "/$defs/GoalCommandResult",
         experimental: false,
     },
     Definition {
         name: "GoalEditParams",
+        pointer: "/$defs/GoalEditParams",
         experimental: false,
     },
     Definition {
         name: "GoalPauseParams",
+        pointer: "/$defs/GoalPauseParams",
         experimental: false,
     },
     Definition {
         name: "GoalResumeParams",
+        pointer: "/$defs/GoalResumeParams",
         experimental: false,
     },
     Definition {
         name: "GoalSetParams",
+        pointer: "/$defs/GoalSetParams",
         experimental: false,
     },
     Definition {
         name: "HistoryMode",
+        pointer: "/$defs/HistoryMode",
         experimental: false,
     },
     Definition {
         name: "HistoryNoneReason",
+        pointer: "/$defs/HistoryNoneReason",
         experimental: false,
     },
     Definition {
         name: "HistoryPreference",
+        pointer: "/$defs/HistoryPreference",
         experimental: false,
     },
     Definition {
         name: "HookCatalogEntry",
+        pointer: "/$defs/HookCatalogEntry",
         experimental: false,
     },
     Definition {
         name: "HookEventName",
+        pointer: "/$defs/HookEventName",
         experimental: false,
     },
     Definition {
         name: "HookHandlerKind",
+        pointer: "/$defs/HookHandlerKind",
         experimental: false,
     },
     Definition {
         name: "HookListParams",
+        pointer: "/$defs/HookListParams",
         experimental: false,
     },
     Definition {
         name: "HookListResult",
+        pointer: "/$defs/HookListResult",
         experimental: false,
     },
     Definition {
         name: "HookRunStatus",
+        pointer: "/$defs/HookRunStatus",
         experimental: false,
     },
     Definition {
         name: "HostReadLimitsResult",
+        pointer: "/$defs/HostReadLimitsResult",
         experimental: true,
     },
     Definition {
         name: "IfBusy",
+        pointer: "/$defs/IfBusy",
         experimental: false,
     },
     Definition {
         name: "InitializeParams",
+        pointer: "/$defs/InitializeParams",
         experimental: false,
     },
     Definition {
         name: "InitializeResult",
+        pointer: "/$defs/InitializeResult",
         experimental: false,
     },
     Definition {
         name: "Item",
+        pointer: "/$defs/Item",
         experimental: false,
     },
     Definition {
         name: "ItemCompletedParams",
+        pointer: "/$defs/ItemCompletedParams",
         experimental: false,
     },
     Definition {
         name: "ItemDeltaParams",
+        pointer: "/$defs/ItemDeltaParams",
         experimental: false,
     },
     Definition {
         name: "ItemKind",
+        pointer: "/$defs/ItemKind",
         experimental: false,
     },
     Definition {
         name: "ItemReadOutputEncoding",
+        pointer: "/$defs/ItemReadOutputEncoding",
         experimental: false,
     },
     Definition {
         name: "ItemReadOutputParams",
+        pointer: "/$defs/ItemReadOutputParams",
         experimental: false,
     },
     Definition {
         name: "ItemReadOutputResult",
+        pointer: "/$defs/ItemReadOutputResult",
         experimental: false,
     },
     Definition {
         name: "ItemStartedParams",
+        pointer: "/$defs/ItemStartedParams",
         experimental: false,
     },
     Definition {
         name: "ItemStatus",
+        pointer: "/$defs/ItemStatus",
         experimental: false,
     },
     Definition {
         name: "ItemUpdatedParams",
+        pointer: "/$defs/ItemUpdatedParams",
         experimental: false,
     },
     Definition {
         name: "JsonRpcVersion",
+        pointer: "/$defs/JsonRpcVersion",
         experimental: false,
     },
     Definition {
         name: "LastTurn",
+        pointer: "/$defs/LastTurn",
         experimental: false,
     },
     Definition {
         name: "LimitKind",
+        pointer: "/$defs/LimitKind",
         experimental: false,
     },
     Definition {
         name: "LimitsAboveMaxAxis",
+        pointer: "/$defs/LimitsAboveMaxAxis",
         experimental: true,
     },
     Definition {
         name: "LimitsAxisValue",
+        pointer: "/$defs/LimitsAxisValue",
         experimental: true,
     },
     Definition {
         name: "LimitsNetworkMode",
+        pointer: "/$defs/LimitsNetworkMode",
         experimental: true,
     },
     Definition {
         name: "LogGapParams",
+        pointer: "/$defs/LogGapParams",
         experimental: true,
     },
     Definition {
         name: "LogGapReason",
+        pointer: "/$defs/LogGapReason",
         experimental: true,
     },
     Definition {
         name: "LogPageParams",
+        pointer: "/$defs/LogPageParams",
         experimental: true,
     },
     Definition {
         name: "LogPageResult",
+        pointer: "/$defs/LogPageResult",
         experimental: true,
     },
     Definition {
         name: "LogPhysicalFilesParams",
+        pointer: "/$defs/LogPhysicalFilesParams",
         experimental: true,
     },
     Definition {
         name: "LogPhysicalFilesResult",
+        pointer: "/$defs/LogPhysicalFilesResult",
         experimental: true,
     },
     Definition {
         name: "LogPhysicalLineParams",
+        pointer: "/$defs/LogPhysicalLineParams",
         experimental: true,
     },
     Definition {
         name: "LogPhysicalResetParams",
+        pointer: "/$defs/LogPhysicalResetParams",
         experimental: true,
     },
     Definition {
         name: "LogPhysicalSubscribeParams",
+        pointer: "/$defs/LogPhysicalSubscribeParams",
         experimental: true,
     },
     Definition {
         name: "LogPhysicalSubscribeResult",
+        pointer: "/$defs/LogPhysicalSubscribeResult",
         experimental: true,
     },
     Definition {
         name: "LogPhysicalUnsubscribeParams",
+        pointer: "/$defs/LogPhysicalUnsubscribeParams",
         experimental: true,
     },
     Definition {
         name: "LogPhysicalUnsubscribeResult",
+        pointer: "/$defs/LogPhysicalUnsubscribeResult",
         experimental: true,
     },
     Definition {
         name: "LogRecordParams",
+        pointer: "/$defs/LogRecordParams",
         experimental: true,
     },
     Definition {
         name: "LogStreamEntry",
+        pointer: "/$defs/LogStreamEntry",
         experimental: true,
     },
     Definition {
         name: "LogStreamsParams",
+        pointer: "/$defs/LogStreamsParams",
         experimental: true,
     },
     Definition {
         name: "LogStreamsResult",
+        pointer: "/$defs/LogStreamsResult",
         experimental: true,
     },
     Definition {
         name: "LogSubscribeParams",
+        pointer: "/$defs/LogSubscribeParams",
         experimental: true,
     },
     Definition {
         name: "LogSubscribeResult",
+        pointer: "/$defs/LogSubscribeResult",
         experimental: true,
     },
     Definition {
         name: "LogUnsubscribeParams",
+        pointer: "/$defs/LogUnsubscribeParams",
         experimental: true,
     },
     Definition {
         name: "LogUnsubscribeResult",
+        pointer: "/$defs/LogUnsubscribeResult",
         experimental: true,
     },
     Definition {
         name: "McpOAuthLoginOutcome",
+        pointer: "/$defs/McpOAuthLoginOutcome",
         experimental: true,
     },
     Definition {
         name: "McpOAuthRevocation",
+        pointer: "/$defs/McpOAuthRevocation",
         experimental: true,
     },
     Definition {
         name: "McpServerListOAuth",
+        pointer: "/$defs/McpServerListOAuth",
         experimental: true,
     },
     Definition {
         name: "McpServerListParams",
+        pointer: "/$defs/McpServerListParams",
         experimental: true,
     },
     Definition {
         name: "McpServerListResult",
+        pointer: "/$defs/McpServerListResult",
         experimental: true,
     },
     Definition {
         name: "McpServerListRow",
+        pointer: "/$defs/McpServerListRow",
         experimental: true,
     },
     Definition {
         name: "McpServerListSource",
+        pointer: "/$defs/McpServerListSource",
         experimental: true,
     },
     Definition {
         name: "McpServerListTransport",
+        pointer: "/$defs/McpServerListTransport",
         experimental: true,
     },
     Definition {
         name: "McpServerOAuthLoginCancelParams",
+        pointer: "/$defs/McpServerOAuthLoginCancelParams",
         experimental: true,
     },
     Definition {
         name: "McpServerOAuthLoginCancelResult",
+        pointer: "/$defs/McpServerOAuthLoginCancelResult",
         experimental: true,
     },
     Definition {
         name: "McpServerOAuthLoginCompletedParams",
+        pointer: "/$defs/McpServerOAuthLoginCompletedParams",
         experimental: true,
     },
     Definition {
         name: "McpServerOAuthLoginParams",
+        pointer: "/$defs/McpServerOAuthLoginParams",
         experimental: true,
     },
     Definition {
         name: "McpServerOAuthLoginResult",
+        pointer: "/$defs/McpServerOAuthLoginResult",
         experimental: true,
     },
     Definition {
         name: "McpServerOAuthLogoutParams",
+        pointer: "/$defs/McpServerOAuthLogoutParams",
         experimental: true,
     },
     Definition {
         name: "McpServerOAuthLogoutResult",
+        pointer: "/$defs/McpServerOAuthLogoutResult",
         experimental: true,
     },
     Definition {
         name: "MediaUploadParams",
+        pointer: "/$defs/MediaUploadParams",
         experimental: false,
     },
     Definition {
         name: "MediaUploadResult",
+        pointer: "/$defs/MediaUploadResult",
         experimental: false,
     },
     Definition {
         name: "MessageAttachment",
+        pointer: "/$defs/MessageAttachment",
         experimental: false,
     },
     Definition {
         name: "MessagePhase",
+        pointer: "/$defs/MessagePhase",
         experimental: false,
     },
     Definition {
         name: "ModelCatalogEntry",
+        pointer: "/$defs/ModelCatalogEntry",
         experimental: false,
     },
     Definition {
         name: "ModelCatalogSource",
+        pointer: "/$defs/ModelCatalogSource",
         experimental: false,
     },
     Definition {
         name: "ModelChangeSource",
+        pointer: "/$defs/ModelChangeSource",
         experimental: false,
     },
     Definition {
         name: "ModelCost",
+        pointer: "/$defs/ModelCost",
         experimental: false,
     },
     Definition {
         name: "ModelDescribedReasoningEffort",
+        pointer: "/$defs/ModelDescribedReasoningEffort",
         experimental: false,
     },
     Definition {
         name: "ModelListParams",
+        pointer: "/$defs/ModelListParams",
         experimental: false,
     },
     Definition {
         name: "ModelListResult",
+        pointer: "/$defs/ModelListResult",
         experimental: false,
     },
     Definition {
         name: "ModelReasoningEffortVariants",
+        pointer: "/$defs/ModelReasoningEffortVariants",
         experimental: false,
     },
     Definition {
         name: "ModelSelection",
+        pointer: "/$defs/ModelSelection",
         experimental: false,
     },
     Definition {
         name: "ModelVisibleContent",
+        pointer: "/$defs/ModelVisibleContent",
         experimental: false,
     },
     Definition {
         name: "MonitorInboxItemAdmittedParams",
+        pointer: "/$defs/MonitorInboxItemAdmittedParams",
         experimental: false,
     },
     Definition {
         name: "MonitorInboxItemDrainedParams",
+        pointer: "/$defs/MonitorInboxItemDrainedParams",
         experimental: false,
     },
     Definition {
         name: "MonitorInboxItemVoidedParams",
+        pointer: "/$defs/MonitorInboxItemVoidedParams",
         experimental: false,
     },
     Definition {
         name: "Notification",
+        pointer: "/$defs/Notification",
         experimental: false,
     },
     Definition {
         name: "OutputRef",
+        pointer: "/$defs/OutputRef",
         experimental: false,
     },
     Definition {
         name: "OutputRefAvailability",
+        pointer: "/$defs/OutputRefAvailability",
         experimental: false,
     },
     Definition {
         name: "PatchSummary",
+        pointer: "/$defs/PatchSummary",
         experimental: false,
     },
     Definition {
         name: "PeerListParams",
+        pointer: "/$defs/PeerListParams",
         experimental: true,
     },
     Definition {
         name: "PeerListResult",
+        pointer: "/$defs/PeerListResult",
         experimental: true,
     },
     Definition {
         name: "PeerRow",
+        pointer: "/$defs/PeerRow",
         experimental: true,
     },
     Definition {
         name: "PeerStatus",
+        pointer: "/$defs/PeerStatus",
         experimental: true,
     },
     Definition {
         name: "PendingApprovalPointer",
+        pointer: "/$defs/PendingApprovalPointer",
         experimental: false,
     },
     Definition {
         name: "PendingRequestKind",
+        pointer: "/$defs/PendingRequestKind",
         experimental: false,
     },
     Definition {
         name: "PendingRequestPointer",
+        pointer: "/$defs/PendingRequestPointer",
         experimental: false,
     },
     Definition {
         name: "PendingUserInputPointer",
+        pointer: "/$defs/PendingUserInputPointer",
         experimental: false,
     },
     Definition {
         name: "PermissionApprovalAxis",
+        pointer: "/$defs/PermissionApprovalAxis",
         experimental: true,
     },
     Definition {
         name: "PermissionAxes",
+        pointer: "/$defs/PermissionAxes",
         experimental: true,
     },
     Definition {
         name: "PermissionFilesystemAxis",
+        pointer: "/$defs/PermissionFilesystemAxis",
         experimental: true,
     },
     Definition {
         name: "PermissionNetworkAxis",
+        pointer: "/$defs/PermissionNetworkAxis",
         experimental: true,
     },
     Definition {
         name: "PermissionProfileApplyOutcome",
+        pointer: "/$defs/PermissionProfileApplyOutcome",
         experimental: true,
     },
     Definition {
         name: "PermissionProfileListParams",
+        pointer: "/$defs/PermissionProfileListParams",
         experimental: true,
     },
     Definition {
         name: "PermissionProfileListResult",
+        pointer: "/$defs/PermissionProfileListResult",
         experimental: true,
     },
     Definition {
         name: "PermissionProfileRow",
+        pointer: "/$defs/PermissionProfileRow",
         experimental: true,
     },
     Definition {
         name: "PermissionProfileSource",
+        pointer: "/$defs/PermissionProfileSource",
         experimental: true,
     },
     Definition {
         name: "PermissionProfileUnavailableReason",
+        pointer: "/$defs/PermissionProfileUnavailableReason",
         experimental: true,
     },
     Definition {
         name: "PhysicalChunk",
+        pointer: "/$defs/PhysicalChunk",
         experimental: true,
     },
     Definition {
         name: "PhysicalCursor",
+        pointer: "/$defs/PhysicalCursor",
         experimental: true,
     },
     Definition {
         name: "PhysicalFileEntry",
+        pointer: "/$defs/PhysicalFileEntry",
         experimental: true,
     },
     Definition {
         name: "PhysicalResetReason",
+        pointer: "/$defs/PhysicalResetReason",
         experimental: true,
     },
     Definition {
         name: "PlatformFamily",
+        pointer: "/$defs/PlatformFamily",
         experimental: false,
     },
     Definition {
         name: "PlatformOs",
+        pointer: "/$defs/PlatformOs",
         experimental: false,
     },
     Definition {
         name: "PluginCatalogEntry",
+        pointer: "/$defs/PluginCatalogEntry",
         experimental: false,
     },
     Definition {
         name: "PluginChangedParams",
+        pointer: "/$defs/PluginChangedParams",
         experimental: false,
     },
     Definition {
         name: "PluginInstallLocalPathTarget",
+        pointer: "/$defs/PluginInstallLocalPathTarget",
         experimental: false,
     },
     Definition {
         name: "PluginInstallMarketplaceTarget",
+        pointer: "/$defs/PluginInstallMarketplaceTarget",
         experimental: false,
     },
     Definition {
         name: "PluginInstallParams",
+        pointer: "/$defs/PluginInstallParams",
         experimental: false,
     },
     Definition {
         name: "PluginInstallResult",
+        pointer: "/$defs/PluginInstallResult",
         experimental: false,
     },
     Definition {
         name: "PluginInstallScope",
+        pointer: "/$defs/PluginInstallScope",
         experimental: false,
     },
     Definition {
         name: "PluginInstallTarget",
+        pointer: "/$defs/PluginInstallTarget",
         experimental: false,
     },
     Definition {
         name: "PluginListParams",
+        pointer: "/$defs/PluginListParams",
         experimental: false,
     },
     Definition {
         name: "PluginListResult",
+        pointer: "/$defs/PluginListResult",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceAddParams",
+        pointer: "/$defs/PluginMarketplaceAddParams",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceChange",
+        pointer: "/$defs/PluginMarketplaceChange",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceChangedParams",
+        pointer: "/$defs/PluginMarketplaceChangedParams",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceRecordResult",
+        pointer: "/$defs/PluginMarketplaceRecordResult",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceRemoveParams",
+        pointer: "/$defs/PluginMarketplaceRemoveParams",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceRemoveResult",
+        pointer: "/$defs/PluginMarketplaceRemoveResult",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceSkippedEntry",
+        pointer: "/$defs/PluginMarketplaceSkippedEntry",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceSourceShape",
+        pointer: "/$defs/PluginMarketplaceSourceShape",
         experimental: false,
     },
     Definition {
         name: "PluginMarketplaceUpdateParams",
+        pointer: "/$defs/PluginMarketplaceUpdateParams",
         experimental: false,
     },
     Definition {
         name: "PluginSource",
+        pointer: "/$defs/PluginSource",
         experimental: false,
     },
     Definition {
         name: "ProjectionBasis",
+        pointer: "/$defs/ProjectionBasis",
         experimental: true,
     },
     Definition {
         name: "ProjectionEntry",
+        pointer: "/$defs/ProjectionEntry",
         experimental: true,
     },
     Definition {
         name: "ProjectionListParams",
+        pointer: "/$defs/ProjectionListParams",
         experimental: true,
     },
     Definition {
         name: "ProjectionListResult",
+        pointer: "/$defs/ProjectionListResult",
         experimental: true,
     },
     Definition {
         name: "ProjectionReadParams",
+        pointer: "/$defs/ProjectionReadParams",
         experimental: true,
     },
     Definition {
         name: "ProjectionReadResult",
+        pointer: "/$defs/ProjectionReadResult",
         experimental: true,
     },
     Definition {
         name: "QueuedInput",
+        pointer: "/$defs/QueuedInput",
         experimental: false,
     },
     Definition {
         name: "QuotaDetail",
+        pointer: "/$defs/QuotaDetail",
         experimental: false,
     },
     Definition {
         name: "RawLogCursor",
+        pointer: "/$defs/RawLogCursor",
         experimental: true,
     },
     Definition {
         name: "RawLogRecordEnvelope",
+        pointer: "/$defs/RawLogRecordEnvelope",
         experimental: true,
     },
     Definition {
         name: "ReasoningEffort",
+        pointer: "/$defs/ReasoningEffort",
         experimental: false,
     },
     Definition {
         name: "ReasoningEffortChangeSource",
+        pointer: "/$defs/ReasoningEffortChangeSource",
         experimental: false,
     },
     Definition {
         name: "ReasoningEffortState",
+        pointer: "/$defs/ReasoningEffortState",
         experimental: false,
     },
     Definition {
         name: "RecapCancelParams",
+        pointer: "/$defs/RecapCancelParams",
         experimental: false,
     },
     Definition {
         name: "RecapCancelResult",
+        pointer: "/$defs/RecapCancelResult",
         experimental: false,
     },
     Definition {
         name: "RecapCompletedParams",
+        pointer: "/$defs/RecapCompletedParams",
         experimental: false,
     },
     Definition {
         name: "RecapFailureReason",
+        pointer: "/$defs/RecapFailureReason",
         experimental: false,
     },
     Definition {
         name: "RecapOutcome",
+        pointer: "/$defs/RecapOutcome",
         experimental: false,
     },
     Definition {
         name: "RecapRequestParams",
+        pointer: "/$defs/RecapRequestParams",
         experimental: false,
     },
     Definition {
         name: "RecapRequestResult",
+        pointer: "/$defs/RecapRequestResult",
         experimental: false,
     },
     Definition {
         name: "RecordPosition",
+        pointer: "/$defs/RecordPosition",
         experimental: false,
     },
     Definition {
         name: "RecoveryEffectiveSource",
+        pointer: "/$defs/RecoveryEffectiveSource",
         experimental: false,
     },
     Definition {
         name: "RecoveryMode",
+        pointer: "/$defs/RecoveryMode",
         experimental: false,
     },
     Definition {
         name: "RecoveryObservation",
+        pointer: "/$defs/RecoveryObservation",
         experimental: false,
     },
     Definition {
         name: "RecoveryObservedMode",
+        pointer: "/$defs/RecoveryObservedMode",
         experimental: false,
     },
     Definition {
         name: "RecoveryQualification",
+        pointer: "/$defs/RecoveryQualification",
         experimental: false,
     },
     Definition {
         name: "ReplayHint",
+        pointer: "/$defs/ReplayHint",
         experimental: false,
     },
     Definition {
         name: "Request",
+        pointer: "/$defs/Request",
         experimental: false,
     },
     Definition {
         name: "RequestId",
+        pointer: "/$defs/RequestId",
         experimental: false,
     },
     Definition {
         name: "RequestReceipt",
+        pointer: "/$defs/RequestReceipt",
         experimental: false,
     },
     Definition {
         name: "RetractOutcome",
+        pointer: "/$defs/RetractOutcome",
         experimental: false,
     },
     Definition {
         name: "ReviewerAuthority",
+        pointer: "/$defs/ReviewerAuthority",
         experimental: true,
     },
     Definition {
         name: "SandboxAvailability",
+        pointer: "/$defs/SandboxAvailability",
         experimental: false,
     },
     Definition {
         name: "SandboxUnavailableReason",
+        pointer: "/$defs/SandboxUnavailableReason",
         experimental: false,
     },
     Definition {
         name: "SchemaInfo",
+        pointer: "/$defs/SchemaInfo",
         experimental: false,
     },
     Definition {
         name: "ServerInfo",
+        pointer: "/$defs/ServerInfo",
         experimental: false,
     },
     Definition {
         name: "Session",
+        pointer: "/$defs/Session",
         experimental: false,
     },
     Definition {
         name: "SessionApprovalModeChangedParams",
+        pointer: "/$defs/SessionApprovalModeChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionBranchChangedParams",
+        pointer: "/$defs/SessionBranchChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionClosedParams",
+        pointer: "/$defs/SessionClosedParams",
         experimental: false,
     },
     Definition {
         name: "SessionClosedReason",
+        pointer: "/$defs/SessionClosedReason",
         experimental: false,
     },
     Definition {
         name: "SessionCompactParams",
+        pointer: "/$defs/SessionCompactParams",
         experimental: false,
     },
     Definition {
         name: "SessionCompactResult",
+        pointer: "/$defs/SessionCompactResult",
         experimental: false,
     },
     Definition {
         name: "SessionConfig",
+        pointer: "/$defs/SessionConfig",
         experimental: false,
     },
     Definition {
         name: "SessionContextUsageParams",
+        pointer: "/$defs/SessionContextUsageParams",
         experimental: false,
     },
     Definition {
         name: "SessionDurability",
+        pointer: "/$defs/SessionDurability",
         experimental: false,
     },
     Definition {
         name: "SessionForkParams",
+        pointer: "/$defs/SessionForkParams",
         experimental: false,
     },
     Definition {
         name: "SessionForkResult",
+        pointer: "/$defs/SessionForkResult",
         experimental: false,
     },
     Definition {
         name: "SessionGoalChangedParams",
+        pointer: "/$defs/SessionGoalChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionHistory",
+        pointer: "/$defs/SessionHistory",
         experimental: false,
     },
     Definition {
         name: "SessionKind",
+        pointer: "/$defs/SessionKind",
         experimental: false,
     },
     Definition {
         name: "SessionLeaveCompletedParams",
+        pointer: "/$defs/SessionLeaveCompletedParams",
         experimental: false,
     },
     Definition {
         name: "SessionLeaveFailureReason",
+        pointer: "/$defs/SessionLeaveFailureReason",
         experimental: false,
     },
     Definition {
         name: "SessionLeaveOutcome",
+        pointer: "/$defs/SessionLeaveOutcome",
         experimental: false,
     },
     Definition {
         name: "SessionLeaveParams",
+        pointer: "/$defs/SessionLeaveParams",
         experimental: false,
     },
     Definition {
         name: "SessionLeaveResult",
+        pointer: "/$defs/SessionLeaveResult",
         experimental: false,
     },
     Definition {
         name: "SessionLimits",
+        pointer: "/$defs/SessionLimits",
         experimental: true,
     },
     Definition {
         name: "SessionLimitsChoice",
+        pointer: "/$defs/SessionLimitsChoice",
         experimental: true,
     },
     Definition {
         name: "SessionListBranchFilter",
+        pointer: "/$defs/SessionListBranchFilter",
         experimental: false,
     },
     Definition {
         name: "SessionListChangedParams",
+        pointer: "/$defs/SessionListChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionListFilter",
+        pointer: "/$defs/SessionListFilter",
         experimental: false,
     },
     Definition {
         name: "SessionListParams",
+        pointer: "/$defs/SessionListParams",
         experimental: false,
     },
     Definition {
         name: "SessionListResult",
+        pointer: "/$defs/SessionListResult",
         experimental: false,
     },
     Definition {
         name: "SessionListSessionIdFilter",
+        pointer: "/$defs/SessionListSessionIdFilter",
         experimental: false,
     },
     Definition {
         name: "SessionListTextField",
+        pointer: "/$defs/SessionListTextField",
         experimental: false,
     },
     Definition {
         name: "SessionListTextFilter",
+        pointer: "/$defs/SessionListTextFilter",
         experimental: false,
     },
     Definition {
         name: "SessionMcpServerConfig",
+        pointer: "/$defs/SessionMcpServerConfig",
         experimental: false,
     },
     Definition {
         name: "SessionMcpServerMode",
+        pointer: "/$defs/SessionMcpServerMode",
         experimental: false,
     },
     Definition {
         name: "SessionMcpStdioFraming",
+        pointer: "/$defs/SessionMcpStdioFraming",
         experimental: false,
     },
     Definition {
         name: "SessionModelChangedParams",
+        pointer: "/$defs/SessionModelChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionModelRouteUnservedParams",
+        pointer: "/$defs/SessionModelRouteUnservedParams",
         experimental: false,
     },
     Definition {
         name: "SessionNameChangedParams",
+        pointer: "/$defs/SessionNameChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionNameOrigin",
+        pointer: "/$defs/SessionNameOrigin",
         experimental: false,
     },
     Definition {
         name: "SessionPermissionProfileChangedParams",
+        pointer: "/$defs/SessionPermissionProfileChangedParams",
         experimental: true,
     },
     Definition {
         name: "SessionPromptHintCandidate",
+        pointer: "/$defs/SessionPromptHintCandidate",
         experimental: true,
     },
     Definition {
         name: "SessionPromptHintParams",
+        pointer: "/$defs/SessionPromptHintParams",
         experimental: true,
     },
     Definition {
         name: "SessionPromptHintResult",
+        pointer: "/$defs/SessionPromptHintResult",
         experimental: true,
     },
     Definition {
         name: "SessionReadLimitsParams",
+        pointer: "/$defs/SessionReadLimitsParams",
         experimental: true,
     },
     Definition {
         name: "SessionReadLimitsResult",
+        pointer: "/$defs/SessionReadLimitsResult",
         experimental: true,
     },
     Definition {
         name: "SessionReadParams",
+        pointer: "/$defs/SessionReadParams",
         experimental: false,
     },
     Definition {
         name: "SessionReadResult",
+        pointer: "/$defs/SessionReadResult",
         experimental: false,
     },
     Definition {
         name: "SessionReasoningEffortChangedParams",
+        pointer: "/$defs/SessionReasoningEffortChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionRenameParams",
+        pointer: "/$defs/SessionRenameParams",
         experimental: false,
     },
     Definition {
         name: "SessionRenameResult",
+        pointer: "/$defs/SessionRenameResult",
         experimental: false,
     },
     Definition {
         name: "SessionReportStartupPhase",
+        pointer: "/$defs/SessionReportStartupPhase",
         experimental: true,
     },
     Definition {
         name: "SessionReportStartupPhaseSpan",
+        pointer: "/$defs/SessionReportStartupPhaseSpan",
         experimental: true,
     },
     Definition {
         name: "SessionReportStartupPhasesParams",
+        pointer: "/$defs/SessionReportStartupPhasesParams",
         experimental: true,
     },
     Definition {
         name: "SessionReportStartupPhasesResult",
+        pointer: "/$defs/SessionReportStartupPhasesResult",
         experimental: true,
     },
     Definition {
         name: "SessionReportTerminalColorProvenance",
+        pointer: "/$defs/SessionReportTerminalColorProvenance",
         experimental: true,
     },
     Definition {
         name: "SessionResumeParams",
+        pointer: "/$defs/SessionResumeParams",
         experimental: false,
     },
     Definition {
         name: "SessionResumeResult",
+        pointer: "/$defs/SessionResumeResult",
         experimental: false,
     },
     Definition {
         name: "SessionSetApprovalModeParams",
+        pointer: "/$defs/SessionSetApprovalModeParams",
         experimental: false,
     },
     Definition {
         name: "SessionSetApprovalModeResult",
+        pointer: "/$defs/SessionSetApprovalModeResult",
         experimental: false,
     },
     Definition {
         name: "SessionSetModelParams",
+        pointer: "/$defs/SessionSetModelParams",
         experimental: false,
     },
     Definition {
         name: "SessionSetModelResult",
+        pointer: "/$defs/SessionSetModelResult",
         experimental: false,
     },
     Definition {
         name: "SessionSetPermissionProfileParams",
+        pointer: "/$defs/SessionSetPermissionProfileParams",
         experimental: true,
     },
     Definition {
         name: "SessionSetPermissionProfileResult",
+        pointer: "/$defs/SessionSetPermissionProfileResult",
         experimental: true,
     },
     Definition {
         name: "SessionSetReasoningEffortParams",
+        pointer: "/$defs/SessionSetReasoningEffortParams",
         experimental: false,
     },
     Definition {
         name: "SessionSetReasoningEffortResult",
+        pointer: "/$defs/SessionSetReasoningEffortResult",
         experimental: false,
     },
     Definition {
         name: "SessionSideChatParams",
+        pointer: "/$defs/SessionSideChatParams",
         experimental: false,
     },
     Definition {
         name: "SessionSideChatResult",
+        pointer: "/$defs/SessionSideChatResult",
         experimental: false,
     },
     Definition {
         name: "SessionStartParams",
+        pointer: "/$defs/SessionStartParams",
         experimental: false,
     },
     Definition {
         name: "SessionStartResult",
+        pointer: "/$defs/SessionStartResult",
         experimental: false,
     },
     Definition {
         name: "SessionStartedParams",
+        pointer: "/$defs/SessionStartedParams",
         experimental: false,
     },
     Definition {
         name: "SessionStatus",
+        pointer: "/$defs/SessionStatus",
         experimental: false,
     },
     Definition {
         name: "SessionStatusChangedParams",
+        pointer: "/$defs/SessionStatusChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionTodoListChangedParams",
+        pointer: "/$defs/SessionTodoListChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionTokenUsageParams",
+        pointer: "/$defs/SessionTokenUsageParams",
         experimental: false,
     },
     Definition {
         name: "SessionUserShellParams",
+        pointer: "/$defs/SessionUserShellParams",
         experimental: false,
     },
     Definition {
         name: "SessionUserShellResult",
+        pointer: "/$defs/SessionUserShellResult",
         experimental: false,
     },
     Definition {
         name: "SessionViewHealth",
+        pointer: "/$defs/SessionViewHealth",
         experimental: false,
     },
     Definition {
         name: "SessionViewHealthChangedParams",
+        pointer: "/$defs/SessionViewHealthChangedParams",
         experimental: false,
     },
     Definition {
         name: "SessionWorktree",
+        pointer: "/$defs/SessionWorktree",
         experimental: true,
     },
     Definition {
         name: "SettingsReadResult",
+        pointer: "/$defs/SettingsReadResult",
         experimental: true,
     },
     Definition {
         name: "SettingsReadSchemaResult",
+        pointer: "/$defs/SettingsReadSchemaResult",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteEdit",
+        pointer: "/$defs/SettingsWriteEdit",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteEditValue",
+        pointer: "/$defs/SettingsWriteEdit/properties/value",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteManyParams",
+        pointer: "/$defs/SettingsWriteManyParams",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteManyResult",
+        pointer: "/$defs/SettingsWriteManyResult",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteResultEntry",
+        pointer: "/$defs/SettingsWriteResultEntry",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteResultEntryEffectiveValue",
+        pointer: "/$defs/SettingsWriteResultEntry/properties/effectiveValue",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteValueParams",
+        pointer: "/$defs/SettingsWriteValueParams",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteValueParamsValue",
+        pointer: "/$defs/SettingsWriteValueParams/properties/value",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteValueResult",
+        pointer: "/$defs/SettingsWriteValueResult",
         experimental: true,
     },
     Definition {
         name: "SettingsWriteValueResultEffectiveValue",
+        pointer: "/$defs/SettingsWriteValueResult/properties/effectiveValue",
         experimental: true,
     },
     Definition {
         name: "SideProvenance",
+        pointer: "/$defs/SideProvenance",
         experimental: false,
     },
     Definition {
         name: "SkillActivationScope",
+        pointer: "/$defs/SkillActivationScope",
         experimental: false,
     },
     Definition {
         name: "SkillActivationState",
+        pointer: "/$defs/SkillActivationState",
         experimental: false,
     },
     Definition {
         name: "SkillCatalogEntry",
+        pointer: "/$defs/SkillCatalogEntry",
         experimental: false,
     },
     Definition {
         name: "SkillChangedParams",
+        pointer: "/$defs/SkillChangedParams",
         experimental: false,
     },
     Definition {
         name: "SkillImportCounts",
+        pointer: "/$defs/SkillImportCounts",
         experimental: false,
     },
     Definition {
         name: "SkillImportFailure",
+        pointer: "/$defs/SkillImportFailure",
         experimental: false,
     },
     Definition {
         name: "SkillImportParams",
+        pointer: "/$defs/SkillImportParams",
         experimental: false,
     },
     Definition {
         name: "SkillImportQuarantine",
+        pointer: "/$defs/SkillImportQuarantine",
         experimental: false,
     },
     Definition {
         name: "SkillImportResult",
+        pointer: "/$defs/SkillImportResult",
         experimental: false,
     },
     Definition {
         name: "SkillImportSource",
+        pointer: "/$defs/SkillImportSource",
         experimental: false,
     },
     Definition {
         name: "SkillInvocationSource",
+        pointer: "/$defs/SkillInvocationSource",
         experimental: false,
     },
     Definition {
         name: "SkillListParams",
+        pointer: "/$defs/SkillListParams",
         experimental: false,
     },
     Definition {
         name: "SkillListResult",
+        pointer: "/$defs/SkillListResult",
         experimental: false,
     },
     Definition {
         name: "SkillSetActivationParams",
+        pointer: "/$defs/SkillSetActivationParams",
         experimental: false,
     },
     Definition {
         name: "SkillSetActivationResult",
+        pointer: "/$defs/SkillSetActivationResult",
         experimental: false,
     },
     Definition {
         name: "SkillSource",
+        pointer: "/$defs/SkillSource",
         experimental: false,
     },
     Definition {
         name: "SnapshotAnchor",
+        pointer: "/$defs/SnapshotAnchor",
         experimental: false,
     },
     Definition {
         name: "SnapshotState",
+        pointer: "/$defs/SnapshotState",
         experimental: false,
     },
     Definition {
         name: "SourceRange",
+        pointer: "/$defs/SourceRange",
         experimental: false,
     },
     Definition {
         name: "StatusAttempt",
+        pointer: "/$defs/StatusAttempt",
         experimental: false,
     },
     Definition {
         name: "StatusChildren",
+        pointer: "/$defs/StatusChildren",
         experimental: false,
     },
     Definition {
         name: "StatusHealth",
+        pointer: "/$defs/StatusHealth",
         experimental: false,
     },
     Definition {
         name: "StatusHealthLevel",
+        pointer: "/$defs/StatusHealthLevel",
         experimental: false,
     },
     Definition {
         name: "StatusProgress",
+        pointer: "/$defs/StatusProgress",
         experimental: false,
     },
     Definition {
         name: "StatusStep",
+        pointer: "/$defs/StatusStep",
         experimental: false,
     },
     Definition {
         name: "StreamRef",
+        pointer: "/$defs/StreamRef",
         experimental: false,
     },
     Definition {
         name: "SubagentControlStatus",
+        pointer: "/$defs/SubagentControlStatus",
         experimental: false,
     },
     Definition {
         name: "SubagentInputParams",
+        pointer: "/$defs/SubagentInputParams",
         experimental: false,
     },
     Definition {
         name: "SubagentOwnerReasonParams",
+        pointer: "/$defs/SubagentOwnerReasonParams",
         experimental: false,
     },
     Definition {
         name: "SubagentResult",
+        pointer: "/$defs/SubagentResult",
         experimental: false,
     },
     Definition {
         name: "SubagentTargetParams",
+        pointer: "/$defs/SubagentTargetParams",
         experimental: false,
     },
     Definition {
         name: "SubscriptionUsage",
+        pointer: "/$defs/SubscriptionUsage",
         experimental: false,
     },
     Definition {
         name: "SubscriptionUsageWeekly",
+        pointer: "/$defs/SubscriptionUsageWeekly",
         experimental: false,
     },
     Definition {
         name: "SubscriptionUsageWindow",
+        pointer: "/$defs/SubscriptionUsageWindow",
         experimental: false,
     },
     Definition {
         name: "SuccessResponse",
+        pointer: "/$defs/SuccessResponse",
         experimental: false,
     },
     Definition {
         name: "TaskBackgroundParams",
+        pointer: "/$defs/TaskBackgroundParams",
         experimental: false,
     },
     Definition {
         name: "TaskCommandResult",
+        pointer: "/$defs/TaskCommandResult",
         experimental: false,
     },
     Definition {
         name: "TaskExecutionMode",
+        pointer: "/$defs/TaskExecutionMode",
         experimental: false,
     },
     Definition {
         name: "TaskListEntry",
+        pointer: "/$defs/TaskListEntry",
         experimental: false,
     },
     Definition {
         name: "TaskListParams",
+        pointer: "/$defs/TaskListParams",
         experimental: false,
     },
     Definition {
         name: "TaskListResult",
+        pointer: "/$defs/TaskListResult",
         experimental: false,
     },
     Definition {
         name: "TaskListStatus",
+        pointer: "/$defs/TaskListStatus",
         experimental: false,
     },
     Definition {
         name: "TaskStopAllParams",
+        pointer: "/$defs/TaskStopAllParams",
         experimental: false,
     },
     Definition {
         name: "TaskStopAllResult",
+        pointer: "/$defs/TaskStopAllResult",
         experimental: false,
     },
     Definition {
         name: "TaskStopParams",
+        pointer: "/$defs/TaskStopParams",
         experimental: false,
     },
     Definition {
         name: "TodoItem",
+        pointer: "/$defs/TodoItem",
         experimental: false,
     },
     Definition {
         name: "TodoListState",
+        pointer: "/$defs/TodoListState",
         experimental: false,
     },
     Definition {
         name: "TodoStatus",
+        pointer: "/$defs/TodoStatus",
         experimental: false,
     },
     Definition {
         name: "TokenUsage",
+        pointer: "/$defs/TokenUsage",
         experimental: false,
     },
     Definition {
         name: "ToolDisplayLabel",
+        pointer: "/$defs/ToolDisplayLabel",
         experimental: false,
     },
     Definition {
         name: "ToolReceipt",
+        pointer: "/$defs/ToolReceipt",
         experimental: false,
     },
     Definition {
         name: "ToolReceiptOperation",
+        pointer: "/$defs/ToolReceiptOperation",
         experimental: false,
     },
     Definition {
         name: "ToolReceiptOutcome",
+        pointer: "/$defs/ToolReceiptOutcome",
         experimental: false,
     },
     Definition {
         name: "TraceContext",
+        pointer: "/$defs/TraceContext",
         experimental: false,
     },
     Definition {
         name: "TurnCancelParams",
+        pointer: "/$defs/TurnCancelParams",
         experimental: false,
     },
     Definition {
         name: "TurnCancelResult",
+        pointer: "/$defs/TurnCancelResult",
         experimental: false,
     },
     Definition {
         name: "TurnCompletedParams",
+        pointer: "/$defs/TurnCompletedParams",
         experimental: false,
     },
     Definition {
         name: "TurnError",
+        pointer: "/$defs/TurnError",
         experimental: false,
     },
     Definition {
         name: "TurnErrorKind",
+        pointer: "/$defs/TurnErrorKind",
         experimental: false,
     },
     Definition {
         name: "TurnForegroundCompletedParams",
+        pointer: "/$defs/TurnForegroundCompletedParams",
         experimental: false,
     },
     Definition {
         name: "TurnInputPart",
+        pointer: "/$defs/TurnInputPart",
         experimental: false,
     },
     Definition {
         name: "TurnInputPartType",
+        pointer: "/$defs/TurnInputPartType",
         experimental: false,
     },
     Definition {
         name: "TurnInterruptParams",
+        pointer: "/$defs/TurnInterruptParams",
         experimental: false,
     },
     Definition {
         name: "TurnInterruptResult",
+        pointer: "/$defs/TurnInterruptResult",
         experimental: false,
     },
     Definition {
         name: "TurnModelRetryScheduledParams",
+        pointer: "/$defs/TurnModelRetryScheduledParams",
         experimental: false,
     },
     Definition {
         name: "TurnRef",
+        pointer: "/$defs/TurnRef",
         experimental: false,
     },
     Definition {
         name: "TurnRetractedParams",
+        pointer: "/$defs/TurnRetractedParams",
         experimental: false,
     },
     Definition {
         name: "TurnRetryScheduledParams",
+        pointer: "/$defs/TurnRetryScheduledParams",
         experimental: false,
     },
     Definition {
         name: "TurnStartDisposition",
+        pointer: "/$defs/TurnStartDisposition",
         experimental: false,
     },
     Definition {
         name: "TurnStartParams",
+        pointer: "/$defs/TurnStartParams",
         experimental: false,
     },
     Definition {
         name: "TurnStartResult",
+        pointer: "/$defs/TurnStartResult",
         experimental: false,
     },
     Definition {
         name: "TurnStartedParams",
+        pointer: "/$defs/TurnStartedParams",
         experimental: false,
     },
     Definition {
         name: "TurnSteerParams",
+        pointer: "/$defs/TurnSteerParams",
         experimental: false,
     },
     Definition {
         name: "TurnSteerResult",
+        pointer: "/$defs/TurnSteerResult",
         experimental: false,
     },
     Definition {
         name: "TurnTerminal",
+        pointer: "/$defs/TurnTerminal",
         experimental: false,
     },
     Definition {
         name: "TurnUnqueueParams",
+        pointer: "/$defs/TurnUnqueueParams",
         experimental: false,
     },
     Definition {
         name: "TurnUnqueueResult",
+        pointer: "/$defs/TurnUnqueueResult",
         experimental: false,
     },
     Definition {
         name: "TurnUnqueuedParams",
+        pointer: "/$defs/TurnUnqueuedParams",
         experimental: false,
     },
     Definition {
         name: "TurnUserShell",
+        pointer: "/$defs/TurnUserShell",
         experimental: false,
     },
     Definition {
         name: "UnframedViewNotification",
+        pointer: "/$defs/UnframedViewNotification",
         experimental: false,
     },
     Definition {
         name: "UnframedViewNotificationParams",
+        pointer: "/$defs/UnframedViewNotificationParams",
         experimental: false,
     },
     Definition {
         name: "UnknownModelReasoningEffortVariants",
+        pointer: "/$defs/UnknownModelReasoningEffortVariants",
         experimental: false,
     },
     Definition {
         name: "UsageReadResult",
+        pointer: "/$defs/UsageReadResult",
         experimental: false,
     },
     Definition {
         name: "UsageRefreshResult",
+        pointer: "/$defs/UsageRefreshResult",
         experimental: true,
     },
     Definition {
         name: "UserInputAnswer",
+        pointer: "/$defs/UserInputAnswer",
         experimental: false,
     },
     Definition {
         name: "UserInputAnswerParams",
+        pointer: "/$defs/UserInputAnswerParams",
         experimental: false,
     },
     Definition {
         name: "UserInputAnswerResult",
+        pointer: "/$defs/UserInputAnswerResult",
         experimental: false,
     },
     Definition {
         name: "UserInputCancelParams",
+        pointer: "/$defs/UserInputCancelParams",
         experimental: false,
     },
     Definition {
         name: "UserInputCancelResult",
+        pointer: "/$defs/UserInputCancelResult",
         experimental: false,
     },
     Definition {
         name: "UserInputClarification",
+        pointer: "/$defs/UserInputClarification",
         experimental: false,
     },
     Definition {
         name: "UserInputClarifyParams",
+        pointer: "/$defs/UserInputClarifyParams",
         experimental: false,
     },
     Definition {
         name: "UserInputClarifyResult",
+        pointer: "/$defs/UserInputClarifyResult",
         experimental: false,
     },
     Definition {
         name: "UserInputEngagedParams",
+        pointer: "/$defs/UserInputEngagedParams",
         experimental: false,
     },
     Definition {
         name: "UserInputInterruptParams",
+        pointer: "/$defs/UserInputInterruptParams",
         experimental: false,
     },
     Definition {
         name: "UserInputInterruptResult",
+        pointer: "/$defs/UserInputInterruptResult",
         experimental: false,
     },
     Definition {
         name: "UserInputOption",
+        pointer: "/$defs/UserInputOption",
         experimental: false,
     },
     Definition {
         name: "UserInputOptionPreview",
+        pointer: "/$defs/UserInputOptionPreview",
         experimental: false,
     },
     Definition {
         name: "UserInputOutcome",
+        pointer: "/$defs/UserInputOutcome",
         experimental: false,
     },
     Definition {
         name: "UserInputQuestion",
+        pointer: "/$defs/UserInputQuestion",
         experimental: false,
     },
     Definition {
         name: "UserInputRequestParams",
+        pointer: "/$defs/UserInputRequestParams",
         experimental: false,
     },
     Definition {
         name: "UserInputSelection",
+        pointer: "/$defs/UserInputSelection",
         experimental: false,
     },
     Definition {
         name: "UserInputSelectionMode",
+        pointer: "/$defs/UserInputSelectionMode",
         experimental: false,
     },
     Definition {
         name: "UserInputSettledParams",
+        pointer: "/$defs/UserInputSettledParams",
         experimental: false,
     },
     Definition {
         name: "UserInputSettlementSummary",
+        pointer: "/$defs/UserInputSettlementSummary",
         experimental: false,
     },
     Definition {
         name: "Vcs",
+        pointer: "/$defs/Vcs",
         experimental: false,
     },
     Definition {
         name: "ViewGapParams",
+        pointer: "/$defs/ViewGapParams",
         experimental: false,
     },
     Definition {
         name: "ViewPageAnchor",
+        pointer: "/$defs/ViewPageAnchor",
         experimental: false,
     },
     Definition {
         name: "ViewPageDirection",
+        pointer: "/$defs/ViewPageDirection",
         experimental: false,
     },
     Definition {
         name: "ViewPageParams",
+        pointer: "/$defs/ViewPageParams",
         experimental: false,
     },
     Definition {
         name: "ViewPageResolvedAnchor",
+        pointer: "/$defs/ViewPageResolvedAnchor",
         experimental: false,
     },
     Definition {
         name: "ViewPageResult",
+        pointer: "/$defs/ViewPageResult",
         experimental: false,
     },
     Definition {
         name: "ViewSnapshot",
+        pointer: "/$defs/ViewSnapshot",
         experimental: false,
     },
     Definition {
         name: "ViewSubscribeParams",
+        pointer: "/$defs/ViewSubscribeParams",
         experimental: false,
     },
     Definition {
         name: "ViewSubscribeResult",
+        pointer: "/$defs/ViewSubscribeResult",
         experimental: false,
     },
     Definition {
         name: "ViewUnsubscribeParams",
+        pointer: "/$defs/ViewUnsubscribeParams",
         experimental: false,
     },
     Definition {
         name: "ViewUnsubscribeResult",
+        pointer: "/$defs/ViewUnsubscribeResult",
         experimental: false,
     },
     Definition {
         name: "WebSearchHit",
+        pointer: "/$defs/WebSearchHit",
         experimental: true,
     },
     Definition {
         name: "WorkflowCancelParams",
+        pointer: "/$defs/WorkflowCancelParams",
         experimental: false,
     },
     Definition {
         name: "WorkflowChild",
+        pointer: "/$defs/WorkflowChild",
         experimental: false,
     },
     Definition {
         name: "WorkflowChildAction",
+        pointer: "/$defs/WorkflowChildAction",
         experimental: false,
     },
     Definition {
         name: "WorkflowChildControlParams",
+        pointer: "/$defs/WorkflowChildControlParams",
         experimental: false,
     },
     Definition {
         name: "WorkflowControlResult",
+        pointer: "/$defs/WorkflowControlResult",
         experimental: false,
     },
     Definition {
         name: "WorkflowPauseParams",
+        pointer: "/$defs/WorkflowPauseParams",
         experimental: false,
     },
     Definition {
         name: "WorkflowResumeParams",
+        pointer: "/$defs/WorkflowResumeParams",
         experimental: false,
     },
     Definition {
         name: "WorkflowResumeResult",
+        pointer: "/$defs/WorkflowResumeResult",
         experimental: false,
     },
     Definition {
         name: "WorkflowTokenBudget",
+        pointer: "/$defs/WorkflowTokenBudget",
         experimental: false,
     },
     Definition {
         name: "WorktreeListEntry",
+        pointer: "/$defs/WorktreeListEntry",
         experimental: true,
     },
     Definition {
         name: "WorktreeListParams",
+        pointer: "/$defs/WorktreeListParams",
         experimental: true,
     },
     Definition {
         name: "WorktreeListResult",
+        pointer: "/$defs/WorktreeListResult",
         experimental: true,
     },
     Definition {
         name: "WorktreeOrigin",
+        pointer: "/$defs/WorktreeOrigin",
         experimental: true,
     },
     Definition {
         name: "WorktreeStartRequest",
+        pointer: "/$defs/WorktreeStartRequest",
         experimental: true,
     },
 ];
@@ -2791,6 +3295,808 @@ pub fn reencode(
         }
     }
     with_type(definition, Reencode(value))
+}
+/// A random value of `definition` as JSON, from `seed` (feature `sample`).
+#[cfg(feature = "sample")]
+pub fn sample(definition: &str, seed: u64) -> Option<Value> {
+    fn encode<T: crate::sample::Sample + Serialize>(seed: u64) -> Value {
+        crate::rpc::encode_payload(&T::sample(&mut crate::sample::Sampler::new(seed)))
+    }
+    Some(
+        match definition {
+            #[cfg(feature = "experimental")]
+            "AccountLoginCancelResult" => encode::<crate::AccountLoginCancelResult>(seed),
+            #[cfg(feature = "experimental")]
+            "AccountLoginCompletedParams" => {
+                encode::<crate::AccountLoginCompletedParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "AccountLoginOutcome" => encode::<crate::AccountLoginOutcome>(seed),
+            #[cfg(feature = "experimental")]
+            "AccountLoginStartParams" => encode::<crate::AccountLoginStartParams>(seed),
+            #[cfg(feature = "experimental")]
+            "AccountLoginStartResult" => encode::<crate::AccountLoginStartResult>(seed),
+            #[cfg(feature = "experimental")]
+            "AccountLoginType" => encode::<crate::AccountLoginType>(seed),
+            #[cfg(feature = "experimental")]
+            "AccountState" => encode::<crate::AccountState>(seed),
+            #[cfg(feature = "experimental")]
+            "AccountStateKind" => encode::<crate::AccountStateKind>(seed),
+            #[cfg(feature = "experimental")]
+            "AdmissionChoice" => encode::<crate::AdmissionChoice>(seed),
+            #[cfg(feature = "experimental")]
+            "AdmissionDecideParams" => encode::<crate::AdmissionDecideParams>(seed),
+            #[cfg(feature = "experimental")]
+            "AdmissionDecideResult" => encode::<crate::AdmissionDecideResult>(seed),
+            #[cfg(feature = "experimental")]
+            "AdmissionDecision" => encode::<crate::AdmissionDecision>(seed),
+            #[cfg(feature = "experimental")]
+            "AdmissionListPendingParams" => {
+                encode::<crate::AdmissionListPendingParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "AdmissionListPendingResult" => {
+                encode::<crate::AdmissionListPendingResult>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "AdmissionRequestParams" => encode::<crate::AdmissionRequestParams>(seed),
+            #[cfg(feature = "experimental")]
+            "AdmissionRequestedViewParams" => {
+                encode::<crate::AdmissionRequestedViewParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "AdmissionResolutionSummary" => {
+                encode::<crate::AdmissionResolutionSummary>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "AdmissionResolvedViewParams" => {
+                encode::<crate::AdmissionResolvedViewParams>(seed)
+            }
+            "ApprovalAmendment" => encode::<crate::ApprovalAmendment>(seed),
+            "ApprovalAmendmentDurability" => {
+                encode::<crate::ApprovalAmendmentDurability>(seed)
+            }
+            "ApprovalChange" => encode::<crate::ApprovalChange>(seed),
+            "ApprovalChoice" => encode::<crate::ApprovalChoice>(seed),
+            "ApprovalChoiceScope" => encode::<crate::ApprovalChoiceScope>(seed),
+            "ApprovalCuaCardFacts" => encode::<crate::ApprovalCuaCardFacts>(seed),
+            "ApprovalCuaDataFact" => encode::<crate::ApprovalCuaDataFact>(seed),
+            "ApprovalCuaMask" => encode::<crate::ApprovalCuaMask>(seed),
+            "ApprovalCuaPage" => encode::<crate::ApprovalCuaPage>(seed),
+            "ApprovalCuaPoint" => encode::<crate::ApprovalCuaPoint>(seed),
+            "ApprovalCuaStep" => encode::<crate::ApprovalCuaStep>(seed),
+            "ApprovalDecideParams" => encode::<crate::ApprovalDecideParams>(seed),
+            "ApprovalDecideResult" => encode::<crate::ApprovalDecideResult>(seed),
+            "ApprovalDecision" => encode::<crate::ApprovalDecision>(seed),
+            "ApprovalListPendingParams" => {
+                encode::<crate::ApprovalListPendingParams>(seed)
+            }
+            "ApprovalListPendingResult" => {
+                encode::<crate::ApprovalListPendingResult>(seed)
+            }
+            "ApprovalMode" => encode::<crate::ApprovalMode>(seed),
+            "ApprovalModeApplyOutcome" => encode::<crate::ApprovalModeApplyOutcome>(seed),
+            "ApprovalModeSource" => encode::<crate::ApprovalModeSource>(seed),
+            "ApprovalOrigin" => encode::<crate::ApprovalOrigin>(seed),
+            "ApprovalPersistenceStatus" => {
+                encode::<crate::ApprovalPersistenceStatus>(seed)
+            }
+            "ApprovalPolicyResult" => encode::<crate::ApprovalPolicyResult>(seed),
+            "ApprovalRequestParams" => encode::<crate::ApprovalRequestParams>(seed),
+            "ApprovalRequirementRef" => encode::<crate::ApprovalRequirementRef>(seed),
+            "ApprovalResolutionSummary" => {
+                encode::<crate::ApprovalResolutionSummary>(seed)
+            }
+            "ApprovalResolvedBy" => encode::<crate::ApprovalResolvedBy>(seed),
+            "ApprovalResolvedParams" => encode::<crate::ApprovalResolvedParams>(seed),
+            "ApprovalStage" => encode::<crate::ApprovalStage>(seed),
+            "ApprovalStageEvidence" => encode::<crate::ApprovalStageEvidence>(seed),
+            "ApprovalStageResolution" => encode::<crate::ApprovalStageResolution>(seed),
+            "ApprovalSubagentOrigin" => encode::<crate::ApprovalSubagentOrigin>(seed),
+            "ApprovalSubject" => encode::<crate::ApprovalSubject>(seed),
+            "ApprovalSuggestedPrefix" => encode::<crate::ApprovalSuggestedPrefix>(seed),
+            "ApprovalUpdatedParams" => encode::<crate::ApprovalUpdatedParams>(seed),
+            "AttentionFlag" => encode::<crate::AttentionFlag>(seed),
+            "BackgroundInitiator" => encode::<crate::BackgroundInitiator>(seed),
+            #[cfg(feature = "experimental")]
+            "BackgroundState" => encode::<crate::BackgroundState>(seed),
+            #[cfg(feature = "experimental")]
+            "BackgroundStatus" => encode::<crate::BackgroundStatus>(seed),
+            "BackgroundTerminalCompletion" => {
+                encode::<crate::BackgroundTerminalCompletion>(seed)
+            }
+            "BlockedPrompt" => encode::<crate::BlockedPrompt>(seed),
+            "BranchState" => encode::<crate::BranchState>(seed),
+            "CapabilityName" => encode::<crate::CapabilityName>(seed),
+            "CheckpointBoundary" => encode::<crate::CheckpointBoundary>(seed),
+            "ClientCapabilities" => encode::<crate::ClientCapabilities>(seed),
+            "ClientInfo" => encode::<crate::ClientInfo>(seed),
+            "CodeModeLanguage" => encode::<crate::CodeModeLanguage>(seed),
+            "CodeModeOutputSpan" => encode::<crate::CodeModeOutputSpan>(seed),
+            "CodeModeOutputStream" => encode::<crate::CodeModeOutputStream>(seed),
+            "CodeModeReceipt" => encode::<crate::CodeModeReceipt>(seed),
+            "CommandAcceptedResult" => encode::<crate::CommandAcceptedResult>(seed),
+            "CommandAckStatus" => encode::<crate::CommandAckStatus>(seed),
+            "CommandStatus" => encode::<crate::CommandStatus>(seed),
+            "CompactStatus" => encode::<crate::CompactStatus>(seed),
+            "CompactionOutcome" => encode::<crate::CompactionOutcome>(seed),
+            "CompactionTrigger" => encode::<crate::CompactionTrigger>(seed),
+            "ComputerUseApp" => encode::<crate::ComputerUseApp>(seed),
+            "ComputerUseAppChoice" => encode::<crate::ComputerUseAppChoice>(seed),
+            "ComputerUseAppLock" => encode::<crate::ComputerUseAppLock>(seed),
+            "ComputerUseAppPatch" => encode::<crate::ComputerUseAppPatch>(seed),
+            "ComputerUseBlockedApp" => encode::<crate::ComputerUseBlockedApp>(seed),
+            "ComputerUseChoice" => encode::<crate::ComputerUseChoice>(seed),
+            "ComputerUseInstalledApp" => encode::<crate::ComputerUseInstalledApp>(seed),
+            "ComputerUsePermission" => encode::<crate::ComputerUsePermission>(seed),
+            "ComputerUseSettings" => encode::<crate::ComputerUseSettings>(seed),
+            "ComputerUseSettingsReadParams" => {
+                encode::<crate::ComputerUseSettingsReadParams>(seed)
+            }
+            "ComputerUseSettingsUpdateParams" => {
+                encode::<crate::ComputerUseSettingsUpdateParams>(seed)
+            }
+            "ComputerUseSetupChanged" => encode::<crate::ComputerUseSetupChanged>(seed),
+            "ComputerUseSetupPhase" => encode::<crate::ComputerUseSetupPhase>(seed),
+            "ComputerUseSetupReadParams" => {
+                encode::<crate::ComputerUseSetupReadParams>(seed)
+            }
+            "ComputerUseSetupStartParams" => {
+                encode::<crate::ComputerUseSetupStartParams>(seed)
+            }
+            "ComputerUseSetupState" => encode::<crate::ComputerUseSetupState>(seed),
+            "ContextPressureLevel" => encode::<crate::ContextPressureLevel>(seed),
+            "ContextUsage" => encode::<crate::ContextUsage>(seed),
+            "CronReceipt" => encode::<crate::CronReceipt>(seed),
+            "CronReceiptJob" => encode::<crate::CronReceiptJob>(seed),
+            "CumulativeCost" => encode::<crate::CumulativeCost>(seed),
+            "CumulativeTokenUsage" => encode::<crate::CumulativeTokenUsage>(seed),
+            "DamagedRange" => encode::<crate::DamagedRange>(seed),
+            "EffectiveApprovalModeState" => {
+                encode::<crate::EffectiveApprovalModeState>(seed)
+            }
+            "EffectiveModel" => encode::<crate::EffectiveModel>(seed),
+            #[cfg(feature = "experimental")]
+            "EffectivePermissionState" => encode::<crate::EffectivePermissionState>(seed),
+            "ErrorData" => encode::<crate::ErrorData>(seed),
+            "ErrorKind" => encode::<crate::ErrorKind>(seed),
+            "ErrorObject" => encode::<crate::ErrorObject>(seed),
+            "ErrorResponse" => encode::<crate::ErrorResponse>(seed),
+            "FeedbackClassification" => encode::<crate::FeedbackClassification>(seed),
+            "FeedbackSubmitOutcome" => encode::<crate::FeedbackSubmitOutcome>(seed),
+            "FeedbackSubmitParams" => encode::<crate::FeedbackSubmitParams>(seed),
+            "FeedbackSubmitResult" => encode::<crate::FeedbackSubmitResult>(seed),
+            "ForkCutPoint" => encode::<crate::ForkCutPoint>(seed),
+            "ForkProvenance" => encode::<crate::ForkProvenance>(seed),
+            "Goal" => encode::<crate::Goal>(seed),
+            "GoalClearParams" => encode::<crate::GoalClearParams>(seed),
+            "GoalCommandResult" => encode::<crate::GoalCommandResult>(seed),
+            "GoalEditParams" => encode::<crate::GoalEditParams>(seed),
+            "GoalPauseParams" => encode::<crate::GoalPauseParams>(seed),
+            "GoalResumeParams" => encode::<crate::GoalResumeParams>(seed),
+            "GoalSetParams" => encode::<crate::GoalSetParams>(seed),
+            "HistoryMode" => encode::<crate::HistoryMode>(seed),
+            "HistoryNoneReason" => encode::<crate::HistoryNoneReason>(seed),
+            "HistoryPreference" => encode::<crate::HistoryPreference>(seed),
+            "HookCatalogEntry" => encode::<crate::HookCatalogEntry>(seed),
+            "HookEventName" => encode::<crate::HookEventName>(seed),
+            "HookHandlerKind" => encode::<crate::HookHandlerKind>(seed),
+            "HookListParams" => encode::<crate::HookListParams>(seed),
+            "HookListResult" => encode::<crate::HookListResult>(seed),
+            "HookRunStatus" => encode::<crate::HookRunStatus>(seed),
+            #[cfg(feature = "experimental")]
+            "HostReadLimitsResult" => encode::<crate::HostReadLimitsResult>(seed),
+            "IfBusy" => encode::<crate::IfBusy>(seed),
+            "InitializeParams" => encode::<crate::InitializeParams>(seed),
+            "InitializeResult" => encode::<crate::InitializeResult>(seed),
+            "Item" => encode::<crate::Item>(seed),
+            "ItemCompletedParams" => encode::<crate::ItemCompletedParams>(seed),
+            "ItemDeltaParams" => encode::<crate::ItemDeltaParams>(seed),
+            "ItemKind" => encode::<crate::ItemKind>(seed),
+            "ItemReadOutputEncoding" => encode::<crate::ItemReadOutputEncoding>(seed),
+            "ItemReadOutputParams" => encode::<crate::ItemReadOutputParams>(seed),
+            "ItemReadOutputResult" => encode::<crate::ItemReadOutputResult>(seed),
+            "ItemStartedParams" => encode::<crate::ItemStartedParams>(seed),
+            "ItemStatus" => encode::<crate::ItemStatus>(seed),
+            "ItemUpdatedParams" => encode::<crate::ItemUpdatedParams>(seed),
+            "JsonRpcVersion" => encode::<crate::JsonRpcVersion>(seed),
+            "LastTurn" => encode::<crate::LastTurn>(seed),
+            "LimitKind" => encode::<crate::LimitKind>(seed),
+            #[cfg(feature = "experimental")]
+            "LimitsAboveMaxAxis" => encode::<crate::LimitsAboveMaxAxis>(seed),
+            #[cfg(feature = "experimental")]
+            "LimitsAxisValue" => encode::<crate::LimitsAxisValue>(seed),
+            #[cfg(feature = "experimental")]
+            "LimitsNetworkMode" => encode::<crate::LimitsNetworkMode>(seed),
+            #[cfg(feature = "experimental")]
+            "LogGapParams" => encode::<crate::LogGapParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogGapReason" => encode::<crate::LogGapReason>(seed),
+            #[cfg(feature = "experimental")]
+            "LogPageParams" => encode::<crate::LogPageParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogPageResult" => encode::<crate::LogPageResult>(seed),
+            #[cfg(feature = "experimental")]
+            "LogPhysicalFilesParams" => encode::<crate::LogPhysicalFilesParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogPhysicalFilesResult" => encode::<crate::LogPhysicalFilesResult>(seed),
+            #[cfg(feature = "experimental")]
+            "LogPhysicalLineParams" => encode::<crate::LogPhysicalLineParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogPhysicalResetParams" => encode::<crate::LogPhysicalResetParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogPhysicalSubscribeParams" => {
+                encode::<crate::LogPhysicalSubscribeParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "LogPhysicalSubscribeResult" => {
+                encode::<crate::LogPhysicalSubscribeResult>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "LogPhysicalUnsubscribeParams" => {
+                encode::<crate::LogPhysicalUnsubscribeParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "LogPhysicalUnsubscribeResult" => {
+                encode::<crate::LogPhysicalUnsubscribeResult>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "LogRecordParams" => encode::<crate::LogRecordParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogStreamEntry" => encode::<crate::LogStreamEntry>(seed),
+            #[cfg(feature = "experimental")]
+            "LogStreamsParams" => encode::<crate::LogStreamsParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogStreamsResult" => encode::<crate::LogStreamsResult>(seed),
+            #[cfg(feature = "experimental")]
+            "LogSubscribeParams" => encode::<crate::LogSubscribeParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogSubscribeResult" => encode::<crate::LogSubscribeResult>(seed),
+            #[cfg(feature = "experimental")]
+            "LogUnsubscribeParams" => encode::<crate::LogUnsubscribeParams>(seed),
+            #[cfg(feature = "experimental")]
+            "LogUnsubscribeResult" => encode::<crate::LogUnsubscribeResult>(seed),
+            #[cfg(feature = "experimental")]
+            "McpOAuthLoginOutcome" => encode::<crate::McpOAuthLoginOutcome>(seed),
+            #[cfg(feature = "experimental")]
+            "McpOAuthRevocation" => encode::<crate::McpOAuthRevocation>(seed),
+            #[cfg(feature = "experimental")]
+            "McpServerListOAuth" => encode::<crate::McpServerListOAuth>(seed),
+            #[cfg(feature = "experimental")]
+            "McpServerListParams" => encode::<crate::McpServerListParams>(seed),
+            #[cfg(feature = "experimental")]
+            "McpServerListResult" => encode::<crate::McpServerListResult>(seed),
+            #[cfg(feature = "experimental")]
+            "McpServerListRow" => encode::<crate::McpServerListRow>(seed),
+            #[cfg(feature = "experimental")]
+            "McpServerListSource" => encode::<crate::McpServerListSource>(seed),
+            #[cfg(feature = "experimental")]
+            "McpServerListTransport" => encode::<crate::McpServerListTransport>(seed),
+            #[cfg(feature = "experimental")]
+            "McpServerOAuthLoginCancelParams" => {
+                encode::<crate::McpServerOAuthLoginCancelParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "McpServerOAuthLoginCancelResult" => {
+                encode::<crate::McpServerOAuthLoginCancelResult>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "McpServerOAuthLoginCompletedParams" => {
+                encode::<crate::McpServerOAuthLoginCompletedParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "McpServerOAuthLoginParams" => {
+                encode::<crate::McpServerOAuthLoginParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "McpServerOAuthLoginResult" => {
+                encode::<crate::McpServerOAuthLoginResult>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "McpServerOAuthLogoutParams" => {
+                encode::<crate::McpServerOAuthLogoutParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "McpServerOAuthLogoutResult" => {
+                encode::<crate::McpServerOAuthLogoutResult>(seed)
+            }
+            "MediaUploadParams" => encode::<crate::MediaUploadParams>(seed),
+            "MediaUploadResult" => encode::<crate::MediaUploadResult>(seed),
+            "MessageAttachment" => encode::<crate::MessageAttachment>(seed),
+            "MessagePhase" => encode::<crate::MessagePhase>(seed),
+            "ModelCatalogEntry" => encode::<crate::ModelCatalogEntry>(seed),
+            "ModelCatalogSource" => encode::<crate::ModelCatalogSource>(seed),
+            "ModelChangeSource" => encode::<crate::ModelChangeSource>(seed),
+            "ModelCost" => encode::<crate::ModelCost>(seed),
+            "ModelDescribedReasoningEffort" => {
+                encode::<crate::ModelDescribedReasoningEffort>(seed)
+            }
+            "ModelListParams" => encode::<crate::ModelListParams>(seed),
+            "ModelListResult" => encode::<crate::ModelListResult>(seed),
+            "ModelReasoningEffortVariants" => {
+                encode::<crate::ModelReasoningEffortVariants>(seed)
+            }
+            "ModelSelection" => encode::<crate::ModelSelection>(seed),
+            "ModelVisibleContent" => encode::<crate::ModelVisibleContent>(seed),
+            "MonitorInboxItemAdmittedParams" => {
+                encode::<crate::MonitorInboxItemAdmittedParams>(seed)
+            }
+            "MonitorInboxItemDrainedParams" => {
+                encode::<crate::MonitorInboxItemDrainedParams>(seed)
+            }
+            "MonitorInboxItemVoidedParams" => {
+                encode::<crate::MonitorInboxItemVoidedParams>(seed)
+            }
+            "Notification" => encode::<crate::Notification>(seed),
+            "OutputRef" => encode::<crate::OutputRef>(seed),
+            "OutputRefAvailability" => encode::<crate::OutputRefAvailability>(seed),
+            "PatchSummary" => encode::<crate::PatchSummary>(seed),
+            #[cfg(feature = "experimental")]
+            "PeerListParams" => encode::<crate::PeerListParams>(seed),
+            #[cfg(feature = "experimental")]
+            "PeerListResult" => encode::<crate::PeerListResult>(seed),
+            #[cfg(feature = "experimental")]
+            "PeerRow" => encode::<crate::PeerRow>(seed),
+            #[cfg(feature = "experimental")]
+            "PeerStatus" => encode::<crate::PeerStatus>(seed),
+            "PendingApprovalPointer" => encode::<crate::PendingApprovalPointer>(seed),
+            "PendingRequestKind" => encode::<crate::PendingRequestKind>(seed),
+            "PendingRequestPointer" => encode::<crate::PendingRequestPointer>(seed),
+            "PendingUserInputPointer" => encode::<crate::PendingUserInputPointer>(seed),
+            #[cfg(feature = "experimental")]
+            "PermissionApprovalAxis" => encode::<crate::PermissionApprovalAxis>(seed),
+            #[cfg(feature = "experimental")]
+            "PermissionAxes" => encode::<crate::PermissionAxes>(seed),
+            #[cfg(feature = "experimental")]
+            "PermissionFilesystemAxis" => encode::<crate::PermissionFilesystemAxis>(seed),
+            #[cfg(feature = "experimental")]
+            "PermissionNetworkAxis" => encode::<crate::PermissionNetworkAxis>(seed),
+            #[cfg(feature = "experimental")]
+            "PermissionProfileApplyOutcome" => {
+                encode::<crate::PermissionProfileApplyOutcome>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "PermissionProfileListParams" => {
+                encode::<crate::PermissionProfileListParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "PermissionProfileListResult" => {
+                encode::<crate::PermissionProfileListResult>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "PermissionProfileRow" => encode::<crate::PermissionProfileRow>(seed),
+            #[cfg(feature = "experimental")]
+            "PermissionProfileSource" => encode::<crate::PermissionProfileSource>(seed),
+            #[cfg(feature = "experimental")]
+            "PermissionProfileUnavailableReason" => {
+                encode::<crate::PermissionProfileUnavailableReason>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "PhysicalChunk" => encode::<crate::PhysicalChunk>(seed),
+            #[cfg(feature = "experimental")]
+            "PhysicalCursor" => encode::<crate::PhysicalCursor>(seed),
+            #[cfg(feature = "experimental")]
+            "PhysicalFileEntry" => encode::<crate::PhysicalFileEntry>(seed),
+            #[cfg(feature = "experimental")]
+            "PhysicalResetReason" => encode::<crate::PhysicalResetReason>(seed),
+            "PlatformFamily" => encode::<crate::PlatformFamily>(seed),
+            "PlatformOs" => encode::<crate::PlatformOs>(seed),
+            "PluginCatalogEntry" => encode::<crate::PluginCatalogEntry>(seed),
+            "PluginChangedParams" => encode::<crate::PluginChangedParams>(seed),
+            "PluginInstallLocalPathTarget" => {
+                encode::<crate::PluginInstallLocalPathTarget>(seed)
+            }
+            "PluginInstallMarketplaceTarget" => {
+                encode::<crate::PluginInstallMarketplaceTarget>(seed)
+            }
+            "PluginInstallParams" => encode::<crate::PluginInstallParams>(seed),
+            "PluginInstallResult" => encode::<crate::PluginInstallResult>(seed),
+            "PluginInstallScope" => encode::<crate::PluginInstallScope>(seed),
+            "PluginInstallTarget" => encode::<crate::PluginInstallTarget>(seed),
+            "PluginListParams" => encode::<crate::PluginListParams>(seed),
+            "PluginListResult" => encode::<crate::PluginListResult>(seed),
+            "PluginMarketplaceAddParams" => {
+                encode::<crate::PluginMarketplaceAddParams>(seed)
+            }
+            "PluginMarketplaceChange" => encode::<crate::PluginMarketplaceChange>(seed),
+            "PluginMarketplaceChangedParams" => {
+                encode::<crate::PluginMarketplaceChangedParams>(seed)
+            }
+            "PluginMarketplaceRecordResult" => {
+                encode::<crate::PluginMarketplaceRecordResult>(seed)
+            }
+            "PluginMarketplaceRemoveParams" => {
+                encode::<crate::PluginMarketplaceRemoveParams>(seed)
+            }
+            "PluginMarketplaceRemoveResult" => {
+                encode::<crate::PluginMarketplaceRemoveResult>(seed)
+            }
+            "PluginMarketplaceSkippedEntry" => {
+                encode::<crate::PluginMarketplaceSkippedEntry>(seed)
+            }
+            "PluginMarketplaceSourceShape" => {
+                encode::<crate::PluginMarketplaceSourceShape>(seed)
+            }
+            "PluginMarketplaceUpdateParams" => {
+                encode::<crate::PluginMarketplaceUpdateParams>(seed)
+            }
+            "PluginSource" => encode::<crate::PluginSource>(seed),
+            #[cfg(feature = "experimental")]
+            "ProjectionBasis" => encode::<crate::ProjectionBasis>(seed),
+            #[cfg(feature = "experimental")]
+            "ProjectionEntry" => encode::<crate::ProjectionEntry>(seed),
+            #[cfg(feature = "experimental")]
+            "ProjectionListParams" => encode::<crate::ProjectionListParams>(seed),
+            #[cfg(feature = "experimental")]
+            "ProjectionListResult" => encode::<crate::ProjectionListResult>(seed),
+            #[cfg(feature = "experimental")]
+            "ProjectionReadParams" => encode::<crate::ProjectionReadParams>(seed),
+            #[cfg(feature = "experimental")]
+            "ProjectionReadResult" => encode::<crate::ProjectionReadResult>(seed),
+            "QueuedInput" => encode::<crate::QueuedInput>(seed),
+            "QuotaDetail" => encode::<crate::QuotaDetail>(seed),
+            #[cfg(feature = "experimental")]
+            "RawLogCursor" => encode::<crate::RawLogCursor>(seed),
+            #[cfg(feature = "experimental")]
+            "RawLogRecordEnvelope" => encode::<crate::RawLogRecordEnvelope>(seed),
+            "ReasoningEffort" => encode::<crate::ReasoningEffort>(seed),
+            "ReasoningEffortChangeSource" => {
+                encode::<crate::ReasoningEffortChangeSource>(seed)
+            }
+            "ReasoningEffortState" => encode::<crate::ReasoningEffortState>(seed),
+            "RecapCancelParams" => encode::<crate::RecapCancelParams>(seed),
+            "RecapCancelResult" => encode::<crate::RecapCancelResult>(seed),
+            "RecapCompletedParams" => encode::<crate::RecapCompletedParams>(seed),
+            "RecapFailureReason" => encode::<crate::RecapFailureReason>(seed),
+            "RecapOutcome" => encode::<crate::RecapOutcome>(seed),
+            "RecapRequestParams" => encode::<crate::RecapRequestParams>(seed),
+            "RecapRequestResult" => encode::<crate::RecapRequestResult>(seed),
+            "RecordPosition" => encode::<crate::RecordPosition>(seed),
+            "RecoveryEffectiveSource" => encode::<crate::RecoveryEffectiveSource>(seed),
+            "RecoveryMode" => encode::<crate::RecoveryMode>(seed),
+            "RecoveryObservation" => encode::<crate::RecoveryObservation>(seed),
+            "RecoveryObservedMode" => encode::<crate::RecoveryObservedMode>(seed),
+            "RecoveryQualification" => encode::<crate::RecoveryQualification>(seed),
+            "ReplayHint" => encode::<crate::ReplayHint>(seed),
+            "Request" => encode::<crate::Request>(seed),
+            "RequestId" => encode::<crate::RequestId>(seed),
+            "RequestReceipt" => encode::<crate::RequestReceipt>(seed),
+            "RetractOutcome" => encode::<crate::RetractOutcome>(seed),
+            #[cfg(feature = "experimental")]
+            "ReviewerAuthority" => encode::<crate::ReviewerAuthority>(seed),
+            "SandboxAvailability" => encode::<crate::SandboxAvailability>(seed),
+            "SandboxUnavailableReason" => encode::<crate::SandboxUnavailableReason>(seed),
+            "SchemaInfo" => encode::<crate::SchemaInfo>(seed),
+            "ServerInfo" => encode::<crate::ServerInfo>(seed),
+            "Session" => encode::<crate::Session>(seed),
+            "SessionApprovalModeChangedParams" => {
+                encode::<crate::SessionApprovalModeChangedParams>(seed)
+            }
+            "SessionBranchChangedParams" => {
+                encode::<crate::SessionBranchChangedParams>(seed)
+            }
+            "SessionClosedParams" => encode::<crate::SessionClosedParams>(seed),
+            "SessionClosedReason" => encode::<crate::SessionClosedReason>(seed),
+            "SessionCompactParams" => encode::<crate::SessionCompactParams>(seed),
+            "SessionCompactResult" => encode::<crate::SessionCompactResult>(seed),
+            "SessionConfig" => encode::<crate::SessionConfig>(seed),
+            "SessionContextUsageParams" => {
+                encode::<crate::SessionContextUsageParams>(seed)
+            }
+            "SessionDurability" => encode::<crate::SessionDurability>(seed),
+            "SessionForkParams" => encode::<crate::SessionForkParams>(seed),
+            "SessionForkResult" => encode::<crate::SessionForkResult>(seed),
+            "SessionGoalChangedParams" => encode::<crate::SessionGoalChangedParams>(seed),
+            "SessionHistory" => encode::<crate::SessionHistory>(seed),
+            "SessionKind" => encode::<crate::SessionKind>(seed),
+            "SessionLeaveCompletedParams" => {
+                encode::<crate::SessionLeaveCompletedParams>(seed)
+            }
+            "SessionLeaveFailureReason" => {
+                encode::<crate::SessionLeaveFailureReason>(seed)
+            }
+            "SessionLeaveOutcome" => encode::<crate::SessionLeaveOutcome>(seed),
+            "SessionLeaveParams" => encode::<crate::SessionLeaveParams>(seed),
+            "SessionLeaveResult" => encode::<crate::SessionLeaveResult>(seed),
+            #[cfg(feature = "experimental")]
+            "SessionLimits" => encode::<crate::SessionLimits>(seed),
+            #[cfg(feature = "experimental")]
+            "SessionLimitsChoice" => encode::<crate::SessionLimitsChoice>(seed),
+            "SessionListBranchFilter" => encode::<crate::SessionListBranchFilter>(seed),
+            "SessionListChangedParams" => encode::<crate::SessionListChangedParams>(seed),
+            "SessionListFilter" => encode::<crate::SessionListFilter>(seed),
+            "SessionListParams" => encode::<crate::SessionListParams>(seed),
+            "SessionListResult" => encode::<crate::SessionListResult>(seed),
+            "SessionListSessionIdFilter" => {
+                encode::<crate::SessionListSessionIdFilter>(seed)
+            }
+            "SessionListTextField" => encode::<crate::SessionListTextField>(seed),
+            "SessionListTextFilter" => encode::<crate::SessionListTextFilter>(seed),
+            "SessionMcpServerConfig" => encode::<crate::SessionMcpServerConfig>(seed),
+            "SessionMcpServerMode" => encode::<crate::SessionMcpServerMode>(seed),
+            "SessionMcpStdioFraming" => encode::<crate::SessionMcpStdioFraming>(seed),
+            "SessionModelChangedParams" => {
+                encode::<crate::SessionModelChangedParams>(seed)
+            }
+            "SessionModelRouteUnservedParams" => {
+                encode::<crate::SessionModelRouteUnservedParams>(seed)
+            }
+            "SessionNameChangedParams" => encode::<crate::SessionNameChangedParams>(seed),
+            "SessionNameOrigin" => encode::<crate::SessionNameOrigin>(seed),
+            #[cfg(feature = "experimental")]
+            "SessionPermissionProfileChangedParams" => {
+                encode::<crate::SessionPermissionProfileChangedParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SessionPromptHintCandidate" => {
+                encode::<crate::SessionPromptHintCandidate>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SessionPromptHintParams" => encode::<crate::SessionPromptHintParams>(seed),
+            #[cfg(feature = "experimental")]
+            "SessionPromptHintResult" => encode::<crate::SessionPromptHintResult>(seed),
+            #[cfg(feature = "experimental")]
+            "SessionReadLimitsParams" => encode::<crate::SessionReadLimitsParams>(seed),
+            #[cfg(feature = "experimental")]
+            "SessionReadLimitsResult" => encode::<crate::SessionReadLimitsResult>(seed),
+            "SessionReadParams" => encode::<crate::SessionReadParams>(seed),
+            "SessionReadResult" => encode::<crate::SessionReadResult>(seed),
+            "SessionReasoningEffortChangedParams" => {
+                encode::<crate::SessionReasoningEffortChangedParams>(seed)
+            }
+            "SessionRenameParams" => encode::<crate::SessionRenameParams>(seed),
+            "SessionRenameResult" => encode::<crate::SessionRenameResult>(seed),
+            #[cfg(feature = "experimental")]
+            "SessionReportStartupPhase" => {
+                encode::<crate::SessionReportStartupPhase>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SessionReportStartupPhaseSpan" => {
+                encode::<crate::SessionReportStartupPhaseSpan>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SessionReportStartupPhasesParams" => {
+                encode::<crate::SessionReportStartupPhasesParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SessionReportStartupPhasesResult" => {
+                encode::<crate::SessionReportStartupPhasesResult>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SessionReportTerminalColorProvenance" => {
+                encode::<crate::SessionReportTerminalColorProvenance>(seed)
+            }
+            "SessionResumeParams" => encode::<crate::SessionResumeParams>(seed),
+            "SessionResumeResult" => encode::<crate::SessionResumeResult>(seed),
+            "SessionSetApprovalModeParams" => {
+                encode::<crate::SessionSetApprovalModeParams>(seed)
+            }
+            "SessionSetApprovalModeResult" => {
+                encode::<crate::SessionSetApprovalModeResult>(seed)
+            }
+            "SessionSetModelParams" => encode::<crate::SessionSetModelParams>(seed),
+            "SessionSetModelResult" => encode::<crate::SessionSetModelResult>(seed),
+            #[cfg(feature = "experimental")]
+            "SessionSetPermissionProfileParams" => {
+                encode::<crate::SessionSetPermissionProfileParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SessionSetPermissionProfileResult" => {
+                encode::<crate::SessionSetPermissionProfileResult>(seed)
+            }
+            "SessionSetReasoningEffortParams" => {
+                encode::<crate::SessionSetReasoningEffortParams>(seed)
+            }
+            "SessionSetReasoningEffortResult" => {
+                encode::<crate::SessionSetReasoningEffortResult>(seed)
+            }
+            "SessionSideChatParams" => encode::<crate::SessionSideChatParams>(seed),
+            "SessionSideChatResult" => encode::<crate::SessionSideChatResult>(seed),
+            "SessionStartParams" => encode::<crate::SessionStartParams>(seed),
+            "SessionStartResult" => encode::<crate::SessionStartResult>(seed),
+            "SessionStartedParams" => encode::<crate::SessionStartedParams>(seed),
+            "SessionStatus" => encode::<crate::SessionStatus>(seed),
+            "SessionStatusChangedParams" => {
+                encode::<crate::SessionStatusChangedParams>(seed)
+            }
+            "SessionTodoListChangedParams" => {
+                encode::<crate::SessionTodoListChangedParams>(seed)
+            }
+            "SessionTokenUsageParams" => encode::<crate::SessionTokenUsageParams>(seed),
+            "SessionUserShellParams" => encode::<crate::SessionUserShellParams>(seed),
+            "SessionUserShellResult" => encode::<crate::SessionUserShellResult>(seed),
+            "SessionViewHealth" => encode::<crate::SessionViewHealth>(seed),
+            "SessionViewHealthChangedParams" => {
+                encode::<crate::SessionViewHealthChangedParams>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SessionWorktree" => encode::<crate::SessionWorktree>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsReadResult" => encode::<crate::SettingsReadResult>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsReadSchemaResult" => encode::<crate::SettingsReadSchemaResult>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsWriteEdit" => encode::<crate::SettingsWriteEdit>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsWriteEditValue" => encode::<crate::SettingsWriteEditValue>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsWriteManyParams" => encode::<crate::SettingsWriteManyParams>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsWriteManyResult" => encode::<crate::SettingsWriteManyResult>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsWriteResultEntry" => encode::<crate::SettingsWriteResultEntry>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsWriteResultEntryEffectiveValue" => {
+                encode::<crate::SettingsWriteResultEntryEffectiveValue>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SettingsWriteValueParams" => encode::<crate::SettingsWriteValueParams>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsWriteValueParamsValue" => {
+                encode::<crate::SettingsWriteValueParamsValue>(seed)
+            }
+            #[cfg(feature = "experimental")]
+            "SettingsWriteValueResult" => encode::<crate::SettingsWriteValueResult>(seed),
+            #[cfg(feature = "experimental")]
+            "SettingsWriteValueResultEffectiveValue" => {
+                encode::<crate::SettingsWriteValueResultEffectiveValue>(seed)
+            }
+            "SideProvenance" => encode::<crate::SideProvenance>(seed),
+            "SkillActivationScope" => encode::<crate::SkillActivationScope>(seed),
+            "SkillActivationState" => encode::<crate::SkillActivationState>(seed),
+            "SkillCatalogEntry" => encode::<crate::SkillCatalogEntry>(seed),
+            "SkillChangedParams" => encode::<crate::SkillChangedParams>(seed),
+            "SkillImportCounts" => encode::<crate::SkillImportCounts>(seed),
+            "SkillImportFailure" => encode::<crate::SkillImportFailure>(seed),
+            "SkillImportParams" => encode::<crate::SkillImportParams>(seed),
+            "SkillImportQuarantine" => encode::<crate::SkillImportQuarantine>(seed),
+            "SkillImportResult" => encode::<crate::SkillImportResult>(seed),
+            "SkillImportSource" => encode::<crate::SkillImportSource>(seed),
+            "SkillInvocationSource" => encode::<crate::SkillInvocationSource>(seed),
+            "SkillListParams" => encode::<crate::SkillListParams>(seed),
+            "SkillListResult" => encode::<crate::SkillListResult>(seed),
+            "SkillSetActivationParams" => encode::<crate::SkillSetActivationParams>(seed),
+            "SkillSetActivationResult" => encode::<crate::SkillSetActivationResult>(seed),
+            "SkillSource" => encode::<crate::SkillSource>(seed),
+            "SnapshotAnchor" => encode::<crate::SnapshotAnchor>(seed),
+            "SnapshotState" => encode::<crate::SnapshotState>(seed),
+            "SourceRange" => encode::<crate::SourceRange>(seed),
+            "StatusAttempt" => encode::<crate::StatusAttempt>(seed),
+            "StatusChildren" => encode::<crate::StatusChildren>(seed),
+            "StatusHealth" => encode::<crate::StatusHealth>(seed),
+            "StatusHealthLevel" => encode::<crate::StatusHealthLevel>(seed),
+            "StatusProgress" => encode::<crate::StatusProgress>(seed),
+            "StatusStep" => encode::<crate::StatusStep>(seed),
+            "StreamRef" => encode::<crate::StreamRef>(seed),
+            "SubagentControlStatus" => encode::<crate::SubagentControlStatus>(seed),
+            "SubagentInputParams" => encode::<crate::SubagentInputParams>(seed),
+            "SubagentOwnerReasonParams" => {
+                encode::<crate::SubagentOwnerReasonParams>(seed)
+            }
+            "SubagentResult" => encode::<crate::SubagentResult>(seed),
+            "SubagentTargetParams" => encode::<crate::SubagentTargetParams>(seed),
+            "SubscriptionUsage" => encode::<crate::SubscriptionUsage>(seed),
+            "SubscriptionUsageWeekly" => encode::<crate::SubscriptionUsageWeekly>(seed),
+            "SubscriptionUsageWindow" => encode::<crate::SubscriptionUsageWindow>(seed),
+            "SuccessResponse" => encode::<crate::SuccessResponse>(seed),
+            "TaskBackgroundParams" => encode::<crate::TaskBackgroundParams>(seed),
+            "TaskCommandResult" => encode::<crate::TaskCommandResult>(seed),
+            "TaskExecutionMode" => encode::<crate::TaskExecutionMode>(seed),
+            "TaskListEntry" => encode::<crate::TaskListEntry>(seed),
+            "TaskListParams" => encode::<crate::TaskListParams>(seed),
+            "TaskListResult" => encode::<crate::TaskListResult>(seed),
+            "TaskListStatus" => encode::<crate::TaskListStatus>(seed),
+            "TaskStopAllParams" => encode::<crate::TaskStopAllParams>(seed),
+            "TaskStopAllResult" => encode::<crate::TaskStopAllResult>(seed),
+            "TaskStopParams" => encode::<crate::TaskStopParams>(seed),
+            "TodoItem" => encode::<crate::TodoItem>(seed),
+            "TodoListState" => encode::<crate::TodoListState>(seed),
+            "TodoStatus" => encode::<crate::TodoStatus>(seed),
+            "TokenUsage" => encode::<crate::TokenUsage>(seed),
+            "ToolDisplayLabel" => encode::<crate::ToolDisplayLabel>(seed),
+            "ToolReceipt" => encode::<crate::ToolReceipt>(seed),
+            "ToolReceiptOperation" => encode::<crate::ToolReceiptOperation>(seed),
+            "ToolReceiptOutcome" => encode::<crate::ToolReceiptOutcome>(seed),
+            "TraceContext" => encode::<crate::TraceContext>(seed),
+            "TurnCancelParams" => encode::<crate::TurnCancelParams>(seed),
+            "TurnCancelResult" => encode::<crate::TurnCancelResult>(seed),
+            "TurnCompletedParams" => encode::<crate::TurnCompletedParams>(seed),
+            "TurnError" => encode::<crate::TurnError>(seed),
+            "TurnErrorKind" => encode::<crate::TurnErrorKind>(seed),
+            "TurnForegroundCompletedParams" => {
+                encode::<crate::TurnForegroundCompletedParams>(seed)
+            }
+            "TurnInputPart" => encode::<crate::TurnInputPart>(seed),
+            "TurnInputPartType" => encode::<crate::TurnInputPartType>(seed),
+            "TurnInterruptParams" => encode::<crate::TurnInterruptParams>(seed),
+            "TurnInterruptResult" => encode::<crate::TurnInterruptResult>(seed),
+            "TurnModelRetryScheduledParams" => {
+                encode::<crate::TurnModelRetryScheduledParams>(seed)
+            }
+            "TurnRef" => encode::<crate::TurnRef>(seed),
+            "TurnRetractedParams" => encode::<crate::TurnRetractedParams>(seed),
+            "TurnRetryScheduledParams" => encode::<crate::TurnRetryScheduledParams>(seed),
+            "TurnStartDisposition" => encode::<crate::TurnStartDisposition>(seed),
+            "TurnStartParams" => encode::<crate::TurnStartParams>(seed),
+            "TurnStartResult" => encode::<crate::TurnStartResult>(seed),
+            "TurnStartedParams" => encode::<crate::TurnStartedParams>(seed),
+            "TurnSteerParams" => encode::<crate::TurnSteerParams>(seed),
+            "TurnSteerResult" => encode::<crate::TurnSteerResult>(seed),
+            "TurnTerminal" => encode::<crate::TurnTerminal>(seed),
+            "TurnUnqueueParams" => encode::<crate::TurnUnqueueParams>(seed),
+            "TurnUnqueueResult" => encode::<crate::TurnUnqueueResult>(seed),
+            "TurnUnqueuedParams" => encode::<crate::TurnUnqueuedParams>(seed),
+            "TurnUserShell" => encode::<crate::TurnUserShell>(seed),
+            "UnframedViewNotification" => encode::<crate::UnframedViewNotification>(seed),
+            "UnframedViewNotificationParams" => {
+                encode::<crate::UnframedViewNotificationParams>(seed)
+            }
+            "UnknownModelReasoningEffortVariants" => {
+                encode::<crate::UnknownModelReasoningEffortVariants>(seed)
+            }
+            "UsageReadResult" => encode::<crate::UsageReadResult>(seed),
+            #[cfg(feature = "experimental")]
+            "UsageRefreshResult" => encode::<crate::UsageRefreshResult>(seed),
+            "UserInputAnswer" => encode::<crate::UserInputAnswer>(seed),
+            "UserInputAnswerParams" => encode::<crate::UserInputAnswerParams>(seed),
+            "UserInputAnswerResult" => encode::<crate::UserInputAnswerResult>(seed),
+            "UserInputCancelParams" => encode::<crate::UserInputCancelParams>(seed),
+            "UserInputCancelResult" => encode::<crate::UserInputCancelResult>(seed),
+            "UserInputClarification" => encode::<crate::UserInputClarification>(seed),
+            "UserInputClarifyParams" => encode::<crate::UserInputClarifyParams>(seed),
+            "UserInputClarifyResult" => encode::<crate::UserInputClarifyResult>(seed),
+            "UserInputEngagedParams" => encode::<crate::UserInputEngagedParams>(seed),
+            "UserInputInterruptParams" => encode::<crate::UserInputInterruptParams>(seed),
+            "UserInputInterruptResult" => encode::<crate::UserInputInterruptResult>(seed),
+            "UserInputOption" => encode::<crate::UserInputOption>(seed),
+            "UserInputOptionPreview" => encode::<crate::UserInputOptionPreview>(seed),
+            "UserInputOutcome" => encode::<crate::UserInputOutcome>(seed),
+            "UserInputQuestion" => encode::<crate::UserInputQuestion>(seed),
+            "UserInputRequestParams" => encode::<crate::UserInputRequestParams>(seed),
+            "UserInputSelection" => encode::<crate::UserInputSelection>(seed),
+            "UserInputSelectionMode" => encode::<crate::UserInputSelectionMode>(seed),
+            "UserInputSettledParams" => encode::<crate::UserInputSettledParams>(seed),
+            "UserInputSettlementSummary" => {
+                encode::<crate::UserInputSettlementSummary>(seed)
+            }
+            "Vcs" => encode::<crate::Vcs>(seed),
+            "ViewGapParams" => encode::<crate::ViewGapParams>(seed),
+            "ViewPageAnchor" => encode::<crate::ViewPageAnchor>(seed),
+            "ViewPageDirection" => encode::<crate::ViewPageDirection>(seed),
+            "ViewPageParams" => encode::<crate::ViewPageParams>(seed),
+            "ViewPageResolvedAnchor" => encode::<crate::ViewPageResolvedAnchor>(seed),
+            "ViewPageResult" => encode::<crate::ViewPageResult>(seed),
+            "ViewSnapshot" => encode::<crate::ViewSnapshot>(seed),
+            "ViewSubscribeParams" => encode::<crate::ViewSubscribeParams>(seed),
+            "ViewSubscribeResult" => encode::<crate::ViewSubscribeResult>(seed),
+            "ViewUnsubscribeParams" => encode::<crate::ViewUnsubscribeParams>(seed),
+            "ViewUnsubscribeResult" => encode::<crate::ViewUnsubscribeResult>(seed),
+            #[cfg(feature = "experimental")]
+            "WebSearchHit" => encode::<crate::WebSearchHit>(seed),
+            "WorkflowCancelParams" => encode::<crate::WorkflowCancelParams>(seed),
+            "WorkflowChild" => encode::<crate::WorkflowChild>(seed),
+            "WorkflowChildAction" => encode::<crate::WorkflowChildAction>(seed),
+            "WorkflowChildControlParams" => {
+                encode::<crate::WorkflowChildControlParams>(seed)
+            }
+            "WorkflowControlResult" => encode::<crate::WorkflowControlResult>(seed),
+            "WorkflowPauseParams" => encode::<crate::WorkflowPauseParams>(seed),
+            "WorkflowResumeParams" => encode::<crate::WorkflowResumeParams>(seed),
+            "WorkflowResumeResult" => encode::<crate::WorkflowResumeResult>(seed),
+            "WorkflowTokenBudget" => encode::<crate::WorkflowTokenBudget>(seed),
+            #[cfg(feature = "experimental")]
+            "WorktreeListEntry" => encode::<crate::WorktreeListEntry>(seed),
+            #[cfg(feature = "experimental")]
+            "WorktreeListParams" => encode::<crate::WorktreeListParams>(seed),
+            #[cfg(feature = "experimental")]
+            "WorktreeListResult" => encode::<crate::WorktreeListResult>(seed),
+            #[cfg(feature = "experimental")]
+            "WorktreeOrigin" => encode::<crate::WorktreeOrigin>(seed),
+            #[cfg(feature = "experimental")]
+            "WorktreeStartRequest" => encode::<crate::WorktreeStartRequest>(seed),
+            _ => return None,
+        },
+    )
 }
 /// Decodes `value` as `definition` and reports its constraint violations.
 pub fn validate(

@@ -121,6 +121,82 @@ pub struct Session {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for Session {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            active_turn_id: if g.coin() { Some(g.nested()) } else { None },
+            approval_mode: if g.present() { Some(g.nested()) } else { None },
+            attention: if g.present() { Some(g.nested()) } else { None },
+            branch: if g.present() { Some(g.nested()) } else { None },
+            created_at: g.nested(),
+            created_by_client: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            current_limits: if g.present() { Some(g.nested()) } else { None },
+            first_user_prompt: if g.present() { Some(g.nested()) } else { None },
+            forked_from: if g.coin() { Some(g.nested()) } else { None },
+            generated_name: if g.present() { Some(g.nested()) } else { None },
+            kind: if g.present() { Some(g.nested()) } else { None },
+            last_activity_at: if g.present() { Some(g.nested()) } else { None },
+            model_id: if g.coin() { Some(g.nested()) } else { None },
+            name: if g.present() { Some(g.nested()) } else { None },
+            name_origin: if g.present() { Some(g.nested()) } else { None },
+            parent_session_id: if g.present() { Some(g.nested()) } else { None },
+            path: g.nested(),
+            #[cfg(feature = "experimental")]
+            permission_state: if g.present() { Some(g.nested()) } else { None },
+            provider_id: if g.coin() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            side_from: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            status: g.nested(),
+            title: if g.present() { Some(g.nested()) } else { None },
+            turn_count: g.integer(None, None),
+            updated_at: g.nested(),
+            workspace_root: if g.coin() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            worktree: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "activeTurnId",
+                        "approvalMode",
+                        "attention",
+                        "branch",
+                        "createdAt",
+                        "createdByClient",
+                        "currentLimits",
+                        "firstUserPrompt",
+                        "forkedFrom",
+                        "generatedName",
+                        "kind",
+                        "lastActivityAt",
+                        "modelId",
+                        "name",
+                        "nameOrigin",
+                        "parentSessionId",
+                        "path",
+                        "permissionState",
+                        "providerId",
+                        "sessionId",
+                        "sideFrom",
+                        "status",
+                        "title",
+                        "turnCount",
+                        "updatedAt",
+                        "workspaceRoot",
+                        "worktree",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl Session {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -207,6 +283,34 @@ pub struct SessionApprovalModeChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionApprovalModeChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            client_name: g.nested(),
+            command_id: g.nested(),
+            mode: g.nested(),
+            session_id: g.nested(),
+            source: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "clientName",
+                        "commandId",
+                        "mode",
+                        "sessionId",
+                        "source",
+                        "sourceRange",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SessionApprovalModeChangedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -259,6 +363,32 @@ pub struct SessionBranchChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionBranchChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            branch: if g.coin() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            vcs: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: g.nested(),
+            workspace_root: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "branch",
+                        "sessionId",
+                        "sourceRange",
+                        "vcs",
+                        "viewCursor",
+                        "workspaceRoot",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SessionBranchChangedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -297,6 +427,19 @@ pub struct SessionClosedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionClosedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            reason: g.nested(),
+            session_id: g.nested(),
+            view_cursor: if g.coin() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["reason", "sessionId", "viewCursor"]),
+        };
+        value
+    }
 }
 impl SessionClosedParams {
     /// A value with the given required members and every optional member absent.
@@ -365,6 +508,21 @@ impl StringEnum for SessionClosedReason {
     }
 }
 crate::support::impl_string_enum!(SessionClosedReason);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionClosedReason {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => SessionClosedReason::Idle,
+            1usize => SessionClosedReason::HostShutdown,
+            2usize => SessionClosedReason::Leave,
+            _ => {
+                SessionClosedReason::Unknown(
+                    g.unknown_value(SessionClosedReason::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `session/compact`: compact the session's conversation context now (the `/compact` gesture). Compaction runs in the background; the response only admits it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -381,6 +539,19 @@ pub struct SessionCompactParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionCompactParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            turn_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["commandId", "sessionId", "turnId"]),
+        };
+        value
+    }
 }
 impl SessionCompactParams {
     /// A value with the given required members and every optional member absent.
@@ -410,6 +581,19 @@ pub struct SessionCompactResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionCompactResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            reason: if g.present() { Some(g.nested()) } else { None },
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "reason", "status"]),
+        };
+        value
+    }
+}
 impl SessionCompactResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, status: CompactStatus) -> Self {
@@ -432,6 +616,17 @@ pub struct SessionConfig {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionConfig {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            mcp_servers: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["mcpServers"]),
+        };
+        value
+    }
 }
 impl SessionConfig {
     /// A value with every optional member absent.
@@ -467,6 +662,32 @@ pub struct SessionContextUsageParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionContextUsageParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            pressure: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            used_tokens: g.integer(None, None),
+            view_cursor: g.nested(),
+            window_tokens: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "pressure",
+                        "sessionId",
+                        "sourceRange",
+                        "usedTokens",
+                        "viewCursor",
+                        "windowTokens",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SessionContextUsageParams {
     /// A value with the given required members and every optional member absent.
@@ -535,6 +756,20 @@ impl StringEnum for SessionDurability {
     }
 }
 crate::support::impl_string_enum!(SessionDurability);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionDurability {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SessionDurability::Durable,
+            1usize => SessionDurability::Ephemeral,
+            _ => {
+                SessionDurability::Unknown(
+                    g.unknown_value(SessionDurability::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `session/fork`: copy a session's history into a new session with its own id, loaded on this host.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -554,6 +789,21 @@ pub struct SessionForkParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionForkParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            cut_point: if g.present() { Some(g.nested()) } else { None },
+            exclude_items: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(&["commandId", "cutPoint", "excludeItems", "sessionId"]),
+        };
+        value
+    }
 }
 impl SessionForkParams {
     /// A value with the given required members and every optional member absent.
@@ -585,6 +835,23 @@ pub struct SessionForkResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionForkResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            history: g.nested(),
+            pending_requests: g.nested(),
+            session: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["history", "pendingRequests", "session", "viewCursor"],
+                ),
+        };
+        value
+    }
 }
 impl SessionForkResult {
     /// A value with the given required members and every optional member absent.
@@ -633,6 +900,21 @@ pub struct SessionGoalChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionGoalChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            goal: if g.coin() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(&["goal", "sessionId", "sourceRange", "viewCursor"]),
+        };
+        value
+    }
+}
 impl SessionGoalChangedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -680,6 +962,24 @@ pub struct SessionHistory {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionHistory {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            checkpoint_boundary: if g.present() { Some(g.nested()) } else { None },
+            items: if g.coin() { Some(g.nested()) } else { None },
+            mode: g.nested(),
+            none_reason: if g.present() { Some(g.nested()) } else { None },
+            snapshot: if g.coin() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["checkpointBoundary", "items", "mode", "noneReason", "snapshot"],
+                ),
+        };
+        value
+    }
 }
 impl SessionHistory {
     /// A value with the given required members and every optional member absent.
@@ -745,6 +1045,16 @@ impl StringEnum for SessionKind {
     }
 }
 crate::support::impl_string_enum!(SessionKind);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionKind {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SessionKind::Root,
+            1usize => SessionKind::Subagent,
+            _ => SessionKind::Unknown(g.unknown_value(SessionKind::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of the `session/leaveCompleted` notification: the final outcome of an admitted `session/leave`, matched to it by `commandId`. It is not a view event.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -766,6 +1076,24 @@ pub struct SessionLeaveCompletedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionLeaveCompletedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            outcome: g.nested(),
+            reason: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            view_cursor: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["commandId", "outcome", "reason", "sessionId", "viewCursor"],
+                ),
+        };
+        value
+    }
 }
 impl SessionLeaveCompletedParams {
     /// A value with the given required members and every optional member absent.
@@ -852,6 +1180,23 @@ impl StringEnum for SessionLeaveFailureReason {
     }
 }
 crate::support::impl_string_enum!(SessionLeaveFailureReason);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionLeaveFailureReason {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(6usize) {
+            0usize => SessionLeaveFailureReason::Timeout,
+            1usize => SessionLeaveFailureReason::ResponseUndelivered,
+            2usize => SessionLeaveFailureReason::PersistenceFailed,
+            3usize => SessionLeaveFailureReason::RuntimeFailed,
+            4usize => SessionLeaveFailureReason::Abandoned,
+            _ => {
+                SessionLeaveFailureReason::Unknown(
+                    g.unknown_value(SessionLeaveFailureReason::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// How a `session/leave` ended. Open: newer hosts may add outcomes.
 ///
 /// - `released`: The session was released and unloaded.
@@ -898,6 +1243,20 @@ impl StringEnum for SessionLeaveOutcome {
     }
 }
 crate::support::impl_string_enum!(SessionLeaveOutcome);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionLeaveOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SessionLeaveOutcome::Released,
+            1usize => SessionLeaveOutcome::Failed,
+            _ => {
+                SessionLeaveOutcome::Unknown(
+                    g.unknown_value(SessionLeaveOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `session/leave`: ask the host to release a session loaded on it. The response only admits the request; the outcome arrives as `session/leaveCompleted`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -914,6 +1273,19 @@ pub struct SessionLeaveParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionLeaveParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            stop: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["commandId", "sessionId", "stop"]),
+        };
+        value
+    }
 }
 impl SessionLeaveParams {
     /// A value with the given required members and every optional member absent.
@@ -939,6 +1311,18 @@ pub struct SessionLeaveResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionLeaveResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
 }
 impl SessionLeaveResult {
     /// A value with the given required members and every optional member absent.
@@ -974,6 +1358,30 @@ pub struct SessionLimits {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionLimits {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            sandbox_enabled: g.nested(),
+            sandbox_network: g.nested(),
+            shell_enabled: g.nested(),
+            workspace_trusted: g.nested(),
+            writes_enabled: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "sandboxEnabled",
+                        "sandboxNetwork",
+                        "shellEnabled",
+                        "workspaceTrusted",
+                        "writesEnabled",
+                    ],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SessionLimits {
@@ -1025,6 +1433,30 @@ pub struct SessionLimitsChoice {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionLimitsChoice {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            sandbox_enabled: if g.present() { Some(g.nested()) } else { None },
+            sandbox_network: if g.present() { Some(g.nested()) } else { None },
+            shell_enabled: if g.present() { Some(g.nested()) } else { None },
+            workspace_trusted: if g.present() { Some(g.nested()) } else { None },
+            writes_enabled: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "sandboxEnabled",
+                        "sandboxNetwork",
+                        "shellEnabled",
+                        "workspaceTrusted",
+                        "writesEnabled",
+                    ],
+                ),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SessionLimitsChoice {
     /// A value with every optional member absent.
@@ -1052,6 +1484,17 @@ pub struct SessionListBranchFilter {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionListBranchFilter {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            any_of: g.nested(),
+            unknown: g.unknown_members(&["anyOf"]),
+        };
+        value
+    }
+}
 impl SessionListBranchFilter {
     /// A value with the given required members and every optional member absent.
     pub fn new(any_of: Vec<Option<String>>) -> Self {
@@ -1071,6 +1514,17 @@ pub struct SessionListChangedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionListChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session: g.nested(),
+            unknown: g.unknown_members(&["session"]),
+        };
+        value
+    }
 }
 impl SessionListChangedParams {
     /// A value with the given required members and every optional member absent.
@@ -1105,6 +1559,19 @@ pub struct SessionListFilter {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionListFilter {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            branch: if g.present() { Some(g.nested()) } else { None },
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            text: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["branch", "sessionId", "text"]),
+        };
+        value
+    }
 }
 impl SessionListFilter {
     /// A value with every optional member absent.
@@ -1142,6 +1609,29 @@ pub struct SessionListParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            cursor: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            filter: if g.present() { Some(g.nested()) } else { None },
+            limit: if g.present() { Some(g.integer(None, Some(200f64))) } else { None },
+            updated_after: if g.present() { Some(g.nested()) } else { None },
+            workspace_root: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &["cursor", "filter", "limit", "updatedAfter", "workspaceRoot"],
+                ),
+        };
+        value
+    }
 }
 impl SessionListParams {
     /// A value with every optional member absent.
@@ -1187,6 +1677,19 @@ pub struct SessionListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            applied_filter: if g.present() { Some(g.nested()) } else { None },
+            next_cursor: if g.coin() { Some(g.nested()) } else { None },
+            sessions: g.nested(),
+            unknown: g.unknown_members(&["appliedFilter", "nextCursor", "sessions"]),
+        };
+        value
+    }
+}
 impl SessionListResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(next_cursor: Option<String>, sessions: Vec<Session>) -> Self {
@@ -1216,6 +1719,17 @@ pub struct SessionListSessionIdFilter {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionListSessionIdFilter {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            any_of: g.nested(),
+            unknown: g.unknown_members(&["anyOf"]),
+        };
+        value
+    }
 }
 impl SessionListSessionIdFilter {
     /// A value with the given required members and every optional member absent.
@@ -1273,6 +1787,15 @@ impl StringEnum for SessionListTextField {
     }
 }
 crate::support::impl_string_enum!(SessionListTextField);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionListTextField {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SessionListTextField::Name,
+            _ => SessionListTextField::Title,
+        }
+    }
+}
 /// Prefix search over session names and titles in a `session/list` filter. Each term is trimmed, lowercased and Unicode-normalised (NFC), then must match the start of a word, accents included: `check` matches `Checkout`, `eck` does not. Matching filters rows but never reorders them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1289,6 +1812,19 @@ pub struct SessionListTextFilter {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionListTextFilter {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            all_of: if g.present() { Some(g.nested()) } else { None },
+            any_of: if g.present() { Some(g.nested()) } else { None },
+            fields: g.nested(),
+            unknown: g.unknown_members(&["allOf", "anyOf", "fields"]),
+        };
+        value
+    }
+}
 impl SessionListTextFilter {
     /// A value with the given required members and every optional member absent.
     pub fn new(fields: Vec<SessionListTextField>) -> Self {
@@ -1301,6 +1837,21 @@ impl SessionListTextFilter {
     }
 }
 impl Validate for SessionListTextFilter {}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionMcpServerConfigStdio {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            args: if g.present() { Some(g.nested()) } else { None },
+            command: g.nested(),
+            env: if g.present() { Some(g.nested()) } else { None },
+            framing: if g.present() { Some(g.nested()) } else { None },
+            mode: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["args", "command", "env", "framing", "mode"]),
+        };
+        value
+    }
+}
 /// An MCP server the host launches as a child process and talks to over its standard input and output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1337,6 +1888,19 @@ impl SessionMcpServerConfigStdio {
     }
 }
 impl Validate for SessionMcpServerConfigStdio {}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionMcpServerConfigStreamableHttp {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            headers: if g.present() { Some(g.nested()) } else { None },
+            mode: if g.present() { Some(g.nested()) } else { None },
+            url: g.nested(),
+            unknown: g.unknown_members(&["headers", "mode", "url"]),
+        };
+        value
+    }
+}
 /// A remote MCP server reached over streamable HTTP.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1365,6 +1929,15 @@ impl SessionMcpServerConfigStreamableHttp {
     }
 }
 impl Validate for SessionMcpServerConfigStreamableHttp {}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionMcpServerConfig {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SessionMcpServerConfig::Stdio(g.nested()),
+            _ => SessionMcpServerConfig::StreamableHttp(g.nested()),
+        }
+    }
+}
 /// One MCP server supplied for a single session in `SessionConfig.mcpServers`, tagged by `transport`. Closed: a `transport` value not listed here is rejected and fails `session/start`.
 ///
 /// Closed: an object with any other tag fails to decode.
@@ -1492,6 +2065,15 @@ impl StringEnum for SessionMcpServerMode {
     }
 }
 crate::support::impl_string_enum!(SessionMcpServerMode);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionMcpServerMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SessionMcpServerMode::Required,
+            _ => SessionMcpServerMode::Optional,
+        }
+    }
+}
 /// Message framing used on a stdio MCP server's pipes. Closed: other values are rejected.
 ///
 /// - `auto`: The host detects the framing.
@@ -1547,6 +2129,16 @@ impl StringEnum for SessionMcpStdioFraming {
     }
 }
 crate::support::impl_string_enum!(SessionMcpStdioFraming);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionMcpStdioFraming {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SessionMcpStdioFraming::Auto,
+            1usize => SessionMcpStdioFraming::ContentLength,
+            _ => SessionMcpStdioFraming::LineDelimitedJson,
+        }
+    }
+}
 /// Params of the `session/modelChanged` notification: a model selection was recorded and is now in effect for the session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1573,6 +2165,32 @@ pub struct SessionModelChangedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionModelChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            model_id: g.nested(),
+            provider_id: if g.coin() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "modelId",
+                        "providerId",
+                        "sessionId",
+                        "source",
+                        "sourceRange",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SessionModelChangedParams {
     /// A value with the given required members and every optional member absent.
@@ -1627,6 +2245,34 @@ pub struct SessionModelRouteUnservedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionModelRouteUnservedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            installed_provider_id: g.nested(),
+            model_id: g.nested(),
+            provider_id: if g.coin() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "commandId",
+                        "installedProviderId",
+                        "modelId",
+                        "providerId",
+                        "sessionId",
+                        "sourceRange",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SessionModelRouteUnservedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -1675,6 +2321,32 @@ pub struct SessionNameChangedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionNameChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            generated_name: if g.present() { Some(g.nested()) } else { None },
+            name: g.nested(),
+            name_origin: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "generatedName",
+                        "name",
+                        "nameOrigin",
+                        "sessionId",
+                        "sourceRange",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SessionNameChangedParams {
     /// A value with the given required members and every optional member absent.
@@ -1742,6 +2414,20 @@ impl StringEnum for SessionNameOrigin {
     }
 }
 crate::support::impl_string_enum!(SessionNameOrigin);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionNameOrigin {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SessionNameOrigin::Automatic,
+            1usize => SessionNameOrigin::Custom,
+            _ => {
+                SessionNameOrigin::Unknown(
+                    g.unknown_value(SessionNameOrigin::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of the `session/permissionProfileChanged` notification: a new permission profile was committed for the session, for example by a client command or a managed-policy refresh. The session's initial profile and profiles inherited by forks or child sessions do not produce it, and neither do approval-mode-only changes. `profileId` may equal the previous one when the same profile was re-committed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1776,6 +2462,34 @@ pub struct SessionPermissionProfileChangedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionPermissionProfileChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            client_name: if g.coin() { Some(g.nested()) } else { None },
+            command_id: if g.coin() { Some(g.nested()) } else { None },
+            profile_id: if g.coin() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "clientName",
+                        "commandId",
+                        "profileId",
+                        "sessionId",
+                        "source",
+                        "sourceRange",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SessionPermissionProfileChangedParams {
@@ -1816,6 +2530,18 @@ pub struct SessionPromptHintCandidate {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionPromptHintCandidate {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            description: g.nested(),
+            id: g.nested(),
+            unknown: g.unknown_members(&["description", "id"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SessionPromptHintCandidate {
     /// A value with the given required members and every optional member absent.
@@ -1843,6 +2569,18 @@ pub struct SessionPromptHintParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionPromptHintParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            candidates: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["candidates", "sessionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SessionPromptHintParams {
     /// A value with the given required members and every optional member absent.
@@ -1868,6 +2606,17 @@ pub struct SessionPromptHintResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionPromptHintResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            hint_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["hintId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SessionPromptHintResult {
     /// A value with every optional member absent.
@@ -1891,6 +2640,17 @@ pub struct SessionReadLimitsParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionReadLimitsParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SessionReadLimitsParams {
@@ -1919,6 +2679,18 @@ pub struct SessionReadLimitsResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionReadLimitsResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            current_limits: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["currentLimits", "sessionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SessionReadLimitsResult {
     /// A value with the given required members and every optional member absent.
@@ -1945,6 +2717,18 @@ pub struct SessionReadParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionReadParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            exclude_items: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["excludeItems", "sessionId"]),
+        };
+        value
+    }
 }
 impl SessionReadParams {
     /// A value with the given required members and every optional member absent.
@@ -1990,6 +2774,36 @@ pub struct SessionReadResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionReadResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            blocked_prompt: if g.present() { Some(g.nested()) } else { None },
+            history: g.nested(),
+            last_turn: if g.present() { Some(g.nested()) } else { None },
+            pending_requests: g.nested(),
+            queued_inputs: if g.present() { Some(g.nested()) } else { None },
+            recovery_observation: if g.present() { Some(g.nested()) } else { None },
+            session: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "blockedPrompt",
+                        "history",
+                        "lastTurn",
+                        "pendingRequests",
+                        "queuedInputs",
+                        "recoveryObservation",
+                        "session",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SessionReadResult {
     /// A value with the given required members and every optional member absent.
@@ -2042,6 +2856,30 @@ pub struct SessionReasoningEffortChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionReasoningEffortChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            reasoning_effort: g.nested(),
+            session_id: g.nested(),
+            source: g.nested(),
+            source_range: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "reasoningEffort",
+                        "sessionId",
+                        "source",
+                        "sourceRange",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SessionReasoningEffortChangedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -2078,6 +2916,19 @@ pub struct SessionRenameParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionRenameParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            name: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "name", "sessionId"]),
+        };
+        value
+    }
+}
 impl SessionRenameParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, name: String, session_id: String) -> Self {
@@ -2105,6 +2956,19 @@ pub struct SessionRenameResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionRenameResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            name: if g.present() { Some(g.nested()) } else { None },
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "name", "status"]),
+        };
+        value
+    }
 }
 impl SessionRenameResult {
     /// A value with the given required members and every optional member absent.
@@ -2189,6 +3053,18 @@ impl StringEnum for SessionReportStartupPhase {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(SessionReportStartupPhase);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionReportStartupPhase {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => SessionReportStartupPhase::TerminalProbe,
+            1usize => SessionReportStartupPhase::SessionOpen,
+            2usize => SessionReportStartupPhase::RuntimeInit,
+            3usize => SessionReportStartupPhase::FirstFrame,
+            _ => SessionReportStartupPhase::InputReady,
+        }
+    }
+}
 /// One measured client startup phase in `session/reportStartupPhases`. Unknown members are ignored; an unknown `phase` or `colorProvenance` value makes the call fail with `invalidParams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -2212,6 +3088,21 @@ pub struct SessionReportStartupPhaseSpan {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionReportStartupPhaseSpan {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            color_provenance: if g.present() { Some(g.nested()) } else { None },
+            duration_ms: g.integer(None, None),
+            phase: g.nested(),
+            start_ms: g.integer(None, None),
+            unknown: g
+                .unknown_members(&["colorProvenance", "durationMs", "phase", "startMs"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SessionReportStartupPhaseSpan {
@@ -2249,6 +3140,19 @@ pub struct SessionReportStartupPhasesParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionReportStartupPhasesParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            launch_nonce: g.nested(),
+            phases: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["launchNonce", "phases", "sessionId"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SessionReportStartupPhasesParams {
     /// A value with the given required members and every optional member absent.
@@ -2277,6 +3181,17 @@ pub struct SessionReportStartupPhasesResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionReportStartupPhasesResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            recorded: g.nested(),
+            unknown: g.unknown_members(&["recorded"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SessionReportStartupPhasesResult {
@@ -2349,6 +3264,16 @@ impl StringEnum for SessionReportTerminalColorProvenance {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(SessionReportTerminalColorProvenance);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionReportTerminalColorProvenance {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SessionReportTerminalColorProvenance::Probed,
+            1usize => SessionReportTerminalColorProvenance::Defaulted,
+            _ => SessionReportTerminalColorProvenance::Overridden,
+        }
+    }
+}
 /// Params of `session/resume`: load a stored session on this host, subscribe this connection to its view, and get back what is needed to render it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2386,6 +3311,41 @@ pub struct SessionResumeParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionResumeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            config: if g.present() { Some(g.nested()) } else { None },
+            cursor: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            exclude_items: if g.present() { Some(g.nested()) } else { None },
+            history: if g.present() { Some(g.nested()) } else { None },
+            permission_profile: if g.present() { Some(g.nested()) } else { None },
+            recovery_mode: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "commandId",
+                        "config",
+                        "cursor",
+                        "excludeItems",
+                        "history",
+                        "permissionProfile",
+                        "recoveryMode",
+                        "sessionId",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SessionResumeParams {
     /// A value with the given required members and every optional member absent.
@@ -2431,6 +3391,34 @@ pub struct SessionResumeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionResumeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            blocked_prompt: if g.present() { Some(g.nested()) } else { None },
+            history: g.nested(),
+            last_turn: if g.present() { Some(g.nested()) } else { None },
+            pending_requests: g.nested(),
+            session: g.nested(),
+            tightened_axes: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "blockedPrompt",
+                        "history",
+                        "lastTurn",
+                        "pendingRequests",
+                        "session",
+                        "tightenedAxes",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SessionResumeResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -2475,6 +3463,19 @@ pub struct SessionSetApprovalModeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSetApprovalModeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            mode: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "mode", "sessionId"]),
+        };
+        value
+    }
+}
 impl SessionSetApprovalModeParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, mode: ApprovalMode, session_id: String) -> Self {
@@ -2505,6 +3506,23 @@ pub struct SessionSetApprovalModeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSetApprovalModeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            apply_outcome: g.nested(),
+            command_id: g.nested(),
+            effective_mode: g.nested(),
+            status: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["applyOutcome", "commandId", "effectiveMode", "status"],
+                ),
+        };
+        value
+    }
 }
 impl SessionSetApprovalModeResult {
     /// A value with the given required members and every optional member absent.
@@ -2540,6 +3558,19 @@ pub struct SessionSetModelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSetModelParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            model: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "model", "sessionId"]),
+        };
+        value
+    }
+}
 impl SessionSetModelParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, model: ModelSelection, session_id: String) -> Self {
@@ -2564,6 +3595,18 @@ pub struct SessionSetModelResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSetModelResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
 }
 impl SessionSetModelResult {
     /// A value with the given required members and every optional member absent.
@@ -2593,6 +3636,19 @@ pub struct SessionSetPermissionProfileParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionSetPermissionProfileParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            profile_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "profileId", "sessionId"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SessionSetPermissionProfileParams {
@@ -2627,6 +3683,23 @@ pub struct SessionSetPermissionProfileResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionSetPermissionProfileResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            apply_outcome: g.nested(),
+            command_id: g.nested(),
+            permission_state: g.nested(),
+            status: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["applyOutcome", "commandId", "permissionState", "status"],
+                ),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SessionSetPermissionProfileResult {
@@ -2665,6 +3738,19 @@ pub struct SessionSetReasoningEffortParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSetReasoningEffortParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            reasoning_effort: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "reasoningEffort", "sessionId"]),
+        };
+        value
+    }
+}
 impl SessionSetReasoningEffortParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -2694,6 +3780,18 @@ pub struct SessionSetReasoningEffortResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSetReasoningEffortResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
+}
 impl SessionSetReasoningEffortResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, status: CommandStatus) -> Self {
@@ -2718,6 +3816,18 @@ pub struct SessionSideChatParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSideChatParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId"]),
+        };
+        value
+    }
 }
 impl SessionSideChatParams {
     /// A value with the given required members and every optional member absent.
@@ -2747,6 +3857,23 @@ pub struct SessionSideChatResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSideChatResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            history: g.nested(),
+            pending_requests: g.nested(),
+            session: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["history", "pendingRequests", "session", "viewCursor"],
+                ),
+        };
+        value
+    }
 }
 impl SessionSideChatResult {
     /// A value with the given required members and every optional member absent.
@@ -2831,6 +3958,56 @@ pub struct SessionStartParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionStartParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            approval_mode: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            command_id: g.nested(),
+            config: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            limits: if g.present() { Some(g.nested()) } else { None },
+            model_id: if g.present() { Some(g.nested()) } else { None },
+            permission_profile: if g.present() { Some(g.nested()) } else { None },
+            provider_id: match g.below(3) {
+                0 => Tristate::Absent,
+                1 => Tristate::Null,
+                _ if g.present() => Tristate::Value(g.nested()),
+                _ => Tristate::Absent,
+            },
+            recovery_mode: if g.present() { Some(g.nested()) } else { None },
+            session_id: if g.present() { Some(g.nested()) } else { None },
+            workspace_root: if g.present() { Some(g.nested()) } else { None },
+            workspace_roots: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            worktree: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "approvalMode",
+                        "commandId",
+                        "config",
+                        "limits",
+                        "modelId",
+                        "permissionProfile",
+                        "providerId",
+                        "recoveryMode",
+                        "sessionId",
+                        "workspaceRoot",
+                        "workspaceRoots",
+                        "worktree",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SessionStartParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String) -> Self {
@@ -2867,6 +4044,18 @@ pub struct SessionStartResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionStartResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g.unknown_members(&["session", "viewCursor"]),
+        };
+        value
+    }
+}
 impl SessionStartResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(session: Session, view_cursor: String) -> Self {
@@ -2894,6 +4083,17 @@ pub struct SessionStartedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionStartedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session: g.nested(),
+            unknown: g.unknown_members(&["session"]),
+        };
+        value
+    }
 }
 impl SessionStartedParams {
     /// A value with the given required members and every optional member absent.
@@ -2963,6 +4163,17 @@ impl StringEnum for SessionStatus {
     }
 }
 crate::support::impl_string_enum!(SessionStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => SessionStatus::NotLoaded,
+            1usize => SessionStatus::Idle,
+            2usize => SessionStatus::Running,
+            _ => SessionStatus::Unknown(g.unknown_value(SessionStatus::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of the `session/statusChanged` notification: a loaded session's `status` or `attention` changed. Sent to every connection whatever its view subscriptions; nothing is sent on connect, so seed your table from the `Session` objects, which carry the same facts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2991,6 +4202,31 @@ pub struct SessionStatusChangedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionStatusChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            attention: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
+            permission_state: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            status: g.nested(),
+            view_cursor: if g.coin() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "attention",
+                        "permissionState",
+                        "sessionId",
+                        "status",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SessionStatusChangedParams {
     /// A value with the given required members and every optional member absent.
@@ -3034,6 +4270,32 @@ pub struct SessionTodoListChangedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionTodoListChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            items: g.nested(),
+            revision: g.integer(None, None),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            source_tool: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "items",
+                        "revision",
+                        "sessionId",
+                        "sourceRange",
+                        "sourceTool",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SessionTodoListChangedParams {
     /// A value with the given required members and every optional member absent.
@@ -3098,6 +4360,42 @@ pub struct SessionTokenUsageParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionTokenUsageParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            cumulative: g.nested(),
+            duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            finish_reason: if g.present() { Some(g.nested()) } else { None },
+            model_id: if g.coin() { Some(g.nested()) } else { None },
+            prompt_tokens: g.integer(None, None),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            total_tokens: g.integer(None, None),
+            turn_id: g.nested(),
+            usage: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "cumulative",
+                        "durationMs",
+                        "finishReason",
+                        "modelId",
+                        "promptTokens",
+                        "sessionId",
+                        "sourceRange",
+                        "totalTokens",
+                        "turnId",
+                        "usage",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SessionTokenUsageParams {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -3146,6 +4444,19 @@ pub struct SessionUserShellParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionUserShellParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            command_text: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "commandText", "sessionId"]),
+        };
+        value
+    }
+}
 impl SessionUserShellParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, command_text: String, session_id: String) -> Self {
@@ -3170,6 +4481,18 @@ pub struct SessionUserShellResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionUserShellResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
 }
 impl SessionUserShellResult {
     /// A value with the given required members and every optional member absent.
@@ -3223,6 +4546,19 @@ impl StringEnum for SessionViewHealth {
     }
 }
 crate::support::impl_string_enum!(SessionViewHealth);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionViewHealth {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SessionViewHealth::Unavailable,
+            _ => {
+                SessionViewHealth::Unknown(
+                    g.unknown_value(SessionViewHealth::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of the `session/viewHealthChanged` notification: the host can no longer serve the live view of a loaded session. Sent whatever the connection's view subscriptions, but best-effort: it can be dropped, so still check `history.noneReason` on the next resume or read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -3238,6 +4574,19 @@ pub struct SessionViewHealthChangedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionViewHealthChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            health: g.nested(),
+            none_reason: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["health", "noneReason", "sessionId"]),
+        };
+        value
+    }
 }
 impl SessionViewHealthChangedParams {
     /// A value with the given required members and every optional member absent.
@@ -3263,6 +4612,18 @@ pub struct SessionWorktree {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SessionWorktree {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            origin: g.nested(),
+            path: g.nested(),
+            unknown: g.unknown_members(&["origin", "path"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SessionWorktree {

@@ -17,6 +17,18 @@ pub struct SettingsReadResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsReadResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            schema_version: g.integer(None, None),
+            values: g.nested(),
+            unknown: g.unknown_members(&["schemaVersion", "values"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SettingsReadResult {
     /// A value with the given required members and every optional member absent.
@@ -46,6 +58,18 @@ pub struct SettingsReadSchemaResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsReadSchemaResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            keys: g.nested(),
+            schema_version: g.integer(None, None),
+            unknown: g.unknown_members(&["keys", "schemaVersion"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SettingsReadSchemaResult {
@@ -80,6 +104,18 @@ pub struct SettingsWriteEdit {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteEdit {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            key_path: g.nested(),
+            value: if g.coin() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["keyPath", "value"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SettingsWriteEdit {
     /// A value with the given required members and every optional member absent.
@@ -93,6 +129,15 @@ impl SettingsWriteEdit {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteEdit {}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteEditValue {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SettingsWriteEditValue::String(g.nested()),
+            _ => SettingsWriteEditValue::Boolean(g.nested()),
+        }
+    }
+}
 /// The value of `SettingsWriteEdit.value`: string or boolean.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -116,6 +161,17 @@ pub struct SettingsWriteManyParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteManyParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            edits: g.nested(),
+            unknown: g.unknown_members(&["edits"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SettingsWriteManyParams {
     /// A value with the given required members and every optional member absent.
@@ -138,6 +194,17 @@ pub struct SettingsWriteManyResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteManyResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            results: g.nested(),
+            unknown: g.unknown_members(&["results"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl SettingsWriteManyResult {
@@ -168,6 +235,18 @@ pub struct SettingsWriteResultEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteResultEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            effective_value: if g.coin() { Some(g.nested()) } else { None },
+            key_path: g.nested(),
+            unknown: g.unknown_members(&["effectiveValue", "keyPath"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SettingsWriteResultEntry {
     /// A value with the given required members and every optional member absent.
@@ -184,6 +263,15 @@ impl SettingsWriteResultEntry {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteResultEntry {}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteResultEntryEffectiveValue {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SettingsWriteResultEntryEffectiveValue::String(g.nested()),
+            _ => SettingsWriteResultEntryEffectiveValue::Boolean(g.nested()),
+        }
+    }
+}
 /// The value of `SettingsWriteResultEntry.effectiveValue`: string or boolean.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -213,6 +301,18 @@ pub struct SettingsWriteValueParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteValueParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            key_path: g.nested(),
+            value: if g.coin() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["keyPath", "value"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SettingsWriteValueParams {
     /// A value with the given required members and every optional member absent.
@@ -226,6 +326,15 @@ impl SettingsWriteValueParams {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteValueParams {}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteValueParamsValue {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SettingsWriteValueParamsValue::String(g.nested()),
+            _ => SettingsWriteValueParamsValue::Boolean(g.nested()),
+        }
+    }
+}
 /// The value of `SettingsWriteValueParams.value`: string or boolean.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -255,6 +364,18 @@ pub struct SettingsWriteValueResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteValueResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            effective_value: if g.coin() { Some(g.nested()) } else { None },
+            key_path: g.nested(),
+            unknown: g.unknown_members(&["effectiveValue", "keyPath"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl SettingsWriteValueResult {
     /// A value with the given required members and every optional member absent.
@@ -271,6 +392,15 @@ impl SettingsWriteValueResult {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteValueResult {}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for SettingsWriteValueResultEffectiveValue {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SettingsWriteValueResultEffectiveValue::String(g.nested()),
+            _ => SettingsWriteValueResultEffectiveValue::Boolean(g.nested()),
+        }
+    }
+}
 /// The value of `SettingsWriteValueResult.effectiveValue`: string or boolean.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -64,6 +64,17 @@ impl StringEnum for SkillActivationScope {
     }
 }
 crate::support::impl_string_enum!(SkillActivationScope);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillActivationScope {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => SkillActivationScope::User,
+            1usize => SkillActivationScope::Project,
+            2usize => SkillActivationScope::Bundled,
+            _ => SkillActivationScope::Plugin,
+        }
+    }
+}
 /// Activation state of a skill. Closed enum: any other value is rejected.
 ///
 /// - `on`: The skill is fully enabled.
@@ -119,6 +130,16 @@ impl StringEnum for SkillActivationState {
     }
 }
 crate::support::impl_string_enum!(SkillActivationState);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillActivationState {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => SkillActivationState::On,
+            1usize => SkillActivationState::UserInvocableOnly,
+            _ => SkillActivationState::Off,
+        }
+    }
+}
 /// One row of `skill/list`: a shortcut spelling the user can type to invoke a skill. A plugin skill can have two rows, its bare name and its `<pluginId>:<skillId>` form.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -144,6 +165,34 @@ pub struct SkillCatalogEntry {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillCatalogEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            argument_hint: if g.present() { Some(g.nested()) } else { None },
+            description: g.nested(),
+            display_name: g.nested(),
+            plugin_id: if g.present() { Some(g.nested()) } else { None },
+            selector: g.nested(),
+            source: g.nested(),
+            title: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "argumentHint",
+                        "description",
+                        "displayName",
+                        "pluginId",
+                        "selector",
+                        "source",
+                        "title",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SkillCatalogEntry {
     /// A value with the given required members and every optional member absent.
@@ -177,6 +226,17 @@ pub struct SkillChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillChangedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
+}
 impl SkillChangedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(session_id: String) -> Self {
@@ -202,6 +262,21 @@ pub struct SkillImportCounts {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillImportCounts {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            failed: g.integer(None, None),
+            installed: g.integer(None, None),
+            quarantined: g.integer(None, None),
+            skipped: g.integer(None, None),
+            unknown: g
+                .unknown_members(&["failed", "installed", "quarantined", "skipped"]),
+        };
+        value
+    }
 }
 impl SkillImportCounts {
     /// A value with the given required members and every optional member absent.
@@ -230,6 +305,18 @@ pub struct SkillImportFailure {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillImportFailure {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            id: if g.coin() { Some(g.nested()) } else { None },
+            reason: g.nested(),
+            unknown: g.unknown_members(&["id", "reason"]),
+        };
+        value
+    }
 }
 impl SkillImportFailure {
     /// A value with the given required members and every optional member absent.
@@ -264,6 +351,24 @@ pub struct SkillImportParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillImportParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            dry_run: if g.present() { Some(g.nested()) } else { None },
+            force: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["commandId", "dryRun", "force", "sessionId", "source"],
+                ),
+        };
+        value
+    }
+}
 impl SkillImportParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -293,6 +398,18 @@ pub struct SkillImportQuarantine {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillImportQuarantine {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            id: g.nested(),
+            reasons: g.nested(),
+            unknown: g.unknown_members(&["id", "reasons"]),
+        };
+        value
+    }
 }
 impl SkillImportQuarantine {
     /// A value with the given required members and every optional member absent.
@@ -332,6 +449,38 @@ pub struct SkillImportResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillImportResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            counts: g.nested(),
+            dry_run: g.nested(),
+            failed: g.nested(),
+            installed: g.nested(),
+            quarantined: g.nested(),
+            skipped: g.nested(),
+            source: g.nested(),
+            status: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "commandId",
+                        "counts",
+                        "dryRun",
+                        "failed",
+                        "installed",
+                        "quarantined",
+                        "skipped",
+                        "source",
+                        "status",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SkillImportResult {
     /// A value with the given required members and every optional member absent.
@@ -408,6 +557,15 @@ impl StringEnum for SkillImportSource {
     }
 }
 crate::support::impl_string_enum!(SkillImportSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillImportSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => SkillImportSource::Claude,
+            _ => SkillImportSource::Codex,
+        }
+    }
+}
 /// In a `skill` turn input part, the `source` of the `skill/list` row the user picked, so the host invokes that exact copy of the skill. Closed enum: any other value is rejected as invalid params.
 ///
 /// - `bundled`: The copy shipped with the host.
@@ -469,6 +627,17 @@ impl StringEnum for SkillInvocationSource {
     }
 }
 crate::support::impl_string_enum!(SkillInvocationSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillInvocationSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => SkillInvocationSource::Bundled,
+            1usize => SkillInvocationSource::User,
+            2usize => SkillInvocationSource::Project,
+            _ => SkillInvocationSource::Plugin,
+        }
+    }
+}
 /// Params of the `skill/list` request. The listing is per session because the skills available depend on that session's workspace and installed plugins.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -479,6 +648,17 @@ pub struct SkillListParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
 }
 impl SkillListParams {
     /// A value with the given required members and every optional member absent.
@@ -499,6 +679,17 @@ pub struct SkillListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            skills: g.nested(),
+            unknown: g.unknown_members(&["skills"]),
+        };
+        value
+    }
 }
 impl SkillListResult {
     /// A value with the given required members and every optional member absent.
@@ -529,6 +720,24 @@ pub struct SkillSetActivationParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillSetActivationParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            activation: g.nested(),
+            command_id: g.nested(),
+            scope: g.nested(),
+            selector: g.nested(),
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["activation", "commandId", "scope", "selector", "sessionId"],
+                ),
+        };
+        value
+    }
 }
 impl SkillSetActivationParams {
     /// A value with the given required members and every optional member absent.
@@ -570,6 +779,32 @@ pub struct SkillSetActivationResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillSetActivationResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            activation: g.nested(),
+            command_id: g.nested(),
+            previous: g.nested(),
+            scope: g.nested(),
+            selector: g.nested(),
+            status: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "activation",
+                        "commandId",
+                        "previous",
+                        "scope",
+                        "selector",
+                        "status",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl SkillSetActivationResult {
     /// A value with the given required members and every optional member absent.
@@ -654,3 +889,15 @@ impl StringEnum for SkillSource {
     }
 }
 crate::support::impl_string_enum!(SkillSource);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SkillSource {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(5usize) {
+            0usize => SkillSource::Bundled,
+            1usize => SkillSource::User,
+            2usize => SkillSource::Project,
+            3usize => SkillSource::Plugin,
+            _ => SkillSource::Unknown(g.unknown_value(SkillSource::KNOWN_VALUES)),
+        }
+    }
+}

@@ -88,6 +88,26 @@ impl StringEnum for SubagentControlStatus {
     }
 }
 crate::support::impl_string_enum!(SubagentControlStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SubagentControlStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(9usize) {
+            0usize => SubagentControlStatus::Accepted,
+            1usize => SubagentControlStatus::Starting,
+            2usize => SubagentControlStatus::Running,
+            3usize => SubagentControlStatus::ResultReady,
+            4usize => SubagentControlStatus::Closing,
+            5usize => SubagentControlStatus::Closed,
+            6usize => SubagentControlStatus::RecoveryPending,
+            7usize => SubagentControlStatus::ManualReconciliation,
+            _ => {
+                SubagentControlStatus::Unknown(
+                    g.unknown_value(SubagentControlStatus::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of `subagent/sendMessage` and `subagent/followupTask`: the child agent to address and the text to give it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -106,6 +126,20 @@ pub struct SubagentInputParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SubagentInputParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            body: g.nested(),
+            command_id: g.nested(),
+            session_id: g.nested(),
+            subagent_id: g.nested(),
+            unknown: g.unknown_members(&["body", "commandId", "sessionId", "subagentId"]),
+        };
+        value
+    }
 }
 impl SubagentInputParams {
     /// A value with the given required members and every optional member absent.
@@ -144,6 +178,21 @@ pub struct SubagentOwnerReasonParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SubagentOwnerReasonParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            reason: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            subagent_id: g.nested(),
+            unknown: g
+                .unknown_members(&["commandId", "reason", "sessionId", "subagentId"]),
+        };
+        value
+    }
 }
 impl SubagentOwnerReasonParams {
     /// A value with the given required members and every optional member absent.
@@ -186,6 +235,34 @@ pub struct SubagentResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SubagentResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            artifact_refs: g.nested(),
+            drained: if g.present() { Some(g.nested()) } else { None },
+            error_kind: if g.present() { Some(g.nested()) } else { None },
+            evidence_refs: g.nested(),
+            structured_data: if g.present() { Some(g.nested()) } else { None },
+            summary: g.nested(),
+            text: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "artifactRefs",
+                        "drained",
+                        "errorKind",
+                        "evidenceRefs",
+                        "structuredData",
+                        "summary",
+                        "text",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl SubagentResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -222,6 +299,19 @@ pub struct SubagentTargetParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SubagentTargetParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            subagent_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId", "subagentId"]),
+        };
+        value
+    }
 }
 impl SubagentTargetParams {
     /// A value with the given required members and every optional member absent.

@@ -20,6 +20,19 @@ pub struct TaskBackgroundParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskBackgroundParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            task_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId", "taskId"]),
+        };
+        value
+    }
+}
 impl TaskBackgroundParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String, task_id: String) -> Self {
@@ -47,6 +60,19 @@ pub struct TaskCommandResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskCommandResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            task_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "taskId"]),
+        };
+        value
+    }
 }
 impl TaskCommandResult {
     /// A value with the given required members and every optional member absent.
@@ -106,6 +132,20 @@ impl StringEnum for TaskExecutionMode {
     }
 }
 crate::support::impl_string_enum!(TaskExecutionMode);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskExecutionMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => TaskExecutionMode::Foreground,
+            1usize => TaskExecutionMode::Background,
+            _ => {
+                TaskExecutionMode::Unknown(
+                    g.unknown_value(TaskExecutionMode::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// One row of the `task/list` result: a live workload that can be stopped. `kind` and `status` are open so that new kinds of work and new states can be added without breaking clients.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -140,6 +180,36 @@ pub struct TaskListEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskListEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            background_initiator: if g.present() { Some(g.nested()) } else { None },
+            command: if g.present() { Some(g.nested()) } else { None },
+            execution_mode: if g.present() { Some(g.nested()) } else { None },
+            kind: g.nested(),
+            started_at: if g.present() { Some(g.nested()) } else { None },
+            status: g.nested(),
+            task_id: g.nested(),
+            tool: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "backgroundInitiator",
+                        "command",
+                        "executionMode",
+                        "kind",
+                        "startedAt",
+                        "status",
+                        "taskId",
+                        "tool",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl TaskListEntry {
     /// A value with the given required members and every optional member absent.
     pub fn new(kind: String, status: TaskListStatus, task_id: String) -> Self {
@@ -168,6 +238,17 @@ pub struct TaskListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
+}
 impl TaskListParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(session_id: String) -> Self {
@@ -187,6 +268,17 @@ pub struct TaskListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            tasks: g.nested(),
+            unknown: g.unknown_members(&["tasks"]),
+        };
+        value
+    }
 }
 impl TaskListResult {
     /// A value with the given required members and every optional member absent.
@@ -239,6 +331,15 @@ impl StringEnum for TaskListStatus {
     }
 }
 crate::support::impl_string_enum!(TaskListStatus);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskListStatus {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => TaskListStatus::InProgress,
+            _ => TaskListStatus::Unknown(g.unknown_value(TaskListStatus::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of `task/stopAll`: stop every background workload that can be stopped at the moment the command is admitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -252,6 +353,18 @@ pub struct TaskStopAllParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskStopAllParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId"]),
+        };
+        value
+    }
 }
 impl TaskStopAllParams {
     /// A value with the given required members and every optional member absent.
@@ -276,6 +389,18 @@ pub struct TaskStopAllResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskStopAllResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
 }
 impl TaskStopAllResult {
     /// A value with the given required members and every optional member absent.
@@ -304,6 +429,19 @@ pub struct TaskStopParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TaskStopParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            task_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId", "taskId"]),
+        };
+        value
+    }
 }
 impl TaskStopParams {
     /// A value with the given required members and every optional member absent.

@@ -20,6 +20,19 @@ pub struct TurnCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnCancelParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            turn_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["commandId", "sessionId", "turnId"]),
+        };
+        value
+    }
+}
 impl TurnCancelParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String) -> Self {
@@ -47,6 +60,19 @@ pub struct TurnCancelResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnCancelResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            turn_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
+        };
+        value
+    }
 }
 impl TurnCancelResult {
     /// A value with the given required members and every optional member absent.
@@ -101,6 +127,44 @@ pub struct TurnCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnCompletedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            error: if g.present() { Some(g.nested()) } else { None },
+            reason: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            terminal: g.nested(),
+            time_to_first_token_ms: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            turn_id: g.nested(),
+            usage: if g.present() { Some(g.nested()) } else { None },
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "durationMs",
+                        "error",
+                        "reason",
+                        "sessionId",
+                        "sourceRange",
+                        "terminal",
+                        "timeToFirstTokenMs",
+                        "turnId",
+                        "usage",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl TurnCompletedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -142,6 +206,20 @@ pub struct TurnError {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnError {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            kind: g.nested(),
+            message: g.nested(),
+            quota: if g.present() { Some(g.nested()) } else { None },
+            retryable: g.nested(),
+            unknown: g.unknown_members(&["kind", "message", "quota", "retryable"]),
+        };
+        value
+    }
 }
 impl TurnError {
     /// A value with the given required members and every optional member absent.
@@ -253,6 +331,24 @@ impl StringEnum for TurnErrorKind {
     }
 }
 crate::support::impl_string_enum!(TurnErrorKind);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnErrorKind {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(11usize) {
+            0usize => TurnErrorKind::StepLimit,
+            1usize => TurnErrorKind::ConfigError,
+            2usize => TurnErrorKind::ProjectionError,
+            3usize => TurnErrorKind::LogError,
+            4usize => TurnErrorKind::WorkflowLaunchError,
+            5usize => TurnErrorKind::EnvironmentError,
+            6usize => TurnErrorKind::ModelError,
+            7usize => TurnErrorKind::LaunchError,
+            8usize => TurnErrorKind::AuthRequired,
+            9usize => TurnErrorKind::McpLinkError,
+            _ => TurnErrorKind::Unknown(g.unknown_value(TurnErrorKind::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of the `turn/foregroundCompleted` notification: the turn's main work is done, but blocking background reminders keep it open. Not an ending; the turn ends with `turn/completed` (or `turn/unqueued`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -275,6 +371,30 @@ pub struct TurnForegroundCompletedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnForegroundCompletedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            blocking_agents: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            turn_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "blockingAgents",
+                        "sessionId",
+                        "sourceRange",
+                        "turnId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl TurnForegroundCompletedParams {
     /// A value with the given required members and every optional member absent.
@@ -333,6 +453,46 @@ pub struct TurnInputPart {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnInputPart {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            arguments: if g.present() { Some(g.nested()) } else { None },
+            base64_data: if g.present() { Some(g.nested()) } else { None },
+            height: if g.present() { Some(g.integer(None, None)) } else { None },
+            media_type: if g.present() { Some(g.nested()) } else { None },
+            selector: if g.present() { Some(g.nested()) } else { None },
+            source: if g.present() { Some(g.nested()) } else { None },
+            text: if g.present() { Some(g.nested()) } else { None },
+            type_: g.nested(),
+            upload_id: if g.present() { Some(g.nested()) } else { None },
+            width: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "arguments",
+                        "base64Data",
+                        "height",
+                        "mediaType",
+                        "selector",
+                        "source",
+                        "text",
+                        "type",
+                        "uploadId",
+                        "width",
+                    ],
+                ),
+        };
+        if value.width.is_none() {
+            value.height = None;
+        }
+        if value.height.is_none() {
+            value.width = None;
+        }
+        value
+    }
 }
 impl TurnInputPart {
     /// A value with the given required members and every optional member absent.
@@ -429,6 +589,17 @@ impl StringEnum for TurnInputPartType {
     }
 }
 crate::support::impl_string_enum!(TurnInputPartType);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnInputPartType {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => TurnInputPartType::Text,
+            1usize => TurnInputPartType::Image,
+            2usize => TurnInputPartType::Skill,
+            _ => TurnInputPartType::Video,
+        }
+    }
+}
 /// Params of the `turn/interrupt` method: stop the running turn, as when the user presses stop. Handled ahead of ordinary commands.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -448,6 +619,20 @@ pub struct TurnInterruptParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnInterruptParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            retract: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            turn_id: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["commandId", "retract", "sessionId", "turnId"]),
+        };
+        value
+    }
 }
 impl TurnInterruptParams {
     /// A value with the given required members and every optional member absent.
@@ -477,6 +662,19 @@ pub struct TurnInterruptResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnInterruptResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            turn_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
+        };
+        value
+    }
 }
 impl TurnInterruptResult {
     /// A value with the given required members and every optional member absent.
@@ -530,6 +728,42 @@ pub struct TurnModelRetryScheduledParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnModelRetryScheduledParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            attempt: g.integer(None, None),
+            error_kind: if g.present() { Some(g.nested()) } else { None },
+            http_status: if g.present() { Some(g.integer(None, None)) } else { None },
+            max_attempts: g.integer(None, None),
+            next_attempt: g.integer(None, None),
+            retry_delay_ms: g.integer(None, None),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            system: if g.present() { Some(g.nested()) } else { None },
+            turn_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "attempt",
+                        "errorKind",
+                        "httpStatus",
+                        "maxAttempts",
+                        "nextAttempt",
+                        "retryDelayMs",
+                        "sessionId",
+                        "sourceRange",
+                        "system",
+                        "turnId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl TurnModelRetryScheduledParams {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -580,6 +814,21 @@ pub struct TurnRef {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnRef {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            display_text: if g.present() { Some(g.nested()) } else { None },
+            truncated: if g.present() { Some(g.nested()) } else { None },
+            turn_id: g.nested(),
+            unknown: g
+                .unknown_members(&["commandId", "displayText", "truncated", "turnId"]),
+        };
+        value
+    }
+}
 impl TurnRef {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, turn_id: String) -> Self {
@@ -618,6 +867,32 @@ pub struct TurnRetractedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnRetractedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            outcome: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            turn_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "commandId",
+                        "outcome",
+                        "sessionId",
+                        "sourceRange",
+                        "turnId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl TurnRetractedParams {
     /// A value with the given required members and every optional member absent.
@@ -681,6 +956,44 @@ pub struct TurnRetryScheduledParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnRetryScheduledParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            attempt: g.integer(None, None),
+            error_kind: if g.present() { Some(g.nested()) } else { None },
+            http_status: if g.present() { Some(g.integer(None, None)) } else { None },
+            max_attempts: g.integer(None, None),
+            next_attempt: g.integer(None, None),
+            reason: g.nested(),
+            retry_delay_ms: g.integer(None, None),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            system: if g.present() { Some(g.nested()) } else { None },
+            turn_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "attempt",
+                        "errorKind",
+                        "httpStatus",
+                        "maxAttempts",
+                        "nextAttempt",
+                        "reason",
+                        "retryDelayMs",
+                        "sessionId",
+                        "sourceRange",
+                        "system",
+                        "turnId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl TurnRetryScheduledParams {
     /// A value with the given required members and every optional member absent.
@@ -765,6 +1078,21 @@ impl StringEnum for TurnStartDisposition {
     }
 }
 crate::support::impl_string_enum!(TurnStartDisposition);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnStartDisposition {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => TurnStartDisposition::Started,
+            1usize => TurnStartDisposition::Queued,
+            2usize => TurnStartDisposition::Steered,
+            _ => {
+                TurnStartDisposition::Unknown(
+                    g.unknown_value(TurnStartDisposition::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// Params of the `turn/start` method: submit user input to a session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -802,6 +1130,38 @@ pub struct TurnStartParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnStartParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            display_text: if g.present() { Some(g.nested()) } else { None },
+            if_busy: if g.present() { Some(g.nested()) } else { None },
+            input: g.nested(),
+            reasoning_effort: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            token_budget: if g.present() { Some(g.integer(None, None)) } else { None },
+            user_shell: if g.present() { Some(g.nested()) } else { None },
+            workspace_roots: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "commandId",
+                        "displayText",
+                        "ifBusy",
+                        "input",
+                        "reasoningEffort",
+                        "sessionId",
+                        "tokenBudget",
+                        "userShell",
+                        "workspaceRoots",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl TurnStartParams {
     /// A value with the given required members and every optional member absent.
@@ -853,6 +1213,24 @@ pub struct TurnStartResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnStartResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            disposition: g.nested(),
+            started_new_turn: g.nested(),
+            status: g.nested(),
+            turn_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["commandId", "disposition", "startedNewTurn", "status", "turnId"],
+                ),
+        };
+        value
+    }
+}
 impl TurnStartResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -895,6 +1273,24 @@ pub struct TurnStartedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnStartedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            turn_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["commandId", "sessionId", "sourceRange", "turnId", "viewCursor"],
+                ),
+        };
+        value
+    }
 }
 impl TurnStartedParams {
     /// A value with the given required members and every optional member absent.
@@ -945,6 +1341,32 @@ pub struct TurnSteerParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnSteerParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            expected_turn_id: g.nested(),
+            input: g.nested(),
+            reasoning_effort: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            token_budget: if g.present() { Some(g.integer(None, None)) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "commandId",
+                        "expectedTurnId",
+                        "input",
+                        "reasoningEffort",
+                        "sessionId",
+                        "tokenBudget",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl TurnSteerParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -987,6 +1409,19 @@ pub struct TurnSteerResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnSteerResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            turn_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
+        };
+        value
+    }
 }
 impl TurnSteerResult {
     /// A value with the given required members and every optional member absent.
@@ -1055,6 +1490,17 @@ impl StringEnum for TurnTerminal {
     }
 }
 crate::support::impl_string_enum!(TurnTerminal);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnTerminal {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(4usize) {
+            0usize => TurnTerminal::Completed,
+            1usize => TurnTerminal::Failed,
+            2usize => TurnTerminal::Cancelled,
+            _ => TurnTerminal::Unknown(g.unknown_value(TurnTerminal::KNOWN_VALUES)),
+        }
+    }
+}
 /// Params of the `turn/unqueue` method: take back a queued submission before it starts. It never stops a turn that is already running; if the turn has launched, the request is refused.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -1071,6 +1517,19 @@ pub struct TurnUnqueueParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnUnqueueParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            turn_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId", "turnId"]),
+        };
+        value
+    }
 }
 impl TurnUnqueueParams {
     /// A value with the given required members and every optional member absent.
@@ -1099,6 +1558,19 @@ pub struct TurnUnqueueResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnUnqueueResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            turn_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
+        };
+        value
+    }
 }
 impl TurnUnqueueResult {
     /// A value with the given required members and every optional member absent.
@@ -1135,6 +1607,24 @@ pub struct TurnUnqueuedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnUnqueuedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            source_range: g.nested(),
+            turn_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["commandId", "sessionId", "sourceRange", "turnId", "viewCursor"],
+                ),
+        };
+        value
+    }
+}
 impl TurnUnqueuedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -1165,6 +1655,17 @@ pub struct TurnUserShell {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for TurnUserShell {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_text: g.nested(),
+            unknown: g.unknown_members(&["commandText"]),
+        };
+        value
+    }
 }
 impl TurnUserShell {
     /// A value with the given required members and every optional member absent.

@@ -14,6 +14,17 @@ pub struct UsageReadResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UsageReadResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            usage: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["usage"]),
+        };
+        value
+    }
+}
 impl UsageReadResult {
     /// A value with every optional member absent.
     pub fn new() -> Self {
@@ -45,6 +56,19 @@ pub struct UsageRefreshResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for UsageRefreshResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            subscription_active: if g.present() { Some(g.nested()) } else { None },
+            tier_name: if g.present() { Some(g.nested()) } else { None },
+            usage: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["subscriptionActive", "tierName", "usage"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl UsageRefreshResult {

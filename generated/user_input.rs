@@ -26,6 +26,30 @@ pub struct UserInputAnswer {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputAnswer {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            free_text: if g.present() { Some(g.nested()) } else { None },
+            note: if g.present() { Some(g.nested()) } else { None },
+            question_id: g.nested(),
+            selected_label: if g.present() { Some(g.nested()) } else { None },
+            selected_labels: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "freeText",
+                        "note",
+                        "questionId",
+                        "selectedLabel",
+                        "selectedLabels",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl UserInputAnswer {
     /// A value with the given required members and every optional member absent.
     pub fn new(question_id: String) -> Self {
@@ -58,6 +82,21 @@ pub struct UserInputAnswerParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputAnswerParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            answers: g.nested(),
+            command_id: g.nested(),
+            session_id: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g
+                .unknown_members(&["answers", "commandId", "sessionId", "userInputId"]),
+        };
+        value
+    }
 }
 impl UserInputAnswerParams {
     /// A value with the given required members and every optional member absent.
@@ -92,6 +131,19 @@ pub struct UserInputAnswerResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputAnswerResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "userInputId"]),
+        };
+        value
+    }
 }
 impl UserInputAnswerResult {
     /// A value with the given required members and every optional member absent.
@@ -129,6 +181,21 @@ pub struct UserInputCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputCancelParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            reason: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g
+                .unknown_members(&["commandId", "reason", "sessionId", "userInputId"]),
+        };
+        value
+    }
+}
 impl UserInputCancelParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String, user_input_id: String) -> Self {
@@ -158,6 +225,19 @@ pub struct UserInputCancelResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputCancelResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "userInputId"]),
+        };
+        value
+    }
+}
 impl UserInputCancelResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -185,6 +265,18 @@ pub struct UserInputClarification {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputClarification {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            content: g.nested(),
+            format: g.nested(),
+            unknown: g.unknown_members(&["content", "format"]),
+        };
+        value
+    }
 }
 impl UserInputClarification {
     /// A value with the given required members and every optional member absent.
@@ -215,6 +307,23 @@ pub struct UserInputClarifyParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputClarifyParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            clarification: g.nested(),
+            command_id: g.nested(),
+            session_id: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["clarification", "commandId", "sessionId", "userInputId"],
+                ),
+        };
+        value
+    }
 }
 impl UserInputClarifyParams {
     /// A value with the given required members and every optional member absent.
@@ -250,6 +359,19 @@ pub struct UserInputClarifyResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputClarifyResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "userInputId"]),
+        };
+        value
+    }
+}
 impl UserInputClarifyResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
@@ -279,6 +401,18 @@ pub struct UserInputEngagedParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputEngagedParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId", "userInputId"]),
+        };
+        value
+    }
 }
 impl UserInputEngagedParams {
     /// A value with the given required members and every optional member absent.
@@ -311,6 +445,21 @@ pub struct UserInputInterruptParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputInterruptParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            answers: if g.present() { Some(g.nested()) } else { None },
+            command_id: g.nested(),
+            session_id: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g
+                .unknown_members(&["answers", "commandId", "sessionId", "userInputId"]),
+        };
+        value
+    }
+}
 impl UserInputInterruptParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String, user_input_id: String) -> Self {
@@ -339,6 +488,19 @@ pub struct UserInputInterruptResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputInterruptResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            user_input_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "userInputId"]),
+        };
+        value
+    }
 }
 impl UserInputInterruptResult {
     /// A value with the given required members and every optional member absent.
@@ -372,6 +534,19 @@ pub struct UserInputOption {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputOption {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            description: if g.present() { Some(g.nested()) } else { None },
+            label: g.nested(),
+            preview: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["description", "label", "preview"]),
+        };
+        value
+    }
+}
 impl UserInputOption {
     /// A value with the given required members and every optional member absent.
     pub fn new(label: String) -> Self {
@@ -395,6 +570,18 @@ pub struct UserInputOptionPreview {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputOptionPreview {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            content: g.nested(),
+            format: g.nested(),
+            unknown: g.unknown_members(&["content", "format"]),
+        };
+        value
+    }
 }
 impl UserInputOptionPreview {
     /// A value with the given required members and every optional member absent.
@@ -480,6 +667,24 @@ impl StringEnum for UserInputOutcome {
     }
 }
 crate::support::impl_string_enum!(UserInputOutcome);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputOutcome {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(7usize) {
+            0usize => UserInputOutcome::Answered,
+            1usize => UserInputOutcome::Cancelled,
+            2usize => UserInputOutcome::Interrupted,
+            3usize => UserInputOutcome::Clarified,
+            4usize => UserInputOutcome::TimedOut,
+            5usize => UserInputOutcome::Aborted,
+            _ => {
+                UserInputOutcome::Unknown(
+                    g.unknown_value(UserInputOutcome::KNOWN_VALUES),
+                )
+            }
+        }
+    }
+}
 /// One question of a user-input prompt, with the options the agent offers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -497,6 +702,22 @@ pub struct UserInputQuestion {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputQuestion {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            header: g.nested(),
+            id: g.nested(),
+            options: g.nested(),
+            question: g.nested(),
+            selection: g.nested(),
+            unknown: g
+                .unknown_members(&["header", "id", "options", "question", "selection"]),
+        };
+        value
+    }
 }
 impl UserInputQuestion {
     /// A value with the given required members and every optional member absent.
@@ -559,6 +780,44 @@ pub struct UserInputRequestParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputRequestParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            auto_resolution_ms: if g.present() {
+                Some(g.integer(None, None))
+            } else {
+                None
+            },
+            item_id: g.nested(),
+            questions: g.nested(),
+            session_id: g.nested(),
+            source_range: if g.present() { Some(g.nested()) } else { None },
+            tool_call_id: g.nested(),
+            tool_name: g.nested(),
+            turn_id: g.nested(),
+            user_input_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "autoResolutionMs",
+                        "itemId",
+                        "questions",
+                        "sessionId",
+                        "sourceRange",
+                        "toolCallId",
+                        "toolName",
+                        "turnId",
+                        "userInputId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl UserInputRequestParams {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -603,6 +862,19 @@ pub struct UserInputSelection {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputSelection {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            max_selections: if g.present() { Some(g.integer(None, None)) } else { None },
+            min_selections: if g.present() { Some(g.integer(None, None)) } else { None },
+            mode: g.nested(),
+            unknown: g.unknown_members(&["maxSelections", "minSelections", "mode"]),
+        };
+        value
+    }
 }
 impl UserInputSelection {
     /// A value with the given required members and every optional member absent.
@@ -662,6 +934,15 @@ impl StringEnum for UserInputSelectionMode {
     }
 }
 crate::support::impl_string_enum!(UserInputSelectionMode);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputSelectionMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => UserInputSelectionMode::Single,
+            _ => UserInputSelectionMode::Multiple,
+        }
+    }
+}
 /// Params of the `userInput/settled` view event: a user-input prompt has ended, and this is the first durable settlement. It is always delivered to every attached client, so each can take its copy of the prompt down. The nullable members are always on the wire, with `null` when they do not apply.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -706,6 +987,40 @@ pub struct UserInputSettledParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputSettledParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            answers: g.nested(),
+            clarification: if g.coin() { Some(g.nested()) } else { None },
+            decided_at: if g.coin() { Some(g.nested()) } else { None },
+            decided_by_command_id: if g.coin() { Some(g.nested()) } else { None },
+            outcome: g.nested(),
+            reason: if g.coin() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            source_range: g.nested(),
+            user_input_id: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "answers",
+                        "clarification",
+                        "decidedAt",
+                        "decidedByCommandId",
+                        "outcome",
+                        "reason",
+                        "sessionId",
+                        "sourceRange",
+                        "userInputId",
+                        "viewCursor",
+                    ],
+                ),
+        };
+        value
+    }
+}
 impl UserInputSettledParams {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
@@ -749,6 +1064,18 @@ pub struct UserInputSettlementSummary {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for UserInputSettlementSummary {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            outcome: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g.unknown_members(&["outcome", "viewCursor"]),
+        };
+        value
+    }
 }
 impl UserInputSettlementSummary {
     /// A value with the given required members and every optional member absent.

@@ -18,6 +18,19 @@ pub struct ViewGapParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewGapParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            after: g.nested(),
+            next: g.nested(),
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["after", "next", "sessionId"]),
+        };
+        value
+    }
+}
 impl ViewGapParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(after: String, next: String, session_id: String) -> Self {
@@ -71,6 +84,15 @@ impl StringEnum for ViewPageAnchor {
     }
 }
 crate::support::impl_string_enum!(ViewPageAnchor);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewPageAnchor {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => ViewPageAnchor::LatestCompaction,
+            _ => ViewPageAnchor::Unknown(g.unknown_value(ViewPageAnchor::KNOWN_VALUES)),
+        }
+    }
+}
 /// Paging direction of `view/page`. Closed: other values are rejected.
 ///
 /// - `forward`: From older to newer events.
@@ -117,6 +139,15 @@ impl StringEnum for ViewPageDirection {
     }
 }
 crate::support::impl_string_enum!(ViewPageDirection);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewPageDirection {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => ViewPageDirection::Forward,
+            _ => ViewPageDirection::Backward,
+        }
+    }
+}
 /// Params of `view/page`: read a page of the session view's stored events, forward or backward from a cursor, or from the latest compaction boundary.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -138,6 +169,24 @@ pub struct ViewPageParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewPageParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            anchor: if g.present() { Some(g.nested()) } else { None },
+            cursor: if g.present() { Some(g.nested()) } else { None },
+            direction: if g.present() { Some(g.nested()) } else { None },
+            limit: g.integer(Some(1f64), Some(1000f64)),
+            session_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &["anchor", "cursor", "direction", "limit", "sessionId"],
+                ),
+        };
+        value
+    }
 }
 impl ViewPageParams {
     /// A value with the given required members and every optional member absent.
@@ -182,6 +231,17 @@ pub struct ViewPageResolvedAnchor {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewPageResolvedAnchor {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            boundary_cursor: g.nested(),
+            unknown: g.unknown_members(&["boundaryCursor"]),
+        };
+        value
+    }
+}
 impl ViewPageResolvedAnchor {
     /// A value with the given required members and every optional member absent.
     pub fn new(boundary_cursor: String) -> Self {
@@ -209,6 +269,19 @@ pub struct ViewPageResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewPageResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            events: g.nested(),
+            next_cursor: if g.coin() { Some(g.nested()) } else { None },
+            resolved_anchor: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["events", "nextCursor", "resolvedAnchor"]),
+        };
+        value
+    }
 }
 impl ViewPageResult {
     /// A value with the given required members and every optional member absent.
@@ -244,6 +317,21 @@ pub struct ViewSnapshot {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewSnapshot {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            anchor: if g.present() { Some(g.nested()) } else { None },
+            schema_version: g.integer(None, None),
+            state: g.nested(),
+            view_cursor: g.nested(),
+            unknown: g
+                .unknown_members(&["anchor", "schemaVersion", "state", "viewCursor"]),
+        };
+        value
+    }
+}
 impl ViewSnapshot {
     /// A value with the given required members and every optional member absent.
     pub fn new(schema_version: i64, state: SnapshotState, view_cursor: String) -> Self {
@@ -271,6 +359,18 @@ pub struct ViewSubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewSubscribeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            after: if g.present() { Some(g.nested()) } else { None },
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["after", "sessionId"]),
+        };
+        value
+    }
+}
 impl ViewSubscribeParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(session_id: String) -> Self {
@@ -293,6 +393,17 @@ pub struct ViewSubscribeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewSubscribeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            view_cursor: g.nested(),
+            unknown: g.unknown_members(&["viewCursor"]),
+        };
+        value
+    }
+}
 impl ViewSubscribeResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(view_cursor: String) -> Self {
@@ -314,6 +425,17 @@ pub struct ViewUnsubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewUnsubscribeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            session_id: g.nested(),
+            unknown: g.unknown_members(&["sessionId"]),
+        };
+        value
+    }
+}
 impl ViewUnsubscribeParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(session_id: String) -> Self {
@@ -331,6 +453,16 @@ pub struct ViewUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ViewUnsubscribeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            unknown: g.unknown_members(&[]),
+        };
+        value
+    }
 }
 impl ViewUnsubscribeResult {
     /// A value with every optional member absent.

@@ -20,6 +20,19 @@ pub struct WorkflowCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowCancelParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            workflow_run_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId", "workflowRunId"]),
+        };
+        value
+    }
+}
 impl WorkflowCancelParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String, workflow_run_id: String) -> Self {
@@ -70,6 +83,42 @@ pub struct WorkflowChild {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowChild {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            attempt: g.integer(None, None),
+            child_id: g.nested(),
+            duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            failure_kind: if g.present() { Some(g.nested()) } else { None },
+            failure_reason: if g.present() { Some(g.nested()) } else { None },
+            label: if g.present() { Some(g.nested()) } else { None },
+            phase: if g.present() { Some(g.nested()) } else { None },
+            result_ref: if g.present() { Some(g.nested()) } else { None },
+            status: g.nested(),
+            terminal: if g.present() { Some(g.nested()) } else { None },
+            usage: if g.present() { Some(g.nested()) } else { None },
+            unknown: g
+                .unknown_members(
+                    &[
+                        "attempt",
+                        "childId",
+                        "durationMs",
+                        "failureKind",
+                        "failureReason",
+                        "label",
+                        "phase",
+                        "resultRef",
+                        "status",
+                        "terminal",
+                        "usage",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl WorkflowChild {
     /// A value with the given required members and every optional member absent.
@@ -137,6 +186,15 @@ impl StringEnum for WorkflowChildAction {
     }
 }
 crate::support::impl_string_enum!(WorkflowChildAction);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowChildAction {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => WorkflowChildAction::Skip,
+            _ => WorkflowChildAction::Retry,
+        }
+    }
+}
 /// Params of `workflow/childControl`: skip or retry one child of a workflow run, identified by the `childId` and `attempt` found in the `workflow` item's `children`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -160,6 +218,32 @@ pub struct WorkflowChildControlParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowChildControlParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            action: g.nested(),
+            attempt: g.integer(Some(1f64), None),
+            child_id: g.nested(),
+            command_id: g.nested(),
+            session_id: g.nested(),
+            workflow_run_id: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "action",
+                        "attempt",
+                        "childId",
+                        "commandId",
+                        "sessionId",
+                        "workflowRunId",
+                    ],
+                ),
+        };
+        value
+    }
 }
 impl WorkflowChildControlParams {
     /// A value with the given required members and every optional member absent.
@@ -208,6 +292,18 @@ pub struct WorkflowControlResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowControlResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status"]),
+        };
+        value
+    }
+}
 impl WorkflowControlResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, status: CommandStatus) -> Self {
@@ -235,6 +331,19 @@ pub struct WorkflowPauseParams {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowPauseParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            workflow_run_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId", "workflowRunId"]),
+        };
+        value
+    }
 }
 impl WorkflowPauseParams {
     /// A value with the given required members and every optional member absent.
@@ -265,6 +374,19 @@ pub struct WorkflowResumeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowResumeParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            session_id: g.nested(),
+            workflow_run_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "sessionId", "workflowRunId"]),
+        };
+        value
+    }
+}
 impl WorkflowResumeParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, session_id: String, workflow_run_id: String) -> Self {
@@ -293,6 +415,19 @@ pub struct WorkflowResumeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowResumeResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            command_id: g.nested(),
+            status: g.nested(),
+            turn_id: g.nested(),
+            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
+        };
+        value
+    }
+}
 impl WorkflowResumeResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(command_id: String, status: CommandStatus, turn_id: String) -> Self {
@@ -314,6 +449,17 @@ pub struct WorkflowTokenBudget {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for WorkflowTokenBudget {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            total: g.integer(None, None),
+            unknown: g.unknown_members(&["total"]),
+        };
+        value
+    }
 }
 impl WorkflowTokenBudget {
     /// A value with the given required members and every optional member absent.

@@ -23,6 +23,20 @@ pub struct WorktreeListEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeListEntry {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            branch: if g.present() { Some(g.nested()) } else { None },
+            is_main: g.nested(),
+            path: g.nested(),
+            session_ids: g.nested(),
+            unknown: g.unknown_members(&["branch", "isMain", "path", "sessionIds"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl WorktreeListEntry {
     /// A value with the given required members and every optional member absent.
@@ -50,6 +64,17 @@ pub struct WorktreeListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeListParams {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            workspace_root: g.nested(),
+            unknown: g.unknown_members(&["workspaceRoot"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl WorktreeListParams {
     /// A value with the given required members and every optional member absent.
@@ -72,6 +97,17 @@ pub struct WorktreeListResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeListResult {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            worktrees: g.nested(),
+            unknown: g.unknown_members(&["worktrees"]),
+        };
+        value
+    }
 }
 #[cfg(feature = "experimental")]
 impl WorktreeListResult {
@@ -135,6 +171,27 @@ impl StringEnum for WorktreeOrigin {
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_string_enum!(WorktreeOrigin);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeOrigin {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(3usize) {
+            0usize => WorktreeOrigin::Created,
+            1usize => WorktreeOrigin::Attached,
+            _ => WorktreeOrigin::Unknown(g.unknown_value(WorktreeOrigin::KNOWN_VALUES)),
+        }
+    }
+}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeStartRequestCreate {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            base_ref: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["baseRef"]),
+        };
+        value
+    }
+}
 /// Create a new worktree for the session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -159,6 +216,17 @@ impl WorktreeStartRequestCreate {
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeStartRequestCreate {}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeStartRequestExisting {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            path: g.nested(),
+            unknown: g.unknown_members(&["path"]),
+        };
+        value
+    }
+}
 /// Run the session in a worktree that already exists.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -182,6 +250,15 @@ impl WorktreeStartRequestExisting {
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeStartRequestExisting {}
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeStartRequest {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        match g.below(2usize) {
+            0usize => WorktreeStartRequest::Create(g.nested()),
+            _ => WorktreeStartRequest::Existing(g.nested()),
+        }
+    }
+}
 /// The `worktree` member of `session/start`: asks the host to run the new session in a separate worktree, either a newly created one or an existing one. The `mode` member selects which.
 ///
 /// Closed: an object with any other tag fails to decode.

@@ -285,3 +285,48 @@ fn match_atom(
         }
     }
 }
+
+impl Pattern {
+    /// A string the pattern matches; `pick(n)` chooses a number below `n` (random in tests).
+    ///
+    /// Repetitions stay short (at most three beyond the minimum); unanchored patterns get no
+    /// extra text around the match.
+    pub fn sample(&self, pick: &mut dyn FnMut(usize) -> usize) -> String {
+        let mut out = String::new();
+        sample_nodes(&self.nodes, pick, &mut out);
+        out
+    }
+}
+
+fn sample_nodes(nodes: &[Node], pick: &mut dyn FnMut(usize) -> usize, out: &mut String) {
+    for node in nodes {
+        let extra = node.max.saturating_sub(node.min).min(3);
+        let count = node.min + pick(extra + 1);
+        for _ in 0..count {
+            match &node.atom {
+                Atom::Char(c) => out.push(*c),
+                Atom::Any => out.push(char::from(b' ' + pick(95) as u8)),
+                Atom::Group(inner) => sample_nodes(inner, pick, out),
+                Atom::Class {
+                    negated: false,
+                    ranges,
+                } => {
+                    let (lo, hi) = ranges[pick(ranges.len())];
+                    let span = (hi as u32).saturating_sub(lo as u32) as usize + 1;
+                    out.push(char::from_u32(lo as u32 + pick(span) as u32).unwrap_or(lo));
+                }
+                Atom::Class {
+                    negated: true,
+                    ranges,
+                } => {
+                    let allowed: Vec<char> = (' '..='~')
+                        .filter(|c| !ranges.iter().any(|(lo, hi)| lo <= c && c <= hi))
+                        .collect();
+                    if let Some(c) = allowed.get(pick(allowed.len().max(1))) {
+                        out.push(*c);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -45,6 +45,7 @@ pub fn emit(def: &Def, e: &StringEnum) -> TokenStream {
             "Closed: decoding a value this version does not list fails.",
         )
     };
+    let sample = super::sample::string_enum(e, &name, def.experimental);
     let eq = if e.open {
         quote!(Eq, Hash, PartialOrd, Ord,)
     } else {
@@ -101,5 +102,7 @@ pub fn emit(def: &Def, e: &StringEnum) -> TokenStream {
 
         #cfg
         crate::support::impl_string_enum!(#name);
+
+        #sample
     }
 }

@@ -4,6 +4,7 @@ mod docs;
 mod enums;
 mod protocol;
 mod registry;
+mod sample;
 mod structs;
 mod unions;
 
@@ -29,6 +30,7 @@ const RUNTIME: &[(&str, &str)] = &[
     ("support.rs", include_str!("../../runtime/support.rs")),
     ("pattern.rs", include_str!("../../runtime/pattern.rs")),
     ("rpc.rs", include_str!("../../runtime/rpc.rs")),
+    ("sample.rs", include_str!("../../runtime/sample.rs")),
 ];
 
 /// Every output file, by path, in a fixed order.
@@ -90,6 +92,9 @@ fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> Token
         #[cfg(feature = "reflect")]
         #[rustfmt::skip]
         pub mod reflect;
+        #[cfg(feature = "sample")]
+        #[rustfmt::skip]
+        pub mod sample;
         #[rustfmt::skip]
         pub mod rpc;
         #[rustfmt::skip]

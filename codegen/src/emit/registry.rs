@@ -90,10 +90,17 @@ pub fn reflect(ctx: &super::Ctx<'_>) -> TokenStream {
         let cfg = super::cfg(def.experimental);
         quote!(#cfg #name => f.call::<crate::#rust>(),)
     });
+    let samples = ctx.model.defs.iter().map(|def| {
+        let name = &def.name;
+        let rust = super::ident(&def.rust);
+        let cfg = super::cfg(def.experimental);
+        quote!(#cfg #name => encode::<crate::#rust>(seed),)
+    });
     let infos = ctx.model.defs.iter().map(|def| {
         let name = &def.name;
         let experimental = def.experimental;
-        quote!(Definition { name: #name, experimental: #experimental },)
+        let pointer = &def.pointer;
+        quote!(Definition { name: #name, pointer: #pointer, experimental: #experimental },)
     });
     quote! {
         //! Every definition by its schema name: decode, re-encode and validate a JSON value
@@ -110,6 +117,8 @@ pub fn reflect(ctx: &super::Ctx<'_>) -> TokenStream {
         pub struct Definition {
             /// Its name in the schema (and at the crate root).
             pub name: &'static str,
+            /// JSON pointer of its schema node (a member's, for types named after a member).
+            pub pointer: &'static str,
             /// Whether it needs the `experimental` feature.
             pub experimental: bool,
         }
@@ -143,6 +152,18 @@ pub fn reflect(ctx: &super::Ctx<'_>) -> TokenStream {
                 }
             }
             with_type(definition, Reencode(value))
+        }
+
+        /// A random value of `definition` as JSON, from `seed` (feature `sample`).
+        #[cfg(feature = "sample")]
+        pub fn sample(definition: &str, seed: u64) -> Option<Value> {
+            fn encode<T: crate::sample::Sample + Serialize>(seed: u64) -> Value {
+                crate::rpc::encode_payload(&T::sample(&mut crate::sample::Sampler::new(seed)))
+            }
+            Some(match definition {
+                #(#samples)*
+                _ => return None,
+            })
         }
 
         /// Decodes `value` as `definition` and reports its constraint violations.

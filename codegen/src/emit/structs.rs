@@ -68,10 +68,13 @@ pub fn emit(
     let decl = declaration(ctx, body, name);
     let new = constructor(ctx, body);
     let validate = validate_body(ctx, body);
+    let sample = super::sample::structure(ctx, body, name, def.experimental);
     quote! {
         #doc
         #cfg
         #decl
+
+        #sample
 
         #cfg
         impl #name {

@@ -27,7 +27,10 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
         let decl = structs::declaration(ctx, &arm.body, &struct_name);
         let new = structs::constructor(ctx, &arm.body);
         let validate = structs::validate_body(ctx, &arm.body);
+        let sample = super::sample::structure(ctx, &arm.body, &struct_name, def.experimental);
         arm_items.push(quote! {
+            #sample
+
             #arm_doc
             #cfg
             #decl
@@ -86,8 +89,11 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
         Some(text) => format!("{text}\n\n{openness}"),
         None => openness.to_owned(),
     }));
+    let sample = super::sample::tagged(t, &name, def.experimental);
     quote! {
         #(#arm_items)*
+
+        #sample
 
         #doc
         #cfg
@@ -175,7 +181,10 @@ pub fn untagged(ctx: &Ctx<'_>, def: &Def, arms: &[Arm]) -> TokenStream {
             }
         }
     });
+    let sample = super::sample::untagged(arms, &name, def.experimental);
     quote! {
+        #sample
+
         #doc
         #cfg
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
