@@ -100,8 +100,8 @@ pub mod workflow;
 #[rustfmt::skip]
 pub mod worktree;
 pub use protocol::{
-    ClientRequest, ClientResult, Frame, Message, ProtocolNotification, ServerRequest,
-    ServerResult,
+    ClientRequest, ClientResult, Frame, Message, ProtocolNotification, Sender,
+    ServerRequest, ServerResult,
 };
 pub use support::{StringEnum, Tristate, UnknownValue, Validate, Violation};
 #[cfg(feature = "experimental")]

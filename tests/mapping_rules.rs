@@ -310,3 +310,24 @@ fn experimental_methods_are_typed_with_the_feature() {
     assert_eq!(request.method(), "account/read");
     assert!(!matches!(request, ClientRequest::Unknown { .. }));
 }
+
+#[test]
+fn a_known_sender_types_requests_in_no_table_as_its_own() {
+    let line = r#"{"jsonrpc":"2.0","id":9,"method":"future/ask","params":{}}"#;
+    let frame = Frame::parse_from(msp_types::Sender::Server, line).unwrap();
+    assert!(matches!(
+        frame.message,
+        Message::ServerRequest {
+            request: msp_types::ServerRequest::Unknown { .. },
+            ..
+        }
+    ));
+    let frame = Frame::parse_from(msp_types::Sender::Client, line).unwrap();
+    assert!(matches!(
+        frame.message,
+        Message::ClientRequest {
+            request: ClientRequest::Unknown { .. },
+            ..
+        }
+    ));
+}

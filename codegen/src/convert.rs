@@ -24,6 +24,7 @@ pub const ROOT_RESERVED: &[&str] = &[
     "ServerResult",
     "Message",
     "Frame",
+    "Sender",
 ];
 
 /// Builds the model of the whole schema.

@@ -101,7 +101,9 @@ fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> Token
         pub mod support;
         #(#gates #[rustfmt::skip] pub mod #areas;)*
 
-        pub use protocol::{ClientRequest, ClientResult, Frame, Message, ProtocolNotification, ServerRequest, ServerResult};
+        pub use protocol::{
+            ClientRequest, ClientResult, Frame, Message, ProtocolNotification, Sender, ServerRequest, ServerResult,
+        };
         pub use support::{StringEnum, Tristate, UnknownValue, Validate, Violation};
         #(#gates pub use #areas::*;)*
     }

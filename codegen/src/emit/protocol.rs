@@ -84,6 +84,15 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             Error { id: Option<Id>, error: #error_ty },
         }
 
+        /// Which side wrote a frame.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Sender {
+            /// The client (written to the host's stdin).
+            Client,
+            /// The server (read from the host's stdout).
+            Server,
+        }
+
         /// One frame: a typed message plus every member outside JSON-RPC, kept as sent.
         #[derive(Clone, Debug, PartialEq)]
         pub struct Frame {
@@ -96,19 +105,39 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         impl Frame {
-            /// Parses one line (a trailing `\r` tolerated) and types its payload.
+            /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
+            /// typed by whichever table lists its method; one in no table counts as a client's.
             pub fn parse(line: &str) -> Result<Self, DecodeError> {
                 Self::from_raw(RawFrame::parse_line(line)?)
             }
 
+            /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
+            /// in no table becomes that sender's `Unknown` request.
+            pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
+                Self::decode(RawFrame::parse_line(line)?, Some(sender))
+            }
+
             /// Types the payload of a frame that is already parsed.
             pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
+                Self::decode(raw, None)
+            }
+
+            /// Types the payload of a parsed frame from a known sender.
+            pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
+                Self::decode(raw, Some(sender))
+            }
+
+            fn decode(raw: RawFrame, sender: Option<Sender>) -> Result<Self, DecodeError> {
                 let kind = raw.kind()?;
                 let RawFrame { jsonrpc, id, method, params, result, error, extra } = raw;
                 let method = method.unwrap_or_default();
                 let message = match (kind, id.into_option()) {
                     (FrameKind::Request, Some(id)) => {
-                        if SERVER_METHODS.contains(&method.as_str()) {
+                        let from_server = match sender {
+                            Some(sender) => sender == Sender::Server,
+                            None => SERVER_METHODS.contains(&method.as_str()),
+                        };
+                        if from_server {
                             Message::ServerRequest { id, request: ServerRequest::decode(&method, params)? }
                         } else {
                             Message::ClientRequest { id, request: ClientRequest::decode(&method, params)? }
