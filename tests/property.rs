@@ -32,16 +32,27 @@ fn schema() -> Value {
                 .and_then(|p| p.iter().find(|(_, v)| v.get("const").is_some()))
                 .map(|(k, _)| k.clone())
                 .unwrap();
-            let tags: Vec<Value> = arms.as_array().unwrap().iter().map(|a| a["properties"][&tag]["const"].clone()).collect();
+            let tags: Vec<Value> = arms
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["properties"][&tag]["const"].clone())
+                .collect();
             let unknown = serde_json::json!({"type": "object", "properties": {tag.clone(): {"type": "string", "not": {"enum": tags}}}, "required": [tag]});
-            def.insert("anyOf".into(), serde_json::json!([{"oneOf": arms}, unknown]));
+            def.insert(
+                "anyOf".into(),
+                serde_json::json!([{"oneOf": arms}, unknown]),
+            );
         }
     }
     schema
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(16)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16)
 }
 
 #[test]
@@ -60,15 +71,22 @@ fn every_type_round_trips_and_validates() {
         });
         runner
             .run(&any::<u64>(), |seed| {
-                let value = msp_types::reflect::sample(definition.name, seed).expect("a definition of this build");
+                let value = msp_types::reflect::sample(definition.name, seed)
+                    .expect("a definition of this build");
                 let errors: Vec<String> = validator
                     .iter_errors(&value)
                     .map(|e| format!("{} at {}", e, e.instance_path()))
                     .collect();
-                prop_assert!(errors.is_empty(), "{}: schema rejects {value}: {errors:?}", definition.name);
+                prop_assert!(
+                    errors.is_empty(),
+                    "{}: schema rejects {value}: {errors:?}",
+                    definition.name
+                );
                 let again = msp_types::reflect::reencode(definition.name, value.clone())
                     .expect("a definition of this build")
-                    .map_err(|e| TestCaseError::fail(format!("{}: {e} decoding {value}", definition.name)))?;
+                    .map_err(|e| {
+                        TestCaseError::fail(format!("{}: {e} decoding {value}", definition.name))
+                    })?;
                 prop_assert_eq!(&again, &value, "{} did not round-trip", definition.name);
                 Ok(())
             })
