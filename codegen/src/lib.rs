@@ -2,7 +2,7 @@
 //!
 //! The pipeline, one module a stage: [`load`] (text to JSON), [`resolve`] (`$ref`s and
 //! keywords), [`convert`] (the checked [`model`]), [`naming`], [`emit`] (tokens),
-//! [`format`] (source text), [`write`] (only-if-changed, atomic).
+//! [`mod@format`] (source text), [`mod@write`] (only-if-changed, atomic).
 
 pub mod convert;
 pub mod emit;
