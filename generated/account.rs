@@ -5,7 +5,7 @@ use crate::*;
 use serde::{Deserialize, Serialize};
 /// Result of `account/loginCancel`: reports whether there was a pending login flow to abandon.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AccountLoginCancelResult {
     /// `true` when a login flow was pending and is now cancelled; `false` when no flow was in progress, so the call changed nothing.
@@ -39,7 +39,7 @@ impl AccountLoginCancelResult {
 impl Validate for AccountLoginCancelResult {}
 /// Params of the `account/loginCompleted` notification: the terminal outcome of a login flow started with `account/loginStart`. It never carries the device code, the verification URL or any credential material.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AccountLoginCompletedParams {
     /// Optional human-readable explanation, suitable for showing to the user; it is never key material or an echo of the request. Absent when the host has nothing to add (typically on `granted` and `cancelled`).
@@ -166,7 +166,7 @@ impl crate::sample::Sample for AccountLoginOutcome {
 }
 /// Params of `account/loginStart`: which login flow to run and, for the API-key flow, the key to store. A mismatch between `type` and the presence of `apiKey` is rejected as invalid params.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AccountLoginStartParams {
     /// The API key to store. Required and non-empty when `type` is `"apiKey"`; must be absent when `type` is `"deviceCode"`. This is secret material: never log it.
@@ -206,7 +206,7 @@ impl AccountLoginStartParams {
 impl Validate for AccountLoginStartParams {}
 /// Result of `account/loginStart`. For a device-code flow it carries what the client shows the user to finish signing in; for the API-key flow it is an empty object because the login completes within the call.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AccountLoginStartResult {
     /// The short code the user enters or confirms at `verificationUrl`. Present only for a `"deviceCode"` flow; delivered only in this result, never in later notifications.
@@ -309,7 +309,7 @@ impl crate::sample::Sample for AccountLoginType {
 }
 /// The host's view of its credentials: the result of `account/read` and `account/logout` and the params of the `account/changed` notification. It never contains key material.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AccountState {
     /// Optional HTTPS URL of an avatar image for the signed-in account, for display only. Only sent for the `"accountLogin"` state, and absent (never `null`) when unknown.

@@ -5,7 +5,7 @@ use crate::*;
 use serde::{Deserialize, Serialize};
 /// One option the host offers for answering a peer-admission prompt. The host mints the menu; a client shows `label` and sends the chosen `choiceId` back in `admission/decide`, and never builds a choice of its own.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionChoice {
     /// Server-minted identifier of this option (a snake_case token such as `allow_once`); send it unchanged as `choiceId` in `admission/decide`.
@@ -48,7 +48,7 @@ impl AdmissionChoice {
 impl Validate for AdmissionChoice {}
 /// Params of the `admission/decide` command: answers an open peer-admission prompt by picking one of its offered choices. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionDecideParams {
     /// The admission prompt being answered, as named by `admissionId` in `admission/request`, `admission/requested` or `admission/listPending`.
@@ -104,7 +104,7 @@ impl AdmissionDecideParams {
 impl Validate for AdmissionDecideParams {}
 /// Result of `admission/decide`: the host accepted the decision for processing. Every decide is final for its prompt; the authoritative outcome is the `admission/resolved` event. A decide that lost a race fails with `admissionAlreadyResolved` instead.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionDecideResult {
     /// The admission prompt the decision applies to, echoed from the params.
@@ -236,7 +236,7 @@ impl crate::sample::Sample for AdmissionDecision {
 }
 /// Params of `admission/listPending`: asks for every peer-admission prompt still open on a session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionListPendingParams {
     /// The session whose open admission prompts are wanted.
@@ -271,7 +271,7 @@ impl AdmissionListPendingParams {
 impl Validate for AdmissionListPendingParams {}
 /// Result of `admission/listPending`: the open peer-admission prompts of the session, each with the full payload its `admission/request` carried. The list is empty when nothing is waiting.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionListPendingResult {
     /// One entry per admission prompt that has not been decided yet, in full.
@@ -310,7 +310,7 @@ impl AdmissionListPendingResult {
 impl Validate for AdmissionListPendingResult {}
 /// A peer-admission prompt: another local session wants to deliver a message to this session, and the user decides whether to let it in. This is the payload of the server-to-client `admission/request` and of each `admission/listPending` entry; the matching `admission/requested` view event carries the same facts plus a `sourceRange`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionRequestParams {
     /// Identifier of this admission prompt; quote it in `admission/decide`.
@@ -410,7 +410,7 @@ impl AdmissionRequestParams {
 impl Validate for AdmissionRequestParams {}
 /// Params of the `admission/requested` view event: the durable, cursor-stamped copy of a peer-admission prompt. A client that missed the live frames gets the same payload back from `view/page`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionRequestedViewParams {
     /// Identifier of this admission prompt; quote it in `admission/decide`.
@@ -518,7 +518,7 @@ impl AdmissionRequestedViewParams {
 impl Validate for AdmissionRequestedViewParams {}
 /// The winning outcome of a peer-admission prompt, handed to a client whose `admission/decide` arrived too late (as `admissionResolution` in the `admissionAlreadyResolved` error data) so it can close its prompt without another read.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionResolutionSummary {
     /// How the prompt ended, as an `AdmissionDecision` string (for example `"allow_once"` or `"timedOut"`).
@@ -562,7 +562,7 @@ impl AdmissionResolutionSummary {
 impl Validate for AdmissionResolutionSummary {}
 /// Params of the `admission/resolved` view event: a peer-admission prompt has been settled. It is always delivered, so any client that showed the prompt can take it down.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AdmissionResolvedViewParams {
     /// The admission prompt that was settled.

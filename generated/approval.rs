@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// The policy rule an approval decision added (for example an allow-for-this-session grant), in a form meant for display; the rule itself is not sent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalAmendment {
     /// How long the added rule stays in force.
@@ -100,7 +100,7 @@ impl crate::sample::Sample for ApprovalAmendmentDurability {
     }
 }
 /// What changed in a still-pending approval, as reported by `approval/updated`. `kind` names the change, and only the members that belong to that kind are present.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalChange {
     /// The choice that was applied, when the change came from a decision that did not finish the approval.
@@ -178,7 +178,7 @@ impl ApprovalChange {
 }
 impl Validate for ApprovalChange {}
 /// One option the host offers for deciding an approval. The host mints the menu; a client shows `label` and sends the chosen `choiceId` in `approval/decide`, and never builds a choice of its own.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalChoice {
     /// When `true`, `approval/decide` may carry a `feedback` text with this option, which is passed to the model. Absent means the option takes no feedback.
@@ -321,7 +321,7 @@ impl crate::sample::Sample for ApprovalChoiceScope {
     }
 }
 /// What a pending Computer Use action would do, for the approval card a client shows: the page, the window, the steps and the data it would send. Empty lists and missing facts are left out, never `null`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaCardFacts {
     /// The pieces of data the action would send, one entry each. Absent when there are none.
@@ -368,7 +368,7 @@ impl ApprovalCuaCardFacts {
 }
 impl Validate for ApprovalCuaCardFacts {}
 /// One piece of data a Computer Use action would send. `kind` says what it is: `secret` for a credential, `other` for data the host cannot describe; show `other` and any unknown kind as a plain data row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaDataFact {
     /// What the data is (`secret` or `other`; more kinds may appear).
@@ -409,7 +409,7 @@ impl ApprovalCuaDataFact {
 }
 impl Validate for ApprovalCuaDataFact {}
 /// A masked rendering of a secret: a token's prefix and last four characters, a value's length, or nothing but the kind when every member is absent.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaMask {
     /// Length of the secret in characters. Absent when not shown.
@@ -451,7 +451,7 @@ impl ApprovalCuaMask {
 }
 impl Validate for ApprovalCuaMask {}
 /// The web page a Computer Use action targets, reduced to its host name (no path, no query).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaPage {
     /// The page's full host name as displayed, which may contain non-ASCII characters.
@@ -487,7 +487,7 @@ impl ApprovalCuaPage {
 }
 impl Validate for ApprovalCuaPage {}
 /// A screen point in the model's normalized coordinate space, where each axis runs from 0 to 1000.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaPoint {
     /// Horizontal position, 0 to 1000.
@@ -522,7 +522,7 @@ impl ApprovalCuaPoint {
 }
 impl Validate for ApprovalCuaPoint {}
 /// One consequential step of a Computer Use action, meant to be shown as one line built from `step`, `action`, `roleWord`, `label` and `effect` (for example: Step 2: Click button 'Save', which stores the form). A key step names its `chord`; a step that has neither label nor chord is placed by its `point`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaStep {
     /// The verb of the step, for example a click or a key press, as display text.
@@ -597,7 +597,7 @@ impl ApprovalCuaStep {
 }
 impl Validate for ApprovalCuaStep {}
 /// Params of the `approval/decide` command: decides a pending approval by picking one of its offered choices. It is an ordinary idempotent command: the session must be loaded on this host and `commandId` is required.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalDecideParams {
     /// The approval being decided.
@@ -677,7 +677,7 @@ impl ApprovalDecideParams {
 }
 impl Validate for ApprovalDecideParams {}
 /// Result of `approval/decide`: the host accepted the decision for processing. The authoritative outcome arrives as `approval/resolved` (final) or `approval/updated` (more stages to go) on the view stream.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalDecideResult {
     /// The approval the decision was applied to.
@@ -826,7 +826,7 @@ impl crate::sample::Sample for ApprovalDecision {
     }
 }
 /// Params of `approval/listPending`: reads the approvals and user-input prompts still open on a session. It is a plain read of the session log: it needs no lease, works whether or not the session is loaded, and does not subscribe.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalListPendingParams {
     /// The session to read.
@@ -858,7 +858,7 @@ impl ApprovalListPendingParams {
 }
 impl Validate for ApprovalListPendingParams {}
 /// Result of `approval/listPending`: every open approval and user-input prompt of the session in full, ordered by the `viewCursor` each opened at. With nothing waiting, both lists come back empty. The answer may be outdated as soon as it arrives; `approval/decide` stays race-safe through its `requirementId` check.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalListPendingResult {
     /// One entry per pending approval, identical to the params of its `approval/request`.
@@ -1099,7 +1099,7 @@ impl crate::sample::Sample for ApprovalModeSource {
     }
 }
 /// Where a tool action came from (the command or page that led to it), for the user's benefit when judging the request. Purely informational and not trusted; no policy rule ever looks at it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalOrigin {
     /// The command that triggered the action, for origins that have one.
@@ -1260,7 +1260,7 @@ impl crate::sample::Sample for ApprovalPolicyResult {
     }
 }
 /// A pending approval: a tool action that needs a decision before it runs. This payload is the params of the server-to-client `approval/request`, of the `approval/requested` and `approval/reviewing` view events, and of each `approval/listPending` entry.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalRequestParams {
     /// Durable id of this approval; quote it in `approval/decide`. It is also the `approvalId` on the gated `toolCall` item.
@@ -1409,7 +1409,7 @@ impl ApprovalRequestParams {
 }
 impl Validate for ApprovalRequestParams {}
 /// Points at a single requirement inside an approval; a shell command has one requirement per stage. Echo it as `requirementId` when calling `approval/decide`; an `approvalRequirementStale` error reports the requirement that is current instead.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalRequirementRef {
     /// The approval the requirement belongs to.
@@ -1446,7 +1446,7 @@ impl ApprovalRequirementRef {
 }
 impl Validate for ApprovalRequirementRef {}
 /// The winning outcome of an approval, handed to a client whose `approval/decide` arrived too late (as `resolution` in the `approvalAlreadyResolved` error data) so it can close its dialog without another read.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalResolutionSummary {
     /// The final decision, as an `ApprovalDecision` string.
@@ -1553,7 +1553,7 @@ impl crate::sample::Sample for ApprovalResolvedBy {
     }
 }
 /// Params of the `approval/resolved` view event: an approval reached its final decision. It is always delivered, so any client that showed the approval can close its dialog, including the one whose command won.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalResolvedParams {
     /// The policy rule the decision added. Absent when it added none.
@@ -1683,7 +1683,7 @@ impl ApprovalResolvedParams {
 }
 impl Validate for ApprovalResolvedParams {}
 /// One stage of a shell-command approval: a single command out of a pipeline or command list, approved on its own.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalStage {
     /// The stage's command split into arguments.
@@ -1764,7 +1764,7 @@ impl ApprovalStage {
 }
 impl Validate for ApprovalStage {}
 /// How one stage of a shell-command approval was settled, recorded when the approval reached its final decision.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalStageEvidence {
     /// The stage's command split into arguments.
@@ -1822,7 +1822,7 @@ impl ApprovalStageEvidence {
 }
 impl Validate for ApprovalStageEvidence {}
 /// State of one shell stage: waiting for a decision, or satisfied and by what means. Satisfied stages stay in the list so a client can show how far the approval has got.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalStageResolution {
     /// The command prefix of the rule that satisfied the stage, when a prefix rule did.
@@ -1863,7 +1863,7 @@ impl ApprovalStageResolution {
 }
 impl Validate for ApprovalStageResolution {}
 /// Identifies the child agent (a native subagent) behind an approval that is shown on its parent session, so a client can say which child is asking. Left out entirely on the parent's own approvals.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalSubagentOrigin {
     /// The child run that is waiting on this approval.
@@ -1909,7 +1909,7 @@ impl ApprovalSubagentOrigin {
 }
 impl Validate for ApprovalSubagentOrigin {}
 /// What an approval is about, discriminated by `kind`; only the members that belong to the kind are present. New kinds may appear: show an unfamiliar kind in a generic way and never approve it automatically.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalSubject {
     /// The kind of access wanted (for example `read` or `write`), for a file access.
@@ -2011,7 +2011,7 @@ impl ApprovalSubject {
 }
 impl Validate for ApprovalSubject {}
 /// A rule the host proposes for a shell stage: any command beginning with `argvPrefix` would then run in this workspace with no prompt.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalSuggestedPrefix {
     /// The leading arguments a command must start with to be covered by the rule.
@@ -2047,7 +2047,7 @@ impl ApprovalSuggestedPrefix {
 }
 impl Validate for ApprovalSuggestedPrefix {}
 /// Params of the `approval/updated` view event: an approval is still pending but its state changed. Carries the refreshed pending view (subject, choices, current requirement) and the one change that caused it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalUpdatedParams {
     /// The approval that changed.

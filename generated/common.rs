@@ -185,7 +185,7 @@ impl crate::sample::Sample for BackgroundState {
 }
 /// Carried as `backgroundStatus` on a running `toolCall` item: how to present it as a background row, plus the live status line of that row. Experimental; clients that do not render background rows can ignore it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BackgroundStatus {
     /// Live status text for the body of the background row. Hosts fill it whenever they set the member; when it is absent or empty, leave the row as it was.
@@ -223,7 +223,7 @@ impl BackgroundStatus {
 #[cfg(feature = "experimental")]
 impl Validate for BackgroundStatus {}
 /// Carried as `backgroundTerminalCompletion` on an item of that kind: what a client needs to show that a backgrounded tool call has finished. All five members are always present.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BackgroundTerminalCompletion {
     /// The command the backgrounded call ran, for display.
@@ -288,7 +288,7 @@ impl BackgroundTerminalCompletion {
 }
 impl Validate for BackgroundTerminalCompletion {}
 /// The most recent prompt the user sent in the session's main conversation that was blocked from running, returned by `session/resume` and `session/read` so a client can offer its text again (for example by putting it back in the input box). At most one is returned.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BlockedPrompt {
     /// The text of the blocked prompt.
@@ -319,7 +319,7 @@ impl BlockedPrompt {
 }
 impl Validate for BlockedPrompt {}
 /// The latest version-control branch observed for the session's workspace, as carried in a snapshot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BranchState {
     /// The branch name; `null` when the working copy has no branch checked out (detached HEAD).
@@ -478,7 +478,7 @@ impl crate::sample::Sample for CapabilityName {
     }
 }
 /// In a `history` envelope, the checkpoint boundary the host pruned history at: items that opened before the boundary are not served.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CheckpointBoundary {
     /// Id of the last item (by first-opened order) that opened before the checkpoint event marking the boundary.
@@ -510,7 +510,7 @@ impl CheckpointBoundary {
 }
 impl Validate for CheckpointBoundary {}
 /// What the client asks for at `initialize`: the experimental opt-in, capability requests, notification opt-outs and dialog support. Every member is optional with a default.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Set to `true` to use experimental methods, fields and values on this connection. Defaults to `false`; without it such requests fail with `experimentalRequired`.
@@ -585,7 +585,7 @@ impl ClientCapabilities {
 }
 impl Validate for ClientCapabilities {}
 /// Tells the host which client program is connecting, in `initialize`. The host uses it only for logs and telemetry; it confers no rights.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientInfo {
     /// Machine-readable client identifier, made only of lowercase ASCII letters, digits and underscores.
@@ -691,7 +691,7 @@ impl crate::sample::Sample for CodeModeLanguage {
     }
 }
 /// A byte range inside a `toolCall` item's `visibleOutput` that holds public cell output. Offsets are byte positions in the UTF-8 form of `visibleOutput` after JSON decoding (not in the escaped wire text), and both ends fall between whole characters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CodeModeOutputSpan {
     /// Length of the span in bytes.
@@ -790,7 +790,7 @@ impl crate::sample::Sample for CodeModeOutputStream {
     }
 }
 /// The `details` object of a `codeMode` tool receipt. Members that do not apply are left out rather than sent as `null`, and `outputSpans` is never sent as an empty list.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CodeModeReceipt {
     /// `itemId` of the Code Mode cell the receipt is about.
@@ -838,7 +838,7 @@ impl CodeModeReceipt {
 }
 impl Validate for CodeModeReceipt {}
 /// The standard acknowledgement a command method returns: the host admitted the command. It says nothing about the outcome, which arrives later as view events.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CommandAcceptedResult {
     /// The `commandId` the client sent with the command, echoed back.
@@ -1172,7 +1172,7 @@ impl crate::sample::Sample for CompactionTrigger {
     }
 }
 /// One application row in the computer-use settings: the user's standing choice for letting the agent operate that app.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseApp {
     /// The app's macOS bundle identifier, for example `com.apple.Safari`.
@@ -1357,7 +1357,7 @@ impl crate::sample::Sample for ComputerUseAppLock {
     }
 }
 /// One per-app choice to set through `computerUseSettings/update`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseAppPatch {
     /// The macOS bundle identifier of the app to change.
@@ -1393,7 +1393,7 @@ impl ComputerUseAppPatch {
 }
 impl Validate for ComputerUseAppPatch {}
 /// One entry in the computer-use blocked-apps list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseBlockedApp {
     /// The blocked macOS bundle identifier, or an identifier prefix when `prefix` is `true`.
@@ -1494,7 +1494,7 @@ impl crate::sample::Sample for ComputerUseChoice {
     }
 }
 /// An app installed or running on the host machine, offered to settings as a candidate to configure or block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseInstalledApp {
     /// The app's macOS bundle identifier.
@@ -1662,7 +1662,7 @@ impl crate::sample::Sample for ContextPressureLevel {
     }
 }
 /// The snapshot's latest view of context-window occupancy: window size, tokens in use and the pressure level. The snapshot's `contextUsage` member is `null` until the server has enough data to compute it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ContextUsage {
     /// Pressure level computed by the server.
@@ -1703,7 +1703,7 @@ impl ContextUsage {
 }
 impl Validate for ContextUsage {}
 /// The `details` of a tool receipt whose `family` is `"cron"`: small machine-readable facts about a scheduled-job operation. Each member is present only for the operations it applies to.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CronReceipt {
     /// For `create` and `delete`: the job's id. When `delete` found no such job, this is the id the caller gave, echoed back.
@@ -1749,7 +1749,7 @@ impl CronReceipt {
 }
 impl Validate for CronReceipt {}
 /// One job in the `jobs` array of a cron `list` receipt.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CronReceiptJob {
     /// The scheduled job's id.
@@ -1786,13 +1786,13 @@ impl CronReceiptJob {
 }
 impl Validate for CronReceiptJob {}
 /// Estimated session cost computed by the server, carried in `CumulativeTokenUsage.cost`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CumulativeCost {
     /// `true` when price data was missing for at least one model call, so the total undercounts; show it as partial.
     pub partial: bool,
     /// Estimated total in US dollars; finite and never negative.
-    pub usd: f64,
+    pub usd: serde_json::Number,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
@@ -1803,7 +1803,7 @@ impl crate::sample::Sample for CumulativeCost {
         #[allow(unused_mut)]
         let mut value = Self {
             partial: g.nested(),
-            usd: g.number(None, None),
+            usd: g.json_number(None, None),
             unknown: g.unknown_members(&["partial", "usd"]),
         };
         value
@@ -1811,7 +1811,7 @@ impl crate::sample::Sample for CumulativeCost {
 }
 impl CumulativeCost {
     /// A value with the given required members and every optional member absent.
-    pub fn new(partial: bool, usd: f64) -> Self {
+    pub fn new(partial: bool, usd: serde_json::Number) -> Self {
         Self {
             partial,
             usd,
@@ -1821,7 +1821,7 @@ impl CumulativeCost {
 }
 impl Validate for CumulativeCost {}
 /// Running token totals for a session, each call counted once. The counters only grow; `cost` is an estimate and may move in either direction when prices are re-read.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CumulativeTokenUsage {
     /// Cache-read tokens summed over the session. Absent means zero.
@@ -1904,7 +1904,7 @@ impl CumulativeTokenUsage {
 }
 impl Validate for CumulativeTokenUsage {}
 /// Describes one stretch of the session log that could not be read, carried by a `damagedRange` item. The host notices the damage while reading the file and records nothing about it, so all figures here are worked out from the intact records before and after the stretch.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DamagedRange {
     /// The last turn that is intact before the damage. Absent when there is none.
@@ -1973,7 +1973,7 @@ impl DamagedRange {
 }
 impl Validate for DamagedRange {}
 /// The approval mode currently in force for a session, with how it got there. It is the `effectiveMode` of the `session/setApprovalMode` result and the `approvalMode` member of a `Session`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EffectiveApprovalModeState {
     /// The `commandId` of the command that last set the mode; `null` when no command set it (for example the mode came from startup).
@@ -2019,7 +2019,7 @@ impl EffectiveApprovalModeState {
 }
 impl Validate for EffectiveApprovalModeState {}
 /// The model a session is currently using, as recorded in a session snapshot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EffectiveModel {
     /// The id of the model in use.
@@ -2067,7 +2067,7 @@ impl EffectiveModel {
 impl Validate for EffectiveModel {}
 /// The permission profile in force for a session together with the reviewer state of its running runtime. It is returned by `session/setPermissionProfile` and carried as `permissionState` on a `Session`; its members always describe one consistent moment.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EffectivePermissionState {
     /// The four effective settings of the committed profile (filesystem, network, approval, reviewer). Absent when the host does not report them.
@@ -2125,7 +2125,7 @@ impl EffectivePermissionState {
 #[cfg(feature = "experimental")]
 impl Validate for EffectivePermissionState {}
 /// The structured `error.data` object. Only `kind` is always present; every other member is optional and appears only on the error kinds that use it, so absence just means the member does not apply.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ErrorData {
     /// The peer-admission request the failed call referred to, on the admission errors (`admissionNotFound`, `admissionAlreadyResolved`, `admissionChoiceInvalid`).
@@ -2944,7 +2944,7 @@ impl crate::sample::Sample for ErrorKind {
     }
 }
 /// The `error` member of an `ErrorResponse`: a registry code, a human-readable message and optional structured detail.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ErrorObject {
     /// The numeric error code from the MSP error registry (the JSON-RPC standard codes plus MSP's own range). Several `kind`s can share one code, so branch on `data.kind` when it is present.
@@ -2984,7 +2984,7 @@ impl ErrorObject {
 }
 impl Validate for ErrorObject {}
 /// A JSON-RPC response frame for a request that failed. A response carries either `result` or `error`, never both; this is the `error` case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ErrorResponse {
     /// What went wrong: the numeric code, a message for humans and the optional structured `data`.
@@ -3030,7 +3030,7 @@ impl ErrorResponse {
 }
 impl Validate for ErrorResponse {}
 /// Tells `session/fork` how much of the source history to copy. It names a turn rather than a count, because turn ids do not shift when history is compacted or appended to concurrently.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ForkCutPoint {
     /// Copy history up to and including this completed turn. Naming a turn that is still running or does not exist fails with `forkBoundaryInvalid`.
@@ -3062,7 +3062,7 @@ impl ForkCutPoint {
 }
 impl Validate for ForkCutPoint {}
 /// Where a forked session came from, as recorded when it was created. Carried in `Session.forkedFrom`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ForkProvenance {
     /// The `commandId` of the `session/fork` request that produced this session.
@@ -3452,7 +3452,7 @@ impl crate::sample::Sample for JsonRpcVersion {
     }
 }
 /// The most recently finished turn as folded into the session view. `session/resume` and `session/read` repeat it so a client reopening the session can, for example, show that the previous turn failed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LastTurn {
     /// The failure, when `terminal` is `"failed"`. Absent otherwise.
@@ -3549,7 +3549,7 @@ impl crate::sample::Sample for LimitKind {
 }
 /// One limits setting that a request asked to set wider than the host allows. It appears in the `axes` list of a `limitsAboveMax` error, which names every such setting, not just the first.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LimitsAboveMaxAxis {
     /// The name of the limits setting that is too wide, such as `sandboxNetwork` or `writesEnabled`.
@@ -3600,7 +3600,7 @@ impl crate::sample::Sample for LimitsAxisValue {
 }
 /// The value of one limits setting in a `limitsAboveMax` error: a boolean for the on/off settings, or a network mode for `sandboxNetwork`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum LimitsAxisValue {
     /// The `Boolean` arm.
@@ -3842,7 +3842,7 @@ impl crate::sample::Sample for McpOAuthRevocation {
     }
 }
 /// Metadata of an image attached to a `userMessage` item. The image bytes are not repeated in the view.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MessageAttachment {
     /// Identifier of the attachment, when one was recorded.
@@ -3953,7 +3953,7 @@ impl crate::sample::Sample for MessagePhase {
     }
 }
 /// A JSON-RPC notification frame, sent by either side. It has no `id` and never gets a response; the `method` name selects the shape of `params`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Notification {
     /// When the host emitted the notification, in Unix milliseconds. Set only on host-to-client notifications; absent on client-sent ones and from older hosts.
@@ -3998,7 +3998,7 @@ impl Notification {
 }
 impl Validate for Notification {}
 /// Reference to output stored by the host (for example a tool's full output). Fetch its bytes with `item/readOutput`, passing `id`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct OutputRef {
     /// Whether the stored bytes can be served.
@@ -4156,7 +4156,7 @@ impl crate::sample::Sample for OutputRefAvailability {
     }
 }
 /// Short diff summary the server attaches to an editing `toolCall`, next to its `patchRef`. Counts are lines, never hunks or bytes; fetch the patch itself with `item/readOutput` using `patchRef.id`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PatchSummary {
     /// Number of added (`+`) lines across all files.
@@ -4195,7 +4195,7 @@ impl PatchSummary {
 }
 impl Validate for PatchSummary {}
 /// A reference to an approval that is still pending, as listed in a view snapshot's `pendingApprovals`. The full payload comes from `approval/listPending` or the re-issued `approval/request`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PendingApprovalPointer {
     /// The pending approval.
@@ -4297,7 +4297,7 @@ impl crate::sample::Sample for PendingRequestKind {
     }
 }
 /// An entry of `pendingRequests` in the `session/resume` and `session/read` results: a request to a person that is still unanswered when a client joins. After a `session/resume` response the host sends the full request again (`approval/request` or `userInput/request`); `session/read` only lists it. The id member that is present depends on `kind`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PendingRequestPointer {
     /// The pending approval, on an `approval` entry.
@@ -4344,7 +4344,7 @@ impl PendingRequestPointer {
 }
 impl Validate for PendingRequestPointer {}
 /// A reference to a user-input prompt that is still open, as listed in a view snapshot's `pendingUserInputs`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PendingUserInputPointer {
     /// The `toolCall` item that asked the question. Absent when the prompt is not tied to an item.
@@ -4461,7 +4461,7 @@ impl crate::sample::Sample for PermissionApprovalAxis {
 }
 /// The four resolved settings of a committed permission profile: filesystem, network, approval and reviewer.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionAxes {
     /// How approval is handled.
@@ -4647,7 +4647,7 @@ impl crate::sample::Sample for PermissionNetworkAxis {
 }
 /// Where one `log/physicalLine` chunk sits within its line.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PhysicalChunk {
     /// How many chunks the line was split into.
@@ -4685,7 +4685,7 @@ impl PhysicalChunk {
 impl Validate for PhysicalChunk {}
 /// A place to start reading one log file: a byte offset at the start of a line, plus the number the client wants the next line to be given. The host uses `nextOrdinal` only to number the lines it sends and never checks it against the file; it must be between 1 and 2^63.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PhysicalCursor {
     /// Byte offset of a line start in the file: 0 or the offset just after a `\n`.
@@ -4725,7 +4725,7 @@ impl PhysicalCursor {
 impl Validate for PhysicalCursor {}
 /// A log file found under a session's home directory.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PhysicalFileEntry {
     /// The file's path relative to the session home.
@@ -4966,7 +4966,7 @@ impl crate::sample::Sample for PlatformOs {
     }
 }
 /// An input still waiting to be delivered to a session, as listed in `queuedInputs` of the `session/read` result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct QueuedInput {
     /// Sequence number of the log record that holds this input. It fixes the delivery order and lets a client drop duplicates when it reads the queue again.
@@ -5022,7 +5022,7 @@ impl QueuedInput {
 }
 impl Validate for QueuedInput {}
 /// Details of a quota exhaustion attached to a turn error: which limit was hit and when it resets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct QuotaDetail {
     /// Which kind of limit was reached.
@@ -5060,7 +5060,7 @@ impl QuotaDetail {
 impl Validate for QuotaDetail {}
 /// A position within one raw stream, meaning "read through here". A cursor belongs to a single stream and is never valid on another.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RawLogCursor {
     /// The last position consumed.
@@ -5098,7 +5098,7 @@ impl RawLogCursor {
 impl Validate for RawLogCursor {}
 /// One raw log record as the host stores it. The member names are snake_case exactly as written to the host's log files, unlike the camelCase of the rest of the protocol. The envelope is stable; the `payload` is not.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RawLogRecordEnvelope {
     /// The `id` of the record that caused this one. Always present; `null` when no cause is known.
@@ -5368,7 +5368,7 @@ impl crate::sample::Sample for ReasoningEffortChangeSource {
     }
 }
 /// The session's current default reasoning effort, as shown in the snapshot; the same pair that `session/reasoningEffortChanged` reports.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReasoningEffortState {
     /// The default effort tier.
@@ -5407,7 +5407,7 @@ impl ReasoningEffortState {
 }
 impl Validate for ReasoningEffortState {}
 /// The position of one raw record within its stream: the record's id and its sequence number.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecordPosition {
     /// The record's unique id.
@@ -5581,7 +5581,7 @@ impl crate::sample::Sample for RecoveryMode {
     }
 }
 /// One consistent snapshot of a session's recovery-mode state, taken by the host from a single session runtime. Carried on `session/read` and on some errors. Every member is required and non-null.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecoveryObservation {
     /// Identifies the session runtime instance the snapshot was taken from.
@@ -5797,7 +5797,7 @@ impl crate::sample::Sample for RecoveryQualification {
     }
 }
 /// A display hint attached to an item for replaying a tree transition: which kinds of rows to mention and where to place the hint. The two members are sent together or the object is absent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ReplayHint {
     /// The item after whose rows the hint is shown.
@@ -5834,7 +5834,7 @@ impl ReplayHint {
 }
 impl Validate for ReplayHint {}
 /// A JSON-RPC 2.0 request frame, sent in either direction: client to host for methods, host to client for prompts such as `approval/request`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Request {
     /// The request id, chosen by the sender and unique among its requests still in flight; the response carries the same id.
@@ -5892,7 +5892,7 @@ impl crate::sample::Sample for RequestId {
     }
 }
 /// A JSON-RPC request id: an integer or a string. The two never compare equal (`1` is not `"1"`), and each direction of the connection has its own id space.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// The `Integer` arm.
@@ -5902,7 +5902,7 @@ pub enum RequestId {
 }
 impl Validate for RequestId {}
 /// The client's response to a host-to-client prompt (`approval/request`, `userInput/request`): an empty object meaning "this is being shown to a person". It changes nothing. The real decision or answer goes through a command such as `approval/decide` or `userInput/answer`. If the client replies with an error or the connection drops, the request stays pending and is delivered again on the next subscribe.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RequestReceipt {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
@@ -6182,7 +6182,7 @@ impl crate::sample::Sample for SandboxUnavailableReason {
     }
 }
 /// Identifies the wire schema the host speaks, inside the `initialize` result. `version` numbers the JSON-RPC envelope format only; it is unrelated to the snapshot `schemaVersion` and the raw-log `schema_version`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SchemaInfo {
     /// Content hash of the host's stable schema, as `sha256:` followed by 64 lowercase hex digits. A mismatch with the fingerprint the client was built against is a warning, not an error.
@@ -6230,7 +6230,7 @@ impl Validate for SchemaInfo {
     }
 }
 /// Identifies the host program in the `initialize` result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ServerInfo {
     /// The host program's name.
@@ -6265,7 +6265,7 @@ impl ServerInfo {
 }
 impl Validate for ServerInfo {}
 /// Where a side session came from, as recorded when it was created. Carried in `Session.sideFrom`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SideProvenance {
     /// The `commandId` of the call that created the side session.
@@ -6307,7 +6307,7 @@ impl SideProvenance {
 }
 impl Validate for SideProvenance {}
 /// Identifies the compaction boundary an anchored snapshot begins at.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SnapshotAnchor {
     /// Cursor of the `compaction` event that installed the boundary.
@@ -6344,7 +6344,7 @@ impl SnapshotAnchor {
 }
 impl Validate for SnapshotAnchor {}
 /// Everything the view fold knows about a session as of the snapshot cursor. Required members with nothing to report are `null`; keep members you do not know, since new ones may be added.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SnapshotState {
     /// Foreground turn in progress at this cursor, or `null` if none is running.
@@ -6499,7 +6499,7 @@ impl SnapshotState {
 }
 impl Validate for SnapshotState {}
 /// The inclusive range of stored raw records a durable view event was folded from. Treat it as an opaque provenance token. Events built from short-lived records (such as `item/delta`) carry no `sourceRange`, because those records may be discarded.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SourceRange {
     /// Earliest record in the range.
@@ -6538,7 +6538,7 @@ impl SourceRange {
 }
 impl Validate for SourceRange {}
 /// Retry status of the external operation behind a long-running tool call, carried in the item's `statusAttempt` member. It holds what a client needs to show a retry countdown itself, so the host does not send a tick per second.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StatusAttempt {
     /// The number of the current attempt.
@@ -6614,7 +6614,7 @@ impl StatusAttempt {
 }
 impl Validate for StatusAttempt {}
 /// Counts of the child tasks of a long-running tool call, carried in the item's `statusChildren` member.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StatusChildren {
     /// Number of child tasks still running.
@@ -6665,7 +6665,7 @@ impl StatusChildren {
 }
 impl Validate for StatusChildren {}
 /// Health of a long-running tool call, carried in the item's `statusHealth` member.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StatusHealth {
     /// The current health level.
@@ -6792,7 +6792,7 @@ impl crate::sample::Sample for StatusHealthLevel {
     }
 }
 /// Progress of a long-running tool call, carried in the item's `statusProgress` member.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StatusProgress {
     /// The amount of work done so far.
@@ -6833,7 +6833,7 @@ impl StatusProgress {
 }
 impl Validate for StatusProgress {}
 /// The step a long-running tool call is currently on, carried in the item's `statusStep` member.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StatusStep {
     /// The position of the current step. Absent when not known.
@@ -6874,7 +6874,7 @@ impl StatusStep {
 }
 impl Validate for StatusStep {}
 /// Names one raw record stream of a session.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StreamRef {
     /// The stream's id.
@@ -6909,7 +6909,7 @@ impl StreamRef {
 }
 impl Validate for StreamRef {}
 /// The account's subscription usage as last observed by the host: the `usage` member of the `usage/read` result and the params of `usage/changed`. The numbers are a point-in-time observation; show them as of `observedAtMs`, not as live.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubscriptionUsage {
     /// Unix time in milliseconds at which the host got this observation.
@@ -6958,7 +6958,7 @@ impl SubscriptionUsage {
 }
 impl Validate for SubscriptionUsage {}
 /// Usage of the rolling weekly budget.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubscriptionUsageWeekly {
     /// Unix time in milliseconds at which the weekly budget starts over.
@@ -6995,7 +6995,7 @@ impl SubscriptionUsageWeekly {
 }
 impl Validate for SubscriptionUsageWeekly {}
 /// Usage of the provider's current short usage window (a block of a few hours).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubscriptionUsageWindow {
     /// Unix time in milliseconds at which the window starts over.
@@ -7038,7 +7038,7 @@ impl SubscriptionUsageWindow {
 }
 impl Validate for SubscriptionUsageWindow {}
 /// A JSON-RPC response frame for a request that succeeded. A response carries either `result` or `error`, never both; this is the `result` case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SuccessResponse {
     /// The `id` of the request being answered, copied unchanged.
@@ -7081,7 +7081,7 @@ impl SuccessResponse {
 }
 impl Validate for SuccessResponse {}
 /// One entry of the agent's todo list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TodoItem {
     /// A present-tense wording of the entry (such as "Running the tests") to show while it is in progress; absent when the tool gave none.
@@ -7121,7 +7121,7 @@ impl TodoItem {
 }
 impl Validate for TodoItem {}
 /// The agent's latest todo list, as `todoList` in a session snapshot.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TodoListState {
     /// The whole list, in order.
@@ -7234,7 +7234,7 @@ impl crate::sample::Sample for TodoStatus {
     }
 }
 /// Token counters exactly as the provider reported them. Providers count differently, so do not add these across providers; use the counted-once totals instead.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TokenUsage {
     /// Tokens read from cache; present only when the provider separates cache reads from writes.
@@ -7322,7 +7322,7 @@ impl TokenUsage {
 }
 impl Validate for TokenUsage {}
 /// Short wording for a `toolCall`, in three one-line plain-text forms that are always sent together. Choose the form from the item's `status`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolDisplayLabel {
     /// Wording while the call is running.
@@ -7374,7 +7374,7 @@ impl crate::sample::Sample for ToolReceiptCron {
     }
 }
 /// Receipt from the scheduled-job (cron) tools.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolReceiptCron {
     /// Cron-specific facts such as job ids and next fire times; absent when there are none.
@@ -7414,7 +7414,7 @@ impl crate::sample::Sample for ToolReceiptCodeMode {
     }
 }
 /// Receipt from Code Mode, which runs code cells.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolReceiptCodeMode {
     /// Code Mode facts such as the cell id, language and output spans; absent when there are none.
@@ -7461,7 +7461,7 @@ impl crate::sample::Sample for ToolReceipt {
 /// Machine-readable record of what a tool call did, attached to a `toolCall` item as `toolReceipt`. Tagged by `family`; `operation` and `outcome` say what was attempted and what happened, and `details` holds family-specific facts. It is informational only and carries no authority.
 ///
 /// Open: an object with a tag this version does not know decodes as `Unknown`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ToolReceipt {
     /// Receipt from the scheduled-job (cron) tools.
@@ -7751,7 +7751,7 @@ impl crate::sample::Sample for ToolReceiptOutcome {
     }
 }
 /// Optional W3C trace context attached to a request, in either direction. Never sent on responses or notifications.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TraceContext {
     /// W3C `traceparent` header value; peers that do no tracing skip it.
@@ -7788,7 +7788,7 @@ impl TraceContext {
 }
 impl Validate for TraceContext {}
 /// One element of `view/page`'s `events`: a view notification without its JSON-RPC framing, as the pair `{method, params}`. It equals the live notification minus `jsonrpc` and `emittedAtMs`, with `params` unchanged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnframedViewNotification {
     /// The view notification's method name, which identifies the event type (for example `item/completed`).
@@ -7823,7 +7823,7 @@ impl UnframedViewNotification {
 }
 impl Validate for UnframedViewNotification {}
 /// The `params` of a paged view event: the members every durable view event has. Each event type adds its own members on top, selected by the sibling `method`; keep members you do not model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UnframedViewNotificationParams {
     /// Which session emitted the event.
@@ -7973,7 +7973,7 @@ impl crate::sample::Sample for Vcs {
 }
 /// One result returned by a `webSearch` item.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WebSearchHit {
     /// Title of the result page.

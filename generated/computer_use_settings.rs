@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// The user's computer-use settings: the result of both `computerUseSettings/read` and `computerUseSettings/update`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseSettings {
     /// Per-app choices. Absent when the host reports none.
@@ -68,7 +68,7 @@ impl ComputerUseSettings {
 }
 impl Validate for ComputerUseSettings {}
 /// Params of `computerUseSettings/read`. Both members are optional flags that default to `false`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseSettingsReadParams {
     /// When `true`, the result includes `installedApps`, the list of installed and running apps.
@@ -105,7 +105,7 @@ impl ComputerUseSettingsReadParams {
 }
 impl Validate for ComputerUseSettingsReadParams {}
 /// Params of `computerUseSettings/update`: a partial change to the computer-use settings. Members left out are unchanged, and the whole change is applied or none of it is.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseSettingsUpdateParams {
     /// Per-app choices to set.

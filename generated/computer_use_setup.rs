@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of the `computerUseSetup/changed` notification: the new computer-use setup state of a session, or of the host itself when `sessionId` is absent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseSetupChanged {
     /// The session whose setup changed. Absent when the notification is about the host's own setup, which is only delivered to connections granted `computerUseHostSetup`.
@@ -124,7 +124,7 @@ impl crate::sample::Sample for ComputerUseSetupPhase {
     }
 }
 /// Params of `computerUseSetup/read`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseSetupReadParams {
     /// The session whose setup state to read. When absent, the host reads its own setup, which requires the `computerUseHostSetup` capability.
@@ -156,7 +156,7 @@ impl ComputerUseSetupReadParams {
 }
 impl Validate for ComputerUseSetupReadParams {}
 /// Params of `computerUseSetup/start`, a user-initiated command.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseSetupStartParams {
     /// Client-generated id of this command, used by the host to recognize a retried request.
@@ -193,7 +193,7 @@ impl ComputerUseSetupStartParams {
 }
 impl Validate for ComputerUseSetupStartParams {}
 /// Computer-use setup state and macOS permission statuses: the result of `computerUseSetup/read`, `computerUseSetup/start` and `computerUseSetup/check`, and the `state` of `computerUseSetup/changed`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ComputerUseSetupState {
     /// Status of the macOS Accessibility permission.

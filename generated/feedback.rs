@@ -204,7 +204,7 @@ impl crate::sample::Sample for FeedbackSubmitOutcome {
     }
 }
 /// Params of `feedback/submit`: the report the user confirmed. Sending the request is itself the user's confirmation to submit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct FeedbackSubmitParams {
     /// Whether the user consented to attaching the session record. Only allowed with `withFiles: true` and classification `"bug"` or `"badResult"`; otherwise the call fails with invalid params. Absent means `false`.
@@ -281,7 +281,7 @@ impl FeedbackSubmitParams {
 }
 impl Validate for FeedbackSubmitParams {}
 /// Result of `feedback/submit`: where the local copy was written and what happened to the upload.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct FeedbackSubmitResult {
     /// Absolute path, on the host's machine, of the local feedback bundle, which is written on every submit.

@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// The session's goal: a standing objective the agent keeps working toward across turns. Found in snapshots and in `session/goalChanged`. `status` and `percentComplete` are passed through as recorded, so map and clamp them when displaying.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Goal {
     /// When the goal was created, in Unix epoch milliseconds; absent when not recorded.
@@ -75,7 +75,7 @@ impl Goal {
 }
 impl Validate for Goal {}
 /// Params of `goal/clear`. Takes exactly `commandId` and `sessionId`; an `objective` member is rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct GoalClearParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -112,7 +112,7 @@ impl GoalClearParams {
 }
 impl Validate for GoalClearParams {}
 /// Result of all five `goal/*` commands: an admission acknowledgement. The goal's new value arrives separately as `session/goalChanged`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct GoalCommandResult {
     /// The `commandId` of the command this acknowledges.
@@ -153,7 +153,7 @@ impl GoalCommandResult {
 }
 impl Validate for GoalCommandResult {}
 /// Params of `goal/edit`: replace the objective of the session's existing goal. Same members as `goal/set`, but the session must already have a goal, otherwise the command is rejected with reason `missing_goal`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct GoalEditParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -194,7 +194,7 @@ impl GoalEditParams {
 }
 impl Validate for GoalEditParams {}
 /// Params of `goal/pause`: just the session and the command id.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct GoalPauseParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -231,7 +231,7 @@ impl GoalPauseParams {
 }
 impl Validate for GoalPauseParams {}
 /// Params of `goal/resume`: just the session and the command id.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct GoalResumeParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -268,7 +268,7 @@ impl GoalResumeParams {
 }
 impl Validate for GoalResumeParams {}
 /// Params of `goal/set`: give the session a goal with this objective.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct GoalSetParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.

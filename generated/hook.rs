@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// One row of the `hook/list` result: a single installed hook handler bound to a single event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HookCatalogEntry {
     /// `true` when the handler is active and will run when its event fires; `false` when it is installed but disabled.
@@ -311,7 +311,7 @@ impl crate::sample::Sample for HookHandlerKind {
     }
 }
 /// Params of the `hook/list` request. The listing is per session because the hooks in effect depend on that session's workspace and installed plugins.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HookListParams {
     /// The session whose hooks to list.
@@ -343,7 +343,7 @@ impl HookListParams {
 }
 impl Validate for HookListParams {}
 /// Result of `hook/list`: every installed handler, one row per handler and event it is bound to.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HookListResult {
     /// The installed hook rows for the session; a handler bound to several events appears once per event.

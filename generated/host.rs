@@ -5,7 +5,7 @@ use crate::*;
 use serde::{Deserialize, Serialize};
 /// Result of `host/readLimits`: the most permissive limits this host allows any session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HostReadLimitsResult {
     /// The host's ceiling on each limits setting; a session cannot be started with anything wider.

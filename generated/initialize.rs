@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of the `initialize` request, the first request on every connection: who the client is and which optional features it asks for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeParams {
     /// The client's requested features and opt-ins. Absent means every member takes its default.
@@ -48,7 +48,7 @@ impl Validate for InitializeParams {
     }
 }
 /// Result of `initialize`: who the host is, what it granted, the schema it speaks and facts about the machine it runs on. After receiving it the client sends `initialized`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeResult {
     /// Whether experimental surface is enabled for this connection, as negotiated.

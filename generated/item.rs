@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// One entry of a session's transcript at a given revision. The whole item travels in `item/started`, `item/updated` and `item/completed`, while `item/delta` only appends text to one of its fields. Apart from the four common fields, each optional field belongs to the kind(s) named at the start of its description.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Item {
     /// `webSearch`: the kind of search action performed, as reported by the provider.
@@ -742,7 +742,7 @@ impl Item {
 }
 impl Validate for Item {}
 /// Params of the `item/completed` notification: the item's final state. This is the authoritative version of the item; accept it even for an `itemId` that never had an `item/started`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ItemCompletedParams {
     /// The complete item at its final revision.
@@ -794,7 +794,7 @@ impl ItemCompletedParams {
 }
 impl Validate for ItemCompletedParams {}
 /// Params of the `item/delta` notification: text to append to one field of an item that is still open. Deltas have no `sourceRange` because they come from transient records, and they never change the item's `revision`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ItemDeltaParams {
     /// Text to append. Concatenating a field's deltas in cursor order gives the field's value on `item/completed`, unless the server's size budget cut the field short.
@@ -1081,7 +1081,7 @@ impl crate::sample::Sample for ItemReadOutputEncoding {
     }
 }
 /// Params of the `item/readOutput` method: read a byte range of the full stored output behind an item's output reference. Read-only; works whether or not the session is loaded.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ItemReadOutputParams {
     /// Item whose stored output is read.
@@ -1136,7 +1136,7 @@ impl ItemReadOutputParams {
 }
 impl Validate for ItemReadOutputParams {}
 /// Result of the `item/readOutput` method: one page of stored output.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ItemReadOutputResult {
     /// Stored bytes served in this page (not the output's total size, which is `OutputRef.byteLen`). The next page starts at `offsetBytes + byteLen`.
@@ -1207,7 +1207,7 @@ impl ItemReadOutputResult {
 }
 impl Validate for ItemReadOutputResult {}
 /// Params of the `item/started` notification: a new item appeared in the transcript.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ItemStartedParams {
     /// The complete item at revision 1.
@@ -1341,7 +1341,7 @@ impl crate::sample::Sample for ItemStatus {
     }
 }
 /// Params of the `item/updated` notification: an open item changed in a way a delta cannot express, so the whole item is sent again at a higher revision. Replace your copy only if this revision is higher.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ItemUpdatedParams {
     /// The complete item at its new, higher revision.

@@ -5,7 +5,7 @@ use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of the `log/gap` notification: records of one raw stream subscription were not delivered. Unless the gap is an `"overFrame"` gap, the client must fill the range `(after, next)` with `log/page` before treating what it has built from the stream as current.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogGapParams {
     /// The last position delivered before the gap; the missing records come strictly after it.
@@ -125,7 +125,7 @@ impl crate::sample::Sample for LogGapReason {
 }
 /// Params of `log/page`: read a contiguous page of one raw stream's stored rows, starting after a position.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPageParams {
     /// Read rows strictly after this position. Absent means from the start of the stream.
@@ -175,7 +175,7 @@ impl LogPageParams {
 impl Validate for LogPageParams {}
 /// Result of `log/page`: consecutive stored rows of the stream, in sequence order with none skipped, each byte-for-byte as the host stored it. Apart from record envelopes the run may include stored `omitted_live_only` markers, placeholders for short-lived records that were not kept; skip them when you read record contents.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPageResult {
     /// The position after the last returned row, to continue from (pass its `after` as the next `from`). Always sent; `null` when the page is empty.
@@ -219,7 +219,7 @@ impl LogPageResult {
 impl Validate for LogPageResult {}
 /// Params of `log/physicalFiles`: list the log files in a session's home directory.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPhysicalFilesParams {
     /// The session whose home directory to list.
@@ -254,7 +254,7 @@ impl LogPhysicalFilesParams {
 impl Validate for LogPhysicalFilesParams {}
 /// Result of `log/physicalFiles`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPhysicalFilesResult {
     /// One entry per log file found.
@@ -288,7 +288,7 @@ impl LogPhysicalFilesResult {
 impl Validate for LogPhysicalFilesResult {}
 /// Params of the `log/physicalLine` notification: one chunk of one complete line of the followed file. Concatenating a line's chunks in order and adding `\n` gives the line exactly.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPhysicalLineParams {
     /// Which chunk of the line this is, and how many there are.
@@ -362,7 +362,7 @@ impl LogPhysicalLineParams {
 impl Validate for LogPhysicalLineParams {}
 /// Params of the `log/physicalReset` notification: a physical log subscription hit a fault and has ended. No more lines follow; resubscribe from `at` to continue.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPhysicalResetParams {
     /// The last line boundary fully delivered, with the next line number; a new subscription can start here.
@@ -409,7 +409,7 @@ impl LogPhysicalResetParams {
 impl Validate for LogPhysicalResetParams {}
 /// Params of `log/physicalSubscribe`: follow one stored log file byte for byte, starting at a line boundary.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPhysicalSubscribeParams {
     /// Where to start: a line boundary in the file and the number to give the first delivered line.
@@ -453,7 +453,7 @@ impl LogPhysicalSubscribeParams {
 impl Validate for LogPhysicalSubscribeParams {}
 /// Result of `log/physicalSubscribe`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPhysicalSubscribeResult {
     /// The followed file's path relative to the session home.
@@ -498,7 +498,7 @@ impl LogPhysicalSubscribeResult {
 impl Validate for LogPhysicalSubscribeResult {}
 /// Params of `log/physicalUnsubscribe`: stop a physical log subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPhysicalUnsubscribeParams {
     /// The subscription to stop, as returned by `log/physicalSubscribe`.
@@ -533,7 +533,7 @@ impl LogPhysicalUnsubscribeParams {
 impl Validate for LogPhysicalUnsubscribeParams {}
 /// Reply to `log/physicalUnsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogPhysicalUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
@@ -563,7 +563,7 @@ impl LogPhysicalUnsubscribeResult {
 impl Validate for LogPhysicalUnsubscribeResult {}
 /// Params of the `log/record` notification: one raw record for a live `log/subscribe` subscription. Records arrive in sequence order, one notification per record and subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogRecordParams {
     /// The record exactly as stored (see `RawLogRecordEnvelope`), as a raw JSON object.
@@ -605,7 +605,7 @@ impl LogRecordParams {
 impl Validate for LogRecordParams {}
 /// One raw stream of a session with its readable range, as listed by `log/streams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogStreamEntry {
     /// The earliest position of the stream that can still be read.
@@ -664,7 +664,7 @@ impl LogStreamEntry {
 impl Validate for LogStreamEntry {}
 /// Params of `log/streams`: list a session's raw record streams.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogStreamsParams {
     /// The session whose streams to list.
@@ -699,7 +699,7 @@ impl LogStreamsParams {
 impl Validate for LogStreamsParams {}
 /// Result of `log/streams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogStreamsResult {
     /// One entry per raw stream of the session.
@@ -733,7 +733,7 @@ impl LogStreamsResult {
 impl Validate for LogStreamsResult {}
 /// Params of `log/subscribe`: follow one raw stream live on this connection. The session must be loaded on this host.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogSubscribeParams {
     /// Resume position: the host first replays the records after it up to the tail, then continues live. Absent means start from the current tail; use `log/page` for older records.
@@ -777,7 +777,7 @@ impl LogSubscribeParams {
 impl Validate for LogSubscribeParams {}
 /// Result of `log/subscribe`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogSubscribeResult {
     /// Id of the new subscription on this connection. Every `log/record` and `log/gap` it produces carries it, and `log/unsubscribe` takes it.
@@ -816,7 +816,7 @@ impl LogSubscribeResult {
 impl Validate for LogSubscribeResult {}
 /// Params of `log/unsubscribe`: stop a raw stream subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogUnsubscribeParams {
     /// The subscription to stop, as returned by `log/subscribe`.
@@ -851,7 +851,7 @@ impl LogUnsubscribeParams {
 impl Validate for LogUnsubscribeParams {}
 /// Reply to `log/unsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LogUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.

@@ -79,7 +79,7 @@ impl crate::sample::Sample for McpServerListOAuth {
 }
 /// Params of the `mcpServer/list` request. Without a session it lists the host-wide MCP servers; with one it lists that session's effective set.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerListParams {
     /// Optional. When present, a loaded session whose effective server set is listed: the host rows plus the servers added for that session. When absent, only host-wide servers (from settings and plugins) are listed.
@@ -114,7 +114,7 @@ impl McpServerListParams {
 impl Validate for McpServerListParams {}
 /// Result of `mcpServer/list`: the configured MCP servers with their transport, origin and OAuth state.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerListResult {
     /// One row per server: host-wide rows first, followed by any servers added for the requested session.
@@ -148,7 +148,7 @@ impl McpServerListResult {
 impl Validate for McpServerListResult {}
 /// One MCP server in the `mcpServer/list` result. It reports configuration and authentication state only, not whether the server is currently connected.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerListRow {
     /// The server's configured name; pass it as `server` to the `mcpServer/oauth*` methods.
@@ -343,7 +343,7 @@ impl crate::sample::Sample for McpServerListTransport {
 }
 /// Params of the `mcpServer/oauthLoginCancel` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCancelParams {
     /// Name of the MCP server whose pending login flow should be cancelled.
@@ -377,7 +377,7 @@ impl McpServerOAuthLoginCancelParams {
 impl Validate for McpServerOAuthLoginCancelParams {}
 /// Result of `mcpServer/oauthLoginCancel`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCancelResult {
     /// `true` when a pending login flow for the server was cancelled; `false` when none was pending.
@@ -411,7 +411,7 @@ impl McpServerOAuthLoginCancelResult {
 impl Validate for McpServerOAuthLoginCancelResult {}
 /// Params of the `mcpServer/oauthLoginCompleted` notification, sent when an MCP OAuth login flow ends. It never contains the authorization URL or any secret.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCompletedParams {
     /// Optional human-readable explanation, given only for `denied`, `expired` and `failed` outcomes; suitable for display and free of secrets.
@@ -454,7 +454,7 @@ impl McpServerOAuthLoginCompletedParams {
 impl Validate for McpServerOAuthLoginCompletedParams {}
 /// Params of the `mcpServer/oauthLogin` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginParams {
     /// Name of the MCP server to log in to, as listed by `mcpServer/list`.
@@ -488,7 +488,7 @@ impl McpServerOAuthLoginParams {
 impl Validate for McpServerOAuthLoginParams {}
 /// Result of `mcpServer/oauthLogin`. It means the flow has started, not that login succeeded; the outcome arrives later in `mcpServer/oauthLoginCompleted`. Only the requesting connection receives it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginResult {
     /// The provider's authorization URL; the client should open it in a browser so the user can grant access.
@@ -523,7 +523,7 @@ impl McpServerOAuthLoginResult {
 impl Validate for McpServerOAuthLoginResult {}
 /// Params of the `mcpServer/oauthLogout` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLogoutParams {
     /// Name of the MCP server whose stored OAuth credential should be deleted.
@@ -557,7 +557,7 @@ impl McpServerOAuthLogoutParams {
 impl Validate for McpServerOAuthLogoutParams {}
 /// Result of `mcpServer/oauthLogout`. Deleting the local credential is what counts; revoking it with the provider is attempted on a best-effort basis.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLogoutResult {
     /// `true` when a stored credential was deleted; `false` when there was none.

@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of `media/upload`: one chunk of a media upload whose id the client generated. Every member is required.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MediaUploadParams {
     /// This chunk's bytes, base64-encoded.
@@ -93,7 +93,7 @@ impl MediaUploadParams {
 }
 impl Validate for MediaUploadParams {}
 /// Result of `media/upload`: the upload's id echoed back, for every chunk including retried ones.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MediaUploadResult {
     /// The same `uploadId` the client sent.

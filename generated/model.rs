@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// One selectable model in the `model/list` result. Models the catalog hides are never listed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelCatalogEntry {
     /// The model's context window in tokens; `null` when the catalog does not say.
@@ -302,7 +302,7 @@ impl crate::sample::Sample for ModelChangeSource {
     }
 }
 /// A model's listed prices per one million tokens, passed through exactly as the catalog states them. Any arithmetic on them is up to the client.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelCost {
     /// Price of cached input tokens, as a decimal string.
@@ -353,7 +353,7 @@ impl ModelCost {
 }
 impl Validate for ModelCost {}
 /// One selectable reasoning-effort tier of a model, with the catalog's description of it when there is one.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelDescribedReasoningEffort {
     /// The catalog's display text for this tier. Absent when the catalog has none; never `null`.
@@ -389,7 +389,7 @@ impl ModelDescribedReasoningEffort {
 }
 impl Validate for ModelDescribedReasoningEffort {}
 /// Params of `model/list`. This is a read-only query: it records nothing and emits no view events.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelListParams {
     /// A session whose current model should be flagged with `isActive`. If omitted, every row has `isActive: false`; this lets a client list models before it has a session.
@@ -421,7 +421,7 @@ impl ModelListParams {
 }
 impl Validate for ModelListParams {}
 /// Result of `model/list`: the model catalog as of the call. There is no subscription to catalog changes; call again to refresh.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelListResult {
     /// The selectable models, newest release first. May be empty, which is a valid configuration.
@@ -486,7 +486,7 @@ impl crate::sample::Sample for ModelReasoningEffortVariants {
     }
 }
 /// The reasoning-effort tiers a model accepts: either the complete ordered list, or the string `"unknown"` when the catalog does not know.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ModelReasoningEffortVariants {
     /// The `List` arm.
@@ -496,7 +496,7 @@ pub enum ModelReasoningEffortVariants {
 }
 impl Validate for ModelReasoningEffortVariants {}
 /// A model chosen by a client, as sent in `session/setModel`. Empty strings are treated as absent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelSelection {
     /// The name to show for the model. Optional.
@@ -551,7 +551,7 @@ impl ModelSelection {
 }
 impl Validate for ModelSelection {}
 /// Describes non-text content, such as an image, that a tool produced and the model was shown. It carries metadata only; fetch the bytes with `item/readOutput` when the item has an output reference.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelVisibleContent {
     /// Height in pixels. Absent when unknown.

@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of the `monitor/inboxItemAdmitted` notification: an event from a background monitor entered the session's monitor inbox, where it waits to be delivered to the agent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MonitorInboxItemAdmittedParams {
     /// The event's text as it is to be delivered to the agent.
@@ -124,7 +124,7 @@ impl MonitorInboxItemAdmittedParams {
 }
 impl Validate for MonitorInboxItemAdmittedParams {}
 /// Params of the `monitor/inboxItemDrained` notification: an entry left the monitor inbox because it was taken for delivery, with the time the host recorded for that.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MonitorInboxItemDrainedParams {
     /// Whether delivering the entry shows in the transcript.
@@ -208,7 +208,7 @@ impl MonitorInboxItemDrainedParams {
 }
 impl Validate for MonitorInboxItemDrainedParams {}
 /// Params of the `monitor/inboxItemVoided` notification: an entry was dropped from the monitor inbox because the wake meant to deliver it was missed. Clients only count it; it adds no transcript row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct MonitorInboxItemVoidedParams {
     /// The inbox entry that was dropped, as named by its `monitor/inboxItemAdmitted`.

@@ -5,7 +5,7 @@ use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of `peer/list`: asks which other local sessions are live next to the given session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PeerListParams {
     /// The session doing the looking. It is left out of the returned rows.
@@ -40,7 +40,7 @@ impl PeerListParams {
 impl Validate for PeerListParams {}
 /// Result of `peer/list`: one snapshot of the live local peers, with no paging and no cursor.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PeerListResult {
     /// One row per live local peer session, ordered by session id, without the requesting session itself.
@@ -79,7 +79,7 @@ impl PeerListResult {
 impl Validate for PeerListResult {}
 /// One live local peer session in a `peer/list` result. Only sessions on this machine are listed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PeerRow {
     /// Whether this peer can currently be sent a message.

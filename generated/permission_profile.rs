@@ -69,7 +69,7 @@ impl crate::sample::Sample for PermissionProfileApplyOutcome {
 }
 /// Params of `permissionProfile/list`, a read-only query that changes nothing.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionProfileListParams {
     /// The session to list profiles for. Optional.
@@ -104,7 +104,7 @@ impl PermissionProfileListParams {
 impl Validate for PermissionProfileListParams {}
 /// Result of `permissionProfile/list`: the permission profiles defined on the host.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionProfileListResult {
     /// One row per profile the host defines.
@@ -138,7 +138,7 @@ impl PermissionProfileListResult {
 impl Validate for PermissionProfileListResult {}
 /// One permission profile as listed by `permissionProfile/list`. The availability members say whether a picker should offer it; they do not grant anything.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionProfileRow {
     /// Whether the profile can be selected now.

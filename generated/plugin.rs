@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// One installed plugin, as listed by `plugin/list`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginCatalogEntry {
     /// `true` when the plugin is enabled; `false` when it is installed but disabled.
@@ -52,7 +52,7 @@ impl PluginCatalogEntry {
 }
 impl Validate for PluginCatalogEntry {}
 /// Params of the `plugin/changed` notification, sent when a plugin install finishes. Clients should fetch `plugin/list` again, and also `hook/list` and `skill/list`, because plugins contribute hooks and skills.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginChangedParams {
     /// Whether the installed plugin is enabled.
@@ -107,7 +107,7 @@ impl PluginChangedParams {
 }
 impl Validate for PluginChangedParams {}
 /// The `localPath` form of a `plugin/install` target: install a plugin from a directory on the host's filesystem.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginInstallLocalPathTarget {
     /// Path to the plugin on the host machine (the host's filesystem, not the client's).
@@ -143,7 +143,7 @@ impl PluginInstallLocalPathTarget {
 }
 impl Validate for PluginInstallLocalPathTarget {}
 /// The `marketplace` form of a `plugin/install` target: install a named plugin from a registered marketplace.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginInstallMarketplaceTarget {
     /// Name of a marketplace previously registered with `plugin/marketplaceAdd`.
@@ -178,7 +178,7 @@ impl PluginInstallMarketplaceTarget {
 }
 impl Validate for PluginInstallMarketplaceTarget {}
 /// Params of the `plugin/install` request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginInstallParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -223,7 +223,7 @@ impl PluginInstallParams {
 }
 impl Validate for PluginInstallParams {}
 /// Result of `plugin/install`: the command acknowledgement together with a description of the installed plugin.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginInstallResult {
     /// The `commandId` from the request, echoed back.
@@ -359,7 +359,7 @@ impl crate::sample::Sample for PluginInstallScope {
     }
 }
 /// The source of a `plugin/install`: an object in which exactly one of `localPath` or `marketplace` is set. Setting both, or neither, is rejected as invalid params.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginInstallTarget {
     /// Set to install from a path on the host; absent when installing from a marketplace.
@@ -396,7 +396,7 @@ impl PluginInstallTarget {
 }
 impl Validate for PluginInstallTarget {}
 /// Params of the `plugin/list` request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginListParams {
     /// The session whose installed plugins to list.
@@ -428,7 +428,7 @@ impl PluginListParams {
 }
 impl Validate for PluginListParams {}
 /// Result of `plugin/list`: the installed plugins.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginListResult {
     /// One row per installed plugin, in no guaranteed order.
@@ -459,7 +459,7 @@ impl PluginListResult {
 }
 impl Validate for PluginListResult {}
 /// Params of the `plugin/marketplaceAdd` request, which registers a new plugin marketplace.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceAddParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -570,7 +570,7 @@ impl crate::sample::Sample for PluginMarketplaceChange {
     }
 }
 /// Params of the `plugin/marketplaceChanged` notification, sent when a marketplace is added, updated or removed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceChangedParams {
     /// What happened to the marketplace.
@@ -627,7 +627,7 @@ impl PluginMarketplaceChangedParams {
 }
 impl Validate for PluginMarketplaceChangedParams {}
 /// Result of `plugin/marketplaceAdd` and `plugin/marketplaceUpdate`: the command acknowledgement together with the stored marketplace record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRecordResult {
     /// The `commandId` from the request, echoed back.
@@ -690,7 +690,7 @@ impl PluginMarketplaceRecordResult {
 }
 impl Validate for PluginMarketplaceRecordResult {}
 /// Params of the `plugin/marketplaceRemove` request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRemoveParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -731,7 +731,7 @@ impl PluginMarketplaceRemoveParams {
 }
 impl Validate for PluginMarketplaceRemoveParams {}
 /// Result of `plugin/marketplaceRemove`: the command acknowledgement and the name of the removed marketplace.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRemoveResult {
     /// The `commandId` from the request, echoed back.
@@ -771,7 +771,7 @@ impl PluginMarketplaceRemoveResult {
 }
 impl Validate for PluginMarketplaceRemoveResult {}
 /// A marketplace entry the host did not load.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceSkippedEntry {
     /// Name of the skipped plugin entry.
@@ -806,7 +806,7 @@ impl PluginMarketplaceSkippedEntry {
 }
 impl Validate for PluginMarketplaceSkippedEntry {}
 /// Where a registered marketplace comes from, in the normalized form the host stores.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceSourceShape {
     /// The kind of source, as a host-defined string.
@@ -841,7 +841,7 @@ impl PluginMarketplaceSourceShape {
 }
 impl Validate for PluginMarketplaceSourceShape {}
 /// Params of the `plugin/marketplaceUpdate` request, which refreshes a registered marketplace from its source.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceUpdateParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.

@@ -5,7 +5,7 @@ use crate::*;
 use serde::{Deserialize, Serialize};
 /// The log positions a projection state was built from.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProjectionBasis {
     /// One cursor per contributing stream: how far into that stream the state reflects.
@@ -44,7 +44,7 @@ impl ProjectionBasis {
 impl Validate for ProjectionBasis {}
 /// One read projection the host offers.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProjectionEntry {
     /// Whether the projection is experimental.
@@ -82,7 +82,7 @@ impl ProjectionEntry {
 impl Validate for ProjectionEntry {}
 /// Params of `projection/list`: list the read projections the host offers for a session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProjectionListParams {
     /// The session to list projections for.
@@ -117,7 +117,7 @@ impl ProjectionListParams {
 impl Validate for ProjectionListParams {}
 /// Result of `projection/list`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProjectionListResult {
     /// The registered projections.
@@ -151,7 +151,7 @@ impl ProjectionListResult {
 impl Validate for ProjectionListResult {}
 /// Params of `projection/read`: read one projection's current state for a session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProjectionReadParams {
     /// The projection's name, as listed by `projection/list`. An unknown name fails with `unknownProjection`.
@@ -190,7 +190,7 @@ impl ProjectionReadParams {
 impl Validate for ProjectionReadParams {}
 /// Result of `projection/read`: the projection's state together with the exact log positions it was built from, so it can be reconciled with the raw log.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ProjectionReadResult {
     /// The log positions the state reflects.

@@ -1314,7 +1314,7 @@ pub mod notifications {
     }
 }
 /// A client-to-server request (the `methods` table), typed by its method.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientRequest {
     /// `account/loginCancel`
@@ -2178,7 +2178,7 @@ impl ClientRequest {
     }
 }
 /// A server-to-client request (the `requests` table), typed by its method.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerRequest {
     /// `approval/request`
@@ -2224,7 +2224,7 @@ impl ServerRequest {
     }
 }
 /// A notification (the `notifications` table), typed by its method.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProtocolNotification {
     /// `account/changed`
@@ -2817,7 +2817,7 @@ impl ProtocolNotification {
     }
 }
 /// The result of a client-to-server request, typed by the request's method.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientResult {
     /// `account/loginCancel`
@@ -3727,7 +3727,7 @@ impl ClientResult {
     }
 }
 /// The result of a server-to-client request, typed by the request's method.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerResult {
     /// `approval/request`
@@ -3773,7 +3773,7 @@ impl ServerResult {
     }
 }
 /// A JSON-RPC message with its payload typed through the method tables.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Message {
     /// A request from the client, or one whose method is in no table.
     ClientRequest { id: Id, request: ClientRequest },
@@ -3796,7 +3796,7 @@ pub enum Sender {
     Server,
 }
 /// One frame: a typed message plus every member outside JSON-RPC, kept as sent.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
     /// The message.
     pub message: Message,

@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of `recap/cancel`. No recap needs to be named: a session has at most one recap in flight.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecapCancelParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -41,7 +41,7 @@ impl RecapCancelParams {
 }
 impl Validate for RecapCancelParams {}
 /// Result of `recap/cancel`: an admission acknowledgement. A recap that was in flight then settles with outcome `cancelled`; when none was, the command is still accepted and changes nothing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecapCancelResult {
     /// The `commandId` of the command this acknowledges.
@@ -77,7 +77,7 @@ impl RecapCancelResult {
 }
 impl Validate for RecapCancelResult {}
 /// Params of the `recap/completed` notification: the one and only settlement of a `recap/request`. Sent just to the connection that asked, outside the view stream, so it has no `viewCursor` or `sourceRange`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecapCompletedParams {
     /// The `commandId` of the `recap/request` this settles; use it to match the two.
@@ -263,7 +263,7 @@ impl crate::sample::Sample for RecapOutcome {
     }
 }
 /// Params of `recap/request`: ask for a summary of what happened in a loaded session while the user was away. Members other than these two are rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecapRequestParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice. `recap/completed` carries it back.
@@ -300,7 +300,7 @@ impl RecapRequestParams {
 }
 impl Validate for RecapRequestParams {}
 /// Result of `recap/request`: an admission acknowledgement only, never the recap. The recap arrives later in `recap/completed`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecapRequestResult {
     /// The `commandId` of the command this acknowledges.

@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// A session as the host reports it: identity, load state, log location, model routing and derived display facts. Returned by the lifecycle methods (`session/start`, `session/resume`, `session/fork`, `session/read`, `session/sideChat`), listed by `session/list` and carried by `session/started` and `session/listChanged`. New optional members may appear; ignore the ones you do not know.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Session {
     /// Id of the foreground turn while `status` is `"running"`. Always on the wire; `null` when no turn is running.
@@ -257,7 +257,7 @@ impl Validate for Session {
     }
 }
 /// Params of the `session/approvalModeChanged` notification: the session's approval mode changed. Every accepted change is recorded durably and produces one of these.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionApprovalModeChangedParams {
     /// The `clientInfo.name` of the client that asked for the change.
@@ -336,7 +336,7 @@ impl SessionApprovalModeChangedParams {
 }
 impl Validate for SessionApprovalModeChangedParams {}
 /// Params of the `session/branchChanged` notification: the host recorded a new observation of the workspace's version-control branch.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionBranchChangedParams {
     /// The branch observed. `null` means a detached HEAD was observed, not that the branch is unchanged.
@@ -411,7 +411,7 @@ impl SessionBranchChangedParams {
 }
 impl Validate for SessionBranchChangedParams {}
 /// Params of the `session/closed` notification, broadcast to every initialized connection when this host unloads a session in an orderly way. The session is now `"notLoaded"`; its log stays on disk and `session/resume` loads it again. A crash sends nothing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionClosedParams {
     /// Why the session was unloaded.
@@ -524,7 +524,7 @@ impl crate::sample::Sample for SessionClosedReason {
     }
 }
 /// Params of `session/compact`: compact the session's conversation context now (the `/compact` gesture). Compaction runs in the background; the response only admits it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCompactParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -566,7 +566,7 @@ impl SessionCompactParams {
 }
 impl Validate for SessionCompactParams {}
 /// Result of `session/compact`: admission, or a `noop` when there is nothing to compact. Failures after admission are not errors here: they arrive as the compaction's final view event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionCompactResult {
     /// The `commandId` of the request, echoed back.
@@ -607,7 +607,7 @@ impl SessionCompactResult {
 }
 impl Validate for SessionCompactResult {}
 /// Extra per-session configuration accepted by `session/start` and `session/resume`. Keys the host does not know are ignored, never rejected; recognised members are validated.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionConfig {
     /// MCP servers to add to this session's runtime only, keyed by server name.
@@ -639,7 +639,7 @@ impl SessionConfig {
 }
 impl Validate for SessionConfig {}
 /// Params of the `session/contextUsage` notification: how full the model's context window is. Sent only when the window size, used tokens or pressure level changes; replace the previous values.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionContextUsageParams {
     /// The host's assessment of how close the context is to its limits.
@@ -771,7 +771,7 @@ impl crate::sample::Sample for SessionDurability {
     }
 }
 /// Params of `session/fork`: copy a session's history into a new session with its own id, loaded on this host.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionForkParams {
     /// Client-minted idempotency key (UUIDv7) for this fork.
@@ -819,7 +819,7 @@ impl SessionForkParams {
 }
 impl Validate for SessionForkParams {}
 /// Result of `session/fork`: the same shape as a resume result, for the new session. Its `session.forkedFrom` records where it came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionForkResult {
     /// The history served for the new session.
@@ -879,7 +879,7 @@ impl Validate for SessionForkResult {
     }
 }
 /// Params of the `session/goalChanged` notification: the session's goal changed. Replace the stored goal with this one; sent only when the value actually changes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionGoalChangedParams {
     /// The full current goal. `null` means the goal was cleared, never "unchanged".
@@ -934,7 +934,7 @@ impl SessionGoalChangedParams {
 }
 impl Validate for SessionGoalChangedParams {}
 /// The history a lifecycle result serves for rendering a session, shared by the `session/resume`, `session/fork`, `session/sideChat` and `session/read` results. `mode` says which form was actually served.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionHistory {
     /// Present when older history has been pruned at a checkpoint: names the last item that opened before that boundary. Absent when no such boundary applies.
@@ -1056,7 +1056,7 @@ impl crate::sample::Sample for SessionKind {
     }
 }
 /// Params of the `session/leaveCompleted` notification: the final outcome of an admitted `session/leave`, matched to it by `commandId`. It is not a view event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionLeaveCompletedParams {
     /// The `commandId` of the `session/leave` this completes.
@@ -1258,7 +1258,7 @@ impl crate::sample::Sample for SessionLeaveOutcome {
     }
 }
 /// Params of `session/leave`: ask the host to release a session loaded on it. The response only admits the request; the outcome arrives as `session/leaveCompleted`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionLeaveParams {
     /// Client-minted idempotency key (UUIDv7) for this leave; `session/leaveCompleted` repeats it.
@@ -1300,7 +1300,7 @@ impl SessionLeaveParams {
 }
 impl Validate for SessionLeaveParams {}
 /// Result of `session/leave`: admission only. Wait for `session/leaveCompleted` with the same `commandId` to learn whether the session was released.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionLeaveResult {
     /// The `commandId` of the request, echoed back.
@@ -1337,7 +1337,7 @@ impl SessionLeaveResult {
 impl Validate for SessionLeaveResult {}
 /// A full limits report for a session or host: every one of the five axes is always present. Used for `Session.currentLimits`, the `session/readLimits` result and the host's ceiling (`maxLimits`).
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionLimits {
     /// Whether commands run inside the sandbox.
@@ -1407,7 +1407,7 @@ impl SessionLimits {
 impl Validate for SessionLimits {}
 /// The limits a `session/start` asks for: name only the axes you want to set, the others are left to the host. An axis wider than the host's ceiling is refused with a `limitsAboveMax` error. Reports use `SessionLimits`, where every axis is present.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionLimitsChoice {
     /// Whether commands should run inside the sandbox. Absent leaves it to the host.
@@ -1474,7 +1474,7 @@ impl SessionLimitsChoice {
 #[cfg(feature = "experimental")]
 impl Validate for SessionLimitsChoice {}
 /// Selects sessions by exact branch name in a `session/list` filter.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListBranchFilter {
     /// Between 1 and 32 branch names, each 1 to 256 UTF-8 bytes; a session matches if its branch is any of them. A `null` entry matches sessions with no known branch.
@@ -1506,7 +1506,7 @@ impl SessionListBranchFilter {
 }
 impl Validate for SessionListBranchFilter {}
 /// Params of the `session/listChanged` notification: the current `session/list` row of a session that changed, replacing the previous one entirely. Sent only to connections that were granted the `sessionListStream` capability at `initialize`; new rows are announced by `session/started` and unloads by `session/closed`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListChangedParams {
     /// The full, current list row of the changed session.
@@ -1544,7 +1544,7 @@ impl Validate for SessionListChangedParams {
     }
 }
 /// Conditions for `session/list`. Members are combined with AND, with each other and with the request's `workspaceRoot` and `updatedAfter`; the values inside each `anyOf` are combined with OR.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListFilter {
     /// Only sessions on one of these branches.
@@ -1586,7 +1586,7 @@ impl SessionListFilter {
 }
 impl Validate for SessionListFilter {}
 /// Params of `session/list`: page through the sessions stored under the host's sessions folder, newest first. Read-only; all members are optional.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListParams {
     /// The `nextCursor` of a previous page, to fetch the page after it. Page cursors are opaque and only valid for repeating the same listing. Absent or `null` means the first page.
@@ -1660,7 +1660,7 @@ impl Validate for SessionListParams {
     }
 }
 /// Result of `session/list`: one page of sessions, ordered by `updatedAt`, newest first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListResult {
     /// The filter the host applied, in its normalised form; sent if and only if the request had a `filter`. To check support, test that each condition you sent is present here: the values themselves may differ after normalisation (trimmed, lowercased, deduplicated, sorted).
@@ -1710,7 +1710,7 @@ impl Validate for SessionListResult {
     }
 }
 /// Selects sessions by id in a `session/list` filter.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListSessionIdFilter {
     /// Between 1 and 200 session ids (UUIDs); a session matches if its id is any of them.
@@ -1797,7 +1797,7 @@ impl crate::sample::Sample for SessionListTextField {
     }
 }
 /// Prefix search over session names and titles in a `session/list` filter. Each term is trimmed, lowercased and Unicode-normalised (NFC), then must match the start of a word, accents included: `check` matches `Checkout`, `eck` does not. Matching filters rows but never reorders them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionListTextFilter {
     /// Terms that must all match one of the selected fields.
@@ -1853,7 +1853,7 @@ impl crate::sample::Sample for SessionMcpServerConfigStdio {
     }
 }
 /// An MCP server the host launches as a child process and talks to over its standard input and output.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionMcpServerConfigStdio {
     /// Arguments passed to the executable, in order. Absent means none.
@@ -1902,7 +1902,7 @@ impl crate::sample::Sample for SessionMcpServerConfigStreamableHttp {
     }
 }
 /// A remote MCP server reached over streamable HTTP.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionMcpServerConfigStreamableHttp {
     /// Extra HTTP headers sent with each request, by header name. Absent means none.
@@ -1941,7 +1941,7 @@ impl crate::sample::Sample for SessionMcpServerConfig {
 /// One MCP server supplied for a single session in `SessionConfig.mcpServers`, tagged by `transport`. Closed: a `transport` value not listed here is rejected and fails `session/start`.
 ///
 /// Closed: an object with any other tag fails to decode.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SessionMcpServerConfig {
     /// An MCP server the host launches as a child process and talks to over its standard input and output.
@@ -2140,7 +2140,7 @@ impl crate::sample::Sample for SessionMcpStdioFraming {
     }
 }
 /// Params of the `session/modelChanged` notification: a model selection was recorded and is now in effect for the session.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionModelChangedParams {
     /// The model now selected.
@@ -2215,7 +2215,7 @@ impl SessionModelChangedParams {
 }
 impl Validate for SessionModelChangedParams {}
 /// Params of the `session/modelRouteUnserved` notification: after an accepted credential change, the newly installed provider is unable to route the session's selected model. Information only: the selection is unchanged (no `session/modelChanged` follows); choose a model the new provider can serve with `session/setModel`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionModelRouteUnservedParams {
     /// The command whose accepted credential change installed the provider.
@@ -2298,7 +2298,7 @@ impl SessionModelRouteUnservedParams {
 }
 impl Validate for SessionModelRouteUnservedParams {}
 /// Params of the `session/nameChanged` notification: a new session name was recorded, either the host's first automatic naming or an accepted `session/rename`. Replace the stored name with this one.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionNameChangedParams {
     /// The automatically generated name, when the host has one.
@@ -2430,7 +2430,7 @@ impl crate::sample::Sample for SessionNameOrigin {
 }
 /// Params of the `session/permissionProfileChanged` notification: a new permission profile was committed for the session, for example by a client command or a managed-policy refresh. The session's initial profile and profiles inherited by forks or child sessions do not produce it, and neither do approval-mode-only changes. `profileId` may equal the previous one when the same profile was re-committed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionPermissionProfileChangedParams {
     /// The `clientInfo.name` of the client that asked for the change. Always on the wire; `null` when no client command caused it.
@@ -2519,7 +2519,7 @@ impl SessionPermissionProfileChangedParams {
 impl Validate for SessionPermissionProfileChangedParams {}
 /// One candidate tip for `session/promptHint`. The text shown to the user stays on the client; only the id and a description of when the tip applies travel.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionPromptHintCandidate {
     /// When the tip is relevant, written for the model that makes the choice.
@@ -2557,7 +2557,7 @@ impl SessionPromptHintCandidate {
 impl Validate for SessionPromptHintCandidate {}
 /// Params of `session/promptHint`: ask the host to pick one tip from a list of candidates for display. A read-only query: no `commandId`, nothing recorded, no view event.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionPromptHintParams {
     /// The candidate tips, already filtered by the client.
@@ -2596,7 +2596,7 @@ impl SessionPromptHintParams {
 impl Validate for SessionPromptHintParams {}
 /// Result of `session/promptHint`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionPromptHintResult {
     /// The `id` of the chosen candidate. Absent when no candidate was chosen.
@@ -2631,7 +2631,7 @@ impl SessionPromptHintResult {
 impl Validate for SessionPromptHintResult {}
 /// Params of `session/readLimits`: read the limits in effect for one session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionReadLimitsParams {
     /// The session whose limits to read.
@@ -2666,7 +2666,7 @@ impl SessionReadLimitsParams {
 impl Validate for SessionReadLimitsParams {}
 /// Result of `session/readLimits`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionReadLimitsResult {
     /// The limits in effect for the session, every axis present.
@@ -2705,7 +2705,7 @@ impl SessionReadLimitsResult {
 #[cfg(feature = "experimental")]
 impl Validate for SessionReadLimitsResult {}
 /// Params of `session/read`: look at a stored session from outside. The host does not load, lease or subscribe to it and records nothing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionReadParams {
     /// Whether to leave the item history out. Unlike `session/resume` the default here is `true` (metadata only); send `false` to get the folded items.
@@ -2742,7 +2742,7 @@ impl SessionReadParams {
 }
 impl Validate for SessionReadParams {}
 /// Result of `session/read`: a point-in-time view of a stored session. It may already be out of date if another host is writing to the session.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionReadResult {
     /// The latest prompt of the main conversation that was blocked and never ran. Absent when there is none.
@@ -2835,7 +2835,7 @@ impl Validate for SessionReadResult {
     }
 }
 /// Params of the `session/reasoningEffortChanged` notification: the session's default reasoning effort changed. The latest event wins.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionReasoningEffortChangedParams {
     /// The new default tier.
@@ -2901,7 +2901,7 @@ impl SessionReasoningEffortChangedParams {
 }
 impl Validate for SessionReasoningEffortChangedParams {}
 /// Params of `session/rename`: set or change the session's durable name. Not available on an ephemeral host.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionRenameParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -2942,7 +2942,7 @@ impl SessionRenameParams {
 }
 impl Validate for SessionRenameParams {}
 /// Result of `session/rename`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionRenameResult {
     /// The `commandId` of the request, echoed back.
@@ -3067,7 +3067,7 @@ impl crate::sample::Sample for SessionReportStartupPhase {
 }
 /// One measured client startup phase in `session/reportStartupPhases`. Unknown members are ignored; an unknown `phase` or `colorProvenance` value makes the call fail with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhaseSpan {
     /// Where the terminal colours came from. Meaningful for the terminal-probe phase only; the host drops it on any other phase.
@@ -3125,7 +3125,7 @@ impl SessionReportStartupPhaseSpan {
 impl Validate for SessionReportStartupPhaseSpan {}
 /// Params of `session/reportStartupPhases`: report how long the client's startup phases took, once per launch. Best-effort; the launch nonce makes repeats harmless, so there is no `commandId`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhasesParams {
     /// A UUID the client mints once per process launch; a report with a nonce already recorded is not recorded again.
@@ -3173,7 +3173,7 @@ impl SessionReportStartupPhasesParams {
 impl Validate for SessionReportStartupPhasesParams {}
 /// Result of `session/reportStartupPhases`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhasesResult {
     /// `true` when this report was recorded; `false` when the nonce had already been recorded and nothing was added.
@@ -3275,7 +3275,7 @@ impl crate::sample::Sample for SessionReportTerminalColorProvenance {
     }
 }
 /// Params of `session/resume`: load a stored session on this host, subscribe this connection to its view, and get back what is needed to render it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionResumeParams {
     /// Client-minted idempotency key (UUIDv7) for this resume. A resume that loads the session writes a durable resume record.
@@ -3365,7 +3365,7 @@ impl SessionResumeParams {
 }
 impl Validate for SessionResumeParams {}
 /// Result of `session/resume`: the loaded session, its history and the view position this connection is subscribed from. Any pending requests listed here are re-sent to this connection as server-to-client requests right after the response.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionResumeResult {
     /// The latest prompt of the main conversation that was blocked and never ran, offered so the client can put it back in the input box. Absent when there is none.
@@ -3448,7 +3448,7 @@ impl Validate for SessionResumeResult {
     }
 }
 /// Params of `session/setApprovalMode`: switch the session to another approval mode. The client can only pick one of the modes the host's configuration defines; it cannot describe a policy of its own.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSetApprovalModeParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -3489,7 +3489,7 @@ impl SessionSetApprovalModeParams {
 }
 impl Validate for SessionSetApprovalModeParams {}
 /// Result of `session/setApprovalMode`. The new mode applies from the next action; an approval already pending is not decided by the change.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSetApprovalModeResult {
     /// `"completed"` when the mode changed, `"noop"` when it was already in effect.
@@ -3543,7 +3543,7 @@ impl SessionSetApprovalModeResult {
 }
 impl Validate for SessionSetApprovalModeResult {}
 /// Params of `session/setModel`: choose the model for the session's next model calls (the model-picker gesture). The choice is recorded durably.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSetModelParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -3584,7 +3584,7 @@ impl SessionSetModelParams {
 }
 impl Validate for SessionSetModelParams {}
 /// Result of `session/setModel`. If a turn is running, the choice is admitted now and takes effect at the next model call; the response does not wait for that. `session/modelChanged` announces it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSetModelResult {
     /// The `commandId` of the request, echoed back.
@@ -3621,7 +3621,7 @@ impl SessionSetModelResult {
 impl Validate for SessionSetModelResult {}
 /// Params of `session/setPermissionProfile`: switch a loaded, durable session to another permission profile. The client can only pick a profile the host already defines (see `permissionProfile/list`); it cannot send rules of its own.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSetPermissionProfileParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -3666,7 +3666,7 @@ impl SessionSetPermissionProfileParams {
 impl Validate for SessionSetPermissionProfileParams {}
 /// Result of `session/setPermissionProfile`. Apply failures are reported as `commandRejected` errors rather than here.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSetPermissionProfileResult {
     /// `"completed"` when the profile changed, `"noop"` when nothing changed.
@@ -3722,7 +3722,7 @@ impl SessionSetPermissionProfileResult {
 #[cfg(feature = "experimental")]
 impl Validate for SessionSetPermissionProfileResult {}
 /// Params of `session/setReasoningEffort`: set the session's default reasoning effort. It takes precedence over the host's configured default, and a turn started with an explicit `reasoningEffort` uses that value instead, for that turn alone.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSetReasoningEffortParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -3768,7 +3768,7 @@ impl SessionSetReasoningEffortParams {
 }
 impl Validate for SessionSetReasoningEffortParams {}
 /// Result of `session/setReasoningEffort`. The new default is durable once acknowledged and applies to turns started afterwards; a running turn keeps the setting it started with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSetReasoningEffortResult {
     /// The `commandId` of the request, echoed back.
@@ -3804,7 +3804,7 @@ impl SessionSetReasoningEffortResult {
 }
 impl Validate for SessionSetReasoningEffortResult {}
 /// Params of `session/sideChat`: open a side chat from a session that is loaded on this host.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSideChatParams {
     /// Client-minted idempotency key (UUIDv7) for this command.
@@ -3841,7 +3841,7 @@ impl SessionSideChatParams {
 }
 impl Validate for SessionSideChatParams {}
 /// Result of `session/sideChat`: the same shape as a resume result, for the new side session. The side chat starts empty and its `session.sideFrom` records where it came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionSideChatResult {
     /// The history served for the side session (empty at first).
@@ -3901,7 +3901,7 @@ impl Validate for SessionSideChatResult {
     }
 }
 /// Params of `session/start`: create a new session, load it on this host and subscribe this connection to its view. Every member except `commandId` is optional and falls back to the host's defaults.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStartParams {
     /// The approval mode the session starts in; it must be a mode the host's configuration defines. Absent or `null` selects the host's default.
@@ -4032,7 +4032,7 @@ impl SessionStartParams {
 }
 impl Validate for SessionStartParams {}
 /// Result of `session/start`: the new session and the view position this connection is subscribed from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStartResult {
     /// The newly created session.
@@ -4075,7 +4075,7 @@ impl Validate for SessionStartResult {
     }
 }
 /// Params of the `session/started` notification, broadcast to every initialized connection when `session/start`, `session/fork` or `session/sideChat` brings a new session up on this host. A resume does not send it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStartedParams {
     /// The newly loaded session, in the same shape the start or fork result carries.
@@ -4175,7 +4175,7 @@ impl crate::sample::Sample for SessionStatus {
     }
 }
 /// Params of the `session/statusChanged` notification: a loaded session's `status` or `attention` changed. Sent to every connection whatever its view subscriptions; nothing is sent on connect, so seed your table from the `Session` objects, which carry the same facts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionStatusChangedParams {
     /// Attention flags after the change; omitted when no flag is set.
@@ -4248,7 +4248,7 @@ impl SessionStatusChangedParams {
 }
 impl Validate for SessionStatusChangedParams {}
 /// Params of the `session/todoListChanged` notification: the agent's todo list changed. Replace the whole list each time; an empty `items` means the list was cleared.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionTodoListChangedParams {
     /// The full todo list.
@@ -4320,7 +4320,7 @@ impl SessionTodoListChangedParams {
 }
 impl Validate for SessionTodoListChangedParams {}
 /// Params of the `session/tokenUsage` notification: one model call finished and reported usage. Carries the provider's raw counters, host-computed totals and the session's running totals, which only grow.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionTokenUsageParams {
     /// The session's running totals up to this event. Usage of subagents and workflow children is not included; it is reported on their items.
@@ -4428,7 +4428,7 @@ impl SessionTokenUsageParams {
 }
 impl Validate for SessionTokenUsageParams {}
 /// Params of `session/userShell`: run a shell command typed by the user (the `!` escape) in the session's workspace. The connection must have been granted the `userShell` capability at `initialize`, or the call fails with `capabilityRequired`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionUserShellParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -4470,7 +4470,7 @@ impl SessionUserShellParams {
 }
 impl Validate for SessionUserShellParams {}
 /// Result of `session/userShell`, returned at once. The command runs in the background; its output arrives as the final view event of the `userShell` item.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionUserShellResult {
     /// The `commandId` of the request, echoed back.
@@ -4560,7 +4560,7 @@ impl crate::sample::Sample for SessionViewHealth {
     }
 }
 /// Params of the `session/viewHealthChanged` notification: the host can no longer serve the live view of a loaded session. Sent whatever the connection's view subscriptions, but best-effort: it can be dropped, so still check `history.noneReason` on the next resume or read.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionViewHealthChangedParams {
     /// The new view health; only `"unavailable"` is sent today.
@@ -4602,7 +4602,7 @@ impl SessionViewHealthChangedParams {
 impl Validate for SessionViewHealthChangedParams {}
 /// The worktree a session runs in, carried as `Session.worktree`. The branch is reported separately in `Session.branch`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionWorktree {
     /// How the worktree came to be used: `"created"` when the host made it for this session, `"attached"` when the host bound an existing worktree given by the client.

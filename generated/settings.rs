@@ -5,7 +5,7 @@ use crate::*;
 use serde::{Deserialize, Serialize};
 /// Result of `settings/read`: the effective values of the settings the host owns. Settings kept only by a client's own UI are not included.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SettingsReadResult {
     /// Version of the settings schema these values follow; compare it with the `schemaVersion` of `settings/readSchema`.
@@ -47,7 +47,7 @@ impl SettingsReadResult {
 impl Validate for SettingsReadResult {}
 /// Result of `settings/readSchema`: what each host-owned setting may hold and whether managed policy constrains it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SettingsReadSchemaResult {
     /// For each host-owned setting, the shape of value it accepts and, when managed policy enforces one, the constraint. A setting without a constraint is not managed.
@@ -89,7 +89,7 @@ impl SettingsReadSchemaResult {
 impl Validate for SettingsReadSchemaResult {}
 /// One edit in a `settings/writeMany` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SettingsWriteEdit {
     /// The dotted path of the host-owned setting to change.
@@ -140,7 +140,7 @@ impl crate::sample::Sample for SettingsWriteEditValue {
 }
 /// The value of `SettingsWriteEdit.value`: string or boolean.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SettingsWriteEditValue {
     /// The `String` arm.
@@ -152,7 +152,7 @@ pub enum SettingsWriteEditValue {
 impl Validate for SettingsWriteEditValue {}
 /// Params of `settings/writeMany`: several setting changes applied together. If any edit is invalid the call fails and nothing is written.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SettingsWriteManyParams {
     /// The edits to apply.
@@ -186,7 +186,7 @@ impl SettingsWriteManyParams {
 impl Validate for SettingsWriteManyParams {}
 /// Result of `settings/writeMany`: the value in effect for each edited setting after the write.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SettingsWriteManyResult {
     /// One entry per edit, in the same order as `edits`.
@@ -220,7 +220,7 @@ impl SettingsWriteManyResult {
 impl Validate for SettingsWriteManyResult {}
 /// The outcome of one edit in a `settings/writeMany` result.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SettingsWriteResultEntry {
     /// The value now in effect for the setting; `null` when the setting has no value after the write.
@@ -274,7 +274,7 @@ impl crate::sample::Sample for SettingsWriteResultEntryEffectiveValue {
 }
 /// The value of `SettingsWriteResultEntry.effectiveValue`: string or boolean.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SettingsWriteResultEntryEffectiveValue {
     /// The `String` arm.
@@ -286,7 +286,7 @@ pub enum SettingsWriteResultEntryEffectiveValue {
 impl Validate for SettingsWriteResultEntryEffectiveValue {}
 /// Params of `settings/writeValue`: the new value of one host-owned setting. Values replace the old value outright, so repeating the call is safe and no `commandId` is needed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SettingsWriteValueParams {
     /// The dotted path of the setting to change, exactly as it is stored.
@@ -337,7 +337,7 @@ impl crate::sample::Sample for SettingsWriteValueParamsValue {
 }
 /// The value of `SettingsWriteValueParams.value`: string or boolean.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SettingsWriteValueParamsValue {
     /// The `String` arm.
@@ -349,7 +349,7 @@ pub enum SettingsWriteValueParamsValue {
 impl Validate for SettingsWriteValueParamsValue {}
 /// Result of `settings/writeValue`: the value in effect for the setting after the write.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SettingsWriteValueResult {
     /// The value now in effect for the setting; `null` when the setting has no value after the write, which matches it being left out of `settings/read`.
@@ -403,7 +403,7 @@ impl crate::sample::Sample for SettingsWriteValueResultEffectiveValue {
 }
 /// The value of `SettingsWriteValueResult.effectiveValue`: string or boolean.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SettingsWriteValueResultEffectiveValue {
     /// The `String` arm.

@@ -141,7 +141,7 @@ impl crate::sample::Sample for SkillActivationState {
     }
 }
 /// One row of `skill/list`: a shortcut spelling the user can type to invoke a skill. A plugin skill can have two rows, its bare name and its `<pluginId>:<skillId>` form.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillCatalogEntry {
     /// Optional hint about the arguments the skill expects; absent when the skill declares none.
@@ -216,7 +216,7 @@ impl SkillCatalogEntry {
 }
 impl Validate for SkillCatalogEntry {}
 /// Params of the `skill/changed` notification: the set of skills a user can invoke in the session has changed, so clients should call `skill/list` again. Bursts may be merged, and there is no ordering guarantee relative to view events.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillChangedParams {
     /// The session whose skill set changed.
@@ -248,7 +248,7 @@ impl SkillChangedParams {
 }
 impl Validate for SkillChangedParams {}
 /// Sizes of the lists in a `skill/import` result, so a client can show totals without counting.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillImportCounts {
     /// Number of entries in `failed`.
@@ -292,7 +292,7 @@ impl SkillImportCounts {
 }
 impl Validate for SkillImportCounts {}
 /// A skill import candidate that could be neither installed nor quarantined; the import carries on with the others.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillImportFailure {
     /// The candidate's skill id; always present, and `null` when the candidate failed before an id could be read.
@@ -330,7 +330,7 @@ impl SkillImportFailure {
 }
 impl Validate for SkillImportFailure {}
 /// Params of the `skill/import` request, which copies skills from another agent tool's skill directory on the host.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillImportParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -388,7 +388,7 @@ impl SkillImportParams {
 }
 impl Validate for SkillImportParams {}
 /// A skill import candidate that was kept but quarantined, so it is not loaded.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillImportQuarantine {
     /// The quarantined skill's id.
@@ -423,7 +423,7 @@ impl SkillImportQuarantine {
 }
 impl Validate for SkillImportQuarantine {}
 /// Result of `skill/import`: the command acknowledgement together with what happened to each candidate skill.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillImportResult {
     /// The `commandId` from the request, echoed back.
@@ -639,7 +639,7 @@ impl crate::sample::Sample for SkillInvocationSource {
     }
 }
 /// Params of the `skill/list` request. The listing is per session because the skills available depend on that session's workspace and installed plugins.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillListParams {
     /// The session whose skills to list.
@@ -671,7 +671,7 @@ impl SkillListParams {
 }
 impl Validate for SkillListParams {}
 /// Result of `skill/list`: every skill shortcut the session accepts from the user.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillListResult {
     /// One row per skill shortcut the user can type in this session.
@@ -702,7 +702,7 @@ impl SkillListResult {
 }
 impl Validate for SkillListResult {}
 /// Params of the `skill/setActivation` request, which sets one skill's activation state in a given scope.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillSetActivationParams {
     /// The activation state to set.
@@ -760,7 +760,7 @@ impl SkillSetActivationParams {
 }
 impl Validate for SkillSetActivationParams {}
 /// Result of `skill/setActivation`: the command acknowledgement together with the state that now applies and the state before the change.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SkillSetActivationResult {
     /// The activation state now in effect.

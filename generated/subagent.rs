@@ -109,7 +109,7 @@ impl crate::sample::Sample for SubagentControlStatus {
     }
 }
 /// Params of `subagent/sendMessage` and `subagent/followupTask`: the child agent to address and the text to give it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentInputParams {
     /// The message or task text. Surrounding whitespace is trimmed and text that is empty after trimming is rejected; multibyte characters are delivered unchanged.
@@ -160,7 +160,7 @@ impl SubagentInputParams {
 }
 impl Validate for SubagentInputParams {}
 /// Params of `subagent/interrupt`, `subagent/stop` and `subagent/close`: the child agent to act on, with an optional reason.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentOwnerReasonParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -208,7 +208,7 @@ impl SubagentOwnerReasonParams {
 }
 impl Validate for SubagentOwnerReasonParams {}
 /// What a child agent returned, carried as `result` on its `subagent` item.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentResult {
     /// References to artifacts the child produced, passed through as recorded; may be empty.
@@ -284,7 +284,7 @@ impl SubagentResult {
 }
 impl Validate for SubagentResult {}
 /// Params of `subagent/resume`, `subagent/reopen` and `subagent/readResult`: only the child agent to act on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SubagentTargetParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.

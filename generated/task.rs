@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of `task/background`: send a tool task that is running in the foreground to the background, durably.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskBackgroundParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -46,7 +46,7 @@ impl TaskBackgroundParams {
 }
 impl Validate for TaskBackgroundParams {}
 /// Result of `task/background` and `task/stop`: an admission acknowledgement that names the task.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskCommandResult {
     /// The `commandId` of the command this acknowledges.
@@ -147,7 +147,7 @@ impl crate::sample::Sample for TaskExecutionMode {
     }
 }
 /// One row of the `task/list` result: a live workload that can be stopped. `kind` and `status` are open so that new kinds of work and new states can be added without breaking clients.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskListEntry {
     /// Who moved the task to the background. Absent when it was not moved, when the host did not record who did, and for work without a transcript item.
@@ -228,7 +228,7 @@ impl TaskListEntry {
 }
 impl Validate for TaskListEntry {}
 /// Params of `task/list`. A read-only query: it takes no `commandId`, writes nothing and emits no view event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskListParams {
     /// The loaded session whose tasks to list.
@@ -260,7 +260,7 @@ impl TaskListParams {
 }
 impl Validate for TaskListParams {}
 /// Result of `task/list`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskListResult {
     /// One row per live workload, foreground and background, ordered by start time with the oldest first. An empty array means no work is running.
@@ -341,7 +341,7 @@ impl crate::sample::Sample for TaskListStatus {
     }
 }
 /// Params of `task/stopAll`: stop every background workload that can be stopped at the moment the command is admitted.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskStopAllParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -378,7 +378,7 @@ impl TaskStopAllParams {
 }
 impl Validate for TaskStopAllParams {}
 /// Result of `task/stopAll`. Always `"accepted"`, even when nothing was running. It does not list what was stopped; the items that end show in the view.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskStopAllResult {
     /// The `commandId` of the command this acknowledges.
@@ -414,7 +414,7 @@ impl TaskStopAllResult {
 }
 impl Validate for TaskStopAllResult {}
 /// Params of `task/stop`: stop one background task, named explicitly. Use `task/stopAll` to stop all of them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskStopParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.

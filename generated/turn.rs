@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of the `turn/cancel` method: cancel a turn through the normal command queue. Unlike `turn/interrupt` it takes no `retract` flag.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnCancelParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
@@ -46,7 +46,7 @@ impl TurnCancelParams {
 }
 impl Validate for TurnCancelParams {}
 /// Result of the `turn/cancel` method: the cancel was admitted. The turn has ended only once `turn/completed` arrives for it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnCancelResult {
     /// The `commandId` from the request.
@@ -87,7 +87,7 @@ impl TurnCancelResult {
 }
 impl Validate for TurnCancelResult {}
 /// Params of the `turn/completed` notification: a turn reached its end and the end was recorded durably.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnCompletedParams {
     /// How long the turn took, in milliseconds; absent when it was not measured.
@@ -191,7 +191,7 @@ impl TurnCompletedParams {
 }
 impl Validate for TurnCompletedParams {}
 /// Why a turn failed, carried in `TurnCompletedParams.error`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnError {
     /// Category of the failure; branch on this.
@@ -350,7 +350,7 @@ impl crate::sample::Sample for TurnErrorKind {
     }
 }
 /// Params of the `turn/foregroundCompleted` notification: the turn's main work is done, but blocking background reminders keep it open. Not an ending; the turn ends with `turn/completed` (or `turn/unqueued`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnForegroundCompletedParams {
     /// Identifiers of the background reminder agents still holding the turn open.
@@ -417,7 +417,7 @@ impl TurnForegroundCompletedParams {
 }
 impl Validate for TurnForegroundCompletedParams {}
 /// One piece of the input sent with `turn/start` or `turn/steer`; `type` says which other fields apply. To mention a file, write `@relative/path` inside a text part. An unknown `type` is rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnInputPart {
     /// For a `skill` part: optional free-text arguments passed to the skill.
@@ -601,7 +601,7 @@ impl crate::sample::Sample for TurnInputPartType {
     }
 }
 /// Params of the `turn/interrupt` method: stop the running turn, as when the user presses stop. Handled ahead of ordinary commands.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnInterruptParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
@@ -648,7 +648,7 @@ impl TurnInterruptParams {
 }
 impl Validate for TurnInterruptParams {}
 /// Result of the `turn/interrupt` method: the interrupt was admitted. The turn is not necessarily stopped yet; it is over when `turn/completed` arrives with `terminal` `"cancelled"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnInterruptResult {
     /// The `commandId` from the request.
@@ -689,7 +689,7 @@ impl TurnInterruptResult {
 }
 impl Validate for TurnInterruptResult {}
 /// Params of the `turn/modelRetryScheduled` notification: a model call failed and the provider-level retry is waiting out its backoff. The turn is still running; this event never ends it. Same fields as `turn/retryScheduled` except there is no `reason`: build the message from `errorKind`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnModelRetryScheduledParams {
     /// The attempt that failed, counting from 1.
@@ -795,7 +795,7 @@ impl TurnModelRetryScheduledParams {
 }
 impl Validate for TurnModelRetryScheduledParams {}
 /// A turn listed in the snapshot as active or queued.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnRef {
     /// `commandId` of the `turn/start` that created the turn.
@@ -843,7 +843,7 @@ impl TurnRef {
 }
 impl Validate for TurnRef {}
 /// Params of the `turn/retracted` notification: the retract requested with `turn/interrupt` has been settled. When accepted, the user message item is sent again through `item/updated` with `retracted: true`; when declined, no item changes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnRetractedParams {
     /// `commandId` of the submission that was retracted.
@@ -916,7 +916,7 @@ impl TurnRetractedParams {
 }
 impl Validate for TurnRetractedParams {}
 /// Params of the `turn/retryScheduled` notification: a model attempt failed and a retry is scheduled after a backoff. The turn is still running; this event never ends it. Lets a client show progress such as "attempt 2/3, retrying in 2s".
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnRetryScheduledParams {
     /// The attempt that failed, counting from 1.
@@ -1094,7 +1094,7 @@ impl crate::sample::Sample for TurnStartDisposition {
     }
 }
 /// Params of the `turn/start` method: submit user input to a session.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnStartParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice. A new turn's `turnId` is derived from it.
@@ -1193,7 +1193,7 @@ impl Validate for TurnStartParams {
     }
 }
 /// Result of the `turn/start` method: how the submission was handled.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnStartResult {
     /// The `commandId` from the request.
@@ -1252,7 +1252,7 @@ impl TurnStartResult {
 }
 impl Validate for TurnStartResult {}
 /// Params of the `turn/started` notification: a foreground turn began running. Sent at once for a fresh submission, when a queued submission launches, and never for steered input.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnStartedParams {
     /// `commandId` of the submission; for a fresh turn it equals `turnId`.
@@ -1313,7 +1313,7 @@ impl TurnStartedParams {
 }
 impl Validate for TurnStartedParams {}
 /// Params of the `turn/steer` method: add input to the turn you believe is running. Fails if that turn is no longer the running one.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnSteerParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
@@ -1395,7 +1395,7 @@ impl Validate for TurnSteerParams {
     }
 }
 /// Result of the `turn/steer` method: the steer was admitted.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnSteerResult {
     /// The `commandId` from the request.
@@ -1502,7 +1502,7 @@ impl crate::sample::Sample for TurnTerminal {
     }
 }
 /// Params of the `turn/unqueue` method: take back a queued submission before it starts. It never stops a turn that is already running; if the turn has launched, the request is refused.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnUnqueueParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
@@ -1544,7 +1544,7 @@ impl TurnUnqueueParams {
 }
 impl Validate for TurnUnqueueParams {}
 /// Result of the `turn/unqueue` method. Admission means the turn will not launch; the `turn/unqueued` notification confirms the removal.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnUnqueueResult {
     /// The `commandId` from the request.
@@ -1585,7 +1585,7 @@ impl TurnUnqueueResult {
 }
 impl Validate for TurnUnqueueResult {}
 /// Params of the `turn/unqueued` notification: a queued submission was taken back and its turn will never run, so no `turn/started` or `turn/completed` follows for this `turnId`. Treat it as the end of that turn; the client can restore the submitted text.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnUnqueuedParams {
     /// `commandId` of the original `turn/start` whose submission was queued.
@@ -1646,7 +1646,7 @@ impl TurnUnqueuedParams {
 }
 impl Validate for TurnUnqueuedParams {}
 /// A shell command carried by `turn/start`: what the user typed after `!` while a turn was running. Its command id derives from the carrying `commandId`, and the sibling `displayText` holds the `!…` form to show.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TurnUserShell {
     /// The shell command to run.

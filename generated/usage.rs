@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Result of the `usage/read` method: the subscription usage the host last observed.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UsageReadResult {
     /// The latest observed usage. Left out entirely (not `null`) if the host has seen no usage data yet.
@@ -37,7 +37,7 @@ impl UsageReadResult {
 impl Validate for UsageReadResult {}
 /// Result of the `usage/refresh` method: usage in the `usage/read` shape, taken from a new read, together with the subscription tier name.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UsageRefreshResult {
     /// Whether the fresh read found an active subscription; absent when it did not say.

@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// The reply to a single question of a user-input prompt. Clients send it in `userInput/answer` and `userInput/interrupt`; the host reports it back in `userInput/settled`. Besides `questionId` it carries exactly one of `selectedLabel`, `selectedLabels` or `freeText`, plus an optional `note`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputAnswer {
     /// A typed answer in place of picking an option (at most 500 characters).
@@ -65,7 +65,7 @@ impl UserInputAnswer {
 }
 impl Validate for UserInputAnswer {}
 /// Params of the `userInput/answer` command, which replies to all questions of an open prompt at once. Answers that do not fit the prompt (an unknown question, a label that was not offered, a wrong count) fail with `userInputAnswerInvalid`. Image attachments are reserved and rejected.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputAnswerParams {
     /// One answer per question of the prompt.
@@ -117,7 +117,7 @@ impl UserInputAnswerParams {
 }
 impl Validate for UserInputAnswerParams {}
 /// Result of `userInput/answer`: the host accepted the answer for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputAnswerResult {
     /// The command id sent in the params, echoed back.
@@ -162,7 +162,7 @@ impl UserInputAnswerResult {
 }
 impl Validate for UserInputAnswerResult {}
 /// Params of the `userInput/cancel` command, used when the user will not answer an open prompt. The tool call that asked finishes as cancelled, and the model is told so.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputCancelParams {
     /// Client-minted id of this command (a UUID). Resending the same command with the same id replays the original outcome.
@@ -210,7 +210,7 @@ impl UserInputCancelParams {
 }
 impl Validate for UserInputCancelParams {}
 /// Result of `userInput/cancel`: the host accepted the cancellation for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputCancelResult {
     /// The command id sent in the params, echoed back.
@@ -255,7 +255,7 @@ impl UserInputCancelResult {
 }
 impl Validate for UserInputCancelResult {}
 /// A reply in the user's own words, given in place of picking from the offered options; it goes to the model, which then reconsiders.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputClarification {
     /// The reply text (at most 500 characters).
@@ -290,7 +290,7 @@ impl UserInputClarification {
 }
 impl Validate for UserInputClarification {}
 /// Params of the `userInput/clarify` command, the 'let me explain' reply: instead of choosing among the options, the user writes a short explanation, which is handed to the model so it can rethink its question.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputClarifyParams {
     /// The user's free-form reply.
@@ -344,7 +344,7 @@ impl UserInputClarifyParams {
 }
 impl Validate for UserInputClarifyParams {}
 /// Result of `userInput/clarify`: the host accepted the clarification for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputClarifyResult {
     /// The command id sent in the params, echoed back.
@@ -389,7 +389,7 @@ impl UserInputClarifyResult {
 }
 impl Validate for UserInputClarifyResult {}
 /// Params of the `userInput/engaged` notification, sent by the client when the user starts working on a prompt that has a countdown (`autoResolutionMs`), so the host stops the countdown. There is no response, no error and no `commandId`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputEngagedParams {
     /// The session the prompt belongs to.
@@ -426,7 +426,7 @@ impl UserInputEngagedParams {
 }
 impl Validate for UserInputEngagedParams {}
 /// Params of the `userInput/interrupt` command: closes an open user-input prompt, optionally keeping the answers the user already confirmed, and then stops the turn.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputInterruptParams {
     /// Answers the user had already confirmed, following the same rules and limits as in `userInput/answer` (a mismatch fails with `userInputAnswerInvalid`). Absent or empty means no answers are kept.
@@ -474,7 +474,7 @@ impl UserInputInterruptParams {
 }
 impl Validate for UserInputInterruptParams {}
 /// Result of `userInput/interrupt`: the host accepted the interruption for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputInterruptResult {
     /// The command id sent in the params, echoed back.
@@ -519,7 +519,7 @@ impl UserInputInterruptResult {
 }
 impl Validate for UserInputInterruptResult {}
 /// One answer the agent offers for a question.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputOption {
     /// Why a user might pick this option. Absent when the agent gave no explanation.
@@ -560,7 +560,7 @@ impl UserInputOption {
 }
 impl Validate for UserInputOption {}
 /// Richer content a client may show next to an option, for example a sample of what picking it would produce.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputOptionPreview {
     /// The preview content.
@@ -686,7 +686,7 @@ impl crate::sample::Sample for UserInputOutcome {
     }
 }
 /// One question of a user-input prompt, with the options the agent offers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputQuestion {
     /// A short heading for the question (a few words).
@@ -740,7 +740,7 @@ impl UserInputQuestion {
 }
 impl Validate for UserInputQuestion {}
 /// An open user-input prompt: the agent asked the user structured questions and the turn waits for the reply. This payload is the params of the server-to-client `userInput/request`, of the `userInput/requested` view event, and of each `userInputs` entry of `approval/listPending`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputRequestParams {
     /// Milliseconds the host waits for a reply before settling the prompt itself with outcome `timedOut`; treat it as a deadline for the UI. Absent means the prompt waits indefinitely. `userInput/engaged` stops the countdown.
@@ -848,7 +848,7 @@ impl UserInputRequestParams {
 }
 impl Validate for UserInputRequestParams {}
 /// How many of a question's options the user may pick.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputSelection {
     /// Largest number of options that may be picked, for a `multiple` question. Absent when no upper bound is stated.
@@ -944,7 +944,7 @@ impl crate::sample::Sample for UserInputSelectionMode {
     }
 }
 /// Params of the `userInput/settled` view event: a user-input prompt has ended, and this is the first durable settlement. It is always delivered to every attached client, so each can take its copy of the prompt down. The nullable members are always on the wire, with `null` when they do not apply.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputSettledParams {
     /// What the host stored as the user's answers: every question for `answered`, the confirmed subset for `interrupted`, and an empty list otherwise.
@@ -1053,7 +1053,7 @@ impl UserInputSettledParams {
 }
 impl Validate for UserInputSettledParams {}
 /// The winning outcome of a user-input prompt, handed to a client whose command arrived after the prompt had already settled (as `settlement` in the `userInputAlreadySettled` error data).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct UserInputSettlementSummary {
     /// How the prompt ended, as a `UserInputOutcome` string.

@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of the `view/gap` notification: some view events were not delivered to this connection, and this brackets the hole. It is sent when delivery resumes, so `next` is always an event that was delivered; several consecutive drops merge into one gap. To recover, either page the range `(after, next)` with `view/page` and splice it in before the buffered live events from `next` on, or re-anchor through a fresh read.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewGapParams {
     /// Cursor of the last event delivered before the hole, the exclusive lower bound of what is missing. Treat as opaque.
@@ -149,7 +149,7 @@ impl crate::sample::Sample for ViewPageDirection {
     }
 }
 /// Params of `view/page`: read a page of the session view's stored events, forward or backward from a cursor, or from the latest compaction boundary.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewPageParams {
     /// Start from a named position instead of a cursor; `"latestCompaction"` resolves to the latest compaction boundary at call time. Cannot be combined with `cursor`.
@@ -221,7 +221,7 @@ impl Validate for ViewPageParams {
     }
 }
 /// The `resolvedAnchor` of a `view/page` result: the concrete boundary the request's `anchor` resolved to, so later pages can continue with plain cursors.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewPageResolvedAnchor {
     /// View cursor of the `compaction` event at the resolved boundary.
@@ -253,7 +253,7 @@ impl ViewPageResolvedAnchor {
 }
 impl Validate for ViewPageResolvedAnchor {}
 /// Result of `view/page`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewPageResult {
     /// The events of the page, sorted by ascending cursor in either direction. Only durable events appear, and no cursor inside the page's range is left out.
@@ -299,7 +299,7 @@ impl ViewPageResult {
 }
 impl Validate for ViewPageResult {}
 /// The `snapshot` object of `session/resume`, `session/fork` and `session/read` results: the session's folded view state at one cursor. Events after that cursor arrive as the live suffix.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewSnapshot {
     /// Which compaction boundary the snapshot begins at. Sent if and only if `history.mode` is `"anchoredSnapshot"`.
@@ -346,7 +346,7 @@ impl ViewSnapshot {
 }
 impl Validate for ViewSnapshot {}
 /// Params of `view/subscribe`: start following a session's view on this connection from a chosen cursor. The call is read-only: the session is not loaded, no lease is taken and nothing is recorded. It is also how a client re-attaches after `view/unsubscribe` without missing events.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewSubscribeParams {
     /// View cursor to resume after. When present, the host first replays every event after it up to the head as ordinary view notifications, then continues live, with no gap. Absent means start from now without replay.
@@ -383,7 +383,7 @@ impl ViewSubscribeParams {
 }
 impl Validate for ViewSubscribeParams {}
 /// Result of `view/subscribe`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewSubscribeResult {
     /// The view head when the subscription was attached. Once events with later cursors arrive, the client is live.
@@ -415,7 +415,7 @@ impl ViewSubscribeResult {
 }
 impl Validate for ViewSubscribeResult {}
 /// Params of `view/unsubscribe`: stop sending this session's view events to this connection. The session stays loaded; unloading is decided by the host's idle policy.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewUnsubscribeParams {
     /// The session whose view events should stop.
@@ -447,7 +447,7 @@ impl ViewUnsubscribeParams {
 }
 impl Validate for ViewUnsubscribeParams {}
 /// Reply to `view/unsubscribe`, always `{}`. It also succeeds when the connection was not subscribed.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ViewUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.

@@ -4,7 +4,7 @@
 use crate::*;
 use serde::{Deserialize, Serialize};
 /// Params of `workflow/cancel`: stop a workflow run that is still live.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorkflowCancelParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -46,7 +46,7 @@ impl WorkflowCancelParams {
 }
 impl Validate for WorkflowCancelParams {}
 /// The current state of one child of a workflow run, in the `children` array of a `workflow` item. A child is identified by `childId` together with `attempt`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorkflowChild {
     /// Which attempt of the child this is, counting from 1; a retry starts a new attempt.
@@ -196,7 +196,7 @@ impl crate::sample::Sample for WorkflowChildAction {
     }
 }
 /// Params of `workflow/childControl`: skip or retry one child of a workflow run, identified by the `childId` and `attempt` found in the `workflow` item's `children`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorkflowChildControlParams {
     /// Whether to skip or retry the child.
@@ -280,7 +280,7 @@ impl Validate for WorkflowChildControlParams {
     }
 }
 /// Result of `workflow/cancel`, `workflow/pause` and `workflow/childControl`: only `commandId` and `status`. What the command actually did is reported through updates of the `workflow` item.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorkflowControlResult {
     /// The `commandId` of the command this acknowledges.
@@ -316,7 +316,7 @@ impl WorkflowControlResult {
 }
 impl Validate for WorkflowControlResult {}
 /// Params of `workflow/pause`: pause a workflow run that is still live. Same members as `workflow/cancel`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorkflowPauseParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -358,7 +358,7 @@ impl WorkflowPauseParams {
 }
 impl Validate for WorkflowPauseParams {}
 /// Params of `workflow/resume`: continue a paused workflow run, driven by the host.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorkflowResumeParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -400,7 +400,7 @@ impl WorkflowResumeParams {
 }
 impl Validate for WorkflowResumeParams {}
 /// Result of `workflow/resume`: the acknowledgement plus the turn that carries the resumed run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorkflowResumeResult {
     /// The `commandId` of the command this acknowledges.
@@ -441,7 +441,7 @@ impl WorkflowResumeResult {
 }
 impl Validate for WorkflowResumeResult {}
 /// The token budget a workflow run was launched with, as `tokenBudget` on its `workflow` item.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorkflowTokenBudget {
     /// The total number of tokens the run may use.

@@ -5,7 +5,7 @@ use crate::*;
 use serde::{Deserialize, Serialize};
 /// One entry of the `worktree/list` result: a checkout's location, its branch, whether it is the repository's primary checkout, and the live sessions working in it, so a client can warn when two sessions share a folder.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorktreeListEntry {
     /// The branch checked out in the worktree. Absent when HEAD is detached, the repository is bare, or the repository is not Git (such as Sapling).
@@ -54,7 +54,7 @@ impl WorktreeListEntry {
 impl Validate for WorktreeListEntry {}
 /// Params of `worktree/list`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorktreeListParams {
     /// Any path inside the repository: its main checkout, a linked worktree, or a subdirectory of either. The host normalizes it and finds the repository it belongs to.
@@ -89,7 +89,7 @@ impl WorktreeListParams {
 impl Validate for WorktreeListParams {}
 /// Result of `worktree/list`: every worktree of the repository.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorktreeListResult {
     /// The worktrees, main checkout first, then in the order the version-control tool reports them.
@@ -194,7 +194,7 @@ impl crate::sample::Sample for WorktreeStartRequestCreate {
 }
 /// Create a new worktree for the session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorktreeStartRequestCreate {
     /// The Git ref the new worktree starts from. Absent to let the host choose its default starting point.
@@ -229,7 +229,7 @@ impl crate::sample::Sample for WorktreeStartRequestExisting {
 }
 /// Run the session in a worktree that already exists.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct WorktreeStartRequestExisting {
     /// The path of the existing worktree to use.
@@ -263,7 +263,7 @@ impl crate::sample::Sample for WorktreeStartRequest {
 ///
 /// Closed: an object with any other tag fails to decode.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WorktreeStartRequest {
     /// Create a new worktree for the session.

@@ -331,3 +331,14 @@ fn a_known_sender_types_requests_in_no_table_as_its_own() {
         }
     ));
 }
+
+#[test]
+fn numbers_keep_how_they_were_written() {
+    for input in [
+        json!({"partial": false, "usd": 2}),
+        json!({"partial": true, "usd": 2.5}),
+        json!({"partial": false, "usd": 18446744073709551615u64}),
+    ] {
+        assert_eq!(reencode::<msp_types::CumulativeCost>(&input), input);
+    }
+}

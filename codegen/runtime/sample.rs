@@ -97,6 +97,16 @@ impl Sampler {
         lo + (hi - lo) * unit
     }
 
+    /// A JSON number within the bounds: an integer or a fraction.
+    pub fn json_number(&mut self, min: Option<f64>, max: Option<f64>) -> serde_json::Number {
+        if self.coin() {
+            serde_json::Number::from(self.integer(min, max))
+        } else {
+            let value = self.number(min, max);
+            serde_json::Number::from_f64(value).unwrap_or_else(|| serde_json::Number::from(0))
+        }
+    }
+
     /// A wire value an enum or union does not list, so it round-trips as unknown.
     pub fn unknown_value(&mut self, known: &[&str]) -> String {
         loop {
@@ -171,6 +181,12 @@ impl Sample for i64 {
 impl Sample for f64 {
     fn sample(g: &mut Sampler) -> Self {
         g.number(None, None)
+    }
+}
+
+impl Sample for serde_json::Number {
+    fn sample(g: &mut Sampler) -> Self {
+        g.json_number(None, None)
     }
 }
 

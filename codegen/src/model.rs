@@ -165,15 +165,6 @@ impl Ty {
             _ => {}
         }
     }
-
-    /// Whether the type holds a float somewhere (no `Eq`, `Hash`).
-    pub fn is_number(&self) -> bool {
-        match self {
-            Ty::Number => true,
-            Ty::Array(inner) | Ty::Map(inner) | Ty::Nullable(inner) => inner.is_number(),
-            _ => false,
-        }
-    }
 }
 
 /// A string enumeration.

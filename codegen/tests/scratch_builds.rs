@@ -54,7 +54,7 @@ fn generated_crates_build_warning_free_and_clippy_clean() {
             dir.join("Cargo.toml"),
             format!(
                 "[package]\nname = \"scratch-{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
-                 [features]\nexperimental = []\nreflect = []\n\n\
+                 [features]\nexperimental = []\nreflect = []\nsample = []\n\n\
                  [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n\n\
                  [workspace]\n"
             ),

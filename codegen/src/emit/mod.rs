@@ -148,7 +148,8 @@ impl<'a> Ctx<'a> {
         match ty {
             Ty::String => quote!(String),
             Ty::Integer => quote!(i64),
-            Ty::Number => quote!(f64),
+            // `Number` keeps `2` and `2.0` apart, and integers beyond 2^53 exact.
+            Ty::Number => quote!(serde_json::Number),
             Ty::Boolean => quote!(bool),
             Ty::Any => quote!(serde_json::Value),
             Ty::Object => quote!(serde_json::Map<String, serde_json::Value>),

@@ -69,7 +69,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         #server_result
 
         /// A JSON-RPC message with its payload typed through the method tables.
-        #[derive(Clone, Debug, PartialEq)]
+        #[derive(Clone, Debug, PartialEq, Eq)]
         pub enum Message {
             /// A request from the client, or one whose method is in no table.
             ClientRequest { id: Id, request: ClientRequest },
@@ -94,7 +94,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         /// One frame: a typed message plus every member outside JSON-RPC, kept as sent.
-        #[derive(Clone, Debug, PartialEq)]
+        #[derive(Clone, Debug, PartialEq, Eq)]
         pub struct Frame {
             /// The message.
             pub message: Message,
@@ -344,7 +344,7 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
         .then(|| quote!(#[allow(clippy::match_single_binding)]));
     quote! {
         #doc
-        #[derive(Clone, Debug, PartialEq)]
+        #[derive(Clone, Debug, PartialEq, Eq)]
         #[non_exhaustive]
         pub enum #name {
             #(#variants)*

@@ -93,7 +93,7 @@ fn value(field: &Field) -> TokenStream {
     let inner = match (&field.ty, &checks.pattern) {
         (Ty::String, Some(pattern)) => quote!(g.matching(#pattern)),
         (Ty::Integer, _) => quote!(g.integer(#min, #max)),
-        (Ty::Number, _) => quote!(g.number(#min, #max)),
+        (Ty::Number, _) => quote!(g.json_number(#min, #max)),
         _ => quote!(g.nested()),
     };
     if field.boxed {

@@ -117,7 +117,7 @@ pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
     let derive_default = body.fields.iter().all(|f| f.kind != FieldKind::Required);
     let default = derive_default.then(|| quote!(Default,));
     quote! {
-        #[derive(Clone, Debug, #default PartialEq, Serialize, Deserialize)]
+        #[derive(Clone, Debug, #default PartialEq, Eq, Serialize, Deserialize)]
         #[non_exhaustive]
         pub struct #name {
             #(#fields)*
@@ -309,7 +309,7 @@ fn own_checks(field: &Field) -> TokenStream {
     }
     let numeric = match field.ty {
         Ty::Integer => Some(quote!((*value as f64))),
-        Ty::Number => Some(quote!((*value))),
+        Ty::Number => Some(quote!(value.as_f64().unwrap_or(f64::NAN))),
         _ => None,
     };
     if let Some(number) = numeric {

@@ -97,7 +97,7 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
 
         #doc
         #cfg
-        #[derive(Clone, Debug, PartialEq)]
+        #[derive(Clone, Debug, PartialEq, Eq)]
         #[non_exhaustive]
         pub enum #name {
             #(#variants)*
@@ -187,7 +187,7 @@ pub fn untagged(ctx: &Ctx<'_>, def: &Def, arms: &[Arm]) -> TokenStream {
 
         #doc
         #cfg
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(untagged)]
         pub enum #name {
             #(#variants)*
