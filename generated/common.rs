@@ -2951,7 +2951,7 @@ pub struct ErrorObject {
     pub code: i64,
     /// Structured detail. Absent for errors that carry none; when present it always has `kind`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<ErrorData>,
+    pub data: Option<Box<ErrorData>>,
     /// Text for logs and people. Its wording may change between releases; never parse it or branch on it.
     pub message: String,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
@@ -2964,7 +2964,7 @@ impl crate::sample::Sample for ErrorObject {
         #[allow(unused_mut)]
         let mut value = Self {
             code: g.integer(None, None),
-            data: if g.present() { Some(g.nested()) } else { None },
+            data: if g.present() { Some(Box::new(g.nested())) } else { None },
             message: g.nested(),
             unknown: g.unknown_members(&["code", "data", "message"]),
         };
@@ -2988,7 +2988,7 @@ impl Validate for ErrorObject {}
 #[non_exhaustive]
 pub struct ErrorResponse {
     /// What went wrong: the numeric code, a message for humans and the optional structured `data`.
-    pub error: ErrorObject,
+    pub error: Box<ErrorObject>,
     /// The `id` of the failed request. Always present on the wire; it is `null` only when the request could not be parsed far enough to recover its id.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
@@ -3005,7 +3005,7 @@ impl crate::sample::Sample for ErrorResponse {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            error: g.nested(),
+            error: Box::new(g.nested()),
             id: if g.coin() { Some(g.nested()) } else { None },
             jsonrpc: g.nested(),
             unknown: g.unknown_members(&["error", "id", "jsonrpc"]),
@@ -3016,7 +3016,7 @@ impl crate::sample::Sample for ErrorResponse {
 impl ErrorResponse {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        error: ErrorObject,
+        error: Box<ErrorObject>,
         id: Option<RequestId>,
         jsonrpc: JsonRpcVersion,
     ) -> Self {

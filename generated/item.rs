@@ -746,7 +746,7 @@ impl Validate for Item {}
 #[non_exhaustive]
 pub struct ItemCompletedParams {
     /// The complete item at its final revision.
-    pub item: Item,
+    pub item: Box<Item>,
     /// Session the item belongs to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -765,7 +765,7 @@ impl crate::sample::Sample for ItemCompletedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            item: g.nested(),
+            item: Box::new(g.nested()),
             session_id: g.nested(),
             source_range: g.nested(),
             view_cursor: g.nested(),
@@ -778,7 +778,7 @@ impl crate::sample::Sample for ItemCompletedParams {
 impl ItemCompletedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        item: Item,
+        item: Box<Item>,
         session_id: String,
         source_range: SourceRange,
         view_cursor: String,
@@ -1211,7 +1211,7 @@ impl Validate for ItemReadOutputResult {}
 #[non_exhaustive]
 pub struct ItemStartedParams {
     /// The complete item at revision 1.
-    pub item: Item,
+    pub item: Box<Item>,
     /// Session the item belongs to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -1230,7 +1230,7 @@ impl crate::sample::Sample for ItemStartedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            item: g.nested(),
+            item: Box::new(g.nested()),
             session_id: g.nested(),
             source_range: if g.present() { Some(g.nested()) } else { None },
             view_cursor: g.nested(),
@@ -1242,7 +1242,7 @@ impl crate::sample::Sample for ItemStartedParams {
 }
 impl ItemStartedParams {
     /// A value with the given required members and every optional member absent.
-    pub fn new(item: Item, session_id: String, view_cursor: String) -> Self {
+    pub fn new(item: Box<Item>, session_id: String, view_cursor: String) -> Self {
         Self {
             item,
             session_id,
@@ -1345,7 +1345,7 @@ impl crate::sample::Sample for ItemStatus {
 #[non_exhaustive]
 pub struct ItemUpdatedParams {
     /// The complete item at its new, higher revision.
-    pub item: Item,
+    pub item: Box<Item>,
     /// Session the item belongs to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -1364,7 +1364,7 @@ impl crate::sample::Sample for ItemUpdatedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            item: g.nested(),
+            item: Box::new(g.nested()),
             session_id: g.nested(),
             source_range: g.nested(),
             view_cursor: g.nested(),
@@ -1377,7 +1377,7 @@ impl crate::sample::Sample for ItemUpdatedParams {
 impl ItemUpdatedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        item: Item,
+        item: Box<Item>,
         session_id: String,
         source_range: SourceRange,
         view_cursor: String,

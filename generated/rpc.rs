@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// A request id: a number or a string, kept as sent.
@@ -94,6 +95,35 @@ pub fn decode_payload<T: DeserializeOwned>(method: &str, payload: Option<Value>)
     serde_json::from_value(payload.unwrap_or(Value::Null)).map_err(|e| DecodeError::new(Some(method), e))
 }
 
+/// Where a payload comes from: a parsed `Value`, or the wire text of one (`RawValue`).
+pub trait PayloadSource {
+    /// Decodes the payload (absent: from `null`) as `T`.
+    fn decode<T: DeserializeOwned>(self, method: &str) -> Result<T, DecodeError>;
+    /// The payload as a `Value`, `None` when absent.
+    fn into_value(self) -> Option<Value>;
+}
+
+impl PayloadSource for Option<Value> {
+    fn decode<T: DeserializeOwned>(self, method: &str) -> Result<T, DecodeError> {
+        decode_payload(method, self)
+    }
+
+    fn into_value(self) -> Option<Value> {
+        self
+    }
+}
+
+impl PayloadSource for Option<&RawValue> {
+    fn decode<T: DeserializeOwned>(self, method: &str) -> Result<T, DecodeError> {
+        serde_json::from_str(self.map_or("null", RawValue::get)).map_err(|e| DecodeError::new(Some(method), e))
+    }
+
+    fn into_value(self) -> Option<Value> {
+        // The text came from a parsed document, so it is valid JSON.
+        self.and_then(|raw| serde_json::from_str(raw.get()).ok())
+    }
+}
+
 /// Encodes a typed payload back to JSON.
 pub fn encode_payload<T: Serialize>(payload: &T) -> Value {
     // Generated types serialize to JSON infallibly: string keys, no non-finite floats.
@@ -129,6 +159,64 @@ pub struct RawFrame {
     pub extra: Map<String, Value>,
 }
 
+pub(crate) const NOT_A_FRAME: &str = "not a JSON-RPC 2.0 request, notification, result or error";
+
+pub(crate) fn classify(method: bool, id: &crate::Tristate<Id>, result: bool, error: bool) -> Option<FrameKind> {
+    match (method, id, result, error) {
+        (true, crate::Tristate::Value(_), false, false) => Some(FrameKind::Request),
+        (true, crate::Tristate::Absent, false, false) => Some(FrameKind::Notification),
+        (false, crate::Tristate::Value(_), true, false) => Some(FrameKind::Result),
+        (false, _, false, true) => Some(FrameKind::Error),
+        _ => None,
+    }
+}
+
+/// A JSON value kept as its wire text: a result not typed yet (its method is known only from
+/// the request with the same id). Equal when the texts are equal.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawJson(Box<RawValue>);
+
+impl RawJson {
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The text as a borrowed `RawValue`, as `ClientResult::decode_raw` takes it.
+    pub fn as_raw(&self) -> &RawValue {
+        &self.0
+    }
+
+    /// Decodes the text as `T`.
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+
+    /// The value, parsed.
+    pub fn to_value(&self) -> Value {
+        // The text came from a parsed document (or `from_value`), so it is valid JSON.
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+
+    /// The wire text of `value`.
+    pub fn from_value(value: &Value) -> Self {
+        RawJson(serde_json::value::to_raw_value(value).unwrap_or_else(|_| null_raw()))
+    }
+}
+
+fn null_raw() -> Box<RawValue> {
+    serde_json::value::to_raw_value(&Value::Null).unwrap_or_default()
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for RawJson {}
+
 /// What kind of frame a [`RawFrame`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FrameKind {
@@ -154,16 +242,8 @@ impl RawFrame {
 
     /// Classifies the frame by the members it has.
     pub fn kind(&self) -> Result<FrameKind, DecodeError> {
-        match (&self.method, &self.id, &self.result, &self.error) {
-            (Some(_), crate::Tristate::Value(_), None, None) => Ok(FrameKind::Request),
-            (Some(_), crate::Tristate::Absent, None, None) => Ok(FrameKind::Notification),
-            (None, crate::Tristate::Value(_), Some(_), None) => Ok(FrameKind::Result),
-            (None, _, None, Some(_)) => Ok(FrameKind::Error),
-            _ => Err(DecodeError::new(
-                self.method.as_deref(),
-                "not a JSON-RPC 2.0 request, notification, result or error",
-            )),
-        }
+        classify(self.method.is_some(), &self.id, self.result.is_some(), self.error.is_some())
+            .ok_or_else(|| DecodeError::new(self.method.as_deref(), NOT_A_FRAME))
     }
 
     /// The id of a request or response, if it has one.

@@ -823,12 +823,12 @@ impl Validate for SessionForkParams {}
 #[non_exhaustive]
 pub struct SessionForkResult {
     /// The history served for the new session.
-    pub history: SessionHistory,
+    pub history: Box<SessionHistory>,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending.
     #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
     /// The new session, with `forkedFrom` set.
-    pub session: Session,
+    pub session: Box<Session>,
     /// The new session's view head; this connection receives its view events after it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
@@ -841,9 +841,9 @@ impl crate::sample::Sample for SessionForkResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            history: g.nested(),
+            history: Box::new(g.nested()),
             pending_requests: g.nested(),
-            session: g.nested(),
+            session: Box::new(g.nested()),
             view_cursor: g.nested(),
             unknown: g
                 .unknown_members(
@@ -856,9 +856,9 @@ impl crate::sample::Sample for SessionForkResult {
 impl SessionForkResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        history: SessionHistory,
+        history: Box<SessionHistory>,
         pending_requests: Vec<PendingRequestPointer>,
-        session: Session,
+        session: Box<Session>,
         view_cursor: String,
     ) -> Self {
         Self {
@@ -958,7 +958,7 @@ pub struct SessionHistory {
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
-    pub snapshot: Option<ViewSnapshot>,
+    pub snapshot: Option<Box<ViewSnapshot>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
@@ -972,7 +972,7 @@ impl crate::sample::Sample for SessionHistory {
             items: if g.coin() { Some(g.nested()) } else { None },
             mode: g.nested(),
             none_reason: if g.present() { Some(g.nested()) } else { None },
-            snapshot: if g.coin() { Some(g.nested()) } else { None },
+            snapshot: if g.coin() { Some(Box::new(g.nested())) } else { None },
             unknown: g
                 .unknown_members(
                     &["checkpointBoundary", "items", "mode", "noneReason", "snapshot"],
@@ -986,7 +986,7 @@ impl SessionHistory {
     pub fn new(
         items: Option<Vec<Item>>,
         mode: HistoryMode,
-        snapshot: Option<ViewSnapshot>,
+        snapshot: Option<Box<ViewSnapshot>>,
     ) -> Self {
         Self {
             checkpoint_boundary: None,
@@ -1510,7 +1510,7 @@ impl Validate for SessionListBranchFilter {}
 #[non_exhaustive]
 pub struct SessionListChangedParams {
     /// The full, current list row of the changed session.
-    pub session: Session,
+    pub session: Box<Session>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
@@ -1520,7 +1520,7 @@ impl crate::sample::Sample for SessionListChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            session: g.nested(),
+            session: Box::new(g.nested()),
             unknown: g.unknown_members(&["session"]),
         };
         value
@@ -1528,7 +1528,7 @@ impl crate::sample::Sample for SessionListChangedParams {
 }
 impl SessionListChangedParams {
     /// A value with the given required members and every optional member absent.
-    pub fn new(session: Session) -> Self {
+    pub fn new(session: Box<Session>) -> Self {
         Self {
             session,
             unknown: serde_json::Map::new(),
@@ -2749,7 +2749,7 @@ pub struct SessionReadResult {
     #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
     /// The history served for the session.
-    pub history: SessionHistory,
+    pub history: Box<SessionHistory>,
     /// The last completed turn as the host recorded it. Absent when no turn has completed.
     #[serde(rename = "lastTurn", default, skip_serializing_if = "Option::is_none")]
     pub last_turn: Option<LastTurn>,
@@ -2767,7 +2767,7 @@ pub struct SessionReadResult {
     )]
     pub recovery_observation: Option<RecoveryObservation>,
     /// The session as it stood at the time of the read.
-    pub session: Session,
+    pub session: Box<Session>,
     /// The session's view head at the time of the read.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
@@ -2781,12 +2781,12 @@ impl crate::sample::Sample for SessionReadResult {
         #[allow(unused_mut)]
         let mut value = Self {
             blocked_prompt: if g.present() { Some(g.nested()) } else { None },
-            history: g.nested(),
+            history: Box::new(g.nested()),
             last_turn: if g.present() { Some(g.nested()) } else { None },
             pending_requests: g.nested(),
             queued_inputs: if g.present() { Some(g.nested()) } else { None },
             recovery_observation: if g.present() { Some(g.nested()) } else { None },
-            session: g.nested(),
+            session: Box::new(g.nested()),
             view_cursor: g.nested(),
             unknown: g
                 .unknown_members(
@@ -2808,9 +2808,9 @@ impl crate::sample::Sample for SessionReadResult {
 impl SessionReadResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        history: SessionHistory,
+        history: Box<SessionHistory>,
         pending_requests: Vec<PendingRequestPointer>,
-        session: Session,
+        session: Box<Session>,
         view_cursor: String,
     ) -> Self {
         Self {
@@ -3372,7 +3372,7 @@ pub struct SessionResumeResult {
     #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
     /// The history served for rendering the session.
-    pub history: SessionHistory,
+    pub history: Box<SessionHistory>,
     /// The last completed turn as the host recorded it, so a reopened session can show that its last turn failed. Absent when no turn has completed.
     #[serde(rename = "lastTurn", default, skip_serializing_if = "Option::is_none")]
     pub last_turn: Option<LastTurn>,
@@ -3380,7 +3380,7 @@ pub struct SessionResumeResult {
     #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
     /// The loaded session.
-    pub session: Session,
+    pub session: Box<Session>,
     /// Names of the limit axes (such as `writesEnabled`) that the host narrowed while loading the session. Absent when nothing was narrowed.
     #[serde(rename = "tightenedAxes", default, skip_serializing_if = "Option::is_none")]
     pub tightened_axes: Option<Vec<String>>,
@@ -3397,10 +3397,10 @@ impl crate::sample::Sample for SessionResumeResult {
         #[allow(unused_mut)]
         let mut value = Self {
             blocked_prompt: if g.present() { Some(g.nested()) } else { None },
-            history: g.nested(),
+            history: Box::new(g.nested()),
             last_turn: if g.present() { Some(g.nested()) } else { None },
             pending_requests: g.nested(),
-            session: g.nested(),
+            session: Box::new(g.nested()),
             tightened_axes: if g.present() { Some(g.nested()) } else { None },
             view_cursor: g.nested(),
             unknown: g
@@ -3422,9 +3422,9 @@ impl crate::sample::Sample for SessionResumeResult {
 impl SessionResumeResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        history: SessionHistory,
+        history: Box<SessionHistory>,
         pending_requests: Vec<PendingRequestPointer>,
-        session: Session,
+        session: Box<Session>,
         view_cursor: String,
     ) -> Self {
         Self {
@@ -3845,12 +3845,12 @@ impl Validate for SessionSideChatParams {}
 #[non_exhaustive]
 pub struct SessionSideChatResult {
     /// The history served for the side session (empty at first).
-    pub history: SessionHistory,
+    pub history: Box<SessionHistory>,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending.
     #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
     /// The new side session, with `sideFrom` set.
-    pub session: Session,
+    pub session: Box<Session>,
     /// The side session's view head; this connection receives its view events after it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
@@ -3863,9 +3863,9 @@ impl crate::sample::Sample for SessionSideChatResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            history: g.nested(),
+            history: Box::new(g.nested()),
             pending_requests: g.nested(),
-            session: g.nested(),
+            session: Box::new(g.nested()),
             view_cursor: g.nested(),
             unknown: g
                 .unknown_members(
@@ -3878,9 +3878,9 @@ impl crate::sample::Sample for SessionSideChatResult {
 impl SessionSideChatResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        history: SessionHistory,
+        history: Box<SessionHistory>,
         pending_requests: Vec<PendingRequestPointer>,
-        session: Session,
+        session: Box<Session>,
         view_cursor: String,
     ) -> Self {
         Self {
@@ -4036,7 +4036,7 @@ impl Validate for SessionStartParams {}
 #[non_exhaustive]
 pub struct SessionStartResult {
     /// The newly created session.
-    pub session: Session,
+    pub session: Box<Session>,
     /// The session's view head after the start; this connection receives every view event after it. A deduplicated retry returns the same value.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
@@ -4049,7 +4049,7 @@ impl crate::sample::Sample for SessionStartResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            session: g.nested(),
+            session: Box::new(g.nested()),
             view_cursor: g.nested(),
             unknown: g.unknown_members(&["session", "viewCursor"]),
         };
@@ -4058,7 +4058,7 @@ impl crate::sample::Sample for SessionStartResult {
 }
 impl SessionStartResult {
     /// A value with the given required members and every optional member absent.
-    pub fn new(session: Session, view_cursor: String) -> Self {
+    pub fn new(session: Box<Session>, view_cursor: String) -> Self {
         Self {
             session,
             view_cursor,
@@ -4079,7 +4079,7 @@ impl Validate for SessionStartResult {
 #[non_exhaustive]
 pub struct SessionStartedParams {
     /// The newly loaded session, in the same shape the start or fork result carries.
-    pub session: Session,
+    pub session: Box<Session>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
@@ -4089,7 +4089,7 @@ impl crate::sample::Sample for SessionStartedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            session: g.nested(),
+            session: Box::new(g.nested()),
             unknown: g.unknown_members(&["session"]),
         };
         value
@@ -4097,7 +4097,7 @@ impl crate::sample::Sample for SessionStartedParams {
 }
 impl SessionStartedParams {
     /// A value with the given required members and every optional member absent.
-    pub fn new(session: Session) -> Self {
+    pub fn new(session: Box<Session>) -> Self {
         Self {
             session,
             unknown: serde_json::Map::new(),

@@ -309,7 +309,7 @@ pub struct ViewSnapshot {
     #[serde(rename = "schemaVersion")]
     pub schema_version: i64,
     /// The session's whole folded view as of `viewCursor`.
-    pub state: SnapshotState,
+    pub state: Box<SnapshotState>,
     /// The cursor `state` reflects; events with later cursors arrive as the suffix.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
@@ -324,7 +324,7 @@ impl crate::sample::Sample for ViewSnapshot {
         let mut value = Self {
             anchor: if g.present() { Some(g.nested()) } else { None },
             schema_version: g.integer(None, None),
-            state: g.nested(),
+            state: Box::new(g.nested()),
             view_cursor: g.nested(),
             unknown: g
                 .unknown_members(&["anchor", "schemaVersion", "state", "viewCursor"]),
@@ -334,7 +334,11 @@ impl crate::sample::Sample for ViewSnapshot {
 }
 impl ViewSnapshot {
     /// A value with the given required members and every optional member absent.
-    pub fn new(schema_version: i64, state: SnapshotState, view_cursor: String) -> Self {
+    pub fn new(
+        schema_version: i64,
+        state: Box<SnapshotState>,
+        view_cursor: String,
+    ) -> Self {
         Self {
             anchor: None,
             schema_version,

@@ -55,7 +55,7 @@ fn generated_crates_build_warning_free_and_clippy_clean() {
             format!(
                 "[package]\nname = \"scratch-{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
                  [features]\nexperimental = []\nreflect = []\nsample = []\n\n\
-                 [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n\n\
+                 [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n\n\
                  [workspace]\n"
             ),
         )

@@ -1,7 +1,7 @@
 //! One frame through the typed API and back: classify, decode, re-encode, compare.
 
 use msp_codegen::model::FieldKind;
-use msp_types::rpc::{FrameKind, PendingRequests, RawFrame};
+use msp_types::rpc::{FrameKind, PendingRequests, RawFrame, RawJson};
 use msp_types::{
     ClientRequest, ClientResult, Frame, Message, ProtocolNotification, ServerRequest, ServerResult,
 };
@@ -83,17 +83,16 @@ impl<'s> Session<'s> {
         let mut known = decoded_arm_is_typed(&typed.message);
         if let Message::Result { result, .. } = &mut typed.message {
             let method = checked.method.as_deref().unwrap_or_default();
-            let value = std::mem::take(result);
             // A server's result answers a client's request, and the other way round.
             let (typed_arm, encoded) = match dir {
-                Dir::Server => ClientResult::decode(method, value)
+                Dir::Server => ClientResult::decode_raw(method, result.as_raw())
                     .map(|r| (!matches!(r, ClientResult::Unknown { .. }), r.result())),
-                Dir::Client => ServerResult::decode(method, value)
+                Dir::Client => ServerResult::decode_raw(method, result.as_raw())
                     .map(|r| (!matches!(r, ServerResult::Unknown { .. }), r.result())),
             }
             .map_err(|e| self.pointed(&payload, &input, e))?;
             known = Some(typed_arm);
-            *result = encoded;
+            *result = RawJson::from_value(&encoded);
         }
         checked.decoded = true;
         if let Some(known) = known {

@@ -358,7 +358,7 @@ impl<'a> Client<'a> {
                 self.send(reply)?;
             }
             Message::Notification(notification) => self.on_notification(notification)?,
-            Message::Result { id, result } => self.on_response(id, Ok(result))?,
+            Message::Result { id, result } => self.on_response(id, Ok(result.to_value()))?,
             Message::Error {
                 id: Some(id),
                 error,
@@ -379,7 +379,7 @@ impl<'a> Client<'a> {
     fn on_server_request(&mut self, id: Id, request: ServerRequest) -> Result<RawFrame, Failure> {
         match request {
             ServerRequest::UserInputRequest(params) => {
-                self.show(id.clone(), params)?;
+                self.show(id.clone(), *params)?;
                 Ok(RawFrame::result::<requests::UserInputRequest>(
                     id,
                     &RequestReceipt::new(),
@@ -465,7 +465,7 @@ impl<'a> Client<'a> {
     /// View events, live or paged. Only those this recipe is about are shown.
     fn on_notification(&mut self, notification: ProtocolNotification) -> Result<(), Failure> {
         match notification {
-            ProtocolNotification::UserInputSettled(params) => self.on_settled(params)?,
+            ProtocolNotification::UserInputSettled(params) => self.on_settled(*params)?,
             ProtocolNotification::UserInputRequested(params) => {
                 let id = &params.user_input_id;
                 let shown = self.prompts.iter().any(|p| p.params.user_input_id == *id);

@@ -188,6 +188,47 @@ impl<'a> Ctx<'a> {
         self.by_name.get(def).is_some_and(|d| d.experimental)
     }
 
+    /// Whether a member is held in a `Box`: to break a cycle, or because its struct is large
+    /// enough that moving it inline would dominate decoding.
+    pub fn boxed(&self, field: &crate::model::Field) -> bool {
+        const LARGE: usize = 512;
+        field.boxed || (matches!(field.ty, Ty::Ref(_)) && self.size_estimate(&field.ty) > LARGE)
+    }
+
+    /// A rough size in bytes of a value of `ty` held inline (for boxing decisions).
+    pub fn size_estimate(&self, ty: &Ty) -> usize {
+        self.size_at(ty, 0)
+    }
+
+    fn size_at(&self, ty: &Ty, depth: usize) -> usize {
+        match ty {
+            Ty::Boolean => 1,
+            Ty::Integer => 8,
+            Ty::Number => 16,
+            Ty::String | Ty::Array(_) | Ty::Map(_) | Ty::Object => 24,
+            Ty::Any | Ty::Inline(_) => 32,
+            Ty::Nullable(inner) => self.size_at(inner, depth) + 8,
+            Ty::Ref(_) if depth > 8 => 8,
+            Ty::Ref(name) => match self.lookup(name).map(|d| &d.kind) {
+                Some(DefKind::Struct(s)) => {
+                    24 + s
+                        .fields
+                        .iter()
+                        .map(|f| {
+                            if f.boxed {
+                                8
+                            } else {
+                                self.size_at(&f.ty, depth + 1) + 8
+                            }
+                        })
+                        .sum::<usize>()
+                }
+                Some(DefKind::Alias(inner)) => self.size_at(inner, depth + 1),
+                _ => 32,
+            },
+        }
+    }
+
     /// The definition named `name`.
     pub fn lookup(&self, name: &str) -> Option<&'a Def> {
         self.by_name.get(name).copied()

@@ -52,12 +52,23 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
     };
     let client_methods: Vec<&str> = model.methods.iter().map(|m| m.name.as_str()).collect();
     let server_methods: Vec<&str> = model.requests.iter().map(|m| m.name.as_str()).collect();
+    let notification_methods: Vec<&str> = model
+        .notifications
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
     quote! {
         //! The protocol's method tables as types, the lsp-types way, and typed JSON-RPC frames.
 
+        use serde::ser::{SerializeMap, Serializer};
+        use serde::Serialize;
+        use serde_json::value::RawValue;
         use serde_json::{Map, Value};
 
-        use crate::rpc::{decode_payload, encode_payload, DecodeError, FrameKind, Id, RawFrame};
+        use serde::de::DeserializeSeed;
+        use serde::Deserialize;
+
+        use crate::rpc::{encode_payload, DecodeError, FrameKind, Id, PayloadSource, RawFrame, RawJson};
 
         #methods
         #requests
@@ -77,9 +88,10 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             ServerRequest { id: Id, request: ServerRequest },
             /// A notification.
             Notification(ProtocolNotification),
-            /// A successful response; type its result with [`ClientResult::decode`] or
-            /// [`ServerResult::decode`] and the method of the request with the same id.
-            Result { id: Id, result: Value },
+            /// A successful response, its result still wire text: type it with
+            /// [`ClientResult::decode_raw`] or [`ServerResult::decode_raw`] and the method of the
+            /// request with the same id (see `rpc::PendingRequests`).
+            Result { id: Id, result: RawJson },
             /// A failed response.
             Error { id: Option<Id>, error: #error_ty },
         }
@@ -108,50 +120,32 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
             /// typed by whichever table lists its method; one in no table counts as a client's.
             pub fn parse(line: &str) -> Result<Self, DecodeError> {
-                Self::from_raw(RawFrame::parse_line(line)?)
+                Self::parse_line(line, None)
             }
 
             /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
             /// in no table becomes that sender's `Unknown` request.
             pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
-                Self::decode(RawFrame::parse_line(line)?, Some(sender))
+                Self::parse_line(line, Some(sender))
             }
 
             /// Types the payload of a frame that is already parsed.
             pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
-                Self::decode(raw, None)
+                Self::parse_line(&raw.to_line(), None)
             }
 
             /// Types the payload of a parsed frame from a known sender.
             pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
-                Self::decode(raw, Some(sender))
+                Self::parse_line(&raw.to_line(), Some(sender))
             }
 
-            fn decode(raw: RawFrame, sender: Option<Sender>) -> Result<Self, DecodeError> {
-                let kind = raw.kind()?;
-                let RawFrame { jsonrpc, id, method, params, result, error, extra } = raw;
-                let method = method.unwrap_or_default();
-                let message = match (kind, id.into_option()) {
-                    (FrameKind::Request, Some(id)) => {
-                        let from_server = match sender {
-                            Some(sender) => sender == Sender::Server,
-                            None => SERVER_METHODS.contains(&method.as_str()),
-                        };
-                        if from_server {
-                            Message::ServerRequest { id, request: ServerRequest::decode(&method, params)? }
-                        } else {
-                            Message::ClientRequest { id, request: ClientRequest::decode(&method, params)? }
-                        }
-                    }
-                    (FrameKind::Notification, _) => Message::Notification(ProtocolNotification::decode(&method, params)?),
-                    (FrameKind::Result, Some(id)) => Message::Result { id, result: result.unwrap_or(Value::Null) },
-                    (_, id) => {
-                        let error = serde_json::from_value(error.unwrap_or(Value::Null))
-                            .map_err(|e| DecodeError::new(None, format_args!("error object: {e}")))?;
-                        Message::Error { id, error }
-                    }
-                };
-                Ok(Frame { message, jsonrpc, extra })
+            fn parse_line(line: &str, sender: Option<Sender>) -> Result<Self, DecodeError> {
+                let line = line.strip_suffix('\n').unwrap_or(line);
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                let mut de = serde_json::Deserializer::from_str(line);
+                let frame = FrameSeed { sender }.deserialize(&mut de).map_err(|e| DecodeError::new(None, e))?;
+                de.end().map_err(|e| DecodeError::new(None, e))?;
+                frame.finish(sender)
             }
 
             /// Back to an untyped frame, losing nothing that was read.
@@ -178,7 +172,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                     }
                     Message::Result { id, result } => {
                         raw.id = crate::Tristate::Value(id.clone());
-                        raw.result = Some(result.clone());
+                        raw.result = Some(result.to_value());
                     }
                     Message::Error { id, error } => {
                         raw.id = id.clone().into();
@@ -190,7 +184,214 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
 
             /// Encodes the frame as one line of JSON, without a line ending.
             pub fn to_line(&self) -> String {
-                self.to_raw().to_line()
+                serde_json::to_string(self).unwrap_or_default()
+            }
+        }
+
+        // Written straight from the typed payload: no intermediate `Value`.
+        impl Serialize for Frame {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("jsonrpc", self.jsonrpc.as_deref().unwrap_or("2.0"))?;
+                match &self.message {
+                    Message::ClientRequest { id, request } => {
+                        map.serialize_entry("id", id)?;
+                        map.serialize_entry("method", request.method())?;
+                        request.write_payload(&mut map, "params")?;
+                    }
+                    Message::ServerRequest { id, request } => {
+                        map.serialize_entry("id", id)?;
+                        map.serialize_entry("method", request.method())?;
+                        request.write_payload(&mut map, "params")?;
+                    }
+                    Message::Notification(notification) => {
+                        map.serialize_entry("method", notification.method())?;
+                        notification.write_payload(&mut map, "params")?;
+                    }
+                    Message::Result { id, result } => {
+                        map.serialize_entry("id", id)?;
+                        map.serialize_entry("result", result)?;
+                    }
+                    Message::Error { id, error } => {
+                        map.serialize_entry("id", id)?;
+                        map.serialize_entry("error", error)?;
+                    }
+                }
+                for (key, value) in &self.extra {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+        }
+
+
+        // One pass over the frame: when `method` comes before `params` (as hosts write it), the
+        // params decode straight into their type; otherwise they wait as wire text.
+        struct FrameSeed {
+            sender: Option<Sender>,
+        }
+
+        enum Payload {
+            Typed(Message),
+            Raw(RawJson),
+        }
+
+        struct Parts {
+            jsonrpc: Option<String>,
+            id: crate::Tristate<Id>,
+            method: Option<String>,
+            params: Option<Payload>,
+            result: Option<RawJson>,
+            error: Option<RawJson>,
+            extra: Map<String, Value>,
+        }
+
+        impl<'de> serde::de::DeserializeSeed<'de> for FrameSeed {
+            type Value = Parts;
+
+            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Parts, D::Error> {
+                deserializer.deserialize_map(self)
+            }
+        }
+
+        impl<'de> serde::de::Visitor<'de> for FrameSeed {
+            type Value = Parts;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON-RPC 2.0 frame")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
+                let mut parts = Parts {
+                    jsonrpc: None,
+                    id: crate::Tristate::Absent,
+                    method: None,
+                    params: None,
+                    result: None,
+                    error: None,
+                    extra: Map::new(),
+                };
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "jsonrpc" => parts.jsonrpc = map.next_value()?,
+                        "id" => parts.id = map.next_value::<Option<Id>>()?.into(),
+                        "method" => parts.method = Some(map.next_value()?),
+                        "params" => {
+                            parts.params = Some(match parts.method.as_deref() {
+                                Some(method) => map.next_value_seed(ParamsSeed { method, sender: self.sender, has_id: !parts.id.is_absent() })?,
+                                None => Payload::Raw(map.next_value()?),
+                            })
+                        }
+                        "result" => parts.result = Some(map.next_value()?),
+                        "error" => parts.error = Some(map.next_value()?),
+                        _ => {
+                            let value = map.next_value()?;
+                            parts.extra.insert(key.into_owned(), value);
+                        }
+                    }
+                }
+                Ok(parts)
+            }
+        }
+
+        // Params typed by the table that lists the method; unknown methods stay wire text.
+        struct ParamsSeed<'a> {
+            method: &'a str,
+            sender: Option<Sender>,
+            has_id: bool,
+        }
+
+        impl<'de> serde::de::DeserializeSeed<'de> for ParamsSeed<'_> {
+            type Value = Payload;
+
+            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Payload, D::Error> {
+                let method = self.method;
+                let table = if !self.has_id {
+                    Table::Notification
+                } else if self.sender == Some(Sender::Server) || (self.sender.is_none() && SERVER_METHODS.contains(&method)) {
+                    Table::Server
+                } else {
+                    Table::Client
+                };
+                // Only a method its table lists is typed here; the rest is decided in `finish`.
+                let listed = match table {
+                    Table::Notification => NOTIFICATION_METHODS.contains(&method),
+                    Table::Server => SERVER_METHODS.contains(&method),
+                    Table::Client => CLIENT_METHODS.contains(&method),
+                };
+                if !listed {
+                    return RawJson::deserialize(deserializer).map(Payload::Raw);
+                }
+                let message = match table {
+                    Table::Notification => Message::Notification(ProtocolNotification::deserialize_params(method, deserializer)?),
+                    Table::Server => Message::ServerRequest { id: Id::Number(0), request: ServerRequest::deserialize_params(method, deserializer)? },
+                    Table::Client => Message::ClientRequest { id: Id::Number(0), request: ClientRequest::deserialize_params(method, deserializer)? },
+                };
+                Ok(Payload::Typed(message))
+            }
+        }
+
+        #[derive(Clone, Copy)]
+        enum Table {
+            Notification,
+            Server,
+            Client,
+        }
+
+        impl Parts {
+            fn finish(self, sender: Option<Sender>) -> Result<Frame, DecodeError> {
+                let kind = crate::rpc::classify(self.method.is_some(), &self.id, self.result.is_some(), self.error.is_some())
+                    .ok_or_else(|| DecodeError::new(self.method.as_deref(), crate::rpc::NOT_A_FRAME))?;
+                let method = self.method.as_deref().unwrap_or_default();
+                let id = self.id.into_option();
+                // Params typed early stand when the frame turned out the kind they were typed as.
+                let params = match (self.params, kind, &id) {
+                    (Some(Payload::Typed(Message::Notification(n))), FrameKind::Notification, _) => {
+                        return Ok(Frame { message: Message::Notification(n), jsonrpc: self.jsonrpc, extra: self.extra });
+                    }
+                    (Some(Payload::Typed(Message::ClientRequest { request, .. })), FrameKind::Request, Some(id)) => {
+                        let message = Message::ClientRequest { id: id.clone(), request };
+                        return Ok(Frame { message, jsonrpc: self.jsonrpc, extra: self.extra });
+                    }
+                    (Some(Payload::Typed(Message::ServerRequest { request, .. })), FrameKind::Request, Some(id)) => {
+                        let message = Message::ServerRequest { id: id.clone(), request };
+                        return Ok(Frame { message, jsonrpc: self.jsonrpc, extra: self.extra });
+                    }
+                    (Some(Payload::Typed(message)), _, _) => typed_params(&message).map(|v| RawJson::from_value(&v)),
+                    (Some(Payload::Raw(raw)), _, _) => Some(raw),
+                    (None, _, _) => None,
+                };
+                let params = params.as_ref().map(RawJson::as_raw);
+                let message = match (kind, id, self.result) {
+                    (FrameKind::Request, Some(id), _) => {
+                        let from_server = match sender {
+                            Some(sender) => sender == Sender::Server,
+                            None => SERVER_METHODS.contains(&method),
+                        };
+                        if from_server {
+                            Message::ServerRequest { id, request: ServerRequest::decode_raw(method, params)? }
+                        } else {
+                            Message::ClientRequest { id, request: ClientRequest::decode_raw(method, params)? }
+                        }
+                    }
+                    (FrameKind::Notification, _, _) => Message::Notification(ProtocolNotification::decode_raw(method, params)?),
+                    (FrameKind::Result, Some(id), Some(result)) => Message::Result { id, result },
+                    (_, id, _) => {
+                        let error = serde_json::from_str(self.error.as_ref().map_or("null", RawJson::get))
+                            .map_err(|e| DecodeError::new(None, format_args!("error object: {e}")))?;
+                        Message::Error { id, error }
+                    }
+                };
+                Ok(Frame { message, jsonrpc: self.jsonrpc, extra: self.extra })
+            }
+        }
+
+        fn typed_params(message: &Message) -> Option<Value> {
+            match message {
+                Message::ClientRequest { request, .. } => request.params(),
+                Message::ServerRequest { request, .. } => request.params(),
+                Message::Notification(notification) => notification.params(),
+                _ => None,
             }
         }
 
@@ -199,6 +400,9 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
 
         /// Methods of the `requests` table: requests a server sends.
         pub const SERVER_METHODS: &[&str] = &[#(#server_methods),*];
+
+        /// Methods of the `notifications` table.
+        pub const NOTIFICATION_METHODS: &[&str] = &[#(#notification_methods),*];
     }
 }
 
@@ -268,12 +472,16 @@ enum Part {
     Result,
 }
 
+/// Payloads estimated larger than this many bytes are boxed in the dispatch enums.
+const BOX_OVER: usize = 256;
+
 fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) -> TokenStream {
     let name: Ident = ident(name);
     let mut variants = Vec::new();
     let mut decode = Vec::new();
     let mut method_arms = Vec::new();
     let mut encode = Vec::new();
+    let mut write = Vec::new();
     for m in table {
         let cfg = cfg(m.experimental);
         let variant = ident(&m.rust);
@@ -283,65 +491,157 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             Part::Result => m.result.as_deref(),
         };
         let ty = payload_ty(ctx, payload);
+        // Large payloads are boxed so the enum stays small and cheap to move.
+        let boxed = payload.is_some_and(|def| {
+            ctx.size_estimate(&crate::model::Ty::Ref(def.to_owned())) > BOX_OVER
+        });
+        let ty = if boxed { quote!(Box<#ty>) } else { ty };
         let vdoc = doc_attrs(Some(&format!("`{method}`")));
         variants.push(quote!(#vdoc #cfg #variant(#ty),));
         let decode_arm = match (part, payload) {
-            (Part::Params, None) => quote!(Ok(#name::#variant(payload))),
-            (Part::Params, Some(_)) => quote!(decode_payload(method, payload).map(#name::#variant)),
-            (Part::Result, _) => quote!(decode_payload(method, Some(payload)).map(#name::#variant)),
+            (Part::Params, None) => quote!(Ok(#name::#variant(payload.into_value()))),
+            _ if boxed => quote!(payload.decode(method).map(|p| #name::#variant(Box::new(p)))),
+            _ => quote!(payload.decode(method).map(#name::#variant)),
         };
         decode.push(quote!(#cfg #method => #decode_arm,));
         method_arms.push(quote!(#cfg #name::#variant(_) => #method,));
-        let to_value = match (part, payload) {
-            (Part::Params, None) => quote!(payload.clone()),
-            (Part::Params, Some(_)) => quote!(Some(encode_payload(payload))),
-            (Part::Result, _) => quote!(encode_payload(payload)),
+        let (to_value, write_arm) = match (part, payload) {
+            (Part::Params, None) => (
+                quote!(payload.clone()),
+                quote!(payload
+                    .as_ref()
+                    .map_or(Ok(()), |p| map.serialize_entry(key, p))),
+            ),
+            (Part::Params, Some(_)) => (
+                quote!(Some(encode_payload(payload))),
+                quote!(map.serialize_entry(key, payload)),
+            ),
+            (Part::Result, _) => (
+                quote!(encode_payload(payload)),
+                quote!(map.serialize_entry(key, payload)),
+            ),
         };
         encode.push(quote!(#cfg #name::#variant(payload) => #to_value,));
+        write.push(quote!(#cfg #name::#variant(payload) => #write_arm,));
     }
-    let (payload_param, unknown_variant, unknown_decode, unknown_encode, out_ty, encode_doc) =
-        match part {
-            Part::Params => (
-                quote!(payload: Option<Value>),
-                quote! {
-                    /// A method in no table (or behind a feature this build lacks), with its raw params.
-                    Unknown { method: String, params: Option<Value> },
-                },
-                quote!(_ => Ok(#name::Unknown { method: method.to_owned(), params: payload }),),
-                quote!(#name::Unknown { params, .. } => params.clone(),),
-                quote!(Option<Value>),
-                "The params as JSON; `None` when the message has no params member.",
-            ),
-            Part::Result => (
-                quote!(payload: Value),
-                quote! {
-                    /// The result of a method in no table, kept as sent.
-                    Unknown { method: String, result: Value },
-                },
-                quote!(_ => Ok(#name::Unknown { method: method.to_owned(), result: payload }),),
-                quote!(#name::Unknown { result, .. } => result.clone(),),
-                quote!(Value),
-                "The result as JSON.",
-            ),
-        };
-    let decode_doc = match part {
-        Part::Params => "Types the params of `method`; a method in no table is kept as `Unknown`.",
-        Part::Result => {
-            "Types the result of a request for `method`; a method in no table is kept as `Unknown`."
-        }
+    let unknown = match part {
+        Part::Params => Unknown {
+            variant: quote! {
+                /// A method in no table (or behind a feature this build lacks), with its raw params.
+                Unknown { method: String, params: Option<Value> },
+            },
+            decode: quote!(_ => Ok(#name::Unknown { method: method.to_owned(), params: payload.into_value() }),),
+            encode: quote!(#name::Unknown { params, .. } => params.clone(),),
+            write: quote!(#name::Unknown { params, .. } => params.as_ref().map_or(Ok(()), |p| map.serialize_entry(key, p)),),
+        },
+        Part::Result => Unknown {
+            variant: quote! {
+                /// The result of a method in no table, kept as sent.
+                Unknown { method: String, result: Value },
+            },
+            decode: quote! {
+                _ => Ok(#name::Unknown { method: method.to_owned(), result: payload.into_value().unwrap_or(Value::Null) }),
+            },
+            encode: quote!(#name::Unknown { result, .. } => result.clone(),),
+            write: TokenStream::new(),
+        },
     };
-    let encode_name = match part {
-        Part::Params => ident("params"),
-        Part::Result => ident("result"),
+    let Unknown {
+        variant: unknown_variant,
+        decode: unknown_decode,
+        encode: unknown_encode,
+        write: unknown_write,
+    } = unknown;
+    let (out_ty, encode_name, encode_doc, decode_doc, raw_doc, raw_arg, value_in) = match part {
+        Part::Params => (
+            quote!(Option<Value>),
+            ident("params"),
+            "The params as JSON; `None` when the message has no params member.",
+            "Types the params of `method`; a method in no table is kept as `Unknown`.",
+            "Types params still in their wire text (`None`: no params member), without building a `Value` first.",
+            quote!(payload: Option<&RawValue>),
+            quote!(payload),
+        ),
+        Part::Result => (
+            quote!(Value),
+            ident("result"),
+            "The result as JSON.",
+            "Types the result of a request for `method`; a method in no table is kept as `Unknown`.",
+            "Types a result still in its wire text, without building a `Value` first.",
+            quote!(payload: &RawValue),
+            quote!(Some(payload)),
+        ),
     };
-    let doc = doc_attrs(Some(doc));
-    let decode_doc = doc_attrs(Some(decode_doc));
-    let encode_doc = doc_attrs(Some(encode_doc));
-    let unknown_method = quote!(#name::Unknown { method, .. } => method,);
     // With an empty table every match has the unknown arm alone.
     let allow = table
         .is_empty()
         .then(|| quote!(#[allow(clippy::match_single_binding)]));
+    let deser_arms = table.iter().map(|m| {
+        let cfg = cfg(m.experimental);
+        let variant = ident(&m.rust);
+        let method = &m.name;
+        match m.params.as_deref() {
+            None => quote!(#cfg #method => Option::<Value>::deserialize(deserializer).map(#name::#variant),),
+            Some(def) => {
+                let ty = payload_ty(ctx, Some(def));
+                if ctx.size_estimate(&crate::model::Ty::Ref(def.to_owned())) > BOX_OVER {
+                    quote!(#cfg #method => <#ty>::deserialize(deserializer).map(|p| #name::#variant(Box::new(p))),)
+                } else {
+                    quote!(#cfg #method => <#ty>::deserialize(deserializer).map(#name::#variant),)
+                }
+            }
+        }
+    });
+    let (write_payload, serialize) = match part {
+        Part::Params => (
+            quote! {
+                // Decodes the params of `method` straight from the frame being parsed.
+                fn deserialize_params<'de, D: serde::Deserializer<'de>>(method: &str, deserializer: D) -> Result<Self, D::Error> {
+                    match method {
+                        #(#deser_arms)*
+                        _ => Option::<Value>::deserialize(deserializer)
+                            .map(|params| #name::Unknown { method: method.to_owned(), params }),
+                    }
+                }
+
+                // Writes the params as the member `key`, straight from the typed value.
+                fn write_payload<M: SerializeMap>(&self, map: &mut M, key: &'static str) -> Result<(), M::Error> {
+                    match self {
+                        #(#write)*
+                        #unknown_write
+                    }
+                }
+            },
+            TokenStream::new(),
+        ),
+        Part::Result => {
+            let arms = table.iter().map(|m| {
+                let cfg = cfg(m.experimental);
+                let variant = ident(&m.rust);
+                quote!(#cfg #name::#variant(payload) => payload.serialize(serializer),)
+            });
+            (
+                TokenStream::new(),
+                quote! {
+                    /// Encodes the result alone, straight from the typed value.
+                    #allow
+                    impl Serialize for #name {
+                        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                            match self {
+                                #(#arms)*
+                                #name::Unknown { result, .. } => result.serialize(serializer),
+                            }
+                        }
+                    }
+                },
+            )
+        }
+    };
+    let doc = doc_attrs(Some(doc));
+    let decode_doc = doc_attrs(Some(decode_doc));
+    let raw_doc = doc_attrs(Some(raw_doc));
+    let encode_doc = doc_attrs(Some(encode_doc));
+    let unknown_method = quote!(#name::Unknown { method, .. } => method,);
     quote! {
         #doc
         #[derive(Clone, Debug, PartialEq, Eq)]
@@ -354,7 +654,16 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
         #allow
         impl #name {
             #decode_doc
-            pub fn decode(method: &str, #payload_param) -> Result<Self, DecodeError> {
+            pub fn decode(method: &str, payload: #out_ty) -> Result<Self, DecodeError> {
+                Self::decode_from(method, #value_in)
+            }
+
+            #raw_doc
+            pub fn decode_raw(method: &str, #raw_arg) -> Result<Self, DecodeError> {
+                Self::decode_from(method, #value_in)
+            }
+
+            fn decode_from<P: PayloadSource>(method: &str, payload: P) -> Result<Self, DecodeError> {
                 match method {
                     #(#decode)*
                     #unknown_decode
@@ -376,6 +685,18 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
                     #unknown_encode
                 }
             }
+
+            #write_payload
         }
+
+        #serialize
     }
+}
+
+// The unknown arm of a dispatch enum and its share of each method.
+struct Unknown {
+    variant: TokenStream,
+    decode: TokenStream,
+    encode: TokenStream,
+    write: TokenStream,
 }

@@ -146,7 +146,7 @@ fn field_doc(field: &Field) -> String {
 
 fn field_ty(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
     let inner = ctx.ty(&field.ty);
-    let inner = if field.boxed {
+    let inner = if ctx.boxed(field) {
         quote!(Box<#inner>)
     } else {
         inner
