@@ -1,0 +1,111 @@
+//! Timing with a fixed budget per case, and the report lines the scripts read.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// Seconds of measurement per case: `MSP_BENCH_SECS`, default 1.5.
+pub fn budget() -> Duration {
+    let secs = std::env::var("MSP_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap_or(1.5);
+    Duration::from_secs_f64(secs.max(0.05))
+}
+
+/// Whether case `name` runs: `MSP_BENCH_ONLY`, when set, must be part of its name (for
+/// profiling one case).
+pub fn selected(name: &str) -> bool {
+    std::env::var("MSP_BENCH_ONLY").map_or(true, |only| name.contains(&only))
+}
+
+/// Median time of one call of `pass`, after a short warm-up, within `budget` (at least 5 calls).
+///
+/// With `MSP_BENCH_PASSES=N`, exactly `N` calls and no warm-up, for instruction counts under
+/// `valgrind --tool=callgrind` that do not depend on speed.
+pub fn median_pass(budget: Duration, mut pass: impl FnMut()) -> Duration {
+    if let Some(n) = std::env::var("MSP_BENCH_PASSES")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+    {
+        let mut samples: Vec<Duration> = (0..n.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                pass();
+                t.elapsed()
+            })
+            .collect();
+        return median(&mut samples);
+    }
+    let warm = Instant::now();
+    while warm.elapsed() < budget / 5 {
+        pass();
+    }
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while samples.len() < 5 || start.elapsed() < budget {
+        let t = Instant::now();
+        pass();
+        samples.push(t.elapsed());
+    }
+    median(&mut samples)
+}
+
+/// The median of `samples`.
+pub fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// Megabytes (10^6 bytes) per second.
+pub fn mb_per_s(bytes: usize, time: Duration) -> f64 {
+    bytes as f64 / 1e6 / time.as_secs_f64()
+}
+
+/// Key-value results, printed and, when `MSP_BENCH_OUT` names a folder, written there as
+/// `<name>.tsv` for `scripts/bench_all.sh`.
+pub struct Report {
+    name: &'static str,
+    rows: Vec<(String, String)>,
+}
+
+impl Report {
+    /// An empty report named `name`.
+    pub fn new(name: &'static str) -> Self {
+        Report {
+            name,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Records one value.
+    pub fn put(&mut self, key: impl Into<String>, value: impl ToString) {
+        self.rows.push((key.into(), value.to_string()));
+    }
+
+    /// Writes `<MSP_BENCH_OUT>/<name>.tsv` if the variable is set.
+    pub fn save(&self) {
+        let Some(dir) = std::env::var_os("MSP_BENCH_OUT") else {
+            return;
+        };
+        let dir = std::path::PathBuf::from(dir);
+        let path = dir.join(format!("{}.tsv", self.name));
+        let written = std::fs::create_dir_all(&dir).and_then(|()| {
+            let mut file = std::fs::File::create(&path)?;
+            for (key, value) in &self.rows {
+                writeln!(file, "{key}\t{value}")?;
+            }
+            Ok(())
+        });
+        if let Err(e) = written {
+            eprintln!("could not write {}: {e}", path.display());
+        }
+    }
+}
+
+/// `a / b`, formatted with two decimals; `n/a` when either is missing or `b` is zero.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if b != 0.0 => format!("{:.2}", a / b),
+        _ => "n/a".to_owned(),
+    }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Every benchmark of msp-bench, then a table of each ratio against its target:
+# generation (msp-codegen vs typify), wire decode/encode (msp-types vs Value, IgnoredAny and
+# typify's types) and build time (scripts/bench_build_time.sh). Set MSP_SHARED_DIR for the
+# experimental bundle and the golden transcripts; without it the typify comparisons are skipped.
+# MSP_BENCH_SECS (default 1) is the measurement time of each wire case.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export MSP_BENCH_OUT=${MSP_BENCH_OUT:-$PWD/target/msp-bench}
+export MSP_BENCH_SECS=${MSP_BENCH_SECS:-1}
+rm -rf "$MSP_BENCH_OUT"
+mkdir -p "$MSP_BENCH_OUT"
+start=$(date +%s)
+stage_start=$start
+stage() {
+  local now
+  now=$(date +%s)
+  echo "-- $((now - stage_start)) s"
+  stage_start=$now
+}
+
+# Built once; the binaries run as built, so that a change to the tree during the run cannot
+# rebuild between stages.
+echo "== building the benches (bench profile)"
+built=$(cargo bench -p msp-bench --no-run 2>&1) || { echo "$built"; exit 1; }
+exe() { sed -n "s|.*Executable benches/$1.rs (\(.*\))|\1|p" <<<"$built"; }
+generation=$(exe generation)
+wire=$(exe wire)
+stage
+echo "== generation"
+"$generation" --bench
+stage
+echo "== wire"
+"$wire" --bench
+stage
+echo "== build time"
+scripts/bench_build_time.sh
+stage
+
+echo
+echo "== ratios against targets ($(($(date +%s) - start)) s in all)"
+cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
+  { v[$1] = $2 }
+  function row(what, key, op, target,   val, ok) {
+    if (!(key in v)) { printf "%-58s %9s %8s  %s\n", what, "n/a", op target, "skipped"; return }
+    val = v[key]
+    ok = (op == ">=") ? (val + 0 >= target) : (val + 0 <= target)
+    printf "%-58s %9.2f %8s  %s\n", what, val, op target, ok ? "met" : "MISSED"
+  }
+  END {
+    printf "%-58s %9s %8s  %s\n", "ratio", "value", "target", ""
+    row("generation time msp-codegen/typify (bundle)", "bundle.ratio.time", "<=", 0.25)
+    row("generation time msp-codegen/typify (schema)", "schema.ratio.time", "<=", 0.25)
+    row("generation peak memory msp-codegen/typify (bundle)", "bundle.ratio.peak", "<=", 1.0)
+    row("generation peak memory msp-codegen/typify (schema)", "schema.ratio.peak", "<=", 1.0)
+    row("decode frame, Frame::parse / Value", "decode.frame.msp_api/value", ">=", 1.5)
+    row("decode frame, Frame::parse / typify types", "decode.frame.msp_api/typify", ">=", 1.0)
+    row("decode frame, Frame::parse / IgnoredAny (within 2x)", "decode.frame.msp_api/ignored_any", ">=", 0.5)
+    row("decode payload, *::decode / Value", "decode.payload.msp_api/value", ">=", 1.5)
+    row("decode payload, *::decode / typify types", "decode.payload.msp_api/typify", ">=", 1.0)
+    row("decode payload, *::decode / IgnoredAny (within 2x)", "decode.payload.msp_api/ignored_any", ">=", 0.5)
+    row("decode payload, *::decode_raw / Value", "decode.payload.msp_api_raw/value", ">=", 1.5)
+    row("decode payload, *::decode_raw / typify types", "decode.payload.msp_api_raw/typify", ">=", 1.0)
+    row("decode payload, *::decode_raw / IgnoredAny (within 2x)", "decode.payload.msp_api_raw/ignored_any", ">=", 0.5)
+    row("encode frame, Frame::to_line / Value", "encode.frame.msp_api/value", ">=", 1.0)
+    row("encode payload, params() or Serialize / Value", "encode.payload.msp_api/value", ">=", 1.0)
+    row("build: generated crate / typify crate (debug)", "ratio.crate", "<=", 1.0)
+    row("no-op build: generator runs", "noop.generator_runs", "<=", 0)
+    print ""
+    print "diagnostic: the generated types alone (serde_json::from_str::<T>, no Value in between)"
+    row("  decode frame, types / Value", "decode.frame.msp_types/value", ">=", 1.5)
+    row("  decode frame, types / typify types", "decode.frame.msp_types/typify", ">=", 1.0)
+    row("  decode payload, types / Value", "decode.payload.msp_types/value", ">=", 1.5)
+    row("  decode payload, types / typify types", "decode.payload.msp_types/typify", ">=", 1.0)
+    row("  decode payload, types / IgnoredAny (within 2x)", "decode.payload.msp_types/ignored_any", ">=", 0.5)
+    row("  encode payload, types / Value", "encode.payload.msp_types/value", ">=", 1.0)
+    row("  encode payload, types / typify types", "encode.payload.msp_types/typify", ">=", 1.0)
+  }'
+echo "raw numbers: $MSP_BENCH_OUT/*.tsv"
