@@ -43,20 +43,20 @@ pub enum ApiPayload {
     Error(ErrorObject),
 }
 
-/// Where the API's `decode` functions take the payload from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// `decode(method, Value)`: the text parsed to a `serde_json::Value` first.
-    Value,
-    /// `decode_raw(method, &RawValue)`: the wire text itself.
-    Raw,
+/// What the API's `decode` functions are given.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    /// `decode(method, Value)`: the text, parsed to a `serde_json::Value` first (timed).
+    Value(&'a str),
+    /// `decode_raw(method, &RawValue)`: the wire text as a frame reader hands it over.
+    Raw(&'a RawValue),
 }
 
 /// Payload text to its type through the public API.
-pub fn api_payload_decode(line: &Line, text: &str, source: Source) -> Outcome<ApiPayload> {
+pub fn api_payload_decode(line: &Line, source: Source) -> Outcome<ApiPayload> {
     let method = method(line);
     Ok(match source {
-        Source::Value => {
+        Source::Value(text) => {
             let value: Value = serde_json::from_str(text).map_err(text_err)?;
             match line.kind {
                 Kind::ClientRequest => ApiPayload::ClientRequest(
@@ -77,36 +77,33 @@ pub fn api_payload_decode(line: &Line, text: &str, source: Source) -> Outcome<Ap
                 Kind::Error => ApiPayload::Error(serde_json::from_value(value).map_err(err)?),
             }
         }
-        Source::Raw => {
-            let raw: &RawValue = serde_json::from_str(text).map_err(text_err)?;
-            match line.kind {
-                Kind::ClientRequest => ApiPayload::ClientRequest(
-                    ClientRequest::decode_raw(method?, Some(raw)).map_err(err)?,
-                ),
-                Kind::ServerRequest => ApiPayload::ServerRequest(
-                    ServerRequest::decode_raw(method?, Some(raw)).map_err(err)?,
-                ),
-                Kind::Notification => ApiPayload::Notification(
-                    ProtocolNotification::decode_raw(method?, Some(raw)).map_err(err)?,
-                ),
-                Kind::ClientResult => {
-                    ApiPayload::ClientResult(ClientResult::decode_raw(method?, raw).map_err(err)?)
-                }
-                Kind::ServerResult => {
-                    ApiPayload::ServerResult(ServerResult::decode_raw(method?, raw).map_err(err)?)
-                }
-                Kind::Error => ApiPayload::Error(serde_json::from_str(raw.get()).map_err(err)?),
+        Source::Raw(raw) => match line.kind {
+            Kind::ClientRequest => ApiPayload::ClientRequest(
+                ClientRequest::decode_raw(method?, Some(raw)).map_err(err)?,
+            ),
+            Kind::ServerRequest => ApiPayload::ServerRequest(
+                ServerRequest::decode_raw(method?, Some(raw)).map_err(err)?,
+            ),
+            Kind::Notification => ApiPayload::Notification(
+                ProtocolNotification::decode_raw(method?, Some(raw)).map_err(err)?,
+            ),
+            Kind::ClientResult => {
+                ApiPayload::ClientResult(ClientResult::decode_raw(method?, raw).map_err(err)?)
             }
-        }
+            Kind::ServerResult => {
+                ApiPayload::ServerResult(ServerResult::decode_raw(method?, raw).map_err(err)?)
+            }
+            Kind::Error => ApiPayload::Error(serde_json::from_str(raw.get()).map_err(err)?),
+        },
     })
 }
 
 /// [`api_payload_decode`] with the value dropped where it is made, so that the timing holds no
 /// moves of the bench's own (large) enum.
-pub fn api_payload_check(line: &Line, text: &str, source: Source) -> Outcome {
+pub fn api_payload_check(line: &Line, source: Source) -> Outcome {
     let method = method(line);
     match source {
-        Source::Value => {
+        Source::Value(text) => {
             let value: Value = serde_json::from_str(text).map_err(text_err)?;
             match line.kind {
                 Kind::ClientRequest => {
@@ -123,23 +120,20 @@ pub fn api_payload_check(line: &Line, text: &str, source: Source) -> Outcome {
                 Kind::Error => drop(serde_json::from_value::<ErrorObject>(value).map_err(err)?),
             }
         }
-        Source::Raw => {
-            let raw: &RawValue = serde_json::from_str(text).map_err(text_err)?;
-            match line.kind {
-                Kind::ClientRequest => {
-                    drop(ClientRequest::decode_raw(method?, Some(raw)).map_err(err)?)
-                }
-                Kind::ServerRequest => {
-                    drop(ServerRequest::decode_raw(method?, Some(raw)).map_err(err)?)
-                }
-                Kind::Notification => {
-                    drop(ProtocolNotification::decode_raw(method?, Some(raw)).map_err(err)?)
-                }
-                Kind::ClientResult => drop(ClientResult::decode_raw(method?, raw).map_err(err)?),
-                Kind::ServerResult => drop(ServerResult::decode_raw(method?, raw).map_err(err)?),
-                Kind::Error => drop(serde_json::from_str::<ErrorObject>(raw.get()).map_err(err)?),
+        Source::Raw(raw) => match line.kind {
+            Kind::ClientRequest => {
+                drop(ClientRequest::decode_raw(method?, Some(raw)).map_err(err)?)
             }
-        }
+            Kind::ServerRequest => {
+                drop(ServerRequest::decode_raw(method?, Some(raw)).map_err(err)?)
+            }
+            Kind::Notification => {
+                drop(ProtocolNotification::decode_raw(method?, Some(raw)).map_err(err)?)
+            }
+            Kind::ClientResult => drop(ClientResult::decode_raw(method?, raw).map_err(err)?),
+            Kind::ServerResult => drop(ServerResult::decode_raw(method?, raw).map_err(err)?),
+            Kind::Error => drop(serde_json::from_str::<ErrorObject>(raw.get()).map_err(err)?),
+        },
     }
     Ok(())
 }
