@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Result of `account/loginCancel`: reports whether there was a pending login flow to abandon.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AccountLoginCancelResult {
     /// `true` when a login flow was pending and is now cancelled; `false` when no flow was in progress, so the call changed nothing.
@@ -14,6 +14,12 @@ pub struct AccountLoginCancelResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AccountLoginCancelResult {
+        required cancelled = "cancelled",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AccountLoginCancelResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -39,7 +45,7 @@ impl AccountLoginCancelResult {
 impl Validate for AccountLoginCancelResult {}
 /// Params of the `account/loginCompleted` notification: the terminal outcome of a login flow started with `account/loginStart`. It never carries the device code, the verification URL or any credential material.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AccountLoginCompletedParams {
     /// Optional human-readable explanation, suitable for showing to the user; it is never key material or an echo of the request. Absent when the host has nothing to add (typically on `granted` and `cancelled`).
@@ -51,6 +57,13 @@ pub struct AccountLoginCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AccountLoginCompletedParams {
+        optional message = "message",
+        required outcome = "outcome",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AccountLoginCompletedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -166,7 +179,7 @@ impl crate::sample::Sample for AccountLoginOutcome {
 }
 /// Params of `account/loginStart`: which login flow to run and, for the API-key flow, the key to store. A mismatch between `type` and the presence of `apiKey` is rejected as invalid params.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AccountLoginStartParams {
     /// The API key to store. Required and non-empty when `type` is `"apiKey"`; must be absent when `type` is `"deviceCode"`. This is secret material: never log it.
@@ -179,6 +192,13 @@ pub struct AccountLoginStartParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AccountLoginStartParams {
+        optional api_key = "apiKey",
+        required type_ = "type",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AccountLoginStartParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -206,7 +226,7 @@ impl AccountLoginStartParams {
 impl Validate for AccountLoginStartParams {}
 /// Result of `account/loginStart`. For a device-code flow it carries what the client shows the user to finish signing in; for the API-key flow it is an empty object because the login completes within the call.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AccountLoginStartResult {
     /// The short code the user enters or confirms at `verificationUrl`. Present only for a `"deviceCode"` flow; delivered only in this result, never in later notifications.
@@ -223,6 +243,13 @@ pub struct AccountLoginStartResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AccountLoginStartResult {
+        optional user_code = "userCode",
+        optional verification_url = "verificationUrl",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AccountLoginStartResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -309,7 +336,7 @@ impl crate::sample::Sample for AccountLoginType {
 }
 /// The host's view of its credentials: the result of `account/read` and `account/logout` and the params of the `account/changed` notification. It never contains key material.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AccountState {
     /// Optional HTTPS URL of an avatar image for the signed-in account, for display only. Only sent for the `"accountLogin"` state, and absent (never `null`) when unknown.
@@ -327,6 +354,15 @@ pub struct AccountState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AccountState {
+        optional avatar_url = "avatarUrl",
+        required credential_required = "credentialRequired",
+        optional label = "label",
+        required state = "state",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AccountState {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// One option the host offers for answering a peer-admission prompt. The host mints the menu; a client shows `label` and sends the chosen `choiceId` back in `admission/decide`, and never builds a choice of its own.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionChoice {
     /// Server-minted identifier of this option (a snake_case token such as `allow_once`); send it unchanged as `choiceId` in `admission/decide`.
@@ -19,6 +19,14 @@ pub struct AdmissionChoice {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionChoice {
+        required choice_id = "choiceId",
+        required label = "label",
+        required scope = "scope",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionChoice {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -48,7 +56,7 @@ impl AdmissionChoice {
 impl Validate for AdmissionChoice {}
 /// Params of the `admission/decide` command: answers an open peer-admission prompt by picking one of its offered choices. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionDecideParams {
     /// The admission prompt being answered, as named by `admissionId` in `admission/request`, `admission/requested` or `admission/listPending`.
@@ -67,6 +75,15 @@ pub struct AdmissionDecideParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionDecideParams {
+        required admission_id = "admissionId",
+        required choice_id = "choiceId",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionDecideParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -104,7 +121,7 @@ impl AdmissionDecideParams {
 impl Validate for AdmissionDecideParams {}
 /// Result of `admission/decide`: the host accepted the decision for processing. Every decide is final for its prompt; the authoritative outcome is the `admission/resolved` event. A decide that lost a race fails with `admissionAlreadyResolved` instead.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionDecideResult {
     /// The admission prompt the decision applies to, echoed from the params.
@@ -119,6 +136,14 @@ pub struct AdmissionDecideResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionDecideResult {
+        required admission_id = "admissionId",
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionDecideResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -236,7 +261,7 @@ impl crate::sample::Sample for AdmissionDecision {
 }
 /// Params of `admission/listPending`: asks for every peer-admission prompt still open on a session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionListPendingParams {
     /// The session whose open admission prompts are wanted.
@@ -246,6 +271,12 @@ pub struct AdmissionListPendingParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionListPendingParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionListPendingParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -271,7 +302,7 @@ impl AdmissionListPendingParams {
 impl Validate for AdmissionListPendingParams {}
 /// Result of `admission/listPending`: the open peer-admission prompts of the session, each with the full payload its `admission/request` carried. The list is empty when nothing is waiting.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionListPendingResult {
     /// One entry per admission prompt that has not been decided yet, in full.
@@ -283,6 +314,13 @@ pub struct AdmissionListPendingResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionListPendingResult {
+        required admissions = "admissions",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionListPendingResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -310,7 +348,7 @@ impl AdmissionListPendingResult {
 impl Validate for AdmissionListPendingResult {}
 /// A peer-admission prompt: another local session wants to deliver a message to this session, and the user decides whether to let it in. This is the payload of the server-to-client `admission/request` and of each `admission/listPending` entry; the matching `admission/requested` view event carries the same facts plus a `sourceRange`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionRequestParams {
     /// Identifier of this admission prompt; quote it in `admission/decide`.
@@ -348,6 +386,20 @@ pub struct AdmissionRequestParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionRequestParams {
+        required admission_id = "admissionId",
+        required available_choices = "availableChoices",
+        required expires_at = "expiresAt",
+        optional held_body = "heldBody",
+        required requester_label = "requesterLabel",
+        required requester_session_id = "requesterSessionId",
+        optional requester_workspace = "requesterWorkspace",
+        required session_id = "sessionId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionRequestParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -410,7 +462,7 @@ impl AdmissionRequestParams {
 impl Validate for AdmissionRequestParams {}
 /// Params of the `admission/requested` view event: the durable, cursor-stamped copy of a peer-admission prompt. A client that missed the live frames gets the same payload back from `view/page`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionRequestedViewParams {
     /// Identifier of this admission prompt; quote it in `admission/decide`.
@@ -451,6 +503,21 @@ pub struct AdmissionRequestedViewParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionRequestedViewParams {
+        required admission_id = "admissionId",
+        required available_choices = "availableChoices",
+        required expires_at = "expiresAt",
+        optional held_body = "heldBody",
+        required requester_label = "requesterLabel",
+        required requester_session_id = "requesterSessionId",
+        optional requester_workspace = "requesterWorkspace",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionRequestedViewParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -518,7 +585,7 @@ impl AdmissionRequestedViewParams {
 impl Validate for AdmissionRequestedViewParams {}
 /// The winning outcome of a peer-admission prompt, handed to a client whose `admission/decide` arrived too late (as `admissionResolution` in the `admissionAlreadyResolved` error data) so it can close its prompt without another read.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionResolutionSummary {
     /// How the prompt ended, as an `AdmissionDecision` string (for example `"allow_once"` or `"timedOut"`).
@@ -533,6 +600,14 @@ pub struct AdmissionResolutionSummary {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionResolutionSummary {
+        required decision = "decision",
+        optional resolved_by = "resolvedBy",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionResolutionSummary {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -562,7 +637,7 @@ impl AdmissionResolutionSummary {
 impl Validate for AdmissionResolutionSummary {}
 /// Params of the `admission/resolved` view event: a peer-admission prompt has been settled. It is always delivered, so any client that showed the prompt can take it down.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct AdmissionResolvedViewParams {
     /// The admission prompt that was settled.
@@ -596,6 +671,19 @@ pub struct AdmissionResolvedViewParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AdmissionResolvedViewParams {
+        required admission_id = "admissionId",
+        optional decided_by_command_id = "decidedByCommandId",
+        required decision = "decision",
+        optional resolved_by = "resolvedBy",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional terminal_cause = "terminalCause",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for AdmissionResolvedViewParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// The policy rule an approval decision added (for example an allow-for-this-session grant), in a form meant for display; the rule itself is not sent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalAmendment {
     /// How long the added rule stays in force.
@@ -16,6 +16,12 @@ pub struct ApprovalAmendment {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalAmendment {
+        required durability = "durability",
+        required rule_preview = "rulePreview",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalAmendment {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -100,7 +106,7 @@ impl crate::sample::Sample for ApprovalAmendmentDurability {
     }
 }
 /// What changed in a still-pending approval, as reported by `approval/updated`. `kind` names the change, and only the members that belong to that kind are present.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalChange {
     /// The choice that was applied, when the change came from a decision that did not finish the approval.
@@ -130,6 +136,18 @@ pub struct ApprovalChange {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalChange {
+        optional choice_id = "choiceId",
+        optional decision = "decision",
+        optional executable = "executable",
+        required kind = "kind",
+        optional reason = "reason",
+        optional reparsed = "reparsed",
+        optional requirement_id = "requirementId",
+        optional status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalChange {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -178,7 +196,7 @@ impl ApprovalChange {
 }
 impl Validate for ApprovalChange {}
 /// One option the host offers for deciding an approval. The host mints the menu; a client shows `label` and sends the chosen `choiceId` in `approval/decide`, and never builds a choice of its own.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalChoice {
     /// When `true`, `approval/decide` may carry a `feedback` text with this option, which is passed to the model. Absent means the option takes no feedback.
@@ -204,6 +222,16 @@ pub struct ApprovalChoice {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalChoice {
+        optional accepts_feedback = "acceptsFeedback",
+        required choice_id = "choiceId",
+        required decision = "decision",
+        required label = "label",
+        optional rule_preview = "rulePreview",
+        required scope = "scope",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalChoice {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -321,7 +349,7 @@ impl crate::sample::Sample for ApprovalChoiceScope {
     }
 }
 /// What a pending Computer Use action would do, for the approval card a client shows: the page, the window, the steps and the data it would send. Empty lists and missing facts are left out, never `null`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaCardFacts {
     /// The pieces of data the action would send, one entry each. Absent when there are none.
@@ -340,6 +368,14 @@ pub struct ApprovalCuaCardFacts {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalCuaCardFacts {
+        optional data = "data",
+        optional page = "page",
+        optional steps = "steps",
+        optional window_title = "windowTitle",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalCuaCardFacts {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -368,14 +404,14 @@ impl ApprovalCuaCardFacts {
 }
 impl Validate for ApprovalCuaCardFacts {}
 /// One piece of data a Computer Use action would send. `kind` says what it is: `secret` for a credential, `other` for data the host cannot describe; show `other` and any unknown kind as a plain data row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaDataFact {
     /// What the data is (`secret` or `other`; more kinds may appear).
     pub kind: String,
     /// How to show a secret without revealing it. Absent when there is nothing to show beyond the kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mask: Option<ApprovalCuaMask>,
+    pub mask: Option<Box<ApprovalCuaMask>>,
     /// Which kind of secret this is (for example a vendor token or a password), for `secret` rows.
     #[serde(rename = "secretKind", default, skip_serializing_if = "Option::is_none")]
     pub secret_kind: Option<String>,
@@ -383,13 +419,20 @@ pub struct ApprovalCuaDataFact {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalCuaDataFact {
+        required kind = "kind",
+        optional mask = "mask",
+        optional secret_kind = "secretKind",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalCuaDataFact {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
             kind: g.nested(),
-            mask: if g.present() { Some(g.nested()) } else { None },
+            mask: if g.present() { Some(Box::new(g.nested())) } else { None },
             secret_kind: if g.present() { Some(g.nested()) } else { None },
             unknown: g.unknown_members(&["kind", "mask", "secretKind"]),
         };
@@ -409,7 +452,7 @@ impl ApprovalCuaDataFact {
 }
 impl Validate for ApprovalCuaDataFact {}
 /// A masked rendering of a secret: a token's prefix and last four characters, a value's length, or nothing but the kind when every member is absent.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaMask {
     /// Length of the secret in characters. Absent when not shown.
@@ -425,6 +468,13 @@ pub struct ApprovalCuaMask {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalCuaMask {
+        optional chars = "chars",
+        optional last4 = "last4",
+        optional prefix = "prefix",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalCuaMask {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -451,7 +501,7 @@ impl ApprovalCuaMask {
 }
 impl Validate for ApprovalCuaMask {}
 /// The web page a Computer Use action targets, reduced to its host name (no path, no query).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaPage {
     /// The page's full host name as displayed, which may contain non-ASCII characters.
@@ -463,6 +513,12 @@ pub struct ApprovalCuaPage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalCuaPage {
+        required host = "host",
+        required host_ascii = "hostAscii",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalCuaPage {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -487,7 +543,7 @@ impl ApprovalCuaPage {
 }
 impl Validate for ApprovalCuaPage {}
 /// A screen point in the model's normalized coordinate space, where each axis runs from 0 to 1000.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaPoint {
     /// Horizontal position, 0 to 1000.
@@ -498,6 +554,12 @@ pub struct ApprovalCuaPoint {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalCuaPoint {
+        required x = "x",
+        required y = "y",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalCuaPoint {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -522,7 +584,7 @@ impl ApprovalCuaPoint {
 }
 impl Validate for ApprovalCuaPoint {}
 /// One consequential step of a Computer Use action, meant to be shown as one line built from `step`, `action`, `roleWord`, `label` and `effect` (for example: Step 2: Click button 'Save', which stores the form). A key step names its `chord`; a step that has neither label nor chord is placed by its `point`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalCuaStep {
     /// The verb of the step, for example a click or a key press, as display text.
@@ -549,6 +611,18 @@ pub struct ApprovalCuaStep {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalCuaStep {
+        required action = "action",
+        optional chord = "chord",
+        required effect = "effect",
+        required kind = "kind",
+        optional label = "label",
+        optional point = "point",
+        optional role_word = "roleWord",
+        required step = "step",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalCuaStep {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -597,7 +671,7 @@ impl ApprovalCuaStep {
 }
 impl Validate for ApprovalCuaStep {}
 /// Params of the `approval/decide` command: decides a pending approval by picking one of its offered choices. It is an ordinary idempotent command: the session must be loaded on this host and `commandId` is required.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalDecideParams {
     /// The approval being decided.
@@ -624,6 +698,16 @@ pub struct ApprovalDecideParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalDecideParams {
+        required approval_id = "approvalId",
+        required choice_id = "choiceId",
+        required command_id = "commandId",
+        tristate feedback = "feedback",
+        required requirement_id = "requirementId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalDecideParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -677,7 +761,7 @@ impl ApprovalDecideParams {
 }
 impl Validate for ApprovalDecideParams {}
 /// Result of `approval/decide`: the host accepted the decision for processing. The authoritative outcome arrives as `approval/resolved` (final) or `approval/updated` (more stages to go) on the view stream.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalDecideResult {
     /// The approval the decision was applied to.
@@ -694,6 +778,14 @@ pub struct ApprovalDecideResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalDecideResult {
+        required approval_id = "approvalId",
+        required command_id = "commandId",
+        required status = "status",
+        required terminal = "terminal",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalDecideResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -826,7 +918,7 @@ impl crate::sample::Sample for ApprovalDecision {
     }
 }
 /// Params of `approval/listPending`: reads the approvals and user-input prompts still open on a session. It is a plain read of the session log: it needs no lease, works whether or not the session is loaded, and does not subscribe.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalListPendingParams {
     /// The session to read.
@@ -836,6 +928,11 @@ pub struct ApprovalListPendingParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalListPendingParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalListPendingParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -858,7 +955,7 @@ impl ApprovalListPendingParams {
 }
 impl Validate for ApprovalListPendingParams {}
 /// Result of `approval/listPending`: every open approval and user-input prompt of the session in full, ordered by the `viewCursor` each opened at. With nothing waiting, both lists come back empty. The answer may be outdated as soon as it arrives; `approval/decide` stays race-safe through its `requirementId` check.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalListPendingResult {
     /// One entry per pending approval, identical to the params of its `approval/request`.
@@ -870,6 +967,12 @@ pub struct ApprovalListPendingResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalListPendingResult {
+        required approvals = "approvals",
+        required user_inputs = "userInputs",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalListPendingResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1099,7 +1202,7 @@ impl crate::sample::Sample for ApprovalModeSource {
     }
 }
 /// Where a tool action came from (the command or page that led to it), for the user's benefit when judging the request. Purely informational and not trusted; no policy rule ever looks at it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalOrigin {
     /// The command that triggered the action, for origins that have one.
@@ -1114,6 +1217,13 @@ pub struct ApprovalOrigin {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalOrigin {
+        optional command = "command",
+        required kind = "kind",
+        optional url = "url",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalOrigin {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1260,7 +1370,7 @@ impl crate::sample::Sample for ApprovalPolicyResult {
     }
 }
 /// A pending approval: a tool action that needs a decision before it runs. This payload is the params of the server-to-client `approval/request`, of the `approval/requested` and `approval/reviewing` view events, and of each `approval/listPending` entry.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalRequestParams {
     /// Durable id of this approval; quote it in `approval/decide`. It is also the `approvalId` on the gated `toolCall` item.
@@ -1271,7 +1381,7 @@ pub struct ApprovalRequestParams {
     pub available_choices: Vec<ApprovalChoice>,
     /// Facts for a Computer Use approval card. Present only when the action is a Computer Use action.
     #[serde(rename = "cuaCardFacts", default, skip_serializing_if = "Option::is_none")]
-    pub cua_card_facts: Option<ApprovalCuaCardFacts>,
+    pub cua_card_facts: Option<Box<ApprovalCuaCardFacts>>,
     /// The requirement the next decision must target; send it back unchanged as `requirementId` in `approval/decide`.
     #[serde(rename = "currentRequirementId")]
     pub current_requirement_id: ApprovalRequirementRef,
@@ -1295,7 +1405,7 @@ pub struct ApprovalRequestParams {
     pub source_range: SourceRange,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
     #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
-    pub subagent_origin: Option<ApprovalSubagentOrigin>,
+    pub subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
     /// What is being approved: a shell command, a file access, a network connection, and so on.
     pub subject: ApprovalSubject,
     /// The task that runs the gated tool action.
@@ -1317,6 +1427,27 @@ pub struct ApprovalRequestParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalRequestParams {
+        required approval_id = "approvalId",
+        required available_choices = "availableChoices",
+        optional cua_card_facts = "cuaCardFacts",
+        required current_requirement_id = "currentRequirementId",
+        required item_id = "itemId",
+        required judge_escalated = "judgeEscalated",
+        required protected_write = "protectedWrite",
+        required raw_args = "rawArgs",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional subagent_origin = "subagentOrigin",
+        required subject = "subject",
+        required task_id = "taskId",
+        required tool_call_id = "toolCallId",
+        required tool_name = "toolName",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalRequestParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1324,7 +1455,7 @@ impl crate::sample::Sample for ApprovalRequestParams {
         let mut value = Self {
             approval_id: g.nested(),
             available_choices: g.nested(),
-            cua_card_facts: if g.present() { Some(g.nested()) } else { None },
+            cua_card_facts: if g.present() { Some(Box::new(g.nested())) } else { None },
             current_requirement_id: g.nested(),
             item_id: g.nested(),
             judge_escalated: g.nested(),
@@ -1332,7 +1463,7 @@ impl crate::sample::Sample for ApprovalRequestParams {
             raw_args: g.nested(),
             session_id: g.nested(),
             source_range: g.nested(),
-            subagent_origin: if g.present() { Some(g.nested()) } else { None },
+            subagent_origin: if g.present() { Some(Box::new(g.nested())) } else { None },
             subject: g.nested(),
             task_id: g.nested(),
             tool_call_id: g.nested(),
@@ -1409,7 +1540,7 @@ impl ApprovalRequestParams {
 }
 impl Validate for ApprovalRequestParams {}
 /// Points at a single requirement inside an approval; a shell command has one requirement per stage. Echo it as `requirementId` when calling `approval/decide`; an `approvalRequirementStale` error reports the requirement that is current instead.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalRequirementRef {
     /// The approval the requirement belongs to.
@@ -1422,6 +1553,12 @@ pub struct ApprovalRequirementRef {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalRequirementRef {
+        required approval_id = "approvalId",
+        required source_index = "sourceIndex",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalRequirementRef {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1446,7 +1583,7 @@ impl ApprovalRequirementRef {
 }
 impl Validate for ApprovalRequirementRef {}
 /// The winning outcome of an approval, handed to a client whose `approval/decide` arrived too late (as `resolution` in the `approvalAlreadyResolved` error data) so it can close its dialog without another read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalResolutionSummary {
     /// The final decision, as an `ApprovalDecision` string.
@@ -1461,6 +1598,13 @@ pub struct ApprovalResolutionSummary {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalResolutionSummary {
+        required decision = "decision",
+        required resolved_by = "resolvedBy",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalResolutionSummary {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1553,7 +1697,7 @@ impl crate::sample::Sample for ApprovalResolvedBy {
     }
 }
 /// Params of the `approval/resolved` view event: an approval reached its final decision. It is always delivered, so any client that showed the approval can close its dialog, including the one whose command won.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalResolvedParams {
     /// The policy rule the decision added. Absent when it added none.
@@ -1594,7 +1738,7 @@ pub struct ApprovalResolvedParams {
     pub stage_evidence: Vec<ApprovalStageEvidence>,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
     #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
-    pub subagent_origin: Option<ApprovalSubagentOrigin>,
+    pub subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
     /// The turn in which the tool action happened.
     #[serde(rename = "turnId")]
     pub turn_id: String,
@@ -1605,6 +1749,24 @@ pub struct ApprovalResolvedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalResolvedParams {
+        optional amendment = "amendment",
+        required approval_id = "approvalId",
+        optional decided_at = "decidedAt",
+        optional decided_by_command_id = "decidedByCommandId",
+        required decision = "decision",
+        required item_id = "itemId",
+        required policy_result = "policyResult",
+        required resolved_by = "resolvedBy",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required stage_evidence = "stageEvidence",
+        optional subagent_origin = "subagentOrigin",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalResolvedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1621,7 +1783,7 @@ impl crate::sample::Sample for ApprovalResolvedParams {
             session_id: g.nested(),
             source_range: g.nested(),
             stage_evidence: g.nested(),
-            subagent_origin: if g.present() { Some(g.nested()) } else { None },
+            subagent_origin: if g.present() { Some(Box::new(g.nested())) } else { None },
             turn_id: g.nested(),
             view_cursor: g.nested(),
             unknown: g
@@ -1683,7 +1845,7 @@ impl ApprovalResolvedParams {
 }
 impl Validate for ApprovalResolvedParams {}
 /// One stage of a shell-command approval: a single command out of a pipeline or command list, approved on its own.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalStage {
     /// The stage's command split into arguments.
@@ -1712,6 +1874,17 @@ pub struct ApprovalStage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalStage {
+        required argv = "argv",
+        required argv_complete = "argvComplete",
+        required position = "position",
+        required requirement_id = "requirementId",
+        required resolution = "resolution",
+        optional suggested_prefix = "suggestedPrefix",
+        required total_stages = "totalStages",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalStage {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1764,7 +1937,7 @@ impl ApprovalStage {
 }
 impl Validate for ApprovalStage {}
 /// How one stage of a shell-command approval was settled, recorded when the approval reached its final decision.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalStageEvidence {
     /// The stage's command split into arguments.
@@ -1783,6 +1956,15 @@ pub struct ApprovalStageEvidence {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalStageEvidence {
+        required argv = "argv",
+        required position = "position",
+        required requirement_id = "requirementId",
+        required resolution = "resolution",
+        required total_stages = "totalStages",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalStageEvidence {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1822,7 +2004,7 @@ impl ApprovalStageEvidence {
 }
 impl Validate for ApprovalStageEvidence {}
 /// State of one shell stage: waiting for a decision, or satisfied and by what means. Satisfied stages stay in the list so a client can show how far the approval has got.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalStageResolution {
     /// The command prefix of the rule that satisfied the stage, when a prefix rule did.
@@ -1837,6 +2019,13 @@ pub struct ApprovalStageResolution {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalStageResolution {
+        optional argv_prefix = "argvPrefix",
+        optional diagnostic = "diagnostic",
+        required kind = "kind",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalStageResolution {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1863,7 +2052,7 @@ impl ApprovalStageResolution {
 }
 impl Validate for ApprovalStageResolution {}
 /// Identifies the child agent (a native subagent) behind an approval that is shown on its parent session, so a client can say which child is asking. Left out entirely on the parent's own approvals.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalSubagentOrigin {
     /// The child run that is waiting on this approval.
@@ -1879,6 +2068,13 @@ pub struct ApprovalSubagentOrigin {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalSubagentOrigin {
+        required child_run_id = "childRunId",
+        required child_session_id = "childSessionId",
+        required subagent_id = "subagentId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalSubagentOrigin {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1909,7 +2105,7 @@ impl ApprovalSubagentOrigin {
 }
 impl Validate for ApprovalSubagentOrigin {}
 /// What an approval is about, discriminated by `kind`; only the members that belong to the kind are present. New kinds may appear: show an unfamiliar kind in a generic way and never approve it automatically.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalSubject {
     /// The kind of access wanted (for example `read` or `write`), for a file access.
@@ -1925,7 +2121,7 @@ pub struct ApprovalSubject {
     pub kind: String,
     /// What triggered the action, when the host knows. Display only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origin: Option<ApprovalOrigin>,
+    pub origin: Option<Box<ApprovalOrigin>>,
     /// The file-system path involved, for a file access or a Unix socket.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -1951,6 +2147,22 @@ pub struct ApprovalSubject {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalSubject {
+        optional access = "access",
+        optional command = "command",
+        optional host = "host",
+        required kind = "kind",
+        optional origin = "origin",
+        optional path = "path",
+        optional port = "port",
+        optional protocol = "protocol",
+        optional stages = "stages",
+        optional target = "target",
+        optional tool_name = "toolName",
+        optional workspace_root = "workspaceRoot",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalSubject {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1960,7 +2172,7 @@ impl crate::sample::Sample for ApprovalSubject {
             command: if g.present() { Some(g.nested()) } else { None },
             host: if g.present() { Some(g.nested()) } else { None },
             kind: g.nested(),
-            origin: if g.present() { Some(g.nested()) } else { None },
+            origin: if g.present() { Some(Box::new(g.nested())) } else { None },
             path: if g.present() { Some(g.nested()) } else { None },
             port: if g.present() { Some(g.integer(None, None)) } else { None },
             protocol: if g.present() { Some(g.nested()) } else { None },
@@ -2011,7 +2223,7 @@ impl ApprovalSubject {
 }
 impl Validate for ApprovalSubject {}
 /// A rule the host proposes for a shell stage: any command beginning with `argvPrefix` would then run in this workspace with no prompt.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalSuggestedPrefix {
     /// The leading arguments a command must start with to be covered by the rule.
@@ -2023,6 +2235,12 @@ pub struct ApprovalSuggestedPrefix {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalSuggestedPrefix {
+        required argv_prefix = "argvPrefix",
+        required label = "label",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalSuggestedPrefix {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2047,7 +2265,7 @@ impl ApprovalSuggestedPrefix {
 }
 impl Validate for ApprovalSuggestedPrefix {}
 /// Params of the `approval/updated` view event: an approval is still pending but its state changed. Carries the refreshed pending view (subject, choices, current requirement) and the one change that caused it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ApprovalUpdatedParams {
     /// The approval that changed.
@@ -2069,7 +2287,7 @@ pub struct ApprovalUpdatedParams {
     pub source_range: SourceRange,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
     #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
-    pub subagent_origin: Option<ApprovalSubagentOrigin>,
+    pub subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
     /// What is being approved, as it now stands.
     pub subject: ApprovalSubject,
     /// View cursor of this update event.
@@ -2079,6 +2297,19 @@ pub struct ApprovalUpdatedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ApprovalUpdatedParams {
+        required approval_id = "approvalId",
+        required available_choices = "availableChoices",
+        required change = "change",
+        required current_requirement_id = "currentRequirementId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional subagent_origin = "subagentOrigin",
+        required subject = "subject",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ApprovalUpdatedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2090,7 +2321,7 @@ impl crate::sample::Sample for ApprovalUpdatedParams {
             current_requirement_id: g.nested(),
             session_id: g.nested(),
             source_range: g.nested(),
-            subagent_origin: if g.present() { Some(g.nested()) } else { None },
+            subagent_origin: if g.present() { Some(Box::new(g.nested())) } else { None },
             subject: g.nested(),
             view_cursor: g.nested(),
             unknown: g

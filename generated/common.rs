@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// A kind of server-initiated request that is waiting on a session and needs a person, as listed in a session's `attention`. The set is open: ignore values you do not know.
 ///
 /// - `approvalPending`: At least one tool-action approval is waiting for a decision.
@@ -185,7 +185,7 @@ impl crate::sample::Sample for BackgroundState {
 }
 /// Carried as `backgroundStatus` on a running `toolCall` item: how to present it as a background row, plus the live status line of that row. Experimental; clients that do not render background rows can ignore it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct BackgroundStatus {
     /// Live status text for the body of the background row. Hosts fill it whenever they set the member; when it is absent or empty, leave the row as it was.
@@ -197,6 +197,13 @@ pub struct BackgroundStatus {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    BackgroundStatus {
+        optional detail = "detail",
+        required state = "state",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for BackgroundStatus {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -223,7 +230,7 @@ impl BackgroundStatus {
 #[cfg(feature = "experimental")]
 impl Validate for BackgroundStatus {}
 /// Carried as `backgroundTerminalCompletion` on an item of that kind: what a client needs to show that a backgrounded tool call has finished. All five members are always present.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct BackgroundTerminalCompletion {
     /// The command the backgrounded call ran, for display.
@@ -243,6 +250,15 @@ pub struct BackgroundTerminalCompletion {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    BackgroundTerminalCompletion {
+        required command = "command",
+        required output = "output",
+        required output_truncated = "outputTruncated",
+        required terminal_status = "terminalStatus",
+        required tool_call_id = "toolCallId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for BackgroundTerminalCompletion {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -288,7 +304,7 @@ impl BackgroundTerminalCompletion {
 }
 impl Validate for BackgroundTerminalCompletion {}
 /// The most recent prompt the user sent in the session's main conversation that was blocked from running, returned by `session/resume` and `session/read` so a client can offer its text again (for example by putting it back in the input box). At most one is returned.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct BlockedPrompt {
     /// The text of the blocked prompt.
@@ -297,6 +313,7 @@ pub struct BlockedPrompt {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(BlockedPrompt { required text = "text", } unknown);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for BlockedPrompt {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -319,7 +336,7 @@ impl BlockedPrompt {
 }
 impl Validate for BlockedPrompt {}
 /// The latest version-control branch observed for the session's workspace, as carried in a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct BranchState {
     /// The branch name; `null` when the working copy has no branch checked out (detached HEAD).
@@ -337,6 +354,13 @@ pub struct BranchState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    BranchState {
+        optional branch = "branch",
+        optional vcs = "vcs",
+        required workspace_root = "workspaceRoot",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for BranchState {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -478,7 +502,7 @@ impl crate::sample::Sample for CapabilityName {
     }
 }
 /// In a `history` envelope, the checkpoint boundary the host pruned history at: items that opened before the boundary are not served.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct CheckpointBoundary {
     /// Id of the last item (by first-opened order) that opened before the checkpoint event marking the boundary.
@@ -488,6 +512,11 @@ pub struct CheckpointBoundary {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    CheckpointBoundary {
+        required through_item_id = "throughItemId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for CheckpointBoundary {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -510,7 +539,7 @@ impl CheckpointBoundary {
 }
 impl Validate for CheckpointBoundary {}
 /// What the client asks for at `initialize`: the experimental opt-in, capability requests, notification opt-outs and dialog support. Every member is optional with a default.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Set to `true` to use experimental methods, fields and values on this connection. Defaults to `false`; without it such requests fail with `experimentalRequired`.
@@ -545,6 +574,14 @@ pub struct ClientCapabilities {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ClientCapabilities {
+        optional experimental_api = "experimentalApi",
+        optional opt_out_notification_methods = "optOutNotificationMethods",
+        optional requested_capabilities = "requestedCapabilities",
+        optional user_input_dialogs = "userInputDialogs",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ClientCapabilities {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -585,7 +622,7 @@ impl ClientCapabilities {
 }
 impl Validate for ClientCapabilities {}
 /// Tells the host which client program is connecting, in `initialize`. The host uses it only for logs and telemetry; it confers no rights.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ClientInfo {
     /// Machine-readable client identifier, made only of lowercase ASCII letters, digits and underscores.
@@ -599,6 +636,13 @@ pub struct ClientInfo {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ClientInfo {
+        required name = "name",
+        optional title = "title",
+        required version = "version",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ClientInfo {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -691,7 +735,7 @@ impl crate::sample::Sample for CodeModeLanguage {
     }
 }
 /// A byte range inside a `toolCall` item's `visibleOutput` that holds public cell output. Offsets are byte positions in the UTF-8 form of `visibleOutput` after JSON decoding (not in the escaped wire text), and both ends fall between whole characters.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct CodeModeOutputSpan {
     /// Length of the span in bytes.
@@ -706,6 +750,13 @@ pub struct CodeModeOutputSpan {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    CodeModeOutputSpan {
+        required length_bytes = "lengthBytes",
+        required offset_bytes = "offsetBytes",
+        required stream = "stream",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for CodeModeOutputSpan {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -790,7 +841,7 @@ impl crate::sample::Sample for CodeModeOutputStream {
     }
 }
 /// The `details` object of a `codeMode` tool receipt. Members that do not apply are left out rather than sent as `null`, and `outputSpans` is never sent as an empty list.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct CodeModeReceipt {
     /// `itemId` of the Code Mode cell the receipt is about.
@@ -809,6 +860,14 @@ pub struct CodeModeReceipt {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    CodeModeReceipt {
+        optional cell_item_id = "cellItemId",
+        optional language = "language",
+        optional output_spans = "outputSpans",
+        optional source_arg = "sourceArg",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for CodeModeReceipt {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -838,7 +897,7 @@ impl CodeModeReceipt {
 }
 impl Validate for CodeModeReceipt {}
 /// The standard acknowledgement a command method returns: the host admitted the command. It says nothing about the outcome, which arrives later as view events.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct CommandAcceptedResult {
     /// The `commandId` the client sent with the command, echoed back.
@@ -850,6 +909,12 @@ pub struct CommandAcceptedResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    CommandAcceptedResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for CommandAcceptedResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1172,7 +1237,7 @@ impl crate::sample::Sample for CompactionTrigger {
     }
 }
 /// One application row in the computer-use settings: the user's standing choice for letting the agent operate that app.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseApp {
     /// The app's macOS bundle identifier, for example `com.apple.Safari`.
@@ -1196,6 +1261,16 @@ pub struct ComputerUseApp {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseApp {
+        required bundle_id = "bundleId",
+        required choice = "choice",
+        optional last_asked_at = "lastAskedAt",
+        optional locked = "locked",
+        optional locked_by = "lockedBy",
+        optional name = "name",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseApp {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1357,7 +1432,7 @@ impl crate::sample::Sample for ComputerUseAppLock {
     }
 }
 /// One per-app choice to set through `computerUseSettings/update`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseAppPatch {
     /// The macOS bundle identifier of the app to change.
@@ -1369,6 +1444,12 @@ pub struct ComputerUseAppPatch {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseAppPatch {
+        required bundle_id = "bundleId",
+        required choice = "choice",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseAppPatch {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1393,7 +1474,7 @@ impl ComputerUseAppPatch {
 }
 impl Validate for ComputerUseAppPatch {}
 /// One entry in the computer-use blocked-apps list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseBlockedApp {
     /// The blocked macOS bundle identifier, or an identifier prefix when `prefix` is `true`.
@@ -1408,6 +1489,13 @@ pub struct ComputerUseBlockedApp {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseBlockedApp {
+        required bundle_id = "bundleId",
+        required locked = "locked",
+        optional prefix = "prefix",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseBlockedApp {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1494,7 +1582,7 @@ impl crate::sample::Sample for ComputerUseChoice {
     }
 }
 /// An app installed or running on the host machine, offered to settings as a candidate to configure or block.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseInstalledApp {
     /// The app's macOS bundle identifier.
@@ -1506,6 +1594,12 @@ pub struct ComputerUseInstalledApp {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseInstalledApp {
+        required bundle_id = "bundleId",
+        required name = "name",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseInstalledApp {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1662,7 +1756,7 @@ impl crate::sample::Sample for ContextPressureLevel {
     }
 }
 /// The snapshot's latest view of context-window occupancy: window size, tokens in use and the pressure level. The snapshot's `contextUsage` member is `null` until the server has enough data to compute it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ContextUsage {
     /// Pressure level computed by the server.
@@ -1677,6 +1771,13 @@ pub struct ContextUsage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ContextUsage {
+        required pressure = "pressure",
+        required used_tokens = "usedTokens",
+        optional window_tokens = "windowTokens",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ContextUsage {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1703,7 +1804,7 @@ impl ContextUsage {
 }
 impl Validate for ContextUsage {}
 /// The `details` of a tool receipt whose `family` is `"cron"`: small machine-readable facts about a scheduled-job operation. Each member is present only for the operations it applies to.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct CronReceipt {
     /// For `create` and `delete`: the job's id. When `delete` found no such job, this is the id the caller gave, echoed back.
@@ -1719,6 +1820,13 @@ pub struct CronReceipt {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    CronReceipt {
+        optional job_id = "jobId",
+        optional jobs = "jobs",
+        optional next_fire_at_ms = "nextFireAtMs",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for CronReceipt {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1749,7 +1857,7 @@ impl CronReceipt {
 }
 impl Validate for CronReceipt {}
 /// One job in the `jobs` array of a cron `list` receipt.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct CronReceiptJob {
     /// The scheduled job's id.
@@ -1762,6 +1870,12 @@ pub struct CronReceiptJob {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    CronReceiptJob {
+        required job_id = "jobId",
+        required next_fire_at_ms = "nextFireAtMs",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for CronReceiptJob {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1786,7 +1900,7 @@ impl CronReceiptJob {
 }
 impl Validate for CronReceiptJob {}
 /// Estimated session cost computed by the server, carried in `CumulativeTokenUsage.cost`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct CumulativeCost {
     /// `true` when price data was missing for at least one model call, so the total undercounts; show it as partial.
@@ -1797,6 +1911,12 @@ pub struct CumulativeCost {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    CumulativeCost {
+        required partial = "partial",
+        required usd = "usd",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for CumulativeCost {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1821,7 +1941,7 @@ impl CumulativeCost {
 }
 impl Validate for CumulativeCost {}
 /// Running token totals for a session, each call counted once. The counters only grow; `cost` is an estimate and may move in either direction when prices are re-read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct CumulativeTokenUsage {
     /// Cache-read tokens summed over the session. Absent means zero.
@@ -1854,6 +1974,16 @@ pub struct CumulativeTokenUsage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    CumulativeTokenUsage {
+        optional cache_read_tokens = "cacheReadTokens",
+        optional cache_write_tokens = "cacheWriteTokens",
+        optional cost = "cost",
+        required output_tokens = "outputTokens",
+        required prompt_tokens = "promptTokens",
+        required total_tokens = "totalTokens",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for CumulativeTokenUsage {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1904,7 +2034,7 @@ impl CumulativeTokenUsage {
 }
 impl Validate for CumulativeTokenUsage {}
 /// Describes one stretch of the session log that could not be read, carried by a `damagedRange` item. The host notices the damage while reading the file and records nothing about it, so all figures here are worked out from the intact records before and after the stretch.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct DamagedRange {
     /// The last turn that is intact before the damage. Absent when there is none.
@@ -1930,6 +2060,15 @@ pub struct DamagedRange {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    DamagedRange {
+        optional last_good_turn_id = "lastGoodTurnId",
+        required missing_records = "missingRecords",
+        required readable_after_at = "readableAfterAt",
+        optional readable_before_at = "readableBeforeAt",
+        required unreadable_lines = "unreadableLines",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for DamagedRange {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1973,7 +2112,7 @@ impl DamagedRange {
 }
 impl Validate for DamagedRange {}
 /// The approval mode currently in force for a session, with how it got there. It is the `effectiveMode` of the `session/setApprovalMode` result and the `approvalMode` member of a `Session`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct EffectiveApprovalModeState {
     /// The `commandId` of the command that last set the mode; `null` when no command set it (for example the mode came from startup).
@@ -1989,6 +2128,13 @@ pub struct EffectiveApprovalModeState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    EffectiveApprovalModeState {
+        optional last_command_id = "lastCommandId",
+        required mode = "mode",
+        required source = "source",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for EffectiveApprovalModeState {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2019,7 +2165,7 @@ impl EffectiveApprovalModeState {
 }
 impl Validate for EffectiveApprovalModeState {}
 /// The model a session is currently using, as recorded in a session snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct EffectiveModel {
     /// The id of the model in use.
@@ -2036,6 +2182,13 @@ pub struct EffectiveModel {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    EffectiveModel {
+        required model_id = "modelId",
+        optional provider_id = "providerId",
+        required source = "source",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for EffectiveModel {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2067,12 +2220,12 @@ impl EffectiveModel {
 impl Validate for EffectiveModel {}
 /// The permission profile in force for a session together with the reviewer state of its running runtime. It is returned by `session/setPermissionProfile` and carried as `permissionState` on a `Session`; its members always describe one consistent moment.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct EffectivePermissionState {
     /// The four effective settings of the committed profile (filesystem, network, approval, reviewer). Absent when the host does not report them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub axes: Option<PermissionAxes>,
+    pub axes: Option<Box<PermissionAxes>>,
     /// The id of the committed permission profile; `null` when no profile is committed.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
@@ -2088,12 +2241,21 @@ pub struct EffectivePermissionState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    EffectivePermissionState {
+        optional axes = "axes",
+        optional profile_id = "profileId",
+        required reviewer_attached = "reviewerAttached",
+        required reviewer_authority = "reviewerAuthority",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for EffectivePermissionState {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            axes: if g.present() { Some(g.nested()) } else { None },
+            axes: if g.present() { Some(Box::new(g.nested())) } else { None },
             profile_id: if g.coin() { Some(g.nested()) } else { None },
             reviewer_attached: g.nested(),
             reviewer_authority: g.nested(),
@@ -2125,7 +2287,7 @@ impl EffectivePermissionState {
 #[cfg(feature = "experimental")]
 impl Validate for EffectivePermissionState {}
 /// The structured `error.data` object. Only `kind` is always present; every other member is optional and appears only on the error kinds that use it, so absence just means the member does not apply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ErrorData {
     /// The peer-admission request the failed call referred to, on the admission errors (`admissionNotFound`, `admissionAlreadyResolved`, `admissionChoiceInvalid`).
@@ -2138,7 +2300,7 @@ pub struct ErrorData {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub admission_resolution: Option<AdmissionResolutionSummary>,
+    pub admission_resolution: Option<Box<AdmissionResolutionSummary>>,
     /// On the raw-log cursor errors (`missingAnchor`, `prunedPrefix`, `wrongStream`): the position the request asked to read after, which the host rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<RecordPosition>,
@@ -2260,7 +2422,7 @@ pub struct ErrorData {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub recovery_observation: Option<RecoveryObservation>,
+    pub recovery_observation: Option<Box<RecoveryObservation>>,
     /// On `wrongStream`: the stream the request named.
     #[serde(
         rename = "requestedStream",
@@ -2270,7 +2432,7 @@ pub struct ErrorData {
     pub requested_stream: Option<StreamRef>,
     /// On `approvalAlreadyResolved`: the resolution that settled the approval first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resolution: Option<ApprovalResolutionSummary>,
+    pub resolution: Option<Box<ApprovalResolutionSummary>>,
     /// How long to wait before retrying, in milliseconds, when the host suggests a delay (for example on a rate-limited usage refresh).
     #[serde(rename = "retryAfterMs", default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<i64>,
@@ -2312,6 +2474,57 @@ pub struct ErrorData {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ErrorData {
+        optional admission_id = "admissionId",
+        #[cfg(feature = "experimental")] optional admission_resolution = "admissionResolution",
+        optional after = "after",
+        optional aligned_next_offset = "alignedNextOffset",
+        tristate anchor = "anchor",
+        optional approval_id = "approvalId",
+        optional availability = "availability",
+        #[cfg(feature = "experimental")] optional axes = "axes",
+        optional capability = "capability",
+        optional capacity = "capacity",
+        optional choice_id = "choiceId",
+        optional command_id = "commandId",
+        optional current_requirement_id = "currentRequirementId",
+        optional cursor_stream = "cursorStream",
+        optional descriptor = "descriptor",
+        optional details = "details",
+        tristate earliest_cursor = "earliestCursor",
+        optional failure_kind = "failureKind",
+        optional index = "index",
+        optional item_id = "itemId",
+        optional key_path = "keyPath",
+        required kind = "kind",
+        optional last_turn_id = "lastTurnId",
+        tristate latest_boundary_cursor = "latestBoundaryCursor",
+        optional limit_bytes = "limitBytes",
+        optional marketplace = "marketplace",
+        optional name = "name",
+        optional next_available = "nextAvailable",
+        optional output_ref = "outputRef",
+        optional path = "path",
+        optional paths = "paths",
+        optional projection = "projection",
+        optional reason = "reason",
+        optional recovery_observation = "recoveryObservation",
+        optional requested_stream = "requestedStream",
+        optional resolution = "resolution",
+        optional retry_after_ms = "retryAfterMs",
+        optional retryable = "retryable",
+        optional seed_fallback_reason = "seedFallbackReason",
+        optional seed_path = "seedPath",
+        optional selector = "selector",
+        optional session_id = "sessionId",
+        optional settlement = "settlement",
+        optional stream = "stream",
+        optional upload_id = "uploadId",
+        optional user_input_id = "userInputId",
+        optional view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ErrorData {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2319,7 +2532,11 @@ impl crate::sample::Sample for ErrorData {
         let mut value = Self {
             admission_id: if g.present() { Some(g.nested()) } else { None },
             #[cfg(feature = "experimental")]
-            admission_resolution: if g.present() { Some(g.nested()) } else { None },
+            admission_resolution: if g.present() {
+                Some(Box::new(g.nested()))
+            } else {
+                None
+            },
             after: if g.present() { Some(g.nested()) } else { None },
             aligned_next_offset: if g.present() {
                 Some(g.integer(None, None))
@@ -2371,9 +2588,13 @@ impl crate::sample::Sample for ErrorData {
             paths: if g.present() { Some(g.nested()) } else { None },
             projection: if g.present() { Some(g.nested()) } else { None },
             reason: if g.present() { Some(g.nested()) } else { None },
-            recovery_observation: if g.present() { Some(g.nested()) } else { None },
+            recovery_observation: if g.present() {
+                Some(Box::new(g.nested()))
+            } else {
+                None
+            },
             requested_stream: if g.present() { Some(g.nested()) } else { None },
-            resolution: if g.present() { Some(g.nested()) } else { None },
+            resolution: if g.present() { Some(Box::new(g.nested())) } else { None },
             retry_after_ms: if g.present() { Some(g.integer(None, None)) } else { None },
             retryable: if g.present() { Some(g.nested()) } else { None },
             seed_fallback_reason: if g.present() { Some(g.nested()) } else { None },
@@ -2944,7 +3165,7 @@ impl crate::sample::Sample for ErrorKind {
     }
 }
 /// The `error` member of an `ErrorResponse`: a registry code, a human-readable message and optional structured detail.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ErrorObject {
     /// The numeric error code from the MSP error registry (the JSON-RPC standard codes plus MSP's own range). Several `kind`s can share one code, so branch on `data.kind` when it is present.
@@ -2958,6 +3179,13 @@ pub struct ErrorObject {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ErrorObject {
+        required code = "code",
+        optional data = "data",
+        required message = "message",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ErrorObject {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2984,11 +3212,11 @@ impl ErrorObject {
 }
 impl Validate for ErrorObject {}
 /// A JSON-RPC response frame for a request that failed. A response carries either `result` or `error`, never both; this is the `error` case.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ErrorResponse {
     /// What went wrong: the numeric code, a message for humans and the optional structured `data`.
-    pub error: Box<ErrorObject>,
+    pub error: ErrorObject,
     /// The `id` of the failed request. Always present on the wire; it is `null` only when the request could not be parsed far enough to recover its id.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
@@ -3000,12 +3228,19 @@ pub struct ErrorResponse {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ErrorResponse {
+        required error = "error",
+        optional id = "id",
+        required jsonrpc = "jsonrpc",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ErrorResponse {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            error: Box::new(g.nested()),
+            error: g.nested(),
             id: if g.coin() { Some(g.nested()) } else { None },
             jsonrpc: g.nested(),
             unknown: g.unknown_members(&["error", "id", "jsonrpc"]),
@@ -3016,7 +3251,7 @@ impl crate::sample::Sample for ErrorResponse {
 impl ErrorResponse {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        error: Box<ErrorObject>,
+        error: ErrorObject,
         id: Option<RequestId>,
         jsonrpc: JsonRpcVersion,
     ) -> Self {
@@ -3030,7 +3265,7 @@ impl ErrorResponse {
 }
 impl Validate for ErrorResponse {}
 /// Tells `session/fork` how much of the source history to copy. It names a turn rather than a count, because turn ids do not shift when history is compacted or appended to concurrently.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ForkCutPoint {
     /// Copy history up to and including this completed turn. Naming a turn that is still running or does not exist fails with `forkBoundaryInvalid`.
@@ -3040,6 +3275,11 @@ pub struct ForkCutPoint {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ForkCutPoint {
+        required last_turn_id = "lastTurnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ForkCutPoint {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3062,7 +3302,7 @@ impl ForkCutPoint {
 }
 impl Validate for ForkCutPoint {}
 /// Where a forked session came from, as recorded when it was created. Carried in `Session.forkedFrom`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ForkProvenance {
     /// The `commandId` of the `session/fork` request that produced this session.
@@ -3081,6 +3321,14 @@ pub struct ForkProvenance {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ForkProvenance {
+        required command_id = "commandId",
+        required cut_cursor = "cutCursor",
+        required cut_explicit = "cutExplicit",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ForkProvenance {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3452,12 +3700,12 @@ impl crate::sample::Sample for JsonRpcVersion {
     }
 }
 /// The most recently finished turn as folded into the session view. `session/resume` and `session/read` repeat it so a client reopening the session can, for example, show that the previous turn failed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LastTurn {
     /// The failure, when `terminal` is `"failed"`. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<TurnError>,
+    pub error: Option<Box<TurnError>>,
     /// The runtime's free-text reason for the ending, for display only. Absent when none was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -3470,12 +3718,20 @@ pub struct LastTurn {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    LastTurn {
+        optional error = "error",
+        optional reason = "reason",
+        required terminal = "terminal",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for LastTurn {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            error: if g.present() { Some(g.nested()) } else { None },
+            error: if g.present() { Some(Box::new(g.nested())) } else { None },
             reason: if g.present() { Some(g.nested()) } else { None },
             terminal: g.nested(),
             turn_id: g.nested(),
@@ -3549,7 +3805,7 @@ impl crate::sample::Sample for LimitKind {
 }
 /// One limits setting that a request asked to set wider than the host allows. It appears in the `axes` list of a `limitsAboveMax` error, which names every such setting, not just the first.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LimitsAboveMaxAxis {
     /// The name of the limits setting that is too wide, such as `sandboxNetwork` or `writesEnabled`.
@@ -3562,6 +3818,14 @@ pub struct LimitsAboveMaxAxis {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LimitsAboveMaxAxis {
+        required axis = "axis",
+        required max = "max",
+        required requested = "requested",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LimitsAboveMaxAxis {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3600,7 +3864,7 @@ impl crate::sample::Sample for LimitsAxisValue {
 }
 /// The value of one limits setting in a `limitsAboveMax` error: a boolean for the on/off settings, or a network mode for `sandboxNetwork`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum LimitsAxisValue {
     /// The `Boolean` arm.
@@ -3842,7 +4106,7 @@ impl crate::sample::Sample for McpOAuthRevocation {
     }
 }
 /// Metadata of an image attached to a `userMessage` item. The image bytes are not repeated in the view.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct MessageAttachment {
     /// Identifier of the attachment, when one was recorded.
@@ -3864,6 +4128,15 @@ pub struct MessageAttachment {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    MessageAttachment {
+        optional attachment_id = "attachmentId",
+        optional height = "height",
+        required media_type = "mediaType",
+        required type_ = "type",
+        optional width = "width",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for MessageAttachment {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3953,7 +4226,7 @@ impl crate::sample::Sample for MessagePhase {
     }
 }
 /// A JSON-RPC notification frame, sent by either side. It has no `id` and never gets a response; the `method` name selects the shape of `params`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Notification {
     /// When the host emitted the notification, in Unix milliseconds. Set only on host-to-client notifications; absent on client-sent ones and from older hosts.
@@ -3970,6 +4243,14 @@ pub struct Notification {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    Notification {
+        optional emitted_at_ms = "emittedAtMs",
+        required jsonrpc = "jsonrpc",
+        required method = "method",
+        optional params = "params",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for Notification {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3998,7 +4279,7 @@ impl Notification {
 }
 impl Validate for Notification {}
 /// Reference to output stored by the host (for example a tool's full output). Fetch its bytes with `item/readOutput`, passing `id`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct OutputRef {
     /// Whether the stored bytes can be served.
@@ -4025,6 +4306,18 @@ pub struct OutputRef {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    OutputRef {
+        required availability = "availability",
+        required byte_len = "byteLen",
+        optional digest = "digest",
+        required id = "id",
+        required kind = "kind",
+        optional media_type = "mediaType",
+        optional path = "path",
+        required uri = "uri",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for OutputRef {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4156,7 +4449,7 @@ impl crate::sample::Sample for OutputRefAvailability {
     }
 }
 /// Short diff summary the server attaches to an editing `toolCall`, next to its `patchRef`. Counts are lines, never hunks or bytes; fetch the patch itself with `item/readOutput` using `patchRef.id`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PatchSummary {
     /// Number of added (`+`) lines across all files.
@@ -4169,6 +4462,13 @@ pub struct PatchSummary {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PatchSummary {
+        required added = "added",
+        required files = "files",
+        required removed = "removed",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PatchSummary {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4195,7 +4495,7 @@ impl PatchSummary {
 }
 impl Validate for PatchSummary {}
 /// A reference to an approval that is still pending, as listed in a view snapshot's `pendingApprovals`. The full payload comes from `approval/listPending` or the re-issued `approval/request`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PendingApprovalPointer {
     /// The pending approval.
@@ -4211,6 +4511,13 @@ pub struct PendingApprovalPointer {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PendingApprovalPointer {
+        required approval_id = "approvalId",
+        optional item_id = "itemId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PendingApprovalPointer {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4297,7 +4604,7 @@ impl crate::sample::Sample for PendingRequestKind {
     }
 }
 /// An entry of `pendingRequests` in the `session/resume` and `session/read` results: a request to a person that is still unanswered when a client joins. After a `session/resume` response the host sends the full request again (`approval/request` or `userInput/request`); `session/read` only lists it. The id member that is present depends on `kind`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PendingRequestPointer {
     /// The pending approval, on an `approval` entry.
@@ -4315,6 +4622,14 @@ pub struct PendingRequestPointer {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PendingRequestPointer {
+        optional approval_id = "approvalId",
+        required kind = "kind",
+        optional user_input_id = "userInputId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PendingRequestPointer {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4344,7 +4659,7 @@ impl PendingRequestPointer {
 }
 impl Validate for PendingRequestPointer {}
 /// A reference to a user-input prompt that is still open, as listed in a view snapshot's `pendingUserInputs`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PendingUserInputPointer {
     /// The `toolCall` item that asked the question. Absent when the prompt is not tied to an item.
@@ -4360,6 +4675,13 @@ pub struct PendingUserInputPointer {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PendingUserInputPointer {
+        optional item_id = "itemId",
+        required user_input_id = "userInputId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PendingUserInputPointer {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4461,7 +4783,7 @@ impl crate::sample::Sample for PermissionApprovalAxis {
 }
 /// The four resolved settings of a committed permission profile: filesystem, network, approval and reviewer.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PermissionAxes {
     /// How approval is handled.
@@ -4476,6 +4798,15 @@ pub struct PermissionAxes {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PermissionAxes {
+        required approval = "approval",
+        required filesystem = "filesystem",
+        required network = "network",
+        required reviewer = "reviewer",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PermissionAxes {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4647,7 +4978,7 @@ impl crate::sample::Sample for PermissionNetworkAxis {
 }
 /// Where one `log/physicalLine` chunk sits within its line.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PhysicalChunk {
     /// How many chunks the line was split into.
@@ -4658,6 +4989,13 @@ pub struct PhysicalChunk {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PhysicalChunk {
+        required count = "count",
+        required index = "index",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PhysicalChunk {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4685,7 +5023,7 @@ impl PhysicalChunk {
 impl Validate for PhysicalChunk {}
 /// A place to start reading one log file: a byte offset at the start of a line, plus the number the client wants the next line to be given. The host uses `nextOrdinal` only to number the lines it sends and never checks it against the file; it must be between 1 and 2^63.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PhysicalCursor {
     /// Byte offset of a line start in the file: 0 or the offset just after a `\n`.
@@ -4698,6 +5036,13 @@ pub struct PhysicalCursor {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PhysicalCursor {
+        required byte_offset = "byteOffset",
+        required next_ordinal = "nextOrdinal",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PhysicalCursor {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4725,7 +5070,7 @@ impl PhysicalCursor {
 impl Validate for PhysicalCursor {}
 /// A log file found under a session's home directory.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PhysicalFileEntry {
     /// The file's path relative to the session home.
@@ -4741,6 +5086,14 @@ pub struct PhysicalFileEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PhysicalFileEntry {
+        required rel_path = "relPath",
+        required session_id = "sessionId",
+        required size_bytes = "sizeBytes",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PhysicalFileEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4966,7 +5319,7 @@ impl crate::sample::Sample for PlatformOs {
     }
 }
 /// An input still waiting to be delivered to a session, as listed in `queuedInputs` of the `session/read` result.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct QueuedInput {
     /// Sequence number of the log record that holds this input. It fixes the delivery order and lets a client drop duplicates when it reads the queue again.
@@ -4991,6 +5344,14 @@ pub struct QueuedInput {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    QueuedInput {
+        required sequence = "sequence",
+        optional source_command_id = "sourceCommandId",
+        optional source_run_record_id = "sourceRunRecordId",
+        required text = "text",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for QueuedInput {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5022,7 +5383,7 @@ impl QueuedInput {
 }
 impl Validate for QueuedInput {}
 /// Details of a quota exhaustion attached to a turn error: which limit was hit and when it resets.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct QuotaDetail {
     /// Which kind of limit was reached.
@@ -5035,6 +5396,12 @@ pub struct QuotaDetail {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    QuotaDetail {
+        required limit_kind = "limitKind",
+        required resets_at_ms = "resetsAtMs",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for QuotaDetail {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5060,7 +5427,7 @@ impl QuotaDetail {
 impl Validate for QuotaDetail {}
 /// A position within one raw stream, meaning "read through here". A cursor belongs to a single stream and is never valid on another.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RawLogCursor {
     /// The last position consumed.
@@ -5071,6 +5438,13 @@ pub struct RawLogCursor {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    RawLogCursor {
+        required after = "after",
+        required stream = "stream",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for RawLogCursor {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5098,7 +5472,7 @@ impl RawLogCursor {
 impl Validate for RawLogCursor {}
 /// One raw log record as the host stores it. The member names are snake_case exactly as written to the host's log files, unlike the camelCase of the rest of the protocol. The envelope is stable; the `payload` is not.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RawLogRecordEnvelope {
     /// The `id` of the record that caused this one. Always present; `null` when no cause is known.
@@ -5130,6 +5504,22 @@ pub struct RawLogRecordEnvelope {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    RawLogRecordEnvelope {
+        optional causation_id = "causation_id",
+        required durability = "durability",
+        required id = "id",
+        required payload = "payload",
+        required payload_schema_version = "payload_schema_version",
+        required payload_type = "payload_type",
+        required record_type = "record_type",
+        required recorded_at = "recorded_at",
+        required schema_version = "schema_version",
+        required sequence = "sequence",
+        required stream = "stream",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for RawLogRecordEnvelope {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5368,7 +5758,7 @@ impl crate::sample::Sample for ReasoningEffortChangeSource {
     }
 }
 /// The session's current default reasoning effort, as shown in the snapshot; the same pair that `session/reasoningEffortChanged` reports.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ReasoningEffortState {
     /// The default effort tier.
@@ -5380,6 +5770,12 @@ pub struct ReasoningEffortState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ReasoningEffortState {
+        required reasoning_effort = "reasoningEffort",
+        required source = "source",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ReasoningEffortState {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5407,7 +5803,7 @@ impl ReasoningEffortState {
 }
 impl Validate for ReasoningEffortState {}
 /// The position of one raw record within its stream: the record's id and its sequence number.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RecordPosition {
     /// The record's unique id.
@@ -5418,6 +5814,12 @@ pub struct RecordPosition {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    RecordPosition {
+        required id = "id",
+        required sequence = "sequence",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RecordPosition {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5581,7 +5983,7 @@ impl crate::sample::Sample for RecoveryMode {
     }
 }
 /// One consistent snapshot of a session's recovery-mode state, taken by the host from a single session runtime. Carried on `session/read` and on some errors. Every member is required and non-null.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RecoveryObservation {
     /// Identifies the session runtime instance the snapshot was taken from.
@@ -5605,6 +6007,16 @@ pub struct RecoveryObservation {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    RecoveryObservation {
+        required construction_id = "constructionId",
+        required effective_mode = "effectiveMode",
+        required effective_source = "effectiveSource",
+        required qualification = "qualification",
+        required requested_mode = "requestedMode",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RecoveryObservation {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5797,7 +6209,7 @@ impl crate::sample::Sample for RecoveryQualification {
     }
 }
 /// A display hint attached to an item for replaying a tree transition: which kinds of rows to mention and where to place the hint. The two members are sent together or the object is absent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ReplayHint {
     /// The item after whose rows the hint is shown.
@@ -5810,6 +6222,12 @@ pub struct ReplayHint {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ReplayHint {
+        required after_item_id = "afterItemId",
+        required row_kinds = "rowKinds",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ReplayHint {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5834,7 +6252,7 @@ impl ReplayHint {
 }
 impl Validate for ReplayHint {}
 /// A JSON-RPC 2.0 request frame, sent in either direction: client to host for methods, host to client for prompts such as `approval/request`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Request {
     /// The request id, chosen by the sender and unique among its requests still in flight; the response carries the same id.
@@ -5853,6 +6271,15 @@ pub struct Request {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    Request {
+        required id = "id",
+        required jsonrpc = "jsonrpc",
+        required method = "method",
+        optional params = "params",
+        optional trace = "trace",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for Request {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5892,7 +6319,7 @@ impl crate::sample::Sample for RequestId {
     }
 }
 /// A JSON-RPC request id: an integer or a string. The two never compare equal (`1` is not `"1"`), and each direction of the connection has its own id space.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// The `Integer` arm.
@@ -5902,13 +6329,14 @@ pub enum RequestId {
 }
 impl Validate for RequestId {}
 /// The client's response to a host-to-client prompt (`approval/request`, `userInput/request`): an empty object meaning "this is being shown to a person". It changes nothing. The real decision or answer goes through a command such as `approval/decide` or `userInput/answer`. If the client replies with an error or the connection drops, the request stays pending and is delivered again on the next subscribe.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RequestReceipt {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(RequestReceipt {} unknown);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RequestReceipt {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6182,7 +6610,7 @@ impl crate::sample::Sample for SandboxUnavailableReason {
     }
 }
 /// Identifies the wire schema the host speaks, inside the `initialize` result. `version` numbers the JSON-RPC envelope format only; it is unrelated to the snapshot `schemaVersion` and the raw-log `schema_version`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SchemaInfo {
     /// Content hash of the host's stable schema, as `sha256:` followed by 64 lowercase hex digits. A mismatch with the fingerprint the client was built against is a warning, not an error.
@@ -6193,6 +6621,12 @@ pub struct SchemaInfo {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SchemaInfo {
+        required fingerprint = "fingerprint",
+        required version = "version",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SchemaInfo {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6230,7 +6664,7 @@ impl Validate for SchemaInfo {
     }
 }
 /// Identifies the host program in the `initialize` result.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ServerInfo {
     /// The host program's name.
@@ -6241,6 +6675,12 @@ pub struct ServerInfo {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ServerInfo {
+        required name = "name",
+        required version = "version",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ServerInfo {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6265,7 +6705,7 @@ impl ServerInfo {
 }
 impl Validate for ServerInfo {}
 /// Where a side session came from, as recorded when it was created. Carried in `Session.sideFrom`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SideProvenance {
     /// The `commandId` of the call that created the side session.
@@ -6281,6 +6721,13 @@ pub struct SideProvenance {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SideProvenance {
+        required command_id = "commandId",
+        required cut_cursor = "cutCursor",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SideProvenance {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6307,7 +6754,7 @@ impl SideProvenance {
 }
 impl Validate for SideProvenance {}
 /// Identifies the compaction boundary an anchored snapshot begins at.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SnapshotAnchor {
     /// Cursor of the `compaction` event that installed the boundary.
@@ -6320,6 +6767,12 @@ pub struct SnapshotAnchor {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SnapshotAnchor {
+        required boundary_cursor = "boundaryCursor",
+        required summarized_through = "summarizedThrough",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SnapshotAnchor {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6344,14 +6797,14 @@ impl SnapshotAnchor {
 }
 impl Validate for SnapshotAnchor {}
 /// Everything the view fold knows about a session as of the snapshot cursor. Required members with nothing to report are `null`; keep members you do not know, since new ones may be added.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SnapshotState {
     /// Foreground turn in progress at this cursor, or `null` if none is running.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(rename = "activeTurn", default)]
-    pub active_turn: Option<TurnRef>,
+    pub active_turn: Option<Box<TurnRef>>,
     /// The effective approval mode at this cursor.
     #[serde(rename = "approvalMode")]
     pub approval_mode: EffectiveApprovalModeState,
@@ -6359,7 +6812,7 @@ pub struct SnapshotState {
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
-    pub branch: Option<BranchState>,
+    pub branch: Option<Box<BranchState>>,
     /// The latest context-window usage (window size, tokens used, pressure level). Absent until the host has reported one.
     #[serde(rename = "contextUsage", default, skip_serializing_if = "Option::is_none")]
     pub context_usage: Option<ContextUsage>,
@@ -6367,12 +6820,12 @@ pub struct SnapshotState {
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(rename = "effectiveModel", default)]
-    pub effective_model: Option<EffectiveModel>,
+    pub effective_model: Option<Box<EffectiveModel>>,
     /// The session goal; `null` when no goal is set.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
-    pub goal: Option<Goal>,
+    pub goal: Option<Box<Goal>>,
     /// Every item of the session in the order it was first opened, each at its latest revision. Items have the same shape as in item notifications, so a snapshot and the following events combine directly.
     pub items: Vec<Item>,
     /// The session's settled name. Absent or `null` when the session was never named.
@@ -6395,12 +6848,12 @@ pub struct SnapshotState {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub reasoning_effort: Option<ReasoningEffortState>,
+    pub reasoning_effort: Option<Box<ReasoningEffortState>>,
     /// Most recent todo list, or `null` if the session never recorded one.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(rename = "todoList", default)]
-    pub todo_list: Option<TodoListState>,
+    pub todo_list: Option<Box<TodoListState>>,
     /// Cumulative token usage of the session; all zeros when nothing has been used yet.
     #[serde(rename = "tokenUsage")]
     pub token_usage: CumulativeTokenUsage,
@@ -6411,17 +6864,36 @@ pub struct SnapshotState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SnapshotState {
+        optional active_turn = "activeTurn",
+        required approval_mode = "approvalMode",
+        optional branch = "branch",
+        optional context_usage = "contextUsage",
+        optional effective_model = "effectiveModel",
+        optional goal = "goal",
+        required items = "items",
+        tristate name = "name",
+        required pending_approvals = "pendingApprovals",
+        required pending_user_inputs = "pendingUserInputs",
+        required queued_turns = "queuedTurns",
+        optional reasoning_effort = "reasoningEffort",
+        optional todo_list = "todoList",
+        required token_usage = "tokenUsage",
+        required turn_count = "turnCount",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SnapshotState {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            active_turn: if g.coin() { Some(g.nested()) } else { None },
+            active_turn: if g.coin() { Some(Box::new(g.nested())) } else { None },
             approval_mode: g.nested(),
-            branch: if g.coin() { Some(g.nested()) } else { None },
+            branch: if g.coin() { Some(Box::new(g.nested())) } else { None },
             context_usage: if g.present() { Some(g.nested()) } else { None },
-            effective_model: if g.coin() { Some(g.nested()) } else { None },
-            goal: if g.coin() { Some(g.nested()) } else { None },
+            effective_model: if g.coin() { Some(Box::new(g.nested())) } else { None },
+            goal: if g.coin() { Some(Box::new(g.nested())) } else { None },
             items: g.nested(),
             name: match g.below(3) {
                 0 => Tristate::Absent,
@@ -6432,8 +6904,12 @@ impl crate::sample::Sample for SnapshotState {
             pending_approvals: g.nested(),
             pending_user_inputs: g.nested(),
             queued_turns: g.nested(),
-            reasoning_effort: if g.present() { Some(g.nested()) } else { None },
-            todo_list: if g.coin() { Some(g.nested()) } else { None },
+            reasoning_effort: if g.present() {
+                Some(Box::new(g.nested()))
+            } else {
+                None
+            },
+            todo_list: if g.coin() { Some(Box::new(g.nested())) } else { None },
             token_usage: g.nested(),
             turn_count: g.integer(None, None),
             unknown: g
@@ -6464,16 +6940,16 @@ impl SnapshotState {
     /// A value with the given required members and every optional member absent.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        active_turn: Option<TurnRef>,
+        active_turn: Option<Box<TurnRef>>,
         approval_mode: EffectiveApprovalModeState,
-        branch: Option<BranchState>,
-        effective_model: Option<EffectiveModel>,
-        goal: Option<Goal>,
+        branch: Option<Box<BranchState>>,
+        effective_model: Option<Box<EffectiveModel>>,
+        goal: Option<Box<Goal>>,
         items: Vec<Item>,
         pending_approvals: Vec<PendingApprovalPointer>,
         pending_user_inputs: Vec<PendingUserInputPointer>,
         queued_turns: Vec<TurnRef>,
-        todo_list: Option<TodoListState>,
+        todo_list: Option<Box<TodoListState>>,
         token_usage: CumulativeTokenUsage,
         turn_count: i64,
     ) -> Self {
@@ -6499,7 +6975,7 @@ impl SnapshotState {
 }
 impl Validate for SnapshotState {}
 /// The inclusive range of stored raw records a durable view event was folded from. Treat it as an opaque provenance token. Events built from short-lived records (such as `item/delta`) carry no `sourceRange`, because those records may be discarded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SourceRange {
     /// Earliest record in the range.
@@ -6512,6 +6988,13 @@ pub struct SourceRange {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SourceRange {
+        required first = "first",
+        required last = "last",
+        required stream = "stream",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SourceRange {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6538,7 +7021,7 @@ impl SourceRange {
 }
 impl Validate for SourceRange {}
 /// Retry status of the external operation behind a long-running tool call, carried in the item's `statusAttempt` member. It holds what a client needs to show a retry countdown itself, so the host does not send a tick per second.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct StatusAttempt {
     /// The number of the current attempt.
@@ -6566,6 +7049,18 @@ pub struct StatusAttempt {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    StatusAttempt {
+        required attempt = "attempt",
+        optional error_kind = "errorKind",
+        optional http_status = "httpStatus",
+        optional max_attempts = "maxAttempts",
+        optional next_attempt = "nextAttempt",
+        required operation = "operation",
+        optional retry_delay_ms = "retryDelayMs",
+        required system = "system",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for StatusAttempt {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6614,7 +7109,7 @@ impl StatusAttempt {
 }
 impl Validate for StatusAttempt {}
 /// Counts of the child tasks of a long-running tool call, carried in the item's `statusChildren` member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct StatusChildren {
     /// Number of child tasks still running.
@@ -6632,6 +7127,15 @@ pub struct StatusChildren {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    StatusChildren {
+        required active = "active",
+        required cancelled = "cancelled",
+        required completed = "completed",
+        required failed = "failed",
+        optional total = "total",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for StatusChildren {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6665,7 +7169,7 @@ impl StatusChildren {
 }
 impl Validate for StatusChildren {}
 /// Health of a long-running tool call, carried in the item's `statusHealth` member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct StatusHealth {
     /// The current health level.
@@ -6677,6 +7181,12 @@ pub struct StatusHealth {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    StatusHealth {
+        required level = "level",
+        optional reason = "reason",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for StatusHealth {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6792,7 +7302,7 @@ impl crate::sample::Sample for StatusHealthLevel {
     }
 }
 /// Progress of a long-running tool call, carried in the item's `statusProgress` member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct StatusProgress {
     /// The amount of work done so far.
@@ -6807,6 +7317,13 @@ pub struct StatusProgress {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    StatusProgress {
+        required current = "current",
+        optional total = "total",
+        optional unit = "unit",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for StatusProgress {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6833,7 +7350,7 @@ impl StatusProgress {
 }
 impl Validate for StatusProgress {}
 /// The step a long-running tool call is currently on, carried in the item's `statusStep` member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct StatusStep {
     /// The position of the current step. Absent when not known.
@@ -6848,6 +7365,13 @@ pub struct StatusStep {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    StatusStep {
+        optional index = "index",
+        required label = "label",
+        optional total = "total",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for StatusStep {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6874,7 +7398,7 @@ impl StatusStep {
 }
 impl Validate for StatusStep {}
 /// Names one raw record stream of a session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct StreamRef {
     /// The stream's id.
@@ -6885,6 +7409,12 @@ pub struct StreamRef {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    StreamRef {
+        required id = "id",
+        required kind = "kind",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for StreamRef {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6909,7 +7439,7 @@ impl StreamRef {
 }
 impl Validate for StreamRef {}
 /// The account's subscription usage as last observed by the host: the `usage` member of the `usage/read` result and the params of `usage/changed`. The numbers are a point-in-time observation; show them as of `observedAtMs`, not as live.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SubscriptionUsage {
     /// Unix time in milliseconds at which the host got this observation.
@@ -6925,6 +7455,14 @@ pub struct SubscriptionUsage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SubscriptionUsage {
+        required observed_at_ms = "observedAtMs",
+        required tier = "tier",
+        required weekly = "weekly",
+        required window = "window",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SubscriptionUsage {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6958,7 +7496,7 @@ impl SubscriptionUsage {
 }
 impl Validate for SubscriptionUsage {}
 /// Usage of the rolling weekly budget.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SubscriptionUsageWeekly {
     /// Unix time in milliseconds at which the weekly budget starts over.
@@ -6971,6 +7509,12 @@ pub struct SubscriptionUsageWeekly {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SubscriptionUsageWeekly {
+        required resets_at_ms = "resetsAtMs",
+        required used_percent = "usedPercent",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SubscriptionUsageWeekly {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -6995,7 +7539,7 @@ impl SubscriptionUsageWeekly {
 }
 impl Validate for SubscriptionUsageWeekly {}
 /// Usage of the provider's current short usage window (a block of a few hours).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SubscriptionUsageWindow {
     /// Unix time in milliseconds at which the window starts over.
@@ -7011,6 +7555,13 @@ pub struct SubscriptionUsageWindow {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SubscriptionUsageWindow {
+        required resets_at_ms = "resetsAtMs",
+        required used_percent = "usedPercent",
+        required window_duration_mins = "windowDurationMins",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SubscriptionUsageWindow {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7038,7 +7589,7 @@ impl SubscriptionUsageWindow {
 }
 impl Validate for SubscriptionUsageWindow {}
 /// A JSON-RPC response frame for a request that succeeded. A response carries either `result` or `error`, never both; this is the `result` case.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SuccessResponse {
     /// The `id` of the request being answered, copied unchanged.
@@ -7051,6 +7602,13 @@ pub struct SuccessResponse {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SuccessResponse {
+        required id = "id",
+        required jsonrpc = "jsonrpc",
+        required result = "result",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SuccessResponse {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7081,7 +7639,7 @@ impl SuccessResponse {
 }
 impl Validate for SuccessResponse {}
 /// One entry of the agent's todo list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TodoItem {
     /// A present-tense wording of the entry (such as "Running the tests") to show while it is in progress; absent when the tool gave none.
@@ -7095,6 +7653,13 @@ pub struct TodoItem {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TodoItem {
+        optional active_form = "activeForm",
+        required status = "status",
+        required text = "text",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TodoItem {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7121,7 +7686,7 @@ impl TodoItem {
 }
 impl Validate for TodoItem {}
 /// The agent's latest todo list, as `todoList` in a session snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TodoListState {
     /// The whole list, in order.
@@ -7135,6 +7700,13 @@ pub struct TodoListState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TodoListState {
+        required items = "items",
+        required revision = "revision",
+        required source_tool = "sourceTool",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TodoListState {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7234,7 +7806,7 @@ impl crate::sample::Sample for TodoStatus {
     }
 }
 /// Token counters exactly as the provider reported them. Providers count differently, so do not add these across providers; use the counted-once totals instead.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TokenUsage {
     /// Tokens read from cache; present only when the provider separates cache reads from writes.
@@ -7267,6 +7839,16 @@ pub struct TokenUsage {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TokenUsage {
+        optional cache_read_tokens = "cacheReadTokens",
+        optional cache_write_tokens = "cacheWriteTokens",
+        required cached_tokens = "cachedTokens",
+        required input_tokens = "inputTokens",
+        required output_tokens = "outputTokens",
+        required reasoning_tokens = "reasoningTokens",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TokenUsage {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7322,7 +7904,7 @@ impl TokenUsage {
 }
 impl Validate for TokenUsage {}
 /// Short wording for a `toolCall`, in three one-line plain-text forms that are always sent together. Choose the form from the item's `status`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ToolDisplayLabel {
     /// Wording while the call is running.
@@ -7335,6 +7917,13 @@ pub struct ToolDisplayLabel {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ToolDisplayLabel {
+        required active = "active",
+        required done = "done",
+        required neutral = "neutral",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ToolDisplayLabel {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7365,7 +7954,7 @@ impl crate::sample::Sample for ToolReceiptCron {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            details: if g.present() { Some(g.nested()) } else { None },
+            details: if g.present() { Some(Box::new(g.nested())) } else { None },
             operation: g.nested(),
             outcome: g.nested(),
             unknown: g.unknown_members(&["details", "operation", "outcome"]),
@@ -7374,12 +7963,12 @@ impl crate::sample::Sample for ToolReceiptCron {
     }
 }
 /// Receipt from the scheduled-job (cron) tools.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ToolReceiptCron {
     /// Cron-specific facts such as job ids and next fire times; absent when there are none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<CronReceipt>,
+    pub details: Option<Box<CronReceipt>>,
     /// Which cron operation ran, such as `create`, `delete` or `list`.
     pub operation: ToolReceiptOperation,
     /// What the operation did.
@@ -7388,6 +7977,13 @@ pub struct ToolReceiptCron {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ToolReceiptCron {
+        optional details = "details",
+        required operation = "operation",
+        required outcome = "outcome",
+    } unknown
+);
 impl ToolReceiptCron {
     /// A value with the given required members and every optional member absent.
     pub fn new(operation: ToolReceiptOperation, outcome: ToolReceiptOutcome) -> Self {
@@ -7405,7 +8001,7 @@ impl crate::sample::Sample for ToolReceiptCodeMode {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            details: if g.present() { Some(g.nested()) } else { None },
+            details: if g.present() { Some(Box::new(g.nested())) } else { None },
             operation: g.nested(),
             outcome: g.nested(),
             unknown: g.unknown_members(&["details", "operation", "outcome"]),
@@ -7414,12 +8010,12 @@ impl crate::sample::Sample for ToolReceiptCodeMode {
     }
 }
 /// Receipt from Code Mode, which runs code cells.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ToolReceiptCodeMode {
     /// Code Mode facts such as the cell id, language and output spans; absent when there are none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<CodeModeReceipt>,
+    pub details: Option<Box<CodeModeReceipt>>,
     /// Which Code Mode operation ran, such as `execute` or `wait`.
     pub operation: ToolReceiptOperation,
     /// What the operation did.
@@ -7428,6 +8024,13 @@ pub struct ToolReceiptCodeMode {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ToolReceiptCodeMode {
+        optional details = "details",
+        required operation = "operation",
+        required outcome = "outcome",
+    } unknown
+);
 impl ToolReceiptCodeMode {
     /// A value with the given required members and every optional member absent.
     pub fn new(operation: ToolReceiptOperation, outcome: ToolReceiptOutcome) -> Self {
@@ -7501,7 +8104,7 @@ impl Serialize for ToolReceipt {
         }
     }
 }
-impl<'de> Deserialize<'de> for ToolReceipt {
+impl<'de> serde::Deserialize<'de> for ToolReceipt {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -7751,7 +8354,7 @@ impl crate::sample::Sample for ToolReceiptOutcome {
     }
 }
 /// Optional W3C trace context attached to a request, in either direction. Never sent on responses or notifications.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TraceContext {
     /// W3C `traceparent` header value; peers that do no tracing skip it.
@@ -7764,6 +8367,12 @@ pub struct TraceContext {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TraceContext {
+        optional traceparent = "traceparent",
+        optional tracestate = "tracestate",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TraceContext {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7788,7 +8397,7 @@ impl TraceContext {
 }
 impl Validate for TraceContext {}
 /// One element of `view/page`'s `events`: a view notification without its JSON-RPC framing, as the pair `{method, params}`. It equals the live notification minus `jsonrpc` and `emittedAtMs`, with `params` unchanged.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UnframedViewNotification {
     /// The view notification's method name, which identifies the event type (for example `item/completed`).
@@ -7799,6 +8408,12 @@ pub struct UnframedViewNotification {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UnframedViewNotification {
+        required method = "method",
+        required params = "params",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UnframedViewNotification {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7823,7 +8438,7 @@ impl UnframedViewNotification {
 }
 impl Validate for UnframedViewNotification {}
 /// The `params` of a paged view event: the members every durable view event has. Each event type adds its own members on top, selected by the sibling `method`; keep members you do not model.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UnframedViewNotificationParams {
     /// Which session emitted the event.
@@ -7839,6 +8454,13 @@ pub struct UnframedViewNotificationParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UnframedViewNotificationParams {
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UnframedViewNotificationParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -7973,7 +8595,7 @@ impl crate::sample::Sample for Vcs {
 }
 /// One result returned by a `webSearch` item.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WebSearchHit {
     /// Title of the result page.
@@ -7984,6 +8606,13 @@ pub struct WebSearchHit {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    WebSearchHit {
+        required title = "title",
+        required url = "url",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for WebSearchHit {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// The user's computer-use settings: the result of both `computerUseSettings/read` and `computerUseSettings/update`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseSettings {
     /// Per-app choices. Absent when the host reports none.
@@ -25,6 +25,15 @@ pub struct ComputerUseSettings {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseSettings {
+        optional apps = "apps",
+        required blocked_apps = "blockedApps",
+        required computer_control = "computerControl",
+        optional installed_apps = "installedApps",
+        required screenshots = "screenshots",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseSettings {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -68,7 +77,7 @@ impl ComputerUseSettings {
 }
 impl Validate for ComputerUseSettings {}
 /// Params of `computerUseSettings/read`. Both members are optional flags that default to `false`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseSettingsReadParams {
     /// When `true`, the result includes `installedApps`, the list of installed and running apps.
@@ -81,6 +90,12 @@ pub struct ComputerUseSettingsReadParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseSettingsReadParams {
+        optional installed = "installed",
+        optional show_built_ins = "showBuiltIns",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseSettingsReadParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -105,7 +120,7 @@ impl ComputerUseSettingsReadParams {
 }
 impl Validate for ComputerUseSettingsReadParams {}
 /// Params of `computerUseSettings/update`: a partial change to the computer-use settings. Members left out are unchanged, and the whole change is applied or none of it is.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseSettingsUpdateParams {
     /// Per-app choices to set.
@@ -131,6 +146,15 @@ pub struct ComputerUseSettingsUpdateParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseSettingsUpdateParams {
+        optional apps = "apps",
+        optional block_apps = "blockApps",
+        optional computer_control = "computerControl",
+        optional screenshots = "screenshots",
+        optional unblock_apps = "unblockApps",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseSettingsUpdateParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of the `computerUseSetup/changed` notification: the new computer-use setup state of a session, or of the host itself when `sessionId` is absent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseSetupChanged {
     /// The session whose setup changed. Absent when the notification is about the host's own setup, which is only delivered to connections granted `computerUseHostSetup`.
@@ -16,6 +16,12 @@ pub struct ComputerUseSetupChanged {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseSetupChanged {
+        optional session_id = "sessionId",
+        required state = "state",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseSetupChanged {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -124,7 +130,7 @@ impl crate::sample::Sample for ComputerUseSetupPhase {
     }
 }
 /// Params of `computerUseSetup/read`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseSetupReadParams {
     /// The session whose setup state to read. When absent, the host reads its own setup, which requires the `computerUseHostSetup` capability.
@@ -134,6 +140,11 @@ pub struct ComputerUseSetupReadParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseSetupReadParams {
+        optional session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseSetupReadParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -156,7 +167,7 @@ impl ComputerUseSetupReadParams {
 }
 impl Validate for ComputerUseSetupReadParams {}
 /// Params of `computerUseSetup/start`, a user-initiated command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseSetupStartParams {
     /// Client-generated id of this command, used by the host to recognize a retried request.
@@ -169,6 +180,12 @@ pub struct ComputerUseSetupStartParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseSetupStartParams {
+        required command_id = "commandId",
+        optional session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseSetupStartParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -193,7 +210,7 @@ impl ComputerUseSetupStartParams {
 }
 impl Validate for ComputerUseSetupStartParams {}
 /// Computer-use setup state and macOS permission statuses: the result of `computerUseSetup/read`, `computerUseSetup/start` and `computerUseSetup/check`, and the `state` of `computerUseSetup/changed`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ComputerUseSetupState {
     /// Status of the macOS Accessibility permission.
@@ -216,6 +233,16 @@ pub struct ComputerUseSetupState {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ComputerUseSetupState {
+        required accessibility = "accessibility",
+        required input_monitoring = "inputMonitoring",
+        optional message = "message",
+        optional refused = "refused",
+        required screen_recording = "screenRecording",
+        required setup = "setup",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ComputerUseSetupState {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

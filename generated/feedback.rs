@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// The kind of feedback report sent with `feedback/submit`. Closed enum: other values are rejected.
 ///
 /// - `bug`: A bug report; `note` must not be empty.
@@ -204,7 +204,7 @@ impl crate::sample::Sample for FeedbackSubmitOutcome {
     }
 }
 /// Params of `feedback/submit`: the report the user confirmed. Sending the request is itself the user's confirmation to submit.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct FeedbackSubmitParams {
     /// Whether the user consented to attaching the session record. Only allowed with `withFiles: true` and classification `"bug"` or `"badResult"`; otherwise the call fails with invalid params. Absent means `false`.
@@ -235,6 +235,16 @@ pub struct FeedbackSubmitParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    FeedbackSubmitParams {
+        optional attach_session_record = "attachSessionRecord",
+        required classification = "classification",
+        optional client_artifacts_path = "clientArtifactsPath",
+        required note = "note",
+        optional session_id = "sessionId",
+        required with_files = "withFiles",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for FeedbackSubmitParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -281,7 +291,7 @@ impl FeedbackSubmitParams {
 }
 impl Validate for FeedbackSubmitParams {}
 /// Result of `feedback/submit`: where the local copy was written and what happened to the upload.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct FeedbackSubmitResult {
     /// Absolute path, on the host's machine, of the local feedback bundle, which is written on every submit.
@@ -321,6 +331,20 @@ pub struct FeedbackSubmitResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    FeedbackSubmitResult {
+        required bundle_path = "bundlePath",
+        optional cause = "cause",
+        optional local_tracing_note = "localTracingNote",
+        required outcome = "outcome",
+        optional retry_after_ms = "retryAfterMs",
+        optional session_note = "sessionNote",
+        required session_record_attached = "sessionRecordAttached",
+        required session_record_truncated = "sessionRecordTruncated",
+        optional task_id = "taskId",
+        optional upload_id = "uploadId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for FeedbackSubmitResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// The session's goal: a standing objective the agent keeps working toward across turns. Found in snapshots and in `session/goalChanged`. `status` and `percentComplete` are passed through as recorded, so map and clamp them when displaying.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Goal {
     /// When the goal was created, in Unix epoch milliseconds; absent when not recorded.
@@ -30,6 +30,17 @@ pub struct Goal {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    Goal {
+        optional created_at_ms = "createdAtMs",
+        optional current_work = "currentWork",
+        optional next_work = "nextWork",
+        required objective = "objective",
+        required percent_complete = "percentComplete",
+        required status = "status",
+        optional updated_at_ms = "updatedAtMs",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for Goal {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -75,7 +86,7 @@ impl Goal {
 }
 impl Validate for Goal {}
 /// Params of `goal/clear`. Takes exactly `commandId` and `sessionId`; an `objective` member is rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct GoalClearParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -88,6 +99,12 @@ pub struct GoalClearParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    GoalClearParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for GoalClearParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -112,7 +129,7 @@ impl GoalClearParams {
 }
 impl Validate for GoalClearParams {}
 /// Result of all five `goal/*` commands: an admission acknowledgement. The goal's new value arrives separately as `session/goalChanged`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct GoalCommandResult {
     /// The `commandId` of the command this acknowledges.
@@ -127,6 +144,13 @@ pub struct GoalCommandResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    GoalCommandResult {
+        required command_id = "commandId",
+        required status = "status",
+        optional turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for GoalCommandResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -153,7 +177,7 @@ impl GoalCommandResult {
 }
 impl Validate for GoalCommandResult {}
 /// Params of `goal/edit`: replace the objective of the session's existing goal. Same members as `goal/set`, but the session must already have a goal, otherwise the command is rejected with reason `missing_goal`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct GoalEditParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -168,6 +192,13 @@ pub struct GoalEditParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    GoalEditParams {
+        required command_id = "commandId",
+        required objective = "objective",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for GoalEditParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -194,7 +225,7 @@ impl GoalEditParams {
 }
 impl Validate for GoalEditParams {}
 /// Params of `goal/pause`: just the session and the command id.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct GoalPauseParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -207,6 +238,12 @@ pub struct GoalPauseParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    GoalPauseParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for GoalPauseParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -231,7 +268,7 @@ impl GoalPauseParams {
 }
 impl Validate for GoalPauseParams {}
 /// Params of `goal/resume`: just the session and the command id.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct GoalResumeParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -244,6 +281,12 @@ pub struct GoalResumeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    GoalResumeParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for GoalResumeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -268,7 +311,7 @@ impl GoalResumeParams {
 }
 impl Validate for GoalResumeParams {}
 /// Params of `goal/set`: give the session a goal with this objective.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct GoalSetParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -283,6 +326,13 @@ pub struct GoalSetParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    GoalSetParams {
+        required command_id = "commandId",
+        required objective = "objective",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for GoalSetParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

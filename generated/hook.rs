@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// One row of the `hook/list` result: a single installed hook handler bound to a single event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct HookCatalogEntry {
     /// `true` when the handler is active and will run when its event fires; `false` when it is installed but disabled.
@@ -20,6 +20,14 @@ pub struct HookCatalogEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    HookCatalogEntry {
+        required enabled = "enabled",
+        required event = "event",
+        required handler_kind = "handlerKind",
+        required key = "key",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for HookCatalogEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -311,7 +319,7 @@ impl crate::sample::Sample for HookHandlerKind {
     }
 }
 /// Params of the `hook/list` request. The listing is per session because the hooks in effect depend on that session's workspace and installed plugins.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct HookListParams {
     /// The session whose hooks to list.
@@ -321,6 +329,11 @@ pub struct HookListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    HookListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for HookListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -343,7 +356,7 @@ impl HookListParams {
 }
 impl Validate for HookListParams {}
 /// Result of `hook/list`: every installed handler, one row per handler and event it is bound to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct HookListResult {
     /// The installed hook rows for the session; a handler bound to several events appears once per event.
@@ -352,6 +365,7 @@ pub struct HookListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(HookListResult { required hooks = "hooks", } unknown);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for HookListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

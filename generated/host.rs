@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Result of `host/readLimits`: the most permissive limits this host allows any session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct HostReadLimitsResult {
     /// The host's ceiling on each limits setting; a session cannot be started with anything wider.
@@ -15,6 +15,12 @@ pub struct HostReadLimitsResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    HostReadLimitsResult {
+        required max_limits = "maxLimits",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for HostReadLimitsResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,14 +2,14 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of the `initialize` request, the first request on every connection: who the client is and which optional features it asks for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct InitializeParams {
     /// The client's requested features and opt-ins. Absent means every member takes its default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capabilities: Option<ClientCapabilities>,
+    pub capabilities: Option<Box<ClientCapabilities>>,
     /// Identification of the client program.
     #[serde(rename = "clientInfo")]
     pub client_info: ClientInfo,
@@ -17,12 +17,18 @@ pub struct InitializeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    InitializeParams {
+        optional capabilities = "capabilities",
+        required client_info = "clientInfo",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for InitializeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            capabilities: if g.present() { Some(g.nested()) } else { None },
+            capabilities: if g.present() { Some(Box::new(g.nested())) } else { None },
             client_info: g.nested(),
             unknown: g.unknown_members(&["capabilities", "clientInfo"]),
         };
@@ -48,7 +54,7 @@ impl Validate for InitializeParams {
     }
 }
 /// Result of `initialize`: who the host is, what it granted, the schema it speaks and facts about the machine it runs on. After receiving it the client sends `initialized`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct InitializeResult {
     /// Whether experimental surface is enabled for this connection, as negotiated.
@@ -60,7 +66,7 @@ pub struct InitializeResult {
     /// The widest session limits this host allows. Requests above these fail with `limitsAboveMax`. Absent from hosts that do not report limits.
     #[cfg(feature = "experimental")]
     #[serde(rename = "maxLimits", default, skip_serializing_if = "Option::is_none")]
-    pub max_limits: Option<SessionLimits>,
+    pub max_limits: Option<Box<SessionLimits>>,
     /// The host's muse home directory, as an absolute path.
     #[serde(rename = "museHome")]
     pub muse_home: String,
@@ -103,6 +109,22 @@ pub struct InitializeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    InitializeResult {
+        required experimental_api = "experimentalApi",
+        required granted_capabilities = "grantedCapabilities",
+        #[cfg(feature = "experimental")] optional max_limits = "maxLimits",
+        required muse_home = "museHome",
+        required platform_family = "platformFamily",
+        required platform_os = "platformOs",
+        optional sandbox_availability = "sandboxAvailability",
+        optional sandbox_unavailable_reason = "sandboxUnavailableReason",
+        required schema = "schema",
+        required server_info = "serverInfo",
+        optional session_durability = "sessionDurability",
+        required user_agent = "userAgent",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for InitializeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -111,7 +133,7 @@ impl crate::sample::Sample for InitializeResult {
             experimental_api: g.nested(),
             granted_capabilities: g.nested(),
             #[cfg(feature = "experimental")]
-            max_limits: if g.present() { Some(g.nested()) } else { None },
+            max_limits: if g.present() { Some(Box::new(g.nested())) } else { None },
             muse_home: g.nested(),
             platform_family: g.nested(),
             platform_os: g.nested(),

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// One entry of a session's transcript at a given revision. The whole item travels in `item/started`, `item/updated` and `item/completed`, while `item/delta` only appends text to one of its fields. Apart from the four common fields, each optional field belongs to the kind(s) named at the start of its description.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Item {
     /// `webSearch`: the kind of search action performed, as reported by the provider.
@@ -46,7 +46,7 @@ pub struct Item {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub background_terminal_completion: Option<BackgroundTerminalCompletion>,
+    pub background_terminal_completion: Option<Box<BackgroundTerminalCompletion>>,
     /// `reminderChild`: `true` when this reminder keeps the turn open until it settles; absent otherwise (never `false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocking: Option<bool>,
@@ -87,7 +87,7 @@ pub struct Item {
     pub cut_off: Option<bool>,
     /// `damagedRange`: what was lost in the unreadable part of the session log.
     #[serde(rename = "damagedRange", default, skip_serializing_if = "Option::is_none")]
-    pub damaged_range: Option<DamagedRange>,
+    pub damaged_range: Option<Box<DamagedRange>>,
     /// `workflow`: the last phase label the run declared; set only when the run has finished.
     #[serde(rename = "declaredPhase", default, skip_serializing_if = "Option::is_none")]
     pub declared_phase: Option<String>,
@@ -99,7 +99,7 @@ pub struct Item {
     pub depth: Option<i64>,
     /// `toolCall`: short one-line wording for the call in running, done and neutral forms.
     #[serde(rename = "displayLabel", default, skip_serializing_if = "Option::is_none")]
-    pub display_label: Option<ToolDisplayLabel>,
+    pub display_label: Option<Box<ToolDisplayLabel>>,
     /// `userMessage`: how the prompt should be shown; absent when the client supplied none.
     #[serde(rename = "displayText", default, skip_serializing_if = "Option::is_none")]
     pub display_text: Option<String>,
@@ -181,10 +181,10 @@ pub struct Item {
     pub outcome: Option<CompactionOutcome>,
     /// `toolCall`/`userShell`: reference to the full stored output; fetch it with `item/readOutput`.
     #[serde(rename = "outputRef", default, skip_serializing_if = "Option::is_none")]
-    pub output_ref: Option<OutputRef>,
+    pub output_ref: Option<Box<OutputRef>>,
     /// `toolCall`: reference to the stored structured patch of an edit (JSON); fetch it with `item/readOutput` using `patchRef.id`.
     #[serde(rename = "patchRef", default, skip_serializing_if = "Option::is_none")]
-    pub patch_ref: Option<OutputRef>,
+    pub patch_ref: Option<Box<OutputRef>>,
     /// `toolCall`: line counts of the edit, sent next to `patchRef`; absent when no diff is available.
     #[serde(rename = "patchSummary", default, skip_serializing_if = "Option::is_none")]
     pub patch_summary: Option<PatchSummary>,
@@ -224,7 +224,7 @@ pub struct Item {
     pub replay_hint: Option<ReplayHint>,
     /// `subagent`: the result the child returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<SubagentResult>,
+    pub result: Option<Box<SubagentResult>>,
     /// `webSearch`: the hits the search returned.
     #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -270,10 +270,10 @@ pub struct Item {
     pub status: ItemStatus,
     /// `toolCall`: latest retry-attempt details, for rendering a countdown; absent when there are none.
     #[serde(rename = "statusAttempt", default, skip_serializing_if = "Option::is_none")]
-    pub status_attempt: Option<StatusAttempt>,
+    pub status_attempt: Option<Box<StatusAttempt>>,
     /// `toolCall`: latest counts of the task's child tasks by state; absent when there are none.
     #[serde(rename = "statusChildren", default, skip_serializing_if = "Option::is_none")]
-    pub status_children: Option<StatusChildren>,
+    pub status_children: Option<Box<StatusChildren>>,
     /// `toolCall`: latest health level of the task; absent when there is none.
     #[serde(rename = "statusHealth", default, skip_serializing_if = "Option::is_none")]
     pub status_health: Option<StatusHealth>,
@@ -358,7 +358,7 @@ pub struct Item {
     pub url: Option<String>,
     /// `subagent`: tokens used by the child plus any agents it spawned, refreshed while it runs; absent until the first report. These are not added to the session's cumulative totals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<TokenUsage>,
+    pub usage: Option<Box<TokenUsage>>,
     /// `toolCall`/`userShell`: the output text shown in the transcript, limited in size; streamed with `item/delta` field `"output"`.
     #[serde(rename = "visibleOutput", default, skip_serializing_if = "Option::is_none")]
     pub visible_output: Option<String>,
@@ -372,6 +372,114 @@ pub struct Item {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    Item {
+        optional action = "action",
+        optional agent_path = "agentPath",
+        optional approval_id = "approvalId",
+        optional args = "args",
+        optional attachments = "attachments",
+        optional background = "background",
+        optional background_initiator = "backgroundInitiator",
+        #[cfg(feature = "experimental")] optional background_status = "backgroundStatus",
+        optional background_terminal_completion = "backgroundTerminalCompletion",
+        optional blocking = "blocking",
+        optional call_id = "callId",
+        optional child_prompt_refs = "childPromptRefs",
+        optional child_session_id = "childSessionId",
+        optional child_session_log_path = "childSessionLogPath",
+        optional children = "children",
+        optional command_id = "commandId",
+        optional command_text = "commandText",
+        optional control_status = "controlStatus",
+        optional cut_off = "cutOff",
+        optional damaged_range = "damagedRange",
+        optional declared_phase = "declaredPhase",
+        optional delivery_number = "deliveryNumber",
+        optional depth = "depth",
+        optional display_label = "displayLabel",
+        optional display_text = "displayText",
+        optional duration_ms = "durationMs",
+        optional entry_id = "entryId",
+        optional event = "event",
+        optional exit_code = "exitCode",
+        optional exit_signal = "exitSignal",
+        optional failure_kind = "failureKind",
+        optional failure_reason = "failureReason",
+        optional fallback_text = "fallbackText",
+        optional final_summary = "finalSummary",
+        optional generation_id = "generationId",
+        optional hook_key = "hookKey",
+        required item_id = "itemId",
+        optional job_id = "jobId",
+        required kind = "kind",
+        optional label = "label",
+        optional message = "message",
+        optional message_phase = "messagePhase",
+        optional model_visible_content = "modelVisibleContent",
+        optional monitor_description = "monitorDescription",
+        optional monitor_id = "monitorId",
+        optional next_fire_at_ms = "nextFireAtMs",
+        optional objective = "objective",
+        optional outcome = "outcome",
+        optional output_ref = "outputRef",
+        optional patch_ref = "patchRef",
+        optional patch_summary = "patchSummary",
+        optional pattern = "pattern",
+        optional paused = "paused",
+        optional provider_item_id = "providerItemId",
+        optional provider_status = "providerStatus",
+        optional query = "query",
+        optional raw_item = "rawItem",
+        optional reason = "reason",
+        optional recorded_at = "recordedAt",
+        optional reminder_agent_id = "reminderAgentId",
+        optional replay_hint = "replayHint",
+        optional result = "result",
+        #[cfg(feature = "experimental")] optional results = "results",
+        optional resume_from_run_id = "resumeFromRunId",
+        optional retracted = "retracted",
+        required revision = "revision",
+        optional role = "role",
+        optional run_status = "runStatus",
+        optional scheduled_fire_at_ms = "scheduledFireAtMs",
+        optional script_id = "scriptId",
+        optional selector = "selector",
+        optional side_session_id = "sideSessionId",
+        optional source = "source",
+        required status = "status",
+        optional status_attempt = "statusAttempt",
+        optional status_children = "statusChildren",
+        optional status_health = "statusHealth",
+        optional status_line = "statusLine",
+        optional status_phase = "statusPhase",
+        optional status_progress = "statusProgress",
+        optional status_step = "statusStep",
+        optional steered = "steered",
+        optional stop_available = "stopAvailable",
+        optional strategy_id = "strategyId",
+        optional subagent_id = "subagentId",
+        optional summarized_through = "summarizedThrough",
+        optional summary = "summary",
+        optional task_id = "taskId",
+        optional terminal_row_after_item_id = "terminalRowAfterItemId",
+        optional text = "text",
+        optional token_budget = "tokenBudget",
+        optional tokens_after = "tokensAfter",
+        optional tokens_before = "tokensBefore",
+        optional tool = "tool",
+        optional tool_receipt = "toolReceipt",
+        optional trigger = "trigger",
+        optional trigger_source = "triggerSource",
+        optional truncated = "truncated",
+        tristate turn_id = "turnId",
+        optional url = "url",
+        optional usage = "usage",
+        optional visible_output = "visibleOutput",
+        optional work_id = "workId",
+        optional workflow_run_id = "workflowRunId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for Item {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -387,7 +495,7 @@ impl crate::sample::Sample for Item {
             #[cfg(feature = "experimental")]
             background_status: if g.present() { Some(g.nested()) } else { None },
             background_terminal_completion: if g.present() {
-                Some(g.nested())
+                Some(Box::new(g.nested()))
             } else {
                 None
             },
@@ -401,7 +509,7 @@ impl crate::sample::Sample for Item {
             command_text: if g.present() { Some(g.nested()) } else { None },
             control_status: if g.present() { Some(g.nested()) } else { None },
             cut_off: if g.present() { Some(g.nested()) } else { None },
-            damaged_range: if g.present() { Some(g.nested()) } else { None },
+            damaged_range: if g.present() { Some(Box::new(g.nested())) } else { None },
             declared_phase: if g.present() { Some(g.nested()) } else { None },
             delivery_number: if g.present() {
                 Some(g.integer(None, None))
@@ -409,7 +517,7 @@ impl crate::sample::Sample for Item {
                 None
             },
             depth: if g.present() { Some(g.integer(None, None)) } else { None },
-            display_label: if g.present() { Some(g.nested()) } else { None },
+            display_label: if g.present() { Some(Box::new(g.nested())) } else { None },
             display_text: if g.present() { Some(g.nested()) } else { None },
             duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
             entry_id: if g.present() { Some(g.nested()) } else { None },
@@ -438,8 +546,8 @@ impl crate::sample::Sample for Item {
             },
             objective: if g.present() { Some(g.nested()) } else { None },
             outcome: if g.present() { Some(g.nested()) } else { None },
-            output_ref: if g.present() { Some(g.nested()) } else { None },
-            patch_ref: if g.present() { Some(g.nested()) } else { None },
+            output_ref: if g.present() { Some(Box::new(g.nested())) } else { None },
+            patch_ref: if g.present() { Some(Box::new(g.nested())) } else { None },
             patch_summary: if g.present() { Some(g.nested()) } else { None },
             pattern: if g.present() { Some(g.nested()) } else { None },
             paused: if g.present() { Some(g.nested()) } else { None },
@@ -451,7 +559,7 @@ impl crate::sample::Sample for Item {
             recorded_at: if g.present() { Some(g.nested()) } else { None },
             reminder_agent_id: if g.present() { Some(g.nested()) } else { None },
             replay_hint: if g.present() { Some(g.nested()) } else { None },
-            result: if g.present() { Some(g.nested()) } else { None },
+            result: if g.present() { Some(Box::new(g.nested())) } else { None },
             #[cfg(feature = "experimental")]
             results: if g.present() { Some(g.nested()) } else { None },
             resume_from_run_id: if g.present() { Some(g.nested()) } else { None },
@@ -469,8 +577,8 @@ impl crate::sample::Sample for Item {
             side_session_id: if g.present() { Some(g.nested()) } else { None },
             source: if g.present() { Some(g.nested()) } else { None },
             status: g.nested(),
-            status_attempt: if g.present() { Some(g.nested()) } else { None },
-            status_children: if g.present() { Some(g.nested()) } else { None },
+            status_attempt: if g.present() { Some(Box::new(g.nested())) } else { None },
+            status_children: if g.present() { Some(Box::new(g.nested())) } else { None },
             status_health: if g.present() { Some(g.nested()) } else { None },
             status_line: if g.present() { Some(g.nested()) } else { None },
             status_phase: if g.present() { Some(g.nested()) } else { None },
@@ -504,7 +612,7 @@ impl crate::sample::Sample for Item {
                 _ => Tristate::Absent,
             },
             url: if g.present() { Some(g.nested()) } else { None },
-            usage: if g.present() { Some(g.nested()) } else { None },
+            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
             visible_output: if g.present() { Some(g.nested()) } else { None },
             work_id: if g.present() { Some(g.nested()) } else { None },
             workflow_run_id: if g.present() { Some(g.nested()) } else { None },
@@ -742,7 +850,7 @@ impl Item {
 }
 impl Validate for Item {}
 /// Params of the `item/completed` notification: the item's final state. This is the authoritative version of the item; accept it even for an `itemId` that never had an `item/started`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ItemCompletedParams {
     /// The complete item at its final revision.
@@ -760,6 +868,14 @@ pub struct ItemCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ItemCompletedParams {
+        required item = "item",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ItemCompletedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -794,7 +910,7 @@ impl ItemCompletedParams {
 }
 impl Validate for ItemCompletedParams {}
 /// Params of the `item/delta` notification: text to append to one field of an item that is still open. Deltas have no `sourceRange` because they come from transient records, and they never change the item's `revision`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ItemDeltaParams {
     /// Text to append. Concatenating a field's deltas in cursor order gives the field's value on `item/completed`, unless the server's size budget cut the field short.
@@ -815,6 +931,15 @@ pub struct ItemDeltaParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ItemDeltaParams {
+        required delta = "delta",
+        optional field = "field",
+        required item_id = "itemId",
+        required session_id = "sessionId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ItemDeltaParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1081,7 +1206,7 @@ impl crate::sample::Sample for ItemReadOutputEncoding {
     }
 }
 /// Params of the `item/readOutput` method: read a byte range of the full stored output behind an item's output reference. Read-only; works whether or not the session is loaded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ItemReadOutputParams {
     /// Item whose stored output is read.
@@ -1103,6 +1228,15 @@ pub struct ItemReadOutputParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ItemReadOutputParams {
+        required item_id = "itemId",
+        optional length_bytes = "lengthBytes",
+        optional offset_bytes = "offsetBytes",
+        required output_ref = "outputRef",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ItemReadOutputParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1136,7 +1270,7 @@ impl ItemReadOutputParams {
 }
 impl Validate for ItemReadOutputParams {}
 /// Result of the `item/readOutput` method: one page of stored output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ItemReadOutputResult {
     /// Stored bytes served in this page (not the output's total size, which is `OutputRef.byteLen`). The next page starts at `offsetBytes + byteLen`.
@@ -1158,6 +1292,16 @@ pub struct ItemReadOutputResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ItemReadOutputResult {
+        required byte_len = "byteLen",
+        required content = "content",
+        required encoding = "encoding",
+        required eof = "eof",
+        required media_type = "mediaType",
+        required offset_bytes = "offsetBytes",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ItemReadOutputResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1207,7 +1351,7 @@ impl ItemReadOutputResult {
 }
 impl Validate for ItemReadOutputResult {}
 /// Params of the `item/started` notification: a new item appeared in the transcript.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ItemStartedParams {
     /// The complete item at revision 1.
@@ -1217,7 +1361,7 @@ pub struct ItemStartedParams {
     pub session_id: String,
     /// The stored log records this event was built from. Absent when the item opened on a transient record (streamed kinds); the later `item/completed` carries a durable one.
     #[serde(rename = "sourceRange", default, skip_serializing_if = "Option::is_none")]
-    pub source_range: Option<SourceRange>,
+    pub source_range: Option<Box<SourceRange>>,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
@@ -1225,6 +1369,14 @@ pub struct ItemStartedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ItemStartedParams {
+        required item = "item",
+        required session_id = "sessionId",
+        optional source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ItemStartedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1232,7 +1384,7 @@ impl crate::sample::Sample for ItemStartedParams {
         let mut value = Self {
             item: Box::new(g.nested()),
             session_id: g.nested(),
-            source_range: if g.present() { Some(g.nested()) } else { None },
+            source_range: if g.present() { Some(Box::new(g.nested())) } else { None },
             view_cursor: g.nested(),
             unknown: g
                 .unknown_members(&["item", "sessionId", "sourceRange", "viewCursor"]),
@@ -1341,7 +1493,7 @@ impl crate::sample::Sample for ItemStatus {
     }
 }
 /// Params of the `item/updated` notification: an open item changed in a way a delta cannot express, so the whole item is sent again at a higher revision. Replace your copy only if this revision is higher.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ItemUpdatedParams {
     /// The complete item at its new, higher revision.
@@ -1359,6 +1511,14 @@ pub struct ItemUpdatedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ItemUpdatedParams {
+        required item = "item",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ItemUpdatedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of the `log/gap` notification: records of one raw stream subscription were not delivered. Unless the gap is an `"overFrame"` gap, the client must fill the range `(after, next)` with `log/page` before treating what it has built from the stream as current.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogGapParams {
     /// The last position delivered before the gap; the missing records come strictly after it.
@@ -24,6 +24,16 @@ pub struct LogGapParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogGapParams {
+        required after = "after",
+        required next = "next",
+        optional reason = "reason",
+        required stream = "stream",
+        required subscription_id = "subscriptionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogGapParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -125,7 +135,7 @@ impl crate::sample::Sample for LogGapReason {
 }
 /// Params of `log/page`: read a contiguous page of one raw stream's stored rows, starting after a position.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPageParams {
     /// Read rows strictly after this position. Absent means from the start of the stream.
@@ -144,6 +154,15 @@ pub struct LogPageParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPageParams {
+        optional from = "from",
+        optional limit = "limit",
+        optional session_id = "sessionId",
+        optional stream = "stream",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPageParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -175,26 +194,33 @@ impl LogPageParams {
 impl Validate for LogPageParams {}
 /// Result of `log/page`: consecutive stored rows of the stream, in sequence order with none skipped, each byte-for-byte as the host stored it. Apart from record envelopes the run may include stored `omitted_live_only` markers, placeholders for short-lived records that were not kept; skip them when you read record contents.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPageResult {
     /// The position after the last returned row, to continue from (pass its `after` as the next `from`). Always sent; `null` when the page is empty.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(rename = "nextCursor", default)]
-    pub next_cursor: Option<RawLogCursor>,
+    pub next_cursor: Option<Box<RawLogCursor>>,
     /// The rows, in sequence order, as raw JSON objects: record envelopes (see `RawLogRecordEnvelope`) and `omitted_live_only` markers.
     pub records: Vec<serde_json::Map<String, serde_json::Value>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPageResult {
+        optional next_cursor = "nextCursor",
+        required records = "records",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPageResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            next_cursor: if g.coin() { Some(g.nested()) } else { None },
+            next_cursor: if g.coin() { Some(Box::new(g.nested())) } else { None },
             records: g.nested(),
             unknown: g.unknown_members(&["nextCursor", "records"]),
         };
@@ -205,7 +231,7 @@ impl crate::sample::Sample for LogPageResult {
 impl LogPageResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        next_cursor: Option<RawLogCursor>,
+        next_cursor: Option<Box<RawLogCursor>>,
         records: Vec<serde_json::Map<String, serde_json::Value>>,
     ) -> Self {
         Self {
@@ -219,7 +245,7 @@ impl LogPageResult {
 impl Validate for LogPageResult {}
 /// Params of `log/physicalFiles`: list the log files in a session's home directory.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalFilesParams {
     /// The session whose home directory to list.
@@ -229,6 +255,12 @@ pub struct LogPhysicalFilesParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPhysicalFilesParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPhysicalFilesParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -254,7 +286,7 @@ impl LogPhysicalFilesParams {
 impl Validate for LogPhysicalFilesParams {}
 /// Result of `log/physicalFiles`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalFilesResult {
     /// One entry per log file found.
@@ -263,6 +295,12 @@ pub struct LogPhysicalFilesResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPhysicalFilesResult {
+        required files = "files",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPhysicalFilesResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -288,7 +326,7 @@ impl LogPhysicalFilesResult {
 impl Validate for LogPhysicalFilesResult {}
 /// Params of the `log/physicalLine` notification: one chunk of one complete line of the followed file. Concatenating a line's chunks in order and adding `\n` gives the line exactly.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalLineParams {
     /// Which chunk of the line this is, and how many there are.
@@ -310,6 +348,17 @@ pub struct LogPhysicalLineParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPhysicalLineParams {
+        required chunk = "chunk",
+        required data = "data",
+        required end_offset = "endOffset",
+        required ordinal = "ordinal",
+        required start_offset = "startOffset",
+        required subscription_id = "subscriptionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPhysicalLineParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -362,7 +411,7 @@ impl LogPhysicalLineParams {
 impl Validate for LogPhysicalLineParams {}
 /// Params of the `log/physicalReset` notification: a physical log subscription hit a fault and has ended. No more lines follow; resubscribe from `at` to continue.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalResetParams {
     /// The last line boundary fully delivered, with the next line number; a new subscription can start here.
@@ -376,6 +425,14 @@ pub struct LogPhysicalResetParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPhysicalResetParams {
+        required at = "at",
+        required reason = "reason",
+        required subscription_id = "subscriptionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPhysicalResetParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -409,7 +466,7 @@ impl LogPhysicalResetParams {
 impl Validate for LogPhysicalResetParams {}
 /// Params of `log/physicalSubscribe`: follow one stored log file byte for byte, starting at a line boundary.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalSubscribeParams {
     /// Where to start: a line boundary in the file and the number to give the first delivered line.
@@ -424,6 +481,14 @@ pub struct LogPhysicalSubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPhysicalSubscribeParams {
+        required after = "after",
+        optional chunk_bytes = "chunkBytes",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPhysicalSubscribeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -453,7 +518,7 @@ impl LogPhysicalSubscribeParams {
 impl Validate for LogPhysicalSubscribeParams {}
 /// Result of `log/physicalSubscribe`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalSubscribeResult {
     /// The followed file's path relative to the session home.
@@ -469,6 +534,14 @@ pub struct LogPhysicalSubscribeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPhysicalSubscribeResult {
+        required rel_path = "relPath",
+        required subscription_id = "subscriptionId",
+        required tail_offset = "tailOffset",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPhysicalSubscribeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -498,7 +571,7 @@ impl LogPhysicalSubscribeResult {
 impl Validate for LogPhysicalSubscribeResult {}
 /// Params of `log/physicalUnsubscribe`: stop a physical log subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalUnsubscribeParams {
     /// The subscription to stop, as returned by `log/physicalSubscribe`.
@@ -508,6 +581,12 @@ pub struct LogPhysicalUnsubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogPhysicalUnsubscribeParams {
+        required subscription_id = "subscriptionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPhysicalUnsubscribeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -533,13 +612,15 @@ impl LogPhysicalUnsubscribeParams {
 impl Validate for LogPhysicalUnsubscribeParams {}
 /// Reply to `log/physicalUnsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(LogPhysicalUnsubscribeResult {} unknown);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogPhysicalUnsubscribeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -563,7 +644,7 @@ impl LogPhysicalUnsubscribeResult {
 impl Validate for LogPhysicalUnsubscribeResult {}
 /// Params of the `log/record` notification: one raw record for a live `log/subscribe` subscription. Records arrive in sequence order, one notification per record and subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogRecordParams {
     /// The record exactly as stored (see `RawLogRecordEnvelope`), as a raw JSON object.
@@ -575,6 +656,13 @@ pub struct LogRecordParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogRecordParams {
+        required record = "record",
+        required subscription_id = "subscriptionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogRecordParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -605,7 +693,7 @@ impl LogRecordParams {
 impl Validate for LogRecordParams {}
 /// One raw stream of a session with its readable range, as listed by `log/streams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogStreamEntry {
     /// The earliest position of the stream that can still be read.
@@ -627,6 +715,15 @@ pub struct LogStreamEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogStreamEntry {
+        required first_available = "firstAvailable",
+        optional pruned_through = "prunedThrough",
+        required stream = "stream",
+        optional tail = "tail",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogStreamEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -664,7 +761,7 @@ impl LogStreamEntry {
 impl Validate for LogStreamEntry {}
 /// Params of `log/streams`: list a session's raw record streams.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogStreamsParams {
     /// The session whose streams to list.
@@ -674,6 +771,12 @@ pub struct LogStreamsParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogStreamsParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogStreamsParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -699,7 +802,7 @@ impl LogStreamsParams {
 impl Validate for LogStreamsParams {}
 /// Result of `log/streams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogStreamsResult {
     /// One entry per raw stream of the session.
@@ -708,6 +811,12 @@ pub struct LogStreamsResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogStreamsResult {
+        required streams = "streams",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogStreamsResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -733,7 +842,7 @@ impl LogStreamsResult {
 impl Validate for LogStreamsResult {}
 /// Params of `log/subscribe`: follow one raw stream live on this connection. The session must be loaded on this host.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogSubscribeParams {
     /// Resume position: the host first replays the records after it up to the tail, then continues live. Absent means start from the current tail; use `log/page` for older records.
@@ -748,6 +857,14 @@ pub struct LogSubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogSubscribeParams {
+        optional after = "after",
+        required session_id = "sessionId",
+        required stream = "stream",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogSubscribeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -777,7 +894,7 @@ impl LogSubscribeParams {
 impl Validate for LogSubscribeParams {}
 /// Result of `log/subscribe`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogSubscribeResult {
     /// Id of the new subscription on this connection. Every `log/record` and `log/gap` it produces carries it, and `log/unsubscribe` takes it.
@@ -789,6 +906,13 @@ pub struct LogSubscribeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogSubscribeResult {
+        required subscription_id = "subscriptionId",
+        required tail = "tail",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogSubscribeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -816,7 +940,7 @@ impl LogSubscribeResult {
 impl Validate for LogSubscribeResult {}
 /// Params of `log/unsubscribe`: stop a raw stream subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogUnsubscribeParams {
     /// The subscription to stop, as returned by `log/subscribe`.
@@ -826,6 +950,12 @@ pub struct LogUnsubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    LogUnsubscribeParams {
+        required subscription_id = "subscriptionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogUnsubscribeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -851,13 +981,15 @@ impl LogUnsubscribeParams {
 impl Validate for LogUnsubscribeParams {}
 /// Reply to `log/unsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(LogUnsubscribeResult {} unknown);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LogUnsubscribeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

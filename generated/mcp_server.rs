@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// OAuth login state of one MCP server row in `mcpServer/list`. Open enum: new states may appear.
 ///
 /// - `loggedIn`: A stored OAuth credential exists for this server; `mcpServer/oauthLogout` can remove it.
@@ -79,7 +79,7 @@ impl crate::sample::Sample for McpServerListOAuth {
 }
 /// Params of the `mcpServer/list` request. Without a session it lists the host-wide MCP servers; with one it lists that session's effective set.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerListParams {
     /// Optional. When present, a loaded session whose effective server set is listed: the host rows plus the servers added for that session. When absent, only host-wide servers (from settings and plugins) are listed.
@@ -89,6 +89,12 @@ pub struct McpServerListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerListParams {
+        optional session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -114,7 +120,7 @@ impl McpServerListParams {
 impl Validate for McpServerListParams {}
 /// Result of `mcpServer/list`: the configured MCP servers with their transport, origin and OAuth state.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerListResult {
     /// One row per server: host-wide rows first, followed by any servers added for the requested session.
@@ -123,6 +129,12 @@ pub struct McpServerListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerListResult {
+        required servers = "servers",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -148,7 +160,7 @@ impl McpServerListResult {
 impl Validate for McpServerListResult {}
 /// One MCP server in the `mcpServer/list` result. It reports configuration and authentication state only, not whether the server is currently connected.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerListRow {
     /// The server's configured name; pass it as `server` to the `mcpServer/oauth*` methods.
@@ -163,6 +175,15 @@ pub struct McpServerListRow {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerListRow {
+        required name = "name",
+        required oauth = "oauth",
+        required source = "source",
+        required transport = "transport",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerListRow {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -343,7 +364,7 @@ impl crate::sample::Sample for McpServerListTransport {
 }
 /// Params of the `mcpServer/oauthLoginCancel` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCancelParams {
     /// Name of the MCP server whose pending login flow should be cancelled.
@@ -352,6 +373,12 @@ pub struct McpServerOAuthLoginCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerOAuthLoginCancelParams {
+        required server = "server",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerOAuthLoginCancelParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -377,7 +404,7 @@ impl McpServerOAuthLoginCancelParams {
 impl Validate for McpServerOAuthLoginCancelParams {}
 /// Result of `mcpServer/oauthLoginCancel`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCancelResult {
     /// `true` when a pending login flow for the server was cancelled; `false` when none was pending.
@@ -386,6 +413,12 @@ pub struct McpServerOAuthLoginCancelResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerOAuthLoginCancelResult {
+        required cancelled = "cancelled",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerOAuthLoginCancelResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -411,7 +444,7 @@ impl McpServerOAuthLoginCancelResult {
 impl Validate for McpServerOAuthLoginCancelResult {}
 /// Params of the `mcpServer/oauthLoginCompleted` notification, sent when an MCP OAuth login flow ends. It never contains the authorization URL or any secret.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCompletedParams {
     /// Optional human-readable explanation, given only for `denied`, `expired` and `failed` outcomes; suitable for display and free of secrets.
@@ -425,6 +458,14 @@ pub struct McpServerOAuthLoginCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerOAuthLoginCompletedParams {
+        optional message = "message",
+        required outcome = "outcome",
+        required server = "server",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerOAuthLoginCompletedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -454,7 +495,7 @@ impl McpServerOAuthLoginCompletedParams {
 impl Validate for McpServerOAuthLoginCompletedParams {}
 /// Params of the `mcpServer/oauthLogin` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginParams {
     /// Name of the MCP server to log in to, as listed by `mcpServer/list`.
@@ -463,6 +504,12 @@ pub struct McpServerOAuthLoginParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerOAuthLoginParams {
+        required server = "server",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerOAuthLoginParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -488,7 +535,7 @@ impl McpServerOAuthLoginParams {
 impl Validate for McpServerOAuthLoginParams {}
 /// Result of `mcpServer/oauthLogin`. It means the flow has started, not that login succeeded; the outcome arrives later in `mcpServer/oauthLoginCompleted`. Only the requesting connection receives it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginResult {
     /// The provider's authorization URL; the client should open it in a browser so the user can grant access.
@@ -498,6 +545,12 @@ pub struct McpServerOAuthLoginResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerOAuthLoginResult {
+        required authorization_url = "authorizationUrl",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerOAuthLoginResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -523,7 +576,7 @@ impl McpServerOAuthLoginResult {
 impl Validate for McpServerOAuthLoginResult {}
 /// Params of the `mcpServer/oauthLogout` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLogoutParams {
     /// Name of the MCP server whose stored OAuth credential should be deleted.
@@ -532,6 +585,12 @@ pub struct McpServerOAuthLogoutParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerOAuthLogoutParams {
+        required server = "server",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerOAuthLogoutParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -557,7 +616,7 @@ impl McpServerOAuthLogoutParams {
 impl Validate for McpServerOAuthLogoutParams {}
 /// Result of `mcpServer/oauthLogout`. Deleting the local credential is what counts; revoking it with the provider is attempted on a best-effort basis.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct McpServerOAuthLogoutResult {
     /// `true` when a stored credential was deleted; `false` when there was none.
@@ -568,6 +627,13 @@ pub struct McpServerOAuthLogoutResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    McpServerOAuthLogoutResult {
+        required removed = "removed",
+        required revocation = "revocation",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for McpServerOAuthLogoutResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

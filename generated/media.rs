@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of `media/upload`: one chunk of a media upload whose id the client generated. Every member is required.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct MediaUploadParams {
     /// This chunk's bytes, base64-encoded.
@@ -35,6 +35,18 @@ pub struct MediaUploadParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    MediaUploadParams {
+        required chunk_base64 = "chunkBase64",
+        required chunk_count = "chunkCount",
+        required chunk_index = "chunkIndex",
+        required command_id = "commandId",
+        required media_type = "mediaType",
+        required session_id = "sessionId",
+        required total_bytes = "totalBytes",
+        required upload_id = "uploadId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for MediaUploadParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -93,7 +105,7 @@ impl MediaUploadParams {
 }
 impl Validate for MediaUploadParams {}
 /// Result of `media/upload`: the upload's id echoed back, for every chunk including retried ones.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct MediaUploadResult {
     /// The same `uploadId` the client sent.
@@ -103,6 +115,11 @@ pub struct MediaUploadResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    MediaUploadResult {
+        required upload_id = "uploadId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for MediaUploadResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// One selectable model in the `model/list` result. Models the catalog hides are never listed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ModelCatalogEntry {
     /// The model's context window in tokens; `null` when the catalog does not say.
@@ -16,7 +16,7 @@ pub struct ModelCatalogEntry {
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
-    pub cost: Option<ModelCost>,
+    pub cost: Option<Box<ModelCost>>,
     /// The reasoning-effort tier the model uses unless another is chosen; when present it is one of `variants`. Absent when `variants` is `"unknown"` or the host is too old to send it.
     #[serde(
         rename = "defaultReasoningEffort",
@@ -73,13 +73,31 @@ pub struct ModelCatalogEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ModelCatalogEntry {
+        optional context_limit = "contextLimit",
+        optional cost = "cost",
+        optional default_reasoning_effort = "defaultReasoningEffort",
+        optional description = "description",
+        required display_label = "displayLabel",
+        required is_active = "isActive",
+        required is_default = "isDefault",
+        required model_id = "modelId",
+        optional output_limit = "outputLimit",
+        optional profile_id = "profileId",
+        required provider_id = "providerId",
+        optional reasoning_effort_variants = "reasoningEffortVariants",
+        optional release_date = "releaseDate",
+        optional variants = "variants",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ModelCatalogEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
             context_limit: if g.coin() { Some(g.integer(None, None)) } else { None },
-            cost: if g.coin() { Some(g.nested()) } else { None },
+            cost: if g.coin() { Some(Box::new(g.nested())) } else { None },
             default_reasoning_effort: if g.present() { Some(g.nested()) } else { None },
             description: if g.coin() { Some(g.nested()) } else { None },
             display_label: g.nested(),
@@ -120,7 +138,7 @@ impl ModelCatalogEntry {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         context_limit: Option<i64>,
-        cost: Option<ModelCost>,
+        cost: Option<Box<ModelCost>>,
         description: Option<String>,
         display_label: String,
         is_active: bool,
@@ -302,7 +320,7 @@ impl crate::sample::Sample for ModelChangeSource {
     }
 }
 /// A model's listed prices per one million tokens, passed through exactly as the catalog states them. Any arithmetic on them is up to the client.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ModelCost {
     /// Price of cached input tokens, as a decimal string.
@@ -320,6 +338,14 @@ pub struct ModelCost {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ModelCost {
+        required cached = "cached",
+        optional currency = "currency",
+        required input = "input",
+        required output = "output",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ModelCost {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -353,7 +379,7 @@ impl ModelCost {
 }
 impl Validate for ModelCost {}
 /// One selectable reasoning-effort tier of a model, with the catalog's description of it when there is one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ModelDescribedReasoningEffort {
     /// The catalog's display text for this tier. Absent when the catalog has none; never `null`.
@@ -365,6 +391,12 @@ pub struct ModelDescribedReasoningEffort {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ModelDescribedReasoningEffort {
+        optional description = "description",
+        required tier = "tier",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ModelDescribedReasoningEffort {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -389,7 +421,7 @@ impl ModelDescribedReasoningEffort {
 }
 impl Validate for ModelDescribedReasoningEffort {}
 /// Params of `model/list`. This is a read-only query: it records nothing and emits no view events.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ModelListParams {
     /// A session whose current model should be flagged with `isActive`. If omitted, every row has `isActive: false`; this lets a client list models before it has a session.
@@ -399,6 +431,11 @@ pub struct ModelListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ModelListParams {
+        optional session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ModelListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -421,7 +458,7 @@ impl ModelListParams {
 }
 impl Validate for ModelListParams {}
 /// Result of `model/list`: the model catalog as of the call. There is no subscription to catalog changes; call again to refresh.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ModelListResult {
     /// The selectable models, newest release first. May be empty, which is a valid configuration.
@@ -440,6 +477,14 @@ pub struct ModelListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ModelListResult {
+        required models = "models",
+        optional profile_id = "profileId",
+        required provider_id = "providerId",
+        required source = "source",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ModelListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -486,7 +531,7 @@ impl crate::sample::Sample for ModelReasoningEffortVariants {
     }
 }
 /// The reasoning-effort tiers a model accepts: either the complete ordered list, or the string `"unknown"` when the catalog does not know.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum ModelReasoningEffortVariants {
     /// The `List` arm.
@@ -496,7 +541,7 @@ pub enum ModelReasoningEffortVariants {
 }
 impl Validate for ModelReasoningEffortVariants {}
 /// A model chosen by a client, as sent in `session/setModel`. Empty strings are treated as absent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ModelSelection {
     /// The name to show for the model. Optional.
@@ -517,6 +562,14 @@ pub struct ModelSelection {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ModelSelection {
+        optional display_label = "displayLabel",
+        required model_id = "modelId",
+        tristate profile_id = "profileId",
+        optional provider_id = "providerId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ModelSelection {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -551,7 +604,7 @@ impl ModelSelection {
 }
 impl Validate for ModelSelection {}
 /// Describes non-text content, such as an image, that a tool produced and the model was shown. It carries metadata only; fetch the bytes with `item/readOutput` when the item has an output reference.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ModelVisibleContent {
     /// Height in pixels. Absent when unknown.
@@ -575,6 +628,16 @@ pub struct ModelVisibleContent {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ModelVisibleContent {
+        optional height = "height",
+        required media_type = "mediaType",
+        required path = "path",
+        required source_tool_name = "sourceToolName",
+        required type_ = "type",
+        optional width = "width",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ModelVisibleContent {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

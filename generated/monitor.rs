@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of the `monitor/inboxItemAdmitted` notification: an event from a background monitor entered the session's monitor inbox, where it waits to be delivered to the agent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct MonitorInboxItemAdmittedParams {
     /// The event's text as it is to be delivered to the agent.
@@ -48,6 +48,23 @@ pub struct MonitorInboxItemAdmittedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    MonitorInboxItemAdmittedParams {
+        required body = "body",
+        optional display_body = "displayBody",
+        required event_index = "eventIndex",
+        required event_kind = "eventKind",
+        required item_id = "itemId",
+        optional line_index = "lineIndex",
+        required queued_at = "queuedAt",
+        required session_id = "sessionId",
+        required show_lines = "showLines",
+        required source_range = "sourceRange",
+        required summary = "summary",
+        required task_id = "taskId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for MonitorInboxItemAdmittedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -124,7 +141,7 @@ impl MonitorInboxItemAdmittedParams {
 }
 impl Validate for MonitorInboxItemAdmittedParams {}
 /// Params of the `monitor/inboxItemDrained` notification: an entry left the monitor inbox because it was taken for delivery, with the time the host recorded for that.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct MonitorInboxItemDrainedParams {
     /// Whether delivering the entry shows in the transcript.
@@ -156,6 +173,17 @@ pub struct MonitorInboxItemDrainedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    MonitorInboxItemDrainedParams {
+        required delivery_visible = "deliveryVisible",
+        optional drain_target_run_stream = "drainTargetRunStream",
+        required drained_at = "drainedAt",
+        required item_id = "itemId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for MonitorInboxItemDrainedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -208,7 +236,7 @@ impl MonitorInboxItemDrainedParams {
 }
 impl Validate for MonitorInboxItemDrainedParams {}
 /// Params of the `monitor/inboxItemVoided` notification: an entry was dropped from the monitor inbox because the wake meant to deliver it was missed. Clients only count it; it adds no transcript row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct MonitorInboxItemVoidedParams {
     /// The inbox entry that was dropped, as named by its `monitor/inboxItemAdmitted`.
@@ -230,6 +258,15 @@ pub struct MonitorInboxItemVoidedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    MonitorInboxItemVoidedParams {
+        required item_id = "itemId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+        required voided_at = "voidedAt",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for MonitorInboxItemVoidedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

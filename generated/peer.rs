@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of `peer/list`: asks which other local sessions are live next to the given session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PeerListParams {
     /// The session doing the looking. It is left out of the returned rows.
@@ -15,6 +15,12 @@ pub struct PeerListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PeerListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PeerListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -40,7 +46,7 @@ impl PeerListParams {
 impl Validate for PeerListParams {}
 /// Result of `peer/list`: one snapshot of the live local peers, with no paging and no cursor.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PeerListResult {
     /// One row per live local peer session, ordered by session id, without the requesting session itself.
@@ -52,6 +58,13 @@ pub struct PeerListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PeerListResult {
+        required peers = "peers",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PeerListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -79,7 +92,7 @@ impl PeerListResult {
 impl Validate for PeerListResult {}
 /// One live local peer session in a `peer/list` result. Only sessions on this machine are listed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PeerRow {
     /// Whether this peer can currently be sent a message.
@@ -105,6 +118,17 @@ pub struct PeerRow {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PeerRow {
+        required can_receive = "canReceive",
+        required display_label = "displayLabel",
+        required last_seen_age_ms = "lastSeenAgeMs",
+        required session_id = "sessionId",
+        optional session_name = "sessionName",
+        required status = "status",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PeerRow {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

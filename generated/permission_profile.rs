@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Whether a permission-profile change had any effect, as reported in the `session/setPermissionProfile` result. Open enum: new values may appear. A change that fails is reported as a `commandRejected` error, not through this value.
 ///
 /// - `completed`: The change was applied.
@@ -69,7 +69,7 @@ impl crate::sample::Sample for PermissionProfileApplyOutcome {
 }
 /// Params of `permissionProfile/list`, a read-only query that changes nothing.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PermissionProfileListParams {
     /// The session to list profiles for. Optional.
@@ -79,6 +79,12 @@ pub struct PermissionProfileListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PermissionProfileListParams {
+        optional session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PermissionProfileListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -104,7 +110,7 @@ impl PermissionProfileListParams {
 impl Validate for PermissionProfileListParams {}
 /// Result of `permissionProfile/list`: the permission profiles defined on the host.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PermissionProfileListResult {
     /// One row per profile the host defines.
@@ -113,6 +119,12 @@ pub struct PermissionProfileListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PermissionProfileListResult {
+        required profiles = "profiles",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PermissionProfileListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -138,7 +150,7 @@ impl PermissionProfileListResult {
 impl Validate for PermissionProfileListResult {}
 /// One permission profile as listed by `permissionProfile/list`. The availability members say whether a picker should offer it; they do not grant anything.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PermissionProfileRow {
     /// Whether the profile can be selected now.
@@ -165,6 +177,17 @@ pub struct PermissionProfileRow {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    PermissionProfileRow {
+        required available = "available",
+        optional description = "description",
+        required label = "label",
+        required profile_id = "profileId",
+        required reviewer_authority = "reviewerAuthority",
+        optional unavailable_reasons = "unavailableReasons",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for PermissionProfileRow {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// One installed plugin, as listed by `plugin/list`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginCatalogEntry {
     /// `true` when the plugin is enabled; `false` when it is installed but disabled.
@@ -19,6 +19,14 @@ pub struct PluginCatalogEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginCatalogEntry {
+        required enabled = "enabled",
+        required id = "id",
+        required source = "source",
+        required version = "version",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginCatalogEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -52,7 +60,7 @@ impl PluginCatalogEntry {
 }
 impl Validate for PluginCatalogEntry {}
 /// Params of the `plugin/changed` notification, sent when a plugin install finishes. Clients should fetch `plugin/list` again, and also `hook/list` and `skill/list`, because plugins contribute hooks and skills.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginChangedParams {
     /// Whether the installed plugin is enabled.
@@ -70,6 +78,15 @@ pub struct PluginChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginChangedParams {
+        required enabled = "enabled",
+        required id = "id",
+        required session_id = "sessionId",
+        required source = "source",
+        required version = "version",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -107,7 +124,7 @@ impl PluginChangedParams {
 }
 impl Validate for PluginChangedParams {}
 /// The `localPath` form of a `plugin/install` target: install a plugin from a directory on the host's filesystem.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginInstallLocalPathTarget {
     /// Path to the plugin on the host machine (the host's filesystem, not the client's).
@@ -119,6 +136,12 @@ pub struct PluginInstallLocalPathTarget {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginInstallLocalPathTarget {
+        required path = "path",
+        optional scope = "scope",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginInstallLocalPathTarget {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -143,7 +166,7 @@ impl PluginInstallLocalPathTarget {
 }
 impl Validate for PluginInstallLocalPathTarget {}
 /// The `marketplace` form of a `plugin/install` target: install a named plugin from a registered marketplace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginInstallMarketplaceTarget {
     /// Name of a marketplace previously registered with `plugin/marketplaceAdd`.
@@ -154,6 +177,12 @@ pub struct PluginInstallMarketplaceTarget {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginInstallMarketplaceTarget {
+        required marketplace = "marketplace",
+        required name = "name",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginInstallMarketplaceTarget {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -178,7 +207,7 @@ impl PluginInstallMarketplaceTarget {
 }
 impl Validate for PluginInstallMarketplaceTarget {}
 /// Params of the `plugin/install` request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginInstallParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -193,6 +222,13 @@ pub struct PluginInstallParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginInstallParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required target = "target",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginInstallParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -223,7 +259,7 @@ impl PluginInstallParams {
 }
 impl Validate for PluginInstallParams {}
 /// Result of `plugin/install`: the command acknowledgement together with a description of the installed plugin.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginInstallResult {
     /// The `commandId` from the request, echoed back.
@@ -246,6 +282,17 @@ pub struct PluginInstallResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginInstallResult {
+        required command_id = "commandId",
+        required enabled = "enabled",
+        required id = "id",
+        required source = "source",
+        required status = "status",
+        required version = "version",
+        optional warning = "warning",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginInstallResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -359,7 +406,7 @@ impl crate::sample::Sample for PluginInstallScope {
     }
 }
 /// The source of a `plugin/install`: an object in which exactly one of `localPath` or `marketplace` is set. Setting both, or neither, is rejected as invalid params.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginInstallTarget {
     /// Set to install from a path on the host; absent when installing from a marketplace.
@@ -372,6 +419,12 @@ pub struct PluginInstallTarget {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginInstallTarget {
+        optional local_path = "localPath",
+        optional marketplace = "marketplace",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginInstallTarget {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -396,7 +449,7 @@ impl PluginInstallTarget {
 }
 impl Validate for PluginInstallTarget {}
 /// Params of the `plugin/list` request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginListParams {
     /// The session whose installed plugins to list.
@@ -406,6 +459,11 @@ pub struct PluginListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -428,7 +486,7 @@ impl PluginListParams {
 }
 impl Validate for PluginListParams {}
 /// Result of `plugin/list`: the installed plugins.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginListResult {
     /// One row per installed plugin, in no guaranteed order.
@@ -437,6 +495,11 @@ pub struct PluginListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginListResult {
+        required plugins = "plugins",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -459,7 +522,7 @@ impl PluginListResult {
 }
 impl Validate for PluginListResult {}
 /// Params of the `plugin/marketplaceAdd` request, which registers a new plugin marketplace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceAddParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -476,6 +539,14 @@ pub struct PluginMarketplaceAddParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginMarketplaceAddParams {
+        required command_id = "commandId",
+        required name = "name",
+        required session_id = "sessionId",
+        required source = "source",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginMarketplaceAddParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -570,7 +641,7 @@ impl crate::sample::Sample for PluginMarketplaceChange {
     }
 }
 /// Params of the `plugin/marketplaceChanged` notification, sent when a marketplace is added, updated or removed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceChangedParams {
     /// What happened to the marketplace.
@@ -590,6 +661,15 @@ pub struct PluginMarketplaceChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginMarketplaceChangedParams {
+        required change = "change",
+        required name = "name",
+        optional plugin_count = "pluginCount",
+        required session_id = "sessionId",
+        optional skipped_count = "skippedCount",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginMarketplaceChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -627,7 +707,7 @@ impl PluginMarketplaceChangedParams {
 }
 impl Validate for PluginMarketplaceChangedParams {}
 /// Result of `plugin/marketplaceAdd` and `plugin/marketplaceUpdate`: the command acknowledgement together with the stored marketplace record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRecordResult {
     /// The `commandId` from the request, echoed back.
@@ -648,6 +728,16 @@ pub struct PluginMarketplaceRecordResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginMarketplaceRecordResult {
+        required command_id = "commandId",
+        required name = "name",
+        required plugin_count = "pluginCount",
+        required skipped = "skipped",
+        required source = "source",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginMarketplaceRecordResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -690,7 +780,7 @@ impl PluginMarketplaceRecordResult {
 }
 impl Validate for PluginMarketplaceRecordResult {}
 /// Params of the `plugin/marketplaceRemove` request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRemoveParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -705,6 +795,13 @@ pub struct PluginMarketplaceRemoveParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginMarketplaceRemoveParams {
+        required command_id = "commandId",
+        required name = "name",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginMarketplaceRemoveParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -731,7 +828,7 @@ impl PluginMarketplaceRemoveParams {
 }
 impl Validate for PluginMarketplaceRemoveParams {}
 /// Result of `plugin/marketplaceRemove`: the command acknowledgement and the name of the removed marketplace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRemoveResult {
     /// The `commandId` from the request, echoed back.
@@ -745,6 +842,13 @@ pub struct PluginMarketplaceRemoveResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginMarketplaceRemoveResult {
+        required command_id = "commandId",
+        required name = "name",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginMarketplaceRemoveResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -771,7 +875,7 @@ impl PluginMarketplaceRemoveResult {
 }
 impl Validate for PluginMarketplaceRemoveResult {}
 /// A marketplace entry the host did not load.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceSkippedEntry {
     /// Name of the skipped plugin entry.
@@ -782,6 +886,12 @@ pub struct PluginMarketplaceSkippedEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginMarketplaceSkippedEntry {
+        required plugin = "plugin",
+        required reason = "reason",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginMarketplaceSkippedEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -806,7 +916,7 @@ impl PluginMarketplaceSkippedEntry {
 }
 impl Validate for PluginMarketplaceSkippedEntry {}
 /// Where a registered marketplace comes from, in the normalized form the host stores.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceSourceShape {
     /// The kind of source, as a host-defined string.
@@ -817,6 +927,12 @@ pub struct PluginMarketplaceSourceShape {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginMarketplaceSourceShape {
+        required kind = "kind",
+        required path = "path",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginMarketplaceSourceShape {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -841,7 +957,7 @@ impl PluginMarketplaceSourceShape {
 }
 impl Validate for PluginMarketplaceSourceShape {}
 /// Params of the `plugin/marketplaceUpdate` request, which refreshes a registered marketplace from its source.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct PluginMarketplaceUpdateParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -856,6 +972,13 @@ pub struct PluginMarketplaceUpdateParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    PluginMarketplaceUpdateParams {
+        required command_id = "commandId",
+        required name = "name",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for PluginMarketplaceUpdateParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// The log positions a projection state was built from.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ProjectionBasis {
     /// One cursor per contributing stream: how far into that stream the state reflects.
@@ -17,6 +17,13 @@ pub struct ProjectionBasis {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    ProjectionBasis {
+        required positions = "positions",
+        required record_count = "recordCount",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for ProjectionBasis {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -44,7 +51,7 @@ impl ProjectionBasis {
 impl Validate for ProjectionBasis {}
 /// One read projection the host offers.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ProjectionEntry {
     /// Whether the projection is experimental.
@@ -55,6 +62,13 @@ pub struct ProjectionEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    ProjectionEntry {
+        required experimental = "experimental",
+        required name = "name",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for ProjectionEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -82,7 +96,7 @@ impl ProjectionEntry {
 impl Validate for ProjectionEntry {}
 /// Params of `projection/list`: list the read projections the host offers for a session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ProjectionListParams {
     /// The session to list projections for.
@@ -92,6 +106,12 @@ pub struct ProjectionListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    ProjectionListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for ProjectionListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -117,7 +137,7 @@ impl ProjectionListParams {
 impl Validate for ProjectionListParams {}
 /// Result of `projection/list`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ProjectionListResult {
     /// The registered projections.
@@ -126,6 +146,12 @@ pub struct ProjectionListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    ProjectionListResult {
+        required projections = "projections",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for ProjectionListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -151,7 +177,7 @@ impl ProjectionListResult {
 impl Validate for ProjectionListResult {}
 /// Params of `projection/read`: read one projection's current state for a session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ProjectionReadParams {
     /// The projection's name, as listed by `projection/list`. An unknown name fails with `unknownProjection`.
@@ -163,6 +189,13 @@ pub struct ProjectionReadParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    ProjectionReadParams {
+        required projection = "projection",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for ProjectionReadParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -190,7 +223,7 @@ impl ProjectionReadParams {
 impl Validate for ProjectionReadParams {}
 /// Result of `projection/read`: the projection's state together with the exact log positions it was built from, so it can be reconciled with the raw log.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ProjectionReadResult {
     /// The log positions the state reflects.
@@ -203,6 +236,14 @@ pub struct ProjectionReadResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    ProjectionReadResult {
+        required basis = "basis",
+        required projection = "projection",
+        required state = "state",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for ProjectionReadResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

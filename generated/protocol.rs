@@ -1374,7 +1374,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     HostReadLimits(crate::rpc::NoParams),
     /// `initialize`
-    Initialize(Box<crate::InitializeParams>),
+    Initialize(crate::InitializeParams),
     /// `item/readOutput`
     ItemReadOutput(crate::ItemReadOutputParams),
     /// `log/page`
@@ -1447,7 +1447,7 @@ pub enum ClientRequest {
     /// `session/leave`
     SessionLeave(crate::SessionLeaveParams),
     /// `session/list`
-    SessionList(Box<crate::SessionListParams>),
+    SessionList(crate::SessionListParams),
     /// `session/promptHint`
     #[cfg(feature = "experimental")]
     SessionPromptHint(crate::SessionPromptHintParams),
@@ -1634,9 +1634,7 @@ impl ClientRequest {
             "hook/list" => payload.decode(method).map(ClientRequest::HookList),
             #[cfg(feature = "experimental")]
             "host/readLimits" => Ok(ClientRequest::HostReadLimits(payload.into_value())),
-            "initialize" => {
-                payload.decode(method).map(|p| ClientRequest::Initialize(Box::new(p)))
-            }
+            "initialize" => payload.decode(method).map(ClientRequest::Initialize),
             "item/readOutput" => {
                 payload.decode(method).map(ClientRequest::ItemReadOutput)
             }
@@ -1712,9 +1710,7 @@ impl ClientRequest {
             }
             "session/fork" => payload.decode(method).map(ClientRequest::SessionFork),
             "session/leave" => payload.decode(method).map(ClientRequest::SessionLeave),
-            "session/list" => {
-                payload.decode(method).map(|p| ClientRequest::SessionList(Box::new(p)))
-            }
+            "session/list" => payload.decode(method).map(ClientRequest::SessionList),
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
                 payload.decode(method).map(ClientRequest::SessionPromptHint)
@@ -2250,7 +2246,7 @@ impl ClientRequest {
             }
             "initialize" => {
                 <crate::InitializeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::Initialize(Box::new(p)))
+                    .map(ClientRequest::Initialize)
             }
             "item/readOutput" => {
                 <crate::ItemReadOutputParams>::deserialize(deserializer)
@@ -2381,7 +2377,7 @@ impl ClientRequest {
             }
             "session/list" => {
                 <crate::SessionListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionList(Box::new(p)))
+                    .map(ClientRequest::SessionList)
             }
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
@@ -2962,7 +2958,7 @@ pub enum ProtocolNotification {
     /// `item/delta`
     ItemDelta(crate::ItemDeltaParams),
     /// `item/started`
-    ItemStarted(Box<crate::ItemStartedParams>),
+    ItemStarted(crate::ItemStartedParams),
     /// `item/updated`
     ItemUpdated(Box<crate::ItemUpdatedParams>),
     /// `log/gap`
@@ -3005,7 +3001,7 @@ pub enum ProtocolNotification {
     /// `session/leaveCompleted`
     SessionLeaveCompleted(crate::SessionLeaveCompletedParams),
     /// `session/listChanged`
-    SessionListChanged(Box<crate::SessionListChangedParams>),
+    SessionListChanged(crate::SessionListChangedParams),
     /// `session/modelChanged`
     SessionModelChanged(Box<crate::SessionModelChangedParams>),
     /// `session/modelRouteUnserved`
@@ -3018,9 +3014,9 @@ pub enum ProtocolNotification {
     /// `session/reasoningEffortChanged`
     SessionReasoningEffortChanged(Box<crate::SessionReasoningEffortChangedParams>),
     /// `session/started`
-    SessionStarted(Box<crate::SessionStartedParams>),
+    SessionStarted(crate::SessionStartedParams),
     /// `session/statusChanged`
-    SessionStatusChanged(Box<crate::SessionStatusChangedParams>),
+    SessionStatusChanged(crate::SessionStatusChangedParams),
     /// `session/todoListChanged`
     SessionTodoListChanged(Box<crate::SessionTodoListChangedParams>),
     /// `session/tokenUsage`
@@ -3126,9 +3122,7 @@ impl ProtocolNotification {
             }
             "item/delta" => payload.decode(method).map(ProtocolNotification::ItemDelta),
             "item/started" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ItemStarted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ItemStarted)
             }
             "item/updated" => {
                 payload
@@ -3210,9 +3204,7 @@ impl ProtocolNotification {
                 payload.decode(method).map(ProtocolNotification::SessionLeaveCompleted)
             }
             "session/listChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionListChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionListChanged)
             }
             "session/modelChanged" => {
                 payload
@@ -3247,14 +3239,10 @@ impl ProtocolNotification {
                     ))
             }
             "session/started" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionStarted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionStarted)
             }
             "session/statusChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionStatusChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionStatusChanged)
             }
             "session/todoListChanged" => {
                 payload
@@ -3637,7 +3625,7 @@ impl ProtocolNotification {
             }
             "item/started" => {
                 <crate::ItemStartedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ItemStarted(Box::new(p)))
+                    .map(ProtocolNotification::ItemStarted)
             }
             "item/updated" => {
                 <crate::ItemUpdatedParams>::deserialize(deserializer)
@@ -3720,7 +3708,7 @@ impl ProtocolNotification {
             }
             "session/listChanged" => {
                 <crate::SessionListChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionListChanged(Box::new(p)))
+                    .map(ProtocolNotification::SessionListChanged)
             }
             "session/modelChanged" => {
                 <crate::SessionModelChangedParams>::deserialize(deserializer)
@@ -3751,11 +3739,11 @@ impl ProtocolNotification {
             }
             "session/started" => {
                 <crate::SessionStartedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionStarted(Box::new(p)))
+                    .map(ProtocolNotification::SessionStarted)
             }
             "session/statusChanged" => {
                 <crate::SessionStatusChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionStatusChanged(Box::new(p)))
+                    .map(ProtocolNotification::SessionStatusChanged)
             }
             "session/todoListChanged" => {
                 <crate::SessionTodoListChangedParams>::deserialize(deserializer)
@@ -4068,7 +4056,7 @@ pub enum ClientResult {
     ItemReadOutput(crate::ItemReadOutputResult),
     /// `log/page`
     #[cfg(feature = "experimental")]
-    LogPage(Box<crate::LogPageResult>),
+    LogPage(crate::LogPageResult),
     /// `log/physicalFiles`
     #[cfg(feature = "experimental")]
     LogPhysicalFiles(crate::LogPhysicalFilesResult),
@@ -4136,7 +4124,7 @@ pub enum ClientResult {
     /// `session/leave`
     SessionLeave(crate::SessionLeaveResult),
     /// `session/list`
-    SessionList(Box<crate::SessionListResult>),
+    SessionList(crate::SessionListResult),
     /// `session/promptHint`
     #[cfg(feature = "experimental")]
     SessionPromptHint(crate::SessionPromptHintResult),
@@ -4164,7 +4152,7 @@ pub enum ClientResult {
     /// `session/sideChat`
     SessionSideChat(Box<crate::SessionSideChatResult>),
     /// `session/start`
-    SessionStart(Box<crate::SessionStartResult>),
+    SessionStart(crate::SessionStartResult),
     /// `session/userShell`
     SessionUserShell(crate::SessionUserShellResult),
     /// `settings/read`
@@ -4223,7 +4211,7 @@ pub enum ClientResult {
     UsageRead(crate::UsageReadResult),
     /// `usage/refresh`
     #[cfg(feature = "experimental")]
-    UsageRefresh(Box<crate::UsageRefreshResult>),
+    UsageRefresh(crate::UsageRefreshResult),
     /// `userInput/answer`
     UserInputAnswer(crate::UserInputAnswerResult),
     /// `userInput/cancel`
@@ -4321,9 +4309,7 @@ impl ClientResult {
             }
             "item/readOutput" => payload.decode(method).map(ClientResult::ItemReadOutput),
             #[cfg(feature = "experimental")]
-            "log/page" => {
-                payload.decode(method).map(|p| ClientResult::LogPage(Box::new(p)))
-            }
+            "log/page" => payload.decode(method).map(ClientResult::LogPage),
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
                 payload.decode(method).map(ClientResult::LogPhysicalFiles)
@@ -4390,9 +4376,7 @@ impl ClientResult {
                 payload.decode(method).map(|p| ClientResult::SessionFork(Box::new(p)))
             }
             "session/leave" => payload.decode(method).map(ClientResult::SessionLeave),
-            "session/list" => {
-                payload.decode(method).map(|p| ClientResult::SessionList(Box::new(p)))
-            }
+            "session/list" => payload.decode(method).map(ClientResult::SessionList),
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
                 payload.decode(method).map(ClientResult::SessionPromptHint)
@@ -4434,9 +4418,7 @@ impl ClientResult {
                     .decode(method)
                     .map(|p| ClientResult::SessionSideChat(Box::new(p)))
             }
-            "session/start" => {
-                payload.decode(method).map(|p| ClientResult::SessionStart(Box::new(p)))
-            }
+            "session/start" => payload.decode(method).map(ClientResult::SessionStart),
             "session/userShell" => {
                 payload.decode(method).map(ClientResult::SessionUserShell)
             }
@@ -4488,9 +4470,7 @@ impl ClientResult {
             "turn/unqueue" => payload.decode(method).map(ClientResult::TurnUnqueue),
             "usage/read" => payload.decode(method).map(ClientResult::UsageRead),
             #[cfg(feature = "experimental")]
-            "usage/refresh" => {
-                payload.decode(method).map(|p| ClientResult::UsageRefresh(Box::new(p)))
-            }
+            "usage/refresh" => payload.decode(method).map(ClientResult::UsageRefresh),
             "userInput/answer" => {
                 payload.decode(method).map(ClientResult::UserInputAnswer)
             }

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of `recap/cancel`. No recap needs to be named: a session has at most one recap in flight.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RecapCancelParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -17,6 +17,12 @@ pub struct RecapCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    RecapCancelParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RecapCancelParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -41,7 +47,7 @@ impl RecapCancelParams {
 }
 impl Validate for RecapCancelParams {}
 /// Result of `recap/cancel`: an admission acknowledgement. A recap that was in flight then settles with outcome `cancelled`; when none was, the command is still accepted and changes nothing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RecapCancelResult {
     /// The `commandId` of the command this acknowledges.
@@ -53,6 +59,12 @@ pub struct RecapCancelResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    RecapCancelResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RecapCancelResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -77,7 +89,7 @@ impl RecapCancelResult {
 }
 impl Validate for RecapCancelResult {}
 /// Params of the `recap/completed` notification: the one and only settlement of a `recap/request`. Sent just to the connection that asked, outside the view stream, so it has no `viewCursor` or `sourceRange`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RecapCompletedParams {
     /// The `commandId` of the `recap/request` this settles; use it to match the two.
@@ -101,6 +113,16 @@ pub struct RecapCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    RecapCompletedParams {
+        required command_id = "commandId",
+        required outcome = "outcome",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        optional text = "text",
+        optional title = "title",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RecapCompletedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -263,7 +285,7 @@ impl crate::sample::Sample for RecapOutcome {
     }
 }
 /// Params of `recap/request`: ask for a summary of what happened in a loaded session while the user was away. Members other than these two are rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RecapRequestParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice. `recap/completed` carries it back.
@@ -276,6 +298,12 @@ pub struct RecapRequestParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    RecapRequestParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RecapRequestParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -300,7 +328,7 @@ impl RecapRequestParams {
 }
 impl Validate for RecapRequestParams {}
 /// Result of `recap/request`: an admission acknowledgement only, never the recap. The recap arrives later in `recap/completed`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RecapRequestResult {
     /// The `commandId` of the command this acknowledges.
@@ -312,6 +340,12 @@ pub struct RecapRequestResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    RecapRequestResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RecapRequestResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// A session as the host reports it: identity, load state, log location, model routing and derived display facts. Returned by the lifecycle methods (`session/start`, `session/resume`, `session/fork`, `session/read`, `session/sideChat`), listed by `session/list` and carried by `session/started` and `session/listChanged`. New optional members may appear; ignore the ones you do not know.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Session {
     /// Id of the foreground turn while `status` is `"running"`. Always on the wire; `null` when no turn is running.
@@ -14,7 +14,7 @@ pub struct Session {
     pub active_turn_id: Option<String>,
     /// The approval mode currently in effect and how it was set. Absent when the host has not worked out a mode for this session, which is normal for rows served by `session/list`.
     #[serde(rename = "approvalMode", default, skip_serializing_if = "Option::is_none")]
-    pub approval_mode: Option<EffectiveApprovalModeState>,
+    pub approval_mode: Option<Box<EffectiveApprovalModeState>>,
     /// Kinds of server-initiated requests waiting on the session (approvals, user-input prompts, admissions). Sent only for loaded sessions that have something flagged; its absence does not prove that nothing is pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention: Option<Vec<AttentionFlag>>,
@@ -30,11 +30,11 @@ pub struct Session {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub created_by_client: Option<ClientInfo>,
+    pub created_by_client: Option<Box<ClientInfo>>,
     /// The limits (sandbox, network, shell, workspace trust, writes) currently in effect for the session, the same value `session/readLimits` returns. Absent when the host does not report them.
     #[cfg(feature = "experimental")]
     #[serde(rename = "currentLimits", default, skip_serializing_if = "Option::is_none")]
-    pub current_limits: Option<SessionLimits>,
+    pub current_limits: Option<Box<SessionLimits>>,
     /// A preview of the first prompt the user sent in the session. Absent when there is none or it could not be derived.
     #[serde(
         rename = "firstUserPrompt",
@@ -46,7 +46,7 @@ pub struct Session {
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(rename = "forkedFrom", default)]
-    pub forked_from: Option<ForkProvenance>,
+    pub forked_from: Option<Box<ForkProvenance>>,
     /// The name the host generated automatically for the session, when it has one. `name` is the name in effect; after a custom rename the two can differ.
     #[serde(rename = "generatedName", default, skip_serializing_if = "Option::is_none")]
     pub generated_name: Option<String>,
@@ -83,7 +83,7 @@ pub struct Session {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub permission_state: Option<EffectivePermissionState>,
+    pub permission_state: Option<Box<EffectivePermissionState>>,
     /// The model provider recorded in the session's metadata. Always on the wire; `null` when the metadata names no provider.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
@@ -96,7 +96,7 @@ pub struct Session {
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
     #[serde(rename = "sideFrom", default, skip_serializing_if = "Tristate::is_absent")]
-    pub side_from: Tristate<SideProvenance>,
+    pub side_from: Tristate<Box<SideProvenance>>,
     /// The load state as this host sees it. A session loaded by a different host is reported as `"notLoaded"` here.
     pub status: SessionStatus,
     /// A display title derived from the session's content. The derivation is a heuristic that may change between host versions; absent when no title could be derived.
@@ -121,21 +121,56 @@ pub struct Session {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    Session {
+        optional active_turn_id = "activeTurnId",
+        optional approval_mode = "approvalMode",
+        optional attention = "attention",
+        optional branch = "branch",
+        required created_at = "createdAt",
+        optional created_by_client = "createdByClient",
+        #[cfg(feature = "experimental")] optional current_limits = "currentLimits",
+        optional first_user_prompt = "firstUserPrompt",
+        optional forked_from = "forkedFrom",
+        optional generated_name = "generatedName",
+        optional kind = "kind",
+        optional last_activity_at = "lastActivityAt",
+        optional model_id = "modelId",
+        optional name = "name",
+        optional name_origin = "nameOrigin",
+        optional parent_session_id = "parentSessionId",
+        required path = "path",
+        #[cfg(feature = "experimental")] optional permission_state = "permissionState",
+        optional provider_id = "providerId",
+        required session_id = "sessionId",
+        tristate side_from = "sideFrom",
+        required status = "status",
+        optional title = "title",
+        required turn_count = "turnCount",
+        required updated_at = "updatedAt",
+        optional workspace_root = "workspaceRoot",
+        #[cfg(feature = "experimental")] optional worktree = "worktree",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for Session {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
             active_turn_id: if g.coin() { Some(g.nested()) } else { None },
-            approval_mode: if g.present() { Some(g.nested()) } else { None },
+            approval_mode: if g.present() { Some(Box::new(g.nested())) } else { None },
             attention: if g.present() { Some(g.nested()) } else { None },
             branch: if g.present() { Some(g.nested()) } else { None },
             created_at: g.nested(),
-            created_by_client: if g.present() { Some(g.nested()) } else { None },
+            created_by_client: if g.present() {
+                Some(Box::new(g.nested()))
+            } else {
+                None
+            },
             #[cfg(feature = "experimental")]
-            current_limits: if g.present() { Some(g.nested()) } else { None },
+            current_limits: if g.present() { Some(Box::new(g.nested())) } else { None },
             first_user_prompt: if g.present() { Some(g.nested()) } else { None },
-            forked_from: if g.coin() { Some(g.nested()) } else { None },
+            forked_from: if g.coin() { Some(Box::new(g.nested())) } else { None },
             generated_name: if g.present() { Some(g.nested()) } else { None },
             kind: if g.present() { Some(g.nested()) } else { None },
             last_activity_at: if g.present() { Some(g.nested()) } else { None },
@@ -145,13 +180,17 @@ impl crate::sample::Sample for Session {
             parent_session_id: if g.present() { Some(g.nested()) } else { None },
             path: g.nested(),
             #[cfg(feature = "experimental")]
-            permission_state: if g.present() { Some(g.nested()) } else { None },
+            permission_state: if g.present() {
+                Some(Box::new(g.nested()))
+            } else {
+                None
+            },
             provider_id: if g.coin() { Some(g.nested()) } else { None },
             session_id: g.nested(),
             side_from: match g.below(3) {
                 0 => Tristate::Absent,
                 1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
+                _ if g.present() => Tristate::Value(Box::new(g.nested())),
                 _ => Tristate::Absent,
             },
             status: g.nested(),
@@ -203,7 +242,7 @@ impl Session {
     pub fn new(
         active_turn_id: Option<String>,
         created_at: String,
-        forked_from: Option<ForkProvenance>,
+        forked_from: Option<Box<ForkProvenance>>,
         model_id: Option<String>,
         path: String,
         provider_id: Option<String>,
@@ -257,7 +296,7 @@ impl Validate for Session {
     }
 }
 /// Params of the `session/approvalModeChanged` notification: the session's approval mode changed. Every accepted change is recorded durably and produces one of these.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionApprovalModeChangedParams {
     /// The `clientInfo.name` of the client that asked for the change.
@@ -283,6 +322,17 @@ pub struct SessionApprovalModeChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionApprovalModeChangedParams {
+        required client_name = "clientName",
+        required command_id = "commandId",
+        required mode = "mode",
+        required session_id = "sessionId",
+        required source = "source",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionApprovalModeChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -336,7 +386,7 @@ impl SessionApprovalModeChangedParams {
 }
 impl Validate for SessionApprovalModeChangedParams {}
 /// Params of the `session/branchChanged` notification: the host recorded a new observation of the workspace's version-control branch.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionBranchChangedParams {
     /// The branch observed. `null` means a detached HEAD was observed, not that the branch is unchanged.
@@ -363,6 +413,16 @@ pub struct SessionBranchChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionBranchChangedParams {
+        optional branch = "branch",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional vcs = "vcs",
+        required view_cursor = "viewCursor",
+        required workspace_root = "workspaceRoot",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionBranchChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -411,7 +471,7 @@ impl SessionBranchChangedParams {
 }
 impl Validate for SessionBranchChangedParams {}
 /// Params of the `session/closed` notification, broadcast to every initialized connection when this host unloads a session in an orderly way. The session is now `"notLoaded"`; its log stays on disk and `session/resume` loads it again. A crash sends nothing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionClosedParams {
     /// Why the session was unloaded.
@@ -428,6 +488,13 @@ pub struct SessionClosedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionClosedParams {
+        required reason = "reason",
+        required session_id = "sessionId",
+        optional view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionClosedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -524,7 +591,7 @@ impl crate::sample::Sample for SessionClosedReason {
     }
 }
 /// Params of `session/compact`: compact the session's conversation context now (the `/compact` gesture). Compaction runs in the background; the response only admits it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionCompactParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -540,6 +607,13 @@ pub struct SessionCompactParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionCompactParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        optional turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionCompactParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -566,7 +640,7 @@ impl SessionCompactParams {
 }
 impl Validate for SessionCompactParams {}
 /// Result of `session/compact`: admission, or a `noop` when there is nothing to compact. Failures after admission are not errors here: they arrive as the compaction's final view event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionCompactResult {
     /// The `commandId` of the request, echoed back.
@@ -581,6 +655,13 @@ pub struct SessionCompactResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionCompactResult {
+        required command_id = "commandId",
+        optional reason = "reason",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionCompactResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -607,7 +688,7 @@ impl SessionCompactResult {
 }
 impl Validate for SessionCompactResult {}
 /// Extra per-session configuration accepted by `session/start` and `session/resume`. Keys the host does not know are ignored, never rejected; recognised members are validated.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionConfig {
     /// MCP servers to add to this session's runtime only, keyed by server name.
@@ -617,6 +698,11 @@ pub struct SessionConfig {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionConfig {
+        optional mcp_servers = "mcpServers",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionConfig {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -639,7 +725,7 @@ impl SessionConfig {
 }
 impl Validate for SessionConfig {}
 /// Params of the `session/contextUsage` notification: how full the model's context window is. Sent only when the window size, used tokens or pressure level changes; replace the previous values.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionContextUsageParams {
     /// The host's assessment of how close the context is to its limits.
@@ -663,6 +749,16 @@ pub struct SessionContextUsageParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionContextUsageParams {
+        required pressure = "pressure",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required used_tokens = "usedTokens",
+        required view_cursor = "viewCursor",
+        optional window_tokens = "windowTokens",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionContextUsageParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -771,7 +867,7 @@ impl crate::sample::Sample for SessionDurability {
     }
 }
 /// Params of `session/fork`: copy a session's history into a new session with its own id, loaded on this host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionForkParams {
     /// Client-minted idempotency key (UUIDv7) for this fork.
@@ -790,6 +886,14 @@ pub struct SessionForkParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionForkParams {
+        required command_id = "commandId",
+        optional cut_point = "cutPoint",
+        optional exclude_items = "excludeItems",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionForkParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -819,11 +923,11 @@ impl SessionForkParams {
 }
 impl Validate for SessionForkParams {}
 /// Result of `session/fork`: the same shape as a resume result, for the new session. Its `session.forkedFrom` records where it came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionForkResult {
     /// The history served for the new session.
-    pub history: Box<SessionHistory>,
+    pub history: SessionHistory,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending.
     #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
@@ -836,12 +940,20 @@ pub struct SessionForkResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionForkResult {
+        required history = "history",
+        required pending_requests = "pendingRequests",
+        required session = "session",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionForkResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            history: Box::new(g.nested()),
+            history: g.nested(),
             pending_requests: g.nested(),
             session: Box::new(g.nested()),
             view_cursor: g.nested(),
@@ -856,7 +968,7 @@ impl crate::sample::Sample for SessionForkResult {
 impl SessionForkResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        history: Box<SessionHistory>,
+        history: SessionHistory,
         pending_requests: Vec<PendingRequestPointer>,
         session: Box<Session>,
         view_cursor: String,
@@ -879,14 +991,14 @@ impl Validate for SessionForkResult {
     }
 }
 /// Params of the `session/goalChanged` notification: the session's goal changed. Replace the stored goal with this one; sent only when the value actually changes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionGoalChangedParams {
     /// The full current goal. `null` means the goal was cleared, never "unchanged".
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
-    pub goal: Option<Goal>,
+    pub goal: Option<Box<Goal>>,
     /// The session this event belongs to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -900,12 +1012,20 @@ pub struct SessionGoalChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionGoalChangedParams {
+        optional goal = "goal",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionGoalChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            goal: if g.coin() { Some(g.nested()) } else { None },
+            goal: if g.coin() { Some(Box::new(g.nested())) } else { None },
             session_id: g.nested(),
             source_range: g.nested(),
             view_cursor: g.nested(),
@@ -918,7 +1038,7 @@ impl crate::sample::Sample for SessionGoalChangedParams {
 impl SessionGoalChangedParams {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        goal: Option<Goal>,
+        goal: Option<Box<Goal>>,
         session_id: String,
         source_range: SourceRange,
         view_cursor: String,
@@ -934,7 +1054,7 @@ impl SessionGoalChangedParams {
 }
 impl Validate for SessionGoalChangedParams {}
 /// The history a lifecycle result serves for rendering a session, shared by the `session/resume`, `session/fork`, `session/sideChat` and `session/read` results. `mode` says which form was actually served.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionHistory {
     /// Present when older history has been pruned at a checkpoint: names the last item that opened before that boundary. Absent when no such boundary applies.
@@ -963,6 +1083,15 @@ pub struct SessionHistory {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionHistory {
+        optional checkpoint_boundary = "checkpointBoundary",
+        optional items = "items",
+        required mode = "mode",
+        optional none_reason = "noneReason",
+        optional snapshot = "snapshot",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionHistory {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1056,7 +1185,7 @@ impl crate::sample::Sample for SessionKind {
     }
 }
 /// Params of the `session/leaveCompleted` notification: the final outcome of an admitted `session/leave`, matched to it by `commandId`. It is not a view event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionLeaveCompletedParams {
     /// The `commandId` of the `session/leave` this completes.
@@ -1077,6 +1206,15 @@ pub struct SessionLeaveCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionLeaveCompletedParams {
+        required command_id = "commandId",
+        required outcome = "outcome",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        optional view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionLeaveCompletedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1258,7 +1396,7 @@ impl crate::sample::Sample for SessionLeaveOutcome {
     }
 }
 /// Params of `session/leave`: ask the host to release a session loaded on it. The response only admits the request; the outcome arrives as `session/leaveCompleted`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionLeaveParams {
     /// Client-minted idempotency key (UUIDv7) for this leave; `session/leaveCompleted` repeats it.
@@ -1274,6 +1412,13 @@ pub struct SessionLeaveParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionLeaveParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        optional stop = "stop",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionLeaveParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1300,7 +1445,7 @@ impl SessionLeaveParams {
 }
 impl Validate for SessionLeaveParams {}
 /// Result of `session/leave`: admission only. Wait for `session/leaveCompleted` with the same `commandId` to learn whether the session was released.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionLeaveResult {
     /// The `commandId` of the request, echoed back.
@@ -1312,6 +1457,12 @@ pub struct SessionLeaveResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionLeaveResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionLeaveResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1337,7 +1488,7 @@ impl SessionLeaveResult {
 impl Validate for SessionLeaveResult {}
 /// A full limits report for a session or host: every one of the five axes is always present. Used for `Session.currentLimits`, the `session/readLimits` result and the host's ceiling (`maxLimits`).
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionLimits {
     /// Whether commands run inside the sandbox.
@@ -1359,6 +1510,16 @@ pub struct SessionLimits {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionLimits {
+        required sandbox_enabled = "sandboxEnabled",
+        required sandbox_network = "sandboxNetwork",
+        required shell_enabled = "shellEnabled",
+        required workspace_trusted = "workspaceTrusted",
+        required writes_enabled = "writesEnabled",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionLimits {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1407,7 +1568,7 @@ impl SessionLimits {
 impl Validate for SessionLimits {}
 /// The limits a `session/start` asks for: name only the axes you want to set, the others are left to the host. An axis wider than the host's ceiling is refused with a `limitsAboveMax` error. Reports use `SessionLimits`, where every axis is present.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionLimitsChoice {
     /// Whether commands should run inside the sandbox. Absent leaves it to the host.
@@ -1433,6 +1594,16 @@ pub struct SessionLimitsChoice {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionLimitsChoice {
+        optional sandbox_enabled = "sandboxEnabled",
+        optional sandbox_network = "sandboxNetwork",
+        optional shell_enabled = "shellEnabled",
+        optional workspace_trusted = "workspaceTrusted",
+        optional writes_enabled = "writesEnabled",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionLimitsChoice {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1474,7 +1645,7 @@ impl SessionLimitsChoice {
 #[cfg(feature = "experimental")]
 impl Validate for SessionLimitsChoice {}
 /// Selects sessions by exact branch name in a `session/list` filter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionListBranchFilter {
     /// Between 1 and 32 branch names, each 1 to 256 UTF-8 bytes; a session matches if its branch is any of them. A `null` entry matches sessions with no known branch.
@@ -1484,6 +1655,11 @@ pub struct SessionListBranchFilter {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionListBranchFilter {
+        required any_of = "anyOf",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionListBranchFilter {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1506,7 +1682,7 @@ impl SessionListBranchFilter {
 }
 impl Validate for SessionListBranchFilter {}
 /// Params of the `session/listChanged` notification: the current `session/list` row of a session that changed, replacing the previous one entirely. Sent only to connections that were granted the `sessionListStream` capability at `initialize`; new rows are announced by `session/started` and unloads by `session/closed`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionListChangedParams {
     /// The full, current list row of the changed session.
@@ -1515,6 +1691,11 @@ pub struct SessionListChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionListChangedParams {
+        required session = "session",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionListChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1544,7 +1725,7 @@ impl Validate for SessionListChangedParams {
     }
 }
 /// Conditions for `session/list`. Members are combined with AND, with each other and with the request's `workspaceRoot` and `updatedAfter`; the values inside each `anyOf` are combined with OR.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionListFilter {
     /// Only sessions on one of these branches.
@@ -1555,11 +1736,18 @@ pub struct SessionListFilter {
     pub session_id: Option<SessionListSessionIdFilter>,
     /// Only sessions whose name or title matches these search terms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<SessionListTextFilter>,
+    pub text: Option<Box<SessionListTextFilter>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionListFilter {
+        optional branch = "branch",
+        optional session_id = "sessionId",
+        optional text = "text",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionListFilter {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1567,7 +1755,7 @@ impl crate::sample::Sample for SessionListFilter {
         let mut value = Self {
             branch: if g.present() { Some(g.nested()) } else { None },
             session_id: if g.present() { Some(g.nested()) } else { None },
-            text: if g.present() { Some(g.nested()) } else { None },
+            text: if g.present() { Some(Box::new(g.nested())) } else { None },
             unknown: g.unknown_members(&["branch", "sessionId", "text"]),
         };
         value
@@ -1586,7 +1774,7 @@ impl SessionListFilter {
 }
 impl Validate for SessionListFilter {}
 /// Params of `session/list`: page through the sessions stored under the host's sessions folder, newest first. Read-only; all members are optional.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionListParams {
     /// The `nextCursor` of a previous page, to fetch the page after it. Page cursors are opaque and only valid for repeating the same listing. Absent or `null` means the first page.
@@ -1596,7 +1784,7 @@ pub struct SessionListParams {
     pub cursor: Tristate<String>,
     /// Extra conditions on which sessions to list, applied before paging. When sent (even as `{}`), a host that supports filtering echoes what it applied as `appliedFilter`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filter: Option<SessionListFilter>,
+    pub filter: Option<Box<SessionListFilter>>,
     /// Page size: at most 200, 50 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
@@ -1610,6 +1798,15 @@ pub struct SessionListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionListParams {
+        tristate cursor = "cursor",
+        optional filter = "filter",
+        optional limit = "limit",
+        optional updated_after = "updatedAfter",
+        optional workspace_root = "workspaceRoot",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1621,7 +1818,7 @@ impl crate::sample::Sample for SessionListParams {
                 _ if g.present() => Tristate::Value(g.nested()),
                 _ => Tristate::Absent,
             },
-            filter: if g.present() { Some(g.nested()) } else { None },
+            filter: if g.present() { Some(Box::new(g.nested())) } else { None },
             limit: if g.present() { Some(g.integer(None, Some(200f64))) } else { None },
             updated_after: if g.present() { Some(g.nested()) } else { None },
             workspace_root: if g.present() { Some(g.nested()) } else { None },
@@ -1660,12 +1857,12 @@ impl Validate for SessionListParams {
     }
 }
 /// Result of `session/list`: one page of sessions, ordered by `updatedAt`, newest first.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionListResult {
     /// The filter the host applied, in its normalised form; sent if and only if the request had a `filter`. To check support, test that each condition you sent is present here: the values themselves may differ after normalisation (trimmed, lowercased, deduplicated, sorted).
     #[serde(rename = "appliedFilter", default, skip_serializing_if = "Option::is_none")]
-    pub applied_filter: Option<SessionListFilter>,
+    pub applied_filter: Option<Box<SessionListFilter>>,
     /// Cursor for the next page. Always on the wire; `null` on the last page.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
@@ -1677,12 +1874,19 @@ pub struct SessionListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionListResult {
+        optional applied_filter = "appliedFilter",
+        optional next_cursor = "nextCursor",
+        required sessions = "sessions",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            applied_filter: if g.present() { Some(g.nested()) } else { None },
+            applied_filter: if g.present() { Some(Box::new(g.nested())) } else { None },
             next_cursor: if g.coin() { Some(g.nested()) } else { None },
             sessions: g.nested(),
             unknown: g.unknown_members(&["appliedFilter", "nextCursor", "sessions"]),
@@ -1710,7 +1914,7 @@ impl Validate for SessionListResult {
     }
 }
 /// Selects sessions by id in a `session/list` filter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionListSessionIdFilter {
     /// Between 1 and 200 session ids (UUIDs); a session matches if its id is any of them.
@@ -1720,6 +1924,11 @@ pub struct SessionListSessionIdFilter {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionListSessionIdFilter {
+        required any_of = "anyOf",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionListSessionIdFilter {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1797,7 +2006,7 @@ impl crate::sample::Sample for SessionListTextField {
     }
 }
 /// Prefix search over session names and titles in a `session/list` filter. Each term is trimmed, lowercased and Unicode-normalised (NFC), then must match the start of a word, accents included: `check` matches `Checkout`, `eck` does not. Matching filters rows but never reorders them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionListTextFilter {
     /// Terms that must all match one of the selected fields.
@@ -1812,6 +2021,13 @@ pub struct SessionListTextFilter {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionListTextFilter {
+        optional all_of = "allOf",
+        optional any_of = "anyOf",
+        required fields = "fields",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionListTextFilter {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1853,7 +2069,7 @@ impl crate::sample::Sample for SessionMcpServerConfigStdio {
     }
 }
 /// An MCP server the host launches as a child process and talks to over its standard input and output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionMcpServerConfigStdio {
     /// Arguments passed to the executable, in order. Absent means none.
@@ -1874,6 +2090,15 @@ pub struct SessionMcpServerConfigStdio {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionMcpServerConfigStdio {
+        optional args = "args",
+        required command = "command",
+        optional env = "env",
+        optional framing = "framing",
+        optional mode = "mode",
+    } unknown
+);
 impl SessionMcpServerConfigStdio {
     /// A value with the given required members and every optional member absent.
     pub fn new(command: String) -> Self {
@@ -1902,7 +2127,7 @@ impl crate::sample::Sample for SessionMcpServerConfigStreamableHttp {
     }
 }
 /// A remote MCP server reached over streamable HTTP.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionMcpServerConfigStreamableHttp {
     /// Extra HTTP headers sent with each request, by header name. Absent means none.
@@ -1917,6 +2142,13 @@ pub struct SessionMcpServerConfigStreamableHttp {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionMcpServerConfigStreamableHttp {
+        optional headers = "headers",
+        optional mode = "mode",
+        required url = "url",
+    } unknown
+);
 impl SessionMcpServerConfigStreamableHttp {
     /// A value with the given required members and every optional member absent.
     pub fn new(url: String) -> Self {
@@ -1977,7 +2209,7 @@ impl Serialize for SessionMcpServerConfig {
         }
     }
 }
-impl<'de> Deserialize<'de> for SessionMcpServerConfig {
+impl<'de> serde::Deserialize<'de> for SessionMcpServerConfig {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
@@ -2140,7 +2372,7 @@ impl crate::sample::Sample for SessionMcpStdioFraming {
     }
 }
 /// Params of the `session/modelChanged` notification: a model selection was recorded and is now in effect for the session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionModelChangedParams {
     /// The model now selected.
@@ -2166,6 +2398,16 @@ pub struct SessionModelChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionModelChangedParams {
+        required model_id = "modelId",
+        optional provider_id = "providerId",
+        required session_id = "sessionId",
+        required source = "source",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionModelChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2215,7 +2457,7 @@ impl SessionModelChangedParams {
 }
 impl Validate for SessionModelChangedParams {}
 /// Params of the `session/modelRouteUnserved` notification: after an accepted credential change, the newly installed provider is unable to route the session's selected model. Information only: the selection is unchanged (no `session/modelChanged` follows); choose a model the new provider can serve with `session/setModel`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionModelRouteUnservedParams {
     /// The command whose accepted credential change installed the provider.
@@ -2245,6 +2487,17 @@ pub struct SessionModelRouteUnservedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionModelRouteUnservedParams {
+        required command_id = "commandId",
+        required installed_provider_id = "installedProviderId",
+        required model_id = "modelId",
+        optional provider_id = "providerId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionModelRouteUnservedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2298,7 +2551,7 @@ impl SessionModelRouteUnservedParams {
 }
 impl Validate for SessionModelRouteUnservedParams {}
 /// Params of the `session/nameChanged` notification: a new session name was recorded, either the host's first automatic naming or an accepted `session/rename`. Replace the stored name with this one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionNameChangedParams {
     /// The automatically generated name, when the host has one.
@@ -2322,6 +2575,16 @@ pub struct SessionNameChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionNameChangedParams {
+        optional generated_name = "generatedName",
+        required name = "name",
+        optional name_origin = "nameOrigin",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionNameChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2430,7 +2693,7 @@ impl crate::sample::Sample for SessionNameOrigin {
 }
 /// Params of the `session/permissionProfileChanged` notification: a new permission profile was committed for the session, for example by a client command or a managed-policy refresh. The session's initial profile and profiles inherited by forks or child sessions do not produce it, and neither do approval-mode-only changes. `profileId` may equal the previous one when the same profile was re-committed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionPermissionProfileChangedParams {
     /// The `clientInfo.name` of the client that asked for the change. Always on the wire; `null` when no client command caused it.
@@ -2463,6 +2726,18 @@ pub struct SessionPermissionProfileChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionPermissionProfileChangedParams {
+        optional client_name = "clientName",
+        optional command_id = "commandId",
+        optional profile_id = "profileId",
+        required session_id = "sessionId",
+        required source = "source",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionPermissionProfileChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2519,7 +2794,7 @@ impl SessionPermissionProfileChangedParams {
 impl Validate for SessionPermissionProfileChangedParams {}
 /// One candidate tip for `session/promptHint`. The text shown to the user stays on the client; only the id and a description of when the tip applies travel.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionPromptHintCandidate {
     /// When the tip is relevant, written for the model that makes the choice.
@@ -2530,6 +2805,13 @@ pub struct SessionPromptHintCandidate {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionPromptHintCandidate {
+        required description = "description",
+        required id = "id",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionPromptHintCandidate {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2557,7 +2839,7 @@ impl SessionPromptHintCandidate {
 impl Validate for SessionPromptHintCandidate {}
 /// Params of `session/promptHint`: ask the host to pick one tip from a list of candidates for display. A read-only query: no `commandId`, nothing recorded, no view event.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionPromptHintParams {
     /// The candidate tips, already filtered by the client.
@@ -2569,6 +2851,13 @@ pub struct SessionPromptHintParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionPromptHintParams {
+        required candidates = "candidates",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionPromptHintParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2596,7 +2885,7 @@ impl SessionPromptHintParams {
 impl Validate for SessionPromptHintParams {}
 /// Result of `session/promptHint`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionPromptHintResult {
     /// The `id` of the chosen candidate. Absent when no candidate was chosen.
@@ -2606,6 +2895,12 @@ pub struct SessionPromptHintResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionPromptHintResult {
+        optional hint_id = "hintId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionPromptHintResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2631,7 +2926,7 @@ impl SessionPromptHintResult {
 impl Validate for SessionPromptHintResult {}
 /// Params of `session/readLimits`: read the limits in effect for one session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionReadLimitsParams {
     /// The session whose limits to read.
@@ -2641,6 +2936,12 @@ pub struct SessionReadLimitsParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionReadLimitsParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionReadLimitsParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2666,7 +2967,7 @@ impl SessionReadLimitsParams {
 impl Validate for SessionReadLimitsParams {}
 /// Result of `session/readLimits`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionReadLimitsResult {
     /// The limits in effect for the session, every axis present.
@@ -2679,6 +2980,13 @@ pub struct SessionReadLimitsResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionReadLimitsResult {
+        required current_limits = "currentLimits",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionReadLimitsResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2705,7 +3013,7 @@ impl SessionReadLimitsResult {
 #[cfg(feature = "experimental")]
 impl Validate for SessionReadLimitsResult {}
 /// Params of `session/read`: look at a stored session from outside. The host does not load, lease or subscribe to it and records nothing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionReadParams {
     /// Whether to leave the item history out. Unlike `session/resume` the default here is `true` (metadata only); send `false` to get the folded items.
@@ -2718,6 +3026,12 @@ pub struct SessionReadParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionReadParams {
+        optional exclude_items = "excludeItems",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionReadParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2742,17 +3056,17 @@ impl SessionReadParams {
 }
 impl Validate for SessionReadParams {}
 /// Result of `session/read`: a point-in-time view of a stored session. It may already be out of date if another host is writing to the session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionReadResult {
     /// The latest prompt of the main conversation that was blocked and never ran. Absent when there is none.
     #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
     /// The history served for the session.
-    pub history: Box<SessionHistory>,
+    pub history: SessionHistory,
     /// The last completed turn as the host recorded it. Absent when no turn has completed.
     #[serde(rename = "lastTurn", default, skip_serializing_if = "Option::is_none")]
-    pub last_turn: Option<LastTurn>,
+    pub last_turn: Option<Box<LastTurn>>,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending. Because `session/read` does not subscribe, the requests are not re-sent to this connection.
     #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
@@ -2765,7 +3079,7 @@ pub struct SessionReadResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub recovery_observation: Option<RecoveryObservation>,
+    pub recovery_observation: Option<Box<RecoveryObservation>>,
     /// The session as it stood at the time of the read.
     pub session: Box<Session>,
     /// The session's view head at the time of the read.
@@ -2775,17 +3089,33 @@ pub struct SessionReadResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionReadResult {
+        optional blocked_prompt = "blockedPrompt",
+        required history = "history",
+        optional last_turn = "lastTurn",
+        required pending_requests = "pendingRequests",
+        optional queued_inputs = "queuedInputs",
+        optional recovery_observation = "recoveryObservation",
+        required session = "session",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionReadResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
             blocked_prompt: if g.present() { Some(g.nested()) } else { None },
-            history: Box::new(g.nested()),
-            last_turn: if g.present() { Some(g.nested()) } else { None },
+            history: g.nested(),
+            last_turn: if g.present() { Some(Box::new(g.nested())) } else { None },
             pending_requests: g.nested(),
             queued_inputs: if g.present() { Some(g.nested()) } else { None },
-            recovery_observation: if g.present() { Some(g.nested()) } else { None },
+            recovery_observation: if g.present() {
+                Some(Box::new(g.nested()))
+            } else {
+                None
+            },
             session: Box::new(g.nested()),
             view_cursor: g.nested(),
             unknown: g
@@ -2808,7 +3138,7 @@ impl crate::sample::Sample for SessionReadResult {
 impl SessionReadResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        history: Box<SessionHistory>,
+        history: SessionHistory,
         pending_requests: Vec<PendingRequestPointer>,
         session: Box<Session>,
         view_cursor: String,
@@ -2835,7 +3165,7 @@ impl Validate for SessionReadResult {
     }
 }
 /// Params of the `session/reasoningEffortChanged` notification: the session's default reasoning effort changed. The latest event wins.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionReasoningEffortChangedParams {
     /// The new default tier.
@@ -2856,6 +3186,15 @@ pub struct SessionReasoningEffortChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionReasoningEffortChangedParams {
+        required reasoning_effort = "reasoningEffort",
+        required session_id = "sessionId",
+        required source = "source",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionReasoningEffortChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2901,7 +3240,7 @@ impl SessionReasoningEffortChangedParams {
 }
 impl Validate for SessionReasoningEffortChangedParams {}
 /// Params of `session/rename`: set or change the session's durable name. Not available on an ephemeral host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionRenameParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -2916,6 +3255,13 @@ pub struct SessionRenameParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionRenameParams {
+        required command_id = "commandId",
+        required name = "name",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionRenameParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -2942,7 +3288,7 @@ impl SessionRenameParams {
 }
 impl Validate for SessionRenameParams {}
 /// Result of `session/rename`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionRenameResult {
     /// The `commandId` of the request, echoed back.
@@ -2957,6 +3303,13 @@ pub struct SessionRenameResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionRenameResult {
+        required command_id = "commandId",
+        optional name = "name",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionRenameResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3067,7 +3420,7 @@ impl crate::sample::Sample for SessionReportStartupPhase {
 }
 /// One measured client startup phase in `session/reportStartupPhases`. Unknown members are ignored; an unknown `phase` or `colorProvenance` value makes the call fail with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhaseSpan {
     /// Where the terminal colours came from. Meaningful for the terminal-probe phase only; the host drops it on any other phase.
@@ -3089,6 +3442,15 @@ pub struct SessionReportStartupPhaseSpan {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionReportStartupPhaseSpan {
+        optional color_provenance = "colorProvenance",
+        required duration_ms = "durationMs",
+        required phase = "phase",
+        required start_ms = "startMs",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionReportStartupPhaseSpan {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3125,7 +3487,7 @@ impl SessionReportStartupPhaseSpan {
 impl Validate for SessionReportStartupPhaseSpan {}
 /// Params of `session/reportStartupPhases`: report how long the client's startup phases took, once per launch. Best-effort; the launch nonce makes repeats harmless, so there is no `commandId`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhasesParams {
     /// A UUID the client mints once per process launch; a report with a nonce already recorded is not recorded again.
@@ -3140,6 +3502,14 @@ pub struct SessionReportStartupPhasesParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionReportStartupPhasesParams {
+        required launch_nonce = "launchNonce",
+        required phases = "phases",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionReportStartupPhasesParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3173,7 +3543,7 @@ impl SessionReportStartupPhasesParams {
 impl Validate for SessionReportStartupPhasesParams {}
 /// Result of `session/reportStartupPhases`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhasesResult {
     /// `true` when this report was recorded; `false` when the nonce had already been recorded and nothing was added.
@@ -3182,6 +3552,12 @@ pub struct SessionReportStartupPhasesResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionReportStartupPhasesResult {
+        required recorded = "recorded",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionReportStartupPhasesResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3275,7 +3651,7 @@ impl crate::sample::Sample for SessionReportTerminalColorProvenance {
     }
 }
 /// Params of `session/resume`: load a stored session on this host, subscribe this connection to its view, and get back what is needed to render it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionResumeParams {
     /// Client-minted idempotency key (UUIDv7) for this resume. A resume that loads the session writes a durable resume record.
@@ -3312,6 +3688,18 @@ pub struct SessionResumeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionResumeParams {
+        required command_id = "commandId",
+        optional config = "config",
+        tristate cursor = "cursor",
+        optional exclude_items = "excludeItems",
+        optional history = "history",
+        optional permission_profile = "permissionProfile",
+        optional recovery_mode = "recoveryMode",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionResumeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3365,17 +3753,17 @@ impl SessionResumeParams {
 }
 impl Validate for SessionResumeParams {}
 /// Result of `session/resume`: the loaded session, its history and the view position this connection is subscribed from. Any pending requests listed here are re-sent to this connection as server-to-client requests right after the response.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionResumeResult {
     /// The latest prompt of the main conversation that was blocked and never ran, offered so the client can put it back in the input box. Absent when there is none.
     #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
     /// The history served for rendering the session.
-    pub history: Box<SessionHistory>,
+    pub history: SessionHistory,
     /// The last completed turn as the host recorded it, so a reopened session can show that its last turn failed. Absent when no turn has completed.
     #[serde(rename = "lastTurn", default, skip_serializing_if = "Option::is_none")]
-    pub last_turn: Option<LastTurn>,
+    pub last_turn: Option<Box<LastTurn>>,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending. The full requests are re-issued to this connection right after this result.
     #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
@@ -3391,14 +3779,25 @@ pub struct SessionResumeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionResumeResult {
+        optional blocked_prompt = "blockedPrompt",
+        required history = "history",
+        optional last_turn = "lastTurn",
+        required pending_requests = "pendingRequests",
+        required session = "session",
+        optional tightened_axes = "tightenedAxes",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionResumeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
             blocked_prompt: if g.present() { Some(g.nested()) } else { None },
-            history: Box::new(g.nested()),
-            last_turn: if g.present() { Some(g.nested()) } else { None },
+            history: g.nested(),
+            last_turn: if g.present() { Some(Box::new(g.nested())) } else { None },
             pending_requests: g.nested(),
             session: Box::new(g.nested()),
             tightened_axes: if g.present() { Some(g.nested()) } else { None },
@@ -3422,7 +3821,7 @@ impl crate::sample::Sample for SessionResumeResult {
 impl SessionResumeResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        history: Box<SessionHistory>,
+        history: SessionHistory,
         pending_requests: Vec<PendingRequestPointer>,
         session: Box<Session>,
         view_cursor: String,
@@ -3448,7 +3847,7 @@ impl Validate for SessionResumeResult {
     }
 }
 /// Params of `session/setApprovalMode`: switch the session to another approval mode. The client can only pick one of the modes the host's configuration defines; it cannot describe a policy of its own.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSetApprovalModeParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -3463,6 +3862,13 @@ pub struct SessionSetApprovalModeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionSetApprovalModeParams {
+        required command_id = "commandId",
+        required mode = "mode",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionSetApprovalModeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3489,7 +3895,7 @@ impl SessionSetApprovalModeParams {
 }
 impl Validate for SessionSetApprovalModeParams {}
 /// Result of `session/setApprovalMode`. The new mode applies from the next action; an approval already pending is not decided by the change.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSetApprovalModeResult {
     /// `"completed"` when the mode changed, `"noop"` when it was already in effect.
@@ -3507,6 +3913,14 @@ pub struct SessionSetApprovalModeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionSetApprovalModeResult {
+        required apply_outcome = "applyOutcome",
+        required command_id = "commandId",
+        required effective_mode = "effectiveMode",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionSetApprovalModeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3543,7 +3957,7 @@ impl SessionSetApprovalModeResult {
 }
 impl Validate for SessionSetApprovalModeResult {}
 /// Params of `session/setModel`: choose the model for the session's next model calls (the model-picker gesture). The choice is recorded durably.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSetModelParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -3558,6 +3972,13 @@ pub struct SessionSetModelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionSetModelParams {
+        required command_id = "commandId",
+        required model = "model",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionSetModelParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3584,7 +4005,7 @@ impl SessionSetModelParams {
 }
 impl Validate for SessionSetModelParams {}
 /// Result of `session/setModel`. If a turn is running, the choice is admitted now and takes effect at the next model call; the response does not wait for that. `session/modelChanged` announces it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSetModelResult {
     /// The `commandId` of the request, echoed back.
@@ -3596,6 +4017,12 @@ pub struct SessionSetModelResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionSetModelResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionSetModelResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3621,7 +4048,7 @@ impl SessionSetModelResult {
 impl Validate for SessionSetModelResult {}
 /// Params of `session/setPermissionProfile`: switch a loaded, durable session to another permission profile. The client can only pick a profile the host already defines (see `permissionProfile/list`); it cannot send rules of its own.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSetPermissionProfileParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -3637,6 +4064,14 @@ pub struct SessionSetPermissionProfileParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionSetPermissionProfileParams {
+        required command_id = "commandId",
+        required profile_id = "profileId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionSetPermissionProfileParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3666,7 +4101,7 @@ impl SessionSetPermissionProfileParams {
 impl Validate for SessionSetPermissionProfileParams {}
 /// Result of `session/setPermissionProfile`. Apply failures are reported as `commandRejected` errors rather than here.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSetPermissionProfileResult {
     /// `"completed"` when the profile changed, `"noop"` when nothing changed.
@@ -3684,6 +4119,15 @@ pub struct SessionSetPermissionProfileResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionSetPermissionProfileResult {
+        required apply_outcome = "applyOutcome",
+        required command_id = "commandId",
+        required permission_state = "permissionState",
+        required status = "status",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionSetPermissionProfileResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3722,7 +4166,7 @@ impl SessionSetPermissionProfileResult {
 #[cfg(feature = "experimental")]
 impl Validate for SessionSetPermissionProfileResult {}
 /// Params of `session/setReasoningEffort`: set the session's default reasoning effort. It takes precedence over the host's configured default, and a turn started with an explicit `reasoningEffort` uses that value instead, for that turn alone.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSetReasoningEffortParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -3738,6 +4182,13 @@ pub struct SessionSetReasoningEffortParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionSetReasoningEffortParams {
+        required command_id = "commandId",
+        required reasoning_effort = "reasoningEffort",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionSetReasoningEffortParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3768,7 +4219,7 @@ impl SessionSetReasoningEffortParams {
 }
 impl Validate for SessionSetReasoningEffortParams {}
 /// Result of `session/setReasoningEffort`. The new default is durable once acknowledged and applies to turns started afterwards; a running turn keeps the setting it started with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSetReasoningEffortResult {
     /// The `commandId` of the request, echoed back.
@@ -3780,6 +4231,12 @@ pub struct SessionSetReasoningEffortResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionSetReasoningEffortResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionSetReasoningEffortResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3804,7 +4261,7 @@ impl SessionSetReasoningEffortResult {
 }
 impl Validate for SessionSetReasoningEffortResult {}
 /// Params of `session/sideChat`: open a side chat from a session that is loaded on this host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSideChatParams {
     /// Client-minted idempotency key (UUIDv7) for this command.
@@ -3817,6 +4274,12 @@ pub struct SessionSideChatParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionSideChatParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionSideChatParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3841,11 +4304,11 @@ impl SessionSideChatParams {
 }
 impl Validate for SessionSideChatParams {}
 /// Result of `session/sideChat`: the same shape as a resume result, for the new side session. The side chat starts empty and its `session.sideFrom` records where it came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionSideChatResult {
     /// The history served for the side session (empty at first).
-    pub history: Box<SessionHistory>,
+    pub history: SessionHistory,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending.
     #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
@@ -3858,12 +4321,20 @@ pub struct SessionSideChatResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionSideChatResult {
+        required history = "history",
+        required pending_requests = "pendingRequests",
+        required session = "session",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionSideChatResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            history: Box::new(g.nested()),
+            history: g.nested(),
             pending_requests: g.nested(),
             session: Box::new(g.nested()),
             view_cursor: g.nested(),
@@ -3878,7 +4349,7 @@ impl crate::sample::Sample for SessionSideChatResult {
 impl SessionSideChatResult {
     /// A value with the given required members and every optional member absent.
     pub fn new(
-        history: Box<SessionHistory>,
+        history: SessionHistory,
         pending_requests: Vec<PendingRequestPointer>,
         session: Box<Session>,
         view_cursor: String,
@@ -3901,7 +4372,7 @@ impl Validate for SessionSideChatResult {
     }
 }
 /// Params of `session/start`: create a new session, load it on this host and subscribe this connection to its view. Every member except `commandId` is optional and falls back to the host's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionStartParams {
     /// The approval mode the session starts in; it must be a mode the host's configuration defines. Absent or `null` selects the host's default.
@@ -3922,7 +4393,7 @@ pub struct SessionStartParams {
     /// The limits to start the session with; only the axes named are set. An axis wider than the host's ceiling is refused with `limitsAboveMax`.
     #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<SessionLimitsChoice>,
+    pub limits: Option<Box<SessionLimitsChoice>>,
     /// The model to start with. Absent selects the host's default.
     #[serde(rename = "modelId", default, skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
@@ -3958,6 +4429,22 @@ pub struct SessionStartParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionStartParams {
+        tristate approval_mode = "approvalMode",
+        required command_id = "commandId",
+        optional config = "config",
+        #[cfg(feature = "experimental")] optional limits = "limits",
+        optional model_id = "modelId",
+        optional permission_profile = "permissionProfile",
+        tristate provider_id = "providerId",
+        optional recovery_mode = "recoveryMode",
+        optional session_id = "sessionId",
+        optional workspace_root = "workspaceRoot",
+        optional workspace_roots = "workspaceRoots",
+        #[cfg(feature = "experimental")] optional worktree = "worktree",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionStartParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3972,7 +4459,7 @@ impl crate::sample::Sample for SessionStartParams {
             command_id: g.nested(),
             config: if g.present() { Some(g.nested()) } else { None },
             #[cfg(feature = "experimental")]
-            limits: if g.present() { Some(g.nested()) } else { None },
+            limits: if g.present() { Some(Box::new(g.nested())) } else { None },
             model_id: if g.present() { Some(g.nested()) } else { None },
             permission_profile: if g.present() { Some(g.nested()) } else { None },
             provider_id: match g.below(3) {
@@ -4032,7 +4519,7 @@ impl SessionStartParams {
 }
 impl Validate for SessionStartParams {}
 /// Result of `session/start`: the new session and the view position this connection is subscribed from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionStartResult {
     /// The newly created session.
@@ -4044,6 +4531,12 @@ pub struct SessionStartResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionStartResult {
+        required session = "session",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionStartResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4075,7 +4568,7 @@ impl Validate for SessionStartResult {
     }
 }
 /// Params of the `session/started` notification, broadcast to every initialized connection when `session/start`, `session/fork` or `session/sideChat` brings a new session up on this host. A resume does not send it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionStartedParams {
     /// The newly loaded session, in the same shape the start or fork result carries.
@@ -4084,6 +4577,11 @@ pub struct SessionStartedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionStartedParams {
+        required session = "session",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionStartedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4175,7 +4673,7 @@ impl crate::sample::Sample for SessionStatus {
     }
 }
 /// Params of the `session/statusChanged` notification: a loaded session's `status` or `attention` changed. Sent to every connection whatever its view subscriptions; nothing is sent on connect, so seed your table from the `Session` objects, which carry the same facts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionStatusChangedParams {
     /// Attention flags after the change; omitted when no flag is set.
@@ -4188,7 +4686,7 @@ pub struct SessionStatusChangedParams {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub permission_state: Option<EffectivePermissionState>,
+    pub permission_state: Option<Box<EffectivePermissionState>>,
     /// The session whose state changed.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -4203,6 +4701,15 @@ pub struct SessionStatusChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionStatusChangedParams {
+        optional attention = "attention",
+        #[cfg(feature = "experimental")] optional permission_state = "permissionState",
+        required session_id = "sessionId",
+        required status = "status",
+        optional view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionStatusChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4210,7 +4717,11 @@ impl crate::sample::Sample for SessionStatusChangedParams {
         let mut value = Self {
             attention: if g.present() { Some(g.nested()) } else { None },
             #[cfg(feature = "experimental")]
-            permission_state: if g.present() { Some(g.nested()) } else { None },
+            permission_state: if g.present() {
+                Some(Box::new(g.nested()))
+            } else {
+                None
+            },
             session_id: g.nested(),
             status: g.nested(),
             view_cursor: if g.coin() { Some(g.nested()) } else { None },
@@ -4248,7 +4759,7 @@ impl SessionStatusChangedParams {
 }
 impl Validate for SessionStatusChangedParams {}
 /// Params of the `session/todoListChanged` notification: the agent's todo list changed. Replace the whole list each time; an empty `items` means the list was cleared.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionTodoListChangedParams {
     /// The full todo list.
@@ -4271,6 +4782,16 @@ pub struct SessionTodoListChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionTodoListChangedParams {
+        required items = "items",
+        required revision = "revision",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required source_tool = "sourceTool",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionTodoListChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4320,7 +4841,7 @@ impl SessionTodoListChangedParams {
 }
 impl Validate for SessionTodoListChangedParams {}
 /// Params of the `session/tokenUsage` notification: one model call finished and reported usage. Carries the provider's raw counters, host-computed totals and the session's running totals, which only grow.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionTokenUsageParams {
     /// The session's running totals up to this event. Usage of subagents and workflow children is not included; it is reported on their items.
@@ -4360,6 +4881,21 @@ pub struct SessionTokenUsageParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionTokenUsageParams {
+        required cumulative = "cumulative",
+        optional duration_ms = "durationMs",
+        optional finish_reason = "finishReason",
+        optional model_id = "modelId",
+        required prompt_tokens = "promptTokens",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required total_tokens = "totalTokens",
+        required turn_id = "turnId",
+        required usage = "usage",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionTokenUsageParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4428,7 +4964,7 @@ impl SessionTokenUsageParams {
 }
 impl Validate for SessionTokenUsageParams {}
 /// Params of `session/userShell`: run a shell command typed by the user (the `!` escape) in the session's workspace. The connection must have been granted the `userShell` capability at `initialize`, or the call fails with `capabilityRequired`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionUserShellParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
@@ -4444,6 +4980,13 @@ pub struct SessionUserShellParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionUserShellParams {
+        required command_id = "commandId",
+        required command_text = "commandText",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionUserShellParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4470,7 +5013,7 @@ impl SessionUserShellParams {
 }
 impl Validate for SessionUserShellParams {}
 /// Result of `session/userShell`, returned at once. The command runs in the background; its output arrives as the final view event of the `userShell` item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionUserShellResult {
     /// The `commandId` of the request, echoed back.
@@ -4482,6 +5025,12 @@ pub struct SessionUserShellResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionUserShellResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionUserShellResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4560,7 +5109,7 @@ impl crate::sample::Sample for SessionViewHealth {
     }
 }
 /// Params of the `session/viewHealthChanged` notification: the host can no longer serve the live view of a loaded session. Sent whatever the connection's view subscriptions, but best-effort: it can be dropped, so still check `history.noneReason` on the next resume or read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionViewHealthChangedParams {
     /// The new view health; only `"unavailable"` is sent today.
@@ -4575,6 +5124,13 @@ pub struct SessionViewHealthChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SessionViewHealthChangedParams {
+        required health = "health",
+        optional none_reason = "noneReason",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SessionViewHealthChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -4602,7 +5158,7 @@ impl SessionViewHealthChangedParams {
 impl Validate for SessionViewHealthChangedParams {}
 /// The worktree a session runs in, carried as `Session.worktree`. The branch is reported separately in `Session.branch`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionWorktree {
     /// How the worktree came to be used: `"created"` when the host made it for this session, `"attached"` when the host bound an existing worktree given by the client.
@@ -4613,6 +5169,13 @@ pub struct SessionWorktree {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SessionWorktree {
+        required origin = "origin",
+        required path = "path",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SessionWorktree {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

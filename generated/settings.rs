@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Result of `settings/read`: the effective values of the settings the host owns. Settings kept only by a client's own UI are not included.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SettingsReadResult {
     /// Version of the settings schema these values follow; compare it with the `schemaVersion` of `settings/readSchema`.
@@ -17,6 +17,13 @@ pub struct SettingsReadResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SettingsReadResult {
+        required schema_version = "schemaVersion",
+        required values = "values",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsReadResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -47,7 +54,7 @@ impl SettingsReadResult {
 impl Validate for SettingsReadResult {}
 /// Result of `settings/readSchema`: what each host-owned setting may hold and whether managed policy constrains it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SettingsReadSchemaResult {
     /// For each host-owned setting, the shape of value it accepts and, when managed policy enforces one, the constraint. A setting without a constraint is not managed.
@@ -59,6 +66,13 @@ pub struct SettingsReadSchemaResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SettingsReadSchemaResult {
+        required keys = "keys",
+        required schema_version = "schemaVersion",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsReadSchemaResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -89,7 +103,7 @@ impl SettingsReadSchemaResult {
 impl Validate for SettingsReadSchemaResult {}
 /// One edit in a `settings/writeMany` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SettingsWriteEdit {
     /// The dotted path of the host-owned setting to change.
@@ -104,6 +118,13 @@ pub struct SettingsWriteEdit {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SettingsWriteEdit {
+        required key_path = "keyPath",
+        optional value = "value",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteEdit {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -140,7 +161,7 @@ impl crate::sample::Sample for SettingsWriteEditValue {
 }
 /// The value of `SettingsWriteEdit.value`: string or boolean.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum SettingsWriteEditValue {
     /// The `String` arm.
@@ -152,7 +173,7 @@ pub enum SettingsWriteEditValue {
 impl Validate for SettingsWriteEditValue {}
 /// Params of `settings/writeMany`: several setting changes applied together. If any edit is invalid the call fails and nothing is written.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SettingsWriteManyParams {
     /// The edits to apply.
@@ -161,6 +182,12 @@ pub struct SettingsWriteManyParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SettingsWriteManyParams {
+        required edits = "edits",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteManyParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -186,7 +213,7 @@ impl SettingsWriteManyParams {
 impl Validate for SettingsWriteManyParams {}
 /// Result of `settings/writeMany`: the value in effect for each edited setting after the write.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SettingsWriteManyResult {
     /// One entry per edit, in the same order as `edits`.
@@ -195,6 +222,12 @@ pub struct SettingsWriteManyResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SettingsWriteManyResult {
+        required results = "results",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteManyResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -220,7 +253,7 @@ impl SettingsWriteManyResult {
 impl Validate for SettingsWriteManyResult {}
 /// The outcome of one edit in a `settings/writeMany` result.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SettingsWriteResultEntry {
     /// The value now in effect for the setting; `null` when the setting has no value after the write.
@@ -235,6 +268,13 @@ pub struct SettingsWriteResultEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SettingsWriteResultEntry {
+        optional effective_value = "effectiveValue",
+        required key_path = "keyPath",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteResultEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -274,7 +314,7 @@ impl crate::sample::Sample for SettingsWriteResultEntryEffectiveValue {
 }
 /// The value of `SettingsWriteResultEntry.effectiveValue`: string or boolean.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum SettingsWriteResultEntryEffectiveValue {
     /// The `String` arm.
@@ -286,7 +326,7 @@ pub enum SettingsWriteResultEntryEffectiveValue {
 impl Validate for SettingsWriteResultEntryEffectiveValue {}
 /// Params of `settings/writeValue`: the new value of one host-owned setting. Values replace the old value outright, so repeating the call is safe and no `commandId` is needed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SettingsWriteValueParams {
     /// The dotted path of the setting to change, exactly as it is stored.
@@ -301,6 +341,13 @@ pub struct SettingsWriteValueParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SettingsWriteValueParams {
+        required key_path = "keyPath",
+        optional value = "value",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteValueParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -337,7 +384,7 @@ impl crate::sample::Sample for SettingsWriteValueParamsValue {
 }
 /// The value of `SettingsWriteValueParams.value`: string or boolean.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum SettingsWriteValueParamsValue {
     /// The `String` arm.
@@ -349,7 +396,7 @@ pub enum SettingsWriteValueParamsValue {
 impl Validate for SettingsWriteValueParamsValue {}
 /// Result of `settings/writeValue`: the value in effect for the setting after the write.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SettingsWriteValueResult {
     /// The value now in effect for the setting; `null` when the setting has no value after the write, which matches it being left out of `settings/read`.
@@ -364,6 +411,13 @@ pub struct SettingsWriteValueResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    SettingsWriteValueResult {
+        optional effective_value = "effectiveValue",
+        required key_path = "keyPath",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteValueResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -403,7 +457,7 @@ impl crate::sample::Sample for SettingsWriteValueResultEffectiveValue {
 }
 /// The value of `SettingsWriteValueResult.effectiveValue`: string or boolean.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum SettingsWriteValueResultEffectiveValue {
     /// The `String` arm.

@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// The skill scope that a `skill/setActivation` write targets. Closed enum: any other value is rejected rather than recorded.
 ///
 /// - `user`: The user's own skills.
@@ -141,7 +141,7 @@ impl crate::sample::Sample for SkillActivationState {
     }
 }
 /// One row of `skill/list`: a shortcut spelling the user can type to invoke a skill. A plugin skill can have two rows, its bare name and its `<pluginId>:<skillId>` form.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillCatalogEntry {
     /// Optional hint about the arguments the skill expects; absent when the skill declares none.
@@ -166,6 +166,17 @@ pub struct SkillCatalogEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillCatalogEntry {
+        optional argument_hint = "argumentHint",
+        required description = "description",
+        required display_name = "displayName",
+        optional plugin_id = "pluginId",
+        required selector = "selector",
+        required source = "source",
+        optional title = "title",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillCatalogEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -216,7 +227,7 @@ impl SkillCatalogEntry {
 }
 impl Validate for SkillCatalogEntry {}
 /// Params of the `skill/changed` notification: the set of skills a user can invoke in the session has changed, so clients should call `skill/list` again. Bursts may be merged, and there is no ordering guarantee relative to view events.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillChangedParams {
     /// The session whose skill set changed.
@@ -226,6 +237,11 @@ pub struct SkillChangedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillChangedParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillChangedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -248,7 +264,7 @@ impl SkillChangedParams {
 }
 impl Validate for SkillChangedParams {}
 /// Sizes of the lists in a `skill/import` result, so a client can show totals without counting.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillImportCounts {
     /// Number of entries in `failed`.
@@ -263,6 +279,14 @@ pub struct SkillImportCounts {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillImportCounts {
+        required failed = "failed",
+        required installed = "installed",
+        required quarantined = "quarantined",
+        required skipped = "skipped",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillImportCounts {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -292,7 +316,7 @@ impl SkillImportCounts {
 }
 impl Validate for SkillImportCounts {}
 /// A skill import candidate that could be neither installed nor quarantined; the import carries on with the others.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillImportFailure {
     /// The candidate's skill id; always present, and `null` when the candidate failed before an id could be read.
@@ -306,6 +330,12 @@ pub struct SkillImportFailure {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillImportFailure {
+        optional id = "id",
+        required reason = "reason",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillImportFailure {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -330,7 +360,7 @@ impl SkillImportFailure {
 }
 impl Validate for SkillImportFailure {}
 /// Params of the `skill/import` request, which copies skills from another agent tool's skill directory on the host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillImportParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
@@ -351,6 +381,15 @@ pub struct SkillImportParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillImportParams {
+        required command_id = "commandId",
+        optional dry_run = "dryRun",
+        optional force = "force",
+        required session_id = "sessionId",
+        required source = "source",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillImportParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -388,7 +427,7 @@ impl SkillImportParams {
 }
 impl Validate for SkillImportParams {}
 /// A skill import candidate that was kept but quarantined, so it is not loaded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillImportQuarantine {
     /// The quarantined skill's id.
@@ -399,6 +438,12 @@ pub struct SkillImportQuarantine {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillImportQuarantine {
+        required id = "id",
+        required reasons = "reasons",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillImportQuarantine {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -423,7 +468,7 @@ impl SkillImportQuarantine {
 }
 impl Validate for SkillImportQuarantine {}
 /// Result of `skill/import`: the command acknowledgement together with what happened to each candidate skill.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillImportResult {
     /// The `commandId` from the request, echoed back.
@@ -450,6 +495,19 @@ pub struct SkillImportResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillImportResult {
+        required command_id = "commandId",
+        required counts = "counts",
+        required dry_run = "dryRun",
+        required failed = "failed",
+        required installed = "installed",
+        required quarantined = "quarantined",
+        required skipped = "skipped",
+        required source = "source",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillImportResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -639,7 +697,7 @@ impl crate::sample::Sample for SkillInvocationSource {
     }
 }
 /// Params of the `skill/list` request. The listing is per session because the skills available depend on that session's workspace and installed plugins.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillListParams {
     /// The session whose skills to list.
@@ -649,6 +707,11 @@ pub struct SkillListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -671,7 +734,7 @@ impl SkillListParams {
 }
 impl Validate for SkillListParams {}
 /// Result of `skill/list`: every skill shortcut the session accepts from the user.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillListResult {
     /// One row per skill shortcut the user can type in this session.
@@ -680,6 +743,11 @@ pub struct SkillListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillListResult {
+        required skills = "skills",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -702,7 +770,7 @@ impl SkillListResult {
 }
 impl Validate for SkillListResult {}
 /// Params of the `skill/setActivation` request, which sets one skill's activation state in a given scope.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillSetActivationParams {
     /// The activation state to set.
@@ -721,6 +789,15 @@ pub struct SkillSetActivationParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillSetActivationParams {
+        required activation = "activation",
+        required command_id = "commandId",
+        required scope = "scope",
+        required selector = "selector",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillSetActivationParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -760,7 +837,7 @@ impl SkillSetActivationParams {
 }
 impl Validate for SkillSetActivationParams {}
 /// Result of `skill/setActivation`: the command acknowledgement together with the state that now applies and the state before the change.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SkillSetActivationResult {
     /// The activation state now in effect.
@@ -780,6 +857,16 @@ pub struct SkillSetActivationResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SkillSetActivationResult {
+        required activation = "activation",
+        required command_id = "commandId",
+        required previous = "previous",
+        required scope = "scope",
+        required selector = "selector",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SkillSetActivationResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

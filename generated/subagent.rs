@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Where a child agent stands in its control lifecycle, as `controlStatus` on a `subagent` item. The item's own `status` stays the authority on whether the child has ended. Open: new values may appear.
 ///
 /// - `accepted`: The host has taken the child on but has not started it yet.
@@ -109,7 +109,7 @@ impl crate::sample::Sample for SubagentControlStatus {
     }
 }
 /// Params of `subagent/sendMessage` and `subagent/followupTask`: the child agent to address and the text to give it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SubagentInputParams {
     /// The message or task text. Surrounding whitespace is trimmed and text that is empty after trimming is rejected; multibyte characters are delivered unchanged.
@@ -127,6 +127,14 @@ pub struct SubagentInputParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SubagentInputParams {
+        required body = "body",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required subagent_id = "subagentId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SubagentInputParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -160,7 +168,7 @@ impl SubagentInputParams {
 }
 impl Validate for SubagentInputParams {}
 /// Params of `subagent/interrupt`, `subagent/stop` and `subagent/close`: the child agent to act on, with an optional reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SubagentOwnerReasonParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -179,6 +187,14 @@ pub struct SubagentOwnerReasonParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SubagentOwnerReasonParams {
+        required command_id = "commandId",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        required subagent_id = "subagentId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SubagentOwnerReasonParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -208,7 +224,7 @@ impl SubagentOwnerReasonParams {
 }
 impl Validate for SubagentOwnerReasonParams {}
 /// What a child agent returned, carried as `result` on its `subagent` item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SubagentResult {
     /// References to artifacts the child produced, passed through as recorded; may be empty.
@@ -235,6 +251,17 @@ pub struct SubagentResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SubagentResult {
+        required artifact_refs = "artifactRefs",
+        optional drained = "drained",
+        optional error_kind = "errorKind",
+        required evidence_refs = "evidenceRefs",
+        optional structured_data = "structuredData",
+        required summary = "summary",
+        optional text = "text",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SubagentResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -284,7 +311,7 @@ impl SubagentResult {
 }
 impl Validate for SubagentResult {}
 /// Params of `subagent/resume`, `subagent/reopen` and `subagent/readResult`: only the child agent to act on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SubagentTargetParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -300,6 +327,13 @@ pub struct SubagentTargetParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    SubagentTargetParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required subagent_id = "subagentId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for SubagentTargetParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of `task/background`: send a tool task that is running in the foreground to the background, durably.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TaskBackgroundParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -20,6 +20,13 @@ pub struct TaskBackgroundParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TaskBackgroundParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required task_id = "taskId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TaskBackgroundParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -46,7 +53,7 @@ impl TaskBackgroundParams {
 }
 impl Validate for TaskBackgroundParams {}
 /// Result of `task/background` and `task/stop`: an admission acknowledgement that names the task.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TaskCommandResult {
     /// The `commandId` of the command this acknowledges.
@@ -61,6 +68,13 @@ pub struct TaskCommandResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TaskCommandResult {
+        required command_id = "commandId",
+        required status = "status",
+        required task_id = "taskId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TaskCommandResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -147,7 +161,7 @@ impl crate::sample::Sample for TaskExecutionMode {
     }
 }
 /// One row of the `task/list` result: a live workload that can be stopped. `kind` and `status` are open so that new kinds of work and new states can be added without breaking clients.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TaskListEntry {
     /// Who moved the task to the background. Absent when it was not moved, when the host did not record who did, and for work without a transcript item.
@@ -180,6 +194,18 @@ pub struct TaskListEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TaskListEntry {
+        optional background_initiator = "backgroundInitiator",
+        optional command = "command",
+        optional execution_mode = "executionMode",
+        required kind = "kind",
+        optional started_at = "startedAt",
+        required status = "status",
+        required task_id = "taskId",
+        optional tool = "tool",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TaskListEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -228,7 +254,7 @@ impl TaskListEntry {
 }
 impl Validate for TaskListEntry {}
 /// Params of `task/list`. A read-only query: it takes no `commandId`, writes nothing and emits no view event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TaskListParams {
     /// The loaded session whose tasks to list.
@@ -238,6 +264,11 @@ pub struct TaskListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TaskListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TaskListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -260,7 +291,7 @@ impl TaskListParams {
 }
 impl Validate for TaskListParams {}
 /// Result of `task/list`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TaskListResult {
     /// One row per live workload, foreground and background, ordered by start time with the oldest first. An empty array means no work is running.
@@ -269,6 +300,7 @@ pub struct TaskListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(TaskListResult { required tasks = "tasks", } unknown);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TaskListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -341,7 +373,7 @@ impl crate::sample::Sample for TaskListStatus {
     }
 }
 /// Params of `task/stopAll`: stop every background workload that can be stopped at the moment the command is admitted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TaskStopAllParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -354,6 +386,12 @@ pub struct TaskStopAllParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TaskStopAllParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TaskStopAllParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -378,7 +416,7 @@ impl TaskStopAllParams {
 }
 impl Validate for TaskStopAllParams {}
 /// Result of `task/stopAll`. Always `"accepted"`, even when nothing was running. It does not list what was stopped; the items that end show in the view.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TaskStopAllResult {
     /// The `commandId` of the command this acknowledges.
@@ -390,6 +428,12 @@ pub struct TaskStopAllResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TaskStopAllResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TaskStopAllResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -414,7 +458,7 @@ impl TaskStopAllResult {
 }
 impl Validate for TaskStopAllResult {}
 /// Params of `task/stop`: stop one background task, named explicitly. Use `task/stopAll` to stop all of them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TaskStopParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -430,6 +474,13 @@ pub struct TaskStopParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TaskStopParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required task_id = "taskId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TaskStopParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

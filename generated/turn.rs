@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of the `turn/cancel` method: cancel a turn through the normal command queue. Unlike `turn/interrupt` it takes no `retract` flag.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnCancelParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
@@ -20,6 +20,13 @@ pub struct TurnCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnCancelParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        optional turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnCancelParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -46,7 +53,7 @@ impl TurnCancelParams {
 }
 impl Validate for TurnCancelParams {}
 /// Result of the `turn/cancel` method: the cancel was admitted. The turn has ended only once `turn/completed` arrives for it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnCancelResult {
     /// The `commandId` from the request.
@@ -61,6 +68,13 @@ pub struct TurnCancelResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnCancelResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnCancelResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -87,7 +101,7 @@ impl TurnCancelResult {
 }
 impl Validate for TurnCancelResult {}
 /// Params of the `turn/completed` notification: a turn reached its end and the end was recorded durably.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnCompletedParams {
     /// How long the turn took, in milliseconds; absent when it was not measured.
@@ -95,7 +109,7 @@ pub struct TurnCompletedParams {
     pub duration_ms: Option<i64>,
     /// Why the turn failed. Present exactly when `terminal` is `"failed"`; failures during a turn are reported here, not as JSON-RPC errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<TurnError>,
+    pub error: Option<Box<TurnError>>,
     /// Free-text reason for the ending, for display and diagnostics only; do not branch on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -119,7 +133,7 @@ pub struct TurnCompletedParams {
     pub turn_id: String,
     /// Token usage summed over all model calls in the turn; absent when none was reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<TokenUsage>,
+    pub usage: Option<Box<TokenUsage>>,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
@@ -127,13 +141,27 @@ pub struct TurnCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnCompletedParams {
+        optional duration_ms = "durationMs",
+        optional error = "error",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required terminal = "terminal",
+        optional time_to_first_token_ms = "timeToFirstTokenMs",
+        required turn_id = "turnId",
+        optional usage = "usage",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnCompletedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
             duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            error: if g.present() { Some(g.nested()) } else { None },
+            error: if g.present() { Some(Box::new(g.nested())) } else { None },
             reason: if g.present() { Some(g.nested()) } else { None },
             session_id: g.nested(),
             source_range: g.nested(),
@@ -144,7 +172,7 @@ impl crate::sample::Sample for TurnCompletedParams {
                 None
             },
             turn_id: g.nested(),
-            usage: if g.present() { Some(g.nested()) } else { None },
+            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
             view_cursor: g.nested(),
             unknown: g
                 .unknown_members(
@@ -191,7 +219,7 @@ impl TurnCompletedParams {
 }
 impl Validate for TurnCompletedParams {}
 /// Why a turn failed, carried in `TurnCompletedParams.error`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnError {
     /// Category of the failure; branch on this.
@@ -207,6 +235,14 @@ pub struct TurnError {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnError {
+        required kind = "kind",
+        required message = "message",
+        optional quota = "quota",
+        required retryable = "retryable",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnError {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -350,7 +386,7 @@ impl crate::sample::Sample for TurnErrorKind {
     }
 }
 /// Params of the `turn/foregroundCompleted` notification: the turn's main work is done, but blocking background reminders keep it open. Not an ending; the turn ends with `turn/completed` (or `turn/unqueued`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnForegroundCompletedParams {
     /// Identifiers of the background reminder agents still holding the turn open.
@@ -372,6 +408,15 @@ pub struct TurnForegroundCompletedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnForegroundCompletedParams {
+        required blocking_agents = "blockingAgents",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnForegroundCompletedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -417,7 +462,7 @@ impl TurnForegroundCompletedParams {
 }
 impl Validate for TurnForegroundCompletedParams {}
 /// One piece of the input sent with `turn/start` or `turn/steer`; `type` says which other fields apply. To mention a file, write `@relative/path` inside a text part. An unknown `type` is rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnInputPart {
     /// For a `skill` part: optional free-text arguments passed to the skill.
@@ -454,6 +499,20 @@ pub struct TurnInputPart {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnInputPart {
+        optional arguments = "arguments",
+        optional base64_data = "base64Data",
+        optional height = "height",
+        optional media_type = "mediaType",
+        optional selector = "selector",
+        optional source = "source",
+        optional text = "text",
+        required type_ = "type",
+        optional upload_id = "uploadId",
+        optional width = "width",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnInputPart {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -601,7 +660,7 @@ impl crate::sample::Sample for TurnInputPartType {
     }
 }
 /// Params of the `turn/interrupt` method: stop the running turn, as when the user presses stop. Handled ahead of ordinary commands.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnInterruptParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
@@ -620,6 +679,14 @@ pub struct TurnInterruptParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnInterruptParams {
+        required command_id = "commandId",
+        optional retract = "retract",
+        required session_id = "sessionId",
+        optional turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnInterruptParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -648,7 +715,7 @@ impl TurnInterruptParams {
 }
 impl Validate for TurnInterruptParams {}
 /// Result of the `turn/interrupt` method: the interrupt was admitted. The turn is not necessarily stopped yet; it is over when `turn/completed` arrives with `terminal` `"cancelled"`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnInterruptResult {
     /// The `commandId` from the request.
@@ -663,6 +730,13 @@ pub struct TurnInterruptResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnInterruptResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnInterruptResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -689,7 +763,7 @@ impl TurnInterruptResult {
 }
 impl Validate for TurnInterruptResult {}
 /// Params of the `turn/modelRetryScheduled` notification: a model call failed and the provider-level retry is waiting out its backoff. The turn is still running; this event never ends it. Same fields as `turn/retryScheduled` except there is no `reason`: build the message from `errorKind`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnModelRetryScheduledParams {
     /// The attempt that failed, counting from 1.
@@ -728,6 +802,21 @@ pub struct TurnModelRetryScheduledParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnModelRetryScheduledParams {
+        required attempt = "attempt",
+        optional error_kind = "errorKind",
+        optional http_status = "httpStatus",
+        required max_attempts = "maxAttempts",
+        required next_attempt = "nextAttempt",
+        required retry_delay_ms = "retryDelayMs",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional system = "system",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnModelRetryScheduledParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -795,7 +884,7 @@ impl TurnModelRetryScheduledParams {
 }
 impl Validate for TurnModelRetryScheduledParams {}
 /// A turn listed in the snapshot as active or queued.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnRef {
     /// `commandId` of the `turn/start` that created the turn.
@@ -814,6 +903,14 @@ pub struct TurnRef {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnRef {
+        required command_id = "commandId",
+        optional display_text = "displayText",
+        optional truncated = "truncated",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnRef {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -843,7 +940,7 @@ impl TurnRef {
 }
 impl Validate for TurnRef {}
 /// Params of the `turn/retracted` notification: the retract requested with `turn/interrupt` has been settled. When accepted, the user message item is sent again through `item/updated` with `retracted: true`; when declined, no item changes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnRetractedParams {
     /// `commandId` of the submission that was retracted.
@@ -868,6 +965,16 @@ pub struct TurnRetractedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnRetractedParams {
+        required command_id = "commandId",
+        optional outcome = "outcome",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnRetractedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -916,7 +1023,7 @@ impl TurnRetractedParams {
 }
 impl Validate for TurnRetractedParams {}
 /// Params of the `turn/retryScheduled` notification: a model attempt failed and a retry is scheduled after a backoff. The turn is still running; this event never ends it. Lets a client show progress such as "attempt 2/3, retrying in 2s".
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnRetryScheduledParams {
     /// The attempt that failed, counting from 1.
@@ -957,6 +1064,22 @@ pub struct TurnRetryScheduledParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnRetryScheduledParams {
+        required attempt = "attempt",
+        optional error_kind = "errorKind",
+        optional http_status = "httpStatus",
+        required max_attempts = "maxAttempts",
+        required next_attempt = "nextAttempt",
+        required reason = "reason",
+        required retry_delay_ms = "retryDelayMs",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional system = "system",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnRetryScheduledParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1094,7 +1217,7 @@ impl crate::sample::Sample for TurnStartDisposition {
     }
 }
 /// Params of the `turn/start` method: submit user input to a session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnStartParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice. A new turn's `turnId` is derived from it.
@@ -1131,6 +1254,19 @@ pub struct TurnStartParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnStartParams {
+        required command_id = "commandId",
+        optional display_text = "displayText",
+        optional if_busy = "ifBusy",
+        required input = "input",
+        optional reasoning_effort = "reasoningEffort",
+        required session_id = "sessionId",
+        optional token_budget = "tokenBudget",
+        optional user_shell = "userShell",
+        optional workspace_roots = "workspaceRoots",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnStartParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1193,7 +1329,7 @@ impl Validate for TurnStartParams {
     }
 }
 /// Result of the `turn/start` method: how the submission was handled.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnStartResult {
     /// The `commandId` from the request.
@@ -1213,6 +1349,15 @@ pub struct TurnStartResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnStartResult {
+        required command_id = "commandId",
+        required disposition = "disposition",
+        required started_new_turn = "startedNewTurn",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnStartResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1252,7 +1397,7 @@ impl TurnStartResult {
 }
 impl Validate for TurnStartResult {}
 /// Params of the `turn/started` notification: a foreground turn began running. Sent at once for a fresh submission, when a queued submission launches, and never for steered input.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnStartedParams {
     /// `commandId` of the submission; for a fresh turn it equals `turnId`.
@@ -1274,6 +1419,15 @@ pub struct TurnStartedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnStartedParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnStartedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1313,7 +1467,7 @@ impl TurnStartedParams {
 }
 impl Validate for TurnStartedParams {}
 /// Params of the `turn/steer` method: add input to the turn you believe is running. Fails if that turn is no longer the running one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnSteerParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
@@ -1341,6 +1495,16 @@ pub struct TurnSteerParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnSteerParams {
+        required command_id = "commandId",
+        required expected_turn_id = "expectedTurnId",
+        required input = "input",
+        optional reasoning_effort = "reasoningEffort",
+        required session_id = "sessionId",
+        optional token_budget = "tokenBudget",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnSteerParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1395,7 +1559,7 @@ impl Validate for TurnSteerParams {
     }
 }
 /// Result of the `turn/steer` method: the steer was admitted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnSteerResult {
     /// The `commandId` from the request.
@@ -1410,6 +1574,13 @@ pub struct TurnSteerResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnSteerResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnSteerResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1502,7 +1673,7 @@ impl crate::sample::Sample for TurnTerminal {
     }
 }
 /// Params of the `turn/unqueue` method: take back a queued submission before it starts. It never stops a turn that is already running; if the turn has launched, the request is refused.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnUnqueueParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
@@ -1518,6 +1689,13 @@ pub struct TurnUnqueueParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnUnqueueParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnUnqueueParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1544,7 +1722,7 @@ impl TurnUnqueueParams {
 }
 impl Validate for TurnUnqueueParams {}
 /// Result of the `turn/unqueue` method. Admission means the turn will not launch; the `turn/unqueued` notification confirms the removal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnUnqueueResult {
     /// The `commandId` from the request.
@@ -1559,6 +1737,13 @@ pub struct TurnUnqueueResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnUnqueueResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnUnqueueResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1585,7 +1770,7 @@ impl TurnUnqueueResult {
 }
 impl Validate for TurnUnqueueResult {}
 /// Params of the `turn/unqueued` notification: a queued submission was taken back and its turn will never run, so no `turn/started` or `turn/completed` follows for this `turnId`. Treat it as the end of that turn; the client can restore the submitted text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnUnqueuedParams {
     /// `commandId` of the original `turn/start` whose submission was queued.
@@ -1607,6 +1792,15 @@ pub struct TurnUnqueuedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnUnqueuedParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnUnqueuedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1646,7 +1840,7 @@ impl TurnUnqueuedParams {
 }
 impl Validate for TurnUnqueuedParams {}
 /// A shell command carried by `turn/start`: what the user typed after `!` while a turn was running. Its command id derives from the carrying `commandId`, and the sibling `displayText` holds the `!…` form to show.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TurnUserShell {
     /// The shell command to run.
@@ -1656,6 +1850,11 @@ pub struct TurnUserShell {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    TurnUserShell {
+        required command_text = "commandText",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for TurnUserShell {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,24 +2,25 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Result of the `usage/read` method: the subscription usage the host last observed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UsageReadResult {
     /// The latest observed usage. Left out entirely (not `null`) if the host has seen no usage data yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<SubscriptionUsage>,
+    pub usage: Option<Box<SubscriptionUsage>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(UsageReadResult { optional usage = "usage", } unknown);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UsageReadResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
-            usage: if g.present() { Some(g.nested()) } else { None },
+            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
             unknown: g.unknown_members(&["usage"]),
         };
         value
@@ -37,7 +38,7 @@ impl UsageReadResult {
 impl Validate for UsageReadResult {}
 /// Result of the `usage/refresh` method: usage in the `usage/read` shape, taken from a new read, together with the subscription tier name.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UsageRefreshResult {
     /// Whether the fresh read found an active subscription; absent when it did not say.
@@ -52,11 +53,19 @@ pub struct UsageRefreshResult {
     pub tier_name: Option<String>,
     /// The observed usage after the refresh; absent when there is still nothing to report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<SubscriptionUsage>,
+    pub usage: Option<Box<SubscriptionUsage>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    UsageRefreshResult {
+        optional subscription_active = "subscriptionActive",
+        optional tier_name = "tierName",
+        optional usage = "usage",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for UsageRefreshResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -64,7 +73,7 @@ impl crate::sample::Sample for UsageRefreshResult {
         let mut value = Self {
             subscription_active: if g.present() { Some(g.nested()) } else { None },
             tier_name: if g.present() { Some(g.nested()) } else { None },
-            usage: if g.present() { Some(g.nested()) } else { None },
+            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
             unknown: g.unknown_members(&["subscriptionActive", "tierName", "usage"]),
         };
         value

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// The reply to a single question of a user-input prompt. Clients send it in `userInput/answer` and `userInput/interrupt`; the host reports it back in `userInput/settled`. Besides `questionId` it carries exactly one of `selectedLabel`, `selectedLabels` or `freeText`, plus an optional `note`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputAnswer {
     /// A typed answer in place of picking an option (at most 500 characters).
@@ -26,6 +26,15 @@ pub struct UserInputAnswer {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputAnswer {
+        optional free_text = "freeText",
+        optional note = "note",
+        required question_id = "questionId",
+        optional selected_label = "selectedLabel",
+        optional selected_labels = "selectedLabels",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputAnswer {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -65,7 +74,7 @@ impl UserInputAnswer {
 }
 impl Validate for UserInputAnswer {}
 /// Params of the `userInput/answer` command, which replies to all questions of an open prompt at once. Answers that do not fit the prompt (an unknown question, a label that was not offered, a wrong count) fail with `userInputAnswerInvalid`. Image attachments are reserved and rejected.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputAnswerParams {
     /// One answer per question of the prompt.
@@ -83,6 +92,14 @@ pub struct UserInputAnswerParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputAnswerParams {
+        required answers = "answers",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputAnswerParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -117,7 +134,7 @@ impl UserInputAnswerParams {
 }
 impl Validate for UserInputAnswerParams {}
 /// Result of `userInput/answer`: the host accepted the answer for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputAnswerResult {
     /// The command id sent in the params, echoed back.
@@ -132,6 +149,13 @@ pub struct UserInputAnswerResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputAnswerResult {
+        required command_id = "commandId",
+        required status = "status",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputAnswerResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -162,7 +186,7 @@ impl UserInputAnswerResult {
 }
 impl Validate for UserInputAnswerResult {}
 /// Params of the `userInput/cancel` command, used when the user will not answer an open prompt. The tool call that asked finishes as cancelled, and the model is told so.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputCancelParams {
     /// Client-minted id of this command (a UUID). Resending the same command with the same id replays the original outcome.
@@ -181,6 +205,14 @@ pub struct UserInputCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputCancelParams {
+        required command_id = "commandId",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputCancelParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -210,7 +242,7 @@ impl UserInputCancelParams {
 }
 impl Validate for UserInputCancelParams {}
 /// Result of `userInput/cancel`: the host accepted the cancellation for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputCancelResult {
     /// The command id sent in the params, echoed back.
@@ -225,6 +257,13 @@ pub struct UserInputCancelResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputCancelResult {
+        required command_id = "commandId",
+        required status = "status",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputCancelResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -255,7 +294,7 @@ impl UserInputCancelResult {
 }
 impl Validate for UserInputCancelResult {}
 /// A reply in the user's own words, given in place of picking from the offered options; it goes to the model, which then reconsiders.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputClarification {
     /// The reply text (at most 500 characters).
@@ -266,6 +305,12 @@ pub struct UserInputClarification {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputClarification {
+        required content = "content",
+        required format = "format",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputClarification {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -290,7 +335,7 @@ impl UserInputClarification {
 }
 impl Validate for UserInputClarification {}
 /// Params of the `userInput/clarify` command, the 'let me explain' reply: instead of choosing among the options, the user writes a short explanation, which is handed to the model so it can rethink its question.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputClarifyParams {
     /// The user's free-form reply.
@@ -308,6 +353,14 @@ pub struct UserInputClarifyParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputClarifyParams {
+        required clarification = "clarification",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputClarifyParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -344,7 +397,7 @@ impl UserInputClarifyParams {
 }
 impl Validate for UserInputClarifyParams {}
 /// Result of `userInput/clarify`: the host accepted the clarification for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputClarifyResult {
     /// The command id sent in the params, echoed back.
@@ -359,6 +412,13 @@ pub struct UserInputClarifyResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputClarifyResult {
+        required command_id = "commandId",
+        required status = "status",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputClarifyResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -389,7 +449,7 @@ impl UserInputClarifyResult {
 }
 impl Validate for UserInputClarifyResult {}
 /// Params of the `userInput/engaged` notification, sent by the client when the user starts working on a prompt that has a countdown (`autoResolutionMs`), so the host stops the countdown. There is no response, no error and no `commandId`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputEngagedParams {
     /// The session the prompt belongs to.
@@ -402,6 +462,12 @@ pub struct UserInputEngagedParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputEngagedParams {
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputEngagedParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -426,7 +492,7 @@ impl UserInputEngagedParams {
 }
 impl Validate for UserInputEngagedParams {}
 /// Params of the `userInput/interrupt` command: closes an open user-input prompt, optionally keeping the answers the user already confirmed, and then stops the turn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputInterruptParams {
     /// Answers the user had already confirmed, following the same rules and limits as in `userInput/answer` (a mismatch fails with `userInputAnswerInvalid`). Absent or empty means no answers are kept.
@@ -445,6 +511,14 @@ pub struct UserInputInterruptParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputInterruptParams {
+        optional answers = "answers",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputInterruptParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -474,7 +548,7 @@ impl UserInputInterruptParams {
 }
 impl Validate for UserInputInterruptParams {}
 /// Result of `userInput/interrupt`: the host accepted the interruption for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputInterruptResult {
     /// The command id sent in the params, echoed back.
@@ -489,6 +563,13 @@ pub struct UserInputInterruptResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputInterruptResult {
+        required command_id = "commandId",
+        required status = "status",
+        required user_input_id = "userInputId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputInterruptResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -519,7 +600,7 @@ impl UserInputInterruptResult {
 }
 impl Validate for UserInputInterruptResult {}
 /// One answer the agent offers for a question.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputOption {
     /// Why a user might pick this option. Absent when the agent gave no explanation.
@@ -534,6 +615,13 @@ pub struct UserInputOption {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputOption {
+        optional description = "description",
+        required label = "label",
+        optional preview = "preview",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputOption {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -560,7 +648,7 @@ impl UserInputOption {
 }
 impl Validate for UserInputOption {}
 /// Richer content a client may show next to an option, for example a sample of what picking it would produce.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputOptionPreview {
     /// The preview content.
@@ -571,6 +659,12 @@ pub struct UserInputOptionPreview {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputOptionPreview {
+        required content = "content",
+        required format = "format",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputOptionPreview {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -686,7 +780,7 @@ impl crate::sample::Sample for UserInputOutcome {
     }
 }
 /// One question of a user-input prompt, with the options the agent offers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputQuestion {
     /// A short heading for the question (a few words).
@@ -703,6 +797,15 @@ pub struct UserInputQuestion {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputQuestion {
+        required header = "header",
+        required id = "id",
+        required options = "options",
+        required question = "question",
+        required selection = "selection",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputQuestion {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -740,7 +843,7 @@ impl UserInputQuestion {
 }
 impl Validate for UserInputQuestion {}
 /// An open user-input prompt: the agent asked the user structured questions and the turn waits for the reply. This payload is the params of the server-to-client `userInput/request`, of the `userInput/requested` view event, and of each `userInputs` entry of `approval/listPending`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputRequestParams {
     /// Milliseconds the host waits for a reply before settling the prompt itself with outcome `timedOut`; treat it as a deadline for the UI. Absent means the prompt waits indefinitely. `userInput/engaged` stops the countdown.
@@ -760,7 +863,7 @@ pub struct UserInputRequestParams {
     pub session_id: String,
     /// The session-log records this payload was folded from. Present on the `userInput/requested` view event; may be absent on the `userInput/request` prompt.
     #[serde(rename = "sourceRange", default, skip_serializing_if = "Option::is_none")]
-    pub source_range: Option<SourceRange>,
+    pub source_range: Option<Box<SourceRange>>,
     /// The model's id for the asking tool call; equals `callId` on the `toolCall` item.
     #[serde(rename = "toolCallId")]
     pub tool_call_id: String,
@@ -780,6 +883,20 @@ pub struct UserInputRequestParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputRequestParams {
+        optional auto_resolution_ms = "autoResolutionMs",
+        required item_id = "itemId",
+        required questions = "questions",
+        required session_id = "sessionId",
+        optional source_range = "sourceRange",
+        required tool_call_id = "toolCallId",
+        required tool_name = "toolName",
+        required turn_id = "turnId",
+        required user_input_id = "userInputId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputRequestParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -793,7 +910,7 @@ impl crate::sample::Sample for UserInputRequestParams {
             item_id: g.nested(),
             questions: g.nested(),
             session_id: g.nested(),
-            source_range: if g.present() { Some(g.nested()) } else { None },
+            source_range: if g.present() { Some(Box::new(g.nested())) } else { None },
             tool_call_id: g.nested(),
             tool_name: g.nested(),
             turn_id: g.nested(),
@@ -848,7 +965,7 @@ impl UserInputRequestParams {
 }
 impl Validate for UserInputRequestParams {}
 /// How many of a question's options the user may pick.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputSelection {
     /// Largest number of options that may be picked, for a `multiple` question. Absent when no upper bound is stated.
@@ -863,6 +980,13 @@ pub struct UserInputSelection {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputSelection {
+        optional max_selections = "maxSelections",
+        optional min_selections = "minSelections",
+        required mode = "mode",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputSelection {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -944,7 +1068,7 @@ impl crate::sample::Sample for UserInputSelectionMode {
     }
 }
 /// Params of the `userInput/settled` view event: a user-input prompt has ended, and this is the first durable settlement. It is always delivered to every attached client, so each can take its copy of the prompt down. The nullable members are always on the wire, with `null` when they do not apply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputSettledParams {
     /// What the host stored as the user's answers: every question for `answered`, the confirmed subset for `interrupted`, and an empty list otherwise.
@@ -987,6 +1111,20 @@ pub struct UserInputSettledParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputSettledParams {
+        required answers = "answers",
+        optional clarification = "clarification",
+        optional decided_at = "decidedAt",
+        optional decided_by_command_id = "decidedByCommandId",
+        required outcome = "outcome",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required user_input_id = "userInputId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputSettledParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -1053,7 +1191,7 @@ impl UserInputSettledParams {
 }
 impl Validate for UserInputSettledParams {}
 /// The winning outcome of a user-input prompt, handed to a client whose command arrived after the prompt had already settled (as `settlement` in the `userInputAlreadySettled` error data).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct UserInputSettlementSummary {
     /// How the prompt ended, as a `UserInputOutcome` string.
@@ -1065,6 +1203,12 @@ pub struct UserInputSettlementSummary {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    UserInputSettlementSummary {
+        required outcome = "outcome",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for UserInputSettlementSummary {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of the `view/gap` notification: some view events were not delivered to this connection, and this brackets the hole. It is sent when delivery resumes, so `next` is always an event that was delivered; several consecutive drops merge into one gap. To recover, either page the range `(after, next)` with `view/page` and splice it in before the buffered live events from `next` on, or re-anchor through a fresh read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewGapParams {
     /// Cursor of the last event delivered before the hole, the exclusive lower bound of what is missing. Treat as opaque.
@@ -18,6 +18,13 @@ pub struct ViewGapParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ViewGapParams {
+        required after = "after",
+        required next = "next",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewGapParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -149,7 +156,7 @@ impl crate::sample::Sample for ViewPageDirection {
     }
 }
 /// Params of `view/page`: read a page of the session view's stored events, forward or backward from a cursor, or from the latest compaction boundary.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewPageParams {
     /// Start from a named position instead of a cursor; `"latestCompaction"` resolves to the latest compaction boundary at call time. Cannot be combined with `cursor`.
@@ -170,6 +177,15 @@ pub struct ViewPageParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ViewPageParams {
+        optional anchor = "anchor",
+        optional cursor = "cursor",
+        optional direction = "direction",
+        required limit = "limit",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewPageParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -221,7 +237,7 @@ impl Validate for ViewPageParams {
     }
 }
 /// The `resolvedAnchor` of a `view/page` result: the concrete boundary the request's `anchor` resolved to, so later pages can continue with plain cursors.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewPageResolvedAnchor {
     /// View cursor of the `compaction` event at the resolved boundary.
@@ -231,6 +247,11 @@ pub struct ViewPageResolvedAnchor {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ViewPageResolvedAnchor {
+        required boundary_cursor = "boundaryCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewPageResolvedAnchor {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -253,7 +274,7 @@ impl ViewPageResolvedAnchor {
 }
 impl Validate for ViewPageResolvedAnchor {}
 /// Result of `view/page`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewPageResult {
     /// The events of the page, sorted by ascending cursor in either direction. Only durable events appear, and no cursor inside the page's range is left out.
@@ -270,6 +291,13 @@ pub struct ViewPageResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ViewPageResult {
+        required events = "events",
+        optional next_cursor = "nextCursor",
+        optional resolved_anchor = "resolvedAnchor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewPageResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -299,7 +327,7 @@ impl ViewPageResult {
 }
 impl Validate for ViewPageResult {}
 /// The `snapshot` object of `session/resume`, `session/fork` and `session/read` results: the session's folded view state at one cursor. Events after that cursor arrive as the live suffix.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewSnapshot {
     /// Which compaction boundary the snapshot begins at. Sent if and only if `history.mode` is `"anchoredSnapshot"`.
@@ -317,6 +345,14 @@ pub struct ViewSnapshot {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ViewSnapshot {
+        optional anchor = "anchor",
+        required schema_version = "schemaVersion",
+        required state = "state",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewSnapshot {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -350,7 +386,7 @@ impl ViewSnapshot {
 }
 impl Validate for ViewSnapshot {}
 /// Params of `view/subscribe`: start following a session's view on this connection from a chosen cursor. The call is read-only: the session is not loaded, no lease is taken and nothing is recorded. It is also how a client re-attaches after `view/unsubscribe` without missing events.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewSubscribeParams {
     /// View cursor to resume after. When present, the host first replays every event after it up to the head as ordinary view notifications, then continues live, with no gap. Absent means start from now without replay.
@@ -363,6 +399,12 @@ pub struct ViewSubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ViewSubscribeParams {
+        optional after = "after",
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewSubscribeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -387,7 +429,7 @@ impl ViewSubscribeParams {
 }
 impl Validate for ViewSubscribeParams {}
 /// Result of `view/subscribe`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewSubscribeResult {
     /// The view head when the subscription was attached. Once events with later cursors arrive, the client is live.
@@ -397,6 +439,11 @@ pub struct ViewSubscribeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ViewSubscribeResult {
+        required view_cursor = "viewCursor",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewSubscribeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -419,7 +466,7 @@ impl ViewSubscribeResult {
 }
 impl Validate for ViewSubscribeResult {}
 /// Params of `view/unsubscribe`: stop sending this session's view events to this connection. The session stays loaded; unloading is decided by the host's idle policy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewUnsubscribeParams {
     /// The session whose view events should stop.
@@ -429,6 +476,11 @@ pub struct ViewUnsubscribeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    ViewUnsubscribeParams {
+        required session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewUnsubscribeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -451,13 +503,14 @@ impl ViewUnsubscribeParams {
 }
 impl Validate for ViewUnsubscribeParams {}
 /// Reply to `view/unsubscribe`, always `{}`. It also succeeds when the connection was not subscribed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewUnsubscribeResult {
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(ViewUnsubscribeResult {} unknown);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ViewUnsubscribeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

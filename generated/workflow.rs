@@ -2,9 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// Params of `workflow/cancel`: stop a workflow run that is still live.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorkflowCancelParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -20,6 +20,13 @@ pub struct WorkflowCancelParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    WorkflowCancelParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required workflow_run_id = "workflowRunId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for WorkflowCancelParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -46,7 +53,7 @@ impl WorkflowCancelParams {
 }
 impl Validate for WorkflowCancelParams {}
 /// The current state of one child of a workflow run, in the `children` array of a `workflow` item. A child is identified by `childId` together with `attempt`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorkflowChild {
     /// Which attempt of the child this is, counting from 1; a retry starts a new attempt.
@@ -79,11 +86,26 @@ pub struct WorkflowChild {
     pub terminal: Option<TurnTerminal>,
     /// Tokens the child used; absent when not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<TokenUsage>,
+    pub usage: Option<Box<TokenUsage>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    WorkflowChild {
+        required attempt = "attempt",
+        required child_id = "childId",
+        optional duration_ms = "durationMs",
+        optional failure_kind = "failureKind",
+        optional failure_reason = "failureReason",
+        optional label = "label",
+        optional phase = "phase",
+        optional result_ref = "resultRef",
+        required status = "status",
+        optional terminal = "terminal",
+        optional usage = "usage",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for WorkflowChild {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -99,7 +121,7 @@ impl crate::sample::Sample for WorkflowChild {
             result_ref: if g.present() { Some(g.nested()) } else { None },
             status: g.nested(),
             terminal: if g.present() { Some(g.nested()) } else { None },
-            usage: if g.present() { Some(g.nested()) } else { None },
+            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
             unknown: g
                 .unknown_members(
                     &[
@@ -196,7 +218,7 @@ impl crate::sample::Sample for WorkflowChildAction {
     }
 }
 /// Params of `workflow/childControl`: skip or retry one child of a workflow run, identified by the `childId` and `attempt` found in the `workflow` item's `children`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorkflowChildControlParams {
     /// Whether to skip or retry the child.
@@ -219,6 +241,16 @@ pub struct WorkflowChildControlParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    WorkflowChildControlParams {
+        required action = "action",
+        required attempt = "attempt",
+        required child_id = "childId",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required workflow_run_id = "workflowRunId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for WorkflowChildControlParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -280,7 +312,7 @@ impl Validate for WorkflowChildControlParams {
     }
 }
 /// Result of `workflow/cancel`, `workflow/pause` and `workflow/childControl`: only `commandId` and `status`. What the command actually did is reported through updates of the `workflow` item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorkflowControlResult {
     /// The `commandId` of the command this acknowledges.
@@ -292,6 +324,12 @@ pub struct WorkflowControlResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    WorkflowControlResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for WorkflowControlResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -316,7 +354,7 @@ impl WorkflowControlResult {
 }
 impl Validate for WorkflowControlResult {}
 /// Params of `workflow/pause`: pause a workflow run that is still live. Same members as `workflow/cancel`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorkflowPauseParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -332,6 +370,13 @@ pub struct WorkflowPauseParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    WorkflowPauseParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required workflow_run_id = "workflowRunId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for WorkflowPauseParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -358,7 +403,7 @@ impl WorkflowPauseParams {
 }
 impl Validate for WorkflowPauseParams {}
 /// Params of `workflow/resume`: continue a paused workflow run, driven by the host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorkflowResumeParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
@@ -374,6 +419,13 @@ pub struct WorkflowResumeParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    WorkflowResumeParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required workflow_run_id = "workflowRunId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for WorkflowResumeParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -400,7 +452,7 @@ impl WorkflowResumeParams {
 }
 impl Validate for WorkflowResumeParams {}
 /// Result of `workflow/resume`: the acknowledgement plus the turn that carries the resumed run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorkflowResumeResult {
     /// The `commandId` of the command this acknowledges.
@@ -415,6 +467,13 @@ pub struct WorkflowResumeResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    WorkflowResumeResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for WorkflowResumeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -441,7 +500,7 @@ impl WorkflowResumeResult {
 }
 impl Validate for WorkflowResumeResult {}
 /// The token budget a workflow run was launched with, as `tokenBudget` on its `workflow` item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorkflowTokenBudget {
     /// The total number of tokens the run may use.
@@ -450,6 +509,11 @@ pub struct WorkflowTokenBudget {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+crate::support::impl_deserialize!(
+    WorkflowTokenBudget {
+        required total = "total",
+    } unknown
+);
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for WorkflowTokenBudget {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

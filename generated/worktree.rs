@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// One entry of the `worktree/list` result: a checkout's location, its branch, whether it is the repository's primary checkout, and the live sessions working in it, so a client can warn when two sessions share a folder.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorktreeListEntry {
     /// The branch checked out in the worktree. Absent when HEAD is detached, the repository is bare, or the repository is not Git (such as Sapling).
@@ -23,6 +23,15 @@ pub struct WorktreeListEntry {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    WorktreeListEntry {
+        optional branch = "branch",
+        required is_main = "isMain",
+        required path = "path",
+        required session_ids = "sessionIds",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for WorktreeListEntry {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -54,7 +63,7 @@ impl WorktreeListEntry {
 impl Validate for WorktreeListEntry {}
 /// Params of `worktree/list`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorktreeListParams {
     /// Any path inside the repository: its main checkout, a linked worktree, or a subdirectory of either. The host normalizes it and finds the repository it belongs to.
@@ -64,6 +73,12 @@ pub struct WorktreeListParams {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    WorktreeListParams {
+        required workspace_root = "workspaceRoot",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for WorktreeListParams {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -89,7 +104,7 @@ impl WorktreeListParams {
 impl Validate for WorktreeListParams {}
 /// Result of `worktree/list`: every worktree of the repository.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorktreeListResult {
     /// The worktrees, main checkout first, then in the order the version-control tool reports them.
@@ -98,6 +113,12 @@ pub struct WorktreeListResult {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    WorktreeListResult {
+        required worktrees = "worktrees",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for WorktreeListResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -194,7 +215,7 @@ impl crate::sample::Sample for WorktreeStartRequestCreate {
 }
 /// Create a new worktree for the session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorktreeStartRequestCreate {
     /// The Git ref the new worktree starts from. Absent to let the host choose its default starting point.
@@ -204,6 +225,12 @@ pub struct WorktreeStartRequestCreate {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    WorktreeStartRequestCreate {
+        optional base_ref = "baseRef",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestCreate {
     /// A value with every optional member absent.
@@ -229,7 +256,7 @@ impl crate::sample::Sample for WorktreeStartRequestExisting {
 }
 /// Run the session in a worktree that already exists.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct WorktreeStartRequestExisting {
     /// The path of the existing worktree to use.
@@ -238,6 +265,12 @@ pub struct WorktreeStartRequestExisting {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    WorktreeStartRequestExisting {
+        required path = "path",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestExisting {
     /// A value with the given required members and every optional member absent.
@@ -297,7 +330,7 @@ impl Serialize for WorktreeStartRequest {
     }
 }
 #[cfg(feature = "experimental")]
-impl<'de> Deserialize<'de> for WorktreeStartRequest {
+impl<'de> serde::Deserialize<'de> for WorktreeStartRequest {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {

@@ -1,6 +1,6 @@
 //! Each mapping rule of the generator, observed on the generated crate.
 
-use msp_types::rpc::{Id, NoParams, Request};
+use msp_types::rpc::{Id, Request};
 use msp_types::{
     ApprovalDecideParams, ClientInfo, ClientRequest, Frame, Message, ProtocolNotification,
     RequestId, SessionConfig, StringEnum, Tristate, TurnInputPart, UserInputOutcome,
@@ -273,8 +273,6 @@ fn method_markers_name_their_types() {
     let params: <methods::Initialize as Request>::Params =
         serde_json::from_value(json!({"clientInfo": {"name": "desk", "version": "1"}})).unwrap();
     assert_eq!(params.client_info.name, "desk");
-    let none: NoParams = None;
-    assert!(none.is_none());
 }
 
 #[test]
@@ -341,4 +339,42 @@ fn numbers_keep_how_they_were_written() {
     ] {
         assert_eq!(reencode::<msp_types::CumulativeCost>(&input), input);
     }
+}
+
+#[test]
+fn struct_decoding_reads_text_and_values_alike_and_names_bad_members() {
+    let value = settled_without_decided_at();
+    let text = value.to_string();
+    // From text (member names borrowed) and from a `Value` (names handed over owned).
+    let from_text: UserInputSettledParams = serde_json::from_str(&text).unwrap();
+    let from_value: UserInputSettledParams = serde_json::from_value(value.clone()).unwrap();
+    assert_eq!(from_text, from_value);
+
+    // A member name with an escape is not borrowed; it still lands in its field or in `unknown`.
+    let escaped = text
+        .replacen("\"outcome\"", "\"out\\u0063ome\"", 1)
+        .replacen('{', "{\"x\\u002dextra\":[1,{\"a\":null}],", 1);
+    let typed: UserInputSettledParams = serde_json::from_str(&escaped).unwrap();
+    assert_eq!(typed.outcome, UserInputOutcome::Answered);
+    assert_eq!(typed.unknown["x-extra"], json!([1, {"a": null}]));
+
+    let mut missing = value.clone();
+    missing.as_object_mut().unwrap().remove("outcome");
+    let error = serde_json::from_value::<UserInputSettledParams>(missing).unwrap_err();
+    assert_eq!(error.to_string(), "missing field `outcome`");
+
+    let twice = text.replacen('{', "{\"sessionId\":\"s\",", 1);
+    let error = serde_json::from_str::<UserInputSettledParams>(&twice).unwrap_err();
+    assert!(
+        error.to_string().starts_with("duplicate field `sessionId`"),
+        "{error}"
+    );
+
+    let error = serde_json::from_str::<UserInputSettledParams>("[]").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("a `UserInputSettledParams` object"),
+        "{error}"
+    );
 }

@@ -1,9 +1,10 @@
 //! Building blocks shared by every generated type: the tri-state field, string enums,
 //! validation reports and the small pattern matcher behind `validate()`.
 
+use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 /// An optional member that may also be `null`: absent, `null` and a value stay apart.
@@ -139,6 +140,125 @@ where
 
     deserializer.deserialize_str(EnumVisitor(std::marker::PhantomData))
 }
+
+/// A member name as a generated struct's decoder reads it: borrowed from the input when the
+/// input allows, so that known names cost no allocation.
+pub struct Key<'de>(Cow<'de, str>);
+
+impl Key<'_> {
+    /// The member name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(value)))
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(value.to_owned())))
+            }
+
+            fn visit_string<E: de::Error>(self, value: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(value)))
+            }
+        }
+
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Reads a member's value into `slot`; a member given twice is an error, as with serde's derive.
+pub fn put<'de, T, A>(slot: &mut Option<T>, map: &mut A, member: &'static str) -> Result<(), A::Error>
+where
+    T: Deserialize<'de>,
+    A: MapAccess<'de>,
+{
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(member));
+    }
+    *slot = Some(map.next_value()?);
+    Ok(())
+}
+
+/// Keeps a member the schema does not define, with its value as sent.
+pub fn keep<'de, A: MapAccess<'de>>(
+    unknown: &mut serde_json::Map<String, serde_json::Value>,
+    key: Key<'de>,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    let value = map.next_value()?;
+    unknown.insert(key.0.into_owned(), value);
+    Ok(())
+}
+
+/// A required member's value, or serde's missing-field error naming it.
+pub fn required<T, E: de::Error>(slot: Option<T>, member: &'static str) -> Result<T, E> {
+    slot.ok_or_else(|| E::missing_field(member))
+}
+
+/// An `Option` member (optional, or required and nullable): absent reads as `None`.
+pub fn optional<T, E>(slot: Option<Option<T>>, _member: &'static str) -> Result<Option<T>, E> {
+    Ok(slot.flatten())
+}
+
+/// An optional nullable member: absent stays apart from `null`.
+pub fn tristate<T, E>(slot: Option<Tristate<T>>, _member: &'static str) -> Result<Tristate<T>, E> {
+    Ok(slot.unwrap_or_default())
+}
+
+/// `Deserialize` for a generated struct, reading members in one pass: known names straight
+/// into their fields (`required`, `optional` or `tristate`), the rest into the unknown-members
+/// map. `#[serde(flatten)]` would buffer every member before sorting them out.
+macro_rules! impl_deserialize {
+    ($name:ident { $($(#[$gate:meta])* $kind:ident $field:ident = $wire:literal,)* } $unknown:ident) => {
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                struct Members;
+
+                impl<'de> ::serde::de::Visitor<'de> for Members {
+                    type Value = $name;
+
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(concat!("a `", stringify!($name), "` object"))
+                    }
+
+                    #[allow(clippy::match_single_binding)]
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> ::std::result::Result<$name, A::Error> {
+                        $($(#[$gate])* let mut $field = None;)*
+                        let mut unknown = ::serde_json::Map::new();
+                        while let Some(key) = map.next_key::<$crate::support::Key<'de>>()? {
+                            match key.as_str() {
+                                $($(#[$gate])* $wire => $crate::support::put(&mut $field, &mut map, $wire)?,)*
+                                _ => $crate::support::keep(&mut unknown, key, &mut map)?,
+                            }
+                        }
+                        Ok($name {
+                            $($(#[$gate])* $field: $crate::support::$kind($field, $wire)?,)*
+                            $unknown: unknown,
+                        })
+                    }
+                }
+
+                deserializer.deserialize_map(Members)
+            }
+        }
+    };
+}
+
+pub(crate) use impl_deserialize;
 
 /// One broken constraint found by `validate()`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,5 +17,141 @@ pub fn format(tokens: TokenStream, header: &str, path: &str) -> Result<String, E
         }
         .into()
     })?;
-    Ok(format!("// {header}\n\n{}", prettyplease::unparse(&file)))
+    let text = one_member_a_line(&prettyplease::unparse(&file));
+    Ok(format!("// {header}\n\n{text}"))
+}
+
+/// The macro whose entries are laid out one a line, so that adding a member is a one-line diff.
+const MEMBER_MACRO: &str = "crate::support::impl_deserialize!(";
+
+/// prettyplease fills a macro's tokens like prose; lay `impl_deserialize!` entries out one a
+/// line instead: `Name {`, each `…,` entry, `} unknown`.
+fn one_member_a_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(MEMBER_MACRO) {
+        let line_start = rest[..start].rfind('\n').map_or(0, |i| i + 1);
+        let indent = &rest[line_start..start];
+        let body_start = start + MEMBER_MACRO.len();
+        let first_line = rest[body_start..].split('\n').next().unwrap_or_default();
+        let Some(len) = rest[body_start..]
+            .find("\n);")
+            .filter(|_| indent.trim().is_empty() && !first_line.ends_with(");"))
+        else {
+            out.push_str(&rest[..body_start]);
+            rest = &rest[body_start..];
+            continue;
+        };
+        let body = &rest[body_start..body_start + len];
+        out.push_str(&rest[..body_start]);
+        match layout(body, indent) {
+            Some(laid) => out.push_str(&laid),
+            None => out.push_str(body),
+        }
+        rest = &rest[body_start + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+// `Name { e1, e2, } unknown` (any whitespace) to one entry a line; `None` if it is not that.
+fn layout(body: &str, indent: &str) -> Option<String> {
+    let tokens = words(body);
+    let open = tokens.iter().position(|t| t == "{")?;
+    let close = tokens.iter().rposition(|t| t == "}")?;
+    let mut out = format!("\n{indent}    {} {{\n", tokens[..open].join(" "));
+    let mut entry: Vec<&str> = Vec::new();
+    for token in &tokens[open + 1..close] {
+        if token == "," {
+            out.push_str(&format!("{indent}        {},\n", entry.join(" ")));
+            entry.clear();
+        } else {
+            entry.push(token);
+        }
+    }
+    if !entry.is_empty() {
+        return None;
+    }
+    out.push_str(&format!("{indent}    }} {}", tokens[close + 1..].join(" ")));
+    Some(out)
+}
+
+// Whitespace-separated words, with string literals, `#[…]` attributes, `{`, `}` and `,` as
+// words of their own.
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut Vec<String>| {
+        if !word.is_empty() {
+            out.push(std::mem::take(word));
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                word.push(c);
+                while let Some(c) = chars.next() {
+                    word.push(c);
+                    match c {
+                        '\\' => word.extend(chars.next()),
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '#' if chars.peek() == Some(&'[') => {
+                flush(&mut word, &mut out);
+                let mut depth = 0;
+                let mut attr = String::from("#");
+                for c in chars.by_ref() {
+                    if c.is_whitespace() && attr.ends_with(char::is_whitespace) {
+                        continue;
+                    }
+                    attr.push(if c.is_whitespace() { ' ' } else { c });
+                    match c {
+                        '[' => depth += 1,
+                        ']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                out.push(attr);
+            }
+            '{' | '}' | ',' => {
+                flush(&mut word, &mut out);
+                out.push(c.to_string());
+            }
+            c if c.is_whitespace() => flush(&mut word, &mut out),
+            _ => word.push(c),
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_laid_out_one_a_line() {
+        let text = "crate::support::impl_deserialize!(\n    Item { optional a = \"a, b\", \
+                    #[cfg(feature = \"experimental\")] required\n    b_c = \"b}\\\"c\", } unknown\n);\n";
+        assert_eq!(
+            one_member_a_line(text),
+            "crate::support::impl_deserialize!(\n    Item {\n        optional a = \"a, b\",\n        \
+             #[cfg(feature = \"experimental\")] required b_c = \"b}\\\"c\",\n    } unknown\n);\n"
+        );
+    }
+
+    #[test]
+    fn other_text_is_left_alone() {
+        let text = "fn f() {}\ncrate::support::impl_deserialize!(Odd {} unknown);\nfn g() {\n);\n";
+        assert_eq!(one_member_a_line(text), text);
+    }
 }

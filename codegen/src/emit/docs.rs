@@ -99,7 +99,7 @@ fn prose_line(line: &str) -> String {
                 out.push_str("&gt;");
                 i += 1;
             }
-            _ => {
+            'h' if chars[i..].starts_with(&['h', 't', 't', 'p']) => {
                 let rest: String = chars[i..].iter().collect();
                 if let Some(len) = url_at(&rest) {
                     let url = rest[..len].trim_end_matches(['.', ',', ';', ':', ')']);
@@ -108,9 +108,13 @@ fn prose_line(line: &str) -> String {
                     out.push('>');
                     i += url.chars().count();
                 } else {
-                    out.push(chars[i]);
+                    out.push('h');
                     i += 1;
                 }
+            }
+            c => {
+                out.push(c);
+                i += 1;
             }
         }
     }

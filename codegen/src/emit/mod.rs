@@ -17,7 +17,7 @@ use crate::model::{Def, DefKind, Model, Ty};
 
 pub use docs::doc_attrs;
 
-/// A generated file before formatting: its path under the output folder and its items.
+/// A generated file before formatting.
 pub enum Unit {
     /// Tokens to format.
     Tokens(TokenStream),
@@ -33,36 +33,128 @@ const RUNTIME: &[(&str, &str)] = &[
     ("sample.rs", include_str!("../../runtime/sample.rs")),
 ];
 
-/// Every output file, by path, in a fixed order.
-pub fn emit(model: &Model) -> BTreeMap<String, Unit> {
-    let ctx = Ctx::new(model);
-    let mut files = BTreeMap::new();
-    for (path, text) in RUNTIME {
-        files.insert((*path).to_owned(), Unit::Verbatim(text));
-    }
-    let mut areas: BTreeMap<&str, Vec<&Def>> = BTreeMap::new();
-    for def in &model.defs {
-        areas.entry(def.area.as_str()).or_default().push(def);
-    }
-    for (area, defs) in &areas {
-        let items = defs.iter().map(|def| ctx.def(def));
-        let tokens = quote! {
-            #[allow(unused_imports)]
-            use crate::*;
-            use serde::{Deserialize, Serialize};
+/// One output file to produce: its path and what goes into it.
+pub struct Job {
+    /// Path under the output folder.
+    pub path: String,
+    /// A rough size of the work, for ordering the largest first.
+    pub weight: usize,
+    part: Part,
+}
 
-            #(#items)*
-        };
-        files.insert(format!("{area}.rs"), Unit::Tokens(tokens));
+enum Part {
+    Runtime(&'static str),
+    Area(Vec<usize>),
+    Protocol,
+    Registry,
+    Reflect,
+    Lib(Vec<(String, bool)>),
+}
+
+/// Every output file, by path. Each job is independent of the others, so callers may run
+/// them on several threads (tokens are not `Send`; each thread makes its own [`Emitter`]).
+pub fn jobs(model: &Model) -> Vec<Job> {
+    let mut jobs: Vec<Job> = RUNTIME
+        .iter()
+        .map(|(path, text)| Job {
+            path: (*path).to_owned(),
+            weight: 0,
+            part: Part::Runtime(text),
+        })
+        .collect();
+    let mut areas: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, def) in model.defs.iter().enumerate() {
+        areas.entry(def.area.as_str()).or_default().push(index);
     }
-    files.insert("protocol.rs".into(), Unit::Tokens(protocol::emit(&ctx)));
-    files.insert("registry.rs".into(), Unit::Tokens(registry::emit(model)));
-    files.insert("reflect.rs".into(), Unit::Tokens(registry::reflect(&ctx)));
+    let defs = model.defs.len();
     let modules = areas
         .iter()
-        .map(|(area, defs)| (*area, defs.iter().all(|d| d.experimental)));
-    files.insert("lib.rs".into(), Unit::Tokens(lib(model, modules)));
-    files
+        .map(|(area, members)| {
+            let experimental = members.iter().all(|&i| model.defs[i].experimental);
+            ((*area).to_owned(), experimental)
+        })
+        .collect();
+    for (area, members) in areas {
+        jobs.push(Job {
+            path: format!("{area}.rs"),
+            weight: members.len() * 4,
+            part: Part::Area(members),
+        });
+    }
+    let methods = model.methods.len() + model.requests.len() + model.notifications.len();
+    jobs.push(Job {
+        path: "protocol.rs".into(),
+        weight: methods * 8,
+        part: Part::Protocol,
+    });
+    jobs.push(Job {
+        path: "registry.rs".into(),
+        weight: model.errors.len(),
+        part: Part::Registry,
+    });
+    jobs.push(Job {
+        path: "reflect.rs".into(),
+        weight: defs * 2,
+        part: Part::Reflect,
+    });
+    jobs.push(Job {
+        path: "lib.rs".into(),
+        weight: 1,
+        part: Part::Lib(modules),
+    });
+    jobs
+}
+
+/// Turns jobs into units; one per thread.
+pub struct Emitter<'a> {
+    ctx: Ctx<'a>,
+}
+
+impl<'a> Emitter<'a> {
+    /// An emitter for `model`.
+    pub fn new(model: &'a Model) -> Self {
+        Emitter {
+            ctx: Ctx::new(model),
+        }
+    }
+
+    /// The unit of one job.
+    pub fn unit(&self, job: &Job) -> Unit {
+        let ctx = &self.ctx;
+        let model = ctx.model;
+        match &job.part {
+            Part::Runtime(text) => Unit::Verbatim(text),
+            Part::Area(members) => {
+                let items = members.iter().map(|&i| ctx.def(&model.defs[i]));
+                Unit::Tokens(quote! {
+                    #[allow(unused_imports)]
+                    use crate::*;
+                    use serde::Serialize;
+
+                    #(#items)*
+                })
+            }
+            Part::Protocol => Unit::Tokens(protocol::emit(ctx)),
+            Part::Registry => Unit::Tokens(registry::emit(model)),
+            Part::Reflect => Unit::Tokens(registry::reflect(ctx)),
+            Part::Lib(modules) => Unit::Tokens(lib(
+                model,
+                modules.iter().map(|(area, exp)| (area.as_str(), *exp)),
+            )),
+        }
+    }
+}
+
+/// Every output file, by path, in a fixed order (on this thread).
+pub fn emit(model: &Model) -> BTreeMap<String, Unit> {
+    let emitter = Emitter::new(model);
+    jobs(model)
+        .into_iter()
+        .map(|job| {
+            let unit = emitter.unit(&job);
+            (job.path, unit)
+        })
+        .collect()
 }
 
 fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> TokenStream {
@@ -114,6 +206,8 @@ pub struct Ctx<'a> {
     model: &'a Model,
     by_name: BTreeMap<&'a str, &'a Def>,
     validating: std::collections::BTreeSet<String>,
+    // Inline sizes of definitions, filled on first use (boxing asks for them often).
+    sizes: std::cell::RefCell<BTreeMap<String, usize>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -124,6 +218,7 @@ impl<'a> Ctx<'a> {
             model,
             by_name,
             validating,
+            sizes: Default::default(),
         }
     }
 
@@ -188,45 +283,58 @@ impl<'a> Ctx<'a> {
         self.by_name.get(def).is_some_and(|d| d.experimental)
     }
 
-    /// Whether a member is held in a `Box`: to break a cycle, or because its struct is large
-    /// enough that moving it inline would dominate decoding.
+    /// Whether a member is held in a `Box`: to break a cycle, or because its value is large
+    /// enough that moving it inline would dominate decoding. Members that may be absent are
+    /// boxed from a lower size: absent, a box costs nothing, and the parent stays small.
     pub fn boxed(&self, field: &crate::model::Field) -> bool {
         const LARGE: usize = 512;
-        field.boxed || (matches!(field.ty, Ty::Ref(_)) && self.size_estimate(&field.ty) > LARGE)
+        const LARGE_OPTIONAL: usize = 96;
+        if field.boxed {
+            return true;
+        }
+        if !matches!(field.ty, Ty::Ref(_)) {
+            return false;
+        }
+        let size = self.size_estimate(&field.ty);
+        size > LARGE || (field.kind != crate::model::FieldKind::Required && size > LARGE_OPTIONAL)
     }
 
     /// A rough size in bytes of a value of `ty` held inline (for boxing decisions).
     pub fn size_estimate(&self, ty: &Ty) -> usize {
-        self.size_at(ty, 0)
-    }
-
-    fn size_at(&self, ty: &Ty, depth: usize) -> usize {
         match ty {
             Ty::Boolean => 1,
             Ty::Integer => 8,
             Ty::Number => 16,
             Ty::String | Ty::Array(_) | Ty::Map(_) | Ty::Object => 24,
             Ty::Any | Ty::Inline(_) => 32,
-            Ty::Nullable(inner) => self.size_at(inner, depth) + 8,
-            Ty::Ref(_) if depth > 8 => 8,
-            Ty::Ref(name) => match self.lookup(name).map(|d| &d.kind) {
-                Some(DefKind::Struct(s)) => {
-                    24 + s
-                        .fields
-                        .iter()
-                        .map(|f| {
-                            if f.boxed {
-                                8
-                            } else {
-                                self.size_at(&f.ty, depth + 1) + 8
-                            }
-                        })
-                        .sum::<usize>()
-                }
-                Some(DefKind::Alias(inner)) => self.size_at(inner, depth + 1),
-                _ => 32,
-            },
+            Ty::Nullable(inner) => self.size_estimate(inner) + 8,
+            Ty::Ref(name) => self.def_size(name),
         }
+    }
+
+    fn def_size(&self, name: &str) -> usize {
+        if let Some(&size) = self.sizes.borrow().get(name) {
+            return size;
+        }
+        let size = match self.lookup(name).map(|d| &d.kind) {
+            Some(DefKind::Struct(s)) => {
+                24 + s
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        if self.boxed(f) {
+                            8
+                        } else {
+                            self.size_estimate(&f.ty) + 8
+                        }
+                    })
+                    .sum::<usize>()
+            }
+            Some(DefKind::Alias(inner)) => self.size_estimate(inner),
+            _ => 32,
+        };
+        self.sizes.borrow_mut().insert(name.to_owned(), size);
+        size
     }
 
     /// The definition named `name`.

@@ -66,6 +66,7 @@ pub fn emit(
     let cfg = cfg(def.experimental);
     let doc = doc_attrs(doc.as_deref());
     let decl = declaration(ctx, body, name);
+    let de = deserialize(body, name, &cfg);
     let new = constructor(ctx, body);
     let validate = validate_body(ctx, body);
     let sample = super::sample::structure(ctx, body, name, def.experimental);
@@ -73,6 +74,8 @@ pub fn emit(
         #doc
         #cfg
         #decl
+
+        #de
 
         #sample
 
@@ -117,7 +120,7 @@ pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
     let derive_default = body.fields.iter().all(|f| f.kind != FieldKind::Required);
     let default = derive_default.then(|| quote!(Default,));
     quote! {
-        #[derive(Clone, Debug, #default PartialEq, Eq, Serialize, Deserialize)]
+        #[derive(Clone, Debug, #default PartialEq, Eq, Serialize)]
         #[non_exhaustive]
         pub struct #name {
             #(#fields)*
@@ -125,6 +128,27 @@ pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
             #[serde(flatten)]
             pub #unknown: serde_json::Map<String, serde_json::Value>,
         }
+    }
+}
+
+/// The `Deserialize` impl: one `impl_deserialize!` entry per member (see the runtime's
+/// `support.rs`), which reads members in one pass without buffering.
+pub fn deserialize(body: &Struct, name: &Ident, gate: &TokenStream) -> TokenStream {
+    let unknown = ident(&body.unknown_field);
+    let fields = body.fields.iter().map(|field| {
+        let rust = ident(&field.rust);
+        let wire = &field.wire;
+        let field_gate = cfg(field.experimental);
+        let kind = ident(match field.kind {
+            FieldKind::Required => "required",
+            FieldKind::RequiredNullable | FieldKind::Optional => "optional",
+            FieldKind::OptionalNullable => "tristate",
+        });
+        quote!(#field_gate #kind #rust = #wire,)
+    });
+    quote! {
+        #gate
+        crate::support::impl_deserialize!(#name { #(#fields)* } #unknown);
     }
 }
 

@@ -25,6 +25,7 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
             "The `{tag}: \"{value}\"` arm of `{type_name}`."
         ))));
         let decl = structs::declaration(ctx, &arm.body, &struct_name);
+        let arm_de = structs::deserialize(&arm.body, &struct_name, &cfg);
         let new = structs::constructor(ctx, &arm.body);
         let validate = structs::validate_body(ctx, &arm.body);
         let sample = super::sample::structure(ctx, &arm.body, &struct_name, def.experimental);
@@ -34,6 +35,8 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
             #arm_doc
             #cfg
             #decl
+
+            #arm_de
 
             #cfg
             impl #struct_name {
@@ -129,7 +132,7 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
         }
 
         #cfg
-        impl<'de> Deserialize<'de> for #name {
+        impl<'de> serde::Deserialize<'de> for #name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 let mut object = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
                 let tag_value = object.remove(#tag);
@@ -187,7 +190,7 @@ pub fn untagged(ctx: &Ctx<'_>, def: &Def, arms: &[Arm]) -> TokenStream {
 
         #doc
         #cfg
-        #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
         #[serde(untagged)]
         pub enum #name {
             #(#variants)*
