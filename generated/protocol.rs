@@ -5,10 +5,12 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use serde::de::DeserializeSeed;
 use serde::Deserialize;
 use crate::rpc::{
-    encode_payload, DecodeError, FrameKind, Id, PayloadSource, RawFrame, RawJson,
+    encode_payload, DecodeError, FrameKind, Id, PayloadSource, PendingRequests, RawFrame,
+    RawJson,
 };
 /// Marker types of the `methods` table.
 pub mod methods {
@@ -1565,10 +1567,12 @@ pub enum ClientRequest {
 }
 impl ClientRequest {
     /// Types the params of `method`; a method in no table is kept as `Unknown`.
+    #[inline]
     pub fn decode(method: &str, payload: Option<Value>) -> Result<Self, DecodeError> {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
+    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -1985,6 +1989,7 @@ impl ClientRequest {
         }
     }
     /// The params as JSON; `None` when the message has no params member.
+    #[inline]
     pub fn params(&self) -> Option<Value> {
         match self {
             #[cfg(feature = "experimental")]
@@ -2840,10 +2845,12 @@ pub enum ServerRequest {
 }
 impl ServerRequest {
     /// Types the params of `method`; a method in no table is kept as `Unknown`.
+    #[inline]
     pub fn decode(method: &str, payload: Option<Value>) -> Result<Self, DecodeError> {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
+    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -2882,6 +2889,7 @@ impl ServerRequest {
         }
     }
     /// The params as JSON; `None` when the message has no params member.
+    #[inline]
     pub fn params(&self) -> Option<Value> {
         match self {
             ServerRequest::ApprovalRequest(payload) => Some(encode_payload(payload)),
@@ -3054,10 +3062,12 @@ pub enum ProtocolNotification {
 }
 impl ProtocolNotification {
     /// Types the params of `method`; a method in no table is kept as `Unknown`.
+    #[inline]
     pub fn decode(method: &str, payload: Option<Value>) -> Result<Self, DecodeError> {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
+    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -3418,6 +3428,7 @@ impl ProtocolNotification {
         }
     }
     /// The params as JSON; `None` when the message has no params member.
+    #[inline]
     pub fn params(&self) -> Option<Value> {
         match self {
             #[cfg(feature = "experimental")]
@@ -4242,10 +4253,12 @@ pub enum ClientResult {
 }
 impl ClientResult {
     /// Types the result of a request for `method`; a method in no table is kept as `Unknown`.
+    #[inline]
     pub fn decode(method: &str, payload: Value) -> Result<Self, DecodeError> {
         Self::decode_from(method, Some(payload))
     }
     /// Types a result still in its wire text, without building a `Value` first.
+    #[inline]
     pub fn decode_raw(method: &str, payload: &RawValue) -> Result<Self, DecodeError> {
         Self::decode_from(method, Some(payload))
     }
@@ -4647,6 +4660,7 @@ impl ClientResult {
         }
     }
     /// The result as JSON.
+    #[inline]
     pub fn result(&self) -> Value {
         match self {
             #[cfg(feature = "experimental")]
@@ -4784,6 +4798,460 @@ impl ClientResult {
             #[cfg(feature = "experimental")]
             ClientResult::WorktreeList(payload) => encode_payload(payload),
             ClientResult::Unknown { result, .. } => result.clone(),
+        }
+    }
+    fn deserialize_result<'de, D: serde::Deserializer<'de>>(
+        method: &str,
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        match method {
+            #[cfg(feature = "experimental")]
+            "account/loginCancel" => {
+                <crate::AccountLoginCancelResult>::deserialize(deserializer)
+                    .map(ClientResult::AccountLoginCancel)
+            }
+            #[cfg(feature = "experimental")]
+            "account/loginStart" => {
+                <crate::AccountLoginStartResult>::deserialize(deserializer)
+                    .map(ClientResult::AccountLoginStart)
+            }
+            #[cfg(feature = "experimental")]
+            "account/logout" => {
+                <crate::AccountState>::deserialize(deserializer)
+                    .map(ClientResult::AccountLogout)
+            }
+            #[cfg(feature = "experimental")]
+            "account/read" => {
+                <crate::AccountState>::deserialize(deserializer)
+                    .map(ClientResult::AccountRead)
+            }
+            #[cfg(feature = "experimental")]
+            "admission/decide" => {
+                <crate::AdmissionDecideResult>::deserialize(deserializer)
+                    .map(ClientResult::AdmissionDecide)
+            }
+            #[cfg(feature = "experimental")]
+            "admission/listPending" => {
+                <crate::AdmissionListPendingResult>::deserialize(deserializer)
+                    .map(ClientResult::AdmissionListPending)
+            }
+            "approval/decide" => {
+                <crate::ApprovalDecideResult>::deserialize(deserializer)
+                    .map(ClientResult::ApprovalDecide)
+            }
+            "approval/listPending" => {
+                <crate::ApprovalListPendingResult>::deserialize(deserializer)
+                    .map(ClientResult::ApprovalListPending)
+            }
+            "computerUseSettings/read" => {
+                <crate::ComputerUseSettings>::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSettingsRead)
+            }
+            "computerUseSettings/update" => {
+                <crate::ComputerUseSettings>::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSettingsUpdate)
+            }
+            "computerUseSetup/check" => {
+                <crate::ComputerUseSetupState>::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSetupCheck)
+            }
+            "computerUseSetup/read" => {
+                <crate::ComputerUseSetupState>::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSetupRead)
+            }
+            "computerUseSetup/start" => {
+                <crate::ComputerUseSetupState>::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSetupStart)
+            }
+            "feedback/submit" => {
+                <crate::FeedbackSubmitResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::FeedbackSubmit(Box::new(p)))
+            }
+            "goal/clear" => {
+                <crate::GoalCommandResult>::deserialize(deserializer)
+                    .map(ClientResult::GoalClear)
+            }
+            "goal/edit" => {
+                <crate::GoalCommandResult>::deserialize(deserializer)
+                    .map(ClientResult::GoalEdit)
+            }
+            "goal/pause" => {
+                <crate::GoalCommandResult>::deserialize(deserializer)
+                    .map(ClientResult::GoalPause)
+            }
+            "goal/resume" => {
+                <crate::GoalCommandResult>::deserialize(deserializer)
+                    .map(ClientResult::GoalResume)
+            }
+            "goal/set" => {
+                <crate::GoalCommandResult>::deserialize(deserializer)
+                    .map(ClientResult::GoalSet)
+            }
+            "hook/list" => {
+                <crate::HookListResult>::deserialize(deserializer)
+                    .map(ClientResult::HookList)
+            }
+            #[cfg(feature = "experimental")]
+            "host/readLimits" => {
+                <crate::HostReadLimitsResult>::deserialize(deserializer)
+                    .map(ClientResult::HostReadLimits)
+            }
+            "initialize" => {
+                <crate::InitializeResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::Initialize(Box::new(p)))
+            }
+            "item/readOutput" => {
+                <crate::ItemReadOutputResult>::deserialize(deserializer)
+                    .map(ClientResult::ItemReadOutput)
+            }
+            #[cfg(feature = "experimental")]
+            "log/page" => {
+                <crate::LogPageResult>::deserialize(deserializer)
+                    .map(ClientResult::LogPage)
+            }
+            #[cfg(feature = "experimental")]
+            "log/physicalFiles" => {
+                <crate::LogPhysicalFilesResult>::deserialize(deserializer)
+                    .map(ClientResult::LogPhysicalFiles)
+            }
+            #[cfg(feature = "experimental")]
+            "log/physicalSubscribe" => {
+                <crate::LogPhysicalSubscribeResult>::deserialize(deserializer)
+                    .map(ClientResult::LogPhysicalSubscribe)
+            }
+            #[cfg(feature = "experimental")]
+            "log/physicalUnsubscribe" => {
+                <crate::LogPhysicalUnsubscribeResult>::deserialize(deserializer)
+                    .map(ClientResult::LogPhysicalUnsubscribe)
+            }
+            #[cfg(feature = "experimental")]
+            "log/streams" => {
+                <crate::LogStreamsResult>::deserialize(deserializer)
+                    .map(ClientResult::LogStreams)
+            }
+            #[cfg(feature = "experimental")]
+            "log/subscribe" => {
+                <crate::LogSubscribeResult>::deserialize(deserializer)
+                    .map(ClientResult::LogSubscribe)
+            }
+            #[cfg(feature = "experimental")]
+            "log/unsubscribe" => {
+                <crate::LogUnsubscribeResult>::deserialize(deserializer)
+                    .map(ClientResult::LogUnsubscribe)
+            }
+            #[cfg(feature = "experimental")]
+            "mcpServer/list" => {
+                <crate::McpServerListResult>::deserialize(deserializer)
+                    .map(ClientResult::McpServerList)
+            }
+            #[cfg(feature = "experimental")]
+            "mcpServer/oauthLogin" => {
+                <crate::McpServerOAuthLoginResult>::deserialize(deserializer)
+                    .map(ClientResult::McpServerOauthLogin)
+            }
+            #[cfg(feature = "experimental")]
+            "mcpServer/oauthLoginCancel" => {
+                <crate::McpServerOAuthLoginCancelResult>::deserialize(deserializer)
+                    .map(ClientResult::McpServerOauthLoginCancel)
+            }
+            #[cfg(feature = "experimental")]
+            "mcpServer/oauthLogout" => {
+                <crate::McpServerOAuthLogoutResult>::deserialize(deserializer)
+                    .map(ClientResult::McpServerOauthLogout)
+            }
+            "media/upload" => {
+                <crate::MediaUploadResult>::deserialize(deserializer)
+                    .map(ClientResult::MediaUpload)
+            }
+            "model/list" => {
+                <crate::ModelListResult>::deserialize(deserializer)
+                    .map(ClientResult::ModelList)
+            }
+            #[cfg(feature = "experimental")]
+            "peer/list" => {
+                <crate::PeerListResult>::deserialize(deserializer)
+                    .map(ClientResult::PeerList)
+            }
+            #[cfg(feature = "experimental")]
+            "permissionProfile/list" => {
+                <crate::PermissionProfileListResult>::deserialize(deserializer)
+                    .map(ClientResult::PermissionProfileList)
+            }
+            "plugin/install" => {
+                <crate::PluginInstallResult>::deserialize(deserializer)
+                    .map(ClientResult::PluginInstall)
+            }
+            "plugin/list" => {
+                <crate::PluginListResult>::deserialize(deserializer)
+                    .map(ClientResult::PluginList)
+            }
+            "plugin/marketplaceAdd" => {
+                <crate::PluginMarketplaceRecordResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::PluginMarketplaceAdd(Box::new(p)))
+            }
+            "plugin/marketplaceRemove" => {
+                <crate::PluginMarketplaceRemoveResult>::deserialize(deserializer)
+                    .map(ClientResult::PluginMarketplaceRemove)
+            }
+            "plugin/marketplaceUpdate" => {
+                <crate::PluginMarketplaceRecordResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::PluginMarketplaceUpdate(Box::new(p)))
+            }
+            #[cfg(feature = "experimental")]
+            "projection/list" => {
+                <crate::ProjectionListResult>::deserialize(deserializer)
+                    .map(ClientResult::ProjectionList)
+            }
+            #[cfg(feature = "experimental")]
+            "projection/read" => {
+                <crate::ProjectionReadResult>::deserialize(deserializer)
+                    .map(ClientResult::ProjectionRead)
+            }
+            "recap/cancel" => {
+                <crate::RecapCancelResult>::deserialize(deserializer)
+                    .map(ClientResult::RecapCancel)
+            }
+            "recap/request" => {
+                <crate::RecapRequestResult>::deserialize(deserializer)
+                    .map(ClientResult::RecapRequest)
+            }
+            "session/compact" => {
+                <crate::SessionCompactResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionCompact)
+            }
+            "session/fork" => {
+                <crate::SessionForkResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::SessionFork(Box::new(p)))
+            }
+            "session/leave" => {
+                <crate::SessionLeaveResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionLeave)
+            }
+            "session/list" => {
+                <crate::SessionListResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionList)
+            }
+            #[cfg(feature = "experimental")]
+            "session/promptHint" => {
+                <crate::SessionPromptHintResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionPromptHint)
+            }
+            "session/read" => {
+                <crate::SessionReadResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::SessionRead(Box::new(p)))
+            }
+            #[cfg(feature = "experimental")]
+            "session/readLimits" => {
+                <crate::SessionReadLimitsResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionReadLimits)
+            }
+            "session/rename" => {
+                <crate::SessionRenameResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionRename)
+            }
+            #[cfg(feature = "experimental")]
+            "session/reportStartupPhases" => {
+                <crate::SessionReportStartupPhasesResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionReportStartupPhases)
+            }
+            "session/resume" => {
+                <crate::SessionResumeResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::SessionResume(Box::new(p)))
+            }
+            "session/setApprovalMode" => {
+                <crate::SessionSetApprovalModeResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::SessionSetApprovalMode(Box::new(p)))
+            }
+            "session/setModel" => {
+                <crate::SessionSetModelResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionSetModel)
+            }
+            #[cfg(feature = "experimental")]
+            "session/setPermissionProfile" => {
+                <crate::SessionSetPermissionProfileResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::SessionSetPermissionProfile(Box::new(p)))
+            }
+            "session/setReasoningEffort" => {
+                <crate::SessionSetReasoningEffortResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionSetReasoningEffort)
+            }
+            "session/sideChat" => {
+                <crate::SessionSideChatResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::SessionSideChat(Box::new(p)))
+            }
+            "session/start" => {
+                <crate::SessionStartResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionStart)
+            }
+            "session/userShell" => {
+                <crate::SessionUserShellResult>::deserialize(deserializer)
+                    .map(ClientResult::SessionUserShell)
+            }
+            #[cfg(feature = "experimental")]
+            "settings/read" => {
+                <crate::SettingsReadResult>::deserialize(deserializer)
+                    .map(ClientResult::SettingsRead)
+            }
+            #[cfg(feature = "experimental")]
+            "settings/readSchema" => {
+                <crate::SettingsReadSchemaResult>::deserialize(deserializer)
+                    .map(ClientResult::SettingsReadSchema)
+            }
+            #[cfg(feature = "experimental")]
+            "settings/writeMany" => {
+                <crate::SettingsWriteManyResult>::deserialize(deserializer)
+                    .map(ClientResult::SettingsWriteMany)
+            }
+            #[cfg(feature = "experimental")]
+            "settings/writeValue" => {
+                <crate::SettingsWriteValueResult>::deserialize(deserializer)
+                    .map(ClientResult::SettingsWriteValue)
+            }
+            "skill/import" => {
+                <crate::SkillImportResult>::deserialize(deserializer)
+                    .map(|p| ClientResult::SkillImport(Box::new(p)))
+            }
+            "skill/list" => {
+                <crate::SkillListResult>::deserialize(deserializer)
+                    .map(ClientResult::SkillList)
+            }
+            "skill/setActivation" => {
+                <crate::SkillSetActivationResult>::deserialize(deserializer)
+                    .map(ClientResult::SkillSetActivation)
+            }
+            "subagent/close" => {
+                <crate::CommandAcceptedResult>::deserialize(deserializer)
+                    .map(ClientResult::SubagentClose)
+            }
+            "subagent/followupTask" => {
+                <crate::CommandAcceptedResult>::deserialize(deserializer)
+                    .map(ClientResult::SubagentFollowupTask)
+            }
+            "subagent/interrupt" => {
+                <crate::CommandAcceptedResult>::deserialize(deserializer)
+                    .map(ClientResult::SubagentInterrupt)
+            }
+            "subagent/readResult" => {
+                <crate::CommandAcceptedResult>::deserialize(deserializer)
+                    .map(ClientResult::SubagentReadResult)
+            }
+            "subagent/reopen" => {
+                <crate::CommandAcceptedResult>::deserialize(deserializer)
+                    .map(ClientResult::SubagentReopen)
+            }
+            "subagent/resume" => {
+                <crate::CommandAcceptedResult>::deserialize(deserializer)
+                    .map(ClientResult::SubagentResume)
+            }
+            "subagent/sendMessage" => {
+                <crate::CommandAcceptedResult>::deserialize(deserializer)
+                    .map(ClientResult::SubagentSendMessage)
+            }
+            "subagent/stop" => {
+                <crate::CommandAcceptedResult>::deserialize(deserializer)
+                    .map(ClientResult::SubagentStop)
+            }
+            "task/background" => {
+                <crate::TaskCommandResult>::deserialize(deserializer)
+                    .map(ClientResult::TaskBackground)
+            }
+            "task/list" => {
+                <crate::TaskListResult>::deserialize(deserializer)
+                    .map(ClientResult::TaskList)
+            }
+            "task/stop" => {
+                <crate::TaskCommandResult>::deserialize(deserializer)
+                    .map(ClientResult::TaskStop)
+            }
+            "task/stopAll" => {
+                <crate::TaskStopAllResult>::deserialize(deserializer)
+                    .map(ClientResult::TaskStopAll)
+            }
+            "turn/cancel" => {
+                <crate::TurnCancelResult>::deserialize(deserializer)
+                    .map(ClientResult::TurnCancel)
+            }
+            "turn/interrupt" => {
+                <crate::TurnInterruptResult>::deserialize(deserializer)
+                    .map(ClientResult::TurnInterrupt)
+            }
+            "turn/start" => {
+                <crate::TurnStartResult>::deserialize(deserializer)
+                    .map(ClientResult::TurnStart)
+            }
+            "turn/steer" => {
+                <crate::TurnSteerResult>::deserialize(deserializer)
+                    .map(ClientResult::TurnSteer)
+            }
+            "turn/unqueue" => {
+                <crate::TurnUnqueueResult>::deserialize(deserializer)
+                    .map(ClientResult::TurnUnqueue)
+            }
+            "usage/read" => {
+                <crate::UsageReadResult>::deserialize(deserializer)
+                    .map(ClientResult::UsageRead)
+            }
+            #[cfg(feature = "experimental")]
+            "usage/refresh" => {
+                <crate::UsageRefreshResult>::deserialize(deserializer)
+                    .map(ClientResult::UsageRefresh)
+            }
+            "userInput/answer" => {
+                <crate::UserInputAnswerResult>::deserialize(deserializer)
+                    .map(ClientResult::UserInputAnswer)
+            }
+            "userInput/cancel" => {
+                <crate::UserInputCancelResult>::deserialize(deserializer)
+                    .map(ClientResult::UserInputCancel)
+            }
+            "userInput/clarify" => {
+                <crate::UserInputClarifyResult>::deserialize(deserializer)
+                    .map(ClientResult::UserInputClarify)
+            }
+            "userInput/interrupt" => {
+                <crate::UserInputInterruptResult>::deserialize(deserializer)
+                    .map(ClientResult::UserInputInterrupt)
+            }
+            "view/page" => {
+                <crate::ViewPageResult>::deserialize(deserializer)
+                    .map(ClientResult::ViewPage)
+            }
+            "view/subscribe" => {
+                <crate::ViewSubscribeResult>::deserialize(deserializer)
+                    .map(ClientResult::ViewSubscribe)
+            }
+            "view/unsubscribe" => {
+                <crate::ViewUnsubscribeResult>::deserialize(deserializer)
+                    .map(ClientResult::ViewUnsubscribe)
+            }
+            "workflow/cancel" => {
+                <crate::WorkflowControlResult>::deserialize(deserializer)
+                    .map(ClientResult::WorkflowCancel)
+            }
+            "workflow/childControl" => {
+                <crate::WorkflowControlResult>::deserialize(deserializer)
+                    .map(ClientResult::WorkflowChildControl)
+            }
+            "workflow/pause" => {
+                <crate::WorkflowControlResult>::deserialize(deserializer)
+                    .map(ClientResult::WorkflowPause)
+            }
+            "workflow/resume" => {
+                <crate::WorkflowResumeResult>::deserialize(deserializer)
+                    .map(ClientResult::WorkflowResume)
+            }
+            #[cfg(feature = "experimental")]
+            "worktree/list" => {
+                <crate::WorktreeListResult>::deserialize(deserializer)
+                    .map(ClientResult::WorktreeList)
+            }
+            _ => {
+                Value::deserialize(deserializer)
+                    .map(|result| ClientResult::Unknown {
+                        method: method.to_owned(),
+                        result,
+                    })
+            }
         }
     }
 }
@@ -4962,10 +5430,12 @@ pub enum ServerResult {
 }
 impl ServerResult {
     /// Types the result of a request for `method`; a method in no table is kept as `Unknown`.
+    #[inline]
     pub fn decode(method: &str, payload: Value) -> Result<Self, DecodeError> {
         Self::decode_from(method, Some(payload))
     }
     /// Types a result still in its wire text, without building a `Value` first.
+    #[inline]
     pub fn decode_raw(method: &str, payload: &RawValue) -> Result<Self, DecodeError> {
         Self::decode_from(method, Some(payload))
     }
@@ -4997,11 +5467,34 @@ impl ServerResult {
         }
     }
     /// The result as JSON.
+    #[inline]
     pub fn result(&self) -> Value {
         match self {
             ServerResult::ApprovalRequest(payload) => encode_payload(payload),
             ServerResult::UserInputRequest(payload) => encode_payload(payload),
             ServerResult::Unknown { result, .. } => result.clone(),
+        }
+    }
+    fn deserialize_result<'de, D: serde::Deserializer<'de>>(
+        method: &str,
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        match method {
+            "approval/request" => {
+                <crate::RequestReceipt>::deserialize(deserializer)
+                    .map(ServerResult::ApprovalRequest)
+            }
+            "userInput/request" => {
+                <crate::RequestReceipt>::deserialize(deserializer)
+                    .map(ServerResult::UserInputRequest)
+            }
+            _ => {
+                Value::deserialize(deserializer)
+                    .map(|result| ServerResult::Unknown {
+                        method: method.to_owned(),
+                        result,
+                    })
+            }
         }
     }
 }
@@ -5026,8 +5519,14 @@ pub enum Message {
     Notification(ProtocolNotification),
     /// A successful response, its result still wire text: type it with
     /// [`ClientResult::decode_raw`] or [`ServerResult::decode_raw`] and the method of the
-    /// request with the same id (see `rpc::PendingRequests`).
+    /// request with the same id, or parse with [`Frame::parse_tracked`].
     Result { id: Id, result: RawJson },
+    /// A successful response from the server to a client's request, typed by the
+    /// request's method ([`Frame::parse_tracked`]).
+    ClientResult { id: Id, result: ClientResult },
+    /// A successful response from the client to a server's request, typed by the
+    /// request's method ([`Frame::parse_tracked`]).
+    ServerResult { id: Id, result: ServerResult },
     /// A failed response.
     Error { id: Option<Id>, error: crate::ErrorObject },
 }
@@ -5045,43 +5544,72 @@ pub struct Frame {
     /// The message.
     pub message: Message,
     /// The `jsonrpc` member as sent; written as `"2.0"` when absent.
-    pub jsonrpc: Option<String>,
+    pub jsonrpc: Option<Cow<'static, str>>,
     /// Members such as `emittedAtMs` or `trace`.
     pub extra: Map<String, Value>,
 }
 impl Frame {
     /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
     /// typed by whichever table lists its method; one in no table counts as a client's.
+    #[inline]
     pub fn parse(line: &str) -> Result<Self, DecodeError> {
         Self::parse_line(line, None)
     }
     /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
     /// in no table becomes that sender's `Unknown` request.
+    #[inline]
     pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
         Self::parse_line(line, Some(sender))
     }
     /// Types the payload of a frame that is already parsed.
+    #[inline]
     pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
         Self::parse_line(&raw.to_line(), None)
     }
     /// Types the payload of a parsed frame from a known sender.
+    #[inline]
     pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
         Self::parse_line(&raw.to_line(), Some(sender))
     }
+    /// Like [`Frame::parse_from`], and a response is typed in the same pass by the method
+    /// of the request it answers: `pending` holds the requests the other side has not
+    /// answered yet (record each one as it is sent), and the answered one is taken out,
+    /// also for an error response. A result whose id is not in `pending` stays
+    /// [`Message::Result`].
+    #[inline]
+    pub fn parse_tracked(
+        sender: Sender,
+        line: &str,
+        pending: &mut PendingRequests,
+    ) -> Result<Self, DecodeError> {
+        Self::decode_line(line, Some(sender), Some(pending))
+    }
+    #[inline]
     fn parse_line(line: &str, sender: Option<Sender>) -> Result<Self, DecodeError> {
+        Self::decode_line(line, sender, None)
+    }
+    #[inline]
+    fn decode_line(
+        line: &str,
+        sender: Option<Sender>,
+        mut pending: Option<&mut PendingRequests>,
+    ) -> Result<Self, DecodeError> {
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
         let mut de = serde_json::Deserializer::from_str(line);
-        let frame = FrameSeed { sender }
-            .deserialize(&mut de)
-            .map_err(|e| DecodeError::new(None, e))?;
+        let seed = FrameSeed {
+            sender,
+            pending: pending.as_deref_mut(),
+        };
+        let frame = seed.deserialize(&mut de).map_err(|e| DecodeError::new(None, e))?;
         de.end().map_err(|e| DecodeError::new(None, e))?;
-        frame.finish(sender)
+        frame.finish(sender, pending)
     }
     /// Back to an untyped frame, losing nothing that was read.
+    #[inline]
     pub fn to_raw(&self) -> RawFrame {
         let mut raw = RawFrame {
-            jsonrpc: Some(self.jsonrpc.clone().unwrap_or_else(|| "2.0".to_owned())),
+            jsonrpc: Some(self.jsonrpc.as_deref().unwrap_or("2.0").to_owned()),
             extra: self.extra.clone(),
             ..RawFrame::default()
         };
@@ -5104,6 +5632,14 @@ impl Frame {
                 raw.id = crate::Tristate::Value(id.clone());
                 raw.result = Some(result.to_value());
             }
+            Message::ClientResult { id, result } => {
+                raw.id = crate::Tristate::Value(id.clone());
+                raw.result = Some(result.result());
+            }
+            Message::ServerResult { id, result } => {
+                raw.id = crate::Tristate::Value(id.clone());
+                raw.result = Some(result.result());
+            }
             Message::Error { id, error } => {
                 raw.id = id.clone().into();
                 raw.error = Some(encode_payload(error));
@@ -5112,6 +5648,7 @@ impl Frame {
         raw
     }
     /// Encodes the frame as one line of JSON, without a line ending.
+    #[inline]
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
@@ -5139,6 +5676,14 @@ impl Serialize for Frame {
                 map.serialize_entry("id", id)?;
                 map.serialize_entry("result", result)?;
             }
+            Message::ClientResult { id, result } => {
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("result", result)?;
+            }
+            Message::ServerResult { id, result } => {
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("result", result)?;
+            }
             Message::Error { id, error } => {
                 map.serialize_entry("id", id)?;
                 map.serialize_entry("error", error)?;
@@ -5150,57 +5695,68 @@ impl Serialize for Frame {
         map.end()
     }
 }
-struct FrameSeed {
+struct FrameSeed<'p> {
     sender: Option<Sender>,
+    pending: Option<&'p mut PendingRequests>,
 }
 enum Payload {
     Typed(Message),
     Raw(RawJson),
 }
-struct Parts {
-    jsonrpc: Option<String>,
+struct Parts<'de> {
+    jsonrpc: Option<Cow<'static, str>>,
     id: crate::Tristate<Id>,
-    method: Option<String>,
+    method: Option<crate::support::Key<'de>>,
     params: Option<Payload>,
     result: Option<RawJson>,
+    typed_result: Option<Message>,
     error: Option<RawJson>,
     extra: Map<String, Value>,
 }
-impl<'de> serde::de::DeserializeSeed<'de> for FrameSeed {
-    type Value = Parts;
+impl<'de> serde::de::DeserializeSeed<'de> for FrameSeed<'_> {
+    type Value = Parts<'de>;
     fn deserialize<D: serde::Deserializer<'de>>(
         self,
         deserializer: D,
-    ) -> Result<Parts, D::Error> {
+    ) -> Result<Parts<'de>, D::Error> {
         deserializer.deserialize_map(self)
     }
 }
-impl<'de> serde::de::Visitor<'de> for FrameSeed {
-    type Value = Parts;
+impl<'de> serde::de::Visitor<'de> for FrameSeed<'_> {
+    type Value = Parts<'de>;
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a JSON-RPC 2.0 frame")
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(
         self,
         mut map: A,
-    ) -> Result<Parts, A::Error> {
+    ) -> Result<Parts<'de>, A::Error> {
         let mut parts = Parts {
             jsonrpc: None,
             id: crate::Tristate::Absent,
             method: None,
             params: None,
             result: None,
+            typed_result: None,
             error: None,
             extra: Map::new(),
         };
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            match key.as_ref() {
-                "jsonrpc" => parts.jsonrpc = map.next_value()?,
+        let mut pending = self.pending;
+        while let Some(key) = map.next_key::<crate::support::Key<'de>>()? {
+            match key.as_str() {
+                "jsonrpc" => {
+                    parts.jsonrpc = map
+                        .next_value::<Option<crate::support::Key<'de>>>()?
+                        .map(|v| match v.as_str() {
+                            "2.0" => Cow::Borrowed("2.0"),
+                            _ => Cow::Owned(v.into_string()),
+                        });
+                }
                 "id" => parts.id = map.next_value::<Option<Id>>()?.into(),
                 "method" => parts.method = Some(map.next_value()?),
                 "params" => {
                     parts.params = Some(
-                        match parts.method.as_deref() {
+                        match parts.method.as_ref().map(crate::support::Key::as_str) {
                             Some(method) => {
                                 map.next_value_seed(ParamsSeed {
                                     method,
@@ -5212,11 +5768,31 @@ impl<'de> serde::de::Visitor<'de> for FrameSeed {
                         },
                     );
                 }
-                "result" => parts.result = Some(map.next_value()?),
+                "result" => {
+                    let answered = match (&mut pending, &parts.id, self.sender) {
+                        (Some(pending), crate::Tristate::Value(id), Some(sender)) => {
+                            pending.take(id).map(|method| (id.clone(), method, sender))
+                        }
+                        _ => None,
+                    };
+                    match answered {
+                        Some((id, method, sender)) => {
+                            parts.typed_result = Some(
+                                map
+                                    .next_value_seed(ResultSeed {
+                                        id,
+                                        method: &method,
+                                        sender,
+                                    })?,
+                            );
+                        }
+                        None => parts.result = Some(map.next_value()?),
+                    }
+                }
                 "error" => parts.error = Some(map.next_value()?),
                 _ => {
                     let value = map.next_value()?;
-                    parts.extra.insert(key.into_owned(), value);
+                    parts.extra.insert(key.into_string(), value);
                 }
             }
         }
@@ -5244,14 +5820,6 @@ impl<'de> serde::de::DeserializeSeed<'de> for ParamsSeed<'_> {
         } else {
             Table::Client
         };
-        let listed = match table {
-            Table::Notification => NOTIFICATION_METHODS.contains(&method),
-            Table::Server => SERVER_METHODS.contains(&method),
-            Table::Client => CLIENT_METHODS.contains(&method),
-        };
-        if !listed {
-            return RawJson::deserialize(deserializer).map(Payload::Raw);
-        }
         let message = match table {
             Table::Notification => {
                 Message::Notification(
@@ -5274,25 +5842,67 @@ impl<'de> serde::de::DeserializeSeed<'de> for ParamsSeed<'_> {
         Ok(Payload::Typed(message))
     }
 }
+struct ResultSeed<'a> {
+    id: Id,
+    method: &'a str,
+    sender: Sender,
+}
+impl<'de> serde::de::DeserializeSeed<'de> for ResultSeed<'_> {
+    type Value = Message;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Message, D::Error> {
+        let id = self.id;
+        Ok(
+            match self.sender {
+                Sender::Server => {
+                    Message::ClientResult {
+                        id,
+                        result: ClientResult::deserialize_result(
+                            self.method,
+                            deserializer,
+                        )?,
+                    }
+                }
+                Sender::Client => {
+                    Message::ServerResult {
+                        id,
+                        result: ServerResult::deserialize_result(
+                            self.method,
+                            deserializer,
+                        )?,
+                    }
+                }
+            },
+        )
+    }
+}
 #[derive(Clone, Copy)]
 enum Table {
     Notification,
     Server,
     Client,
 }
-impl Parts {
-    fn finish(self, sender: Option<Sender>) -> Result<Frame, DecodeError> {
+impl Parts<'_> {
+    #[inline]
+    fn finish(
+        self,
+        sender: Option<Sender>,
+        pending: Option<&mut PendingRequests>,
+    ) -> Result<Frame, DecodeError> {
+        let has_result = self.result.is_some() || self.typed_result.is_some();
         let kind = crate::rpc::classify(
                 self.method.is_some(),
                 &self.id,
-                self.result.is_some(),
+                has_result,
                 self.error.is_some(),
             )
             .ok_or_else(|| DecodeError::new(
-                self.method.as_deref(),
+                self.method.as_ref().map(crate::support::Key::as_str),
                 crate::rpc::NOT_A_FRAME,
             ))?;
-        let method = self.method.as_deref().unwrap_or_default();
+        let method = self.method.as_ref().map_or("", crate::support::Key::as_str);
         let id = self.id.into_option();
         let params = match (self.params, kind, &id) {
             (
@@ -5364,8 +5974,35 @@ impl Parts {
             (FrameKind::Notification, _, _) => {
                 Message::Notification(ProtocolNotification::decode_raw(method, params)?)
             }
-            (FrameKind::Result, Some(id), Some(result)) => Message::Result { id, result },
+            (FrameKind::Result, Some(id), result) => {
+                match (self.typed_result, result) {
+                    (Some(typed), _) => typed,
+                    (None, Some(result)) => {
+                        match (pending.and_then(|p| p.take(&id)), sender) {
+                            (Some(method), Some(Sender::Server)) => {
+                                Message::ClientResult {
+                                    id,
+                                    result: ClientResult::decode_raw(&method, result.as_raw())?,
+                                }
+                            }
+                            (Some(method), Some(Sender::Client)) => {
+                                Message::ServerResult {
+                                    id,
+                                    result: ServerResult::decode_raw(&method, result.as_raw())?,
+                                }
+                            }
+                            _ => Message::Result { id, result },
+                        }
+                    }
+                    (None, None) => {
+                        return Err(DecodeError::new(None, crate::rpc::NOT_A_FRAME));
+                    }
+                }
+            }
             (_, id, _) => {
+                if let (Some(pending), Some(id)) = (pending, &id) {
+                    pending.take(id);
+                }
                 let error = serde_json::from_str(
                         self.error.as_ref().map_or("null", RawJson::get),
                     )
@@ -5383,6 +6020,7 @@ impl Parts {
         })
     }
 }
+#[inline]
 fn typed_params(message: &Message) -> Option<Value> {
     match message {
         Message::ClientRequest { request, .. } => request.params(),

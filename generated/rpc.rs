@@ -10,13 +10,48 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// A request id: a number or a string, kept as sent.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(untagged)]
 pub enum Id {
     /// A numeric id.
     Number(i64),
     /// A string id.
     String(String),
+}
+
+// By hand rather than `untagged`, which buffers the value before trying each shape.
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+
+        impl serde::de::Visitor<'_> for IdVisitor {
+            type Value = Id;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a request id (an integer or a string)")
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<Id, E> {
+                Ok(Id::Number(value))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<Id, E> {
+                i64::try_from(value)
+                    .map(Id::Number)
+                    .map_err(|_| E::custom(format_args!("request id {value} is out of range")))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Id, E> {
+                Ok(Id::String(value.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, value: String) -> Result<Id, E> {
+                Ok(Id::String(value))
+            }
+        }
+
+        deserializer.deserialize_any(IdVisitor)
+    }
 }
 
 impl From<i64> for Id {

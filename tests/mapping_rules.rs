@@ -378,3 +378,77 @@ fn struct_decoding_reads_text_and_values_alike_and_names_bad_members() {
         "{error}"
     );
 }
+
+#[test]
+fn tracked_parsing_types_results_by_the_request_they_answer() {
+    use msp_types::rpc::PendingRequests;
+    use msp_types::{ClientResult, Sender};
+
+    let result = r#"{"commandId":"c-1","status":"accepted","userInputId":"u-1","x-new":1}"#;
+    let mut pending = PendingRequests::default();
+    pending.insert(Id::Number(4), "userInput/answer");
+    pending.insert(Id::Number(5), "userInput/answer");
+    pending.insert(Id::Number(6), "userInput/answer");
+
+    // Id before result, as hosts write it: typed in the same pass; the entry is taken out.
+    let line = format!(r#"{{"jsonrpc":"2.0","id":4,"result":{result},"emittedAtMs":9}}"#);
+    let frame = Frame::parse_tracked(Sender::Server, &line, &mut pending).unwrap();
+    let Message::ClientResult {
+        id,
+        result: ClientResult::UserInputAnswer(typed),
+    } = &frame.message
+    else {
+        panic!("not typed: {:?}", frame.message);
+    };
+    assert_eq!(*id, Id::Number(4));
+    assert_eq!(typed.command_id, "c-1");
+    assert_eq!(typed.unknown["x-new"], json!(1));
+    assert_eq!(
+        serde_json::from_str::<Value>(&frame.to_line()).unwrap(),
+        serde_json::from_str::<Value>(&line).unwrap()
+    );
+    assert_eq!(pending.len(), 2);
+
+    // Result before id: typed after the pass, the same way.
+    let line = format!(r#"{{"result":{result},"id":5,"jsonrpc":"2.0"}}"#);
+    let frame = Frame::parse_tracked(Sender::Server, &line, &mut pending).unwrap();
+    assert!(matches!(
+        frame.message,
+        Message::ClientResult {
+            result: ClientResult::UserInputAnswer(_),
+            ..
+        }
+    ));
+
+    // An error response also answers its request.
+    let line = r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"no"}}"#;
+    let frame = Frame::parse_tracked(Sender::Server, line, &mut pending).unwrap();
+    assert!(matches!(frame.message, Message::Error { .. }));
+    assert!(pending.is_empty());
+
+    // An id nobody waits for: the result stays wire text.
+    let line = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#);
+    let frame = Frame::parse_tracked(Sender::Server, &line, &mut pending).unwrap();
+    assert!(matches!(frame.message, Message::Result { .. }));
+}
+
+#[test]
+fn request_ids_are_integers_or_strings_kept_apart() {
+    assert_eq!(serde_json::from_str::<Id>("7").unwrap(), Id::Number(7));
+    assert_eq!(serde_json::from_str::<Id>("-7").unwrap(), Id::Number(-7));
+    assert_eq!(
+        serde_json::from_str::<Id>(r#""7""#).unwrap(),
+        Id::String("7".into())
+    );
+    assert_eq!(
+        serde_json::from_value::<Id>(json!("a")).unwrap(),
+        Id::String("a".into())
+    );
+    for bad in ["1.5", "true", "null", "{}", "18446744073709551615"] {
+        let error = serde_json::from_str::<Id>(bad).unwrap_err().to_string();
+        assert!(
+            error.contains("request id"),
+            "{bad}: {error} should name the request id"
+        );
+    }
+}

@@ -10,6 +10,7 @@ use msp_bench::corpus::{self, Line, Tables};
 use msp_bench::envelope::Head;
 use msp_bench::measure::{budget, mb_per_s, median_pass, selected, Report};
 use msp_bench::wire::{self, Source, Typed};
+use msp_types::rpc::PendingRequests;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -113,7 +114,10 @@ fn main() {
                 ok = false;
             }
         };
-        check("msp_api", wire::api_frame_check(line));
+        check(
+            "msp_api",
+            wire::api_frame_check(line, &mut PendingRequests::default()),
+        );
         for side in &sides {
             check(side.name, wire::envelope_check(side.codecs[i], line));
         }
@@ -165,9 +169,10 @@ fn main() {
             drop(serde_json::from_str::<IgnoredAny>(&line(i).raw));
         }
     });
+    let mut pending = PendingRequests::default();
     speeds.time("decode.frame.msp_api", frame_bytes, || {
         for &i in &frames {
-            drop(wire::api_frame_check(line(i)));
+            drop(wire::api_frame_check(line(i), &mut pending));
         }
     });
     for side in &sides {
@@ -228,7 +233,7 @@ fn main() {
     });
     let api_frames: Vec<_> = frames
         .iter()
-        .map(|&i| must(wire::api_frame_decode(line(i))))
+        .map(|&i| must(wire::api_frame_decode(line(i), &mut pending)))
         .collect();
     speeds.time("encode.frame.msp_api", frame_bytes, || {
         for f in &api_frames {

@@ -65,6 +65,9 @@ pub struct Line {
     pub method: Option<String>,
     /// Where the payload text is in `raw`.
     pub payload: Option<(Member, std::ops::Range<usize>)>,
+    /// For a response to a known request: its id, which a client would have recorded with the
+    /// method when it sent the request.
+    pub answers: Option<msp_types::rpc::Id>,
 }
 
 impl Line {
@@ -201,6 +204,12 @@ fn read_file(name: &str, text: &str, out: &mut Vec<Line>) -> Result<(), String> 
             let start = value.get().as_ptr() as usize - raw.as_ptr() as usize;
             (member, start..start + value.get().len())
         });
+        let answers = match (kind, &method, &frame.id) {
+            (Kind::ClientResult | Kind::ServerResult, Some(_), Some(id)) => {
+                serde_json::from_value(id.clone()).ok()
+            }
+            _ => None,
+        };
         drop(frame);
         out.push(Line {
             source,
@@ -208,6 +217,7 @@ fn read_file(name: &str, text: &str, out: &mut Vec<Line>) -> Result<(), String> 
             kind,
             method,
             payload,
+            answers,
         });
     }
     Ok(())

@@ -3,8 +3,9 @@
 
 use std::any::Any;
 
+use msp_types::rpc::PendingRequests;
 use msp_types::{
-    ClientRequest, ClientResult, ErrorObject, Frame, Message, ProtocolNotification, ServerRequest,
+    ClientRequest, ClientResult, ErrorObject, Frame, ProtocolNotification, Sender, ServerRequest,
     ServerResult,
 };
 use serde_json::value::RawValue;
@@ -160,25 +161,27 @@ pub fn api_payload_encode(payload: &ApiPayload) -> Outcome<String> {
     serde_json::to_string(&params).map_err(err)
 }
 
-/// `Frame::parse`, then a result typed by the method of its request (`Frame` keeps a result
-/// as wire text), nothing kept.
-pub fn api_frame_check(line: &Line) -> Outcome {
-    let frame = Frame::parse(&line.raw).map_err(err)?;
-    if let (Message::Result { result, .. }, Some(method)) = (&frame.message, line.method.as_deref())
-    {
-        match line.kind {
-            Kind::ServerResult => {
-                drop(ServerResult::decode_raw(method, result.as_raw()).map_err(err)?)
-            }
-            _ => drop(ClientResult::decode_raw(method, result.as_raw()).map_err(err)?),
-        }
-    }
-    Ok(())
+/// `Frame::parse`, or for a response `Frame::parse_tracked` with the request recorded in
+/// `pending` first (as a client records it when sending), so the result is typed in the same
+/// pass; nothing kept.
+pub fn api_frame_check(line: &Line, pending: &mut PendingRequests) -> Outcome {
+    api_frame_decode(line, pending).map(drop)
 }
 
-/// `Frame::parse`, kept for the encode bench.
-pub fn api_frame_decode(line: &Line) -> Outcome<Frame> {
-    Frame::parse(&line.raw).map_err(err)
+/// As [`api_frame_check`], the frame kept (for the encode bench and the lossless check).
+pub fn api_frame_decode(line: &Line, pending: &mut PendingRequests) -> Outcome<Frame> {
+    let sender = match line.kind {
+        Kind::ClientResult => Sender::Server,
+        Kind::ServerResult => Sender::Client,
+        _ => return Frame::parse(&line.raw).map_err(err),
+    };
+    match (&line.answers, line.method.as_deref()) {
+        (Some(id), Some(method)) => {
+            pending.insert(id.clone(), method);
+            Frame::parse_tracked(sender, &line.raw, pending).map_err(err)
+        }
+        _ => Frame::parse(&line.raw).map_err(err),
+    }
 }
 
 /// `Frame::to_line` (a result goes back out as the wire text it was read as).

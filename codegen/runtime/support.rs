@@ -150,6 +150,11 @@ impl Key<'_> {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The member name as an owned string.
+    pub fn into_string(self) -> String {
+        self.0.into_owned()
+    }
 }
 
 impl<'de> Deserialize<'de> for Key<'de> {
@@ -200,7 +205,7 @@ pub fn keep<'de, A: MapAccess<'de>>(
     map: &mut A,
 ) -> Result<(), A::Error> {
     let value = map.next_value()?;
-    unknown.insert(key.0.into_owned(), value);
+    unknown.insert(key.into_string(), value);
     Ok(())
 }
 

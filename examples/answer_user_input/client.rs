@@ -359,6 +359,9 @@ impl<'a> Client<'a> {
             }
             Message::Notification(notification) => self.on_notification(notification)?,
             Message::Result { id, result } => self.on_response(id, Ok(result.to_value()))?,
+            // Typed results come from `Frame::parse_tracked`; this client types them itself.
+            Message::ClientResult { id, result } => self.on_response(id, Ok(result.result()))?,
+            Message::ServerResult { id, result } => self.on_response(id, Ok(result.result()))?,
             Message::Error {
                 id: Some(id),
                 error,

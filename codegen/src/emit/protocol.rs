@@ -64,11 +64,12 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         use serde::Serialize;
         use serde_json::value::RawValue;
         use serde_json::{Map, Value};
+        use std::borrow::Cow;
 
         use serde::de::DeserializeSeed;
         use serde::Deserialize;
 
-        use crate::rpc::{encode_payload, DecodeError, FrameKind, Id, PayloadSource, RawFrame, RawJson};
+        use crate::rpc::{encode_payload, DecodeError, FrameKind, Id, PayloadSource, PendingRequests, RawFrame, RawJson};
 
         #methods
         #requests
@@ -90,8 +91,14 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             Notification(ProtocolNotification),
             /// A successful response, its result still wire text: type it with
             /// [`ClientResult::decode_raw`] or [`ServerResult::decode_raw`] and the method of the
-            /// request with the same id (see `rpc::PendingRequests`).
+            /// request with the same id, or parse with [`Frame::parse_tracked`].
             Result { id: Id, result: RawJson },
+            /// A successful response from the server to a client's request, typed by the
+            /// request's method ([`Frame::parse_tracked`]).
+            ClientResult { id: Id, result: ClientResult },
+            /// A successful response from the client to a server's request, typed by the
+            /// request's method ([`Frame::parse_tracked`]).
+            ServerResult { id: Id, result: ServerResult },
             /// A failed response.
             Error { id: Option<Id>, error: #error_ty },
         }
@@ -111,7 +118,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             /// The message.
             pub message: Message,
             /// The `jsonrpc` member as sent; written as `"2.0"` when absent.
-            pub jsonrpc: Option<String>,
+            pub jsonrpc: Option<Cow<'static, str>>,
             /// Members such as `emittedAtMs` or `trace`.
             pub extra: Map<String, Value>,
         }
@@ -119,39 +126,61 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         impl Frame {
             /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
             /// typed by whichever table lists its method; one in no table counts as a client's.
+            #[inline]
             pub fn parse(line: &str) -> Result<Self, DecodeError> {
                 Self::parse_line(line, None)
             }
 
             /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
             /// in no table becomes that sender's `Unknown` request.
+            #[inline]
             pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
                 Self::parse_line(line, Some(sender))
             }
 
             /// Types the payload of a frame that is already parsed.
+            #[inline]
             pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
                 Self::parse_line(&raw.to_line(), None)
             }
 
             /// Types the payload of a parsed frame from a known sender.
+            #[inline]
             pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
                 Self::parse_line(&raw.to_line(), Some(sender))
             }
 
+            /// Like [`Frame::parse_from`], and a response is typed in the same pass by the method
+            /// of the request it answers: `pending` holds the requests the other side has not
+            /// answered yet (record each one as it is sent), and the answered one is taken out,
+            /// also for an error response. A result whose id is not in `pending` stays
+            /// [`Message::Result`].
+            #[inline]
+            pub fn parse_tracked(sender: Sender, line: &str, pending: &mut PendingRequests) -> Result<Self, DecodeError> {
+                Self::decode_line(line, Some(sender), Some(pending))
+            }
+
+            #[inline]
             fn parse_line(line: &str, sender: Option<Sender>) -> Result<Self, DecodeError> {
+                Self::decode_line(line, sender, None)
+            }
+
+            #[inline]
+            fn decode_line(line: &str, sender: Option<Sender>, mut pending: Option<&mut PendingRequests>) -> Result<Self, DecodeError> {
                 let line = line.strip_suffix('\n').unwrap_or(line);
                 let line = line.strip_suffix('\r').unwrap_or(line);
                 let mut de = serde_json::Deserializer::from_str(line);
-                let frame = FrameSeed { sender }.deserialize(&mut de).map_err(|e| DecodeError::new(None, e))?;
+                let seed = FrameSeed { sender, pending: pending.as_deref_mut() };
+                let frame = seed.deserialize(&mut de).map_err(|e| DecodeError::new(None, e))?;
                 de.end().map_err(|e| DecodeError::new(None, e))?;
-                frame.finish(sender)
+                frame.finish(sender, pending)
             }
 
             /// Back to an untyped frame, losing nothing that was read.
+            #[inline]
             pub fn to_raw(&self) -> RawFrame {
                 let mut raw = RawFrame {
-                    jsonrpc: Some(self.jsonrpc.clone().unwrap_or_else(|| "2.0".to_owned())),
+                    jsonrpc: Some(self.jsonrpc.as_deref().unwrap_or("2.0").to_owned()),
                     extra: self.extra.clone(),
                     ..RawFrame::default()
                 };
@@ -174,6 +203,14 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                         raw.id = crate::Tristate::Value(id.clone());
                         raw.result = Some(result.to_value());
                     }
+                    Message::ClientResult { id, result } => {
+                        raw.id = crate::Tristate::Value(id.clone());
+                        raw.result = Some(result.result());
+                    }
+                    Message::ServerResult { id, result } => {
+                        raw.id = crate::Tristate::Value(id.clone());
+                        raw.result = Some(result.result());
+                    }
                     Message::Error { id, error } => {
                         raw.id = id.clone().into();
                         raw.error = Some(encode_payload(error));
@@ -183,6 +220,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             }
 
             /// Encodes the frame as one line of JSON, without a line ending.
+            #[inline]
             pub fn to_line(&self) -> String {
                 serde_json::to_string(self).unwrap_or_default()
             }
@@ -212,6 +250,14 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                         map.serialize_entry("id", id)?;
                         map.serialize_entry("result", result)?;
                     }
+                    Message::ClientResult { id, result } => {
+                        map.serialize_entry("id", id)?;
+                        map.serialize_entry("result", result)?;
+                    }
+                    Message::ServerResult { id, result } => {
+                        map.serialize_entry("id", id)?;
+                        map.serialize_entry("result", result)?;
+                    }
                     Message::Error { id, error } => {
                         map.serialize_entry("id", id)?;
                         map.serialize_entry("error", error)?;
@@ -227,8 +273,9 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
 
         // One pass over the frame: when `method` comes before `params` (as hosts write it), the
         // params decode straight into their type; otherwise they wait as wire text.
-        struct FrameSeed {
+        struct FrameSeed<'p> {
             sender: Option<Sender>,
+            pending: Option<&'p mut PendingRequests>,
         }
 
         enum Payload {
@@ -236,57 +283,80 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             Raw(RawJson),
         }
 
-        struct Parts {
-            jsonrpc: Option<String>,
+        struct Parts<'de> {
+            jsonrpc: Option<Cow<'static, str>>,
             id: crate::Tristate<Id>,
-            method: Option<String>,
+            method: Option<crate::support::Key<'de>>,
             params: Option<Payload>,
             result: Option<RawJson>,
+            typed_result: Option<Message>,
             error: Option<RawJson>,
             extra: Map<String, Value>,
         }
 
-        impl<'de> serde::de::DeserializeSeed<'de> for FrameSeed {
-            type Value = Parts;
+        impl<'de> serde::de::DeserializeSeed<'de> for FrameSeed<'_> {
+            type Value = Parts<'de>;
 
-            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Parts, D::Error> {
+            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Parts<'de>, D::Error> {
                 deserializer.deserialize_map(self)
             }
         }
 
-        impl<'de> serde::de::Visitor<'de> for FrameSeed {
-            type Value = Parts;
+        impl<'de> serde::de::Visitor<'de> for FrameSeed<'_> {
+            type Value = Parts<'de>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON-RPC 2.0 frame")
             }
 
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Parts<'de>, A::Error> {
                 let mut parts = Parts {
                     jsonrpc: None,
                     id: crate::Tristate::Absent,
                     method: None,
                     params: None,
                     result: None,
+                    typed_result: None,
                     error: None,
                     extra: Map::new(),
                 };
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match key.as_ref() {
-                        "jsonrpc" => parts.jsonrpc = map.next_value()?,
+                let mut pending = self.pending;
+                while let Some(key) = map.next_key::<crate::support::Key<'de>>()? {
+                    match key.as_str() {
+                        // "2.0" (every frame) costs no allocation.
+                        "jsonrpc" => {
+                            parts.jsonrpc = map.next_value::<Option<crate::support::Key<'de>>>()?.map(|v| match v.as_str() {
+                                "2.0" => Cow::Borrowed("2.0"),
+                                _ => Cow::Owned(v.into_string()),
+                            })
+                        }
                         "id" => parts.id = map.next_value::<Option<Id>>()?.into(),
                         "method" => parts.method = Some(map.next_value()?),
                         "params" => {
-                            parts.params = Some(match parts.method.as_deref() {
+                            parts.params = Some(match parts.method.as_ref().map(crate::support::Key::as_str) {
                                 Some(method) => map.next_value_seed(ParamsSeed { method, sender: self.sender, has_id: !parts.id.is_absent() })?,
                                 None => Payload::Raw(map.next_value()?),
                             })
                         }
-                        "result" => parts.result = Some(map.next_value()?),
+                        "result" => {
+                            // The id came first (as hosts write it): type the result now.
+                            let answered = match (&mut pending, &parts.id, self.sender) {
+                                (Some(pending), crate::Tristate::Value(id), Some(sender)) => {
+                                    pending.take(id).map(|method| (id.clone(), method, sender))
+                                }
+                                _ => None,
+                            };
+                            match answered {
+                                Some((id, method, sender)) => {
+                                    parts.typed_result = Some(map.next_value_seed(ResultSeed { id, method: &method, sender })?);
+                                }
+                                None => parts.result = Some(map.next_value()?),
+                            }
+                        }
                         "error" => parts.error = Some(map.next_value()?),
                         _ => {
                             let value = map.next_value()?;
-                            parts.extra.insert(key.into_owned(), value);
+                            parts.extra.insert(key.into_string(), value);
                         }
                     }
                 }
@@ -313,21 +383,32 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                 } else {
                     Table::Client
                 };
-                // Only a method its table lists is typed here; the rest is decided in `finish`.
-                let listed = match table {
-                    Table::Notification => NOTIFICATION_METHODS.contains(&method),
-                    Table::Server => SERVER_METHODS.contains(&method),
-                    Table::Client => CLIENT_METHODS.contains(&method),
-                };
-                if !listed {
-                    return RawJson::deserialize(deserializer).map(Payload::Raw);
-                }
+                // A method the table does not list becomes its `Unknown` arm, as `finish` would.
                 let message = match table {
                     Table::Notification => Message::Notification(ProtocolNotification::deserialize_params(method, deserializer)?),
                     Table::Server => Message::ServerRequest { id: Id::Number(0), request: ServerRequest::deserialize_params(method, deserializer)? },
                     Table::Client => Message::ClientRequest { id: Id::Number(0), request: ClientRequest::deserialize_params(method, deserializer)? },
                 };
                 Ok(Payload::Typed(message))
+            }
+        }
+
+        // A result typed by the method of the request it answers; the sender says whose.
+        struct ResultSeed<'a> {
+            id: Id,
+            method: &'a str,
+            sender: Sender,
+        }
+
+        impl<'de> serde::de::DeserializeSeed<'de> for ResultSeed<'_> {
+            type Value = Message;
+
+            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Message, D::Error> {
+                let id = self.id;
+                Ok(match self.sender {
+                    Sender::Server => Message::ClientResult { id, result: ClientResult::deserialize_result(self.method, deserializer)? },
+                    Sender::Client => Message::ServerResult { id, result: ServerResult::deserialize_result(self.method, deserializer)? },
+                })
             }
         }
 
@@ -338,11 +419,13 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             Client,
         }
 
-        impl Parts {
-            fn finish(self, sender: Option<Sender>) -> Result<Frame, DecodeError> {
-                let kind = crate::rpc::classify(self.method.is_some(), &self.id, self.result.is_some(), self.error.is_some())
-                    .ok_or_else(|| DecodeError::new(self.method.as_deref(), crate::rpc::NOT_A_FRAME))?;
-                let method = self.method.as_deref().unwrap_or_default();
+        impl Parts<'_> {
+            #[inline]
+            fn finish(self, sender: Option<Sender>, pending: Option<&mut PendingRequests>) -> Result<Frame, DecodeError> {
+                let has_result = self.result.is_some() || self.typed_result.is_some();
+                let kind = crate::rpc::classify(self.method.is_some(), &self.id, has_result, self.error.is_some())
+                    .ok_or_else(|| DecodeError::new(self.method.as_ref().map(crate::support::Key::as_str), crate::rpc::NOT_A_FRAME))?;
+                let method = self.method.as_ref().map_or("", crate::support::Key::as_str);
                 let id = self.id.into_option();
                 // Params typed early stand when the frame turned out the kind they were typed as.
                 let params = match (self.params, kind, &id) {
@@ -375,8 +458,24 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                         }
                     }
                     (FrameKind::Notification, _, _) => Message::Notification(ProtocolNotification::decode_raw(method, params)?),
-                    (FrameKind::Result, Some(id), Some(result)) => Message::Result { id, result },
+                    (FrameKind::Result, Some(id), result) => match (self.typed_result, result) {
+                        (Some(typed), _) => typed,
+                        // The result came before the id: type it now from its text.
+                        (None, Some(result)) => match (pending.and_then(|p| p.take(&id)), sender) {
+                            (Some(method), Some(Sender::Server)) => {
+                                Message::ClientResult { id, result: ClientResult::decode_raw(&method, result.as_raw())? }
+                            }
+                            (Some(method), Some(Sender::Client)) => {
+                                Message::ServerResult { id, result: ServerResult::decode_raw(&method, result.as_raw())? }
+                            }
+                            _ => Message::Result { id, result },
+                        },
+                        (None, None) => return Err(DecodeError::new(None, crate::rpc::NOT_A_FRAME)),
+                    },
                     (_, id, _) => {
+                        if let (Some(pending), Some(id)) = (pending, &id) {
+                            pending.take(id);
+                        }
                         let error = serde_json::from_str(self.error.as_ref().map_or("null", RawJson::get))
                             .map_err(|e| DecodeError::new(None, format_args!("error object: {e}")))?;
                         Message::Error { id, error }
@@ -386,6 +485,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             }
         }
 
+        #[inline]
         fn typed_params(message: &Message) -> Option<Value> {
             match message {
                 Message::ClientRequest { request, .. } => request.params(),
@@ -580,7 +680,11 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
         let cfg = cfg(m.experimental);
         let variant = ident(&m.rust);
         let method = &m.name;
-        match m.params.as_deref() {
+        let payload = match part {
+            Part::Params => m.params.as_deref(),
+            Part::Result => m.result.as_deref(),
+        };
+        match payload {
             None => quote!(#cfg #method => Option::<Value>::deserialize(deserializer).map(#name::#variant),),
             Some(def) => {
                 let ty = payload_ty(ctx, Some(def));
@@ -621,7 +725,16 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
                 quote!(#cfg #name::#variant(payload) => payload.serialize(serializer),)
             });
             (
-                TokenStream::new(),
+                quote! {
+                    // Decodes the result of a request for `method` straight from the frame being parsed.
+                    fn deserialize_result<'de, D: serde::Deserializer<'de>>(method: &str, deserializer: D) -> Result<Self, D::Error> {
+                        match method {
+                            #(#deser_arms)*
+                            _ => Value::deserialize(deserializer)
+                                .map(|result| #name::Unknown { method: method.to_owned(), result }),
+                        }
+                    }
+                },
                 quote! {
                     /// Encodes the result alone, straight from the typed value.
                     #allow
@@ -654,11 +767,13 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
         #allow
         impl #name {
             #decode_doc
+            #[inline]
             pub fn decode(method: &str, payload: #out_ty) -> Result<Self, DecodeError> {
                 Self::decode_from(method, #value_in)
             }
 
             #raw_doc
+            #[inline]
             pub fn decode_raw(method: &str, #raw_arg) -> Result<Self, DecodeError> {
                 Self::decode_from(method, #value_in)
             }
@@ -679,6 +794,7 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             }
 
             #encode_doc
+            #[inline]
             pub fn #encode_name(&self) -> #out_ty {
                 match self {
                     #(#encode)*
