@@ -116,67 +116,15 @@ pub enum AccountLoginOutcome {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl AccountLoginOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "granted",
-        "denied",
-        "expired",
-        "cancelled",
-        "failed",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            AccountLoginOutcome::Granted => "granted",
-            AccountLoginOutcome::Denied => "denied",
-            AccountLoginOutcome::Expired => "expired",
-            AccountLoginOutcome::Cancelled => "cancelled",
-            AccountLoginOutcome::Failed => "failed",
-            AccountLoginOutcome::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for AccountLoginOutcome {
-    const TYPE_NAME: &'static str = "AccountLoginOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = AccountLoginOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "granted" => Some(AccountLoginOutcome::Granted),
-            "denied" => Some(AccountLoginOutcome::Denied),
-            "expired" => Some(AccountLoginOutcome::Expired),
-            "cancelled" => Some(AccountLoginOutcome::Cancelled),
-            "failed" => Some(AccountLoginOutcome::Failed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(AccountLoginOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        AccountLoginOutcome::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(AccountLoginOutcome);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AccountLoginOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => AccountLoginOutcome::Granted,
-            1usize => AccountLoginOutcome::Denied,
-            2usize => AccountLoginOutcome::Expired,
-            3usize => AccountLoginOutcome::Cancelled,
-            4usize => AccountLoginOutcome::Failed,
-            _ => {
-                AccountLoginOutcome::Unknown(
-                    g.unknown_value(AccountLoginOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    AccountLoginOutcome "AccountLoginOutcome" {
+        Granted = "granted",
+        Denied = "denied",
+        Expired = "expired",
+        Cancelled = "cancelled",
+        Failed = "failed",
+    } open Unknown
+);
 /// Params of `account/loginStart`: which login flow to run and, for the API-key flow, the key to store. A mismatch between `type` and the presence of `apiKey` is rejected as invalid params.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -291,49 +239,12 @@ pub enum AccountLoginType {
     ApiKey,
 }
 #[cfg(feature = "experimental")]
-impl AccountLoginType {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["deviceCode", "apiKey"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            AccountLoginType::DeviceCode => "deviceCode",
-            AccountLoginType::ApiKey => "apiKey",
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for AccountLoginType {
-    const TYPE_NAME: &'static str = "AccountLoginType";
-    const KNOWN_VALUES: &'static [&'static str] = AccountLoginType::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "deviceCode" => Some(AccountLoginType::DeviceCode),
-            "apiKey" => Some(AccountLoginType::ApiKey),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        AccountLoginType::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(AccountLoginType);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AccountLoginType {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => AccountLoginType::DeviceCode,
-            _ => AccountLoginType::ApiKey,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    AccountLoginType "AccountLoginType" {
+        DeviceCode = "deviceCode",
+        ApiKey = "apiKey",
+    } closed
+);
 /// The host's view of its credentials: the result of `account/read` and `account/logout` and the params of the `account/changed` notification. It never contains key material.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -417,60 +328,11 @@ pub enum AccountStateKind {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl AccountStateKind {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "loggedOut",
-        "envKey",
-        "apiKey",
-        "accountLogin",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            AccountStateKind::LoggedOut => "loggedOut",
-            AccountStateKind::EnvKey => "envKey",
-            AccountStateKind::ApiKey => "apiKey",
-            AccountStateKind::AccountLogin => "accountLogin",
-            AccountStateKind::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for AccountStateKind {
-    const TYPE_NAME: &'static str = "AccountStateKind";
-    const KNOWN_VALUES: &'static [&'static str] = AccountStateKind::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "loggedOut" => Some(AccountStateKind::LoggedOut),
-            "envKey" => Some(AccountStateKind::EnvKey),
-            "apiKey" => Some(AccountStateKind::ApiKey),
-            "accountLogin" => Some(AccountStateKind::AccountLogin),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(AccountStateKind::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        AccountStateKind::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(AccountStateKind);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AccountStateKind {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => AccountStateKind::LoggedOut,
-            1usize => AccountStateKind::EnvKey,
-            2usize => AccountStateKind::ApiKey,
-            3usize => AccountStateKind::AccountLogin,
-            _ => {
-                AccountStateKind::Unknown(
-                    g.unknown_value(AccountStateKind::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    AccountStateKind "AccountStateKind" {
+        LoggedOut = "loggedOut",
+        EnvKey = "envKey",
+        ApiKey = "apiKey",
+        AccountLogin = "accountLogin",
+    } open Unknown
+);

@@ -198,67 +198,15 @@ pub enum AdmissionDecision {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl AdmissionDecision {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "allow_once",
-        "reject_once",
-        "allow_connected",
-        "block_connected",
-        "timedOut",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            AdmissionDecision::AllowOnce => "allow_once",
-            AdmissionDecision::RejectOnce => "reject_once",
-            AdmissionDecision::AllowConnected => "allow_connected",
-            AdmissionDecision::BlockConnected => "block_connected",
-            AdmissionDecision::TimedOut => "timedOut",
-            AdmissionDecision::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for AdmissionDecision {
-    const TYPE_NAME: &'static str = "AdmissionDecision";
-    const KNOWN_VALUES: &'static [&'static str] = AdmissionDecision::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "allow_once" => Some(AdmissionDecision::AllowOnce),
-            "reject_once" => Some(AdmissionDecision::RejectOnce),
-            "allow_connected" => Some(AdmissionDecision::AllowConnected),
-            "block_connected" => Some(AdmissionDecision::BlockConnected),
-            "timedOut" => Some(AdmissionDecision::TimedOut),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(AdmissionDecision::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        AdmissionDecision::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(AdmissionDecision);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionDecision {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => AdmissionDecision::AllowOnce,
-            1usize => AdmissionDecision::RejectOnce,
-            2usize => AdmissionDecision::AllowConnected,
-            3usize => AdmissionDecision::BlockConnected,
-            4usize => AdmissionDecision::TimedOut,
-            _ => {
-                AdmissionDecision::Unknown(
-                    g.unknown_value(AdmissionDecision::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    AdmissionDecision "AdmissionDecision" {
+        AllowOnce = "allow_once",
+        RejectOnce = "reject_once",
+        AllowConnected = "allow_connected",
+        BlockConnected = "block_connected",
+        TimedOut = "timedOut",
+    } open Unknown
+);
 /// Params of `admission/listPending`: asks for every peer-admission prompt still open on a session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

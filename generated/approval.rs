@@ -61,50 +61,12 @@ pub enum ApprovalAmendmentDurability {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ApprovalAmendmentDurability {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["session", "localPersistent"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalAmendmentDurability::Session => "session",
-            ApprovalAmendmentDurability::LocalPersistent => "localPersistent",
-            ApprovalAmendmentDurability::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ApprovalAmendmentDurability {
-    const TYPE_NAME: &'static str = "ApprovalAmendmentDurability";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalAmendmentDurability::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "session" => Some(ApprovalAmendmentDurability::Session),
-            "localPersistent" => Some(ApprovalAmendmentDurability::LocalPersistent),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ApprovalAmendmentDurability::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ApprovalAmendmentDurability::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalAmendmentDurability);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalAmendmentDurability {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => ApprovalAmendmentDurability::Session,
-            1usize => ApprovalAmendmentDurability::LocalPersistent,
-            _ => {
-                ApprovalAmendmentDurability::Unknown(
-                    g.unknown_value(ApprovalAmendmentDurability::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalAmendmentDurability "ApprovalAmendmentDurability" {
+        Session = "session",
+        LocalPersistent = "localPersistent",
+    } open Unknown
+);
 /// What changed in a still-pending approval, as reported by `approval/updated`. `kind` names the change, and only the members that belong to that kind are present.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -297,57 +259,13 @@ pub enum ApprovalChoiceScope {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ApprovalChoiceScope {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "once",
-        "session",
-        "localPersistent",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalChoiceScope::Once => "once",
-            ApprovalChoiceScope::Session => "session",
-            ApprovalChoiceScope::LocalPersistent => "localPersistent",
-            ApprovalChoiceScope::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ApprovalChoiceScope {
-    const TYPE_NAME: &'static str = "ApprovalChoiceScope";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalChoiceScope::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "once" => Some(ApprovalChoiceScope::Once),
-            "session" => Some(ApprovalChoiceScope::Session),
-            "localPersistent" => Some(ApprovalChoiceScope::LocalPersistent),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ApprovalChoiceScope::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ApprovalChoiceScope::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalChoiceScope);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalChoiceScope {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ApprovalChoiceScope::Once,
-            1usize => ApprovalChoiceScope::Session,
-            2usize => ApprovalChoiceScope::LocalPersistent,
-            _ => {
-                ApprovalChoiceScope::Unknown(
-                    g.unknown_value(ApprovalChoiceScope::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalChoiceScope "ApprovalChoiceScope" {
+        Once = "once",
+        Session = "session",
+        LocalPersistent = "localPersistent",
+    } open Unknown
+);
 /// What a pending Computer Use action would do, for the approval card a client shows: the page, the window, the steps and the data it would send. Empty lists and missing facts are left out, never `null`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -850,73 +768,17 @@ pub enum ApprovalDecision {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ApprovalDecision {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "approved",
-        "approvedForSession",
-        "approvedPolicyAmendment",
-        "denied",
-        "deniedPolicyAmendment",
-        "timedOut",
-        "abort",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalDecision::Approved => "approved",
-            ApprovalDecision::ApprovedForSession => "approvedForSession",
-            ApprovalDecision::ApprovedPolicyAmendment => "approvedPolicyAmendment",
-            ApprovalDecision::Denied => "denied",
-            ApprovalDecision::DeniedPolicyAmendment => "deniedPolicyAmendment",
-            ApprovalDecision::TimedOut => "timedOut",
-            ApprovalDecision::Abort => "abort",
-            ApprovalDecision::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ApprovalDecision {
-    const TYPE_NAME: &'static str = "ApprovalDecision";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalDecision::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "approved" => Some(ApprovalDecision::Approved),
-            "approvedForSession" => Some(ApprovalDecision::ApprovedForSession),
-            "approvedPolicyAmendment" => Some(ApprovalDecision::ApprovedPolicyAmendment),
-            "denied" => Some(ApprovalDecision::Denied),
-            "deniedPolicyAmendment" => Some(ApprovalDecision::DeniedPolicyAmendment),
-            "timedOut" => Some(ApprovalDecision::TimedOut),
-            "abort" => Some(ApprovalDecision::Abort),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ApprovalDecision::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ApprovalDecision::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalDecision);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalDecision {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(8usize) {
-            0usize => ApprovalDecision::Approved,
-            1usize => ApprovalDecision::ApprovedForSession,
-            2usize => ApprovalDecision::ApprovedPolicyAmendment,
-            3usize => ApprovalDecision::Denied,
-            4usize => ApprovalDecision::DeniedPolicyAmendment,
-            5usize => ApprovalDecision::TimedOut,
-            6usize => ApprovalDecision::Abort,
-            _ => {
-                ApprovalDecision::Unknown(
-                    g.unknown_value(ApprovalDecision::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalDecision "ApprovalDecision" {
+        Approved = "approved",
+        ApprovedForSession = "approvedForSession",
+        ApprovedPolicyAmendment = "approvedPolicyAmendment",
+        Denied = "denied",
+        DeniedPolicyAmendment = "deniedPolicyAmendment",
+        TimedOut = "timedOut",
+        Abort = "abort",
+    } open Unknown
+);
 /// Params of `approval/listPending`: reads the approvals and user-input prompts still open on a session. It is a plain read of the session log: it needs no lease, works whether or not the session is loaded, and does not subscribe.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1019,58 +881,14 @@ pub enum ApprovalMode {
     /// Actions that no policy rule allows are refused without asking; the tool call fails with a denial the model sees.
     DenyUnmatched,
 }
-impl ApprovalMode {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "allowAll",
-        "promptUnmatched",
-        "onRequest",
-        "denyUnmatched",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalMode::AllowAll => "allowAll",
-            ApprovalMode::PromptUnmatched => "promptUnmatched",
-            ApprovalMode::OnRequest => "onRequest",
-            ApprovalMode::DenyUnmatched => "denyUnmatched",
-        }
-    }
-}
-impl StringEnum for ApprovalMode {
-    const TYPE_NAME: &'static str = "ApprovalMode";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalMode::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "allowAll" => Some(ApprovalMode::AllowAll),
-            "promptUnmatched" => Some(ApprovalMode::PromptUnmatched),
-            "onRequest" => Some(ApprovalMode::OnRequest),
-            "denyUnmatched" => Some(ApprovalMode::DenyUnmatched),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        ApprovalMode::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalMode);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ApprovalMode::AllowAll,
-            1usize => ApprovalMode::PromptUnmatched,
-            2usize => ApprovalMode::OnRequest,
-            _ => ApprovalMode::DenyUnmatched,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalMode "ApprovalMode" {
+        AllowAll = "allowAll",
+        PromptUnmatched = "promptUnmatched",
+        OnRequest = "onRequest",
+        DenyUnmatched = "denyUnmatched",
+    } closed
+);
 /// Whether a mode change actually changed anything. Failures are reported as `commandRejected` errors, not here. The set is open.
 ///
 /// - `completed`: The session now runs in the requested mode.
@@ -1087,50 +905,12 @@ pub enum ApprovalModeApplyOutcome {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ApprovalModeApplyOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["completed", "noop"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalModeApplyOutcome::Completed => "completed",
-            ApprovalModeApplyOutcome::Noop => "noop",
-            ApprovalModeApplyOutcome::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ApprovalModeApplyOutcome {
-    const TYPE_NAME: &'static str = "ApprovalModeApplyOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalModeApplyOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "completed" => Some(ApprovalModeApplyOutcome::Completed),
-            "noop" => Some(ApprovalModeApplyOutcome::Noop),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ApprovalModeApplyOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ApprovalModeApplyOutcome::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalModeApplyOutcome);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalModeApplyOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => ApprovalModeApplyOutcome::Completed,
-            1usize => ApprovalModeApplyOutcome::Noop,
-            _ => {
-                ApprovalModeApplyOutcome::Unknown(
-                    g.unknown_value(ApprovalModeApplyOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalModeApplyOutcome "ApprovalModeApplyOutcome" {
+        Completed = "completed",
+        Noop = "noop",
+    } open Unknown
+);
 /// How the session's current approval mode came to be in force. The set is open.
 ///
 /// - `startup`: Set when the session started, from its start parameters or the host configuration.
@@ -1150,57 +930,13 @@ pub enum ApprovalModeSource {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ApprovalModeSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "startup",
-        "replay",
-        "approvalReconfigure",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalModeSource::Startup => "startup",
-            ApprovalModeSource::Replay => "replay",
-            ApprovalModeSource::ApprovalReconfigure => "approvalReconfigure",
-            ApprovalModeSource::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ApprovalModeSource {
-    const TYPE_NAME: &'static str = "ApprovalModeSource";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalModeSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "startup" => Some(ApprovalModeSource::Startup),
-            "replay" => Some(ApprovalModeSource::Replay),
-            "approvalReconfigure" => Some(ApprovalModeSource::ApprovalReconfigure),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ApprovalModeSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ApprovalModeSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalModeSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalModeSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ApprovalModeSource::Startup,
-            1usize => ApprovalModeSource::Replay,
-            2usize => ApprovalModeSource::ApprovalReconfigure,
-            _ => {
-                ApprovalModeSource::Unknown(
-                    g.unknown_value(ApprovalModeSource::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalModeSource "ApprovalModeSource" {
+        Startup = "startup",
+        Replay = "replay",
+        ApprovalReconfigure = "approvalReconfigure",
+    } open Unknown
+);
 /// Where a tool action came from (the command or page that led to it), for the user's benefit when judging the request. Purely informational and not trusted; no policy rule ever looks at it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1265,50 +1001,12 @@ pub enum ApprovalPersistenceStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ApprovalPersistenceStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["succeeded", "failed"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalPersistenceStatus::Succeeded => "succeeded",
-            ApprovalPersistenceStatus::Failed => "failed",
-            ApprovalPersistenceStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ApprovalPersistenceStatus {
-    const TYPE_NAME: &'static str = "ApprovalPersistenceStatus";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalPersistenceStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "succeeded" => Some(ApprovalPersistenceStatus::Succeeded),
-            "failed" => Some(ApprovalPersistenceStatus::Failed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ApprovalPersistenceStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ApprovalPersistenceStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalPersistenceStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalPersistenceStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => ApprovalPersistenceStatus::Succeeded,
-            1usize => ApprovalPersistenceStatus::Failed,
-            _ => {
-                ApprovalPersistenceStatus::Unknown(
-                    g.unknown_value(ApprovalPersistenceStatus::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalPersistenceStatus "ApprovalPersistenceStatus" {
+        Succeeded = "succeeded",
+        Failed = "failed",
+    } open Unknown
+);
 /// The effect of an approval's outcome on the gated action: run it or not. Open set.
 ///
 /// - `allow`: The action may run.
@@ -1325,50 +1023,12 @@ pub enum ApprovalPolicyResult {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ApprovalPolicyResult {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["allow", "deny"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalPolicyResult::Allow => "allow",
-            ApprovalPolicyResult::Deny => "deny",
-            ApprovalPolicyResult::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ApprovalPolicyResult {
-    const TYPE_NAME: &'static str = "ApprovalPolicyResult";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalPolicyResult::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "allow" => Some(ApprovalPolicyResult::Allow),
-            "deny" => Some(ApprovalPolicyResult::Deny),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ApprovalPolicyResult::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ApprovalPolicyResult::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalPolicyResult);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalPolicyResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => ApprovalPolicyResult::Allow,
-            1usize => ApprovalPolicyResult::Deny,
-            _ => {
-                ApprovalPolicyResult::Unknown(
-                    g.unknown_value(ApprovalPolicyResult::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalPolicyResult "ApprovalPolicyResult" {
+        Allow = "allow",
+        Deny = "deny",
+    } open Unknown
+);
 /// A pending approval: a tool action that needs a decision before it runs. This payload is the params of the server-to-client `approval/request`, of the `approval/requested` and `approval/reviewing` view events, and of each `approval/listPending` entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1649,53 +1309,13 @@ pub enum ApprovalResolvedBy {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ApprovalResolvedBy {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["user", "policy", "llmJudge"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalResolvedBy::User => "user",
-            ApprovalResolvedBy::Policy => "policy",
-            ApprovalResolvedBy::LlmJudge => "llmJudge",
-            ApprovalResolvedBy::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ApprovalResolvedBy {
-    const TYPE_NAME: &'static str = "ApprovalResolvedBy";
-    const KNOWN_VALUES: &'static [&'static str] = ApprovalResolvedBy::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "user" => Some(ApprovalResolvedBy::User),
-            "policy" => Some(ApprovalResolvedBy::Policy),
-            "llmJudge" => Some(ApprovalResolvedBy::LlmJudge),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ApprovalResolvedBy::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ApprovalResolvedBy::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ApprovalResolvedBy);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalResolvedBy {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ApprovalResolvedBy::User,
-            1usize => ApprovalResolvedBy::Policy,
-            2usize => ApprovalResolvedBy::LlmJudge,
-            _ => {
-                ApprovalResolvedBy::Unknown(
-                    g.unknown_value(ApprovalResolvedBy::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ApprovalResolvedBy "ApprovalResolvedBy" {
+        User = "user",
+        Policy = "policy",
+        LlmJudge = "llmJudge",
+    } open Unknown
+);
 /// Params of the `approval/resolved` view event: an approval reached its final decision. It is always delivered, so any client that showed the approval can close its dialog, including the one whose command won.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

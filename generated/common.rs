@@ -22,53 +22,13 @@ pub enum AttentionFlag {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl AttentionFlag {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "approvalPending",
-        "inputPending",
-        "admissionPending",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            AttentionFlag::ApprovalPending => "approvalPending",
-            AttentionFlag::InputPending => "inputPending",
-            AttentionFlag::AdmissionPending => "admissionPending",
-            AttentionFlag::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for AttentionFlag {
-    const TYPE_NAME: &'static str = "AttentionFlag";
-    const KNOWN_VALUES: &'static [&'static str] = AttentionFlag::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "approvalPending" => Some(AttentionFlag::ApprovalPending),
-            "inputPending" => Some(AttentionFlag::InputPending),
-            "admissionPending" => Some(AttentionFlag::AdmissionPending),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(AttentionFlag::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        AttentionFlag::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(AttentionFlag);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for AttentionFlag {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => AttentionFlag::ApprovalPending,
-            1usize => AttentionFlag::InputPending,
-            2usize => AttentionFlag::AdmissionPending,
-            _ => AttentionFlag::Unknown(g.unknown_value(AttentionFlag::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    AttentionFlag "AttentionFlag" {
+        ApprovalPending = "approvalPending",
+        InputPending = "inputPending",
+        AdmissionPending = "admissionPending",
+    } open Unknown
+);
 /// Who moved a tool task into the background. Open: hosts may send values not listed here.
 ///
 /// - `user`: The user asked for it, for example through `task/background`.
@@ -85,50 +45,12 @@ pub enum BackgroundInitiator {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl BackgroundInitiator {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["user", "timeout"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            BackgroundInitiator::User => "user",
-            BackgroundInitiator::Timeout => "timeout",
-            BackgroundInitiator::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for BackgroundInitiator {
-    const TYPE_NAME: &'static str = "BackgroundInitiator";
-    const KNOWN_VALUES: &'static [&'static str] = BackgroundInitiator::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "user" => Some(BackgroundInitiator::User),
-            "timeout" => Some(BackgroundInitiator::Timeout),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(BackgroundInitiator::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        BackgroundInitiator::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(BackgroundInitiator);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for BackgroundInitiator {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => BackgroundInitiator::User,
-            1usize => BackgroundInitiator::Timeout,
-            _ => {
-                BackgroundInitiator::Unknown(
-                    g.unknown_value(BackgroundInitiator::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    BackgroundInitiator "BackgroundInitiator" {
+        User = "user",
+        Timeout = "timeout",
+    } open Unknown
+);
 /// How a running `toolCall` item is presented as a background row. It only drives display: whether the task really was moved to the background is told by the item's `background` flag. Open: new states may appear.
 ///
 /// - `backgrounded`: Show the item as a task running in the background.
@@ -144,45 +66,11 @@ pub enum BackgroundState {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl BackgroundState {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["backgrounded"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            BackgroundState::Backgrounded => "backgrounded",
-            BackgroundState::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for BackgroundState {
-    const TYPE_NAME: &'static str = "BackgroundState";
-    const KNOWN_VALUES: &'static [&'static str] = BackgroundState::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "backgrounded" => Some(BackgroundState::Backgrounded),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(BackgroundState::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        BackgroundState::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(BackgroundState);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for BackgroundState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => BackgroundState::Backgrounded,
-            _ => BackgroundState::Unknown(g.unknown_value(BackgroundState::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    BackgroundState "BackgroundState" {
+        Backgrounded = "backgrounded",
+    } open Unknown
+);
 /// Carried as `backgroundStatus` on a running `toolCall` item: how to present it as a background row, plus the live status line of that row. Experimental; clients that do not render background rows can ignore it.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -426,81 +314,20 @@ pub enum CapabilityName {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl CapabilityName {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "userShell",
-        "sessionMcp",
-        "sessionListStream",
-        "feedback",
-        "computerUseSetup",
-        "computerUseHostSetup",
-        "sessionRename",
-        "peerMessaging",
-        "rawLog",
-        "rawLogPhysical",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CapabilityName::UserShell => "userShell",
-            CapabilityName::SessionMcp => "sessionMcp",
-            CapabilityName::SessionListStream => "sessionListStream",
-            CapabilityName::Feedback => "feedback",
-            CapabilityName::ComputerUseSetup => "computerUseSetup",
-            CapabilityName::ComputerUseHostSetup => "computerUseHostSetup",
-            CapabilityName::SessionRename => "sessionRename",
-            CapabilityName::PeerMessaging => "peerMessaging",
-            CapabilityName::RawLog => "rawLog",
-            CapabilityName::RawLogPhysical => "rawLogPhysical",
-            CapabilityName::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for CapabilityName {
-    const TYPE_NAME: &'static str = "CapabilityName";
-    const KNOWN_VALUES: &'static [&'static str] = CapabilityName::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "userShell" => Some(CapabilityName::UserShell),
-            "sessionMcp" => Some(CapabilityName::SessionMcp),
-            "sessionListStream" => Some(CapabilityName::SessionListStream),
-            "feedback" => Some(CapabilityName::Feedback),
-            "computerUseSetup" => Some(CapabilityName::ComputerUseSetup),
-            "computerUseHostSetup" => Some(CapabilityName::ComputerUseHostSetup),
-            "sessionRename" => Some(CapabilityName::SessionRename),
-            "peerMessaging" => Some(CapabilityName::PeerMessaging),
-            "rawLog" => Some(CapabilityName::RawLog),
-            "rawLogPhysical" => Some(CapabilityName::RawLogPhysical),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(CapabilityName::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        CapabilityName::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(CapabilityName);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for CapabilityName {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(11usize) {
-            0usize => CapabilityName::UserShell,
-            1usize => CapabilityName::SessionMcp,
-            2usize => CapabilityName::SessionListStream,
-            3usize => CapabilityName::Feedback,
-            4usize => CapabilityName::ComputerUseSetup,
-            5usize => CapabilityName::ComputerUseHostSetup,
-            6usize => CapabilityName::SessionRename,
-            7usize => CapabilityName::PeerMessaging,
-            8usize => CapabilityName::RawLog,
-            9usize => CapabilityName::RawLogPhysical,
-            _ => CapabilityName::Unknown(g.unknown_value(CapabilityName::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    CapabilityName "CapabilityName" {
+        UserShell = "userShell",
+        SessionMcp = "sessionMcp",
+        SessionListStream = "sessionListStream",
+        Feedback = "feedback",
+        ComputerUseSetup = "computerUseSetup",
+        ComputerUseHostSetup = "computerUseHostSetup",
+        SessionRename = "sessionRename",
+        PeerMessaging = "peerMessaging",
+        RawLog = "rawLog",
+        RawLogPhysical = "rawLogPhysical",
+    } open Unknown
+);
 /// In a `history` envelope, the checkpoint boundary the host pruned history at: items that opened before the boundary are not served.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -693,47 +520,11 @@ pub enum CodeModeLanguage {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl CodeModeLanguage {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["javascript"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CodeModeLanguage::Javascript => "javascript",
-            CodeModeLanguage::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for CodeModeLanguage {
-    const TYPE_NAME: &'static str = "CodeModeLanguage";
-    const KNOWN_VALUES: &'static [&'static str] = CodeModeLanguage::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "javascript" => Some(CodeModeLanguage::Javascript),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(CodeModeLanguage::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        CodeModeLanguage::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(CodeModeLanguage);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for CodeModeLanguage {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => CodeModeLanguage::Javascript,
-            _ => {
-                CodeModeLanguage::Unknown(
-                    g.unknown_value(CodeModeLanguage::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    CodeModeLanguage "CodeModeLanguage" {
+        Javascript = "javascript",
+    } open Unknown
+);
 /// A byte range inside a `toolCall` item's `visibleOutput` that holds public cell output. Offsets are byte positions in the UTF-8 form of `visibleOutput` after JSON decoding (not in the escaped wire text), and both ends fall between whole characters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -799,47 +590,11 @@ pub enum CodeModeOutputStream {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl CodeModeOutputStream {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["transcript"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CodeModeOutputStream::Transcript => "transcript",
-            CodeModeOutputStream::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for CodeModeOutputStream {
-    const TYPE_NAME: &'static str = "CodeModeOutputStream";
-    const KNOWN_VALUES: &'static [&'static str] = CodeModeOutputStream::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "transcript" => Some(CodeModeOutputStream::Transcript),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(CodeModeOutputStream::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        CodeModeOutputStream::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(CodeModeOutputStream);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for CodeModeOutputStream {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => CodeModeOutputStream::Transcript,
-            _ => {
-                CodeModeOutputStream::Unknown(
-                    g.unknown_value(CodeModeOutputStream::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    CodeModeOutputStream "CodeModeOutputStream" {
+        Transcript = "transcript",
+    } open Unknown
+);
 /// The `details` object of a `codeMode` tool receipt. Members that do not apply are left out rather than sent as `null`, and `outputSpans` is never sent as an empty list.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -952,47 +707,12 @@ pub enum CommandAckStatus {
     /// Nothing to do. Only `session/compact` answers this; it is a success, not an error.
     Noop,
 }
-impl CommandAckStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["accepted", "noop"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CommandAckStatus::Accepted => "accepted",
-            CommandAckStatus::Noop => "noop",
-        }
-    }
-}
-impl StringEnum for CommandAckStatus {
-    const TYPE_NAME: &'static str = "CommandAckStatus";
-    const KNOWN_VALUES: &'static [&'static str] = CommandAckStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "accepted" => Some(CommandAckStatus::Accepted),
-            "noop" => Some(CommandAckStatus::Noop),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        CommandAckStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(CommandAckStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for CommandAckStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => CommandAckStatus::Accepted,
-            _ => CommandAckStatus::Noop,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    CommandAckStatus "CommandAckStatus" {
+        Accepted = "accepted",
+        Noop = "noop",
+    } closed
+);
 /// The `status` returned by command methods that only ever admit. Open: new values may appear.
 ///
 /// - `accepted`: The command was admitted; its effects follow as events.
@@ -1006,43 +726,11 @@ pub enum CommandStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl CommandStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["accepted"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CommandStatus::Accepted => "accepted",
-            CommandStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for CommandStatus {
-    const TYPE_NAME: &'static str = "CommandStatus";
-    const KNOWN_VALUES: &'static [&'static str] = CommandStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "accepted" => Some(CommandStatus::Accepted),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(CommandStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        CommandStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(CommandStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for CommandStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => CommandStatus::Accepted,
-            _ => CommandStatus::Unknown(g.unknown_value(CommandStatus::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    CommandStatus "CommandStatus" {
+        Accepted = "accepted",
+    } open Unknown
+);
 /// The `status` returned by `session/compact`. Open: new values may appear.
 ///
 /// - `accepted`: Compaction was admitted and runs asynchronously.
@@ -1059,46 +747,12 @@ pub enum CompactStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl CompactStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["accepted", "noop"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CompactStatus::Accepted => "accepted",
-            CompactStatus::Noop => "noop",
-            CompactStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for CompactStatus {
-    const TYPE_NAME: &'static str = "CompactStatus";
-    const KNOWN_VALUES: &'static [&'static str] = CompactStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "accepted" => Some(CompactStatus::Accepted),
-            "noop" => Some(CompactStatus::Noop),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(CompactStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        CompactStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(CompactStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for CompactStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => CompactStatus::Accepted,
-            1usize => CompactStatus::Noop,
-            _ => CompactStatus::Unknown(g.unknown_value(CompactStatus::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    CompactStatus "CompactStatus" {
+        Accepted = "accepted",
+        Noop = "noop",
+    } open Unknown
+);
 /// How a compaction ended, on the `compaction` item. Open: new values may appear.
 ///
 /// - `compacted`: The context was compacted and a new boundary installed.
@@ -1121,61 +775,14 @@ pub enum CompactionOutcome {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl CompactionOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "compacted",
-        "noop",
-        "failed",
-        "cancelled",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CompactionOutcome::Compacted => "compacted",
-            CompactionOutcome::Noop => "noop",
-            CompactionOutcome::Failed => "failed",
-            CompactionOutcome::Cancelled => "cancelled",
-            CompactionOutcome::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for CompactionOutcome {
-    const TYPE_NAME: &'static str = "CompactionOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = CompactionOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "compacted" => Some(CompactionOutcome::Compacted),
-            "noop" => Some(CompactionOutcome::Noop),
-            "failed" => Some(CompactionOutcome::Failed),
-            "cancelled" => Some(CompactionOutcome::Cancelled),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(CompactionOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        CompactionOutcome::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(CompactionOutcome);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for CompactionOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => CompactionOutcome::Compacted,
-            1usize => CompactionOutcome::Noop,
-            2usize => CompactionOutcome::Failed,
-            3usize => CompactionOutcome::Cancelled,
-            _ => {
-                CompactionOutcome::Unknown(
-                    g.unknown_value(CompactionOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    CompactionOutcome "CompactionOutcome" {
+        Compacted = "compacted",
+        Noop = "noop",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    } open Unknown
+);
 /// What started a compaction, on the `compaction` item. Open: new values may appear.
 ///
 /// - `manual`: A client asked for it with `session/compact`.
@@ -1192,50 +799,12 @@ pub enum CompactionTrigger {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl CompactionTrigger {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["manual", "auto"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            CompactionTrigger::Manual => "manual",
-            CompactionTrigger::Auto => "auto",
-            CompactionTrigger::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for CompactionTrigger {
-    const TYPE_NAME: &'static str = "CompactionTrigger";
-    const KNOWN_VALUES: &'static [&'static str] = CompactionTrigger::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "manual" => Some(CompactionTrigger::Manual),
-            "auto" => Some(CompactionTrigger::Auto),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(CompactionTrigger::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        CompactionTrigger::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(CompactionTrigger);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for CompactionTrigger {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => CompactionTrigger::Manual,
-            1usize => CompactionTrigger::Auto,
-            _ => {
-                CompactionTrigger::Unknown(
-                    g.unknown_value(CompactionTrigger::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    CompactionTrigger "CompactionTrigger" {
+        Manual = "manual",
+        Auto = "auto",
+    } open Unknown
+);
 /// One application row in the computer-use settings: the user's standing choice for letting the agent operate that app.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1324,53 +893,13 @@ pub enum ComputerUseAppChoice {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ComputerUseAppChoice {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["ask", "alwaysAllow", "blocked"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ComputerUseAppChoice::Ask => "ask",
-            ComputerUseAppChoice::AlwaysAllow => "alwaysAllow",
-            ComputerUseAppChoice::Blocked => "blocked",
-            ComputerUseAppChoice::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ComputerUseAppChoice {
-    const TYPE_NAME: &'static str = "ComputerUseAppChoice";
-    const KNOWN_VALUES: &'static [&'static str] = ComputerUseAppChoice::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "ask" => Some(ComputerUseAppChoice::Ask),
-            "alwaysAllow" => Some(ComputerUseAppChoice::AlwaysAllow),
-            "blocked" => Some(ComputerUseAppChoice::Blocked),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ComputerUseAppChoice::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ComputerUseAppChoice::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ComputerUseAppChoice);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseAppChoice {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ComputerUseAppChoice::Ask,
-            1usize => ComputerUseAppChoice::AlwaysAllow,
-            2usize => ComputerUseAppChoice::Blocked,
-            _ => {
-                ComputerUseAppChoice::Unknown(
-                    g.unknown_value(ComputerUseAppChoice::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ComputerUseAppChoice "ComputerUseAppChoice" {
+        Ask = "ask",
+        AlwaysAllow = "alwaysAllow",
+        Blocked = "blocked",
+    } open Unknown
+);
 /// Why a computer-use settings row is read-only. Open enum: new reasons may appear.
 ///
 /// - `builtIn`: The host blocks this app by default and the block cannot be lifted.
@@ -1387,50 +916,12 @@ pub enum ComputerUseAppLock {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ComputerUseAppLock {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["builtIn", "file"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ComputerUseAppLock::BuiltIn => "builtIn",
-            ComputerUseAppLock::File => "file",
-            ComputerUseAppLock::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ComputerUseAppLock {
-    const TYPE_NAME: &'static str = "ComputerUseAppLock";
-    const KNOWN_VALUES: &'static [&'static str] = ComputerUseAppLock::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "builtIn" => Some(ComputerUseAppLock::BuiltIn),
-            "file" => Some(ComputerUseAppLock::File),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ComputerUseAppLock::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ComputerUseAppLock::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ComputerUseAppLock);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseAppLock {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => ComputerUseAppLock::BuiltIn,
-            1usize => ComputerUseAppLock::File,
-            _ => {
-                ComputerUseAppLock::Unknown(
-                    g.unknown_value(ComputerUseAppLock::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ComputerUseAppLock "ComputerUseAppLock" {
+        BuiltIn = "builtIn",
+        File = "file",
+    } open Unknown
+);
 /// One per-app choice to set through `computerUseSettings/update`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1537,50 +1028,12 @@ pub enum ComputerUseChoice {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ComputerUseChoice {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["ask", "alwaysAllow"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ComputerUseChoice::Ask => "ask",
-            ComputerUseChoice::AlwaysAllow => "alwaysAllow",
-            ComputerUseChoice::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ComputerUseChoice {
-    const TYPE_NAME: &'static str = "ComputerUseChoice";
-    const KNOWN_VALUES: &'static [&'static str] = ComputerUseChoice::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "ask" => Some(ComputerUseChoice::Ask),
-            "alwaysAllow" => Some(ComputerUseChoice::AlwaysAllow),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ComputerUseChoice::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ComputerUseChoice::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ComputerUseChoice);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseChoice {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => ComputerUseChoice::Ask,
-            1usize => ComputerUseChoice::AlwaysAllow,
-            _ => {
-                ComputerUseChoice::Unknown(
-                    g.unknown_value(ComputerUseChoice::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ComputerUseChoice "ComputerUseChoice" {
+        Ask = "ask",
+        AlwaysAllow = "alwaysAllow",
+    } open Unknown
+);
 /// An app installed or running on the host machine, offered to settings as a candidate to configure or block.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1642,53 +1095,13 @@ pub enum ComputerUsePermission {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ComputerUsePermission {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["granted", "missing", "unknown"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ComputerUsePermission::Granted => "granted",
-            ComputerUsePermission::Missing => "missing",
-            ComputerUsePermission::UnknownValue => "unknown",
-            ComputerUsePermission::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ComputerUsePermission {
-    const TYPE_NAME: &'static str = "ComputerUsePermission";
-    const KNOWN_VALUES: &'static [&'static str] = ComputerUsePermission::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "granted" => Some(ComputerUsePermission::Granted),
-            "missing" => Some(ComputerUsePermission::Missing),
-            "unknown" => Some(ComputerUsePermission::UnknownValue),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ComputerUsePermission::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ComputerUsePermission::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ComputerUsePermission);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUsePermission {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ComputerUsePermission::Granted,
-            1usize => ComputerUsePermission::Missing,
-            2usize => ComputerUsePermission::UnknownValue,
-            _ => {
-                ComputerUsePermission::Unknown(
-                    g.unknown_value(ComputerUsePermission::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ComputerUsePermission "ComputerUsePermission" {
+        Granted = "granted",
+        Missing = "missing",
+        UnknownValue = "unknown",
+    } open Unknown
+);
 /// How full the model's context window is, as judged by the server against its thresholds (the hard threshold is checked first; both comparisons are inclusive). Open enum: treat unknown values as an unknown level.
 ///
 /// - `normal`: Usage is below the warning threshold.
@@ -1708,53 +1121,13 @@ pub enum ContextPressureLevel {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ContextPressureLevel {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["normal", "warning", "blocked"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ContextPressureLevel::Normal => "normal",
-            ContextPressureLevel::Warning => "warning",
-            ContextPressureLevel::Blocked => "blocked",
-            ContextPressureLevel::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ContextPressureLevel {
-    const TYPE_NAME: &'static str = "ContextPressureLevel";
-    const KNOWN_VALUES: &'static [&'static str] = ContextPressureLevel::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "normal" => Some(ContextPressureLevel::Normal),
-            "warning" => Some(ContextPressureLevel::Warning),
-            "blocked" => Some(ContextPressureLevel::Blocked),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ContextPressureLevel::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ContextPressureLevel::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ContextPressureLevel);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ContextPressureLevel {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ContextPressureLevel::Normal,
-            1usize => ContextPressureLevel::Warning,
-            2usize => ContextPressureLevel::Blocked,
-            _ => {
-                ContextPressureLevel::Unknown(
-                    g.unknown_value(ContextPressureLevel::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ContextPressureLevel "ContextPressureLevel" {
+        Normal = "normal",
+        Warning = "warning",
+        Blocked = "blocked",
+    } open Unknown
+);
 /// The snapshot's latest view of context-window occupancy: window size, tokens in use and the pressure level. The snapshot's `contextUsage` member is `null` until the server has enough data to compute it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2901,269 +2274,67 @@ pub enum ErrorKind {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ErrorKind {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "parseError",
-        "invalidRequest",
-        "notInitialized",
-        "alreadyInitialized",
-        "methodNotFound",
-        "invalidParams",
-        "experimentalRequired",
-        "internal",
-        "pageEventTooLarge",
-        "outputResultTooLarge",
-        "overloaded",
-        "inputTooLarge",
-        "capabilityRequired",
-        "notFound",
-        "interrupted",
-        "cancelled",
-        "sessionNotFound",
-        "sessionInUse",
-        "sessionAmbiguous",
-        "forkBoundaryInvalid",
-        "sessionNotLoaded",
-        "sessionStreamMismatch",
-        "commandRejected",
-        "backpressured",
-        "skillNotFound",
-        "computerUseUnavailable",
-        "marketplaceNotFound",
-        "pluginNotFound",
-        "marketplaceAlreadyExists",
-        "pluginMutationsDisabled",
-        "uploadNotFound",
-        "viewTruncated",
-        "outputUnavailable",
-        "boundaryPruned",
-        "boundaryUnusable",
-        "noBoundary",
-        "approvalNotFound",
-        "approvalAlreadyResolved",
-        "approvalChoiceInvalid",
-        "approvalRequirementStale",
-        "approvalReviewerUnavailable",
-        "userInputNotFound",
-        "userInputAlreadySettled",
-        "userInputAnswerInvalid",
-        "limitsAboveMax",
-        "workspaceNotTrusted",
-        "missingAnchor",
-        "prunedPrefix",
-        "wrongStream",
-        "unknownStream",
-        "unknownProjection",
-        "admissionNotFound",
-        "admissionAlreadyResolved",
-        "admissionChoiceInvalid",
-        "usageRefreshRateLimited",
-        "usageRefreshUnavailable",
-        "usageRefreshFailed",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ErrorKind::ParseError => "parseError",
-            ErrorKind::InvalidRequest => "invalidRequest",
-            ErrorKind::NotInitialized => "notInitialized",
-            ErrorKind::AlreadyInitialized => "alreadyInitialized",
-            ErrorKind::MethodNotFound => "methodNotFound",
-            ErrorKind::InvalidParams => "invalidParams",
-            ErrorKind::ExperimentalRequired => "experimentalRequired",
-            ErrorKind::Internal => "internal",
-            ErrorKind::PageEventTooLarge => "pageEventTooLarge",
-            ErrorKind::OutputResultTooLarge => "outputResultTooLarge",
-            ErrorKind::Overloaded => "overloaded",
-            ErrorKind::InputTooLarge => "inputTooLarge",
-            ErrorKind::CapabilityRequired => "capabilityRequired",
-            ErrorKind::NotFound => "notFound",
-            ErrorKind::Interrupted => "interrupted",
-            ErrorKind::Cancelled => "cancelled",
-            ErrorKind::SessionNotFound => "sessionNotFound",
-            ErrorKind::SessionInUse => "sessionInUse",
-            ErrorKind::SessionAmbiguous => "sessionAmbiguous",
-            ErrorKind::ForkBoundaryInvalid => "forkBoundaryInvalid",
-            ErrorKind::SessionNotLoaded => "sessionNotLoaded",
-            ErrorKind::SessionStreamMismatch => "sessionStreamMismatch",
-            ErrorKind::CommandRejected => "commandRejected",
-            ErrorKind::Backpressured => "backpressured",
-            ErrorKind::SkillNotFound => "skillNotFound",
-            ErrorKind::ComputerUseUnavailable => "computerUseUnavailable",
-            ErrorKind::MarketplaceNotFound => "marketplaceNotFound",
-            ErrorKind::PluginNotFound => "pluginNotFound",
-            ErrorKind::MarketplaceAlreadyExists => "marketplaceAlreadyExists",
-            ErrorKind::PluginMutationsDisabled => "pluginMutationsDisabled",
-            ErrorKind::UploadNotFound => "uploadNotFound",
-            ErrorKind::ViewTruncated => "viewTruncated",
-            ErrorKind::OutputUnavailable => "outputUnavailable",
-            ErrorKind::BoundaryPruned => "boundaryPruned",
-            ErrorKind::BoundaryUnusable => "boundaryUnusable",
-            ErrorKind::NoBoundary => "noBoundary",
-            ErrorKind::ApprovalNotFound => "approvalNotFound",
-            ErrorKind::ApprovalAlreadyResolved => "approvalAlreadyResolved",
-            ErrorKind::ApprovalChoiceInvalid => "approvalChoiceInvalid",
-            ErrorKind::ApprovalRequirementStale => "approvalRequirementStale",
-            ErrorKind::ApprovalReviewerUnavailable => "approvalReviewerUnavailable",
-            ErrorKind::UserInputNotFound => "userInputNotFound",
-            ErrorKind::UserInputAlreadySettled => "userInputAlreadySettled",
-            ErrorKind::UserInputAnswerInvalid => "userInputAnswerInvalid",
-            ErrorKind::LimitsAboveMax => "limitsAboveMax",
-            ErrorKind::WorkspaceNotTrusted => "workspaceNotTrusted",
-            ErrorKind::MissingAnchor => "missingAnchor",
-            ErrorKind::PrunedPrefix => "prunedPrefix",
-            ErrorKind::WrongStream => "wrongStream",
-            ErrorKind::UnknownStream => "unknownStream",
-            ErrorKind::UnknownProjection => "unknownProjection",
-            ErrorKind::AdmissionNotFound => "admissionNotFound",
-            ErrorKind::AdmissionAlreadyResolved => "admissionAlreadyResolved",
-            ErrorKind::AdmissionChoiceInvalid => "admissionChoiceInvalid",
-            ErrorKind::UsageRefreshRateLimited => "usageRefreshRateLimited",
-            ErrorKind::UsageRefreshUnavailable => "usageRefreshUnavailable",
-            ErrorKind::UsageRefreshFailed => "usageRefreshFailed",
-            ErrorKind::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ErrorKind {
-    const TYPE_NAME: &'static str = "ErrorKind";
-    const KNOWN_VALUES: &'static [&'static str] = ErrorKind::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "parseError" => Some(ErrorKind::ParseError),
-            "invalidRequest" => Some(ErrorKind::InvalidRequest),
-            "notInitialized" => Some(ErrorKind::NotInitialized),
-            "alreadyInitialized" => Some(ErrorKind::AlreadyInitialized),
-            "methodNotFound" => Some(ErrorKind::MethodNotFound),
-            "invalidParams" => Some(ErrorKind::InvalidParams),
-            "experimentalRequired" => Some(ErrorKind::ExperimentalRequired),
-            "internal" => Some(ErrorKind::Internal),
-            "pageEventTooLarge" => Some(ErrorKind::PageEventTooLarge),
-            "outputResultTooLarge" => Some(ErrorKind::OutputResultTooLarge),
-            "overloaded" => Some(ErrorKind::Overloaded),
-            "inputTooLarge" => Some(ErrorKind::InputTooLarge),
-            "capabilityRequired" => Some(ErrorKind::CapabilityRequired),
-            "notFound" => Some(ErrorKind::NotFound),
-            "interrupted" => Some(ErrorKind::Interrupted),
-            "cancelled" => Some(ErrorKind::Cancelled),
-            "sessionNotFound" => Some(ErrorKind::SessionNotFound),
-            "sessionInUse" => Some(ErrorKind::SessionInUse),
-            "sessionAmbiguous" => Some(ErrorKind::SessionAmbiguous),
-            "forkBoundaryInvalid" => Some(ErrorKind::ForkBoundaryInvalid),
-            "sessionNotLoaded" => Some(ErrorKind::SessionNotLoaded),
-            "sessionStreamMismatch" => Some(ErrorKind::SessionStreamMismatch),
-            "commandRejected" => Some(ErrorKind::CommandRejected),
-            "backpressured" => Some(ErrorKind::Backpressured),
-            "skillNotFound" => Some(ErrorKind::SkillNotFound),
-            "computerUseUnavailable" => Some(ErrorKind::ComputerUseUnavailable),
-            "marketplaceNotFound" => Some(ErrorKind::MarketplaceNotFound),
-            "pluginNotFound" => Some(ErrorKind::PluginNotFound),
-            "marketplaceAlreadyExists" => Some(ErrorKind::MarketplaceAlreadyExists),
-            "pluginMutationsDisabled" => Some(ErrorKind::PluginMutationsDisabled),
-            "uploadNotFound" => Some(ErrorKind::UploadNotFound),
-            "viewTruncated" => Some(ErrorKind::ViewTruncated),
-            "outputUnavailable" => Some(ErrorKind::OutputUnavailable),
-            "boundaryPruned" => Some(ErrorKind::BoundaryPruned),
-            "boundaryUnusable" => Some(ErrorKind::BoundaryUnusable),
-            "noBoundary" => Some(ErrorKind::NoBoundary),
-            "approvalNotFound" => Some(ErrorKind::ApprovalNotFound),
-            "approvalAlreadyResolved" => Some(ErrorKind::ApprovalAlreadyResolved),
-            "approvalChoiceInvalid" => Some(ErrorKind::ApprovalChoiceInvalid),
-            "approvalRequirementStale" => Some(ErrorKind::ApprovalRequirementStale),
-            "approvalReviewerUnavailable" => Some(ErrorKind::ApprovalReviewerUnavailable),
-            "userInputNotFound" => Some(ErrorKind::UserInputNotFound),
-            "userInputAlreadySettled" => Some(ErrorKind::UserInputAlreadySettled),
-            "userInputAnswerInvalid" => Some(ErrorKind::UserInputAnswerInvalid),
-            "limitsAboveMax" => Some(ErrorKind::LimitsAboveMax),
-            "workspaceNotTrusted" => Some(ErrorKind::WorkspaceNotTrusted),
-            "missingAnchor" => Some(ErrorKind::MissingAnchor),
-            "prunedPrefix" => Some(ErrorKind::PrunedPrefix),
-            "wrongStream" => Some(ErrorKind::WrongStream),
-            "unknownStream" => Some(ErrorKind::UnknownStream),
-            "unknownProjection" => Some(ErrorKind::UnknownProjection),
-            "admissionNotFound" => Some(ErrorKind::AdmissionNotFound),
-            "admissionAlreadyResolved" => Some(ErrorKind::AdmissionAlreadyResolved),
-            "admissionChoiceInvalid" => Some(ErrorKind::AdmissionChoiceInvalid),
-            "usageRefreshRateLimited" => Some(ErrorKind::UsageRefreshRateLimited),
-            "usageRefreshUnavailable" => Some(ErrorKind::UsageRefreshUnavailable),
-            "usageRefreshFailed" => Some(ErrorKind::UsageRefreshFailed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ErrorKind::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ErrorKind::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ErrorKind);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ErrorKind {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(58usize) {
-            0usize => ErrorKind::ParseError,
-            1usize => ErrorKind::InvalidRequest,
-            2usize => ErrorKind::NotInitialized,
-            3usize => ErrorKind::AlreadyInitialized,
-            4usize => ErrorKind::MethodNotFound,
-            5usize => ErrorKind::InvalidParams,
-            6usize => ErrorKind::ExperimentalRequired,
-            7usize => ErrorKind::Internal,
-            8usize => ErrorKind::PageEventTooLarge,
-            9usize => ErrorKind::OutputResultTooLarge,
-            10usize => ErrorKind::Overloaded,
-            11usize => ErrorKind::InputTooLarge,
-            12usize => ErrorKind::CapabilityRequired,
-            13usize => ErrorKind::NotFound,
-            14usize => ErrorKind::Interrupted,
-            15usize => ErrorKind::Cancelled,
-            16usize => ErrorKind::SessionNotFound,
-            17usize => ErrorKind::SessionInUse,
-            18usize => ErrorKind::SessionAmbiguous,
-            19usize => ErrorKind::ForkBoundaryInvalid,
-            20usize => ErrorKind::SessionNotLoaded,
-            21usize => ErrorKind::SessionStreamMismatch,
-            22usize => ErrorKind::CommandRejected,
-            23usize => ErrorKind::Backpressured,
-            24usize => ErrorKind::SkillNotFound,
-            25usize => ErrorKind::ComputerUseUnavailable,
-            26usize => ErrorKind::MarketplaceNotFound,
-            27usize => ErrorKind::PluginNotFound,
-            28usize => ErrorKind::MarketplaceAlreadyExists,
-            29usize => ErrorKind::PluginMutationsDisabled,
-            30usize => ErrorKind::UploadNotFound,
-            31usize => ErrorKind::ViewTruncated,
-            32usize => ErrorKind::OutputUnavailable,
-            33usize => ErrorKind::BoundaryPruned,
-            34usize => ErrorKind::BoundaryUnusable,
-            35usize => ErrorKind::NoBoundary,
-            36usize => ErrorKind::ApprovalNotFound,
-            37usize => ErrorKind::ApprovalAlreadyResolved,
-            38usize => ErrorKind::ApprovalChoiceInvalid,
-            39usize => ErrorKind::ApprovalRequirementStale,
-            40usize => ErrorKind::ApprovalReviewerUnavailable,
-            41usize => ErrorKind::UserInputNotFound,
-            42usize => ErrorKind::UserInputAlreadySettled,
-            43usize => ErrorKind::UserInputAnswerInvalid,
-            44usize => ErrorKind::LimitsAboveMax,
-            45usize => ErrorKind::WorkspaceNotTrusted,
-            46usize => ErrorKind::MissingAnchor,
-            47usize => ErrorKind::PrunedPrefix,
-            48usize => ErrorKind::WrongStream,
-            49usize => ErrorKind::UnknownStream,
-            50usize => ErrorKind::UnknownProjection,
-            51usize => ErrorKind::AdmissionNotFound,
-            52usize => ErrorKind::AdmissionAlreadyResolved,
-            53usize => ErrorKind::AdmissionChoiceInvalid,
-            54usize => ErrorKind::UsageRefreshRateLimited,
-            55usize => ErrorKind::UsageRefreshUnavailable,
-            56usize => ErrorKind::UsageRefreshFailed,
-            _ => ErrorKind::Unknown(g.unknown_value(ErrorKind::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ErrorKind "ErrorKind" {
+        ParseError = "parseError",
+        InvalidRequest = "invalidRequest",
+        NotInitialized = "notInitialized",
+        AlreadyInitialized = "alreadyInitialized",
+        MethodNotFound = "methodNotFound",
+        InvalidParams = "invalidParams",
+        ExperimentalRequired = "experimentalRequired",
+        Internal = "internal",
+        PageEventTooLarge = "pageEventTooLarge",
+        OutputResultTooLarge = "outputResultTooLarge",
+        Overloaded = "overloaded",
+        InputTooLarge = "inputTooLarge",
+        CapabilityRequired = "capabilityRequired",
+        NotFound = "notFound",
+        Interrupted = "interrupted",
+        Cancelled = "cancelled",
+        SessionNotFound = "sessionNotFound",
+        SessionInUse = "sessionInUse",
+        SessionAmbiguous = "sessionAmbiguous",
+        ForkBoundaryInvalid = "forkBoundaryInvalid",
+        SessionNotLoaded = "sessionNotLoaded",
+        SessionStreamMismatch = "sessionStreamMismatch",
+        CommandRejected = "commandRejected",
+        Backpressured = "backpressured",
+        SkillNotFound = "skillNotFound",
+        ComputerUseUnavailable = "computerUseUnavailable",
+        MarketplaceNotFound = "marketplaceNotFound",
+        PluginNotFound = "pluginNotFound",
+        MarketplaceAlreadyExists = "marketplaceAlreadyExists",
+        PluginMutationsDisabled = "pluginMutationsDisabled",
+        UploadNotFound = "uploadNotFound",
+        ViewTruncated = "viewTruncated",
+        OutputUnavailable = "outputUnavailable",
+        BoundaryPruned = "boundaryPruned",
+        BoundaryUnusable = "boundaryUnusable",
+        NoBoundary = "noBoundary",
+        ApprovalNotFound = "approvalNotFound",
+        ApprovalAlreadyResolved = "approvalAlreadyResolved",
+        ApprovalChoiceInvalid = "approvalChoiceInvalid",
+        ApprovalRequirementStale = "approvalRequirementStale",
+        ApprovalReviewerUnavailable = "approvalReviewerUnavailable",
+        UserInputNotFound = "userInputNotFound",
+        UserInputAlreadySettled = "userInputAlreadySettled",
+        UserInputAnswerInvalid = "userInputAnswerInvalid",
+        LimitsAboveMax = "limitsAboveMax",
+        WorkspaceNotTrusted = "workspaceNotTrusted",
+        MissingAnchor = "missingAnchor",
+        PrunedPrefix = "prunedPrefix",
+        WrongStream = "wrongStream",
+        UnknownStream = "unknownStream",
+        UnknownProjection = "unknownProjection",
+        AdmissionNotFound = "admissionNotFound",
+        AdmissionAlreadyResolved = "admissionAlreadyResolved",
+        AdmissionChoiceInvalid = "admissionChoiceInvalid",
+        UsageRefreshRateLimited = "usageRefreshRateLimited",
+        UsageRefreshUnavailable = "usageRefreshUnavailable",
+        UsageRefreshFailed = "usageRefreshFailed",
+    } open Unknown
+);
 /// The `error` member of an `ErrorResponse`: a registry code, a human-readable message and optional structured detail.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3384,57 +2555,14 @@ pub enum HistoryMode {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl HistoryMode {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "anchoredSnapshot",
-        "inline",
-        "snapshot",
-        "none",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            HistoryMode::AnchoredSnapshot => "anchoredSnapshot",
-            HistoryMode::Inline => "inline",
-            HistoryMode::Snapshot => "snapshot",
-            HistoryMode::None => "none",
-            HistoryMode::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for HistoryMode {
-    const TYPE_NAME: &'static str = "HistoryMode";
-    const KNOWN_VALUES: &'static [&'static str] = HistoryMode::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "anchoredSnapshot" => Some(HistoryMode::AnchoredSnapshot),
-            "inline" => Some(HistoryMode::Inline),
-            "snapshot" => Some(HistoryMode::Snapshot),
-            "none" => Some(HistoryMode::None),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(HistoryMode::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        HistoryMode::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(HistoryMode);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for HistoryMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => HistoryMode::AnchoredSnapshot,
-            1usize => HistoryMode::Inline,
-            2usize => HistoryMode::Snapshot,
-            3usize => HistoryMode::None,
-            _ => HistoryMode::Unknown(g.unknown_value(HistoryMode::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    HistoryMode "HistoryMode" {
+        AnchoredSnapshot = "anchoredSnapshot",
+        Inline = "inline",
+        Snapshot = "snapshot",
+        None = "none",
+    } open Unknown
+);
 /// Why a result served no history (`history.mode` is `"none"`). Open: an unknown or missing value means the reason is not known; never infer it from the cursor.
 ///
 /// - `excluded`: The request asked for no items (`excludeItems`).
@@ -3460,65 +2588,15 @@ pub enum HistoryNoneReason {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl HistoryNoneReason {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "excluded",
-        "cursorSuffix",
-        "historyBudget",
-        "projectionUnavailable",
-        "projectionReadLimit",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            HistoryNoneReason::Excluded => "excluded",
-            HistoryNoneReason::CursorSuffix => "cursorSuffix",
-            HistoryNoneReason::HistoryBudget => "historyBudget",
-            HistoryNoneReason::ProjectionUnavailable => "projectionUnavailable",
-            HistoryNoneReason::ProjectionReadLimit => "projectionReadLimit",
-            HistoryNoneReason::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for HistoryNoneReason {
-    const TYPE_NAME: &'static str = "HistoryNoneReason";
-    const KNOWN_VALUES: &'static [&'static str] = HistoryNoneReason::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "excluded" => Some(HistoryNoneReason::Excluded),
-            "cursorSuffix" => Some(HistoryNoneReason::CursorSuffix),
-            "historyBudget" => Some(HistoryNoneReason::HistoryBudget),
-            "projectionUnavailable" => Some(HistoryNoneReason::ProjectionUnavailable),
-            "projectionReadLimit" => Some(HistoryNoneReason::ProjectionReadLimit),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(HistoryNoneReason::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        HistoryNoneReason::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(HistoryNoneReason);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for HistoryNoneReason {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => HistoryNoneReason::Excluded,
-            1usize => HistoryNoneReason::CursorSuffix,
-            2usize => HistoryNoneReason::HistoryBudget,
-            3usize => HistoryNoneReason::ProjectionUnavailable,
-            4usize => HistoryNoneReason::ProjectionReadLimit,
-            _ => {
-                HistoryNoneReason::Unknown(
-                    g.unknown_value(HistoryNoneReason::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    HistoryNoneReason "HistoryNoneReason" {
+        Excluded = "excluded",
+        CursorSuffix = "cursorSuffix",
+        HistoryBudget = "historyBudget",
+        ProjectionUnavailable = "projectionUnavailable",
+        ProjectionReadLimit = "projectionReadLimit",
+    } open Unknown
+);
 /// The `history` preference of `session/resume`: which form of history the client would like. The host may serve a smaller form and reports what it served in `history.mode`. Closed: other values are rejected.
 ///
 /// - `auto`: Let the host pick the richest form that fits, trying anchored snapshot, inline, snapshot, a reduced snapshot, then none.
@@ -3539,58 +2617,14 @@ pub enum HistoryPreference {
     /// Prefer a snapshot anchored at the latest compaction boundary; fall back to inline, snapshot, then none.
     Anchored,
 }
-impl HistoryPreference {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "auto",
-        "inline",
-        "snapshot",
-        "anchored",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            HistoryPreference::Auto => "auto",
-            HistoryPreference::Inline => "inline",
-            HistoryPreference::Snapshot => "snapshot",
-            HistoryPreference::Anchored => "anchored",
-        }
-    }
-}
-impl StringEnum for HistoryPreference {
-    const TYPE_NAME: &'static str = "HistoryPreference";
-    const KNOWN_VALUES: &'static [&'static str] = HistoryPreference::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "auto" => Some(HistoryPreference::Auto),
-            "inline" => Some(HistoryPreference::Inline),
-            "snapshot" => Some(HistoryPreference::Snapshot),
-            "anchored" => Some(HistoryPreference::Anchored),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        HistoryPreference::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(HistoryPreference);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for HistoryPreference {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => HistoryPreference::Auto,
-            1usize => HistoryPreference::Inline,
-            2usize => HistoryPreference::Snapshot,
-            _ => HistoryPreference::Anchored,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    HistoryPreference "HistoryPreference" {
+        Auto = "auto",
+        Inline = "inline",
+        Snapshot = "snapshot",
+        Anchored = "anchored",
+    } closed
+);
 /// What `turn/start` should do when a turn is already running. Absent means `"queue"`, so a caller that has not checked the session never alters a running turn by accident. Closed: other values are rejected.
 ///
 /// - `queue`: Run the new turn after the current one (and any already queued).
@@ -3608,50 +2642,13 @@ pub enum IfBusy {
     /// Interrupt the running turn and run this input in its place.
     Replace,
 }
-impl IfBusy {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["queue", "steer", "replace"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            IfBusy::Queue => "queue",
-            IfBusy::Steer => "steer",
-            IfBusy::Replace => "replace",
-        }
-    }
-}
-impl StringEnum for IfBusy {
-    const TYPE_NAME: &'static str = "IfBusy";
-    const KNOWN_VALUES: &'static [&'static str] = IfBusy::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "queue" => Some(IfBusy::Queue),
-            "steer" => Some(IfBusy::Steer),
-            "replace" => Some(IfBusy::Replace),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        IfBusy::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(IfBusy);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for IfBusy {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => IfBusy::Queue,
-            1usize => IfBusy::Steer,
-            _ => IfBusy::Replace,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    IfBusy "IfBusy" {
+        Queue = "queue",
+        Steer = "steer",
+        Replace = "replace",
+    } closed
+);
 /// The JSON-RPC protocol marker every MSP frame carries in `jsonrpc`. Closed: the only accepted value is `"2.0"`.
 ///
 /// - `2.0`: JSON-RPC 2.0, the only version MSP speaks.
@@ -3663,42 +2660,11 @@ pub enum JsonRpcVersion {
     /// JSON-RPC 2.0, the only version MSP speaks.
     V20,
 }
-impl JsonRpcVersion {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["2.0"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            JsonRpcVersion::V20 => "2.0",
-        }
-    }
-}
-impl StringEnum for JsonRpcVersion {
-    const TYPE_NAME: &'static str = "JsonRpcVersion";
-    const KNOWN_VALUES: &'static [&'static str] = JsonRpcVersion::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "2.0" => Some(JsonRpcVersion::V20),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        JsonRpcVersion::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(JsonRpcVersion);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for JsonRpcVersion {
-    fn sample(_: &mut crate::sample::Sampler) -> Self {
-        JsonRpcVersion::V20
-    }
-}
+crate::support::impl_string_enum!(
+    JsonRpcVersion "JsonRpcVersion" {
+        V20 = "2.0",
+    } closed
+);
 /// The most recently finished turn as folded into the session view. `session/resume` and `session/read` repeat it so a client reopening the session can, for example, show that the previous turn failed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3766,43 +2732,11 @@ pub enum LimitKind {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl LimitKind {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["tierLimit"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            LimitKind::TierLimit => "tierLimit",
-            LimitKind::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for LimitKind {
-    const TYPE_NAME: &'static str = "LimitKind";
-    const KNOWN_VALUES: &'static [&'static str] = LimitKind::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "tierLimit" => Some(LimitKind::TierLimit),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(LimitKind::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        LimitKind::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(LimitKind);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for LimitKind {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => LimitKind::TierLimit,
-            _ => LimitKind::Unknown(g.unknown_value(LimitKind::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    LimitKind "LimitKind" {
+        TierLimit = "tierLimit",
+    } open Unknown
+);
 /// One limits setting that a request asked to set wider than the host allows. It appears in the `axes` list of a `limitsAboveMax` error, which names every such setting, not just the first.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3893,56 +2827,13 @@ pub enum LimitsNetworkMode {
     ProxyOnly,
 }
 #[cfg(feature = "experimental")]
-impl LimitsNetworkMode {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "restricted",
-        "enabled",
-        "proxy-only",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            LimitsNetworkMode::Restricted => "restricted",
-            LimitsNetworkMode::Enabled => "enabled",
-            LimitsNetworkMode::ProxyOnly => "proxy-only",
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for LimitsNetworkMode {
-    const TYPE_NAME: &'static str = "LimitsNetworkMode";
-    const KNOWN_VALUES: &'static [&'static str] = LimitsNetworkMode::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "restricted" => Some(LimitsNetworkMode::Restricted),
-            "enabled" => Some(LimitsNetworkMode::Enabled),
-            "proxy-only" => Some(LimitsNetworkMode::ProxyOnly),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        LimitsNetworkMode::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(LimitsNetworkMode);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LimitsNetworkMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => LimitsNetworkMode::Restricted,
-            1usize => LimitsNetworkMode::Enabled,
-            _ => LimitsNetworkMode::ProxyOnly,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    LimitsNetworkMode "LimitsNetworkMode" {
+        Restricted = "restricted",
+        Enabled = "enabled",
+        ProxyOnly = "proxy-only",
+    } closed
+);
 /// How an MCP server OAuth login flow ended, carried by `mcpServer/oauthLoginCompleted`. Open enum: new outcomes may appear.
 ///
 /// - `granted`: The user authorized access and the host stored the credential.
@@ -3970,67 +2861,15 @@ pub enum McpOAuthLoginOutcome {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl McpOAuthLoginOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "granted",
-        "denied",
-        "expired",
-        "cancelled",
-        "failed",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            McpOAuthLoginOutcome::Granted => "granted",
-            McpOAuthLoginOutcome::Denied => "denied",
-            McpOAuthLoginOutcome::Expired => "expired",
-            McpOAuthLoginOutcome::Cancelled => "cancelled",
-            McpOAuthLoginOutcome::Failed => "failed",
-            McpOAuthLoginOutcome::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for McpOAuthLoginOutcome {
-    const TYPE_NAME: &'static str = "McpOAuthLoginOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = McpOAuthLoginOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "granted" => Some(McpOAuthLoginOutcome::Granted),
-            "denied" => Some(McpOAuthLoginOutcome::Denied),
-            "expired" => Some(McpOAuthLoginOutcome::Expired),
-            "cancelled" => Some(McpOAuthLoginOutcome::Cancelled),
-            "failed" => Some(McpOAuthLoginOutcome::Failed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(McpOAuthLoginOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        McpOAuthLoginOutcome::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(McpOAuthLoginOutcome);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpOAuthLoginOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => McpOAuthLoginOutcome::Granted,
-            1usize => McpOAuthLoginOutcome::Denied,
-            2usize => McpOAuthLoginOutcome::Expired,
-            3usize => McpOAuthLoginOutcome::Cancelled,
-            4usize => McpOAuthLoginOutcome::Failed,
-            _ => {
-                McpOAuthLoginOutcome::Unknown(
-                    g.unknown_value(McpOAuthLoginOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    McpOAuthLoginOutcome "McpOAuthLoginOutcome" {
+        Granted = "granted",
+        Denied = "denied",
+        Expired = "expired",
+        Cancelled = "cancelled",
+        Failed = "failed",
+    } open Unknown
+);
 /// Result of the best-effort attempt to revoke an MCP OAuth credential with its provider during `mcpServer/oauthLogout`. Open enum: new values may appear.
 ///
 /// - `succeeded`: The provider accepted the revocation.
@@ -4052,59 +2891,13 @@ pub enum McpOAuthRevocation {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl McpOAuthRevocation {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "succeeded",
-        "failed",
-        "notAttempted",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            McpOAuthRevocation::Succeeded => "succeeded",
-            McpOAuthRevocation::Failed => "failed",
-            McpOAuthRevocation::NotAttempted => "notAttempted",
-            McpOAuthRevocation::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for McpOAuthRevocation {
-    const TYPE_NAME: &'static str = "McpOAuthRevocation";
-    const KNOWN_VALUES: &'static [&'static str] = McpOAuthRevocation::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "succeeded" => Some(McpOAuthRevocation::Succeeded),
-            "failed" => Some(McpOAuthRevocation::Failed),
-            "notAttempted" => Some(McpOAuthRevocation::NotAttempted),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(McpOAuthRevocation::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        McpOAuthRevocation::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(McpOAuthRevocation);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpOAuthRevocation {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => McpOAuthRevocation::Succeeded,
-            1usize => McpOAuthRevocation::Failed,
-            2usize => McpOAuthRevocation::NotAttempted,
-            _ => {
-                McpOAuthRevocation::Unknown(
-                    g.unknown_value(McpOAuthRevocation::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    McpOAuthRevocation "McpOAuthRevocation" {
+        Succeeded = "succeeded",
+        Failed = "failed",
+        NotAttempted = "notAttempted",
+    } open Unknown
+);
 /// Metadata of an image attached to a `userMessage` item. The image bytes are not repeated in the view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4185,46 +2978,12 @@ pub enum MessagePhase {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl MessagePhase {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["commentary", "finalAnswer"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            MessagePhase::Commentary => "commentary",
-            MessagePhase::FinalAnswer => "finalAnswer",
-            MessagePhase::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for MessagePhase {
-    const TYPE_NAME: &'static str = "MessagePhase";
-    const KNOWN_VALUES: &'static [&'static str] = MessagePhase::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "commentary" => Some(MessagePhase::Commentary),
-            "finalAnswer" => Some(MessagePhase::FinalAnswer),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(MessagePhase::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        MessagePhase::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(MessagePhase);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for MessagePhase {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => MessagePhase::Commentary,
-            1usize => MessagePhase::FinalAnswer,
-            _ => MessagePhase::Unknown(g.unknown_value(MessagePhase::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    MessagePhase "MessagePhase" {
+        Commentary = "commentary",
+        FinalAnswer = "finalAnswer",
+    } open Unknown
+);
 /// A JSON-RPC notification frame, sent by either side. It has no `id` and never gets a response; the `method` name selects the shape of `params`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4393,61 +3152,14 @@ pub enum OutputRefAvailability {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl OutputRefAvailability {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "available",
-        "missing",
-        "unsupported",
-        "accessFailed",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            OutputRefAvailability::Available => "available",
-            OutputRefAvailability::Missing => "missing",
-            OutputRefAvailability::Unsupported => "unsupported",
-            OutputRefAvailability::AccessFailed => "accessFailed",
-            OutputRefAvailability::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for OutputRefAvailability {
-    const TYPE_NAME: &'static str = "OutputRefAvailability";
-    const KNOWN_VALUES: &'static [&'static str] = OutputRefAvailability::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "available" => Some(OutputRefAvailability::Available),
-            "missing" => Some(OutputRefAvailability::Missing),
-            "unsupported" => Some(OutputRefAvailability::Unsupported),
-            "accessFailed" => Some(OutputRefAvailability::AccessFailed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(OutputRefAvailability::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        OutputRefAvailability::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(OutputRefAvailability);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for OutputRefAvailability {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => OutputRefAvailability::Available,
-            1usize => OutputRefAvailability::Missing,
-            2usize => OutputRefAvailability::Unsupported,
-            3usize => OutputRefAvailability::AccessFailed,
-            _ => {
-                OutputRefAvailability::Unknown(
-                    g.unknown_value(OutputRefAvailability::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    OutputRefAvailability "OutputRefAvailability" {
+        Available = "available",
+        Missing = "missing",
+        Unsupported = "unsupported",
+        AccessFailed = "accessFailed",
+    } open Unknown
+);
 /// Short diff summary the server attaches to an editing `toolCall`, next to its `patchRef`. Counts are lines, never hunks or bytes; fetch the patch itself with `item/readOutput` using `patchRef.id`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4559,50 +3271,12 @@ pub enum PendingRequestKind {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl PendingRequestKind {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["approval", "userInput"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PendingRequestKind::Approval => "approval",
-            PendingRequestKind::UserInput => "userInput",
-            PendingRequestKind::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for PendingRequestKind {
-    const TYPE_NAME: &'static str = "PendingRequestKind";
-    const KNOWN_VALUES: &'static [&'static str] = PendingRequestKind::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "approval" => Some(PendingRequestKind::Approval),
-            "userInput" => Some(PendingRequestKind::UserInput),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PendingRequestKind::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PendingRequestKind::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(PendingRequestKind);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for PendingRequestKind {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => PendingRequestKind::Approval,
-            1usize => PendingRequestKind::UserInput,
-            _ => {
-                PendingRequestKind::Unknown(
-                    g.unknown_value(PendingRequestKind::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PendingRequestKind "PendingRequestKind" {
+        Approval = "approval",
+        UserInput = "userInput",
+    } open Unknown
+);
 /// An entry of `pendingRequests` in the `session/resume` and `session/read` results: a request to a person that is still unanswered when a client joins. After a `session/resume` response the host sends the full request again (`approval/request` or `userInput/request`); `session/read` only lists it. The id member that is present depends on `kind`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4728,59 +3402,13 @@ pub enum PermissionApprovalAxis {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl PermissionApprovalAxis {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "onRequest",
-        "promptUnmatched",
-        "allowAll",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PermissionApprovalAxis::OnRequest => "onRequest",
-            PermissionApprovalAxis::PromptUnmatched => "promptUnmatched",
-            PermissionApprovalAxis::AllowAll => "allowAll",
-            PermissionApprovalAxis::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for PermissionApprovalAxis {
-    const TYPE_NAME: &'static str = "PermissionApprovalAxis";
-    const KNOWN_VALUES: &'static [&'static str] = PermissionApprovalAxis::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "onRequest" => Some(PermissionApprovalAxis::OnRequest),
-            "promptUnmatched" => Some(PermissionApprovalAxis::PromptUnmatched),
-            "allowAll" => Some(PermissionApprovalAxis::AllowAll),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PermissionApprovalAxis::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PermissionApprovalAxis::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(PermissionApprovalAxis);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionApprovalAxis {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => PermissionApprovalAxis::OnRequest,
-            1usize => PermissionApprovalAxis::PromptUnmatched,
-            2usize => PermissionApprovalAxis::AllowAll,
-            _ => {
-                PermissionApprovalAxis::Unknown(
-                    g.unknown_value(PermissionApprovalAxis::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PermissionApprovalAxis "PermissionApprovalAxis" {
+        OnRequest = "onRequest",
+        PromptUnmatched = "promptUnmatched",
+        AllowAll = "allowAll",
+    } open Unknown
+);
 /// The four resolved settings of a committed permission profile: filesystem, network, approval and reviewer.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -4860,52 +3488,12 @@ pub enum PermissionFilesystemAxis {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl PermissionFilesystemAxis {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["sandboxed", "unrestricted"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PermissionFilesystemAxis::Sandboxed => "sandboxed",
-            PermissionFilesystemAxis::Unrestricted => "unrestricted",
-            PermissionFilesystemAxis::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for PermissionFilesystemAxis {
-    const TYPE_NAME: &'static str = "PermissionFilesystemAxis";
-    const KNOWN_VALUES: &'static [&'static str] = PermissionFilesystemAxis::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "sandboxed" => Some(PermissionFilesystemAxis::Sandboxed),
-            "unrestricted" => Some(PermissionFilesystemAxis::Unrestricted),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PermissionFilesystemAxis::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PermissionFilesystemAxis::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(PermissionFilesystemAxis);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionFilesystemAxis {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => PermissionFilesystemAxis::Sandboxed,
-            1usize => PermissionFilesystemAxis::Unrestricted,
-            _ => {
-                PermissionFilesystemAxis::Unknown(
-                    g.unknown_value(PermissionFilesystemAxis::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PermissionFilesystemAxis "PermissionFilesystemAxis" {
+        Sandboxed = "sandboxed",
+        Unrestricted = "unrestricted",
+    } open Unknown
+);
 /// The network setting for local commands under a permission profile. Open enum: new values may appear.
 ///
 /// - `restricted`: Network access is restricted.
@@ -4927,55 +3515,13 @@ pub enum PermissionNetworkAxis {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl PermissionNetworkAxis {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["restricted", "off", "enabled"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PermissionNetworkAxis::Restricted => "restricted",
-            PermissionNetworkAxis::Off => "off",
-            PermissionNetworkAxis::Enabled => "enabled",
-            PermissionNetworkAxis::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for PermissionNetworkAxis {
-    const TYPE_NAME: &'static str = "PermissionNetworkAxis";
-    const KNOWN_VALUES: &'static [&'static str] = PermissionNetworkAxis::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "restricted" => Some(PermissionNetworkAxis::Restricted),
-            "off" => Some(PermissionNetworkAxis::Off),
-            "enabled" => Some(PermissionNetworkAxis::Enabled),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PermissionNetworkAxis::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PermissionNetworkAxis::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(PermissionNetworkAxis);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionNetworkAxis {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => PermissionNetworkAxis::Restricted,
-            1usize => PermissionNetworkAxis::Off,
-            2usize => PermissionNetworkAxis::Enabled,
-            _ => {
-                PermissionNetworkAxis::Unknown(
-                    g.unknown_value(PermissionNetworkAxis::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PermissionNetworkAxis "PermissionNetworkAxis" {
+        Restricted = "restricted",
+        Off = "off",
+        Enabled = "enabled",
+    } open Unknown
+);
 /// Where one `log/physicalLine` chunk sits within its line.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -5145,63 +3691,14 @@ pub enum PhysicalResetReason {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl PhysicalResetReason {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "corrupt",
-        "truncated",
-        "gone",
-        "unloaded",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PhysicalResetReason::Corrupt => "corrupt",
-            PhysicalResetReason::Truncated => "truncated",
-            PhysicalResetReason::Gone => "gone",
-            PhysicalResetReason::Unloaded => "unloaded",
-            PhysicalResetReason::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for PhysicalResetReason {
-    const TYPE_NAME: &'static str = "PhysicalResetReason";
-    const KNOWN_VALUES: &'static [&'static str] = PhysicalResetReason::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "corrupt" => Some(PhysicalResetReason::Corrupt),
-            "truncated" => Some(PhysicalResetReason::Truncated),
-            "gone" => Some(PhysicalResetReason::Gone),
-            "unloaded" => Some(PhysicalResetReason::Unloaded),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PhysicalResetReason::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PhysicalResetReason::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(PhysicalResetReason);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PhysicalResetReason {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => PhysicalResetReason::Corrupt,
-            1usize => PhysicalResetReason::Truncated,
-            2usize => PhysicalResetReason::Gone,
-            3usize => PhysicalResetReason::Unloaded,
-            _ => {
-                PhysicalResetReason::Unknown(
-                    g.unknown_value(PhysicalResetReason::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PhysicalResetReason "PhysicalResetReason" {
+        Corrupt = "corrupt",
+        Truncated = "truncated",
+        Gone = "gone",
+        Unloaded = "unloaded",
+    } open Unknown
+);
 /// Platform family of the host process, reported in the `initialize` result. Closed: other values are rejected.
 ///
 /// - `unix`: A Unix-like system (Linux, macOS).
@@ -5216,47 +3713,12 @@ pub enum PlatformFamily {
     /// Windows.
     Windows,
 }
-impl PlatformFamily {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["unix", "windows"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PlatformFamily::Unix => "unix",
-            PlatformFamily::Windows => "windows",
-        }
-    }
-}
-impl StringEnum for PlatformFamily {
-    const TYPE_NAME: &'static str = "PlatformFamily";
-    const KNOWN_VALUES: &'static [&'static str] = PlatformFamily::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "unix" => Some(PlatformFamily::Unix),
-            "windows" => Some(PlatformFamily::Windows),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        PlatformFamily::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(PlatformFamily);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for PlatformFamily {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => PlatformFamily::Unix,
-            _ => PlatformFamily::Windows,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PlatformFamily "PlatformFamily" {
+        Unix = "unix",
+        Windows = "windows",
+    } closed
+);
 /// Operating system of the host process, reported in the `initialize` result. Closed: other values are rejected.
 ///
 /// - `macos`: macOS.
@@ -5274,50 +3736,13 @@ pub enum PlatformOs {
     /// Windows.
     Windows,
 }
-impl PlatformOs {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["macos", "linux", "windows"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PlatformOs::Macos => "macos",
-            PlatformOs::Linux => "linux",
-            PlatformOs::Windows => "windows",
-        }
-    }
-}
-impl StringEnum for PlatformOs {
-    const TYPE_NAME: &'static str = "PlatformOs";
-    const KNOWN_VALUES: &'static [&'static str] = PlatformOs::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "macos" => Some(PlatformOs::Macos),
-            "linux" => Some(PlatformOs::Linux),
-            "windows" => Some(PlatformOs::Windows),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        PlatformOs::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(PlatformOs);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for PlatformOs {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => PlatformOs::Macos,
-            1usize => PlatformOs::Linux,
-            _ => PlatformOs::Windows,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PlatformOs "PlatformOs" {
+        Macos = "macos",
+        Linux = "linux",
+        Windows = "windows",
+    } closed
+);
 /// An input still waiting to be delivered to a session, as listed in `queuedInputs` of the `session/read` result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5623,74 +4048,18 @@ pub enum ReasoningEffort {
     /// The highest tier, above `max`.
     Ultra,
 }
-impl ReasoningEffort {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "none",
-        "minimal",
-        "low",
-        "medium",
-        "high",
-        "xhigh",
-        "max",
-        "ultra",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ReasoningEffort::None => "none",
-            ReasoningEffort::Minimal => "minimal",
-            ReasoningEffort::Low => "low",
-            ReasoningEffort::Medium => "medium",
-            ReasoningEffort::High => "high",
-            ReasoningEffort::Xhigh => "xhigh",
-            ReasoningEffort::Max => "max",
-            ReasoningEffort::Ultra => "ultra",
-        }
-    }
-}
-impl StringEnum for ReasoningEffort {
-    const TYPE_NAME: &'static str = "ReasoningEffort";
-    const KNOWN_VALUES: &'static [&'static str] = ReasoningEffort::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "none" => Some(ReasoningEffort::None),
-            "minimal" => Some(ReasoningEffort::Minimal),
-            "low" => Some(ReasoningEffort::Low),
-            "medium" => Some(ReasoningEffort::Medium),
-            "high" => Some(ReasoningEffort::High),
-            "xhigh" => Some(ReasoningEffort::Xhigh),
-            "max" => Some(ReasoningEffort::Max),
-            "ultra" => Some(ReasoningEffort::Ultra),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        ReasoningEffort::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ReasoningEffort);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ReasoningEffort {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(8usize) {
-            0usize => ReasoningEffort::None,
-            1usize => ReasoningEffort::Minimal,
-            2usize => ReasoningEffort::Low,
-            3usize => ReasoningEffort::Medium,
-            4usize => ReasoningEffort::High,
-            5usize => ReasoningEffort::Xhigh,
-            6usize => ReasoningEffort::Max,
-            _ => ReasoningEffort::Ultra,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ReasoningEffort "ReasoningEffort" {
+        None = "none",
+        Minimal = "minimal",
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+        Xhigh = "xhigh",
+        Max = "max",
+        Ultra = "ultra",
+    } closed
+);
 /// Who or what set the session's default reasoning effort. Open enum.
 ///
 /// - `user`: A user command, such as `session/setReasoningEffort`.
@@ -5710,53 +4079,13 @@ pub enum ReasoningEffortChangeSource {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ReasoningEffortChangeSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["user", "default", "policy"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ReasoningEffortChangeSource::User => "user",
-            ReasoningEffortChangeSource::Default => "default",
-            ReasoningEffortChangeSource::Policy => "policy",
-            ReasoningEffortChangeSource::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ReasoningEffortChangeSource {
-    const TYPE_NAME: &'static str = "ReasoningEffortChangeSource";
-    const KNOWN_VALUES: &'static [&'static str] = ReasoningEffortChangeSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "user" => Some(ReasoningEffortChangeSource::User),
-            "default" => Some(ReasoningEffortChangeSource::Default),
-            "policy" => Some(ReasoningEffortChangeSource::Policy),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ReasoningEffortChangeSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ReasoningEffortChangeSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ReasoningEffortChangeSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ReasoningEffortChangeSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ReasoningEffortChangeSource::User,
-            1usize => ReasoningEffortChangeSource::Default,
-            2usize => ReasoningEffortChangeSource::Policy,
-            _ => {
-                ReasoningEffortChangeSource::Unknown(
-                    g.unknown_value(ReasoningEffortChangeSource::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ReasoningEffortChangeSource "ReasoningEffortChangeSource" {
+        User = "user",
+        Default = "default",
+        Policy = "policy",
+    } open Unknown
+);
 /// The session's current default reasoning effort, as shown in the snapshot; the same pair that `session/reasoningEffortChanged` reports.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5868,65 +4197,15 @@ pub enum RecoveryEffectiveSource {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl RecoveryEffectiveSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "request",
-        "retained",
-        "legacyOmission",
-        "hostPolicy",
-        "unknown",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            RecoveryEffectiveSource::Request => "request",
-            RecoveryEffectiveSource::Retained => "retained",
-            RecoveryEffectiveSource::LegacyOmission => "legacyOmission",
-            RecoveryEffectiveSource::HostPolicy => "hostPolicy",
-            RecoveryEffectiveSource::UnknownValue => "unknown",
-            RecoveryEffectiveSource::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for RecoveryEffectiveSource {
-    const TYPE_NAME: &'static str = "RecoveryEffectiveSource";
-    const KNOWN_VALUES: &'static [&'static str] = RecoveryEffectiveSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "request" => Some(RecoveryEffectiveSource::Request),
-            "retained" => Some(RecoveryEffectiveSource::Retained),
-            "legacyOmission" => Some(RecoveryEffectiveSource::LegacyOmission),
-            "hostPolicy" => Some(RecoveryEffectiveSource::HostPolicy),
-            "unknown" => Some(RecoveryEffectiveSource::UnknownValue),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(RecoveryEffectiveSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        RecoveryEffectiveSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(RecoveryEffectiveSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for RecoveryEffectiveSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => RecoveryEffectiveSource::Request,
-            1usize => RecoveryEffectiveSource::Retained,
-            2usize => RecoveryEffectiveSource::LegacyOmission,
-            3usize => RecoveryEffectiveSource::HostPolicy,
-            4usize => RecoveryEffectiveSource::UnknownValue,
-            _ => {
-                RecoveryEffectiveSource::Unknown(
-                    g.unknown_value(RecoveryEffectiveSource::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    RecoveryEffectiveSource "RecoveryEffectiveSource" {
+        Request = "request",
+        Retained = "retained",
+        LegacyOmission = "legacyOmission",
+        HostPolicy = "hostPolicy",
+        UnknownValue = "unknown",
+    } open Unknown
+);
 /// The recovery mode a client asks for in `session/start` or `session/resume`. Leaving it out is different from sending `"off"`: omission lets the host decide. Closed: other values are rejected.
 ///
 /// - `on`: Ask for recovery to be on.
@@ -5941,47 +4220,12 @@ pub enum RecoveryMode {
     /// Ask for recovery to be off.
     Off,
 }
-impl RecoveryMode {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["on", "off"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            RecoveryMode::On => "on",
-            RecoveryMode::Off => "off",
-        }
-    }
-}
-impl StringEnum for RecoveryMode {
-    const TYPE_NAME: &'static str = "RecoveryMode";
-    const KNOWN_VALUES: &'static [&'static str] = RecoveryMode::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "on" => Some(RecoveryMode::On),
-            "off" => Some(RecoveryMode::Off),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        RecoveryMode::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(RecoveryMode);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for RecoveryMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => RecoveryMode::On,
-            _ => RecoveryMode::Off,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    RecoveryMode "RecoveryMode" {
+        On = "on",
+        Off = "off",
+    } closed
+);
 /// One consistent snapshot of a session's recovery-mode state, taken by the host from a single session runtime. Carried on `session/read` and on some errors. Every member is required and non-null.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6084,53 +4328,13 @@ pub enum RecoveryObservedMode {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl RecoveryObservedMode {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["on", "off", "unknown"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            RecoveryObservedMode::On => "on",
-            RecoveryObservedMode::Off => "off",
-            RecoveryObservedMode::UnknownValue => "unknown",
-            RecoveryObservedMode::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for RecoveryObservedMode {
-    const TYPE_NAME: &'static str = "RecoveryObservedMode";
-    const KNOWN_VALUES: &'static [&'static str] = RecoveryObservedMode::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "on" => Some(RecoveryObservedMode::On),
-            "off" => Some(RecoveryObservedMode::Off),
-            "unknown" => Some(RecoveryObservedMode::UnknownValue),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(RecoveryObservedMode::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        RecoveryObservedMode::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(RecoveryObservedMode);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for RecoveryObservedMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => RecoveryObservedMode::On,
-            1usize => RecoveryObservedMode::Off,
-            2usize => RecoveryObservedMode::UnknownValue,
-            _ => {
-                RecoveryObservedMode::Unknown(
-                    g.unknown_value(RecoveryObservedMode::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    RecoveryObservedMode "RecoveryObservedMode" {
+        On = "on",
+        Off = "off",
+        UnknownValue = "unknown",
+    } open Unknown
+);
 /// The host's assessment of recovery for this session runtime. It is an assessment only, not a receipt that any operation was accepted. Open: new values may appear.
 ///
 /// - `qualified`: Recovery is supported for this runtime.
@@ -6153,61 +4357,14 @@ pub enum RecoveryQualification {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl RecoveryQualification {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "qualified",
-        "unavailable",
-        "notRequired",
-        "unknown",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            RecoveryQualification::Qualified => "qualified",
-            RecoveryQualification::Unavailable => "unavailable",
-            RecoveryQualification::NotRequired => "notRequired",
-            RecoveryQualification::UnknownValue => "unknown",
-            RecoveryQualification::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for RecoveryQualification {
-    const TYPE_NAME: &'static str = "RecoveryQualification";
-    const KNOWN_VALUES: &'static [&'static str] = RecoveryQualification::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "qualified" => Some(RecoveryQualification::Qualified),
-            "unavailable" => Some(RecoveryQualification::Unavailable),
-            "notRequired" => Some(RecoveryQualification::NotRequired),
-            "unknown" => Some(RecoveryQualification::UnknownValue),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(RecoveryQualification::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        RecoveryQualification::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(RecoveryQualification);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for RecoveryQualification {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => RecoveryQualification::Qualified,
-            1usize => RecoveryQualification::Unavailable,
-            2usize => RecoveryQualification::NotRequired,
-            3usize => RecoveryQualification::UnknownValue,
-            _ => {
-                RecoveryQualification::Unknown(
-                    g.unknown_value(RecoveryQualification::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    RecoveryQualification "RecoveryQualification" {
+        Qualified = "qualified",
+        Unavailable = "unavailable",
+        NotRequired = "notRequired",
+        UnknownValue = "unknown",
+    } open Unknown
+);
 /// A display hint attached to an item for replaying a tree transition: which kinds of rows to mention and where to place the hint. The two members are sent together or the object is absent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6372,46 +4529,12 @@ pub enum RetractOutcome {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl RetractOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["accepted", "declined"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            RetractOutcome::Accepted => "accepted",
-            RetractOutcome::Declined => "declined",
-            RetractOutcome::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for RetractOutcome {
-    const TYPE_NAME: &'static str = "RetractOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = RetractOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "accepted" => Some(RetractOutcome::Accepted),
-            "declined" => Some(RetractOutcome::Declined),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(RetractOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        RetractOutcome::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(RetractOutcome);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for RetractOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => RetractOutcome::Accepted,
-            1usize => RetractOutcome::Declined,
-            _ => RetractOutcome::Unknown(g.unknown_value(RetractOutcome::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    RetractOutcome "RetractOutcome" {
+        Accepted = "accepted",
+        Declined = "declined",
+    } open Unknown
+);
 /// Who reviews approval requests under a permission profile. Open: new values may appear.
 ///
 /// - `autoReview`: An automated reviewer decides.
@@ -6433,55 +4556,13 @@ pub enum ReviewerAuthority {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl ReviewerAuthority {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["autoReview", "human", "none"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ReviewerAuthority::AutoReview => "autoReview",
-            ReviewerAuthority::Human => "human",
-            ReviewerAuthority::None => "none",
-            ReviewerAuthority::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for ReviewerAuthority {
-    const TYPE_NAME: &'static str = "ReviewerAuthority";
-    const KNOWN_VALUES: &'static [&'static str] = ReviewerAuthority::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "autoReview" => Some(ReviewerAuthority::AutoReview),
-            "human" => Some(ReviewerAuthority::Human),
-            "none" => Some(ReviewerAuthority::None),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ReviewerAuthority::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ReviewerAuthority::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(ReviewerAuthority);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for ReviewerAuthority {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ReviewerAuthority::AutoReview,
-            1usize => ReviewerAuthority::Human,
-            2usize => ReviewerAuthority::None,
-            _ => {
-                ReviewerAuthority::Unknown(
-                    g.unknown_value(ReviewerAuthority::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ReviewerAuthority "ReviewerAuthority" {
+        AutoReview = "autoReview",
+        Human = "human",
+        None = "none",
+    } open Unknown
+);
 /// Reports if the host process is able to enforce sandboxing. Fixed for the life of the process and the same for every session and connection; clients cannot request it. Open: new values may appear.
 ///
 /// - `available`: Sandboxing can be enforced.
@@ -6498,50 +4579,12 @@ pub enum SandboxAvailability {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SandboxAvailability {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["available", "unavailable"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SandboxAvailability::Available => "available",
-            SandboxAvailability::Unavailable => "unavailable",
-            SandboxAvailability::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SandboxAvailability {
-    const TYPE_NAME: &'static str = "SandboxAvailability";
-    const KNOWN_VALUES: &'static [&'static str] = SandboxAvailability::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "available" => Some(SandboxAvailability::Available),
-            "unavailable" => Some(SandboxAvailability::Unavailable),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SandboxAvailability::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SandboxAvailability::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SandboxAvailability);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SandboxAvailability {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SandboxAvailability::Available,
-            1usize => SandboxAvailability::Unavailable,
-            _ => {
-                SandboxAvailability::Unknown(
-                    g.unknown_value(SandboxAvailability::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SandboxAvailability "SandboxAvailability" {
+        Available = "available",
+        Unavailable = "unavailable",
+    } open Unknown
+);
 /// Why the host cannot enforce its sandbox, sent only alongside `sandboxAvailability: "unavailable"`. Open: new reasons may appear; show an unknown one as unknown.
 ///
 /// - `userNamespacesDenied`: The operating system does not allow the unprivileged user namespaces the sandbox needs.
@@ -6558,57 +4601,12 @@ pub enum SandboxUnavailableReason {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SandboxUnavailableReason {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "userNamespacesDenied",
-        "bubblewrapUnavailable",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SandboxUnavailableReason::UserNamespacesDenied => "userNamespacesDenied",
-            SandboxUnavailableReason::BubblewrapUnavailable => "bubblewrapUnavailable",
-            SandboxUnavailableReason::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SandboxUnavailableReason {
-    const TYPE_NAME: &'static str = "SandboxUnavailableReason";
-    const KNOWN_VALUES: &'static [&'static str] = SandboxUnavailableReason::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "userNamespacesDenied" => {
-                Some(SandboxUnavailableReason::UserNamespacesDenied)
-            }
-            "bubblewrapUnavailable" => {
-                Some(SandboxUnavailableReason::BubblewrapUnavailable)
-            }
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SandboxUnavailableReason::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SandboxUnavailableReason::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SandboxUnavailableReason);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SandboxUnavailableReason {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SandboxUnavailableReason::UserNamespacesDenied,
-            1usize => SandboxUnavailableReason::BubblewrapUnavailable,
-            _ => {
-                SandboxUnavailableReason::Unknown(
-                    g.unknown_value(SandboxUnavailableReason::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SandboxUnavailableReason "SandboxUnavailableReason" {
+        UserNamespacesDenied = "userNamespacesDenied",
+        BubblewrapUnavailable = "bubblewrapUnavailable",
+    } open Unknown
+);
 /// Identifies the wire schema the host speaks, inside the `initialize` result. `version` numbers the JSON-RPC envelope format only; it is unrelated to the snapshot `schemaVersion` and the raw-log `schema_version`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7238,69 +5236,16 @@ pub enum StatusHealthLevel {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl StatusHealthLevel {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "ok",
-        "waiting",
-        "degraded",
-        "retrying",
-        "blocked",
-        "failed",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            StatusHealthLevel::Ok => "ok",
-            StatusHealthLevel::Waiting => "waiting",
-            StatusHealthLevel::Degraded => "degraded",
-            StatusHealthLevel::Retrying => "retrying",
-            StatusHealthLevel::Blocked => "blocked",
-            StatusHealthLevel::Failed => "failed",
-            StatusHealthLevel::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for StatusHealthLevel {
-    const TYPE_NAME: &'static str = "StatusHealthLevel";
-    const KNOWN_VALUES: &'static [&'static str] = StatusHealthLevel::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "ok" => Some(StatusHealthLevel::Ok),
-            "waiting" => Some(StatusHealthLevel::Waiting),
-            "degraded" => Some(StatusHealthLevel::Degraded),
-            "retrying" => Some(StatusHealthLevel::Retrying),
-            "blocked" => Some(StatusHealthLevel::Blocked),
-            "failed" => Some(StatusHealthLevel::Failed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(StatusHealthLevel::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        StatusHealthLevel::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(StatusHealthLevel);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for StatusHealthLevel {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(7usize) {
-            0usize => StatusHealthLevel::Ok,
-            1usize => StatusHealthLevel::Waiting,
-            2usize => StatusHealthLevel::Degraded,
-            3usize => StatusHealthLevel::Retrying,
-            4usize => StatusHealthLevel::Blocked,
-            5usize => StatusHealthLevel::Failed,
-            _ => {
-                StatusHealthLevel::Unknown(
-                    g.unknown_value(StatusHealthLevel::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    StatusHealthLevel "StatusHealthLevel" {
+        Ok = "ok",
+        Waiting = "waiting",
+        Degraded = "degraded",
+        Retrying = "retrying",
+        Blocked = "blocked",
+        Failed = "failed",
+    } open Unknown
+);
 /// Progress of a long-running tool call, carried in the item's `statusProgress` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7754,57 +5699,14 @@ pub enum TodoStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl TodoStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "pending",
-        "inProgress",
-        "completed",
-        "cancelled",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            TodoStatus::Pending => "pending",
-            TodoStatus::InProgress => "inProgress",
-            TodoStatus::Completed => "completed",
-            TodoStatus::Cancelled => "cancelled",
-            TodoStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for TodoStatus {
-    const TYPE_NAME: &'static str = "TodoStatus";
-    const KNOWN_VALUES: &'static [&'static str] = TodoStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "pending" => Some(TodoStatus::Pending),
-            "inProgress" => Some(TodoStatus::InProgress),
-            "completed" => Some(TodoStatus::Completed),
-            "cancelled" => Some(TodoStatus::Cancelled),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(TodoStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        TodoStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(TodoStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for TodoStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => TodoStatus::Pending,
-            1usize => TodoStatus::InProgress,
-            2usize => TodoStatus::Completed,
-            3usize => TodoStatus::Cancelled,
-            _ => TodoStatus::Unknown(g.unknown_value(TodoStatus::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    TodoStatus "TodoStatus" {
+        Pending = "pending",
+        InProgress = "inProgress",
+        Completed = "completed",
+        Cancelled = "cancelled",
+    } open Unknown
+);
 /// Token counters exactly as the provider reported them. Providers count differently, so do not add these across providers; use the counted-once totals instead.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8168,65 +6070,15 @@ pub enum ToolReceiptOperation {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ToolReceiptOperation {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "create",
-        "delete",
-        "list",
-        "execute",
-        "wait",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ToolReceiptOperation::Create => "create",
-            ToolReceiptOperation::Delete => "delete",
-            ToolReceiptOperation::List => "list",
-            ToolReceiptOperation::Execute => "execute",
-            ToolReceiptOperation::Wait => "wait",
-            ToolReceiptOperation::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ToolReceiptOperation {
-    const TYPE_NAME: &'static str = "ToolReceiptOperation";
-    const KNOWN_VALUES: &'static [&'static str] = ToolReceiptOperation::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "create" => Some(ToolReceiptOperation::Create),
-            "delete" => Some(ToolReceiptOperation::Delete),
-            "list" => Some(ToolReceiptOperation::List),
-            "execute" => Some(ToolReceiptOperation::Execute),
-            "wait" => Some(ToolReceiptOperation::Wait),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ToolReceiptOperation::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ToolReceiptOperation::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ToolReceiptOperation);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ToolReceiptOperation {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => ToolReceiptOperation::Create,
-            1usize => ToolReceiptOperation::Delete,
-            2usize => ToolReceiptOperation::List,
-            3usize => ToolReceiptOperation::Execute,
-            4usize => ToolReceiptOperation::Wait,
-            _ => {
-                ToolReceiptOperation::Unknown(
-                    g.unknown_value(ToolReceiptOperation::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ToolReceiptOperation "ToolReceiptOperation" {
+        Create = "create",
+        Delete = "delete",
+        List = "list",
+        Execute = "execute",
+        Wait = "wait",
+    } open Unknown
+);
 /// What a tool operation did. One vocabulary shared by all families: a value means the same thing in every family. Open enum.
 ///
 /// - `created`: A new entry was created.
@@ -8270,89 +6122,21 @@ pub enum ToolReceiptOutcome {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ToolReceiptOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "created",
-        "duplicate",
-        "deleted",
-        "missing",
-        "listed",
-        "rejected",
-        "completed",
-        "pending",
-        "failed",
-        "timedOut",
-        "cancelled",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ToolReceiptOutcome::Created => "created",
-            ToolReceiptOutcome::Duplicate => "duplicate",
-            ToolReceiptOutcome::Deleted => "deleted",
-            ToolReceiptOutcome::Missing => "missing",
-            ToolReceiptOutcome::Listed => "listed",
-            ToolReceiptOutcome::Rejected => "rejected",
-            ToolReceiptOutcome::Completed => "completed",
-            ToolReceiptOutcome::Pending => "pending",
-            ToolReceiptOutcome::Failed => "failed",
-            ToolReceiptOutcome::TimedOut => "timedOut",
-            ToolReceiptOutcome::Cancelled => "cancelled",
-            ToolReceiptOutcome::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ToolReceiptOutcome {
-    const TYPE_NAME: &'static str = "ToolReceiptOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = ToolReceiptOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "created" => Some(ToolReceiptOutcome::Created),
-            "duplicate" => Some(ToolReceiptOutcome::Duplicate),
-            "deleted" => Some(ToolReceiptOutcome::Deleted),
-            "missing" => Some(ToolReceiptOutcome::Missing),
-            "listed" => Some(ToolReceiptOutcome::Listed),
-            "rejected" => Some(ToolReceiptOutcome::Rejected),
-            "completed" => Some(ToolReceiptOutcome::Completed),
-            "pending" => Some(ToolReceiptOutcome::Pending),
-            "failed" => Some(ToolReceiptOutcome::Failed),
-            "timedOut" => Some(ToolReceiptOutcome::TimedOut),
-            "cancelled" => Some(ToolReceiptOutcome::Cancelled),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ToolReceiptOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ToolReceiptOutcome::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ToolReceiptOutcome);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ToolReceiptOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(12usize) {
-            0usize => ToolReceiptOutcome::Created,
-            1usize => ToolReceiptOutcome::Duplicate,
-            2usize => ToolReceiptOutcome::Deleted,
-            3usize => ToolReceiptOutcome::Missing,
-            4usize => ToolReceiptOutcome::Listed,
-            5usize => ToolReceiptOutcome::Rejected,
-            6usize => ToolReceiptOutcome::Completed,
-            7usize => ToolReceiptOutcome::Pending,
-            8usize => ToolReceiptOutcome::Failed,
-            9usize => ToolReceiptOutcome::TimedOut,
-            10usize => ToolReceiptOutcome::Cancelled,
-            _ => {
-                ToolReceiptOutcome::Unknown(
-                    g.unknown_value(ToolReceiptOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ToolReceiptOutcome "ToolReceiptOutcome" {
+        Created = "created",
+        Duplicate = "duplicate",
+        Deleted = "deleted",
+        Missing = "missing",
+        Listed = "listed",
+        Rejected = "rejected",
+        Completed = "completed",
+        Pending = "pending",
+        Failed = "failed",
+        TimedOut = "timedOut",
+        Cancelled = "cancelled",
+    } open Unknown
+);
 /// Optional W3C trace context attached to a request, in either direction. Never sent on responses or notifications.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8501,42 +6285,11 @@ pub enum UnknownModelReasoningEffortVariants {
     /// The model's supported reasoning efforts are not known.
     Unknown,
 }
-impl UnknownModelReasoningEffortVariants {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["unknown"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            UnknownModelReasoningEffortVariants::Unknown => "unknown",
-        }
-    }
-}
-impl StringEnum for UnknownModelReasoningEffortVariants {
-    const TYPE_NAME: &'static str = "UnknownModelReasoningEffortVariants";
-    const KNOWN_VALUES: &'static [&'static str] = UnknownModelReasoningEffortVariants::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "unknown" => Some(UnknownModelReasoningEffortVariants::Unknown),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        UnknownModelReasoningEffortVariants::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(UnknownModelReasoningEffortVariants);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for UnknownModelReasoningEffortVariants {
-    fn sample(_: &mut crate::sample::Sampler) -> Self {
-        UnknownModelReasoningEffortVariants::Unknown
-    }
-}
+crate::support::impl_string_enum!(
+    UnknownModelReasoningEffortVariants "UnknownModelReasoningEffortVariants" {
+        Unknown = "unknown",
+    } closed
+);
 /// Which version-control system a branch observation was made with. Open: new values may appear.
 ///
 /// - `git`: Git.
@@ -8553,46 +6306,12 @@ pub enum Vcs {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl Vcs {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["git", "sapling"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Vcs::Git => "git",
-            Vcs::Sapling => "sapling",
-            Vcs::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for Vcs {
-    const TYPE_NAME: &'static str = "Vcs";
-    const KNOWN_VALUES: &'static [&'static str] = Vcs::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "git" => Some(Vcs::Git),
-            "sapling" => Some(Vcs::Sapling),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(Vcs::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        Vcs::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(Vcs);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for Vcs {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => Vcs::Git,
-            1usize => Vcs::Sapling,
-            _ => Vcs::Unknown(g.unknown_value(Vcs::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    Vcs "Vcs" {
+        Git = "git",
+        Sapling = "sapling",
+    } open Unknown
+);
 /// One result returned by a `webSearch` item.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

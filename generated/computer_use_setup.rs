@@ -70,65 +70,15 @@ pub enum ComputerUseSetupPhase {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ComputerUseSetupPhase {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "dormant",
-        "inProgress",
-        "restartRequired",
-        "readyForTarget",
-        "stopped",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ComputerUseSetupPhase::Dormant => "dormant",
-            ComputerUseSetupPhase::InProgress => "inProgress",
-            ComputerUseSetupPhase::RestartRequired => "restartRequired",
-            ComputerUseSetupPhase::ReadyForTarget => "readyForTarget",
-            ComputerUseSetupPhase::Stopped => "stopped",
-            ComputerUseSetupPhase::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ComputerUseSetupPhase {
-    const TYPE_NAME: &'static str = "ComputerUseSetupPhase";
-    const KNOWN_VALUES: &'static [&'static str] = ComputerUseSetupPhase::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "dormant" => Some(ComputerUseSetupPhase::Dormant),
-            "inProgress" => Some(ComputerUseSetupPhase::InProgress),
-            "restartRequired" => Some(ComputerUseSetupPhase::RestartRequired),
-            "readyForTarget" => Some(ComputerUseSetupPhase::ReadyForTarget),
-            "stopped" => Some(ComputerUseSetupPhase::Stopped),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ComputerUseSetupPhase::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ComputerUseSetupPhase::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ComputerUseSetupPhase);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseSetupPhase {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => ComputerUseSetupPhase::Dormant,
-            1usize => ComputerUseSetupPhase::InProgress,
-            2usize => ComputerUseSetupPhase::RestartRequired,
-            3usize => ComputerUseSetupPhase::ReadyForTarget,
-            4usize => ComputerUseSetupPhase::Stopped,
-            _ => {
-                ComputerUseSetupPhase::Unknown(
-                    g.unknown_value(ComputerUseSetupPhase::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ComputerUseSetupPhase "ComputerUseSetupPhase" {
+        Dormant = "dormant",
+        InProgress = "inProgress",
+        RestartRequired = "restartRequired",
+        ReadyForTarget = "readyForTarget",
+        Stopped = "stopped",
+    } open Unknown
+);
 /// Params of `computerUseSetup/read`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

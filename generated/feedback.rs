@@ -23,58 +23,14 @@ pub enum FeedbackClassification {
     /// Any other feedback.
     Other,
 }
-impl FeedbackClassification {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "bug",
-        "badResult",
-        "goodResult",
-        "other",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            FeedbackClassification::Bug => "bug",
-            FeedbackClassification::BadResult => "badResult",
-            FeedbackClassification::GoodResult => "goodResult",
-            FeedbackClassification::Other => "other",
-        }
-    }
-}
-impl StringEnum for FeedbackClassification {
-    const TYPE_NAME: &'static str = "FeedbackClassification";
-    const KNOWN_VALUES: &'static [&'static str] = FeedbackClassification::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "bug" => Some(FeedbackClassification::Bug),
-            "badResult" => Some(FeedbackClassification::BadResult),
-            "goodResult" => Some(FeedbackClassification::GoodResult),
-            "other" => Some(FeedbackClassification::Other),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        FeedbackClassification::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(FeedbackClassification);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for FeedbackClassification {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => FeedbackClassification::Bug,
-            1usize => FeedbackClassification::BadResult,
-            2usize => FeedbackClassification::GoodResult,
-            _ => FeedbackClassification::Other,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    FeedbackClassification "FeedbackClassification" {
+        Bug = "bug",
+        BadResult = "badResult",
+        GoodResult = "goodResult",
+        Other = "other",
+    } closed
+);
 /// How a `feedback/submit` call ended. Open enum: a client should accept unknown values and show them as an unspecified outcome.
 ///
 /// - `uploaded`: The feedback service accepted the report; `uploadId` is present.
@@ -118,91 +74,21 @@ pub enum FeedbackSubmitOutcome {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl FeedbackSubmitOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "uploaded",
-        "recorded",
-        "acceptedWithoutReceipt",
-        "trackingFailed",
-        "trackingUncertain",
-        "dark",
-        "disabled",
-        "noCredential",
-        "authRejected",
-        "rateLimited",
-        "failed",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            FeedbackSubmitOutcome::Uploaded => "uploaded",
-            FeedbackSubmitOutcome::Recorded => "recorded",
-            FeedbackSubmitOutcome::AcceptedWithoutReceipt => "acceptedWithoutReceipt",
-            FeedbackSubmitOutcome::TrackingFailed => "trackingFailed",
-            FeedbackSubmitOutcome::TrackingUncertain => "trackingUncertain",
-            FeedbackSubmitOutcome::Dark => "dark",
-            FeedbackSubmitOutcome::Disabled => "disabled",
-            FeedbackSubmitOutcome::NoCredential => "noCredential",
-            FeedbackSubmitOutcome::AuthRejected => "authRejected",
-            FeedbackSubmitOutcome::RateLimited => "rateLimited",
-            FeedbackSubmitOutcome::Failed => "failed",
-            FeedbackSubmitOutcome::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for FeedbackSubmitOutcome {
-    const TYPE_NAME: &'static str = "FeedbackSubmitOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = FeedbackSubmitOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "uploaded" => Some(FeedbackSubmitOutcome::Uploaded),
-            "recorded" => Some(FeedbackSubmitOutcome::Recorded),
-            "acceptedWithoutReceipt" => {
-                Some(FeedbackSubmitOutcome::AcceptedWithoutReceipt)
-            }
-            "trackingFailed" => Some(FeedbackSubmitOutcome::TrackingFailed),
-            "trackingUncertain" => Some(FeedbackSubmitOutcome::TrackingUncertain),
-            "dark" => Some(FeedbackSubmitOutcome::Dark),
-            "disabled" => Some(FeedbackSubmitOutcome::Disabled),
-            "noCredential" => Some(FeedbackSubmitOutcome::NoCredential),
-            "authRejected" => Some(FeedbackSubmitOutcome::AuthRejected),
-            "rateLimited" => Some(FeedbackSubmitOutcome::RateLimited),
-            "failed" => Some(FeedbackSubmitOutcome::Failed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(FeedbackSubmitOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        FeedbackSubmitOutcome::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(FeedbackSubmitOutcome);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for FeedbackSubmitOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(12usize) {
-            0usize => FeedbackSubmitOutcome::Uploaded,
-            1usize => FeedbackSubmitOutcome::Recorded,
-            2usize => FeedbackSubmitOutcome::AcceptedWithoutReceipt,
-            3usize => FeedbackSubmitOutcome::TrackingFailed,
-            4usize => FeedbackSubmitOutcome::TrackingUncertain,
-            5usize => FeedbackSubmitOutcome::Dark,
-            6usize => FeedbackSubmitOutcome::Disabled,
-            7usize => FeedbackSubmitOutcome::NoCredential,
-            8usize => FeedbackSubmitOutcome::AuthRejected,
-            9usize => FeedbackSubmitOutcome::RateLimited,
-            10usize => FeedbackSubmitOutcome::Failed,
-            _ => {
-                FeedbackSubmitOutcome::Unknown(
-                    g.unknown_value(FeedbackSubmitOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    FeedbackSubmitOutcome "FeedbackSubmitOutcome" {
+        Uploaded = "uploaded",
+        Recorded = "recorded",
+        AcceptedWithoutReceipt = "acceptedWithoutReceipt",
+        TrackingFailed = "trackingFailed",
+        TrackingUncertain = "trackingUncertain",
+        Dark = "dark",
+        Disabled = "disabled",
+        NoCredential = "noCredential",
+        AuthRejected = "authRejected",
+        RateLimited = "rateLimited",
+        Failed = "failed",
+    } open Unknown
+);
 /// Params of `feedback/submit`: the report the user confirmed. Sending the request is itself the user's confirmation to submit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

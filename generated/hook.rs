@@ -130,121 +130,30 @@ pub enum HookEventName {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl HookEventName {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "sessionStart",
-        "userPromptSubmit",
-        "preToolUse",
-        "permissionRequest",
-        "postToolUse",
-        "preLLMCall",
-        "postLLMCall",
-        "preCompact",
-        "postCompact",
-        "subagentStart",
-        "subagentStop",
-        "stop",
-        "sessionEnd",
-        "notification",
-        "postToolUseFailure",
-        "stopFailure",
-        "postToolBatch",
-        "interrupt",
-        "sessionFork",
-        "toolUseStart",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            HookEventName::SessionStart => "sessionStart",
-            HookEventName::UserPromptSubmit => "userPromptSubmit",
-            HookEventName::PreToolUse => "preToolUse",
-            HookEventName::PermissionRequest => "permissionRequest",
-            HookEventName::PostToolUse => "postToolUse",
-            HookEventName::PreLlmCall => "preLLMCall",
-            HookEventName::PostLlmCall => "postLLMCall",
-            HookEventName::PreCompact => "preCompact",
-            HookEventName::PostCompact => "postCompact",
-            HookEventName::SubagentStart => "subagentStart",
-            HookEventName::SubagentStop => "subagentStop",
-            HookEventName::Stop => "stop",
-            HookEventName::SessionEnd => "sessionEnd",
-            HookEventName::Notification => "notification",
-            HookEventName::PostToolUseFailure => "postToolUseFailure",
-            HookEventName::StopFailure => "stopFailure",
-            HookEventName::PostToolBatch => "postToolBatch",
-            HookEventName::Interrupt => "interrupt",
-            HookEventName::SessionFork => "sessionFork",
-            HookEventName::ToolUseStart => "toolUseStart",
-            HookEventName::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for HookEventName {
-    const TYPE_NAME: &'static str = "HookEventName";
-    const KNOWN_VALUES: &'static [&'static str] = HookEventName::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "sessionStart" => Some(HookEventName::SessionStart),
-            "userPromptSubmit" => Some(HookEventName::UserPromptSubmit),
-            "preToolUse" => Some(HookEventName::PreToolUse),
-            "permissionRequest" => Some(HookEventName::PermissionRequest),
-            "postToolUse" => Some(HookEventName::PostToolUse),
-            "preLLMCall" => Some(HookEventName::PreLlmCall),
-            "postLLMCall" => Some(HookEventName::PostLlmCall),
-            "preCompact" => Some(HookEventName::PreCompact),
-            "postCompact" => Some(HookEventName::PostCompact),
-            "subagentStart" => Some(HookEventName::SubagentStart),
-            "subagentStop" => Some(HookEventName::SubagentStop),
-            "stop" => Some(HookEventName::Stop),
-            "sessionEnd" => Some(HookEventName::SessionEnd),
-            "notification" => Some(HookEventName::Notification),
-            "postToolUseFailure" => Some(HookEventName::PostToolUseFailure),
-            "stopFailure" => Some(HookEventName::StopFailure),
-            "postToolBatch" => Some(HookEventName::PostToolBatch),
-            "interrupt" => Some(HookEventName::Interrupt),
-            "sessionFork" => Some(HookEventName::SessionFork),
-            "toolUseStart" => Some(HookEventName::ToolUseStart),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(HookEventName::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        HookEventName::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(HookEventName);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for HookEventName {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(21usize) {
-            0usize => HookEventName::SessionStart,
-            1usize => HookEventName::UserPromptSubmit,
-            2usize => HookEventName::PreToolUse,
-            3usize => HookEventName::PermissionRequest,
-            4usize => HookEventName::PostToolUse,
-            5usize => HookEventName::PreLlmCall,
-            6usize => HookEventName::PostLlmCall,
-            7usize => HookEventName::PreCompact,
-            8usize => HookEventName::PostCompact,
-            9usize => HookEventName::SubagentStart,
-            10usize => HookEventName::SubagentStop,
-            11usize => HookEventName::Stop,
-            12usize => HookEventName::SessionEnd,
-            13usize => HookEventName::Notification,
-            14usize => HookEventName::PostToolUseFailure,
-            15usize => HookEventName::StopFailure,
-            16usize => HookEventName::PostToolBatch,
-            17usize => HookEventName::Interrupt,
-            18usize => HookEventName::SessionFork,
-            19usize => HookEventName::ToolUseStart,
-            _ => HookEventName::Unknown(g.unknown_value(HookEventName::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    HookEventName "HookEventName" {
+        SessionStart = "sessionStart",
+        UserPromptSubmit = "userPromptSubmit",
+        PreToolUse = "preToolUse",
+        PermissionRequest = "permissionRequest",
+        PostToolUse = "postToolUse",
+        PreLlmCall = "preLLMCall",
+        PostLlmCall = "postLLMCall",
+        PreCompact = "preCompact",
+        PostCompact = "postCompact",
+        SubagentStart = "subagentStart",
+        SubagentStop = "subagentStop",
+        Stop = "stop",
+        SessionEnd = "sessionEnd",
+        Notification = "notification",
+        PostToolUseFailure = "postToolUseFailure",
+        StopFailure = "stopFailure",
+        PostToolBatch = "postToolBatch",
+        Interrupt = "interrupt",
+        SessionFork = "sessionFork",
+        ToolUseStart = "toolUseStart",
+    } open Unknown
+);
 /// Origin of an installed hook handler. Open enum: new origins may appear.
 ///
 /// - `managed`: Defined by managed (administrator-controlled) configuration.
@@ -267,57 +176,14 @@ pub enum HookHandlerKind {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl HookHandlerKind {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "managed",
-        "user",
-        "project",
-        "plugin",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            HookHandlerKind::Managed => "managed",
-            HookHandlerKind::User => "user",
-            HookHandlerKind::Project => "project",
-            HookHandlerKind::Plugin => "plugin",
-            HookHandlerKind::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for HookHandlerKind {
-    const TYPE_NAME: &'static str = "HookHandlerKind";
-    const KNOWN_VALUES: &'static [&'static str] = HookHandlerKind::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "managed" => Some(HookHandlerKind::Managed),
-            "user" => Some(HookHandlerKind::User),
-            "project" => Some(HookHandlerKind::Project),
-            "plugin" => Some(HookHandlerKind::Plugin),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(HookHandlerKind::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        HookHandlerKind::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(HookHandlerKind);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for HookHandlerKind {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => HookHandlerKind::Managed,
-            1usize => HookHandlerKind::User,
-            2usize => HookHandlerKind::Project,
-            3usize => HookHandlerKind::Plugin,
-            _ => HookHandlerKind::Unknown(g.unknown_value(HookHandlerKind::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    HookHandlerKind "HookHandlerKind" {
+        Managed = "managed",
+        User = "user",
+        Project = "project",
+        Plugin = "plugin",
+    } open Unknown
+);
 /// Params of the `hook/list` request. The listing is per session because the hooks in effect depend on that session's workspace and installed plugins.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -412,58 +278,12 @@ pub enum HookRunStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl HookRunStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "completed",
-        "blocked",
-        "failed",
-        "timedOut",
-        "cancelled",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            HookRunStatus::Completed => "completed",
-            HookRunStatus::Blocked => "blocked",
-            HookRunStatus::Failed => "failed",
-            HookRunStatus::TimedOut => "timedOut",
-            HookRunStatus::Cancelled => "cancelled",
-            HookRunStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for HookRunStatus {
-    const TYPE_NAME: &'static str = "HookRunStatus";
-    const KNOWN_VALUES: &'static [&'static str] = HookRunStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "completed" => Some(HookRunStatus::Completed),
-            "blocked" => Some(HookRunStatus::Blocked),
-            "failed" => Some(HookRunStatus::Failed),
-            "timedOut" => Some(HookRunStatus::TimedOut),
-            "cancelled" => Some(HookRunStatus::Cancelled),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(HookRunStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        HookRunStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(HookRunStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for HookRunStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => HookRunStatus::Completed,
-            1usize => HookRunStatus::Blocked,
-            2usize => HookRunStatus::Failed,
-            3usize => HookRunStatus::TimedOut,
-            4usize => HookRunStatus::Cancelled,
-            _ => HookRunStatus::Unknown(g.unknown_value(HookRunStatus::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    HookRunStatus "HookRunStatus" {
+        Completed = "completed",
+        Blocked = "blocked",
+        Failed = "failed",
+        TimedOut = "timedOut",
+        Cancelled = "cancelled",
+    } open Unknown
+);

@@ -1041,115 +1041,28 @@ pub enum ItemKind {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ItemKind {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "userMessage",
-        "agentMessage",
-        "reasoning",
-        "toolCall",
-        "userShell",
-        "subagent",
-        "workflow",
-        "reminderChild",
-        "compaction",
-        "hookRun",
-        "sideChat",
-        "webSearch",
-        "monitorFeed",
-        "damagedRange",
-        "scheduledFire",
-        "backgroundTerminalCompletion",
-        "overdueNotice",
-        "skillRead",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ItemKind::UserMessage => "userMessage",
-            ItemKind::AgentMessage => "agentMessage",
-            ItemKind::Reasoning => "reasoning",
-            ItemKind::ToolCall => "toolCall",
-            ItemKind::UserShell => "userShell",
-            ItemKind::Subagent => "subagent",
-            ItemKind::Workflow => "workflow",
-            ItemKind::ReminderChild => "reminderChild",
-            ItemKind::Compaction => "compaction",
-            ItemKind::HookRun => "hookRun",
-            ItemKind::SideChat => "sideChat",
-            ItemKind::WebSearch => "webSearch",
-            ItemKind::MonitorFeed => "monitorFeed",
-            ItemKind::DamagedRange => "damagedRange",
-            ItemKind::ScheduledFire => "scheduledFire",
-            ItemKind::BackgroundTerminalCompletion => "backgroundTerminalCompletion",
-            ItemKind::OverdueNotice => "overdueNotice",
-            ItemKind::SkillRead => "skillRead",
-            ItemKind::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ItemKind {
-    const TYPE_NAME: &'static str = "ItemKind";
-    const KNOWN_VALUES: &'static [&'static str] = ItemKind::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "userMessage" => Some(ItemKind::UserMessage),
-            "agentMessage" => Some(ItemKind::AgentMessage),
-            "reasoning" => Some(ItemKind::Reasoning),
-            "toolCall" => Some(ItemKind::ToolCall),
-            "userShell" => Some(ItemKind::UserShell),
-            "subagent" => Some(ItemKind::Subagent),
-            "workflow" => Some(ItemKind::Workflow),
-            "reminderChild" => Some(ItemKind::ReminderChild),
-            "compaction" => Some(ItemKind::Compaction),
-            "hookRun" => Some(ItemKind::HookRun),
-            "sideChat" => Some(ItemKind::SideChat),
-            "webSearch" => Some(ItemKind::WebSearch),
-            "monitorFeed" => Some(ItemKind::MonitorFeed),
-            "damagedRange" => Some(ItemKind::DamagedRange),
-            "scheduledFire" => Some(ItemKind::ScheduledFire),
-            "backgroundTerminalCompletion" => {
-                Some(ItemKind::BackgroundTerminalCompletion)
-            }
-            "overdueNotice" => Some(ItemKind::OverdueNotice),
-            "skillRead" => Some(ItemKind::SkillRead),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ItemKind::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ItemKind::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ItemKind);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemKind {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(19usize) {
-            0usize => ItemKind::UserMessage,
-            1usize => ItemKind::AgentMessage,
-            2usize => ItemKind::Reasoning,
-            3usize => ItemKind::ToolCall,
-            4usize => ItemKind::UserShell,
-            5usize => ItemKind::Subagent,
-            6usize => ItemKind::Workflow,
-            7usize => ItemKind::ReminderChild,
-            8usize => ItemKind::Compaction,
-            9usize => ItemKind::HookRun,
-            10usize => ItemKind::SideChat,
-            11usize => ItemKind::WebSearch,
-            12usize => ItemKind::MonitorFeed,
-            13usize => ItemKind::DamagedRange,
-            14usize => ItemKind::ScheduledFire,
-            15usize => ItemKind::BackgroundTerminalCompletion,
-            16usize => ItemKind::OverdueNotice,
-            17usize => ItemKind::SkillRead,
-            _ => ItemKind::Unknown(g.unknown_value(ItemKind::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ItemKind "ItemKind" {
+        UserMessage = "userMessage",
+        AgentMessage = "agentMessage",
+        Reasoning = "reasoning",
+        ToolCall = "toolCall",
+        UserShell = "userShell",
+        Subagent = "subagent",
+        Workflow = "workflow",
+        ReminderChild = "reminderChild",
+        Compaction = "compaction",
+        HookRun = "hookRun",
+        SideChat = "sideChat",
+        WebSearch = "webSearch",
+        MonitorFeed = "monitorFeed",
+        DamagedRange = "damagedRange",
+        ScheduledFire = "scheduledFire",
+        BackgroundTerminalCompletion = "backgroundTerminalCompletion",
+        OverdueNotice = "overdueNotice",
+        SkillRead = "skillRead",
+    } open Unknown
+);
 /// How `ItemReadOutputResult.content` encodes the stored bytes. Closed enum: text media always comes as `utf8` and binary media as `base64`; other values are rejected.
 ///
 /// - `utf8`: `content` is the text itself.
@@ -1164,47 +1077,12 @@ pub enum ItemReadOutputEncoding {
     /// `content` is the bytes in base64.
     Base64,
 }
-impl ItemReadOutputEncoding {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["utf8", "base64"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ItemReadOutputEncoding::Utf8 => "utf8",
-            ItemReadOutputEncoding::Base64 => "base64",
-        }
-    }
-}
-impl StringEnum for ItemReadOutputEncoding {
-    const TYPE_NAME: &'static str = "ItemReadOutputEncoding";
-    const KNOWN_VALUES: &'static [&'static str] = ItemReadOutputEncoding::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "utf8" => Some(ItemReadOutputEncoding::Utf8),
-            "base64" => Some(ItemReadOutputEncoding::Base64),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        ItemReadOutputEncoding::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ItemReadOutputEncoding);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemReadOutputEncoding {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => ItemReadOutputEncoding::Utf8,
-            _ => ItemReadOutputEncoding::Base64,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ItemReadOutputEncoding "ItemReadOutputEncoding" {
+        Utf8 = "utf8",
+        Base64 = "base64",
+    } closed
+);
 /// Params of the `item/readOutput` method: read a byte range of the full stored output behind an item's output reference. Read-only; works whether or not the session is loaded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1433,65 +1311,16 @@ pub enum ItemStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ItemStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "inProgress",
-        "completed",
-        "failed",
-        "cancelled",
-        "rejected",
-        "timedOut",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ItemStatus::InProgress => "inProgress",
-            ItemStatus::Completed => "completed",
-            ItemStatus::Failed => "failed",
-            ItemStatus::Cancelled => "cancelled",
-            ItemStatus::Rejected => "rejected",
-            ItemStatus::TimedOut => "timedOut",
-            ItemStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ItemStatus {
-    const TYPE_NAME: &'static str = "ItemStatus";
-    const KNOWN_VALUES: &'static [&'static str] = ItemStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "inProgress" => Some(ItemStatus::InProgress),
-            "completed" => Some(ItemStatus::Completed),
-            "failed" => Some(ItemStatus::Failed),
-            "cancelled" => Some(ItemStatus::Cancelled),
-            "rejected" => Some(ItemStatus::Rejected),
-            "timedOut" => Some(ItemStatus::TimedOut),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ItemStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ItemStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ItemStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(7usize) {
-            0usize => ItemStatus::InProgress,
-            1usize => ItemStatus::Completed,
-            2usize => ItemStatus::Failed,
-            3usize => ItemStatus::Cancelled,
-            4usize => ItemStatus::Rejected,
-            5usize => ItemStatus::TimedOut,
-            _ => ItemStatus::Unknown(g.unknown_value(ItemStatus::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ItemStatus "ItemStatus" {
+        InProgress = "inProgress",
+        Completed = "completed",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        Rejected = "rejected",
+        TimedOut = "timedOut",
+    } open Unknown
+);
 /// Params of the `item/updated` notification: an open item changed in a way a delta cannot express, so the whole item is sent again at a higher revision. Replace your copy only if this revision is higher.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

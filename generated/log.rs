@@ -91,48 +91,12 @@ pub enum LogGapReason {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl LogGapReason {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["replayAnchorLost", "overFrame"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            LogGapReason::ReplayAnchorLost => "replayAnchorLost",
-            LogGapReason::OverFrame => "overFrame",
-            LogGapReason::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for LogGapReason {
-    const TYPE_NAME: &'static str = "LogGapReason";
-    const KNOWN_VALUES: &'static [&'static str] = LogGapReason::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "replayAnchorLost" => Some(LogGapReason::ReplayAnchorLost),
-            "overFrame" => Some(LogGapReason::OverFrame),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(LogGapReason::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        LogGapReason::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(LogGapReason);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogGapReason {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => LogGapReason::ReplayAnchorLost,
-            1usize => LogGapReason::OverFrame,
-            _ => LogGapReason::Unknown(g.unknown_value(LogGapReason::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    LogGapReason "LogGapReason" {
+        ReplayAnchorLost = "replayAnchorLost",
+        OverFrame = "overFrame",
+    } open Unknown
+);
 /// Params of `log/page`: read a contiguous page of one raw stream's stored rows, starting after a position.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

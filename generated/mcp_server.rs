@@ -24,59 +24,13 @@ pub enum McpServerListOAuth {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl McpServerListOAuth {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "loggedIn",
-        "loggedOut",
-        "notSupported",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            McpServerListOAuth::LoggedIn => "loggedIn",
-            McpServerListOAuth::LoggedOut => "loggedOut",
-            McpServerListOAuth::NotSupported => "notSupported",
-            McpServerListOAuth::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for McpServerListOAuth {
-    const TYPE_NAME: &'static str = "McpServerListOAuth";
-    const KNOWN_VALUES: &'static [&'static str] = McpServerListOAuth::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "loggedIn" => Some(McpServerListOAuth::LoggedIn),
-            "loggedOut" => Some(McpServerListOAuth::LoggedOut),
-            "notSupported" => Some(McpServerListOAuth::NotSupported),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(McpServerListOAuth::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        McpServerListOAuth::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(McpServerListOAuth);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerListOAuth {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => McpServerListOAuth::LoggedIn,
-            1usize => McpServerListOAuth::LoggedOut,
-            2usize => McpServerListOAuth::NotSupported,
-            _ => {
-                McpServerListOAuth::Unknown(
-                    g.unknown_value(McpServerListOAuth::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    McpServerListOAuth "McpServerListOAuth" {
+        LoggedIn = "loggedIn",
+        LoggedOut = "loggedOut",
+        NotSupported = "notSupported",
+    } open Unknown
+);
 /// Params of the `mcpServer/list` request. Without a session it lists the host-wide MCP servers; with one it lists that session's effective set.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -239,55 +193,13 @@ pub enum McpServerListSource {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl McpServerListSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["settings", "plugin", "session"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            McpServerListSource::Settings => "settings",
-            McpServerListSource::Plugin => "plugin",
-            McpServerListSource::Session => "session",
-            McpServerListSource::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for McpServerListSource {
-    const TYPE_NAME: &'static str = "McpServerListSource";
-    const KNOWN_VALUES: &'static [&'static str] = McpServerListSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "settings" => Some(McpServerListSource::Settings),
-            "plugin" => Some(McpServerListSource::Plugin),
-            "session" => Some(McpServerListSource::Session),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(McpServerListSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        McpServerListSource::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(McpServerListSource);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerListSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => McpServerListSource::Settings,
-            1usize => McpServerListSource::Plugin,
-            2usize => McpServerListSource::Session,
-            _ => {
-                McpServerListSource::Unknown(
-                    g.unknown_value(McpServerListSource::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    McpServerListSource "McpServerListSource" {
+        Settings = "settings",
+        Plugin = "plugin",
+        Session = "session",
+    } open Unknown
+);
 /// Transport of an MCP server row in `mcpServer/list`. Open enum: new transports may appear.
 ///
 /// - `stdio`: A local process spoken to over standard input and output.
@@ -309,59 +221,13 @@ pub enum McpServerListTransport {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl McpServerListTransport {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "stdio",
-        "streamableHttp",
-        "unknown",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            McpServerListTransport::Stdio => "stdio",
-            McpServerListTransport::StreamableHttp => "streamableHttp",
-            McpServerListTransport::UnknownValue => "unknown",
-            McpServerListTransport::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for McpServerListTransport {
-    const TYPE_NAME: &'static str = "McpServerListTransport";
-    const KNOWN_VALUES: &'static [&'static str] = McpServerListTransport::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "stdio" => Some(McpServerListTransport::Stdio),
-            "streamableHttp" => Some(McpServerListTransport::StreamableHttp),
-            "unknown" => Some(McpServerListTransport::UnknownValue),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(McpServerListTransport::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        McpServerListTransport::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(McpServerListTransport);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerListTransport {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => McpServerListTransport::Stdio,
-            1usize => McpServerListTransport::StreamableHttp,
-            2usize => McpServerListTransport::UnknownValue,
-            _ => {
-                McpServerListTransport::Unknown(
-                    g.unknown_value(McpServerListTransport::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    McpServerListTransport "McpServerListTransport" {
+        Stdio = "stdio",
+        StreamableHttp = "streamableHttp",
+        UnknownValue = "unknown",
+    } open Unknown
+);
 /// Params of the `mcpServer/oauthLoginCancel` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -194,65 +194,15 @@ pub enum ModelCatalogSource {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ModelCatalogSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "providerCatalog",
-        "fakeCatalog",
-        "unresolvedCatalog",
-        "bundledCatalog",
-        "configCatalog",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ModelCatalogSource::ProviderCatalog => "providerCatalog",
-            ModelCatalogSource::FakeCatalog => "fakeCatalog",
-            ModelCatalogSource::UnresolvedCatalog => "unresolvedCatalog",
-            ModelCatalogSource::BundledCatalog => "bundledCatalog",
-            ModelCatalogSource::ConfigCatalog => "configCatalog",
-            ModelCatalogSource::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ModelCatalogSource {
-    const TYPE_NAME: &'static str = "ModelCatalogSource";
-    const KNOWN_VALUES: &'static [&'static str] = ModelCatalogSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "providerCatalog" => Some(ModelCatalogSource::ProviderCatalog),
-            "fakeCatalog" => Some(ModelCatalogSource::FakeCatalog),
-            "unresolvedCatalog" => Some(ModelCatalogSource::UnresolvedCatalog),
-            "bundledCatalog" => Some(ModelCatalogSource::BundledCatalog),
-            "configCatalog" => Some(ModelCatalogSource::ConfigCatalog),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ModelCatalogSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ModelCatalogSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ModelCatalogSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelCatalogSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => ModelCatalogSource::ProviderCatalog,
-            1usize => ModelCatalogSource::FakeCatalog,
-            2usize => ModelCatalogSource::UnresolvedCatalog,
-            3usize => ModelCatalogSource::BundledCatalog,
-            4usize => ModelCatalogSource::ConfigCatalog,
-            _ => {
-                ModelCatalogSource::Unknown(
-                    g.unknown_value(ModelCatalogSource::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ModelCatalogSource "ModelCatalogSource" {
+        ProviderCatalog = "providerCatalog",
+        FakeCatalog = "fakeCatalog",
+        UnresolvedCatalog = "unresolvedCatalog",
+        BundledCatalog = "bundledCatalog",
+        ConfigCatalog = "configCatalog",
+    } open Unknown
+);
 /// What caused a model to be selected. Open enum: new causes may appear.
 ///
 /// - `user`: The user chose the model, for example through `session/setModel`.
@@ -272,53 +222,13 @@ pub enum ModelChangeSource {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ModelChangeSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["user", "default", "policy"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ModelChangeSource::User => "user",
-            ModelChangeSource::Default => "default",
-            ModelChangeSource::Policy => "policy",
-            ModelChangeSource::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ModelChangeSource {
-    const TYPE_NAME: &'static str = "ModelChangeSource";
-    const KNOWN_VALUES: &'static [&'static str] = ModelChangeSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "user" => Some(ModelChangeSource::User),
-            "default" => Some(ModelChangeSource::Default),
-            "policy" => Some(ModelChangeSource::Policy),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ModelChangeSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ModelChangeSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ModelChangeSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelChangeSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => ModelChangeSource::User,
-            1usize => ModelChangeSource::Default,
-            2usize => ModelChangeSource::Policy,
-            _ => {
-                ModelChangeSource::Unknown(
-                    g.unknown_value(ModelChangeSource::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ModelChangeSource "ModelChangeSource" {
+        User = "user",
+        Default = "default",
+        Policy = "policy",
+    } open Unknown
+);
 /// A model's listed prices per one million tokens, passed through exactly as the catalog states them. Any arithmetic on them is up to the client.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

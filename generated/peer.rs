@@ -209,64 +209,13 @@ pub enum PeerStatus {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl PeerStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "idle",
-        "active",
-        "busy",
-        "closing",
-        "stale",
-        "unknown",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PeerStatus::Idle => "idle",
-            PeerStatus::Active => "active",
-            PeerStatus::Busy => "busy",
-            PeerStatus::Closing => "closing",
-            PeerStatus::Stale => "stale",
-            PeerStatus::UnknownValue => "unknown",
-            PeerStatus::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for PeerStatus {
-    const TYPE_NAME: &'static str = "PeerStatus";
-    const KNOWN_VALUES: &'static [&'static str] = PeerStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "idle" => Some(PeerStatus::Idle),
-            "active" => Some(PeerStatus::Active),
-            "busy" => Some(PeerStatus::Busy),
-            "closing" => Some(PeerStatus::Closing),
-            "stale" => Some(PeerStatus::Stale),
-            "unknown" => Some(PeerStatus::UnknownValue),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PeerStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PeerStatus::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(PeerStatus);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PeerStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(7usize) {
-            0usize => PeerStatus::Idle,
-            1usize => PeerStatus::Active,
-            2usize => PeerStatus::Busy,
-            3usize => PeerStatus::Closing,
-            4usize => PeerStatus::Stale,
-            5usize => PeerStatus::UnknownValue,
-            _ => PeerStatus::Unknown(g.unknown_value(PeerStatus::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PeerStatus "PeerStatus" {
+        Idle = "idle",
+        Active = "active",
+        Busy = "busy",
+        Closing = "closing",
+        Stale = "stale",
+        UnknownValue = "unknown",
+    } open Unknown
+);

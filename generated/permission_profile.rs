@@ -21,52 +21,12 @@ pub enum PermissionProfileApplyOutcome {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl PermissionProfileApplyOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["completed", "noop"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PermissionProfileApplyOutcome::Completed => "completed",
-            PermissionProfileApplyOutcome::Noop => "noop",
-            PermissionProfileApplyOutcome::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for PermissionProfileApplyOutcome {
-    const TYPE_NAME: &'static str = "PermissionProfileApplyOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = PermissionProfileApplyOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "completed" => Some(PermissionProfileApplyOutcome::Completed),
-            "noop" => Some(PermissionProfileApplyOutcome::Noop),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PermissionProfileApplyOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PermissionProfileApplyOutcome::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(PermissionProfileApplyOutcome);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionProfileApplyOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => PermissionProfileApplyOutcome::Completed,
-            1usize => PermissionProfileApplyOutcome::Noop,
-            _ => {
-                PermissionProfileApplyOutcome::Unknown(
-                    g.unknown_value(PermissionProfileApplyOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PermissionProfileApplyOutcome "PermissionProfileApplyOutcome" {
+        Completed = "completed",
+        Noop = "noop",
+    } open Unknown
+);
 /// Params of `permissionProfile/list`, a read-only query that changes nothing.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -287,105 +247,23 @@ pub enum PermissionProfileSource {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl PermissionProfileSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "newSessionDefault",
-        "launchCli",
-        "livePicker",
-        "resumeCli",
-        "fork",
-        "childSpawn",
-        "yolo",
-        "legacyInitialization",
-        "launchOverrides",
-        "managedPolicyRefresh",
-        "managedDefinitionRefresh",
-        "managedResumeDowngrade",
-        "lostRecordReset",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PermissionProfileSource::NewSessionDefault => "newSessionDefault",
-            PermissionProfileSource::LaunchCli => "launchCli",
-            PermissionProfileSource::LivePicker => "livePicker",
-            PermissionProfileSource::ResumeCli => "resumeCli",
-            PermissionProfileSource::Fork => "fork",
-            PermissionProfileSource::ChildSpawn => "childSpawn",
-            PermissionProfileSource::Yolo => "yolo",
-            PermissionProfileSource::LegacyInitialization => "legacyInitialization",
-            PermissionProfileSource::LaunchOverrides => "launchOverrides",
-            PermissionProfileSource::ManagedPolicyRefresh => "managedPolicyRefresh",
-            PermissionProfileSource::ManagedDefinitionRefresh => {
-                "managedDefinitionRefresh"
-            }
-            PermissionProfileSource::ManagedResumeDowngrade => "managedResumeDowngrade",
-            PermissionProfileSource::LostRecordReset => "lostRecordReset",
-            PermissionProfileSource::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for PermissionProfileSource {
-    const TYPE_NAME: &'static str = "PermissionProfileSource";
-    const KNOWN_VALUES: &'static [&'static str] = PermissionProfileSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "newSessionDefault" => Some(PermissionProfileSource::NewSessionDefault),
-            "launchCli" => Some(PermissionProfileSource::LaunchCli),
-            "livePicker" => Some(PermissionProfileSource::LivePicker),
-            "resumeCli" => Some(PermissionProfileSource::ResumeCli),
-            "fork" => Some(PermissionProfileSource::Fork),
-            "childSpawn" => Some(PermissionProfileSource::ChildSpawn),
-            "yolo" => Some(PermissionProfileSource::Yolo),
-            "legacyInitialization" => Some(PermissionProfileSource::LegacyInitialization),
-            "launchOverrides" => Some(PermissionProfileSource::LaunchOverrides),
-            "managedPolicyRefresh" => Some(PermissionProfileSource::ManagedPolicyRefresh),
-            "managedDefinitionRefresh" => {
-                Some(PermissionProfileSource::ManagedDefinitionRefresh)
-            }
-            "managedResumeDowngrade" => {
-                Some(PermissionProfileSource::ManagedResumeDowngrade)
-            }
-            "lostRecordReset" => Some(PermissionProfileSource::LostRecordReset),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PermissionProfileSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PermissionProfileSource::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(PermissionProfileSource);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionProfileSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(14usize) {
-            0usize => PermissionProfileSource::NewSessionDefault,
-            1usize => PermissionProfileSource::LaunchCli,
-            2usize => PermissionProfileSource::LivePicker,
-            3usize => PermissionProfileSource::ResumeCli,
-            4usize => PermissionProfileSource::Fork,
-            5usize => PermissionProfileSource::ChildSpawn,
-            6usize => PermissionProfileSource::Yolo,
-            7usize => PermissionProfileSource::LegacyInitialization,
-            8usize => PermissionProfileSource::LaunchOverrides,
-            9usize => PermissionProfileSource::ManagedPolicyRefresh,
-            10usize => PermissionProfileSource::ManagedDefinitionRefresh,
-            11usize => PermissionProfileSource::ManagedResumeDowngrade,
-            12usize => PermissionProfileSource::LostRecordReset,
-            _ => {
-                PermissionProfileSource::Unknown(
-                    g.unknown_value(PermissionProfileSource::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PermissionProfileSource "PermissionProfileSource" {
+        NewSessionDefault = "newSessionDefault",
+        LaunchCli = "launchCli",
+        LivePicker = "livePicker",
+        ResumeCli = "resumeCli",
+        Fork = "fork",
+        ChildSpawn = "childSpawn",
+        Yolo = "yolo",
+        LegacyInitialization = "legacyInitialization",
+        LaunchOverrides = "launchOverrides",
+        ManagedPolicyRefresh = "managedPolicyRefresh",
+        ManagedDefinitionRefresh = "managedDefinitionRefresh",
+        ManagedResumeDowngrade = "managedResumeDowngrade",
+        LostRecordReset = "lostRecordReset",
+    } open Unknown
+);
 /// Why a listed permission profile cannot be selected. Open enum: a client that sees an unknown value should simply treat the profile as unavailable.
 ///
 /// - `managedExcluded`: Managed policy excludes this profile.
@@ -404,54 +282,9 @@ pub enum PermissionProfileUnavailableReason {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl PermissionProfileUnavailableReason {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "managedExcluded",
-        "ephemeralFixed",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PermissionProfileUnavailableReason::ManagedExcluded => "managedExcluded",
-            PermissionProfileUnavailableReason::EphemeralFixed => "ephemeralFixed",
-            PermissionProfileUnavailableReason::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for PermissionProfileUnavailableReason {
-    const TYPE_NAME: &'static str = "PermissionProfileUnavailableReason";
-    const KNOWN_VALUES: &'static [&'static str] = PermissionProfileUnavailableReason::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "managedExcluded" => {
-                Some(PermissionProfileUnavailableReason::ManagedExcluded)
-            }
-            "ephemeralFixed" => Some(PermissionProfileUnavailableReason::EphemeralFixed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PermissionProfileUnavailableReason::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PermissionProfileUnavailableReason::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(PermissionProfileUnavailableReason);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionProfileUnavailableReason {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => PermissionProfileUnavailableReason::ManagedExcluded,
-            1usize => PermissionProfileUnavailableReason::EphemeralFixed,
-            _ => {
-                PermissionProfileUnavailableReason::Unknown(
-                    g.unknown_value(PermissionProfileUnavailableReason::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PermissionProfileUnavailableReason "PermissionProfileUnavailableReason" {
+        ManagedExcluded = "managedExcluded",
+        EphemeralFixed = "ephemeralFixed",
+    } open Unknown
+);

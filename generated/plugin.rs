@@ -361,50 +361,13 @@ pub enum PluginInstallScope {
     /// Install into the session's project only.
     Project,
 }
-impl PluginInstallScope {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["default", "user", "project"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PluginInstallScope::Default => "default",
-            PluginInstallScope::User => "user",
-            PluginInstallScope::Project => "project",
-        }
-    }
-}
-impl StringEnum for PluginInstallScope {
-    const TYPE_NAME: &'static str = "PluginInstallScope";
-    const KNOWN_VALUES: &'static [&'static str] = PluginInstallScope::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "default" => Some(PluginInstallScope::Default),
-            "user" => Some(PluginInstallScope::User),
-            "project" => Some(PluginInstallScope::Project),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        PluginInstallScope::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(PluginInstallScope);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginInstallScope {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => PluginInstallScope::Default,
-            1usize => PluginInstallScope::User,
-            _ => PluginInstallScope::Project,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PluginInstallScope "PluginInstallScope" {
+        Default = "default",
+        User = "user",
+        Project = "project",
+    } closed
+);
 /// The source of a `plugin/install`: an object in which exactly one of `localPath` or `marketplace` is set. Setting both, or neither, is rejected as invalid params.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -596,50 +559,13 @@ pub enum PluginMarketplaceChange {
     /// The marketplace was removed.
     Removed,
 }
-impl PluginMarketplaceChange {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["added", "updated", "removed"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PluginMarketplaceChange::Added => "added",
-            PluginMarketplaceChange::Updated => "updated",
-            PluginMarketplaceChange::Removed => "removed",
-        }
-    }
-}
-impl StringEnum for PluginMarketplaceChange {
-    const TYPE_NAME: &'static str = "PluginMarketplaceChange";
-    const KNOWN_VALUES: &'static [&'static str] = PluginMarketplaceChange::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "added" => Some(PluginMarketplaceChange::Added),
-            "updated" => Some(PluginMarketplaceChange::Updated),
-            "removed" => Some(PluginMarketplaceChange::Removed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        PluginMarketplaceChange::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(PluginMarketplaceChange);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceChange {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => PluginMarketplaceChange::Added,
-            1usize => PluginMarketplaceChange::Updated,
-            _ => PluginMarketplaceChange::Removed,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PluginMarketplaceChange "PluginMarketplaceChange" {
+        Added = "added",
+        Updated = "updated",
+        Removed = "removed",
+    } closed
+);
 /// Params of the `plugin/marketplaceChanged` notification, sent when a marketplace is added, updated or removed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1026,54 +952,11 @@ pub enum PluginSource {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl PluginSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "curated",
-        "marketplaceUserAdded",
-        "foreignImport",
-        "nativeLocal",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            PluginSource::Curated => "curated",
-            PluginSource::MarketplaceUserAdded => "marketplaceUserAdded",
-            PluginSource::ForeignImport => "foreignImport",
-            PluginSource::NativeLocal => "nativeLocal",
-            PluginSource::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for PluginSource {
-    const TYPE_NAME: &'static str = "PluginSource";
-    const KNOWN_VALUES: &'static [&'static str] = PluginSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "curated" => Some(PluginSource::Curated),
-            "marketplaceUserAdded" => Some(PluginSource::MarketplaceUserAdded),
-            "foreignImport" => Some(PluginSource::ForeignImport),
-            "nativeLocal" => Some(PluginSource::NativeLocal),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(PluginSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        PluginSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(PluginSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => PluginSource::Curated,
-            1usize => PluginSource::MarketplaceUserAdded,
-            2usize => PluginSource::ForeignImport,
-            3usize => PluginSource::NativeLocal,
-            _ => PluginSource::Unknown(g.unknown_value(PluginSource::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    PluginSource "PluginSource" {
+        Curated = "curated",
+        MarketplaceUserAdded = "marketplaceUserAdded",
+        ForeignImport = "foreignImport",
+        NativeLocal = "nativeLocal",
+    } open Unknown
+);

@@ -170,47 +170,11 @@ pub enum RecapFailureReason {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl RecapFailureReason {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["providerFailed"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            RecapFailureReason::ProviderFailed => "providerFailed",
-            RecapFailureReason::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for RecapFailureReason {
-    const TYPE_NAME: &'static str = "RecapFailureReason";
-    const KNOWN_VALUES: &'static [&'static str] = RecapFailureReason::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "providerFailed" => Some(RecapFailureReason::ProviderFailed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(RecapFailureReason::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        RecapFailureReason::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(RecapFailureReason);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for RecapFailureReason {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => RecapFailureReason::ProviderFailed,
-            _ => {
-                RecapFailureReason::Unknown(
-                    g.unknown_value(RecapFailureReason::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    RecapFailureReason "RecapFailureReason" {
+        ProviderFailed = "providerFailed",
+    } open Unknown
+);
 /// How a recap request ended, as `outcome` on `recap/completed`. Open: hosts may send values not listed here.
 ///
 /// - `completed`: The recap was produced; `text` carries it.
@@ -233,57 +197,14 @@ pub enum RecapOutcome {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl RecapOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "completed",
-        "failed",
-        "cancelled",
-        "timedOut",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            RecapOutcome::Completed => "completed",
-            RecapOutcome::Failed => "failed",
-            RecapOutcome::Cancelled => "cancelled",
-            RecapOutcome::TimedOut => "timedOut",
-            RecapOutcome::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for RecapOutcome {
-    const TYPE_NAME: &'static str = "RecapOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = RecapOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "completed" => Some(RecapOutcome::Completed),
-            "failed" => Some(RecapOutcome::Failed),
-            "cancelled" => Some(RecapOutcome::Cancelled),
-            "timedOut" => Some(RecapOutcome::TimedOut),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(RecapOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        RecapOutcome::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(RecapOutcome);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for RecapOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => RecapOutcome::Completed,
-            1usize => RecapOutcome::Failed,
-            2usize => RecapOutcome::Cancelled,
-            3usize => RecapOutcome::TimedOut,
-            _ => RecapOutcome::Unknown(g.unknown_value(RecapOutcome::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    RecapOutcome "RecapOutcome" {
+        Completed = "completed",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        TimedOut = "timedOut",
+    } open Unknown
+);
 /// Params of `recap/request`: ask for a summary of what happened in a loaded session while the user was away. Members other than these two are rejected as invalid params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

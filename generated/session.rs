@@ -543,53 +543,13 @@ pub enum SessionClosedReason {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SessionClosedReason {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["idle", "hostShutdown", "leave"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionClosedReason::Idle => "idle",
-            SessionClosedReason::HostShutdown => "hostShutdown",
-            SessionClosedReason::Leave => "leave",
-            SessionClosedReason::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SessionClosedReason {
-    const TYPE_NAME: &'static str = "SessionClosedReason";
-    const KNOWN_VALUES: &'static [&'static str] = SessionClosedReason::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "idle" => Some(SessionClosedReason::Idle),
-            "hostShutdown" => Some(SessionClosedReason::HostShutdown),
-            "leave" => Some(SessionClosedReason::Leave),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SessionClosedReason::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SessionClosedReason::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionClosedReason);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionClosedReason {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => SessionClosedReason::Idle,
-            1usize => SessionClosedReason::HostShutdown,
-            2usize => SessionClosedReason::Leave,
-            _ => {
-                SessionClosedReason::Unknown(
-                    g.unknown_value(SessionClosedReason::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionClosedReason "SessionClosedReason" {
+        Idle = "idle",
+        HostShutdown = "hostShutdown",
+        Leave = "leave",
+    } open Unknown
+);
 /// Params of `session/compact`: compact the session's conversation context now (the `/compact` gesture). Compaction runs in the background; the response only admits it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -822,50 +782,12 @@ pub enum SessionDurability {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SessionDurability {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["durable", "ephemeral"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionDurability::Durable => "durable",
-            SessionDurability::Ephemeral => "ephemeral",
-            SessionDurability::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SessionDurability {
-    const TYPE_NAME: &'static str = "SessionDurability";
-    const KNOWN_VALUES: &'static [&'static str] = SessionDurability::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "durable" => Some(SessionDurability::Durable),
-            "ephemeral" => Some(SessionDurability::Ephemeral),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SessionDurability::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SessionDurability::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionDurability);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionDurability {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SessionDurability::Durable,
-            1usize => SessionDurability::Ephemeral,
-            _ => {
-                SessionDurability::Unknown(
-                    g.unknown_value(SessionDurability::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionDurability "SessionDurability" {
+        Durable = "durable",
+        Ephemeral = "ephemeral",
+    } open Unknown
+);
 /// Params of `session/fork`: copy a session's history into a new session with its own id, loaded on this host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1144,46 +1066,12 @@ pub enum SessionKind {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SessionKind {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["root", "subagent"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionKind::Root => "root",
-            SessionKind::Subagent => "subagent",
-            SessionKind::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SessionKind {
-    const TYPE_NAME: &'static str = "SessionKind";
-    const KNOWN_VALUES: &'static [&'static str] = SessionKind::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "root" => Some(SessionKind::Root),
-            "subagent" => Some(SessionKind::Subagent),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SessionKind::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SessionKind::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionKind);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionKind {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SessionKind::Root,
-            1usize => SessionKind::Subagent,
-            _ => SessionKind::Unknown(g.unknown_value(SessionKind::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionKind "SessionKind" {
+        Root = "root",
+        Subagent = "subagent",
+    } open Unknown
+);
 /// Params of the `session/leaveCompleted` notification: the final outcome of an admitted `session/leave`, matched to it by `commandId`. It is not a view event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1276,65 +1164,15 @@ pub enum SessionLeaveFailureReason {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SessionLeaveFailureReason {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "timeout",
-        "responseUndelivered",
-        "persistenceFailed",
-        "runtimeFailed",
-        "abandoned",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionLeaveFailureReason::Timeout => "timeout",
-            SessionLeaveFailureReason::ResponseUndelivered => "responseUndelivered",
-            SessionLeaveFailureReason::PersistenceFailed => "persistenceFailed",
-            SessionLeaveFailureReason::RuntimeFailed => "runtimeFailed",
-            SessionLeaveFailureReason::Abandoned => "abandoned",
-            SessionLeaveFailureReason::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SessionLeaveFailureReason {
-    const TYPE_NAME: &'static str = "SessionLeaveFailureReason";
-    const KNOWN_VALUES: &'static [&'static str] = SessionLeaveFailureReason::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "timeout" => Some(SessionLeaveFailureReason::Timeout),
-            "responseUndelivered" => Some(SessionLeaveFailureReason::ResponseUndelivered),
-            "persistenceFailed" => Some(SessionLeaveFailureReason::PersistenceFailed),
-            "runtimeFailed" => Some(SessionLeaveFailureReason::RuntimeFailed),
-            "abandoned" => Some(SessionLeaveFailureReason::Abandoned),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SessionLeaveFailureReason::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SessionLeaveFailureReason::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionLeaveFailureReason);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionLeaveFailureReason {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(6usize) {
-            0usize => SessionLeaveFailureReason::Timeout,
-            1usize => SessionLeaveFailureReason::ResponseUndelivered,
-            2usize => SessionLeaveFailureReason::PersistenceFailed,
-            3usize => SessionLeaveFailureReason::RuntimeFailed,
-            4usize => SessionLeaveFailureReason::Abandoned,
-            _ => {
-                SessionLeaveFailureReason::Unknown(
-                    g.unknown_value(SessionLeaveFailureReason::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionLeaveFailureReason "SessionLeaveFailureReason" {
+        Timeout = "timeout",
+        ResponseUndelivered = "responseUndelivered",
+        PersistenceFailed = "persistenceFailed",
+        RuntimeFailed = "runtimeFailed",
+        Abandoned = "abandoned",
+    } open Unknown
+);
 /// How a `session/leave` ended. Open: newer hosts may add outcomes.
 ///
 /// - `released`: The session was released and unloaded.
@@ -1351,50 +1189,12 @@ pub enum SessionLeaveOutcome {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SessionLeaveOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["released", "failed"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionLeaveOutcome::Released => "released",
-            SessionLeaveOutcome::Failed => "failed",
-            SessionLeaveOutcome::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SessionLeaveOutcome {
-    const TYPE_NAME: &'static str = "SessionLeaveOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = SessionLeaveOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "released" => Some(SessionLeaveOutcome::Released),
-            "failed" => Some(SessionLeaveOutcome::Failed),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SessionLeaveOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SessionLeaveOutcome::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionLeaveOutcome);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionLeaveOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SessionLeaveOutcome::Released,
-            1usize => SessionLeaveOutcome::Failed,
-            _ => {
-                SessionLeaveOutcome::Unknown(
-                    g.unknown_value(SessionLeaveOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionLeaveOutcome "SessionLeaveOutcome" {
+        Released = "released",
+        Failed = "failed",
+    } open Unknown
+);
 /// Params of `session/leave`: ask the host to release a session loaded on it. The response only admits the request; the outcome arrives as `session/leaveCompleted`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1964,47 +1764,12 @@ pub enum SessionListTextField {
     /// The session's derived `title`.
     Title,
 }
-impl SessionListTextField {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["name", "title"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionListTextField::Name => "name",
-            SessionListTextField::Title => "title",
-        }
-    }
-}
-impl StringEnum for SessionListTextField {
-    const TYPE_NAME: &'static str = "SessionListTextField";
-    const KNOWN_VALUES: &'static [&'static str] = SessionListTextField::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "name" => Some(SessionListTextField::Name),
-            "title" => Some(SessionListTextField::Title),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SessionListTextField::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionListTextField);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionListTextField {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => SessionListTextField::Name,
-            _ => SessionListTextField::Title,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionListTextField "SessionListTextField" {
+        Name = "name",
+        Title = "title",
+    } closed
+);
 /// Prefix search over session names and titles in a `session/list` filter. Each term is trimmed, lowercased and Unicode-normalised (NFC), then must match the start of a word, accents included: `check` matches `Checkout`, `eck` does not. Matching filters rows but never reorders them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2265,47 +2030,12 @@ pub enum SessionMcpServerMode {
     /// The session starts without the server if it fails.
     Optional,
 }
-impl SessionMcpServerMode {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["required", "optional"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionMcpServerMode::Required => "required",
-            SessionMcpServerMode::Optional => "optional",
-        }
-    }
-}
-impl StringEnum for SessionMcpServerMode {
-    const TYPE_NAME: &'static str = "SessionMcpServerMode";
-    const KNOWN_VALUES: &'static [&'static str] = SessionMcpServerMode::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "required" => Some(SessionMcpServerMode::Required),
-            "optional" => Some(SessionMcpServerMode::Optional),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SessionMcpServerMode::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionMcpServerMode);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionMcpServerMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => SessionMcpServerMode::Required,
-            _ => SessionMcpServerMode::Optional,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionMcpServerMode "SessionMcpServerMode" {
+        Required = "required",
+        Optional = "optional",
+    } closed
+);
 /// Message framing used on a stdio MCP server's pipes. Closed: other values are rejected.
 ///
 /// - `auto`: The host detects the framing.
@@ -2323,54 +2053,13 @@ pub enum SessionMcpStdioFraming {
     /// One JSON message per line.
     LineDelimitedJson,
 }
-impl SessionMcpStdioFraming {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "auto",
-        "contentLength",
-        "lineDelimitedJson",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionMcpStdioFraming::Auto => "auto",
-            SessionMcpStdioFraming::ContentLength => "contentLength",
-            SessionMcpStdioFraming::LineDelimitedJson => "lineDelimitedJson",
-        }
-    }
-}
-impl StringEnum for SessionMcpStdioFraming {
-    const TYPE_NAME: &'static str = "SessionMcpStdioFraming";
-    const KNOWN_VALUES: &'static [&'static str] = SessionMcpStdioFraming::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "auto" => Some(SessionMcpStdioFraming::Auto),
-            "contentLength" => Some(SessionMcpStdioFraming::ContentLength),
-            "lineDelimitedJson" => Some(SessionMcpStdioFraming::LineDelimitedJson),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SessionMcpStdioFraming::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionMcpStdioFraming);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionMcpStdioFraming {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SessionMcpStdioFraming::Auto,
-            1usize => SessionMcpStdioFraming::ContentLength,
-            _ => SessionMcpStdioFraming::LineDelimitedJson,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionMcpStdioFraming "SessionMcpStdioFraming" {
+        Auto = "auto",
+        ContentLength = "contentLength",
+        LineDelimitedJson = "lineDelimitedJson",
+    } closed
+);
 /// Params of the `session/modelChanged` notification: a model selection was recorded and is now in effect for the session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2647,50 +2336,12 @@ pub enum SessionNameOrigin {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SessionNameOrigin {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["automatic", "custom"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionNameOrigin::Automatic => "automatic",
-            SessionNameOrigin::Custom => "custom",
-            SessionNameOrigin::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SessionNameOrigin {
-    const TYPE_NAME: &'static str = "SessionNameOrigin";
-    const KNOWN_VALUES: &'static [&'static str] = SessionNameOrigin::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "automatic" => Some(SessionNameOrigin::Automatic),
-            "custom" => Some(SessionNameOrigin::Custom),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SessionNameOrigin::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SessionNameOrigin::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionNameOrigin);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionNameOrigin {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SessionNameOrigin::Automatic,
-            1usize => SessionNameOrigin::Custom,
-            _ => {
-                SessionNameOrigin::Unknown(
-                    g.unknown_value(SessionNameOrigin::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionNameOrigin "SessionNameOrigin" {
+        Automatic = "automatic",
+        Custom = "custom",
+    } open Unknown
+);
 /// Params of the `session/permissionProfileChanged` notification: a new permission profile was committed for the session, for example by a client command or a managed-policy refresh. The session's initial profile and profiles inherited by forks or child sessions do not produce it, and neither do approval-mode-only changes. `profileId` may equal the previous one when the same profile was re-committed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3360,64 +3011,15 @@ pub enum SessionReportStartupPhase {
     InputReady,
 }
 #[cfg(feature = "experimental")]
-impl SessionReportStartupPhase {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "terminalProbe",
-        "sessionOpen",
-        "runtimeInit",
-        "firstFrame",
-        "inputReady",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionReportStartupPhase::TerminalProbe => "terminalProbe",
-            SessionReportStartupPhase::SessionOpen => "sessionOpen",
-            SessionReportStartupPhase::RuntimeInit => "runtimeInit",
-            SessionReportStartupPhase::FirstFrame => "firstFrame",
-            SessionReportStartupPhase::InputReady => "inputReady",
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for SessionReportStartupPhase {
-    const TYPE_NAME: &'static str = "SessionReportStartupPhase";
-    const KNOWN_VALUES: &'static [&'static str] = SessionReportStartupPhase::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "terminalProbe" => Some(SessionReportStartupPhase::TerminalProbe),
-            "sessionOpen" => Some(SessionReportStartupPhase::SessionOpen),
-            "runtimeInit" => Some(SessionReportStartupPhase::RuntimeInit),
-            "firstFrame" => Some(SessionReportStartupPhase::FirstFrame),
-            "inputReady" => Some(SessionReportStartupPhase::InputReady),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SessionReportStartupPhase::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(SessionReportStartupPhase);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionReportStartupPhase {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => SessionReportStartupPhase::TerminalProbe,
-            1usize => SessionReportStartupPhase::SessionOpen,
-            2usize => SessionReportStartupPhase::RuntimeInit,
-            3usize => SessionReportStartupPhase::FirstFrame,
-            _ => SessionReportStartupPhase::InputReady,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionReportStartupPhase "SessionReportStartupPhase" {
+        TerminalProbe = "terminalProbe",
+        SessionOpen = "sessionOpen",
+        RuntimeInit = "runtimeInit",
+        FirstFrame = "firstFrame",
+        InputReady = "inputReady",
+    } closed
+);
 /// One measured client startup phase in `session/reportStartupPhases`. Unknown members are ignored; an unknown `phase` or `colorProvenance` value makes the call fail with `invalidParams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3600,56 +3202,13 @@ pub enum SessionReportTerminalColorProvenance {
     Overridden,
 }
 #[cfg(feature = "experimental")]
-impl SessionReportTerminalColorProvenance {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "probed",
-        "defaulted",
-        "overridden",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionReportTerminalColorProvenance::Probed => "probed",
-            SessionReportTerminalColorProvenance::Defaulted => "defaulted",
-            SessionReportTerminalColorProvenance::Overridden => "overridden",
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for SessionReportTerminalColorProvenance {
-    const TYPE_NAME: &'static str = "SessionReportTerminalColorProvenance";
-    const KNOWN_VALUES: &'static [&'static str] = SessionReportTerminalColorProvenance::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "probed" => Some(SessionReportTerminalColorProvenance::Probed),
-            "defaulted" => Some(SessionReportTerminalColorProvenance::Defaulted),
-            "overridden" => Some(SessionReportTerminalColorProvenance::Overridden),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SessionReportTerminalColorProvenance::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(SessionReportTerminalColorProvenance);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionReportTerminalColorProvenance {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SessionReportTerminalColorProvenance::Probed,
-            1usize => SessionReportTerminalColorProvenance::Defaulted,
-            _ => SessionReportTerminalColorProvenance::Overridden,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionReportTerminalColorProvenance "SessionReportTerminalColorProvenance" {
+        Probed = "probed",
+        Defaulted = "defaulted",
+        Overridden = "overridden",
+    } closed
+);
 /// Params of `session/resume`: load a stored session on this host, subscribe this connection to its view, and get back what is needed to render it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4629,49 +4188,13 @@ pub enum SessionStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SessionStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["notLoaded", "idle", "running"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionStatus::NotLoaded => "notLoaded",
-            SessionStatus::Idle => "idle",
-            SessionStatus::Running => "running",
-            SessionStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SessionStatus {
-    const TYPE_NAME: &'static str = "SessionStatus";
-    const KNOWN_VALUES: &'static [&'static str] = SessionStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "notLoaded" => Some(SessionStatus::NotLoaded),
-            "idle" => Some(SessionStatus::Idle),
-            "running" => Some(SessionStatus::Running),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SessionStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SessionStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => SessionStatus::NotLoaded,
-            1usize => SessionStatus::Idle,
-            2usize => SessionStatus::Running,
-            _ => SessionStatus::Unknown(g.unknown_value(SessionStatus::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionStatus "SessionStatus" {
+        NotLoaded = "notLoaded",
+        Idle = "idle",
+        Running = "running",
+    } open Unknown
+);
 /// Params of the `session/statusChanged` notification: a loaded session's `status` or `attention` changed. Sent to every connection whatever its view subscriptions; nothing is sent on connect, so seed your table from the `Session` objects, which carry the same facts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5067,47 +4590,11 @@ pub enum SessionViewHealth {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SessionViewHealth {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["unavailable"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SessionViewHealth::Unavailable => "unavailable",
-            SessionViewHealth::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SessionViewHealth {
-    const TYPE_NAME: &'static str = "SessionViewHealth";
-    const KNOWN_VALUES: &'static [&'static str] = SessionViewHealth::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "unavailable" => Some(SessionViewHealth::Unavailable),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SessionViewHealth::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SessionViewHealth::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SessionViewHealth);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionViewHealth {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => SessionViewHealth::Unavailable,
-            _ => {
-                SessionViewHealth::Unknown(
-                    g.unknown_value(SessionViewHealth::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SessionViewHealth "SessionViewHealth" {
+        Unavailable = "unavailable",
+    } open Unknown
+);
 /// Params of the `session/viewHealthChanged` notification: the host can no longer serve the live view of a loaded session. Sent whatever the connection's view subscriptions, but best-effort: it can be dropped, so still check `history.noneReason` on the next resume or read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

@@ -23,58 +23,14 @@ pub enum SkillActivationScope {
     /// Skills contributed by a plugin.
     Plugin,
 }
-impl SkillActivationScope {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "user",
-        "project",
-        "bundled",
-        "plugin",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SkillActivationScope::User => "user",
-            SkillActivationScope::Project => "project",
-            SkillActivationScope::Bundled => "bundled",
-            SkillActivationScope::Plugin => "plugin",
-        }
-    }
-}
-impl StringEnum for SkillActivationScope {
-    const TYPE_NAME: &'static str = "SkillActivationScope";
-    const KNOWN_VALUES: &'static [&'static str] = SkillActivationScope::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "user" => Some(SkillActivationScope::User),
-            "project" => Some(SkillActivationScope::Project),
-            "bundled" => Some(SkillActivationScope::Bundled),
-            "plugin" => Some(SkillActivationScope::Plugin),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SkillActivationScope::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SkillActivationScope);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillActivationScope {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => SkillActivationScope::User,
-            1usize => SkillActivationScope::Project,
-            2usize => SkillActivationScope::Bundled,
-            _ => SkillActivationScope::Plugin,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SkillActivationScope "SkillActivationScope" {
+        User = "user",
+        Project = "project",
+        Bundled = "bundled",
+        Plugin = "plugin",
+    } closed
+);
 /// Activation state of a skill. Closed enum: any other value is rejected.
 ///
 /// - `on`: The skill is fully enabled.
@@ -92,54 +48,13 @@ pub enum SkillActivationState {
     /// The skill is disabled.
     Off,
 }
-impl SkillActivationState {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "on",
-        "userInvocableOnly",
-        "off",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SkillActivationState::On => "on",
-            SkillActivationState::UserInvocableOnly => "userInvocableOnly",
-            SkillActivationState::Off => "off",
-        }
-    }
-}
-impl StringEnum for SkillActivationState {
-    const TYPE_NAME: &'static str = "SkillActivationState";
-    const KNOWN_VALUES: &'static [&'static str] = SkillActivationState::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "on" => Some(SkillActivationState::On),
-            "userInvocableOnly" => Some(SkillActivationState::UserInvocableOnly),
-            "off" => Some(SkillActivationState::Off),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SkillActivationState::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SkillActivationState);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillActivationState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => SkillActivationState::On,
-            1usize => SkillActivationState::UserInvocableOnly,
-            _ => SkillActivationState::Off,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SkillActivationState "SkillActivationState" {
+        On = "on",
+        UserInvocableOnly = "userInvocableOnly",
+        Off = "off",
+    } closed
+);
 /// One row of `skill/list`: a shortcut spelling the user can type to invoke a skill. A plugin skill can have two rows, its bare name and its `<pluginId>:<skillId>` form.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -583,47 +498,12 @@ pub enum SkillImportSource {
     /// Import from Codex's skill directory.
     Codex,
 }
-impl SkillImportSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["claude", "codex"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SkillImportSource::Claude => "claude",
-            SkillImportSource::Codex => "codex",
-        }
-    }
-}
-impl StringEnum for SkillImportSource {
-    const TYPE_NAME: &'static str = "SkillImportSource";
-    const KNOWN_VALUES: &'static [&'static str] = SkillImportSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "claude" => Some(SkillImportSource::Claude),
-            "codex" => Some(SkillImportSource::Codex),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SkillImportSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SkillImportSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillImportSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => SkillImportSource::Claude,
-            _ => SkillImportSource::Codex,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SkillImportSource "SkillImportSource" {
+        Claude = "claude",
+        Codex = "codex",
+    } closed
+);
 /// In a `skill` turn input part, the `source` of the `skill/list` row the user picked, so the host invokes that exact copy of the skill. Closed enum: any other value is rejected as invalid params.
 ///
 /// - `bundled`: The copy shipped with the host.
@@ -644,58 +524,14 @@ pub enum SkillInvocationSource {
     /// The copy provided by a plugin.
     Plugin,
 }
-impl SkillInvocationSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "bundled",
-        "user",
-        "project",
-        "plugin",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SkillInvocationSource::Bundled => "bundled",
-            SkillInvocationSource::User => "user",
-            SkillInvocationSource::Project => "project",
-            SkillInvocationSource::Plugin => "plugin",
-        }
-    }
-}
-impl StringEnum for SkillInvocationSource {
-    const TYPE_NAME: &'static str = "SkillInvocationSource";
-    const KNOWN_VALUES: &'static [&'static str] = SkillInvocationSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "bundled" => Some(SkillInvocationSource::Bundled),
-            "user" => Some(SkillInvocationSource::User),
-            "project" => Some(SkillInvocationSource::Project),
-            "plugin" => Some(SkillInvocationSource::Plugin),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        SkillInvocationSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SkillInvocationSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillInvocationSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => SkillInvocationSource::Bundled,
-            1usize => SkillInvocationSource::User,
-            2usize => SkillInvocationSource::Project,
-            _ => SkillInvocationSource::Plugin,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SkillInvocationSource "SkillInvocationSource" {
+        Bundled = "bundled",
+        User = "user",
+        Project = "project",
+        Plugin = "plugin",
+    } closed
+);
 /// Params of the `skill/list` request. The listing is per session because the skills available depend on that session's workspace and installed plugins.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -937,54 +773,11 @@ pub enum SkillSource {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SkillSource {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "bundled",
-        "user",
-        "project",
-        "plugin",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SkillSource::Bundled => "bundled",
-            SkillSource::User => "user",
-            SkillSource::Project => "project",
-            SkillSource::Plugin => "plugin",
-            SkillSource::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SkillSource {
-    const TYPE_NAME: &'static str = "SkillSource";
-    const KNOWN_VALUES: &'static [&'static str] = SkillSource::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "bundled" => Some(SkillSource::Bundled),
-            "user" => Some(SkillSource::User),
-            "project" => Some(SkillSource::Project),
-            "plugin" => Some(SkillSource::Plugin),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SkillSource::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SkillSource::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SkillSource);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillSource {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(5usize) {
-            0usize => SkillSource::Bundled,
-            1usize => SkillSource::User,
-            2usize => SkillSource::Project,
-            3usize => SkillSource::Plugin,
-            _ => SkillSource::Unknown(g.unknown_value(SkillSource::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SkillSource "SkillSource" {
+        Bundled = "bundled",
+        User = "user",
+        Project = "project",
+        Plugin = "plugin",
+    } open Unknown
+);

@@ -37,77 +37,18 @@ pub enum SubagentControlStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl SubagentControlStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "accepted",
-        "starting",
-        "running",
-        "resultReady",
-        "closing",
-        "closed",
-        "recoveryPending",
-        "manualReconciliation",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            SubagentControlStatus::Accepted => "accepted",
-            SubagentControlStatus::Starting => "starting",
-            SubagentControlStatus::Running => "running",
-            SubagentControlStatus::ResultReady => "resultReady",
-            SubagentControlStatus::Closing => "closing",
-            SubagentControlStatus::Closed => "closed",
-            SubagentControlStatus::RecoveryPending => "recoveryPending",
-            SubagentControlStatus::ManualReconciliation => "manualReconciliation",
-            SubagentControlStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for SubagentControlStatus {
-    const TYPE_NAME: &'static str = "SubagentControlStatus";
-    const KNOWN_VALUES: &'static [&'static str] = SubagentControlStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "accepted" => Some(SubagentControlStatus::Accepted),
-            "starting" => Some(SubagentControlStatus::Starting),
-            "running" => Some(SubagentControlStatus::Running),
-            "resultReady" => Some(SubagentControlStatus::ResultReady),
-            "closing" => Some(SubagentControlStatus::Closing),
-            "closed" => Some(SubagentControlStatus::Closed),
-            "recoveryPending" => Some(SubagentControlStatus::RecoveryPending),
-            "manualReconciliation" => Some(SubagentControlStatus::ManualReconciliation),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(SubagentControlStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        SubagentControlStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(SubagentControlStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SubagentControlStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(9usize) {
-            0usize => SubagentControlStatus::Accepted,
-            1usize => SubagentControlStatus::Starting,
-            2usize => SubagentControlStatus::Running,
-            3usize => SubagentControlStatus::ResultReady,
-            4usize => SubagentControlStatus::Closing,
-            5usize => SubagentControlStatus::Closed,
-            6usize => SubagentControlStatus::RecoveryPending,
-            7usize => SubagentControlStatus::ManualReconciliation,
-            _ => {
-                SubagentControlStatus::Unknown(
-                    g.unknown_value(SubagentControlStatus::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    SubagentControlStatus "SubagentControlStatus" {
+        Accepted = "accepted",
+        Starting = "starting",
+        Running = "running",
+        ResultReady = "resultReady",
+        Closing = "closing",
+        Closed = "closed",
+        RecoveryPending = "recoveryPending",
+        ManualReconciliation = "manualReconciliation",
+    } open Unknown
+);
 /// Params of `subagent/sendMessage` and `subagent/followupTask`: the child agent to address and the text to give it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

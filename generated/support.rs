@@ -188,6 +188,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
 }
 
 /// Reads a member's value into `slot`; a member given twice is an error, as with serde's derive.
+#[inline]
 pub fn put<'de, T, A>(slot: &mut Option<T>, map: &mut A, member: &'static str) -> Result<(), A::Error>
 where
     T: Deserialize<'de>,
@@ -201,6 +202,7 @@ where
 }
 
 /// Keeps a member the schema does not define, with its value as sent.
+#[inline]
 pub fn keep<'de, A: MapAccess<'de>>(
     unknown: &mut serde_json::Map<String, serde_json::Value>,
     key: Key<'de>,
@@ -212,16 +214,19 @@ pub fn keep<'de, A: MapAccess<'de>>(
 }
 
 /// A required member's value, or serde's missing-field error naming it.
+#[inline]
 pub fn required<T, E: de::Error>(slot: Option<T>, member: &'static str) -> Result<T, E> {
     slot.ok_or_else(|| E::missing_field(member))
 }
 
 /// An `Option` member (optional, or required and nullable): absent reads as `None`.
+#[inline]
 pub fn optional<T, E>(slot: Option<Option<T>>, _member: &'static str) -> Result<Option<T>, E> {
     Ok(slot.flatten())
 }
 
 /// An optional nullable member: absent stays apart from `null`.
+#[inline]
 pub fn tristate<T, E>(slot: Option<Tristate<T>>, _member: &'static str) -> Result<Tristate<T>, E> {
     Ok(slot.unwrap_or_default())
 }
@@ -369,9 +374,105 @@ pub fn deserialize_arm<T: serde::de::DeserializeOwned, E: de::Error>(
     serde_json::from_value(serde_json::Value::Object(object)).map_err(E::custom)
 }
 
-/// The trait impls every generated string enum shares: `Display`, `FromStr`, serde.
+/// Everything a generated string enum has besides its declaration: `KNOWN_VALUES`, `as_str`,
+/// [`StringEnum`], `Display`, `FromStr`, serde, `Validate` and (feature `sample`) `Sample`.
+/// `open Unknown` keeps unlisted values in the `Unknown` variant; `closed` rejects them.
 macro_rules! impl_string_enum {
-    ($name:ident) => {
+    ($name:ident $type_name:literal { $first:ident = $first_wire:literal, $($variant:ident = $wire:literal,)* } open $unknown:ident) => {
+        impl $name {
+            /// Every value this version of the schema lists.
+            pub const KNOWN_VALUES: &'static [&'static str] = &[$first_wire, $($wire),*];
+
+            /// The wire value.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $name::$first => $first_wire,
+                    $($name::$variant => $wire,)*
+                    $name::$unknown(value) => value,
+                }
+            }
+        }
+
+        impl $crate::StringEnum for $name {
+            const TYPE_NAME: &'static str = $type_name;
+            const KNOWN_VALUES: &'static [&'static str] = $name::KNOWN_VALUES;
+
+            fn from_known(value: &str) -> Option<Self> {
+                match value {
+                    $first_wire => Some($name::$first),
+                    $($wire => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+
+            fn from_unknown(value: &str) -> Option<Self> {
+                Some($name::$unknown(value.to_owned()))
+            }
+
+            fn as_str(&self) -> &str {
+                $name::as_str(self)
+            }
+        }
+
+        #[cfg(feature = "sample")]
+        impl $crate::sample::Sample for $name {
+            fn sample(g: &mut $crate::sample::Sampler) -> Self {
+                const LISTED: &[$name] = &[$name::$first, $($name::$variant),*];
+                match LISTED.get(g.below(LISTED.len() + 1)) {
+                    Some(value) => value.clone(),
+                    None => $name::$unknown(g.unknown_value($name::KNOWN_VALUES)),
+                }
+            }
+        }
+
+        $crate::support::impl_string_enum!(@text $name);
+    };
+    ($name:ident $type_name:literal { $first:ident = $first_wire:literal, $($variant:ident = $wire:literal,)* } closed) => {
+        impl $name {
+            /// Every value this version of the schema lists.
+            pub const KNOWN_VALUES: &'static [&'static str] = &[$first_wire, $($wire),*];
+
+            /// The wire value.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $name::$first => $first_wire,
+                    $($name::$variant => $wire,)*
+                }
+            }
+        }
+
+        impl $crate::StringEnum for $name {
+            const TYPE_NAME: &'static str = $type_name;
+            const KNOWN_VALUES: &'static [&'static str] = $name::KNOWN_VALUES;
+
+            fn from_known(value: &str) -> Option<Self> {
+                match value {
+                    $first_wire => Some($name::$first),
+                    $($wire => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+
+            fn from_unknown(_value: &str) -> Option<Self> {
+                None
+            }
+
+            fn as_str(&self) -> &str {
+                $name::as_str(self)
+            }
+        }
+
+        #[cfg(feature = "sample")]
+        impl $crate::sample::Sample for $name {
+            fn sample(g: &mut $crate::sample::Sampler) -> Self {
+                const LISTED: &[$name] = &[$name::$first, $($name::$variant),*];
+                LISTED.get(g.below(LISTED.len())).copied().unwrap_or($name::$first)
+            }
+        }
+
+        $crate::support::impl_string_enum!(@text $name);
+    };
+    (@text $name:ident) => {
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())

@@ -116,50 +116,12 @@ pub enum TaskExecutionMode {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl TaskExecutionMode {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["foreground", "background"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            TaskExecutionMode::Foreground => "foreground",
-            TaskExecutionMode::Background => "background",
-            TaskExecutionMode::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for TaskExecutionMode {
-    const TYPE_NAME: &'static str = "TaskExecutionMode";
-    const KNOWN_VALUES: &'static [&'static str] = TaskExecutionMode::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "foreground" => Some(TaskExecutionMode::Foreground),
-            "background" => Some(TaskExecutionMode::Background),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(TaskExecutionMode::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        TaskExecutionMode::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(TaskExecutionMode);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskExecutionMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => TaskExecutionMode::Foreground,
-            1usize => TaskExecutionMode::Background,
-            _ => {
-                TaskExecutionMode::Unknown(
-                    g.unknown_value(TaskExecutionMode::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    TaskExecutionMode "TaskExecutionMode" {
+        Foreground = "foreground",
+        Background = "background",
+    } open Unknown
+);
 /// One row of the `task/list` result: a live workload that can be stopped. `kind` and `status` are open so that new kinds of work and new states can be added without breaking clients.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -335,43 +297,11 @@ pub enum TaskListStatus {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl TaskListStatus {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["inProgress"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            TaskListStatus::InProgress => "inProgress",
-            TaskListStatus::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for TaskListStatus {
-    const TYPE_NAME: &'static str = "TaskListStatus";
-    const KNOWN_VALUES: &'static [&'static str] = TaskListStatus::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "inProgress" => Some(TaskListStatus::InProgress),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(TaskListStatus::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        TaskListStatus::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(TaskListStatus);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskListStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => TaskListStatus::InProgress,
-            _ => TaskListStatus::Unknown(g.unknown_value(TaskListStatus::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    TaskListStatus "TaskListStatus" {
+        InProgress = "inProgress",
+    } open Unknown
+);
 /// Params of `task/stopAll`: stop every background workload that can be stopped at the moment the command is admitted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

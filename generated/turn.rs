@@ -310,81 +310,20 @@ pub enum TurnErrorKind {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl TurnErrorKind {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "stepLimit",
-        "configError",
-        "projectionError",
-        "logError",
-        "workflowLaunchError",
-        "environmentError",
-        "modelError",
-        "launchError",
-        "authRequired",
-        "mcpLinkError",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            TurnErrorKind::StepLimit => "stepLimit",
-            TurnErrorKind::ConfigError => "configError",
-            TurnErrorKind::ProjectionError => "projectionError",
-            TurnErrorKind::LogError => "logError",
-            TurnErrorKind::WorkflowLaunchError => "workflowLaunchError",
-            TurnErrorKind::EnvironmentError => "environmentError",
-            TurnErrorKind::ModelError => "modelError",
-            TurnErrorKind::LaunchError => "launchError",
-            TurnErrorKind::AuthRequired => "authRequired",
-            TurnErrorKind::McpLinkError => "mcpLinkError",
-            TurnErrorKind::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for TurnErrorKind {
-    const TYPE_NAME: &'static str = "TurnErrorKind";
-    const KNOWN_VALUES: &'static [&'static str] = TurnErrorKind::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "stepLimit" => Some(TurnErrorKind::StepLimit),
-            "configError" => Some(TurnErrorKind::ConfigError),
-            "projectionError" => Some(TurnErrorKind::ProjectionError),
-            "logError" => Some(TurnErrorKind::LogError),
-            "workflowLaunchError" => Some(TurnErrorKind::WorkflowLaunchError),
-            "environmentError" => Some(TurnErrorKind::EnvironmentError),
-            "modelError" => Some(TurnErrorKind::ModelError),
-            "launchError" => Some(TurnErrorKind::LaunchError),
-            "authRequired" => Some(TurnErrorKind::AuthRequired),
-            "mcpLinkError" => Some(TurnErrorKind::McpLinkError),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(TurnErrorKind::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        TurnErrorKind::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(TurnErrorKind);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnErrorKind {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(11usize) {
-            0usize => TurnErrorKind::StepLimit,
-            1usize => TurnErrorKind::ConfigError,
-            2usize => TurnErrorKind::ProjectionError,
-            3usize => TurnErrorKind::LogError,
-            4usize => TurnErrorKind::WorkflowLaunchError,
-            5usize => TurnErrorKind::EnvironmentError,
-            6usize => TurnErrorKind::ModelError,
-            7usize => TurnErrorKind::LaunchError,
-            8usize => TurnErrorKind::AuthRequired,
-            9usize => TurnErrorKind::McpLinkError,
-            _ => TurnErrorKind::Unknown(g.unknown_value(TurnErrorKind::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    TurnErrorKind "TurnErrorKind" {
+        StepLimit = "stepLimit",
+        ConfigError = "configError",
+        ProjectionError = "projectionError",
+        LogError = "logError",
+        WorkflowLaunchError = "workflowLaunchError",
+        EnvironmentError = "environmentError",
+        ModelError = "modelError",
+        LaunchError = "launchError",
+        AuthRequired = "authRequired",
+        McpLinkError = "mcpLinkError",
+    } open Unknown
+);
 /// Params of the `turn/foregroundCompleted` notification: the turn's main work is done, but blocking background reminders keep it open. Not an ending; the turn ends with `turn/completed` (or `turn/unqueued`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -607,58 +546,14 @@ pub enum TurnInputPartType {
     /// A video uploaded beforehand with `media/upload`.
     Video,
 }
-impl TurnInputPartType {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "text",
-        "image",
-        "skill",
-        "video",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            TurnInputPartType::Text => "text",
-            TurnInputPartType::Image => "image",
-            TurnInputPartType::Skill => "skill",
-            TurnInputPartType::Video => "video",
-        }
-    }
-}
-impl StringEnum for TurnInputPartType {
-    const TYPE_NAME: &'static str = "TurnInputPartType";
-    const KNOWN_VALUES: &'static [&'static str] = TurnInputPartType::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "text" => Some(TurnInputPartType::Text),
-            "image" => Some(TurnInputPartType::Image),
-            "skill" => Some(TurnInputPartType::Skill),
-            "video" => Some(TurnInputPartType::Video),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        TurnInputPartType::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(TurnInputPartType);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnInputPartType {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => TurnInputPartType::Text,
-            1usize => TurnInputPartType::Image,
-            2usize => TurnInputPartType::Skill,
-            _ => TurnInputPartType::Video,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    TurnInputPartType "TurnInputPartType" {
+        Text = "text",
+        Image = "image",
+        Skill = "skill",
+        Video = "video",
+    } closed
+);
 /// Params of the `turn/interrupt` method: stop the running turn, as when the user presses stop. Handled ahead of ordinary commands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1169,53 +1064,13 @@ pub enum TurnStartDisposition {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl TurnStartDisposition {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["started", "queued", "steered"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            TurnStartDisposition::Started => "started",
-            TurnStartDisposition::Queued => "queued",
-            TurnStartDisposition::Steered => "steered",
-            TurnStartDisposition::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for TurnStartDisposition {
-    const TYPE_NAME: &'static str = "TurnStartDisposition";
-    const KNOWN_VALUES: &'static [&'static str] = TurnStartDisposition::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "started" => Some(TurnStartDisposition::Started),
-            "queued" => Some(TurnStartDisposition::Queued),
-            "steered" => Some(TurnStartDisposition::Steered),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(TurnStartDisposition::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        TurnStartDisposition::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(TurnStartDisposition);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnStartDisposition {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => TurnStartDisposition::Started,
-            1usize => TurnStartDisposition::Queued,
-            2usize => TurnStartDisposition::Steered,
-            _ => {
-                TurnStartDisposition::Unknown(
-                    g.unknown_value(TurnStartDisposition::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    TurnStartDisposition "TurnStartDisposition" {
+        Started = "started",
+        Queued = "queued",
+        Steered = "steered",
+    } open Unknown
+);
 /// Params of the `turn/start` method: submit user input to a session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1625,53 +1480,13 @@ pub enum TurnTerminal {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl TurnTerminal {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "completed",
-        "failed",
-        "cancelled",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            TurnTerminal::Completed => "completed",
-            TurnTerminal::Failed => "failed",
-            TurnTerminal::Cancelled => "cancelled",
-            TurnTerminal::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for TurnTerminal {
-    const TYPE_NAME: &'static str = "TurnTerminal";
-    const KNOWN_VALUES: &'static [&'static str] = TurnTerminal::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "completed" => Some(TurnTerminal::Completed),
-            "failed" => Some(TurnTerminal::Failed),
-            "cancelled" => Some(TurnTerminal::Cancelled),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(TurnTerminal::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        TurnTerminal::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(TurnTerminal);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnTerminal {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(4usize) {
-            0usize => TurnTerminal::Completed,
-            1usize => TurnTerminal::Failed,
-            2usize => TurnTerminal::Cancelled,
-            _ => TurnTerminal::Unknown(g.unknown_value(TurnTerminal::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    TurnTerminal "TurnTerminal" {
+        Completed = "completed",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    } open Unknown
+);
 /// Params of the `turn/unqueue` method: take back a queued submission before it starts. It never stops a turn that is already running; if the turn has launched, the request is refused.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

@@ -716,69 +716,16 @@ pub enum UserInputOutcome {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl UserInputOutcome {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &[
-        "answered",
-        "cancelled",
-        "interrupted",
-        "clarified",
-        "timedOut",
-        "aborted",
-    ];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            UserInputOutcome::Answered => "answered",
-            UserInputOutcome::Cancelled => "cancelled",
-            UserInputOutcome::Interrupted => "interrupted",
-            UserInputOutcome::Clarified => "clarified",
-            UserInputOutcome::TimedOut => "timedOut",
-            UserInputOutcome::Aborted => "aborted",
-            UserInputOutcome::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for UserInputOutcome {
-    const TYPE_NAME: &'static str = "UserInputOutcome";
-    const KNOWN_VALUES: &'static [&'static str] = UserInputOutcome::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "answered" => Some(UserInputOutcome::Answered),
-            "cancelled" => Some(UserInputOutcome::Cancelled),
-            "interrupted" => Some(UserInputOutcome::Interrupted),
-            "clarified" => Some(UserInputOutcome::Clarified),
-            "timedOut" => Some(UserInputOutcome::TimedOut),
-            "aborted" => Some(UserInputOutcome::Aborted),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(UserInputOutcome::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        UserInputOutcome::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(UserInputOutcome);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputOutcome {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(7usize) {
-            0usize => UserInputOutcome::Answered,
-            1usize => UserInputOutcome::Cancelled,
-            2usize => UserInputOutcome::Interrupted,
-            3usize => UserInputOutcome::Clarified,
-            4usize => UserInputOutcome::TimedOut,
-            5usize => UserInputOutcome::Aborted,
-            _ => {
-                UserInputOutcome::Unknown(
-                    g.unknown_value(UserInputOutcome::KNOWN_VALUES),
-                )
-            }
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    UserInputOutcome "UserInputOutcome" {
+        Answered = "answered",
+        Cancelled = "cancelled",
+        Interrupted = "interrupted",
+        Clarified = "clarified",
+        TimedOut = "timedOut",
+        Aborted = "aborted",
+    } open Unknown
+);
 /// One question of a user-input prompt, with the options the agent offers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1026,47 +973,12 @@ pub enum UserInputSelectionMode {
     /// Several options may be picked; the answer uses `selectedLabels`.
     Multiple,
 }
-impl UserInputSelectionMode {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["single", "multiple"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            UserInputSelectionMode::Single => "single",
-            UserInputSelectionMode::Multiple => "multiple",
-        }
-    }
-}
-impl StringEnum for UserInputSelectionMode {
-    const TYPE_NAME: &'static str = "UserInputSelectionMode";
-    const KNOWN_VALUES: &'static [&'static str] = UserInputSelectionMode::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "single" => Some(UserInputSelectionMode::Single),
-            "multiple" => Some(UserInputSelectionMode::Multiple),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        UserInputSelectionMode::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(UserInputSelectionMode);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputSelectionMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => UserInputSelectionMode::Single,
-            _ => UserInputSelectionMode::Multiple,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    UserInputSelectionMode "UserInputSelectionMode" {
+        Single = "single",
+        Multiple = "multiple",
+    } closed
+);
 /// Params of the `userInput/settled` view event: a user-input prompt has ended, and this is the first durable settlement. It is always delivered to every attached client, so each can take its copy of the prompt down. The nullable members are always on the wire, with `null` when they do not apply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

@@ -63,43 +63,11 @@ pub enum ViewPageAnchor {
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
-impl ViewPageAnchor {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["latestCompaction"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ViewPageAnchor::LatestCompaction => "latestCompaction",
-            ViewPageAnchor::Unknown(value) => value,
-        }
-    }
-}
-impl StringEnum for ViewPageAnchor {
-    const TYPE_NAME: &'static str = "ViewPageAnchor";
-    const KNOWN_VALUES: &'static [&'static str] = ViewPageAnchor::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "latestCompaction" => Some(ViewPageAnchor::LatestCompaction),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(ViewPageAnchor::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        ViewPageAnchor::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ViewPageAnchor);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewPageAnchor {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => ViewPageAnchor::LatestCompaction,
-            _ => ViewPageAnchor::Unknown(g.unknown_value(ViewPageAnchor::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ViewPageAnchor "ViewPageAnchor" {
+        LatestCompaction = "latestCompaction",
+    } open Unknown
+);
 /// Paging direction of `view/page`. Closed: other values are rejected.
 ///
 /// - `forward`: From older to newer events.
@@ -114,47 +82,12 @@ pub enum ViewPageDirection {
     /// From newer to older events (each page is still returned in ascending order).
     Backward,
 }
-impl ViewPageDirection {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["forward", "backward"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ViewPageDirection::Forward => "forward",
-            ViewPageDirection::Backward => "backward",
-        }
-    }
-}
-impl StringEnum for ViewPageDirection {
-    const TYPE_NAME: &'static str = "ViewPageDirection";
-    const KNOWN_VALUES: &'static [&'static str] = ViewPageDirection::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "forward" => Some(ViewPageDirection::Forward),
-            "backward" => Some(ViewPageDirection::Backward),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        ViewPageDirection::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(ViewPageDirection);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewPageDirection {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => ViewPageDirection::Forward,
-            _ => ViewPageDirection::Backward,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    ViewPageDirection "ViewPageDirection" {
+        Forward = "forward",
+        Backward = "backward",
+    } closed
+);
 /// Params of `view/page`: read a page of the session view's stored events, forward or backward from a cursor, or from the latest compaction boundary.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

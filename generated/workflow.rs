@@ -176,47 +176,12 @@ pub enum WorkflowChildAction {
     /// Run the child again as a new attempt.
     Retry,
 }
-impl WorkflowChildAction {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["skip", "retry"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            WorkflowChildAction::Skip => "skip",
-            WorkflowChildAction::Retry => "retry",
-        }
-    }
-}
-impl StringEnum for WorkflowChildAction {
-    const TYPE_NAME: &'static str = "WorkflowChildAction";
-    const KNOWN_VALUES: &'static [&'static str] = WorkflowChildAction::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "skip" => Some(WorkflowChildAction::Skip),
-            "retry" => Some(WorkflowChildAction::Retry),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        {
-            let _ = value;
-            None
-        }
-    }
-    fn as_str(&self) -> &str {
-        WorkflowChildAction::as_str(self)
-    }
-}
-crate::support::impl_string_enum!(WorkflowChildAction);
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowChildAction {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(2usize) {
-            0usize => WorkflowChildAction::Skip,
-            _ => WorkflowChildAction::Retry,
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    WorkflowChildAction "WorkflowChildAction" {
+        Skip = "skip",
+        Retry = "retry",
+    } closed
+);
 /// Params of `workflow/childControl`: skip or retry one child of a workflow run, identified by the `childId` and `attempt` found in the `workflow` item's `children`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

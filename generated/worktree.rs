@@ -160,48 +160,12 @@ pub enum WorktreeOrigin {
     Unknown(String),
 }
 #[cfg(feature = "experimental")]
-impl WorktreeOrigin {
-    /// Every value this version of the schema lists.
-    pub const KNOWN_VALUES: &'static [&'static str] = &["created", "attached"];
-    /// The wire value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            WorktreeOrigin::Created => "created",
-            WorktreeOrigin::Attached => "attached",
-            WorktreeOrigin::Unknown(value) => value,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl StringEnum for WorktreeOrigin {
-    const TYPE_NAME: &'static str = "WorktreeOrigin";
-    const KNOWN_VALUES: &'static [&'static str] = WorktreeOrigin::KNOWN_VALUES;
-    fn from_known(value: &str) -> Option<Self> {
-        match value {
-            "created" => Some(WorktreeOrigin::Created),
-            "attached" => Some(WorktreeOrigin::Attached),
-            _ => None,
-        }
-    }
-    fn from_unknown(value: &str) -> Option<Self> {
-        Some(WorktreeOrigin::Unknown(value.to_owned()))
-    }
-    fn as_str(&self) -> &str {
-        WorktreeOrigin::as_str(self)
-    }
-}
-#[cfg(feature = "experimental")]
-crate::support::impl_string_enum!(WorktreeOrigin);
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WorktreeOrigin {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        match g.below(3usize) {
-            0usize => WorktreeOrigin::Created,
-            1usize => WorktreeOrigin::Attached,
-            _ => WorktreeOrigin::Unknown(g.unknown_value(WorktreeOrigin::KNOWN_VALUES)),
-        }
-    }
-}
+crate::support::impl_string_enum!(
+    WorktreeOrigin "WorktreeOrigin" {
+        Created = "created",
+        Attached = "attached",
+    } open Unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for WorktreeStartRequestCreate {
     fn sample(g: &mut crate::sample::Sampler) -> Self {

@@ -21,18 +21,27 @@ pub fn format(tokens: TokenStream, header: &str, path: &str) -> Result<String, E
     Ok(format!("// {header}\n\n{text}"))
 }
 
-/// The macro whose entries are laid out one a line, so that adding a member is a one-line diff.
-const MEMBER_MACRO: &str = "crate::support::impl_deserialize!(";
+/// The macros whose entries are laid out one a line, so that adding one is a one-line diff.
+const TABLE_MACROS: &[&str] = &[
+    "crate::support::impl_deserialize!(",
+    "crate::support::impl_string_enum!(",
+];
 
-/// prettyplease fills a macro's tokens like prose; lay `impl_deserialize!` entries out one a
-/// line instead: `Name {`, each `…,` entry, `} unknown`.
+/// prettyplease fills a macro's tokens like prose; lay the entries of the table macros out one
+/// a line instead: `Name {`, each `…,` entry, `} tail`.
 fn one_member_a_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find(MEMBER_MACRO) {
+    let next = |rest: &str| {
+        TABLE_MACROS
+            .iter()
+            .filter_map(|m| rest.find(m).map(|at| (at, m.len())))
+            .min()
+    };
+    while let Some((start, len)) = next(rest) {
         let line_start = rest[..start].rfind('\n').map_or(0, |i| i + 1);
         let indent = &rest[line_start..start];
-        let body_start = start + MEMBER_MACRO.len();
+        let body_start = start + len;
         let first_line = rest[body_start..].split('\n').next().unwrap_or_default();
         let Some(len) = rest[body_start..]
             .find("\n);")

@@ -4,7 +4,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{cfg, ident, Ctx};
-use crate::model::{Arm, Field, FieldKind, StringEnum, Struct, Tagged, Ty};
+use crate::model::{Arm, Field, FieldKind, Struct, Tagged, Ty};
 
 const GATE: &str = "sample";
 
@@ -100,47 +100,6 @@ fn value(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
         quote!(Box::new(#inner))
     } else {
         inner
-    }
-}
-
-/// `impl Sample` for a string enum: a listed value, or (open enums) an unlisted one.
-pub fn string_enum(e: &StringEnum, name: &Ident, experimental: bool) -> TokenStream {
-    let gate = gate(experimental);
-    let count = e.variants.len();
-    let arms = e.variants.iter().enumerate().map(|(i, v)| {
-        let variant = ident(&v.rust);
-        if i + 1 == count && !e.open {
-            quote!(_ => #name::#variant,)
-        } else {
-            quote!(#i => #name::#variant,)
-        }
-    });
-    let unknown = e.open.then(|| {
-        let unknown = ident(&e.unknown_variant);
-        quote!(_ => #name::#unknown(g.unknown_value(#name::KNOWN_VALUES)),)
-    });
-    let choices = count + usize::from(e.open);
-    if choices == 1 {
-        let only = ident(&e.variants[0].rust);
-        return quote! {
-            #gate
-            impl crate::sample::Sample for #name {
-                fn sample(_: &mut crate::sample::Sampler) -> Self {
-                    #name::#only
-                }
-            }
-        };
-    }
-    quote! {
-        #gate
-        impl crate::sample::Sample for #name {
-            fn sample(g: &mut crate::sample::Sampler) -> Self {
-                match g.below(#choices) {
-                    #(#arms)*
-                    #unknown
-                }
-            }
-        }
     }
 }
 
