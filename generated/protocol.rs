@@ -5699,17 +5699,13 @@ struct FrameSeed<'p> {
     sender: Option<Sender>,
     pending: Option<&'p mut PendingRequests>,
 }
-enum Payload {
-    Typed(Message),
-    Raw(RawJson),
-}
 struct Parts<'de> {
     jsonrpc: Option<Cow<'static, str>>,
     id: crate::Tristate<Id>,
     method: Option<crate::support::Key<'de>>,
-    params: Option<Payload>,
+    typed: Option<Message>,
+    params: Option<RawJson>,
     result: Option<RawJson>,
-    typed_result: Option<Message>,
     error: Option<RawJson>,
     extra: Map<String, Value>,
 }
@@ -5735,9 +5731,9 @@ impl<'de> serde::de::Visitor<'de> for FrameSeed<'_> {
             jsonrpc: None,
             id: crate::Tristate::Absent,
             method: None,
+            typed: None,
             params: None,
             result: None,
-            typed_result: None,
             error: None,
             extra: Map::new(),
         };
@@ -5755,18 +5751,17 @@ impl<'de> serde::de::Visitor<'de> for FrameSeed<'_> {
                 "id" => parts.id = map.next_value::<Option<Id>>()?.into(),
                 "method" => parts.method = Some(map.next_value()?),
                 "params" => {
-                    parts.params = Some(
-                        match parts.method.as_ref().map(crate::support::Key::as_str) {
-                            Some(method) => {
-                                map.next_value_seed(ParamsSeed {
-                                    method,
-                                    sender: self.sender,
-                                    has_id: !parts.id.is_absent(),
-                                })?
-                            }
-                            None => Payload::Raw(map.next_value()?),
-                        },
-                    );
+                    match parts.method.as_ref().map(crate::support::Key::as_str) {
+                        Some(method) => {
+                            let seed = ParamsSeed {
+                                method,
+                                sender: self.sender,
+                                has_id: !parts.id.is_absent(),
+                            };
+                            parts.typed = Some(map.next_value_seed(seed)?);
+                        }
+                        None => parts.params = Some(map.next_value()?),
+                    }
                 }
                 "result" => {
                     let answered = match (&mut pending, &parts.id, self.sender) {
@@ -5777,7 +5772,7 @@ impl<'de> serde::de::Visitor<'de> for FrameSeed<'_> {
                     };
                     match answered {
                         Some((id, method, sender)) => {
-                            parts.typed_result = Some(
+                            parts.typed = Some(
                                 map
                                     .next_value_seed(ResultSeed {
                                         id,
@@ -5805,11 +5800,11 @@ struct ParamsSeed<'a> {
     has_id: bool,
 }
 impl<'de> serde::de::DeserializeSeed<'de> for ParamsSeed<'_> {
-    type Value = Payload;
+    type Value = Message;
     fn deserialize<D: serde::Deserializer<'de>>(
         self,
         deserializer: D,
-    ) -> Result<Payload, D::Error> {
+    ) -> Result<Message, D::Error> {
         let method = self.method;
         let table = if !self.has_id {
             Table::Notification
@@ -5820,26 +5815,27 @@ impl<'de> serde::de::DeserializeSeed<'de> for ParamsSeed<'_> {
         } else {
             Table::Client
         };
-        let message = match table {
-            Table::Notification => {
-                Message::Notification(
-                    ProtocolNotification::deserialize_params(method, deserializer)?,
-                )
-            }
-            Table::Server => {
-                Message::ServerRequest {
-                    id: Id::Number(0),
-                    request: ServerRequest::deserialize_params(method, deserializer)?,
+        Ok(
+            match table {
+                Table::Notification => {
+                    Message::Notification(
+                        ProtocolNotification::deserialize_params(method, deserializer)?,
+                    )
                 }
-            }
-            Table::Client => {
-                Message::ClientRequest {
-                    id: Id::Number(0),
-                    request: ClientRequest::deserialize_params(method, deserializer)?,
+                Table::Server => {
+                    Message::ServerRequest {
+                        id: Id::Number(0),
+                        request: ServerRequest::deserialize_params(method, deserializer)?,
+                    }
                 }
-            }
-        };
-        Ok(Payload::Typed(message))
+                Table::Client => {
+                    Message::ClientRequest {
+                        id: Id::Number(0),
+                        request: ClientRequest::deserialize_params(method, deserializer)?,
+                    }
+                }
+            },
+        )
     }
 }
 struct ResultSeed<'a> {
@@ -5891,7 +5887,10 @@ impl Parts<'_> {
         sender: Option<Sender>,
         pending: Option<&mut PendingRequests>,
     ) -> Result<Frame, DecodeError> {
-        let has_result = self.result.is_some() || self.typed_result.is_some();
+        let typed_result = matches!(
+            self.typed, Some(Message::ClientResult { .. } | Message::ServerResult { .. })
+        );
+        let has_result = self.result.is_some() || typed_result;
         let kind = crate::rpc::classify(
                 self.method.is_some(),
                 &self.id,
@@ -5904,12 +5903,8 @@ impl Parts<'_> {
             ))?;
         let method = self.method.as_ref().map_or("", crate::support::Key::as_str);
         let id = self.id.into_option();
-        let params = match (self.params, kind, &id) {
-            (
-                Some(Payload::Typed(Message::Notification(n))),
-                FrameKind::Notification,
-                _,
-            ) => {
+        let params = match (self.typed, kind, &id) {
+            (Some(Message::Notification(n)), FrameKind::Notification, _) => {
                 return Ok(Frame {
                     message: Message::Notification(n),
                     jsonrpc: self.jsonrpc,
@@ -5917,7 +5912,7 @@ impl Parts<'_> {
                 });
             }
             (
-                Some(Payload::Typed(Message::ClientRequest { request, .. })),
+                Some(Message::ClientRequest { request, .. }),
                 FrameKind::Request,
                 Some(id),
             ) => {
@@ -5932,7 +5927,7 @@ impl Parts<'_> {
                 });
             }
             (
-                Some(Payload::Typed(Message::ServerRequest { request, .. })),
+                Some(Message::ServerRequest { request, .. }),
                 FrameKind::Request,
                 Some(id),
             ) => {
@@ -5946,11 +5941,24 @@ impl Parts<'_> {
                     extra: self.extra,
                 });
             }
-            (Some(Payload::Typed(message)), _, _) => {
+            (
+                Some(
+                    message @ (Message::ClientResult { .. }
+                    | Message::ServerResult { .. }),
+                ),
+                FrameKind::Result,
+                _,
+            ) => {
+                return Ok(Frame {
+                    message,
+                    jsonrpc: self.jsonrpc,
+                    extra: self.extra,
+                });
+            }
+            (Some(message), _, _) => {
                 typed_params(&message).map(|v| RawJson::from_value(&v))
             }
-            (Some(Payload::Raw(raw)), _, _) => Some(raw),
-            (None, _, _) => None,
+            (None, _, _) => self.params,
         };
         let params = params.as_ref().map(RawJson::as_raw);
         let message = match (kind, id, self.result) {
@@ -5974,29 +5982,21 @@ impl Parts<'_> {
             (FrameKind::Notification, _, _) => {
                 Message::Notification(ProtocolNotification::decode_raw(method, params)?)
             }
-            (FrameKind::Result, Some(id), result) => {
-                match (self.typed_result, result) {
-                    (Some(typed), _) => typed,
-                    (None, Some(result)) => {
-                        match (pending.and_then(|p| p.take(&id)), sender) {
-                            (Some(method), Some(Sender::Server)) => {
-                                Message::ClientResult {
-                                    id,
-                                    result: ClientResult::decode_raw(&method, result.as_raw())?,
-                                }
-                            }
-                            (Some(method), Some(Sender::Client)) => {
-                                Message::ServerResult {
-                                    id,
-                                    result: ServerResult::decode_raw(&method, result.as_raw())?,
-                                }
-                            }
-                            _ => Message::Result { id, result },
+            (FrameKind::Result, Some(id), Some(result)) => {
+                match (pending.and_then(|p| p.take(&id)), sender) {
+                    (Some(method), Some(Sender::Server)) => {
+                        Message::ClientResult {
+                            id,
+                            result: ClientResult::decode_raw(&method, result.as_raw())?,
                         }
                     }
-                    (None, None) => {
-                        return Err(DecodeError::new(None, crate::rpc::NOT_A_FRAME));
+                    (Some(method), Some(Sender::Client)) => {
+                        Message::ServerResult {
+                            id,
+                            result: ServerResult::decode_raw(&method, result.as_raw())?,
+                        }
                     }
+                    _ => Message::Result { id, result },
                 }
             }
             (_, id, _) => {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use msp_bench::codec::{self, Codec};
 use msp_bench::corpus::{self, Line, Tables};
 use msp_bench::envelope::Head;
-use msp_bench::measure::{budget, mb_per_s, median_pass, selected, Report};
+use msp_bench::measure::{budget, mb_per_s, Group, Report};
 use msp_bench::wire::{self, Source, Typed};
 use msp_types::rpc::PendingRequests;
 use serde::de::IgnoredAny;
@@ -29,17 +29,16 @@ struct Side {
 struct Speeds(BTreeMap<String, f64>);
 
 impl Speeds {
-    fn time(&mut self, name: &str, bytes: usize, pass: impl FnMut()) {
-        if !selected(name) {
-            return;
+    /// Times the cases of one section side by side (see [`Group`]); each pass handles `bytes`.
+    fn run(&mut self, group: Group<'_>, bytes: usize) {
+        for (name, median) in group.run(budget()) {
+            let speed = mb_per_s(bytes, median);
+            println!(
+                "  {name:<30} {speed:>8.1} MB/s  ({:>8.1} us a pass)",
+                median.as_secs_f64() * 1e6
+            );
+            self.0.insert(name, speed);
         }
-        let median = median_pass(budget(), pass);
-        let speed = mb_per_s(bytes, median);
-        println!(
-            "  {name:<30} {speed:>8.1} MB/s  ({:>8.1} us a pass)",
-            median.as_secs_f64() * 1e6
-        );
-        self.0.insert(name.to_owned(), speed);
     }
 
     fn get(&self, name: &str) -> Option<f64> {
@@ -159,136 +158,144 @@ fn main() {
     let mut speeds = Speeds::default();
 
     println!("\ndecode, whole frames:");
-    speeds.time("decode.frame.value", frame_bytes, || {
+    let mut pending = PendingRequests::default();
+    let mut group = Group::default();
+    group.add("decode.frame.value", || {
         for &i in &frames {
             drop(serde_json::from_str::<Value>(&line(i).raw));
         }
     });
-    speeds.time("decode.frame.ignored_any", frame_bytes, || {
+    group.add("decode.frame.ignored_any", || {
         for &i in &frames {
             drop(serde_json::from_str::<IgnoredAny>(&line(i).raw));
         }
     });
-    let mut pending = PendingRequests::default();
-    speeds.time("decode.frame.msp_api", frame_bytes, || {
+    group.add("decode.frame.msp_api", || {
         for &i in &frames {
             drop(wire::api_frame_check(line(i), &mut pending));
         }
     });
     for side in &sides {
-        speeds.time(&format!("decode.frame.{}", side.name), frame_bytes, || {
+        group.add(format!("decode.frame.{}", side.name), || {
             for &i in &frames {
                 drop(wire::envelope_check(side.codecs[i], line(i)));
             }
         });
     }
+    speeds.run(group, frame_bytes);
 
     println!("\ndecode, payloads every side types:");
-    speeds.time("decode.payload.value", payload_bytes, || {
-        for &i in &payloads {
-            drop(serde_json::from_str::<Value>(text(i)));
-        }
-    });
-    speeds.time("decode.payload.ignored_any", payload_bytes, || {
-        for &i in &payloads {
-            drop(serde_json::from_str::<IgnoredAny>(text(i)));
-        }
-    });
-    speeds.time("decode.payload.msp_api", payload_bytes, || {
-        for &i in &payloads {
-            drop(wire::api_payload_check(line(i), Source::Value(text(i))));
-        }
-    });
     // The `&RawValue`s a frame reader would hand over, made outside the timing.
     let raws: Vec<&RawValue> = payloads
         .iter()
         .map(|&i| serde_json::from_str(text(i)).expect("accepted"))
         .collect();
-    speeds.time("decode.payload.msp_api_raw", payload_bytes, || {
+    let mut group = Group::default();
+    group.add("decode.payload.value", || {
+        for &i in &payloads {
+            drop(serde_json::from_str::<Value>(text(i)));
+        }
+    });
+    group.add("decode.payload.ignored_any", || {
+        for &i in &payloads {
+            drop(serde_json::from_str::<IgnoredAny>(text(i)));
+        }
+    });
+    group.add("decode.payload.msp_api", || {
+        for &i in &payloads {
+            drop(wire::api_payload_check(line(i), Source::Value(text(i))));
+        }
+    });
+    group.add("decode.payload.msp_api_raw", || {
         for (&i, raw) in payloads.iter().zip(&raws) {
             drop(wire::api_payload_check(line(i), Source::Raw(raw)));
         }
     });
     for side in &sides {
-        speeds.time(
-            &format!("decode.payload.{}", side.name),
-            payload_bytes,
-            || {
-                for &i in &payloads {
-                    drop(wire::typed_check(side.codecs[i], text(i)));
-                }
-            },
-        );
+        group.add(format!("decode.payload.{}", side.name), || {
+            for &i in &payloads {
+                drop(wire::typed_check(side.codecs[i], text(i)));
+            }
+        });
     }
+    speeds.run(group, payload_bytes);
 
     println!("\nencode, whole frames (each side from what it decoded):");
     let values: Vec<Value> = frames
         .iter()
         .map(|&i| serde_json::from_str(&line(i).raw).expect("accepted"))
         .collect();
-    speeds.time("encode.frame.value", frame_bytes, || {
-        for v in &values {
-            drop(serde_json::to_string(v));
-        }
-    });
     let api_frames: Vec<_> = frames
         .iter()
         .map(|&i| must(wire::api_frame_decode(line(i), &mut pending)))
         .collect();
-    speeds.time("encode.frame.msp_api", frame_bytes, || {
+    let decoded: Vec<Vec<(Head, Option<Typed>)>> = sides
+        .iter()
+        .map(|side| {
+            frames
+                .iter()
+                .map(|&i| must(wire::envelope_decode(side.codecs[i], line(i))))
+                .collect()
+        })
+        .collect();
+    let mut group = Group::default();
+    group.add("encode.frame.value", || {
+        for v in &values {
+            drop(serde_json::to_string(v));
+        }
+    });
+    group.add("encode.frame.msp_api", || {
         for f in &api_frames {
             drop(wire::api_frame_encode(f));
         }
     });
-    let mut decoded: Vec<Vec<(Head, Option<Typed>)>> = Vec::new();
-    for side in &sides {
-        let kept: Vec<_> = frames
-            .iter()
-            .map(|&i| must(wire::envelope_decode(side.codecs[i], line(i))))
-            .collect();
-        speeds.time(&format!("encode.frame.{}", side.name), frame_bytes, || {
-            for (head, payload) in &kept {
+    for (side, kept) in sides.iter().zip(&decoded) {
+        group.add(format!("encode.frame.{}", side.name), move || {
+            for (head, payload) in kept {
                 drop(wire::envelope_encode(head, payload.as_ref()));
             }
         });
-        decoded.push(kept);
     }
+    speeds.run(group, frame_bytes);
 
     println!("\nencode, payloads every side types:");
     let payload_values: Vec<Value> = payloads
         .iter()
         .map(|&i| serde_json::from_str(text(i)).expect("accepted"))
         .collect();
-    speeds.time("encode.payload.value", payload_bytes, || {
-        for v in &payload_values {
-            drop(serde_json::to_string(v));
-        }
-    });
     let api_payloads: Vec<_> = payloads
         .iter()
         .zip(&raws)
         .map(|(&i, raw)| must(wire::api_payload_decode(line(i), Source::Raw(raw))))
         .collect();
-    speeds.time("encode.payload.msp_api", payload_bytes, || {
+    let typed: Vec<Vec<Typed>> = sides
+        .iter()
+        .map(|side| {
+            payloads
+                .iter()
+                .map(|&i| must(wire::typed_decode(side.codecs[i], text(i))))
+                .collect()
+        })
+        .collect();
+    let mut group = Group::default();
+    group.add("encode.payload.value", || {
+        for v in &payload_values {
+            drop(serde_json::to_string(v));
+        }
+    });
+    group.add("encode.payload.msp_api", || {
         for p in &api_payloads {
             drop(wire::api_payload_encode(p));
         }
     });
-    for side in &sides {
-        let kept: Vec<Typed> = payloads
-            .iter()
-            .map(|&i| must(wire::typed_decode(side.codecs[i], text(i))))
-            .collect();
-        speeds.time(
-            &format!("encode.payload.{}", side.name),
-            payload_bytes,
-            || {
-                for p in &kept {
-                    drop(wire::typed_encode(p, &mut Vec::with_capacity(128)));
-                }
-            },
-        );
+    for (side, kept) in sides.iter().zip(&typed) {
+        group.add(format!("encode.payload.{}", side.name), move || {
+            for p in kept {
+                drop(wire::typed_encode(p, &mut Vec::with_capacity(128)));
+            }
+        });
     }
+    speeds.run(group, payload_bytes);
 
     // Lossless: does re-encoding give the same JSON back?
     println!("\nre-encoded frames equal to the input as JSON:");

@@ -50,6 +50,44 @@ pub fn median_pass(budget: Duration, mut pass: impl FnMut()) -> Duration {
     median(&mut samples)
 }
 
+/// Cases timed side by side, so that a machine whose speed drifts (other work, frequency)
+/// skews every case alike: `MSP_BENCH_ROUNDS` rounds (default 3), each running every case in
+/// turn for an equal share of the budget; a case's time is the median of its round medians.
+#[derive(Default)]
+pub struct Group<'a> {
+    cases: Vec<(String, Box<dyn FnMut() + 'a>)>,
+}
+
+impl<'a> Group<'a> {
+    /// Adds case `name` if it is [`selected`].
+    pub fn add(&mut self, name: impl Into<String>, pass: impl FnMut() + 'a) {
+        let name = name.into();
+        if selected(&name) {
+            self.cases.push((name, Box::new(pass)));
+        }
+    }
+
+    /// Runs every case; their times in the order they were added.
+    pub fn run(mut self, budget: Duration) -> Vec<(String, Duration)> {
+        let rounds = std::env::var("MSP_BENCH_ROUNDS")
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok())
+            .unwrap_or(3)
+            .max(1);
+        let mut times: Vec<Vec<Duration>> = vec![Vec::new(); self.cases.len()];
+        for _ in 0..rounds {
+            for (case, out) in self.cases.iter_mut().zip(&mut times) {
+                out.push(median_pass(budget / rounds, &mut case.1));
+            }
+        }
+        self.cases
+            .into_iter()
+            .zip(times)
+            .map(|((name, _), mut t)| (name, median(&mut t)))
+            .collect()
+    }
+}
+
 /// The median of `samples`.
 pub fn median(samples: &mut [Duration]) -> Duration {
     samples.sort();

@@ -278,18 +278,14 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             pending: Option<&'p mut PendingRequests>,
         }
 
-        enum Payload {
-            Typed(Message),
-            Raw(RawJson),
-        }
-
         struct Parts<'de> {
             jsonrpc: Option<Cow<'static, str>>,
             id: crate::Tristate<Id>,
             method: Option<crate::support::Key<'de>>,
-            params: Option<Payload>,
+            // Params or a result typed during the pass (one slot: a frame has one payload).
+            typed: Option<Message>,
+            params: Option<RawJson>,
             result: Option<RawJson>,
-            typed_result: Option<Message>,
             error: Option<RawJson>,
             extra: Map<String, Value>,
         }
@@ -314,9 +310,9 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                     jsonrpc: None,
                     id: crate::Tristate::Absent,
                     method: None,
+                    typed: None,
                     params: None,
                     result: None,
-                    typed_result: None,
                     error: None,
                     extra: Map::new(),
                 };
@@ -333,10 +329,13 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                         "id" => parts.id = map.next_value::<Option<Id>>()?.into(),
                         "method" => parts.method = Some(map.next_value()?),
                         "params" => {
-                            parts.params = Some(match parts.method.as_ref().map(crate::support::Key::as_str) {
-                                Some(method) => map.next_value_seed(ParamsSeed { method, sender: self.sender, has_id: !parts.id.is_absent() })?,
-                                None => Payload::Raw(map.next_value()?),
-                            })
+                            match parts.method.as_ref().map(crate::support::Key::as_str) {
+                                Some(method) => {
+                                    let seed = ParamsSeed { method, sender: self.sender, has_id: !parts.id.is_absent() };
+                                    parts.typed = Some(map.next_value_seed(seed)?);
+                                }
+                                None => parts.params = Some(map.next_value()?),
+                            }
                         }
                         "result" => {
                             // The id came first (as hosts write it): type the result now.
@@ -348,7 +347,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                             };
                             match answered {
                                 Some((id, method, sender)) => {
-                                    parts.typed_result = Some(map.next_value_seed(ResultSeed { id, method: &method, sender })?);
+                                    parts.typed = Some(map.next_value_seed(ResultSeed { id, method: &method, sender })?);
                                 }
                                 None => parts.result = Some(map.next_value()?),
                             }
@@ -372,9 +371,9 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         impl<'de> serde::de::DeserializeSeed<'de> for ParamsSeed<'_> {
-            type Value = Payload;
+            type Value = Message;
 
-            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Payload, D::Error> {
+            fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Message, D::Error> {
                 let method = self.method;
                 let table = if !self.has_id {
                     Table::Notification
@@ -384,12 +383,11 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                     Table::Client
                 };
                 // A method the table does not list becomes its `Unknown` arm, as `finish` would.
-                let message = match table {
+                Ok(match table {
                     Table::Notification => Message::Notification(ProtocolNotification::deserialize_params(method, deserializer)?),
                     Table::Server => Message::ServerRequest { id: Id::Number(0), request: ServerRequest::deserialize_params(method, deserializer)? },
                     Table::Client => Message::ClientRequest { id: Id::Number(0), request: ClientRequest::deserialize_params(method, deserializer)? },
-                };
-                Ok(Payload::Typed(message))
+                })
             }
         }
 
@@ -422,27 +420,30 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         impl Parts<'_> {
             #[inline]
             fn finish(self, sender: Option<Sender>, pending: Option<&mut PendingRequests>) -> Result<Frame, DecodeError> {
-                let has_result = self.result.is_some() || self.typed_result.is_some();
+                let typed_result = matches!(self.typed, Some(Message::ClientResult { .. } | Message::ServerResult { .. }));
+                let has_result = self.result.is_some() || typed_result;
                 let kind = crate::rpc::classify(self.method.is_some(), &self.id, has_result, self.error.is_some())
                     .ok_or_else(|| DecodeError::new(self.method.as_ref().map(crate::support::Key::as_str), crate::rpc::NOT_A_FRAME))?;
                 let method = self.method.as_ref().map_or("", crate::support::Key::as_str);
                 let id = self.id.into_option();
-                // Params typed early stand when the frame turned out the kind they were typed as.
-                let params = match (self.params, kind, &id) {
-                    (Some(Payload::Typed(Message::Notification(n))), FrameKind::Notification, _) => {
+                // A payload typed early stands when the frame turned out the kind it was typed as.
+                let params = match (self.typed, kind, &id) {
+                    (Some(Message::Notification(n)), FrameKind::Notification, _) => {
                         return Ok(Frame { message: Message::Notification(n), jsonrpc: self.jsonrpc, extra: self.extra });
                     }
-                    (Some(Payload::Typed(Message::ClientRequest { request, .. })), FrameKind::Request, Some(id)) => {
+                    (Some(Message::ClientRequest { request, .. }), FrameKind::Request, Some(id)) => {
                         let message = Message::ClientRequest { id: id.clone(), request };
                         return Ok(Frame { message, jsonrpc: self.jsonrpc, extra: self.extra });
                     }
-                    (Some(Payload::Typed(Message::ServerRequest { request, .. })), FrameKind::Request, Some(id)) => {
+                    (Some(Message::ServerRequest { request, .. }), FrameKind::Request, Some(id)) => {
                         let message = Message::ServerRequest { id: id.clone(), request };
                         return Ok(Frame { message, jsonrpc: self.jsonrpc, extra: self.extra });
                     }
-                    (Some(Payload::Typed(message)), _, _) => typed_params(&message).map(|v| RawJson::from_value(&v)),
-                    (Some(Payload::Raw(raw)), _, _) => Some(raw),
-                    (None, _, _) => None,
+                    (Some(message @ (Message::ClientResult { .. } | Message::ServerResult { .. })), FrameKind::Result, _) => {
+                        return Ok(Frame { message, jsonrpc: self.jsonrpc, extra: self.extra });
+                    }
+                    (Some(message), _, _) => typed_params(&message).map(|v| RawJson::from_value(&v)),
+                    (None, _, _) => self.params,
                 };
                 let params = params.as_ref().map(RawJson::as_raw);
                 let message = match (kind, id, self.result) {
@@ -458,19 +459,15 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                         }
                     }
                     (FrameKind::Notification, _, _) => Message::Notification(ProtocolNotification::decode_raw(method, params)?),
-                    (FrameKind::Result, Some(id), result) => match (self.typed_result, result) {
-                        (Some(typed), _) => typed,
-                        // The result came before the id: type it now from its text.
-                        (None, Some(result)) => match (pending.and_then(|p| p.take(&id)), sender) {
-                            (Some(method), Some(Sender::Server)) => {
-                                Message::ClientResult { id, result: ClientResult::decode_raw(&method, result.as_raw())? }
-                            }
-                            (Some(method), Some(Sender::Client)) => {
-                                Message::ServerResult { id, result: ServerResult::decode_raw(&method, result.as_raw())? }
-                            }
-                            _ => Message::Result { id, result },
-                        },
-                        (None, None) => return Err(DecodeError::new(None, crate::rpc::NOT_A_FRAME)),
+                    // The result came before the id: type it now from its text.
+                    (FrameKind::Result, Some(id), Some(result)) => match (pending.and_then(|p| p.take(&id)), sender) {
+                        (Some(method), Some(Sender::Server)) => {
+                            Message::ClientResult { id, result: ClientResult::decode_raw(&method, result.as_raw())? }
+                        }
+                        (Some(method), Some(Sender::Client)) => {
+                            Message::ServerResult { id, result: ServerResult::decode_raw(&method, result.as_raw())? }
+                        }
+                        _ => Message::Result { id, result },
                     },
                     (_, id, _) => {
                         if let (Some(pending), Some(id)) = (pending, &id) {
