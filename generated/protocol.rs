@@ -1345,7 +1345,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     AdmissionListPending(crate::AdmissionListPendingParams),
     /// `approval/decide`
-    ApprovalDecide(Box<crate::ApprovalDecideParams>),
+    ApprovalDecide(crate::ApprovalDecideParams),
     /// `approval/listPending`
     ApprovalListPending(crate::ApprovalListPendingParams),
     /// `computerUseSettings/read`
@@ -1423,7 +1423,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     PermissionProfileList(crate::PermissionProfileListParams),
     /// `plugin/install`
-    PluginInstall(Box<crate::PluginInstallParams>),
+    PluginInstall(crate::PluginInstallParams),
     /// `plugin/list`
     PluginList(crate::PluginListParams),
     /// `plugin/marketplaceAdd`
@@ -1464,7 +1464,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     SessionReportStartupPhases(crate::SessionReportStartupPhasesParams),
     /// `session/resume`
-    SessionResume(Box<crate::SessionResumeParams>),
+    SessionResume(crate::SessionResumeParams),
     /// `session/setApprovalMode`
     SessionSetApprovalMode(crate::SessionSetApprovalModeParams),
     /// `session/setModel`
@@ -1477,7 +1477,7 @@ pub enum ClientRequest {
     /// `session/sideChat`
     SessionSideChat(crate::SessionSideChatParams),
     /// `session/start`
-    SessionStart(Box<crate::SessionStartParams>),
+    SessionStart(crate::SessionStartParams),
     /// `session/userShell`
     SessionUserShell(crate::SessionUserShellParams),
     /// `settings/read`
@@ -1527,7 +1527,7 @@ pub enum ClientRequest {
     /// `turn/interrupt`
     TurnInterrupt(crate::TurnInterruptParams),
     /// `turn/start`
-    TurnStart(Box<crate::TurnStartParams>),
+    TurnStart(crate::TurnStartParams),
     /// `turn/steer`
     TurnSteer(crate::TurnSteerParams),
     /// `turn/unqueue`
@@ -1605,9 +1605,7 @@ impl ClientRequest {
                 payload.decode(method).map(ClientRequest::AdmissionListPending)
             }
             "approval/decide" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ApprovalDecide(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ApprovalDecide)
             }
             "approval/listPending" => {
                 payload.decode(method).map(ClientRequest::ApprovalListPending)
@@ -1686,9 +1684,7 @@ impl ClientRequest {
             "permissionProfile/list" => {
                 payload.decode(method).map(ClientRequest::PermissionProfileList)
             }
-            "plugin/install" => {
-                payload.decode(method).map(|p| ClientRequest::PluginInstall(Box::new(p)))
-            }
+            "plugin/install" => payload.decode(method).map(ClientRequest::PluginInstall),
             "plugin/list" => payload.decode(method).map(ClientRequest::PluginList),
             "plugin/marketplaceAdd" => {
                 payload.decode(method).map(ClientRequest::PluginMarketplaceAdd)
@@ -1729,9 +1725,7 @@ impl ClientRequest {
             "session/reportStartupPhases" => {
                 payload.decode(method).map(ClientRequest::SessionReportStartupPhases)
             }
-            "session/resume" => {
-                payload.decode(method).map(|p| ClientRequest::SessionResume(Box::new(p)))
-            }
+            "session/resume" => payload.decode(method).map(ClientRequest::SessionResume),
             "session/setApprovalMode" => {
                 payload.decode(method).map(ClientRequest::SessionSetApprovalMode)
             }
@@ -1748,9 +1742,7 @@ impl ClientRequest {
             "session/sideChat" => {
                 payload.decode(method).map(ClientRequest::SessionSideChat)
             }
-            "session/start" => {
-                payload.decode(method).map(|p| ClientRequest::SessionStart(Box::new(p)))
-            }
+            "session/start" => payload.decode(method).map(ClientRequest::SessionStart),
             "session/userShell" => {
                 payload.decode(method).map(ClientRequest::SessionUserShell)
             }
@@ -1801,9 +1793,7 @@ impl ClientRequest {
             "task/stopAll" => payload.decode(method).map(ClientRequest::TaskStopAll),
             "turn/cancel" => payload.decode(method).map(ClientRequest::TurnCancel),
             "turn/interrupt" => payload.decode(method).map(ClientRequest::TurnInterrupt),
-            "turn/start" => {
-                payload.decode(method).map(|p| ClientRequest::TurnStart(Box::new(p)))
-            }
+            "turn/start" => payload.decode(method).map(ClientRequest::TurnStart),
             "turn/steer" => payload.decode(method).map(ClientRequest::TurnSteer),
             "turn/unqueue" => payload.decode(method).map(ClientRequest::TurnUnqueue),
             "usage/read" => Ok(ClientRequest::UsageRead(payload.into_value())),
@@ -2190,7 +2180,7 @@ impl ClientRequest {
             }
             "approval/decide" => {
                 <crate::ApprovalDecideParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ApprovalDecide(Box::new(p)))
+                    .map(ClientRequest::ApprovalDecide)
             }
             "approval/listPending" => {
                 <crate::ApprovalListPendingParams>::deserialize(deserializer)
@@ -2332,7 +2322,7 @@ impl ClientRequest {
             }
             "plugin/install" => {
                 <crate::PluginInstallParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::PluginInstall(Box::new(p)))
+                    .map(ClientRequest::PluginInstall)
             }
             "plugin/list" => {
                 <crate::PluginListParams>::deserialize(deserializer)
@@ -2409,7 +2399,7 @@ impl ClientRequest {
             }
             "session/resume" => {
                 <crate::SessionResumeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionResume(Box::new(p)))
+                    .map(ClientRequest::SessionResume)
             }
             "session/setApprovalMode" => {
                 <crate::SessionSetApprovalModeParams>::deserialize(deserializer)
@@ -2434,7 +2424,7 @@ impl ClientRequest {
             }
             "session/start" => {
                 <crate::SessionStartParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionStart(Box::new(p)))
+                    .map(ClientRequest::SessionStart)
             }
             "session/userShell" => {
                 <crate::SessionUserShellParams>::deserialize(deserializer)
@@ -2530,7 +2520,7 @@ impl ClientRequest {
             }
             "turn/start" => {
                 <crate::TurnStartParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TurnStart(Box::new(p)))
+                    .map(ClientRequest::TurnStart)
             }
             "turn/steer" => {
                 <crate::TurnSteerParams>::deserialize(deserializer)
@@ -2839,7 +2829,7 @@ pub enum ServerRequest {
     /// `approval/request`
     ApprovalRequest(Box<crate::ApprovalRequestParams>),
     /// `userInput/request`
-    UserInputRequest(Box<crate::UserInputRequestParams>),
+    UserInputRequest(crate::UserInputRequestParams),
     /// A method in no table (or behind a feature this build lacks), with its raw params.
     Unknown { method: String, params: Option<Value> },
 }
@@ -2868,9 +2858,7 @@ impl ServerRequest {
                     .map(|p| ServerRequest::ApprovalRequest(Box::new(p)))
             }
             "userInput/request" => {
-                payload
-                    .decode(method)
-                    .map(|p| ServerRequest::UserInputRequest(Box::new(p)))
+                payload.decode(method).map(ServerRequest::UserInputRequest)
             }
             _ => {
                 Ok(ServerRequest::Unknown {
@@ -2908,7 +2896,7 @@ impl ServerRequest {
             }
             "userInput/request" => {
                 <crate::UserInputRequestParams>::deserialize(deserializer)
-                    .map(|p| ServerRequest::UserInputRequest(Box::new(p)))
+                    .map(ServerRequest::UserInputRequest)
             }
             _ => {
                 Option::<Value>::deserialize(deserializer)
@@ -2958,20 +2946,20 @@ pub enum ProtocolNotification {
     /// `approval/updated`
     ApprovalUpdated(Box<crate::ApprovalUpdatedParams>),
     /// `computerUseSetup/changed`
-    ComputerUseSetupChanged(Box<crate::ComputerUseSetupChanged>),
+    ComputerUseSetupChanged(crate::ComputerUseSetupChanged),
     /// `initialized`
     Initialized(crate::rpc::NoParams),
     /// `item/completed`
-    ItemCompleted(Box<crate::ItemCompletedParams>),
+    ItemCompleted(crate::ItemCompletedParams),
     /// `item/delta`
     ItemDelta(crate::ItemDeltaParams),
     /// `item/started`
     ItemStarted(crate::ItemStartedParams),
     /// `item/updated`
-    ItemUpdated(Box<crate::ItemUpdatedParams>),
+    ItemUpdated(crate::ItemUpdatedParams),
     /// `log/gap`
     #[cfg(feature = "experimental")]
-    LogGap(Box<crate::LogGapParams>),
+    LogGap(crate::LogGapParams),
     /// `log/physicalLine`
     #[cfg(feature = "experimental")]
     LogPhysicalLine(crate::LogPhysicalLineParams),
@@ -2989,7 +2977,7 @@ pub enum ProtocolNotification {
     /// `monitor/inboxItemDrained`
     MonitorInboxItemDrained(Box<crate::MonitorInboxItemDrainedParams>),
     /// `monitor/inboxItemVoided`
-    MonitorInboxItemVoided(Box<crate::MonitorInboxItemVoidedParams>),
+    MonitorInboxItemVoided(crate::MonitorInboxItemVoidedParams),
     /// `plugin/changed`
     PluginChanged(crate::PluginChangedParams),
     /// `plugin/marketplaceChanged`
@@ -2999,34 +2987,34 @@ pub enum ProtocolNotification {
     /// `session/approvalModeChanged`
     SessionApprovalModeChanged(Box<crate::SessionApprovalModeChangedParams>),
     /// `session/branchChanged`
-    SessionBranchChanged(Box<crate::SessionBranchChangedParams>),
+    SessionBranchChanged(crate::SessionBranchChangedParams),
     /// `session/closed`
     SessionClosed(crate::SessionClosedParams),
     /// `session/contextUsage`
-    SessionContextUsage(Box<crate::SessionContextUsageParams>),
+    SessionContextUsage(crate::SessionContextUsageParams),
     /// `session/goalChanged`
-    SessionGoalChanged(Box<crate::SessionGoalChangedParams>),
+    SessionGoalChanged(crate::SessionGoalChangedParams),
     /// `session/leaveCompleted`
     SessionLeaveCompleted(crate::SessionLeaveCompletedParams),
     /// `session/listChanged`
     SessionListChanged(crate::SessionListChangedParams),
     /// `session/modelChanged`
-    SessionModelChanged(Box<crate::SessionModelChangedParams>),
+    SessionModelChanged(crate::SessionModelChangedParams),
     /// `session/modelRouteUnserved`
-    SessionModelRouteUnserved(Box<crate::SessionModelRouteUnservedParams>),
+    SessionModelRouteUnserved(crate::SessionModelRouteUnservedParams),
     /// `session/nameChanged`
-    SessionNameChanged(Box<crate::SessionNameChangedParams>),
+    SessionNameChanged(crate::SessionNameChangedParams),
     /// `session/permissionProfileChanged`
     #[cfg(feature = "experimental")]
-    SessionPermissionProfileChanged(Box<crate::SessionPermissionProfileChangedParams>),
+    SessionPermissionProfileChanged(crate::SessionPermissionProfileChangedParams),
     /// `session/reasoningEffortChanged`
-    SessionReasoningEffortChanged(Box<crate::SessionReasoningEffortChangedParams>),
+    SessionReasoningEffortChanged(crate::SessionReasoningEffortChangedParams),
     /// `session/started`
     SessionStarted(crate::SessionStartedParams),
     /// `session/statusChanged`
     SessionStatusChanged(crate::SessionStatusChangedParams),
     /// `session/todoListChanged`
-    SessionTodoListChanged(Box<crate::SessionTodoListChangedParams>),
+    SessionTodoListChanged(crate::SessionTodoListChangedParams),
     /// `session/tokenUsage`
     SessionTokenUsage(Box<crate::SessionTokenUsageParams>),
     /// `session/viewHealthChanged`
@@ -3036,23 +3024,23 @@ pub enum ProtocolNotification {
     /// `turn/completed`
     TurnCompleted(Box<crate::TurnCompletedParams>),
     /// `turn/foregroundCompleted`
-    TurnForegroundCompleted(Box<crate::TurnForegroundCompletedParams>),
+    TurnForegroundCompleted(crate::TurnForegroundCompletedParams),
     /// `turn/modelRetryScheduled`
     TurnModelRetryScheduled(Box<crate::TurnModelRetryScheduledParams>),
     /// `turn/retracted`
-    TurnRetracted(Box<crate::TurnRetractedParams>),
+    TurnRetracted(crate::TurnRetractedParams),
     /// `turn/retryScheduled`
     TurnRetryScheduled(Box<crate::TurnRetryScheduledParams>),
     /// `turn/started`
-    TurnStarted(Box<crate::TurnStartedParams>),
+    TurnStarted(crate::TurnStartedParams),
     /// `turn/unqueued`
-    TurnUnqueued(Box<crate::TurnUnqueuedParams>),
+    TurnUnqueued(crate::TurnUnqueuedParams),
     /// `usage/changed`
     UsageChanged(crate::SubscriptionUsage),
     /// `userInput/engaged`
     UserInputEngaged(crate::UserInputEngagedParams),
     /// `userInput/requested`
-    UserInputRequested(Box<crate::UserInputRequestParams>),
+    UserInputRequested(crate::UserInputRequestParams),
     /// `userInput/settled`
     UserInputSettled(Box<crate::UserInputSettledParams>),
     /// `view/gap`
@@ -3120,29 +3108,21 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::ApprovalUpdated(Box::new(p)))
             }
             "computerUseSetup/changed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ComputerUseSetupChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ComputerUseSetupChanged)
             }
             "initialized" => Ok(ProtocolNotification::Initialized(payload.into_value())),
             "item/completed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ItemCompleted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ItemCompleted)
             }
             "item/delta" => payload.decode(method).map(ProtocolNotification::ItemDelta),
             "item/started" => {
                 payload.decode(method).map(ProtocolNotification::ItemStarted)
             }
             "item/updated" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ItemUpdated(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ItemUpdated)
             }
             #[cfg(feature = "experimental")]
-            "log/gap" => {
-                payload.decode(method).map(|p| ProtocolNotification::LogGap(Box::new(p)))
-            }
+            "log/gap" => payload.decode(method).map(ProtocolNotification::LogGap),
             #[cfg(feature = "experimental")]
             "log/physicalLine" => {
                 payload.decode(method).map(ProtocolNotification::LogPhysicalLine)
@@ -3170,9 +3150,7 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::MonitorInboxItemDrained(Box::new(p)))
             }
             "monitor/inboxItemVoided" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::MonitorInboxItemVoided(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::MonitorInboxItemVoided)
             }
             "plugin/changed" => {
                 payload.decode(method).map(ProtocolNotification::PluginChanged)
@@ -3193,22 +3171,16 @@ impl ProtocolNotification {
                     ))
             }
             "session/branchChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionBranchChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionBranchChanged)
             }
             "session/closed" => {
                 payload.decode(method).map(ProtocolNotification::SessionClosed)
             }
             "session/contextUsage" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionContextUsage(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionContextUsage)
             }
             "session/goalChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionGoalChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionGoalChanged)
             }
             "session/leaveCompleted" => {
                 payload.decode(method).map(ProtocolNotification::SessionLeaveCompleted)
@@ -3217,36 +3189,26 @@ impl ProtocolNotification {
                 payload.decode(method).map(ProtocolNotification::SessionListChanged)
             }
             "session/modelChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionModelChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionModelChanged)
             }
             "session/modelRouteUnserved" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::SessionModelRouteUnserved(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionModelRouteUnserved)
             }
             "session/nameChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionNameChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionNameChanged)
             }
             #[cfg(feature = "experimental")]
             "session/permissionProfileChanged" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::SessionPermissionProfileChanged(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionPermissionProfileChanged)
             }
             "session/reasoningEffortChanged" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::SessionReasoningEffortChanged(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionReasoningEffortChanged)
             }
             "session/started" => {
                 payload.decode(method).map(ProtocolNotification::SessionStarted)
@@ -3255,9 +3217,7 @@ impl ProtocolNotification {
                 payload.decode(method).map(ProtocolNotification::SessionStatusChanged)
             }
             "session/todoListChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionTodoListChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionTodoListChanged)
             }
             "session/tokenUsage" => {
                 payload
@@ -3278,9 +3238,7 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::TurnCompleted(Box::new(p)))
             }
             "turn/foregroundCompleted" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnForegroundCompleted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnForegroundCompleted)
             }
             "turn/modelRetryScheduled" => {
                 payload
@@ -3288,9 +3246,7 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::TurnModelRetryScheduled(Box::new(p)))
             }
             "turn/retracted" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnRetracted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnRetracted)
             }
             "turn/retryScheduled" => {
                 payload
@@ -3298,14 +3254,10 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::TurnRetryScheduled(Box::new(p)))
             }
             "turn/started" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnStarted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnStarted)
             }
             "turn/unqueued" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnUnqueued(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnUnqueued)
             }
             "usage/changed" => {
                 payload.decode(method).map(ProtocolNotification::UsageChanged)
@@ -3314,9 +3266,7 @@ impl ProtocolNotification {
                 payload.decode(method).map(ProtocolNotification::UserInputEngaged)
             }
             "userInput/requested" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::UserInputRequested(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::UserInputRequested)
             }
             "userInput/settled" => {
                 payload
@@ -3620,7 +3570,7 @@ impl ProtocolNotification {
             }
             "computerUseSetup/changed" => {
                 <crate::ComputerUseSetupChanged>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ComputerUseSetupChanged(Box::new(p)))
+                    .map(ProtocolNotification::ComputerUseSetupChanged)
             }
             "initialized" => {
                 Option::<Value>::deserialize(deserializer)
@@ -3628,7 +3578,7 @@ impl ProtocolNotification {
             }
             "item/completed" => {
                 <crate::ItemCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ItemCompleted(Box::new(p)))
+                    .map(ProtocolNotification::ItemCompleted)
             }
             "item/delta" => {
                 <crate::ItemDeltaParams>::deserialize(deserializer)
@@ -3640,12 +3590,12 @@ impl ProtocolNotification {
             }
             "item/updated" => {
                 <crate::ItemUpdatedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ItemUpdated(Box::new(p)))
+                    .map(ProtocolNotification::ItemUpdated)
             }
             #[cfg(feature = "experimental")]
             "log/gap" => {
                 <crate::LogGapParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::LogGap(Box::new(p)))
+                    .map(ProtocolNotification::LogGap)
             }
             #[cfg(feature = "experimental")]
             "log/physicalLine" => {
@@ -3677,7 +3627,7 @@ impl ProtocolNotification {
             }
             "monitor/inboxItemVoided" => {
                 <crate::MonitorInboxItemVoidedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::MonitorInboxItemVoided(Box::new(p)))
+                    .map(ProtocolNotification::MonitorInboxItemVoided)
             }
             "plugin/changed" => {
                 <crate::PluginChangedParams>::deserialize(deserializer)
@@ -3699,7 +3649,7 @@ impl ProtocolNotification {
             }
             "session/branchChanged" => {
                 <crate::SessionBranchChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionBranchChanged(Box::new(p)))
+                    .map(ProtocolNotification::SessionBranchChanged)
             }
             "session/closed" => {
                 <crate::SessionClosedParams>::deserialize(deserializer)
@@ -3707,11 +3657,11 @@ impl ProtocolNotification {
             }
             "session/contextUsage" => {
                 <crate::SessionContextUsageParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionContextUsage(Box::new(p)))
+                    .map(ProtocolNotification::SessionContextUsage)
             }
             "session/goalChanged" => {
                 <crate::SessionGoalChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionGoalChanged(Box::new(p)))
+                    .map(ProtocolNotification::SessionGoalChanged)
             }
             "session/leaveCompleted" => {
                 <crate::SessionLeaveCompletedParams>::deserialize(deserializer)
@@ -3723,30 +3673,24 @@ impl ProtocolNotification {
             }
             "session/modelChanged" => {
                 <crate::SessionModelChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionModelChanged(Box::new(p)))
+                    .map(ProtocolNotification::SessionModelChanged)
             }
             "session/modelRouteUnserved" => {
                 <crate::SessionModelRouteUnservedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionModelRouteUnserved(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionModelRouteUnserved)
             }
             "session/nameChanged" => {
                 <crate::SessionNameChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionNameChanged(Box::new(p)))
+                    .map(ProtocolNotification::SessionNameChanged)
             }
             #[cfg(feature = "experimental")]
             "session/permissionProfileChanged" => {
                 <crate::SessionPermissionProfileChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionPermissionProfileChanged(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionPermissionProfileChanged)
             }
             "session/reasoningEffortChanged" => {
                 <crate::SessionReasoningEffortChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionReasoningEffortChanged(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionReasoningEffortChanged)
             }
             "session/started" => {
                 <crate::SessionStartedParams>::deserialize(deserializer)
@@ -3758,7 +3702,7 @@ impl ProtocolNotification {
             }
             "session/todoListChanged" => {
                 <crate::SessionTodoListChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionTodoListChanged(Box::new(p)))
+                    .map(ProtocolNotification::SessionTodoListChanged)
             }
             "session/tokenUsage" => {
                 <crate::SessionTokenUsageParams>::deserialize(deserializer)
@@ -3778,7 +3722,7 @@ impl ProtocolNotification {
             }
             "turn/foregroundCompleted" => {
                 <crate::TurnForegroundCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnForegroundCompleted(Box::new(p)))
+                    .map(ProtocolNotification::TurnForegroundCompleted)
             }
             "turn/modelRetryScheduled" => {
                 <crate::TurnModelRetryScheduledParams>::deserialize(deserializer)
@@ -3786,7 +3730,7 @@ impl ProtocolNotification {
             }
             "turn/retracted" => {
                 <crate::TurnRetractedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnRetracted(Box::new(p)))
+                    .map(ProtocolNotification::TurnRetracted)
             }
             "turn/retryScheduled" => {
                 <crate::TurnRetryScheduledParams>::deserialize(deserializer)
@@ -3794,11 +3738,11 @@ impl ProtocolNotification {
             }
             "turn/started" => {
                 <crate::TurnStartedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnStarted(Box::new(p)))
+                    .map(ProtocolNotification::TurnStarted)
             }
             "turn/unqueued" => {
                 <crate::TurnUnqueuedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnUnqueued(Box::new(p)))
+                    .map(ProtocolNotification::TurnUnqueued)
             }
             "usage/changed" => {
                 <crate::SubscriptionUsage>::deserialize(deserializer)
@@ -3810,7 +3754,7 @@ impl ProtocolNotification {
             }
             "userInput/requested" => {
                 <crate::UserInputRequestParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::UserInputRequested(Box::new(p)))
+                    .map(ProtocolNotification::UserInputRequested)
             }
             "userInput/settled" => {
                 <crate::UserInputSettledParams>::deserialize(deserializer)
@@ -4045,7 +3989,7 @@ pub enum ClientResult {
     /// `computerUseSetup/start`
     ComputerUseSetupStart(crate::ComputerUseSetupState),
     /// `feedback/submit`
-    FeedbackSubmit(Box<crate::FeedbackSubmitResult>),
+    FeedbackSubmit(crate::FeedbackSubmitResult),
     /// `goal/clear`
     GoalClear(crate::GoalCommandResult),
     /// `goal/edit`
@@ -4113,11 +4057,11 @@ pub enum ClientResult {
     /// `plugin/list`
     PluginList(crate::PluginListResult),
     /// `plugin/marketplaceAdd`
-    PluginMarketplaceAdd(Box<crate::PluginMarketplaceRecordResult>),
+    PluginMarketplaceAdd(crate::PluginMarketplaceRecordResult),
     /// `plugin/marketplaceRemove`
     PluginMarketplaceRemove(crate::PluginMarketplaceRemoveResult),
     /// `plugin/marketplaceUpdate`
-    PluginMarketplaceUpdate(Box<crate::PluginMarketplaceRecordResult>),
+    PluginMarketplaceUpdate(crate::PluginMarketplaceRecordResult),
     /// `projection/list`
     #[cfg(feature = "experimental")]
     ProjectionList(crate::ProjectionListResult),
@@ -4131,7 +4075,7 @@ pub enum ClientResult {
     /// `session/compact`
     SessionCompact(crate::SessionCompactResult),
     /// `session/fork`
-    SessionFork(Box<crate::SessionForkResult>),
+    SessionFork(crate::SessionForkResult),
     /// `session/leave`
     SessionLeave(crate::SessionLeaveResult),
     /// `session/list`
@@ -4140,7 +4084,7 @@ pub enum ClientResult {
     #[cfg(feature = "experimental")]
     SessionPromptHint(crate::SessionPromptHintResult),
     /// `session/read`
-    SessionRead(Box<crate::SessionReadResult>),
+    SessionRead(crate::SessionReadResult),
     /// `session/readLimits`
     #[cfg(feature = "experimental")]
     SessionReadLimits(crate::SessionReadLimitsResult),
@@ -4150,18 +4094,18 @@ pub enum ClientResult {
     #[cfg(feature = "experimental")]
     SessionReportStartupPhases(crate::SessionReportStartupPhasesResult),
     /// `session/resume`
-    SessionResume(Box<crate::SessionResumeResult>),
+    SessionResume(crate::SessionResumeResult),
     /// `session/setApprovalMode`
-    SessionSetApprovalMode(Box<crate::SessionSetApprovalModeResult>),
+    SessionSetApprovalMode(crate::SessionSetApprovalModeResult),
     /// `session/setModel`
     SessionSetModel(crate::SessionSetModelResult),
     /// `session/setPermissionProfile`
     #[cfg(feature = "experimental")]
-    SessionSetPermissionProfile(Box<crate::SessionSetPermissionProfileResult>),
+    SessionSetPermissionProfile(crate::SessionSetPermissionProfileResult),
     /// `session/setReasoningEffort`
     SessionSetReasoningEffort(crate::SessionSetReasoningEffortResult),
     /// `session/sideChat`
-    SessionSideChat(Box<crate::SessionSideChatResult>),
+    SessionSideChat(crate::SessionSideChatResult),
     /// `session/start`
     SessionStart(crate::SessionStartResult),
     /// `session/userShell`
@@ -4179,7 +4123,7 @@ pub enum ClientResult {
     #[cfg(feature = "experimental")]
     SettingsWriteValue(crate::SettingsWriteValueResult),
     /// `skill/import`
-    SkillImport(Box<crate::SkillImportResult>),
+    SkillImport(crate::SkillImportResult),
     /// `skill/list`
     SkillList(crate::SkillListResult),
     /// `skill/setActivation`
@@ -4306,9 +4250,7 @@ impl ClientResult {
             "computerUseSetup/start" => {
                 payload.decode(method).map(ClientResult::ComputerUseSetupStart)
             }
-            "feedback/submit" => {
-                payload.decode(method).map(|p| ClientResult::FeedbackSubmit(Box::new(p)))
-            }
+            "feedback/submit" => payload.decode(method).map(ClientResult::FeedbackSubmit),
             "goal/clear" => payload.decode(method).map(ClientResult::GoalClear),
             "goal/edit" => payload.decode(method).map(ClientResult::GoalEdit),
             "goal/pause" => payload.decode(method).map(ClientResult::GoalPause),
@@ -4366,17 +4308,13 @@ impl ClientResult {
             "plugin/install" => payload.decode(method).map(ClientResult::PluginInstall),
             "plugin/list" => payload.decode(method).map(ClientResult::PluginList),
             "plugin/marketplaceAdd" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::PluginMarketplaceAdd(Box::new(p)))
+                payload.decode(method).map(ClientResult::PluginMarketplaceAdd)
             }
             "plugin/marketplaceRemove" => {
                 payload.decode(method).map(ClientResult::PluginMarketplaceRemove)
             }
             "plugin/marketplaceUpdate" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::PluginMarketplaceUpdate(Box::new(p)))
+                payload.decode(method).map(ClientResult::PluginMarketplaceUpdate)
             }
             #[cfg(feature = "experimental")]
             "projection/list" => payload.decode(method).map(ClientResult::ProjectionList),
@@ -4385,18 +4323,14 @@ impl ClientResult {
             "recap/cancel" => payload.decode(method).map(ClientResult::RecapCancel),
             "recap/request" => payload.decode(method).map(ClientResult::RecapRequest),
             "session/compact" => payload.decode(method).map(ClientResult::SessionCompact),
-            "session/fork" => {
-                payload.decode(method).map(|p| ClientResult::SessionFork(Box::new(p)))
-            }
+            "session/fork" => payload.decode(method).map(ClientResult::SessionFork),
             "session/leave" => payload.decode(method).map(ClientResult::SessionLeave),
             "session/list" => payload.decode(method).map(ClientResult::SessionList),
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
                 payload.decode(method).map(ClientResult::SessionPromptHint)
             }
-            "session/read" => {
-                payload.decode(method).map(|p| ClientResult::SessionRead(Box::new(p)))
-            }
+            "session/read" => payload.decode(method).map(ClientResult::SessionRead),
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
                 payload.decode(method).map(ClientResult::SessionReadLimits)
@@ -4406,30 +4340,22 @@ impl ClientResult {
             "session/reportStartupPhases" => {
                 payload.decode(method).map(ClientResult::SessionReportStartupPhases)
             }
-            "session/resume" => {
-                payload.decode(method).map(|p| ClientResult::SessionResume(Box::new(p)))
-            }
+            "session/resume" => payload.decode(method).map(ClientResult::SessionResume),
             "session/setApprovalMode" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionSetApprovalMode(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionSetApprovalMode)
             }
             "session/setModel" => {
                 payload.decode(method).map(ClientResult::SessionSetModel)
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionSetPermissionProfile(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionSetPermissionProfile)
             }
             "session/setReasoningEffort" => {
                 payload.decode(method).map(ClientResult::SessionSetReasoningEffort)
             }
             "session/sideChat" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionSideChat(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionSideChat)
             }
             "session/start" => payload.decode(method).map(ClientResult::SessionStart),
             "session/userShell" => {
@@ -4449,9 +4375,7 @@ impl ClientResult {
             "settings/writeValue" => {
                 payload.decode(method).map(ClientResult::SettingsWriteValue)
             }
-            "skill/import" => {
-                payload.decode(method).map(|p| ClientResult::SkillImport(Box::new(p)))
-            }
+            "skill/import" => payload.decode(method).map(ClientResult::SkillImport),
             "skill/list" => payload.decode(method).map(ClientResult::SkillList),
             "skill/setActivation" => {
                 payload.decode(method).map(ClientResult::SkillSetActivation)
@@ -4865,7 +4789,7 @@ impl ClientResult {
             }
             "feedback/submit" => {
                 <crate::FeedbackSubmitResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::FeedbackSubmit(Box::new(p)))
+                    .map(ClientResult::FeedbackSubmit)
             }
             "goal/clear" => {
                 <crate::GoalCommandResult>::deserialize(deserializer)
@@ -4987,7 +4911,7 @@ impl ClientResult {
             }
             "plugin/marketplaceAdd" => {
                 <crate::PluginMarketplaceRecordResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PluginMarketplaceAdd(Box::new(p)))
+                    .map(ClientResult::PluginMarketplaceAdd)
             }
             "plugin/marketplaceRemove" => {
                 <crate::PluginMarketplaceRemoveResult>::deserialize(deserializer)
@@ -4995,7 +4919,7 @@ impl ClientResult {
             }
             "plugin/marketplaceUpdate" => {
                 <crate::PluginMarketplaceRecordResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PluginMarketplaceUpdate(Box::new(p)))
+                    .map(ClientResult::PluginMarketplaceUpdate)
             }
             #[cfg(feature = "experimental")]
             "projection/list" => {
@@ -5021,7 +4945,7 @@ impl ClientResult {
             }
             "session/fork" => {
                 <crate::SessionForkResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionFork(Box::new(p)))
+                    .map(ClientResult::SessionFork)
             }
             "session/leave" => {
                 <crate::SessionLeaveResult>::deserialize(deserializer)
@@ -5038,7 +4962,7 @@ impl ClientResult {
             }
             "session/read" => {
                 <crate::SessionReadResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionRead(Box::new(p)))
+                    .map(ClientResult::SessionRead)
             }
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
@@ -5056,11 +4980,11 @@ impl ClientResult {
             }
             "session/resume" => {
                 <crate::SessionResumeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionResume(Box::new(p)))
+                    .map(ClientResult::SessionResume)
             }
             "session/setApprovalMode" => {
                 <crate::SessionSetApprovalModeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionSetApprovalMode(Box::new(p)))
+                    .map(ClientResult::SessionSetApprovalMode)
             }
             "session/setModel" => {
                 <crate::SessionSetModelResult>::deserialize(deserializer)
@@ -5069,7 +4993,7 @@ impl ClientResult {
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
                 <crate::SessionSetPermissionProfileResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionSetPermissionProfile(Box::new(p)))
+                    .map(ClientResult::SessionSetPermissionProfile)
             }
             "session/setReasoningEffort" => {
                 <crate::SessionSetReasoningEffortResult>::deserialize(deserializer)
@@ -5077,7 +5001,7 @@ impl ClientResult {
             }
             "session/sideChat" => {
                 <crate::SessionSideChatResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionSideChat(Box::new(p)))
+                    .map(ClientResult::SessionSideChat)
             }
             "session/start" => {
                 <crate::SessionStartResult>::deserialize(deserializer)
@@ -5109,7 +5033,7 @@ impl ClientResult {
             }
             "skill/import" => {
                 <crate::SkillImportResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SkillImport(Box::new(p)))
+                    .map(ClientResult::SkillImport)
             }
             "skill/list" => {
                 <crate::SkillListResult>::deserialize(deserializer)

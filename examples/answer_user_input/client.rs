@@ -382,7 +382,7 @@ impl<'a> Client<'a> {
     fn on_server_request(&mut self, id: Id, request: ServerRequest) -> Result<RawFrame, Failure> {
         match request {
             ServerRequest::UserInputRequest(params) => {
-                self.show(id.clone(), *params)?;
+                self.show(id.clone(), params)?;
                 Ok(RawFrame::result::<requests::UserInputRequest>(
                     id,
                     &RequestReceipt::new(),

@@ -570,7 +570,7 @@ enum Part {
 }
 
 /// Payloads estimated larger than this many bytes are boxed in the dispatch enums.
-const BOX_OVER: usize = 256;
+const BOX_OVER: usize = 512;
 
 fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) -> TokenStream {
     let name: Ident = ident(name);
