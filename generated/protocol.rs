@@ -1572,7 +1572,6 @@ impl ClientRequest {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
-    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -2840,7 +2839,6 @@ impl ServerRequest {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
-    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -3055,7 +3053,6 @@ impl ProtocolNotification {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
-    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -4202,7 +4199,6 @@ impl ClientResult {
         Self::decode_from(method, Some(payload))
     }
     /// Types a result still in its wire text, without building a `Value` first.
-    #[inline]
     pub fn decode_raw(method: &str, payload: &RawValue) -> Result<Self, DecodeError> {
         Self::decode_from(method, Some(payload))
     }
@@ -5359,7 +5355,6 @@ impl ServerResult {
         Self::decode_from(method, Some(payload))
     }
     /// Types a result still in its wire text, without building a `Value` first.
-    #[inline]
     pub fn decode_raw(method: &str, payload: &RawValue) -> Result<Self, DecodeError> {
         Self::decode_from(method, Some(payload))
     }
@@ -5475,23 +5470,19 @@ pub struct Frame {
 impl Frame {
     /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
     /// typed by whichever table lists its method; one in no table counts as a client's.
-    #[inline]
     pub fn parse(line: &str) -> Result<Self, DecodeError> {
         Self::parse_line(line, None)
     }
     /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
     /// in no table becomes that sender's `Unknown` request.
-    #[inline]
     pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
         Self::parse_line(line, Some(sender))
     }
     /// Types the payload of a frame that is already parsed.
-    #[inline]
     pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
         Self::parse_line(&raw.to_line(), None)
     }
     /// Types the payload of a parsed frame from a known sender.
-    #[inline]
     pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
         Self::parse_line(&raw.to_line(), Some(sender))
     }
@@ -5500,7 +5491,6 @@ impl Frame {
     /// answered yet (record each one as it is sent), and the answered one is taken out,
     /// also for an error response. A result whose id is not in `pending` stays
     /// [`Message::Result`].
-    #[inline]
     pub fn parse_tracked(
         sender: Sender,
         line: &str,
@@ -5508,11 +5498,9 @@ impl Frame {
     ) -> Result<Self, DecodeError> {
         Self::decode_line(line, Some(sender), Some(pending))
     }
-    #[inline]
     fn parse_line(line: &str, sender: Option<Sender>) -> Result<Self, DecodeError> {
         Self::decode_line(line, sender, None)
     }
-    #[inline]
     fn decode_line(
         line: &str,
         sender: Option<Sender>,
@@ -5572,7 +5560,6 @@ impl Frame {
         raw
     }
     /// Encodes the frame as one line of JSON, without a line ending.
-    #[inline]
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
@@ -5805,7 +5792,6 @@ enum Table {
     Client,
 }
 impl Parts<'_> {
-    #[inline]
     fn finish(
         self,
         sender: Option<Sender>,
@@ -5879,9 +5865,7 @@ impl Parts<'_> {
                     extra: self.extra,
                 });
             }
-            (Some(message), _, _) => {
-                typed_params(&message).map(|v| RawJson::from_value(&v))
-            }
+            (Some(message), _, _) => typed_params(message),
             (None, _, _) => self.params,
         };
         let params = params.as_ref().map(RawJson::as_raw);
@@ -5944,14 +5928,15 @@ impl Parts<'_> {
         })
     }
 }
-#[inline]
-fn typed_params(message: &Message) -> Option<Value> {
-    match message {
-        Message::ClientRequest { request, .. } => request.params(),
-        Message::ServerRequest { request, .. } => request.params(),
-        Message::Notification(notification) => notification.params(),
-        _ => None,
+fn typed_params(message: Message) -> Option<RawJson> {
+    let line = Frame {
+        message,
+        jsonrpc: None,
+        extra: Map::new(),
     }
+        .to_line();
+    let raw: RawFrame = serde_json::from_str(&line).ok()?;
+    raw.params.as_ref().map(RawJson::from_value)
 }
 /// Methods of the `methods` table: requests a client sends.
 pub const CLIENT_METHODS: &[&str] = &[

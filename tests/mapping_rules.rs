@@ -452,3 +452,25 @@ fn request_ids_are_integers_or_strings_kept_apart() {
         );
     }
 }
+
+#[test]
+fn params_typed_before_the_id_arrives_are_retyped_for_the_frame_kind() {
+    // `params` comes before `id`, so the params are first read as a notification's; the frame
+    // turns out to be a request and is typed as one, losing nothing.
+    let line = r#"{"jsonrpc":"2.0","method":"userInput/answer","params":{"sessionId":"s","userInputId":"u","commandId":"c","answers":[],"x":[1]},"id":3}"#;
+    let frame = Frame::parse(line).unwrap();
+    let Message::ClientRequest {
+        id,
+        request: ClientRequest::UserInputAnswer(params),
+    } = &frame.message
+    else {
+        panic!("not a typed request: {:?}", frame.message);
+    };
+    assert_eq!(*id, Id::Number(3));
+    assert_eq!(params.command_id, "c");
+    assert_eq!(params.unknown["x"], json!([1]));
+    assert_eq!(
+        serde_json::from_str::<Value>(&frame.to_line()).unwrap(),
+        serde_json::from_str::<Value>(line).unwrap()
+    );
+}

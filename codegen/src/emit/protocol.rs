@@ -126,26 +126,22 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         impl Frame {
             /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
             /// typed by whichever table lists its method; one in no table counts as a client's.
-            #[inline]
             pub fn parse(line: &str) -> Result<Self, DecodeError> {
                 Self::parse_line(line, None)
             }
 
             /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
             /// in no table becomes that sender's `Unknown` request.
-            #[inline]
             pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
                 Self::parse_line(line, Some(sender))
             }
 
             /// Types the payload of a frame that is already parsed.
-            #[inline]
             pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
                 Self::parse_line(&raw.to_line(), None)
             }
 
             /// Types the payload of a parsed frame from a known sender.
-            #[inline]
             pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
                 Self::parse_line(&raw.to_line(), Some(sender))
             }
@@ -155,17 +151,14 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             /// answered yet (record each one as it is sent), and the answered one is taken out,
             /// also for an error response. A result whose id is not in `pending` stays
             /// [`Message::Result`].
-            #[inline]
             pub fn parse_tracked(sender: Sender, line: &str, pending: &mut PendingRequests) -> Result<Self, DecodeError> {
                 Self::decode_line(line, Some(sender), Some(pending))
             }
 
-            #[inline]
             fn parse_line(line: &str, sender: Option<Sender>) -> Result<Self, DecodeError> {
                 Self::decode_line(line, sender, None)
             }
 
-            #[inline]
             fn decode_line(line: &str, sender: Option<Sender>, mut pending: Option<&mut PendingRequests>) -> Result<Self, DecodeError> {
                 let line = line.strip_suffix('\n').unwrap_or(line);
                 let line = line.strip_suffix('\r').unwrap_or(line);
@@ -220,7 +213,6 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             }
 
             /// Encodes the frame as one line of JSON, without a line ending.
-            #[inline]
             pub fn to_line(&self) -> String {
                 serde_json::to_string(self).unwrap_or_default()
             }
@@ -418,7 +410,6 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         impl Parts<'_> {
-            #[inline]
             fn finish(self, sender: Option<Sender>, pending: Option<&mut PendingRequests>) -> Result<Frame, DecodeError> {
                 let typed_result = matches!(self.typed, Some(Message::ClientResult { .. } | Message::ServerResult { .. }));
                 let has_result = self.result.is_some() || typed_result;
@@ -442,7 +433,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                     (Some(message @ (Message::ClientResult { .. } | Message::ServerResult { .. })), FrameKind::Result, _) => {
                         return Ok(Frame { message, jsonrpc: self.jsonrpc, extra: self.extra });
                     }
-                    (Some(message), _, _) => typed_params(&message).map(|v| RawJson::from_value(&v)),
+                    (Some(message), _, _) => typed_params(message),
                     (None, _, _) => self.params,
                 };
                 let params = params.as_ref().map(RawJson::as_raw);
@@ -482,14 +473,12 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             }
         }
 
-        #[inline]
-        fn typed_params(message: &Message) -> Option<Value> {
-            match message {
-                Message::ClientRequest { request, .. } => request.params(),
-                Message::ServerRequest { request, .. } => request.params(),
-                Message::Notification(notification) => notification.params(),
-                _ => None,
-            }
+        // Params typed as another kind than the frame turned out to be, back to wire text. Rare,
+        // so it goes through the frame's own encoding rather than a `Value` encoder per type.
+        fn typed_params(message: Message) -> Option<RawJson> {
+            let line = Frame { message, jsonrpc: None, extra: Map::new() }.to_line();
+            let raw: RawFrame = serde_json::from_str(&line).ok()?;
+            raw.params.as_ref().map(RawJson::from_value)
         }
 
         /// Methods of the `methods` table: requests a client sends.
@@ -752,6 +741,9 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
     let raw_doc = doc_attrs(Some(raw_doc));
     let encode_doc = doc_attrs(Some(encode_doc));
     let unknown_method = quote!(#name::Unknown { method, .. } => method,);
+    // The `Value` conveniences (`decode`, `params`/`result`) are `#[inline]`: like generic code
+    // they are compiled where they are called, so msp-types itself instantiates every payload's
+    // serde code once (for wire text, the path `Frame` uses), not once more for `Value`.
     quote! {
         #doc
         #[derive(Clone, Debug, PartialEq, Eq)]
@@ -770,7 +762,6 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             }
 
             #raw_doc
-            #[inline]
             pub fn decode_raw(method: &str, #raw_arg) -> Result<Self, DecodeError> {
                 Self::decode_from(method, #value_in)
             }
