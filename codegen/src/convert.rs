@@ -29,6 +29,22 @@ pub const ROOT_RESERVED: &[&str] = &[
 
 /// Builds the model of the whole schema.
 pub fn build(schema: &Schema<'_>) -> Result<Model, Error> {
+    // The fingerprint reads the whole document and needs nothing else: work it out meanwhile.
+    std::thread::scope(|scope| {
+        let fingerprint = scope.spawn(|| fingerprint(schema.root));
+        let model = build_model(schema)?;
+        let fingerprint = match fingerprint.join() {
+            Ok(fingerprint) => fingerprint,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        Ok(Model {
+            fingerprint,
+            ..model
+        })
+    })
+}
+
+fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
     let mut names = Scope::with_reserved(ROOT_RESERVED);
     let rust_names: BTreeMap<&str, String> = schema
         .defs
@@ -99,7 +115,7 @@ pub fn build(schema: &Schema<'_>) -> Result<Model, Error> {
         ),
         reserved: reserved(schema.root.get("reserved"), "identifier"),
         version: text(schema.root, "x-msp-version"),
-        fingerprint: fingerprint(schema.root),
+        fingerprint: String::new(),
         doc: text(schema.root, "description"),
     })
 }

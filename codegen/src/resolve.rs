@@ -50,7 +50,19 @@ pub struct Schema<'a> {
 
 /// JSON pointer of `parent` extended by `token`.
 pub fn push(parent: &str, token: &str) -> String {
-    format!("{parent}/{}", token.replace('~', "~0").replace('/', "~1"))
+    let mut pointer = parent.to_owned();
+    push_token(&mut pointer, token);
+    pointer
+}
+
+/// Appends `/token` to `pointer`, escaped as RFC 6901 asks.
+fn push_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    if token.contains(['~', '/']) {
+        pointer.push_str(&token.replace('~', "~0").replace('/', "~1"));
+    } else {
+        pointer.push_str(token);
+    }
 }
 
 impl<'a> Schema<'a> {
@@ -75,7 +87,7 @@ impl<'a> Schema<'a> {
             }
         };
         let schema = Schema { root, defs };
-        schema.check_refs(doc, "")?;
+        schema.check_refs(doc, &mut String::new())?;
         schema.check_alias_cycles()?;
         Ok(schema)
     }
@@ -96,7 +108,9 @@ impl<'a> Schema<'a> {
         }
     }
 
-    fn check_refs(&self, node: &Value, pointer: &str) -> Result<(), Error> {
+    // `pointer` is one buffer grown and cut back on the way down: the walk visits every node of
+    // the document, and a new string per node was a visible share of generation time.
+    fn check_refs(&self, node: &Value, pointer: &mut String) -> Result<(), Error> {
         match node {
             Value::Object(map) => {
                 if let Some(reference) = map.get("$ref") {
@@ -112,13 +126,19 @@ impl<'a> Schema<'a> {
                 for (key, value) in map {
                     // Examples are data, not schema: a `$ref` member there is a value.
                     if key != "examples" && key != "enum" && key != "const" && key != "default" {
-                        self.check_refs(value, &push(pointer, key))?;
+                        let len = pointer.len();
+                        push_token(pointer, key);
+                        self.check_refs(value, pointer)?;
+                        pointer.truncate(len);
                     }
                 }
             }
             Value::Array(items) => {
                 for (index, item) in items.iter().enumerate() {
-                    self.check_refs(item, &push(pointer, &index.to_string()))?;
+                    let len = pointer.len();
+                    push_token(pointer, &index.to_string());
+                    self.check_refs(item, pointer)?;
+                    pointer.truncate(len);
                 }
             }
             _ => {}
