@@ -2149,8 +2149,8 @@ impl ClientRequest {
         match method {
             #[cfg(feature = "experimental")]
             "account/loginCancel" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ClientRequest::AccountLoginCancel)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::AccountLoginCancel(Some(v)))
             }
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
@@ -2159,13 +2159,13 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "account/logout" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ClientRequest::AccountLogout)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::AccountLogout(Some(v)))
             }
             #[cfg(feature = "experimental")]
             "account/read" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ClientRequest::AccountRead)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::AccountRead(Some(v)))
             }
             #[cfg(feature = "experimental")]
             "admission/decide" => {
@@ -2194,8 +2194,8 @@ impl ClientRequest {
                     .map(ClientRequest::ComputerUseSettingsUpdate)
             }
             "computerUseSetup/check" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ClientRequest::ComputerUseSetupCheck)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::ComputerUseSetupCheck(Some(v)))
             }
             "computerUseSetup/read" => {
                 <crate::ComputerUseSetupReadParams>::deserialize(deserializer)
@@ -2235,8 +2235,8 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "host/readLimits" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ClientRequest::HostReadLimits)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::HostReadLimits(Some(v)))
             }
             "initialize" => {
                 <crate::InitializeParams>::deserialize(deserializer)
@@ -2431,13 +2431,13 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "settings/read" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ClientRequest::SettingsRead)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::SettingsRead(Some(v)))
             }
             #[cfg(feature = "experimental")]
             "settings/readSchema" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ClientRequest::SettingsReadSchema)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::SettingsReadSchema(Some(v)))
             }
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
@@ -2530,12 +2530,13 @@ impl ClientRequest {
                     .map(ClientRequest::TurnUnqueue)
             }
             "usage/read" => {
-                Option::<Value>::deserialize(deserializer).map(ClientRequest::UsageRead)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::UsageRead(Some(v)))
             }
             #[cfg(feature = "experimental")]
             "usage/refresh" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ClientRequest::UsageRefresh)
+                Value::deserialize(deserializer)
+                    .map(|v| ClientRequest::UsageRefresh(Some(v)))
             }
             "userInput/answer" => {
                 <crate::UserInputAnswerParams>::deserialize(deserializer)
@@ -2587,10 +2588,10 @@ impl ClientRequest {
                     .map(ClientRequest::WorktreeList)
             }
             _ => {
-                Option::<Value>::deserialize(deserializer)
+                Value::deserialize(deserializer)
                     .map(|params| ClientRequest::Unknown {
                         method: method.to_owned(),
-                        params,
+                        params: Some(params),
                     })
             }
         }
@@ -2897,10 +2898,10 @@ impl ServerRequest {
                     .map(ServerRequest::UserInputRequest)
             }
             _ => {
-                Option::<Value>::deserialize(deserializer)
+                Value::deserialize(deserializer)
                     .map(|params| ServerRequest::Unknown {
                         method: method.to_owned(),
-                        params,
+                        params: Some(params),
                     })
             }
         }
@@ -3570,8 +3571,8 @@ impl ProtocolNotification {
                     .map(ProtocolNotification::ComputerUseSetupChanged)
             }
             "initialized" => {
-                Option::<Value>::deserialize(deserializer)
-                    .map(ProtocolNotification::Initialized)
+                Value::deserialize(deserializer)
+                    .map(|v| ProtocolNotification::Initialized(Some(v)))
             }
             "item/completed" => {
                 <crate::ItemCompletedParams>::deserialize(deserializer)
@@ -3762,10 +3763,10 @@ impl ProtocolNotification {
                     .map(ProtocolNotification::ViewGap)
             }
             _ => {
-                Option::<Value>::deserialize(deserializer)
+                Value::deserialize(deserializer)
                     .map(|params| ProtocolNotification::Unknown {
                         method: method.to_owned(),
-                        params,
+                        params: Some(params),
                     })
             }
         }

@@ -474,3 +474,22 @@ fn params_typed_before_the_id_arrives_are_retyped_for_the_frame_kind() {
         serde_json::from_str::<Value>(line).unwrap()
     );
 }
+
+#[test]
+fn params_written_as_null_stay_null() {
+    for line in [
+        r#"{"jsonrpc":"2.0","method":"initialized","params":null}"#,
+        r#"{"jsonrpc":"2.0","method":"initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"made/up","params":null}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"made/up","params":null}"#,
+        r#"{"jsonrpc":"2.0","params":null,"method":"initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+    ] {
+        let frame = Frame::parse(line).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&frame.to_line()).unwrap(),
+            serde_json::from_str::<Value>(line).unwrap(),
+            "{line}"
+        );
+    }
+}

@@ -671,7 +671,8 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             Part::Result => m.result.as_deref(),
         };
         match payload {
-            None => quote!(#cfg #method => Option::<Value>::deserialize(deserializer).map(#name::#variant),),
+            // The member is on the wire (even as `null`): kept as `Some`, so it is written back.
+            None => quote!(#cfg #method => Value::deserialize(deserializer).map(|v| #name::#variant(Some(v))),),
             Some(def) => {
                 let ty = payload_ty(ctx, Some(def));
                 if ctx.size_estimate(&crate::model::Ty::Ref(def.to_owned())) > BOX_OVER {
@@ -689,8 +690,8 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
                 fn deserialize_params<'de, D: serde::Deserializer<'de>>(method: &str, deserializer: D) -> Result<Self, D::Error> {
                     match method {
                         #(#deser_arms)*
-                        _ => Option::<Value>::deserialize(deserializer)
-                            .map(|params| #name::Unknown { method: method.to_owned(), params }),
+                        _ => Value::deserialize(deserializer)
+                            .map(|params| #name::Unknown { method: method.to_owned(), params: Some(params) }),
                     }
                 }
 
