@@ -376,65 +376,37 @@ pub fn deserialize_arm<T: serde::de::DeserializeOwned, E: de::Error>(
 /// [`StringEnum`], `Display`, `FromStr`, serde, `Validate` and (feature `sample`) `Sample`.
 /// `open Unknown` keeps unlisted values in the `Unknown` variant; `closed` rejects them.
 macro_rules! impl_string_enum {
-    ($name:ident $type_name:literal { $first:ident = $first_wire:literal, $($variant:ident = $wire:literal,)* } open $unknown:ident) => {
-        impl $name {
-            /// Every value this version of the schema lists.
-            pub const KNOWN_VALUES: &'static [&'static str] = &[$first_wire, $($wire),*];
-
-            /// The wire value.
-            pub fn as_str(&self) -> &str {
-                match self {
-                    $name::$first => $first_wire,
-                    $($name::$variant => $wire,)*
-                    $name::$unknown(value) => value,
-                }
-            }
-        }
-
-        impl $crate::StringEnum for $name {
-            const TYPE_NAME: &'static str = $type_name;
-            const KNOWN_VALUES: &'static [&'static str] = $name::KNOWN_VALUES;
-
-            fn from_known(value: &str) -> Option<Self> {
-                match value {
-                    $first_wire => Some($name::$first),
-                    $($wire => Some($name::$variant),)*
-                    _ => None,
-                }
-            }
-
-            fn from_unknown(value: &str) -> Option<Self> {
-                Some($name::$unknown(value.to_owned()))
-            }
-
-            fn as_str(&self) -> &str {
-                $name::as_str(self)
-            }
-        }
-
-        #[cfg(feature = "sample")]
-        impl $crate::sample::Sample for $name {
-            fn sample(g: &mut $crate::sample::Sampler) -> Self {
-                const LISTED: &[$name] = &[$name::$first, $($name::$variant),*];
-                match LISTED.get(g.below(LISTED.len() + 1)) {
-                    Some(value) => value.clone(),
-                    None => $name::$unknown(g.unknown_value($name::KNOWN_VALUES)),
-                }
-            }
-        }
-
-        $crate::support::impl_string_enum!(@text $name);
+    ($name:ident $type_name:literal { $($variant:ident = $wire:literal,)+ } open $unknown:ident) => {
+        $crate::support::impl_string_enum!(@impl $name $type_name { $($variant = $wire,)+ } |value, g|
+            as_str [$name::$unknown(value) => value,]
+            from_unknown [Some($name::$unknown(value.to_owned()))]
+            sample [match LISTED.get(g.below(LISTED.len() + 1)) {
+                Some(listed) => listed.clone(),
+                None => $name::$unknown(g.unknown_value($name::KNOWN_VALUES)),
+            }]
+        );
     };
     ($name:ident $type_name:literal { $first:ident = $first_wire:literal, $($variant:ident = $wire:literal,)* } closed) => {
+        $crate::support::impl_string_enum!(@impl $name $type_name { $first = $first_wire, $($variant = $wire,)* } |value, g|
+            as_str []
+            from_unknown [{
+                let _ = value;
+                None
+            }]
+            sample [LISTED.get(g.below(LISTED.len())).copied().unwrap_or($name::$first)]
+        );
+    };
+    (@impl $name:ident $type_name:literal { $($variant:ident = $wire:literal,)+ } |$value:ident, $g:ident|
+        as_str [$($unknown_arm:tt)*] from_unknown [$($from_unknown:tt)*] sample [$($sample:tt)*]) => {
         impl $name {
             /// Every value this version of the schema lists.
-            pub const KNOWN_VALUES: &'static [&'static str] = &[$first_wire, $($wire),*];
+            pub const KNOWN_VALUES: &'static [&'static str] = &[$($wire),+];
 
             /// The wire value.
             pub fn as_str(&self) -> &str {
                 match self {
-                    $name::$first => $first_wire,
-                    $($name::$variant => $wire,)*
+                    $($name::$variant => $wire,)+
+                    $($unknown_arm)*
                 }
             }
         }
@@ -445,14 +417,13 @@ macro_rules! impl_string_enum {
 
             fn from_known(value: &str) -> Option<Self> {
                 match value {
-                    $first_wire => Some($name::$first),
-                    $($wire => Some($name::$variant),)*
+                    $($wire => Some($name::$variant),)+
                     _ => None,
                 }
             }
 
-            fn from_unknown(_value: &str) -> Option<Self> {
-                None
+            fn from_unknown($value: &str) -> Option<Self> {
+                $($from_unknown)*
             }
 
             fn as_str(&self) -> &str {
@@ -462,9 +433,9 @@ macro_rules! impl_string_enum {
 
         #[cfg(feature = "sample")]
         impl $crate::sample::Sample for $name {
-            fn sample(g: &mut $crate::sample::Sampler) -> Self {
-                const LISTED: &[$name] = &[$name::$first, $($name::$variant),*];
-                LISTED.get(g.below(LISTED.len())).copied().unwrap_or($name::$first)
+            fn sample($g: &mut $crate::sample::Sampler) -> Self {
+                const LISTED: &[$name] = &[$($name::$variant),+];
+                $($sample)*
             }
         }
 
