@@ -5851,19 +5851,6 @@ impl ToolDisplayLabel {
     }
 }
 impl Validate for ToolDisplayLabel {}
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ToolReceiptCron {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            details: if g.present() { Some(Box::new(g.nested())) } else { None },
-            operation: g.nested(),
-            outcome: g.nested(),
-            unknown: g.unknown_members(&["details", "operation", "outcome"]),
-        };
-        value
-    }
-}
 /// Receipt from the scheduled-job (cron) tools.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5886,6 +5873,19 @@ crate::support::impl_deserialize!(
         required outcome = "outcome",
     } unknown
 );
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ToolReceiptCron {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            details: if g.present() { Some(Box::new(g.nested())) } else { None },
+            operation: g.nested(),
+            outcome: g.nested(),
+            unknown: g.unknown_members(&["details", "operation", "outcome"]),
+        };
+        value
+    }
+}
 impl ToolReceiptCron {
     /// A value with the given required members and every optional member absent.
     pub fn new(operation: ToolReceiptOperation, outcome: ToolReceiptOutcome) -> Self {
@@ -5898,19 +5898,6 @@ impl ToolReceiptCron {
     }
 }
 impl Validate for ToolReceiptCron {}
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for ToolReceiptCodeMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            details: if g.present() { Some(Box::new(g.nested())) } else { None },
-            operation: g.nested(),
-            outcome: g.nested(),
-            unknown: g.unknown_members(&["details", "operation", "outcome"]),
-        };
-        value
-    }
-}
 /// Receipt from Code Mode, which runs code cells.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5933,6 +5920,19 @@ crate::support::impl_deserialize!(
         required outcome = "outcome",
     } unknown
 );
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for ToolReceiptCodeMode {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            details: if g.present() { Some(Box::new(g.nested())) } else { None },
+            operation: g.nested(),
+            outcome: g.nested(),
+            unknown: g.unknown_members(&["details", "operation", "outcome"]),
+        };
+        value
+    }
+}
 impl ToolReceiptCodeMode {
     /// A value with the given required members and every optional member absent.
     pub fn new(operation: ToolReceiptOperation, outcome: ToolReceiptOutcome) -> Self {

@@ -1818,21 +1818,6 @@ impl SessionListTextFilter {
     }
 }
 impl Validate for SessionListTextFilter {}
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionMcpServerConfigStdio {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            args: if g.present() { Some(g.nested()) } else { None },
-            command: g.nested(),
-            env: if g.present() { Some(g.nested()) } else { None },
-            framing: if g.present() { Some(g.nested()) } else { None },
-            mode: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["args", "command", "env", "framing", "mode"]),
-        };
-        value
-    }
-}
 /// An MCP server the host launches as a child process and talks to over its standard input and output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1864,6 +1849,21 @@ crate::support::impl_deserialize!(
         optional mode = "mode",
     } unknown
 );
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionMcpServerConfigStdio {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            args: if g.present() { Some(g.nested()) } else { None },
+            command: g.nested(),
+            env: if g.present() { Some(g.nested()) } else { None },
+            framing: if g.present() { Some(g.nested()) } else { None },
+            mode: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["args", "command", "env", "framing", "mode"]),
+        };
+        value
+    }
+}
 impl SessionMcpServerConfigStdio {
     /// A value with the given required members and every optional member absent.
     pub fn new(command: String) -> Self {
@@ -1878,19 +1878,6 @@ impl SessionMcpServerConfigStdio {
     }
 }
 impl Validate for SessionMcpServerConfigStdio {}
-#[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionMcpServerConfigStreamableHttp {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            headers: if g.present() { Some(g.nested()) } else { None },
-            mode: if g.present() { Some(g.nested()) } else { None },
-            url: g.nested(),
-            unknown: g.unknown_members(&["headers", "mode", "url"]),
-        };
-        value
-    }
-}
 /// A remote MCP server reached over streamable HTTP.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1914,6 +1901,19 @@ crate::support::impl_deserialize!(
         required url = "url",
     } unknown
 );
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionMcpServerConfigStreamableHttp {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            headers: if g.present() { Some(g.nested()) } else { None },
+            mode: if g.present() { Some(g.nested()) } else { None },
+            url: g.nested(),
+            unknown: g.unknown_members(&["headers", "mode", "url"]),
+        };
+        value
+    }
+}
 impl SessionMcpServerConfigStreamableHttp {
     /// A value with the given required members and every optional member absent.
     pub fn new(url: String) -> Self {

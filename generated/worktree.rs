@@ -166,17 +166,6 @@ crate::support::impl_string_enum!(
         Attached = "attached",
     } open Unknown
 );
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WorktreeStartRequestCreate {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            base_ref: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["baseRef"]),
-        };
-        value
-    }
-}
 /// Create a new worktree for the session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -195,6 +184,17 @@ crate::support::impl_deserialize!(
         optional base_ref = "baseRef",
     } unknown
 );
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeStartRequestCreate {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            base_ref: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["baseRef"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestCreate {
     /// A value with every optional member absent.
@@ -207,17 +207,6 @@ impl WorktreeStartRequestCreate {
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeStartRequestCreate {}
-#[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WorktreeStartRequestExisting {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            path: g.nested(),
-            unknown: g.unknown_members(&["path"]),
-        };
-        value
-    }
-}
 /// Run the session in a worktree that already exists.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -235,6 +224,17 @@ crate::support::impl_deserialize!(
         required path = "path",
     } unknown
 );
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for WorktreeStartRequestExisting {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            path: g.nested(),
+            unknown: g.unknown_members(&["path"]),
+        };
+        value
+    }
+}
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestExisting {
     /// A value with the given required members and every optional member absent.

@@ -145,18 +145,6 @@ impl<'a> Emitter<'a> {
     }
 }
 
-/// Every output file, by path, in a fixed order (on this thread).
-pub fn emit(model: &Model) -> BTreeMap<String, Unit> {
-    let emitter = Emitter::new(model);
-    jobs(model)
-        .into_iter()
-        .map(|job| {
-            let unit = emitter.unit(&job);
-            (job.path, unit)
-        })
-        .collect()
-}
-
 fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> TokenStream {
     let (areas, gates): (Vec<Ident>, Vec<TokenStream>) =
         areas.map(|(a, exp)| (ident(a), cfg(exp))).unzip();
@@ -284,8 +272,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// Whether a member is held in a `Box`: to break a cycle, or because its value is large
-    /// enough that moving it inline would dominate decoding. Members that may be absent are
-    /// boxed from a lower size: absent, a box costs nothing, and the parent stays small.
+    /// enough that moving it inline would dominate decoding. Members that may be absent or
+    /// `null` are boxed from a lower size: then a box costs nothing, and the parent stays small.
     pub fn boxed(&self, field: &crate::model::Field) -> bool {
         const LARGE: usize = 512;
         const LARGE_OPTIONAL: usize = 96;

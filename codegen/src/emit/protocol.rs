@@ -127,23 +127,23 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
             /// typed by whichever table lists its method; one in no table counts as a client's.
             pub fn parse(line: &str) -> Result<Self, DecodeError> {
-                Self::parse_line(line, None)
+                Self::decode_line(line, None, None)
             }
 
             /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
             /// in no table becomes that sender's `Unknown` request.
             pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
-                Self::parse_line(line, Some(sender))
+                Self::decode_line(line, Some(sender), None)
             }
 
             /// Types the payload of a frame that is already parsed.
             pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
-                Self::parse_line(&raw.to_line(), None)
+                Self::decode_line(&raw.to_line(), None, None)
             }
 
             /// Types the payload of a parsed frame from a known sender.
             pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
-                Self::parse_line(&raw.to_line(), Some(sender))
+                Self::decode_line(&raw.to_line(), Some(sender), None)
             }
 
             /// Like [`Frame::parse_from`], and a response is typed in the same pass by the method
@@ -153,10 +153,6 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             /// [`Message::Result`].
             pub fn parse_tracked(sender: Sender, line: &str, pending: &mut PendingRequests) -> Result<Self, DecodeError> {
                 Self::decode_line(line, Some(sender), Some(pending))
-            }
-
-            fn parse_line(line: &str, sender: Option<Sender>) -> Result<Self, DecodeError> {
-                Self::decode_line(line, sender, None)
             }
 
             fn decode_line(line: &str, sender: Option<Sender>, mut pending: Option<&mut PendingRequests>) -> Result<Self, DecodeError> {

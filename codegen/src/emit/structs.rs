@@ -55,7 +55,8 @@ pub fn validating(model: &Model) -> BTreeSet<String> {
     }
 }
 
-/// A struct definition with its constructor and `Validate` impl.
+/// A struct definition (or a tagged union's arm) with its decoder, sampler, constructor and
+/// `Validate` impl.
 pub fn emit(
     ctx: &Ctx<'_>,
     def: &Def,

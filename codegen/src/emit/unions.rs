@@ -21,33 +21,18 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
         let struct_name = ident(&arm.struct_name);
         let variant = ident(&arm.rust);
         let value = &arm.tag_value;
-        let arm_doc = doc_attrs(arm.doc.as_deref().or(Some(&format!(
-            "The `{tag}: \"{value}\"` arm of `{type_name}`."
-        ))));
-        let decl = structs::declaration(ctx, &arm.body, &struct_name);
-        let arm_de = structs::deserialize(&arm.body, &struct_name, &cfg);
-        let new = structs::constructor(ctx, &arm.body);
-        let validate = structs::validate_body(ctx, &arm.body);
-        let sample = super::sample::structure(ctx, &arm.body, &struct_name, def.experimental);
-        arm_items.push(quote! {
-            #sample
-
-            #arm_doc
-            #cfg
-            #decl
-
-            #arm_de
-
-            #cfg
-            impl #struct_name {
-                #new
-            }
-
-            #cfg
-            impl Validate for #struct_name {
-                #validate
-            }
-        });
+        let arm_text = arm
+            .doc
+            .clone()
+            .unwrap_or_else(|| format!("The `{tag}: \"{value}\"` arm of `{type_name}`."));
+        let arm_doc = doc_attrs(Some(&arm_text));
+        arm_items.push(structs::emit(
+            ctx,
+            def,
+            &arm.body,
+            &struct_name,
+            &Some(arm_text),
+        ));
         variants.push(quote! { #arm_doc #variant(#struct_name), });
         ser.push(quote! { #name::#variant(body) => crate::support::serialize_tagged(serializer, #tag, #value, body), });
         de.push(quote! { Some(#value) => crate::support::deserialize_arm(object).map(#name::#variant), });
