@@ -10,6 +10,8 @@
 #[rustfmt::skip]
 pub mod pattern;
 #[rustfmt::skip]
+mod pointer;
+#[rustfmt::skip]
 pub mod protocol;
 #[rustfmt::skip]
 pub mod registry;

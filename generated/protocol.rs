@@ -24,6 +24,8 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::AccountLoginCancelResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for AccountLoginCancel {}
     /// `account/loginStart`: Starts a login flow run by the host: either a device-code sign-in, whose URL and user code come back in the result and whose outcome arrives later in `account/loginCompleted`, or storing an API key, which completes within the call. Starting a new flow replaces any flow still pending.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -34,6 +36,8 @@ pub mod methods {
         type Params = crate::AccountLoginStartParams;
         type Result = crate::AccountLoginStartResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for AccountLoginStart {}
     /// `account/logout`: Removes the credential the host has stored and returns the resulting `AccountState`. Takes no params.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -44,6 +48,8 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::AccountState;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for AccountLogout {}
     /// `account/read`: Returns the host's current `AccountState`: the kind of credential being used, a label to show for it if any, and whether signing in is required at all. Takes no params.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -54,6 +60,8 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::AccountState;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for AccountRead {}
     /// `admission/decide`: Decides an open peer-admission prompt with one of its offered choices. The first decision to become durable wins and is final; a later one fails with `admissionAlreadyResolved`.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -64,6 +72,8 @@ pub mod methods {
         type Params = crate::AdmissionDecideParams;
         type Result = crate::AdmissionDecideResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for AdmissionDecide {}
     /// `admission/listPending`: Lists the peer-admission prompts still open on a session, each with its full payload.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -74,6 +84,8 @@ pub mod methods {
         type Params = crate::AdmissionListPendingParams;
         type Result = crate::AdmissionListPendingResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for AdmissionListPending {}
     /// `approval/decide`: Decides a pending approval with one of its offered choices, naming the requirement it targets so a decision can never land on the wrong stage. The ack only means the command was accepted; the outcome arrives as `approval/resolved` or `approval/updated`.
     #[derive(Debug)]
     pub enum ApprovalDecide {}
@@ -82,6 +94,7 @@ pub mod methods {
         type Params = crate::ApprovalDecideParams;
         type Result = crate::ApprovalDecideResult;
     }
+    impl crate::rpc::ClientMethod for ApprovalDecide {}
     /// `approval/listPending`: Reads the full payloads of a session's pending approvals and open user-input prompts straight from the session log, without a lease or subscription.
     #[derive(Debug)]
     pub enum ApprovalListPending {}
@@ -90,6 +103,7 @@ pub mod methods {
         type Params = crate::ApprovalListPendingParams;
         type Result = crate::ApprovalListPendingResult;
     }
+    impl crate::rpc::ClientMethod for ApprovalListPending {}
     /// `computerUseSettings/read`: Reads the user's computer-use settings: the computer-control and screenshot choices, the blocked apps and, on request, the built-in blocks and the installed apps. Fails with `computerUseUnavailable` when computer use is not enabled on the host.
     #[derive(Debug)]
     pub enum ComputerUseSettingsRead {}
@@ -98,6 +112,7 @@ pub mod methods {
         type Params = crate::ComputerUseSettingsReadParams;
         type Result = crate::ComputerUseSettings;
     }
+    impl crate::rpc::ClientMethod for ComputerUseSettingsRead {}
     /// `computerUseSettings/update`: Applies a partial change to the computer-use settings, all or nothing, and returns the settings as they stand afterwards. Adding or removing a built-in block is refused. Fails with `computerUseUnavailable` when computer use is not enabled on the host.
     #[derive(Debug)]
     pub enum ComputerUseSettingsUpdate {}
@@ -106,6 +121,7 @@ pub mod methods {
         type Params = crate::ComputerUseSettingsUpdateParams;
         type Result = crate::ComputerUseSettings;
     }
+    impl crate::rpc::ClientMethod for ComputerUseSettingsUpdate {}
     /// `computerUseSetup/check`: Checks the host's three macOS permissions without prompting the user, briefly running the computer-use helper to do so; it never asks for a permission or opens System Settings. Requires `computerUseHostSetup`, and is rejected as busy while a setup attempt is running. Takes no params.
     #[derive(Debug)]
     pub enum ComputerUseSetupCheck {}
@@ -114,6 +130,7 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::ComputerUseSetupState;
     }
+    impl crate::rpc::ClientMethod for ComputerUseSetupCheck {}
     /// `computerUseSetup/read`: Reads the computer-use setup state and permissions of one session, without starting a turn or prompting the user, or of the host itself when `sessionId` is absent (requires `computerUseHostSetup`). Fails with `computerUseUnavailable` when computer use is not enabled on the host.
     #[derive(Debug)]
     pub enum ComputerUseSetupRead {}
@@ -122,6 +139,7 @@ pub mod methods {
         type Params = crate::ComputerUseSetupReadParams;
         type Result = crate::ComputerUseSetupState;
     }
+    impl crate::rpc::ClientMethod for ComputerUseSetupRead {}
     /// `computerUseSetup/start`: A user command that starts computer-use setup for one session between turns, or for the host itself when `sessionId` is absent (requires `computerUseHostSetup`), and returns the state setup settles in, including a refusal code if it refused. Fails with `computerUseUnavailable` when computer use is not enabled on the host.
     #[derive(Debug)]
     pub enum ComputerUseSetupStart {}
@@ -130,6 +148,7 @@ pub mod methods {
         type Params = crate::ComputerUseSetupStartParams;
         type Result = crate::ComputerUseSetupState;
     }
+    impl crate::rpc::ClientMethod for ComputerUseSetupStart {}
     /// `feedback/submit`: Submits a feedback report through the host, which applies the user's consent choices and redaction, always writes a local bundle first, and returns the upload receipt.
     #[derive(Debug)]
     pub enum FeedbackSubmit {}
@@ -138,6 +157,7 @@ pub mod methods {
         type Params = crate::FeedbackSubmitParams;
         type Result = crate::FeedbackSubmitResult;
     }
+    impl crate::rpc::ClientMethod for FeedbackSubmit {}
     /// `goal/clear`: Removes the session's goal. It never starts a turn, so the result never carries a `turnId`.
     #[derive(Debug)]
     pub enum GoalClear {}
@@ -146,6 +166,7 @@ pub mod methods {
         type Params = crate::GoalClearParams;
         type Result = crate::GoalCommandResult;
     }
+    impl crate::rpc::ClientMethod for GoalClear {}
     /// `goal/edit`: Replaces the objective of the session's existing goal. Like `goal/set`, it starts a goal turn when the session is idle and the goal is not finished.
     #[derive(Debug)]
     pub enum GoalEdit {}
@@ -154,6 +175,7 @@ pub mod methods {
         type Params = crate::GoalEditParams;
         type Result = crate::GoalCommandResult;
     }
+    impl crate::rpc::ClientMethod for GoalEdit {}
     /// `goal/pause`: Pauses the session's goal. It never starts a turn, so the result never carries a `turnId`.
     #[derive(Debug)]
     pub enum GoalPause {}
@@ -162,6 +184,7 @@ pub mod methods {
         type Params = crate::GoalPauseParams;
         type Result = crate::GoalCommandResult;
     }
+    impl crate::rpc::ClientMethod for GoalPause {}
     /// `goal/resume`: Resumes a paused goal. Like `goal/set`, it starts a goal turn when the session is idle and the goal is not finished.
     #[derive(Debug)]
     pub enum GoalResume {}
@@ -170,6 +193,7 @@ pub mod methods {
         type Params = crate::GoalResumeParams;
         type Result = crate::GoalCommandResult;
     }
+    impl crate::rpc::ClientMethod for GoalResume {}
     /// `goal/set`: Sets the session's goal objective. When the session is idle and the goal is not finished, the host starts a turn to work on it and returns that turn's id.
     #[derive(Debug)]
     pub enum GoalSet {}
@@ -178,6 +202,7 @@ pub mod methods {
         type Params = crate::GoalSetParams;
         type Result = crate::GoalCommandResult;
     }
+    impl crate::rpc::ClientMethod for GoalSet {}
     /// `hook/list`: Lists the hook handlers installed for a session, from configuration files and plugins, one row per handler and event. Read-only.
     #[derive(Debug)]
     pub enum HookList {}
@@ -186,6 +211,7 @@ pub mod methods {
         type Params = crate::HookListParams;
         type Result = crate::HookListResult;
     }
+    impl crate::rpc::ClientMethod for HookList {}
     /// `host/readLimits`: Returns the most permissive limits the host allows for a session. Experimental. Takes no params.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -196,6 +222,8 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::HostReadLimitsResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for HostReadLimits {}
     /// `initialize`: Opens the connection and must be the first request: the client identifies itself, requests capabilities and opts into experimental surface; the result reports the host, the granted capabilities and the schema version and fingerprint. Follow it with the `initialized` notification.
     #[derive(Debug)]
     pub enum Initialize {}
@@ -204,6 +232,7 @@ pub mod methods {
         type Params = crate::InitializeParams;
         type Result = crate::InitializeResult;
     }
+    impl crate::rpc::ClientMethod for Initialize {}
     /// `item/readOutput`: Reads a byte range of the full output the host stored for an item (for example a tool's output cut short in the view). Read-only, needs no lease, and works whether or not the session is loaded.
     #[derive(Debug)]
     pub enum ItemReadOutput {}
@@ -212,6 +241,7 @@ pub mod methods {
         type Params = crate::ItemReadOutputParams;
         type Result = crate::ItemReadOutputResult;
     }
+    impl crate::rpc::ClientMethod for ItemReadOutput {}
     /// `log/page`: Returns a gap-free page of one raw stream's stored rows following a given position. Rows come back exactly as stored: record envelopes plus any `omitted_live_only` markers. Experimental.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -222,6 +252,8 @@ pub mod methods {
         type Params = crate::LogPageParams;
         type Result = crate::LogPageResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for LogPage {}
     /// `log/physicalFiles`: Returns every log file under a session's home directory together with its size in bytes. Experimental.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -232,6 +264,8 @@ pub mod methods {
         type Params = crate::LogPhysicalFilesParams;
         type Result = crate::LogPhysicalFilesResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for LogPhysicalFiles {}
     /// `log/physicalSubscribe`: Starts following one stored log file byte for byte from a line boundary; lines arrive as `log/physicalLine` and a fault ends the subscription with `log/physicalReset`. Experimental.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -242,6 +276,8 @@ pub mod methods {
         type Params = crate::LogPhysicalSubscribeParams;
         type Result = crate::LogPhysicalSubscribeResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for LogPhysicalSubscribe {}
     /// `log/physicalUnsubscribe`: Stops a physical log subscription. Idempotent.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -252,6 +288,8 @@ pub mod methods {
         type Params = crate::LogPhysicalUnsubscribeParams;
         type Result = crate::LogPhysicalUnsubscribeResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for LogPhysicalUnsubscribe {}
     /// `log/streams`: Returns each raw record stream of a session with its last position and the earliest position still readable. Experimental.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -262,6 +300,8 @@ pub mod methods {
         type Params = crate::LogStreamsParams;
         type Result = crate::LogStreamsResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for LogStreams {}
     /// `log/subscribe`: Starts following one raw stream live, optionally replaying from a position first; records arrive as `log/record`, missed ones are reported by `log/gap`. Experimental.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -272,6 +312,8 @@ pub mod methods {
         type Params = crate::LogSubscribeParams;
         type Result = crate::LogSubscribeResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for LogSubscribe {}
     /// `log/unsubscribe`: Stops a raw stream subscription. Idempotent.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -282,6 +324,8 @@ pub mod methods {
         type Params = crate::LogUnsubscribeParams;
         type Result = crate::LogUnsubscribeResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for LogUnsubscribe {}
     /// `mcpServer/list`: Lists configured MCP servers with their transport, origin and OAuth state: host-wide servers, or with `sessionId` the effective set of that loaded session.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -292,6 +336,8 @@ pub mod methods {
         type Params = crate::McpServerListParams;
         type Result = crate::McpServerListResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for McpServerList {}
     /// `mcpServer/oauthLogin`: Starts an OAuth login for one MCP server and returns the URL the user must open in a browser. It replaces any pending flow, and the outcome arrives later as `mcpServer/oauthLoginCompleted`.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -302,6 +348,8 @@ pub mod methods {
         type Params = crate::McpServerOAuthLoginParams;
         type Result = crate::McpServerOAuthLoginResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for McpServerOauthLogin {}
     /// `mcpServer/oauthLoginCancel`: Cancels the pending OAuth login flow for one MCP server, reporting whether there was one to cancel.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -312,6 +360,8 @@ pub mod methods {
         type Params = crate::McpServerOAuthLoginCancelParams;
         type Result = crate::McpServerOAuthLoginCancelResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for McpServerOauthLoginCancel {}
     /// `mcpServer/oauthLogout`: Deletes the stored OAuth credential of one MCP server, tries to revoke it with the provider, and reports both results.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -322,6 +372,8 @@ pub mod methods {
         type Params = crate::McpServerOAuthLogoutParams;
         type Result = crate::McpServerOAuthLogoutResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for McpServerOauthLogout {}
     /// `media/upload`: Stores one chunk of a video upload in the session's media store and echoes the `uploadId` for each chunk.
     #[derive(Debug)]
     pub enum MediaUpload {}
@@ -330,6 +382,7 @@ pub mod methods {
         type Params = crate::MediaUploadParams;
         type Result = crate::MediaUploadResult;
     }
+    impl crate::rpc::ClientMethod for MediaUpload {}
     /// `model/list`: Returns the catalog of models a client may select with `session/setModel`. A read-only query, not a command.
     #[derive(Debug)]
     pub enum ModelList {}
@@ -338,6 +391,7 @@ pub mod methods {
         type Params = crate::ModelListParams;
         type Result = crate::ModelListResult;
     }
+    impl crate::rpc::ClientMethod for ModelList {}
     /// `peer/list`: Lists the other live local sessions next to the given one, one row each with name, label, status, age and whether it can receive messages.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -348,6 +402,8 @@ pub mod methods {
         type Params = crate::PeerListParams;
         type Result = crate::PeerListResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for PeerList {}
     /// `permissionProfile/list`: Lists the permission profiles a session can choose from, with whether each is currently available. A read-only query.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -358,6 +414,8 @@ pub mod methods {
         type Params = crate::PermissionProfileListParams;
         type Result = crate::PermissionProfileListResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for PermissionProfileList {}
     /// `plugin/install`: Installs a plugin from a registered marketplace or a local path on the host. Idempotent by `commandId`; the response arrives once the install is done and describes the installed plugin.
     #[derive(Debug)]
     pub enum PluginInstall {}
@@ -366,6 +424,7 @@ pub mod methods {
         type Params = crate::PluginInstallParams;
         type Result = crate::PluginInstallResult;
     }
+    impl crate::rpc::ClientMethod for PluginInstall {}
     /// `plugin/list`: Lists the plugins installed for a session. Read-only.
     #[derive(Debug)]
     pub enum PluginList {}
@@ -374,6 +433,7 @@ pub mod methods {
         type Params = crate::PluginListParams;
         type Result = crate::PluginListResult;
     }
+    impl crate::rpc::ClientMethod for PluginList {}
     /// `plugin/marketplaceAdd`: Registers a plugin marketplace from an `owner/repo` shorthand, git URL, `file://` URL or local path, and returns the stored record. Idempotent by `commandId`.
     #[derive(Debug)]
     pub enum PluginMarketplaceAdd {}
@@ -382,6 +442,7 @@ pub mod methods {
         type Params = crate::PluginMarketplaceAddParams;
         type Result = crate::PluginMarketplaceRecordResult;
     }
+    impl crate::rpc::ClientMethod for PluginMarketplaceAdd {}
     /// `plugin/marketplaceRemove`: Removes a registered plugin marketplace by name. Idempotent by `commandId`.
     #[derive(Debug)]
     pub enum PluginMarketplaceRemove {}
@@ -390,6 +451,7 @@ pub mod methods {
         type Params = crate::PluginMarketplaceRemoveParams;
         type Result = crate::PluginMarketplaceRemoveResult;
     }
+    impl crate::rpc::ClientMethod for PluginMarketplaceRemove {}
     /// `plugin/marketplaceUpdate`: Refreshes a registered plugin marketplace from its source and returns the updated record. Idempotent by `commandId`.
     #[derive(Debug)]
     pub enum PluginMarketplaceUpdate {}
@@ -398,6 +460,7 @@ pub mod methods {
         type Params = crate::PluginMarketplaceUpdateParams;
         type Result = crate::PluginMarketplaceRecordResult;
     }
+    impl crate::rpc::ClientMethod for PluginMarketplaceUpdate {}
     /// `projection/list`: Lists the server-side read projections registered for a session. Experimental.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -408,6 +471,8 @@ pub mod methods {
         type Params = crate::ProjectionListParams;
         type Result = crate::ProjectionListResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for ProjectionList {}
     /// `projection/read`: Reads one named projection's current state together with the log positions it was built from. Experimental.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -418,6 +483,8 @@ pub mod methods {
         type Params = crate::ProjectionReadParams;
         type Result = crate::ProjectionReadResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for ProjectionRead {}
     /// `recap/cancel`: Cancels the recap in flight for a session, which then settles as `cancelled`. Accepted and harmless when no recap is running.
     #[derive(Debug)]
     pub enum RecapCancel {}
@@ -426,6 +493,7 @@ pub mod methods {
         type Params = crate::RecapCancelParams;
         type Result = crate::RecapCancelResult;
     }
+    impl crate::rpc::ClientMethod for RecapCancel {}
     /// `recap/request`: Asks the host for a "while you were away" summary of a loaded session. The reply only acknowledges; the summary arrives once in `recap/completed`. One recap can run per session at a time, and the host stops waiting after 45 seconds (`timedOut`).
     #[derive(Debug)]
     pub enum RecapRequest {}
@@ -434,6 +502,7 @@ pub mod methods {
         type Params = crate::RecapRequestParams;
         type Result = crate::RecapRequestResult;
     }
+    impl crate::rpc::ClientMethod for RecapRequest {}
     /// `session/compact`: Compacts the session's conversation context. Runs in the background: the response only admits it, or reports `noop` when there is nothing to compact.
     #[derive(Debug)]
     pub enum SessionCompact {}
@@ -442,6 +511,7 @@ pub mod methods {
         type Params = crate::SessionCompactParams;
         type Result = crate::SessionCompactResult;
     }
+    impl crate::rpc::ClientMethod for SessionCompact {}
     /// `session/fork`: Copies a session's history, up to a chosen completed turn, into a new session with its own id and loads it; the new session records where it was forked from.
     #[derive(Debug)]
     pub enum SessionFork {}
@@ -450,6 +520,7 @@ pub mod methods {
         type Params = crate::SessionForkParams;
         type Result = crate::SessionForkResult;
     }
+    impl crate::rpc::ClientMethod for SessionFork {}
     /// `session/leave`: Asks the host to release a session loaded on it. The response only admits the request; `session/leaveCompleted` reports the outcome.
     #[derive(Debug)]
     pub enum SessionLeave {}
@@ -458,6 +529,7 @@ pub mod methods {
         type Params = crate::SessionLeaveParams;
         type Result = crate::SessionLeaveResult;
     }
+    impl crate::rpc::ClientMethod for SessionLeave {}
     /// `session/list`: Lists stored sessions page by page, newest first, for history and picker views. Read-only.
     #[derive(Debug)]
     pub enum SessionList {}
@@ -466,6 +538,7 @@ pub mod methods {
         type Params = crate::SessionListParams;
         type Result = crate::SessionListResult;
     }
+    impl crate::rpc::ClientMethod for SessionList {}
     /// `session/promptHint`: Asks the host to pick one tip from client-supplied candidates, for display only; nothing is recorded.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -476,6 +549,8 @@ pub mod methods {
         type Params = crate::SessionPromptHintParams;
         type Result = crate::SessionPromptHintResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for SessionPromptHint {}
     /// `session/read`: Reads one stored session without loading it, leasing it or subscribing to it; a point-in-time answer.
     #[derive(Debug)]
     pub enum SessionRead {}
@@ -484,6 +559,7 @@ pub mod methods {
         type Params = crate::SessionReadParams;
         type Result = crate::SessionReadResult;
     }
+    impl crate::rpc::ClientMethod for SessionRead {}
     /// `session/readLimits`: Reads the limits in effect for one session (experimental).
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -494,6 +570,8 @@ pub mod methods {
         type Params = crate::SessionReadLimitsParams;
         type Result = crate::SessionReadLimitsResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for SessionReadLimits {}
     /// `session/rename`: Sets or changes the session's durable name; not available on an ephemeral host.
     #[derive(Debug)]
     pub enum SessionRename {}
@@ -502,6 +580,7 @@ pub mod methods {
         type Params = crate::SessionRenameParams;
         type Result = crate::SessionRenameResult;
     }
+    impl crate::rpc::ClientMethod for SessionRename {}
     /// `session/reportStartupPhases`: Reports the client's measured startup phases, once per launch; the host records them durably.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -512,6 +591,8 @@ pub mod methods {
         type Params = crate::SessionReportStartupPhasesParams;
         type Result = crate::SessionReportStartupPhasesResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for SessionReportStartupPhases {}
     /// `session/resume`: Loads a stored session on this host and subscribes this connection to it, answering with the session, its history for display and its view head; pending approvals and prompts are re-sent afterwards.
     #[derive(Debug)]
     pub enum SessionResume {}
@@ -520,6 +601,7 @@ pub mod methods {
         type Params = crate::SessionResumeParams;
         type Result = crate::SessionResumeResult;
     }
+    impl crate::rpc::ClientMethod for SessionResume {}
     /// `session/setApprovalMode`: Switches the session to one of the approval modes the host defines; it cannot define a new one.
     #[derive(Debug)]
     pub enum SessionSetApprovalMode {}
@@ -528,6 +610,7 @@ pub mod methods {
         type Params = crate::SessionSetApprovalModeParams;
         type Result = crate::SessionSetApprovalModeResult;
     }
+    impl crate::rpc::ClientMethod for SessionSetApprovalMode {}
     /// `session/setModel`: Chooses the model for the session's next model calls; the choice is durable.
     #[derive(Debug)]
     pub enum SessionSetModel {}
@@ -536,6 +619,7 @@ pub mod methods {
         type Params = crate::SessionSetModelParams;
         type Result = crate::SessionSetModelResult;
     }
+    impl crate::rpc::ClientMethod for SessionSetModel {}
     /// `session/setPermissionProfile`: Switches the session to one of the permission profiles the host defines; it cannot define a new one.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -546,6 +630,8 @@ pub mod methods {
         type Params = crate::SessionSetPermissionProfileParams;
         type Result = crate::SessionSetPermissionProfileResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for SessionSetPermissionProfile {}
     /// `session/setReasoningEffort`: Sets the session's default reasoning effort; a turn that carries its own effort overrides it for that turn.
     #[derive(Debug)]
     pub enum SessionSetReasoningEffort {}
@@ -554,6 +640,7 @@ pub mod methods {
         type Params = crate::SessionSetReasoningEffortParams;
         type Result = crate::SessionSetReasoningEffortResult;
     }
+    impl crate::rpc::ClientMethod for SessionSetReasoningEffort {}
     /// `session/sideChat`: Opens an empty side-chat session from a session loaded on this host; the side session records where it came from.
     #[derive(Debug)]
     pub enum SessionSideChat {}
@@ -562,6 +649,7 @@ pub mod methods {
         type Params = crate::SessionSideChatParams;
         type Result = crate::SessionSideChatResult;
     }
+    impl crate::rpc::ClientMethod for SessionSideChat {}
     /// `session/start`: Creates a new session, loads it on this host, records the start durably and subscribes this connection to its view.
     #[derive(Debug)]
     pub enum SessionStart {}
@@ -570,6 +658,7 @@ pub mod methods {
         type Params = crate::SessionStartParams;
         type Result = crate::SessionStartResult;
     }
+    impl crate::rpc::ClientMethod for SessionStart {}
     /// `session/userShell`: Runs a shell command typed by the user in the session's workspace; needs the `userShell` capability.
     #[derive(Debug)]
     pub enum SessionUserShell {}
@@ -578,6 +667,7 @@ pub mod methods {
         type Params = crate::SessionUserShellParams;
         type Result = crate::SessionUserShellResult;
     }
+    impl crate::rpc::ClientMethod for SessionUserShell {}
     /// `settings/read`: Returns the effective values of the settings the host owns, read fresh on every call. A damaged settings file fails only this call. Takes no params.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -588,6 +678,8 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::SettingsReadResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for SettingsRead {}
     /// `settings/readSchema`: Returns, for each host-owned setting, the values it accepts and any constraint managed policy enforces on it. Takes no params.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -598,6 +690,8 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::SettingsReadSchemaResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for SettingsReadSchema {}
     /// `settings/writeMany`: Writes several host-owned settings in one all-or-nothing step: if any edit is invalid, nothing is written. Returns the resulting value of each setting in edit order.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -608,6 +702,8 @@ pub mod methods {
         type Params = crate::SettingsWriteManyParams;
         type Result = crate::SettingsWriteManyResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for SettingsWriteMany {}
     /// `settings/writeValue`: Sets one host-owned setting to a new value, or clears it with `null`, and returns the value now in effect.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -618,6 +714,8 @@ pub mod methods {
         type Params = crate::SettingsWriteValueParams;
         type Result = crate::SettingsWriteValueResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for SettingsWriteValue {}
     /// `skill/import`: Imports skills from another agent tool (`claude` or `codex`) on the host and reports which were installed, quarantined, skipped or failed. Idempotent by `commandId`, `dryRun` previews included.
     #[derive(Debug)]
     pub enum SkillImport {}
@@ -626,6 +724,7 @@ pub mod methods {
         type Params = crate::SkillImportParams;
         type Result = crate::SkillImportResult;
     }
+    impl crate::rpc::ClientMethod for SkillImport {}
     /// `skill/list`: Lists the skill shortcuts a user can invoke in a session. Read-only.
     #[derive(Debug)]
     pub enum SkillList {}
@@ -634,6 +733,7 @@ pub mod methods {
         type Params = crate::SkillListParams;
         type Result = crate::SkillListResult;
     }
+    impl crate::rpc::ClientMethod for SkillList {}
     /// `skill/setActivation`: Sets one skill's activation state in a chosen scope and returns the new and previous states. Idempotent by `commandId`.
     #[derive(Debug)]
     pub enum SkillSetActivation {}
@@ -642,6 +742,7 @@ pub mod methods {
         type Params = crate::SkillSetActivationParams;
         type Result = crate::SkillSetActivationResult;
     }
+    impl crate::rpc::ClientMethod for SkillSetActivation {}
     /// `subagent/close`: Closes a child agent on its owner's behalf; how the child ends is shown on the parent's `subagent` item.
     #[derive(Debug)]
     pub enum SubagentClose {}
@@ -650,6 +751,7 @@ pub mod methods {
         type Params = crate::SubagentOwnerReasonParams;
         type Result = crate::CommandAcceptedResult;
     }
+    impl crate::rpc::ClientMethod for SubagentClose {}
     /// `subagent/followupTask`: Queues an additional task for a child agent to take up. The reply only acknowledges admission; the task plays out in the child session's view.
     #[derive(Debug)]
     pub enum SubagentFollowupTask {}
@@ -658,6 +760,7 @@ pub mod methods {
         type Params = crate::SubagentInputParams;
         type Result = crate::CommandAcceptedResult;
     }
+    impl crate::rpc::ClientMethod for SubagentFollowupTask {}
     /// `subagent/interrupt`: Asks a child agent to stop at its next safe point; the outcome is shown on the parent's `subagent` item.
     #[derive(Debug)]
     pub enum SubagentInterrupt {}
@@ -666,6 +769,7 @@ pub mod methods {
         type Params = crate::SubagentOwnerReasonParams;
         type Result = crate::CommandAcceptedResult;
     }
+    impl crate::rpc::ClientMethod for SubagentInterrupt {}
     /// `subagent/readResult`: Consumes a child agent's ready result. This changes the child's state; the result content itself is already on the `subagent` item as `result`. Rejected with reason `not_ready` when no result is ready.
     #[derive(Debug)]
     pub enum SubagentReadResult {}
@@ -674,6 +778,7 @@ pub mod methods {
         type Params = crate::SubagentTargetParams;
         type Result = crate::CommandAcceptedResult;
     }
+    impl crate::rpc::ClientMethod for SubagentReadResult {}
     /// `subagent/reopen`: Reopens a stopped or closed child agent as a new, durably recorded attempt.
     #[derive(Debug)]
     pub enum SubagentReopen {}
@@ -682,6 +787,7 @@ pub mod methods {
         type Params = crate::SubagentTargetParams;
         type Result = crate::CommandAcceptedResult;
     }
+    impl crate::rpc::ClientMethod for SubagentReopen {}
     /// `subagent/resume`: Resumes a paused or recoverable child agent as a new, durably recorded attempt.
     #[derive(Debug)]
     pub enum SubagentResume {}
@@ -690,6 +796,7 @@ pub mod methods {
         type Params = crate::SubagentTargetParams;
         type Result = crate::CommandAcceptedResult;
     }
+    impl crate::rpc::ClientMethod for SubagentResume {}
     /// `subagent/sendMessage`: Hands a note from the user to a child agent that is running. The reply only acknowledges admission; the note plays out in the child session's view.
     #[derive(Debug)]
     pub enum SubagentSendMessage {}
@@ -698,6 +805,7 @@ pub mod methods {
         type Params = crate::SubagentInputParams;
         type Result = crate::CommandAcceptedResult;
     }
+    impl crate::rpc::ClientMethod for SubagentSendMessage {}
     /// `subagent/stop`: Stops a running child agent; the outcome is shown on the parent's `subagent` item.
     #[derive(Debug)]
     pub enum SubagentStop {}
@@ -706,6 +814,7 @@ pub mod methods {
         type Params = crate::SubagentOwnerReasonParams;
         type Result = crate::CommandAcceptedResult;
     }
+    impl crate::rpc::ClientMethod for SubagentStop {}
     /// `task/background`: Sends a tool task that is running in the foreground to the background. The move is recorded before the reply, and an `item/updated` for the `toolCall` item shows the change.
     #[derive(Debug)]
     pub enum TaskBackground {}
@@ -714,6 +823,7 @@ pub mod methods {
         type Params = crate::TaskBackgroundParams;
         type Result = crate::TaskCommandResult;
     }
+    impl crate::rpc::ClientMethod for TaskBackground {}
     /// `task/list`: Lists the loaded session's live workloads that can be stopped, oldest first. Read-only.
     #[derive(Debug)]
     pub enum TaskList {}
@@ -722,6 +832,7 @@ pub mod methods {
         type Params = crate::TaskListParams;
         type Result = crate::TaskListResult;
     }
+    impl crate::rpc::ClientMethod for TaskList {}
     /// `task/stop`: Stops one background task. The stop is recorded durably and the task's item reaches a terminal state.
     #[derive(Debug)]
     pub enum TaskStop {}
@@ -730,6 +841,7 @@ pub mod methods {
         type Params = crate::TaskStopParams;
         type Result = crate::TaskCommandResult;
     }
+    impl crate::rpc::ClientMethod for TaskStop {}
     /// `task/stopAll`: Stops every stoppable background workload running when the command is admitted. Always accepted; each stopped task that has a transcript item ends through its own item update.
     #[derive(Debug)]
     pub enum TaskStopAll {}
@@ -738,6 +850,7 @@ pub mod methods {
         type Params = crate::TaskStopAllParams;
         type Result = crate::TaskStopAllResult;
     }
+    impl crate::rpc::ClientMethod for TaskStopAll {}
     /// `turn/cancel`: Cancels a turn through the normal command queue, without a retract. The turn has ended when `turn/completed` arrives.
     #[derive(Debug)]
     pub enum TurnCancel {}
@@ -746,6 +859,7 @@ pub mod methods {
         type Params = crate::TurnCancelParams;
         type Result = crate::TurnCancelResult;
     }
+    impl crate::rpc::ClientMethod for TurnCancel {}
     /// `turn/interrupt`: Stops the running turn ahead of queued commands, as the user's stop button does, optionally also asking to withdraw its submission (`retract`).
     #[derive(Debug)]
     pub enum TurnInterrupt {}
@@ -754,6 +868,7 @@ pub mod methods {
         type Params = crate::TurnInterruptParams;
         type Result = crate::TurnInterruptResult;
     }
+    impl crate::rpc::ClientMethod for TurnInterrupt {}
     /// `turn/start`: Submits user input to a session. If a turn is already running, `ifBusy` chooses whether the input is queued, steered into it, or replaces it; the result's `disposition` says which happened.
     #[derive(Debug)]
     pub enum TurnStart {}
@@ -762,6 +877,7 @@ pub mod methods {
         type Params = crate::TurnStartParams;
         type Result = crate::TurnStartResult;
     }
+    impl crate::rpc::ClientMethod for TurnStart {}
     /// `turn/steer`: Adds input to the turn named by `expectedTurnId`; refused if that turn is no longer running.
     #[derive(Debug)]
     pub enum TurnSteer {}
@@ -770,6 +886,7 @@ pub mod methods {
         type Params = crate::TurnSteerParams;
         type Result = crate::TurnSteerResult;
     }
+    impl crate::rpc::ClientMethod for TurnSteer {}
     /// `turn/unqueue`: Takes back a queued submission before it launches. It never turns into a cancel: once the turn is running the request is refused.
     #[derive(Debug)]
     pub enum TurnUnqueue {}
@@ -778,6 +895,7 @@ pub mod methods {
         type Params = crate::TurnUnqueueParams;
         type Result = crate::TurnUnqueueResult;
     }
+    impl crate::rpc::ClientMethod for TurnUnqueue {}
     /// `usage/read`: Returns the subscription usage the host last observed (current window, weekly block, tier, time observed) without calling the model. `usage` is absent when nothing has been observed.
     #[derive(Debug)]
     pub enum UsageRead {}
@@ -786,6 +904,7 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::UsageReadResult;
     }
+    impl crate::rpc::ClientMethod for UsageRead {}
     /// `usage/refresh`: Performs one fresh subscription-usage read (rate-limited to one per host per 60 seconds), stores it, and returns the `usage/read` shape plus the tier name.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -796,6 +915,8 @@ pub mod methods {
         type Params = crate::rpc::NoParams;
         type Result = crate::UsageRefreshResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for UsageRefresh {}
     /// `userInput/answer`: Replies to all questions of an open user-input prompt. The ack only means the command was accepted; the outcome arrives as `userInput/settled`.
     #[derive(Debug)]
     pub enum UserInputAnswer {}
@@ -804,6 +925,7 @@ pub mod methods {
         type Params = crate::UserInputAnswerParams;
         type Result = crate::UserInputAnswerResult;
     }
+    impl crate::rpc::ClientMethod for UserInputAnswer {}
     /// `userInput/cancel`: Refuses to answer a waiting user-input prompt. The asking tool call finishes as cancelled, and the model is told so.
     #[derive(Debug)]
     pub enum UserInputCancel {}
@@ -812,6 +934,7 @@ pub mod methods {
         type Params = crate::UserInputCancelParams;
         type Result = crate::UserInputCancelResult;
     }
+    impl crate::rpc::ClientMethod for UserInputCancel {}
     /// `userInput/clarify`: Replies to an open user-input prompt in free form instead of picking options; the model reads the reply and decides again.
     #[derive(Debug)]
     pub enum UserInputClarify {}
@@ -820,6 +943,7 @@ pub mod methods {
         type Params = crate::UserInputClarifyParams;
         type Result = crate::UserInputClarifyResult;
     }
+    impl crate::rpc::ClientMethod for UserInputClarify {}
     /// `userInput/interrupt`: Closes an open user-input prompt, keeping any answers the user already confirmed, and then stops the turn.
     #[derive(Debug)]
     pub enum UserInputInterrupt {}
@@ -828,6 +952,7 @@ pub mod methods {
         type Params = crate::UserInputInterruptParams;
         type Result = crate::UserInputInterruptResult;
     }
+    impl crate::rpc::ClientMethod for UserInputInterrupt {}
     /// `view/page`: Reads a page of a session's durable view events, forward or backward from a cursor or from the latest compaction boundary; each element is an unframed view notification (`{method, params}`).
     #[derive(Debug)]
     pub enum ViewPage {}
@@ -836,6 +961,7 @@ pub mod methods {
         type Params = crate::ViewPageParams;
         type Result = crate::ViewPageResult;
     }
+    impl crate::rpc::ClientMethod for ViewPage {}
     /// `view/subscribe`: Starts (or restarts after `view/unsubscribe`) live delivery of a session's view events to this connection from a cursor the client picks; events after that cursor are replayed first, so there is no gap.
     #[derive(Debug)]
     pub enum ViewSubscribe {}
@@ -844,6 +970,7 @@ pub mod methods {
         type Params = crate::ViewSubscribeParams;
         type Result = crate::ViewSubscribeResult;
     }
+    impl crate::rpc::ClientMethod for ViewSubscribe {}
     /// `view/unsubscribe`: Stops sending a session's view events to this connection. The session stays loaded.
     #[derive(Debug)]
     pub enum ViewUnsubscribe {}
@@ -852,6 +979,7 @@ pub mod methods {
         type Params = crate::ViewUnsubscribeParams;
         type Result = crate::ViewUnsubscribeResult;
     }
+    impl crate::rpc::ClientMethod for ViewUnsubscribe {}
     /// `workflow/cancel`: Cancels a live workflow run. The reply only acknowledges; the cancellation shows up as updates of the `workflow` item.
     #[derive(Debug)]
     pub enum WorkflowCancel {}
@@ -860,6 +988,7 @@ pub mod methods {
         type Params = crate::WorkflowCancelParams;
         type Result = crate::WorkflowControlResult;
     }
+    impl crate::rpc::ClientMethod for WorkflowCancel {}
     /// `workflow/childControl`: Skips or retries one child of a workflow run, identified by its `childId` and `attempt`. The reply only acknowledges; the effect shows on the `workflow` item.
     #[derive(Debug)]
     pub enum WorkflowChildControl {}
@@ -868,6 +997,7 @@ pub mod methods {
         type Params = crate::WorkflowChildControlParams;
         type Result = crate::WorkflowControlResult;
     }
+    impl crate::rpc::ClientMethod for WorkflowChildControl {}
     /// `workflow/pause`: Pauses a live workflow run. The reply only acknowledges; the pause shows as the `workflow` item's `paused` flag.
     #[derive(Debug)]
     pub enum WorkflowPause {}
@@ -876,6 +1006,7 @@ pub mod methods {
         type Params = crate::WorkflowPauseParams;
         type Result = crate::WorkflowControlResult;
     }
+    impl crate::rpc::ClientMethod for WorkflowPause {}
     /// `workflow/resume`: Resumes a paused workflow run. The reply names the turn that drives it; the continued run shows up as a fresh `workflow` item, and its `resumeFromRunId` points back at the paused run.
     #[derive(Debug)]
     pub enum WorkflowResume {}
@@ -884,6 +1015,7 @@ pub mod methods {
         type Params = crate::WorkflowResumeParams;
         type Result = crate::WorkflowResumeResult;
     }
+    impl crate::rpc::ClientMethod for WorkflowResume {}
     /// `worktree/list`: Returns every worktree of the repository that contains `workspaceRoot`, with each one's path, branch, main-checkout flag and the live sessions using it, so a client can warn when sessions share a checkout.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -894,6 +1026,8 @@ pub mod methods {
         type Params = crate::WorktreeListParams;
         type Result = crate::WorktreeListResult;
     }
+    #[cfg(feature = "experimental")]
+    impl crate::rpc::ClientMethod for WorktreeList {}
 }
 /// Marker types of the `requests` table.
 pub mod requests {
@@ -905,6 +1039,7 @@ pub mod requests {
         type Params = crate::ApprovalRequestParams;
         type Result = crate::RequestReceipt;
     }
+    impl crate::rpc::ServerMethod for ApprovalRequest {}
     /// `userInput/request`: Sent by the host to present an open user-input prompt, again to each client that joins while it is still open. The client replies with an empty `RequestReceipt` meaning it is being shown; the answer itself is sent as `userInput/answer` (or `cancel`, `clarify`, `interrupt`).
     #[derive(Debug)]
     pub enum UserInputRequest {}
@@ -913,6 +1048,7 @@ pub mod requests {
         type Params = crate::UserInputRequestParams;
         type Result = crate::RequestReceipt;
     }
+    impl crate::rpc::ServerMethod for UserInputRequest {}
 }
 /// Marker types of the `notifications` table.
 pub mod notifications {
@@ -1320,6 +1456,27 @@ pub mod notifications {
     impl crate::rpc::Notification for ViewGap {
         const METHOD: &'static str = "view/gap";
         type Params = crate::ViewGapParams;
+    }
+}
+impl std::fmt::Display for crate::ErrorObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+impl std::error::Error for crate::ErrorObject {}
+impl crate::ErrorObject {
+    /// The entry of the error registry this error stands for: by its `data.kind` when
+    /// it has one the registry lists, else by its code.
+    pub fn registry_entry(&self) -> Option<&'static crate::registry::ErrorCode> {
+        if let Some(entry) = self
+            .data
+            .as_ref()
+            .map(|data| data.kind.as_str())
+            .and_then(crate::registry::error_by_kind)
+        {
+            return Some(entry);
+        }
+        crate::registry::error_by_code(self.code)
     }
 }
 /// A client-to-server request (the `methods` table), typed by its method.
@@ -5511,9 +5668,17 @@ impl Frame {
             sender,
             pending: pending.as_deref_mut(),
         };
-        let frame = seed.deserialize(&mut de).map_err(|e| DecodeError::new(None, e))?;
-        de.end().map_err(|e| DecodeError::new(None, e))?;
-        frame.finish(sender, pending)
+        let located = |e: serde_json::Error| {
+            DecodeError::json(None, line, &e).in_frame(line)
+        };
+        let parts = match seed.deserialize(&mut de) {
+            Ok(parts) => parts,
+            Err(e) => return Err(answered(located(e), pending)),
+        };
+        de.end().map_err(located)?;
+        parts
+            .finish(sender, pending.as_deref_mut())
+            .map_err(|e| answered(e.in_frame(line), pending))
     }
     /// Back to an untyped frame, losing nothing that was read.
     #[inline]
@@ -5681,14 +5846,21 @@ impl<'de> serde::de::Visitor<'de> for FrameSeed<'_> {
                     };
                     match answered {
                         Some((id, method, sender)) => {
-                            parts.typed = Some(
-                                map
-                                    .next_value_seed(ResultSeed {
-                                        id,
-                                        method: &method,
-                                        sender,
-                                    })?,
-                            );
+                            match map
+                                .next_value_seed(ResultSeed {
+                                    id: id.clone(),
+                                    method: &method,
+                                    sender,
+                                })
+                            {
+                                Ok(typed) => parts.typed = Some(typed),
+                                Err(e) => {
+                                    if let Some(pending) = pending.as_deref_mut() {
+                                        pending.insert(id, &method);
+                                    }
+                                    return Err(e);
+                                }
+                            }
                         }
                         None => parts.result = Some(map.next_value()?),
                     }
@@ -5873,33 +6045,42 @@ impl Parts<'_> {
                     Some(sender) => sender == Sender::Server,
                     None => SERVER_METHODS.contains(&method),
                 };
+                let in_params = |e: DecodeError| e.under("/params");
                 if from_server {
                     Message::ServerRequest {
                         id,
-                        request: ServerRequest::decode_raw(method, params)?,
+                        request: ServerRequest::decode_raw(method, params)
+                            .map_err(in_params)?,
                     }
                 } else {
                     Message::ClientRequest {
                         id,
-                        request: ClientRequest::decode_raw(method, params)?,
+                        request: ClientRequest::decode_raw(method, params)
+                            .map_err(in_params)?,
                     }
                 }
             }
             (FrameKind::Notification, _, _) => {
-                Message::Notification(ProtocolNotification::decode_raw(method, params)?)
+                Message::Notification(
+                    ProtocolNotification::decode_raw(method, params)
+                        .map_err(|e| e.under("/params"))?,
+                )
             }
             (FrameKind::Result, Some(id), Some(result)) => {
+                let in_result = |e: DecodeError| e.under("/result");
                 match (pending.and_then(|p| p.take(&id)), sender) {
                     (Some(method), Some(Sender::Server)) => {
                         Message::ClientResult {
                             id,
-                            result: ClientResult::decode_raw(&method, result.as_raw())?,
+                            result: ClientResult::decode_raw(&method, result.as_raw())
+                                .map_err(in_result)?,
                         }
                     }
                     (Some(method), Some(Sender::Client)) => {
                         Message::ServerResult {
                             id,
-                            result: ServerResult::decode_raw(&method, result.as_raw())?,
+                            result: ServerResult::decode_raw(&method, result.as_raw())
+                                .map_err(in_result)?,
                         }
                     }
                     _ => Message::Result { id, result },
@@ -5909,13 +6090,9 @@ impl Parts<'_> {
                 if let (Some(pending), Some(id)) = (pending, &id) {
                     pending.take(id);
                 }
-                let error = serde_json::from_str(
-                        self.error.as_ref().map_or("null", RawJson::get),
-                    )
-                    .map_err(|e| DecodeError::new(
-                        None,
-                        format_args!("error object: {e}"),
-                    ))?;
+                let error = self.error.as_ref().map_or("null", RawJson::get);
+                let error = serde_json::from_str(error)
+                    .map_err(|e| DecodeError::json(None, error, &e).under("/error"))?;
                 Message::Error { id, error }
             }
         };
@@ -5925,6 +6102,18 @@ impl Parts<'_> {
             extra: self.extra,
         })
     }
+}
+fn answered(
+    mut error: DecodeError,
+    pending: Option<&mut PendingRequests>,
+) -> DecodeError {
+    let response = error.frame.as_ref().is_some_and(|f| f.method.is_none());
+    if let (true, Some(pending), Some(id)) = (response, pending, &error.id) {
+        if let Some(method) = pending.take(id) {
+            error.method.get_or_insert(method);
+        }
+    }
+    error
 }
 fn typed_params(message: Message) -> Option<RawJson> {
     let line = Frame {

@@ -6,7 +6,25 @@ pub const PROTOCOL_VERSION: Option<&str> = Some("1.4.13");
 /// `sha256:` and the hex SHA-256 of the schema's wire facts as canonical JSON: every
 /// `description`, `title`, `$comment` and `examples` member removed at every depth,
 /// object keys sorted, no whitespace. Prose edits keep it; wire changes change it.
-pub const SCHEMA_FINGERPRINT: &str = "sha256:e2202b2bf9704c381600cd483b7533c8349d0b08920dc5e8840647809ae618b8";
+///
+/// A hash of this schema's text, not what a host serves: compare a host's
+/// `schema.fingerprint` with [`SERVED_FINGERPRINT`].
+pub const SCHEMA_CONTENT_HASH: &str = "sha256:cf226d46705599bc83f1ab8e5fa58584f1daeb83bbfb69a1f3d8380e8dae20b0";
+/// The envelope schema version hosts of this protocol version report as
+/// `schema.version` in the `initialize` result (`x-msp-served-schema`); a connection
+/// refuses a host that reports another.
+pub const SERVED_SCHEMA_VERSION: Option<i64> = Some(1i64);
+/// The `schema.fingerprint` hosts of this protocol version serve: the published
+/// fingerprint of its stable surface (`x-msp-served-schema`). Another value means
+/// the host was built from another schema: worth a warning, not a refusal.
+pub const SERVED_FINGERPRINT: Option<&str> = Some(
+    "sha256:7fddaf646dbc317e5fcac0785e135eb04df14fbb0db1863089dfd6da21730e5b",
+);
+/// The published fingerprint of this protocol version's experimental surface
+/// (`x-msp-served-schema`).
+pub const SERVED_FINGERPRINT_EXPERIMENTAL: Option<&str> = Some(
+    "sha256:92770f6e8883d1479dd33acc1b3687c70057de316980e6f2cd9cef25ea8e30fd",
+);
 /// One entry of the error registry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ErrorCode {

@@ -88,6 +88,12 @@ pub trait Request {
     type Result: Serialize + DeserializeOwned;
 }
 
+/// A request a client sends to the server (the `methods` table).
+pub trait ClientMethod: Request {}
+
+/// A request the server sends to a client (the `requests` table).
+pub trait ServerMethod: Request {}
+
 /// A notification method: its name and the type of its params.
 pub trait Notification {
     /// The JSON-RPC method name.
@@ -96,30 +102,107 @@ pub trait Notification {
     type Params: Serialize + DeserializeOwned;
 }
 
-/// Why a frame or a payload could not be decoded.
-#[derive(Debug)]
+/// Why a frame or a payload could not be decoded, and where.
+///
+/// ```
+/// # use msp_types::{Frame, Sender};
+/// let line = r#"{"jsonrpc":"2.0","id":7,"method":"userInput/request","params":{"sessionId":1}}"#;
+/// let error = Frame::parse_from(Sender::Server, line).unwrap_err();
+/// assert_eq!(error.method.as_deref(), Some("userInput/request"));
+/// assert_eq!(error.id, Some(7.into()));
+/// assert_eq!(error.pointer, "/params/sessionId");
+/// // The envelope survived: a client can still answer request 7 with an error.
+/// assert!(error.frame.is_some());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct DecodeError {
-    /// The method whose payload failed, when known.
+    /// The method of the frame (or of the payload), when it could be read.
     pub method: Option<String>,
-    /// What went wrong.
-    pub message: String,
+    /// The frame's id, when it could be read.
+    pub id: Option<Id>,
+    /// JSON pointer of the member that failed: within the frame for frame decoders
+    /// (`/params/questions/0/selection/mode`), within the payload for payload decoders. Empty
+    /// when the input as a whole is at fault (not JSON, not a JSON-RPC frame).
+    pub pointer: String,
+    /// What went wrong, without a position.
+    pub reason: String,
+    /// The frame with its payloads as plain JSON, when its envelope reads: enough to answer
+    /// a request with its id, or to pass the frame on untouched.
+    pub frame: Option<Box<RawFrame>>,
 }
 
 impl DecodeError {
-    pub(crate) fn new(method: Option<&str>, message: impl fmt::Display) -> Self {
+    pub(crate) fn new(method: Option<&str>, reason: impl fmt::Display) -> Self {
         DecodeError {
             method: method.map(str::to_owned),
-            message: message.to_string(),
+            id: None,
+            pointer: String::new(),
+            reason: reason.to_string(),
+            frame: None,
         }
+    }
+
+    /// An error of serde_json's while decoding `text`, located by its position in it.
+    pub(crate) fn json(method: Option<&str>, text: &str, error: &serde_json::Error) -> Self {
+        let full = error.to_string();
+        let position = format!(" at line {} column {}", error.line(), error.column());
+        let reason = full.strip_suffix(&position).unwrap_or(&full).to_owned();
+        let mut pointer = match error.line() {
+            0 => String::new(),
+            line => crate::pointer::at(text, crate::pointer::offset(text, line, error.column())),
+        };
+        // The position of a missing member is the end of its object: name the member itself.
+        if let Some(member) = reason
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        {
+            pointer = crate::support::pointer_push(&pointer, member);
+        }
+        DecodeError {
+            reason,
+            pointer,
+            ..DecodeError::new(method, "")
+        }
+    }
+
+    /// The same error, its pointer taken as relative to member `part` of a frame.
+    pub(crate) fn under(mut self, part: &str) -> Self {
+        self.pointer.insert_str(0, part);
+        self
+    }
+
+    /// The same error, with what the frame's envelope tells (method, id, the frame itself)
+    /// read again from `line`, leniently.
+    pub(crate) fn in_frame(mut self, line: &str) -> Self {
+        if let Ok(frame) = serde_json::from_str::<RawFrame>(line) {
+            if frame.kind().is_ok() {
+                self.method = self.method.or_else(|| frame.method.clone());
+                self.id = self.id.or_else(|| frame.id().cloned());
+                self.frame = Some(Box::new(frame));
+            }
+        }
+        self
+    }
+
+    /// Whether the frame is a request whose params did not decode: the request to answer
+    /// with `-32602` (invalid params), its id in [`DecodeError::id`].
+    pub fn is_bad_request_params(&self) -> bool {
+        let request = self.frame.as_ref().and_then(|f| f.kind().ok()) == Some(FrameKind::Request);
+        request && (self.pointer == "/params" || self.pointer.starts_with("/params/"))
     }
 }
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.method {
-            Some(method) => write!(f, "{method}: {}", self.message),
-            None => f.write_str(&self.message),
+        f.write_str(self.method.as_deref().unwrap_or("frame"))?;
+        if let Some(id) = &self.id {
+            write!(f, " (id {id})")?;
         }
+        if !self.pointer.is_empty() {
+            write!(f, " at {}", self.pointer)?;
+        }
+        write!(f, ": {}", self.reason)
     }
 }
 
@@ -127,7 +210,20 @@ impl std::error::Error for DecodeError {}
 
 /// Decodes a params or result payload into `T`; an absent payload decodes from `null`.
 pub fn decode_payload<T: DeserializeOwned>(method: &str, payload: Option<Value>) -> Result<T, DecodeError> {
-    serde_json::from_value(payload.unwrap_or(Value::Null)).map_err(|e| DecodeError::new(Some(method), e))
+    let payload = payload.unwrap_or(Value::Null);
+    // Only a failure pays for the text: a `Value` carries no positions to point with.
+    serde_json::from_value(payload.clone()).map_err(|e| {
+        let text = payload.to_string();
+        match serde_json::from_str::<T>(&text) {
+            Err(located) => DecodeError::json(Some(method), &text, &located),
+            Ok(_) => DecodeError::new(Some(method), e),
+        }
+    })
+}
+
+/// Decodes payload text into `T`, an error pointing into the text.
+pub fn decode_text<T: DeserializeOwned>(method: &str, text: &str) -> Result<T, DecodeError> {
+    serde_json::from_str(text).map_err(|e| DecodeError::json(Some(method), text, &e))
 }
 
 /// Where a payload comes from: a parsed `Value`, or the wire text of one (`RawValue`).
@@ -150,7 +246,7 @@ impl PayloadSource for Option<Value> {
 
 impl PayloadSource for Option<&RawValue> {
     fn decode<T: DeserializeOwned>(self, method: &str) -> Result<T, DecodeError> {
-        serde_json::from_str(self.map_or("null", RawValue::get)).map_err(|e| DecodeError::new(Some(method), e))
+        decode_text(method, self.map_or("null", RawValue::get))
     }
 
     fn into_value(self) -> Option<Value> {
@@ -228,6 +324,12 @@ impl RawJson {
         serde_json::from_str(self.0.get())
     }
 
+    /// Decodes the text as the result of request method `M`, an error naming the method and
+    /// pointing into the text.
+    pub fn decode_result<M: Request>(&self) -> Result<M::Result, DecodeError> {
+        decode_text(M::METHOD, self.0.get())
+    }
+
     /// The value, parsed.
     pub fn to_value(&self) -> Value {
         // The text came from a parsed document (or `from_value`), so it is valid JSON.
@@ -270,7 +372,7 @@ impl RawFrame {
     pub fn parse_line(line: &str) -> Result<Self, DecodeError> {
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let frame: RawFrame = serde_json::from_str(line).map_err(|e| DecodeError::new(None, e))?;
+        let frame: RawFrame = serde_json::from_str(line).map_err(|e| DecodeError::json(None, line, &e))?;
         frame.kind()?;
         Ok(frame)
     }

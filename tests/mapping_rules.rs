@@ -286,7 +286,7 @@ fn registry_answers_codes_kinds_and_version() {
         -32600
     );
     assert_eq!(msp_types::registry::PROTOCOL_VERSION, Some("1.4.13"));
-    let fingerprint = msp_types::registry::SCHEMA_FINGERPRINT;
+    let fingerprint = msp_types::registry::SCHEMA_CONTENT_HASH;
     assert!(
         fingerprint.starts_with("sha256:") && fingerprint.len() == 71,
         "{fingerprint}"

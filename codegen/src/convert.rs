@@ -116,7 +116,47 @@ fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
         reserved: reserved(schema.root.get("reserved"), "identifier"),
         version: text(schema.root, "x-msp-version"),
         fingerprint: String::new(),
+        served: served(schema.root)?,
         doc: text(schema.root, "description"),
+    })
+}
+
+/// `x-msp-served-schema`: `{version, fingerprints: {stable, experimental}}`, each optional.
+fn served(root: &Map<String, Value>) -> Result<Served, Error> {
+    const KEY: &str = "x-msp-served-schema";
+    let Some(node) = root.get(KEY) else {
+        return Ok(Served::default());
+    };
+    let pointer = push("", KEY);
+    let node = object(node, &pointer)?;
+    let bad = |at: &str, what: &str| Error::at(ErrorKind::Unsupported, &push(&pointer, at), what);
+    let version = match node.get("version") {
+        None => None,
+        Some(v) => Some(
+            v.as_i64()
+                .ok_or_else(|| bad("version", "`version` must be an integer"))?,
+        ),
+    };
+    let fingerprints = match node.get("fingerprints") {
+        None => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(_) => return Err(bad("fingerprints", "`fingerprints` must be an object")),
+    };
+    let fingerprint = |surface: &str| -> Result<Option<String>, Error> {
+        match fingerprints.get(surface) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(Error::at(
+                ErrorKind::Unsupported,
+                &push(&push(&pointer, "fingerprints"), surface),
+                "a fingerprint must be a string",
+            )),
+        }
+    };
+    Ok(Served {
+        version,
+        fingerprint: fingerprint("stable")?,
+        experimental_fingerprint: fingerprint("experimental")?,
     })
 }
 

@@ -25,8 +25,22 @@ pub struct Model {
     pub version: Option<String>,
     /// `sha256:` of the schema's canonical wire facts.
     pub fingerprint: String,
+    /// What hosts of this protocol version serve in the `initialize` result
+    /// (`x-msp-served-schema`), when the schema states it.
+    pub served: Served,
     /// The schema's own description.
     pub doc: Option<String>,
+}
+
+/// `x-msp-served-schema`: facts of the published protocol that a connection checks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Served {
+    /// The envelope schema version hosts report (`schema.version`).
+    pub version: Option<i64>,
+    /// The fingerprint hosts serve: the published stable surface's.
+    pub fingerprint: Option<String>,
+    /// The published experimental surface's fingerprint.
+    pub experimental_fingerprint: Option<String>,
 }
 
 /// One definition of `$defs`.

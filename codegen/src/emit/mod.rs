@@ -30,6 +30,7 @@ const RUNTIME: &[(&str, &str)] = &[
     ("support.rs", include_str!("../../runtime/support.rs")),
     ("pattern.rs", include_str!("../../runtime/pattern.rs")),
     ("rpc.rs", include_str!("../../runtime/rpc.rs")),
+    ("pointer.rs", include_str!("../../runtime/pointer.rs")),
     ("sample.rs", include_str!("../../runtime/sample.rs")),
 ];
 
@@ -165,6 +166,8 @@ fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> Token
 
         #[rustfmt::skip]
         pub mod pattern;
+        #[rustfmt::skip]
+        mod pointer;
         #[rustfmt::skip]
         pub mod protocol;
         #[rustfmt::skip]

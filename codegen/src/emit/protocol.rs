@@ -4,13 +4,13 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{cfg, doc_attrs, ident, Ctx};
-use crate::model::{DefKind, Method};
+use crate::model::{DefKind, FieldKind, Method, Ty};
 
 pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
     let model = ctx.model;
-    let methods = markers(ctx, &model.methods, "methods", true);
-    let requests = markers(ctx, &model.requests, "requests", true);
-    let notifications = markers(ctx, &model.notifications, "notifications", false);
+    let methods = markers(ctx, &model.methods, "methods", Some(quote!(ClientMethod)));
+    let requests = markers(ctx, &model.requests, "requests", Some(quote!(ServerMethod)));
+    let notifications = markers(ctx, &model.notifications, "notifications", None);
     let client_request = dispatch(
         ctx,
         &model.methods,
@@ -50,6 +50,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         Some(DefKind::Struct(_)) => quote!(crate::ErrorObject),
         _ => quote!(serde_json::Value),
     };
+    let error_impls = error_object_impls(ctx);
     let client_methods: Vec<&str> = model.methods.iter().map(|m| m.name.as_str()).collect();
     let server_methods: Vec<&str> = model.requests.iter().map(|m| m.name.as_str()).collect();
     let notification_methods: Vec<&str> = model
@@ -74,6 +75,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         #methods
         #requests
         #notifications
+        #error_impls
         #client_request
         #server_request
         #notification
@@ -160,9 +162,14 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                 let line = line.strip_suffix('\r').unwrap_or(line);
                 let mut de = serde_json::Deserializer::from_str(line);
                 let seed = FrameSeed { sender, pending: pending.as_deref_mut() };
-                let frame = seed.deserialize(&mut de).map_err(|e| DecodeError::new(None, e))?;
-                de.end().map_err(|e| DecodeError::new(None, e))?;
-                frame.finish(sender, pending)
+                // On failure only: where it failed, and the envelope read again leniently.
+                let located = |e: serde_json::Error| DecodeError::json(None, line, &e).in_frame(line);
+                let parts = match seed.deserialize(&mut de) {
+                    Ok(parts) => parts,
+                    Err(e) => return Err(answered(located(e), pending)),
+                };
+                de.end().map_err(located)?;
+                parts.finish(sender, pending.as_deref_mut()).map_err(|e| answered(e.in_frame(line), pending))
             }
 
             /// Back to an untyped frame, losing nothing that was read.
@@ -335,7 +342,16 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                             };
                             match answered {
                                 Some((id, method, sender)) => {
-                                    parts.typed = Some(map.next_value_seed(ResultSeed { id, method: &method, sender })?);
+                                    match map.next_value_seed(ResultSeed { id: id.clone(), method: &method, sender }) {
+                                        Ok(typed) => parts.typed = Some(typed),
+                                        Err(e) => {
+                                            // The error names the method through `answered`.
+                                            if let Some(pending) = pending.as_deref_mut() {
+                                                pending.insert(id, &method);
+                                            }
+                                            return Err(e);
+                                        }
+                                    }
                                 }
                                 None => parts.result = Some(map.next_value()?),
                             }
@@ -439,34 +455,52 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
                             Some(sender) => sender == Sender::Server,
                             None => SERVER_METHODS.contains(&method),
                         };
+                        let in_params = |e: DecodeError| e.under("/params");
                         if from_server {
-                            Message::ServerRequest { id, request: ServerRequest::decode_raw(method, params)? }
+                            Message::ServerRequest { id, request: ServerRequest::decode_raw(method, params).map_err(in_params)? }
                         } else {
-                            Message::ClientRequest { id, request: ClientRequest::decode_raw(method, params)? }
+                            Message::ClientRequest { id, request: ClientRequest::decode_raw(method, params).map_err(in_params)? }
                         }
                     }
-                    (FrameKind::Notification, _, _) => Message::Notification(ProtocolNotification::decode_raw(method, params)?),
+                    (FrameKind::Notification, _, _) => {
+                        Message::Notification(ProtocolNotification::decode_raw(method, params).map_err(|e| e.under("/params"))?)
+                    }
                     // The result came before the id: type it now from its text.
-                    (FrameKind::Result, Some(id), Some(result)) => match (pending.and_then(|p| p.take(&id)), sender) {
-                        (Some(method), Some(Sender::Server)) => {
-                            Message::ClientResult { id, result: ClientResult::decode_raw(&method, result.as_raw())? }
+                    (FrameKind::Result, Some(id), Some(result)) => {
+                        let in_result = |e: DecodeError| e.under("/result");
+                        match (pending.and_then(|p| p.take(&id)), sender) {
+                            (Some(method), Some(Sender::Server)) => {
+                                Message::ClientResult { id, result: ClientResult::decode_raw(&method, result.as_raw()).map_err(in_result)? }
+                            }
+                            (Some(method), Some(Sender::Client)) => {
+                                Message::ServerResult { id, result: ServerResult::decode_raw(&method, result.as_raw()).map_err(in_result)? }
+                            }
+                            _ => Message::Result { id, result },
                         }
-                        (Some(method), Some(Sender::Client)) => {
-                            Message::ServerResult { id, result: ServerResult::decode_raw(&method, result.as_raw())? }
-                        }
-                        _ => Message::Result { id, result },
-                    },
+                    }
                     (_, id, _) => {
                         if let (Some(pending), Some(id)) = (pending, &id) {
                             pending.take(id);
                         }
-                        let error = serde_json::from_str(self.error.as_ref().map_or("null", RawJson::get))
-                            .map_err(|e| DecodeError::new(None, format_args!("error object: {e}")))?;
+                        let error = self.error.as_ref().map_or("null", RawJson::get);
+                        let error = serde_json::from_str(error).map_err(|e| DecodeError::json(None, error, &e).under("/error"))?;
                         Message::Error { id, error }
                     }
                 };
                 Ok(Frame { message, jsonrpc: self.jsonrpc, extra: self.extra })
             }
+        }
+
+        // A response that did not decode still answers its request: the error names the
+        // request's method, and the request is no longer pending.
+        fn answered(mut error: DecodeError, pending: Option<&mut PendingRequests>) -> DecodeError {
+            let response = error.frame.as_ref().is_some_and(|f| f.method.is_none());
+            if let (true, Some(pending), Some(id)) = (response, pending, &error.id) {
+                if let Some(method) = pending.take(id) {
+                    error.method.get_or_insert(method);
+                }
+            }
+            error
         }
 
         // Params typed as another kind than the frame turned out to be, back to wire text. Rare,
@@ -488,7 +522,81 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
     }
 }
 
-fn markers(ctx: &Ctx<'_>, table: &[Method], module: &str, request: bool) -> TokenStream {
+/// `Display`, `std::error::Error` and the registry lookup for `ErrorObject`, when it has the
+/// JSON-RPC members `code` (integer) and `message` (string). The lookup prefers `data.kind`
+/// (several kinds share a code) when `data` is a struct with a required `kind`.
+fn error_object_impls(ctx: &Ctx<'_>) -> TokenStream {
+    let Some(DefKind::Struct(object)) = ctx.lookup("ErrorObject").map(|d| &d.kind) else {
+        return TokenStream::new();
+    };
+    let member = |s: &crate::model::Struct, wire: &str, ty: Option<&Ty>| {
+        s.fields
+            .iter()
+            .find(|f| {
+                f.wire == wire && f.kind == FieldKind::Required && ty.map_or(true, |t| &f.ty == t)
+            })
+            .map(|f| ident(&f.rust))
+    };
+    let (Some(code), Some(message)) = (
+        member(object, "code", Some(&Ty::Integer)),
+        member(object, "message", Some(&Ty::String)),
+    ) else {
+        return TokenStream::new();
+    };
+    let data_kind = object
+        .fields
+        .iter()
+        .find(|f| f.wire == "data")
+        .and_then(|data| {
+            let Ty::Ref(name) = &data.ty else { return None };
+            let Some(DefKind::Struct(inner)) = ctx.lookup(name).map(|d| &d.kind) else {
+                return None;
+            };
+            let kind = member(inner, "kind", None)?;
+            let field = ident(&data.rust);
+            Some(match data.kind {
+                FieldKind::Required => quote!(Some(self.#field.#kind.as_str())),
+                FieldKind::OptionalNullable => {
+                    quote!(self.#field.as_value().map(|data| data.#kind.as_str()))
+                }
+                _ => quote!(self.#field.as_ref().map(|data| data.#kind.as_str())),
+            })
+        });
+    let by_kind = data_kind.map(|kind| {
+        quote! {
+            if let Some(entry) = #kind.and_then(crate::registry::error_by_kind) {
+                return Some(entry);
+            }
+        }
+    });
+    quote! {
+        impl std::fmt::Display for crate::ErrorObject {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{} ({})", self.#message, self.#code)
+            }
+        }
+
+        impl std::error::Error for crate::ErrorObject {}
+
+        impl crate::ErrorObject {
+            /// The entry of the error registry this error stands for: by its `data.kind` when
+            /// it has one the registry lists, else by its code.
+            pub fn registry_entry(&self) -> Option<&'static crate::registry::ErrorCode> {
+                #by_kind
+                crate::registry::error_by_code(self.#code)
+            }
+        }
+    }
+}
+
+/// `direction`: the trait saying which side sends the table's requests; `None` for
+/// notifications, which either side may send.
+fn markers(
+    ctx: &Ctx<'_>,
+    table: &[Method],
+    module: &str,
+    direction: Option<TokenStream>,
+) -> TokenStream {
     let module_ident = ident(module);
     let items = table.iter().map(|m| {
         let cfg = cfg(m.experimental);
@@ -499,7 +607,7 @@ fn markers(ctx: &Ctx<'_>, table: &[Method], module: &str, request: bool) -> Toke
             m.doc.as_deref().unwrap_or("")
         )));
         let params = payload_ty(ctx, m.params.as_deref());
-        if request {
+        if let Some(direction) = &direction {
             let result = payload_ty(ctx, m.result.as_deref());
             quote! {
                 #doc
@@ -513,6 +621,9 @@ fn markers(ctx: &Ctx<'_>, table: &[Method], module: &str, request: bool) -> Toke
                     type Params = #params;
                     type Result = #result;
                 }
+
+                #cfg
+                impl crate::rpc::#direction for #name {}
             }
         } else {
             quote! {

@@ -11,6 +11,16 @@ pub fn emit(model: &Model) -> TokenStream {
         None => quote!(None),
     };
     let fingerprint = &model.fingerprint;
+    let some = |value: Option<TokenStream>| value.map_or(quote!(None), |v| quote!(Some(#v)));
+    let served_version = some(model.served.version.map(|v| quote!(#v)));
+    let served_fingerprint = some(model.served.fingerprint.as_ref().map(|v| quote!(#v)));
+    let served_experimental = some(
+        model
+            .served
+            .experimental_fingerprint
+            .as_ref()
+            .map(|v| quote!(#v)),
+    );
     let errors = model.errors.iter().map(|e| {
         let code = e.code;
         let kind = &e.kind;
@@ -40,7 +50,24 @@ pub fn emit(model: &Model) -> TokenStream {
         /// `sha256:` and the hex SHA-256 of the schema's wire facts as canonical JSON: every
         /// `description`, `title`, `$comment` and `examples` member removed at every depth,
         /// object keys sorted, no whitespace. Prose edits keep it; wire changes change it.
-        pub const SCHEMA_FINGERPRINT: &str = #fingerprint;
+        ///
+        /// A hash of this schema's text, not what a host serves: compare a host's
+        /// `schema.fingerprint` with [`SERVED_FINGERPRINT`].
+        pub const SCHEMA_CONTENT_HASH: &str = #fingerprint;
+
+        /// The envelope schema version hosts of this protocol version report as
+        /// `schema.version` in the `initialize` result (`x-msp-served-schema`); a connection
+        /// refuses a host that reports another.
+        pub const SERVED_SCHEMA_VERSION: Option<i64> = #served_version;
+
+        /// The `schema.fingerprint` hosts of this protocol version serve: the published
+        /// fingerprint of its stable surface (`x-msp-served-schema`). Another value means
+        /// the host was built from another schema: worth a warning, not a refusal.
+        pub const SERVED_FINGERPRINT: Option<&str> = #served_fingerprint;
+
+        /// The published fingerprint of this protocol version's experimental surface
+        /// (`x-msp-served-schema`).
+        pub const SERVED_FINGERPRINT_EXPERIMENTAL: Option<&str> = #served_experimental;
 
         /// One entry of the error registry.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
