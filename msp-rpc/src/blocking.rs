@@ -1,0 +1,529 @@
+//! The blocking driver: std threads and channels, no async runtime.
+//!
+//! A reader thread feeds the endpoint each line as it arrives, a writer thread writes what the
+//! endpoint sends (so a peer that stops reading never blocks the reader), and a handler
+//! thread answers the peer's requests in order. Requests block the calling thread until their
+//! typed result, their error, their timeout or the connection's close.
+//!
+//! ```
+//! use msp_rpc::blocking::Connection;
+//! use msp_rpc::{pipe, Options};
+//! use msp_types::protocol::methods;
+//! use msp_types::ModelListParams;
+//! use std::io::{BufRead, BufReader, Write};
+//!
+//! // A host in a thread, over in-memory pipes: it answers one request.
+//! let (client_reads, mut host_writes) = pipe::pipe();
+//! let (host_reads, client_writes) = pipe::pipe();
+//! std::thread::spawn(move || {
+//!     let mut line = String::new();
+//!     BufReader::new(host_reads).read_line(&mut line).unwrap();
+//!     host_writes.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"models\":[],\"providerId\":\"fake\",\"source\":\"fakeCatalog\"}}\n").unwrap();
+//! });
+//!
+//! let conn = Connection::new(client_reads, client_writes, Options::new());
+//! let models = conn.request::<methods::ModelList>(&ModelListParams::new()).unwrap();
+//! assert!(models.models.is_empty());
+//! ```
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, Read, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::{ChildStdin, ChildStdout};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use msp_types::protocol::{methods, notifications};
+use msp_types::rpc::{Id, Notification, Request};
+use msp_types::InitializeParams;
+
+use crate::command::Command;
+use crate::driver::{pump, Handler, Inbound, Settings, Sinks};
+use crate::endpoint::{Client, Endpoint, Pending, Response, Role, Sends};
+use crate::error::{CloseReason, RpcError};
+use crate::framing::LineDecoder;
+use crate::handshake::{Handshake, HandshakeError};
+use crate::process::{HostCommand, HostExit, HostProcess, SpawnError};
+
+pub use crate::driver::Options;
+
+/// A connection to a peer, over any reader and writer or a spawned host.
+///
+/// Cheap to clone: clones share the connection. The last one dropped closes it (and kills a
+/// spawned host; use [`Connection::close`] for an orderly shutdown).
+pub struct Connection<R: Role = Client> {
+    inner: Arc<Inner<R>>,
+}
+
+impl<R: Role> Clone for Connection<R> {
+    fn clone(&self) -> Self {
+        Connection {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+struct Inner<R: Role> {
+    shared: Arc<Shared<R>>,
+    process: Option<Arc<HostProcess>>,
+    inbound: Mutex<Receiver<Inbound>>,
+    settings: Settings,
+    handshake: OnceLock<Handshake>,
+}
+
+struct Shared<R: Role> {
+    state: Mutex<State<R>>,
+}
+
+struct State<R: Role> {
+    endpoint: Endpoint<R>,
+    sinks: Channels<R>,
+    initialized: bool,
+}
+
+struct Channels<R: Role> {
+    waiters: HashMap<Id, SyncSender<Response>>,
+    writer: Option<Sender<String>>,
+    inbound: Option<Sender<Inbound>>,
+    requests: Option<Sender<(Id, R::PeerRequest)>>,
+}
+
+impl<R: Role> Sinks<R> for Channels<R> {
+    fn transmit(&mut self, line: String) {
+        if let Some(writer) = &self.writer {
+            let _ = writer.send(line);
+        }
+    }
+
+    fn response(&mut self, response: Response) {
+        if let Some(waiter) = self.waiters.remove(&response.id) {
+            let _ = waiter.try_send(response);
+        }
+    }
+
+    fn inbound(&mut self, inbound: Inbound) {
+        if let Some(queue) = &self.inbound {
+            let _ = queue.send(inbound);
+        }
+    }
+
+    fn request(&mut self, id: Id, request: R::PeerRequest) {
+        if let Some(requests) = &self.requests {
+            let _ = requests.send((id, request));
+        }
+    }
+}
+
+impl<R: Role> Shared<R> {
+    fn lock(&self) -> MutexGuard<'_, State<R>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<R: Role> State<R> {
+    fn pump(&mut self) {
+        pump(&mut self.endpoint, &mut self.sinks);
+    }
+
+    /// Closes for `reason`: pending requests fail, the iterator and the handler end, and the
+    /// writer finishes what is queued and closes its side.
+    fn shut(&mut self, reason: CloseReason) {
+        self.endpoint.close(reason);
+        self.pump();
+        self.sinks.inbound = None;
+        self.sinks.requests = None;
+        self.sinks.writer = None;
+    }
+}
+
+/// Why reading or writing stopped, told as precisely as the process allows.
+#[derive(Clone)]
+struct Closer {
+    process: Option<Arc<HostProcess>>,
+    grace: Duration,
+}
+
+impl Closer {
+    fn reason(&self, fallback: CloseReason) -> CloseReason {
+        match &self.process {
+            Some(process) => process
+                .wait_exit(self.grace)
+                .map_or(fallback, CloseReason::HostExited),
+            None => fallback,
+        }
+    }
+}
+
+impl<R: Role> Connection<R> {
+    /// A connection for either role over `reader` (what the peer writes) and `writer` (what
+    /// it reads): `Connection::<Host>::over(stdin, stdout, options)` for a host.
+    pub fn over(
+        reader: impl Read + Send + 'static,
+        writer: impl Write + Send + 'static,
+        options: Options<R>,
+    ) -> Self {
+        Self::launch(reader, writer, options, None)
+    }
+
+    fn launch(
+        reader: impl Read + Send + 'static,
+        writer: impl Write + Send + 'static,
+        options: Options<R>,
+        process: Option<Arc<HostProcess>>,
+    ) -> Self {
+        let (handler, settings, max_frame_bytes, handled) = options.split();
+        let mut endpoint = Endpoint::new();
+        endpoint.handle_requests(handled);
+        let (writer_tx, writer_rx) = mpsc::channel();
+        let (inbound_tx, inbound_rx) = mpsc::channel();
+        let (requests_tx, requests_rx) = mpsc::channel();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                endpoint,
+                sinks: Channels {
+                    waiters: HashMap::new(),
+                    writer: Some(writer_tx),
+                    inbound: Some(inbound_tx),
+                    requests: handler.is_some().then_some(requests_tx),
+                },
+                initialized: false,
+            }),
+        });
+        let closer = Closer {
+            process: process.clone(),
+            grace: settings.close_grace,
+        };
+        spawn("msp-writer", {
+            let (shared, closer) = (shared.clone(), closer.clone());
+            move || write_loop(writer_rx, writer, &shared, &closer)
+        });
+        spawn("msp-reader", {
+            let shared = shared.clone();
+            move || read_loop(reader, max_frame_bytes, &shared, &closer)
+        });
+        if let Some(handler) = handler {
+            let shared = shared.clone();
+            spawn("msp-handler", move || {
+                handle_loop(requests_rx, handler, &shared)
+            });
+        }
+        Connection {
+            inner: Arc::new(Inner {
+                shared,
+                process,
+                inbound: Mutex::new(inbound_rx),
+                settings,
+                handshake: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Sends a request and waits for its typed result, up to the method's timeout.
+    pub fn request<M: Request>(&self, params: &M::Params) -> Result<M::Result, RpcError>
+    where
+        R: Sends<M>,
+    {
+        self.request_with_timeout::<M>(params, self.inner.settings.timeout_of(M::METHOD))
+    }
+
+    /// Sends a request and waits for its typed result, up to `timeout`.
+    pub fn request_with_timeout<M: Request>(
+        &self,
+        params: &M::Params,
+        timeout: Duration,
+    ) -> Result<M::Result, RpcError>
+    where
+        R: Sends<M>,
+    {
+        self.start::<M>(params, timeout)?.wait()
+    }
+
+    /// Sends a request now and returns the call to wait on later; several calls may be in
+    /// flight at once. Dropping the call forgets the request.
+    pub fn start<M: Request>(
+        &self,
+        params: &M::Params,
+        timeout: Duration,
+    ) -> Result<Call<R, M>, RpcError>
+    where
+        R: Sends<M>,
+    {
+        let deadline = Instant::now() + timeout;
+        let (tx, rx) = mpsc::sync_channel(1);
+        let mut state = self.inner.shared.lock();
+        let pending = state.endpoint.request::<M>(params, Some(deadline))?;
+        state.sinks.waiters.insert(pending.id().clone(), tx);
+        state.pump();
+        drop(state);
+        Ok(Call {
+            shared: self.inner.shared.clone(),
+            pending: Some(pending),
+            rx,
+            deadline,
+        })
+    }
+
+    /// Sends a command (params with a minted `commandId`) and waits for its result. After a
+    /// timeout, send the same command again: the retry carries the same `commandId`.
+    pub fn command<M: Request>(&self, command: &Command<M>) -> Result<M::Result, RpcError>
+    where
+        R: Sends<M>,
+    {
+        self.request::<M>(command.params())
+    }
+
+    /// Sends a notification.
+    pub fn notify<N: Notification>(&self, params: &N::Params) -> Result<(), RpcError> {
+        let mut state = self.inner.shared.lock();
+        state.endpoint.notify::<N>(params)?;
+        state.pump();
+        Ok(())
+    }
+
+    /// The notifications and undecodable frames, in wire order, blocking for each; the
+    /// iterator ends when the connection closes. Everything read before a response is queued
+    /// before that response is delivered.
+    pub fn notifications(&self) -> Notifications<'_> {
+        Notifications(self.inner.inbound.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The next notification or undecodable frame, waiting up to `timeout`; `None` when
+    /// nothing came in time or the connection closed.
+    pub fn next_timeout(&self, timeout: Duration) -> Option<Inbound> {
+        self.notifications().0.recv_timeout(timeout).ok()
+    }
+
+    /// Why the connection closed, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.inner.shared.lock().endpoint.close_reason().cloned()
+    }
+
+    /// Closes the connection in order: the writer finishes what is queued and closes its side
+    /// (a host's stdin, so it drains), pending requests fail, and a spawned host gets the grace
+    /// period to exit before it is killed. Returns the host's exit, classified (`None` for a
+    /// connection over plain pipes). Closing again returns the same.
+    pub fn close(&self) -> Option<HostExit> {
+        {
+            let mut state = self.inner.shared.lock();
+            state.sinks.writer = None;
+        }
+        let exit = self.inner.process.as_ref().map(|process| {
+            process
+                .wait_exit(self.inner.settings.close_grace)
+                .unwrap_or_else(|| process.kill())
+        });
+        let reason = exit
+            .clone()
+            .map_or(CloseReason::Local, CloseReason::HostExited);
+        self.inner.shared.lock().shut(reason);
+        exit
+    }
+}
+
+impl Connection<Client> {
+    /// A client connection over `reader` (what the host writes) and `writer` (its stdin).
+    pub fn new(
+        reader: impl Read + Send + 'static,
+        writer: impl Write + Send + 'static,
+        options: Options<Client>,
+    ) -> Self {
+        Self::over(reader, writer, options)
+    }
+
+    /// Spawns a host (`HostCommand::muse()` for `muse serve`) and connects to it over its
+    /// stdin and stdout.
+    pub fn spawn(command: &HostCommand, options: Options<Client>) -> Result<Self, SpawnError> {
+        let (process, stdin, stdout): (HostProcess, ChildStdin, ChildStdout) =
+            HostProcess::spawn(command)?;
+        Ok(Self::launch(
+            stdout,
+            stdin,
+            options,
+            Some(Arc::new(process)),
+        ))
+    }
+
+    /// Opens the session: `initialize`, the checks of [`Handshake::check`], then `initialized`.
+    /// A host that fails the checks is refused with [`RpcError::Handshake`].
+    pub fn initialize(&self, params: &InitializeParams) -> Result<&Handshake, RpcError> {
+        {
+            let mut state = self.inner.shared.lock();
+            if state.initialized {
+                return Err(HandshakeError::AlreadyInitialized.into());
+            }
+            state.initialized = true;
+        }
+        let result = self.request::<methods::Initialize>(params)?;
+        let handshake = Handshake::check(result, self.inner.settings.fingerprint)?;
+        self.notify::<notifications::Initialized>(&None)?;
+        Ok(self.inner.handshake.get_or_init(|| handshake))
+    }
+
+    /// The handshake, once [`Connection::initialize`] succeeded.
+    pub fn handshake(&self) -> Option<&Handshake> {
+        self.inner.handshake.get()
+    }
+
+    /// The spawned host, when there is one.
+    pub fn process(&self) -> Option<&HostProcess> {
+        self.inner.process.as_deref()
+    }
+}
+
+impl<R: Role> Drop for Inner<R> {
+    fn drop(&mut self) {
+        self.shared.lock().shut(CloseReason::Local);
+        if let Some(process) = &self.process {
+            process.kill();
+        }
+    }
+}
+
+/// A request in flight.
+pub struct Call<R: Role, M: Request> {
+    shared: Arc<Shared<R>>,
+    pending: Option<Pending<M>>,
+    rx: Receiver<Response>,
+    deadline: Instant,
+}
+
+impl<R: Role, M: Request> Call<R, M> {
+    /// The request's id.
+    pub fn id(&self) -> Option<&Id> {
+        self.pending.as_ref().map(Pending::id)
+    }
+
+    /// Waits for the typed result, the error, the timeout or the close.
+    pub fn wait(mut self) -> Result<M::Result, RpcError> {
+        let response = loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(response) => break response,
+                // The endpoint decides what timed out; its event reaches this channel.
+                Err(RecvTimeoutError::Timeout) => {
+                    let mut state = self.shared.lock();
+                    state.endpoint.handle_timeout(Instant::now());
+                    state.pump();
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let reason = self.shared.lock().endpoint.close_reason().cloned();
+                    self.pending = None;
+                    return Err(RpcError::Closed(reason.unwrap_or(CloseReason::Local)));
+                }
+            }
+        };
+        let pending = self.pending.take();
+        match pending {
+            Some(pending) => pending.decode(response),
+            None => response.decode::<M>(),
+        }
+    }
+}
+
+impl<R: Role, M: Request> Drop for Call<R, M> {
+    fn drop(&mut self) {
+        if let Some(pending) = self.pending.take() {
+            let mut state = self.shared.lock();
+            state.sinks.waiters.remove(pending.id());
+            state.endpoint.cancel(pending.id());
+        }
+    }
+}
+
+/// The notifications of a connection, in wire order (see [`Connection::notifications`]).
+pub struct Notifications<'a>(MutexGuard<'a, Receiver<Inbound>>);
+
+impl Iterator for Notifications<'_> {
+    type Item = Inbound;
+
+    fn next(&mut self) -> Option<Inbound> {
+        self.0.recv().ok()
+    }
+}
+
+fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
+    // Without its threads the connection cannot work at all: that is a panic, like `spawn`'s.
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(work)
+        .unwrap_or_else(|e| panic!("cannot start the {name} thread: {e}"));
+}
+
+fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>, closer: &Closer) {
+    let mut lines = LineDecoder::new(max);
+    let mut buf = vec![0u8; 64 * 1024];
+    let stopped = loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break None,
+            Ok(n) => {
+                lines.push(&buf[..n]);
+                feed(shared, &mut lines);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Some(CloseReason::io(&e)),
+        }
+    };
+    lines.finish();
+    feed(shared, &mut lines);
+    let reason = closer.reason(stopped.unwrap_or(CloseReason::PeerClosed));
+    shared.lock().shut(reason);
+}
+
+fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder) {
+    let mut state = shared.lock();
+    while let Some(line) = lines.next_line() {
+        match line {
+            Ok(line) => state.endpoint.handle_line(line),
+            Err(error) => state.endpoint.handle_bad_line(error),
+        }
+    }
+    state.pump();
+}
+
+fn write_loop<R: Role>(
+    lines: Receiver<String>,
+    writer: impl Write,
+    shared: &Shared<R>,
+    closer: &Closer,
+) {
+    let mut out = BufWriter::new(writer);
+    let write = |out: &mut BufWriter<_>, line: String| -> io::Result<()> {
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")
+    };
+    while let Ok(line) = lines.recv() {
+        let mut written = write(&mut out, line);
+        while written.is_ok() {
+            match lines.try_recv() {
+                Ok(line) => written = write(&mut out, line),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = written.and_then(|()| out.flush()) {
+            tracing::debug!(error = %e, "write failed");
+            let reason = closer.reason(CloseReason::io(&e));
+            shared.lock().shut(reason);
+            return;
+        }
+    }
+    let _ = out.flush();
+}
+
+fn handle_loop<R: Role>(
+    requests: Receiver<(Id, R::PeerRequest)>,
+    mut handler: Handler<R>,
+    shared: &Shared<R>,
+) {
+    for (id, request) in requests {
+        let method = R::method(&request).to_owned();
+        let reply = catch_unwind(AssertUnwindSafe(|| handler(&id, request))).unwrap_or_else(|_| {
+            crate::endpoint::Reply::internal(format!("the handler for {method} failed"))
+        });
+        let mut state = shared.lock();
+        if let Err(e) = state.endpoint.respond(&id, reply) {
+            tracing::debug!(error = %e, "reply not sent");
+        }
+        state.pump();
+    }
+}

@@ -1,0 +1,192 @@
+//! What both drivers share: their options, and what they deliver in wire order.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use msp_types::protocol::methods;
+use msp_types::rpc::{Id, Request};
+use msp_types::ProtocolNotification;
+use serde_json::{Map, Value};
+
+use crate::endpoint::{BadFrame, Endpoint, Event, Handled, Reply, Response, Role};
+use crate::framing::DEFAULT_MAX_FRAME_BYTES;
+use crate::handshake::FingerprintPolicy;
+
+/// What a connection delivers besides responses, in wire order.
+// Notifications are most of what arrives; boxing them would cost each an allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Inbound {
+    /// A notification; a method in no table arrives as its `Unknown` arm.
+    Notification {
+        /// The notification, typed.
+        notification: ProtocolNotification,
+        /// Members outside JSON-RPC (`emittedAtMs`, ...), as sent.
+        extra: Map<String, Value>,
+    },
+    /// A line that did not decode, or a response nobody asked for; the connection goes on.
+    Undecodable(BadFrame),
+}
+
+/// The one handler for the peer's requests: it answers each with a [`Reply`]. It runs on its
+/// own thread (blocking driver) or task (tokio driver), one request at a time in wire order,
+/// so it may send requests of its own; it should hand long work elsewhere and reply at once.
+pub type Handler<R> = Box<dyn FnMut(&Id, <R as Role>::PeerRequest) -> Reply + Send>;
+
+/// How a connection behaves.
+pub struct Options<R: Role> {
+    pub(crate) handler: Option<Handler<R>>,
+    pub(crate) timeout: Duration,
+    pub(crate) timeouts: HashMap<&'static str, Duration>,
+    pub(crate) max_frame_bytes: usize,
+    pub(crate) close_grace: Duration,
+    pub(crate) fingerprint: FingerprintPolicy,
+}
+
+impl<R: Role> Default for Options<R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<R: Role> fmt::Debug for Options<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("handler", &self.handler.is_some())
+            .field("timeout", &self.timeout)
+            .field("timeouts", &self.timeouts)
+            .field("max_frame_bytes", &self.max_frame_bytes)
+            .field("close_grace", &self.close_grace)
+            .field("fingerprint", &self.fingerprint)
+            .finish()
+    }
+}
+
+impl<R: Role> Options<R> {
+    /// The defaults: no handler (every peer request is answered `-32601`), requests time out
+    /// after 60 s (`initialize` 30 s; `session/start`, `session/resume` and `view/page`
+    /// 180 s), frames up to 16 MiB, 5 s for a host to exit after its stdin closes, and a
+    /// fingerprint mismatch is a warning.
+    pub fn new() -> Self {
+        let slow = Duration::from_secs(180);
+        let timeouts = HashMap::from([
+            (methods::Initialize::METHOD, Duration::from_secs(30)),
+            (methods::SessionStart::METHOD, slow),
+            (methods::SessionResume::METHOD, slow),
+            (methods::ViewPage::METHOD, slow),
+        ]);
+        Options {
+            handler: None,
+            timeout: Duration::from_secs(60),
+            timeouts,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            close_grace: Duration::from_secs(5),
+            fingerprint: FingerprintPolicy::Warn,
+        }
+    }
+
+    /// The handler for the peer's requests. Without one, each is answered `-32601`.
+    pub fn on_request(
+        mut self,
+        handler: impl FnMut(&Id, R::PeerRequest) -> Reply + Send + 'static,
+    ) -> Self {
+        self.handler = Some(Box::new(handler));
+        self
+    }
+
+    /// The timeout of requests without one of their own (the per-method ones stay).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The timeout of method `M`'s requests.
+    pub fn timeout_for<M: Request>(mut self, timeout: Duration) -> Self {
+        self.timeouts.insert(M::METHOD, timeout);
+        self
+    }
+
+    /// The largest frame accepted; a longer line is dropped and reported.
+    pub fn max_frame_bytes(mut self, max: usize) -> Self {
+        self.max_frame_bytes = max;
+        self
+    }
+
+    /// How long [`close`](crate::blocking::Connection::close) waits for a host to exit after
+    /// its stdin closed, before killing it.
+    pub fn close_grace(mut self, grace: Duration) -> Self {
+        self.close_grace = grace;
+        self
+    }
+
+    /// How a schema fingerprint mismatch in `initialize` is taken.
+    pub fn fingerprint_policy(mut self, policy: FingerprintPolicy) -> Self {
+        self.fingerprint = policy;
+        self
+    }
+}
+
+/// The settings a running connection keeps from its [`Options`] (the handler moves out).
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) timeout: Duration,
+    pub(crate) timeouts: HashMap<&'static str, Duration>,
+    pub(crate) close_grace: Duration,
+    pub(crate) fingerprint: FingerprintPolicy,
+}
+
+impl Settings {
+    pub(crate) fn timeout_of(&self, method: &str) -> Duration {
+        self.timeouts.get(method).copied().unwrap_or(self.timeout)
+    }
+}
+
+impl<R: Role> Options<R> {
+    pub(crate) fn split(self) -> (Option<Handler<R>>, Settings, usize, Handled) {
+        let handled = match self.handler {
+            Some(_) => Handled::All,
+            None => Handled::Nothing,
+        };
+        let settings = Settings {
+            timeout: self.timeout,
+            timeouts: self.timeouts,
+            close_grace: self.close_grace,
+            fingerprint: self.fingerprint,
+        };
+        (self.handler, settings, self.max_frame_bytes, handled)
+    }
+}
+
+/// Where a driver puts what the endpoint produces.
+pub(crate) trait Sinks<R: Role> {
+    /// A line for the writer.
+    fn transmit(&mut self, line: String);
+    /// A response, for whoever waits on its id.
+    fn response(&mut self, response: Response);
+    /// A notification or bad frame, for the inbound queue.
+    fn inbound(&mut self, inbound: Inbound);
+    /// A peer request, for the handler.
+    fn request(&mut self, id: Id, request: R::PeerRequest);
+}
+
+/// Hands everything the endpoint produced to `sinks`, lines first, then events in order.
+pub(crate) fn pump<R: Role>(endpoint: &mut Endpoint<R>, sinks: &mut impl Sinks<R>) {
+    while let Some(line) = endpoint.poll_transmit() {
+        sinks.transmit(line);
+    }
+    while let Some(event) = endpoint.poll_event() {
+        match event {
+            Event::Response(response) => sinks.response(response),
+            Event::Notification {
+                notification,
+                extra,
+            } => sinks.inbound(Inbound::Notification {
+                notification,
+                extra,
+            }),
+            Event::Undecodable(bad) => sinks.inbound(Inbound::Undecodable(bad)),
+            Event::Request { id, request } => sinks.request(id, request),
+        }
+    }
+}

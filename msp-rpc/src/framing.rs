@@ -1,0 +1,255 @@
+//! Bytes to lines: one JSON-RPC message per `\n`-terminated line, as `muse serve` speaks it.
+//!
+//! Reads may end anywhere (inside a UTF-8 sequence, between `\r` and `\n`, with several frames
+//! in one read); a line is only looked at once its `\n` has arrived. A trailing `\r` is
+//! dropped, blank lines are skipped, and a line longer than the cap is dropped as it streams
+//! in, so memory stays bounded even when the `\n` never comes.
+
+use std::fmt;
+
+/// The default cap on one frame: 16 MiB, as other MSP clients use.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// How much of an oversized or invalid line a report keeps.
+const HEAD_BYTES: usize = 256;
+
+/// A line that could not become a frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LineError {
+    /// The line was longer than the cap; its bytes were dropped as they came.
+    TooLong {
+        /// The line's length in bytes (up to the `\n`, or to the end of input).
+        length: usize,
+        /// The cap it broke.
+        max: usize,
+        /// Its first bytes, lossily decoded, for the report.
+        head: String,
+    },
+    /// The line is not UTF-8.
+    NotUtf8 {
+        /// The line, with invalid sequences replaced.
+        lossy: String,
+    },
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LineError::TooLong { length, max, .. } => {
+                write!(f, "a frame of {length} bytes is over the {max}-byte limit")
+            }
+            LineError::NotUtf8 { .. } => f.write_str("a frame that is not UTF-8"),
+        }
+    }
+}
+
+impl std::error::Error for LineError {}
+
+/// Splits a byte stream into lines.
+///
+/// ```
+/// use msp_rpc::framing::LineDecoder;
+///
+/// let mut lines = LineDecoder::new(1024);
+/// lines.push("{\"a\":\"\u{e9}\"}\r\n{\"b\"".as_bytes());
+/// assert_eq!(lines.next_line(), Some(Ok("{\"a\":\"\u{e9}\"}")));
+/// assert_eq!(lines.next_line(), None); // the second frame is not complete yet
+/// lines.push(b":1}\n");
+/// assert_eq!(lines.next_line(), Some(Ok("{\"b\":1}")));
+/// ```
+#[derive(Debug)]
+pub struct LineDecoder {
+    buf: Vec<u8>,
+    /// Where the next line starts in `buf`.
+    start: usize,
+    /// Where the search for `\n` resumes (bytes before it hold none).
+    scanned: usize,
+    max: usize,
+    /// Dropping an oversized line: its length so far and its head.
+    dropping: Option<(usize, Vec<u8>)>,
+    /// The input ended: whatever is left is the last line.
+    ended: bool,
+}
+
+impl LineDecoder {
+    /// A decoder for lines of at most `max` bytes (without the line ending).
+    pub fn new(max: usize) -> Self {
+        LineDecoder {
+            buf: Vec::new(),
+            start: 0,
+            scanned: 0,
+            max,
+            dropping: None,
+            ended: false,
+        }
+    }
+
+    /// Appends bytes as read.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.start > 0 && self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+            self.scanned = 0;
+        } else if self.start > 64 * 1024 && self.start * 2 > self.buf.len() {
+            self.buf.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Marks the end of input: a last line without `\n` is still a line.
+    pub fn finish(&mut self) {
+        self.ended = true;
+    }
+
+    /// Bytes held for a line not complete yet.
+    pub fn buffered(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
+    /// The next complete line, without its line ending; `None` until more input arrives.
+    pub fn next_line(&mut self) -> Option<Result<&str, LineError>> {
+        loop {
+            let (end, next) = match memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+                Some(at) => (self.scanned + at, self.scanned + at + 1),
+                None if self.ended && self.buffered() > 0 => (self.buf.len(), self.buf.len()),
+                None if self.ended && self.dropping.is_some() => (self.start, self.start),
+                None => {
+                    self.scanned = self.buf.len();
+                    if self.buffered() > self.max || self.dropping.is_some() {
+                        self.drop_pending();
+                    }
+                    return None;
+                }
+            };
+            let start = std::mem::replace(&mut self.start, next);
+            self.scanned = next;
+            let mut line = &self.buf[start..end];
+            if let Some(stripped) = line.strip_suffix(b"\r") {
+                line = stripped;
+            }
+            if let Some((dropped, head)) = self.dropping.take() {
+                let length = dropped + line.len();
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let max = self.max;
+                return Some(Err(LineError::TooLong { length, max, head }));
+            }
+            if line.len() > self.max {
+                let head = String::from_utf8_lossy(&line[..HEAD_BYTES.min(line.len())]);
+                let (length, max, head) = (line.len(), self.max, head.into_owned());
+                return Some(Err(LineError::TooLong { length, max, head }));
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            return Some(
+                match std::str::from_utf8(&self.buf[start..start + line.len()]) {
+                    Ok(text) => Ok(text),
+                    Err(_) => Err(LineError::NotUtf8 {
+                        lossy: String::from_utf8_lossy(line).into_owned(),
+                    }),
+                },
+            );
+        }
+    }
+
+    /// Forgets the bytes of a line that is already too long, keeping only its head and length.
+    fn drop_pending(&mut self) {
+        let pending = &self.buf[self.start..];
+        let (dropped, head) = self.dropping.get_or_insert_with(|| (0, Vec::new()));
+        let room = HEAD_BYTES.saturating_sub(head.len());
+        head.extend_from_slice(&pending[..room.min(pending.len())]);
+        *dropped += pending.len();
+        self.buf.clear();
+        self.start = 0;
+        self.scanned = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(decoder: &mut LineDecoder) -> Vec<Result<String, LineError>> {
+        let mut out = Vec::new();
+        while let Some(line) = decoder.next_line() {
+            out.push(line.map(str::to_owned));
+        }
+        out
+    }
+
+    #[test]
+    fn utf8_split_across_reads_and_crlf_split_too() {
+        let text = "{\"q\":\"caf\u{e9} \u{1f600}\"}\r\n";
+        let mut decoder = LineDecoder::new(1024);
+        let mut got = Vec::new();
+        for byte in text.as_bytes() {
+            decoder.push(std::slice::from_ref(byte));
+            got.extend(all(&mut decoder));
+        }
+        assert_eq!(got, vec![Ok("{\"q\":\"caf\u{e9} \u{1f600}\"}".to_owned())]);
+    }
+
+    #[test]
+    fn many_frames_in_one_read_and_blank_lines_skipped() {
+        let mut decoder = LineDecoder::new(1024);
+        decoder.push(b"{\"a\":1}\n\n  \r\n{\"b\":2}\r\n{\"c\"");
+        assert_eq!(
+            all(&mut decoder),
+            vec![Ok("{\"a\":1}".to_owned()), Ok("{\"b\":2}".to_owned())]
+        );
+        decoder.push(b":3}");
+        assert!(all(&mut decoder).is_empty());
+        decoder.finish();
+        assert_eq!(all(&mut decoder), vec![Ok("{\"c\":3}".to_owned())]);
+    }
+
+    #[test]
+    fn an_oversized_line_is_dropped_as_it_streams_and_reading_goes_on() {
+        let mut decoder = LineDecoder::new(16);
+        decoder.push(b"{\"ok\":1}\n{\"big\":\"");
+        assert_eq!(all(&mut decoder), vec![Ok("{\"ok\":1}".to_owned())]);
+        for _ in 0..1000 {
+            decoder.push(&[b'x'; 100]);
+            assert!(all(&mut decoder).is_empty());
+            assert!(decoder.buffered() <= 100, "memory stays bounded");
+        }
+        decoder.push(b"\"}\n{\"next\":2}\n");
+        let got = all(&mut decoder);
+        match &got[0] {
+            Err(LineError::TooLong { length, max, head }) => {
+                assert_eq!((*length, *max), (8 + 100_000 + 2, 16));
+                assert!(head.starts_with("{\"big\":\"xxx"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(got[1], Ok("{\"next\":2}".to_owned()));
+    }
+
+    #[test]
+    fn an_oversized_line_without_end_is_reported_at_the_end_of_input() {
+        let mut decoder = LineDecoder::new(4);
+        decoder.push(b"0123456789");
+        assert!(all(&mut decoder).is_empty());
+        decoder.finish();
+        assert!(matches!(
+            all(&mut decoder)[..],
+            [Err(LineError::TooLong { length: 10, .. })]
+        ));
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_reported_lossily() {
+        let mut decoder = LineDecoder::new(64);
+        decoder.push(b"{\"a\":\"\xff\"}\n{}\n");
+        let got = all(&mut decoder);
+        assert_eq!(
+            got[0],
+            Err(LineError::NotUtf8 {
+                lossy: "{\"a\":\"\u{fffd}\"}".to_owned()
+            })
+        );
+        assert_eq!(got[1], Ok("{}".to_owned()));
+    }
+}

@@ -1,0 +1,495 @@
+//! The `muse serve` process: how to launch it, its stderr, and what its exit means.
+//!
+//! stdin and stdout carry the protocol; stderr is captured into a bounded tail (never
+//! inherited, never parsed) that is attached to every exit but a clean one. The exit is
+//! classified exactly once, by the codes `muse serve` documents.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+/// How much stderr is kept: the last 8 KiB, at most 100 lines.
+pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+/// How many stderr lines are kept.
+pub const STDERR_TAIL_LINES: usize = 100;
+/// How long an exit waits for the last of stderr.
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
+
+/// What a `muse serve` exit means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ExitKind {
+    /// Exit code 0: the host shut down in order.
+    CleanShutdown,
+    /// Exit code 1: an unhandled error; only stderr explains it.
+    UnhandledError,
+    /// Exit code 2: the command line was wrong.
+    UsageError,
+    /// Exit code 3: the configuration is invalid.
+    ConfigError,
+    /// Exit code 4: another live client holds the session's lease.
+    LeaseUnavailable,
+    /// Exit code 5: this host does not offer the SDK surface.
+    SdkSurfaceUnavailable,
+    /// Any other code, or a signal.
+    Crash,
+}
+
+/// What to do about an exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Retry {
+    /// Nothing went wrong.
+    NotNeeded,
+    /// Retrying cannot help.
+    Never,
+    /// Retry once the user has fixed the configuration.
+    AfterConfigFix,
+    /// Retry once the other client releases the session.
+    AfterLeaseRelease,
+    /// A retry may work; back off, and give up after a few.
+    WithBackoff,
+}
+
+impl ExitKind {
+    /// The kind of an exit with `code` (`None`: killed by a signal).
+    pub fn from_code(code: Option<i32>) -> Self {
+        match code {
+            Some(0) => ExitKind::CleanShutdown,
+            Some(1) => ExitKind::UnhandledError,
+            Some(2) => ExitKind::UsageError,
+            Some(3) => ExitKind::ConfigError,
+            Some(4) => ExitKind::LeaseUnavailable,
+            Some(5) => ExitKind::SdkSurfaceUnavailable,
+            _ => ExitKind::Crash,
+        }
+    }
+
+    /// The retry advice that goes with this kind.
+    pub fn retry(self) -> Retry {
+        match self {
+            ExitKind::CleanShutdown => Retry::NotNeeded,
+            ExitKind::UsageError | ExitKind::SdkSurfaceUnavailable => Retry::Never,
+            ExitKind::ConfigError => Retry::AfterConfigFix,
+            ExitKind::LeaseUnavailable => Retry::AfterLeaseRelease,
+            ExitKind::UnhandledError | ExitKind::Crash => Retry::WithBackoff,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            ExitKind::CleanShutdown => "shut down cleanly",
+            ExitKind::UnhandledError => "stopped on an unhandled error",
+            ExitKind::UsageError => "refused its command line (usage error)",
+            ExitKind::ConfigError => "refused its configuration",
+            ExitKind::LeaseUnavailable => {
+                "could not take the session lease (another client holds it)"
+            }
+            ExitKind::SdkSurfaceUnavailable => "does not offer the SDK surface",
+            ExitKind::Crash => "crashed",
+        }
+    }
+}
+
+/// A host's exit, classified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostExit {
+    /// What the exit means.
+    pub kind: ExitKind,
+    /// The exit code, when the process exited by itself.
+    pub code: Option<i32>,
+    /// The signal that ended it, on Unix.
+    pub signal: Option<i32>,
+    /// The last of what it wrote to stderr; `None` for a clean shutdown.
+    pub stderr_tail: Option<String>,
+}
+
+impl HostExit {
+    /// Classifies `status`, attaching `stderr` unless the shutdown was clean.
+    pub fn classify(status: ExitStatus, stderr: &StderrTail) -> Self {
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        #[cfg(not(unix))]
+        let signal = None;
+        Self::from_parts(status.code(), signal, stderr.text())
+    }
+
+    /// An exit from its code (or signal) and the stderr text seen.
+    pub fn from_parts(code: Option<i32>, signal: Option<i32>, stderr: String) -> Self {
+        let kind = ExitKind::from_code(code);
+        HostExit {
+            kind,
+            code,
+            signal,
+            stderr_tail: (kind != ExitKind::CleanShutdown).then_some(stderr),
+        }
+    }
+
+    /// The retry advice.
+    pub fn retry(&self) -> Retry {
+        self.kind.retry()
+    }
+}
+
+impl fmt::Display for HostExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the host {}", self.kind.describe())?;
+        match (self.code, self.signal) {
+            (Some(code), _) => write!(f, " (exit code {code})")?,
+            (None, Some(signal)) => write!(f, " (signal {signal})")?,
+            (None, None) => {}
+        }
+        match self.stderr_tail.as_deref().map(str::trim_end) {
+            Some(tail) if !tail.is_empty() => write!(f, "; stderr ends:\n{tail}"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The last bytes and lines a process wrote to stderr, bounded.
+#[derive(Clone, Debug, Default)]
+pub struct StderrTail(Arc<TailInner>);
+
+#[derive(Debug, Default)]
+struct TailInner {
+    bytes: Mutex<VecDeque<u8>>,
+    ended: Mutex<bool>,
+    ended_changed: Condvar,
+}
+
+impl StderrTail {
+    /// Appends what was read, forgetting the oldest bytes past the bound.
+    pub fn push(&self, bytes: &[u8]) {
+        let mut tail = self.0.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        tail.extend(bytes.iter().rev().take(STDERR_TAIL_BYTES).rev());
+        let over = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+        tail.drain(..over);
+    }
+
+    /// The tail as text: the last [`STDERR_TAIL_LINES`] lines, lossily decoded.
+    pub fn text(&self) -> String {
+        let bytes: Vec<u8> = {
+            let tail = self.0.bytes.lock().unwrap_or_else(|e| e.into_inner());
+            tail.iter().copied().collect()
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..].join("\n")
+    }
+
+    /// Copies `stderr` into the tail until it ends.
+    pub fn collect(&self, mut stderr: impl Read) {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stderr.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => self.push(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        self.mark_ended();
+    }
+
+    /// Records that stderr ended.
+    pub fn mark_ended(&self) {
+        *self.0.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.0.ended_changed.notify_all();
+    }
+
+    /// Waits up to `timeout` for stderr to end, so that an exit's tail is complete (a child
+    /// the host left behind may keep the pipe open: then the tail is what arrived by then).
+    pub fn wait_ended(&self, timeout: Duration) {
+        let ended = self.0.ended.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self
+            .0
+            .ended_changed
+            .wait_timeout_while(ended, timeout, |ended| !*ended);
+    }
+}
+
+/// How to launch a host: the program, its arguments and environment.
+#[derive(Clone, Debug)]
+pub struct HostCommand {
+    program: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, Option<OsString>)>,
+    dir: Option<PathBuf>,
+}
+
+impl HostCommand {
+    /// `muse serve`: the binary named by `MUSE_CLI` when set, else `muse` on `PATH`.
+    pub fn muse() -> Self {
+        let program = std::env::var_os("MUSE_CLI")
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "muse".into());
+        HostCommand::new(program).arg("serve")
+    }
+
+    /// Any program that speaks MSP on stdio (a canned host, a wrapper), with no arguments.
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        HostCommand {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            env: Vec::new(),
+            dir: None,
+        }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(mut self, args: I) -> Self {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    /// Sets a variable of the child's environment.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        let value = Some(value.as_ref().to_owned());
+        self.env.push((key.as_ref().to_owned(), value));
+        self
+    }
+
+    /// Removes a variable from the child's environment (credentials it should not see).
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.env.push((key.as_ref().to_owned(), None));
+        self
+    }
+
+    /// The child's working directory.
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    /// The program to run.
+    pub fn program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// The `std` command, with all three streams piped.
+    pub fn to_std(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        if let Some(dir) = &self.dir {
+            command.current_dir(dir);
+        }
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    pub(crate) fn spawn_error(&self, error: io::Error) -> SpawnError {
+        let program = PathBuf::from(&self.program);
+        match error.kind() {
+            io::ErrorKind::NotFound => SpawnError::NotFound { program },
+            io::ErrorKind::PermissionDenied => SpawnError::NotExecutable { program },
+            _ => SpawnError::Io {
+                program,
+                message: error.to_string(),
+            },
+        }
+    }
+}
+
+/// The host never launched: nothing ran, so there is no exit to classify.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// No such program (check `MUSE_CLI` or `PATH`).
+    #[error("cannot launch the host: {} not found (set MUSE_CLI or put muse on PATH)", program.display())]
+    NotFound {
+        /// The program that was asked for.
+        program: PathBuf,
+    },
+    /// The program exists but may not be run.
+    #[error("cannot launch the host: {} is not executable", program.display())]
+    NotExecutable {
+        /// The program that was asked for.
+        program: PathBuf,
+    },
+    /// Launching failed otherwise.
+    #[error("cannot launch the host {}: {message}", program.display())]
+    Io {
+        /// The program that was asked for.
+        program: PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
+/// A running host, for the blocking driver: its child process, stderr tail and exit.
+///
+/// Dropping it kills the process if it still runs.
+#[derive(Debug)]
+pub struct HostProcess {
+    child: Mutex<Child>,
+    stderr: StderrTail,
+    exit: OnceLock<HostExit>,
+    pid: u32,
+}
+
+impl HostProcess {
+    /// Launches `command`; returns the process and its stdin and stdout. A thread copies
+    /// stderr into the bounded tail.
+    pub fn spawn(command: &HostCommand) -> Result<(Self, ChildStdin, ChildStdout), SpawnError> {
+        let mut child = command
+            .to_std()
+            .spawn()
+            .map_err(|e| command.spawn_error(e))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(command.spawn_error(io::Error::other("the child's pipes were not set up")));
+        };
+        let tail = StderrTail::default();
+        let collector = tail.clone();
+        std::thread::Builder::new()
+            .name("msp-host-stderr".into())
+            .spawn(move || collector.collect(stderr))
+            .map_err(|e| command.spawn_error(e))?;
+        let pid = child.id();
+        tracing::debug!(pid, program = ?command.program(), "host launched");
+        let process = HostProcess {
+            child: Mutex::new(child),
+            stderr: tail,
+            exit: OnceLock::new(),
+            pid,
+        };
+        Ok((process, stdin, stdout))
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.pid
+    }
+
+    /// What the host wrote to stderr so far (the bounded tail).
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// The exit, if the host has exited (classified once, the same every time).
+    pub fn try_exit(&self) -> Option<HostExit> {
+        self.wait_exit(Duration::ZERO)
+    }
+
+    /// Waits up to `grace` for the host to exit.
+    pub fn wait_exit(&self, grace: Duration) -> Option<HostExit> {
+        if let Some(exit) = self.exit.get() {
+            return Some(exit.clone());
+        }
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let status = match grace {
+            Duration::ZERO => child.try_wait().ok().flatten(),
+            grace => child.wait_timeout(grace).ok().flatten(),
+        }?;
+        Some(self.settle(status))
+    }
+
+    /// Kills the host (if it still runs) and returns its exit.
+    pub fn kill(&self) -> HostExit {
+        if let Some(exit) = self.exit.get() {
+            return exit.clone();
+        }
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(Some(status)) = child.try_wait() {
+            return self.settle(status);
+        }
+        tracing::debug!(pid = self.pid, "killing the host");
+        let _ = child.kill();
+        match child.wait() {
+            Ok(status) => self.settle(status),
+            Err(e) => self
+                .exit
+                .get_or_init(|| HostExit::from_parts(None, None, e.to_string()))
+                .clone(),
+        }
+    }
+
+    fn settle(&self, status: ExitStatus) -> HostExit {
+        self.exit
+            .get_or_init(|| {
+                // The stderr thread may still hold the last bytes; the pipe ends with the host.
+                self.stderr.wait_ended(STDERR_DRAIN);
+                let exit = HostExit::classify(status, &self.stderr);
+                tracing::debug!(pid = self.pid, kind = ?exit.kind, code = ?exit.code, "host exited");
+                exit
+            })
+            .clone()
+    }
+}
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        if self.exit.get().is_none() {
+            self.kill();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_code_has_its_kind_and_advice() {
+        let cases = [
+            (Some(0), ExitKind::CleanShutdown, Retry::NotNeeded),
+            (Some(1), ExitKind::UnhandledError, Retry::WithBackoff),
+            (Some(2), ExitKind::UsageError, Retry::Never),
+            (Some(3), ExitKind::ConfigError, Retry::AfterConfigFix),
+            (
+                Some(4),
+                ExitKind::LeaseUnavailable,
+                Retry::AfterLeaseRelease,
+            ),
+            (Some(5), ExitKind::SdkSurfaceUnavailable, Retry::Never),
+            (Some(6), ExitKind::Crash, Retry::WithBackoff),
+            (Some(-1), ExitKind::Crash, Retry::WithBackoff),
+            (None, ExitKind::Crash, Retry::WithBackoff),
+        ];
+        for (code, kind, retry) in cases {
+            let exit = HostExit::from_parts(code, None, "boom".into());
+            assert_eq!((exit.kind, exit.retry()), (kind, retry), "{code:?}");
+            let tail = exit.stderr_tail.as_deref();
+            assert_eq!(tail, (kind != ExitKind::CleanShutdown).then_some("boom"));
+        }
+    }
+
+    #[test]
+    fn the_stderr_tail_is_bounded_in_bytes_and_lines() {
+        let tail = StderrTail::default();
+        for i in 0..1000 {
+            tail.push(format!("line {i}\n").as_bytes());
+        }
+        let text = tail.text();
+        assert_eq!(text.lines().count(), STDERR_TAIL_LINES);
+        assert!(text.ends_with("line 999"));
+        tail.push(&vec![b'x'; 3 * STDERR_TAIL_BYTES]);
+        assert_eq!(tail.text().len(), STDERR_TAIL_BYTES);
+    }
+}

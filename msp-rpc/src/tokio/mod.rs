@@ -1,0 +1,523 @@
+//! The async driver (feature `tokio`): tokio tasks and channels around the same endpoint.
+//!
+//! A reader task, a writer task and a handler task, as the blocking driver has threads. The
+//! request future is cancel-safe: dropping it (a `select!` that went the other way, a
+//! `timeout`) forgets the request, and its late response is dropped.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! use msp_rpc::tokio::Connection;
+//! use msp_rpc::Options;
+//! use msp_types::protocol::methods;
+//! use msp_types::ModelListParams;
+//! use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+//!
+//! let (client, host) = tokio::io::duplex(64 * 1024);
+//! let (client_reads, client_writes) = tokio::io::split(client);
+//! let (host_reads, mut host_writes) = tokio::io::split(host);
+//! tokio::spawn(async move {
+//!     let mut line = String::new();
+//!     BufReader::new(host_reads).read_line(&mut line).await.unwrap();
+//!     let answer = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"models\":[],\"providerId\":\"fake\",\"source\":\"fakeCatalog\"}}\n";
+//!     host_writes.write_all(answer).await.unwrap();
+//! });
+//!
+//! let conn = Connection::new(client_reads, client_writes, Options::new());
+//! let models = conn.request::<methods::ModelList>(&ModelListParams::new()).await.unwrap();
+//! assert!(models.models.is_empty());
+//! # }
+//! ```
+
+mod process;
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+use ::tokio::sync::{mpsc, oneshot};
+use ::tokio::time::Instant;
+use msp_types::protocol::{methods, notifications};
+use msp_types::rpc::{Id, Notification, Request};
+use msp_types::InitializeParams;
+
+use crate::command::Command;
+use crate::driver::{pump, Handler, Inbound, Settings, Sinks};
+use crate::endpoint::{Client, Endpoint, Reply, Response, Role, Sends};
+use crate::error::{CloseReason, RpcError};
+use crate::framing::LineDecoder;
+use crate::handshake::{Handshake, HandshakeError};
+use crate::process::{HostCommand, HostExit, SpawnError};
+
+pub use self::process::HostProcess;
+pub use crate::driver::Options;
+
+/// A connection to a peer over any `AsyncRead`/`AsyncWrite` pair or a spawned host.
+///
+/// Cheap to clone: clones share the connection; the last one dropped closes it and kills a
+/// spawned host ([`Connection::close`] shuts down in order).
+pub struct Connection<R: Role = Client> {
+    inner: Arc<Inner<R>>,
+}
+
+impl<R: Role> Clone for Connection<R> {
+    fn clone(&self) -> Self {
+        Connection {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+struct Inner<R: Role> {
+    shared: Arc<Shared<R>>,
+    process: Option<Arc<HostProcess>>,
+    inbound: ::tokio::sync::Mutex<mpsc::UnboundedReceiver<Inbound>>,
+    settings: Settings,
+    handshake: OnceLock<Handshake>,
+}
+
+struct Shared<R: Role> {
+    // Held briefly and never across an await: a std mutex.
+    state: Mutex<State<R>>,
+}
+
+struct State<R: Role> {
+    endpoint: Endpoint<R>,
+    sinks: Channels<R>,
+    initialized: bool,
+}
+
+struct Channels<R: Role> {
+    waiters: HashMap<Id, oneshot::Sender<Response>>,
+    writer: Option<mpsc::UnboundedSender<String>>,
+    inbound: Option<mpsc::UnboundedSender<Inbound>>,
+    requests: Option<mpsc::UnboundedSender<(Id, R::PeerRequest)>>,
+}
+
+impl<R: Role> Sinks<R> for Channels<R> {
+    fn transmit(&mut self, line: String) {
+        if let Some(writer) = &self.writer {
+            let _ = writer.send(line);
+        }
+    }
+
+    fn response(&mut self, response: Response) {
+        if let Some(waiter) = self.waiters.remove(&response.id) {
+            let _ = waiter.send(response);
+        }
+    }
+
+    fn inbound(&mut self, inbound: Inbound) {
+        if let Some(queue) = &self.inbound {
+            let _ = queue.send(inbound);
+        }
+    }
+
+    fn request(&mut self, id: Id, request: R::PeerRequest) {
+        if let Some(requests) = &self.requests {
+            let _ = requests.send((id, request));
+        }
+    }
+}
+
+impl<R: Role> Shared<R> {
+    fn lock(&self) -> MutexGuard<'_, State<R>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<R: Role> State<R> {
+    fn pump(&mut self) {
+        pump(&mut self.endpoint, &mut self.sinks);
+    }
+
+    fn shut(&mut self, reason: CloseReason) {
+        self.endpoint.close(reason);
+        self.pump();
+        self.sinks.inbound = None;
+        self.sinks.requests = None;
+        self.sinks.writer = None;
+    }
+}
+
+#[derive(Clone)]
+struct Closer {
+    process: Option<Arc<HostProcess>>,
+    grace: Duration,
+}
+
+impl Closer {
+    async fn reason(&self, fallback: CloseReason) -> CloseReason {
+        match &self.process {
+            Some(process) => process
+                .wait_exit(self.grace)
+                .await
+                .map_or(fallback, CloseReason::HostExited),
+            None => fallback,
+        }
+    }
+}
+
+fn now() -> std::time::Instant {
+    Instant::now().into_std()
+}
+
+impl<R: Role> Connection<R> {
+    /// A connection for either role over `reader` and `writer` (call within a tokio runtime).
+    pub fn over(
+        reader: impl AsyncRead + Unpin + Send + 'static,
+        writer: impl AsyncWrite + Unpin + Send + 'static,
+        options: Options<R>,
+    ) -> Self {
+        Self::launch(reader, writer, options, None)
+    }
+
+    fn launch(
+        reader: impl AsyncRead + Unpin + Send + 'static,
+        writer: impl AsyncWrite + Unpin + Send + 'static,
+        options: Options<R>,
+        process: Option<Arc<HostProcess>>,
+    ) -> Self {
+        let (handler, settings, max_frame_bytes, handled) = options.split();
+        let mut endpoint = Endpoint::new();
+        endpoint.handle_requests(handled);
+        let (writer_tx, writer_rx) = mpsc::unbounded_channel();
+        let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
+        let (requests_tx, requests_rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                endpoint,
+                sinks: Channels {
+                    waiters: HashMap::new(),
+                    writer: Some(writer_tx),
+                    inbound: Some(inbound_tx),
+                    requests: handler.is_some().then_some(requests_tx),
+                },
+                initialized: false,
+            }),
+        });
+        let closer = Closer {
+            process: process.clone(),
+            grace: settings.close_grace,
+        };
+        ::tokio::spawn(write_loop(
+            writer_rx,
+            writer,
+            shared.clone(),
+            closer.clone(),
+        ));
+        ::tokio::spawn(read_loop(reader, max_frame_bytes, shared.clone(), closer));
+        if let Some(handler) = handler {
+            ::tokio::spawn(handle_loop(requests_rx, handler, shared.clone()));
+        }
+        Connection {
+            inner: Arc::new(Inner {
+                shared,
+                process,
+                inbound: ::tokio::sync::Mutex::new(inbound_rx),
+                settings,
+                handshake: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Sends a request and waits for its typed result, up to the method's timeout.
+    pub async fn request<M: Request>(&self, params: &M::Params) -> Result<M::Result, RpcError>
+    where
+        R: Sends<M>,
+    {
+        let timeout = self.inner.settings.timeout_of(M::METHOD);
+        self.request_with_timeout::<M>(params, timeout).await
+    }
+
+    /// Sends a request and waits for its typed result, up to `timeout`. Dropping the future
+    /// forgets the request.
+    pub async fn request_with_timeout<M: Request>(
+        &self,
+        params: &M::Params,
+        timeout: Duration,
+    ) -> Result<M::Result, RpcError>
+    where
+        R: Sends<M>,
+    {
+        let deadline = Instant::now() + timeout;
+        let (tx, mut rx) = oneshot::channel();
+        let pending = {
+            let mut state = self.inner.shared.lock();
+            let pending = state
+                .endpoint
+                .request::<M>(params, Some(deadline.into_std()))?;
+            state.sinks.waiters.insert(pending.id().clone(), tx);
+            state.pump();
+            pending
+        };
+        let mut forget = Forget {
+            shared: &self.inner.shared,
+            id: Some(pending.id().clone()),
+        };
+        let response = match ::tokio::time::timeout_at(deadline, &mut rx).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(_)) => {
+                forget.id = None;
+                let reason = self.inner.shared.lock().endpoint.close_reason().cloned();
+                return Err(RpcError::Closed(reason.unwrap_or(CloseReason::Local)));
+            }
+            // The endpoint decides what timed out; its event lands on this waiter.
+            Err(_) => {
+                let mut state = self.inner.shared.lock();
+                state.endpoint.handle_timeout(now());
+                state.pump();
+                drop(state);
+                match rx.try_recv() {
+                    Ok(response) => response,
+                    Err(_) => {
+                        return Err(RpcError::TimedOut {
+                            method: M::METHOD,
+                            id: pending.id().clone(),
+                        })
+                    }
+                }
+            }
+        };
+        forget.id = None;
+        pending.decode(response)
+    }
+
+    /// Sends a command and waits for its result; after a timeout, send the same command again
+    /// (it carries the same `commandId`).
+    pub async fn command<M: Request>(&self, command: &Command<M>) -> Result<M::Result, RpcError>
+    where
+        R: Sends<M>,
+    {
+        self.request::<M>(command.params()).await
+    }
+
+    /// Sends a notification.
+    pub fn notify<N: Notification>(&self, params: &N::Params) -> Result<(), RpcError> {
+        let mut state = self.inner.shared.lock();
+        state.endpoint.notify::<N>(params)?;
+        state.pump();
+        Ok(())
+    }
+
+    /// The notifications and undecodable frames as a `Stream`, in wire order; it ends when the
+    /// connection closes. One consumer at a time: a second call waits for the first to drop.
+    pub async fn notifications(&self) -> Notifications<'_> {
+        Notifications(self.inner.inbound.lock().await)
+    }
+
+    /// The next notification or undecodable frame; `None` once the connection closed.
+    pub async fn recv(&self) -> Option<Inbound> {
+        self.inner.inbound.lock().await.recv().await
+    }
+
+    /// Why the connection closed, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.inner.shared.lock().endpoint.close_reason().cloned()
+    }
+
+    /// Closes in order: the writer finishes and closes its side (a host's stdin, so it drains),
+    /// pending requests fail, a spawned host gets the grace period to exit before it is
+    /// killed. Returns the host's exit, classified (`None` over plain streams).
+    pub async fn close(&self) -> Option<HostExit> {
+        self.inner.shared.lock().sinks.writer = None;
+        let exit = match &self.inner.process {
+            Some(process) => Some(
+                match process.wait_exit(self.inner.settings.close_grace).await {
+                    Some(exit) => exit,
+                    None => process.kill().await,
+                },
+            ),
+            None => None,
+        };
+        let reason = exit
+            .clone()
+            .map_or(CloseReason::Local, CloseReason::HostExited);
+        self.inner.shared.lock().shut(reason);
+        exit
+    }
+}
+
+impl Connection<Client> {
+    /// A client connection over `reader` (what the host writes) and `writer` (its stdin).
+    pub fn new(
+        reader: impl AsyncRead + Unpin + Send + 'static,
+        writer: impl AsyncWrite + Unpin + Send + 'static,
+        options: Options<Client>,
+    ) -> Self {
+        Self::over(reader, writer, options)
+    }
+
+    /// Spawns a host (`HostCommand::muse()` for `muse serve`) and connects to it over its
+    /// stdin and stdout.
+    pub fn spawn(command: &HostCommand, options: Options<Client>) -> Result<Self, SpawnError> {
+        let (process, stdin, stdout) = HostProcess::spawn(command)?;
+        Ok(Self::launch(
+            stdout,
+            stdin,
+            options,
+            Some(Arc::new(process)),
+        ))
+    }
+
+    /// Opens the session: `initialize`, the checks of [`Handshake::check`], then `initialized`.
+    pub async fn initialize(&self, params: &InitializeParams) -> Result<&Handshake, RpcError> {
+        {
+            let mut state = self.inner.shared.lock();
+            if state.initialized {
+                return Err(HandshakeError::AlreadyInitialized.into());
+            }
+            state.initialized = true;
+        }
+        let result = self.request::<methods::Initialize>(params).await?;
+        let handshake = Handshake::check(result, self.inner.settings.fingerprint)?;
+        self.notify::<notifications::Initialized>(&None)?;
+        Ok(self.inner.handshake.get_or_init(|| handshake))
+    }
+
+    /// The handshake, once [`Connection::initialize`] succeeded.
+    pub fn handshake(&self) -> Option<&Handshake> {
+        self.inner.handshake.get()
+    }
+
+    /// The spawned host, when there is one.
+    pub fn process(&self) -> Option<&HostProcess> {
+        self.inner.process.as_deref()
+    }
+}
+
+impl<R: Role> Drop for Inner<R> {
+    fn drop(&mut self) {
+        self.shared.lock().shut(CloseReason::Local);
+        if let Some(process) = &self.process {
+            process.start_kill();
+        }
+    }
+}
+
+/// Forgets a request whose future was dropped before its response.
+struct Forget<'a, R: Role> {
+    shared: &'a Shared<R>,
+    id: Option<Id>,
+}
+
+impl<R: Role> Drop for Forget<'_, R> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let mut state = self.shared.lock();
+            state.sinks.waiters.remove(&id);
+            state.endpoint.cancel(&id);
+        }
+    }
+}
+
+/// The notifications of a connection as a `Stream` (see [`Connection::notifications`]).
+pub struct Notifications<'a>(::tokio::sync::MutexGuard<'a, mpsc::UnboundedReceiver<Inbound>>);
+
+impl Notifications<'_> {
+    /// The next one; `None` once the connection closed.
+    pub async fn next(&mut self) -> Option<Inbound> {
+        self.0.recv().await
+    }
+}
+
+impl futures_core::Stream for Notifications<'_> {
+    type Item = Inbound;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+async fn read_loop<R: Role>(
+    mut reader: impl AsyncRead + Unpin,
+    max: usize,
+    shared: Arc<Shared<R>>,
+    closer: Closer,
+) {
+    let mut lines = LineDecoder::new(max);
+    let mut buf = vec![0u8; 64 * 1024];
+    let stopped = loop {
+        match reader.read(&mut buf).await {
+            Ok(0) => break None,
+            Ok(n) => {
+                lines.push(&buf[..n]);
+                feed(&shared, &mut lines);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => break Some(CloseReason::io(&e)),
+        }
+    };
+    lines.finish();
+    feed(&shared, &mut lines);
+    let reason = closer
+        .reason(stopped.unwrap_or(CloseReason::PeerClosed))
+        .await;
+    shared.lock().shut(reason);
+}
+
+fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder) {
+    let mut state = shared.lock();
+    while let Some(line) = lines.next_line() {
+        match line {
+            Ok(line) => state.endpoint.handle_line(line),
+            Err(error) => state.endpoint.handle_bad_line(error),
+        }
+    }
+    state.pump();
+}
+
+async fn write_loop<R: Role>(
+    mut lines: mpsc::UnboundedReceiver<String>,
+    writer: impl AsyncWrite + Unpin,
+    shared: Arc<Shared<R>>,
+    closer: Closer,
+) {
+    let mut out = BufWriter::new(writer);
+    while let Some(line) = lines.recv().await {
+        let mut written = write_line(&mut out, line).await;
+        while written.is_ok() {
+            match lines.try_recv() {
+                Ok(line) => written = write_line(&mut out, line).await,
+                Err(_) => break,
+            }
+        }
+        let written = match written {
+            Ok(()) => out.flush().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
+            tracing::debug!(error = %e, "write failed");
+            let reason = closer.reason(CloseReason::io(&e)).await;
+            shared.lock().shut(reason);
+            return;
+        }
+    }
+    let _ = out.shutdown().await;
+}
+
+async fn write_line(out: &mut (impl AsyncWrite + Unpin), line: String) -> std::io::Result<()> {
+    out.write_all(line.as_bytes()).await?;
+    out.write_all(b"\n").await
+}
+
+async fn handle_loop<R: Role>(
+    mut requests: mpsc::UnboundedReceiver<(Id, R::PeerRequest)>,
+    mut handler: Handler<R>,
+    shared: Arc<Shared<R>>,
+) {
+    while let Some((id, request)) = requests.recv().await {
+        let method = R::method(&request).to_owned();
+        let reply = catch_unwind(AssertUnwindSafe(|| handler(&id, request)))
+            .unwrap_or_else(|_| Reply::internal(format!("the handler for {method} failed")));
+        let mut state = shared.lock();
+        if let Err(e) = state.endpoint.respond(&id, reply) {
+            tracing::debug!(error = %e, "reply not sent");
+        }
+        state.pump();
+    }
+}

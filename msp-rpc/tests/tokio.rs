@@ -1,0 +1,228 @@
+//! The tokio driver over in-memory duplex streams, against a host double the test plays.
+#![cfg(feature = "tokio")]
+
+mod support;
+
+use std::time::Duration;
+
+use msp_rpc::tokio::Connection;
+use msp_rpc::{Inbound, Options, Reply, RpcError, Warning};
+use msp_types::protocol::methods;
+use msp_types::{
+    ClientInfo, InitializeParams, ModelListParams, ProtocolNotification, RequestReceipt,
+    ServerRequest, UserInputAnswerParams,
+};
+use serde_json::{json, Value};
+use support::{initialize_result, MODELS, SEED_REQUEST, SEED_SETTLED};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+const LONG: Duration = Duration::from_secs(20);
+
+struct Host {
+    reads: BufReader<ReadHalf<DuplexStream>>,
+    writes: Option<WriteHalf<DuplexStream>>,
+}
+
+impl Host {
+    async fn recv(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        match self.reads.read_line(&mut line).await {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(serde_json::from_str(line.trim_end()).unwrap()),
+        }
+    }
+
+    async fn send(&mut self, line: &str) {
+        let writes = self.writes.as_mut().unwrap();
+        writes
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    async fn answer(&mut self, request: &Value, result: &str) {
+        let id = &request["id"];
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+        ))
+        .await;
+    }
+}
+
+fn connect(options: Options<msp_rpc::Client>) -> (Connection, Host) {
+    let (client, host) = tokio::io::duplex(64 * 1024);
+    let (client_reads, client_writes) = tokio::io::split(client);
+    let (host_reads, host_writes) = tokio::io::split(host);
+    let conn = Connection::new(client_reads, client_writes, options);
+    let host = Host {
+        reads: BufReader::new(host_reads),
+        writes: Some(host_writes),
+    };
+    (conn, host)
+}
+
+fn answer_params(n: usize) -> UserInputAnswerParams {
+    UserInputAnswerParams::new(vec![], format!("cmd-{n}"), "sess".into(), format!("q-{n}"))
+}
+
+#[tokio::test]
+async fn concurrent_requests_answered_out_of_order_get_their_own_typed_results() {
+    let (conn, mut host) = connect(Options::new());
+    let calls: Vec<_> = (0..8)
+        .map(|n| {
+            let conn = conn.clone();
+            tokio::spawn(async move {
+                conn.request::<methods::UserInputAnswer>(&answer_params(n))
+                    .await
+            })
+        })
+        .collect();
+    let mut frames = Vec::new();
+    for _ in 0..8 {
+        frames.push(host.recv().await.unwrap());
+    }
+    for frame in frames.iter().rev() {
+        let echoed = &frame["params"]["userInputId"];
+        host.answer(
+            frame,
+            &format!(r#"{{"commandId":"c","status":"accepted","userInputId":{echoed}}}"#),
+        )
+        .await;
+    }
+    for (n, call) in calls.into_iter().enumerate() {
+        assert_eq!(call.await.unwrap().unwrap().user_input_id, format!("q-{n}"));
+    }
+}
+
+#[tokio::test]
+async fn a_request_times_out_on_tokios_clock() {
+    let (conn, mut host) = connect(Options::new().timeout(Duration::from_millis(50)));
+    let asked = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            conn.request::<methods::ModelList>(&ModelListParams::new())
+                .await
+        }
+    });
+    assert_eq!(host.recv().await.unwrap()["method"], "model/list");
+    let error = asked.await.unwrap().unwrap_err();
+    assert!(
+        matches!(
+            error,
+            RpcError::TimedOut {
+                method: "model/list",
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_request_future_forgets_the_request() {
+    let (conn, mut host) = connect(Options::new());
+    let params = ModelListParams::new();
+    tokio::select! {
+        _ = conn.request::<methods::ModelList>(&params) => panic!("no answer was sent"),
+        frame = host.recv() => {
+            // The request went out; the future is dropped here, before its response.
+            let frame = frame.unwrap();
+            host.answer(&frame, MODELS).await;
+        }
+    }
+    host.send(SEED_SETTLED).await;
+    let next = conn.recv().await.unwrap();
+    assert!(
+        matches!(next, Inbound::Notification { .. }),
+        "the late response made no noise: {next:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_peer_closing_fails_pending_requests_and_ends_the_stream() {
+    let (conn, mut host) = connect(Options::new());
+    let asked = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            conn.request::<methods::ModelList>(&ModelListParams::new())
+                .await
+        }
+    });
+    host.recv().await.unwrap();
+    // Both halves: a duplex stream closes when the whole of it is gone.
+    drop(host);
+    let error = asked.await.unwrap().unwrap_err();
+    assert!(
+        matches!(error, RpcError::Closed(msp_rpc::CloseReason::PeerClosed)),
+        "{error}"
+    );
+    assert!(conn.recv().await.is_none());
+}
+
+#[tokio::test]
+async fn server_requests_get_the_handlers_reply_or_method_not_found() {
+    let (_plain, mut host) = connect(Options::new());
+    host.send(SEED_REQUEST).await;
+    assert_eq!(host.recv().await.unwrap()["error"]["code"], -32601);
+
+    let options = Options::new().on_request(|_, request| match request {
+        ServerRequest::UserInputRequest(_) => Reply::ok(&RequestReceipt::new()),
+        other => Reply::method_not_found(other.method()),
+    });
+    let (_handled, mut host) = connect(options);
+    host.send(SEED_REQUEST).await;
+    assert_eq!(
+        host.recv().await.unwrap(),
+        json!({"jsonrpc": "2.0", "id": 18, "result": {}})
+    );
+}
+
+#[tokio::test]
+async fn notifications_stream_in_wire_order_with_undecodable_frames_among_them() {
+    use futures_core::Stream;
+    let (conn, mut host) = connect(Options::new());
+    host.send(SEED_SETTLED).await;
+    host.send("{oops").await;
+    host.send(r#"{"jsonrpc":"2.0","method":"future/notice"}"#)
+        .await;
+    let mut notes = conn.notifications().await;
+    let mut pinned = std::pin::Pin::new(&mut notes);
+    // Read through the `Stream` impl, as a `StreamExt` user would.
+    let first = std::future::poll_fn(|cx| pinned.as_mut().poll_next(cx)).await;
+    assert!(matches!(
+        first,
+        Some(Inbound::Notification {
+            notification: ProtocolNotification::UserInputSettled(_),
+            ..
+        })
+    ));
+    assert!(matches!(notes.next().await, Some(Inbound::Undecodable(_))));
+    assert!(matches!(
+        notes.next().await,
+        Some(Inbound::Notification {
+            notification: ProtocolNotification::Unknown { .. },
+            ..
+        })
+    ));
+}
+
+#[tokio::test]
+async fn the_handshake_warns_on_another_fingerprint() {
+    let (conn, mut host) = connect(Options::new());
+    let opened = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            let params = InitializeParams::new(ClientInfo::new("t".into(), "0".into()));
+            conn.initialize(&params).await.map(|h| h.warnings.clone())
+        }
+    });
+    let init = host.recv().await.unwrap();
+    host.answer(&init, &initialize_result("sha256:abc", 1))
+        .await;
+    assert_eq!(host.recv().await.unwrap()["method"], "initialized");
+    let warnings = opened.await.unwrap().unwrap();
+    assert!(
+        matches!(&warnings[..], [Warning::FingerprintMismatch { served, .. }] if served == "sha256:abc")
+    );
+    let _ = LONG;
+}
