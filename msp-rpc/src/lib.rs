@@ -16,6 +16,8 @@
 //! (`commandId` minting and same-id retries), [`pipe`] (an in-memory pipe for tests).
 
 pub mod blocking;
+#[cfg(feature = "canned-host")]
+pub mod canned;
 pub mod command;
 mod driver;
 pub mod endpoint;

@@ -1,0 +1,318 @@
+//! A real child process over real pipes: the connection against `msp-canned-host` playing the
+//! project's fixture of the seed, with scripted faults.
+#![cfg(feature = "canned-host")]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use msp_rpc::blocking::Connection;
+use msp_rpc::{
+    CloseReason, ExitKind, HostCommand, Inbound, Options, Problem, Reply, Retry, RpcError,
+    SpawnError, Warning,
+};
+use msp_types::protocol::methods;
+use msp_types::registry::SERVED_FINGERPRINT;
+use msp_types::{
+    ClientInfo, InitializeParams, ProtocolNotification, RequestReceipt, ServerRequest,
+    SessionResumeParams, UserInputOutcome,
+};
+
+const HOST: &str = env!("CARGO_BIN_EXE_msp-canned-host");
+const SESSION: &str = "0198f0aa-1111-7000-8000-0000000000bb";
+/// The fixture serves this fingerprint (recorded under an older schema).
+const FIXTURE_FINGERPRINT: &str =
+    "sha256:e2202b2bf9704c381600cd483b7533c8349d0b08920dc5e8840647809ae618b8";
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/seed-answer-user-input")
+}
+
+fn host(faults: &[&str]) -> HostCommand {
+    let mut command = HostCommand::new(HOST);
+    for fault in faults {
+        command = command.arg("--fault").arg(fault);
+    }
+    command.arg(fixture())
+}
+
+fn options() -> Options<msp_rpc::Client> {
+    Options::new()
+        .close_grace(Duration::from_secs(5))
+        .on_request(|_, request| match request {
+            ServerRequest::UserInputRequest(_) => Reply::ok(&RequestReceipt::new()),
+            other => Reply::method_not_found(other.method()),
+        })
+}
+
+fn hello() -> InitializeParams {
+    InitializeParams::new(ClientInfo::new("process-test".into(), "0.1.0".into()))
+}
+
+fn resume() -> SessionResumeParams {
+    let mut params = SessionResumeParams::new(msp_rpc::new_command_id(), SESSION.into());
+    params.exclude_items = Some(true);
+    params
+}
+
+#[test]
+fn a_spawned_host_handshakes_with_a_fingerprint_warning_and_closes_cleanly() {
+    let conn = Connection::spawn(&host(&[]), options()).unwrap();
+    let handshake = conn.initialize(&hello()).unwrap();
+    assert_eq!(
+        handshake.warnings,
+        vec![Warning::FingerprintMismatch {
+            served: FIXTURE_FINGERPRINT.into(),
+            expected: SERVED_FINGERPRINT.unwrap(),
+        }]
+    );
+    let resumed = conn.request::<methods::SessionResume>(&resume()).unwrap();
+    assert_eq!(resumed.session.session_id, SESSION);
+    // Closing before the transcript's end: the host says so on stderr and exits 66 (a crash
+    // to the classification), with the tail attached.
+    let exit = conn.close().unwrap();
+    assert_eq!(exit.kind, ExitKind::Crash);
+    assert_eq!(exit.code, Some(66));
+    assert!(exit.stderr_tail.unwrap().contains("incomplete"));
+}
+
+#[test]
+fn the_host_exiting_mid_request_fails_it_with_the_exit_class_and_stderr_tail() {
+    let faults = [
+        "after 4: stderr session lease held by pid 4242",
+        "after 4: exit 4",
+    ];
+    let conn = Connection::spawn(&host(&faults), options()).unwrap();
+    conn.initialize(&hello()).unwrap();
+    let error = conn
+        .request::<methods::SessionResume>(&resume())
+        .unwrap_err();
+    let exit = error.host_exit().unwrap_or_else(|| panic!("{error}"));
+    assert_eq!(
+        (exit.kind, exit.code, exit.retry()),
+        (
+            ExitKind::LeaseUnavailable,
+            Some(4),
+            Retry::AfterLeaseRelease
+        )
+    );
+    assert!(exit
+        .stderr_tail
+        .as_deref()
+        .unwrap()
+        .contains("lease held by pid 4242"));
+    assert!(
+        error.to_string().contains("lease held by pid 4242"),
+        "{error}"
+    );
+    // Exactly once: the same classification afterwards.
+    assert_eq!(conn.close().as_ref(), Some(exit));
+    assert!(conn.notifications().next().is_none());
+}
+
+#[test]
+fn every_documented_exit_code_is_classified_with_its_advice() {
+    let cases = [
+        (0, ExitKind::CleanShutdown, Retry::NotNeeded),
+        (1, ExitKind::UnhandledError, Retry::WithBackoff),
+        (2, ExitKind::UsageError, Retry::Never),
+        (3, ExitKind::ConfigError, Retry::AfterConfigFix),
+        (4, ExitKind::LeaseUnavailable, Retry::AfterLeaseRelease),
+        (5, ExitKind::SdkSurfaceUnavailable, Retry::Never),
+        (9, ExitKind::Crash, Retry::WithBackoff),
+    ];
+    for (code, kind, retry) in cases {
+        let stderr = format!("start: stderr exiting with {code}");
+        let exit = format!("start: exit {code}");
+        let conn = Connection::spawn(&host(&[&stderr, &exit]), options()).unwrap();
+        let error = conn.initialize(&hello()).unwrap_err();
+        let got = error
+            .host_exit()
+            .unwrap_or_else(|| panic!("{code}: {error}"));
+        assert_eq!((got.kind, got.code, got.retry()), (kind, Some(code), retry));
+        match kind {
+            ExitKind::CleanShutdown => assert_eq!(got.stderr_tail, None),
+            _ => assert!(got
+                .stderr_tail
+                .as_deref()
+                .unwrap()
+                .contains(&format!("exiting with {code}"))),
+        }
+    }
+}
+
+#[test]
+fn a_killed_host_is_a_crash_by_signal() {
+    let conn = Connection::spawn(&host(&["start: stall"]), options()).unwrap();
+    let exit = conn.process().unwrap().kill();
+    assert_eq!(exit.kind, ExitKind::Crash);
+    #[cfg(unix)]
+    assert_eq!((exit.code, exit.signal), (None, Some(9)));
+    let error = conn.request_with_timeout::<methods::Initialize>(&hello(), Duration::from_secs(20));
+    assert!(
+        matches!(error, Err(RpcError::Closed(CloseReason::HostExited(_)))),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_stalled_host_is_caught_by_the_request_timeout() {
+    let options = options().timeout_for::<methods::SessionResume>(Duration::from_millis(300));
+    let conn = Connection::spawn(&host(&["after 4: stall"]), options).unwrap();
+    conn.initialize(&hello()).unwrap();
+    let error = conn
+        .request::<methods::SessionResume>(&resume())
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            RpcError::TimedOut {
+                method: "session/resume",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    // A stalled canned host exits once its stdin closes.
+    assert_eq!(conn.close().unwrap().kind, ExitKind::CleanShutdown);
+}
+
+#[test]
+fn a_host_that_closes_stdout_fails_pending_requests() {
+    let options = options().close_grace(Duration::from_millis(200));
+    let conn = Connection::spawn(&host(&["after 4: close-stdout"]), options).unwrap();
+    conn.initialize(&hello()).unwrap();
+    let error = conn
+        .request::<methods::SessionResume>(&resume())
+        .unwrap_err();
+    assert!(
+        matches!(error, RpcError::Closed(CloseReason::PeerClosed)),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_line_that_is_not_json_an_unknown_method_and_an_unknown_value_arrive_as_events() {
+    let settled_unknown = r#"{"jsonrpc":"2.0","method":"userInput/settled","params":{"sessionId":"s","viewCursor":"v","sourceRange":{"stream":{"kind":"run","id":"t"},"first":{"id":"r","sequence":1},"last":{"id":"r","sequence":1}},"userInputId":"u","outcome":"deferredByPolicy","answers":[],"clarification":null,"reason":null,"decidedAt":null,"decidedByCommandId":null}}"#;
+    let faults = [
+        "after 2: send this line is not JSON".to_owned(),
+        r#"after 2: send {"jsonrpc":"2.0","method":"future/notice","params":{"x":1}}"#.to_owned(),
+        format!("after 2: send {settled_unknown}"),
+    ];
+    let faults: Vec<&str> = faults.iter().map(String::as_str).collect();
+    let conn = Connection::spawn(&host(&faults), options()).unwrap();
+    conn.initialize(&hello()).unwrap();
+    let next = || {
+        conn.next_timeout(Duration::from_secs(20))
+            .expect("an event")
+    };
+    let Inbound::Undecodable(bad) = next() else {
+        panic!("not reported")
+    };
+    assert_eq!(bad.line, "this line is not JSON");
+    assert!(matches!(bad.problem, Problem::Decode(_)));
+    assert!(matches!(
+        next(),
+        Inbound::Notification { notification: ProtocolNotification::Unknown { method, .. }, .. } if method == "future/notice"
+    ));
+    let Inbound::Notification {
+        notification: ProtocolNotification::UserInputSettled(settled),
+        ..
+    } = next()
+    else {
+        panic!("not typed")
+    };
+    assert_eq!(
+        settled.outcome,
+        UserInputOutcome::Unknown("deferredByPolicy".into())
+    );
+    // The session goes on.
+    let resumed = conn.request::<methods::SessionResume>(&resume()).unwrap();
+    assert_eq!(resumed.pending_requests.len(), 1);
+}
+
+#[test]
+fn a_host_that_never_launched_is_a_spawn_error() {
+    let missing = HostCommand::new("/nonexistent/muse");
+    assert!(matches!(
+        Connection::spawn(&missing, Options::new()),
+        Err(SpawnError::NotFound { .. })
+    ));
+    let not_executable = HostCommand::new(fixture().join("README.md"));
+    assert!(matches!(
+        Connection::spawn(&not_executable, Options::new()),
+        Err(SpawnError::NotExecutable { .. })
+    ));
+}
+
+#[test]
+fn muse_cli_names_the_binary() {
+    // Read at call time; the command is not run.
+    let command = HostCommand::muse();
+    let expected = std::env::var_os("MUSE_CLI")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "muse".into());
+    assert_eq!(command.program(), expected.as_os_str());
+}
+
+#[cfg(feature = "tokio")]
+mod tokio_driver {
+    use super::*;
+    use msp_rpc::tokio::Connection;
+
+    #[tokio::test]
+    async fn the_async_driver_spawns_talks_and_classifies_the_exit() {
+        let conn = Connection::spawn(&host(&[]), options()).unwrap();
+        let handshake = conn.initialize(&hello()).await.unwrap();
+        assert_eq!(
+            handshake.warnings.len(),
+            1,
+            "recorded under an older fingerprint"
+        );
+        let resumed = conn
+            .request::<methods::SessionResume>(&resume())
+            .await
+            .unwrap();
+        assert_eq!(resumed.session.session_id, SESSION);
+        let exit = conn.close().await.unwrap();
+        assert_eq!((exit.kind, exit.code), (ExitKind::Crash, Some(66)));
+        assert!(exit.stderr_tail.unwrap().contains("incomplete"));
+    }
+
+    #[tokio::test]
+    async fn the_async_driver_fails_a_request_when_the_host_exits() {
+        let faults = ["after 4: stderr config file broken", "after 4: exit 3"];
+        let conn = Connection::spawn(&host(&faults), options()).unwrap();
+        conn.initialize(&hello()).await.unwrap();
+        let error = conn
+            .request::<methods::SessionResume>(&resume())
+            .await
+            .unwrap_err();
+        let exit = error.host_exit().unwrap_or_else(|| panic!("{error}"));
+        assert_eq!(
+            (exit.kind, exit.retry()),
+            (ExitKind::ConfigError, Retry::AfterConfigFix)
+        );
+        assert!(exit
+            .stderr_tail
+            .as_deref()
+            .unwrap()
+            .contains("config file broken"));
+        assert!(conn.recv().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_stalled_host_times_out_and_is_killed_after_the_grace() {
+        let options = options()
+            .timeout_for::<methods::Initialize>(Duration::from_millis(200))
+            .close_grace(Duration::from_millis(100));
+        let conn = Connection::spawn(&host(&["start: stall"]), options).unwrap();
+        let error = conn.initialize(&hello()).await.unwrap_err();
+        assert!(matches!(error, RpcError::TimedOut { .. }), "{error}");
+        // The stalled host exits when stdin closes; either way close returns its exit.
+        let exit = conn.close().await.unwrap();
+        assert!(
+            matches!(exit.kind, ExitKind::CleanShutdown | ExitKind::Crash),
+            "{exit}"
+        );
+    }
+}
