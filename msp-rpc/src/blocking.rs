@@ -31,7 +31,7 @@ use std::io::{self, BufWriter, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use msp_types::protocol::{methods, notifications};
@@ -39,7 +39,7 @@ use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
 use crate::command::Command;
-use crate::driver::{pump, Handler, Inbound, Settings, Sinks};
+use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
 use crate::endpoint::{Client, Endpoint, Pending, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
 use crate::framing::LineDecoder;
@@ -74,6 +74,9 @@ struct Inner<R: Role> {
 
 struct Shared<R: Role> {
     state: Mutex<State<R>>,
+    /// Whether the reader reached the end of the peer's output.
+    read_all: Mutex<bool>,
+    read_all_changed: Condvar,
 }
 
 struct State<R: Role> {
@@ -118,6 +121,19 @@ impl<R: Role> Sinks<R> for Channels<R> {
 impl<R: Role> Shared<R> {
     fn lock(&self) -> MutexGuard<'_, State<R>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read_everything(&self) {
+        *self.read_all.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.read_all_changed.notify_all();
+    }
+
+    /// Waits up to `timeout` for the reader to reach the end of the peer's output.
+    fn wait_read_everything(&self, timeout: Duration) {
+        let done = self.read_all.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self
+            .read_all_changed
+            .wait_timeout_while(done, timeout, |done| !*done);
     }
 }
 
@@ -189,18 +205,21 @@ impl<R: Role> Connection<R> {
                 },
                 initialized: false,
             }),
+            read_all: Mutex::new(false),
+            read_all_changed: Condvar::new(),
         });
         let closer = Closer {
             process: process.clone(),
             grace: settings.close_grace,
         };
         spawn("msp-writer", {
-            let (shared, closer) = (shared.clone(), closer.clone());
-            move || write_loop(writer_rx, writer, &shared, &closer)
+            let (shared, closer, tracer) =
+                (shared.clone(), closer.clone(), settings.tracer.clone());
+            move || write_loop(writer_rx, writer, &shared, &closer, tracer.as_ref())
         });
         spawn("msp-reader", {
-            let shared = shared.clone();
-            move || read_loop(reader, max_frame_bytes, &shared, &closer)
+            let (shared, tracer) = (shared.clone(), settings.tracer.clone());
+            move || read_loop(reader, max_frame_bytes, &shared, &closer, tracer.as_ref())
         });
         if let Some(handler) = handler {
             let shared = shared.clone();
@@ -300,18 +319,21 @@ impl<R: Role> Connection<R> {
     }
 
     /// Closes the connection in order: the writer finishes what is queued and closes its side
-    /// (a host's stdin, so it drains), pending requests fail, and a spawned host gets the grace
-    /// period to exit before it is killed. Returns the host's exit, classified (`None` for a
-    /// connection over plain pipes). Closing again returns the same.
+    /// (a host's stdin, so it drains), a spawned host gets the grace period to exit before it
+    /// is killed, what it wrote until then is still delivered to [`Connection::notifications`],
+    /// and pending requests fail. Returns the host's exit, classified (`None` for a connection
+    /// over plain pipes). Closing again returns the same.
     pub fn close(&self) -> Option<HostExit> {
         {
             let mut state = self.inner.shared.lock();
             state.sinks.writer = None;
         }
+        let grace = self.inner.settings.close_grace;
         let exit = self.inner.process.as_ref().map(|process| {
-            process
-                .wait_exit(self.inner.settings.close_grace)
-                .unwrap_or_else(|| process.kill())
+            let exit = process.wait_exit(grace).unwrap_or_else(|| process.kill());
+            // What the host wrote before it exited is still delivered.
+            self.inner.shared.wait_read_everything(grace);
+            exit
         });
         let reason = exit
             .clone()
@@ -450,7 +472,13 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
         .unwrap_or_else(|e| panic!("cannot start the {name} thread: {e}"));
 }
 
-fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>, closer: &Closer) {
+fn read_loop<R: Role>(
+    mut reader: impl Read,
+    max: usize,
+    shared: &Shared<R>,
+    closer: &Closer,
+    tracer: Option<&Tracer>,
+) {
     let mut lines = LineDecoder::new(max);
     let mut buf = vec![0u8; 64 * 1024];
     let stopped = loop {
@@ -458,23 +486,27 @@ fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>, clo
             Ok(0) => break None,
             Ok(n) => {
                 lines.push(&buf[..n]);
-                feed(shared, &mut lines);
+                feed(shared, &mut lines, tracer);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => break Some(CloseReason::io(&e)),
         }
     };
     lines.finish();
-    feed(shared, &mut lines);
+    feed(shared, &mut lines, tracer);
     let reason = closer.reason(stopped.unwrap_or(CloseReason::PeerClosed));
     shared.lock().shut(reason);
+    shared.read_everything();
 }
 
-fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder) {
+fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder, tracer: Option<&Tracer>) {
     let mut state = shared.lock();
     while let Some(line) = lines.next_line() {
         match line {
-            Ok(line) => state.endpoint.handle_line(line),
+            Ok(line) => {
+                trace(tracer, Traced::Received, line);
+                state.endpoint.handle_line(line)
+            }
             Err(error) => state.endpoint.handle_bad_line(error),
         }
     }
@@ -486,9 +518,11 @@ fn write_loop<R: Role>(
     writer: impl Write,
     shared: &Shared<R>,
     closer: &Closer,
+    tracer: Option<&Tracer>,
 ) {
     let mut out = BufWriter::new(writer);
     let write = |out: &mut BufWriter<_>, line: String| -> io::Result<()> {
+        trace(tracer, Traced::Sent, &line);
         out.write_all(line.as_bytes())?;
         out.write_all(b"\n")
     };

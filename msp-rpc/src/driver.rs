@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use msp_types::protocol::methods;
@@ -34,9 +35,29 @@ pub enum Inbound {
 /// so it may send requests of its own; it should hand long work elsewhere and reply at once.
 pub type Handler<R> = Box<dyn FnMut(&Id, <R as Role>::PeerRequest) -> Reply + Send>;
 
+/// Which way a traced frame went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Traced {
+    /// Written to the peer.
+    Sent,
+    /// Read from the peer.
+    Received,
+}
+
+/// Sees every line as it is written or read (see [`Options::trace`]).
+pub type Tracer = Arc<dyn Fn(Traced, &str) + Send + Sync>;
+
+/// Shows `line` to the tracer, if any; a tracer that panics does not take the I/O down.
+pub(crate) fn trace(tracer: Option<&Tracer>, way: Traced, line: &str) {
+    if let Some(tracer) = tracer {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tracer(way, line)));
+    }
+}
+
 /// How a connection behaves.
 pub struct Options<R: Role> {
     pub(crate) handler: Option<Handler<R>>,
+    pub(crate) tracer: Option<Tracer>,
     pub(crate) timeout: Duration,
     pub(crate) timeouts: HashMap<&'static str, Duration>,
     pub(crate) max_frame_bytes: usize,
@@ -54,6 +75,7 @@ impl<R: Role> fmt::Debug for Options<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Options")
             .field("handler", &self.handler.is_some())
+            .field("tracer", &self.tracer.is_some())
             .field("timeout", &self.timeout)
             .field("timeouts", &self.timeouts)
             .field("max_frame_bytes", &self.max_frame_bytes)
@@ -78,6 +100,7 @@ impl<R: Role> Options<R> {
         ]);
         Options {
             handler: None,
+            tracer: None,
             timeout: Duration::from_secs(60),
             timeouts,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
@@ -92,6 +115,14 @@ impl<R: Role> Options<R> {
         handler: impl FnMut(&Id, R::PeerRequest) -> Reply + Send + 'static,
     ) -> Self {
         self.handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Shows every frame, whole, as it is written (`Sent`) or read (`Received`), for
+    /// debugging: payloads are never logged otherwise. Called on the I/O threads (tasks):
+    /// keep it quick.
+    pub fn trace(mut self, tracer: impl Fn(Traced, &str) + Send + Sync + 'static) -> Self {
+        self.tracer = Some(Arc::new(tracer));
         self
     }
 
@@ -128,8 +159,9 @@ impl<R: Role> Options<R> {
 }
 
 /// The settings a running connection keeps from its [`Options`] (the handler moves out).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct Settings {
+    pub(crate) tracer: Option<Tracer>,
     pub(crate) timeout: Duration,
     pub(crate) timeouts: HashMap<&'static str, Duration>,
     pub(crate) close_grace: Duration,
@@ -149,6 +181,7 @@ impl<R: Role> Options<R> {
             None => Handled::Nothing,
         };
         let settings = Settings {
+            tracer: self.tracer,
             timeout: self.timeout,
             timeouts: self.timeouts,
             close_grace: self.close_grace,

@@ -31,7 +31,7 @@ pub mod tokio;
 mod wire;
 
 pub use command::{new_command_id, Command};
-pub use driver::{Handler, Inbound, Options};
+pub use driver::{Handler, Inbound, Options, Traced, Tracer};
 pub use endpoint::{BadFrame, Client, Endpoint, Event, Host, Problem, Reply, Role};
 pub use error::{CloseReason, RemoteError, RpcError};
 pub use handshake::{FingerprintPolicy, Handshake, HandshakeError, Warning};

@@ -164,9 +164,11 @@ fn parse_step(line: &str) -> Result<(When, Fault), String> {
         "send" => Fault::Send(rest.to_owned()),
         "fingerprint" if !rest.trim().is_empty() => Fault::Fingerprint(rest.trim().to_owned()),
         "fingerprint" => return Err("`fingerprint` needs a value".into()),
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "unknown fault {other:?}: use stderr, exit, stall, close-stdout, send or fingerprint"
-        )),
+        ))
+        }
     };
     Ok((when, fault))
 }

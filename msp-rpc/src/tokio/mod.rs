@@ -46,7 +46,7 @@ use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
 use crate::command::Command;
-use crate::driver::{pump, Handler, Inbound, Settings, Sinks};
+use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
 use crate::endpoint::{Client, Endpoint, Reply, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
 use crate::framing::LineDecoder;
@@ -83,6 +83,8 @@ struct Inner<R: Role> {
 struct Shared<R: Role> {
     // Held briefly and never across an await: a std mutex.
     state: Mutex<State<R>>,
+    /// Turns true when the reader reached the end of the peer's output.
+    read_all: ::tokio::sync::watch::Sender<bool>,
 }
 
 struct State<R: Role> {
@@ -199,18 +201,27 @@ impl<R: Role> Connection<R> {
                 },
                 initialized: false,
             }),
+            read_all: ::tokio::sync::watch::Sender::new(false),
         });
         let closer = Closer {
             process: process.clone(),
             grace: settings.close_grace,
         };
+        let tracer = settings.tracer.clone();
         ::tokio::spawn(write_loop(
             writer_rx,
             writer,
             shared.clone(),
             closer.clone(),
+            tracer.clone(),
         ));
-        ::tokio::spawn(read_loop(reader, max_frame_bytes, shared.clone(), closer));
+        ::tokio::spawn(read_loop(
+            reader,
+            max_frame_bytes,
+            shared.clone(),
+            closer,
+            tracer,
+        ));
         if let Some(handler) = handler {
             ::tokio::spawn(handle_loop(requests_rx, handler, shared.clone()));
         }
@@ -321,17 +332,23 @@ impl<R: Role> Connection<R> {
     }
 
     /// Closes in order: the writer finishes and closes its side (a host's stdin, so it drains),
-    /// pending requests fail, a spawned host gets the grace period to exit before it is
-    /// killed. Returns the host's exit, classified (`None` over plain streams).
+    /// a spawned host gets the grace period to exit before it is killed, what it wrote until
+    /// then is still delivered, and pending requests fail. Returns the host's exit, classified
+    /// (`None` over plain streams).
     pub async fn close(&self) -> Option<HostExit> {
         self.inner.shared.lock().sinks.writer = None;
+        let grace = self.inner.settings.close_grace;
         let exit = match &self.inner.process {
-            Some(process) => Some(
-                match process.wait_exit(self.inner.settings.close_grace).await {
+            Some(process) => {
+                let exit = match process.wait_exit(grace).await {
                     Some(exit) => exit,
                     None => process.kill().await,
-                },
-            ),
+                };
+                // What the host wrote before it exited is still delivered.
+                let mut read_all = self.inner.shared.read_all.subscribe();
+                let _ = ::tokio::time::timeout(grace, read_all.wait_for(|done| *done)).await;
+                Some(exit)
+            }
             None => None,
         };
         let reason = exit
@@ -438,6 +455,7 @@ async fn read_loop<R: Role>(
     max: usize,
     shared: Arc<Shared<R>>,
     closer: Closer,
+    tracer: Option<Tracer>,
 ) {
     let mut lines = LineDecoder::new(max);
     let mut buf = vec![0u8; 64 * 1024];
@@ -446,25 +464,29 @@ async fn read_loop<R: Role>(
             Ok(0) => break None,
             Ok(n) => {
                 lines.push(&buf[..n]);
-                feed(&shared, &mut lines);
+                feed(&shared, &mut lines, tracer.as_ref());
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => break Some(CloseReason::io(&e)),
         }
     };
     lines.finish();
-    feed(&shared, &mut lines);
+    feed(&shared, &mut lines, tracer.as_ref());
     let reason = closer
         .reason(stopped.unwrap_or(CloseReason::PeerClosed))
         .await;
     shared.lock().shut(reason);
+    shared.read_all.send_replace(true);
 }
 
-fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder) {
+fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder, tracer: Option<&Tracer>) {
     let mut state = shared.lock();
     while let Some(line) = lines.next_line() {
         match line {
-            Ok(line) => state.endpoint.handle_line(line),
+            Ok(line) => {
+                trace(tracer, Traced::Received, line);
+                state.endpoint.handle_line(line)
+            }
             Err(error) => state.endpoint.handle_bad_line(error),
         }
     }
@@ -476,13 +498,14 @@ async fn write_loop<R: Role>(
     writer: impl AsyncWrite + Unpin,
     shared: Arc<Shared<R>>,
     closer: Closer,
+    tracer: Option<Tracer>,
 ) {
     let mut out = BufWriter::new(writer);
     while let Some(line) = lines.recv().await {
-        let mut written = write_line(&mut out, line).await;
+        let mut written = write_line(&mut out, line, tracer.as_ref()).await;
         while written.is_ok() {
             match lines.try_recv() {
-                Ok(line) => written = write_line(&mut out, line).await,
+                Ok(line) => written = write_line(&mut out, line, tracer.as_ref()).await,
                 Err(_) => break,
             }
         }
@@ -500,7 +523,12 @@ async fn write_loop<R: Role>(
     let _ = out.shutdown().await;
 }
 
-async fn write_line(out: &mut (impl AsyncWrite + Unpin), line: String) -> std::io::Result<()> {
+async fn write_line(
+    out: &mut (impl AsyncWrite + Unpin),
+    line: String,
+    tracer: Option<&Tracer>,
+) -> std::io::Result<()> {
+    trace(tracer, Traced::Sent, &line);
     out.write_all(line.as_bytes()).await?;
     out.write_all(b"\n").await
 }

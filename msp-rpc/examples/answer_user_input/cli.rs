@@ -1,20 +1,24 @@
-//! Command-line options: what the user decides, and which transcript the canned host plays.
+//! Command-line options: what the user decides, and which host to talk to.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const USAGE: &str = "\
 Usage: answer_user_input [OPTIONS] [TRANSCRIPT_DIR]
 
-Resumes a session whose agent is waiting on a question, shows the question, answers it
-and waits for the settlement. The host is canned: it plays TRANSCRIPT_DIR/transcript.ndjson
-(default: tests/fixtures/seed-answer-user-input).
+Resumes a session whose agent is waiting on a question, shows the question, answers it and
+waits for the settlement. The host is msp-canned-host playing TRANSCRIPT_DIR (default:
+tests/fixtures/seed-answer-user-input), spawned as a child process and spoken to over its
+stdin and stdout, as `muse serve` would be; --muse talks to a real host instead.
 
-Options (at most one kind of decision; the default follows the recording, picking the
-first offered label):
+Options (at most one kind of decision; the default answers with the first offered label):
   --answer LABEL      answer with LABEL; repeat for the following questions
   --cancel REASON     decline to answer, giving REASON
   --interrupt LABEL   confirm LABEL (repeat for the following questions), then interrupt
-  --session ID        the session to resume (default: the one the recording resumes)
+  --session ID        the session to resume (default: the one the transcript resumes)
+  --host PATH         the canned host binary (default: $MSP_CANNED_HOST, else
+                      msp-canned-host next to this program)
+  --host-arg ARG      an argument for the canned host, such as --strict (repeatable)
+  --muse              spawn `muse serve` ($MUSE_CLI, else muse on PATH) instead
   --trace             print every frame: `> ` sent, `< ` received
   -h, --help          print this help";
 
@@ -29,28 +33,41 @@ pub enum Decision {
     Interrupt(Vec<String>),
 }
 
+/// Which host to talk to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostChoice {
+    /// The canned host binary, playing a transcript, with extra arguments.
+    Canned {
+        binary: Option<PathBuf>,
+        args: Vec<String>,
+    },
+    /// `muse serve`.
+    Muse,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     pub transcript: PathBuf,
-    pub decision: Option<Decision>,
+    pub decision: Decision,
     pub session: Option<String>,
+    pub host: HostChoice,
     pub trace: bool,
 }
 
 /// The fixture the example plays when no folder is given.
 pub fn default_transcript() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed-answer-user-input")
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(Path::new(".."));
+    workspace.join("tests/fixtures/seed-answer-user-input")
 }
 
 /// `Ok(None)` asks for the help text.
 pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
-    let mut options = Options {
-        transcript: default_transcript(),
-        decision: None,
-        session: None,
-        trace: false,
-    };
     let mut transcript = None;
+    let mut decision = None;
+    let (mut session, mut binary, mut host_args, mut muse, mut trace) =
+        (None, None, Vec::new(), false, false);
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -65,11 +82,14 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
         };
         match name {
             "-h" | "--help" => return Ok(None),
-            "--trace" => options.trace = true,
-            "--session" => options.session = Some(value()?),
+            "--trace" => trace = true,
+            "--muse" => muse = true,
+            "--session" => session = Some(value()?),
+            "--host" => binary = Some(PathBuf::from(value()?)),
+            "--host-arg" => host_args.push(value()?),
             "--answer" | "--interrupt" | "--cancel" => {
                 let value = value()?;
-                options.decision = Some(match (name, options.decision.take()) {
+                decision = Some(match (name, decision.take()) {
                     ("--answer", None) => Decision::Answer(vec![value]),
                     ("--answer", Some(Decision::Answer(mut labels))) => {
                         labels.push(value);
@@ -89,8 +109,18 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
             extra => return Err(format!("unexpected argument {extra}")),
         }
     }
-    if let Some(folder) = transcript {
-        options.transcript = folder;
-    }
-    Ok(Some(options))
+    let host = match muse {
+        true => HostChoice::Muse,
+        false => HostChoice::Canned {
+            binary,
+            args: host_args,
+        },
+    };
+    Ok(Some(Options {
+        transcript: transcript.unwrap_or_else(default_transcript),
+        decision: decision.unwrap_or(Decision::Answer(Vec::new())),
+        session,
+        host,
+        trace,
+    }))
 }
