@@ -205,19 +205,40 @@ fn a_mismatching_client_is_told_which_frame_at_which_line_differs_where() {
     let mut host = Host::spawn(&["--strict", fixture.to_str().unwrap()]);
     host.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"x","version":"1"}}}"#);
     host.recv("initialize");
-    // The recording has `initialized` next; send a request with a wrong params shape instead.
-    host.send(r#"{"jsonrpc":"2.0","method":"initialized","params":{"unexpected":true}}"#);
+    host.send(r#"{"jsonrpc":"2.0","method":"initialized"}"#);
+    // A resume whose `excludeItems` is a string where the recording has a boolean.
+    host.send(r#"{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"commandId":"c-1","sessionId":"0198f0aa-1111-7000-8000-0000000000bb","excludeItems":"yes"}}"#);
     let (code, stderr) = host.finish();
     assert_eq!(code, MISMATCH, "{stderr}");
     let origin = fixture.join("transcript.ndjson").display().to_string();
     assert!(
         stderr.contains(&format!(
-            "mismatch at {origin}:3: expected the client's notification initialized"
+            "mismatch at {origin}:4: expected the client's request session/resume (id 2), the client sent request session/resume (id 2)"
         )),
         "{stderr}"
     );
     assert!(
-        stderr.contains(r#"at (the frame): member "params" was not recorded"#),
+        stderr.contains("at /params/excludeItems: sent a string, recorded a boolean"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_frame_that_leaves_out_a_required_member_is_refused_with_the_decoders_pointer() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/seed-answer-user-input");
+    let mut host = Host::spawn(&[fixture.to_str().unwrap()]);
+    host.send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"x"}}}"#,
+    );
+    let (code, stderr) = host.finish();
+    assert_eq!(code, MISMATCH, "{stderr}");
+    assert!(
+        stderr.contains("at /params/clientInfo/version: the member is missing"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("not a valid one: initialize (id 1) at /params/clientInfo/version: missing field `version`"),
         "{stderr}"
     );
 }
@@ -233,4 +254,221 @@ fn a_client_that_stops_early_is_told_what_the_transcript_expected() {
         stderr.contains(":1 expects it to send request initialize (id 1)"),
         "{stderr}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Clients that take their own legal path, and those that do not
+
+mod own_path {
+    use super::*;
+    use msp_rpc::blocking::Connection;
+    use msp_rpc::{FingerprintPolicy, HostCommand, HostExit, Inbound, Options, Reply, RpcError};
+    use msp_types::protocol::methods;
+    use msp_types::registry::SERVED_FINGERPRINT;
+    use msp_types::{
+        ClientInfo, HistoryPreference, InitializeParams, ProtocolNotification, RequestReceipt,
+        ServerRequest, SessionResumeParams, UserInputAnswer, UserInputAnswerParams,
+        UserInputOutcome,
+    };
+
+    const SESSION: &str = "0198f0aa-1111-7000-8000-0000000000bb";
+
+    /// What happened to a client that answers the re-issued question at once.
+    struct Ended {
+        outcome: Result<UserInputOutcome, RpcError>,
+        warnings: usize,
+        exit: HostExit,
+    }
+
+    /// Resumes (`resume` sets its preferences), answers the re-issued question straight away
+    /// with its first offered label, without any `view/page` backfill, and waits for the
+    /// settlement.
+    fn answer_at_once(
+        transcript: &Path,
+        host_args: &[&str],
+        policy: FingerprintPolicy,
+        resume: impl FnOnce(&mut SessionResumeParams),
+    ) -> Ended {
+        let (tx, asked) = mpsc::channel();
+        let options = Options::new()
+            .fingerprint_policy(policy)
+            .close_grace(Duration::from_secs(5))
+            .on_request(move |_, request| match request {
+                ServerRequest::UserInputRequest(params) => {
+                    let _ = tx.send(params);
+                    Reply::ok(&RequestReceipt::new())
+                }
+                other => Reply::method_not_found(other.method()),
+            });
+        let host = HostCommand::new(HOST).args(host_args).arg(transcript);
+        let conn = Connection::spawn(&host, options).unwrap();
+        let outcome = (|| {
+            let hello = InitializeParams::new(ClientInfo::new("skipper".into(), "0".into()));
+            let warnings = conn.initialize(&hello)?.warnings.len();
+            let mut params = SessionResumeParams::new(new_command_id(), SESSION.into());
+            resume(&mut params);
+            conn.request::<methods::SessionResume>(&params)?;
+            let question = asked.recv_timeout(WAIT).expect("the question is re-issued");
+            let mut answer = UserInputAnswer::new(question.questions[0].id.clone());
+            answer.selected_label = Some(question.questions[0].options[0].label.clone());
+            let params = UserInputAnswerParams::new(
+                vec![answer],
+                new_command_id(),
+                SESSION.into(),
+                question.user_input_id.clone(),
+            );
+            conn.request::<methods::UserInputAnswer>(&params)?;
+            while let Some(inbound) = conn.next_timeout(WAIT) {
+                if let Inbound::Notification {
+                    notification: ProtocolNotification::UserInputSettled(settled),
+                    ..
+                } = inbound
+                {
+                    return Ok((settled.outcome, warnings));
+                }
+            }
+            panic!("no settlement")
+        })();
+        let exit = conn.close().unwrap();
+        let (outcome, warnings) = match outcome {
+            Ok((outcome, warnings)) => (Ok(outcome), warnings),
+            Err(error) => (Err(error), 0),
+        };
+        Ended {
+            outcome,
+            warnings,
+            exit,
+        }
+    }
+
+    fn exclude_items(params: &mut SessionResumeParams) {
+        params.exclude_items = Some(true);
+    }
+
+    #[test]
+    fn a_client_that_skips_the_backfill_completes_the_question() {
+        let Some(dir) = shared_transcripts() else {
+            eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+            return;
+        };
+        let ended = answer_at_once(
+            &dir.join("userinput-answer-round-trip"),
+            &[],
+            FingerprintPolicy::Warn,
+            exclude_items,
+        );
+        assert_eq!(ended.outcome.unwrap(), UserInputOutcome::Answered);
+        assert_eq!((ended.exit.code, ended.exit.stderr_tail), (Some(0), None));
+
+        // The same client on a transcript that records no backfill, strict.
+        let ended = answer_at_once(
+            &dir.join("snapshot-suffix-pending-userinput"),
+            &["--strict"],
+            FingerprintPolicy::Warn,
+            |params| params.history = Some(HistoryPreference::Snapshot),
+        );
+        assert_eq!(ended.outcome.unwrap(), UserInputOutcome::Answered);
+        assert_eq!(ended.exit.code, Some(0));
+    }
+
+    #[test]
+    fn strict_matching_refuses_the_skip() {
+        let Some(dir) = shared_transcripts() else {
+            eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+            return;
+        };
+        let scenario = dir.join("userinput-answer-round-trip");
+        let ended = answer_at_once(
+            &scenario,
+            &["--strict"],
+            FingerprintPolicy::Warn,
+            exclude_items,
+        );
+        let error = ended.outcome.unwrap_err();
+        assert_eq!(ended.exit.code, Some(MISMATCH), "{error}");
+        let tail = ended.exit.stderr_tail.unwrap();
+        let origin = scenario.join("transcript.ndjson").display().to_string();
+        assert!(
+            tail.contains(&format!(
+                "mismatch at {origin}:8: expected the client's request view/page (id 3), the client sent request userInput/answer (id 3)"
+            )),
+            "{tail}"
+        );
+    }
+
+    #[test]
+    fn a_served_fingerprint_override_lets_a_strict_client_through() {
+        let fingerprint = SERVED_FINGERPRINT.unwrap();
+        let Some(dir) = shared_transcripts() else {
+            eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+            return;
+        };
+        let scenario = dir.join("userinput-answer-round-trip");
+        // Recorded under an older fingerprint: a strict client is refused...
+        let ended = answer_at_once(&scenario, &[], FingerprintPolicy::Require, exclude_items);
+        assert!(
+            matches!(ended.outcome, Err(RpcError::Handshake(_))),
+            "{:?}",
+            ended.outcome.err()
+        );
+        // ... unless the host serves the one this crate pins.
+        for args in [
+            &["--fingerprint", fingerprint][..],
+            &["--fault", &format!("start: fingerprint {fingerprint}")],
+        ] {
+            let ended = answer_at_once(&scenario, args, FingerprintPolicy::Require, exclude_items);
+            assert_eq!(ended.outcome.unwrap(), UserInputOutcome::Answered);
+            assert_eq!(ended.warnings, 0);
+        }
+    }
+
+    /// The project's fixture, played to a raw client; returns the exit code and stderr.
+    fn raw_client(frames: &[&str]) -> (i32, String) {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/seed-answer-user-input");
+        let mut host = Host::spawn(&[fixture.to_str().unwrap()]);
+        for frame in frames {
+            host.send(frame);
+            if frame.contains("\"method\"") && frame.contains("\"id\"") {
+                host.recv("a response");
+            }
+        }
+        host.finish()
+    }
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"fixture-client","version":"0.1.0"}}}"#;
+    const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"initialized"}"#;
+    const RESUME: &str = r#"{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"commandId":"018f6a2b-3333-7abc-8def-00000000d001","sessionId":"0198f0aa-1111-7000-8000-0000000000bb","excludeItems":true}}"#;
+    const PAGE: &str = r#"{"jsonrpc":"2.0","id":3,"method":"view/page","params":{"sessionId":"0198f0aa-1111-7000-8000-0000000000bb","direction":"forward","limit":200}}"#;
+
+    #[test]
+    fn a_client_that_never_answers_the_hosts_request_is_diagnosed() {
+        let (code, stderr) = raw_client(&[INITIALIZE, INITIALIZED, RESUME, PAGE]);
+        assert_eq!(code, MISMATCH, "{stderr}");
+        assert!(
+            stderr.contains(":7: expected the client's result (id 18)"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("the client never answered the host's request 18"),
+            "{stderr}"
+        );
+    }
+
+    #[test]
+    fn a_method_the_transcript_does_not_have_is_diagnosed() {
+        let models = r#"{"jsonrpc":"2.0","id":3,"method":"model/list","params":{}}"#;
+        let (code, stderr) = raw_client(&[
+            INITIALIZE,
+            INITIALIZED,
+            RESUME,
+            r#"{"jsonrpc":"2.0","id":18,"result":{}}"#,
+            models,
+        ]);
+        assert_eq!(code, MISMATCH, "{stderr}");
+        assert!(
+            stderr.contains(":8: expected the client's request view/page (id 3), the client sent request model/list (id 3)"),
+            "{stderr}"
+        );
+    }
 }

@@ -714,3 +714,47 @@ fn options_take_one_kind_of_decision_and_a_host() {
         }
     );
 }
+
+#[cfg(feature = "tokio")]
+#[test]
+fn the_async_twin_answers_the_question_too() {
+    let exe = Path::new(HOST)
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(format!(
+            "answer_user_input_async{}",
+            std::env::consts::EXE_SUFFIX
+        ));
+    let output = Command::new(exe)
+        .env("MSP_CANNED_HOST", HOST)
+        .output()
+        .unwrap();
+    let out = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        out,
+        "connected to fixture-host\n\
+         question 0198f0ae-1111-7000-8000-0000000000f1 (pending at resume: true)\n\
+         host: accepted (a receipt, not the outcome)\n\
+         settled: answered (by this client: true)\n\
+         the host shut down cleanly (exit code 0)\n"
+    );
+}
+
+#[test]
+fn under_a_served_fingerprint_override_the_recipe_reports_no_warning() {
+    let fingerprint = msp_types::registry::SERVED_FINGERPRINT.unwrap();
+    let run = run(&["--host-arg", "--fingerprint", "--host-arg", fingerprint]);
+    assert_ok(&run);
+    let without_warning: String = DEFAULT_OUTPUT
+        .lines()
+        .filter(|line| !line.starts_with("warning:"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(run.out, without_warning);
+}

@@ -13,8 +13,21 @@ pub struct Diff {
     pub pointer: String,
     /// What differs.
     pub detail: String,
-    /// A different shape (members, types, lengths) rather than another value.
-    pub shape: bool,
+    /// What sort of difference it is.
+    pub kind: DiffKind,
+}
+
+/// What sort of difference a [`Diff`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DiffKind {
+    /// A member one side has and the other lacks.
+    Member,
+    /// Another JSON type.
+    Type,
+    /// Another array length.
+    Length,
+    /// Another value of the same type.
+    Value,
 }
 
 impl fmt::Display for Diff {
@@ -29,8 +42,7 @@ impl fmt::Display for Diff {
 }
 
 /// Every difference between `recorded` and `sent`, skipping the `free` pointers (values that
-/// may differ between runs). Members, JSON types and array lengths must agree; other values
-/// may differ (a `shape: false` diff).
+/// may differ between runs).
 pub fn compare(recorded: &Value, sent: &Value, free: &[String]) -> Vec<Diff> {
     let mut out = Vec::new();
     walk(recorded, sent, &mut String::new(), free, &mut out);
@@ -41,21 +53,27 @@ fn walk(want: &Value, got: &Value, pointer: &mut String, free: &[String], out: &
     if free.iter().any(|p| p == pointer) {
         return;
     }
-    let diff = |pointer: &str, detail: String, shape: bool| Diff {
+    let diff = |pointer: &str, detail: String, kind: DiffKind| Diff {
         pointer: pointer.to_owned(),
         detail,
-        shape,
+        kind,
     };
     match (want, got) {
         (Value::Object(want), Value::Object(got)) => {
+            let member =
+                |key: &str| format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
             for key in want.keys().filter(|k| !got.contains_key(*k)) {
-                out.push(diff(pointer, format!("member {key:?} is missing"), true));
+                out.push(diff(
+                    &member(key),
+                    "the member is missing".into(),
+                    DiffKind::Member,
+                ));
             }
             for key in got.keys().filter(|k| !want.contains_key(*k)) {
                 out.push(diff(
-                    pointer,
-                    format!("member {key:?} was not recorded"),
-                    true,
+                    &member(key),
+                    "the member was not recorded".into(),
+                    DiffKind::Member,
                 ));
             }
             for (key, want) in want {
@@ -71,7 +89,7 @@ fn walk(want: &Value, got: &Value, pointer: &mut String, free: &[String], out: &
         (Value::Array(want), Value::Array(got)) if want.len() != got.len() => out.push(diff(
             pointer,
             format!("{} items, recorded {}", got.len(), want.len()),
-            true,
+            DiffKind::Length,
         )),
         (Value::Array(want), Value::Array(got)) => {
             for (index, (want, got)) in want.iter().zip(got).enumerate() {
@@ -84,11 +102,13 @@ fn walk(want: &Value, got: &Value, pointer: &mut String, free: &[String], out: &
         (want, got) if json_type(want) != json_type(got) => out.push(diff(
             pointer,
             format!("sent a {}, recorded a {}", json_type(got), json_type(want)),
-            true,
+            DiffKind::Type,
         )),
-        (want, got) if want != got => {
-            out.push(diff(pointer, format!("sent {got}, recorded {want}"), false))
-        }
+        (want, got) if want != got => out.push(diff(
+            pointer,
+            format!("sent {got}, recorded {want}"),
+            DiffKind::Value,
+        )),
         _ => {}
     }
 }

@@ -1,12 +1,16 @@
 //! A canned MSP host for testing clients (feature `canned-host`): it plays the server side of
 //! a recorded transcript, over stdio (the `msp-canned-host` binary) or any reader and writer.
 //!
-//! Client frames are matched by structure, not bytes: the same kind and method, the same
-//! members, JSON types and array lengths. Request ids and `params.commandId`s the client mints
+//! Client frames are matched by structure, not bytes: the same kind and method, the same JSON
+//! types and array lengths where both frames have a member. A member only one of them has is
+//! the client's own business as long as its frame is valid for its method (it decodes with
+//! `msp-types`; if not, the decoder's pointer is in the diagnosis). Request ids and
+//! `params.commandId`s the client mints
 //! are bound to the recorded ones on first sight, and every later server frame speaks the
 //! client's: a response carries the client's request id, and a recorded `commandId` quoted
-//! anywhere (an ack's `commandId`, `decidedByCommandId`) becomes the client's. Other values may
-//! differ (each is noted on stderr); the manifest's `normalize` paths may differ silently.
+//! anywhere (an ack's `commandId`, `decidedByCommandId`) becomes the client's. Other values and
+//! members may differ (each is noted on stderr); the manifest's `normalize` paths may differ
+//! silently.
 //!
 //! Replies to the host's own requests may cross the client's next request on the wire: they
 //! are matched by id whenever they come, and must all come. Unless strict, a client may also
@@ -44,9 +48,10 @@ use std::fmt;
 use std::io::{self, BufWriter, Read, Write};
 
 use msp_types::rpc::Id;
+use msp_types::{Frame, Sender};
 use serde_json::Value;
 
-pub use self::compare::{compare, Diff};
+pub use self::compare::{compare, Diff, DiffKind};
 pub use self::script::{Fault, Script, ScriptError, When};
 pub use self::transcript::{Dir, LoadError, Recorded, Transcript};
 
@@ -329,6 +334,23 @@ impl<W: Write, E: Write> Run<'_, W, E> {
     /// The client's next frame, expected to answer for recorded frame `at`.
     fn read<R: Read>(&mut self, lines: &mut ClientLines<R>, at: usize) -> Result<Value, Stop> {
         let Some(line) = lines.next() else {
+            // A request of the host left unanswered is the client's fault, not an early end.
+            let unanswered = (0..self.frames().len()).find(|&k| {
+                let frame = &self.frames()[k];
+                frame.dir == Dir::Client
+                    && !self.done[k]
+                    && frame.is_response()
+                    && frame.id().is_some_and(|id| self.asked.contains(&id))
+            });
+            if let Some(k) = unanswered {
+                let id = self.frames()[k]
+                    .id()
+                    .map_or_else(String::new, |id| id.to_string());
+                let reason = format!("the client never answered the host's request {id}");
+                return Err(self
+                    .mismatch(k, "nothing (its input ended)".into(), vec![reason])
+                    .into());
+            }
             let frame = &self.frames()[at];
             let why = format!(
                 "the client's input ended; {}:{} expects it to send {}",
@@ -431,7 +453,8 @@ impl<W: Write, E: Write> Run<'_, W, E> {
             return Err(self.mismatch(k, describe(&sent), vec![reason]).into());
         }
         let diffs = compare(recorded, &sent, &self.host.transcript.normalize);
-        let (hard, soft): (Vec<Diff>, Vec<Diff>) = diffs.into_iter().partition(|d| d.shape);
+        let hard = |d: &Diff| matches!(d.kind, DiffKind::Type | DiffKind::Length);
+        let (hard, soft): (Vec<Diff>, Vec<Diff>) = diffs.into_iter().partition(hard);
         if !hard.is_empty() {
             let reasons = hard.iter().map(Diff::to_string).collect();
             return Err(self.mismatch(k, describe(&sent), reasons).into());
@@ -464,11 +487,25 @@ impl<W: Write, E: Write> Run<'_, W, E> {
         }
         let mut free = self.host.transcript.normalize.clone();
         free.extend(["/id".to_owned(), "/params/commandId".to_owned()]);
-        let (hard, soft): (Vec<Diff>, Vec<Diff>) = compare(recorded, sent, &free)
-            .into_iter()
-            .partition(|d| d.shape);
+        let diffs = compare(recorded, sent, &free);
+        // Members the recorded client sent and this one leaves out (or adds) are its own
+        // business as long as the frame is a valid one for its method; if it is not, the
+        // decoder says where.
+        let membership = diffs.iter().any(|d| d.kind == DiffKind::Member);
+        let invalid = match membership {
+            true => Frame::parse_from(Sender::Client, &sent.to_string()).err(),
+            false => None,
+        };
+        let hard = |d: &Diff| match d.kind {
+            DiffKind::Type | DiffKind::Length => true,
+            DiffKind::Member => invalid.is_some(),
+            DiffKind::Value => false,
+        };
+        let (hard, soft): (Vec<Diff>, Vec<Diff>) = diffs.into_iter().partition(hard);
         if !hard.is_empty() {
-            return Err(hard.iter().map(Diff::to_string).collect());
+            let mut reasons: Vec<String> = hard.iter().map(Diff::to_string).collect();
+            reasons.extend(invalid.map(|e| format!("and the frame is not a valid one: {e}")));
+            return Err(reasons);
         }
         Ok(soft)
     }
