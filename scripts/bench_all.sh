@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every benchmark of msp-bench, then a table of each ratio against its target:
 # generation (msp-codegen vs typify), wire decode/encode (msp-types vs Value, IgnoredAny and
-# typify's types) and build time (scripts/bench_build_time.sh). Set MSP_SHARED_DIR for the
+# typify's types), the msp-rpc connection (round trips, notification flood) and build time
+# (scripts/bench_build_time.sh). Set MSP_SHARED_DIR for the
 # experimental bundle and the golden transcripts; without it the typify comparisons are skipped.
 # MSP_BENCH_SECS (default 1) is the measurement time of each wire case.
 set -euo pipefail
@@ -26,12 +27,16 @@ built=$(cargo bench -p msp-bench --no-run 2>&1) || { echo "$built"; exit 1; }
 exe() { sed -n "s|.*Executable benches/$1.rs (\(.*\))|\1|p" <<<"$built"; }
 generation=$(exe generation)
 wire=$(exe wire)
+rpc=$(exe rpc)
 stage
 echo "== generation"
 "$generation" --bench
 stage
 echo "== wire"
 "$wire" --bench
+stage
+echo "== connection (msp-rpc)"
+"$rpc" --bench
 stage
 echo "== build time"
 scripts/bench_build_time.sh
@@ -66,6 +71,10 @@ cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
     row("encode frame, Frame::to_line / Value", "encode.frame.msp_api/value", ">=", 1.0)
     row("encode payload, types (Serialize) / Value", "encode.payload.msp_types/value", ">=", 1.0)
     row("build: generated crate / typify crate (debug)", "ratio.crate", "<=", 1.0)
+    row("request round trip, blocking connection / hand-written loop", "ratio.roundtrip.blocking", "<=", 2.0)
+    row("request round trip, tokio connection / hand-written loop", "ratio.roundtrip.async", "<=", 2.0)
+    row("notification flood, blocking connection / Frame::parse_from", "ratio.flood.blocking", "<=", 1.1)
+    row("notification flood, tokio connection / Frame::parse_from", "ratio.flood.async", "<=", 1.1)
     row("no-op build: generator runs", "noop.generator_runs", "<=", 0)
     print ""
     print "like for like: typify on schema/msp.schema.json, the input msp-types is generated from"
@@ -78,6 +87,9 @@ cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
     print "a Value is made first (decode, timed from text) or last (params), so these sit below Value"
     info("  decode payload, *::decode / Value", "decode.payload.msp_api/value")
     info("  encode payload, params() / Value", "encode.payload.msp_api/value")
+    print ""
+    print "diagnostic: the sans-I/O endpoint alone (framing and events, no threads) on the flood"
+    info("  notification flood, Endpoint / Frame::parse_from", "ratio.flood.endpoint")
     print ""
     print "diagnostic: the generated types alone (serde_json::from_str::<T>, no Value in between)"
     info("  decode frame, types / Value", "decode.frame.msp_types/value")

@@ -57,6 +57,8 @@ pub enum Kind {
 pub struct Line {
     /// `scenario:line`.
     pub source: String,
+    /// Who wrote it, when the transcript says.
+    pub dir: Option<Dir>,
     /// The frame as sent (a trailing `\r` kept).
     pub raw: String,
     /// What it carries.
@@ -213,6 +215,7 @@ fn read_file(name: &str, text: &str, out: &mut Vec<Line>) -> Result<(), String> 
         drop(frame);
         out.push(Line {
             source,
+            dir,
             raw,
             kind,
             method,

@@ -26,7 +26,7 @@
 //! assert!(models.models.is_empty());
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, BufWriter, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{ChildStdin, ChildStdout};
@@ -40,9 +40,9 @@ use msp_types::InitializeParams;
 
 use crate::command::Command;
 use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
-use crate::endpoint::{Client, Endpoint, Pending, Response, Role, Sends};
+use crate::endpoint::{Client, Endpoint, Handled, Pending, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
-use crate::framing::LineDecoder;
+use crate::framing::{LineDecoder, LineError};
 use crate::handshake::{Handshake, HandshakeError};
 use crate::process::{HostCommand, HostExit, HostProcess, SpawnError};
 
@@ -67,28 +67,79 @@ impl<R: Role> Clone for Connection<R> {
 struct Inner<R: Role> {
     shared: Arc<Shared<R>>,
     process: Option<Arc<HostProcess>>,
-    inbound: Mutex<Receiver<Inbound>>,
     settings: Settings,
     handshake: OnceLock<Handshake>,
 }
 
 struct Shared<R: Role> {
     state: Mutex<State<R>>,
-    /// Whether the reader reached the end of the peer's output.
-    read_all: Mutex<bool>,
-    read_all_changed: Condvar,
+    /// Notified when inbound frames are queued, lines are handed over or taken, or the
+    /// connection closes.
+    changed: Condvar,
+    tracer: Option<Tracer>,
+    /// Set when the reader reached the end of the peer's output.
+    read_all: Flag,
+    /// Set when the handler answered every request handed to it.
+    handled_all: Flag,
+}
+
+/// A condition that turns true once, to wait for with a timeout.
+#[derive(Default)]
+struct Flag {
+    set: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl Flag {
+    fn set(&self) {
+        *self.set.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.changed.notify_all();
+    }
+
+    fn wait(&self, timeout: Duration) {
+        let set = self.set.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self.changed.wait_timeout_while(set, timeout, |set| !*set);
+    }
 }
 
 struct State<R: Role> {
     endpoint: Endpoint<R>,
     sinks: Channels<R>,
     initialized: bool,
+    /// Threads waiting in [`Connection::notifications`] (or `next_timeout`).
+    consumers: usize,
+    /// Lines the reader hands to a waiting consumer, which types them on its own thread, one
+    /// at a time as it takes them (what it frees is then what it just allocated: across
+    /// threads, and with many values alive at once, allocators get slow).
+    handoff: Option<Handoff>,
+}
+
+/// Lines handed over: their text, where each ends, and how many were taken.
+struct Handoff {
+    text: String,
+    ends: Vec<usize>,
+    taken: usize,
+}
+
+impl Handoff {
+    /// The next line not taken yet.
+    fn next(&mut self) -> Option<&str> {
+        let end = *self.ends.get(self.taken)?;
+        let start = match self.taken {
+            0 => 0,
+            n => self.ends[n - 1] + 1,
+        };
+        self.taken += 1;
+        self.text.get(start..end)
+    }
 }
 
 struct Channels<R: Role> {
     waiters: HashMap<Id, SyncSender<Response>>,
     writer: Option<Sender<String>>,
-    inbound: Option<Sender<Inbound>>,
+    inbound: VecDeque<Inbound>,
+    /// Whether more inbound frames may come.
+    open: bool,
     requests: Option<Sender<(Id, R::PeerRequest)>>,
 }
 
@@ -106,10 +157,13 @@ impl<R: Role> Sinks<R> for Channels<R> {
     }
 
     fn inbound(&mut self, inbound: Inbound) {
-        if let Some(queue) = &self.inbound {
-            let _ = queue.send(inbound);
+        if self.open {
+            self.inbound.push_back(inbound);
         }
     }
+
+    // The queue is the consumer's directly: nothing to hand on.
+    fn flush(&mut self) {}
 
     fn request(&mut self, id: Id, request: R::PeerRequest) {
         if let Some(requests) = &self.requests {
@@ -122,19 +176,6 @@ impl<R: Role> Shared<R> {
     fn lock(&self) -> MutexGuard<'_, State<R>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
-
-    fn read_everything(&self) {
-        *self.read_all.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.read_all_changed.notify_all();
-    }
-
-    /// Waits up to `timeout` for the reader to reach the end of the peer's output.
-    fn wait_read_everything(&self, timeout: Duration) {
-        let done = self.read_all.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = self
-            .read_all_changed
-            .wait_timeout_while(done, timeout, |done| !*done);
-    }
 }
 
 impl<R: Role> State<R> {
@@ -142,12 +183,34 @@ impl<R: Role> State<R> {
         pump(&mut self.endpoint, &mut self.sinks);
     }
 
+    /// Feeds the endpoint one line (pump afterwards).
+    fn take_line(&mut self, line: Result<&str, LineError>, tracer: Option<&Tracer>) {
+        match line {
+            Ok(line) => {
+                trace(tracer, Traced::Received, line);
+                self.endpoint.handle_line(line);
+            }
+            Err(error) => self.endpoint.handle_bad_line(error),
+        }
+    }
+
+    /// Feeds the endpoint every line still in the handoff.
+    fn take_handoff(&mut self, tracer: Option<&Tracer>) {
+        if let Some(mut handoff) = self.handoff.take() {
+            while let Some(line) = handoff.next() {
+                self.take_line(Ok(line), tracer);
+            }
+            self.pump();
+        }
+    }
+
     /// Closes for `reason`: pending requests fail, the iterator and the handler end, and the
     /// writer finishes what is queued and closes its side.
     fn shut(&mut self, reason: CloseReason) {
+        self.take_handoff(None);
         self.endpoint.close(reason);
         self.pump();
-        self.sinks.inbound = None;
+        self.sinks.open = false;
         self.sinks.requests = None;
         self.sinks.writer = None;
     }
@@ -192,7 +255,6 @@ impl<R: Role> Connection<R> {
         let mut endpoint = Endpoint::new();
         endpoint.handle_requests(handled);
         let (writer_tx, writer_rx) = mpsc::channel();
-        let (inbound_tx, inbound_rx) = mpsc::channel();
         let (requests_tx, requests_rx) = mpsc::channel();
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -200,13 +262,18 @@ impl<R: Role> Connection<R> {
                 sinks: Channels {
                     waiters: HashMap::new(),
                     writer: Some(writer_tx),
-                    inbound: Some(inbound_tx),
+                    inbound: VecDeque::new(),
+                    open: true,
                     requests: handler.is_some().then_some(requests_tx),
                 },
                 initialized: false,
+                consumers: 0,
+                handoff: None,
             }),
-            read_all: Mutex::new(false),
-            read_all_changed: Condvar::new(),
+            changed: Condvar::new(),
+            tracer: settings.tracer.clone(),
+            read_all: Flag::default(),
+            handled_all: Flag::default(),
         });
         let closer = Closer {
             process: process.clone(),
@@ -218,20 +285,22 @@ impl<R: Role> Connection<R> {
             move || write_loop(writer_rx, writer, &shared, &closer, tracer.as_ref())
         });
         spawn("msp-reader", {
-            let (shared, tracer) = (shared.clone(), settings.tracer.clone());
-            move || read_loop(reader, max_frame_bytes, &shared, &closer, tracer.as_ref())
-        });
-        if let Some(handler) = handler {
             let shared = shared.clone();
-            spawn("msp-handler", move || {
-                handle_loop(requests_rx, handler, &shared)
-            });
+            move || read_loop(reader, max_frame_bytes, &shared, &closer)
+        });
+        match handler {
+            Some(handler) => {
+                let shared = shared.clone();
+                spawn("msp-handler", move || {
+                    handle_loop(requests_rx, handler, &shared)
+                });
+            }
+            None => shared.handled_all.set(),
         }
         Connection {
             inner: Arc::new(Inner {
                 shared,
                 process,
-                inbound: Mutex::new(inbound_rx),
                 settings,
                 handshake: OnceLock::new(),
             }),
@@ -303,14 +372,16 @@ impl<R: Role> Connection<R> {
     /// The notifications and undecodable frames, in wire order, blocking for each; the
     /// iterator ends when the connection closes. Everything read before a response is queued
     /// before that response is delivered.
-    pub fn notifications(&self) -> Notifications<'_> {
-        Notifications(self.inner.inbound.lock().unwrap_or_else(|e| e.into_inner()))
+    pub fn notifications(&self) -> Notifications<'_, R> {
+        self.inner.shared.lock().consumers += 1;
+        Notifications(&self.inner.shared)
     }
 
     /// The next notification or undecodable frame, waiting up to `timeout`; `None` when
     /// nothing came in time or the connection closed.
     pub fn next_timeout(&self, timeout: Duration) -> Option<Inbound> {
-        self.notifications().0.recv_timeout(timeout).ok()
+        let consumer = self.notifications();
+        consumer.0.next_inbound(Some(Instant::now() + timeout))
     }
 
     /// Why the connection closed, once it has.
@@ -318,21 +389,26 @@ impl<R: Role> Connection<R> {
         self.inner.shared.lock().endpoint.close_reason().cloned()
     }
 
-    /// Closes the connection in order: the writer finishes what is queued and closes its side
-    /// (a host's stdin, so it drains), a spawned host gets the grace period to exit before it
+    /// Closes the connection in order: requests of the peer already received are answered
+    /// (within the grace period; later ones get `-32601`), the writer finishes what is queued
+    /// and closes its side (a host's stdin, so it drains), a spawned host gets the grace period to exit before it
     /// is killed, what it wrote until then is still delivered to [`Connection::notifications`],
     /// and pending requests fail. Returns the host's exit, classified (`None` for a connection
     /// over plain pipes). Closing again returns the same.
     pub fn close(&self) -> Option<HostExit> {
-        {
-            let mut state = self.inner.shared.lock();
-            state.sinks.writer = None;
-        }
         let grace = self.inner.settings.close_grace;
+        {
+            // Requests already taken get their replies; later ones get `-32601`.
+            let mut state = self.inner.shared.lock();
+            state.endpoint.handle_requests(Handled::Nothing);
+            state.sinks.requests = None;
+        }
+        self.inner.shared.handled_all.wait(grace);
+        self.inner.shared.lock().sinks.writer = None;
         let exit = self.inner.process.as_ref().map(|process| {
             let exit = process.wait_exit(grace).unwrap_or_else(|| process.kill());
             // What the host wrote before it exited is still delivered.
-            self.inner.shared.wait_read_everything(grace);
+            self.inner.shared.read_all.wait(grace);
             exit
         });
         let reason = exit
@@ -454,13 +530,56 @@ impl<R: Role, M: Request> Drop for Call<R, M> {
 }
 
 /// The notifications of a connection, in wire order (see [`Connection::notifications`]).
-pub struct Notifications<'a>(MutexGuard<'a, Receiver<Inbound>>);
+pub struct Notifications<'a, R: Role = Client>(&'a Shared<R>);
 
-impl Iterator for Notifications<'_> {
+impl<R: Role> Iterator for Notifications<'_, R> {
     type Item = Inbound;
 
     fn next(&mut self) -> Option<Inbound> {
-        self.0.recv().ok()
+        self.0.next_inbound(None)
+    }
+}
+
+impl<R: Role> Drop for Notifications<'_, R> {
+    fn drop(&mut self) {
+        self.0.lock().consumers -= 1;
+    }
+}
+
+impl<R: Role> Shared<R> {
+    /// The next inbound frame, typing lines the reader handed over on this thread.
+    fn next_inbound(&self, deadline: Option<Instant>) -> Option<Inbound> {
+        let mut state = self.lock();
+        loop {
+            if let Some(inbound) = state.sinks.inbound.pop_front() {
+                return Some(inbound);
+            }
+            if let Some(mut handoff) = state.handoff.take() {
+                if let Some(line) = handoff.next() {
+                    state.take_line(Ok(line), self.tracer.as_ref());
+                    state.pump();
+                    state.handoff = Some(handoff);
+                } else {
+                    // All taken: the reader may go on.
+                    self.changed.notify_all();
+                }
+                continue;
+            }
+            if !state.sinks.open {
+                return None;
+            }
+            state = match deadline {
+                None => self.changed.wait(state).unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    let waited = self.changed.wait_timeout(state, left);
+                    waited.unwrap_or_else(|e| e.into_inner()).0
+                }
+            };
+        }
     }
 }
 
@@ -472,13 +591,11 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
         .unwrap_or_else(|e| panic!("cannot start the {name} thread: {e}"));
 }
 
-fn read_loop<R: Role>(
-    mut reader: impl Read,
-    max: usize,
-    shared: &Shared<R>,
-    closer: &Closer,
-    tracer: Option<&Tracer>,
-) {
+/// How long the reader waits for a consumer to take lines it handed over, before typing them
+/// itself (the consumer may be busy elsewhere; requests and responses cannot wait on it).
+const HANDOFF_WAIT: Duration = Duration::from_millis(2);
+
+fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>, closer: &Closer) {
     let mut lines = LineDecoder::new(max);
     let mut buf = vec![0u8; 64 * 1024];
     let stopped = loop {
@@ -486,31 +603,70 @@ fn read_loop<R: Role>(
             Ok(0) => break None,
             Ok(n) => {
                 lines.push(&buf[..n]);
-                feed(shared, &mut lines, tracer);
+                feed(shared, &mut lines);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => break Some(CloseReason::io(&e)),
         }
     };
     lines.finish();
-    feed(shared, &mut lines, tracer);
+    feed(shared, &mut lines);
     let reason = closer.reason(stopped.unwrap_or(CloseReason::PeerClosed));
     shared.lock().shut(reason);
-    shared.read_everything();
+    shared.changed.notify_all();
+    shared.read_all.set();
 }
 
-fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder, tracer: Option<&Tracer>) {
+/// Types the complete lines read so far, or hands them to a consumer waiting for them.
+fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder) {
+    let tracer = shared.tracer.as_ref();
     let mut state = shared.lock();
+    if state.consumers == 0 || state.handoff.is_some() {
+        while let Some(line) = lines.next_line() {
+            state.take_line(line, tracer);
+        }
+        state.pump();
+        shared.changed.notify_all();
+        return;
+    }
+    let mut handoff = Handoff {
+        text: String::new(),
+        ends: Vec::new(),
+        taken: 0,
+    };
     while let Some(line) = lines.next_line() {
         match line {
             Ok(line) => {
-                trace(tracer, Traced::Received, line);
-                state.endpoint.handle_line(line)
+                handoff.text.push_str(line);
+                handoff.ends.push(handoff.text.len());
+                handoff.text.push('\n');
             }
-            Err(error) => state.endpoint.handle_bad_line(error),
+            // Rare: type what came before it here, in order, then take it.
+            Err(error) => {
+                state.handoff = Some(std::mem::replace(
+                    &mut handoff,
+                    Handoff {
+                        text: String::new(),
+                        ends: Vec::new(),
+                        taken: 0,
+                    },
+                ));
+                state.take_handoff(tracer);
+                state.take_line(Err(error), tracer);
+            }
         }
     }
     state.pump();
+    if !handoff.ends.is_empty() {
+        state.handoff = Some(handoff);
+        shared.changed.notify_all();
+        let waited = shared
+            .changed
+            .wait_timeout_while(state, HANDOFF_WAIT, |state| state.handoff.is_some());
+        state = waited.unwrap_or_else(|e| e.into_inner()).0;
+        state.take_handoff(tracer);
+    }
+    shared.changed.notify_all();
 }
 
 fn write_loop<R: Role>(
@@ -560,4 +716,5 @@ fn handle_loop<R: Role>(
         }
         state.pump();
     }
+    shared.handled_all.set();
 }

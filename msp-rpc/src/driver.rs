@@ -201,6 +201,10 @@ pub(crate) trait Sinks<R: Role> {
     fn inbound(&mut self, inbound: Inbound);
     /// A peer request, for the handler.
     fn request(&mut self, id: Id, request: R::PeerRequest);
+    /// Hands on what [`Sinks::inbound`] gathered. Inbound frames travel in batches (one
+    /// wake-up of the consumer per read, not per frame); a response flushes the batch first,
+    /// so that what was read before it is queued before it is delivered.
+    fn flush(&mut self);
 }
 
 /// Hands everything the endpoint produced to `sinks`, lines first, then events in order.
@@ -222,4 +226,12 @@ pub(crate) fn pump<R: Role>(endpoint: &mut Endpoint<R>, sinks: &mut impl Sinks<R
             Event::Request { id, request } => sinks.request(id, request),
         }
     }
+    sinks.flush();
+}
+
+/// The consumer's end of the inbound batches.
+#[derive(Debug)]
+pub(crate) struct Ready<Q> {
+    pub(crate) batches: Q,
+    pub(crate) ready: std::collections::VecDeque<Inbound>,
 }

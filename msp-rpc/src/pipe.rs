@@ -66,10 +66,13 @@ impl Read for PipeReader {
                 .wait(state)
                 .unwrap_or_else(|e| e.into_inner());
         }
-        let n = buf.len().min(state.bytes.len());
-        for (slot, byte) in buf.iter_mut().zip(state.bytes.drain(..n)) {
-            *slot = byte;
-        }
+        let n = {
+            let (front, _) = state.bytes.as_slices();
+            let n = buf.len().min(front.len());
+            buf[..n].copy_from_slice(&front[..n]);
+            n
+        };
+        state.bytes.drain(..n);
         self.0.changed.notify_all();
         Ok(n)
     }

@@ -36,7 +36,9 @@
 //! let (mut out, mut err) = (Vec::new(), Vec::new());
 //! let outcome = CannedHost::new(transcript).serve(&client[..], &mut out, &mut err);
 //! assert!(matches!(outcome, Outcome::Completed));
-//! assert_eq!(String::from_utf8(out).unwrap(), "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+//! // The recorded response, answering the client's id.
+//! let answer: serde_json::Value = serde_json::from_slice(&out).unwrap();
+//! assert_eq!(answer, serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
 //! ```
 
 mod compare;

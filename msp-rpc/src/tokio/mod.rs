@@ -31,7 +31,7 @@
 
 mod process;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -46,8 +46,8 @@ use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
 use crate::command::Command;
-use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
-use crate::endpoint::{Client, Endpoint, Reply, Response, Role, Sends};
+use crate::driver::{pump, trace, Handler, Inbound, Ready, Settings, Sinks, Traced, Tracer};
+use crate::endpoint::{Client, Endpoint, Handled, Reply, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
 use crate::framing::LineDecoder;
 use crate::handshake::{Handshake, HandshakeError};
@@ -75,7 +75,7 @@ impl<R: Role> Clone for Connection<R> {
 struct Inner<R: Role> {
     shared: Arc<Shared<R>>,
     process: Option<Arc<HostProcess>>,
-    inbound: ::tokio::sync::Mutex<mpsc::UnboundedReceiver<Inbound>>,
+    inbound: ::tokio::sync::Mutex<Ready<mpsc::UnboundedReceiver<Vec<Inbound>>>>,
     settings: Settings,
     handshake: OnceLock<Handshake>,
 }
@@ -85,6 +85,14 @@ struct Shared<R: Role> {
     state: Mutex<State<R>>,
     /// Turns true when the reader reached the end of the peer's output.
     read_all: ::tokio::sync::watch::Sender<bool>,
+    /// Turns true when the handler answered every request handed to it.
+    handled_all: ::tokio::sync::watch::Sender<bool>,
+}
+
+/// Waits up to `timeout` for `flag` to turn true.
+async fn wait_for(flag: &::tokio::sync::watch::Sender<bool>, timeout: Duration) {
+    let mut flag = flag.subscribe();
+    let _ = ::tokio::time::timeout(timeout, flag.wait_for(|set| *set)).await;
 }
 
 struct State<R: Role> {
@@ -96,7 +104,8 @@ struct State<R: Role> {
 struct Channels<R: Role> {
     waiters: HashMap<Id, oneshot::Sender<Response>>,
     writer: Option<mpsc::UnboundedSender<String>>,
-    inbound: Option<mpsc::UnboundedSender<Inbound>>,
+    inbound: Option<mpsc::UnboundedSender<Vec<Inbound>>>,
+    batch: Vec<Inbound>,
     requests: Option<mpsc::UnboundedSender<(Id, R::PeerRequest)>>,
 }
 
@@ -108,14 +117,19 @@ impl<R: Role> Sinks<R> for Channels<R> {
     }
 
     fn response(&mut self, response: Response) {
+        self.flush();
         if let Some(waiter) = self.waiters.remove(&response.id) {
             let _ = waiter.send(response);
         }
     }
 
     fn inbound(&mut self, inbound: Inbound) {
-        if let Some(queue) = &self.inbound {
-            let _ = queue.send(inbound);
+        self.batch.push(inbound);
+    }
+
+    fn flush(&mut self) {
+        if let (false, Some(queue)) = (self.batch.is_empty(), &self.inbound) {
+            let _ = queue.send(std::mem::take(&mut self.batch));
         }
     }
 
@@ -197,11 +211,13 @@ impl<R: Role> Connection<R> {
                     waiters: HashMap::new(),
                     writer: Some(writer_tx),
                     inbound: Some(inbound_tx),
+                    batch: Vec::new(),
                     requests: handler.is_some().then_some(requests_tx),
                 },
                 initialized: false,
             }),
             read_all: ::tokio::sync::watch::Sender::new(false),
+            handled_all: ::tokio::sync::watch::Sender::new(handler.is_none()),
         });
         let closer = Closer {
             process: process.clone(),
@@ -229,7 +245,10 @@ impl<R: Role> Connection<R> {
             inner: Arc::new(Inner {
                 shared,
                 process,
-                inbound: ::tokio::sync::Mutex::new(inbound_rx),
+                inbound: ::tokio::sync::Mutex::new(Ready {
+                    batches: inbound_rx,
+                    ready: VecDeque::new(),
+                }),
                 settings,
                 handshake: OnceLock::new(),
             }),
@@ -323,7 +342,7 @@ impl<R: Role> Connection<R> {
 
     /// The next notification or undecodable frame; `None` once the connection closed.
     pub async fn recv(&self) -> Option<Inbound> {
-        self.inner.inbound.lock().await.recv().await
+        self.notifications().await.next().await
     }
 
     /// Why the connection closed, once it has.
@@ -331,13 +350,22 @@ impl<R: Role> Connection<R> {
         self.inner.shared.lock().endpoint.close_reason().cloned()
     }
 
-    /// Closes in order: the writer finishes and closes its side (a host's stdin, so it drains),
+    /// Closes in order: requests of the peer already received are answered (within the grace
+    /// period; later ones get `-32601`), the writer finishes and closes its side (a host's
+    /// stdin, so it drains),
     /// a spawned host gets the grace period to exit before it is killed, what it wrote until
     /// then is still delivered, and pending requests fail. Returns the host's exit, classified
     /// (`None` over plain streams).
     pub async fn close(&self) -> Option<HostExit> {
-        self.inner.shared.lock().sinks.writer = None;
         let grace = self.inner.settings.close_grace;
+        {
+            // Requests already taken get their replies; later ones get `-32601`.
+            let mut state = self.inner.shared.lock();
+            state.endpoint.handle_requests(Handled::Nothing);
+            state.sinks.requests = None;
+        }
+        wait_for(&self.inner.shared.handled_all, grace).await;
+        self.inner.shared.lock().sinks.writer = None;
         let exit = match &self.inner.process {
             Some(process) => {
                 let exit = match process.wait_exit(grace).await {
@@ -345,8 +373,7 @@ impl<R: Role> Connection<R> {
                     None => process.kill().await,
                 };
                 // What the host wrote before it exited is still delivered.
-                let mut read_all = self.inner.shared.read_all.subscribe();
-                let _ = ::tokio::time::timeout(grace, read_all.wait_for(|done| *done)).await;
+                wait_for(&self.inner.shared.read_all, grace).await;
                 Some(exit)
             }
             None => None,
@@ -433,12 +460,27 @@ impl<R: Role> Drop for Forget<'_, R> {
 }
 
 /// The notifications of a connection as a `Stream` (see [`Connection::notifications`]).
-pub struct Notifications<'a>(::tokio::sync::MutexGuard<'a, mpsc::UnboundedReceiver<Inbound>>);
+pub struct Notifications<'a>(
+    ::tokio::sync::MutexGuard<'a, Ready<mpsc::UnboundedReceiver<Vec<Inbound>>>>,
+);
 
 impl Notifications<'_> {
     /// The next one; `None` once the connection closed.
     pub async fn next(&mut self) -> Option<Inbound> {
-        self.0.recv().await
+        std::future::poll_fn(|cx| self.poll_inbound(cx)).await
+    }
+
+    fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+        loop {
+            if let Some(inbound) = self.0.ready.pop_front() {
+                return Poll::Ready(Some(inbound));
+            }
+            match self.0.batches.poll_recv(cx) {
+                Poll::Ready(Some(batch)) => self.0.ready.extend(batch),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
     }
 }
 
@@ -446,7 +488,7 @@ impl futures_core::Stream for Notifications<'_> {
     type Item = Inbound;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
-        self.0.poll_recv(cx)
+        self.poll_inbound(cx)
     }
 }
 
@@ -458,7 +500,7 @@ async fn read_loop<R: Role>(
     tracer: Option<Tracer>,
 ) {
     let mut lines = LineDecoder::new(max);
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; 8 * 1024];
     let stopped = loop {
         match reader.read(&mut buf).await {
             Ok(0) => break None,
@@ -548,4 +590,5 @@ async fn handle_loop<R: Role>(
         }
         state.pump();
     }
+    shared.handled_all.send_replace(true);
 }

@@ -1,0 +1,346 @@
+//! The connection's cost: a request round trip over an in-memory pipe (blocking and async)
+//! against a hand-written line loop doing the same work (encode the typed params, write a
+//! line, read the answer line, decode the typed result), and a notification flood (the golden
+//! corpus' server notifications) through the connection against `Frame::parse_from` alone.
+//! Prints each time and the ratios the targets name.
+
+use std::io::{BufRead, BufReader, Write};
+use std::time::Duration;
+
+use msp_bench::corpus::{self, Dir};
+use msp_bench::measure::{budget, Group, Report};
+use msp_rpc::blocking::Connection;
+use msp_rpc::pipe::{pipe, PipeReader, PipeWriter};
+use msp_rpc::{Inbound, Options};
+use msp_types::protocol::methods;
+use msp_types::rpc::Id;
+use msp_types::{Frame, Sender, UserInputAnswer, UserInputAnswerParams, UserInputAnswerResult};
+use serde::{Deserialize, Serialize};
+
+/// Round trips per pass.
+const CALLS: usize = 200;
+/// Times the corpus' notifications are replayed per flood pass.
+const FLOOD_REPEAT: usize = 20;
+
+fn params() -> UserInputAnswerParams {
+    let mut answer = UserInputAnswer::new("db_choice".into());
+    answer.selected_label = Some("Postgres".into());
+    UserInputAnswerParams::new(
+        vec![answer],
+        "018f6a2b-3333-7abc-8def-00000000d002".into(),
+        "0198f0aa-1111-7000-8000-0000000000bb".into(),
+        "0198f0ae-1111-7000-8000-0000000000f1".into(),
+    )
+}
+
+const RESULT: &str = r#"{"commandId":"018f6a2b-3333-7abc-8def-00000000d002","status":"accepted","userInputId":"0198f0ae-1111-7000-8000-0000000000f1"}"#;
+
+/// The answer to a request line: the same for both sides, found without a JSON parser.
+fn answer(request: &str) -> String {
+    let id = request
+        .split_once(r#""id":"#)
+        .and_then(|(_, rest)| rest.split([',', '}']).next())
+        .unwrap_or("0");
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{RESULT}}}\n")
+}
+
+/// A host thread answering every request line until its input ends.
+fn echo_host(requests: PipeReader, mut answers: PipeWriter) {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(requests);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            if answers.write_all(answer(&line).as_bytes()).is_err() {
+                return;
+            }
+            line.clear();
+        }
+    });
+}
+
+#[derive(Serialize)]
+struct Call<'a, P> {
+    jsonrpc: &'static str,
+    id: i64,
+    method: &'static str,
+    params: &'a P,
+}
+
+#[derive(Deserialize)]
+struct Answer<T> {
+    id: Id,
+    result: T,
+}
+
+/// The minimal hand-written client: one thread, its own line framing, no correlation table.
+struct HandLoop {
+    writer: PipeWriter,
+    reader: BufReader<PipeReader>,
+    next_id: i64,
+    line: String,
+}
+
+impl HandLoop {
+    fn new() -> Self {
+        let (client_reads, host_writes) = pipe();
+        let (host_reads, client_writes) = pipe();
+        echo_host(host_reads, host_writes);
+        HandLoop {
+            writer: client_writes,
+            reader: BufReader::new(client_reads),
+            next_id: 1,
+            line: String::new(),
+        }
+    }
+
+    fn call(&mut self, params: &UserInputAnswerParams) -> UserInputAnswerResult {
+        let id = self.next_id;
+        self.next_id += 1;
+        let call = Call {
+            jsonrpc: "2.0",
+            id,
+            method: "userInput/answer",
+            params,
+        };
+        let mut line = serde_json::to_string(&call).unwrap();
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).unwrap();
+        self.line.clear();
+        self.reader.read_line(&mut self.line).unwrap();
+        let answer: Answer<UserInputAnswerResult> = serde_json::from_str(&self.line).unwrap();
+        assert_eq!(answer.id, Id::Number(id));
+        answer.result
+    }
+}
+
+fn connection() -> Connection {
+    let (client_reads, host_writes) = pipe();
+    let (host_reads, client_writes) = pipe();
+    echo_host(host_reads, host_writes);
+    Connection::new(client_reads, client_writes, Options::new())
+}
+
+/// The corpus' server notifications, as lines.
+fn flood_lines() -> Result<Vec<String>, String> {
+    let corpus = corpus::load()?;
+    Ok(corpus
+        .lines
+        .iter()
+        .filter(|l| l.dir == Some(Dir::Server) && l.kind == corpus::Kind::Notification)
+        .map(|l| l.raw.trim_end_matches('\r').to_owned())
+        .collect())
+}
+
+fn main() {
+    let mut report = Report::new("rpc");
+    let params = params();
+    let per_call = |time: Duration| time.as_secs_f64() * 1e6 / CALLS as f64;
+
+    println!("request round trip, blocking ({CALLS} calls a pass):");
+    let mut hand = HandLoop::new();
+    let conn = connection();
+    let mut group = Group::default();
+    group.add("roundtrip.blocking.hand_loop", || {
+        for _ in 0..CALLS {
+            std::hint::black_box(hand.call(&params));
+        }
+    });
+    group.add("roundtrip.blocking.connection", || {
+        for _ in 0..CALLS {
+            std::hint::black_box(conn.request::<methods::UserInputAnswer>(&params).unwrap());
+        }
+    });
+    let times = group.run(budget());
+    for (name, time) in &times {
+        println!("  {name:<36} {:>8.1} us a call", per_call(*time));
+        report.put(name.as_str(), format!("{:.2}", per_call(*time)));
+    }
+    if let [(_, hand), (_, conn)] = &times[..] {
+        report.put(
+            "ratio.roundtrip.blocking",
+            format!("{:.2}", conn.as_secs_f64() / hand.as_secs_f64()),
+        );
+    }
+
+    async_round_trip(&mut report, &params, per_call);
+
+    match flood_lines() {
+        Ok(lines) => flood(&mut report, &lines),
+        Err(reason) => println!("\nnotification flood skipped: {reason}"),
+    }
+    report.save();
+}
+
+fn async_round_trip(
+    report: &mut Report,
+    params: &UserInputAnswerParams,
+    per_call: impl Fn(Duration) -> f64,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    println!("\nrequest round trip, tokio current-thread runtime ({CALLS} calls a pass):");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // A host task answering every request line.
+    let host = |stream: tokio::io::DuplexStream| async move {
+        let (reads, mut writes) = tokio::io::split(stream);
+        let mut lines = tokio::io::BufReader::new(reads).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if writes.write_all(answer(&line).as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    };
+    let (hand_client, hand_host) = tokio::io::duplex(64 * 1024);
+    let (conn_client, conn_host) = tokio::io::duplex(64 * 1024);
+    let (hand_reads, mut hand_writes) = tokio::io::split(hand_client);
+    let mut hand_reads = tokio::io::BufReader::new(hand_reads);
+    let conn = runtime.block_on(async {
+        tokio::spawn(host(hand_host));
+        tokio::spawn(host(conn_host));
+        let (reads, writes) = tokio::io::split(conn_client);
+        msp_rpc::tokio::Connection::new(reads, writes, Options::new())
+    });
+    let mut next_id = 1i64;
+    let mut group = Group::default();
+    group.add("roundtrip.async.hand_loop", || {
+        runtime.block_on(async {
+            let mut line = String::new();
+            for _ in 0..CALLS {
+                let call = Call {
+                    jsonrpc: "2.0",
+                    id: next_id,
+                    method: "userInput/answer",
+                    params,
+                };
+                next_id += 1;
+                let mut out = serde_json::to_string(&call).unwrap();
+                out.push('\n');
+                hand_writes.write_all(out.as_bytes()).await.unwrap();
+                line.clear();
+                hand_reads.read_line(&mut line).await.unwrap();
+                let answer: Answer<UserInputAnswerResult> = serde_json::from_str(&line).unwrap();
+                std::hint::black_box(answer.result);
+            }
+        })
+    });
+    group.add("roundtrip.async.connection", || {
+        runtime.block_on(async {
+            for _ in 0..CALLS {
+                std::hint::black_box(
+                    conn.request::<methods::UserInputAnswer>(params)
+                        .await
+                        .unwrap(),
+                );
+            }
+        })
+    });
+    let times = group.run(budget());
+    for (name, time) in &times {
+        println!("  {name:<36} {:>8.1} us a call", per_call(*time));
+        report.put(name.as_str(), format!("{:.2}", per_call(*time)));
+    }
+    if let [(_, hand), (_, conn)] = &times[..] {
+        report.put(
+            "ratio.roundtrip.async",
+            format!("{:.2}", conn.as_secs_f64() / hand.as_secs_f64()),
+        );
+    }
+}
+
+fn flood(report: &mut Report, lines: &[String]) {
+    let frames = lines.len() * FLOOD_REPEAT;
+    let mut bytes = Vec::new();
+    for _ in 0..FLOOD_REPEAT {
+        for line in lines {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
+    }
+    println!(
+        "\nnotification flood ({frames} frames, {} bytes a pass):",
+        bytes.len()
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = Group::default();
+    group.add("flood.frame_parse", || {
+        for _ in 0..FLOOD_REPEAT {
+            for line in lines {
+                std::hint::black_box(Frame::parse_from(Sender::Server, line).unwrap());
+            }
+        }
+    });
+    // Diagnostic: the sans-I/O endpoint alone, framing included, on this thread.
+    group.add("flood.endpoint", || {
+        let mut endpoint = msp_rpc::Endpoint::<msp_rpc::Client>::new();
+        let mut decoder = msp_rpc::framing::LineDecoder::new(1 << 24);
+        decoder.push(&bytes);
+        while let Some(line) = decoder.next_line() {
+            endpoint.handle_line(line.unwrap());
+            while let Some(event) = endpoint.poll_event() {
+                std::hint::black_box(event);
+            }
+        }
+    });
+    // Replayed as a host would send them: written into a pipe while the client reads.
+    group.add("flood.connection", || {
+        let (client_reads, mut host_writes) = pipe();
+        let bytes = &bytes;
+        std::thread::scope(|scope| {
+            scope.spawn(move || host_writes.write_all(bytes).unwrap());
+            let conn = Connection::new(client_reads, std::io::sink(), Options::new());
+            let mut seen = 0;
+            for inbound in conn.notifications() {
+                assert!(
+                    matches!(inbound, Inbound::Notification { .. }),
+                    "{inbound:?}"
+                );
+                seen += 1;
+            }
+            assert_eq!(seen, frames);
+        });
+    });
+    group.add("flood.async_connection", || {
+        runtime.block_on(async {
+            let (client, mut host) = tokio::io::duplex(64 * 1024);
+            let (reads, _) = tokio::io::split(client);
+            let feeder = tokio::spawn({
+                let bytes = bytes.clone();
+                async move {
+                    use tokio::io::AsyncWriteExt;
+                    host.write_all(&bytes).await.unwrap();
+                }
+            });
+            let conn = msp_rpc::tokio::Connection::new(reads, tokio::io::sink(), Options::new());
+            let mut notifications = conn.notifications().await;
+            let mut seen = 0;
+            while seen < frames {
+                let inbound = notifications.next().await.expect("the flood continues");
+                assert!(
+                    matches!(inbound, Inbound::Notification { .. }),
+                    "{inbound:?}"
+                );
+                seen += 1;
+            }
+            drop(notifications);
+            feeder.await.unwrap();
+        })
+    });
+    let times = group.run(budget());
+    for (name, time) in &times {
+        let per_frame = time.as_secs_f64() * 1e9 / frames as f64;
+        println!("  {name:<36} {per_frame:>8.0} ns a frame");
+        report.put(name.as_str(), format!("{per_frame:.0}"));
+    }
+    if let [(_, parse), (_, conn)] = &times[..] {
+        report.put(
+            "ratio.flood",
+            format!("{:.3}", conn.as_secs_f64() / parse.as_secs_f64()),
+        );
+    }
+}
