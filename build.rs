@@ -1,12 +1,16 @@
 //! Regenerates `generated/` from `schema/msp.schema.json` when the schema or the generator
-//! changed (the generator is a build-dependency, so a change to it reruns this script).
-//! Files are rewritten only when their bytes change, each through a rename.
+//! changed (feature `regenerate`: the generator is then a build-dependency, so a change to it
+//! reruns this script). Files are rewritten only when their bytes change, each through a
+//! rename.
 
 fn main() {
-    println!("cargo:rerun-if-changed=schema/msp.schema.json");
     println!("cargo:rerun-if-changed=build.rs");
-    #[cfg(feature = "regenerate")]
-    regenerate();
+    // Only in this repository: a packaged msp-types holds the generated files, not the schema.
+    if std::path::Path::new("schema/msp.schema.json").is_file() {
+        println!("cargo:rerun-if-changed=schema/msp.schema.json");
+        #[cfg(feature = "regenerate")]
+        regenerate();
+    }
 }
 
 #[cfg(feature = "regenerate")]

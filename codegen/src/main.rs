@@ -12,7 +12,9 @@ const USAGE: &str = "usage: msp-codegen generate [SCHEMA] [--out DIR]\n       \
                      SCHEMA defaults to the embedded schema/msp.schema.json, DIR to `generated`.";
 
 /// The project's schema, for runs that name none.
-const DEFAULT_SCHEMA: &str = include_str!("../../schema/msp.schema.json");
+// `codegen/msp.schema.json` links to the workspace's `schema/msp.schema.json`, so that the
+// packaged crate carries the schema it embeds.
+const DEFAULT_SCHEMA: &str = include_str!("../msp.schema.json");
 const DEFAULT_SCHEMA_NAME: &str = "schema/msp.schema.json";
 
 fn main() -> ExitCode {

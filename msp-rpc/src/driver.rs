@@ -228,10 +228,3 @@ pub(crate) fn pump<R: Role>(endpoint: &mut Endpoint<R>, sinks: &mut impl Sinks<R
     }
     sinks.flush();
 }
-
-/// The consumer's end of the inbound batches.
-#[derive(Debug)]
-pub(crate) struct Ready<Q> {
-    pub(crate) batches: Q,
-    pub(crate) ready: std::collections::VecDeque<Inbound>,
-}

@@ -36,3 +36,8 @@ pub use endpoint::{BadFrame, Client, Endpoint, Event, Host, Problem, Reply, Role
 pub use error::{CloseReason, RemoteError, RpcError};
 pub use handshake::{FingerprintPolicy, Handshake, HandshakeError, Warning};
 pub use process::{ExitKind, HostCommand, HostExit, Retry, SpawnError};
+
+// The README's examples compile as doc tests (they spawn `muse serve`, so they do not run).
+#[cfg(all(doctest, feature = "tokio"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;

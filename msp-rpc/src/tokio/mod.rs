@@ -46,7 +46,7 @@ use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
 use crate::command::Command;
-use crate::driver::{pump, trace, Handler, Inbound, Ready, Settings, Sinks, Traced, Tracer};
+use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
 use crate::endpoint::{Client, Endpoint, Handled, Reply, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
 use crate::framing::LineDecoder;
@@ -78,6 +78,12 @@ struct Inner<R: Role> {
     inbound: ::tokio::sync::Mutex<Ready<mpsc::UnboundedReceiver<Vec<Inbound>>>>,
     settings: Settings,
     handshake: OnceLock<Handshake>,
+}
+
+/// The consumer's end of the inbound batches.
+struct Ready<Q> {
+    batches: Q,
+    ready: VecDeque<Inbound>,
 }
 
 struct Shared<R: Role> {
