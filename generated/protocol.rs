@@ -919,13 +919,13 @@ pub mod methods {
     impl crate::rpc::ClientMethod for UsageRefresh {}
     /// `userInput/answer`: Replies to all questions of an open user-input prompt. The ack only means the command was accepted; the outcome arrives as `userInput/settled`.
     #[derive(Debug)]
-    pub enum UserInputAnswer {}
-    impl crate::rpc::Request for UserInputAnswer {
+    pub enum UserInputAnswerMethod {}
+    impl crate::rpc::Request for UserInputAnswerMethod {
         const METHOD: &'static str = "userInput/answer";
         type Params = crate::UserInputAnswerParams;
         type Result = crate::UserInputAnswerResult;
     }
-    impl crate::rpc::ClientMethod for UserInputAnswer {}
+    impl crate::rpc::ClientMethod for UserInputAnswerMethod {}
     /// `userInput/cancel`: Refuses to answer a waiting user-input prompt. The asking tool call finishes as cancelled, and the model is told so.
     #[derive(Debug)]
     pub enum UserInputCancel {}
@@ -1118,8 +1118,8 @@ pub mod notifications {
     }
     /// `computerUseSetup/changed`: Sent when a `computerUseSetup/read` or `computerUseSetup/start` observes a setup state different from the last one reported, including `"inProgress"` when a start begins. Without `sessionId` it reports the host's own setup and only goes to connections granted `computerUseHostSetup`.
     #[derive(Debug)]
-    pub enum ComputerUseSetupChanged {}
-    impl crate::rpc::Notification for ComputerUseSetupChanged {
+    pub enum ComputerUseSetupChangedMethod {}
+    impl crate::rpc::Notification for ComputerUseSetupChangedMethod {
         const METHOD: &'static str = "computerUseSetup/changed";
         type Params = crate::ComputerUseSetupChanged;
     }
@@ -1488,7 +1488,7 @@ pub enum ClientRequest {
     AccountLoginCancel(crate::rpc::NoParams),
     /// `account/loginStart`
     #[cfg(feature = "experimental")]
-    AccountLoginStart(crate::AccountLoginStartParams),
+    AccountLoginStart(Box<crate::AccountLoginStartParams>),
     /// `account/logout`
     #[cfg(feature = "experimental")]
     AccountLogout(crate::rpc::NoParams),
@@ -1497,146 +1497,146 @@ pub enum ClientRequest {
     AccountRead(crate::rpc::NoParams),
     /// `admission/decide`
     #[cfg(feature = "experimental")]
-    AdmissionDecide(crate::AdmissionDecideParams),
+    AdmissionDecide(Box<crate::AdmissionDecideParams>),
     /// `admission/listPending`
     #[cfg(feature = "experimental")]
-    AdmissionListPending(crate::AdmissionListPendingParams),
+    AdmissionListPending(Box<crate::AdmissionListPendingParams>),
     /// `approval/decide`
-    ApprovalDecide(crate::ApprovalDecideParams),
+    ApprovalDecide(Box<crate::ApprovalDecideParams>),
     /// `approval/listPending`
-    ApprovalListPending(crate::ApprovalListPendingParams),
+    ApprovalListPending(Box<crate::ApprovalListPendingParams>),
     /// `computerUseSettings/read`
-    ComputerUseSettingsRead(crate::ComputerUseSettingsReadParams),
+    ComputerUseSettingsRead(Box<crate::ComputerUseSettingsReadParams>),
     /// `computerUseSettings/update`
-    ComputerUseSettingsUpdate(crate::ComputerUseSettingsUpdateParams),
+    ComputerUseSettingsUpdate(Box<crate::ComputerUseSettingsUpdateParams>),
     /// `computerUseSetup/check`
     ComputerUseSetupCheck(crate::rpc::NoParams),
     /// `computerUseSetup/read`
-    ComputerUseSetupRead(crate::ComputerUseSetupReadParams),
+    ComputerUseSetupRead(Box<crate::ComputerUseSetupReadParams>),
     /// `computerUseSetup/start`
-    ComputerUseSetupStart(crate::ComputerUseSetupStartParams),
+    ComputerUseSetupStart(Box<crate::ComputerUseSetupStartParams>),
     /// `feedback/submit`
-    FeedbackSubmit(crate::FeedbackSubmitParams),
+    FeedbackSubmit(Box<crate::FeedbackSubmitParams>),
     /// `goal/clear`
-    GoalClear(crate::GoalClearParams),
+    GoalClear(Box<crate::GoalClearParams>),
     /// `goal/edit`
-    GoalEdit(crate::GoalEditParams),
+    GoalEdit(Box<crate::GoalEditParams>),
     /// `goal/pause`
-    GoalPause(crate::GoalPauseParams),
+    GoalPause(Box<crate::GoalPauseParams>),
     /// `goal/resume`
-    GoalResume(crate::GoalResumeParams),
+    GoalResume(Box<crate::GoalResumeParams>),
     /// `goal/set`
-    GoalSet(crate::GoalSetParams),
+    GoalSet(Box<crate::GoalSetParams>),
     /// `hook/list`
-    HookList(crate::HookListParams),
+    HookList(Box<crate::HookListParams>),
     /// `host/readLimits`
     #[cfg(feature = "experimental")]
     HostReadLimits(crate::rpc::NoParams),
     /// `initialize`
-    Initialize(crate::InitializeParams),
+    Initialize(Box<crate::InitializeParams>),
     /// `item/readOutput`
-    ItemReadOutput(crate::ItemReadOutputParams),
+    ItemReadOutput(Box<crate::ItemReadOutputParams>),
     /// `log/page`
     #[cfg(feature = "experimental")]
-    LogPage(crate::LogPageParams),
+    LogPage(Box<crate::LogPageParams>),
     /// `log/physicalFiles`
     #[cfg(feature = "experimental")]
-    LogPhysicalFiles(crate::LogPhysicalFilesParams),
+    LogPhysicalFiles(Box<crate::LogPhysicalFilesParams>),
     /// `log/physicalSubscribe`
     #[cfg(feature = "experimental")]
-    LogPhysicalSubscribe(crate::LogPhysicalSubscribeParams),
+    LogPhysicalSubscribe(Box<crate::LogPhysicalSubscribeParams>),
     /// `log/physicalUnsubscribe`
     #[cfg(feature = "experimental")]
-    LogPhysicalUnsubscribe(crate::LogPhysicalUnsubscribeParams),
+    LogPhysicalUnsubscribe(Box<crate::LogPhysicalUnsubscribeParams>),
     /// `log/streams`
     #[cfg(feature = "experimental")]
-    LogStreams(crate::LogStreamsParams),
+    LogStreams(Box<crate::LogStreamsParams>),
     /// `log/subscribe`
     #[cfg(feature = "experimental")]
-    LogSubscribe(crate::LogSubscribeParams),
+    LogSubscribe(Box<crate::LogSubscribeParams>),
     /// `log/unsubscribe`
     #[cfg(feature = "experimental")]
-    LogUnsubscribe(crate::LogUnsubscribeParams),
+    LogUnsubscribe(Box<crate::LogUnsubscribeParams>),
     /// `mcpServer/list`
     #[cfg(feature = "experimental")]
-    McpServerList(crate::McpServerListParams),
+    McpServerList(Box<crate::McpServerListParams>),
     /// `mcpServer/oauthLogin`
     #[cfg(feature = "experimental")]
-    McpServerOauthLogin(crate::McpServerOAuthLoginParams),
+    McpServerOauthLogin(Box<crate::McpServerOAuthLoginParams>),
     /// `mcpServer/oauthLoginCancel`
     #[cfg(feature = "experimental")]
-    McpServerOauthLoginCancel(crate::McpServerOAuthLoginCancelParams),
+    McpServerOauthLoginCancel(Box<crate::McpServerOAuthLoginCancelParams>),
     /// `mcpServer/oauthLogout`
     #[cfg(feature = "experimental")]
-    McpServerOauthLogout(crate::McpServerOAuthLogoutParams),
+    McpServerOauthLogout(Box<crate::McpServerOAuthLogoutParams>),
     /// `media/upload`
-    MediaUpload(crate::MediaUploadParams),
+    MediaUpload(Box<crate::MediaUploadParams>),
     /// `model/list`
-    ModelList(crate::ModelListParams),
+    ModelList(Box<crate::ModelListParams>),
     /// `peer/list`
     #[cfg(feature = "experimental")]
-    PeerList(crate::PeerListParams),
+    PeerList(Box<crate::PeerListParams>),
     /// `permissionProfile/list`
     #[cfg(feature = "experimental")]
-    PermissionProfileList(crate::PermissionProfileListParams),
+    PermissionProfileList(Box<crate::PermissionProfileListParams>),
     /// `plugin/install`
-    PluginInstall(crate::PluginInstallParams),
+    PluginInstall(Box<crate::PluginInstallParams>),
     /// `plugin/list`
-    PluginList(crate::PluginListParams),
+    PluginList(Box<crate::PluginListParams>),
     /// `plugin/marketplaceAdd`
-    PluginMarketplaceAdd(crate::PluginMarketplaceAddParams),
+    PluginMarketplaceAdd(Box<crate::PluginMarketplaceAddParams>),
     /// `plugin/marketplaceRemove`
-    PluginMarketplaceRemove(crate::PluginMarketplaceRemoveParams),
+    PluginMarketplaceRemove(Box<crate::PluginMarketplaceRemoveParams>),
     /// `plugin/marketplaceUpdate`
-    PluginMarketplaceUpdate(crate::PluginMarketplaceUpdateParams),
+    PluginMarketplaceUpdate(Box<crate::PluginMarketplaceUpdateParams>),
     /// `projection/list`
     #[cfg(feature = "experimental")]
-    ProjectionList(crate::ProjectionListParams),
+    ProjectionList(Box<crate::ProjectionListParams>),
     /// `projection/read`
     #[cfg(feature = "experimental")]
-    ProjectionRead(crate::ProjectionReadParams),
+    ProjectionRead(Box<crate::ProjectionReadParams>),
     /// `recap/cancel`
-    RecapCancel(crate::RecapCancelParams),
+    RecapCancel(Box<crate::RecapCancelParams>),
     /// `recap/request`
-    RecapRequest(crate::RecapRequestParams),
+    RecapRequest(Box<crate::RecapRequestParams>),
     /// `session/compact`
-    SessionCompact(crate::SessionCompactParams),
+    SessionCompact(Box<crate::SessionCompactParams>),
     /// `session/fork`
-    SessionFork(crate::SessionForkParams),
+    SessionFork(Box<crate::SessionForkParams>),
     /// `session/leave`
-    SessionLeave(crate::SessionLeaveParams),
+    SessionLeave(Box<crate::SessionLeaveParams>),
     /// `session/list`
-    SessionList(crate::SessionListParams),
+    SessionList(Box<crate::SessionListParams>),
     /// `session/promptHint`
     #[cfg(feature = "experimental")]
-    SessionPromptHint(crate::SessionPromptHintParams),
+    SessionPromptHint(Box<crate::SessionPromptHintParams>),
     /// `session/read`
-    SessionRead(crate::SessionReadParams),
+    SessionRead(Box<crate::SessionReadParams>),
     /// `session/readLimits`
     #[cfg(feature = "experimental")]
-    SessionReadLimits(crate::SessionReadLimitsParams),
+    SessionReadLimits(Box<crate::SessionReadLimitsParams>),
     /// `session/rename`
-    SessionRename(crate::SessionRenameParams),
+    SessionRename(Box<crate::SessionRenameParams>),
     /// `session/reportStartupPhases`
     #[cfg(feature = "experimental")]
-    SessionReportStartupPhases(crate::SessionReportStartupPhasesParams),
+    SessionReportStartupPhases(Box<crate::SessionReportStartupPhasesParams>),
     /// `session/resume`
-    SessionResume(crate::SessionResumeParams),
+    SessionResume(Box<crate::SessionResumeParams>),
     /// `session/setApprovalMode`
-    SessionSetApprovalMode(crate::SessionSetApprovalModeParams),
+    SessionSetApprovalMode(Box<crate::SessionSetApprovalModeParams>),
     /// `session/setModel`
-    SessionSetModel(crate::SessionSetModelParams),
+    SessionSetModel(Box<crate::SessionSetModelParams>),
     /// `session/setPermissionProfile`
     #[cfg(feature = "experimental")]
-    SessionSetPermissionProfile(crate::SessionSetPermissionProfileParams),
+    SessionSetPermissionProfile(Box<crate::SessionSetPermissionProfileParams>),
     /// `session/setReasoningEffort`
-    SessionSetReasoningEffort(crate::SessionSetReasoningEffortParams),
+    SessionSetReasoningEffort(Box<crate::SessionSetReasoningEffortParams>),
     /// `session/sideChat`
-    SessionSideChat(crate::SessionSideChatParams),
+    SessionSideChat(Box<crate::SessionSideChatParams>),
     /// `session/start`
-    SessionStart(crate::SessionStartParams),
+    SessionStart(Box<crate::SessionStartParams>),
     /// `session/userShell`
-    SessionUserShell(crate::SessionUserShellParams),
+    SessionUserShell(Box<crate::SessionUserShellParams>),
     /// `settings/read`
     #[cfg(feature = "experimental")]
     SettingsRead(crate::rpc::NoParams),
@@ -1645,80 +1645,80 @@ pub enum ClientRequest {
     SettingsReadSchema(crate::rpc::NoParams),
     /// `settings/writeMany`
     #[cfg(feature = "experimental")]
-    SettingsWriteMany(crate::SettingsWriteManyParams),
+    SettingsWriteMany(Box<crate::SettingsWriteManyParams>),
     /// `settings/writeValue`
     #[cfg(feature = "experimental")]
-    SettingsWriteValue(crate::SettingsWriteValueParams),
+    SettingsWriteValue(Box<crate::SettingsWriteValueParams>),
     /// `skill/import`
-    SkillImport(crate::SkillImportParams),
+    SkillImport(Box<crate::SkillImportParams>),
     /// `skill/list`
-    SkillList(crate::SkillListParams),
+    SkillList(Box<crate::SkillListParams>),
     /// `skill/setActivation`
-    SkillSetActivation(crate::SkillSetActivationParams),
+    SkillSetActivation(Box<crate::SkillSetActivationParams>),
     /// `subagent/close`
-    SubagentClose(crate::SubagentOwnerReasonParams),
+    SubagentClose(Box<crate::SubagentOwnerReasonParams>),
     /// `subagent/followupTask`
-    SubagentFollowupTask(crate::SubagentInputParams),
+    SubagentFollowupTask(Box<crate::SubagentInputParams>),
     /// `subagent/interrupt`
-    SubagentInterrupt(crate::SubagentOwnerReasonParams),
+    SubagentInterrupt(Box<crate::SubagentOwnerReasonParams>),
     /// `subagent/readResult`
-    SubagentReadResult(crate::SubagentTargetParams),
+    SubagentReadResult(Box<crate::SubagentTargetParams>),
     /// `subagent/reopen`
-    SubagentReopen(crate::SubagentTargetParams),
+    SubagentReopen(Box<crate::SubagentTargetParams>),
     /// `subagent/resume`
-    SubagentResume(crate::SubagentTargetParams),
+    SubagentResume(Box<crate::SubagentTargetParams>),
     /// `subagent/sendMessage`
-    SubagentSendMessage(crate::SubagentInputParams),
+    SubagentSendMessage(Box<crate::SubagentInputParams>),
     /// `subagent/stop`
-    SubagentStop(crate::SubagentOwnerReasonParams),
+    SubagentStop(Box<crate::SubagentOwnerReasonParams>),
     /// `task/background`
-    TaskBackground(crate::TaskBackgroundParams),
+    TaskBackground(Box<crate::TaskBackgroundParams>),
     /// `task/list`
-    TaskList(crate::TaskListParams),
+    TaskList(Box<crate::TaskListParams>),
     /// `task/stop`
-    TaskStop(crate::TaskStopParams),
+    TaskStop(Box<crate::TaskStopParams>),
     /// `task/stopAll`
-    TaskStopAll(crate::TaskStopAllParams),
+    TaskStopAll(Box<crate::TaskStopAllParams>),
     /// `turn/cancel`
-    TurnCancel(crate::TurnCancelParams),
+    TurnCancel(Box<crate::TurnCancelParams>),
     /// `turn/interrupt`
-    TurnInterrupt(crate::TurnInterruptParams),
+    TurnInterrupt(Box<crate::TurnInterruptParams>),
     /// `turn/start`
-    TurnStart(crate::TurnStartParams),
+    TurnStart(Box<crate::TurnStartParams>),
     /// `turn/steer`
-    TurnSteer(crate::TurnSteerParams),
+    TurnSteer(Box<crate::TurnSteerParams>),
     /// `turn/unqueue`
-    TurnUnqueue(crate::TurnUnqueueParams),
+    TurnUnqueue(Box<crate::TurnUnqueueParams>),
     /// `usage/read`
     UsageRead(crate::rpc::NoParams),
     /// `usage/refresh`
     #[cfg(feature = "experimental")]
     UsageRefresh(crate::rpc::NoParams),
     /// `userInput/answer`
-    UserInputAnswer(crate::UserInputAnswerParams),
+    UserInputAnswer(Box<crate::UserInputAnswerParams>),
     /// `userInput/cancel`
-    UserInputCancel(crate::UserInputCancelParams),
+    UserInputCancel(Box<crate::UserInputCancelParams>),
     /// `userInput/clarify`
-    UserInputClarify(crate::UserInputClarifyParams),
+    UserInputClarify(Box<crate::UserInputClarifyParams>),
     /// `userInput/interrupt`
-    UserInputInterrupt(crate::UserInputInterruptParams),
+    UserInputInterrupt(Box<crate::UserInputInterruptParams>),
     /// `view/page`
-    ViewPage(crate::ViewPageParams),
+    ViewPage(Box<crate::ViewPageParams>),
     /// `view/subscribe`
-    ViewSubscribe(crate::ViewSubscribeParams),
+    ViewSubscribe(Box<crate::ViewSubscribeParams>),
     /// `view/unsubscribe`
-    ViewUnsubscribe(crate::ViewUnsubscribeParams),
+    ViewUnsubscribe(Box<crate::ViewUnsubscribeParams>),
     /// `workflow/cancel`
-    WorkflowCancel(crate::WorkflowCancelParams),
+    WorkflowCancel(Box<crate::WorkflowCancelParams>),
     /// `workflow/childControl`
-    WorkflowChildControl(crate::WorkflowChildControlParams),
+    WorkflowChildControl(Box<crate::WorkflowChildControlParams>),
     /// `workflow/pause`
-    WorkflowPause(crate::WorkflowPauseParams),
+    WorkflowPause(Box<crate::WorkflowPauseParams>),
     /// `workflow/resume`
-    WorkflowResume(crate::WorkflowResumeParams),
+    WorkflowResume(Box<crate::WorkflowResumeParams>),
     /// `worktree/list`
     #[cfg(feature = "experimental")]
-    WorktreeList(crate::WorktreeListParams),
+    WorktreeList(Box<crate::WorktreeListParams>),
     /// A method in no table (or behind a feature this build lacks), with its raw params.
     Unknown { method: String, params: Option<Value> },
 }
@@ -1746,7 +1746,9 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
-                payload.decode(method).map(ClientRequest::AccountLoginStart)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::AccountLoginStart(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "account/logout" => Ok(ClientRequest::AccountLogout(payload.into_value())),
@@ -1754,153 +1756,269 @@ impl ClientRequest {
             "account/read" => Ok(ClientRequest::AccountRead(payload.into_value())),
             #[cfg(feature = "experimental")]
             "admission/decide" => {
-                payload.decode(method).map(ClientRequest::AdmissionDecide)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::AdmissionDecide(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "admission/listPending" => {
-                payload.decode(method).map(ClientRequest::AdmissionListPending)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::AdmissionListPending(Box::new(p)))
             }
             "approval/decide" => {
-                payload.decode(method).map(ClientRequest::ApprovalDecide)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ApprovalDecide(Box::new(p)))
             }
             "approval/listPending" => {
-                payload.decode(method).map(ClientRequest::ApprovalListPending)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ApprovalListPending(Box::new(p)))
             }
             "computerUseSettings/read" => {
-                payload.decode(method).map(ClientRequest::ComputerUseSettingsRead)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ComputerUseSettingsRead(Box::new(p)))
             }
             "computerUseSettings/update" => {
-                payload.decode(method).map(ClientRequest::ComputerUseSettingsUpdate)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ComputerUseSettingsUpdate(Box::new(p)))
             }
             "computerUseSetup/check" => {
                 Ok(ClientRequest::ComputerUseSetupCheck(payload.into_value()))
             }
             "computerUseSetup/read" => {
-                payload.decode(method).map(ClientRequest::ComputerUseSetupRead)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ComputerUseSetupRead(Box::new(p)))
             }
             "computerUseSetup/start" => {
-                payload.decode(method).map(ClientRequest::ComputerUseSetupStart)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ComputerUseSetupStart(Box::new(p)))
             }
             "feedback/submit" => {
-                payload.decode(method).map(ClientRequest::FeedbackSubmit)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::FeedbackSubmit(Box::new(p)))
             }
-            "goal/clear" => payload.decode(method).map(ClientRequest::GoalClear),
-            "goal/edit" => payload.decode(method).map(ClientRequest::GoalEdit),
-            "goal/pause" => payload.decode(method).map(ClientRequest::GoalPause),
-            "goal/resume" => payload.decode(method).map(ClientRequest::GoalResume),
-            "goal/set" => payload.decode(method).map(ClientRequest::GoalSet),
-            "hook/list" => payload.decode(method).map(ClientRequest::HookList),
+            "goal/clear" => {
+                payload.decode(method).map(|p| ClientRequest::GoalClear(Box::new(p)))
+            }
+            "goal/edit" => {
+                payload.decode(method).map(|p| ClientRequest::GoalEdit(Box::new(p)))
+            }
+            "goal/pause" => {
+                payload.decode(method).map(|p| ClientRequest::GoalPause(Box::new(p)))
+            }
+            "goal/resume" => {
+                payload.decode(method).map(|p| ClientRequest::GoalResume(Box::new(p)))
+            }
+            "goal/set" => {
+                payload.decode(method).map(|p| ClientRequest::GoalSet(Box::new(p)))
+            }
+            "hook/list" => {
+                payload.decode(method).map(|p| ClientRequest::HookList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "host/readLimits" => Ok(ClientRequest::HostReadLimits(payload.into_value())),
-            "initialize" => payload.decode(method).map(ClientRequest::Initialize),
+            "initialize" => {
+                payload.decode(method).map(|p| ClientRequest::Initialize(Box::new(p)))
+            }
             "item/readOutput" => {
-                payload.decode(method).map(ClientRequest::ItemReadOutput)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ItemReadOutput(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "log/page" => payload.decode(method).map(ClientRequest::LogPage),
+            "log/page" => {
+                payload.decode(method).map(|p| ClientRequest::LogPage(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
-                payload.decode(method).map(ClientRequest::LogPhysicalFiles)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::LogPhysicalFiles(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalSubscribe" => {
-                payload.decode(method).map(ClientRequest::LogPhysicalSubscribe)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::LogPhysicalSubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalUnsubscribe" => {
-                payload.decode(method).map(ClientRequest::LogPhysicalUnsubscribe)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::LogPhysicalUnsubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "log/streams" => payload.decode(method).map(ClientRequest::LogStreams),
+            "log/streams" => {
+                payload.decode(method).map(|p| ClientRequest::LogStreams(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "log/subscribe" => payload.decode(method).map(ClientRequest::LogSubscribe),
+            "log/subscribe" => {
+                payload.decode(method).map(|p| ClientRequest::LogSubscribe(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "log/unsubscribe" => {
-                payload.decode(method).map(ClientRequest::LogUnsubscribe)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::LogUnsubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "mcpServer/list" => payload.decode(method).map(ClientRequest::McpServerList),
+            "mcpServer/list" => {
+                payload.decode(method).map(|p| ClientRequest::McpServerList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogin" => {
-                payload.decode(method).map(ClientRequest::McpServerOauthLogin)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::McpServerOauthLogin(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCancel" => {
-                payload.decode(method).map(ClientRequest::McpServerOauthLoginCancel)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::McpServerOauthLoginCancel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogout" => {
-                payload.decode(method).map(ClientRequest::McpServerOauthLogout)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::McpServerOauthLogout(Box::new(p)))
             }
-            "media/upload" => payload.decode(method).map(ClientRequest::MediaUpload),
-            "model/list" => payload.decode(method).map(ClientRequest::ModelList),
+            "media/upload" => {
+                payload.decode(method).map(|p| ClientRequest::MediaUpload(Box::new(p)))
+            }
+            "model/list" => {
+                payload.decode(method).map(|p| ClientRequest::ModelList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "peer/list" => payload.decode(method).map(ClientRequest::PeerList),
+            "peer/list" => {
+                payload.decode(method).map(|p| ClientRequest::PeerList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "permissionProfile/list" => {
-                payload.decode(method).map(ClientRequest::PermissionProfileList)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::PermissionProfileList(Box::new(p)))
             }
-            "plugin/install" => payload.decode(method).map(ClientRequest::PluginInstall),
-            "plugin/list" => payload.decode(method).map(ClientRequest::PluginList),
+            "plugin/install" => {
+                payload.decode(method).map(|p| ClientRequest::PluginInstall(Box::new(p)))
+            }
+            "plugin/list" => {
+                payload.decode(method).map(|p| ClientRequest::PluginList(Box::new(p)))
+            }
             "plugin/marketplaceAdd" => {
-                payload.decode(method).map(ClientRequest::PluginMarketplaceAdd)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::PluginMarketplaceAdd(Box::new(p)))
             }
             "plugin/marketplaceRemove" => {
-                payload.decode(method).map(ClientRequest::PluginMarketplaceRemove)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::PluginMarketplaceRemove(Box::new(p)))
             }
             "plugin/marketplaceUpdate" => {
-                payload.decode(method).map(ClientRequest::PluginMarketplaceUpdate)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::PluginMarketplaceUpdate(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "projection/list" => {
-                payload.decode(method).map(ClientRequest::ProjectionList)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ProjectionList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "projection/read" => {
-                payload.decode(method).map(ClientRequest::ProjectionRead)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ProjectionRead(Box::new(p)))
             }
-            "recap/cancel" => payload.decode(method).map(ClientRequest::RecapCancel),
-            "recap/request" => payload.decode(method).map(ClientRequest::RecapRequest),
+            "recap/cancel" => {
+                payload.decode(method).map(|p| ClientRequest::RecapCancel(Box::new(p)))
+            }
+            "recap/request" => {
+                payload.decode(method).map(|p| ClientRequest::RecapRequest(Box::new(p)))
+            }
             "session/compact" => {
-                payload.decode(method).map(ClientRequest::SessionCompact)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionCompact(Box::new(p)))
             }
-            "session/fork" => payload.decode(method).map(ClientRequest::SessionFork),
-            "session/leave" => payload.decode(method).map(ClientRequest::SessionLeave),
-            "session/list" => payload.decode(method).map(ClientRequest::SessionList),
+            "session/fork" => {
+                payload.decode(method).map(|p| ClientRequest::SessionFork(Box::new(p)))
+            }
+            "session/leave" => {
+                payload.decode(method).map(|p| ClientRequest::SessionLeave(Box::new(p)))
+            }
+            "session/list" => {
+                payload.decode(method).map(|p| ClientRequest::SessionList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
-                payload.decode(method).map(ClientRequest::SessionPromptHint)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionPromptHint(Box::new(p)))
             }
-            "session/read" => payload.decode(method).map(ClientRequest::SessionRead),
+            "session/read" => {
+                payload.decode(method).map(|p| ClientRequest::SessionRead(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
-                payload.decode(method).map(ClientRequest::SessionReadLimits)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionReadLimits(Box::new(p)))
             }
-            "session/rename" => payload.decode(method).map(ClientRequest::SessionRename),
+            "session/rename" => {
+                payload.decode(method).map(|p| ClientRequest::SessionRename(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "session/reportStartupPhases" => {
-                payload.decode(method).map(ClientRequest::SessionReportStartupPhases)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionReportStartupPhases(Box::new(p)))
             }
-            "session/resume" => payload.decode(method).map(ClientRequest::SessionResume),
+            "session/resume" => {
+                payload.decode(method).map(|p| ClientRequest::SessionResume(Box::new(p)))
+            }
             "session/setApprovalMode" => {
-                payload.decode(method).map(ClientRequest::SessionSetApprovalMode)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionSetApprovalMode(Box::new(p)))
             }
             "session/setModel" => {
-                payload.decode(method).map(ClientRequest::SessionSetModel)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionSetModel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
-                payload.decode(method).map(ClientRequest::SessionSetPermissionProfile)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionSetPermissionProfile(Box::new(p)))
             }
             "session/setReasoningEffort" => {
-                payload.decode(method).map(ClientRequest::SessionSetReasoningEffort)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionSetReasoningEffort(Box::new(p)))
             }
             "session/sideChat" => {
-                payload.decode(method).map(ClientRequest::SessionSideChat)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionSideChat(Box::new(p)))
             }
-            "session/start" => payload.decode(method).map(ClientRequest::SessionStart),
+            "session/start" => {
+                payload.decode(method).map(|p| ClientRequest::SessionStart(Box::new(p)))
+            }
             "session/userShell" => {
-                payload.decode(method).map(ClientRequest::SessionUserShell)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SessionUserShell(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/read" => Ok(ClientRequest::SettingsRead(payload.into_value())),
@@ -1910,80 +2028,148 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
-                payload.decode(method).map(ClientRequest::SettingsWriteMany)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SettingsWriteMany(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/writeValue" => {
-                payload.decode(method).map(ClientRequest::SettingsWriteValue)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SettingsWriteValue(Box::new(p)))
             }
-            "skill/import" => payload.decode(method).map(ClientRequest::SkillImport),
-            "skill/list" => payload.decode(method).map(ClientRequest::SkillList),
+            "skill/import" => {
+                payload.decode(method).map(|p| ClientRequest::SkillImport(Box::new(p)))
+            }
+            "skill/list" => {
+                payload.decode(method).map(|p| ClientRequest::SkillList(Box::new(p)))
+            }
             "skill/setActivation" => {
-                payload.decode(method).map(ClientRequest::SkillSetActivation)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SkillSetActivation(Box::new(p)))
             }
-            "subagent/close" => payload.decode(method).map(ClientRequest::SubagentClose),
+            "subagent/close" => {
+                payload.decode(method).map(|p| ClientRequest::SubagentClose(Box::new(p)))
+            }
             "subagent/followupTask" => {
-                payload.decode(method).map(ClientRequest::SubagentFollowupTask)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SubagentFollowupTask(Box::new(p)))
             }
             "subagent/interrupt" => {
-                payload.decode(method).map(ClientRequest::SubagentInterrupt)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SubagentInterrupt(Box::new(p)))
             }
             "subagent/readResult" => {
-                payload.decode(method).map(ClientRequest::SubagentReadResult)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SubagentReadResult(Box::new(p)))
             }
             "subagent/reopen" => {
-                payload.decode(method).map(ClientRequest::SubagentReopen)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SubagentReopen(Box::new(p)))
             }
             "subagent/resume" => {
-                payload.decode(method).map(ClientRequest::SubagentResume)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SubagentResume(Box::new(p)))
             }
             "subagent/sendMessage" => {
-                payload.decode(method).map(ClientRequest::SubagentSendMessage)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::SubagentSendMessage(Box::new(p)))
             }
-            "subagent/stop" => payload.decode(method).map(ClientRequest::SubagentStop),
+            "subagent/stop" => {
+                payload.decode(method).map(|p| ClientRequest::SubagentStop(Box::new(p)))
+            }
             "task/background" => {
-                payload.decode(method).map(ClientRequest::TaskBackground)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::TaskBackground(Box::new(p)))
             }
-            "task/list" => payload.decode(method).map(ClientRequest::TaskList),
-            "task/stop" => payload.decode(method).map(ClientRequest::TaskStop),
-            "task/stopAll" => payload.decode(method).map(ClientRequest::TaskStopAll),
-            "turn/cancel" => payload.decode(method).map(ClientRequest::TurnCancel),
-            "turn/interrupt" => payload.decode(method).map(ClientRequest::TurnInterrupt),
-            "turn/start" => payload.decode(method).map(ClientRequest::TurnStart),
-            "turn/steer" => payload.decode(method).map(ClientRequest::TurnSteer),
-            "turn/unqueue" => payload.decode(method).map(ClientRequest::TurnUnqueue),
+            "task/list" => {
+                payload.decode(method).map(|p| ClientRequest::TaskList(Box::new(p)))
+            }
+            "task/stop" => {
+                payload.decode(method).map(|p| ClientRequest::TaskStop(Box::new(p)))
+            }
+            "task/stopAll" => {
+                payload.decode(method).map(|p| ClientRequest::TaskStopAll(Box::new(p)))
+            }
+            "turn/cancel" => {
+                payload.decode(method).map(|p| ClientRequest::TurnCancel(Box::new(p)))
+            }
+            "turn/interrupt" => {
+                payload.decode(method).map(|p| ClientRequest::TurnInterrupt(Box::new(p)))
+            }
+            "turn/start" => {
+                payload.decode(method).map(|p| ClientRequest::TurnStart(Box::new(p)))
+            }
+            "turn/steer" => {
+                payload.decode(method).map(|p| ClientRequest::TurnSteer(Box::new(p)))
+            }
+            "turn/unqueue" => {
+                payload.decode(method).map(|p| ClientRequest::TurnUnqueue(Box::new(p)))
+            }
             "usage/read" => Ok(ClientRequest::UsageRead(payload.into_value())),
             #[cfg(feature = "experimental")]
             "usage/refresh" => Ok(ClientRequest::UsageRefresh(payload.into_value())),
             "userInput/answer" => {
-                payload.decode(method).map(ClientRequest::UserInputAnswer)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::UserInputAnswer(Box::new(p)))
             }
             "userInput/cancel" => {
-                payload.decode(method).map(ClientRequest::UserInputCancel)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::UserInputCancel(Box::new(p)))
             }
             "userInput/clarify" => {
-                payload.decode(method).map(ClientRequest::UserInputClarify)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::UserInputClarify(Box::new(p)))
             }
             "userInput/interrupt" => {
-                payload.decode(method).map(ClientRequest::UserInputInterrupt)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::UserInputInterrupt(Box::new(p)))
             }
-            "view/page" => payload.decode(method).map(ClientRequest::ViewPage),
-            "view/subscribe" => payload.decode(method).map(ClientRequest::ViewSubscribe),
+            "view/page" => {
+                payload.decode(method).map(|p| ClientRequest::ViewPage(Box::new(p)))
+            }
+            "view/subscribe" => {
+                payload.decode(method).map(|p| ClientRequest::ViewSubscribe(Box::new(p)))
+            }
             "view/unsubscribe" => {
-                payload.decode(method).map(ClientRequest::ViewUnsubscribe)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::ViewUnsubscribe(Box::new(p)))
             }
             "workflow/cancel" => {
-                payload.decode(method).map(ClientRequest::WorkflowCancel)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::WorkflowCancel(Box::new(p)))
             }
             "workflow/childControl" => {
-                payload.decode(method).map(ClientRequest::WorkflowChildControl)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::WorkflowChildControl(Box::new(p)))
             }
-            "workflow/pause" => payload.decode(method).map(ClientRequest::WorkflowPause),
+            "workflow/pause" => {
+                payload.decode(method).map(|p| ClientRequest::WorkflowPause(Box::new(p)))
+            }
             "workflow/resume" => {
-                payload.decode(method).map(ClientRequest::WorkflowResume)
+                payload
+                    .decode(method)
+                    .map(|p| ClientRequest::WorkflowResume(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "worktree/list" => payload.decode(method).map(ClientRequest::WorktreeList),
+            "worktree/list" => {
+                payload.decode(method).map(|p| ClientRequest::WorktreeList(Box::new(p)))
+            }
             _ => {
                 Ok(ClientRequest::Unknown {
                     method: method.to_owned(),
@@ -2312,7 +2498,7 @@ impl ClientRequest {
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
                 <crate::AccountLoginStartParams>::deserialize(deserializer)
-                    .map(ClientRequest::AccountLoginStart)
+                    .map(|p| ClientRequest::AccountLoginStart(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "account/logout" => {
@@ -2327,28 +2513,28 @@ impl ClientRequest {
             #[cfg(feature = "experimental")]
             "admission/decide" => {
                 <crate::AdmissionDecideParams>::deserialize(deserializer)
-                    .map(ClientRequest::AdmissionDecide)
+                    .map(|p| ClientRequest::AdmissionDecide(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "admission/listPending" => {
                 <crate::AdmissionListPendingParams>::deserialize(deserializer)
-                    .map(ClientRequest::AdmissionListPending)
+                    .map(|p| ClientRequest::AdmissionListPending(Box::new(p)))
             }
             "approval/decide" => {
                 <crate::ApprovalDecideParams>::deserialize(deserializer)
-                    .map(ClientRequest::ApprovalDecide)
+                    .map(|p| ClientRequest::ApprovalDecide(Box::new(p)))
             }
             "approval/listPending" => {
                 <crate::ApprovalListPendingParams>::deserialize(deserializer)
-                    .map(ClientRequest::ApprovalListPending)
+                    .map(|p| ClientRequest::ApprovalListPending(Box::new(p)))
             }
             "computerUseSettings/read" => {
                 <crate::ComputerUseSettingsReadParams>::deserialize(deserializer)
-                    .map(ClientRequest::ComputerUseSettingsRead)
+                    .map(|p| ClientRequest::ComputerUseSettingsRead(Box::new(p)))
             }
             "computerUseSettings/update" => {
                 <crate::ComputerUseSettingsUpdateParams>::deserialize(deserializer)
-                    .map(ClientRequest::ComputerUseSettingsUpdate)
+                    .map(|p| ClientRequest::ComputerUseSettingsUpdate(Box::new(p)))
             }
             "computerUseSetup/check" => {
                 Value::deserialize(deserializer)
@@ -2356,39 +2542,39 @@ impl ClientRequest {
             }
             "computerUseSetup/read" => {
                 <crate::ComputerUseSetupReadParams>::deserialize(deserializer)
-                    .map(ClientRequest::ComputerUseSetupRead)
+                    .map(|p| ClientRequest::ComputerUseSetupRead(Box::new(p)))
             }
             "computerUseSetup/start" => {
                 <crate::ComputerUseSetupStartParams>::deserialize(deserializer)
-                    .map(ClientRequest::ComputerUseSetupStart)
+                    .map(|p| ClientRequest::ComputerUseSetupStart(Box::new(p)))
             }
             "feedback/submit" => {
                 <crate::FeedbackSubmitParams>::deserialize(deserializer)
-                    .map(ClientRequest::FeedbackSubmit)
+                    .map(|p| ClientRequest::FeedbackSubmit(Box::new(p)))
             }
             "goal/clear" => {
                 <crate::GoalClearParams>::deserialize(deserializer)
-                    .map(ClientRequest::GoalClear)
+                    .map(|p| ClientRequest::GoalClear(Box::new(p)))
             }
             "goal/edit" => {
                 <crate::GoalEditParams>::deserialize(deserializer)
-                    .map(ClientRequest::GoalEdit)
+                    .map(|p| ClientRequest::GoalEdit(Box::new(p)))
             }
             "goal/pause" => {
                 <crate::GoalPauseParams>::deserialize(deserializer)
-                    .map(ClientRequest::GoalPause)
+                    .map(|p| ClientRequest::GoalPause(Box::new(p)))
             }
             "goal/resume" => {
                 <crate::GoalResumeParams>::deserialize(deserializer)
-                    .map(ClientRequest::GoalResume)
+                    .map(|p| ClientRequest::GoalResume(Box::new(p)))
             }
             "goal/set" => {
                 <crate::GoalSetParams>::deserialize(deserializer)
-                    .map(ClientRequest::GoalSet)
+                    .map(|p| ClientRequest::GoalSet(Box::new(p)))
             }
             "hook/list" => {
                 <crate::HookListParams>::deserialize(deserializer)
-                    .map(ClientRequest::HookList)
+                    .map(|p| ClientRequest::HookList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "host/readLimits" => {
@@ -2397,194 +2583,194 @@ impl ClientRequest {
             }
             "initialize" => {
                 <crate::InitializeParams>::deserialize(deserializer)
-                    .map(ClientRequest::Initialize)
+                    .map(|p| ClientRequest::Initialize(Box::new(p)))
             }
             "item/readOutput" => {
                 <crate::ItemReadOutputParams>::deserialize(deserializer)
-                    .map(ClientRequest::ItemReadOutput)
+                    .map(|p| ClientRequest::ItemReadOutput(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/page" => {
                 <crate::LogPageParams>::deserialize(deserializer)
-                    .map(ClientRequest::LogPage)
+                    .map(|p| ClientRequest::LogPage(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
                 <crate::LogPhysicalFilesParams>::deserialize(deserializer)
-                    .map(ClientRequest::LogPhysicalFiles)
+                    .map(|p| ClientRequest::LogPhysicalFiles(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalSubscribe" => {
                 <crate::LogPhysicalSubscribeParams>::deserialize(deserializer)
-                    .map(ClientRequest::LogPhysicalSubscribe)
+                    .map(|p| ClientRequest::LogPhysicalSubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalUnsubscribe" => {
                 <crate::LogPhysicalUnsubscribeParams>::deserialize(deserializer)
-                    .map(ClientRequest::LogPhysicalUnsubscribe)
+                    .map(|p| ClientRequest::LogPhysicalUnsubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/streams" => {
                 <crate::LogStreamsParams>::deserialize(deserializer)
-                    .map(ClientRequest::LogStreams)
+                    .map(|p| ClientRequest::LogStreams(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/subscribe" => {
                 <crate::LogSubscribeParams>::deserialize(deserializer)
-                    .map(ClientRequest::LogSubscribe)
+                    .map(|p| ClientRequest::LogSubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/unsubscribe" => {
                 <crate::LogUnsubscribeParams>::deserialize(deserializer)
-                    .map(ClientRequest::LogUnsubscribe)
+                    .map(|p| ClientRequest::LogUnsubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/list" => {
                 <crate::McpServerListParams>::deserialize(deserializer)
-                    .map(ClientRequest::McpServerList)
+                    .map(|p| ClientRequest::McpServerList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogin" => {
                 <crate::McpServerOAuthLoginParams>::deserialize(deserializer)
-                    .map(ClientRequest::McpServerOauthLogin)
+                    .map(|p| ClientRequest::McpServerOauthLogin(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCancel" => {
                 <crate::McpServerOAuthLoginCancelParams>::deserialize(deserializer)
-                    .map(ClientRequest::McpServerOauthLoginCancel)
+                    .map(|p| ClientRequest::McpServerOauthLoginCancel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogout" => {
                 <crate::McpServerOAuthLogoutParams>::deserialize(deserializer)
-                    .map(ClientRequest::McpServerOauthLogout)
+                    .map(|p| ClientRequest::McpServerOauthLogout(Box::new(p)))
             }
             "media/upload" => {
                 <crate::MediaUploadParams>::deserialize(deserializer)
-                    .map(ClientRequest::MediaUpload)
+                    .map(|p| ClientRequest::MediaUpload(Box::new(p)))
             }
             "model/list" => {
                 <crate::ModelListParams>::deserialize(deserializer)
-                    .map(ClientRequest::ModelList)
+                    .map(|p| ClientRequest::ModelList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "peer/list" => {
                 <crate::PeerListParams>::deserialize(deserializer)
-                    .map(ClientRequest::PeerList)
+                    .map(|p| ClientRequest::PeerList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "permissionProfile/list" => {
                 <crate::PermissionProfileListParams>::deserialize(deserializer)
-                    .map(ClientRequest::PermissionProfileList)
+                    .map(|p| ClientRequest::PermissionProfileList(Box::new(p)))
             }
             "plugin/install" => {
                 <crate::PluginInstallParams>::deserialize(deserializer)
-                    .map(ClientRequest::PluginInstall)
+                    .map(|p| ClientRequest::PluginInstall(Box::new(p)))
             }
             "plugin/list" => {
                 <crate::PluginListParams>::deserialize(deserializer)
-                    .map(ClientRequest::PluginList)
+                    .map(|p| ClientRequest::PluginList(Box::new(p)))
             }
             "plugin/marketplaceAdd" => {
                 <crate::PluginMarketplaceAddParams>::deserialize(deserializer)
-                    .map(ClientRequest::PluginMarketplaceAdd)
+                    .map(|p| ClientRequest::PluginMarketplaceAdd(Box::new(p)))
             }
             "plugin/marketplaceRemove" => {
                 <crate::PluginMarketplaceRemoveParams>::deserialize(deserializer)
-                    .map(ClientRequest::PluginMarketplaceRemove)
+                    .map(|p| ClientRequest::PluginMarketplaceRemove(Box::new(p)))
             }
             "plugin/marketplaceUpdate" => {
                 <crate::PluginMarketplaceUpdateParams>::deserialize(deserializer)
-                    .map(ClientRequest::PluginMarketplaceUpdate)
+                    .map(|p| ClientRequest::PluginMarketplaceUpdate(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "projection/list" => {
                 <crate::ProjectionListParams>::deserialize(deserializer)
-                    .map(ClientRequest::ProjectionList)
+                    .map(|p| ClientRequest::ProjectionList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "projection/read" => {
                 <crate::ProjectionReadParams>::deserialize(deserializer)
-                    .map(ClientRequest::ProjectionRead)
+                    .map(|p| ClientRequest::ProjectionRead(Box::new(p)))
             }
             "recap/cancel" => {
                 <crate::RecapCancelParams>::deserialize(deserializer)
-                    .map(ClientRequest::RecapCancel)
+                    .map(|p| ClientRequest::RecapCancel(Box::new(p)))
             }
             "recap/request" => {
                 <crate::RecapRequestParams>::deserialize(deserializer)
-                    .map(ClientRequest::RecapRequest)
+                    .map(|p| ClientRequest::RecapRequest(Box::new(p)))
             }
             "session/compact" => {
                 <crate::SessionCompactParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionCompact)
+                    .map(|p| ClientRequest::SessionCompact(Box::new(p)))
             }
             "session/fork" => {
                 <crate::SessionForkParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionFork)
+                    .map(|p| ClientRequest::SessionFork(Box::new(p)))
             }
             "session/leave" => {
                 <crate::SessionLeaveParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionLeave)
+                    .map(|p| ClientRequest::SessionLeave(Box::new(p)))
             }
             "session/list" => {
                 <crate::SessionListParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionList)
+                    .map(|p| ClientRequest::SessionList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
                 <crate::SessionPromptHintParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionPromptHint)
+                    .map(|p| ClientRequest::SessionPromptHint(Box::new(p)))
             }
             "session/read" => {
                 <crate::SessionReadParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionRead)
+                    .map(|p| ClientRequest::SessionRead(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
                 <crate::SessionReadLimitsParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionReadLimits)
+                    .map(|p| ClientRequest::SessionReadLimits(Box::new(p)))
             }
             "session/rename" => {
                 <crate::SessionRenameParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionRename)
+                    .map(|p| ClientRequest::SessionRename(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/reportStartupPhases" => {
                 <crate::SessionReportStartupPhasesParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionReportStartupPhases)
+                    .map(|p| ClientRequest::SessionReportStartupPhases(Box::new(p)))
             }
             "session/resume" => {
                 <crate::SessionResumeParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionResume)
+                    .map(|p| ClientRequest::SessionResume(Box::new(p)))
             }
             "session/setApprovalMode" => {
                 <crate::SessionSetApprovalModeParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionSetApprovalMode)
+                    .map(|p| ClientRequest::SessionSetApprovalMode(Box::new(p)))
             }
             "session/setModel" => {
                 <crate::SessionSetModelParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionSetModel)
+                    .map(|p| ClientRequest::SessionSetModel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
                 <crate::SessionSetPermissionProfileParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionSetPermissionProfile)
+                    .map(|p| ClientRequest::SessionSetPermissionProfile(Box::new(p)))
             }
             "session/setReasoningEffort" => {
                 <crate::SessionSetReasoningEffortParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionSetReasoningEffort)
+                    .map(|p| ClientRequest::SessionSetReasoningEffort(Box::new(p)))
             }
             "session/sideChat" => {
                 <crate::SessionSideChatParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionSideChat)
+                    .map(|p| ClientRequest::SessionSideChat(Box::new(p)))
             }
             "session/start" => {
                 <crate::SessionStartParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionStart)
+                    .map(|p| ClientRequest::SessionStart(Box::new(p)))
             }
             "session/userShell" => {
                 <crate::SessionUserShellParams>::deserialize(deserializer)
-                    .map(ClientRequest::SessionUserShell)
+                    .map(|p| ClientRequest::SessionUserShell(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/read" => {
@@ -2599,92 +2785,92 @@ impl ClientRequest {
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
                 <crate::SettingsWriteManyParams>::deserialize(deserializer)
-                    .map(ClientRequest::SettingsWriteMany)
+                    .map(|p| ClientRequest::SettingsWriteMany(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/writeValue" => {
                 <crate::SettingsWriteValueParams>::deserialize(deserializer)
-                    .map(ClientRequest::SettingsWriteValue)
+                    .map(|p| ClientRequest::SettingsWriteValue(Box::new(p)))
             }
             "skill/import" => {
                 <crate::SkillImportParams>::deserialize(deserializer)
-                    .map(ClientRequest::SkillImport)
+                    .map(|p| ClientRequest::SkillImport(Box::new(p)))
             }
             "skill/list" => {
                 <crate::SkillListParams>::deserialize(deserializer)
-                    .map(ClientRequest::SkillList)
+                    .map(|p| ClientRequest::SkillList(Box::new(p)))
             }
             "skill/setActivation" => {
                 <crate::SkillSetActivationParams>::deserialize(deserializer)
-                    .map(ClientRequest::SkillSetActivation)
+                    .map(|p| ClientRequest::SkillSetActivation(Box::new(p)))
             }
             "subagent/close" => {
                 <crate::SubagentOwnerReasonParams>::deserialize(deserializer)
-                    .map(ClientRequest::SubagentClose)
+                    .map(|p| ClientRequest::SubagentClose(Box::new(p)))
             }
             "subagent/followupTask" => {
                 <crate::SubagentInputParams>::deserialize(deserializer)
-                    .map(ClientRequest::SubagentFollowupTask)
+                    .map(|p| ClientRequest::SubagentFollowupTask(Box::new(p)))
             }
             "subagent/interrupt" => {
                 <crate::SubagentOwnerReasonParams>::deserialize(deserializer)
-                    .map(ClientRequest::SubagentInterrupt)
+                    .map(|p| ClientRequest::SubagentInterrupt(Box::new(p)))
             }
             "subagent/readResult" => {
                 <crate::SubagentTargetParams>::deserialize(deserializer)
-                    .map(ClientRequest::SubagentReadResult)
+                    .map(|p| ClientRequest::SubagentReadResult(Box::new(p)))
             }
             "subagent/reopen" => {
                 <crate::SubagentTargetParams>::deserialize(deserializer)
-                    .map(ClientRequest::SubagentReopen)
+                    .map(|p| ClientRequest::SubagentReopen(Box::new(p)))
             }
             "subagent/resume" => {
                 <crate::SubagentTargetParams>::deserialize(deserializer)
-                    .map(ClientRequest::SubagentResume)
+                    .map(|p| ClientRequest::SubagentResume(Box::new(p)))
             }
             "subagent/sendMessage" => {
                 <crate::SubagentInputParams>::deserialize(deserializer)
-                    .map(ClientRequest::SubagentSendMessage)
+                    .map(|p| ClientRequest::SubagentSendMessage(Box::new(p)))
             }
             "subagent/stop" => {
                 <crate::SubagentOwnerReasonParams>::deserialize(deserializer)
-                    .map(ClientRequest::SubagentStop)
+                    .map(|p| ClientRequest::SubagentStop(Box::new(p)))
             }
             "task/background" => {
                 <crate::TaskBackgroundParams>::deserialize(deserializer)
-                    .map(ClientRequest::TaskBackground)
+                    .map(|p| ClientRequest::TaskBackground(Box::new(p)))
             }
             "task/list" => {
                 <crate::TaskListParams>::deserialize(deserializer)
-                    .map(ClientRequest::TaskList)
+                    .map(|p| ClientRequest::TaskList(Box::new(p)))
             }
             "task/stop" => {
                 <crate::TaskStopParams>::deserialize(deserializer)
-                    .map(ClientRequest::TaskStop)
+                    .map(|p| ClientRequest::TaskStop(Box::new(p)))
             }
             "task/stopAll" => {
                 <crate::TaskStopAllParams>::deserialize(deserializer)
-                    .map(ClientRequest::TaskStopAll)
+                    .map(|p| ClientRequest::TaskStopAll(Box::new(p)))
             }
             "turn/cancel" => {
                 <crate::TurnCancelParams>::deserialize(deserializer)
-                    .map(ClientRequest::TurnCancel)
+                    .map(|p| ClientRequest::TurnCancel(Box::new(p)))
             }
             "turn/interrupt" => {
                 <crate::TurnInterruptParams>::deserialize(deserializer)
-                    .map(ClientRequest::TurnInterrupt)
+                    .map(|p| ClientRequest::TurnInterrupt(Box::new(p)))
             }
             "turn/start" => {
                 <crate::TurnStartParams>::deserialize(deserializer)
-                    .map(ClientRequest::TurnStart)
+                    .map(|p| ClientRequest::TurnStart(Box::new(p)))
             }
             "turn/steer" => {
                 <crate::TurnSteerParams>::deserialize(deserializer)
-                    .map(ClientRequest::TurnSteer)
+                    .map(|p| ClientRequest::TurnSteer(Box::new(p)))
             }
             "turn/unqueue" => {
                 <crate::TurnUnqueueParams>::deserialize(deserializer)
-                    .map(ClientRequest::TurnUnqueue)
+                    .map(|p| ClientRequest::TurnUnqueue(Box::new(p)))
             }
             "usage/read" => {
                 Value::deserialize(deserializer)
@@ -2697,52 +2883,52 @@ impl ClientRequest {
             }
             "userInput/answer" => {
                 <crate::UserInputAnswerParams>::deserialize(deserializer)
-                    .map(ClientRequest::UserInputAnswer)
+                    .map(|p| ClientRequest::UserInputAnswer(Box::new(p)))
             }
             "userInput/cancel" => {
                 <crate::UserInputCancelParams>::deserialize(deserializer)
-                    .map(ClientRequest::UserInputCancel)
+                    .map(|p| ClientRequest::UserInputCancel(Box::new(p)))
             }
             "userInput/clarify" => {
                 <crate::UserInputClarifyParams>::deserialize(deserializer)
-                    .map(ClientRequest::UserInputClarify)
+                    .map(|p| ClientRequest::UserInputClarify(Box::new(p)))
             }
             "userInput/interrupt" => {
                 <crate::UserInputInterruptParams>::deserialize(deserializer)
-                    .map(ClientRequest::UserInputInterrupt)
+                    .map(|p| ClientRequest::UserInputInterrupt(Box::new(p)))
             }
             "view/page" => {
                 <crate::ViewPageParams>::deserialize(deserializer)
-                    .map(ClientRequest::ViewPage)
+                    .map(|p| ClientRequest::ViewPage(Box::new(p)))
             }
             "view/subscribe" => {
                 <crate::ViewSubscribeParams>::deserialize(deserializer)
-                    .map(ClientRequest::ViewSubscribe)
+                    .map(|p| ClientRequest::ViewSubscribe(Box::new(p)))
             }
             "view/unsubscribe" => {
                 <crate::ViewUnsubscribeParams>::deserialize(deserializer)
-                    .map(ClientRequest::ViewUnsubscribe)
+                    .map(|p| ClientRequest::ViewUnsubscribe(Box::new(p)))
             }
             "workflow/cancel" => {
                 <crate::WorkflowCancelParams>::deserialize(deserializer)
-                    .map(ClientRequest::WorkflowCancel)
+                    .map(|p| ClientRequest::WorkflowCancel(Box::new(p)))
             }
             "workflow/childControl" => {
                 <crate::WorkflowChildControlParams>::deserialize(deserializer)
-                    .map(ClientRequest::WorkflowChildControl)
+                    .map(|p| ClientRequest::WorkflowChildControl(Box::new(p)))
             }
             "workflow/pause" => {
                 <crate::WorkflowPauseParams>::deserialize(deserializer)
-                    .map(ClientRequest::WorkflowPause)
+                    .map(|p| ClientRequest::WorkflowPause(Box::new(p)))
             }
             "workflow/resume" => {
                 <crate::WorkflowResumeParams>::deserialize(deserializer)
-                    .map(ClientRequest::WorkflowResume)
+                    .map(|p| ClientRequest::WorkflowResume(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "worktree/list" => {
                 <crate::WorktreeListParams>::deserialize(deserializer)
-                    .map(ClientRequest::WorktreeList)
+                    .map(|p| ClientRequest::WorktreeList(Box::new(p)))
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -2986,7 +3172,7 @@ pub enum ServerRequest {
     /// `approval/request`
     ApprovalRequest(Box<crate::ApprovalRequestParams>),
     /// `userInput/request`
-    UserInputRequest(crate::UserInputRequestParams),
+    UserInputRequest(Box<crate::UserInputRequestParams>),
     /// A method in no table (or behind a feature this build lacks), with its raw params.
     Unknown { method: String, params: Option<Value> },
 }
@@ -3014,7 +3200,9 @@ impl ServerRequest {
                     .map(|p| ServerRequest::ApprovalRequest(Box::new(p)))
             }
             "userInput/request" => {
-                payload.decode(method).map(ServerRequest::UserInputRequest)
+                payload
+                    .decode(method)
+                    .map(|p| ServerRequest::UserInputRequest(Box::new(p)))
             }
             _ => {
                 Ok(ServerRequest::Unknown {
@@ -3052,7 +3240,7 @@ impl ServerRequest {
             }
             "userInput/request" => {
                 <crate::UserInputRequestParams>::deserialize(deserializer)
-                    .map(ServerRequest::UserInputRequest)
+                    .map(|p| ServerRequest::UserInputRequest(Box::new(p)))
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -3083,10 +3271,10 @@ impl ServerRequest {
 pub enum ProtocolNotification {
     /// `account/changed`
     #[cfg(feature = "experimental")]
-    AccountChanged(crate::AccountState),
+    AccountChanged(Box<crate::AccountState>),
     /// `account/loginCompleted`
     #[cfg(feature = "experimental")]
-    AccountLoginCompleted(crate::AccountLoginCompletedParams),
+    AccountLoginCompleted(Box<crate::AccountLoginCompletedParams>),
     /// `admission/requested`
     #[cfg(feature = "experimental")]
     AdmissionRequested(Box<crate::AdmissionRequestedViewParams>),
@@ -3102,105 +3290,105 @@ pub enum ProtocolNotification {
     /// `approval/updated`
     ApprovalUpdated(Box<crate::ApprovalUpdatedParams>),
     /// `computerUseSetup/changed`
-    ComputerUseSetupChanged(crate::ComputerUseSetupChanged),
+    ComputerUseSetupChanged(Box<crate::ComputerUseSetupChanged>),
     /// `initialized`
     Initialized(crate::rpc::NoParams),
     /// `item/completed`
-    ItemCompleted(crate::ItemCompletedParams),
+    ItemCompleted(Box<crate::ItemCompletedParams>),
     /// `item/delta`
-    ItemDelta(crate::ItemDeltaParams),
+    ItemDelta(Box<crate::ItemDeltaParams>),
     /// `item/started`
-    ItemStarted(crate::ItemStartedParams),
+    ItemStarted(Box<crate::ItemStartedParams>),
     /// `item/updated`
-    ItemUpdated(crate::ItemUpdatedParams),
+    ItemUpdated(Box<crate::ItemUpdatedParams>),
     /// `log/gap`
     #[cfg(feature = "experimental")]
-    LogGap(crate::LogGapParams),
+    LogGap(Box<crate::LogGapParams>),
     /// `log/physicalLine`
     #[cfg(feature = "experimental")]
-    LogPhysicalLine(crate::LogPhysicalLineParams),
+    LogPhysicalLine(Box<crate::LogPhysicalLineParams>),
     /// `log/physicalReset`
     #[cfg(feature = "experimental")]
-    LogPhysicalReset(crate::LogPhysicalResetParams),
+    LogPhysicalReset(Box<crate::LogPhysicalResetParams>),
     /// `log/record`
     #[cfg(feature = "experimental")]
-    LogRecord(crate::LogRecordParams),
+    LogRecord(Box<crate::LogRecordParams>),
     /// `mcpServer/oauthLoginCompleted`
     #[cfg(feature = "experimental")]
-    McpServerOauthLoginCompleted(crate::McpServerOAuthLoginCompletedParams),
+    McpServerOauthLoginCompleted(Box<crate::McpServerOAuthLoginCompletedParams>),
     /// `monitor/inboxItemAdmitted`
     MonitorInboxItemAdmitted(Box<crate::MonitorInboxItemAdmittedParams>),
     /// `monitor/inboxItemDrained`
     MonitorInboxItemDrained(Box<crate::MonitorInboxItemDrainedParams>),
     /// `monitor/inboxItemVoided`
-    MonitorInboxItemVoided(crate::MonitorInboxItemVoidedParams),
+    MonitorInboxItemVoided(Box<crate::MonitorInboxItemVoidedParams>),
     /// `plugin/changed`
-    PluginChanged(crate::PluginChangedParams),
+    PluginChanged(Box<crate::PluginChangedParams>),
     /// `plugin/marketplaceChanged`
-    PluginMarketplaceChanged(crate::PluginMarketplaceChangedParams),
+    PluginMarketplaceChanged(Box<crate::PluginMarketplaceChangedParams>),
     /// `recap/completed`
-    RecapCompleted(crate::RecapCompletedParams),
+    RecapCompleted(Box<crate::RecapCompletedParams>),
     /// `session/approvalModeChanged`
     SessionApprovalModeChanged(Box<crate::SessionApprovalModeChangedParams>),
     /// `session/branchChanged`
-    SessionBranchChanged(crate::SessionBranchChangedParams),
+    SessionBranchChanged(Box<crate::SessionBranchChangedParams>),
     /// `session/closed`
-    SessionClosed(crate::SessionClosedParams),
+    SessionClosed(Box<crate::SessionClosedParams>),
     /// `session/contextUsage`
-    SessionContextUsage(crate::SessionContextUsageParams),
+    SessionContextUsage(Box<crate::SessionContextUsageParams>),
     /// `session/goalChanged`
-    SessionGoalChanged(crate::SessionGoalChangedParams),
+    SessionGoalChanged(Box<crate::SessionGoalChangedParams>),
     /// `session/leaveCompleted`
-    SessionLeaveCompleted(crate::SessionLeaveCompletedParams),
+    SessionLeaveCompleted(Box<crate::SessionLeaveCompletedParams>),
     /// `session/listChanged`
-    SessionListChanged(crate::SessionListChangedParams),
+    SessionListChanged(Box<crate::SessionListChangedParams>),
     /// `session/modelChanged`
-    SessionModelChanged(crate::SessionModelChangedParams),
+    SessionModelChanged(Box<crate::SessionModelChangedParams>),
     /// `session/modelRouteUnserved`
-    SessionModelRouteUnserved(crate::SessionModelRouteUnservedParams),
+    SessionModelRouteUnserved(Box<crate::SessionModelRouteUnservedParams>),
     /// `session/nameChanged`
-    SessionNameChanged(crate::SessionNameChangedParams),
+    SessionNameChanged(Box<crate::SessionNameChangedParams>),
     /// `session/permissionProfileChanged`
     #[cfg(feature = "experimental")]
-    SessionPermissionProfileChanged(crate::SessionPermissionProfileChangedParams),
+    SessionPermissionProfileChanged(Box<crate::SessionPermissionProfileChangedParams>),
     /// `session/reasoningEffortChanged`
-    SessionReasoningEffortChanged(crate::SessionReasoningEffortChangedParams),
+    SessionReasoningEffortChanged(Box<crate::SessionReasoningEffortChangedParams>),
     /// `session/started`
-    SessionStarted(crate::SessionStartedParams),
+    SessionStarted(Box<crate::SessionStartedParams>),
     /// `session/statusChanged`
-    SessionStatusChanged(crate::SessionStatusChangedParams),
+    SessionStatusChanged(Box<crate::SessionStatusChangedParams>),
     /// `session/todoListChanged`
-    SessionTodoListChanged(crate::SessionTodoListChangedParams),
+    SessionTodoListChanged(Box<crate::SessionTodoListChangedParams>),
     /// `session/tokenUsage`
     SessionTokenUsage(Box<crate::SessionTokenUsageParams>),
     /// `session/viewHealthChanged`
-    SessionViewHealthChanged(crate::SessionViewHealthChangedParams),
+    SessionViewHealthChanged(Box<crate::SessionViewHealthChangedParams>),
     /// `skill/changed`
-    SkillChanged(crate::SkillChangedParams),
+    SkillChanged(Box<crate::SkillChangedParams>),
     /// `turn/completed`
     TurnCompleted(Box<crate::TurnCompletedParams>),
     /// `turn/foregroundCompleted`
-    TurnForegroundCompleted(crate::TurnForegroundCompletedParams),
+    TurnForegroundCompleted(Box<crate::TurnForegroundCompletedParams>),
     /// `turn/modelRetryScheduled`
     TurnModelRetryScheduled(Box<crate::TurnModelRetryScheduledParams>),
     /// `turn/retracted`
-    TurnRetracted(crate::TurnRetractedParams),
+    TurnRetracted(Box<crate::TurnRetractedParams>),
     /// `turn/retryScheduled`
     TurnRetryScheduled(Box<crate::TurnRetryScheduledParams>),
     /// `turn/started`
-    TurnStarted(crate::TurnStartedParams),
+    TurnStarted(Box<crate::TurnStartedParams>),
     /// `turn/unqueued`
-    TurnUnqueued(crate::TurnUnqueuedParams),
+    TurnUnqueued(Box<crate::TurnUnqueuedParams>),
     /// `usage/changed`
-    UsageChanged(crate::SubscriptionUsage),
+    UsageChanged(Box<crate::SubscriptionUsage>),
     /// `userInput/engaged`
-    UserInputEngaged(crate::UserInputEngagedParams),
+    UserInputEngaged(Box<crate::UserInputEngagedParams>),
     /// `userInput/requested`
-    UserInputRequested(crate::UserInputRequestParams),
+    UserInputRequested(Box<crate::UserInputRequestParams>),
     /// `userInput/settled`
     UserInputSettled(Box<crate::UserInputSettledParams>),
     /// `view/gap`
-    ViewGap(crate::ViewGapParams),
+    ViewGap(Box<crate::ViewGapParams>),
     /// A method in no table (or behind a feature this build lacks), with its raw params.
     Unknown { method: String, params: Option<Value> },
 }
@@ -3224,11 +3412,15 @@ impl ProtocolNotification {
         match method {
             #[cfg(feature = "experimental")]
             "account/changed" => {
-                payload.decode(method).map(ProtocolNotification::AccountChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::AccountChanged(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "account/loginCompleted" => {
-                payload.decode(method).map(ProtocolNotification::AccountLoginCompleted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::AccountLoginCompleted(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "admission/requested" => {
@@ -3263,36 +3455,60 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::ApprovalUpdated(Box::new(p)))
             }
             "computerUseSetup/changed" => {
-                payload.decode(method).map(ProtocolNotification::ComputerUseSetupChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::ComputerUseSetupChanged(Box::new(p)))
             }
             "initialized" => Ok(ProtocolNotification::Initialized(payload.into_value())),
             "item/completed" => {
-                payload.decode(method).map(ProtocolNotification::ItemCompleted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::ItemCompleted(Box::new(p)))
             }
-            "item/delta" => payload.decode(method).map(ProtocolNotification::ItemDelta),
+            "item/delta" => {
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::ItemDelta(Box::new(p)))
+            }
             "item/started" => {
-                payload.decode(method).map(ProtocolNotification::ItemStarted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::ItemStarted(Box::new(p)))
             }
             "item/updated" => {
-                payload.decode(method).map(ProtocolNotification::ItemUpdated)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::ItemUpdated(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "log/gap" => payload.decode(method).map(ProtocolNotification::LogGap),
+            "log/gap" => {
+                payload.decode(method).map(|p| ProtocolNotification::LogGap(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "log/physicalLine" => {
-                payload.decode(method).map(ProtocolNotification::LogPhysicalLine)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::LogPhysicalLine(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalReset" => {
-                payload.decode(method).map(ProtocolNotification::LogPhysicalReset)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::LogPhysicalReset(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "log/record" => payload.decode(method).map(ProtocolNotification::LogRecord),
+            "log/record" => {
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::LogRecord(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCompleted" => {
                 payload
                     .decode(method)
-                    .map(ProtocolNotification::McpServerOauthLoginCompleted)
+                    .map(|p| ProtocolNotification::McpServerOauthLoginCompleted(
+                        Box::new(p),
+                    ))
             }
             "monitor/inboxItemAdmitted" => {
                 payload
@@ -3305,18 +3521,24 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::MonitorInboxItemDrained(Box::new(p)))
             }
             "monitor/inboxItemVoided" => {
-                payload.decode(method).map(ProtocolNotification::MonitorInboxItemVoided)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::MonitorInboxItemVoided(Box::new(p)))
             }
             "plugin/changed" => {
-                payload.decode(method).map(ProtocolNotification::PluginChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::PluginChanged(Box::new(p)))
             }
             "plugin/marketplaceChanged" => {
                 payload
                     .decode(method)
-                    .map(ProtocolNotification::PluginMarketplaceChanged)
+                    .map(|p| ProtocolNotification::PluginMarketplaceChanged(Box::new(p)))
             }
             "recap/completed" => {
-                payload.decode(method).map(ProtocolNotification::RecapCompleted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::RecapCompleted(Box::new(p)))
             }
             "session/approvalModeChanged" => {
                 payload
@@ -3326,53 +3548,81 @@ impl ProtocolNotification {
                     ))
             }
             "session/branchChanged" => {
-                payload.decode(method).map(ProtocolNotification::SessionBranchChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionBranchChanged(Box::new(p)))
             }
             "session/closed" => {
-                payload.decode(method).map(ProtocolNotification::SessionClosed)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionClosed(Box::new(p)))
             }
             "session/contextUsage" => {
-                payload.decode(method).map(ProtocolNotification::SessionContextUsage)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionContextUsage(Box::new(p)))
             }
             "session/goalChanged" => {
-                payload.decode(method).map(ProtocolNotification::SessionGoalChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionGoalChanged(Box::new(p)))
             }
             "session/leaveCompleted" => {
-                payload.decode(method).map(ProtocolNotification::SessionLeaveCompleted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionLeaveCompleted(Box::new(p)))
             }
             "session/listChanged" => {
-                payload.decode(method).map(ProtocolNotification::SessionListChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionListChanged(Box::new(p)))
             }
             "session/modelChanged" => {
-                payload.decode(method).map(ProtocolNotification::SessionModelChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionModelChanged(Box::new(p)))
             }
             "session/modelRouteUnserved" => {
                 payload
                     .decode(method)
-                    .map(ProtocolNotification::SessionModelRouteUnserved)
+                    .map(|p| ProtocolNotification::SessionModelRouteUnserved(
+                        Box::new(p),
+                    ))
             }
             "session/nameChanged" => {
-                payload.decode(method).map(ProtocolNotification::SessionNameChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionNameChanged(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/permissionProfileChanged" => {
                 payload
                     .decode(method)
-                    .map(ProtocolNotification::SessionPermissionProfileChanged)
+                    .map(|p| ProtocolNotification::SessionPermissionProfileChanged(
+                        Box::new(p),
+                    ))
             }
             "session/reasoningEffortChanged" => {
                 payload
                     .decode(method)
-                    .map(ProtocolNotification::SessionReasoningEffortChanged)
+                    .map(|p| ProtocolNotification::SessionReasoningEffortChanged(
+                        Box::new(p),
+                    ))
             }
             "session/started" => {
-                payload.decode(method).map(ProtocolNotification::SessionStarted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionStarted(Box::new(p)))
             }
             "session/statusChanged" => {
-                payload.decode(method).map(ProtocolNotification::SessionStatusChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionStatusChanged(Box::new(p)))
             }
             "session/todoListChanged" => {
-                payload.decode(method).map(ProtocolNotification::SessionTodoListChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SessionTodoListChanged(Box::new(p)))
             }
             "session/tokenUsage" => {
                 payload
@@ -3382,10 +3632,12 @@ impl ProtocolNotification {
             "session/viewHealthChanged" => {
                 payload
                     .decode(method)
-                    .map(ProtocolNotification::SessionViewHealthChanged)
+                    .map(|p| ProtocolNotification::SessionViewHealthChanged(Box::new(p)))
             }
             "skill/changed" => {
-                payload.decode(method).map(ProtocolNotification::SkillChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::SkillChanged(Box::new(p)))
             }
             "turn/completed" => {
                 payload
@@ -3393,7 +3645,9 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::TurnCompleted(Box::new(p)))
             }
             "turn/foregroundCompleted" => {
-                payload.decode(method).map(ProtocolNotification::TurnForegroundCompleted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::TurnForegroundCompleted(Box::new(p)))
             }
             "turn/modelRetryScheduled" => {
                 payload
@@ -3401,7 +3655,9 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::TurnModelRetryScheduled(Box::new(p)))
             }
             "turn/retracted" => {
-                payload.decode(method).map(ProtocolNotification::TurnRetracted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::TurnRetracted(Box::new(p)))
             }
             "turn/retryScheduled" => {
                 payload
@@ -3409,26 +3665,40 @@ impl ProtocolNotification {
                     .map(|p| ProtocolNotification::TurnRetryScheduled(Box::new(p)))
             }
             "turn/started" => {
-                payload.decode(method).map(ProtocolNotification::TurnStarted)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::TurnStarted(Box::new(p)))
             }
             "turn/unqueued" => {
-                payload.decode(method).map(ProtocolNotification::TurnUnqueued)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::TurnUnqueued(Box::new(p)))
             }
             "usage/changed" => {
-                payload.decode(method).map(ProtocolNotification::UsageChanged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::UsageChanged(Box::new(p)))
             }
             "userInput/engaged" => {
-                payload.decode(method).map(ProtocolNotification::UserInputEngaged)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::UserInputEngaged(Box::new(p)))
             }
             "userInput/requested" => {
-                payload.decode(method).map(ProtocolNotification::UserInputRequested)
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::UserInputRequested(Box::new(p)))
             }
             "userInput/settled" => {
                 payload
                     .decode(method)
                     .map(|p| ProtocolNotification::UserInputSettled(Box::new(p)))
             }
-            "view/gap" => payload.decode(method).map(ProtocolNotification::ViewGap),
+            "view/gap" => {
+                payload
+                    .decode(method)
+                    .map(|p| ProtocolNotification::ViewGap(Box::new(p)))
+            }
             _ => {
                 Ok(ProtocolNotification::Unknown {
                     method: method.to_owned(),
@@ -3690,12 +3960,12 @@ impl ProtocolNotification {
             #[cfg(feature = "experimental")]
             "account/changed" => {
                 <crate::AccountState>::deserialize(deserializer)
-                    .map(ProtocolNotification::AccountChanged)
+                    .map(|p| ProtocolNotification::AccountChanged(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "account/loginCompleted" => {
                 <crate::AccountLoginCompletedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::AccountLoginCompleted)
+                    .map(|p| ProtocolNotification::AccountLoginCompleted(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "admission/requested" => {
@@ -3725,7 +3995,7 @@ impl ProtocolNotification {
             }
             "computerUseSetup/changed" => {
                 <crate::ComputerUseSetupChanged>::deserialize(deserializer)
-                    .map(ProtocolNotification::ComputerUseSetupChanged)
+                    .map(|p| ProtocolNotification::ComputerUseSetupChanged(Box::new(p)))
             }
             "initialized" => {
                 Value::deserialize(deserializer)
@@ -3733,44 +4003,46 @@ impl ProtocolNotification {
             }
             "item/completed" => {
                 <crate::ItemCompletedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::ItemCompleted)
+                    .map(|p| ProtocolNotification::ItemCompleted(Box::new(p)))
             }
             "item/delta" => {
                 <crate::ItemDeltaParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::ItemDelta)
+                    .map(|p| ProtocolNotification::ItemDelta(Box::new(p)))
             }
             "item/started" => {
                 <crate::ItemStartedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::ItemStarted)
+                    .map(|p| ProtocolNotification::ItemStarted(Box::new(p)))
             }
             "item/updated" => {
                 <crate::ItemUpdatedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::ItemUpdated)
+                    .map(|p| ProtocolNotification::ItemUpdated(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/gap" => {
                 <crate::LogGapParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::LogGap)
+                    .map(|p| ProtocolNotification::LogGap(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalLine" => {
                 <crate::LogPhysicalLineParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::LogPhysicalLine)
+                    .map(|p| ProtocolNotification::LogPhysicalLine(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalReset" => {
                 <crate::LogPhysicalResetParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::LogPhysicalReset)
+                    .map(|p| ProtocolNotification::LogPhysicalReset(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/record" => {
                 <crate::LogRecordParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::LogRecord)
+                    .map(|p| ProtocolNotification::LogRecord(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCompleted" => {
                 <crate::McpServerOAuthLoginCompletedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::McpServerOauthLoginCompleted)
+                    .map(|p| ProtocolNotification::McpServerOauthLoginCompleted(
+                        Box::new(p),
+                    ))
             }
             "monitor/inboxItemAdmitted" => {
                 <crate::MonitorInboxItemAdmittedParams>::deserialize(deserializer)
@@ -3782,19 +4054,19 @@ impl ProtocolNotification {
             }
             "monitor/inboxItemVoided" => {
                 <crate::MonitorInboxItemVoidedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::MonitorInboxItemVoided)
+                    .map(|p| ProtocolNotification::MonitorInboxItemVoided(Box::new(p)))
             }
             "plugin/changed" => {
                 <crate::PluginChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::PluginChanged)
+                    .map(|p| ProtocolNotification::PluginChanged(Box::new(p)))
             }
             "plugin/marketplaceChanged" => {
                 <crate::PluginMarketplaceChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::PluginMarketplaceChanged)
+                    .map(|p| ProtocolNotification::PluginMarketplaceChanged(Box::new(p)))
             }
             "recap/completed" => {
                 <crate::RecapCompletedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::RecapCompleted)
+                    .map(|p| ProtocolNotification::RecapCompleted(Box::new(p)))
             }
             "session/approvalModeChanged" => {
                 <crate::SessionApprovalModeChangedParams>::deserialize(deserializer)
@@ -3804,60 +4076,66 @@ impl ProtocolNotification {
             }
             "session/branchChanged" => {
                 <crate::SessionBranchChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionBranchChanged)
+                    .map(|p| ProtocolNotification::SessionBranchChanged(Box::new(p)))
             }
             "session/closed" => {
                 <crate::SessionClosedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionClosed)
+                    .map(|p| ProtocolNotification::SessionClosed(Box::new(p)))
             }
             "session/contextUsage" => {
                 <crate::SessionContextUsageParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionContextUsage)
+                    .map(|p| ProtocolNotification::SessionContextUsage(Box::new(p)))
             }
             "session/goalChanged" => {
                 <crate::SessionGoalChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionGoalChanged)
+                    .map(|p| ProtocolNotification::SessionGoalChanged(Box::new(p)))
             }
             "session/leaveCompleted" => {
                 <crate::SessionLeaveCompletedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionLeaveCompleted)
+                    .map(|p| ProtocolNotification::SessionLeaveCompleted(Box::new(p)))
             }
             "session/listChanged" => {
                 <crate::SessionListChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionListChanged)
+                    .map(|p| ProtocolNotification::SessionListChanged(Box::new(p)))
             }
             "session/modelChanged" => {
                 <crate::SessionModelChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionModelChanged)
+                    .map(|p| ProtocolNotification::SessionModelChanged(Box::new(p)))
             }
             "session/modelRouteUnserved" => {
                 <crate::SessionModelRouteUnservedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionModelRouteUnserved)
+                    .map(|p| ProtocolNotification::SessionModelRouteUnserved(
+                        Box::new(p),
+                    ))
             }
             "session/nameChanged" => {
                 <crate::SessionNameChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionNameChanged)
+                    .map(|p| ProtocolNotification::SessionNameChanged(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/permissionProfileChanged" => {
                 <crate::SessionPermissionProfileChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionPermissionProfileChanged)
+                    .map(|p| ProtocolNotification::SessionPermissionProfileChanged(
+                        Box::new(p),
+                    ))
             }
             "session/reasoningEffortChanged" => {
                 <crate::SessionReasoningEffortChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionReasoningEffortChanged)
+                    .map(|p| ProtocolNotification::SessionReasoningEffortChanged(
+                        Box::new(p),
+                    ))
             }
             "session/started" => {
                 <crate::SessionStartedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionStarted)
+                    .map(|p| ProtocolNotification::SessionStarted(Box::new(p)))
             }
             "session/statusChanged" => {
                 <crate::SessionStatusChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionStatusChanged)
+                    .map(|p| ProtocolNotification::SessionStatusChanged(Box::new(p)))
             }
             "session/todoListChanged" => {
                 <crate::SessionTodoListChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionTodoListChanged)
+                    .map(|p| ProtocolNotification::SessionTodoListChanged(Box::new(p)))
             }
             "session/tokenUsage" => {
                 <crate::SessionTokenUsageParams>::deserialize(deserializer)
@@ -3865,11 +4143,11 @@ impl ProtocolNotification {
             }
             "session/viewHealthChanged" => {
                 <crate::SessionViewHealthChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SessionViewHealthChanged)
+                    .map(|p| ProtocolNotification::SessionViewHealthChanged(Box::new(p)))
             }
             "skill/changed" => {
                 <crate::SkillChangedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::SkillChanged)
+                    .map(|p| ProtocolNotification::SkillChanged(Box::new(p)))
             }
             "turn/completed" => {
                 <crate::TurnCompletedParams>::deserialize(deserializer)
@@ -3877,7 +4155,7 @@ impl ProtocolNotification {
             }
             "turn/foregroundCompleted" => {
                 <crate::TurnForegroundCompletedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::TurnForegroundCompleted)
+                    .map(|p| ProtocolNotification::TurnForegroundCompleted(Box::new(p)))
             }
             "turn/modelRetryScheduled" => {
                 <crate::TurnModelRetryScheduledParams>::deserialize(deserializer)
@@ -3885,7 +4163,7 @@ impl ProtocolNotification {
             }
             "turn/retracted" => {
                 <crate::TurnRetractedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::TurnRetracted)
+                    .map(|p| ProtocolNotification::TurnRetracted(Box::new(p)))
             }
             "turn/retryScheduled" => {
                 <crate::TurnRetryScheduledParams>::deserialize(deserializer)
@@ -3893,23 +4171,23 @@ impl ProtocolNotification {
             }
             "turn/started" => {
                 <crate::TurnStartedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::TurnStarted)
+                    .map(|p| ProtocolNotification::TurnStarted(Box::new(p)))
             }
             "turn/unqueued" => {
                 <crate::TurnUnqueuedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::TurnUnqueued)
+                    .map(|p| ProtocolNotification::TurnUnqueued(Box::new(p)))
             }
             "usage/changed" => {
                 <crate::SubscriptionUsage>::deserialize(deserializer)
-                    .map(ProtocolNotification::UsageChanged)
+                    .map(|p| ProtocolNotification::UsageChanged(Box::new(p)))
             }
             "userInput/engaged" => {
                 <crate::UserInputEngagedParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::UserInputEngaged)
+                    .map(|p| ProtocolNotification::UserInputEngaged(Box::new(p)))
             }
             "userInput/requested" => {
                 <crate::UserInputRequestParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::UserInputRequested)
+                    .map(|p| ProtocolNotification::UserInputRequested(Box::new(p)))
             }
             "userInput/settled" => {
                 <crate::UserInputSettledParams>::deserialize(deserializer)
@@ -3917,7 +4195,7 @@ impl ProtocolNotification {
             }
             "view/gap" => {
                 <crate::ViewGapParams>::deserialize(deserializer)
-                    .map(ProtocolNotification::ViewGap)
+                    .map(|p| ProtocolNotification::ViewGap(Box::new(p)))
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -4113,240 +4391,240 @@ impl ProtocolNotification {
 pub enum ClientResult {
     /// `account/loginCancel`
     #[cfg(feature = "experimental")]
-    AccountLoginCancel(crate::AccountLoginCancelResult),
+    AccountLoginCancel(Box<crate::AccountLoginCancelResult>),
     /// `account/loginStart`
     #[cfg(feature = "experimental")]
-    AccountLoginStart(crate::AccountLoginStartResult),
+    AccountLoginStart(Box<crate::AccountLoginStartResult>),
     /// `account/logout`
     #[cfg(feature = "experimental")]
-    AccountLogout(crate::AccountState),
+    AccountLogout(Box<crate::AccountState>),
     /// `account/read`
     #[cfg(feature = "experimental")]
-    AccountRead(crate::AccountState),
+    AccountRead(Box<crate::AccountState>),
     /// `admission/decide`
     #[cfg(feature = "experimental")]
-    AdmissionDecide(crate::AdmissionDecideResult),
+    AdmissionDecide(Box<crate::AdmissionDecideResult>),
     /// `admission/listPending`
     #[cfg(feature = "experimental")]
-    AdmissionListPending(crate::AdmissionListPendingResult),
+    AdmissionListPending(Box<crate::AdmissionListPendingResult>),
     /// `approval/decide`
-    ApprovalDecide(crate::ApprovalDecideResult),
+    ApprovalDecide(Box<crate::ApprovalDecideResult>),
     /// `approval/listPending`
-    ApprovalListPending(crate::ApprovalListPendingResult),
+    ApprovalListPending(Box<crate::ApprovalListPendingResult>),
     /// `computerUseSettings/read`
-    ComputerUseSettingsRead(crate::ComputerUseSettings),
+    ComputerUseSettingsRead(Box<crate::ComputerUseSettings>),
     /// `computerUseSettings/update`
-    ComputerUseSettingsUpdate(crate::ComputerUseSettings),
+    ComputerUseSettingsUpdate(Box<crate::ComputerUseSettings>),
     /// `computerUseSetup/check`
-    ComputerUseSetupCheck(crate::ComputerUseSetupState),
+    ComputerUseSetupCheck(Box<crate::ComputerUseSetupState>),
     /// `computerUseSetup/read`
-    ComputerUseSetupRead(crate::ComputerUseSetupState),
+    ComputerUseSetupRead(Box<crate::ComputerUseSetupState>),
     /// `computerUseSetup/start`
-    ComputerUseSetupStart(crate::ComputerUseSetupState),
+    ComputerUseSetupStart(Box<crate::ComputerUseSetupState>),
     /// `feedback/submit`
-    FeedbackSubmit(crate::FeedbackSubmitResult),
+    FeedbackSubmit(Box<crate::FeedbackSubmitResult>),
     /// `goal/clear`
-    GoalClear(crate::GoalCommandResult),
+    GoalClear(Box<crate::GoalCommandResult>),
     /// `goal/edit`
-    GoalEdit(crate::GoalCommandResult),
+    GoalEdit(Box<crate::GoalCommandResult>),
     /// `goal/pause`
-    GoalPause(crate::GoalCommandResult),
+    GoalPause(Box<crate::GoalCommandResult>),
     /// `goal/resume`
-    GoalResume(crate::GoalCommandResult),
+    GoalResume(Box<crate::GoalCommandResult>),
     /// `goal/set`
-    GoalSet(crate::GoalCommandResult),
+    GoalSet(Box<crate::GoalCommandResult>),
     /// `hook/list`
-    HookList(crate::HookListResult),
+    HookList(Box<crate::HookListResult>),
     /// `host/readLimits`
     #[cfg(feature = "experimental")]
-    HostReadLimits(crate::HostReadLimitsResult),
+    HostReadLimits(Box<crate::HostReadLimitsResult>),
     /// `initialize`
     Initialize(Box<crate::InitializeResult>),
     /// `item/readOutput`
-    ItemReadOutput(crate::ItemReadOutputResult),
+    ItemReadOutput(Box<crate::ItemReadOutputResult>),
     /// `log/page`
     #[cfg(feature = "experimental")]
-    LogPage(crate::LogPageResult),
+    LogPage(Box<crate::LogPageResult>),
     /// `log/physicalFiles`
     #[cfg(feature = "experimental")]
-    LogPhysicalFiles(crate::LogPhysicalFilesResult),
+    LogPhysicalFiles(Box<crate::LogPhysicalFilesResult>),
     /// `log/physicalSubscribe`
     #[cfg(feature = "experimental")]
-    LogPhysicalSubscribe(crate::LogPhysicalSubscribeResult),
+    LogPhysicalSubscribe(Box<crate::LogPhysicalSubscribeResult>),
     /// `log/physicalUnsubscribe`
     #[cfg(feature = "experimental")]
-    LogPhysicalUnsubscribe(crate::LogPhysicalUnsubscribeResult),
+    LogPhysicalUnsubscribe(Box<crate::LogPhysicalUnsubscribeResult>),
     /// `log/streams`
     #[cfg(feature = "experimental")]
-    LogStreams(crate::LogStreamsResult),
+    LogStreams(Box<crate::LogStreamsResult>),
     /// `log/subscribe`
     #[cfg(feature = "experimental")]
-    LogSubscribe(crate::LogSubscribeResult),
+    LogSubscribe(Box<crate::LogSubscribeResult>),
     /// `log/unsubscribe`
     #[cfg(feature = "experimental")]
-    LogUnsubscribe(crate::LogUnsubscribeResult),
+    LogUnsubscribe(Box<crate::LogUnsubscribeResult>),
     /// `mcpServer/list`
     #[cfg(feature = "experimental")]
-    McpServerList(crate::McpServerListResult),
+    McpServerList(Box<crate::McpServerListResult>),
     /// `mcpServer/oauthLogin`
     #[cfg(feature = "experimental")]
-    McpServerOauthLogin(crate::McpServerOAuthLoginResult),
+    McpServerOauthLogin(Box<crate::McpServerOAuthLoginResult>),
     /// `mcpServer/oauthLoginCancel`
     #[cfg(feature = "experimental")]
-    McpServerOauthLoginCancel(crate::McpServerOAuthLoginCancelResult),
+    McpServerOauthLoginCancel(Box<crate::McpServerOAuthLoginCancelResult>),
     /// `mcpServer/oauthLogout`
     #[cfg(feature = "experimental")]
-    McpServerOauthLogout(crate::McpServerOAuthLogoutResult),
+    McpServerOauthLogout(Box<crate::McpServerOAuthLogoutResult>),
     /// `media/upload`
-    MediaUpload(crate::MediaUploadResult),
+    MediaUpload(Box<crate::MediaUploadResult>),
     /// `model/list`
-    ModelList(crate::ModelListResult),
+    ModelList(Box<crate::ModelListResult>),
     /// `peer/list`
     #[cfg(feature = "experimental")]
-    PeerList(crate::PeerListResult),
+    PeerList(Box<crate::PeerListResult>),
     /// `permissionProfile/list`
     #[cfg(feature = "experimental")]
-    PermissionProfileList(crate::PermissionProfileListResult),
+    PermissionProfileList(Box<crate::PermissionProfileListResult>),
     /// `plugin/install`
-    PluginInstall(crate::PluginInstallResult),
+    PluginInstall(Box<crate::PluginInstallResult>),
     /// `plugin/list`
-    PluginList(crate::PluginListResult),
+    PluginList(Box<crate::PluginListResult>),
     /// `plugin/marketplaceAdd`
-    PluginMarketplaceAdd(crate::PluginMarketplaceRecordResult),
+    PluginMarketplaceAdd(Box<crate::PluginMarketplaceRecordResult>),
     /// `plugin/marketplaceRemove`
-    PluginMarketplaceRemove(crate::PluginMarketplaceRemoveResult),
+    PluginMarketplaceRemove(Box<crate::PluginMarketplaceRemoveResult>),
     /// `plugin/marketplaceUpdate`
-    PluginMarketplaceUpdate(crate::PluginMarketplaceRecordResult),
+    PluginMarketplaceUpdate(Box<crate::PluginMarketplaceRecordResult>),
     /// `projection/list`
     #[cfg(feature = "experimental")]
-    ProjectionList(crate::ProjectionListResult),
+    ProjectionList(Box<crate::ProjectionListResult>),
     /// `projection/read`
     #[cfg(feature = "experimental")]
-    ProjectionRead(crate::ProjectionReadResult),
+    ProjectionRead(Box<crate::ProjectionReadResult>),
     /// `recap/cancel`
-    RecapCancel(crate::RecapCancelResult),
+    RecapCancel(Box<crate::RecapCancelResult>),
     /// `recap/request`
-    RecapRequest(crate::RecapRequestResult),
+    RecapRequest(Box<crate::RecapRequestResult>),
     /// `session/compact`
-    SessionCompact(crate::SessionCompactResult),
+    SessionCompact(Box<crate::SessionCompactResult>),
     /// `session/fork`
-    SessionFork(crate::SessionForkResult),
+    SessionFork(Box<crate::SessionForkResult>),
     /// `session/leave`
-    SessionLeave(crate::SessionLeaveResult),
+    SessionLeave(Box<crate::SessionLeaveResult>),
     /// `session/list`
-    SessionList(crate::SessionListResult),
+    SessionList(Box<crate::SessionListResult>),
     /// `session/promptHint`
     #[cfg(feature = "experimental")]
-    SessionPromptHint(crate::SessionPromptHintResult),
+    SessionPromptHint(Box<crate::SessionPromptHintResult>),
     /// `session/read`
-    SessionRead(crate::SessionReadResult),
+    SessionRead(Box<crate::SessionReadResult>),
     /// `session/readLimits`
     #[cfg(feature = "experimental")]
-    SessionReadLimits(crate::SessionReadLimitsResult),
+    SessionReadLimits(Box<crate::SessionReadLimitsResult>),
     /// `session/rename`
-    SessionRename(crate::SessionRenameResult),
+    SessionRename(Box<crate::SessionRenameResult>),
     /// `session/reportStartupPhases`
     #[cfg(feature = "experimental")]
-    SessionReportStartupPhases(crate::SessionReportStartupPhasesResult),
+    SessionReportStartupPhases(Box<crate::SessionReportStartupPhasesResult>),
     /// `session/resume`
-    SessionResume(crate::SessionResumeResult),
+    SessionResume(Box<crate::SessionResumeResult>),
     /// `session/setApprovalMode`
-    SessionSetApprovalMode(crate::SessionSetApprovalModeResult),
+    SessionSetApprovalMode(Box<crate::SessionSetApprovalModeResult>),
     /// `session/setModel`
-    SessionSetModel(crate::SessionSetModelResult),
+    SessionSetModel(Box<crate::SessionSetModelResult>),
     /// `session/setPermissionProfile`
     #[cfg(feature = "experimental")]
-    SessionSetPermissionProfile(crate::SessionSetPermissionProfileResult),
+    SessionSetPermissionProfile(Box<crate::SessionSetPermissionProfileResult>),
     /// `session/setReasoningEffort`
-    SessionSetReasoningEffort(crate::SessionSetReasoningEffortResult),
+    SessionSetReasoningEffort(Box<crate::SessionSetReasoningEffortResult>),
     /// `session/sideChat`
-    SessionSideChat(crate::SessionSideChatResult),
+    SessionSideChat(Box<crate::SessionSideChatResult>),
     /// `session/start`
-    SessionStart(crate::SessionStartResult),
+    SessionStart(Box<crate::SessionStartResult>),
     /// `session/userShell`
-    SessionUserShell(crate::SessionUserShellResult),
+    SessionUserShell(Box<crate::SessionUserShellResult>),
     /// `settings/read`
     #[cfg(feature = "experimental")]
-    SettingsRead(crate::SettingsReadResult),
+    SettingsRead(Box<crate::SettingsReadResult>),
     /// `settings/readSchema`
     #[cfg(feature = "experimental")]
-    SettingsReadSchema(crate::SettingsReadSchemaResult),
+    SettingsReadSchema(Box<crate::SettingsReadSchemaResult>),
     /// `settings/writeMany`
     #[cfg(feature = "experimental")]
-    SettingsWriteMany(crate::SettingsWriteManyResult),
+    SettingsWriteMany(Box<crate::SettingsWriteManyResult>),
     /// `settings/writeValue`
     #[cfg(feature = "experimental")]
-    SettingsWriteValue(crate::SettingsWriteValueResult),
+    SettingsWriteValue(Box<crate::SettingsWriteValueResult>),
     /// `skill/import`
-    SkillImport(crate::SkillImportResult),
+    SkillImport(Box<crate::SkillImportResult>),
     /// `skill/list`
-    SkillList(crate::SkillListResult),
+    SkillList(Box<crate::SkillListResult>),
     /// `skill/setActivation`
-    SkillSetActivation(crate::SkillSetActivationResult),
+    SkillSetActivation(Box<crate::SkillSetActivationResult>),
     /// `subagent/close`
-    SubagentClose(crate::CommandAcceptedResult),
+    SubagentClose(Box<crate::CommandAcceptedResult>),
     /// `subagent/followupTask`
-    SubagentFollowupTask(crate::CommandAcceptedResult),
+    SubagentFollowupTask(Box<crate::CommandAcceptedResult>),
     /// `subagent/interrupt`
-    SubagentInterrupt(crate::CommandAcceptedResult),
+    SubagentInterrupt(Box<crate::CommandAcceptedResult>),
     /// `subagent/readResult`
-    SubagentReadResult(crate::CommandAcceptedResult),
+    SubagentReadResult(Box<crate::CommandAcceptedResult>),
     /// `subagent/reopen`
-    SubagentReopen(crate::CommandAcceptedResult),
+    SubagentReopen(Box<crate::CommandAcceptedResult>),
     /// `subagent/resume`
-    SubagentResume(crate::CommandAcceptedResult),
+    SubagentResume(Box<crate::CommandAcceptedResult>),
     /// `subagent/sendMessage`
-    SubagentSendMessage(crate::CommandAcceptedResult),
+    SubagentSendMessage(Box<crate::CommandAcceptedResult>),
     /// `subagent/stop`
-    SubagentStop(crate::CommandAcceptedResult),
+    SubagentStop(Box<crate::CommandAcceptedResult>),
     /// `task/background`
-    TaskBackground(crate::TaskCommandResult),
+    TaskBackground(Box<crate::TaskCommandResult>),
     /// `task/list`
-    TaskList(crate::TaskListResult),
+    TaskList(Box<crate::TaskListResult>),
     /// `task/stop`
-    TaskStop(crate::TaskCommandResult),
+    TaskStop(Box<crate::TaskCommandResult>),
     /// `task/stopAll`
-    TaskStopAll(crate::TaskStopAllResult),
+    TaskStopAll(Box<crate::TaskStopAllResult>),
     /// `turn/cancel`
-    TurnCancel(crate::TurnCancelResult),
+    TurnCancel(Box<crate::TurnCancelResult>),
     /// `turn/interrupt`
-    TurnInterrupt(crate::TurnInterruptResult),
+    TurnInterrupt(Box<crate::TurnInterruptResult>),
     /// `turn/start`
-    TurnStart(crate::TurnStartResult),
+    TurnStart(Box<crate::TurnStartResult>),
     /// `turn/steer`
-    TurnSteer(crate::TurnSteerResult),
+    TurnSteer(Box<crate::TurnSteerResult>),
     /// `turn/unqueue`
-    TurnUnqueue(crate::TurnUnqueueResult),
+    TurnUnqueue(Box<crate::TurnUnqueueResult>),
     /// `usage/read`
-    UsageRead(crate::UsageReadResult),
+    UsageRead(Box<crate::UsageReadResult>),
     /// `usage/refresh`
     #[cfg(feature = "experimental")]
-    UsageRefresh(crate::UsageRefreshResult),
+    UsageRefresh(Box<crate::UsageRefreshResult>),
     /// `userInput/answer`
-    UserInputAnswer(crate::UserInputAnswerResult),
+    UserInputAnswer(Box<crate::UserInputAnswerResult>),
     /// `userInput/cancel`
-    UserInputCancel(crate::UserInputCancelResult),
+    UserInputCancel(Box<crate::UserInputCancelResult>),
     /// `userInput/clarify`
-    UserInputClarify(crate::UserInputClarifyResult),
+    UserInputClarify(Box<crate::UserInputClarifyResult>),
     /// `userInput/interrupt`
-    UserInputInterrupt(crate::UserInputInterruptResult),
+    UserInputInterrupt(Box<crate::UserInputInterruptResult>),
     /// `view/page`
-    ViewPage(crate::ViewPageResult),
+    ViewPage(Box<crate::ViewPageResult>),
     /// `view/subscribe`
-    ViewSubscribe(crate::ViewSubscribeResult),
+    ViewSubscribe(Box<crate::ViewSubscribeResult>),
     /// `view/unsubscribe`
-    ViewUnsubscribe(crate::ViewUnsubscribeResult),
+    ViewUnsubscribe(Box<crate::ViewUnsubscribeResult>),
     /// `workflow/cancel`
-    WorkflowCancel(crate::WorkflowControlResult),
+    WorkflowCancel(Box<crate::WorkflowControlResult>),
     /// `workflow/childControl`
-    WorkflowChildControl(crate::WorkflowControlResult),
+    WorkflowChildControl(Box<crate::WorkflowControlResult>),
     /// `workflow/pause`
-    WorkflowPause(crate::WorkflowControlResult),
+    WorkflowPause(Box<crate::WorkflowControlResult>),
     /// `workflow/resume`
-    WorkflowResume(crate::WorkflowResumeResult),
+    WorkflowResume(Box<crate::WorkflowResumeResult>),
     /// `worktree/list`
     #[cfg(feature = "experimental")]
-    WorktreeList(crate::WorktreeListResult),
+    WorktreeList(Box<crate::WorktreeListResult>),
     /// The result of a method in no table, kept as sent.
     Unknown { method: String, result: Value },
 }
@@ -4367,226 +4645,428 @@ impl ClientResult {
         match method {
             #[cfg(feature = "experimental")]
             "account/loginCancel" => {
-                payload.decode(method).map(ClientResult::AccountLoginCancel)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::AccountLoginCancel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
-                payload.decode(method).map(ClientResult::AccountLoginStart)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::AccountLoginStart(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "account/logout" => payload.decode(method).map(ClientResult::AccountLogout),
+            "account/logout" => {
+                payload.decode(method).map(|p| ClientResult::AccountLogout(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "account/read" => payload.decode(method).map(ClientResult::AccountRead),
+            "account/read" => {
+                payload.decode(method).map(|p| ClientResult::AccountRead(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "admission/decide" => {
-                payload.decode(method).map(ClientResult::AdmissionDecide)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::AdmissionDecide(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "admission/listPending" => {
-                payload.decode(method).map(ClientResult::AdmissionListPending)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::AdmissionListPending(Box::new(p)))
             }
-            "approval/decide" => payload.decode(method).map(ClientResult::ApprovalDecide),
+            "approval/decide" => {
+                payload.decode(method).map(|p| ClientResult::ApprovalDecide(Box::new(p)))
+            }
             "approval/listPending" => {
-                payload.decode(method).map(ClientResult::ApprovalListPending)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::ApprovalListPending(Box::new(p)))
             }
             "computerUseSettings/read" => {
-                payload.decode(method).map(ClientResult::ComputerUseSettingsRead)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::ComputerUseSettingsRead(Box::new(p)))
             }
             "computerUseSettings/update" => {
-                payload.decode(method).map(ClientResult::ComputerUseSettingsUpdate)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::ComputerUseSettingsUpdate(Box::new(p)))
             }
             "computerUseSetup/check" => {
-                payload.decode(method).map(ClientResult::ComputerUseSetupCheck)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::ComputerUseSetupCheck(Box::new(p)))
             }
             "computerUseSetup/read" => {
-                payload.decode(method).map(ClientResult::ComputerUseSetupRead)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::ComputerUseSetupRead(Box::new(p)))
             }
             "computerUseSetup/start" => {
-                payload.decode(method).map(ClientResult::ComputerUseSetupStart)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::ComputerUseSetupStart(Box::new(p)))
             }
-            "feedback/submit" => payload.decode(method).map(ClientResult::FeedbackSubmit),
-            "goal/clear" => payload.decode(method).map(ClientResult::GoalClear),
-            "goal/edit" => payload.decode(method).map(ClientResult::GoalEdit),
-            "goal/pause" => payload.decode(method).map(ClientResult::GoalPause),
-            "goal/resume" => payload.decode(method).map(ClientResult::GoalResume),
-            "goal/set" => payload.decode(method).map(ClientResult::GoalSet),
-            "hook/list" => payload.decode(method).map(ClientResult::HookList),
+            "feedback/submit" => {
+                payload.decode(method).map(|p| ClientResult::FeedbackSubmit(Box::new(p)))
+            }
+            "goal/clear" => {
+                payload.decode(method).map(|p| ClientResult::GoalClear(Box::new(p)))
+            }
+            "goal/edit" => {
+                payload.decode(method).map(|p| ClientResult::GoalEdit(Box::new(p)))
+            }
+            "goal/pause" => {
+                payload.decode(method).map(|p| ClientResult::GoalPause(Box::new(p)))
+            }
+            "goal/resume" => {
+                payload.decode(method).map(|p| ClientResult::GoalResume(Box::new(p)))
+            }
+            "goal/set" => {
+                payload.decode(method).map(|p| ClientResult::GoalSet(Box::new(p)))
+            }
+            "hook/list" => {
+                payload.decode(method).map(|p| ClientResult::HookList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "host/readLimits" => payload.decode(method).map(ClientResult::HostReadLimits),
+            "host/readLimits" => {
+                payload.decode(method).map(|p| ClientResult::HostReadLimits(Box::new(p)))
+            }
             "initialize" => {
                 payload.decode(method).map(|p| ClientResult::Initialize(Box::new(p)))
             }
-            "item/readOutput" => payload.decode(method).map(ClientResult::ItemReadOutput),
+            "item/readOutput" => {
+                payload.decode(method).map(|p| ClientResult::ItemReadOutput(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "log/page" => payload.decode(method).map(ClientResult::LogPage),
+            "log/page" => {
+                payload.decode(method).map(|p| ClientResult::LogPage(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
-                payload.decode(method).map(ClientResult::LogPhysicalFiles)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::LogPhysicalFiles(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalSubscribe" => {
-                payload.decode(method).map(ClientResult::LogPhysicalSubscribe)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::LogPhysicalSubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalUnsubscribe" => {
-                payload.decode(method).map(ClientResult::LogPhysicalUnsubscribe)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::LogPhysicalUnsubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "log/streams" => payload.decode(method).map(ClientResult::LogStreams),
+            "log/streams" => {
+                payload.decode(method).map(|p| ClientResult::LogStreams(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "log/subscribe" => payload.decode(method).map(ClientResult::LogSubscribe),
+            "log/subscribe" => {
+                payload.decode(method).map(|p| ClientResult::LogSubscribe(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "log/unsubscribe" => payload.decode(method).map(ClientResult::LogUnsubscribe),
+            "log/unsubscribe" => {
+                payload.decode(method).map(|p| ClientResult::LogUnsubscribe(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "mcpServer/list" => payload.decode(method).map(ClientResult::McpServerList),
+            "mcpServer/list" => {
+                payload.decode(method).map(|p| ClientResult::McpServerList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogin" => {
-                payload.decode(method).map(ClientResult::McpServerOauthLogin)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::McpServerOauthLogin(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCancel" => {
-                payload.decode(method).map(ClientResult::McpServerOauthLoginCancel)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::McpServerOauthLoginCancel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogout" => {
-                payload.decode(method).map(ClientResult::McpServerOauthLogout)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::McpServerOauthLogout(Box::new(p)))
             }
-            "media/upload" => payload.decode(method).map(ClientResult::MediaUpload),
-            "model/list" => payload.decode(method).map(ClientResult::ModelList),
+            "media/upload" => {
+                payload.decode(method).map(|p| ClientResult::MediaUpload(Box::new(p)))
+            }
+            "model/list" => {
+                payload.decode(method).map(|p| ClientResult::ModelList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "peer/list" => payload.decode(method).map(ClientResult::PeerList),
+            "peer/list" => {
+                payload.decode(method).map(|p| ClientResult::PeerList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "permissionProfile/list" => {
-                payload.decode(method).map(ClientResult::PermissionProfileList)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::PermissionProfileList(Box::new(p)))
             }
-            "plugin/install" => payload.decode(method).map(ClientResult::PluginInstall),
-            "plugin/list" => payload.decode(method).map(ClientResult::PluginList),
+            "plugin/install" => {
+                payload.decode(method).map(|p| ClientResult::PluginInstall(Box::new(p)))
+            }
+            "plugin/list" => {
+                payload.decode(method).map(|p| ClientResult::PluginList(Box::new(p)))
+            }
             "plugin/marketplaceAdd" => {
-                payload.decode(method).map(ClientResult::PluginMarketplaceAdd)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::PluginMarketplaceAdd(Box::new(p)))
             }
             "plugin/marketplaceRemove" => {
-                payload.decode(method).map(ClientResult::PluginMarketplaceRemove)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::PluginMarketplaceRemove(Box::new(p)))
             }
             "plugin/marketplaceUpdate" => {
-                payload.decode(method).map(ClientResult::PluginMarketplaceUpdate)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::PluginMarketplaceUpdate(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "projection/list" => payload.decode(method).map(ClientResult::ProjectionList),
+            "projection/list" => {
+                payload.decode(method).map(|p| ClientResult::ProjectionList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "projection/read" => payload.decode(method).map(ClientResult::ProjectionRead),
-            "recap/cancel" => payload.decode(method).map(ClientResult::RecapCancel),
-            "recap/request" => payload.decode(method).map(ClientResult::RecapRequest),
-            "session/compact" => payload.decode(method).map(ClientResult::SessionCompact),
-            "session/fork" => payload.decode(method).map(ClientResult::SessionFork),
-            "session/leave" => payload.decode(method).map(ClientResult::SessionLeave),
-            "session/list" => payload.decode(method).map(ClientResult::SessionList),
+            "projection/read" => {
+                payload.decode(method).map(|p| ClientResult::ProjectionRead(Box::new(p)))
+            }
+            "recap/cancel" => {
+                payload.decode(method).map(|p| ClientResult::RecapCancel(Box::new(p)))
+            }
+            "recap/request" => {
+                payload.decode(method).map(|p| ClientResult::RecapRequest(Box::new(p)))
+            }
+            "session/compact" => {
+                payload.decode(method).map(|p| ClientResult::SessionCompact(Box::new(p)))
+            }
+            "session/fork" => {
+                payload.decode(method).map(|p| ClientResult::SessionFork(Box::new(p)))
+            }
+            "session/leave" => {
+                payload.decode(method).map(|p| ClientResult::SessionLeave(Box::new(p)))
+            }
+            "session/list" => {
+                payload.decode(method).map(|p| ClientResult::SessionList(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
-                payload.decode(method).map(ClientResult::SessionPromptHint)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionPromptHint(Box::new(p)))
             }
-            "session/read" => payload.decode(method).map(ClientResult::SessionRead),
+            "session/read" => {
+                payload.decode(method).map(|p| ClientResult::SessionRead(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
-                payload.decode(method).map(ClientResult::SessionReadLimits)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionReadLimits(Box::new(p)))
             }
-            "session/rename" => payload.decode(method).map(ClientResult::SessionRename),
+            "session/rename" => {
+                payload.decode(method).map(|p| ClientResult::SessionRename(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "session/reportStartupPhases" => {
-                payload.decode(method).map(ClientResult::SessionReportStartupPhases)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionReportStartupPhases(Box::new(p)))
             }
-            "session/resume" => payload.decode(method).map(ClientResult::SessionResume),
+            "session/resume" => {
+                payload.decode(method).map(|p| ClientResult::SessionResume(Box::new(p)))
+            }
             "session/setApprovalMode" => {
-                payload.decode(method).map(ClientResult::SessionSetApprovalMode)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionSetApprovalMode(Box::new(p)))
             }
             "session/setModel" => {
-                payload.decode(method).map(ClientResult::SessionSetModel)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionSetModel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
-                payload.decode(method).map(ClientResult::SessionSetPermissionProfile)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionSetPermissionProfile(Box::new(p)))
             }
             "session/setReasoningEffort" => {
-                payload.decode(method).map(ClientResult::SessionSetReasoningEffort)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionSetReasoningEffort(Box::new(p)))
             }
             "session/sideChat" => {
-                payload.decode(method).map(ClientResult::SessionSideChat)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionSideChat(Box::new(p)))
             }
-            "session/start" => payload.decode(method).map(ClientResult::SessionStart),
+            "session/start" => {
+                payload.decode(method).map(|p| ClientResult::SessionStart(Box::new(p)))
+            }
             "session/userShell" => {
-                payload.decode(method).map(ClientResult::SessionUserShell)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SessionUserShell(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
-            "settings/read" => payload.decode(method).map(ClientResult::SettingsRead),
+            "settings/read" => {
+                payload.decode(method).map(|p| ClientResult::SettingsRead(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
             "settings/readSchema" => {
-                payload.decode(method).map(ClientResult::SettingsReadSchema)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SettingsReadSchema(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
-                payload.decode(method).map(ClientResult::SettingsWriteMany)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SettingsWriteMany(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/writeValue" => {
-                payload.decode(method).map(ClientResult::SettingsWriteValue)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SettingsWriteValue(Box::new(p)))
             }
-            "skill/import" => payload.decode(method).map(ClientResult::SkillImport),
-            "skill/list" => payload.decode(method).map(ClientResult::SkillList),
+            "skill/import" => {
+                payload.decode(method).map(|p| ClientResult::SkillImport(Box::new(p)))
+            }
+            "skill/list" => {
+                payload.decode(method).map(|p| ClientResult::SkillList(Box::new(p)))
+            }
             "skill/setActivation" => {
-                payload.decode(method).map(ClientResult::SkillSetActivation)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SkillSetActivation(Box::new(p)))
             }
-            "subagent/close" => payload.decode(method).map(ClientResult::SubagentClose),
+            "subagent/close" => {
+                payload.decode(method).map(|p| ClientResult::SubagentClose(Box::new(p)))
+            }
             "subagent/followupTask" => {
-                payload.decode(method).map(ClientResult::SubagentFollowupTask)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SubagentFollowupTask(Box::new(p)))
             }
             "subagent/interrupt" => {
-                payload.decode(method).map(ClientResult::SubagentInterrupt)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SubagentInterrupt(Box::new(p)))
             }
             "subagent/readResult" => {
-                payload.decode(method).map(ClientResult::SubagentReadResult)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SubagentReadResult(Box::new(p)))
             }
-            "subagent/reopen" => payload.decode(method).map(ClientResult::SubagentReopen),
-            "subagent/resume" => payload.decode(method).map(ClientResult::SubagentResume),
+            "subagent/reopen" => {
+                payload.decode(method).map(|p| ClientResult::SubagentReopen(Box::new(p)))
+            }
+            "subagent/resume" => {
+                payload.decode(method).map(|p| ClientResult::SubagentResume(Box::new(p)))
+            }
             "subagent/sendMessage" => {
-                payload.decode(method).map(ClientResult::SubagentSendMessage)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::SubagentSendMessage(Box::new(p)))
             }
-            "subagent/stop" => payload.decode(method).map(ClientResult::SubagentStop),
-            "task/background" => payload.decode(method).map(ClientResult::TaskBackground),
-            "task/list" => payload.decode(method).map(ClientResult::TaskList),
-            "task/stop" => payload.decode(method).map(ClientResult::TaskStop),
-            "task/stopAll" => payload.decode(method).map(ClientResult::TaskStopAll),
-            "turn/cancel" => payload.decode(method).map(ClientResult::TurnCancel),
-            "turn/interrupt" => payload.decode(method).map(ClientResult::TurnInterrupt),
-            "turn/start" => payload.decode(method).map(ClientResult::TurnStart),
-            "turn/steer" => payload.decode(method).map(ClientResult::TurnSteer),
-            "turn/unqueue" => payload.decode(method).map(ClientResult::TurnUnqueue),
-            "usage/read" => payload.decode(method).map(ClientResult::UsageRead),
+            "subagent/stop" => {
+                payload.decode(method).map(|p| ClientResult::SubagentStop(Box::new(p)))
+            }
+            "task/background" => {
+                payload.decode(method).map(|p| ClientResult::TaskBackground(Box::new(p)))
+            }
+            "task/list" => {
+                payload.decode(method).map(|p| ClientResult::TaskList(Box::new(p)))
+            }
+            "task/stop" => {
+                payload.decode(method).map(|p| ClientResult::TaskStop(Box::new(p)))
+            }
+            "task/stopAll" => {
+                payload.decode(method).map(|p| ClientResult::TaskStopAll(Box::new(p)))
+            }
+            "turn/cancel" => {
+                payload.decode(method).map(|p| ClientResult::TurnCancel(Box::new(p)))
+            }
+            "turn/interrupt" => {
+                payload.decode(method).map(|p| ClientResult::TurnInterrupt(Box::new(p)))
+            }
+            "turn/start" => {
+                payload.decode(method).map(|p| ClientResult::TurnStart(Box::new(p)))
+            }
+            "turn/steer" => {
+                payload.decode(method).map(|p| ClientResult::TurnSteer(Box::new(p)))
+            }
+            "turn/unqueue" => {
+                payload.decode(method).map(|p| ClientResult::TurnUnqueue(Box::new(p)))
+            }
+            "usage/read" => {
+                payload.decode(method).map(|p| ClientResult::UsageRead(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "usage/refresh" => payload.decode(method).map(ClientResult::UsageRefresh),
+            "usage/refresh" => {
+                payload.decode(method).map(|p| ClientResult::UsageRefresh(Box::new(p)))
+            }
             "userInput/answer" => {
-                payload.decode(method).map(ClientResult::UserInputAnswer)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::UserInputAnswer(Box::new(p)))
             }
             "userInput/cancel" => {
-                payload.decode(method).map(ClientResult::UserInputCancel)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::UserInputCancel(Box::new(p)))
             }
             "userInput/clarify" => {
-                payload.decode(method).map(ClientResult::UserInputClarify)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::UserInputClarify(Box::new(p)))
             }
             "userInput/interrupt" => {
-                payload.decode(method).map(ClientResult::UserInputInterrupt)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::UserInputInterrupt(Box::new(p)))
             }
-            "view/page" => payload.decode(method).map(ClientResult::ViewPage),
-            "view/subscribe" => payload.decode(method).map(ClientResult::ViewSubscribe),
+            "view/page" => {
+                payload.decode(method).map(|p| ClientResult::ViewPage(Box::new(p)))
+            }
+            "view/subscribe" => {
+                payload.decode(method).map(|p| ClientResult::ViewSubscribe(Box::new(p)))
+            }
             "view/unsubscribe" => {
-                payload.decode(method).map(ClientResult::ViewUnsubscribe)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::ViewUnsubscribe(Box::new(p)))
             }
-            "workflow/cancel" => payload.decode(method).map(ClientResult::WorkflowCancel),
+            "workflow/cancel" => {
+                payload.decode(method).map(|p| ClientResult::WorkflowCancel(Box::new(p)))
+            }
             "workflow/childControl" => {
-                payload.decode(method).map(ClientResult::WorkflowChildControl)
+                payload
+                    .decode(method)
+                    .map(|p| ClientResult::WorkflowChildControl(Box::new(p)))
             }
-            "workflow/pause" => payload.decode(method).map(ClientResult::WorkflowPause),
-            "workflow/resume" => payload.decode(method).map(ClientResult::WorkflowResume),
+            "workflow/pause" => {
+                payload.decode(method).map(|p| ClientResult::WorkflowPause(Box::new(p)))
+            }
+            "workflow/resume" => {
+                payload.decode(method).map(|p| ClientResult::WorkflowResume(Box::new(p)))
+            }
             #[cfg(feature = "experimental")]
-            "worktree/list" => payload.decode(method).map(ClientResult::WorktreeList),
+            "worktree/list" => {
+                payload.decode(method).map(|p| ClientResult::WorktreeList(Box::new(p)))
+            }
             _ => {
                 Ok(ClientResult::Unknown {
                     method: method.to_owned(),
@@ -4886,93 +5366,93 @@ impl ClientResult {
             #[cfg(feature = "experimental")]
             "account/loginCancel" => {
                 <crate::AccountLoginCancelResult>::deserialize(deserializer)
-                    .map(ClientResult::AccountLoginCancel)
+                    .map(|p| ClientResult::AccountLoginCancel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
                 <crate::AccountLoginStartResult>::deserialize(deserializer)
-                    .map(ClientResult::AccountLoginStart)
+                    .map(|p| ClientResult::AccountLoginStart(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "account/logout" => {
                 <crate::AccountState>::deserialize(deserializer)
-                    .map(ClientResult::AccountLogout)
+                    .map(|p| ClientResult::AccountLogout(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "account/read" => {
                 <crate::AccountState>::deserialize(deserializer)
-                    .map(ClientResult::AccountRead)
+                    .map(|p| ClientResult::AccountRead(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "admission/decide" => {
                 <crate::AdmissionDecideResult>::deserialize(deserializer)
-                    .map(ClientResult::AdmissionDecide)
+                    .map(|p| ClientResult::AdmissionDecide(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "admission/listPending" => {
                 <crate::AdmissionListPendingResult>::deserialize(deserializer)
-                    .map(ClientResult::AdmissionListPending)
+                    .map(|p| ClientResult::AdmissionListPending(Box::new(p)))
             }
             "approval/decide" => {
                 <crate::ApprovalDecideResult>::deserialize(deserializer)
-                    .map(ClientResult::ApprovalDecide)
+                    .map(|p| ClientResult::ApprovalDecide(Box::new(p)))
             }
             "approval/listPending" => {
                 <crate::ApprovalListPendingResult>::deserialize(deserializer)
-                    .map(ClientResult::ApprovalListPending)
+                    .map(|p| ClientResult::ApprovalListPending(Box::new(p)))
             }
             "computerUseSettings/read" => {
                 <crate::ComputerUseSettings>::deserialize(deserializer)
-                    .map(ClientResult::ComputerUseSettingsRead)
+                    .map(|p| ClientResult::ComputerUseSettingsRead(Box::new(p)))
             }
             "computerUseSettings/update" => {
                 <crate::ComputerUseSettings>::deserialize(deserializer)
-                    .map(ClientResult::ComputerUseSettingsUpdate)
+                    .map(|p| ClientResult::ComputerUseSettingsUpdate(Box::new(p)))
             }
             "computerUseSetup/check" => {
                 <crate::ComputerUseSetupState>::deserialize(deserializer)
-                    .map(ClientResult::ComputerUseSetupCheck)
+                    .map(|p| ClientResult::ComputerUseSetupCheck(Box::new(p)))
             }
             "computerUseSetup/read" => {
                 <crate::ComputerUseSetupState>::deserialize(deserializer)
-                    .map(ClientResult::ComputerUseSetupRead)
+                    .map(|p| ClientResult::ComputerUseSetupRead(Box::new(p)))
             }
             "computerUseSetup/start" => {
                 <crate::ComputerUseSetupState>::deserialize(deserializer)
-                    .map(ClientResult::ComputerUseSetupStart)
+                    .map(|p| ClientResult::ComputerUseSetupStart(Box::new(p)))
             }
             "feedback/submit" => {
                 <crate::FeedbackSubmitResult>::deserialize(deserializer)
-                    .map(ClientResult::FeedbackSubmit)
+                    .map(|p| ClientResult::FeedbackSubmit(Box::new(p)))
             }
             "goal/clear" => {
                 <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(ClientResult::GoalClear)
+                    .map(|p| ClientResult::GoalClear(Box::new(p)))
             }
             "goal/edit" => {
                 <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(ClientResult::GoalEdit)
+                    .map(|p| ClientResult::GoalEdit(Box::new(p)))
             }
             "goal/pause" => {
                 <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(ClientResult::GoalPause)
+                    .map(|p| ClientResult::GoalPause(Box::new(p)))
             }
             "goal/resume" => {
                 <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(ClientResult::GoalResume)
+                    .map(|p| ClientResult::GoalResume(Box::new(p)))
             }
             "goal/set" => {
                 <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(ClientResult::GoalSet)
+                    .map(|p| ClientResult::GoalSet(Box::new(p)))
             }
             "hook/list" => {
                 <crate::HookListResult>::deserialize(deserializer)
-                    .map(ClientResult::HookList)
+                    .map(|p| ClientResult::HookList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "host/readLimits" => {
                 <crate::HostReadLimitsResult>::deserialize(deserializer)
-                    .map(ClientResult::HostReadLimits)
+                    .map(|p| ClientResult::HostReadLimits(Box::new(p)))
             }
             "initialize" => {
                 <crate::InitializeResult>::deserialize(deserializer)
@@ -4980,348 +5460,348 @@ impl ClientResult {
             }
             "item/readOutput" => {
                 <crate::ItemReadOutputResult>::deserialize(deserializer)
-                    .map(ClientResult::ItemReadOutput)
+                    .map(|p| ClientResult::ItemReadOutput(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/page" => {
                 <crate::LogPageResult>::deserialize(deserializer)
-                    .map(ClientResult::LogPage)
+                    .map(|p| ClientResult::LogPage(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
                 <crate::LogPhysicalFilesResult>::deserialize(deserializer)
-                    .map(ClientResult::LogPhysicalFiles)
+                    .map(|p| ClientResult::LogPhysicalFiles(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalSubscribe" => {
                 <crate::LogPhysicalSubscribeResult>::deserialize(deserializer)
-                    .map(ClientResult::LogPhysicalSubscribe)
+                    .map(|p| ClientResult::LogPhysicalSubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/physicalUnsubscribe" => {
                 <crate::LogPhysicalUnsubscribeResult>::deserialize(deserializer)
-                    .map(ClientResult::LogPhysicalUnsubscribe)
+                    .map(|p| ClientResult::LogPhysicalUnsubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/streams" => {
                 <crate::LogStreamsResult>::deserialize(deserializer)
-                    .map(ClientResult::LogStreams)
+                    .map(|p| ClientResult::LogStreams(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/subscribe" => {
                 <crate::LogSubscribeResult>::deserialize(deserializer)
-                    .map(ClientResult::LogSubscribe)
+                    .map(|p| ClientResult::LogSubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "log/unsubscribe" => {
                 <crate::LogUnsubscribeResult>::deserialize(deserializer)
-                    .map(ClientResult::LogUnsubscribe)
+                    .map(|p| ClientResult::LogUnsubscribe(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/list" => {
                 <crate::McpServerListResult>::deserialize(deserializer)
-                    .map(ClientResult::McpServerList)
+                    .map(|p| ClientResult::McpServerList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogin" => {
                 <crate::McpServerOAuthLoginResult>::deserialize(deserializer)
-                    .map(ClientResult::McpServerOauthLogin)
+                    .map(|p| ClientResult::McpServerOauthLogin(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCancel" => {
                 <crate::McpServerOAuthLoginCancelResult>::deserialize(deserializer)
-                    .map(ClientResult::McpServerOauthLoginCancel)
+                    .map(|p| ClientResult::McpServerOauthLoginCancel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogout" => {
                 <crate::McpServerOAuthLogoutResult>::deserialize(deserializer)
-                    .map(ClientResult::McpServerOauthLogout)
+                    .map(|p| ClientResult::McpServerOauthLogout(Box::new(p)))
             }
             "media/upload" => {
                 <crate::MediaUploadResult>::deserialize(deserializer)
-                    .map(ClientResult::MediaUpload)
+                    .map(|p| ClientResult::MediaUpload(Box::new(p)))
             }
             "model/list" => {
                 <crate::ModelListResult>::deserialize(deserializer)
-                    .map(ClientResult::ModelList)
+                    .map(|p| ClientResult::ModelList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "peer/list" => {
                 <crate::PeerListResult>::deserialize(deserializer)
-                    .map(ClientResult::PeerList)
+                    .map(|p| ClientResult::PeerList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "permissionProfile/list" => {
                 <crate::PermissionProfileListResult>::deserialize(deserializer)
-                    .map(ClientResult::PermissionProfileList)
+                    .map(|p| ClientResult::PermissionProfileList(Box::new(p)))
             }
             "plugin/install" => {
                 <crate::PluginInstallResult>::deserialize(deserializer)
-                    .map(ClientResult::PluginInstall)
+                    .map(|p| ClientResult::PluginInstall(Box::new(p)))
             }
             "plugin/list" => {
                 <crate::PluginListResult>::deserialize(deserializer)
-                    .map(ClientResult::PluginList)
+                    .map(|p| ClientResult::PluginList(Box::new(p)))
             }
             "plugin/marketplaceAdd" => {
                 <crate::PluginMarketplaceRecordResult>::deserialize(deserializer)
-                    .map(ClientResult::PluginMarketplaceAdd)
+                    .map(|p| ClientResult::PluginMarketplaceAdd(Box::new(p)))
             }
             "plugin/marketplaceRemove" => {
                 <crate::PluginMarketplaceRemoveResult>::deserialize(deserializer)
-                    .map(ClientResult::PluginMarketplaceRemove)
+                    .map(|p| ClientResult::PluginMarketplaceRemove(Box::new(p)))
             }
             "plugin/marketplaceUpdate" => {
                 <crate::PluginMarketplaceRecordResult>::deserialize(deserializer)
-                    .map(ClientResult::PluginMarketplaceUpdate)
+                    .map(|p| ClientResult::PluginMarketplaceUpdate(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "projection/list" => {
                 <crate::ProjectionListResult>::deserialize(deserializer)
-                    .map(ClientResult::ProjectionList)
+                    .map(|p| ClientResult::ProjectionList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "projection/read" => {
                 <crate::ProjectionReadResult>::deserialize(deserializer)
-                    .map(ClientResult::ProjectionRead)
+                    .map(|p| ClientResult::ProjectionRead(Box::new(p)))
             }
             "recap/cancel" => {
                 <crate::RecapCancelResult>::deserialize(deserializer)
-                    .map(ClientResult::RecapCancel)
+                    .map(|p| ClientResult::RecapCancel(Box::new(p)))
             }
             "recap/request" => {
                 <crate::RecapRequestResult>::deserialize(deserializer)
-                    .map(ClientResult::RecapRequest)
+                    .map(|p| ClientResult::RecapRequest(Box::new(p)))
             }
             "session/compact" => {
                 <crate::SessionCompactResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionCompact)
+                    .map(|p| ClientResult::SessionCompact(Box::new(p)))
             }
             "session/fork" => {
                 <crate::SessionForkResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionFork)
+                    .map(|p| ClientResult::SessionFork(Box::new(p)))
             }
             "session/leave" => {
                 <crate::SessionLeaveResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionLeave)
+                    .map(|p| ClientResult::SessionLeave(Box::new(p)))
             }
             "session/list" => {
                 <crate::SessionListResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionList)
+                    .map(|p| ClientResult::SessionList(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
                 <crate::SessionPromptHintResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionPromptHint)
+                    .map(|p| ClientResult::SessionPromptHint(Box::new(p)))
             }
             "session/read" => {
                 <crate::SessionReadResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionRead)
+                    .map(|p| ClientResult::SessionRead(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
                 <crate::SessionReadLimitsResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionReadLimits)
+                    .map(|p| ClientResult::SessionReadLimits(Box::new(p)))
             }
             "session/rename" => {
                 <crate::SessionRenameResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionRename)
+                    .map(|p| ClientResult::SessionRename(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/reportStartupPhases" => {
                 <crate::SessionReportStartupPhasesResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionReportStartupPhases)
+                    .map(|p| ClientResult::SessionReportStartupPhases(Box::new(p)))
             }
             "session/resume" => {
                 <crate::SessionResumeResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionResume)
+                    .map(|p| ClientResult::SessionResume(Box::new(p)))
             }
             "session/setApprovalMode" => {
                 <crate::SessionSetApprovalModeResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionSetApprovalMode)
+                    .map(|p| ClientResult::SessionSetApprovalMode(Box::new(p)))
             }
             "session/setModel" => {
                 <crate::SessionSetModelResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionSetModel)
+                    .map(|p| ClientResult::SessionSetModel(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
                 <crate::SessionSetPermissionProfileResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionSetPermissionProfile)
+                    .map(|p| ClientResult::SessionSetPermissionProfile(Box::new(p)))
             }
             "session/setReasoningEffort" => {
                 <crate::SessionSetReasoningEffortResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionSetReasoningEffort)
+                    .map(|p| ClientResult::SessionSetReasoningEffort(Box::new(p)))
             }
             "session/sideChat" => {
                 <crate::SessionSideChatResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionSideChat)
+                    .map(|p| ClientResult::SessionSideChat(Box::new(p)))
             }
             "session/start" => {
                 <crate::SessionStartResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionStart)
+                    .map(|p| ClientResult::SessionStart(Box::new(p)))
             }
             "session/userShell" => {
                 <crate::SessionUserShellResult>::deserialize(deserializer)
-                    .map(ClientResult::SessionUserShell)
+                    .map(|p| ClientResult::SessionUserShell(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/read" => {
                 <crate::SettingsReadResult>::deserialize(deserializer)
-                    .map(ClientResult::SettingsRead)
+                    .map(|p| ClientResult::SettingsRead(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/readSchema" => {
                 <crate::SettingsReadSchemaResult>::deserialize(deserializer)
-                    .map(ClientResult::SettingsReadSchema)
+                    .map(|p| ClientResult::SettingsReadSchema(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
                 <crate::SettingsWriteManyResult>::deserialize(deserializer)
-                    .map(ClientResult::SettingsWriteMany)
+                    .map(|p| ClientResult::SettingsWriteMany(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "settings/writeValue" => {
                 <crate::SettingsWriteValueResult>::deserialize(deserializer)
-                    .map(ClientResult::SettingsWriteValue)
+                    .map(|p| ClientResult::SettingsWriteValue(Box::new(p)))
             }
             "skill/import" => {
                 <crate::SkillImportResult>::deserialize(deserializer)
-                    .map(ClientResult::SkillImport)
+                    .map(|p| ClientResult::SkillImport(Box::new(p)))
             }
             "skill/list" => {
                 <crate::SkillListResult>::deserialize(deserializer)
-                    .map(ClientResult::SkillList)
+                    .map(|p| ClientResult::SkillList(Box::new(p)))
             }
             "skill/setActivation" => {
                 <crate::SkillSetActivationResult>::deserialize(deserializer)
-                    .map(ClientResult::SkillSetActivation)
+                    .map(|p| ClientResult::SkillSetActivation(Box::new(p)))
             }
             "subagent/close" => {
                 <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(ClientResult::SubagentClose)
+                    .map(|p| ClientResult::SubagentClose(Box::new(p)))
             }
             "subagent/followupTask" => {
                 <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(ClientResult::SubagentFollowupTask)
+                    .map(|p| ClientResult::SubagentFollowupTask(Box::new(p)))
             }
             "subagent/interrupt" => {
                 <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(ClientResult::SubagentInterrupt)
+                    .map(|p| ClientResult::SubagentInterrupt(Box::new(p)))
             }
             "subagent/readResult" => {
                 <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(ClientResult::SubagentReadResult)
+                    .map(|p| ClientResult::SubagentReadResult(Box::new(p)))
             }
             "subagent/reopen" => {
                 <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(ClientResult::SubagentReopen)
+                    .map(|p| ClientResult::SubagentReopen(Box::new(p)))
             }
             "subagent/resume" => {
                 <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(ClientResult::SubagentResume)
+                    .map(|p| ClientResult::SubagentResume(Box::new(p)))
             }
             "subagent/sendMessage" => {
                 <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(ClientResult::SubagentSendMessage)
+                    .map(|p| ClientResult::SubagentSendMessage(Box::new(p)))
             }
             "subagent/stop" => {
                 <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(ClientResult::SubagentStop)
+                    .map(|p| ClientResult::SubagentStop(Box::new(p)))
             }
             "task/background" => {
                 <crate::TaskCommandResult>::deserialize(deserializer)
-                    .map(ClientResult::TaskBackground)
+                    .map(|p| ClientResult::TaskBackground(Box::new(p)))
             }
             "task/list" => {
                 <crate::TaskListResult>::deserialize(deserializer)
-                    .map(ClientResult::TaskList)
+                    .map(|p| ClientResult::TaskList(Box::new(p)))
             }
             "task/stop" => {
                 <crate::TaskCommandResult>::deserialize(deserializer)
-                    .map(ClientResult::TaskStop)
+                    .map(|p| ClientResult::TaskStop(Box::new(p)))
             }
             "task/stopAll" => {
                 <crate::TaskStopAllResult>::deserialize(deserializer)
-                    .map(ClientResult::TaskStopAll)
+                    .map(|p| ClientResult::TaskStopAll(Box::new(p)))
             }
             "turn/cancel" => {
                 <crate::TurnCancelResult>::deserialize(deserializer)
-                    .map(ClientResult::TurnCancel)
+                    .map(|p| ClientResult::TurnCancel(Box::new(p)))
             }
             "turn/interrupt" => {
                 <crate::TurnInterruptResult>::deserialize(deserializer)
-                    .map(ClientResult::TurnInterrupt)
+                    .map(|p| ClientResult::TurnInterrupt(Box::new(p)))
             }
             "turn/start" => {
                 <crate::TurnStartResult>::deserialize(deserializer)
-                    .map(ClientResult::TurnStart)
+                    .map(|p| ClientResult::TurnStart(Box::new(p)))
             }
             "turn/steer" => {
                 <crate::TurnSteerResult>::deserialize(deserializer)
-                    .map(ClientResult::TurnSteer)
+                    .map(|p| ClientResult::TurnSteer(Box::new(p)))
             }
             "turn/unqueue" => {
                 <crate::TurnUnqueueResult>::deserialize(deserializer)
-                    .map(ClientResult::TurnUnqueue)
+                    .map(|p| ClientResult::TurnUnqueue(Box::new(p)))
             }
             "usage/read" => {
                 <crate::UsageReadResult>::deserialize(deserializer)
-                    .map(ClientResult::UsageRead)
+                    .map(|p| ClientResult::UsageRead(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "usage/refresh" => {
                 <crate::UsageRefreshResult>::deserialize(deserializer)
-                    .map(ClientResult::UsageRefresh)
+                    .map(|p| ClientResult::UsageRefresh(Box::new(p)))
             }
             "userInput/answer" => {
                 <crate::UserInputAnswerResult>::deserialize(deserializer)
-                    .map(ClientResult::UserInputAnswer)
+                    .map(|p| ClientResult::UserInputAnswer(Box::new(p)))
             }
             "userInput/cancel" => {
                 <crate::UserInputCancelResult>::deserialize(deserializer)
-                    .map(ClientResult::UserInputCancel)
+                    .map(|p| ClientResult::UserInputCancel(Box::new(p)))
             }
             "userInput/clarify" => {
                 <crate::UserInputClarifyResult>::deserialize(deserializer)
-                    .map(ClientResult::UserInputClarify)
+                    .map(|p| ClientResult::UserInputClarify(Box::new(p)))
             }
             "userInput/interrupt" => {
                 <crate::UserInputInterruptResult>::deserialize(deserializer)
-                    .map(ClientResult::UserInputInterrupt)
+                    .map(|p| ClientResult::UserInputInterrupt(Box::new(p)))
             }
             "view/page" => {
                 <crate::ViewPageResult>::deserialize(deserializer)
-                    .map(ClientResult::ViewPage)
+                    .map(|p| ClientResult::ViewPage(Box::new(p)))
             }
             "view/subscribe" => {
                 <crate::ViewSubscribeResult>::deserialize(deserializer)
-                    .map(ClientResult::ViewSubscribe)
+                    .map(|p| ClientResult::ViewSubscribe(Box::new(p)))
             }
             "view/unsubscribe" => {
                 <crate::ViewUnsubscribeResult>::deserialize(deserializer)
-                    .map(ClientResult::ViewUnsubscribe)
+                    .map(|p| ClientResult::ViewUnsubscribe(Box::new(p)))
             }
             "workflow/cancel" => {
                 <crate::WorkflowControlResult>::deserialize(deserializer)
-                    .map(ClientResult::WorkflowCancel)
+                    .map(|p| ClientResult::WorkflowCancel(Box::new(p)))
             }
             "workflow/childControl" => {
                 <crate::WorkflowControlResult>::deserialize(deserializer)
-                    .map(ClientResult::WorkflowChildControl)
+                    .map(|p| ClientResult::WorkflowChildControl(Box::new(p)))
             }
             "workflow/pause" => {
                 <crate::WorkflowControlResult>::deserialize(deserializer)
-                    .map(ClientResult::WorkflowPause)
+                    .map(|p| ClientResult::WorkflowPause(Box::new(p)))
             }
             "workflow/resume" => {
                 <crate::WorkflowResumeResult>::deserialize(deserializer)
-                    .map(ClientResult::WorkflowResume)
+                    .map(|p| ClientResult::WorkflowResume(Box::new(p)))
             }
             #[cfg(feature = "experimental")]
             "worktree/list" => {
                 <crate::WorktreeListResult>::deserialize(deserializer)
-                    .map(ClientResult::WorktreeList)
+                    .map(|p| ClientResult::WorktreeList(Box::new(p)))
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -5500,9 +5980,9 @@ impl Serialize for ClientResult {
 #[non_exhaustive]
 pub enum ServerResult {
     /// `approval/request`
-    ApprovalRequest(crate::RequestReceipt),
+    ApprovalRequest(Box<crate::RequestReceipt>),
     /// `userInput/request`
-    UserInputRequest(crate::RequestReceipt),
+    UserInputRequest(Box<crate::RequestReceipt>),
     /// The result of a method in no table, kept as sent.
     Unknown { method: String, result: Value },
 }
@@ -5522,10 +6002,14 @@ impl ServerResult {
     ) -> Result<Self, DecodeError> {
         match method {
             "approval/request" => {
-                payload.decode(method).map(ServerResult::ApprovalRequest)
+                payload
+                    .decode(method)
+                    .map(|p| ServerResult::ApprovalRequest(Box::new(p)))
             }
             "userInput/request" => {
-                payload.decode(method).map(ServerResult::UserInputRequest)
+                payload
+                    .decode(method)
+                    .map(|p| ServerResult::UserInputRequest(Box::new(p)))
             }
             _ => {
                 Ok(ServerResult::Unknown {
@@ -5559,11 +6043,11 @@ impl ServerResult {
         match method {
             "approval/request" => {
                 <crate::RequestReceipt>::deserialize(deserializer)
-                    .map(ServerResult::ApprovalRequest)
+                    .map(|p| ServerResult::ApprovalRequest(Box::new(p)))
             }
             "userInput/request" => {
                 <crate::RequestReceipt>::deserialize(deserializer)
-                    .map(ServerResult::UserInputRequest)
+                    .map(|p| ServerResult::UserInputRequest(Box::new(p)))
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -5626,25 +6110,39 @@ pub struct Frame {
     pub extra: Map<String, Value>,
 }
 impl Frame {
-    /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
-    /// typed by whichever table lists its method; one in no table counts as a client's.
-    pub fn parse(line: &str) -> Result<Self, DecodeError> {
-        Self::decode_line(line, None, None)
-    }
-    /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
-    /// in no table becomes that sender's `Unknown` request.
-    pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
+    /// Parses one line that `sender` wrote (a trailing `\r` tolerated) and types its
+    /// payload: a request by the table of the side that sent it (a host's request for a
+    /// method in no table is a `ServerRequest::Unknown`, to be answered), a notification by
+    /// the notifications table. A result stays wire text (see [`Frame::parse_tracked`]).
+    ///
+    /// ```
+    /// use msp_types::{Frame, Message, Sender, ServerRequest};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","id":5,"method":"host/newKindOfAsk","params":{}}"#;
+    /// let frame = Frame::parse(Sender::Server, line).unwrap();
+    /// assert!(matches!(frame.message, Message::ServerRequest { request: ServerRequest::Unknown { .. }, .. }));
+    /// assert_eq!(frame.to_line(), line);
+    /// ```
+    pub fn parse(sender: Sender, line: &str) -> Result<Self, DecodeError> {
         Self::decode_line(line, Some(sender), None)
     }
-    /// Types the payload of a frame that is already parsed.
-    pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
-        Self::decode_line(&raw.to_line(), None, None)
+    /// Parses a line whose sender is not known (a log of mixed frames): a request is
+    /// typed by whichever table lists its method, and one in no table counts as a
+    /// client's, so a host's request for a method in no table is misfiled. Prefer
+    /// [`Frame::parse`].
+    pub fn parse_guessing_sender(line: &str) -> Result<Self, DecodeError> {
+        Self::decode_line(line, None, None)
     }
-    /// Types the payload of a parsed frame from a known sender.
-    pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
+    /// Types the payload of a frame `sender` wrote, already parsed.
+    pub fn from_raw(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
         Self::decode_line(&raw.to_line(), Some(sender), None)
     }
-    /// Like [`Frame::parse_from`], and a response is typed in the same pass by the method
+    /// Types the payload of a parsed frame whose sender is not known (see
+    /// [`Frame::parse_guessing_sender`]).
+    pub fn from_raw_guessing_sender(raw: RawFrame) -> Result<Self, DecodeError> {
+        Self::decode_line(&raw.to_line(), None, None)
+    }
+    /// Like [`Frame::parse`], and a response is typed in the same pass by the method
     /// of the request it answers: `pending` holds the requests the other side has not
     /// answered yet (record each one as it is sent), and the answered one is taken out,
     /// also for an error response. A result whose id is not in `pending` stays

@@ -107,7 +107,7 @@ pub trait Notification {
 /// ```
 /// # use msp_types::{Frame, Sender};
 /// let line = r#"{"jsonrpc":"2.0","id":7,"method":"userInput/request","params":{"sessionId":1}}"#;
-/// let error = Frame::parse_from(Sender::Server, line).unwrap_err();
+/// let error = Frame::parse(Sender::Server, line).unwrap_err();
 /// assert_eq!(error.method.as_deref(), Some("userInput/request"));
 /// assert_eq!(error.id, Some(7.into()));
 /// assert_eq!(error.pointer, "/params/sessionId");

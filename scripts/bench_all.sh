@@ -73,8 +73,8 @@ cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
     row("build: generated crate / typify crate (debug)", "ratio.crate", "<=", 1.0)
     row("request round trip, blocking connection / hand-written loop", "ratio.roundtrip.blocking", "<=", 2.0)
     row("request round trip, tokio connection / hand-written loop", "ratio.roundtrip.async", "<=", 2.0)
-    row("notification flood, blocking connection / Frame::parse_from", "ratio.flood.blocking", "<=", 1.1)
-    row("notification flood, tokio connection / Frame::parse_from", "ratio.flood.async", "<=", 1.1)
+    row("notification flood, blocking connection / Frame::parse", "ratio.flood.blocking", "<=", 1.1)
+    row("notification flood, tokio connection / Frame::parse", "ratio.flood.async", "<=", 1.1)
     row("no-op build: generator runs", "noop.generator_runs", "<=", 0)
     print ""
     print "like for like: typify on schema/msp.schema.json, the input msp-types is generated from"
@@ -89,7 +89,7 @@ cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
     info("  encode payload, params() / Value", "encode.payload.msp_api/value")
     print ""
     print "diagnostic: the sans-I/O endpoint alone (framing and events, no threads) on the flood"
-    info("  notification flood, Endpoint / Frame::parse_from", "ratio.flood.endpoint")
+    info("  notification flood, Endpoint / Frame::parse", "ratio.flood.endpoint")
     print ""
     print "diagnostic: the generated types alone (serde_json::from_str::<T>, no Value in between)"
     info("  decode frame, types / Value", "decode.frame.msp_types/value")

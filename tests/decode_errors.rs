@@ -36,7 +36,7 @@ fn seed_request(edit: impl FnOnce(&mut serde_json::Value)) -> String {
 }
 
 fn server_error(line: &str) -> DecodeError {
-    Frame::parse_from(Sender::Server, line).expect_err("should not decode")
+    Frame::parse(Sender::Server, line).expect_err("should not decode")
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn payload_decoders_point_into_the_payload() {
     assert_eq!(error.method.as_deref(), Some("userInput/request"));
     let answer = RawJson::from_value(&json!({"commandId": "c", "status": 1, "userInputId": "u"}));
     let error = answer
-        .decode_result::<methods::UserInputAnswer>()
+        .decode_result::<methods::UserInputAnswerMethod>()
         .unwrap_err();
     assert_eq!(error.pointer, "/status");
 }
@@ -167,7 +167,7 @@ fn payload_decoders_point_into_the_payload() {
 fn an_error_object_is_an_error_that_knows_its_registry_entry() {
     fn answer() -> Result<(), Box<dyn std::error::Error>> {
         let line = r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32010,"message":"sessionMcp not granted","data":{"kind":"capabilityRequired"}}}"#;
-        let frame = Frame::parse_from(Sender::Server, line)?;
+        let frame = Frame::parse(Sender::Server, line)?;
         if let Message::Error { error, .. } = frame.message {
             Err(error)?;
         }

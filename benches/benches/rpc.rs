@@ -1,7 +1,7 @@
 //! The connection's cost: a request round trip over an in-memory pipe (blocking and async)
 //! against a hand-written line loop doing the same work (encode the typed params, write a
 //! line, read the answer line, decode the typed result), and a notification flood (the golden
-//! corpus' server notifications) through the connection against `Frame::parse_from` alone.
+//! corpus' server notifications) through the connection against `Frame::parse` alone.
 //! Prints each time and the ratios the targets name.
 
 use std::io::{BufRead, BufReader, Write};
@@ -147,7 +147,10 @@ fn main() {
     });
     group.add("roundtrip.blocking.connection", || {
         for _ in 0..CALLS {
-            std::hint::black_box(conn.request::<methods::UserInputAnswer>(&params).unwrap());
+            std::hint::black_box(
+                conn.request::<methods::UserInputAnswerMethod>(&params)
+                    .unwrap(),
+            );
         }
     });
     let times = group.run(budget());
@@ -230,7 +233,7 @@ fn async_round_trip(
         runtime.block_on(async {
             for _ in 0..CALLS {
                 std::hint::black_box(
-                    conn.request::<methods::UserInputAnswer>(params)
+                    conn.request::<methods::UserInputAnswerMethod>(params)
                         .await
                         .unwrap(),
                 );
@@ -271,7 +274,7 @@ fn flood(report: &mut Report, lines: &[String]) {
     group.add("flood.frame_parse", || {
         for _ in 0..FLOOD_REPEAT {
             for line in lines {
-                std::hint::black_box(Frame::parse_from(Sender::Server, line).unwrap());
+                std::hint::black_box(Frame::parse(Sender::Server, line).unwrap());
             }
         }
     });

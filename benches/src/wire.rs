@@ -173,14 +173,14 @@ pub fn api_frame_decode(line: &Line, pending: &mut PendingRequests) -> Outcome<F
     let sender = match line.kind {
         Kind::ClientResult => Sender::Server,
         Kind::ServerResult => Sender::Client,
-        _ => return Frame::parse(&line.raw).map_err(err),
+        _ => return Frame::parse_guessing_sender(&line.raw).map_err(err),
     };
     match (&line.answers, line.method.as_deref()) {
         (Some(id), Some(method)) => {
             pending.insert(id.clone(), method);
             Frame::parse_tracked(sender, &line.raw, pending).map_err(err)
         }
-        _ => Frame::parse(&line.raw).map_err(err),
+        _ => Frame::parse_guessing_sender(&line.raw).map_err(err),
     }
 }
 

@@ -85,8 +85,12 @@ fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
     propagate_experimental(&mut defs);
     mark_boxes(&mut defs);
     let [mut methods, mut requests, mut notifications] = tables;
+    let root: BTreeSet<&str> = defs.iter().map(|d| d.rust.as_str()).collect();
     for table in [&mut methods, &mut requests, &mut notifications] {
         for method in table.iter_mut() {
+            if root.contains(method.marker.as_str()) {
+                method.marker.push_str("Method");
+            }
             let uses_experimental = [&method.params, &method.result]
                 .into_iter()
                 .flatten()
@@ -762,8 +766,10 @@ fn table(schema: &Schema<'_>, key: &str, with_result: bool) -> Result<Vec<Method
         } else {
             None
         };
+        let rust = scope.claim(type_name(&name.replace('/', "_")));
         out.push(Method {
-            rust: scope.claim(type_name(&name.replace('/', "_"))),
+            marker: rust.clone(),
+            rust,
             name: name.clone(),
             params: payload("params")?,
             result,

@@ -247,8 +247,12 @@ pub struct Arm {
 pub struct Method {
     /// The JSON-RPC method name.
     pub name: String,
-    /// The marker type and dispatch variant name.
+    /// The dispatch variant name.
     pub rust: String,
+    /// The marker type's name: `rust`, with `Method` added when a definition at the crate
+    /// root has that name (`methods::UserInputAnswerMethod` beside `UserInputAnswer`), so that
+    /// glob imports of the root and of a marker module never clash.
+    pub marker: String,
     /// The params definition, if the method takes params.
     pub params: Option<String>,
     /// The result definition (requests only).

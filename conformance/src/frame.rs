@@ -79,7 +79,8 @@ impl<'s> Session<'s> {
         let kind = frame.kind().map_err(|e| (String::new(), e.to_string()))?;
         let payload = self.classify(dir, kind, &frame, checked)?;
 
-        let mut typed = Frame::from_raw(frame).map_err(|e| self.pointed(&payload, &input, e))?;
+        let mut typed = Frame::from_raw_guessing_sender(frame)
+            .map_err(|e| self.pointed(&payload, &input, e))?;
         let mut known = decoded_arm_is_typed(&typed.message);
         if let Message::Result { result, .. } = &mut typed.message {
             let method = checked.method.as_deref().unwrap_or_default();

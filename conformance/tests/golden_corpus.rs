@@ -110,7 +110,7 @@ fn tolerance_scenarios_keep_what_this_version_does_not_know() {
         .into_iter()
         .find(|(_, r)| r.raw.contains("hologramPreview"))
         .expect("the unknown item kind frame");
-    let frame = msp_types::Frame::parse(&record.raw).expect("the frame decodes");
+    let frame = msp_types::Frame::parse_guessing_sender(&record.raw).expect("the frame decodes");
     let Message::Notification(ProtocolNotification::ItemCompleted(params)) = frame.message else {
         panic!("item/completed decodes as ItemCompleted");
     };

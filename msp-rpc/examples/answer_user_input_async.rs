@@ -72,7 +72,7 @@ async fn main() -> Result<(), Error> {
             Some(answer)
         })
         .collect();
-    let answer = Command::<methods::UserInputAnswer>::new(|command_id| {
+    let answer = Command::<methods::UserInputAnswerMethod>::new(|command_id| {
         UserInputAnswerParams::new(answers, command_id, session.clone(), id.clone())
     });
     let ack = conn.command(&answer).await?;

@@ -579,7 +579,7 @@ impl<R: Role> Endpoint<R> {
         if self.closed.is_some() {
             return;
         }
-        match Frame::parse_from(R::PEER, line) {
+        match Frame::parse(R::PEER, line) {
             Ok(frame) => self.on_frame(frame, line),
             Err(error) => self.on_undecodable(line, error),
         }

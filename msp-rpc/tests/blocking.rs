@@ -32,7 +32,7 @@ fn concurrent_requests_answered_out_of_order_get_their_own_typed_results() {
     let (conn, mut host) = connect(Options::new());
     let calls: Vec<_> = (0..8)
         .map(|n| {
-            conn.start::<methods::UserInputAnswer>(&answer_params(n), LONG)
+            conn.start::<methods::UserInputAnswerMethod>(&answer_params(n), LONG)
                 .unwrap()
         })
         .collect();

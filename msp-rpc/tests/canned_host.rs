@@ -317,7 +317,7 @@ mod own_path {
                 SESSION.into(),
                 question.user_input_id.clone(),
             );
-            conn.request::<methods::UserInputAnswer>(&params)?;
+            conn.request::<methods::UserInputAnswerMethod>(&params)?;
             while let Some(inbound) = conn.next_timeout(WAIT) {
                 if let Inbound::Notification {
                     notification: ProtocolNotification::UserInputSettled(settled),

@@ -38,7 +38,7 @@ fn concurrent_requests_answered_out_of_order_get_their_own_typed_results() {
     let calls: Vec<_> = (0..5)
         .map(|n| {
             client
-                .request::<methods::UserInputAnswer>(&answer_params(n), None)
+                .request::<methods::UserInputAnswerMethod>(&answer_params(n), None)
                 .unwrap()
         })
         .collect();

@@ -91,9 +91,7 @@ impl Run {
         self.out
             .lines()
             .filter_map(|line| line.strip_prefix(prefix))
-            .map(|raw| {
-                Frame::parse_from(sender, raw).unwrap_or_else(|e| panic!("{prefix}{raw}: {e}"))
-            })
+            .map(|raw| Frame::parse(sender, raw).unwrap_or_else(|e| panic!("{prefix}{raw}: {e}")))
             .collect()
     }
 

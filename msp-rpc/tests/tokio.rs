@@ -72,7 +72,7 @@ async fn concurrent_requests_answered_out_of_order_get_their_own_typed_results()
         .map(|n| {
             let conn = conn.clone();
             tokio::spawn(async move {
-                conn.request::<methods::UserInputAnswer>(&answer_params(n))
+                conn.request::<methods::UserInputAnswerMethod>(&answer_params(n))
                     .await
             })
         })

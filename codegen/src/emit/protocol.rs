@@ -126,29 +126,43 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         impl Frame {
-            /// Parses one line (a trailing `\r` tolerated) and types its payload. A request is
-            /// typed by whichever table lists its method; one in no table counts as a client's.
-            pub fn parse(line: &str) -> Result<Self, DecodeError> {
-                Self::decode_line(line, None, None)
-            }
-
-            /// Like [`Frame::parse`], for a line whose sender is known: a request with a method
-            /// in no table becomes that sender's `Unknown` request.
-            pub fn parse_from(sender: Sender, line: &str) -> Result<Self, DecodeError> {
+            /// Parses one line that `sender` wrote (a trailing `\r` tolerated) and types its
+            /// payload: a request by the table of the side that sent it (a host's request for a
+            /// method in no table is a `ServerRequest::Unknown`, to be answered), a notification by
+            /// the notifications table. A result stays wire text (see [`Frame::parse_tracked`]).
+            ///
+            /// ```
+            /// use msp_types::{Frame, Message, Sender, ServerRequest};
+            ///
+            /// let line = r#"{"jsonrpc":"2.0","id":5,"method":"host/newKindOfAsk","params":{}}"#;
+            /// let frame = Frame::parse(Sender::Server, line).unwrap();
+            /// assert!(matches!(frame.message, Message::ServerRequest { request: ServerRequest::Unknown { .. }, .. }));
+            /// assert_eq!(frame.to_line(), line);
+            /// ```
+            pub fn parse(sender: Sender, line: &str) -> Result<Self, DecodeError> {
                 Self::decode_line(line, Some(sender), None)
             }
 
-            /// Types the payload of a frame that is already parsed.
-            pub fn from_raw(raw: RawFrame) -> Result<Self, DecodeError> {
-                Self::decode_line(&raw.to_line(), None, None)
+            /// Parses a line whose sender is not known (a log of mixed frames): a request is
+            /// typed by whichever table lists its method, and one in no table counts as a
+            /// client's, so a host's request for a method in no table is misfiled. Prefer
+            /// [`Frame::parse`].
+            pub fn parse_guessing_sender(line: &str) -> Result<Self, DecodeError> {
+                Self::decode_line(line, None, None)
             }
 
-            /// Types the payload of a parsed frame from a known sender.
-            pub fn from_raw_from(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
+            /// Types the payload of a frame `sender` wrote, already parsed.
+            pub fn from_raw(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
                 Self::decode_line(&raw.to_line(), Some(sender), None)
             }
 
-            /// Like [`Frame::parse_from`], and a response is typed in the same pass by the method
+            /// Types the payload of a parsed frame whose sender is not known (see
+            /// [`Frame::parse_guessing_sender`]).
+            pub fn from_raw_guessing_sender(raw: RawFrame) -> Result<Self, DecodeError> {
+                Self::decode_line(&raw.to_line(), None, None)
+            }
+
+            /// Like [`Frame::parse`], and a response is typed in the same pass by the method
             /// of the request it answers: `pending` holds the requests the other side has not
             /// answered yet (record each one as it is sent), and the answered one is taken out,
             /// also for an error response. A result whose id is not in `pending` stays
@@ -600,7 +614,7 @@ fn markers(
     let module_ident = ident(module);
     let items = table.iter().map(|m| {
         let cfg = cfg(m.experimental);
-        let name = ident(&m.rust);
+        let name = ident(&m.marker);
         let method = &m.name;
         let doc = doc_attrs(Some(&format!(
             "`{method}`: {}",
@@ -665,9 +679,6 @@ enum Part {
     Result,
 }
 
-/// Payloads estimated larger than this many bytes are boxed in the dispatch enums.
-const BOX_OVER: usize = 512;
-
 fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) -> TokenStream {
     let name: Ident = ident(name);
     let mut variants = Vec::new();
@@ -684,10 +695,9 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             Part::Result => m.result.as_deref(),
         };
         let ty = payload_ty(ctx, payload);
-        // Large payloads are boxed so the enum stays small and cheap to move.
-        let boxed = payload.is_some_and(|def| {
-            ctx.size_estimate(&crate::model::Ty::Ref(def.to_owned())) > BOX_OVER
-        });
+        // Every typed payload is boxed: one rule a pattern can rely on, and an enum that is
+        // cheap to move whatever the payload.
+        let boxed = payload.is_some();
         let ty = if boxed { quote!(Box<#ty>) } else { ty };
         let vdoc = doc_attrs(Some(&format!("`{method}`")));
         variants.push(quote!(#vdoc #cfg #variant(#ty),));
@@ -782,11 +792,7 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             None => quote!(#cfg #method => Value::deserialize(deserializer).map(|v| #name::#variant(Some(v))),),
             Some(def) => {
                 let ty = payload_ty(ctx, Some(def));
-                if ctx.size_estimate(&crate::model::Ty::Ref(def.to_owned())) > BOX_OVER {
-                    quote!(#cfg #method => <#ty>::deserialize(deserializer).map(|p| #name::#variant(Box::new(p))),)
-                } else {
-                    quote!(#cfg #method => <#ty>::deserialize(deserializer).map(#name::#variant),)
-                }
+                quote!(#cfg #method => <#ty>::deserialize(deserializer).map(|p| #name::#variant(Box::new(p))),)
             }
         }
     });

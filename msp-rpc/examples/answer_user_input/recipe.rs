@@ -114,7 +114,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     let (tx, asked) = mpsc::channel();
     let mut rpc = RpcOptions::new().on_request(move |id, request| match request {
         ServerRequest::UserInputRequest(params) => {
-            let _ = tx.send((id.clone(), params));
+            let _ = tx.send((id.clone(), *params));
             Reply::ok(&RequestReceipt::new())
         }
         other => {
@@ -293,7 +293,7 @@ impl Recipe {
             Decision::Answer(texts) => {
                 let answers = choose(&params.questions, texts, params.questions.len())?;
                 println!("answer: {}", describe_answers(&params.questions, &answers));
-                let command = Command::<methods::UserInputAnswer>::new(|command_id| {
+                let command = Command::<methods::UserInputAnswerMethod>::new(|command_id| {
                     UserInputAnswerParams::new(answers.clone(), command_id, session, id.clone())
                 });
                 self.remember(&id, command.command_id(), &answers);

@@ -495,7 +495,7 @@ impl<W: Write, E: Write> Run<'_, W, E> {
         // decoder says where.
         let membership = diffs.iter().any(|d| d.kind == DiffKind::Member);
         let invalid = match membership {
-            true => Frame::parse_from(Sender::Client, &sent.to_string()).err(),
+            true => Frame::parse(Sender::Client, &sent.to_string()).err(),
             false => None,
         };
         let hard = |d: &Diff| match d.kind {
