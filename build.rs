@@ -16,10 +16,11 @@ fn main() {
 #[cfg(feature = "regenerate")]
 fn regenerate() {
     let root = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let output = match msp_codegen::generate_file(
-        &root.join("schema/msp.schema.json"),
-        "schema/msp.schema.json",
-    ) {
+    let path = root.join("schema/msp.schema.json");
+    let output = match std::fs::read_to_string(&path)
+        .map_err(|e| msp_codegen::Error::io(msp_codegen::PROJECT_SCHEMA_PATH, &e))
+        .and_then(|text| msp_codegen::generate(&text, &msp_codegen::Options::project()))
+    {
         Ok(output) => output,
         Err(e) => {
             eprintln!("{e}");

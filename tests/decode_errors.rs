@@ -187,6 +187,6 @@ fn an_error_object_is_an_error_that_knows_its_registry_entry() {
         not_initialized.registry_entry().unwrap().kind,
         "invalidRequest"
     );
-    let unknown = ErrorObject::new(-1, "m".into());
+    let unknown = ErrorObject::builder().code(-1).message("m").build();
     assert_eq!(unknown.registry_entry(), None);
 }

@@ -113,7 +113,10 @@ fn unknown_members_round_trip_at_every_depth() {
 
 #[test]
 fn optional_members_are_omitted_when_absent() {
-    let info = ClientInfo::new("desk_app".into(), "1.0.0".into());
+    let info = ClientInfo::builder()
+        .name("desk_app")
+        .version("1.0.0")
+        .build();
     assert_eq!(
         serde_json::to_value(&info).unwrap(),
         json!({"name": "desk_app", "version": "1.0.0"})
@@ -492,4 +495,51 @@ fn params_written_as_null_stay_null() {
             "{line}"
         );
     }
+}
+
+/// One boxing rule: every typed payload of every dispatch enum is a `Box`, so a pattern that
+/// destructures one method's payload reads the same for every other. (A method without params
+/// carries whatever was sent as `NoParams`, an `Option<Value>`: nothing typed to box.)
+#[test]
+fn every_typed_dispatch_payload_is_boxed() {
+    let text = include_str!("../generated/protocol.rs");
+    let mut arms = 0;
+    for name in [
+        "ClientRequest",
+        "ServerRequest",
+        "ProtocolNotification",
+        "ClientResult",
+        "ServerResult",
+    ] {
+        let start = text
+            .find(&format!("pub enum {name} {{"))
+            .unwrap_or_else(|| panic!("{name} not generated"));
+        let body = &text[start..start + text[start..].find("\n}").unwrap()];
+        for line in body.lines().map(str::trim) {
+            if line.starts_with("//") || line.starts_with('#') || !line.ends_with("),") {
+                continue;
+            }
+            let payload = &line[line.find('(').unwrap() + 1..line.len() - 2];
+            if payload == "crate::rpc::NoParams" {
+                continue;
+            }
+            assert!(payload.starts_with("Box<"), "{name}: `{line}` is not boxed");
+            arms += 1;
+        }
+    }
+    assert!(arms > 200, "only {arms} arms seen");
+
+    // The same pattern shape for a large payload and a small one.
+    let settled = Frame::parse(
+        msp_types::Sender::Server,
+        &json!({"jsonrpc": "2.0", "method": "userInput/settled", "params": settled_without_decided_at()})
+            .to_string(),
+    )
+    .unwrap();
+    let Message::Notification(ProtocolNotification::UserInputSettled(params)) = settled.message
+    else {
+        panic!("not a settlement");
+    };
+    let params: UserInputSettledParams = *params;
+    assert_eq!(params.outcome, UserInputOutcome::Answered);
 }

@@ -8,9 +8,15 @@ use serde_json::Value;
 
 const PROSE: &[&str] = &["description", "title", "$comment", "examples"];
 
+// Unset: the test skips. Set to a folder without `msp-upstream/`: a mistake, said loudly.
 fn shared_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(std::env::var_os("MSP_SHARED_DIR").filter(|v| !v.is_empty())?);
-    dir.join("msp-upstream").is_dir().then_some(dir)
+    assert!(
+        dir.join("msp-upstream").is_dir(),
+        "MSP_SHARED_DIR is set but {}/msp-upstream is missing",
+        dir.display()
+    );
+    Some(dir)
 }
 
 /// Objects whose keys are names (of members, definitions, methods), not keywords: a member

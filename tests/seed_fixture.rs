@@ -19,16 +19,24 @@ const USER_INPUT_ID: &str = "0198f0ae-1111-7000-8000-0000000000f1";
 const SESSION_ID: &str = "0198f0aa-1111-7000-8000-0000000000bb";
 const SEED: &str = "seeds/000_08e68b43f02707d2.txt";
 
-fn shared_scenario(name: &str) -> Option<PathBuf> {
-    let Some(root) = std::env::var_os("MSP_SHARED_DIR") else {
+// Unset: the test skips. Set to a folder without the material: a mistake, said loudly.
+fn shared_root() -> Option<PathBuf> {
+    let Some(root) = std::env::var_os("MSP_SHARED_DIR").filter(|v| !v.is_empty()) else {
         eprintln!("skipped: MSP_SHARED_DIR not set");
         return None;
     };
-    let dir = Path::new(&root).join("msp-upstream/transcripts").join(name);
-    if !dir.is_dir() {
-        eprintln!("skipped: {} is missing", dir.display());
-        return None;
-    }
+    let root = PathBuf::from(root);
+    assert!(
+        root.join("msp-upstream").is_dir(),
+        "MSP_SHARED_DIR is set but {}/msp-upstream is missing",
+        root.display()
+    );
+    Some(root)
+}
+
+fn shared_scenario(name: &str) -> Option<PathBuf> {
+    let dir = shared_root()?.join("msp-upstream/transcripts").join(name);
+    assert!(dir.is_dir(), "{} is missing", dir.display());
     Some(dir)
 }
 
@@ -158,14 +166,11 @@ fn shared_userinput_frames_decode_and_reencode() {
 
 #[test]
 fn fixture_holds_the_seed_wire_lines_verbatim() {
-    let Some(root) = std::env::var_os("MSP_SHARED_DIR") else {
-        eprintln!("skipped: MSP_SHARED_DIR not set");
+    let Some(root) = shared_root() else {
         return;
     };
-    let Ok(seed) = std::fs::read_to_string(Path::new(&root).join(SEED)) else {
-        eprintln!("skipped: {SEED} is missing");
-        return;
-    };
+    let seed = std::fs::read_to_string(root.join(SEED))
+        .unwrap_or_else(|e| panic!("{}: {e}", root.join(SEED).display()));
     let fixture = std::fs::read_to_string(Path::new(FIXTURE).join("transcript.ndjson")).unwrap();
     let fixture: Vec<&str> = fixture.lines().collect();
     let wire: Vec<&str> = seed

@@ -14,9 +14,7 @@ static ALLOC: Counting = Counting;
 type Generator = fn(&str) -> Result<usize, String>;
 
 fn msp_codegen(text: &str) -> Result<usize, String> {
-    let options = msp_codegen::Options {
-        schema_path: "input.schema.json".to_owned(),
-    };
+    let options = msp_codegen::Options::new("input.schema.json");
     let output = msp_codegen::generate(text, &options).map_err(|e| e.to_string())?;
     Ok(output.files.values().map(String::len).sum())
 }

@@ -23,14 +23,14 @@ const CALLS: usize = 200;
 const FLOOD_REPEAT: usize = 20;
 
 fn params() -> UserInputAnswerParams {
-    let mut answer = UserInputAnswer::new("db_choice".into());
+    let mut answer = UserInputAnswer::builder().question_id("db_choice").build();
     answer.selected_label = Some("Postgres".into());
-    UserInputAnswerParams::new(
-        vec![answer],
-        "018f6a2b-3333-7abc-8def-00000000d002".into(),
-        "0198f0aa-1111-7000-8000-0000000000bb".into(),
-        "0198f0ae-1111-7000-8000-0000000000f1".into(),
-    )
+    UserInputAnswerParams::builder()
+        .answers(vec![answer])
+        .command_id("018f6a2b-3333-7abc-8def-00000000d002")
+        .session_id("0198f0aa-1111-7000-8000-0000000000bb")
+        .user_input_id("0198f0ae-1111-7000-8000-0000000000f1")
+        .build()
 }
 
 const RESULT: &str = r#"{"commandId":"018f6a2b-3333-7abc-8def-00000000d002","status":"accepted","userInputId":"0198f0ae-1111-7000-8000-0000000000f1"}"#;

@@ -77,6 +77,27 @@ impl fmt::Display for Id {
 pub type NoParams = Option<Value>;
 
 /// A request method: its name and the types of its params and result.
+///
+/// Each method of the tables has a marker type implementing it (in `protocol::methods` and
+/// `protocol::requests`); code generic over `M: Request` gets typed params and results.
+///
+/// ```
+/// use msp_types::rpc::{RawFrame, Request};
+///
+/// // A method of one's own, for a test double or an extension.
+/// enum Ping {}
+/// impl Request for Ping {
+///     const METHOD: &'static str = "test/ping";
+///     type Params = Vec<u32>;
+///     type Result = u32;
+/// }
+///
+/// let line = RawFrame::request::<Ping>(1, &vec![2, 3]).to_line();
+/// assert_eq!(line, r#"{"jsonrpc":"2.0","id":1,"method":"test/ping","params":[2,3]}"#);
+/// let reply = RawFrame::parse_line(r#"{"jsonrpc":"2.0","id":1,"result":5}"#)?;
+/// assert_eq!(reply.result_as::<Ping>()?, 5);
+/// # Ok::<(), msp_types::rpc::DecodeError>(())
+/// ```
 pub trait Request {
     /// The JSON-RPC method name.
     const METHOD: &'static str;
@@ -93,6 +114,21 @@ pub trait ClientMethod: Request {}
 pub trait ServerMethod: Request {}
 
 /// A notification method: its name and the type of its params.
+///
+/// ```
+/// use msp_types::rpc::{Notification, RawFrame};
+///
+/// enum Tick {}
+/// impl Notification for Tick {
+///     const METHOD: &'static str = "test/tick";
+///     type Params = u64;
+/// }
+///
+/// let frame = RawFrame::notification::<Tick>(&7);
+/// assert_eq!(frame.to_line(), r#"{"jsonrpc":"2.0","method":"test/tick","params":7}"#);
+/// assert_eq!(frame.params_as::<u64>()?, 7);
+/// # Ok::<(), msp_types::rpc::DecodeError>(())
+/// ```
 pub trait Notification {
     /// The JSON-RPC method name.
     const METHOD: &'static str;

@@ -11,6 +11,16 @@ use serde::{Deserialize, Serialize, Serializer};
 ///
 /// Fields of this type are left out of the encoding when [`Tristate::Absent`], written as
 /// `null` when [`Tristate::Null`], and as the value otherwise.
+///
+/// ```
+/// use msp_types::Tristate;
+///
+/// let cursor: Tristate<String> = Tristate::Value("v:7".into());
+/// assert_eq!(cursor.as_value().map(String::as_str), Some("v:7"));
+/// assert!(Tristate::<String>::Absent.is_absent());
+/// // `null` and absent both carry no value; only the encoding tells them apart.
+/// assert_eq!(Tristate::<String>::Null.into_option(), None);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tristate<T> {
     /// The member is not on the wire.
@@ -67,6 +77,11 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tristate<T> {
         Option::<T>::deserialize(deserializer).map(Tristate::from)
     }
 }
+
+/// A required member a builder has not been given yet: `build()` exists once no member's slot
+/// is `Unset`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Unset;
 
 /// A string enumeration of the schema, open or closed.
 pub trait StringEnum: Sized {

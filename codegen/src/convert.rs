@@ -82,6 +82,22 @@ fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
         }
     }
     name_inline_unions(&mut defs, &mut names);
+    // Builders (and their private parts) share the crate root too.
+    for def in &mut defs {
+        let mut name = |body: &mut Struct, of: &str| {
+            body.builder = names.claim(format!("{of}Builder"));
+            names.claim(format!("{}Rest", body.builder));
+        };
+        match &mut def.kind {
+            DefKind::Struct(body) => name(body, &def.rust),
+            DefKind::Tagged(tagged) => {
+                for arm in &mut tagged.arms {
+                    name(&mut arm.body, &arm.struct_name);
+                }
+            }
+            _ => {}
+        }
+    }
     propagate_experimental(&mut defs);
     mark_boxes(&mut defs);
     let [mut methods, mut requests, mut notifications] = tables;
@@ -497,6 +513,7 @@ fn structure(
         fields,
         unknown_field,
         dependent_required: dependent_required(node, pointer, props)?,
+        builder: String::new(),
     })
 }
 

@@ -77,7 +77,8 @@ impl Error {
         self
     }
 
-    pub(crate) fn io(file: &str, err: &std::io::Error) -> Self {
+    /// A file that could not be read or written.
+    pub fn io(file: &str, err: &std::io::Error) -> Self {
         Error::from(ErrorInfo {
             kind: ErrorKind::Io,
             file: file.to_owned(),

@@ -1,38 +1,44 @@
-//! `msp-codegen generate [SCHEMA] [--out DIR]` and `msp-codegen check [SCHEMA] [--out DIR]`.
+//! `msp-codegen generate [SCHEMA] [--out DIR] [--crate-doc FILE]` and `msp-codegen check ...`.
 //!
-//! Without SCHEMA the project's schema, embedded in the binary, is used; without `--out`,
-//! the folder `generated`. Exit codes: 0 done (or current), 1 stale (`check`), 2 bad input
+//! Without SCHEMA the project's schema and crate docs, embedded in the binary, are used;
+//! without `--out`, the folder `generated`. Exit codes: 0 done (or current), 1 stale (`check`), 2 bad input
 //! or usage.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: msp-codegen generate [SCHEMA] [--out DIR]\n       \
-                     msp-codegen check [SCHEMA] [--out DIR]\n\
-                     SCHEMA defaults to the embedded schema/msp.schema.json, DIR to `generated`.";
-
-/// The project's schema, for runs that name none.
-// `codegen/msp.schema.json` links to the workspace's `schema/msp.schema.json`, so that the
-// packaged crate carries the schema it embeds.
-const DEFAULT_SCHEMA: &str = include_str!("../msp.schema.json");
-const DEFAULT_SCHEMA_NAME: &str = "schema/msp.schema.json";
+const USAGE: &str = "usage: msp-codegen generate [SCHEMA] [--out DIR] [--crate-doc FILE]\n       \
+                     msp-codegen check [SCHEMA] [--out DIR] [--crate-doc FILE]\n\
+                     SCHEMA defaults to the embedded schema/msp.schema.json (with its crate docs),\n\
+                     DIR to `generated`; FILE is Markdown added to the crate docs.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some((command, schema, out)) = parse_args(&args) else {
+    let Some(args) = parse_args(&args) else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    let Args {
+        command,
+        schema,
+        out,
+        crate_doc,
+    } = args;
     let result = match &schema {
-        Some(path) => msp_codegen::generate_file(path.as_ref(), path),
+        Some(path) => options_for(path, &out, crate_doc.as_deref()).and_then(|options| {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| msp_codegen::Error::io(path, &e))?;
+            msp_codegen::generate(&text, &options)
+        }),
         None => msp_codegen::generate(
-            DEFAULT_SCHEMA,
-            &msp_codegen::Options {
-                schema_path: DEFAULT_SCHEMA_NAME.into(),
-            },
+            msp_codegen::PROJECT_SCHEMA,
+            &msp_codegen::Options::project(),
         ),
     };
-    let schema = schema.unwrap_or_else(|| DEFAULT_SCHEMA_NAME.to_owned());
+    let rerun = match &schema {
+        Some(path) => command_line(path, &out, crate_doc.as_deref()),
+        None => "cargo run -p msp-codegen -- generate".to_owned(),
+    };
     let output = match result {
         Ok(output) => output,
         Err(e) => {
@@ -40,7 +46,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match command {
+    match command.as_str() {
         "generate" => match msp_codegen::write(&out, &output.files) {
             Ok(report) => {
                 println!(
@@ -69,10 +75,7 @@ fn main() -> ExitCode {
             for name in &report.removed {
                 eprintln!("stale: {name} is no longer generated");
             }
-            eprintln!(
-                "run: cargo run -p msp-codegen -- generate {schema} --out {}",
-                out.display()
-            );
+            eprintln!("run: {rerun}");
             ExitCode::from(1)
         }
         _ => {
@@ -82,19 +85,54 @@ fn main() -> ExitCode {
     }
 }
 
-// `COMMAND [SCHEMA] [--out DIR]`, flags and positionals in any order.
-fn parse_args(args: &[String]) -> Option<(&str, Option<String>, PathBuf)> {
+struct Args {
+    command: String,
+    schema: Option<String>,
+    out: PathBuf,
+    crate_doc: Option<String>,
+}
+
+// `COMMAND [SCHEMA] [--out DIR] [--crate-doc FILE]`, flags and positionals in any order.
+fn parse_args(args: &[String]) -> Option<Args> {
     let (command, rest) = args.split_first()?;
-    let mut schema = None;
-    let mut out = PathBuf::from("generated");
+    let mut parsed = Args {
+        command: command.clone(),
+        schema: None,
+        out: PathBuf::from("generated"),
+        crate_doc: None,
+    };
     let mut rest = rest.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
-            "--out" => out = PathBuf::from(rest.next()?),
+            "--out" => parsed.out = PathBuf::from(rest.next()?),
+            "--crate-doc" => parsed.crate_doc = Some(rest.next()?.clone()),
             flag if flag.starts_with('-') => return None,
-            path if schema.is_none() => schema = Some(path.to_owned()),
+            path if parsed.schema.is_none() => parsed.schema = Some(path.to_owned()),
             _ => return None,
         }
     }
-    Some((command.as_str(), schema, out))
+    Some(parsed)
+}
+
+/// The options of a run on a named schema; the header's command is this run's.
+fn options_for(
+    schema: &str,
+    out: &std::path::Path,
+    crate_doc: Option<&str>,
+) -> Result<msp_codegen::Options, msp_codegen::Error> {
+    let mut options =
+        msp_codegen::Options::new(schema).command(command_line(schema, out, crate_doc));
+    if let Some(path) = crate_doc {
+        let text = std::fs::read_to_string(path).map_err(|e| msp_codegen::Error::io(path, &e))?;
+        options = options.crate_doc(text);
+    }
+    Ok(options)
+}
+
+fn command_line(schema: &str, out: &std::path::Path, crate_doc: Option<&str>) -> String {
+    let mut line = format!("msp-codegen generate {schema} --out {}", out.display());
+    if let Some(path) = crate_doc {
+        line.push_str(&format!(" --crate-doc {path}"));
+    }
+    line
 }

@@ -86,6 +86,8 @@ pub struct Struct {
     pub unknown_field: String,
     /// `dependentRequired`: when the first member is present, the others must be.
     pub dependent_required: Vec<(String, Vec<String>)>,
+    /// The Rust name of its builder (`FooBuilder`); the builder's private part adds `Rest`.
+    pub builder: String,
 }
 
 /// A member of an object.

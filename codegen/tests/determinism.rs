@@ -11,9 +11,7 @@ fn schema_text() -> String {
 }
 
 fn generate(text: &str) -> std::collections::BTreeMap<String, String> {
-    let options = msp_codegen::Options {
-        schema_path: "schema/msp.schema.json".into(),
-    };
+    let options = msp_codegen::Options::project();
     msp_codegen::generate(text, &options)
         .unwrap_or_else(|e| panic!("{e}"))
         .files

@@ -15,6 +15,11 @@ fn schemas() -> Vec<(&'static str, PathBuf)> {
     match std::env::var_os("MSP_SHARED_DIR").filter(|v| !v.is_empty()) {
         Some(shared) => {
             let bundles = PathBuf::from(shared).join("msp-upstream");
+            assert!(
+                bundles.is_dir(),
+                "MSP_SHARED_DIR is set but {} is missing",
+                bundles.display()
+            );
             out.push(("stable", bundles.join("stable/msp.schema.json")));
             out.push(("experimental", bundles.join("experimental/msp.schema.json")));
         }

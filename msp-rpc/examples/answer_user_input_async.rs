@@ -38,12 +38,20 @@ async fn main() -> Result<(), Error> {
         other => Reply::method_not_found(other.method()),
     });
     let conn = Connection::spawn(&HostCommand::new(canned_host()?).arg(transcript), options)?;
-    let info = ClientInfo::new("answer_user_input_async".into(), "0.1.0".into());
-    let hello = conn.initialize(&InitializeParams::new(info)).await?;
+    let info = ClientInfo::builder()
+        .name("answer_user_input_async")
+        .version("0.1.0")
+        .build();
+    let hello = conn
+        .initialize(&InitializeParams::builder().client_info(info).build())
+        .await?;
     println!("connected to {}", hello.result.server_info.name);
 
     let resume = Command::<methods::SessionResume>::new(|command_id| {
-        let mut params = SessionResumeParams::new(command_id, session.clone());
+        let mut params = SessionResumeParams::builder()
+            .command_id(command_id)
+            .session_id(session.clone())
+            .build();
         params.exclude_items = Some(true);
         params
     });
@@ -67,13 +75,18 @@ async fn main() -> Result<(), Error> {
         .questions
         .iter()
         .filter_map(|q| {
-            let mut answer = UserInputAnswer::new(q.id.clone());
+            let mut answer = UserInputAnswer::builder().question_id(q.id.clone()).build();
             answer.selected_label = Some(q.options.first()?.label.clone());
             Some(answer)
         })
         .collect();
     let answer = Command::<methods::UserInputAnswerMethod>::new(|command_id| {
-        UserInputAnswerParams::new(answers, command_id, session.clone(), id.clone())
+        UserInputAnswerParams::builder()
+            .answers(answers)
+            .command_id(command_id)
+            .session_id(session.clone())
+            .user_input_id(id.clone())
+            .build()
     });
     let ack = conn.command(&answer).await?;
     println!("host: {} (a receipt, not the outcome)", ack.status);

@@ -23,7 +23,7 @@ pub fn new_command_id() -> String {
 /// use msp_types::UserInputCancelParams;
 ///
 /// let cancel = Command::<methods::UserInputCancel>::new(|command_id| {
-///     UserInputCancelParams::new(command_id, "sess-1".into(), "q-1".into())
+///     UserInputCancelParams::builder().command_id(command_id).session_id("sess-1").user_input_id("q-1").build()
 /// });
 /// assert_eq!(cancel.params().command_id, cancel.command_id());
 /// ```

@@ -329,7 +329,7 @@ impl Reply {
 
     /// An error reply with `code` and `message`.
     pub fn with_code(code: i64, message: impl Into<String>) -> Self {
-        Reply::error(ErrorObject::new(code, message.into()))
+        Reply::error(ErrorObject::builder().code(code).message(message).build())
     }
 
     /// `-32601`: this program does not handle `method`.
@@ -704,7 +704,10 @@ impl<R: Role> Endpoint<R> {
                     "" if !looks_like_json(line) => codes::PARSE_ERROR,
                     _ => codes::INVALID_REQUEST,
                 };
-                let reply = ErrorObject::new(code, error.to_string());
+                let reply = ErrorObject::builder()
+                    .code(code)
+                    .message(error.to_string())
+                    .build();
                 self.transmit.push_back(wire::error(id.as_ref(), &reply));
                 Some(code)
             }

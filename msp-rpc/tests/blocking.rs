@@ -20,7 +20,12 @@ use support::{connect, initialize_result, MODELS, SEED_REQUEST, SEED_SETTLED};
 const LONG: Duration = Duration::from_secs(20);
 
 fn answer_params(n: usize) -> UserInputAnswerParams {
-    UserInputAnswerParams::new(vec![], format!("cmd-{n}"), "sess".into(), format!("q-{n}"))
+    UserInputAnswerParams::builder()
+        .answers(vec![])
+        .command_id(format!("cmd-{n}"))
+        .session_id("sess")
+        .user_input_id(format!("q-{n}"))
+        .build()
 }
 
 fn next(conn: &Connection) -> Inbound {
@@ -298,7 +303,9 @@ fn the_handshake_keeps_grants_and_warns_on_another_fingerprint() {
     let worker = std::thread::spawn({
         let conn = conn.clone();
         move || {
-            let params = InitializeParams::new(ClientInfo::new("test".into(), "0".into()));
+            let params = InitializeParams::builder()
+                .client_info(ClientInfo::builder().name("test").version("0").build())
+                .build();
             conn.initialize(&params).cloned()
         }
     });
@@ -327,10 +334,11 @@ fn the_handshake_keeps_grants_and_warns_on_another_fingerprint() {
         }]
     );
     assert!(conn.handshake().is_some());
-    let twice = conn.initialize(&InitializeParams::new(ClientInfo::new(
-        "t".into(),
-        "0".into(),
-    )));
+    let twice = conn.initialize(
+        &InitializeParams::builder()
+            .client_info(ClientInfo::builder().name("t").version("0").build())
+            .build(),
+    );
     assert!(matches!(
         twice,
         Err(RpcError::Handshake(HandshakeError::AlreadyInitialized))
@@ -351,7 +359,9 @@ fn the_handshake_refuses_another_envelope_version_and_a_required_fingerprint() {
         let worker = std::thread::spawn({
             let conn = conn.clone();
             move || {
-                let params = InitializeParams::new(ClientInfo::new("test".into(), "0".into()));
+                let params = InitializeParams::builder()
+                    .client_info(ClientInfo::builder().name("test").version("0").build())
+                    .build();
                 conn.initialize(&params).map(|_| ())
             }
         });
@@ -380,7 +390,11 @@ fn a_retried_command_carries_the_same_command_id() {
     let (conn, mut host) =
         connect(Options::new().timeout_for::<methods::UserInputCancel>(Duration::from_millis(50)));
     let cancel = Command::<methods::UserInputCancel>::new(|id| {
-        UserInputCancelParams::new(id, "sess".into(), "q-1".into())
+        UserInputCancelParams::builder()
+            .command_id(id)
+            .session_id("sess")
+            .user_input_id("q-1")
+            .build()
     });
     let first = conn.command(&cancel);
     assert!(matches!(first, Err(RpcError::TimedOut { .. })));

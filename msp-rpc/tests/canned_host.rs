@@ -303,20 +303,27 @@ mod own_path {
         let host = HostCommand::new(HOST).args(host_args).arg(transcript);
         let conn = Connection::spawn(&host, options).unwrap();
         let outcome = (|| {
-            let hello = InitializeParams::new(ClientInfo::new("skipper".into(), "0".into()));
+            let hello = InitializeParams::builder()
+                .client_info(ClientInfo::builder().name("skipper").version("0").build())
+                .build();
             let warnings = conn.initialize(&hello)?.warnings.len();
-            let mut params = SessionResumeParams::new(new_command_id(), SESSION.into());
+            let mut params = SessionResumeParams::builder()
+                .command_id(new_command_id())
+                .session_id(SESSION)
+                .build();
             resume(&mut params);
             conn.request::<methods::SessionResume>(&params)?;
             let question = asked.recv_timeout(WAIT).expect("the question is re-issued");
-            let mut answer = UserInputAnswer::new(question.questions[0].id.clone());
+            let mut answer = UserInputAnswer::builder()
+                .question_id(question.questions[0].id.clone())
+                .build();
             answer.selected_label = Some(question.questions[0].options[0].label.clone());
-            let params = UserInputAnswerParams::new(
-                vec![answer],
-                new_command_id(),
-                SESSION.into(),
-                question.user_input_id.clone(),
-            );
+            let params = UserInputAnswerParams::builder()
+                .answers(vec![answer])
+                .command_id(new_command_id())
+                .session_id(SESSION)
+                .user_input_id(question.user_input_id.clone())
+                .build();
             conn.request::<methods::UserInputAnswerMethod>(&params)?;
             while let Some(inbound) = conn.next_timeout(WAIT) {
                 if let Inbound::Notification {

@@ -29,7 +29,12 @@ fn events<R: msp_rpc::Role>(endpoint: &mut Endpoint<R>) -> Vec<Event<R>> {
 }
 
 fn answer_params(n: usize) -> UserInputAnswerParams {
-    UserInputAnswerParams::new(vec![], format!("cmd-{n}"), "sess".into(), format!("q-{n}"))
+    UserInputAnswerParams::builder()
+        .answers(vec![])
+        .command_id(format!("cmd-{n}"))
+        .session_id("sess")
+        .user_input_id(format!("q-{n}"))
+        .build()
 }
 
 #[test]

@@ -178,7 +178,7 @@ fn assert_receipt(run: &Run, id: i64) {
 }
 
 fn db_choice(label: &str) -> Vec<UserInputAnswer> {
-    let mut answer = UserInputAnswer::new("db_choice".to_owned());
+    let mut answer = UserInputAnswer::builder().question_id("db_choice").build();
     answer.selected_label = Some(label.to_owned());
     vec![answer]
 }
@@ -585,17 +585,17 @@ fn shared_interrupt_round_trip() {
 // The typed label check, the deadline, the options
 
 fn question(id: &str, mode: UserInputSelectionMode, labels: &[&str]) -> UserInputQuestion {
-    let options = labels
+    let options: Vec<UserInputOption> = labels
         .iter()
-        .map(|l| UserInputOption::new(l.to_string()))
+        .map(|l| UserInputOption::builder().label(*l).build())
         .collect();
-    UserInputQuestion::new(
-        "Header".to_owned(),
-        id.to_owned(),
-        options,
-        "Which?".to_owned(),
-        UserInputSelection::new(mode),
-    )
+    UserInputQuestion::builder()
+        .header("Header")
+        .id(id)
+        .options(options)
+        .question("Which?")
+        .selection(UserInputSelection::builder().mode(mode).build())
+        .build()
 }
 
 #[test]

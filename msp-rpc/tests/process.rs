@@ -45,11 +45,21 @@ fn options() -> Options<msp_rpc::Client> {
 }
 
 fn hello() -> InitializeParams {
-    InitializeParams::new(ClientInfo::new("process-test".into(), "0.1.0".into()))
+    InitializeParams::builder()
+        .client_info(
+            ClientInfo::builder()
+                .name("process-test")
+                .version("0.1.0")
+                .build(),
+        )
+        .build()
 }
 
 fn resume() -> SessionResumeParams {
-    let mut params = SessionResumeParams::new(msp_rpc::new_command_id(), SESSION.into());
+    let mut params = SessionResumeParams::builder()
+        .command_id(msp_rpc::new_command_id())
+        .session_id(SESSION)
+        .build();
     params.exclude_items = Some(true);
     params
 }

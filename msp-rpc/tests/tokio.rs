@@ -62,7 +62,12 @@ fn connect(options: Options<msp_rpc::Client>) -> (Connection, Host) {
 }
 
 fn answer_params(n: usize) -> UserInputAnswerParams {
-    UserInputAnswerParams::new(vec![], format!("cmd-{n}"), "sess".into(), format!("q-{n}"))
+    UserInputAnswerParams::builder()
+        .answers(vec![])
+        .command_id(format!("cmd-{n}"))
+        .session_id("sess")
+        .user_input_id(format!("q-{n}"))
+        .build()
 }
 
 #[tokio::test]
@@ -212,7 +217,9 @@ async fn the_handshake_warns_on_another_fingerprint() {
     let opened = tokio::spawn({
         let conn = conn.clone();
         async move {
-            let params = InitializeParams::new(ClientInfo::new("t".into(), "0".into()));
+            let params = InitializeParams::builder()
+                .client_info(ClientInfo::builder().name("t").version("0").build())
+                .build();
             conn.initialize(&params).await.map(|h| h.warnings.clone())
         }
     });

@@ -10,9 +10,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let text = std::fs::read_to_string(schema).map_err(|e| format!("{schema}: {e}"))?;
     match generator.as_str() {
         "msp" => {
-            let options = msp_codegen::Options {
-                schema_path: schema.clone(),
-            };
+            let options = msp_codegen::Options::new(schema.clone());
             let output = msp_codegen::generate(&text, &options).map_err(|e| e.to_string())?;
             msp_codegen::write(out.as_ref(), &output.files).map_err(|e| e.to_string())?;
         }

@@ -1,5 +1,6 @@
 //! The model to token streams: one module per protocol area, plus the tables and the runtime.
 
+mod builders;
 mod docs;
 mod enums;
 mod protocol;
@@ -109,6 +110,7 @@ pub fn jobs(model: &Model) -> Vec<Job> {
 /// Turns jobs into units; one per thread.
 pub struct Emitter<'a> {
     ctx: Ctx<'a>,
+    crate_doc: Option<&'a str>,
 }
 
 impl<'a> Emitter<'a> {
@@ -116,7 +118,14 @@ impl<'a> Emitter<'a> {
     pub fn new(model: &'a Model) -> Self {
         Emitter {
             ctx: Ctx::new(model),
+            crate_doc: None,
         }
+    }
+
+    /// Adds Markdown to the crate docs of `lib.rs`.
+    pub fn crate_doc(mut self, markdown: Option<&'a str>) -> Self {
+        self.crate_doc = markdown;
+        self
     }
 
     /// The unit of one job.
@@ -141,12 +150,17 @@ impl<'a> Emitter<'a> {
             Part::Lib(modules) => Unit::Tokens(lib(
                 model,
                 modules.iter().map(|(area, exp)| (area.as_str(), *exp)),
+                self.crate_doc,
             )),
         }
     }
 }
 
-fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> TokenStream {
+fn lib<'a>(
+    model: &Model,
+    areas: impl Iterator<Item = (&'a str, bool)>,
+    crate_doc: Option<&str>,
+) -> TokenStream {
     let (areas, gates): (Vec<Ident>, Vec<TokenStream>) =
         areas.map(|(a, exp)| (ident(a), cfg(exp))).unzip();
     let doc =
@@ -154,13 +168,14 @@ fn lib<'a>(model: &Model, areas: impl Iterator<Item = (&'a str, bool)>) -> Token
         "Typed messages of the Muse Session Protocol{}, generated from its JSON Schema.\n\n{}\n\n\
          Every definition of the schema is a type at the crate root; the method tables are in \
          [`protocol`], the error registry and capability names in [`registry`], JSON-RPC framing \
-         in [`rpc`].",
+         in [`rpc`].{}",
         model.version.as_ref().map(|v| format!(" {v}")).unwrap_or_default(),
-        model.doc.as_deref().unwrap_or("")
+        model.doc.as_deref().unwrap_or(""),
+        crate_doc.map(|d| format!("\n\n{}", d.trim_end())).unwrap_or_default()
     ));
     quote! {
         #doc
-        #![allow(clippy::large_enum_variant, clippy::should_implement_trait)]
+        #![allow(clippy::large_enum_variant, clippy::should_implement_trait, clippy::type_complexity)]
         // Generated files keep the generator's formatting; `cargo fmt` leaves them alone.
         #![cfg_attr(rustfmt, rustfmt::skip)]
 

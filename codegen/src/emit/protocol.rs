@@ -115,6 +115,21 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         /// One frame: a typed message plus every member outside JSON-RPC, kept as sent.
+        ///
+        /// ```
+        /// use msp_types::{Frame, Message, ServerRequest, Sender};
+        ///
+        /// // A host's request for a method this version does not know is still a request
+        /// // of the host, to be answered (with `-32601`), and survives a re-encode.
+        /// let line = r#"{"jsonrpc":"2.0","id":3,"method":"future/ask","params":{"x":1},"trace":"t"}"#;
+        /// let frame = Frame::parse(Sender::Server, line)?;
+        /// let Message::ServerRequest { id, request: ServerRequest::Unknown { method, .. } } = &frame.message else {
+        ///     panic!("not an unknown server request");
+        /// };
+        /// assert_eq!((id, method.as_str()), (&3.into(), "future/ask"));
+        /// assert_eq!(frame.to_line(), line);
+        /// # Ok::<(), msp_types::rpc::DecodeError>(())
+        /// ```
         #[derive(Clone, Debug, PartialEq, Eq)]
         pub struct Frame {
             /// The message.

@@ -68,7 +68,9 @@ pub fn emit(
     let doc = doc_attrs(doc.as_deref());
     let decl = declaration(ctx, body, name);
     let de = deserialize(body, name, &cfg);
-    let new = constructor(ctx, body);
+    let new = constructor(body);
+    let new = (!new.is_empty()).then(|| quote!(#cfg impl #name { #new }));
+    let builder = super::builders::emit(ctx, body, name, &cfg);
     let validate = validate_body(ctx, body);
     let sample = super::sample::structure(ctx, body, name, def.experimental);
     quote! {
@@ -80,10 +82,9 @@ pub fn emit(
 
         #sample
 
-        #cfg
-        impl #name {
-            #new
-        }
+        #new
+
+        #builder
 
         #cfg
         impl Validate for #name {
@@ -169,7 +170,7 @@ fn field_doc(field: &Field) -> String {
     }
 }
 
-fn field_ty(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
+pub(super) fn field_ty(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
     let inner = ctx.ty(&field.ty);
     let inner = if ctx.boxed(field) {
         quote!(Box<#inner>)
@@ -183,60 +184,26 @@ fn field_ty(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
     }
 }
 
-/// `new` taking the members the wire requires; `None` for nullable ones means `null`.
-pub fn constructor(ctx: &Ctx<'_>, body: &Struct) -> TokenStream {
-    let gated = body.fields.iter().any(|f| {
-        f.experimental && matches!(f.kind, FieldKind::Required | FieldKind::RequiredNullable)
-    });
-    if gated {
-        let with = constructor_for(ctx, body, true);
-        let without = constructor_for(ctx, body, false);
-        quote! {
-            #[cfg(feature = "experimental")]
-            #with
-            #[cfg(not(feature = "experimental"))]
-            #without
-        }
-    } else {
-        constructor_for(ctx, body, true)
+/// `new()` for a struct without required members (every member absent); the others are built
+/// by name, through their builder, so that no two members can be swapped.
+pub fn constructor(body: &Struct) -> TokenStream {
+    let required = |f: &Field| matches!(f.kind, FieldKind::Required | FieldKind::RequiredNullable);
+    if body.fields.iter().any(required) {
+        return TokenStream::new();
     }
-}
-
-fn constructor_for(ctx: &Ctx<'_>, body: &Struct, experimental: bool) -> TokenStream {
-    let present: Vec<&Field> = body
-        .fields
-        .iter()
-        .filter(|f| experimental || !f.experimental)
-        .collect();
-    let params: Vec<&&Field> = present
-        .iter()
-        .filter(|f| matches!(f.kind, FieldKind::Required | FieldKind::RequiredNullable))
-        .collect();
-    let args = params.iter().map(|f| {
-        let rust = ident(&f.rust);
-        let ty = field_ty(ctx, f);
-        quote!(#rust: #ty)
-    });
-    let inits = present.iter().map(|f| {
+    let inits = body.fields.iter().map(|f| {
         let rust = ident(&f.rust);
         let gate = cfg(f.experimental);
         match f.kind {
-            FieldKind::Required | FieldKind::RequiredNullable => quote!(#gate #rust,),
-            FieldKind::Optional => quote!(#gate #rust: None,),
             FieldKind::OptionalNullable => quote!(#gate #rust: Tristate::Absent,),
+            _ => quote!(#gate #rust: None,),
         }
     });
     let unknown = ident(&body.unknown_field);
-    let allow = (params.len() > 7).then(|| quote!(#[allow(clippy::too_many_arguments)]));
-    let doc = doc_attrs(Some(if params.is_empty() {
-        "A value with every optional member absent."
-    } else {
-        "A value with the given required members and every optional member absent."
-    }));
+    let doc = doc_attrs(Some("A value with every optional member absent."));
     quote! {
         #doc
-        #allow
-        pub fn new(#(#args),*) -> Self {
+        pub fn new() -> Self {
             Self {
                 #(#inits)*
                 #unknown: serde_json::Map::new(),

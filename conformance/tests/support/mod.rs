@@ -21,14 +21,13 @@ pub fn shared_dir() -> Result<PathBuf, String> {
         .filter(|d| !d.is_empty())
         .ok_or("skipped: MSP_SHARED_DIR not set")?;
     let dir = PathBuf::from(dir);
-    if dir.join("msp-upstream").is_dir() {
-        Ok(dir)
-    } else {
-        Err(format!(
-            "skipped: {}/msp-upstream is missing",
-            dir.display()
-        ))
-    }
+    // Set to a folder without the material: a mistake, said loudly rather than skipped.
+    assert!(
+        dir.join("msp-upstream").is_dir(),
+        "MSP_SHARED_DIR is set but {}/msp-upstream is missing",
+        dir.display()
+    );
+    Ok(dir)
 }
 
 /// One frame of a transcript after the check.

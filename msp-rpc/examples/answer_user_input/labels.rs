@@ -101,7 +101,9 @@ impl Choice {
 
     /// The wire answer: `selectedLabel` for a `single` question, `selectedLabels` otherwise.
     pub fn to_answer(&self) -> UserInputAnswer {
-        let mut answer = UserInputAnswer::new(self.question_id.clone());
+        let mut answer = UserInputAnswer::builder()
+            .question_id(self.question_id.clone())
+            .build();
         let labels: Vec<String> = self.labels.iter().map(|l| l.label.clone()).collect();
         match self.mode {
             UserInputSelectionMode::Single => answer.selected_label = labels.into_iter().next(),

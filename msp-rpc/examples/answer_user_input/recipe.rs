@@ -182,10 +182,13 @@ impl Recipe {
     }
 
     fn handshake(&mut self) -> Result<(), Failure> {
-        let info = ClientInfo::new(CLIENT_NAME.to_owned(), CLIENT_VERSION.to_owned());
+        let info = ClientInfo::builder()
+            .name(CLIENT_NAME.to_owned())
+            .version(CLIENT_VERSION.to_owned())
+            .build();
         let hello = self
             .conn
-            .initialize(&InitializeParams::new(info))
+            .initialize(&InitializeParams::builder().client_info(info).build())
             .map_err(failed("initialize"))?;
         let server = &hello.result.server_info;
         let schema = hello.result.schema.version;
@@ -203,7 +206,10 @@ impl Recipe {
     /// The questions waiting in it, by id.
     fn resume(&mut self, session_id: &str) -> Result<Vec<String>, Failure> {
         let resume = Command::<methods::SessionResume>::new(|command_id| {
-            let mut params = SessionResumeParams::new(command_id, session_id.to_owned());
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id(session_id.to_owned())
+                .build();
             params.exclude_items = Some(true);
             params
         });
@@ -259,7 +265,10 @@ impl Recipe {
 
     /// Backfills the view, where the question sits right after the tool call that asked.
     fn page_view(&mut self, session_id: &str) -> Result<(), Failure> {
-        let mut params = ViewPageParams::new(PAGE_LIMIT, session_id.to_owned());
+        let mut params = ViewPageParams::builder()
+            .limit(PAGE_LIMIT)
+            .session_id(session_id.to_owned())
+            .build();
         params.direction = Some(ViewPageDirection::Forward);
         let page = self
             .conn
@@ -294,7 +303,12 @@ impl Recipe {
                 let answers = choose(&params.questions, texts, params.questions.len())?;
                 println!("answer: {}", describe_answers(&params.questions, &answers));
                 let command = Command::<methods::UserInputAnswerMethod>::new(|command_id| {
-                    UserInputAnswerParams::new(answers.clone(), command_id, session, id.clone())
+                    UserInputAnswerParams::builder()
+                        .answers(answers.clone())
+                        .command_id(command_id)
+                        .session_id(session)
+                        .user_input_id(id.clone())
+                        .build()
                 });
                 self.remember(&id, command.command_id(), &answers);
                 let ack = self.conn.command(&command);
@@ -303,7 +317,11 @@ impl Recipe {
             Decision::Cancel(reason) => {
                 println!("cancel: {reason}");
                 let command = Command::<methods::UserInputCancel>::new(|command_id| {
-                    let mut params = UserInputCancelParams::new(command_id, session, id.clone());
+                    let mut params = UserInputCancelParams::builder()
+                        .command_id(command_id)
+                        .session_id(session)
+                        .user_input_id(id.clone())
+                        .build();
                     params.reason = Some(reason.clone());
                     params
                 });
@@ -314,7 +332,10 @@ impl Recipe {
             Decision::Interrupt(texts) => {
                 let confirmed = texts.len().max(1).min(params.questions.len());
                 let answers = choose(&params.questions, texts, confirmed)?;
-                let engaged = UserInputEngagedParams::new(session.clone(), id.clone());
+                let engaged = UserInputEngagedParams::builder()
+                    .session_id(session.clone())
+                    .user_input_id(id.clone())
+                    .build();
                 self.conn
                     .notify::<notifications::UserInputEngaged>(&engaged)
                     .map_err(failed("userInput/engaged"))?;
@@ -325,7 +346,11 @@ impl Recipe {
                     describe_answers(&params.questions, &answers)
                 );
                 let command = Command::<methods::UserInputInterrupt>::new(|command_id| {
-                    let mut params = UserInputInterruptParams::new(command_id, session, id.clone());
+                    let mut params = UserInputInterruptParams::builder()
+                        .command_id(command_id)
+                        .session_id(session)
+                        .user_input_id(id.clone())
+                        .build();
                     params.answers = Some(answers.clone());
                     params
                 });
