@@ -34,10 +34,13 @@ impl crate::sample::Sample for AccountLoginCancelResult {
 #[cfg(feature = "experimental")]
 impl AccountLoginCancelResult {
     /// Starts a [`AccountLoginCancelResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AccountLoginCancelResultBuilder {
         AccountLoginCancelResultBuilder {
             required: (crate::support::Unset,),
-            rest: AccountLoginCancelResultBuilderRest::default(),
+            rest: AccountLoginCancelResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -49,7 +52,6 @@ pub struct AccountLoginCancelResultBuilder<R = (crate::support::Unset,)> {
     rest: AccountLoginCancelResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AccountLoginCancelResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -82,6 +84,7 @@ impl<R> AccountLoginCancelResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AccountLoginCancelResultBuilder<(bool,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AccountLoginCancelResult {
         let (cancelled,) = self.required;
         let rest = self.rest;
@@ -129,10 +132,14 @@ impl crate::sample::Sample for AccountLoginCompletedParams {
 #[cfg(feature = "experimental")]
 impl AccountLoginCompletedParams {
     /// Starts a [`AccountLoginCompletedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AccountLoginCompletedParamsBuilder {
         AccountLoginCompletedParamsBuilder {
             required: (crate::support::Unset,),
-            rest: AccountLoginCompletedParamsBuilderRest::default(),
+            rest: AccountLoginCompletedParamsBuilderRest {
+                message: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -144,7 +151,6 @@ pub struct AccountLoginCompletedParamsBuilder<R = (crate::support::Unset,)> {
     rest: AccountLoginCompletedParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AccountLoginCompletedParamsBuilderRest {
     message: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -183,6 +189,7 @@ impl<R> AccountLoginCompletedParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AccountLoginCompletedParamsBuilder<(AccountLoginOutcome,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AccountLoginCompletedParams {
         let (outcome,) = self.required;
         let rest = self.rest;
@@ -268,10 +275,14 @@ impl crate::sample::Sample for AccountLoginStartParams {
 #[cfg(feature = "experimental")]
 impl AccountLoginStartParams {
     /// Starts a [`AccountLoginStartParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AccountLoginStartParamsBuilder {
         AccountLoginStartParamsBuilder {
             required: (crate::support::Unset,),
-            rest: AccountLoginStartParamsBuilderRest::default(),
+            rest: AccountLoginStartParamsBuilderRest {
+                api_key: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -283,7 +294,6 @@ pub struct AccountLoginStartParamsBuilder<R = (crate::support::Unset,)> {
     rest: AccountLoginStartParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AccountLoginStartParamsBuilderRest {
     api_key: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -322,6 +332,7 @@ impl<R> AccountLoginStartParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AccountLoginStartParamsBuilder<(AccountLoginType,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AccountLoginStartParams {
         let (type_,) = self.required;
         let rest = self.rest;
@@ -375,6 +386,7 @@ impl crate::sample::Sample for AccountLoginStartResult {
 #[cfg(feature = "experimental")]
 impl AccountLoginStartResult {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             user_code: None,
@@ -386,10 +398,15 @@ impl AccountLoginStartResult {
 #[cfg(feature = "experimental")]
 impl AccountLoginStartResult {
     /// Starts a [`AccountLoginStartResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AccountLoginStartResultBuilder {
         AccountLoginStartResultBuilder {
             required: (),
-            rest: AccountLoginStartResultBuilderRest::default(),
+            rest: AccountLoginStartResultBuilderRest {
+                user_code: None,
+                verification_url: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -401,7 +418,6 @@ pub struct AccountLoginStartResultBuilder<R = ()> {
     rest: AccountLoginStartResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AccountLoginStartResultBuilderRest {
     user_code: Option<String>,
     verification_url: Option<String>,
@@ -432,6 +448,7 @@ impl<R> AccountLoginStartResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AccountLoginStartResultBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AccountLoginStartResult {
         let () = self.required;
         let rest = self.rest;
@@ -513,10 +530,15 @@ impl crate::sample::Sample for AccountState {
 #[cfg(feature = "experimental")]
 impl AccountState {
     /// Starts a [`AccountStateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AccountStateBuilder {
         AccountStateBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: AccountStateBuilderRest::default(),
+            rest: AccountStateBuilderRest {
+                avatar_url: None,
+                label: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -528,7 +550,6 @@ pub struct AccountStateBuilder<R = (crate::support::Unset, crate::support::Unset
     rest: AccountStateBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AccountStateBuilderRest {
     avatar_url: Option<String>,
     label: Option<String>,
@@ -587,6 +608,7 @@ impl<R> AccountStateBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AccountStateBuilder<(bool, AccountStateKind)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AccountState {
         let (credential_required, state) = self.required;
         let rest = self.rest;

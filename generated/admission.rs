@@ -43,6 +43,7 @@ impl crate::sample::Sample for AdmissionChoice {
 #[cfg(feature = "experimental")]
 impl AdmissionChoice {
     /// Starts a [`AdmissionChoiceBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionChoiceBuilder {
         AdmissionChoiceBuilder {
             required: (
@@ -50,7 +51,9 @@ impl AdmissionChoice {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: AdmissionChoiceBuilderRest::default(),
+            rest: AdmissionChoiceBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -64,7 +67,6 @@ pub struct AdmissionChoiceBuilder<
     rest: AdmissionChoiceBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionChoiceBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -125,6 +127,7 @@ impl<R> AdmissionChoiceBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AdmissionChoiceBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionChoice {
         let (choice_id, label, scope) = self.required;
         let rest = self.rest;
@@ -186,6 +189,7 @@ impl crate::sample::Sample for AdmissionDecideParams {
 #[cfg(feature = "experimental")]
 impl AdmissionDecideParams {
     /// Starts a [`AdmissionDecideParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionDecideParamsBuilder {
         AdmissionDecideParamsBuilder {
             required: (
@@ -194,7 +198,9 @@ impl AdmissionDecideParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: AdmissionDecideParamsBuilderRest::default(),
+            rest: AdmissionDecideParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -214,7 +220,6 @@ pub struct AdmissionDecideParamsBuilder<
     rest: AdmissionDecideParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionDecideParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -289,6 +294,7 @@ impl<R> AdmissionDecideParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AdmissionDecideParamsBuilder<(String, String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionDecideParams {
         let (admission_id, choice_id, command_id, session_id) = self.required;
         let rest = self.rest;
@@ -344,6 +350,7 @@ impl crate::sample::Sample for AdmissionDecideResult {
 #[cfg(feature = "experimental")]
 impl AdmissionDecideResult {
     /// Starts a [`AdmissionDecideResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionDecideResultBuilder {
         AdmissionDecideResultBuilder {
             required: (
@@ -351,7 +358,9 @@ impl AdmissionDecideResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: AdmissionDecideResultBuilderRest::default(),
+            rest: AdmissionDecideResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -365,7 +374,6 @@ pub struct AdmissionDecideResultBuilder<
     rest: AdmissionDecideResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionDecideResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -426,6 +434,7 @@ impl<R> AdmissionDecideResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AdmissionDecideResultBuilder<(String, String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionDecideResult {
         let (admission_id, command_id, status) = self.required;
         let rest = self.rest;
@@ -507,10 +516,13 @@ impl crate::sample::Sample for AdmissionListPendingParams {
 #[cfg(feature = "experimental")]
 impl AdmissionListPendingParams {
     /// Starts a [`AdmissionListPendingParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionListPendingParamsBuilder {
         AdmissionListPendingParamsBuilder {
             required: (crate::support::Unset,),
-            rest: AdmissionListPendingParamsBuilderRest::default(),
+            rest: AdmissionListPendingParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -522,7 +534,6 @@ pub struct AdmissionListPendingParamsBuilder<R = (crate::support::Unset,)> {
     rest: AdmissionListPendingParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionListPendingParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -555,6 +566,7 @@ impl<R> AdmissionListPendingParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AdmissionListPendingParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionListPendingParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -602,10 +614,13 @@ impl crate::sample::Sample for AdmissionListPendingResult {
 #[cfg(feature = "experimental")]
 impl AdmissionListPendingResult {
     /// Starts a [`AdmissionListPendingResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionListPendingResultBuilder {
         AdmissionListPendingResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: AdmissionListPendingResultBuilderRest::default(),
+            rest: AdmissionListPendingResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -619,7 +634,6 @@ pub struct AdmissionListPendingResultBuilder<
     rest: AdmissionListPendingResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionListPendingResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -666,6 +680,7 @@ impl<R> AdmissionListPendingResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AdmissionListPendingResultBuilder<(Vec<AdmissionRequestParams>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionListPendingResult {
         let (admissions, session_id) = self.required;
         let rest = self.rest;
@@ -767,6 +782,7 @@ impl crate::sample::Sample for AdmissionRequestParams {
 #[cfg(feature = "experimental")]
 impl AdmissionRequestParams {
     /// Starts a [`AdmissionRequestParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionRequestParamsBuilder {
         AdmissionRequestParamsBuilder {
             required: (
@@ -778,7 +794,11 @@ impl AdmissionRequestParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: AdmissionRequestParamsBuilderRest::default(),
+            rest: AdmissionRequestParamsBuilderRest {
+                held_body: None,
+                requester_workspace: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -801,7 +821,6 @@ pub struct AdmissionRequestParamsBuilder<
     rest: AdmissionRequestParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionRequestParamsBuilderRest {
     held_body: Option<String>,
     requester_workspace: Option<String>,
@@ -984,6 +1003,7 @@ impl AdmissionRequestParamsBuilder<
     (String, Vec<AdmissionChoice>, String, String, String, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionRequestParams {
         let (
             admission_id,
@@ -1106,6 +1126,7 @@ impl crate::sample::Sample for AdmissionRequestedViewParams {
 #[cfg(feature = "experimental")]
 impl AdmissionRequestedViewParams {
     /// Starts a [`AdmissionRequestedViewParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionRequestedViewParamsBuilder {
         AdmissionRequestedViewParamsBuilder {
             required: (
@@ -1118,7 +1139,11 @@ impl AdmissionRequestedViewParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: AdmissionRequestedViewParamsBuilderRest::default(),
+            rest: AdmissionRequestedViewParamsBuilderRest {
+                held_body: None,
+                requester_workspace: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1142,7 +1167,6 @@ pub struct AdmissionRequestedViewParamsBuilder<
     rest: AdmissionRequestedViewParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionRequestedViewParamsBuilderRest {
     held_body: Option<String>,
     requester_workspace: Option<String>,
@@ -1372,6 +1396,7 @@ impl AdmissionRequestedViewParamsBuilder<
     (String, Vec<AdmissionChoice>, String, String, String, String, SourceRange, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionRequestedViewParams {
         let (
             admission_id,
@@ -1442,10 +1467,14 @@ impl crate::sample::Sample for AdmissionResolutionSummary {
 #[cfg(feature = "experimental")]
 impl AdmissionResolutionSummary {
     /// Starts a [`AdmissionResolutionSummaryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionResolutionSummaryBuilder {
         AdmissionResolutionSummaryBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: AdmissionResolutionSummaryBuilderRest::default(),
+            rest: AdmissionResolutionSummaryBuilderRest {
+                resolved_by: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1459,7 +1488,6 @@ pub struct AdmissionResolutionSummaryBuilder<
     rest: AdmissionResolutionSummaryBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionResolutionSummaryBuilderRest {
     resolved_by: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1512,6 +1540,7 @@ impl<R> AdmissionResolutionSummaryBuilder<R> {
 #[cfg(feature = "experimental")]
 impl AdmissionResolutionSummaryBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionResolutionSummary {
         let (decision, view_cursor) = self.required;
         let rest = self.rest;
@@ -1607,6 +1636,7 @@ impl crate::sample::Sample for AdmissionResolvedViewParams {
 #[cfg(feature = "experimental")]
 impl AdmissionResolvedViewParams {
     /// Starts a [`AdmissionResolvedViewParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> AdmissionResolvedViewParamsBuilder {
         AdmissionResolvedViewParamsBuilder {
             required: (
@@ -1616,7 +1646,12 @@ impl AdmissionResolvedViewParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: AdmissionResolvedViewParamsBuilderRest::default(),
+            rest: AdmissionResolvedViewParamsBuilderRest {
+                decided_by_command_id: None,
+                resolved_by: None,
+                terminal_cause: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1637,7 +1672,6 @@ pub struct AdmissionResolvedViewParamsBuilder<
     rest: AdmissionResolvedViewParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct AdmissionResolvedViewParamsBuilderRest {
     decided_by_command_id: Option<String>,
     resolved_by: Option<String>,
@@ -1774,6 +1808,7 @@ impl AdmissionResolvedViewParamsBuilder<
     (String, AdmissionDecision, String, SourceRange, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> AdmissionResolvedViewParams {
         let (admission_id, decision, session_id, source_range, view_cursor) = self
             .required;

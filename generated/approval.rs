@@ -36,10 +36,13 @@ impl crate::sample::Sample for ApprovalAmendment {
 }
 impl ApprovalAmendment {
     /// Starts a [`ApprovalAmendmentBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalAmendmentBuilder {
         ApprovalAmendmentBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalAmendmentBuilderRest::default(),
+            rest: ApprovalAmendmentBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -49,7 +52,6 @@ pub struct ApprovalAmendmentBuilder<R = (crate::support::Unset, crate::support::
     required: R,
     rest: ApprovalAmendmentBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalAmendmentBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -92,6 +94,7 @@ impl<R> ApprovalAmendmentBuilder<R> {
 }
 impl ApprovalAmendmentBuilder<(ApprovalAmendmentDurability, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalAmendment {
         let (durability, rule_preview) = self.required;
         let rest = self.rest;
@@ -200,10 +203,20 @@ impl crate::sample::Sample for ApprovalChange {
 }
 impl ApprovalChange {
     /// Starts a [`ApprovalChangeBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalChangeBuilder {
         ApprovalChangeBuilder {
             required: (crate::support::Unset,),
-            rest: ApprovalChangeBuilderRest::default(),
+            rest: ApprovalChangeBuilderRest {
+                choice_id: None,
+                decision: None,
+                executable: None,
+                reason: None,
+                reparsed: None,
+                requirement_id: None,
+                status: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -213,7 +226,6 @@ pub struct ApprovalChangeBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ApprovalChangeBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalChangeBuilderRest {
     choice_id: Option<String>,
     decision: Option<ApprovalDecision>,
@@ -285,6 +297,7 @@ impl<R> ApprovalChangeBuilder<R> {
 }
 impl ApprovalChangeBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalChange {
         let (kind,) = self.required;
         let rest = self.rest;
@@ -367,6 +380,7 @@ impl crate::sample::Sample for ApprovalChoice {
 }
 impl ApprovalChoice {
     /// Starts a [`ApprovalChoiceBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalChoiceBuilder {
         ApprovalChoiceBuilder {
             required: (
@@ -375,7 +389,11 @@ impl ApprovalChoice {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalChoiceBuilderRest::default(),
+            rest: ApprovalChoiceBuilderRest {
+                accepts_feedback: None,
+                rule_preview: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -393,7 +411,6 @@ pub struct ApprovalChoiceBuilder<
     required: R,
     rest: ApprovalChoiceBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalChoiceBuilderRest {
     accepts_feedback: Option<bool>,
     rule_preview: Option<String>,
@@ -474,6 +491,7 @@ impl<R> ApprovalChoiceBuilder<R> {
 }
 impl ApprovalChoiceBuilder<(String, ApprovalDecision, String, ApprovalChoiceScope)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalChoice {
         let (choice_id, decision, label, scope) = self.required;
         let rest = self.rest;
@@ -559,6 +577,7 @@ impl crate::sample::Sample for ApprovalCuaCardFacts {
 }
 impl ApprovalCuaCardFacts {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             data: None,
@@ -571,10 +590,17 @@ impl ApprovalCuaCardFacts {
 }
 impl ApprovalCuaCardFacts {
     /// Starts a [`ApprovalCuaCardFactsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalCuaCardFactsBuilder {
         ApprovalCuaCardFactsBuilder {
             required: (),
-            rest: ApprovalCuaCardFactsBuilderRest::default(),
+            rest: ApprovalCuaCardFactsBuilderRest {
+                data: None,
+                page: None,
+                steps: None,
+                window_title: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -584,7 +610,6 @@ pub struct ApprovalCuaCardFactsBuilder<R = ()> {
     required: R,
     rest: ApprovalCuaCardFactsBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalCuaCardFactsBuilderRest {
     data: Option<Vec<ApprovalCuaDataFact>>,
     page: Option<ApprovalCuaPage>,
@@ -625,6 +650,7 @@ impl<R> ApprovalCuaCardFactsBuilder<R> {
 }
 impl ApprovalCuaCardFactsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalCuaCardFacts {
         let () = self.required;
         let rest = self.rest;
@@ -676,10 +702,15 @@ impl crate::sample::Sample for ApprovalCuaDataFact {
 }
 impl ApprovalCuaDataFact {
     /// Starts a [`ApprovalCuaDataFactBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalCuaDataFactBuilder {
         ApprovalCuaDataFactBuilder {
             required: (crate::support::Unset,),
-            rest: ApprovalCuaDataFactBuilderRest::default(),
+            rest: ApprovalCuaDataFactBuilderRest {
+                mask: None,
+                secret_kind: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -689,7 +720,6 @@ pub struct ApprovalCuaDataFactBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ApprovalCuaDataFactBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalCuaDataFactBuilderRest {
     mask: Option<Box<ApprovalCuaMask>>,
     secret_kind: Option<String>,
@@ -728,6 +758,7 @@ impl<R> ApprovalCuaDataFactBuilder<R> {
 }
 impl ApprovalCuaDataFactBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalCuaDataFact {
         let (kind,) = self.required;
         let rest = self.rest;
@@ -779,6 +810,7 @@ impl crate::sample::Sample for ApprovalCuaMask {
 }
 impl ApprovalCuaMask {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             chars: None,
@@ -790,10 +822,16 @@ impl ApprovalCuaMask {
 }
 impl ApprovalCuaMask {
     /// Starts a [`ApprovalCuaMaskBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalCuaMaskBuilder {
         ApprovalCuaMaskBuilder {
             required: (),
-            rest: ApprovalCuaMaskBuilderRest::default(),
+            rest: ApprovalCuaMaskBuilderRest {
+                chars: None,
+                last4: None,
+                prefix: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -803,7 +841,6 @@ pub struct ApprovalCuaMaskBuilder<R = ()> {
     required: R,
     rest: ApprovalCuaMaskBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalCuaMaskBuilderRest {
     chars: Option<i64>,
     last4: Option<String>,
@@ -838,6 +875,7 @@ impl<R> ApprovalCuaMaskBuilder<R> {
 }
 impl ApprovalCuaMaskBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalCuaMask {
         let () = self.required;
         let rest = self.rest;
@@ -883,10 +921,13 @@ impl crate::sample::Sample for ApprovalCuaPage {
 }
 impl ApprovalCuaPage {
     /// Starts a [`ApprovalCuaPageBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalCuaPageBuilder {
         ApprovalCuaPageBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalCuaPageBuilderRest::default(),
+            rest: ApprovalCuaPageBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -896,7 +937,6 @@ pub struct ApprovalCuaPageBuilder<R = (crate::support::Unset, crate::support::Un
     required: R,
     rest: ApprovalCuaPageBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalCuaPageBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -936,6 +976,7 @@ impl<R> ApprovalCuaPageBuilder<R> {
 }
 impl ApprovalCuaPageBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalCuaPage {
         let (host, host_ascii) = self.required;
         let rest = self.rest;
@@ -979,10 +1020,13 @@ impl crate::sample::Sample for ApprovalCuaPoint {
 }
 impl ApprovalCuaPoint {
     /// Starts a [`ApprovalCuaPointBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalCuaPointBuilder {
         ApprovalCuaPointBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalCuaPointBuilderRest::default(),
+            rest: ApprovalCuaPointBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -992,7 +1036,6 @@ pub struct ApprovalCuaPointBuilder<R = (crate::support::Unset, crate::support::U
     required: R,
     rest: ApprovalCuaPointBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalCuaPointBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1029,6 +1072,7 @@ impl<R> ApprovalCuaPointBuilder<R> {
 }
 impl ApprovalCuaPointBuilder<(i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalCuaPoint {
         let (x, y) = self.required;
         let rest = self.rest;
@@ -1112,6 +1156,7 @@ impl crate::sample::Sample for ApprovalCuaStep {
 }
 impl ApprovalCuaStep {
     /// Starts a [`ApprovalCuaStepBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalCuaStepBuilder {
         ApprovalCuaStepBuilder {
             required: (
@@ -1120,7 +1165,13 @@ impl ApprovalCuaStep {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalCuaStepBuilderRest::default(),
+            rest: ApprovalCuaStepBuilderRest {
+                chord: None,
+                label: None,
+                point: None,
+                role_word: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1138,7 +1189,6 @@ pub struct ApprovalCuaStepBuilder<
     required: R,
     rest: ApprovalCuaStepBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalCuaStepBuilderRest {
     chord: Option<String>,
     label: Option<String>,
@@ -1231,6 +1281,7 @@ impl<R> ApprovalCuaStepBuilder<R> {
 }
 impl ApprovalCuaStepBuilder<(String, String, String, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalCuaStep {
         let (action, effect, kind, step) = self.required;
         let rest = self.rest;
@@ -1319,6 +1370,7 @@ impl crate::sample::Sample for ApprovalDecideParams {
 }
 impl ApprovalDecideParams {
     /// Starts a [`ApprovalDecideParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalDecideParamsBuilder {
         ApprovalDecideParamsBuilder {
             required: (
@@ -1328,7 +1380,10 @@ impl ApprovalDecideParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalDecideParamsBuilderRest::default(),
+            rest: ApprovalDecideParamsBuilderRest {
+                feedback: crate::Tristate::Absent,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1347,7 +1402,6 @@ pub struct ApprovalDecideParamsBuilder<
     required: R,
     rest: ApprovalDecideParamsBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalDecideParamsBuilderRest {
     feedback: Tristate<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1467,6 +1521,7 @@ impl ApprovalDecideParamsBuilder<
     (String, String, String, ApprovalRequirementRef, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalDecideParams {
         let (approval_id, choice_id, command_id, requirement_id, session_id) = self
             .required;
@@ -1526,6 +1581,7 @@ impl crate::sample::Sample for ApprovalDecideResult {
 }
 impl ApprovalDecideResult {
     /// Starts a [`ApprovalDecideResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalDecideResultBuilder {
         ApprovalDecideResultBuilder {
             required: (
@@ -1534,7 +1590,9 @@ impl ApprovalDecideResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalDecideResultBuilderRest::default(),
+            rest: ApprovalDecideResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1552,7 +1610,6 @@ pub struct ApprovalDecideResultBuilder<
     required: R,
     rest: ApprovalDecideResultBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalDecideResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1621,6 +1678,7 @@ impl<R> ApprovalDecideResultBuilder<R> {
 }
 impl ApprovalDecideResultBuilder<(String, String, CommandStatus, bool)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalDecideResult {
         let (approval_id, command_id, status, terminal) = self.required;
         let rest = self.rest;
@@ -1705,10 +1763,13 @@ impl crate::sample::Sample for ApprovalListPendingParams {
 }
 impl ApprovalListPendingParams {
     /// Starts a [`ApprovalListPendingParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalListPendingParamsBuilder {
         ApprovalListPendingParamsBuilder {
             required: (crate::support::Unset,),
-            rest: ApprovalListPendingParamsBuilderRest::default(),
+            rest: ApprovalListPendingParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1718,7 +1779,6 @@ pub struct ApprovalListPendingParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ApprovalListPendingParamsBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalListPendingParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1748,6 +1808,7 @@ impl<R> ApprovalListPendingParamsBuilder<R> {
 }
 impl ApprovalListPendingParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalListPendingParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -1791,10 +1852,13 @@ impl crate::sample::Sample for ApprovalListPendingResult {
 }
 impl ApprovalListPendingResult {
     /// Starts a [`ApprovalListPendingResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalListPendingResultBuilder {
         ApprovalListPendingResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalListPendingResultBuilderRest::default(),
+            rest: ApprovalListPendingResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1806,7 +1870,6 @@ pub struct ApprovalListPendingResultBuilder<
     required: R,
     rest: ApprovalListPendingResultBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalListPendingResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1851,6 +1914,7 @@ impl ApprovalListPendingResultBuilder<
     (Vec<ApprovalRequestParams>, Vec<UserInputRequestParams>),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalListPendingResult {
         let (approvals, user_inputs) = self.required;
         let rest = self.rest;
@@ -1976,10 +2040,15 @@ impl crate::sample::Sample for ApprovalOrigin {
 }
 impl ApprovalOrigin {
     /// Starts a [`ApprovalOriginBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalOriginBuilder {
         ApprovalOriginBuilder {
             required: (crate::support::Unset,),
-            rest: ApprovalOriginBuilderRest::default(),
+            rest: ApprovalOriginBuilderRest {
+                command: None,
+                url: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1989,7 +2058,6 @@ pub struct ApprovalOriginBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ApprovalOriginBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalOriginBuilderRest {
     command: Option<String>,
     url: Option<String>,
@@ -2028,6 +2096,7 @@ impl<R> ApprovalOriginBuilder<R> {
 }
 impl ApprovalOriginBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalOrigin {
         let (kind,) = self.required;
         let rest = self.rest;
@@ -2213,6 +2282,7 @@ impl crate::sample::Sample for ApprovalRequestParams {
 }
 impl ApprovalRequestParams {
     /// Starts a [`ApprovalRequestParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalRequestParamsBuilder {
         ApprovalRequestParamsBuilder {
             required: (
@@ -2232,7 +2302,11 @@ impl ApprovalRequestParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalRequestParamsBuilderRest::default(),
+            rest: ApprovalRequestParamsBuilderRest {
+                cua_card_facts: None,
+                subagent_origin: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2261,7 +2335,6 @@ pub struct ApprovalRequestParamsBuilder<
     required: R,
     rest: ApprovalRequestParamsBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalRequestParamsBuilderRest {
     cua_card_facts: Option<Box<ApprovalCuaCardFacts>>,
     subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
@@ -3081,6 +3154,7 @@ impl ApprovalRequestParamsBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalRequestParams {
         let (
             approval_id,
@@ -3157,10 +3231,13 @@ impl crate::sample::Sample for ApprovalRequirementRef {
 }
 impl ApprovalRequirementRef {
     /// Starts a [`ApprovalRequirementRefBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalRequirementRefBuilder {
         ApprovalRequirementRefBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalRequirementRefBuilderRest::default(),
+            rest: ApprovalRequirementRefBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3172,7 +3249,6 @@ pub struct ApprovalRequirementRefBuilder<
     required: R,
     rest: ApprovalRequirementRefBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalRequirementRefBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3215,6 +3291,7 @@ impl<R> ApprovalRequirementRefBuilder<R> {
 }
 impl ApprovalRequirementRefBuilder<(String, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalRequirementRef {
         let (approval_id, source_index) = self.required;
         let rest = self.rest;
@@ -3264,6 +3341,7 @@ impl crate::sample::Sample for ApprovalResolutionSummary {
 }
 impl ApprovalResolutionSummary {
     /// Starts a [`ApprovalResolutionSummaryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalResolutionSummaryBuilder {
         ApprovalResolutionSummaryBuilder {
             required: (
@@ -3271,7 +3349,9 @@ impl ApprovalResolutionSummary {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalResolutionSummaryBuilderRest::default(),
+            rest: ApprovalResolutionSummaryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3283,7 +3363,6 @@ pub struct ApprovalResolutionSummaryBuilder<
     required: R,
     rest: ApprovalResolutionSummaryBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalResolutionSummaryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3339,6 +3418,7 @@ impl<R> ApprovalResolutionSummaryBuilder<R> {
 }
 impl ApprovalResolutionSummaryBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalResolutionSummary {
         let (decision, resolved_by, view_cursor) = self.required;
         let rest = self.rest;
@@ -3492,6 +3572,7 @@ impl crate::sample::Sample for ApprovalResolvedParams {
 }
 impl ApprovalResolvedParams {
     /// Starts a [`ApprovalResolvedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalResolvedParamsBuilder {
         ApprovalResolvedParamsBuilder {
             required: (
@@ -3506,7 +3587,13 @@ impl ApprovalResolvedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalResolvedParamsBuilderRest::default(),
+            rest: ApprovalResolvedParamsBuilderRest {
+                amendment: None,
+                decided_at: None,
+                decided_by_command_id: None,
+                subagent_origin: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3530,7 +3617,6 @@ pub struct ApprovalResolvedParamsBuilder<
     required: R,
     rest: ApprovalResolvedParamsBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalResolvedParamsBuilderRest {
     amendment: Option<ApprovalAmendment>,
     decided_at: Option<String>,
@@ -3850,6 +3936,7 @@ impl ApprovalResolvedParamsBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalResolvedParams {
         let (
             approval_id,
@@ -3955,6 +4042,7 @@ impl crate::sample::Sample for ApprovalStage {
 }
 impl ApprovalStage {
     /// Starts a [`ApprovalStageBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalStageBuilder {
         ApprovalStageBuilder {
             required: (
@@ -3965,7 +4053,10 @@ impl ApprovalStage {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalStageBuilderRest::default(),
+            rest: ApprovalStageBuilderRest {
+                suggested_prefix: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3985,7 +4076,6 @@ pub struct ApprovalStageBuilder<
     required: R,
     rest: ApprovalStageBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalStageBuilderRest {
     suggested_prefix: Option<ApprovalSuggestedPrefix>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -4127,6 +4217,7 @@ impl ApprovalStageBuilder<
     (Vec<String>, bool, i64, ApprovalRequirementRef, ApprovalStageResolution, i64),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalStage {
         let (argv, argv_complete, position, requirement_id, resolution, total_stages) = self
             .required;
@@ -4193,6 +4284,7 @@ impl crate::sample::Sample for ApprovalStageEvidence {
 }
 impl ApprovalStageEvidence {
     /// Starts a [`ApprovalStageEvidenceBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalStageEvidenceBuilder {
         ApprovalStageEvidenceBuilder {
             required: (
@@ -4202,7 +4294,9 @@ impl ApprovalStageEvidence {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalStageEvidenceBuilderRest::default(),
+            rest: ApprovalStageEvidenceBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4221,7 +4315,6 @@ pub struct ApprovalStageEvidenceBuilder<
     required: R,
     rest: ApprovalStageEvidenceBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalStageEvidenceBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4330,6 +4423,7 @@ impl ApprovalStageEvidenceBuilder<
     (Vec<String>, i64, ApprovalRequirementRef, ApprovalStageResolution, i64),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalStageEvidence {
         let (argv, position, requirement_id, resolution, total_stages) = self.required;
         let rest = self.rest;
@@ -4382,10 +4476,15 @@ impl crate::sample::Sample for ApprovalStageResolution {
 }
 impl ApprovalStageResolution {
     /// Starts a [`ApprovalStageResolutionBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalStageResolutionBuilder {
         ApprovalStageResolutionBuilder {
             required: (crate::support::Unset,),
-            rest: ApprovalStageResolutionBuilderRest::default(),
+            rest: ApprovalStageResolutionBuilderRest {
+                argv_prefix: None,
+                diagnostic: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4395,7 +4494,6 @@ pub struct ApprovalStageResolutionBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ApprovalStageResolutionBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalStageResolutionBuilderRest {
     argv_prefix: Option<Vec<String>>,
     diagnostic: Option<String>,
@@ -4437,6 +4535,7 @@ impl<R> ApprovalStageResolutionBuilder<R> {
 }
 impl ApprovalStageResolutionBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalStageResolution {
         let (kind,) = self.required;
         let rest = self.rest;
@@ -4488,6 +4587,7 @@ impl crate::sample::Sample for ApprovalSubagentOrigin {
 }
 impl ApprovalSubagentOrigin {
     /// Starts a [`ApprovalSubagentOriginBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalSubagentOriginBuilder {
         ApprovalSubagentOriginBuilder {
             required: (
@@ -4495,7 +4595,9 @@ impl ApprovalSubagentOrigin {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalSubagentOriginBuilderRest::default(),
+            rest: ApprovalSubagentOriginBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4507,7 +4609,6 @@ pub struct ApprovalSubagentOriginBuilder<
     required: R,
     rest: ApprovalSubagentOriginBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalSubagentOriginBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4563,6 +4664,7 @@ impl<R> ApprovalSubagentOriginBuilder<R> {
 }
 impl ApprovalSubagentOriginBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalSubagentOrigin {
         let (child_run_id, child_session_id, subagent_id) = self.required;
         let rest = self.rest;
@@ -4674,10 +4776,24 @@ impl crate::sample::Sample for ApprovalSubject {
 }
 impl ApprovalSubject {
     /// Starts a [`ApprovalSubjectBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalSubjectBuilder {
         ApprovalSubjectBuilder {
             required: (crate::support::Unset,),
-            rest: ApprovalSubjectBuilderRest::default(),
+            rest: ApprovalSubjectBuilderRest {
+                access: None,
+                command: None,
+                host: None,
+                origin: None,
+                path: None,
+                port: None,
+                protocol: None,
+                stages: None,
+                target: None,
+                tool_name: None,
+                workspace_root: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4687,7 +4803,6 @@ pub struct ApprovalSubjectBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ApprovalSubjectBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalSubjectBuilderRest {
     access: Option<String>,
     command: Option<String>,
@@ -4780,6 +4895,7 @@ impl<R> ApprovalSubjectBuilder<R> {
 }
 impl ApprovalSubjectBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalSubject {
         let (kind,) = self.required;
         let rest = self.rest;
@@ -4834,10 +4950,13 @@ impl crate::sample::Sample for ApprovalSuggestedPrefix {
 }
 impl ApprovalSuggestedPrefix {
     /// Starts a [`ApprovalSuggestedPrefixBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalSuggestedPrefixBuilder {
         ApprovalSuggestedPrefixBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalSuggestedPrefixBuilderRest::default(),
+            rest: ApprovalSuggestedPrefixBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4849,7 +4968,6 @@ pub struct ApprovalSuggestedPrefixBuilder<
     required: R,
     rest: ApprovalSuggestedPrefixBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalSuggestedPrefixBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4892,6 +5010,7 @@ impl<R> ApprovalSuggestedPrefixBuilder<R> {
 }
 impl ApprovalSuggestedPrefixBuilder<(Vec<String>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalSuggestedPrefix {
         let (argv_prefix, label) = self.required;
         let rest = self.rest;
@@ -4983,6 +5102,7 @@ impl crate::sample::Sample for ApprovalUpdatedParams {
 }
 impl ApprovalUpdatedParams {
     /// Starts a [`ApprovalUpdatedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ApprovalUpdatedParamsBuilder {
         ApprovalUpdatedParamsBuilder {
             required: (
@@ -4995,7 +5115,10 @@ impl ApprovalUpdatedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ApprovalUpdatedParamsBuilderRest::default(),
+            rest: ApprovalUpdatedParamsBuilderRest {
+                subagent_origin: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5017,7 +5140,6 @@ pub struct ApprovalUpdatedParamsBuilder<
     required: R,
     rest: ApprovalUpdatedParamsBuilderRest,
 }
-#[derive(Default)]
 struct ApprovalUpdatedParamsBuilderRest {
     subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -5226,6 +5348,7 @@ impl ApprovalUpdatedParamsBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ApprovalUpdatedParams {
         let (
             approval_id,

@@ -107,10 +107,14 @@ impl crate::sample::Sample for BackgroundStatus {
 #[cfg(feature = "experimental")]
 impl BackgroundStatus {
     /// Starts a [`BackgroundStatusBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> BackgroundStatusBuilder {
         BackgroundStatusBuilder {
             required: (crate::support::Unset,),
-            rest: BackgroundStatusBuilderRest::default(),
+            rest: BackgroundStatusBuilderRest {
+                detail: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -122,7 +126,6 @@ pub struct BackgroundStatusBuilder<R = (crate::support::Unset,)> {
     rest: BackgroundStatusBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct BackgroundStatusBuilderRest {
     detail: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -161,6 +164,7 @@ impl<R> BackgroundStatusBuilder<R> {
 #[cfg(feature = "experimental")]
 impl BackgroundStatusBuilder<(BackgroundState,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> BackgroundStatus {
         let (state,) = self.required;
         let rest = self.rest;
@@ -229,6 +233,7 @@ impl crate::sample::Sample for BackgroundTerminalCompletion {
 }
 impl BackgroundTerminalCompletion {
     /// Starts a [`BackgroundTerminalCompletionBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> BackgroundTerminalCompletionBuilder {
         BackgroundTerminalCompletionBuilder {
             required: (
@@ -238,7 +243,9 @@ impl BackgroundTerminalCompletion {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: BackgroundTerminalCompletionBuilderRest::default(),
+            rest: BackgroundTerminalCompletionBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -257,7 +264,6 @@ pub struct BackgroundTerminalCompletionBuilder<
     required: R,
     rest: BackgroundTerminalCompletionBuilderRest,
 }
-#[derive(Default)]
 struct BackgroundTerminalCompletionBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -364,6 +370,7 @@ impl<R> BackgroundTerminalCompletionBuilder<R> {
 }
 impl BackgroundTerminalCompletionBuilder<(String, String, bool, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> BackgroundTerminalCompletion {
         let (command, output, output_truncated, terminal_status, tool_call_id) = self
             .required;
@@ -403,10 +410,13 @@ impl crate::sample::Sample for BlockedPrompt {
 }
 impl BlockedPrompt {
     /// Starts a [`BlockedPromptBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> BlockedPromptBuilder {
         BlockedPromptBuilder {
             required: (crate::support::Unset,),
-            rest: BlockedPromptBuilderRest::default(),
+            rest: BlockedPromptBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -416,7 +426,6 @@ pub struct BlockedPromptBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: BlockedPromptBuilderRest,
 }
-#[derive(Default)]
 struct BlockedPromptBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -443,6 +452,7 @@ impl<R> BlockedPromptBuilder<R> {
 }
 impl BlockedPromptBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> BlockedPrompt {
         let (text,) = self.required;
         let rest = self.rest;
@@ -494,10 +504,15 @@ impl crate::sample::Sample for BranchState {
 }
 impl BranchState {
     /// Starts a [`BranchStateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> BranchStateBuilder {
         BranchStateBuilder {
             required: (crate::support::Unset,),
-            rest: BranchStateBuilderRest::default(),
+            rest: BranchStateBuilderRest {
+                branch: None,
+                vcs: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -507,7 +522,6 @@ pub struct BranchStateBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: BranchStateBuilderRest,
 }
-#[derive(Default)]
 struct BranchStateBuilderRest {
     branch: Option<String>,
     vcs: Option<Vcs>,
@@ -549,6 +563,7 @@ impl<R> BranchStateBuilder<R> {
 }
 impl BranchStateBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> BranchState {
         let (workspace_root,) = self.required;
         let rest = self.rest;
@@ -644,10 +659,13 @@ impl crate::sample::Sample for CheckpointBoundary {
 }
 impl CheckpointBoundary {
     /// Starts a [`CheckpointBoundaryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> CheckpointBoundaryBuilder {
         CheckpointBoundaryBuilder {
             required: (crate::support::Unset,),
-            rest: CheckpointBoundaryBuilderRest::default(),
+            rest: CheckpointBoundaryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -657,7 +675,6 @@ pub struct CheckpointBoundaryBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: CheckpointBoundaryBuilderRest,
 }
-#[derive(Default)]
 struct CheckpointBoundaryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -687,6 +704,7 @@ impl<R> CheckpointBoundaryBuilder<R> {
 }
 impl CheckpointBoundaryBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> CheckpointBoundary {
         let (through_item_id,) = self.required;
         let rest = self.rest;
@@ -769,6 +787,7 @@ impl crate::sample::Sample for ClientCapabilities {
 }
 impl ClientCapabilities {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             experimental_api: None,
@@ -781,10 +800,17 @@ impl ClientCapabilities {
 }
 impl ClientCapabilities {
     /// Starts a [`ClientCapabilitiesBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ClientCapabilitiesBuilder {
         ClientCapabilitiesBuilder {
             required: (),
-            rest: ClientCapabilitiesBuilderRest::default(),
+            rest: ClientCapabilitiesBuilderRest {
+                experimental_api: None,
+                opt_out_notification_methods: None,
+                requested_capabilities: None,
+                user_input_dialogs: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -794,7 +820,6 @@ pub struct ClientCapabilitiesBuilder<R = ()> {
     required: R,
     rest: ClientCapabilitiesBuilderRest,
 }
-#[derive(Default)]
 struct ClientCapabilitiesBuilderRest {
     experimental_api: Option<bool>,
     opt_out_notification_methods: Option<Vec<String>>,
@@ -843,6 +868,7 @@ impl<R> ClientCapabilitiesBuilder<R> {
 }
 impl ClientCapabilitiesBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ClientCapabilities {
         let () = self.required;
         let rest = self.rest;
@@ -893,10 +919,14 @@ impl crate::sample::Sample for ClientInfo {
 }
 impl ClientInfo {
     /// Starts a [`ClientInfoBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ClientInfoBuilder {
         ClientInfoBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ClientInfoBuilderRest::default(),
+            rest: ClientInfoBuilderRest {
+                title: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -906,7 +936,6 @@ pub struct ClientInfoBuilder<R = (crate::support::Unset, crate::support::Unset)>
     required: R,
     rest: ClientInfoBuilderRest,
 }
-#[derive(Default)]
 struct ClientInfoBuilderRest {
     title: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -949,6 +978,7 @@ impl<R> ClientInfoBuilder<R> {
 }
 impl ClientInfoBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ClientInfo {
         let (name, version) = self.required;
         let rest = self.rest;
@@ -1029,6 +1059,7 @@ impl crate::sample::Sample for CodeModeOutputSpan {
 }
 impl CodeModeOutputSpan {
     /// Starts a [`CodeModeOutputSpanBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> CodeModeOutputSpanBuilder {
         CodeModeOutputSpanBuilder {
             required: (
@@ -1036,7 +1067,9 @@ impl CodeModeOutputSpan {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: CodeModeOutputSpanBuilderRest::default(),
+            rest: CodeModeOutputSpanBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1048,7 +1081,6 @@ pub struct CodeModeOutputSpanBuilder<
     required: R,
     rest: CodeModeOutputSpanBuilderRest,
 }
-#[derive(Default)]
 struct CodeModeOutputSpanBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1104,6 +1136,7 @@ impl<R> CodeModeOutputSpanBuilder<R> {
 }
 impl CodeModeOutputSpanBuilder<(i64, i64, CodeModeOutputStream)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> CodeModeOutputSpan {
         let (length_bytes, offset_bytes, stream) = self.required;
         let rest = self.rest;
@@ -1179,6 +1212,7 @@ impl crate::sample::Sample for CodeModeReceipt {
 }
 impl CodeModeReceipt {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             cell_item_id: None,
@@ -1191,10 +1225,17 @@ impl CodeModeReceipt {
 }
 impl CodeModeReceipt {
     /// Starts a [`CodeModeReceiptBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> CodeModeReceiptBuilder {
         CodeModeReceiptBuilder {
             required: (),
-            rest: CodeModeReceiptBuilderRest::default(),
+            rest: CodeModeReceiptBuilderRest {
+                cell_item_id: None,
+                language: None,
+                output_spans: None,
+                source_arg: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1204,7 +1245,6 @@ pub struct CodeModeReceiptBuilder<R = ()> {
     required: R,
     rest: CodeModeReceiptBuilderRest,
 }
-#[derive(Default)]
 struct CodeModeReceiptBuilderRest {
     cell_item_id: Option<String>,
     language: Option<CodeModeLanguage>,
@@ -1248,6 +1288,7 @@ impl<R> CodeModeReceiptBuilder<R> {
 }
 impl CodeModeReceiptBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> CodeModeReceipt {
         let () = self.required;
         let rest = self.rest;
@@ -1294,10 +1335,13 @@ impl crate::sample::Sample for CommandAcceptedResult {
 }
 impl CommandAcceptedResult {
     /// Starts a [`CommandAcceptedResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> CommandAcceptedResultBuilder {
         CommandAcceptedResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: CommandAcceptedResultBuilderRest::default(),
+            rest: CommandAcceptedResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1309,7 +1353,6 @@ pub struct CommandAcceptedResultBuilder<
     required: R,
     rest: CommandAcceptedResultBuilderRest,
 }
-#[derive(Default)]
 struct CommandAcceptedResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1352,6 +1395,7 @@ impl<R> CommandAcceptedResultBuilder<R> {
 }
 impl CommandAcceptedResultBuilder<(String, CommandAckStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> CommandAcceptedResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -1531,10 +1575,17 @@ impl crate::sample::Sample for ComputerUseApp {
 }
 impl ComputerUseApp {
     /// Starts a [`ComputerUseAppBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseAppBuilder {
         ComputerUseAppBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ComputerUseAppBuilderRest::default(),
+            rest: ComputerUseAppBuilderRest {
+                last_asked_at: None,
+                locked: None,
+                locked_by: None,
+                name: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1544,7 +1595,6 @@ pub struct ComputerUseAppBuilder<R = (crate::support::Unset, crate::support::Uns
     required: R,
     rest: ComputerUseAppBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseAppBuilderRest {
     last_asked_at: Option<String>,
     locked: Option<bool>,
@@ -1611,6 +1661,7 @@ impl<R> ComputerUseAppBuilder<R> {
 }
 impl ComputerUseAppBuilder<(String, ComputerUseAppChoice)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseApp {
         let (bundle_id, choice) = self.required;
         let rest = self.rest;
@@ -1707,10 +1758,13 @@ impl crate::sample::Sample for ComputerUseAppPatch {
 }
 impl ComputerUseAppPatch {
     /// Starts a [`ComputerUseAppPatchBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseAppPatchBuilder {
         ComputerUseAppPatchBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ComputerUseAppPatchBuilderRest::default(),
+            rest: ComputerUseAppPatchBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1722,7 +1776,6 @@ pub struct ComputerUseAppPatchBuilder<
     required: R,
     rest: ComputerUseAppPatchBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseAppPatchBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1765,6 +1818,7 @@ impl<R> ComputerUseAppPatchBuilder<R> {
 }
 impl ComputerUseAppPatchBuilder<(String, ComputerUseAppChoice)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseAppPatch {
         let (bundle_id, choice) = self.required;
         let rest = self.rest;
@@ -1814,10 +1868,14 @@ impl crate::sample::Sample for ComputerUseBlockedApp {
 }
 impl ComputerUseBlockedApp {
     /// Starts a [`ComputerUseBlockedAppBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseBlockedAppBuilder {
         ComputerUseBlockedAppBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ComputerUseBlockedAppBuilderRest::default(),
+            rest: ComputerUseBlockedAppBuilderRest {
+                prefix: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1829,7 +1887,6 @@ pub struct ComputerUseBlockedAppBuilder<
     required: R,
     rest: ComputerUseBlockedAppBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseBlockedAppBuilderRest {
     prefix: Option<bool>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1878,6 +1935,7 @@ impl<R> ComputerUseBlockedAppBuilder<R> {
 }
 impl ComputerUseBlockedAppBuilder<(String, bool)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseBlockedApp {
         let (bundle_id, locked) = self.required;
         let rest = self.rest;
@@ -1945,10 +2003,13 @@ impl crate::sample::Sample for ComputerUseInstalledApp {
 }
 impl ComputerUseInstalledApp {
     /// Starts a [`ComputerUseInstalledAppBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseInstalledAppBuilder {
         ComputerUseInstalledAppBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ComputerUseInstalledAppBuilderRest::default(),
+            rest: ComputerUseInstalledAppBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1960,7 +2021,6 @@ pub struct ComputerUseInstalledAppBuilder<
     required: R,
     rest: ComputerUseInstalledAppBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseInstalledAppBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2003,6 +2063,7 @@ impl<R> ComputerUseInstalledAppBuilder<R> {
 }
 impl ComputerUseInstalledAppBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseInstalledApp {
         let (bundle_id, name) = self.required;
         let rest = self.rest;
@@ -2104,10 +2165,14 @@ impl crate::sample::Sample for ContextUsage {
 }
 impl ContextUsage {
     /// Starts a [`ContextUsageBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ContextUsageBuilder {
         ContextUsageBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ContextUsageBuilderRest::default(),
+            rest: ContextUsageBuilderRest {
+                window_tokens: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2117,7 +2182,6 @@ pub struct ContextUsageBuilder<R = (crate::support::Unset, crate::support::Unset
     required: R,
     rest: ContextUsageBuilderRest,
 }
-#[derive(Default)]
 struct ContextUsageBuilderRest {
     window_tokens: Option<i64>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -2166,6 +2230,7 @@ impl<R> ContextUsageBuilder<R> {
 }
 impl ContextUsageBuilder<(ContextPressureLevel, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ContextUsage {
         let (pressure, used_tokens) = self.required;
         let rest = self.rest;
@@ -2221,6 +2286,7 @@ impl crate::sample::Sample for CronReceipt {
 }
 impl CronReceipt {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             job_id: None,
@@ -2232,10 +2298,16 @@ impl CronReceipt {
 }
 impl CronReceipt {
     /// Starts a [`CronReceiptBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> CronReceiptBuilder {
         CronReceiptBuilder {
             required: (),
-            rest: CronReceiptBuilderRest::default(),
+            rest: CronReceiptBuilderRest {
+                job_id: None,
+                jobs: None,
+                next_fire_at_ms: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2245,7 +2317,6 @@ pub struct CronReceiptBuilder<R = ()> {
     required: R,
     rest: CronReceiptBuilderRest,
 }
-#[derive(Default)]
 struct CronReceiptBuilderRest {
     job_id: Option<String>,
     jobs: Option<Vec<CronReceiptJob>>,
@@ -2280,6 +2351,7 @@ impl<R> CronReceiptBuilder<R> {
 }
 impl CronReceiptBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> CronReceipt {
         let () = self.required;
         let rest = self.rest;
@@ -2326,10 +2398,13 @@ impl crate::sample::Sample for CronReceiptJob {
 }
 impl CronReceiptJob {
     /// Starts a [`CronReceiptJobBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> CronReceiptJobBuilder {
         CronReceiptJobBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: CronReceiptJobBuilderRest::default(),
+            rest: CronReceiptJobBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2339,7 +2414,6 @@ pub struct CronReceiptJobBuilder<R = (crate::support::Unset, crate::support::Uns
     required: R,
     rest: CronReceiptJobBuilderRest,
 }
-#[derive(Default)]
 struct CronReceiptJobBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2382,6 +2456,7 @@ impl<R> CronReceiptJobBuilder<R> {
 }
 impl CronReceiptJobBuilder<(String, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> CronReceiptJob {
         let (job_id, next_fire_at_ms) = self.required;
         let rest = self.rest;
@@ -2425,10 +2500,13 @@ impl crate::sample::Sample for CumulativeCost {
 }
 impl CumulativeCost {
     /// Starts a [`CumulativeCostBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> CumulativeCostBuilder {
         CumulativeCostBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: CumulativeCostBuilderRest::default(),
+            rest: CumulativeCostBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2438,7 +2516,6 @@ pub struct CumulativeCostBuilder<R = (crate::support::Unset, crate::support::Uns
     required: R,
     rest: CumulativeCostBuilderRest,
 }
-#[derive(Default)]
 struct CumulativeCostBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2478,6 +2555,7 @@ impl<R> CumulativeCostBuilder<R> {
 }
 impl CumulativeCostBuilder<(bool, serde_json::Number)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> CumulativeCost {
         let (partial, usd) = self.required;
         let rest = self.rest;
@@ -2569,6 +2647,7 @@ impl crate::sample::Sample for CumulativeTokenUsage {
 }
 impl CumulativeTokenUsage {
     /// Starts a [`CumulativeTokenUsageBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> CumulativeTokenUsageBuilder {
         CumulativeTokenUsageBuilder {
             required: (
@@ -2576,7 +2655,12 @@ impl CumulativeTokenUsage {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: CumulativeTokenUsageBuilderRest::default(),
+            rest: CumulativeTokenUsageBuilderRest {
+                cache_read_tokens: None,
+                cache_write_tokens: None,
+                cost: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2588,7 +2672,6 @@ pub struct CumulativeTokenUsageBuilder<
     required: R,
     rest: CumulativeTokenUsageBuilderRest,
 }
-#[derive(Default)]
 struct CumulativeTokenUsageBuilderRest {
     cache_read_tokens: Option<i64>,
     cache_write_tokens: Option<i64>,
@@ -2662,6 +2745,7 @@ impl<R> CumulativeTokenUsageBuilder<R> {
 }
 impl CumulativeTokenUsageBuilder<(i64, i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> CumulativeTokenUsage {
         let (output_tokens, prompt_tokens, total_tokens) = self.required;
         let rest = self.rest;
@@ -2739,6 +2823,7 @@ impl crate::sample::Sample for DamagedRange {
 }
 impl DamagedRange {
     /// Starts a [`DamagedRangeBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> DamagedRangeBuilder {
         DamagedRangeBuilder {
             required: (
@@ -2746,7 +2831,11 @@ impl DamagedRange {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: DamagedRangeBuilderRest::default(),
+            rest: DamagedRangeBuilderRest {
+                last_good_turn_id: None,
+                readable_before_at: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2758,7 +2847,6 @@ pub struct DamagedRangeBuilder<
     required: R,
     rest: DamagedRangeBuilderRest,
 }
-#[derive(Default)]
 struct DamagedRangeBuilderRest {
     last_good_turn_id: Option<String>,
     readable_before_at: Option<String>,
@@ -2826,6 +2914,7 @@ impl<R> DamagedRangeBuilder<R> {
 }
 impl DamagedRangeBuilder<(i64, String, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> DamagedRange {
         let (missing_records, readable_after_at, unreadable_lines) = self.required;
         let rest = self.rest;
@@ -2879,10 +2968,14 @@ impl crate::sample::Sample for EffectiveApprovalModeState {
 }
 impl EffectiveApprovalModeState {
     /// Starts a [`EffectiveApprovalModeStateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> EffectiveApprovalModeStateBuilder {
         EffectiveApprovalModeStateBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: EffectiveApprovalModeStateBuilderRest::default(),
+            rest: EffectiveApprovalModeStateBuilderRest {
+                last_command_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2894,7 +2987,6 @@ pub struct EffectiveApprovalModeStateBuilder<
     required: R,
     rest: EffectiveApprovalModeStateBuilderRest,
 }
-#[derive(Default)]
 struct EffectiveApprovalModeStateBuilderRest {
     last_command_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -2943,6 +3035,7 @@ impl<R> EffectiveApprovalModeStateBuilder<R> {
 }
 impl EffectiveApprovalModeStateBuilder<(ApprovalMode, ApprovalModeSource)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> EffectiveApprovalModeState {
         let (mode, source) = self.required;
         let rest = self.rest;
@@ -2995,10 +3088,14 @@ impl crate::sample::Sample for EffectiveModel {
 }
 impl EffectiveModel {
     /// Starts a [`EffectiveModelBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> EffectiveModelBuilder {
         EffectiveModelBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: EffectiveModelBuilderRest::default(),
+            rest: EffectiveModelBuilderRest {
+                provider_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3008,7 +3105,6 @@ pub struct EffectiveModelBuilder<R = (crate::support::Unset, crate::support::Uns
     required: R,
     rest: EffectiveModelBuilderRest,
 }
-#[derive(Default)]
 struct EffectiveModelBuilderRest {
     provider_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -3057,6 +3153,7 @@ impl<R> EffectiveModelBuilder<R> {
 }
 impl EffectiveModelBuilder<(String, ModelChangeSource)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> EffectiveModel {
         let (model_id, source) = self.required;
         let rest = self.rest;
@@ -3121,10 +3218,15 @@ impl crate::sample::Sample for EffectivePermissionState {
 #[cfg(feature = "experimental")]
 impl EffectivePermissionState {
     /// Starts a [`EffectivePermissionStateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> EffectivePermissionStateBuilder {
         EffectivePermissionStateBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: EffectivePermissionStateBuilderRest::default(),
+            rest: EffectivePermissionStateBuilderRest {
+                axes: None,
+                profile_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3138,7 +3240,6 @@ pub struct EffectivePermissionStateBuilder<
     rest: EffectivePermissionStateBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct EffectivePermissionStateBuilderRest {
     axes: Option<Box<PermissionAxes>>,
     profile_id: Option<String>,
@@ -3197,6 +3298,7 @@ impl<R> EffectivePermissionStateBuilder<R> {
 #[cfg(feature = "experimental")]
 impl EffectivePermissionStateBuilder<(bool, ReviewerAuthority)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> EffectivePermissionState {
         let (reviewer_attached, reviewer_authority) = self.required;
         let rest = self.rest;
@@ -3216,6 +3318,7 @@ impl Validate for EffectivePermissionState {}
 #[non_exhaustive]
 pub struct ErrorData {
     /// The peer-admission request the failed call referred to, on the admission errors (`admissionNotFound`, `admissionAlreadyResolved`, `admissionChoiceInvalid`).
+    #[cfg(feature = "experimental")]
     #[serde(rename = "admissionId", default, skip_serializing_if = "Option::is_none")]
     pub admission_id: Option<String>,
     /// On `admissionAlreadyResolved`: the resolution that settled the admission first, so the losing caller can show what happened.
@@ -3227,6 +3330,7 @@ pub struct ErrorData {
     )]
     pub admission_resolution: Option<Box<AdmissionResolutionSummary>>,
     /// On the raw-log cursor errors (`missingAnchor`, `prunedPrefix`, `wrongStream`): the position the request asked to read after, which the host rejected.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<RecordPosition>,
     /// On a misaligned text read from `item/readOutput` (`invalidParams`): the next offset that falls on a UTF-8 character boundary. Omitted when the stored bytes that follow do not prove where such a boundary is.
@@ -3271,6 +3375,7 @@ pub struct ErrorData {
     )]
     pub current_requirement_id: Option<ApprovalRequirementRef>,
     /// On `wrongStream`: the stream the rejected position actually belongs to.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "cursorStream", default, skip_serializing_if = "Option::is_none")]
     pub cursor_stream: Option<StreamRef>,
     /// On `experimentalRequired`: the name of the experimental method, field or value the request used without opting in.
@@ -3289,15 +3394,18 @@ pub struct ErrorData {
     )]
     pub earliest_cursor: Tristate<String>,
     /// A machine-readable failure class reported by the host for the failed operation, as a free string. Useful for logs and telemetry; new values may appear.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "failureKind", default, skip_serializing_if = "Option::is_none")]
     pub failure_kind: Option<String>,
     /// On the `settings/writeMany` errors: the position in the request's `edits` array of the edit that was rejected. Absent for `settings/writeValue`, which has no edit list.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<i64>,
     /// The item whose stored output the failed `item/readOutput` call asked for (on `notFound`, `outputUnavailable` and the misaligned-offset `invalidParams`).
     #[serde(rename = "itemId", default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
     /// On the settings write errors: the settings key path that was rejected, spelled as in the request.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "keyPath", default, skip_serializing_if = "Option::is_none")]
     pub key_path: Option<String>,
     /// The stable error category. Branch on this rather than on `code` or `message`.
@@ -3324,18 +3432,21 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// On `prunedPrefix`: the earliest position of the stream that can still be read; retry from there.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "nextAvailable", default, skip_serializing_if = "Option::is_none")]
     pub next_available: Option<RecordPosition>,
     /// On the `item/readOutput` errors: the output reference id the request asked for.
     #[serde(rename = "outputRef", default, skip_serializing_if = "Option::is_none")]
     pub output_ref: Option<String>,
     /// On `workspaceNotTrusted`: the repository path that is not trusted.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// On `sessionAmbiguous`: the candidate stored session paths that matched; retry naming one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paths: Option<Vec<String>>,
     /// On `unknownProjection`: the projection name that is not registered on this host.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection: Option<String>,
     /// A short machine-readable detail code refining `kind` (for example `"missingAnchor"` on `notFound`, or the rejection cause on `commandRejected`). New values may appear.
@@ -3349,6 +3460,7 @@ pub struct ErrorData {
     )]
     pub recovery_observation: Option<Box<RecoveryObservation>>,
     /// On `wrongStream`: the stream the request named.
+    #[cfg(feature = "experimental")]
     #[serde(
         rename = "requestedStream",
         default,
@@ -3359,6 +3471,7 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Box<ApprovalResolutionSummary>>,
     /// How long to wait before retrying, in milliseconds, when the host suggests a delay (for example on a rate-limited usage refresh).
+    #[cfg(feature = "experimental")]
     #[serde(rename = "retryAfterMs", default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<i64>,
     /// Whether sending the same request again can succeed. When present it overrides the default retryability of the error's code.
@@ -3384,6 +3497,7 @@ pub struct ErrorData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settlement: Option<UserInputSettlementSummary>,
     /// On the raw-log anchor errors (`missingAnchor`, `prunedPrefix`, `unknownStream`): the stream the request named.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamRef>,
     /// On `uploadNotFound`: the upload id the host does not know.
@@ -3401,9 +3515,9 @@ pub struct ErrorData {
 }
 crate::support::impl_deserialize!(
     ErrorData {
-        optional admission_id = "admissionId",
+        #[cfg(feature = "experimental")] optional admission_id = "admissionId",
         #[cfg(feature = "experimental")] optional admission_resolution = "admissionResolution",
-        optional after = "after",
+        #[cfg(feature = "experimental")] optional after = "after",
         optional aligned_next_offset = "alignedNextOffset",
         tristate anchor = "anchor",
         optional approval_id = "approvalId",
@@ -3414,37 +3528,37 @@ crate::support::impl_deserialize!(
         optional choice_id = "choiceId",
         optional command_id = "commandId",
         optional current_requirement_id = "currentRequirementId",
-        optional cursor_stream = "cursorStream",
+        #[cfg(feature = "experimental")] optional cursor_stream = "cursorStream",
         optional descriptor = "descriptor",
         optional details = "details",
         tristate earliest_cursor = "earliestCursor",
-        optional failure_kind = "failureKind",
-        optional index = "index",
+        #[cfg(feature = "experimental")] optional failure_kind = "failureKind",
+        #[cfg(feature = "experimental")] optional index = "index",
         optional item_id = "itemId",
-        optional key_path = "keyPath",
+        #[cfg(feature = "experimental")] optional key_path = "keyPath",
         required kind = "kind",
         optional last_turn_id = "lastTurnId",
         tristate latest_boundary_cursor = "latestBoundaryCursor",
         optional limit_bytes = "limitBytes",
         optional marketplace = "marketplace",
         optional name = "name",
-        optional next_available = "nextAvailable",
+        #[cfg(feature = "experimental")] optional next_available = "nextAvailable",
         optional output_ref = "outputRef",
-        optional path = "path",
+        #[cfg(feature = "experimental")] optional path = "path",
         optional paths = "paths",
-        optional projection = "projection",
+        #[cfg(feature = "experimental")] optional projection = "projection",
         optional reason = "reason",
         optional recovery_observation = "recoveryObservation",
-        optional requested_stream = "requestedStream",
+        #[cfg(feature = "experimental")] optional requested_stream = "requestedStream",
         optional resolution = "resolution",
-        optional retry_after_ms = "retryAfterMs",
+        #[cfg(feature = "experimental")] optional retry_after_ms = "retryAfterMs",
         optional retryable = "retryable",
         optional seed_fallback_reason = "seedFallbackReason",
         optional seed_path = "seedPath",
         optional selector = "selector",
         optional session_id = "sessionId",
         optional settlement = "settlement",
-        optional stream = "stream",
+        #[cfg(feature = "experimental")] optional stream = "stream",
         optional upload_id = "uploadId",
         optional user_input_id = "userInputId",
         optional view_cursor = "viewCursor",
@@ -3455,6 +3569,7 @@ impl crate::sample::Sample for ErrorData {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
+            #[cfg(feature = "experimental")]
             admission_id: if g.present() { Some(g.nested()) } else { None },
             #[cfg(feature = "experimental")]
             admission_resolution: if g.present() {
@@ -3462,6 +3577,7 @@ impl crate::sample::Sample for ErrorData {
             } else {
                 None
             },
+            #[cfg(feature = "experimental")]
             after: if g.present() { Some(g.nested()) } else { None },
             aligned_next_offset: if g.present() {
                 Some(g.integer(None, None))
@@ -3483,6 +3599,7 @@ impl crate::sample::Sample for ErrorData {
             choice_id: if g.present() { Some(g.nested()) } else { None },
             command_id: if g.present() { Some(g.nested()) } else { None },
             current_requirement_id: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             cursor_stream: if g.present() { Some(g.nested()) } else { None },
             descriptor: if g.present() { Some(g.nested()) } else { None },
             details: if g.present() { Some(g.nested()) } else { None },
@@ -3492,9 +3609,12 @@ impl crate::sample::Sample for ErrorData {
                 _ if g.present() => Tristate::Value(g.nested()),
                 _ => Tristate::Absent,
             },
+            #[cfg(feature = "experimental")]
             failure_kind: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             index: if g.present() { Some(g.integer(None, None)) } else { None },
             item_id: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             key_path: if g.present() { Some(g.nested()) } else { None },
             kind: g.nested(),
             last_turn_id: if g.present() { Some(g.nested()) } else { None },
@@ -3507,10 +3627,13 @@ impl crate::sample::Sample for ErrorData {
             limit_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
             marketplace: if g.present() { Some(g.nested()) } else { None },
             name: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             next_available: if g.present() { Some(g.nested()) } else { None },
             output_ref: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             path: if g.present() { Some(g.nested()) } else { None },
             paths: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             projection: if g.present() { Some(g.nested()) } else { None },
             reason: if g.present() { Some(g.nested()) } else { None },
             recovery_observation: if g.present() {
@@ -3518,8 +3641,10 @@ impl crate::sample::Sample for ErrorData {
             } else {
                 None
             },
+            #[cfg(feature = "experimental")]
             requested_stream: if g.present() { Some(g.nested()) } else { None },
             resolution: if g.present() { Some(Box::new(g.nested())) } else { None },
+            #[cfg(feature = "experimental")]
             retry_after_ms: if g.present() { Some(g.integer(None, None)) } else { None },
             retryable: if g.present() { Some(g.nested()) } else { None },
             seed_fallback_reason: if g.present() { Some(g.nested()) } else { None },
@@ -3527,6 +3652,7 @@ impl crate::sample::Sample for ErrorData {
             selector: if g.present() { Some(g.nested()) } else { None },
             session_id: if g.present() { Some(g.nested()) } else { None },
             settlement: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             stream: if g.present() { Some(g.nested()) } else { None },
             upload_id: if g.present() { Some(g.nested()) } else { None },
             user_input_id: if g.present() { Some(g.nested()) } else { None },
@@ -3589,10 +3715,73 @@ impl crate::sample::Sample for ErrorData {
 }
 impl ErrorData {
     /// Starts a [`ErrorDataBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ErrorDataBuilder {
         ErrorDataBuilder {
             required: (crate::support::Unset,),
-            rest: ErrorDataBuilderRest::default(),
+            rest: ErrorDataBuilderRest {
+                #[cfg(feature = "experimental")]
+                admission_id: None,
+                #[cfg(feature = "experimental")]
+                admission_resolution: None,
+                #[cfg(feature = "experimental")]
+                after: None,
+                aligned_next_offset: None,
+                anchor: crate::Tristate::Absent,
+                approval_id: None,
+                availability: None,
+                #[cfg(feature = "experimental")]
+                axes: None,
+                capability: None,
+                capacity: None,
+                choice_id: None,
+                command_id: None,
+                current_requirement_id: None,
+                #[cfg(feature = "experimental")]
+                cursor_stream: None,
+                descriptor: None,
+                details: None,
+                earliest_cursor: crate::Tristate::Absent,
+                #[cfg(feature = "experimental")]
+                failure_kind: None,
+                #[cfg(feature = "experimental")]
+                index: None,
+                item_id: None,
+                #[cfg(feature = "experimental")]
+                key_path: None,
+                last_turn_id: None,
+                latest_boundary_cursor: crate::Tristate::Absent,
+                limit_bytes: None,
+                marketplace: None,
+                name: None,
+                #[cfg(feature = "experimental")]
+                next_available: None,
+                output_ref: None,
+                #[cfg(feature = "experimental")]
+                path: None,
+                paths: None,
+                #[cfg(feature = "experimental")]
+                projection: None,
+                reason: None,
+                recovery_observation: None,
+                #[cfg(feature = "experimental")]
+                requested_stream: None,
+                resolution: None,
+                #[cfg(feature = "experimental")]
+                retry_after_ms: None,
+                retryable: None,
+                seed_fallback_reason: None,
+                seed_path: None,
+                selector: None,
+                session_id: None,
+                settlement: None,
+                #[cfg(feature = "experimental")]
+                stream: None,
+                upload_id: None,
+                user_input_id: None,
+                view_cursor: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3602,11 +3791,12 @@ pub struct ErrorDataBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ErrorDataBuilderRest,
 }
-#[derive(Default)]
 struct ErrorDataBuilderRest {
+    #[cfg(feature = "experimental")]
     admission_id: Option<String>,
     #[cfg(feature = "experimental")]
     admission_resolution: Option<Box<AdmissionResolutionSummary>>,
+    #[cfg(feature = "experimental")]
     after: Option<RecordPosition>,
     aligned_next_offset: Option<i64>,
     anchor: Tristate<String>,
@@ -3619,28 +3809,37 @@ struct ErrorDataBuilderRest {
     choice_id: Option<String>,
     command_id: Option<String>,
     current_requirement_id: Option<ApprovalRequirementRef>,
+    #[cfg(feature = "experimental")]
     cursor_stream: Option<StreamRef>,
     descriptor: Option<String>,
     details: Option<serde_json::Map<String, serde_json::Value>>,
     earliest_cursor: Tristate<String>,
+    #[cfg(feature = "experimental")]
     failure_kind: Option<String>,
+    #[cfg(feature = "experimental")]
     index: Option<i64>,
     item_id: Option<String>,
+    #[cfg(feature = "experimental")]
     key_path: Option<String>,
     last_turn_id: Option<String>,
     latest_boundary_cursor: Tristate<String>,
     limit_bytes: Option<i64>,
     marketplace: Option<String>,
     name: Option<String>,
+    #[cfg(feature = "experimental")]
     next_available: Option<RecordPosition>,
     output_ref: Option<String>,
+    #[cfg(feature = "experimental")]
     path: Option<String>,
     paths: Option<Vec<String>>,
+    #[cfg(feature = "experimental")]
     projection: Option<String>,
     reason: Option<String>,
     recovery_observation: Option<Box<RecoveryObservation>>,
+    #[cfg(feature = "experimental")]
     requested_stream: Option<StreamRef>,
     resolution: Option<Box<ApprovalResolutionSummary>>,
+    #[cfg(feature = "experimental")]
     retry_after_ms: Option<i64>,
     retryable: Option<bool>,
     seed_fallback_reason: Option<String>,
@@ -3648,6 +3847,7 @@ struct ErrorDataBuilderRest {
     selector: Option<String>,
     session_id: Option<String>,
     settlement: Option<UserInputSettlementSummary>,
+    #[cfg(feature = "experimental")]
     stream: Option<StreamRef>,
     upload_id: Option<String>,
     user_input_id: Option<String>,
@@ -3666,6 +3866,7 @@ impl ErrorDataBuilder<(crate::support::Unset,)> {
 }
 impl<R> ErrorDataBuilder<R> {
     /// Sets (else it is left out) `admissionId`.
+    #[cfg(feature = "experimental")]
     pub fn admission_id(mut self, admission_id: impl Into<String>) -> Self {
         self.rest.admission_id = Some(admission_id.into());
         self
@@ -3680,6 +3881,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `after`.
+    #[cfg(feature = "experimental")]
     pub fn after(mut self, after: impl Into<RecordPosition>) -> Self {
         self.rest.after = Some(after.into());
         self
@@ -3744,6 +3946,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `cursorStream`.
+    #[cfg(feature = "experimental")]
     pub fn cursor_stream(mut self, cursor_stream: impl Into<StreamRef>) -> Self {
         self.rest.cursor_stream = Some(cursor_stream.into());
         self
@@ -3772,11 +3975,13 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `failureKind`.
+    #[cfg(feature = "experimental")]
     pub fn failure_kind(mut self, failure_kind: impl Into<String>) -> Self {
         self.rest.failure_kind = Some(failure_kind.into());
         self
     }
     /// Sets (else it is left out) `index`.
+    #[cfg(feature = "experimental")]
     pub fn index(mut self, index: impl Into<i64>) -> Self {
         self.rest.index = Some(index.into());
         self
@@ -3787,6 +3992,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `keyPath`.
+    #[cfg(feature = "experimental")]
     pub fn key_path(mut self, key_path: impl Into<String>) -> Self {
         self.rest.key_path = Some(key_path.into());
         self
@@ -3827,6 +4033,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `nextAvailable`.
+    #[cfg(feature = "experimental")]
     pub fn next_available(mut self, next_available: impl Into<RecordPosition>) -> Self {
         self.rest.next_available = Some(next_available.into());
         self
@@ -3837,6 +4044,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `path`.
+    #[cfg(feature = "experimental")]
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.rest.path = Some(path.into());
         self
@@ -3847,6 +4055,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `projection`.
+    #[cfg(feature = "experimental")]
     pub fn projection(mut self, projection: impl Into<String>) -> Self {
         self.rest.projection = Some(projection.into());
         self
@@ -3865,6 +4074,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `requestedStream`.
+    #[cfg(feature = "experimental")]
     pub fn requested_stream(mut self, requested_stream: impl Into<StreamRef>) -> Self {
         self.rest.requested_stream = Some(requested_stream.into());
         self
@@ -3878,6 +4088,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `retryAfterMs`.
+    #[cfg(feature = "experimental")]
     pub fn retry_after_ms(mut self, retry_after_ms: impl Into<i64>) -> Self {
         self.rest.retry_after_ms = Some(retry_after_ms.into());
         self
@@ -3919,6 +4130,7 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
     /// Sets (else it is left out) `stream`.
+    #[cfg(feature = "experimental")]
     pub fn stream(mut self, stream: impl Into<StreamRef>) -> Self {
         self.rest.stream = Some(stream.into());
         self
@@ -3950,14 +4162,17 @@ impl<R> ErrorDataBuilder<R> {
 }
 impl ErrorDataBuilder<(ErrorKind,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ErrorData {
         let (kind,) = self.required;
         let rest = self.rest;
         ErrorData {
             kind,
+            #[cfg(feature = "experimental")]
             admission_id: rest.admission_id,
             #[cfg(feature = "experimental")]
             admission_resolution: rest.admission_resolution,
+            #[cfg(feature = "experimental")]
             after: rest.after,
             aligned_next_offset: rest.aligned_next_offset,
             anchor: rest.anchor,
@@ -3970,28 +4185,37 @@ impl ErrorDataBuilder<(ErrorKind,)> {
             choice_id: rest.choice_id,
             command_id: rest.command_id,
             current_requirement_id: rest.current_requirement_id,
+            #[cfg(feature = "experimental")]
             cursor_stream: rest.cursor_stream,
             descriptor: rest.descriptor,
             details: rest.details,
             earliest_cursor: rest.earliest_cursor,
+            #[cfg(feature = "experimental")]
             failure_kind: rest.failure_kind,
+            #[cfg(feature = "experimental")]
             index: rest.index,
             item_id: rest.item_id,
+            #[cfg(feature = "experimental")]
             key_path: rest.key_path,
             last_turn_id: rest.last_turn_id,
             latest_boundary_cursor: rest.latest_boundary_cursor,
             limit_bytes: rest.limit_bytes,
             marketplace: rest.marketplace,
             name: rest.name,
+            #[cfg(feature = "experimental")]
             next_available: rest.next_available,
             output_ref: rest.output_ref,
+            #[cfg(feature = "experimental")]
             path: rest.path,
             paths: rest.paths,
+            #[cfg(feature = "experimental")]
             projection: rest.projection,
             reason: rest.reason,
             recovery_observation: rest.recovery_observation,
+            #[cfg(feature = "experimental")]
             requested_stream: rest.requested_stream,
             resolution: rest.resolution,
+            #[cfg(feature = "experimental")]
             retry_after_ms: rest.retry_after_ms,
             retryable: rest.retryable,
             seed_fallback_reason: rest.seed_fallback_reason,
@@ -3999,6 +4223,7 @@ impl ErrorDataBuilder<(ErrorKind,)> {
             selector: rest.selector,
             session_id: rest.session_id,
             settlement: rest.settlement,
+            #[cfg(feature = "experimental")]
             stream: rest.stream,
             upload_id: rest.upload_id,
             user_input_id: rest.user_input_id,
@@ -4287,10 +4512,14 @@ impl crate::sample::Sample for ErrorObject {
 }
 impl ErrorObject {
     /// Starts a [`ErrorObjectBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ErrorObjectBuilder {
         ErrorObjectBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ErrorObjectBuilderRest::default(),
+            rest: ErrorObjectBuilderRest {
+                data: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4300,7 +4529,6 @@ pub struct ErrorObjectBuilder<R = (crate::support::Unset, crate::support::Unset)
     required: R,
     rest: ErrorObjectBuilderRest,
 }
-#[derive(Default)]
 struct ErrorObjectBuilderRest {
     data: Option<Box<ErrorData>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -4346,6 +4574,7 @@ impl<R> ErrorObjectBuilder<R> {
 }
 impl ErrorObjectBuilder<(i64, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ErrorObject {
         let (code, message) = self.required;
         let rest = self.rest;
@@ -4397,10 +4626,14 @@ impl crate::sample::Sample for ErrorResponse {
 }
 impl ErrorResponse {
     /// Starts a [`ErrorResponseBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ErrorResponseBuilder {
         ErrorResponseBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ErrorResponseBuilderRest::default(),
+            rest: ErrorResponseBuilderRest {
+                id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4410,7 +4643,6 @@ pub struct ErrorResponseBuilder<R = (crate::support::Unset, crate::support::Unse
     required: R,
     rest: ErrorResponseBuilderRest,
 }
-#[derive(Default)]
 struct ErrorResponseBuilderRest {
     id: Option<RequestId>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -4459,6 +4691,7 @@ impl<R> ErrorResponseBuilder<R> {
 }
 impl ErrorResponseBuilder<(ErrorObject, JsonRpcVersion)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ErrorResponse {
         let (error, jsonrpc) = self.required;
         let rest = self.rest;
@@ -4500,10 +4733,13 @@ impl crate::sample::Sample for ForkCutPoint {
 }
 impl ForkCutPoint {
     /// Starts a [`ForkCutPointBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ForkCutPointBuilder {
         ForkCutPointBuilder {
             required: (crate::support::Unset,),
-            rest: ForkCutPointBuilderRest::default(),
+            rest: ForkCutPointBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4513,7 +4749,6 @@ pub struct ForkCutPointBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ForkCutPointBuilderRest,
 }
-#[derive(Default)]
 struct ForkCutPointBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4543,6 +4778,7 @@ impl<R> ForkCutPointBuilder<R> {
 }
 impl ForkCutPointBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ForkCutPoint {
         let (last_turn_id,) = self.required;
         let rest = self.rest;
@@ -4598,6 +4834,7 @@ impl crate::sample::Sample for ForkProvenance {
 }
 impl ForkProvenance {
     /// Starts a [`ForkProvenanceBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ForkProvenanceBuilder {
         ForkProvenanceBuilder {
             required: (
@@ -4606,7 +4843,9 @@ impl ForkProvenance {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ForkProvenanceBuilderRest::default(),
+            rest: ForkProvenanceBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4624,7 +4863,6 @@ pub struct ForkProvenanceBuilder<
     required: R,
     rest: ForkProvenanceBuilderRest,
 }
-#[derive(Default)]
 struct ForkProvenanceBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4693,6 +4931,7 @@ impl<R> ForkProvenanceBuilder<R> {
 }
 impl ForkProvenanceBuilder<(String, String, bool, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ForkProvenance {
         let (command_id, cut_cursor, cut_explicit, session_id) = self.required;
         let rest = self.rest;
@@ -4881,10 +5120,15 @@ impl crate::sample::Sample for LastTurn {
 }
 impl LastTurn {
     /// Starts a [`LastTurnBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LastTurnBuilder {
         LastTurnBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: LastTurnBuilderRest::default(),
+            rest: LastTurnBuilderRest {
+                error: None,
+                reason: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4894,7 +5138,6 @@ pub struct LastTurnBuilder<R = (crate::support::Unset, crate::support::Unset)> {
     required: R,
     rest: LastTurnBuilderRest,
 }
-#[derive(Default)]
 struct LastTurnBuilderRest {
     error: Option<Box<TurnError>>,
     reason: Option<String>,
@@ -4946,6 +5189,7 @@ impl<R> LastTurnBuilder<R> {
 }
 impl LastTurnBuilder<(TurnTerminal, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LastTurn {
         let (terminal, turn_id) = self.required;
         let rest = self.rest;
@@ -5016,6 +5260,7 @@ impl crate::sample::Sample for LimitsAboveMaxAxis {
 #[cfg(feature = "experimental")]
 impl LimitsAboveMaxAxis {
     /// Starts a [`LimitsAboveMaxAxisBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LimitsAboveMaxAxisBuilder {
         LimitsAboveMaxAxisBuilder {
             required: (
@@ -5023,7 +5268,9 @@ impl LimitsAboveMaxAxis {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: LimitsAboveMaxAxisBuilderRest::default(),
+            rest: LimitsAboveMaxAxisBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5037,7 +5284,6 @@ pub struct LimitsAboveMaxAxisBuilder<
     rest: LimitsAboveMaxAxisBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LimitsAboveMaxAxisBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5098,6 +5344,7 @@ impl<R> LimitsAboveMaxAxisBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LimitsAboveMaxAxisBuilder<(String, LimitsAxisValue, LimitsAxisValue)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LimitsAboveMaxAxis {
         let (axis, max, requested) = self.required;
         let rest = self.rest;
@@ -5274,10 +5521,16 @@ impl crate::sample::Sample for MessageAttachment {
 }
 impl MessageAttachment {
     /// Starts a [`MessageAttachmentBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> MessageAttachmentBuilder {
         MessageAttachmentBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: MessageAttachmentBuilderRest::default(),
+            rest: MessageAttachmentBuilderRest {
+                attachment_id: None,
+                height: None,
+                width: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5287,7 +5540,6 @@ pub struct MessageAttachmentBuilder<R = (crate::support::Unset, crate::support::
     required: R,
     rest: MessageAttachmentBuilderRest,
 }
-#[derive(Default)]
 struct MessageAttachmentBuilderRest {
     attachment_id: Option<String>,
     height: Option<i64>,
@@ -5348,6 +5600,7 @@ impl<R> MessageAttachmentBuilder<R> {
 }
 impl MessageAttachmentBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> MessageAttachment {
         let (media_type, type_) = self.required;
         let rest = self.rest;
@@ -5426,10 +5679,15 @@ impl crate::sample::Sample for Notification {
 }
 impl Notification {
     /// Starts a [`NotificationBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> NotificationBuilder {
         NotificationBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: NotificationBuilderRest::default(),
+            rest: NotificationBuilderRest {
+                emitted_at_ms: None,
+                params: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5439,7 +5697,6 @@ pub struct NotificationBuilder<R = (crate::support::Unset, crate::support::Unset
     required: R,
     rest: NotificationBuilderRest,
 }
-#[derive(Default)]
 struct NotificationBuilderRest {
     emitted_at_ms: Option<i64>,
     params: Option<serde_json::Map<String, serde_json::Value>>,
@@ -5494,6 +5751,7 @@ impl<R> NotificationBuilder<R> {
 }
 impl NotificationBuilder<(JsonRpcVersion, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> Notification {
         let (jsonrpc, method) = self.required;
         let rest = self.rest;
@@ -5579,6 +5837,7 @@ impl crate::sample::Sample for OutputRef {
 }
 impl OutputRef {
     /// Starts a [`OutputRefBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> OutputRefBuilder {
         OutputRefBuilder {
             required: (
@@ -5588,7 +5847,12 @@ impl OutputRef {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: OutputRefBuilderRest::default(),
+            rest: OutputRefBuilderRest {
+                digest: None,
+                media_type: None,
+                path: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5607,7 +5871,6 @@ pub struct OutputRefBuilder<
     required: R,
     rest: OutputRefBuilderRest,
 }
-#[derive(Default)]
 struct OutputRefBuilderRest {
     digest: Option<String>,
     media_type: Option<String>,
@@ -5707,6 +5970,7 @@ impl<R> OutputRefBuilder<R> {
 }
 impl OutputRefBuilder<(OutputRefAvailability, i64, String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> OutputRef {
         let (availability, byte_len, id, kind, uri) = self.required;
         let rest = self.rest;
@@ -5790,6 +6054,7 @@ impl crate::sample::Sample for PatchSummary {
 }
 impl PatchSummary {
     /// Starts a [`PatchSummaryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PatchSummaryBuilder {
         PatchSummaryBuilder {
             required: (
@@ -5797,7 +6062,9 @@ impl PatchSummary {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PatchSummaryBuilderRest::default(),
+            rest: PatchSummaryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5809,7 +6076,6 @@ pub struct PatchSummaryBuilder<
     required: R,
     rest: PatchSummaryBuilderRest,
 }
-#[derive(Default)]
 struct PatchSummaryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5856,6 +6122,7 @@ impl<R> PatchSummaryBuilder<R> {
 }
 impl PatchSummaryBuilder<(i64, i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PatchSummary {
         let (added, files, removed) = self.required;
         let rest = self.rest;
@@ -5907,10 +6174,14 @@ impl crate::sample::Sample for PendingApprovalPointer {
 }
 impl PendingApprovalPointer {
     /// Starts a [`PendingApprovalPointerBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PendingApprovalPointerBuilder {
         PendingApprovalPointerBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PendingApprovalPointerBuilderRest::default(),
+            rest: PendingApprovalPointerBuilderRest {
+                item_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5922,7 +6193,6 @@ pub struct PendingApprovalPointerBuilder<
     required: R,
     rest: PendingApprovalPointerBuilderRest,
 }
-#[derive(Default)]
 struct PendingApprovalPointerBuilderRest {
     item_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -5971,6 +6241,7 @@ impl<R> PendingApprovalPointerBuilder<R> {
 }
 impl PendingApprovalPointerBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PendingApprovalPointer {
         let (approval_id, view_cursor) = self.required;
         let rest = self.rest;
@@ -6049,10 +6320,15 @@ impl crate::sample::Sample for PendingRequestPointer {
 }
 impl PendingRequestPointer {
     /// Starts a [`PendingRequestPointerBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PendingRequestPointerBuilder {
         PendingRequestPointerBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PendingRequestPointerBuilderRest::default(),
+            rest: PendingRequestPointerBuilderRest {
+                approval_id: None,
+                user_input_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6064,7 +6340,6 @@ pub struct PendingRequestPointerBuilder<
     required: R,
     rest: PendingRequestPointerBuilderRest,
 }
-#[derive(Default)]
 struct PendingRequestPointerBuilderRest {
     approval_id: Option<String>,
     user_input_id: Option<String>,
@@ -6119,6 +6394,7 @@ impl<R> PendingRequestPointerBuilder<R> {
 }
 impl PendingRequestPointerBuilder<(PendingRequestKind, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PendingRequestPointer {
         let (kind, view_cursor) = self.required;
         let rest = self.rest;
@@ -6171,10 +6447,14 @@ impl crate::sample::Sample for PendingUserInputPointer {
 }
 impl PendingUserInputPointer {
     /// Starts a [`PendingUserInputPointerBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PendingUserInputPointerBuilder {
         PendingUserInputPointerBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PendingUserInputPointerBuilderRest::default(),
+            rest: PendingUserInputPointerBuilderRest {
+                item_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6186,7 +6466,6 @@ pub struct PendingUserInputPointerBuilder<
     required: R,
     rest: PendingUserInputPointerBuilderRest,
 }
-#[derive(Default)]
 struct PendingUserInputPointerBuilderRest {
     item_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -6235,6 +6514,7 @@ impl<R> PendingUserInputPointerBuilder<R> {
 }
 impl PendingUserInputPointerBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PendingUserInputPointer {
         let (user_input_id, view_cursor) = self.required;
         let rest = self.rest;
@@ -6319,6 +6599,7 @@ impl crate::sample::Sample for PermissionAxes {
 #[cfg(feature = "experimental")]
 impl PermissionAxes {
     /// Starts a [`PermissionAxesBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PermissionAxesBuilder {
         PermissionAxesBuilder {
             required: (
@@ -6327,7 +6608,9 @@ impl PermissionAxes {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PermissionAxesBuilderRest::default(),
+            rest: PermissionAxesBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6347,7 +6630,6 @@ pub struct PermissionAxesBuilder<
     rest: PermissionAxesBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PermissionAxesBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6429,6 +6711,7 @@ impl PermissionAxesBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PermissionAxes {
         let (approval, filesystem, network, reviewer) = self.required;
         let rest = self.rest;
@@ -6530,10 +6813,13 @@ impl crate::sample::Sample for PhysicalChunk {
 #[cfg(feature = "experimental")]
 impl PhysicalChunk {
     /// Starts a [`PhysicalChunkBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PhysicalChunkBuilder {
         PhysicalChunkBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PhysicalChunkBuilderRest::default(),
+            rest: PhysicalChunkBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6545,7 +6831,6 @@ pub struct PhysicalChunkBuilder<R = (crate::support::Unset, crate::support::Unse
     rest: PhysicalChunkBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PhysicalChunkBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6586,6 +6871,7 @@ impl<R> PhysicalChunkBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PhysicalChunkBuilder<(i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PhysicalChunk {
         let (count, index) = self.required;
         let rest = self.rest;
@@ -6635,10 +6921,13 @@ impl crate::sample::Sample for PhysicalCursor {
 #[cfg(feature = "experimental")]
 impl PhysicalCursor {
     /// Starts a [`PhysicalCursorBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PhysicalCursorBuilder {
         PhysicalCursorBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PhysicalCursorBuilderRest::default(),
+            rest: PhysicalCursorBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6650,7 +6939,6 @@ pub struct PhysicalCursorBuilder<R = (crate::support::Unset, crate::support::Uns
     rest: PhysicalCursorBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PhysicalCursorBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6697,6 +6985,7 @@ impl<R> PhysicalCursorBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PhysicalCursorBuilder<(i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PhysicalCursor {
         let (byte_offset, next_ordinal) = self.required;
         let rest = self.rest;
@@ -6751,6 +7040,7 @@ impl crate::sample::Sample for PhysicalFileEntry {
 #[cfg(feature = "experimental")]
 impl PhysicalFileEntry {
     /// Starts a [`PhysicalFileEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PhysicalFileEntryBuilder {
         PhysicalFileEntryBuilder {
             required: (
@@ -6758,7 +7048,9 @@ impl PhysicalFileEntry {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PhysicalFileEntryBuilderRest::default(),
+            rest: PhysicalFileEntryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6772,7 +7064,6 @@ pub struct PhysicalFileEntryBuilder<
     rest: PhysicalFileEntryBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PhysicalFileEntryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6833,6 +7124,7 @@ impl<R> PhysicalFileEntryBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PhysicalFileEntryBuilder<(String, String, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PhysicalFileEntry {
         let (rel_path, session_id, size_bytes) = self.required;
         let rest = self.rest;
@@ -6975,10 +7267,15 @@ impl crate::sample::Sample for QueuedInput {
 }
 impl QueuedInput {
     /// Starts a [`QueuedInputBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> QueuedInputBuilder {
         QueuedInputBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: QueuedInputBuilderRest::default(),
+            rest: QueuedInputBuilderRest {
+                source_command_id: None,
+                source_run_record_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6988,7 +7285,6 @@ pub struct QueuedInputBuilder<R = (crate::support::Unset, crate::support::Unset)
     required: R,
     rest: QueuedInputBuilderRest,
 }
-#[derive(Default)]
 struct QueuedInputBuilderRest {
     source_command_id: Option<String>,
     source_run_record_id: Option<String>,
@@ -7040,6 +7336,7 @@ impl<R> QueuedInputBuilder<R> {
 }
 impl QueuedInputBuilder<(i64, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> QueuedInput {
         let (sequence, text) = self.required;
         let rest = self.rest;
@@ -7087,10 +7384,13 @@ impl crate::sample::Sample for QuotaDetail {
 }
 impl QuotaDetail {
     /// Starts a [`QuotaDetailBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> QuotaDetailBuilder {
         QuotaDetailBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: QuotaDetailBuilderRest::default(),
+            rest: QuotaDetailBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7100,7 +7400,6 @@ pub struct QuotaDetailBuilder<R = (crate::support::Unset, crate::support::Unset)
     required: R,
     rest: QuotaDetailBuilderRest,
 }
-#[derive(Default)]
 struct QuotaDetailBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7143,6 +7442,7 @@ impl<R> QuotaDetailBuilder<R> {
 }
 impl QuotaDetailBuilder<(LimitKind, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> QuotaDetail {
         let (limit_kind, resets_at_ms) = self.required;
         let rest = self.rest;
@@ -7189,10 +7489,13 @@ impl crate::sample::Sample for RawLogCursor {
 #[cfg(feature = "experimental")]
 impl RawLogCursor {
     /// Starts a [`RawLogCursorBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RawLogCursorBuilder {
         RawLogCursorBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: RawLogCursorBuilderRest::default(),
+            rest: RawLogCursorBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7204,7 +7507,6 @@ pub struct RawLogCursorBuilder<R = (crate::support::Unset, crate::support::Unset
     rest: RawLogCursorBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct RawLogCursorBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7251,6 +7553,7 @@ impl<R> RawLogCursorBuilder<R> {
 #[cfg(feature = "experimental")]
 impl RawLogCursorBuilder<(RecordPosition, StreamRef)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RawLogCursor {
         let (after, stream) = self.required;
         let rest = self.rest;
@@ -7352,6 +7655,7 @@ impl crate::sample::Sample for RawLogRecordEnvelope {
 #[cfg(feature = "experimental")]
 impl RawLogRecordEnvelope {
     /// Starts a [`RawLogRecordEnvelopeBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RawLogRecordEnvelopeBuilder {
         RawLogRecordEnvelopeBuilder {
             required: (
@@ -7366,7 +7670,10 @@ impl RawLogRecordEnvelope {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: RawLogRecordEnvelopeBuilderRest::default(),
+            rest: RawLogRecordEnvelopeBuilderRest {
+                causation_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7392,7 +7699,6 @@ pub struct RawLogRecordEnvelopeBuilder<
     rest: RawLogRecordEnvelopeBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct RawLogRecordEnvelopeBuilderRest {
     causation_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -7703,6 +8009,7 @@ impl RawLogRecordEnvelopeBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RawLogRecordEnvelope {
         let (
             durability,
@@ -7838,10 +8145,13 @@ impl crate::sample::Sample for ReasoningEffortState {
 }
 impl ReasoningEffortState {
     /// Starts a [`ReasoningEffortStateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ReasoningEffortStateBuilder {
         ReasoningEffortStateBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ReasoningEffortStateBuilderRest::default(),
+            rest: ReasoningEffortStateBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7853,7 +8163,6 @@ pub struct ReasoningEffortStateBuilder<
     required: R,
     rest: ReasoningEffortStateBuilderRest,
 }
-#[derive(Default)]
 struct ReasoningEffortStateBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7896,6 +8205,7 @@ impl<R> ReasoningEffortStateBuilder<R> {
 }
 impl ReasoningEffortStateBuilder<(ReasoningEffort, ReasoningEffortChangeSource)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ReasoningEffortState {
         let (reasoning_effort, source) = self.required;
         let rest = self.rest;
@@ -7939,10 +8249,13 @@ impl crate::sample::Sample for RecordPosition {
 }
 impl RecordPosition {
     /// Starts a [`RecordPositionBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RecordPositionBuilder {
         RecordPositionBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: RecordPositionBuilderRest::default(),
+            rest: RecordPositionBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7952,7 +8265,6 @@ pub struct RecordPositionBuilder<R = (crate::support::Unset, crate::support::Uns
     required: R,
     rest: RecordPositionBuilderRest,
 }
-#[derive(Default)]
 struct RecordPositionBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7989,6 +8301,7 @@ impl<R> RecordPositionBuilder<R> {
 }
 impl RecordPositionBuilder<(String, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RecordPosition {
         let (id, sequence) = self.required;
         let rest = self.rest;
@@ -8117,6 +8430,7 @@ impl crate::sample::Sample for RecoveryObservation {
 }
 impl RecoveryObservation {
     /// Starts a [`RecoveryObservationBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RecoveryObservationBuilder {
         RecoveryObservationBuilder {
             required: (
@@ -8127,7 +8441,9 @@ impl RecoveryObservation {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: RecoveryObservationBuilderRest::default(),
+            rest: RecoveryObservationBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8147,7 +8463,6 @@ pub struct RecoveryObservationBuilder<
     required: R,
     rest: RecoveryObservationBuilderRest,
 }
-#[derive(Default)]
 struct RecoveryObservationBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8287,6 +8602,7 @@ impl RecoveryObservationBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RecoveryObservation {
         let (
             construction_id,
@@ -8399,10 +8715,13 @@ impl crate::sample::Sample for ReplayHint {
 }
 impl ReplayHint {
     /// Starts a [`ReplayHintBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ReplayHintBuilder {
         ReplayHintBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ReplayHintBuilderRest::default(),
+            rest: ReplayHintBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8412,7 +8731,6 @@ pub struct ReplayHintBuilder<R = (crate::support::Unset, crate::support::Unset)>
     required: R,
     rest: ReplayHintBuilderRest,
 }
-#[derive(Default)]
 struct ReplayHintBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8455,6 +8773,7 @@ impl<R> ReplayHintBuilder<R> {
 }
 impl ReplayHintBuilder<(String, Vec<String>)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ReplayHint {
         let (after_item_id, row_kinds) = self.required;
         let rest = self.rest;
@@ -8512,6 +8831,7 @@ impl crate::sample::Sample for Request {
 }
 impl Request {
     /// Starts a [`RequestBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RequestBuilder {
         RequestBuilder {
             required: (
@@ -8519,7 +8839,11 @@ impl Request {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: RequestBuilderRest::default(),
+            rest: RequestBuilderRest {
+                params: None,
+                trace: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8531,7 +8855,6 @@ pub struct RequestBuilder<
     required: R,
     rest: RequestBuilderRest,
 }
-#[derive(Default)]
 struct RequestBuilderRest {
     params: Option<serde_json::Map<String, serde_json::Value>>,
     trace: Option<TraceContext>,
@@ -8596,6 +8919,7 @@ impl<R> RequestBuilder<R> {
 }
 impl RequestBuilder<(RequestId, JsonRpcVersion, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> Request {
         let (id, jsonrpc, method) = self.required;
         let rest = self.rest;
@@ -8650,6 +8974,7 @@ impl crate::sample::Sample for RequestReceipt {
 }
 impl RequestReceipt {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             unknown: serde_json::Map::new(),
@@ -8658,10 +8983,13 @@ impl RequestReceipt {
 }
 impl RequestReceipt {
     /// Starts a [`RequestReceiptBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RequestReceiptBuilder {
         RequestReceiptBuilder {
             required: (),
-            rest: RequestReceiptBuilderRest::default(),
+            rest: RequestReceiptBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8671,7 +8999,6 @@ pub struct RequestReceiptBuilder<R = ()> {
     required: R,
     rest: RequestReceiptBuilderRest,
 }
-#[derive(Default)]
 struct RequestReceiptBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8688,6 +9015,7 @@ impl<R> RequestReceiptBuilder<R> {
 }
 impl RequestReceiptBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RequestReceipt {
         let () = self.required;
         let rest = self.rest;
@@ -8823,10 +9151,13 @@ impl crate::sample::Sample for SchemaInfo {
 }
 impl SchemaInfo {
     /// Starts a [`SchemaInfoBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SchemaInfoBuilder {
         SchemaInfoBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SchemaInfoBuilderRest::default(),
+            rest: SchemaInfoBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8836,7 +9167,6 @@ pub struct SchemaInfoBuilder<R = (crate::support::Unset, crate::support::Unset)>
     required: R,
     rest: SchemaInfoBuilderRest,
 }
-#[derive(Default)]
 struct SchemaInfoBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8876,6 +9206,7 @@ impl<R> SchemaInfoBuilder<R> {
 }
 impl SchemaInfoBuilder<(String, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SchemaInfo {
         let (fingerprint, version) = self.required;
         let rest = self.rest;
@@ -8932,10 +9263,13 @@ impl crate::sample::Sample for ServerInfo {
 }
 impl ServerInfo {
     /// Starts a [`ServerInfoBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ServerInfoBuilder {
         ServerInfoBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ServerInfoBuilderRest::default(),
+            rest: ServerInfoBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8945,7 +9279,6 @@ pub struct ServerInfoBuilder<R = (crate::support::Unset, crate::support::Unset)>
     required: R,
     rest: ServerInfoBuilderRest,
 }
-#[derive(Default)]
 struct ServerInfoBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8982,6 +9315,7 @@ impl<R> ServerInfoBuilder<R> {
 }
 impl ServerInfoBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ServerInfo {
         let (name, version) = self.required;
         let rest = self.rest;
@@ -9032,6 +9366,7 @@ impl crate::sample::Sample for SideProvenance {
 }
 impl SideProvenance {
     /// Starts a [`SideProvenanceBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SideProvenanceBuilder {
         SideProvenanceBuilder {
             required: (
@@ -9039,7 +9374,9 @@ impl SideProvenance {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SideProvenanceBuilderRest::default(),
+            rest: SideProvenanceBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9051,7 +9388,6 @@ pub struct SideProvenanceBuilder<
     required: R,
     rest: SideProvenanceBuilderRest,
 }
-#[derive(Default)]
 struct SideProvenanceBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9107,6 +9443,7 @@ impl<R> SideProvenanceBuilder<R> {
 }
 impl SideProvenanceBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SideProvenance {
         let (command_id, cut_cursor, session_id) = self.required;
         let rest = self.rest;
@@ -9153,10 +9490,13 @@ impl crate::sample::Sample for SnapshotAnchor {
 }
 impl SnapshotAnchor {
     /// Starts a [`SnapshotAnchorBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SnapshotAnchorBuilder {
         SnapshotAnchorBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SnapshotAnchorBuilderRest::default(),
+            rest: SnapshotAnchorBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9166,7 +9506,6 @@ pub struct SnapshotAnchorBuilder<R = (crate::support::Unset, crate::support::Uns
     required: R,
     rest: SnapshotAnchorBuilderRest,
 }
-#[derive(Default)]
 struct SnapshotAnchorBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9209,6 +9548,7 @@ impl<R> SnapshotAnchorBuilder<R> {
 }
 impl SnapshotAnchorBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SnapshotAnchor {
         let (boundary_cursor, summarized_through) = self.required;
         let rest = self.rest;
@@ -9362,6 +9702,7 @@ impl crate::sample::Sample for SnapshotState {
 }
 impl SnapshotState {
     /// Starts a [`SnapshotStateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SnapshotStateBuilder {
         SnapshotStateBuilder {
             required: (
@@ -9373,7 +9714,17 @@ impl SnapshotState {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SnapshotStateBuilderRest::default(),
+            rest: SnapshotStateBuilderRest {
+                active_turn: None,
+                branch: None,
+                context_usage: None,
+                effective_model: None,
+                goal: None,
+                name: crate::Tristate::Absent,
+                reasoning_effort: None,
+                todo_list: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9394,7 +9745,6 @@ pub struct SnapshotStateBuilder<
     required: R,
     rest: SnapshotStateBuilderRest,
 }
-#[derive(Default)]
 struct SnapshotStateBuilderRest {
     active_turn: Option<Box<TurnRef>>,
     branch: Option<Box<BranchState>>,
@@ -9620,6 +9970,7 @@ impl SnapshotStateBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SnapshotState {
         let (
             approval_mode,
@@ -9688,6 +10039,7 @@ impl crate::sample::Sample for SourceRange {
 }
 impl SourceRange {
     /// Starts a [`SourceRangeBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SourceRangeBuilder {
         SourceRangeBuilder {
             required: (
@@ -9695,7 +10047,9 @@ impl SourceRange {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SourceRangeBuilderRest::default(),
+            rest: SourceRangeBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9707,7 +10061,6 @@ pub struct SourceRangeBuilder<
     required: R,
     rest: SourceRangeBuilderRest,
 }
-#[derive(Default)]
 struct SourceRangeBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9763,6 +10116,7 @@ impl<R> SourceRangeBuilder<R> {
 }
 impl SourceRangeBuilder<(RecordPosition, RecordPosition, StreamRef)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SourceRange {
         let (first, last, stream) = self.required;
         let rest = self.rest;
@@ -9848,6 +10202,7 @@ impl crate::sample::Sample for StatusAttempt {
 }
 impl StatusAttempt {
     /// Starts a [`StatusAttemptBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> StatusAttemptBuilder {
         StatusAttemptBuilder {
             required: (
@@ -9855,7 +10210,14 @@ impl StatusAttempt {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: StatusAttemptBuilderRest::default(),
+            rest: StatusAttemptBuilderRest {
+                error_kind: None,
+                http_status: None,
+                max_attempts: None,
+                next_attempt: None,
+                retry_delay_ms: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9867,7 +10229,6 @@ pub struct StatusAttemptBuilder<
     required: R,
     rest: StatusAttemptBuilderRest,
 }
-#[derive(Default)]
 struct StatusAttemptBuilderRest {
     error_kind: Option<String>,
     http_status: Option<i64>,
@@ -9953,6 +10314,7 @@ impl<R> StatusAttemptBuilder<R> {
 }
 impl StatusAttemptBuilder<(i64, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> StatusAttempt {
         let (attempt, operation, system) = self.required;
         let rest = self.rest;
@@ -10018,6 +10380,7 @@ impl crate::sample::Sample for StatusChildren {
 }
 impl StatusChildren {
     /// Starts a [`StatusChildrenBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> StatusChildrenBuilder {
         StatusChildrenBuilder {
             required: (
@@ -10026,7 +10389,10 @@ impl StatusChildren {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: StatusChildrenBuilderRest::default(),
+            rest: StatusChildrenBuilderRest {
+                total: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10044,7 +10410,6 @@ pub struct StatusChildrenBuilder<
     required: R,
     rest: StatusChildrenBuilderRest,
 }
-#[derive(Default)]
 struct StatusChildrenBuilderRest {
     total: Option<i64>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -10119,6 +10484,7 @@ impl<R> StatusChildrenBuilder<R> {
 }
 impl StatusChildrenBuilder<(i64, i64, i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> StatusChildren {
         let (active, cancelled, completed, failed) = self.required;
         let rest = self.rest;
@@ -10166,10 +10532,14 @@ impl crate::sample::Sample for StatusHealth {
 }
 impl StatusHealth {
     /// Starts a [`StatusHealthBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> StatusHealthBuilder {
         StatusHealthBuilder {
             required: (crate::support::Unset,),
-            rest: StatusHealthBuilderRest::default(),
+            rest: StatusHealthBuilderRest {
+                reason: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10179,7 +10549,6 @@ pub struct StatusHealthBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: StatusHealthBuilderRest,
 }
-#[derive(Default)]
 struct StatusHealthBuilderRest {
     reason: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -10215,6 +10584,7 @@ impl<R> StatusHealthBuilder<R> {
 }
 impl StatusHealthBuilder<(StatusHealthLevel,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> StatusHealth {
         let (level,) = self.required;
         let rest = self.rest;
@@ -10302,10 +10672,15 @@ impl crate::sample::Sample for StatusProgress {
 }
 impl StatusProgress {
     /// Starts a [`StatusProgressBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> StatusProgressBuilder {
         StatusProgressBuilder {
             required: (crate::support::Unset,),
-            rest: StatusProgressBuilderRest::default(),
+            rest: StatusProgressBuilderRest {
+                total: None,
+                unit: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10315,7 +10690,6 @@ pub struct StatusProgressBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: StatusProgressBuilderRest,
 }
-#[derive(Default)]
 struct StatusProgressBuilderRest {
     total: Option<i64>,
     unit: Option<String>,
@@ -10354,6 +10728,7 @@ impl<R> StatusProgressBuilder<R> {
 }
 impl StatusProgressBuilder<(i64,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> StatusProgress {
         let (current,) = self.required;
         let rest = self.rest;
@@ -10404,10 +10779,15 @@ impl crate::sample::Sample for StatusStep {
 }
 impl StatusStep {
     /// Starts a [`StatusStepBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> StatusStepBuilder {
         StatusStepBuilder {
             required: (crate::support::Unset,),
-            rest: StatusStepBuilderRest::default(),
+            rest: StatusStepBuilderRest {
+                index: None,
+                total: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10417,7 +10797,6 @@ pub struct StatusStepBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: StatusStepBuilderRest,
 }
-#[derive(Default)]
 struct StatusStepBuilderRest {
     index: Option<i64>,
     total: Option<i64>,
@@ -10456,6 +10835,7 @@ impl<R> StatusStepBuilder<R> {
 }
 impl StatusStepBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> StatusStep {
         let (label,) = self.required;
         let rest = self.rest;
@@ -10500,10 +10880,13 @@ impl crate::sample::Sample for StreamRef {
 }
 impl StreamRef {
     /// Starts a [`StreamRefBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> StreamRefBuilder {
         StreamRefBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: StreamRefBuilderRest::default(),
+            rest: StreamRefBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10513,7 +10896,6 @@ pub struct StreamRefBuilder<R = (crate::support::Unset, crate::support::Unset)> 
     required: R,
     rest: StreamRefBuilderRest,
 }
-#[derive(Default)]
 struct StreamRefBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10550,6 +10932,7 @@ impl<R> StreamRefBuilder<R> {
 }
 impl StreamRefBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> StreamRef {
         let (id, kind) = self.required;
         let rest = self.rest;
@@ -10602,6 +10985,7 @@ impl crate::sample::Sample for SubscriptionUsage {
 }
 impl SubscriptionUsage {
     /// Starts a [`SubscriptionUsageBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SubscriptionUsageBuilder {
         SubscriptionUsageBuilder {
             required: (
@@ -10610,7 +10994,9 @@ impl SubscriptionUsage {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SubscriptionUsageBuilderRest::default(),
+            rest: SubscriptionUsageBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10628,7 +11014,6 @@ pub struct SubscriptionUsageBuilder<
     required: R,
     rest: SubscriptionUsageBuilderRest,
 }
-#[derive(Default)]
 struct SubscriptionUsageBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10699,6 +11084,7 @@ impl SubscriptionUsageBuilder<
     (i64, String, SubscriptionUsageWeekly, SubscriptionUsageWindow),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SubscriptionUsage {
         let (observed_at_ms, tier, weekly, window) = self.required;
         let rest = self.rest;
@@ -10746,10 +11132,13 @@ impl crate::sample::Sample for SubscriptionUsageWeekly {
 }
 impl SubscriptionUsageWeekly {
     /// Starts a [`SubscriptionUsageWeeklyBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SubscriptionUsageWeeklyBuilder {
         SubscriptionUsageWeeklyBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SubscriptionUsageWeeklyBuilderRest::default(),
+            rest: SubscriptionUsageWeeklyBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10761,7 +11150,6 @@ pub struct SubscriptionUsageWeeklyBuilder<
     required: R,
     rest: SubscriptionUsageWeeklyBuilderRest,
 }
-#[derive(Default)]
 struct SubscriptionUsageWeeklyBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10804,6 +11192,7 @@ impl<R> SubscriptionUsageWeeklyBuilder<R> {
 }
 impl SubscriptionUsageWeeklyBuilder<(i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SubscriptionUsageWeekly {
         let (resets_at_ms, used_percent) = self.required;
         let rest = self.rest;
@@ -10855,6 +11244,7 @@ impl crate::sample::Sample for SubscriptionUsageWindow {
 }
 impl SubscriptionUsageWindow {
     /// Starts a [`SubscriptionUsageWindowBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SubscriptionUsageWindowBuilder {
         SubscriptionUsageWindowBuilder {
             required: (
@@ -10862,7 +11252,9 @@ impl SubscriptionUsageWindow {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SubscriptionUsageWindowBuilderRest::default(),
+            rest: SubscriptionUsageWindowBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10874,7 +11266,6 @@ pub struct SubscriptionUsageWindowBuilder<
     required: R,
     rest: SubscriptionUsageWindowBuilderRest,
 }
-#[derive(Default)]
 struct SubscriptionUsageWindowBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10930,6 +11321,7 @@ impl<R> SubscriptionUsageWindowBuilder<R> {
 }
 impl SubscriptionUsageWindowBuilder<(i64, i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SubscriptionUsageWindow {
         let (resets_at_ms, used_percent, window_duration_mins) = self.required;
         let rest = self.rest;
@@ -10978,6 +11370,7 @@ impl crate::sample::Sample for SuccessResponse {
 }
 impl SuccessResponse {
     /// Starts a [`SuccessResponseBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SuccessResponseBuilder {
         SuccessResponseBuilder {
             required: (
@@ -10985,7 +11378,9 @@ impl SuccessResponse {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SuccessResponseBuilderRest::default(),
+            rest: SuccessResponseBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10997,7 +11392,6 @@ pub struct SuccessResponseBuilder<
     required: R,
     rest: SuccessResponseBuilderRest,
 }
-#[derive(Default)]
 struct SuccessResponseBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11055,6 +11449,7 @@ impl SuccessResponseBuilder<
     (RequestId, JsonRpcVersion, serde_json::Map<String, serde_json::Value>),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SuccessResponse {
         let (id, jsonrpc, result) = self.required;
         let rest = self.rest;
@@ -11104,10 +11499,14 @@ impl crate::sample::Sample for TodoItem {
 }
 impl TodoItem {
     /// Starts a [`TodoItemBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TodoItemBuilder {
         TodoItemBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: TodoItemBuilderRest::default(),
+            rest: TodoItemBuilderRest {
+                active_form: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -11117,7 +11516,6 @@ pub struct TodoItemBuilder<R = (crate::support::Unset, crate::support::Unset)> {
     required: R,
     rest: TodoItemBuilderRest,
 }
-#[derive(Default)]
 struct TodoItemBuilderRest {
     active_form: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -11163,6 +11561,7 @@ impl<R> TodoItemBuilder<R> {
 }
 impl TodoItemBuilder<(TodoStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TodoItem {
         let (status, text) = self.required;
         let rest = self.rest;
@@ -11212,6 +11611,7 @@ impl crate::sample::Sample for TodoListState {
 }
 impl TodoListState {
     /// Starts a [`TodoListStateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TodoListStateBuilder {
         TodoListStateBuilder {
             required: (
@@ -11219,7 +11619,9 @@ impl TodoListState {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TodoListStateBuilderRest::default(),
+            rest: TodoListStateBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -11231,7 +11633,6 @@ pub struct TodoListStateBuilder<
     required: R,
     rest: TodoListStateBuilderRest,
 }
-#[derive(Default)]
 struct TodoListStateBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11287,6 +11688,7 @@ impl<R> TodoListStateBuilder<R> {
 }
 impl TodoListStateBuilder<(Vec<TodoItem>, i64, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TodoListState {
         let (items, revision, source_tool) = self.required;
         let rest = self.rest;
@@ -11409,6 +11811,7 @@ impl crate::sample::Sample for TokenUsage {
 }
 impl TokenUsage {
     /// Starts a [`TokenUsageBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TokenUsageBuilder {
         TokenUsageBuilder {
             required: (
@@ -11417,7 +11820,11 @@ impl TokenUsage {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TokenUsageBuilderRest::default(),
+            rest: TokenUsageBuilderRest {
+                cache_read_tokens: None,
+                cache_write_tokens: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -11435,7 +11842,6 @@ pub struct TokenUsageBuilder<
     required: R,
     rest: TokenUsageBuilderRest,
 }
-#[derive(Default)]
 struct TokenUsageBuilderRest {
     cache_read_tokens: Option<i64>,
     cache_write_tokens: Option<i64>,
@@ -11516,6 +11922,7 @@ impl<R> TokenUsageBuilder<R> {
 }
 impl TokenUsageBuilder<(i64, i64, i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TokenUsage {
         let (cached_tokens, input_tokens, output_tokens, reasoning_tokens) = self
             .required;
@@ -11568,6 +11975,7 @@ impl crate::sample::Sample for ToolDisplayLabel {
 }
 impl ToolDisplayLabel {
     /// Starts a [`ToolDisplayLabelBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ToolDisplayLabelBuilder {
         ToolDisplayLabelBuilder {
             required: (
@@ -11575,7 +11983,9 @@ impl ToolDisplayLabel {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ToolDisplayLabelBuilderRest::default(),
+            rest: ToolDisplayLabelBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -11587,7 +11997,6 @@ pub struct ToolDisplayLabelBuilder<
     required: R,
     rest: ToolDisplayLabelBuilderRest,
 }
-#[derive(Default)]
 struct ToolDisplayLabelBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11643,6 +12052,7 @@ impl<R> ToolDisplayLabelBuilder<R> {
 }
 impl ToolDisplayLabelBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ToolDisplayLabel {
         let (active, done, neutral) = self.required;
         let rest = self.rest;
@@ -11692,10 +12102,14 @@ impl crate::sample::Sample for ToolReceiptCron {
 }
 impl ToolReceiptCron {
     /// Starts a [`ToolReceiptCronBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ToolReceiptCronBuilder {
         ToolReceiptCronBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ToolReceiptCronBuilderRest::default(),
+            rest: ToolReceiptCronBuilderRest {
+                details: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -11705,7 +12119,6 @@ pub struct ToolReceiptCronBuilder<R = (crate::support::Unset, crate::support::Un
     required: R,
     rest: ToolReceiptCronBuilderRest,
 }
-#[derive(Default)]
 struct ToolReceiptCronBuilderRest {
     details: Option<Box<CronReceipt>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -11754,6 +12167,7 @@ impl<R> ToolReceiptCronBuilder<R> {
 }
 impl ToolReceiptCronBuilder<(ToolReceiptOperation, ToolReceiptOutcome)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ToolReceiptCron {
         let (operation, outcome) = self.required;
         let rest = self.rest;
@@ -11803,10 +12217,14 @@ impl crate::sample::Sample for ToolReceiptCodeMode {
 }
 impl ToolReceiptCodeMode {
     /// Starts a [`ToolReceiptCodeModeBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ToolReceiptCodeModeBuilder {
         ToolReceiptCodeModeBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ToolReceiptCodeModeBuilderRest::default(),
+            rest: ToolReceiptCodeModeBuilderRest {
+                details: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -11818,7 +12236,6 @@ pub struct ToolReceiptCodeModeBuilder<
     required: R,
     rest: ToolReceiptCodeModeBuilderRest,
 }
-#[derive(Default)]
 struct ToolReceiptCodeModeBuilderRest {
     details: Option<Box<CodeModeReceipt>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -11867,6 +12284,7 @@ impl<R> ToolReceiptCodeModeBuilder<R> {
 }
 impl ToolReceiptCodeModeBuilder<(ToolReceiptOperation, ToolReceiptOutcome)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ToolReceiptCodeMode {
         let (operation, outcome) = self.required;
         let rest = self.rest;
@@ -12105,6 +12523,7 @@ impl crate::sample::Sample for TraceContext {
 }
 impl TraceContext {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             traceparent: None,
@@ -12115,10 +12534,15 @@ impl TraceContext {
 }
 impl TraceContext {
     /// Starts a [`TraceContextBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TraceContextBuilder {
         TraceContextBuilder {
             required: (),
-            rest: TraceContextBuilderRest::default(),
+            rest: TraceContextBuilderRest {
+                traceparent: None,
+                tracestate: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -12128,7 +12552,6 @@ pub struct TraceContextBuilder<R = ()> {
     required: R,
     rest: TraceContextBuilderRest,
 }
-#[derive(Default)]
 struct TraceContextBuilderRest {
     traceparent: Option<String>,
     tracestate: Option<String>,
@@ -12157,6 +12580,7 @@ impl<R> TraceContextBuilder<R> {
 }
 impl TraceContextBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TraceContext {
         let () = self.required;
         let rest = self.rest;
@@ -12200,10 +12624,13 @@ impl crate::sample::Sample for UnframedViewNotification {
 }
 impl UnframedViewNotification {
     /// Starts a [`UnframedViewNotificationBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UnframedViewNotificationBuilder {
         UnframedViewNotificationBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: UnframedViewNotificationBuilderRest::default(),
+            rest: UnframedViewNotificationBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -12215,7 +12642,6 @@ pub struct UnframedViewNotificationBuilder<
     required: R,
     rest: UnframedViewNotificationBuilderRest,
 }
-#[derive(Default)]
 struct UnframedViewNotificationBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -12258,6 +12684,7 @@ impl<R> UnframedViewNotificationBuilder<R> {
 }
 impl UnframedViewNotificationBuilder<(String, UnframedViewNotificationParams)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UnframedViewNotification {
         let (method, params) = self.required;
         let rest = self.rest;
@@ -12308,6 +12735,7 @@ impl crate::sample::Sample for UnframedViewNotificationParams {
 }
 impl UnframedViewNotificationParams {
     /// Starts a [`UnframedViewNotificationParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UnframedViewNotificationParamsBuilder {
         UnframedViewNotificationParamsBuilder {
             required: (
@@ -12315,7 +12743,9 @@ impl UnframedViewNotificationParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UnframedViewNotificationParamsBuilderRest::default(),
+            rest: UnframedViewNotificationParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -12327,7 +12757,6 @@ pub struct UnframedViewNotificationParamsBuilder<
     required: R,
     rest: UnframedViewNotificationParamsBuilderRest,
 }
-#[derive(Default)]
 struct UnframedViewNotificationParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -12383,6 +12812,7 @@ impl<R> UnframedViewNotificationParamsBuilder<R> {
 }
 impl UnframedViewNotificationParamsBuilder<(String, SourceRange, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UnframedViewNotificationParams {
         let (session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
@@ -12468,10 +12898,13 @@ impl crate::sample::Sample for WebSearchHit {
 #[cfg(feature = "experimental")]
 impl WebSearchHit {
     /// Starts a [`WebSearchHitBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WebSearchHitBuilder {
         WebSearchHitBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: WebSearchHitBuilderRest::default(),
+            rest: WebSearchHitBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -12483,7 +12916,6 @@ pub struct WebSearchHitBuilder<R = (crate::support::Unset, crate::support::Unset
     rest: WebSearchHitBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct WebSearchHitBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -12524,6 +12956,7 @@ impl<R> WebSearchHitBuilder<R> {
 #[cfg(feature = "experimental")]
 impl WebSearchHitBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WebSearchHit {
         let (title, url) = self.required;
         let rest = self.rest;

@@ -60,6 +60,7 @@ impl crate::sample::Sample for ComputerUseSettings {
 }
 impl ComputerUseSettings {
     /// Starts a [`ComputerUseSettingsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseSettingsBuilder {
         ComputerUseSettingsBuilder {
             required: (
@@ -67,7 +68,11 @@ impl ComputerUseSettings {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ComputerUseSettingsBuilderRest::default(),
+            rest: ComputerUseSettingsBuilderRest {
+                apps: None,
+                installed_apps: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -79,7 +84,6 @@ pub struct ComputerUseSettingsBuilder<
     required: R,
     rest: ComputerUseSettingsBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseSettingsBuilderRest {
     apps: Option<Vec<ComputerUseApp>>,
     installed_apps: Option<Vec<ComputerUseInstalledApp>>,
@@ -152,6 +156,7 @@ impl ComputerUseSettingsBuilder<
     (Vec<ComputerUseBlockedApp>, ComputerUseChoice, ComputerUseChoice),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseSettings {
         let (blocked_apps, computer_control, screenshots) = self.required;
         let rest = self.rest;
@@ -200,6 +205,7 @@ impl crate::sample::Sample for ComputerUseSettingsReadParams {
 }
 impl ComputerUseSettingsReadParams {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             installed: None,
@@ -210,10 +216,15 @@ impl ComputerUseSettingsReadParams {
 }
 impl ComputerUseSettingsReadParams {
     /// Starts a [`ComputerUseSettingsReadParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseSettingsReadParamsBuilder {
         ComputerUseSettingsReadParamsBuilder {
             required: (),
-            rest: ComputerUseSettingsReadParamsBuilderRest::default(),
+            rest: ComputerUseSettingsReadParamsBuilderRest {
+                installed: None,
+                show_built_ins: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -223,7 +234,6 @@ pub struct ComputerUseSettingsReadParamsBuilder<R = ()> {
     required: R,
     rest: ComputerUseSettingsReadParamsBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseSettingsReadParamsBuilderRest {
     installed: Option<bool>,
     show_built_ins: Option<bool>,
@@ -252,6 +262,7 @@ impl<R> ComputerUseSettingsReadParamsBuilder<R> {
 }
 impl ComputerUseSettingsReadParamsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseSettingsReadParams {
         let () = self.required;
         let rest = self.rest;
@@ -325,6 +336,7 @@ impl crate::sample::Sample for ComputerUseSettingsUpdateParams {
 }
 impl ComputerUseSettingsUpdateParams {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             apps: None,
@@ -338,10 +350,18 @@ impl ComputerUseSettingsUpdateParams {
 }
 impl ComputerUseSettingsUpdateParams {
     /// Starts a [`ComputerUseSettingsUpdateParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseSettingsUpdateParamsBuilder {
         ComputerUseSettingsUpdateParamsBuilder {
             required: (),
-            rest: ComputerUseSettingsUpdateParamsBuilderRest::default(),
+            rest: ComputerUseSettingsUpdateParamsBuilderRest {
+                apps: None,
+                block_apps: None,
+                computer_control: None,
+                screenshots: None,
+                unblock_apps: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -351,7 +371,6 @@ pub struct ComputerUseSettingsUpdateParamsBuilder<R = ()> {
     required: R,
     rest: ComputerUseSettingsUpdateParamsBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseSettingsUpdateParamsBuilderRest {
     apps: Option<Vec<ComputerUseAppPatch>>,
     block_apps: Option<Vec<String>>,
@@ -401,6 +420,7 @@ impl<R> ComputerUseSettingsUpdateParamsBuilder<R> {
 }
 impl ComputerUseSettingsUpdateParamsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseSettingsUpdateParams {
         let () = self.required;
         let rest = self.rest;

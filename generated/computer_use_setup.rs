@@ -36,10 +36,14 @@ impl crate::sample::Sample for ComputerUseSetupChanged {
 }
 impl ComputerUseSetupChanged {
     /// Starts a [`ComputerUseSetupChangedBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseSetupChangedBuilder {
         ComputerUseSetupChangedBuilder {
             required: (crate::support::Unset,),
-            rest: ComputerUseSetupChangedBuilderRest::default(),
+            rest: ComputerUseSetupChangedBuilderRest {
+                session_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -49,7 +53,6 @@ pub struct ComputerUseSetupChangedBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ComputerUseSetupChangedBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseSetupChangedBuilderRest {
     session_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -85,6 +88,7 @@ impl<R> ComputerUseSetupChangedBuilder<R> {
 }
 impl ComputerUseSetupChangedBuilder<(ComputerUseSetupState,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseSetupChanged {
         let (state,) = self.required;
         let rest = self.rest;
@@ -159,6 +163,7 @@ impl crate::sample::Sample for ComputerUseSetupReadParams {
 }
 impl ComputerUseSetupReadParams {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             session_id: None,
@@ -168,10 +173,14 @@ impl ComputerUseSetupReadParams {
 }
 impl ComputerUseSetupReadParams {
     /// Starts a [`ComputerUseSetupReadParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseSetupReadParamsBuilder {
         ComputerUseSetupReadParamsBuilder {
             required: (),
-            rest: ComputerUseSetupReadParamsBuilderRest::default(),
+            rest: ComputerUseSetupReadParamsBuilderRest {
+                session_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -181,7 +190,6 @@ pub struct ComputerUseSetupReadParamsBuilder<R = ()> {
     required: R,
     rest: ComputerUseSetupReadParamsBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseSetupReadParamsBuilderRest {
     session_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -204,6 +212,7 @@ impl<R> ComputerUseSetupReadParamsBuilder<R> {
 }
 impl ComputerUseSetupReadParamsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseSetupReadParams {
         let () = self.required;
         let rest = self.rest;
@@ -248,10 +257,14 @@ impl crate::sample::Sample for ComputerUseSetupStartParams {
 }
 impl ComputerUseSetupStartParams {
     /// Starts a [`ComputerUseSetupStartParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseSetupStartParamsBuilder {
         ComputerUseSetupStartParamsBuilder {
             required: (crate::support::Unset,),
-            rest: ComputerUseSetupStartParamsBuilderRest::default(),
+            rest: ComputerUseSetupStartParamsBuilderRest {
+                session_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -261,7 +274,6 @@ pub struct ComputerUseSetupStartParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ComputerUseSetupStartParamsBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseSetupStartParamsBuilderRest {
     session_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -297,6 +309,7 @@ impl<R> ComputerUseSetupStartParamsBuilder<R> {
 }
 impl ComputerUseSetupStartParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseSetupStartParams {
         let (command_id,) = self.required;
         let rest = self.rest;
@@ -370,6 +383,7 @@ impl crate::sample::Sample for ComputerUseSetupState {
 }
 impl ComputerUseSetupState {
     /// Starts a [`ComputerUseSetupStateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ComputerUseSetupStateBuilder {
         ComputerUseSetupStateBuilder {
             required: (
@@ -378,7 +392,11 @@ impl ComputerUseSetupState {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ComputerUseSetupStateBuilderRest::default(),
+            rest: ComputerUseSetupStateBuilderRest {
+                message: None,
+                refused: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -396,7 +414,6 @@ pub struct ComputerUseSetupStateBuilder<
     required: R,
     rest: ComputerUseSetupStateBuilderRest,
 }
-#[derive(Default)]
 struct ComputerUseSetupStateBuilderRest {
     message: Option<String>,
     refused: Option<String>,
@@ -484,6 +501,7 @@ impl ComputerUseSetupStateBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ComputerUseSetupState {
         let (accessibility, input_monitoring, screen_recording, setup) = self.required;
         let rest = self.rest;

@@ -159,6 +159,7 @@ impl crate::sample::Sample for FeedbackSubmitParams {
 }
 impl FeedbackSubmitParams {
     /// Starts a [`FeedbackSubmitParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> FeedbackSubmitParamsBuilder {
         FeedbackSubmitParamsBuilder {
             required: (
@@ -166,7 +167,12 @@ impl FeedbackSubmitParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: FeedbackSubmitParamsBuilderRest::default(),
+            rest: FeedbackSubmitParamsBuilderRest {
+                attach_session_record: None,
+                client_artifacts_path: None,
+                session_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -178,7 +184,6 @@ pub struct FeedbackSubmitParamsBuilder<
     required: R,
     rest: FeedbackSubmitParamsBuilderRest,
 }
-#[derive(Default)]
 struct FeedbackSubmitParamsBuilderRest {
     attach_session_record: Option<bool>,
     client_artifacts_path: Option<String>,
@@ -258,6 +263,7 @@ impl<R> FeedbackSubmitParamsBuilder<R> {
 }
 impl FeedbackSubmitParamsBuilder<(FeedbackClassification, String, bool)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> FeedbackSubmitParams {
         let (classification, note, with_files) = self.required;
         let rest = self.rest;
@@ -364,6 +370,7 @@ impl crate::sample::Sample for FeedbackSubmitResult {
 }
 impl FeedbackSubmitResult {
     /// Starts a [`FeedbackSubmitResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> FeedbackSubmitResultBuilder {
         FeedbackSubmitResultBuilder {
             required: (
@@ -372,7 +379,15 @@ impl FeedbackSubmitResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: FeedbackSubmitResultBuilderRest::default(),
+            rest: FeedbackSubmitResultBuilderRest {
+                cause: None,
+                local_tracing_note: None,
+                retry_after_ms: None,
+                session_note: None,
+                task_id: None,
+                upload_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -390,7 +405,6 @@ pub struct FeedbackSubmitResultBuilder<
     required: R,
     rest: FeedbackSubmitResultBuilderRest,
 }
-#[derive(Default)]
 struct FeedbackSubmitResultBuilderRest {
     cause: Option<String>,
     local_tracing_note: Option<String>,
@@ -495,6 +509,7 @@ impl<R> FeedbackSubmitResultBuilder<R> {
 }
 impl FeedbackSubmitResultBuilder<(String, FeedbackSubmitOutcome, bool, bool)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> FeedbackSubmitResult {
         let (bundle_path, outcome, session_record_attached, session_record_truncated) = self
             .required;

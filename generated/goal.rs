@@ -71,6 +71,7 @@ impl crate::sample::Sample for Goal {
 }
 impl Goal {
     /// Starts a [`GoalBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> GoalBuilder {
         GoalBuilder {
             required: (
@@ -78,7 +79,13 @@ impl Goal {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: GoalBuilderRest::default(),
+            rest: GoalBuilderRest {
+                created_at_ms: None,
+                current_work: None,
+                next_work: None,
+                updated_at_ms: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -90,7 +97,6 @@ pub struct GoalBuilder<
     required: R,
     rest: GoalBuilderRest,
 }
-#[derive(Default)]
 struct GoalBuilderRest {
     created_at_ms: Option<i64>,
     current_work: Option<String>,
@@ -167,6 +173,7 @@ impl<R> GoalBuilder<R> {
 }
 impl GoalBuilder<(String, i64, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> Goal {
         let (objective, percent_complete, status) = self.required;
         let rest = self.rest;
@@ -217,10 +224,13 @@ impl crate::sample::Sample for GoalClearParams {
 }
 impl GoalClearParams {
     /// Starts a [`GoalClearParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> GoalClearParamsBuilder {
         GoalClearParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: GoalClearParamsBuilderRest::default(),
+            rest: GoalClearParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -230,7 +240,6 @@ pub struct GoalClearParamsBuilder<R = (crate::support::Unset, crate::support::Un
     required: R,
     rest: GoalClearParamsBuilderRest,
 }
-#[derive(Default)]
 struct GoalClearParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -273,6 +282,7 @@ impl<R> GoalClearParamsBuilder<R> {
 }
 impl GoalClearParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> GoalClearParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -322,10 +332,14 @@ impl crate::sample::Sample for GoalCommandResult {
 }
 impl GoalCommandResult {
     /// Starts a [`GoalCommandResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> GoalCommandResultBuilder {
         GoalCommandResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: GoalCommandResultBuilderRest::default(),
+            rest: GoalCommandResultBuilderRest {
+                turn_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -335,7 +349,6 @@ pub struct GoalCommandResultBuilder<R = (crate::support::Unset, crate::support::
     required: R,
     rest: GoalCommandResultBuilderRest,
 }
-#[derive(Default)]
 struct GoalCommandResultBuilderRest {
     turn_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -384,6 +397,7 @@ impl<R> GoalCommandResultBuilder<R> {
 }
 impl GoalCommandResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> GoalCommandResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -434,6 +448,7 @@ impl crate::sample::Sample for GoalEditParams {
 }
 impl GoalEditParams {
     /// Starts a [`GoalEditParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> GoalEditParamsBuilder {
         GoalEditParamsBuilder {
             required: (
@@ -441,7 +456,9 @@ impl GoalEditParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: GoalEditParamsBuilderRest::default(),
+            rest: GoalEditParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -453,7 +470,6 @@ pub struct GoalEditParamsBuilder<
     required: R,
     rest: GoalEditParamsBuilderRest,
 }
-#[derive(Default)]
 struct GoalEditParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -509,6 +525,7 @@ impl<R> GoalEditParamsBuilder<R> {
 }
 impl GoalEditParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> GoalEditParams {
         let (command_id, objective, session_id) = self.required;
         let rest = self.rest;
@@ -555,10 +572,13 @@ impl crate::sample::Sample for GoalPauseParams {
 }
 impl GoalPauseParams {
     /// Starts a [`GoalPauseParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> GoalPauseParamsBuilder {
         GoalPauseParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: GoalPauseParamsBuilderRest::default(),
+            rest: GoalPauseParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -568,7 +588,6 @@ pub struct GoalPauseParamsBuilder<R = (crate::support::Unset, crate::support::Un
     required: R,
     rest: GoalPauseParamsBuilderRest,
 }
-#[derive(Default)]
 struct GoalPauseParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -611,6 +630,7 @@ impl<R> GoalPauseParamsBuilder<R> {
 }
 impl GoalPauseParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> GoalPauseParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -656,10 +676,13 @@ impl crate::sample::Sample for GoalResumeParams {
 }
 impl GoalResumeParams {
     /// Starts a [`GoalResumeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> GoalResumeParamsBuilder {
         GoalResumeParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: GoalResumeParamsBuilderRest::default(),
+            rest: GoalResumeParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -669,7 +692,6 @@ pub struct GoalResumeParamsBuilder<R = (crate::support::Unset, crate::support::U
     required: R,
     rest: GoalResumeParamsBuilderRest,
 }
-#[derive(Default)]
 struct GoalResumeParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -712,6 +734,7 @@ impl<R> GoalResumeParamsBuilder<R> {
 }
 impl GoalResumeParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> GoalResumeParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -761,6 +784,7 @@ impl crate::sample::Sample for GoalSetParams {
 }
 impl GoalSetParams {
     /// Starts a [`GoalSetParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> GoalSetParamsBuilder {
         GoalSetParamsBuilder {
             required: (
@@ -768,7 +792,9 @@ impl GoalSetParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: GoalSetParamsBuilderRest::default(),
+            rest: GoalSetParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -780,7 +806,6 @@ pub struct GoalSetParamsBuilder<
     required: R,
     rest: GoalSetParamsBuilderRest,
 }
-#[derive(Default)]
 struct GoalSetParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -836,6 +861,7 @@ impl<R> GoalSetParamsBuilder<R> {
 }
 impl GoalSetParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> GoalSetParams {
         let (command_id, objective, session_id) = self.required;
         let rest = self.rest;

@@ -44,6 +44,7 @@ impl crate::sample::Sample for HookCatalogEntry {
 }
 impl HookCatalogEntry {
     /// Starts a [`HookCatalogEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> HookCatalogEntryBuilder {
         HookCatalogEntryBuilder {
             required: (
@@ -52,7 +53,9 @@ impl HookCatalogEntry {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: HookCatalogEntryBuilderRest::default(),
+            rest: HookCatalogEntryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -70,7 +73,6 @@ pub struct HookCatalogEntryBuilder<
     required: R,
     rest: HookCatalogEntryBuilderRest,
 }
-#[derive(Default)]
 struct HookCatalogEntryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -139,6 +141,7 @@ impl<R> HookCatalogEntryBuilder<R> {
 }
 impl HookCatalogEntryBuilder<(bool, HookEventName, HookHandlerKind, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> HookCatalogEntry {
         let (enabled, event, handler_kind, key) = self.required;
         let rest = self.rest;
@@ -305,10 +308,13 @@ impl crate::sample::Sample for HookListParams {
 }
 impl HookListParams {
     /// Starts a [`HookListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> HookListParamsBuilder {
         HookListParamsBuilder {
             required: (crate::support::Unset,),
-            rest: HookListParamsBuilderRest::default(),
+            rest: HookListParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -318,7 +324,6 @@ pub struct HookListParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: HookListParamsBuilderRest,
 }
-#[derive(Default)]
 struct HookListParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -348,6 +353,7 @@ impl<R> HookListParamsBuilder<R> {
 }
 impl HookListParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> HookListParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -382,10 +388,13 @@ impl crate::sample::Sample for HookListResult {
 }
 impl HookListResult {
     /// Starts a [`HookListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> HookListResultBuilder {
         HookListResultBuilder {
             required: (crate::support::Unset,),
-            rest: HookListResultBuilderRest::default(),
+            rest: HookListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -395,7 +404,6 @@ pub struct HookListResultBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: HookListResultBuilderRest,
 }
-#[derive(Default)]
 struct HookListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -425,6 +433,7 @@ impl<R> HookListResultBuilder<R> {
 }
 impl HookListResultBuilder<(Vec<HookCatalogEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> HookListResult {
         let (hooks,) = self.required;
         let rest = self.rest;

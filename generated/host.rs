@@ -35,10 +35,13 @@ impl crate::sample::Sample for HostReadLimitsResult {
 #[cfg(feature = "experimental")]
 impl HostReadLimitsResult {
     /// Starts a [`HostReadLimitsResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> HostReadLimitsResultBuilder {
         HostReadLimitsResultBuilder {
             required: (crate::support::Unset,),
-            rest: HostReadLimitsResultBuilderRest::default(),
+            rest: HostReadLimitsResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -50,7 +53,6 @@ pub struct HostReadLimitsResultBuilder<R = (crate::support::Unset,)> {
     rest: HostReadLimitsResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct HostReadLimitsResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -83,6 +85,7 @@ impl<R> HostReadLimitsResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl HostReadLimitsResultBuilder<(SessionLimits,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> HostReadLimitsResult {
         let (max_limits,) = self.required;
         let rest = self.rest;

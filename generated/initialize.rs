@@ -37,10 +37,14 @@ impl crate::sample::Sample for InitializeParams {
 }
 impl InitializeParams {
     /// Starts a [`InitializeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> InitializeParamsBuilder {
         InitializeParamsBuilder {
             required: (crate::support::Unset,),
-            rest: InitializeParamsBuilderRest::default(),
+            rest: InitializeParamsBuilderRest {
+                capabilities: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -50,7 +54,6 @@ pub struct InitializeParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: InitializeParamsBuilderRest,
 }
-#[derive(Default)]
 struct InitializeParamsBuilderRest {
     capabilities: Option<Box<ClientCapabilities>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -86,6 +89,7 @@ impl<R> InitializeParamsBuilder<R> {
 }
 impl InitializeParamsBuilder<(ClientInfo,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> InitializeParams {
         let (client_info,) = self.required;
         let rest = self.rest;
@@ -221,6 +225,7 @@ impl crate::sample::Sample for InitializeResult {
 }
 impl InitializeResult {
     /// Starts a [`InitializeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> InitializeResultBuilder {
         InitializeResultBuilder {
             required: (
@@ -233,7 +238,14 @@ impl InitializeResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: InitializeResultBuilderRest::default(),
+            rest: InitializeResultBuilderRest {
+                #[cfg(feature = "experimental")]
+                max_limits: None,
+                sandbox_availability: None,
+                sandbox_unavailable_reason: None,
+                session_durability: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -255,7 +267,6 @@ pub struct InitializeResultBuilder<
     required: R,
     rest: InitializeResultBuilderRest,
 }
-#[derive(Default)]
 struct InitializeResultBuilderRest {
     #[cfg(feature = "experimental")]
     max_limits: Option<Box<SessionLimits>>,
@@ -486,6 +497,7 @@ impl InitializeResultBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> InitializeResult {
         let (
             experimental_api,

@@ -8,6 +8,7 @@ use serde::Serialize;
 #[non_exhaustive]
 pub struct Item {
     /// `webSearch`: the kind of search action performed, as reported by the provider.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
     /// `subagent`: path of the agent definition the child was spawned from.
@@ -189,6 +190,7 @@ pub struct Item {
     #[serde(rename = "patchSummary", default, skip_serializing_if = "Option::is_none")]
     pub patch_summary: Option<PatchSummary>,
     /// `webSearch`: the text searched for inside a page, when the action was a find-in-page.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
     /// `workflow`: `true` while the run is paused; absent otherwise (never `false`).
@@ -198,12 +200,15 @@ pub struct Item {
     #[serde(rename = "providerItemId", default, skip_serializing_if = "Option::is_none")]
     pub provider_item_id: Option<String>,
     /// `webSearch`: status string reported by the provider for the search.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "providerStatus", default, skip_serializing_if = "Option::is_none")]
     pub provider_status: Option<String>,
     /// `webSearch`: the search query.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// `webSearch`: the provider's raw item as a JSON string, for clients that want details not modelled here.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "rawItem", default, skip_serializing_if = "Option::is_none")]
     pub raw_item: Option<String>,
     /// `compaction`: why it did nothing or failed, as a snake_case code such as `"no_compactable_history"`. `hookRun`: short reason for how the run ended.
@@ -258,12 +263,14 @@ pub struct Item {
     #[serde(rename = "scriptId", default, skip_serializing_if = "Option::is_none")]
     pub script_id: Option<String>,
     /// `skillRead`: selector of the skill that was read.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
     /// `sideChat`: session id of the side chat; read it with `session/read` or `view/page`.
     #[serde(rename = "sideSessionId", default, skip_serializing_if = "Option::is_none")]
     pub side_session_id: Option<String>,
     /// `skillRead`: where the skill that was read comes from (bundled, user, project or plugin).
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Lifecycle state; anything other than `inProgress` is final.
@@ -354,6 +361,7 @@ pub struct Item {
     #[serde(rename = "turnId", default, skip_serializing_if = "Tristate::is_absent")]
     pub turn_id: Tristate<String>,
     /// `webSearch`: the page address involved in the action, when it targeted a specific page.
+    #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// `subagent`: tokens used by the child plus any agents it spawned, refreshed while it runs; absent until the first report. These are not added to the session's cumulative totals.
@@ -374,7 +382,7 @@ pub struct Item {
 }
 crate::support::impl_deserialize!(
     Item {
-        optional action = "action",
+        #[cfg(feature = "experimental")] optional action = "action",
         optional agent_path = "agentPath",
         optional approval_id = "approvalId",
         optional args = "args",
@@ -425,12 +433,12 @@ crate::support::impl_deserialize!(
         optional output_ref = "outputRef",
         optional patch_ref = "patchRef",
         optional patch_summary = "patchSummary",
-        optional pattern = "pattern",
+        #[cfg(feature = "experimental")] optional pattern = "pattern",
         optional paused = "paused",
         optional provider_item_id = "providerItemId",
-        optional provider_status = "providerStatus",
-        optional query = "query",
-        optional raw_item = "rawItem",
+        #[cfg(feature = "experimental")] optional provider_status = "providerStatus",
+        #[cfg(feature = "experimental")] optional query = "query",
+        #[cfg(feature = "experimental")] optional raw_item = "rawItem",
         optional reason = "reason",
         optional recorded_at = "recordedAt",
         optional reminder_agent_id = "reminderAgentId",
@@ -444,9 +452,9 @@ crate::support::impl_deserialize!(
         optional run_status = "runStatus",
         optional scheduled_fire_at_ms = "scheduledFireAtMs",
         optional script_id = "scriptId",
-        optional selector = "selector",
+        #[cfg(feature = "experimental")] optional selector = "selector",
         optional side_session_id = "sideSessionId",
-        optional source = "source",
+        #[cfg(feature = "experimental")] optional source = "source",
         required status = "status",
         optional status_attempt = "statusAttempt",
         optional status_children = "statusChildren",
@@ -473,7 +481,7 @@ crate::support::impl_deserialize!(
         optional trigger_source = "triggerSource",
         optional truncated = "truncated",
         tristate turn_id = "turnId",
-        optional url = "url",
+        #[cfg(feature = "experimental")] optional url = "url",
         optional usage = "usage",
         optional visible_output = "visibleOutput",
         optional work_id = "workId",
@@ -485,6 +493,7 @@ impl crate::sample::Sample for Item {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
+            #[cfg(feature = "experimental")]
             action: if g.present() { Some(g.nested()) } else { None },
             agent_path: if g.present() { Some(g.nested()) } else { None },
             approval_id: if g.present() { Some(g.nested()) } else { None },
@@ -549,11 +558,15 @@ impl crate::sample::Sample for Item {
             output_ref: if g.present() { Some(Box::new(g.nested())) } else { None },
             patch_ref: if g.present() { Some(Box::new(g.nested())) } else { None },
             patch_summary: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             pattern: if g.present() { Some(g.nested()) } else { None },
             paused: if g.present() { Some(g.nested()) } else { None },
             provider_item_id: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             provider_status: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             query: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             raw_item: if g.present() { Some(g.nested()) } else { None },
             reason: if g.present() { Some(g.nested()) } else { None },
             recorded_at: if g.present() { Some(g.nested()) } else { None },
@@ -573,8 +586,10 @@ impl crate::sample::Sample for Item {
                 None
             },
             script_id: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             selector: if g.present() { Some(g.nested()) } else { None },
             side_session_id: if g.present() { Some(g.nested()) } else { None },
+            #[cfg(feature = "experimental")]
             source: if g.present() { Some(g.nested()) } else { None },
             status: g.nested(),
             status_attempt: if g.present() { Some(Box::new(g.nested())) } else { None },
@@ -611,6 +626,7 @@ impl crate::sample::Sample for Item {
                 _ if g.present() => Tristate::Value(g.nested()),
                 _ => Tristate::Absent,
             },
+            #[cfg(feature = "experimental")]
             url: if g.present() { Some(g.nested()) } else { None },
             usage: if g.present() { Some(Box::new(g.nested())) } else { None },
             visible_output: if g.present() { Some(g.nested()) } else { None },
@@ -731,6 +747,7 @@ impl crate::sample::Sample for Item {
 }
 impl Item {
     /// Starts a [`ItemBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ItemBuilder {
         ItemBuilder {
             required: (
@@ -739,7 +756,119 @@ impl Item {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ItemBuilderRest::default(),
+            rest: ItemBuilderRest {
+                #[cfg(feature = "experimental")]
+                action: None,
+                agent_path: None,
+                approval_id: None,
+                args: None,
+                attachments: None,
+                background: None,
+                background_initiator: None,
+                #[cfg(feature = "experimental")]
+                background_status: None,
+                background_terminal_completion: None,
+                blocking: None,
+                call_id: None,
+                child_prompt_refs: None,
+                child_session_id: None,
+                child_session_log_path: None,
+                children: None,
+                command_id: None,
+                command_text: None,
+                control_status: None,
+                cut_off: None,
+                damaged_range: None,
+                declared_phase: None,
+                delivery_number: None,
+                depth: None,
+                display_label: None,
+                display_text: None,
+                duration_ms: None,
+                entry_id: None,
+                event: None,
+                exit_code: None,
+                exit_signal: None,
+                failure_kind: None,
+                failure_reason: None,
+                fallback_text: None,
+                final_summary: None,
+                generation_id: None,
+                hook_key: None,
+                job_id: None,
+                label: None,
+                message: None,
+                message_phase: None,
+                model_visible_content: None,
+                monitor_description: None,
+                monitor_id: None,
+                next_fire_at_ms: None,
+                objective: None,
+                outcome: None,
+                output_ref: None,
+                patch_ref: None,
+                patch_summary: None,
+                #[cfg(feature = "experimental")]
+                pattern: None,
+                paused: None,
+                provider_item_id: None,
+                #[cfg(feature = "experimental")]
+                provider_status: None,
+                #[cfg(feature = "experimental")]
+                query: None,
+                #[cfg(feature = "experimental")]
+                raw_item: None,
+                reason: None,
+                recorded_at: None,
+                reminder_agent_id: None,
+                replay_hint: None,
+                result: None,
+                #[cfg(feature = "experimental")]
+                results: None,
+                resume_from_run_id: None,
+                retracted: None,
+                role: None,
+                run_status: None,
+                scheduled_fire_at_ms: None,
+                script_id: None,
+                #[cfg(feature = "experimental")]
+                selector: None,
+                side_session_id: None,
+                #[cfg(feature = "experimental")]
+                source: None,
+                status_attempt: None,
+                status_children: None,
+                status_health: None,
+                status_line: None,
+                status_phase: None,
+                status_progress: None,
+                status_step: None,
+                steered: None,
+                stop_available: None,
+                strategy_id: None,
+                subagent_id: None,
+                summarized_through: None,
+                summary: None,
+                task_id: None,
+                terminal_row_after_item_id: None,
+                text: None,
+                token_budget: None,
+                tokens_after: None,
+                tokens_before: None,
+                tool: None,
+                tool_receipt: None,
+                trigger: None,
+                trigger_source: None,
+                truncated: None,
+                turn_id: crate::Tristate::Absent,
+                #[cfg(feature = "experimental")]
+                url: None,
+                usage: None,
+                visible_output: None,
+                work_id: None,
+                workflow_run_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -757,8 +886,8 @@ pub struct ItemBuilder<
     required: R,
     rest: ItemBuilderRest,
 }
-#[derive(Default)]
 struct ItemBuilderRest {
+    #[cfg(feature = "experimental")]
     action: Option<String>,
     agent_path: Option<String>,
     approval_id: Option<String>,
@@ -809,11 +938,15 @@ struct ItemBuilderRest {
     output_ref: Option<Box<OutputRef>>,
     patch_ref: Option<Box<OutputRef>>,
     patch_summary: Option<PatchSummary>,
+    #[cfg(feature = "experimental")]
     pattern: Option<String>,
     paused: Option<bool>,
     provider_item_id: Option<String>,
+    #[cfg(feature = "experimental")]
     provider_status: Option<String>,
+    #[cfg(feature = "experimental")]
     query: Option<String>,
+    #[cfg(feature = "experimental")]
     raw_item: Option<String>,
     reason: Option<String>,
     recorded_at: Option<String>,
@@ -828,8 +961,10 @@ struct ItemBuilderRest {
     run_status: Option<HookRunStatus>,
     scheduled_fire_at_ms: Option<i64>,
     script_id: Option<String>,
+    #[cfg(feature = "experimental")]
     selector: Option<String>,
     side_session_id: Option<String>,
+    #[cfg(feature = "experimental")]
     source: Option<String>,
     status_attempt: Option<Box<StatusAttempt>>,
     status_children: Option<Box<StatusChildren>>,
@@ -856,6 +991,7 @@ struct ItemBuilderRest {
     trigger_source: Option<String>,
     truncated: Option<bool>,
     turn_id: Tristate<String>,
+    #[cfg(feature = "experimental")]
     url: Option<String>,
     usage: Option<Box<TokenUsage>>,
     visible_output: Option<String>,
@@ -911,6 +1047,7 @@ impl<T0, T1, T2> ItemBuilder<(T0, T1, T2, crate::support::Unset)> {
 }
 impl<R> ItemBuilder<R> {
     /// Sets (else it is left out) `action`.
+    #[cfg(feature = "experimental")]
     pub fn action(mut self, action: impl Into<String>) -> Self {
         self.rest.action = Some(action.into());
         self
@@ -1186,6 +1323,7 @@ impl<R> ItemBuilder<R> {
         self
     }
     /// Sets (else it is left out) `pattern`.
+    #[cfg(feature = "experimental")]
     pub fn pattern(mut self, pattern: impl Into<String>) -> Self {
         self.rest.pattern = Some(pattern.into());
         self
@@ -1201,16 +1339,19 @@ impl<R> ItemBuilder<R> {
         self
     }
     /// Sets (else it is left out) `providerStatus`.
+    #[cfg(feature = "experimental")]
     pub fn provider_status(mut self, provider_status: impl Into<String>) -> Self {
         self.rest.provider_status = Some(provider_status.into());
         self
     }
     /// Sets (else it is left out) `query`.
+    #[cfg(feature = "experimental")]
     pub fn query(mut self, query: impl Into<String>) -> Self {
         self.rest.query = Some(query.into());
         self
     }
     /// Sets (else it is left out) `rawItem`.
+    #[cfg(feature = "experimental")]
     pub fn raw_item(mut self, raw_item: impl Into<String>) -> Self {
         self.rest.raw_item = Some(raw_item.into());
         self
@@ -1277,6 +1418,7 @@ impl<R> ItemBuilder<R> {
         self
     }
     /// Sets (else it is left out) `selector`.
+    #[cfg(feature = "experimental")]
     pub fn selector(mut self, selector: impl Into<String>) -> Self {
         self.rest.selector = Some(selector.into());
         self
@@ -1287,6 +1429,7 @@ impl<R> ItemBuilder<R> {
         self
     }
     /// Sets (else it is left out) `source`.
+    #[cfg(feature = "experimental")]
     pub fn source(mut self, source: impl Into<String>) -> Self {
         self.rest.source = Some(source.into());
         self
@@ -1431,6 +1574,7 @@ impl<R> ItemBuilder<R> {
         self
     }
     /// Sets (else it is left out) `url`.
+    #[cfg(feature = "experimental")]
     pub fn url(mut self, url: impl Into<String>) -> Self {
         self.rest.url = Some(url.into());
         self
@@ -1467,6 +1611,7 @@ impl<R> ItemBuilder<R> {
 }
 impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> Item {
         let (item_id, kind, revision, status) = self.required;
         let rest = self.rest;
@@ -1475,6 +1620,7 @@ impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
             kind,
             revision,
             status,
+            #[cfg(feature = "experimental")]
             action: rest.action,
             agent_path: rest.agent_path,
             approval_id: rest.approval_id,
@@ -1525,11 +1671,15 @@ impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
             output_ref: rest.output_ref,
             patch_ref: rest.patch_ref,
             patch_summary: rest.patch_summary,
+            #[cfg(feature = "experimental")]
             pattern: rest.pattern,
             paused: rest.paused,
             provider_item_id: rest.provider_item_id,
+            #[cfg(feature = "experimental")]
             provider_status: rest.provider_status,
+            #[cfg(feature = "experimental")]
             query: rest.query,
+            #[cfg(feature = "experimental")]
             raw_item: rest.raw_item,
             reason: rest.reason,
             recorded_at: rest.recorded_at,
@@ -1544,8 +1694,10 @@ impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
             run_status: rest.run_status,
             scheduled_fire_at_ms: rest.scheduled_fire_at_ms,
             script_id: rest.script_id,
+            #[cfg(feature = "experimental")]
             selector: rest.selector,
             side_session_id: rest.side_session_id,
+            #[cfg(feature = "experimental")]
             source: rest.source,
             status_attempt: rest.status_attempt,
             status_children: rest.status_children,
@@ -1572,6 +1724,7 @@ impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
             trigger_source: rest.trigger_source,
             truncated: rest.truncated,
             turn_id: rest.turn_id,
+            #[cfg(feature = "experimental")]
             url: rest.url,
             usage: rest.usage,
             visible_output: rest.visible_output,
@@ -1626,6 +1779,7 @@ impl crate::sample::Sample for ItemCompletedParams {
 }
 impl ItemCompletedParams {
     /// Starts a [`ItemCompletedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ItemCompletedParamsBuilder {
         ItemCompletedParamsBuilder {
             required: (
@@ -1634,7 +1788,9 @@ impl ItemCompletedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ItemCompletedParamsBuilderRest::default(),
+            rest: ItemCompletedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1652,7 +1808,6 @@ pub struct ItemCompletedParamsBuilder<
     required: R,
     rest: ItemCompletedParamsBuilderRest,
 }
-#[derive(Default)]
 struct ItemCompletedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1721,6 +1876,7 @@ impl<R> ItemCompletedParamsBuilder<R> {
 }
 impl ItemCompletedParamsBuilder<(Box<Item>, String, SourceRange, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ItemCompletedParams {
         let (item, session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
@@ -1785,6 +1941,7 @@ impl crate::sample::Sample for ItemDeltaParams {
 }
 impl ItemDeltaParams {
     /// Starts a [`ItemDeltaParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ItemDeltaParamsBuilder {
         ItemDeltaParamsBuilder {
             required: (
@@ -1793,7 +1950,10 @@ impl ItemDeltaParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ItemDeltaParamsBuilderRest::default(),
+            rest: ItemDeltaParamsBuilderRest {
+                field: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1811,7 +1971,6 @@ pub struct ItemDeltaParamsBuilder<
     required: R,
     rest: ItemDeltaParamsBuilderRest,
 }
-#[derive(Default)]
 struct ItemDeltaParamsBuilderRest {
     field: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1886,6 +2045,7 @@ impl<R> ItemDeltaParamsBuilder<R> {
 }
 impl ItemDeltaParamsBuilder<(String, String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ItemDeltaParams {
         let (delta, item_id, session_id, view_cursor) = self.required;
         let rest = self.rest;
@@ -2058,6 +2218,7 @@ impl crate::sample::Sample for ItemReadOutputParams {
 }
 impl ItemReadOutputParams {
     /// Starts a [`ItemReadOutputParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ItemReadOutputParamsBuilder {
         ItemReadOutputParamsBuilder {
             required: (
@@ -2065,7 +2226,11 @@ impl ItemReadOutputParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ItemReadOutputParamsBuilderRest::default(),
+            rest: ItemReadOutputParamsBuilderRest {
+                length_bytes: None,
+                offset_bytes: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2077,7 +2242,6 @@ pub struct ItemReadOutputParamsBuilder<
     required: R,
     rest: ItemReadOutputParamsBuilderRest,
 }
-#[derive(Default)]
 struct ItemReadOutputParamsBuilderRest {
     length_bytes: Option<i64>,
     offset_bytes: Option<i64>,
@@ -2145,6 +2309,7 @@ impl<R> ItemReadOutputParamsBuilder<R> {
 }
 impl ItemReadOutputParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ItemReadOutputParams {
         let (item_id, output_ref, session_id) = self.required;
         let rest = self.rest;
@@ -2220,6 +2385,7 @@ impl crate::sample::Sample for ItemReadOutputResult {
 }
 impl ItemReadOutputResult {
     /// Starts a [`ItemReadOutputResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ItemReadOutputResultBuilder {
         ItemReadOutputResultBuilder {
             required: (
@@ -2230,7 +2396,9 @@ impl ItemReadOutputResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ItemReadOutputResultBuilderRest::default(),
+            rest: ItemReadOutputResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2250,7 +2418,6 @@ pub struct ItemReadOutputResultBuilder<
     required: R,
     rest: ItemReadOutputResultBuilderRest,
 }
-#[derive(Default)]
 struct ItemReadOutputResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2383,6 +2550,7 @@ impl ItemReadOutputResultBuilder<
     (i64, String, ItemReadOutputEncoding, bool, String, i64),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ItemReadOutputResult {
         let (byte_len, content, encoding, eof, media_type, offset_bytes) = self.required;
         let rest = self.rest;
@@ -2442,6 +2610,7 @@ impl crate::sample::Sample for ItemStartedParams {
 }
 impl ItemStartedParams {
     /// Starts a [`ItemStartedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ItemStartedParamsBuilder {
         ItemStartedParamsBuilder {
             required: (
@@ -2449,7 +2618,10 @@ impl ItemStartedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ItemStartedParamsBuilderRest::default(),
+            rest: ItemStartedParamsBuilderRest {
+                source_range: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2461,7 +2633,6 @@ pub struct ItemStartedParamsBuilder<
     required: R,
     rest: ItemStartedParamsBuilderRest,
 }
-#[derive(Default)]
 struct ItemStartedParamsBuilderRest {
     source_range: Option<Box<SourceRange>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -2523,6 +2694,7 @@ impl<R> ItemStartedParamsBuilder<R> {
 }
 impl ItemStartedParamsBuilder<(Box<Item>, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ItemStartedParams {
         let (item, session_id, view_cursor) = self.required;
         let rest = self.rest;
@@ -2618,6 +2790,7 @@ impl crate::sample::Sample for ItemUpdatedParams {
 }
 impl ItemUpdatedParams {
     /// Starts a [`ItemUpdatedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ItemUpdatedParamsBuilder {
         ItemUpdatedParamsBuilder {
             required: (
@@ -2626,7 +2799,9 @@ impl ItemUpdatedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ItemUpdatedParamsBuilderRest::default(),
+            rest: ItemUpdatedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2644,7 +2819,6 @@ pub struct ItemUpdatedParamsBuilder<
     required: R,
     rest: ItemUpdatedParamsBuilderRest,
 }
-#[derive(Default)]
 struct ItemUpdatedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2713,6 +2887,7 @@ impl<R> ItemUpdatedParamsBuilder<R> {
 }
 impl ItemUpdatedParamsBuilder<(Box<Item>, String, SourceRange, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ItemUpdatedParams {
         let (item, session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;

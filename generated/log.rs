@@ -55,6 +55,7 @@ impl crate::sample::Sample for LogGapParams {
 #[cfg(feature = "experimental")]
 impl LogGapParams {
     /// Starts a [`LogGapParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogGapParamsBuilder {
         LogGapParamsBuilder {
             required: (
@@ -63,7 +64,10 @@ impl LogGapParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: LogGapParamsBuilderRest::default(),
+            rest: LogGapParamsBuilderRest {
+                reason: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -83,7 +87,6 @@ pub struct LogGapParamsBuilder<
     rest: LogGapParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogGapParamsBuilderRest {
     reason: Option<LogGapReason>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -164,6 +167,7 @@ impl<R> LogGapParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogGapParamsBuilder<(RecordPosition, RecordPosition, StreamRef, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogGapParams {
         let (after, next, stream, subscription_id) = self.required;
         let rest = self.rest;
@@ -250,6 +254,7 @@ impl crate::sample::Sample for LogPageParams {
 #[cfg(feature = "experimental")]
 impl LogPageParams {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             from: None,
@@ -263,10 +268,17 @@ impl LogPageParams {
 #[cfg(feature = "experimental")]
 impl LogPageParams {
     /// Starts a [`LogPageParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPageParamsBuilder {
         LogPageParamsBuilder {
             required: (),
-            rest: LogPageParamsBuilderRest::default(),
+            rest: LogPageParamsBuilderRest {
+                from: None,
+                limit: None,
+                session_id: None,
+                stream: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -278,7 +290,6 @@ pub struct LogPageParamsBuilder<R = ()> {
     rest: LogPageParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPageParamsBuilderRest {
     from: Option<RecordPosition>,
     limit: Option<i64>,
@@ -321,6 +332,7 @@ impl<R> LogPageParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPageParamsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPageParams {
         let () = self.required;
         let rest = self.rest;
@@ -373,10 +385,14 @@ impl crate::sample::Sample for LogPageResult {
 #[cfg(feature = "experimental")]
 impl LogPageResult {
     /// Starts a [`LogPageResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPageResultBuilder {
         LogPageResultBuilder {
             required: (crate::support::Unset,),
-            rest: LogPageResultBuilderRest::default(),
+            rest: LogPageResultBuilderRest {
+                next_cursor: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -388,7 +404,6 @@ pub struct LogPageResultBuilder<R = (crate::support::Unset,)> {
     rest: LogPageResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPageResultBuilderRest {
     next_cursor: Option<Box<RawLogCursor>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -427,6 +442,7 @@ impl<R> LogPageResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPageResultBuilder<(Vec<serde_json::Map<String, serde_json::Value>>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPageResult {
         let (records,) = self.required;
         let rest = self.rest;
@@ -471,10 +487,13 @@ impl crate::sample::Sample for LogPhysicalFilesParams {
 #[cfg(feature = "experimental")]
 impl LogPhysicalFilesParams {
     /// Starts a [`LogPhysicalFilesParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPhysicalFilesParamsBuilder {
         LogPhysicalFilesParamsBuilder {
             required: (crate::support::Unset,),
-            rest: LogPhysicalFilesParamsBuilderRest::default(),
+            rest: LogPhysicalFilesParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -486,7 +505,6 @@ pub struct LogPhysicalFilesParamsBuilder<R = (crate::support::Unset,)> {
     rest: LogPhysicalFilesParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPhysicalFilesParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -519,6 +537,7 @@ impl<R> LogPhysicalFilesParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPhysicalFilesParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPhysicalFilesParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -561,10 +580,13 @@ impl crate::sample::Sample for LogPhysicalFilesResult {
 #[cfg(feature = "experimental")]
 impl LogPhysicalFilesResult {
     /// Starts a [`LogPhysicalFilesResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPhysicalFilesResultBuilder {
         LogPhysicalFilesResultBuilder {
             required: (crate::support::Unset,),
-            rest: LogPhysicalFilesResultBuilderRest::default(),
+            rest: LogPhysicalFilesResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -576,7 +598,6 @@ pub struct LogPhysicalFilesResultBuilder<R = (crate::support::Unset,)> {
     rest: LogPhysicalFilesResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPhysicalFilesResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -609,6 +630,7 @@ impl<R> LogPhysicalFilesResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPhysicalFilesResultBuilder<(Vec<PhysicalFileEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPhysicalFilesResult {
         let (files,) = self.required;
         let rest = self.rest;
@@ -684,6 +706,7 @@ impl crate::sample::Sample for LogPhysicalLineParams {
 #[cfg(feature = "experimental")]
 impl LogPhysicalLineParams {
     /// Starts a [`LogPhysicalLineParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPhysicalLineParamsBuilder {
         LogPhysicalLineParamsBuilder {
             required: (
@@ -694,7 +717,9 @@ impl LogPhysicalLineParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: LogPhysicalLineParamsBuilderRest::default(),
+            rest: LogPhysicalLineParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -716,7 +741,6 @@ pub struct LogPhysicalLineParamsBuilder<
     rest: LogPhysicalLineParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPhysicalLineParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -855,6 +879,7 @@ impl<R> LogPhysicalLineParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPhysicalLineParamsBuilder<(PhysicalChunk, String, i64, i64, i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPhysicalLineParams {
         let (chunk, data, end_offset, ordinal, start_offset, subscription_id) = self
             .required;
@@ -912,6 +937,7 @@ impl crate::sample::Sample for LogPhysicalResetParams {
 #[cfg(feature = "experimental")]
 impl LogPhysicalResetParams {
     /// Starts a [`LogPhysicalResetParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPhysicalResetParamsBuilder {
         LogPhysicalResetParamsBuilder {
             required: (
@@ -919,7 +945,9 @@ impl LogPhysicalResetParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: LogPhysicalResetParamsBuilderRest::default(),
+            rest: LogPhysicalResetParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -933,7 +961,6 @@ pub struct LogPhysicalResetParamsBuilder<
     rest: LogPhysicalResetParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPhysicalResetParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -994,6 +1021,7 @@ impl<R> LogPhysicalResetParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPhysicalResetParamsBuilder<(PhysicalCursor, PhysicalResetReason, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPhysicalResetParams {
         let (at, reason, subscription_id) = self.required;
         let rest = self.rest;
@@ -1048,10 +1076,14 @@ impl crate::sample::Sample for LogPhysicalSubscribeParams {
 #[cfg(feature = "experimental")]
 impl LogPhysicalSubscribeParams {
     /// Starts a [`LogPhysicalSubscribeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPhysicalSubscribeParamsBuilder {
         LogPhysicalSubscribeParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: LogPhysicalSubscribeParamsBuilderRest::default(),
+            rest: LogPhysicalSubscribeParamsBuilderRest {
+                chunk_bytes: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1065,7 +1097,6 @@ pub struct LogPhysicalSubscribeParamsBuilder<
     rest: LogPhysicalSubscribeParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPhysicalSubscribeParamsBuilderRest {
     chunk_bytes: Option<i64>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1118,6 +1149,7 @@ impl<R> LogPhysicalSubscribeParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPhysicalSubscribeParamsBuilder<(PhysicalCursor, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPhysicalSubscribeParams {
         let (after, session_id) = self.required;
         let rest = self.rest;
@@ -1173,6 +1205,7 @@ impl crate::sample::Sample for LogPhysicalSubscribeResult {
 #[cfg(feature = "experimental")]
 impl LogPhysicalSubscribeResult {
     /// Starts a [`LogPhysicalSubscribeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPhysicalSubscribeResultBuilder {
         LogPhysicalSubscribeResultBuilder {
             required: (
@@ -1180,7 +1213,9 @@ impl LogPhysicalSubscribeResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: LogPhysicalSubscribeResultBuilderRest::default(),
+            rest: LogPhysicalSubscribeResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1194,7 +1229,6 @@ pub struct LogPhysicalSubscribeResultBuilder<
     rest: LogPhysicalSubscribeResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPhysicalSubscribeResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1255,6 +1289,7 @@ impl<R> LogPhysicalSubscribeResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPhysicalSubscribeResultBuilder<(String, i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPhysicalSubscribeResult {
         let (rel_path, subscription_id, tail_offset) = self.required;
         let rest = self.rest;
@@ -1300,10 +1335,13 @@ impl crate::sample::Sample for LogPhysicalUnsubscribeParams {
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeParams {
     /// Starts a [`LogPhysicalUnsubscribeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPhysicalUnsubscribeParamsBuilder {
         LogPhysicalUnsubscribeParamsBuilder {
             required: (crate::support::Unset,),
-            rest: LogPhysicalUnsubscribeParamsBuilderRest::default(),
+            rest: LogPhysicalUnsubscribeParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1315,7 +1353,6 @@ pub struct LogPhysicalUnsubscribeParamsBuilder<R = (crate::support::Unset,)> {
     rest: LogPhysicalUnsubscribeParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPhysicalUnsubscribeParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1348,6 +1385,7 @@ impl<R> LogPhysicalUnsubscribeParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeParamsBuilder<(i64,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPhysicalUnsubscribeParams {
         let (subscription_id,) = self.required;
         let rest = self.rest;
@@ -1383,6 +1421,7 @@ impl crate::sample::Sample for LogPhysicalUnsubscribeResult {
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeResult {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             unknown: serde_json::Map::new(),
@@ -1392,10 +1431,13 @@ impl LogPhysicalUnsubscribeResult {
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeResult {
     /// Starts a [`LogPhysicalUnsubscribeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogPhysicalUnsubscribeResultBuilder {
         LogPhysicalUnsubscribeResultBuilder {
             required: (),
-            rest: LogPhysicalUnsubscribeResultBuilderRest::default(),
+            rest: LogPhysicalUnsubscribeResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1407,7 +1449,6 @@ pub struct LogPhysicalUnsubscribeResultBuilder<R = ()> {
     rest: LogPhysicalUnsubscribeResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogPhysicalUnsubscribeResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1426,6 +1467,7 @@ impl<R> LogPhysicalUnsubscribeResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeResultBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogPhysicalUnsubscribeResult {
         let () = self.required;
         let rest = self.rest;
@@ -1472,10 +1514,13 @@ impl crate::sample::Sample for LogRecordParams {
 #[cfg(feature = "experimental")]
 impl LogRecordParams {
     /// Starts a [`LogRecordParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogRecordParamsBuilder {
         LogRecordParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: LogRecordParamsBuilderRest::default(),
+            rest: LogRecordParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1487,7 +1532,6 @@ pub struct LogRecordParamsBuilder<R = (crate::support::Unset, crate::support::Un
     rest: LogRecordParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogRecordParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1534,6 +1578,7 @@ impl<R> LogRecordParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogRecordParamsBuilder<(serde_json::Map<String, serde_json::Value>, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogRecordParams {
         let (record, subscription_id) = self.required;
         let rest = self.rest;
@@ -1597,10 +1642,15 @@ impl crate::sample::Sample for LogStreamEntry {
 #[cfg(feature = "experimental")]
 impl LogStreamEntry {
     /// Starts a [`LogStreamEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogStreamEntryBuilder {
         LogStreamEntryBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: LogStreamEntryBuilderRest::default(),
+            rest: LogStreamEntryBuilderRest {
+                pruned_through: None,
+                tail: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1612,7 +1662,6 @@ pub struct LogStreamEntryBuilder<R = (crate::support::Unset, crate::support::Uns
     rest: LogStreamEntryBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogStreamEntryBuilderRest {
     pruned_through: Option<RecordPosition>,
     tail: Option<RecordPosition>,
@@ -1671,6 +1720,7 @@ impl<R> LogStreamEntryBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogStreamEntryBuilder<(RecordPosition, StreamRef)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogStreamEntry {
         let (first_available, stream) = self.required;
         let rest = self.rest;
@@ -1717,10 +1767,13 @@ impl crate::sample::Sample for LogStreamsParams {
 #[cfg(feature = "experimental")]
 impl LogStreamsParams {
     /// Starts a [`LogStreamsParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogStreamsParamsBuilder {
         LogStreamsParamsBuilder {
             required: (crate::support::Unset,),
-            rest: LogStreamsParamsBuilderRest::default(),
+            rest: LogStreamsParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1732,7 +1785,6 @@ pub struct LogStreamsParamsBuilder<R = (crate::support::Unset,)> {
     rest: LogStreamsParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogStreamsParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1765,6 +1817,7 @@ impl<R> LogStreamsParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogStreamsParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogStreamsParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -1807,10 +1860,13 @@ impl crate::sample::Sample for LogStreamsResult {
 #[cfg(feature = "experimental")]
 impl LogStreamsResult {
     /// Starts a [`LogStreamsResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogStreamsResultBuilder {
         LogStreamsResultBuilder {
             required: (crate::support::Unset,),
-            rest: LogStreamsResultBuilderRest::default(),
+            rest: LogStreamsResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1822,7 +1878,6 @@ pub struct LogStreamsResultBuilder<R = (crate::support::Unset,)> {
     rest: LogStreamsResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogStreamsResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1855,6 +1910,7 @@ impl<R> LogStreamsResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogStreamsResultBuilder<(Vec<LogStreamEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogStreamsResult {
         let (streams,) = self.required;
         let rest = self.rest;
@@ -1907,10 +1963,14 @@ impl crate::sample::Sample for LogSubscribeParams {
 #[cfg(feature = "experimental")]
 impl LogSubscribeParams {
     /// Starts a [`LogSubscribeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogSubscribeParamsBuilder {
         LogSubscribeParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: LogSubscribeParamsBuilderRest::default(),
+            rest: LogSubscribeParamsBuilderRest {
+                after: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1924,7 +1984,6 @@ pub struct LogSubscribeParamsBuilder<
     rest: LogSubscribeParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogSubscribeParamsBuilderRest {
     after: Option<RecordPosition>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1977,6 +2036,7 @@ impl<R> LogSubscribeParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogSubscribeParamsBuilder<(String, StreamRef)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogSubscribeParams {
         let (session_id, stream) = self.required;
         let rest = self.rest;
@@ -2026,10 +2086,13 @@ impl crate::sample::Sample for LogSubscribeResult {
 #[cfg(feature = "experimental")]
 impl LogSubscribeResult {
     /// Starts a [`LogSubscribeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogSubscribeResultBuilder {
         LogSubscribeResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: LogSubscribeResultBuilderRest::default(),
+            rest: LogSubscribeResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2043,7 +2106,6 @@ pub struct LogSubscribeResultBuilder<
     rest: LogSubscribeResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogSubscribeResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2090,6 +2152,7 @@ impl<R> LogSubscribeResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogSubscribeResultBuilder<(i64, RecordPosition)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogSubscribeResult {
         let (subscription_id, tail) = self.required;
         let rest = self.rest;
@@ -2134,10 +2197,13 @@ impl crate::sample::Sample for LogUnsubscribeParams {
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeParams {
     /// Starts a [`LogUnsubscribeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogUnsubscribeParamsBuilder {
         LogUnsubscribeParamsBuilder {
             required: (crate::support::Unset,),
-            rest: LogUnsubscribeParamsBuilderRest::default(),
+            rest: LogUnsubscribeParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2149,7 +2215,6 @@ pub struct LogUnsubscribeParamsBuilder<R = (crate::support::Unset,)> {
     rest: LogUnsubscribeParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogUnsubscribeParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2182,6 +2247,7 @@ impl<R> LogUnsubscribeParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeParamsBuilder<(i64,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogUnsubscribeParams {
         let (subscription_id,) = self.required;
         let rest = self.rest;
@@ -2217,6 +2283,7 @@ impl crate::sample::Sample for LogUnsubscribeResult {
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeResult {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             unknown: serde_json::Map::new(),
@@ -2226,10 +2293,13 @@ impl LogUnsubscribeResult {
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeResult {
     /// Starts a [`LogUnsubscribeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> LogUnsubscribeResultBuilder {
         LogUnsubscribeResultBuilder {
             required: (),
-            rest: LogUnsubscribeResultBuilderRest::default(),
+            rest: LogUnsubscribeResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2241,7 +2311,6 @@ pub struct LogUnsubscribeResultBuilder<R = ()> {
     rest: LogUnsubscribeResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct LogUnsubscribeResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2260,6 +2329,7 @@ impl<R> LogUnsubscribeResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeResultBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> LogUnsubscribeResult {
         let () = self.required;
         let rest = self.rest;

@@ -63,6 +63,7 @@ impl crate::sample::Sample for McpServerListParams {
 #[cfg(feature = "experimental")]
 impl McpServerListParams {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             session_id: None,
@@ -73,10 +74,14 @@ impl McpServerListParams {
 #[cfg(feature = "experimental")]
 impl McpServerListParams {
     /// Starts a [`McpServerListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerListParamsBuilder {
         McpServerListParamsBuilder {
             required: (),
-            rest: McpServerListParamsBuilderRest::default(),
+            rest: McpServerListParamsBuilderRest {
+                session_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -88,7 +93,6 @@ pub struct McpServerListParamsBuilder<R = ()> {
     rest: McpServerListParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerListParamsBuilderRest {
     session_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -113,6 +117,7 @@ impl<R> McpServerListParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerListParamsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerListParams {
         let () = self.required;
         let rest = self.rest;
@@ -155,10 +160,13 @@ impl crate::sample::Sample for McpServerListResult {
 #[cfg(feature = "experimental")]
 impl McpServerListResult {
     /// Starts a [`McpServerListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerListResultBuilder {
         McpServerListResultBuilder {
             required: (crate::support::Unset,),
-            rest: McpServerListResultBuilderRest::default(),
+            rest: McpServerListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -170,7 +178,6 @@ pub struct McpServerListResultBuilder<R = (crate::support::Unset,)> {
     rest: McpServerListResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -203,6 +210,7 @@ impl<R> McpServerListResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerListResultBuilder<(Vec<McpServerListRow>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerListResult {
         let (servers,) = self.required;
         let rest = self.rest;
@@ -257,6 +265,7 @@ impl crate::sample::Sample for McpServerListRow {
 #[cfg(feature = "experimental")]
 impl McpServerListRow {
     /// Starts a [`McpServerListRowBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerListRowBuilder {
         McpServerListRowBuilder {
             required: (
@@ -265,7 +274,9 @@ impl McpServerListRow {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: McpServerListRowBuilderRest::default(),
+            rest: McpServerListRowBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -285,7 +296,6 @@ pub struct McpServerListRowBuilder<
     rest: McpServerListRowBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerListRowBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -362,6 +372,7 @@ impl McpServerListRowBuilder<
     (String, McpServerListOAuth, McpServerListSource, McpServerListTransport),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerListRow {
         let (name, oauth, source, transport) = self.required;
         let rest = self.rest;
@@ -463,10 +474,13 @@ impl crate::sample::Sample for McpServerOAuthLoginCancelParams {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCancelParams {
     /// Starts a [`McpServerOAuthLoginCancelParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerOAuthLoginCancelParamsBuilder {
         McpServerOAuthLoginCancelParamsBuilder {
             required: (crate::support::Unset,),
-            rest: McpServerOAuthLoginCancelParamsBuilderRest::default(),
+            rest: McpServerOAuthLoginCancelParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -478,7 +492,6 @@ pub struct McpServerOAuthLoginCancelParamsBuilder<R = (crate::support::Unset,)> 
     rest: McpServerOAuthLoginCancelParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerOAuthLoginCancelParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -511,6 +524,7 @@ impl<R> McpServerOAuthLoginCancelParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCancelParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerOAuthLoginCancelParams {
         let (server,) = self.required;
         let rest = self.rest;
@@ -553,10 +567,13 @@ impl crate::sample::Sample for McpServerOAuthLoginCancelResult {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCancelResult {
     /// Starts a [`McpServerOAuthLoginCancelResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerOAuthLoginCancelResultBuilder {
         McpServerOAuthLoginCancelResultBuilder {
             required: (crate::support::Unset,),
-            rest: McpServerOAuthLoginCancelResultBuilderRest::default(),
+            rest: McpServerOAuthLoginCancelResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -568,7 +585,6 @@ pub struct McpServerOAuthLoginCancelResultBuilder<R = (crate::support::Unset,)> 
     rest: McpServerOAuthLoginCancelResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerOAuthLoginCancelResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -601,6 +617,7 @@ impl<R> McpServerOAuthLoginCancelResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCancelResultBuilder<(bool,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerOAuthLoginCancelResult {
         let (cancelled,) = self.required;
         let rest = self.rest;
@@ -652,10 +669,14 @@ impl crate::sample::Sample for McpServerOAuthLoginCompletedParams {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCompletedParams {
     /// Starts a [`McpServerOAuthLoginCompletedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerOAuthLoginCompletedParamsBuilder {
         McpServerOAuthLoginCompletedParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: McpServerOAuthLoginCompletedParamsBuilderRest::default(),
+            rest: McpServerOAuthLoginCompletedParamsBuilderRest {
+                message: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -669,7 +690,6 @@ pub struct McpServerOAuthLoginCompletedParamsBuilder<
     rest: McpServerOAuthLoginCompletedParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerOAuthLoginCompletedParamsBuilderRest {
     message: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -722,6 +742,7 @@ impl<R> McpServerOAuthLoginCompletedParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginCompletedParamsBuilder<(McpOAuthLoginOutcome, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerOAuthLoginCompletedParams {
         let (outcome, server) = self.required;
         let rest = self.rest;
@@ -766,10 +787,13 @@ impl crate::sample::Sample for McpServerOAuthLoginParams {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginParams {
     /// Starts a [`McpServerOAuthLoginParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerOAuthLoginParamsBuilder {
         McpServerOAuthLoginParamsBuilder {
             required: (crate::support::Unset,),
-            rest: McpServerOAuthLoginParamsBuilderRest::default(),
+            rest: McpServerOAuthLoginParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -781,7 +805,6 @@ pub struct McpServerOAuthLoginParamsBuilder<R = (crate::support::Unset,)> {
     rest: McpServerOAuthLoginParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerOAuthLoginParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -814,6 +837,7 @@ impl<R> McpServerOAuthLoginParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerOAuthLoginParams {
         let (server,) = self.required;
         let rest = self.rest;
@@ -857,10 +881,13 @@ impl crate::sample::Sample for McpServerOAuthLoginResult {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginResult {
     /// Starts a [`McpServerOAuthLoginResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerOAuthLoginResultBuilder {
         McpServerOAuthLoginResultBuilder {
             required: (crate::support::Unset,),
-            rest: McpServerOAuthLoginResultBuilderRest::default(),
+            rest: McpServerOAuthLoginResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -872,7 +899,6 @@ pub struct McpServerOAuthLoginResultBuilder<R = (crate::support::Unset,)> {
     rest: McpServerOAuthLoginResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerOAuthLoginResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -905,6 +931,7 @@ impl<R> McpServerOAuthLoginResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLoginResultBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerOAuthLoginResult {
         let (authorization_url,) = self.required;
         let rest = self.rest;
@@ -947,10 +974,13 @@ impl crate::sample::Sample for McpServerOAuthLogoutParams {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLogoutParams {
     /// Starts a [`McpServerOAuthLogoutParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerOAuthLogoutParamsBuilder {
         McpServerOAuthLogoutParamsBuilder {
             required: (crate::support::Unset,),
-            rest: McpServerOAuthLogoutParamsBuilderRest::default(),
+            rest: McpServerOAuthLogoutParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -962,7 +992,6 @@ pub struct McpServerOAuthLogoutParamsBuilder<R = (crate::support::Unset,)> {
     rest: McpServerOAuthLogoutParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerOAuthLogoutParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -995,6 +1024,7 @@ impl<R> McpServerOAuthLogoutParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLogoutParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerOAuthLogoutParams {
         let (server,) = self.required;
         let rest = self.rest;
@@ -1041,10 +1071,13 @@ impl crate::sample::Sample for McpServerOAuthLogoutResult {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLogoutResult {
     /// Starts a [`McpServerOAuthLogoutResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> McpServerOAuthLogoutResultBuilder {
         McpServerOAuthLogoutResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: McpServerOAuthLogoutResultBuilderRest::default(),
+            rest: McpServerOAuthLogoutResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1058,7 +1091,6 @@ pub struct McpServerOAuthLogoutResultBuilder<
     rest: McpServerOAuthLogoutResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct McpServerOAuthLogoutResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1105,6 +1137,7 @@ impl<R> McpServerOAuthLogoutResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl McpServerOAuthLogoutResultBuilder<(bool, McpOAuthRevocation)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> McpServerOAuthLogoutResult {
         let (removed, revocation) = self.required;
         let rest = self.rest;

@@ -79,6 +79,7 @@ impl crate::sample::Sample for MediaUploadParams {
 }
 impl MediaUploadParams {
     /// Starts a [`MediaUploadParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> MediaUploadParamsBuilder {
         MediaUploadParamsBuilder {
             required: (
@@ -91,7 +92,9 @@ impl MediaUploadParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: MediaUploadParamsBuilderRest::default(),
+            rest: MediaUploadParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -113,7 +116,6 @@ pub struct MediaUploadParamsBuilder<
     required: R,
     rest: MediaUploadParamsBuilderRest,
 }
-#[derive(Default)]
 struct MediaUploadParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -298,6 +300,7 @@ impl<R> MediaUploadParamsBuilder<R> {
 }
 impl MediaUploadParamsBuilder<(String, i64, i64, String, String, String, i64, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> MediaUploadParams {
         let (
             chunk_base64,
@@ -353,10 +356,13 @@ impl crate::sample::Sample for MediaUploadResult {
 }
 impl MediaUploadResult {
     /// Starts a [`MediaUploadResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> MediaUploadResultBuilder {
         MediaUploadResultBuilder {
             required: (crate::support::Unset,),
-            rest: MediaUploadResultBuilderRest::default(),
+            rest: MediaUploadResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -366,7 +372,6 @@ pub struct MediaUploadResultBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: MediaUploadResultBuilderRest,
 }
-#[derive(Default)]
 struct MediaUploadResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -396,6 +401,7 @@ impl<R> MediaUploadResultBuilder<R> {
 }
 impl MediaUploadResultBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> MediaUploadResult {
         let (upload_id,) = self.required;
         let rest = self.rest;

@@ -135,6 +135,7 @@ impl crate::sample::Sample for ModelCatalogEntry {
 }
 impl ModelCatalogEntry {
     /// Starts a [`ModelCatalogEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ModelCatalogEntryBuilder {
         ModelCatalogEntryBuilder {
             required: (
@@ -144,7 +145,18 @@ impl ModelCatalogEntry {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ModelCatalogEntryBuilderRest::default(),
+            rest: ModelCatalogEntryBuilderRest {
+                context_limit: None,
+                cost: None,
+                default_reasoning_effort: None,
+                description: None,
+                output_limit: None,
+                profile_id: None,
+                reasoning_effort_variants: None,
+                release_date: None,
+                variants: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -163,7 +175,6 @@ pub struct ModelCatalogEntryBuilder<
     required: R,
     rest: ModelCatalogEntryBuilderRest,
 }
-#[derive(Default)]
 struct ModelCatalogEntryBuilderRest {
     context_limit: Option<i64>,
     cost: Option<Box<ModelCost>>,
@@ -308,6 +319,7 @@ impl<R> ModelCatalogEntryBuilder<R> {
 }
 impl ModelCatalogEntryBuilder<(String, bool, bool, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ModelCatalogEntry {
         let (display_label, is_active, is_default, model_id, provider_id) = self
             .required;
@@ -435,6 +447,7 @@ impl crate::sample::Sample for ModelCost {
 }
 impl ModelCost {
     /// Starts a [`ModelCostBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ModelCostBuilder {
         ModelCostBuilder {
             required: (
@@ -442,7 +455,10 @@ impl ModelCost {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ModelCostBuilderRest::default(),
+            rest: ModelCostBuilderRest {
+                currency: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -454,7 +470,6 @@ pub struct ModelCostBuilder<
     required: R,
     rest: ModelCostBuilderRest,
 }
-#[derive(Default)]
 struct ModelCostBuilderRest {
     currency: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -513,6 +528,7 @@ impl<R> ModelCostBuilder<R> {
 }
 impl ModelCostBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ModelCost {
         let (cached, input, output) = self.required;
         let rest = self.rest;
@@ -559,10 +575,14 @@ impl crate::sample::Sample for ModelDescribedReasoningEffort {
 }
 impl ModelDescribedReasoningEffort {
     /// Starts a [`ModelDescribedReasoningEffortBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ModelDescribedReasoningEffortBuilder {
         ModelDescribedReasoningEffortBuilder {
             required: (crate::support::Unset,),
-            rest: ModelDescribedReasoningEffortBuilderRest::default(),
+            rest: ModelDescribedReasoningEffortBuilderRest {
+                description: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -572,7 +592,6 @@ pub struct ModelDescribedReasoningEffortBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ModelDescribedReasoningEffortBuilderRest,
 }
-#[derive(Default)]
 struct ModelDescribedReasoningEffortBuilderRest {
     description: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -608,6 +627,7 @@ impl<R> ModelDescribedReasoningEffortBuilder<R> {
 }
 impl ModelDescribedReasoningEffortBuilder<(ReasoningEffort,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ModelDescribedReasoningEffort {
         let (tier,) = self.required;
         let rest = self.rest;
@@ -648,6 +668,7 @@ impl crate::sample::Sample for ModelListParams {
 }
 impl ModelListParams {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             session_id: None,
@@ -657,10 +678,14 @@ impl ModelListParams {
 }
 impl ModelListParams {
     /// Starts a [`ModelListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ModelListParamsBuilder {
         ModelListParamsBuilder {
             required: (),
-            rest: ModelListParamsBuilderRest::default(),
+            rest: ModelListParamsBuilderRest {
+                session_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -670,7 +695,6 @@ pub struct ModelListParamsBuilder<R = ()> {
     required: R,
     rest: ModelListParamsBuilderRest,
 }
-#[derive(Default)]
 struct ModelListParamsBuilderRest {
     session_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -693,6 +717,7 @@ impl<R> ModelListParamsBuilder<R> {
 }
 impl ModelListParamsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ModelListParams {
         let () = self.required;
         let rest = self.rest;
@@ -747,6 +772,7 @@ impl crate::sample::Sample for ModelListResult {
 }
 impl ModelListResult {
     /// Starts a [`ModelListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ModelListResultBuilder {
         ModelListResultBuilder {
             required: (
@@ -754,7 +780,10 @@ impl ModelListResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ModelListResultBuilderRest::default(),
+            rest: ModelListResultBuilderRest {
+                profile_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -766,7 +795,6 @@ pub struct ModelListResultBuilder<
     required: R,
     rest: ModelListResultBuilderRest,
 }
-#[derive(Default)]
 struct ModelListResultBuilderRest {
     profile_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -828,6 +856,7 @@ impl<R> ModelListResultBuilder<R> {
 }
 impl ModelListResultBuilder<(Vec<ModelCatalogEntry>, String, ModelCatalogSource)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ModelListResult {
         let (models, provider_id, source) = self.required;
         let rest = self.rest;
@@ -916,10 +945,16 @@ impl crate::sample::Sample for ModelSelection {
 }
 impl ModelSelection {
     /// Starts a [`ModelSelectionBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ModelSelectionBuilder {
         ModelSelectionBuilder {
             required: (crate::support::Unset,),
-            rest: ModelSelectionBuilderRest::default(),
+            rest: ModelSelectionBuilderRest {
+                display_label: None,
+                profile_id: crate::Tristate::Absent,
+                provider_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -929,7 +964,6 @@ pub struct ModelSelectionBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ModelSelectionBuilderRest,
 }
-#[derive(Default)]
 struct ModelSelectionBuilderRest {
     display_label: Option<String>,
     profile_id: Tristate<String>,
@@ -982,6 +1016,7 @@ impl<R> ModelSelectionBuilder<R> {
 }
 impl ModelSelectionBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ModelSelection {
         let (model_id,) = self.required;
         let rest = self.rest;
@@ -1051,6 +1086,7 @@ impl crate::sample::Sample for ModelVisibleContent {
 }
 impl ModelVisibleContent {
     /// Starts a [`ModelVisibleContentBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ModelVisibleContentBuilder {
         ModelVisibleContentBuilder {
             required: (
@@ -1059,7 +1095,11 @@ impl ModelVisibleContent {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ModelVisibleContentBuilderRest::default(),
+            rest: ModelVisibleContentBuilderRest {
+                height: None,
+                width: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1077,7 +1117,6 @@ pub struct ModelVisibleContentBuilder<
     required: R,
     rest: ModelVisibleContentBuilderRest,
 }
-#[derive(Default)]
 struct ModelVisibleContentBuilderRest {
     height: Option<i64>,
     width: Option<i64>,
@@ -1158,6 +1197,7 @@ impl<R> ModelVisibleContentBuilder<R> {
 }
 impl ModelVisibleContentBuilder<(String, String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ModelVisibleContent {
         let (media_type, path, source_tool_name, type_) = self.required;
         let rest = self.rest;

@@ -107,6 +107,7 @@ impl crate::sample::Sample for MonitorInboxItemAdmittedParams {
 }
 impl MonitorInboxItemAdmittedParams {
     /// Starts a [`MonitorInboxItemAdmittedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> MonitorInboxItemAdmittedParamsBuilder {
         MonitorInboxItemAdmittedParamsBuilder {
             required: (
@@ -122,7 +123,11 @@ impl MonitorInboxItemAdmittedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: MonitorInboxItemAdmittedParamsBuilderRest::default(),
+            rest: MonitorInboxItemAdmittedParamsBuilderRest {
+                display_body: None,
+                line_index: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -147,7 +152,6 @@ pub struct MonitorInboxItemAdmittedParamsBuilder<
     required: R,
     rest: MonitorInboxItemAdmittedParamsBuilderRest,
 }
-#[derive(Default)]
 struct MonitorInboxItemAdmittedParamsBuilderRest {
     display_body: Option<String>,
     line_index: Option<i64>,
@@ -498,6 +502,7 @@ impl MonitorInboxItemAdmittedParamsBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> MonitorInboxItemAdmittedParams {
         let (
             body,
@@ -606,6 +611,7 @@ impl crate::sample::Sample for MonitorInboxItemDrainedParams {
 }
 impl MonitorInboxItemDrainedParams {
     /// Starts a [`MonitorInboxItemDrainedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> MonitorInboxItemDrainedParamsBuilder {
         MonitorInboxItemDrainedParamsBuilder {
             required: (
@@ -616,7 +622,10 @@ impl MonitorInboxItemDrainedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: MonitorInboxItemDrainedParamsBuilderRest::default(),
+            rest: MonitorInboxItemDrainedParamsBuilderRest {
+                drain_target_run_stream: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -636,7 +645,6 @@ pub struct MonitorInboxItemDrainedParamsBuilder<
     required: R,
     rest: MonitorInboxItemDrainedParamsBuilderRest,
 }
-#[derive(Default)]
 struct MonitorInboxItemDrainedParamsBuilderRest {
     drain_target_run_stream: Option<StreamRef>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -778,6 +786,7 @@ impl MonitorInboxItemDrainedParamsBuilder<
     (bool, String, String, String, SourceRange, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> MonitorInboxItemDrainedParams {
         let (
             delivery_visible,
@@ -853,6 +862,7 @@ impl crate::sample::Sample for MonitorInboxItemVoidedParams {
 }
 impl MonitorInboxItemVoidedParams {
     /// Starts a [`MonitorInboxItemVoidedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> MonitorInboxItemVoidedParamsBuilder {
         MonitorInboxItemVoidedParamsBuilder {
             required: (
@@ -862,7 +872,9 @@ impl MonitorInboxItemVoidedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: MonitorInboxItemVoidedParamsBuilderRest::default(),
+            rest: MonitorInboxItemVoidedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -881,7 +893,6 @@ pub struct MonitorInboxItemVoidedParamsBuilder<
     required: R,
     rest: MonitorInboxItemVoidedParamsBuilderRest,
 }
-#[derive(Default)]
 struct MonitorInboxItemVoidedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -988,6 +999,7 @@ impl<R> MonitorInboxItemVoidedParamsBuilder<R> {
 }
 impl MonitorInboxItemVoidedParamsBuilder<(String, String, SourceRange, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> MonitorInboxItemVoidedParams {
         let (item_id, session_id, source_range, view_cursor, voided_at) = self.required;
         let rest = self.rest;

@@ -35,10 +35,13 @@ impl crate::sample::Sample for PeerListParams {
 #[cfg(feature = "experimental")]
 impl PeerListParams {
     /// Starts a [`PeerListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PeerListParamsBuilder {
         PeerListParamsBuilder {
             required: (crate::support::Unset,),
-            rest: PeerListParamsBuilderRest::default(),
+            rest: PeerListParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -50,7 +53,6 @@ pub struct PeerListParamsBuilder<R = (crate::support::Unset,)> {
     rest: PeerListParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PeerListParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -83,6 +85,7 @@ impl<R> PeerListParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PeerListParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PeerListParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -130,10 +133,13 @@ impl crate::sample::Sample for PeerListResult {
 #[cfg(feature = "experimental")]
 impl PeerListResult {
     /// Starts a [`PeerListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PeerListResultBuilder {
         PeerListResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PeerListResultBuilderRest::default(),
+            rest: PeerListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -145,7 +151,6 @@ pub struct PeerListResultBuilder<R = (crate::support::Unset, crate::support::Uns
     rest: PeerListResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PeerListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -192,6 +197,7 @@ impl<R> PeerListResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PeerListResultBuilder<(Vec<PeerRow>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PeerListResult {
         let (peers, session_id) = self.required;
         let rest = self.rest;
@@ -272,6 +278,7 @@ impl crate::sample::Sample for PeerRow {
 #[cfg(feature = "experimental")]
 impl PeerRow {
     /// Starts a [`PeerRowBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PeerRowBuilder {
         PeerRowBuilder {
             required: (
@@ -281,7 +288,10 @@ impl PeerRow {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PeerRowBuilderRest::default(),
+            rest: PeerRowBuilderRest {
+                session_name: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -302,7 +312,6 @@ pub struct PeerRowBuilder<
     rest: PeerRowBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PeerRowBuilderRest {
     session_name: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -397,6 +406,7 @@ impl<R> PeerRowBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PeerRowBuilder<(bool, String, i64, String, PeerStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PeerRow {
         let (can_receive, display_label, last_seen_age_ms, session_id, status) = self
             .required;

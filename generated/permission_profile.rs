@@ -59,6 +59,7 @@ impl crate::sample::Sample for PermissionProfileListParams {
 #[cfg(feature = "experimental")]
 impl PermissionProfileListParams {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             session_id: None,
@@ -69,10 +70,14 @@ impl PermissionProfileListParams {
 #[cfg(feature = "experimental")]
 impl PermissionProfileListParams {
     /// Starts a [`PermissionProfileListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PermissionProfileListParamsBuilder {
         PermissionProfileListParamsBuilder {
             required: (),
-            rest: PermissionProfileListParamsBuilderRest::default(),
+            rest: PermissionProfileListParamsBuilderRest {
+                session_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -84,7 +89,6 @@ pub struct PermissionProfileListParamsBuilder<R = ()> {
     rest: PermissionProfileListParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PermissionProfileListParamsBuilderRest {
     session_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -109,6 +113,7 @@ impl<R> PermissionProfileListParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PermissionProfileListParamsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PermissionProfileListParams {
         let () = self.required;
         let rest = self.rest;
@@ -151,10 +156,13 @@ impl crate::sample::Sample for PermissionProfileListResult {
 #[cfg(feature = "experimental")]
 impl PermissionProfileListResult {
     /// Starts a [`PermissionProfileListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PermissionProfileListResultBuilder {
         PermissionProfileListResultBuilder {
             required: (crate::support::Unset,),
-            rest: PermissionProfileListResultBuilderRest::default(),
+            rest: PermissionProfileListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -166,7 +174,6 @@ pub struct PermissionProfileListResultBuilder<R = (crate::support::Unset,)> {
     rest: PermissionProfileListResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PermissionProfileListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -199,6 +206,7 @@ impl<R> PermissionProfileListResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PermissionProfileListResultBuilder<(Vec<PermissionProfileRow>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PermissionProfileListResult {
         let (profiles,) = self.required;
         let rest = self.rest;
@@ -279,6 +287,7 @@ impl crate::sample::Sample for PermissionProfileRow {
 #[cfg(feature = "experimental")]
 impl PermissionProfileRow {
     /// Starts a [`PermissionProfileRowBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PermissionProfileRowBuilder {
         PermissionProfileRowBuilder {
             required: (
@@ -287,7 +296,11 @@ impl PermissionProfileRow {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PermissionProfileRowBuilderRest::default(),
+            rest: PermissionProfileRowBuilderRest {
+                description: None,
+                unavailable_reasons: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -307,7 +320,6 @@ pub struct PermissionProfileRowBuilder<
     rest: PermissionProfileRowBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct PermissionProfileRowBuilderRest {
     description: Option<String>,
     unavailable_reasons: Option<Vec<PermissionProfileUnavailableReason>>,
@@ -397,6 +409,7 @@ impl<R> PermissionProfileRowBuilder<R> {
 #[cfg(feature = "experimental")]
 impl PermissionProfileRowBuilder<(bool, String, String, ReviewerAuthority)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PermissionProfileRow {
         let (available, label, profile_id, reviewer_authority) = self.required;
         let rest = self.rest;

@@ -43,6 +43,7 @@ impl crate::sample::Sample for PluginCatalogEntry {
 }
 impl PluginCatalogEntry {
     /// Starts a [`PluginCatalogEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginCatalogEntryBuilder {
         PluginCatalogEntryBuilder {
             required: (
@@ -51,7 +52,9 @@ impl PluginCatalogEntry {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginCatalogEntryBuilderRest::default(),
+            rest: PluginCatalogEntryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -69,7 +72,6 @@ pub struct PluginCatalogEntryBuilder<
     required: R,
     rest: PluginCatalogEntryBuilderRest,
 }
-#[derive(Default)]
 struct PluginCatalogEntryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -138,6 +140,7 @@ impl<R> PluginCatalogEntryBuilder<R> {
 }
 impl PluginCatalogEntryBuilder<(bool, String, PluginSource, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginCatalogEntry {
         let (enabled, id, source, version) = self.required;
         let rest = self.rest;
@@ -197,6 +200,7 @@ impl crate::sample::Sample for PluginChangedParams {
 }
 impl PluginChangedParams {
     /// Starts a [`PluginChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginChangedParamsBuilder {
         PluginChangedParamsBuilder {
             required: (
@@ -206,7 +210,9 @@ impl PluginChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginChangedParamsBuilderRest::default(),
+            rest: PluginChangedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -225,7 +231,6 @@ pub struct PluginChangedParamsBuilder<
     required: R,
     rest: PluginChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct PluginChangedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -332,6 +337,7 @@ impl<R> PluginChangedParamsBuilder<R> {
 }
 impl PluginChangedParamsBuilder<(bool, String, String, PluginSource, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginChangedParams {
         let (enabled, id, session_id, source, version) = self.required;
         let rest = self.rest;
@@ -379,10 +385,14 @@ impl crate::sample::Sample for PluginInstallLocalPathTarget {
 }
 impl PluginInstallLocalPathTarget {
     /// Starts a [`PluginInstallLocalPathTargetBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginInstallLocalPathTargetBuilder {
         PluginInstallLocalPathTargetBuilder {
             required: (crate::support::Unset,),
-            rest: PluginInstallLocalPathTargetBuilderRest::default(),
+            rest: PluginInstallLocalPathTargetBuilderRest {
+                scope: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -392,7 +402,6 @@ pub struct PluginInstallLocalPathTargetBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: PluginInstallLocalPathTargetBuilderRest,
 }
-#[derive(Default)]
 struct PluginInstallLocalPathTargetBuilderRest {
     scope: Option<PluginInstallScope>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -428,6 +437,7 @@ impl<R> PluginInstallLocalPathTargetBuilder<R> {
 }
 impl PluginInstallLocalPathTargetBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginInstallLocalPathTarget {
         let (path,) = self.required;
         let rest = self.rest;
@@ -471,10 +481,13 @@ impl crate::sample::Sample for PluginInstallMarketplaceTarget {
 }
 impl PluginInstallMarketplaceTarget {
     /// Starts a [`PluginInstallMarketplaceTargetBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginInstallMarketplaceTargetBuilder {
         PluginInstallMarketplaceTargetBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PluginInstallMarketplaceTargetBuilderRest::default(),
+            rest: PluginInstallMarketplaceTargetBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -486,7 +499,6 @@ pub struct PluginInstallMarketplaceTargetBuilder<
     required: R,
     rest: PluginInstallMarketplaceTargetBuilderRest,
 }
-#[derive(Default)]
 struct PluginInstallMarketplaceTargetBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -529,6 +541,7 @@ impl<R> PluginInstallMarketplaceTargetBuilder<R> {
 }
 impl PluginInstallMarketplaceTargetBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginInstallMarketplaceTarget {
         let (marketplace, name) = self.required;
         let rest = self.rest;
@@ -578,6 +591,7 @@ impl crate::sample::Sample for PluginInstallParams {
 }
 impl PluginInstallParams {
     /// Starts a [`PluginInstallParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginInstallParamsBuilder {
         PluginInstallParamsBuilder {
             required: (
@@ -585,7 +599,9 @@ impl PluginInstallParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginInstallParamsBuilderRest::default(),
+            rest: PluginInstallParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -597,7 +613,6 @@ pub struct PluginInstallParamsBuilder<
     required: R,
     rest: PluginInstallParamsBuilderRest,
 }
-#[derive(Default)]
 struct PluginInstallParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -653,6 +668,7 @@ impl<R> PluginInstallParamsBuilder<R> {
 }
 impl PluginInstallParamsBuilder<(String, String, PluginInstallTarget)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginInstallParams {
         let (command_id, session_id, target) = self.required;
         let rest = self.rest;
@@ -730,6 +746,7 @@ impl crate::sample::Sample for PluginInstallResult {
 }
 impl PluginInstallResult {
     /// Starts a [`PluginInstallResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginInstallResultBuilder {
         PluginInstallResultBuilder {
             required: (
@@ -740,7 +757,10 @@ impl PluginInstallResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginInstallResultBuilderRest::default(),
+            rest: PluginInstallResultBuilderRest {
+                warning: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -760,7 +780,6 @@ pub struct PluginInstallResultBuilder<
     required: R,
     rest: PluginInstallResultBuilderRest,
 }
-#[derive(Default)]
 struct PluginInstallResultBuilderRest {
     warning: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -899,6 +918,7 @@ impl PluginInstallResultBuilder<
     (String, bool, String, PluginSource, CommandStatus, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginInstallResult {
         let (command_id, enabled, id, source, status, version) = self.required;
         let rest = self.rest;
@@ -973,6 +993,7 @@ impl crate::sample::Sample for PluginInstallTarget {
 }
 impl PluginInstallTarget {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             local_path: None,
@@ -983,10 +1004,15 @@ impl PluginInstallTarget {
 }
 impl PluginInstallTarget {
     /// Starts a [`PluginInstallTargetBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginInstallTargetBuilder {
         PluginInstallTargetBuilder {
             required: (),
-            rest: PluginInstallTargetBuilderRest::default(),
+            rest: PluginInstallTargetBuilderRest {
+                local_path: None,
+                marketplace: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -996,7 +1022,6 @@ pub struct PluginInstallTargetBuilder<R = ()> {
     required: R,
     rest: PluginInstallTargetBuilderRest,
 }
-#[derive(Default)]
 struct PluginInstallTargetBuilderRest {
     local_path: Option<PluginInstallLocalPathTarget>,
     marketplace: Option<PluginInstallMarketplaceTarget>,
@@ -1031,6 +1056,7 @@ impl<R> PluginInstallTargetBuilder<R> {
 }
 impl PluginInstallTargetBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginInstallTarget {
         let () = self.required;
         let rest = self.rest;
@@ -1071,10 +1097,13 @@ impl crate::sample::Sample for PluginListParams {
 }
 impl PluginListParams {
     /// Starts a [`PluginListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginListParamsBuilder {
         PluginListParamsBuilder {
             required: (crate::support::Unset,),
-            rest: PluginListParamsBuilderRest::default(),
+            rest: PluginListParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1084,7 +1113,6 @@ pub struct PluginListParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: PluginListParamsBuilderRest,
 }
-#[derive(Default)]
 struct PluginListParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1114,6 +1142,7 @@ impl<R> PluginListParamsBuilder<R> {
 }
 impl PluginListParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginListParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -1152,10 +1181,13 @@ impl crate::sample::Sample for PluginListResult {
 }
 impl PluginListResult {
     /// Starts a [`PluginListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginListResultBuilder {
         PluginListResultBuilder {
             required: (crate::support::Unset,),
-            rest: PluginListResultBuilderRest::default(),
+            rest: PluginListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1165,7 +1197,6 @@ pub struct PluginListResultBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: PluginListResultBuilderRest,
 }
-#[derive(Default)]
 struct PluginListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1195,6 +1226,7 @@ impl<R> PluginListResultBuilder<R> {
 }
 impl PluginListResultBuilder<(Vec<PluginCatalogEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginListResult {
         let (plugins,) = self.required;
         let rest = self.rest;
@@ -1247,6 +1279,7 @@ impl crate::sample::Sample for PluginMarketplaceAddParams {
 }
 impl PluginMarketplaceAddParams {
     /// Starts a [`PluginMarketplaceAddParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginMarketplaceAddParamsBuilder {
         PluginMarketplaceAddParamsBuilder {
             required: (
@@ -1255,7 +1288,9 @@ impl PluginMarketplaceAddParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginMarketplaceAddParamsBuilderRest::default(),
+            rest: PluginMarketplaceAddParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1273,7 +1308,6 @@ pub struct PluginMarketplaceAddParamsBuilder<
     required: R,
     rest: PluginMarketplaceAddParamsBuilderRest,
 }
-#[derive(Default)]
 struct PluginMarketplaceAddParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1342,6 +1376,7 @@ impl<R> PluginMarketplaceAddParamsBuilder<R> {
 }
 impl PluginMarketplaceAddParamsBuilder<(String, String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginMarketplaceAddParams {
         let (command_id, name, session_id, source) = self.required;
         let rest = self.rest;
@@ -1429,6 +1464,7 @@ impl crate::sample::Sample for PluginMarketplaceChangedParams {
 }
 impl PluginMarketplaceChangedParams {
     /// Starts a [`PluginMarketplaceChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginMarketplaceChangedParamsBuilder {
         PluginMarketplaceChangedParamsBuilder {
             required: (
@@ -1436,7 +1472,11 @@ impl PluginMarketplaceChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginMarketplaceChangedParamsBuilderRest::default(),
+            rest: PluginMarketplaceChangedParamsBuilderRest {
+                plugin_count: None,
+                skipped_count: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1448,7 +1488,6 @@ pub struct PluginMarketplaceChangedParamsBuilder<
     required: R,
     rest: PluginMarketplaceChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct PluginMarketplaceChangedParamsBuilderRest {
     plugin_count: Option<i64>,
     skipped_count: Option<i64>,
@@ -1516,6 +1555,7 @@ impl<R> PluginMarketplaceChangedParamsBuilder<R> {
 }
 impl PluginMarketplaceChangedParamsBuilder<(PluginMarketplaceChange, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginMarketplaceChangedParams {
         let (change, name, session_id) = self.required;
         let rest = self.rest;
@@ -1583,6 +1623,7 @@ impl crate::sample::Sample for PluginMarketplaceRecordResult {
 }
 impl PluginMarketplaceRecordResult {
     /// Starts a [`PluginMarketplaceRecordResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginMarketplaceRecordResultBuilder {
         PluginMarketplaceRecordResultBuilder {
             required: (
@@ -1593,7 +1634,9 @@ impl PluginMarketplaceRecordResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginMarketplaceRecordResultBuilderRest::default(),
+            rest: PluginMarketplaceRecordResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1613,7 +1656,6 @@ pub struct PluginMarketplaceRecordResultBuilder<
     required: R,
     rest: PluginMarketplaceRecordResultBuilderRest,
 }
-#[derive(Default)]
 struct PluginMarketplaceRecordResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1757,6 +1799,7 @@ impl PluginMarketplaceRecordResultBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginMarketplaceRecordResult {
         let (command_id, name, plugin_count, skipped, source, status) = self.required;
         let rest = self.rest;
@@ -1810,6 +1853,7 @@ impl crate::sample::Sample for PluginMarketplaceRemoveParams {
 }
 impl PluginMarketplaceRemoveParams {
     /// Starts a [`PluginMarketplaceRemoveParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginMarketplaceRemoveParamsBuilder {
         PluginMarketplaceRemoveParamsBuilder {
             required: (
@@ -1817,7 +1861,9 @@ impl PluginMarketplaceRemoveParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginMarketplaceRemoveParamsBuilderRest::default(),
+            rest: PluginMarketplaceRemoveParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1829,7 +1875,6 @@ pub struct PluginMarketplaceRemoveParamsBuilder<
     required: R,
     rest: PluginMarketplaceRemoveParamsBuilderRest,
 }
-#[derive(Default)]
 struct PluginMarketplaceRemoveParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1885,6 +1930,7 @@ impl<R> PluginMarketplaceRemoveParamsBuilder<R> {
 }
 impl PluginMarketplaceRemoveParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginMarketplaceRemoveParams {
         let (command_id, name, session_id) = self.required;
         let rest = self.rest;
@@ -1934,6 +1980,7 @@ impl crate::sample::Sample for PluginMarketplaceRemoveResult {
 }
 impl PluginMarketplaceRemoveResult {
     /// Starts a [`PluginMarketplaceRemoveResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginMarketplaceRemoveResultBuilder {
         PluginMarketplaceRemoveResultBuilder {
             required: (
@@ -1941,7 +1988,9 @@ impl PluginMarketplaceRemoveResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginMarketplaceRemoveResultBuilderRest::default(),
+            rest: PluginMarketplaceRemoveResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1953,7 +2002,6 @@ pub struct PluginMarketplaceRemoveResultBuilder<
     required: R,
     rest: PluginMarketplaceRemoveResultBuilderRest,
 }
-#[derive(Default)]
 struct PluginMarketplaceRemoveResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2009,6 +2057,7 @@ impl<R> PluginMarketplaceRemoveResultBuilder<R> {
 }
 impl PluginMarketplaceRemoveResultBuilder<(String, String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginMarketplaceRemoveResult {
         let (command_id, name, status) = self.required;
         let rest = self.rest;
@@ -2053,10 +2102,13 @@ impl crate::sample::Sample for PluginMarketplaceSkippedEntry {
 }
 impl PluginMarketplaceSkippedEntry {
     /// Starts a [`PluginMarketplaceSkippedEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginMarketplaceSkippedEntryBuilder {
         PluginMarketplaceSkippedEntryBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PluginMarketplaceSkippedEntryBuilderRest::default(),
+            rest: PluginMarketplaceSkippedEntryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2068,7 +2120,6 @@ pub struct PluginMarketplaceSkippedEntryBuilder<
     required: R,
     rest: PluginMarketplaceSkippedEntryBuilderRest,
 }
-#[derive(Default)]
 struct PluginMarketplaceSkippedEntryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2111,6 +2162,7 @@ impl<R> PluginMarketplaceSkippedEntryBuilder<R> {
 }
 impl PluginMarketplaceSkippedEntryBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginMarketplaceSkippedEntry {
         let (plugin, reason) = self.required;
         let rest = self.rest;
@@ -2154,10 +2206,13 @@ impl crate::sample::Sample for PluginMarketplaceSourceShape {
 }
 impl PluginMarketplaceSourceShape {
     /// Starts a [`PluginMarketplaceSourceShapeBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginMarketplaceSourceShapeBuilder {
         PluginMarketplaceSourceShapeBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: PluginMarketplaceSourceShapeBuilderRest::default(),
+            rest: PluginMarketplaceSourceShapeBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2169,7 +2224,6 @@ pub struct PluginMarketplaceSourceShapeBuilder<
     required: R,
     rest: PluginMarketplaceSourceShapeBuilderRest,
 }
-#[derive(Default)]
 struct PluginMarketplaceSourceShapeBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2212,6 +2266,7 @@ impl<R> PluginMarketplaceSourceShapeBuilder<R> {
 }
 impl PluginMarketplaceSourceShapeBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginMarketplaceSourceShape {
         let (kind, path) = self.required;
         let rest = self.rest;
@@ -2261,6 +2316,7 @@ impl crate::sample::Sample for PluginMarketplaceUpdateParams {
 }
 impl PluginMarketplaceUpdateParams {
     /// Starts a [`PluginMarketplaceUpdateParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> PluginMarketplaceUpdateParamsBuilder {
         PluginMarketplaceUpdateParamsBuilder {
             required: (
@@ -2268,7 +2324,9 @@ impl PluginMarketplaceUpdateParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: PluginMarketplaceUpdateParamsBuilderRest::default(),
+            rest: PluginMarketplaceUpdateParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2280,7 +2338,6 @@ pub struct PluginMarketplaceUpdateParamsBuilder<
     required: R,
     rest: PluginMarketplaceUpdateParamsBuilderRest,
 }
-#[derive(Default)]
 struct PluginMarketplaceUpdateParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2336,6 +2393,7 @@ impl<R> PluginMarketplaceUpdateParamsBuilder<R> {
 }
 impl PluginMarketplaceUpdateParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> PluginMarketplaceUpdateParams {
         let (command_id, name, session_id) = self.required;
         let rest = self.rest;

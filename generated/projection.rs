@@ -39,10 +39,13 @@ impl crate::sample::Sample for ProjectionBasis {
 #[cfg(feature = "experimental")]
 impl ProjectionBasis {
     /// Starts a [`ProjectionBasisBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ProjectionBasisBuilder {
         ProjectionBasisBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ProjectionBasisBuilderRest::default(),
+            rest: ProjectionBasisBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -54,7 +57,6 @@ pub struct ProjectionBasisBuilder<R = (crate::support::Unset, crate::support::Un
     rest: ProjectionBasisBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct ProjectionBasisBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -101,6 +103,7 @@ impl<R> ProjectionBasisBuilder<R> {
 #[cfg(feature = "experimental")]
 impl ProjectionBasisBuilder<(Vec<RawLogCursor>, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ProjectionBasis {
         let (positions, record_count) = self.required;
         let rest = self.rest;
@@ -148,10 +151,13 @@ impl crate::sample::Sample for ProjectionEntry {
 #[cfg(feature = "experimental")]
 impl ProjectionEntry {
     /// Starts a [`ProjectionEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ProjectionEntryBuilder {
         ProjectionEntryBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ProjectionEntryBuilderRest::default(),
+            rest: ProjectionEntryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -163,7 +169,6 @@ pub struct ProjectionEntryBuilder<R = (crate::support::Unset, crate::support::Un
     rest: ProjectionEntryBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct ProjectionEntryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -207,6 +212,7 @@ impl<R> ProjectionEntryBuilder<R> {
 #[cfg(feature = "experimental")]
 impl ProjectionEntryBuilder<(bool, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ProjectionEntry {
         let (experimental, name) = self.required;
         let rest = self.rest;
@@ -251,10 +257,13 @@ impl crate::sample::Sample for ProjectionListParams {
 #[cfg(feature = "experimental")]
 impl ProjectionListParams {
     /// Starts a [`ProjectionListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ProjectionListParamsBuilder {
         ProjectionListParamsBuilder {
             required: (crate::support::Unset,),
-            rest: ProjectionListParamsBuilderRest::default(),
+            rest: ProjectionListParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -266,7 +275,6 @@ pub struct ProjectionListParamsBuilder<R = (crate::support::Unset,)> {
     rest: ProjectionListParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct ProjectionListParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -299,6 +307,7 @@ impl<R> ProjectionListParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl ProjectionListParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ProjectionListParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -341,10 +350,13 @@ impl crate::sample::Sample for ProjectionListResult {
 #[cfg(feature = "experimental")]
 impl ProjectionListResult {
     /// Starts a [`ProjectionListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ProjectionListResultBuilder {
         ProjectionListResultBuilder {
             required: (crate::support::Unset,),
-            rest: ProjectionListResultBuilderRest::default(),
+            rest: ProjectionListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -356,7 +368,6 @@ pub struct ProjectionListResultBuilder<R = (crate::support::Unset,)> {
     rest: ProjectionListResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct ProjectionListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -389,6 +400,7 @@ impl<R> ProjectionListResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl ProjectionListResultBuilder<(Vec<ProjectionEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ProjectionListResult {
         let (projections,) = self.required;
         let rest = self.rest;
@@ -436,10 +448,13 @@ impl crate::sample::Sample for ProjectionReadParams {
 #[cfg(feature = "experimental")]
 impl ProjectionReadParams {
     /// Starts a [`ProjectionReadParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ProjectionReadParamsBuilder {
         ProjectionReadParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ProjectionReadParamsBuilderRest::default(),
+            rest: ProjectionReadParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -453,7 +468,6 @@ pub struct ProjectionReadParamsBuilder<
     rest: ProjectionReadParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct ProjectionReadParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -500,6 +514,7 @@ impl<R> ProjectionReadParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl ProjectionReadParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ProjectionReadParams {
         let (projection, session_id) = self.required;
         let rest = self.rest;
@@ -551,6 +566,7 @@ impl crate::sample::Sample for ProjectionReadResult {
 #[cfg(feature = "experimental")]
 impl ProjectionReadResult {
     /// Starts a [`ProjectionReadResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ProjectionReadResultBuilder {
         ProjectionReadResultBuilder {
             required: (
@@ -558,7 +574,9 @@ impl ProjectionReadResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ProjectionReadResultBuilderRest::default(),
+            rest: ProjectionReadResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -572,7 +590,6 @@ pub struct ProjectionReadResultBuilder<
     rest: ProjectionReadResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct ProjectionReadResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -637,6 +654,7 @@ impl ProjectionReadResultBuilder<
     (ProjectionBasis, String, serde_json::Map<String, serde_json::Value>),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ProjectionReadResult {
         let (basis, projection, state) = self.required;
         let rest = self.rest;

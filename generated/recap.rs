@@ -37,10 +37,13 @@ impl crate::sample::Sample for RecapCancelParams {
 }
 impl RecapCancelParams {
     /// Starts a [`RecapCancelParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RecapCancelParamsBuilder {
         RecapCancelParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: RecapCancelParamsBuilderRest::default(),
+            rest: RecapCancelParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -50,7 +53,6 @@ pub struct RecapCancelParamsBuilder<R = (crate::support::Unset, crate::support::
     required: R,
     rest: RecapCancelParamsBuilderRest,
 }
-#[derive(Default)]
 struct RecapCancelParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -93,6 +95,7 @@ impl<R> RecapCancelParamsBuilder<R> {
 }
 impl RecapCancelParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RecapCancelParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -137,10 +140,13 @@ impl crate::sample::Sample for RecapCancelResult {
 }
 impl RecapCancelResult {
     /// Starts a [`RecapCancelResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RecapCancelResultBuilder {
         RecapCancelResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: RecapCancelResultBuilderRest::default(),
+            rest: RecapCancelResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -150,7 +156,6 @@ pub struct RecapCancelResultBuilder<R = (crate::support::Unset, crate::support::
     required: R,
     rest: RecapCancelResultBuilderRest,
 }
-#[derive(Default)]
 struct RecapCancelResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -193,6 +198,7 @@ impl<R> RecapCancelResultBuilder<R> {
 }
 impl RecapCancelResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RecapCancelResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -260,6 +266,7 @@ impl crate::sample::Sample for RecapCompletedParams {
 }
 impl RecapCompletedParams {
     /// Starts a [`RecapCompletedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RecapCompletedParamsBuilder {
         RecapCompletedParamsBuilder {
             required: (
@@ -267,7 +274,12 @@ impl RecapCompletedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: RecapCompletedParamsBuilderRest::default(),
+            rest: RecapCompletedParamsBuilderRest {
+                reason: None,
+                text: None,
+                title: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -279,7 +291,6 @@ pub struct RecapCompletedParamsBuilder<
     required: R,
     rest: RecapCompletedParamsBuilderRest,
 }
-#[derive(Default)]
 struct RecapCompletedParamsBuilderRest {
     reason: Option<RecapFailureReason>,
     text: Option<String>,
@@ -353,6 +364,7 @@ impl<R> RecapCompletedParamsBuilder<R> {
 }
 impl RecapCompletedParamsBuilder<(String, RecapOutcome, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RecapCompletedParams {
         let (command_id, outcome, session_id) = self.required;
         let rest = self.rest;
@@ -450,10 +462,13 @@ impl crate::sample::Sample for RecapRequestParams {
 }
 impl RecapRequestParams {
     /// Starts a [`RecapRequestParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RecapRequestParamsBuilder {
         RecapRequestParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: RecapRequestParamsBuilderRest::default(),
+            rest: RecapRequestParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -465,7 +480,6 @@ pub struct RecapRequestParamsBuilder<
     required: R,
     rest: RecapRequestParamsBuilderRest,
 }
-#[derive(Default)]
 struct RecapRequestParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -508,6 +522,7 @@ impl<R> RecapRequestParamsBuilder<R> {
 }
 impl RecapRequestParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RecapRequestParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -552,10 +567,13 @@ impl crate::sample::Sample for RecapRequestResult {
 }
 impl RecapRequestResult {
     /// Starts a [`RecapRequestResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> RecapRequestResultBuilder {
         RecapRequestResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: RecapRequestResultBuilderRest::default(),
+            rest: RecapRequestResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -567,7 +585,6 @@ pub struct RecapRequestResultBuilder<
     required: R,
     rest: RecapRequestResultBuilderRest,
 }
-#[derive(Default)]
 struct RecapRequestResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -610,6 +627,7 @@ impl<R> RecapRequestResultBuilder<R> {
 }
 impl RecapRequestResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> RecapRequestResult {
         let (command_id, status) = self.required;
         let rest = self.rest;

@@ -9,7 +9,7 @@ pub const PROTOCOL_VERSION: Option<&str> = Some("1.4.13");
 ///
 /// A hash of this schema's text, not what a host serves: compare a host's
 /// `schema.fingerprint` with [`SERVED_FINGERPRINT`].
-pub const SCHEMA_CONTENT_HASH: &str = "sha256:cf226d46705599bc83f1ab8e5fa58584f1daeb83bbfb69a1f3d8380e8dae20b0";
+pub const SCHEMA_CONTENT_HASH: &str = "sha256:42c971fe0a2dd78b5a8dad72f53a1334e03c20d577062e9cb960bb5246604bf5";
 /// The envelope schema version hosts of this protocol version report as
 /// `schema.version` in the `initialize` result (`x-msp-served-schema`); a connection
 /// refuses a host that reports another.

@@ -238,6 +238,7 @@ impl crate::sample::Sample for Session {
 }
 impl Session {
     /// Starts a [`SessionBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionBuilder {
         SessionBuilder {
             required: (
@@ -248,7 +249,33 @@ impl Session {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionBuilderRest::default(),
+            rest: SessionBuilderRest {
+                active_turn_id: None,
+                approval_mode: None,
+                attention: None,
+                branch: None,
+                created_by_client: None,
+                #[cfg(feature = "experimental")]
+                current_limits: None,
+                first_user_prompt: None,
+                forked_from: None,
+                generated_name: None,
+                kind: None,
+                last_activity_at: None,
+                model_id: None,
+                name: None,
+                name_origin: None,
+                parent_session_id: None,
+                #[cfg(feature = "experimental")]
+                permission_state: None,
+                provider_id: None,
+                side_from: crate::Tristate::Absent,
+                title: None,
+                workspace_root: None,
+                #[cfg(feature = "experimental")]
+                worktree: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -268,7 +295,6 @@ pub struct SessionBuilder<
     required: R,
     rest: SessionBuilderRest,
 }
-#[derive(Default)]
 struct SessionBuilderRest {
     active_turn_id: Option<String>,
     approval_mode: Option<Box<EffectiveApprovalModeState>>,
@@ -509,6 +535,7 @@ impl<R> SessionBuilder<R> {
 }
 impl SessionBuilder<(String, String, String, SessionStatus, i64, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> Session {
         let (created_at, path, session_id, status, turn_count, updated_at) = self
             .required;
@@ -624,6 +651,7 @@ impl crate::sample::Sample for SessionApprovalModeChangedParams {
 }
 impl SessionApprovalModeChangedParams {
     /// Starts a [`SessionApprovalModeChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionApprovalModeChangedParamsBuilder {
         SessionApprovalModeChangedParamsBuilder {
             required: (
@@ -635,7 +663,9 @@ impl SessionApprovalModeChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionApprovalModeChangedParamsBuilderRest::default(),
+            rest: SessionApprovalModeChangedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -656,7 +686,6 @@ pub struct SessionApprovalModeChangedParamsBuilder<
     required: R,
     rest: SessionApprovalModeChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionApprovalModeChangedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -833,6 +862,7 @@ impl SessionApprovalModeChangedParamsBuilder<
     (String, String, ApprovalMode, String, ApprovalModeSource, SourceRange, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionApprovalModeChangedParams {
         let (
             client_name,
@@ -923,6 +953,7 @@ impl crate::sample::Sample for SessionBranchChangedParams {
 }
 impl SessionBranchChangedParams {
     /// Starts a [`SessionBranchChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionBranchChangedParamsBuilder {
         SessionBranchChangedParamsBuilder {
             required: (
@@ -931,7 +962,11 @@ impl SessionBranchChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionBranchChangedParamsBuilderRest::default(),
+            rest: SessionBranchChangedParamsBuilderRest {
+                branch: None,
+                vcs: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -949,7 +984,6 @@ pub struct SessionBranchChangedParamsBuilder<
     required: R,
     rest: SessionBranchChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionBranchChangedParamsBuilderRest {
     branch: Option<String>,
     vcs: Option<Vcs>,
@@ -1030,6 +1064,7 @@ impl<R> SessionBranchChangedParamsBuilder<R> {
 }
 impl SessionBranchChangedParamsBuilder<(String, SourceRange, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionBranchChangedParams {
         let (session_id, source_range, view_cursor, workspace_root) = self.required;
         let rest = self.rest;
@@ -1085,10 +1120,14 @@ impl crate::sample::Sample for SessionClosedParams {
 }
 impl SessionClosedParams {
     /// Starts a [`SessionClosedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionClosedParamsBuilder {
         SessionClosedParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionClosedParamsBuilderRest::default(),
+            rest: SessionClosedParamsBuilderRest {
+                view_cursor: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1100,7 +1139,6 @@ pub struct SessionClosedParamsBuilder<
     required: R,
     rest: SessionClosedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionClosedParamsBuilderRest {
     view_cursor: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1149,6 +1187,7 @@ impl<R> SessionClosedParamsBuilder<R> {
 }
 impl SessionClosedParamsBuilder<(SessionClosedReason, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionClosedParams {
         let (reason, session_id) = self.required;
         let rest = self.rest;
@@ -1226,10 +1265,14 @@ impl crate::sample::Sample for SessionCompactParams {
 }
 impl SessionCompactParams {
     /// Starts a [`SessionCompactParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionCompactParamsBuilder {
         SessionCompactParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionCompactParamsBuilderRest::default(),
+            rest: SessionCompactParamsBuilderRest {
+                turn_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1241,7 +1284,6 @@ pub struct SessionCompactParamsBuilder<
     required: R,
     rest: SessionCompactParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionCompactParamsBuilderRest {
     turn_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1290,6 +1332,7 @@ impl<R> SessionCompactParamsBuilder<R> {
 }
 impl SessionCompactParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionCompactParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -1340,10 +1383,14 @@ impl crate::sample::Sample for SessionCompactResult {
 }
 impl SessionCompactResult {
     /// Starts a [`SessionCompactResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionCompactResultBuilder {
         SessionCompactResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionCompactResultBuilderRest::default(),
+            rest: SessionCompactResultBuilderRest {
+                reason: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1355,7 +1402,6 @@ pub struct SessionCompactResultBuilder<
     required: R,
     rest: SessionCompactResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionCompactResultBuilderRest {
     reason: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1404,6 +1450,7 @@ impl<R> SessionCompactResultBuilder<R> {
 }
 impl SessionCompactResultBuilder<(String, CompactStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionCompactResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -1445,6 +1492,7 @@ impl crate::sample::Sample for SessionConfig {
 }
 impl SessionConfig {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             mcp_servers: None,
@@ -1454,10 +1502,14 @@ impl SessionConfig {
 }
 impl SessionConfig {
     /// Starts a [`SessionConfigBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionConfigBuilder {
         SessionConfigBuilder {
             required: (),
-            rest: SessionConfigBuilderRest::default(),
+            rest: SessionConfigBuilderRest {
+                mcp_servers: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1467,7 +1519,6 @@ pub struct SessionConfigBuilder<R = ()> {
     required: R,
     rest: SessionConfigBuilderRest,
 }
-#[derive(Default)]
 struct SessionConfigBuilderRest {
     mcp_servers: Option<std::collections::BTreeMap<String, SessionMcpServerConfig>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1495,6 +1546,7 @@ impl<R> SessionConfigBuilder<R> {
 }
 impl SessionConfigBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionConfig {
         let () = self.required;
         let rest = self.rest;
@@ -1568,6 +1620,7 @@ impl crate::sample::Sample for SessionContextUsageParams {
 }
 impl SessionContextUsageParams {
     /// Starts a [`SessionContextUsageParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionContextUsageParamsBuilder {
         SessionContextUsageParamsBuilder {
             required: (
@@ -1577,7 +1630,10 @@ impl SessionContextUsageParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionContextUsageParamsBuilderRest::default(),
+            rest: SessionContextUsageParamsBuilderRest {
+                window_tokens: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1596,7 +1652,6 @@ pub struct SessionContextUsageParamsBuilder<
     required: R,
     rest: SessionContextUsageParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionContextUsageParamsBuilderRest {
     window_tokens: Option<i64>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1711,6 +1766,7 @@ impl SessionContextUsageParamsBuilder<
     (ContextPressureLevel, String, SourceRange, i64, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionContextUsageParams {
         let (pressure, session_id, source_range, used_tokens, view_cursor) = self
             .required;
@@ -1794,10 +1850,15 @@ impl crate::sample::Sample for SessionForkParams {
 }
 impl SessionForkParams {
     /// Starts a [`SessionForkParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionForkParamsBuilder {
         SessionForkParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionForkParamsBuilderRest::default(),
+            rest: SessionForkParamsBuilderRest {
+                cut_point: None,
+                exclude_items: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1807,7 +1868,6 @@ pub struct SessionForkParamsBuilder<R = (crate::support::Unset, crate::support::
     required: R,
     rest: SessionForkParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionForkParamsBuilderRest {
     cut_point: Option<ForkCutPoint>,
     exclude_items: Option<bool>,
@@ -1862,6 +1922,7 @@ impl<R> SessionForkParamsBuilder<R> {
 }
 impl SessionForkParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionForkParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -1920,6 +1981,7 @@ impl crate::sample::Sample for SessionForkResult {
 }
 impl SessionForkResult {
     /// Starts a [`SessionForkResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionForkResultBuilder {
         SessionForkResultBuilder {
             required: (
@@ -1928,7 +1990,9 @@ impl SessionForkResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionForkResultBuilderRest::default(),
+            rest: SessionForkResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1946,7 +2010,6 @@ pub struct SessionForkResultBuilder<
     required: R,
     rest: SessionForkResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionForkResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2017,6 +2080,7 @@ impl SessionForkResultBuilder<
     (SessionHistory, Vec<PendingRequestPointer>, Box<Session>, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionForkResult {
         let (history, pending_requests, session, view_cursor) = self.required;
         let rest = self.rest;
@@ -2084,6 +2148,7 @@ impl crate::sample::Sample for SessionGoalChangedParams {
 }
 impl SessionGoalChangedParams {
     /// Starts a [`SessionGoalChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionGoalChangedParamsBuilder {
         SessionGoalChangedParamsBuilder {
             required: (
@@ -2091,7 +2156,10 @@ impl SessionGoalChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionGoalChangedParamsBuilderRest::default(),
+            rest: SessionGoalChangedParamsBuilderRest {
+                goal: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2103,7 +2171,6 @@ pub struct SessionGoalChangedParamsBuilder<
     required: R,
     rest: SessionGoalChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionGoalChangedParamsBuilderRest {
     goal: Option<Box<Goal>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -2165,6 +2232,7 @@ impl<R> SessionGoalChangedParamsBuilder<R> {
 }
 impl SessionGoalChangedParamsBuilder<(String, SourceRange, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionGoalChangedParams {
         let (session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
@@ -2237,10 +2305,17 @@ impl crate::sample::Sample for SessionHistory {
 }
 impl SessionHistory {
     /// Starts a [`SessionHistoryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionHistoryBuilder {
         SessionHistoryBuilder {
             required: (crate::support::Unset,),
-            rest: SessionHistoryBuilderRest::default(),
+            rest: SessionHistoryBuilderRest {
+                checkpoint_boundary: None,
+                items: None,
+                none_reason: None,
+                snapshot: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2250,7 +2325,6 @@ pub struct SessionHistoryBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionHistoryBuilderRest,
 }
-#[derive(Default)]
 struct SessionHistoryBuilderRest {
     checkpoint_boundary: Option<CheckpointBoundary>,
     items: Option<Vec<Item>>,
@@ -2307,6 +2381,7 @@ impl<R> SessionHistoryBuilder<R> {
 }
 impl SessionHistoryBuilder<(HistoryMode,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionHistory {
         let (mode,) = self.required;
         let rest = self.rest;
@@ -2394,6 +2469,7 @@ impl crate::sample::Sample for SessionLeaveCompletedParams {
 }
 impl SessionLeaveCompletedParams {
     /// Starts a [`SessionLeaveCompletedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionLeaveCompletedParamsBuilder {
         SessionLeaveCompletedParamsBuilder {
             required: (
@@ -2401,7 +2477,11 @@ impl SessionLeaveCompletedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionLeaveCompletedParamsBuilderRest::default(),
+            rest: SessionLeaveCompletedParamsBuilderRest {
+                reason: None,
+                view_cursor: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2413,7 +2493,6 @@ pub struct SessionLeaveCompletedParamsBuilder<
     required: R,
     rest: SessionLeaveCompletedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionLeaveCompletedParamsBuilderRest {
     reason: Option<SessionLeaveFailureReason>,
     view_cursor: Option<String>,
@@ -2481,6 +2560,7 @@ impl<R> SessionLeaveCompletedParamsBuilder<R> {
 }
 impl SessionLeaveCompletedParamsBuilder<(String, SessionLeaveOutcome, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionLeaveCompletedParams {
         let (command_id, outcome, session_id) = self.required;
         let rest = self.rest;
@@ -2590,10 +2670,14 @@ impl crate::sample::Sample for SessionLeaveParams {
 }
 impl SessionLeaveParams {
     /// Starts a [`SessionLeaveParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionLeaveParamsBuilder {
         SessionLeaveParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionLeaveParamsBuilderRest::default(),
+            rest: SessionLeaveParamsBuilderRest {
+                stop: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2605,7 +2689,6 @@ pub struct SessionLeaveParamsBuilder<
     required: R,
     rest: SessionLeaveParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionLeaveParamsBuilderRest {
     stop: Option<bool>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -2654,6 +2737,7 @@ impl<R> SessionLeaveParamsBuilder<R> {
 }
 impl SessionLeaveParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionLeaveParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -2699,10 +2783,13 @@ impl crate::sample::Sample for SessionLeaveResult {
 }
 impl SessionLeaveResult {
     /// Starts a [`SessionLeaveResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionLeaveResultBuilder {
         SessionLeaveResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionLeaveResultBuilderRest::default(),
+            rest: SessionLeaveResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2714,7 +2801,6 @@ pub struct SessionLeaveResultBuilder<
     required: R,
     rest: SessionLeaveResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionLeaveResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2757,6 +2843,7 @@ impl<R> SessionLeaveResultBuilder<R> {
 }
 impl SessionLeaveResultBuilder<(String, CommandAckStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionLeaveResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -2829,6 +2916,7 @@ impl crate::sample::Sample for SessionLimits {
 #[cfg(feature = "experimental")]
 impl SessionLimits {
     /// Starts a [`SessionLimitsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionLimitsBuilder {
         SessionLimitsBuilder {
             required: (
@@ -2838,7 +2926,9 @@ impl SessionLimits {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionLimitsBuilderRest::default(),
+            rest: SessionLimitsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2859,7 +2949,6 @@ pub struct SessionLimitsBuilder<
     rest: SessionLimitsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionLimitsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2948,6 +3037,7 @@ impl<R> SessionLimitsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionLimitsBuilder<(bool, LimitsNetworkMode, bool, bool, bool)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionLimits {
         let (
             sandbox_enabled,
@@ -3034,6 +3124,7 @@ impl crate::sample::Sample for SessionLimitsChoice {
 #[cfg(feature = "experimental")]
 impl SessionLimitsChoice {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             sandbox_enabled: None,
@@ -3048,10 +3139,18 @@ impl SessionLimitsChoice {
 #[cfg(feature = "experimental")]
 impl SessionLimitsChoice {
     /// Starts a [`SessionLimitsChoiceBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionLimitsChoiceBuilder {
         SessionLimitsChoiceBuilder {
             required: (),
-            rest: SessionLimitsChoiceBuilderRest::default(),
+            rest: SessionLimitsChoiceBuilderRest {
+                sandbox_enabled: None,
+                sandbox_network: None,
+                shell_enabled: None,
+                workspace_trusted: None,
+                writes_enabled: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3063,7 +3162,6 @@ pub struct SessionLimitsChoiceBuilder<R = ()> {
     rest: SessionLimitsChoiceBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionLimitsChoiceBuilderRest {
     sandbox_enabled: Option<bool>,
     sandbox_network: Option<LimitsNetworkMode>,
@@ -3115,6 +3213,7 @@ impl<R> SessionLimitsChoiceBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionLimitsChoiceBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionLimitsChoice {
         let () = self.required;
         let rest = self.rest;
@@ -3159,10 +3258,13 @@ impl crate::sample::Sample for SessionListBranchFilter {
 }
 impl SessionListBranchFilter {
     /// Starts a [`SessionListBranchFilterBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionListBranchFilterBuilder {
         SessionListBranchFilterBuilder {
             required: (crate::support::Unset,),
-            rest: SessionListBranchFilterBuilderRest::default(),
+            rest: SessionListBranchFilterBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3172,7 +3274,6 @@ pub struct SessionListBranchFilterBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionListBranchFilterBuilderRest,
 }
-#[derive(Default)]
 struct SessionListBranchFilterBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3202,6 +3303,7 @@ impl<R> SessionListBranchFilterBuilder<R> {
 }
 impl SessionListBranchFilterBuilder<(Vec<Option<String>>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionListBranchFilter {
         let (any_of,) = self.required;
         let rest = self.rest;
@@ -3240,10 +3342,13 @@ impl crate::sample::Sample for SessionListChangedParams {
 }
 impl SessionListChangedParams {
     /// Starts a [`SessionListChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionListChangedParamsBuilder {
         SessionListChangedParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SessionListChangedParamsBuilderRest::default(),
+            rest: SessionListChangedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3253,7 +3358,6 @@ pub struct SessionListChangedParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionListChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionListChangedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3283,6 +3387,7 @@ impl<R> SessionListChangedParamsBuilder<R> {
 }
 impl SessionListChangedParamsBuilder<(Box<Session>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionListChangedParams {
         let (session,) = self.required;
         let rest = self.rest;
@@ -3339,6 +3444,7 @@ impl crate::sample::Sample for SessionListFilter {
 }
 impl SessionListFilter {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             branch: None,
@@ -3350,10 +3456,16 @@ impl SessionListFilter {
 }
 impl SessionListFilter {
     /// Starts a [`SessionListFilterBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionListFilterBuilder {
         SessionListFilterBuilder {
             required: (),
-            rest: SessionListFilterBuilderRest::default(),
+            rest: SessionListFilterBuilderRest {
+                branch: None,
+                session_id: None,
+                text: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3363,7 +3475,6 @@ pub struct SessionListFilterBuilder<R = ()> {
     required: R,
     rest: SessionListFilterBuilderRest,
 }
-#[derive(Default)]
 struct SessionListFilterBuilderRest {
     branch: Option<SessionListBranchFilter>,
     session_id: Option<SessionListSessionIdFilter>,
@@ -3401,6 +3512,7 @@ impl<R> SessionListFilterBuilder<R> {
 }
 impl SessionListFilterBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionListFilter {
         let () = self.required;
         let rest = self.rest;
@@ -3472,6 +3584,7 @@ impl crate::sample::Sample for SessionListParams {
 }
 impl SessionListParams {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             cursor: Tristate::Absent,
@@ -3485,10 +3598,18 @@ impl SessionListParams {
 }
 impl SessionListParams {
     /// Starts a [`SessionListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionListParamsBuilder {
         SessionListParamsBuilder {
             required: (),
-            rest: SessionListParamsBuilderRest::default(),
+            rest: SessionListParamsBuilderRest {
+                cursor: crate::Tristate::Absent,
+                filter: None,
+                limit: None,
+                updated_after: None,
+                workspace_root: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3498,7 +3619,6 @@ pub struct SessionListParamsBuilder<R = ()> {
     required: R,
     rest: SessionListParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionListParamsBuilderRest {
     cursor: Tristate<String>,
     filter: Option<Box<SessionListFilter>>,
@@ -3550,6 +3670,7 @@ impl<R> SessionListParamsBuilder<R> {
 }
 impl SessionListParamsBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionListParams {
         let () = self.required;
         let rest = self.rest;
@@ -3616,10 +3737,15 @@ impl crate::sample::Sample for SessionListResult {
 }
 impl SessionListResult {
     /// Starts a [`SessionListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionListResultBuilder {
         SessionListResultBuilder {
             required: (crate::support::Unset,),
-            rest: SessionListResultBuilderRest::default(),
+            rest: SessionListResultBuilderRest {
+                applied_filter: None,
+                next_cursor: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3629,7 +3755,6 @@ pub struct SessionListResultBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionListResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionListResultBuilderRest {
     applied_filter: Option<Box<SessionListFilter>>,
     next_cursor: Option<String>,
@@ -3674,6 +3799,7 @@ impl<R> SessionListResultBuilder<R> {
 }
 impl SessionListResultBuilder<(Vec<Session>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionListResult {
         let (sessions,) = self.required;
         let rest = self.rest;
@@ -3722,10 +3848,13 @@ impl crate::sample::Sample for SessionListSessionIdFilter {
 }
 impl SessionListSessionIdFilter {
     /// Starts a [`SessionListSessionIdFilterBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionListSessionIdFilterBuilder {
         SessionListSessionIdFilterBuilder {
             required: (crate::support::Unset,),
-            rest: SessionListSessionIdFilterBuilderRest::default(),
+            rest: SessionListSessionIdFilterBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3735,7 +3864,6 @@ pub struct SessionListSessionIdFilterBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionListSessionIdFilterBuilderRest,
 }
-#[derive(Default)]
 struct SessionListSessionIdFilterBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3765,6 +3893,7 @@ impl<R> SessionListSessionIdFilterBuilder<R> {
 }
 impl SessionListSessionIdFilterBuilder<(Vec<String>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionListSessionIdFilter {
         let (any_of,) = self.required;
         let rest = self.rest;
@@ -3833,10 +3962,15 @@ impl crate::sample::Sample for SessionListTextFilter {
 }
 impl SessionListTextFilter {
     /// Starts a [`SessionListTextFilterBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionListTextFilterBuilder {
         SessionListTextFilterBuilder {
             required: (crate::support::Unset,),
-            rest: SessionListTextFilterBuilderRest::default(),
+            rest: SessionListTextFilterBuilderRest {
+                all_of: None,
+                any_of: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3846,7 +3980,6 @@ pub struct SessionListTextFilterBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionListTextFilterBuilderRest,
 }
-#[derive(Default)]
 struct SessionListTextFilterBuilderRest {
     all_of: Option<Vec<String>>,
     any_of: Option<Vec<String>>,
@@ -3888,6 +4021,7 @@ impl<R> SessionListTextFilterBuilder<R> {
 }
 impl SessionListTextFilterBuilder<(Vec<SessionListTextField>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionListTextFilter {
         let (fields,) = self.required;
         let rest = self.rest;
@@ -3948,10 +4082,17 @@ impl crate::sample::Sample for SessionMcpServerConfigStdio {
 }
 impl SessionMcpServerConfigStdio {
     /// Starts a [`SessionMcpServerConfigStdioBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionMcpServerConfigStdioBuilder {
         SessionMcpServerConfigStdioBuilder {
             required: (crate::support::Unset,),
-            rest: SessionMcpServerConfigStdioBuilderRest::default(),
+            rest: SessionMcpServerConfigStdioBuilderRest {
+                args: None,
+                env: None,
+                framing: None,
+                mode: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3961,7 +4102,6 @@ pub struct SessionMcpServerConfigStdioBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionMcpServerConfigStdioBuilderRest,
 }
-#[derive(Default)]
 struct SessionMcpServerConfigStdioBuilderRest {
     args: Option<Vec<String>>,
     env: Option<std::collections::BTreeMap<String, String>>,
@@ -4018,6 +4158,7 @@ impl<R> SessionMcpServerConfigStdioBuilder<R> {
 }
 impl SessionMcpServerConfigStdioBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionMcpServerConfigStdio {
         let (command,) = self.required;
         let rest = self.rest;
@@ -4070,10 +4211,15 @@ impl crate::sample::Sample for SessionMcpServerConfigStreamableHttp {
 }
 impl SessionMcpServerConfigStreamableHttp {
     /// Starts a [`SessionMcpServerConfigStreamableHttpBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionMcpServerConfigStreamableHttpBuilder {
         SessionMcpServerConfigStreamableHttpBuilder {
             required: (crate::support::Unset,),
-            rest: SessionMcpServerConfigStreamableHttpBuilderRest::default(),
+            rest: SessionMcpServerConfigStreamableHttpBuilderRest {
+                headers: None,
+                mode: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4083,7 +4229,6 @@ pub struct SessionMcpServerConfigStreamableHttpBuilder<R = (crate::support::Unse
     required: R,
     rest: SessionMcpServerConfigStreamableHttpBuilderRest,
 }
-#[derive(Default)]
 struct SessionMcpServerConfigStreamableHttpBuilderRest {
     headers: Option<std::collections::BTreeMap<String, String>>,
     mode: Option<SessionMcpServerMode>,
@@ -4128,6 +4273,7 @@ impl<R> SessionMcpServerConfigStreamableHttpBuilder<R> {
 }
 impl SessionMcpServerConfigStreamableHttpBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionMcpServerConfigStreamableHttp {
         let (url,) = self.required;
         let rest = self.rest;
@@ -4339,6 +4485,7 @@ impl crate::sample::Sample for SessionModelChangedParams {
 }
 impl SessionModelChangedParams {
     /// Starts a [`SessionModelChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionModelChangedParamsBuilder {
         SessionModelChangedParamsBuilder {
             required: (
@@ -4348,7 +4495,10 @@ impl SessionModelChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionModelChangedParamsBuilderRest::default(),
+            rest: SessionModelChangedParamsBuilderRest {
+                provider_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4367,7 +4517,6 @@ pub struct SessionModelChangedParamsBuilder<
     required: R,
     rest: SessionModelChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionModelChangedParamsBuilderRest {
     provider_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -4482,6 +4631,7 @@ impl SessionModelChangedParamsBuilder<
     (String, String, ModelChangeSource, SourceRange, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionModelChangedParams {
         let (model_id, session_id, source, source_range, view_cursor) = self.required;
         let rest = self.rest;
@@ -4569,6 +4719,7 @@ impl crate::sample::Sample for SessionModelRouteUnservedParams {
 }
 impl SessionModelRouteUnservedParams {
     /// Starts a [`SessionModelRouteUnservedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionModelRouteUnservedParamsBuilder {
         SessionModelRouteUnservedParamsBuilder {
             required: (
@@ -4579,7 +4730,10 @@ impl SessionModelRouteUnservedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionModelRouteUnservedParamsBuilderRest::default(),
+            rest: SessionModelRouteUnservedParamsBuilderRest {
+                provider_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4599,7 +4753,6 @@ pub struct SessionModelRouteUnservedParamsBuilder<
     required: R,
     rest: SessionModelRouteUnservedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionModelRouteUnservedParamsBuilderRest {
     provider_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -4738,6 +4891,7 @@ impl SessionModelRouteUnservedParamsBuilder<
     (String, String, String, String, SourceRange, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionModelRouteUnservedParams {
         let (
             command_id,
@@ -4824,6 +4978,7 @@ impl crate::sample::Sample for SessionNameChangedParams {
 }
 impl SessionNameChangedParams {
     /// Starts a [`SessionNameChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionNameChangedParamsBuilder {
         SessionNameChangedParamsBuilder {
             required: (
@@ -4832,7 +4987,11 @@ impl SessionNameChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionNameChangedParamsBuilderRest::default(),
+            rest: SessionNameChangedParamsBuilderRest {
+                generated_name: None,
+                name_origin: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -4850,7 +5009,6 @@ pub struct SessionNameChangedParamsBuilder<
     required: R,
     rest: SessionNameChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionNameChangedParamsBuilderRest {
     generated_name: Option<String>,
     name_origin: Option<SessionNameOrigin>,
@@ -4931,6 +5089,7 @@ impl<R> SessionNameChangedParamsBuilder<R> {
 }
 impl SessionNameChangedParamsBuilder<(String, String, SourceRange, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionNameChangedParams {
         let (name, session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
@@ -5046,6 +5205,7 @@ impl crate::sample::Sample for SessionPermissionProfileChangedParams {
 #[cfg(feature = "experimental")]
 impl SessionPermissionProfileChangedParams {
     /// Starts a [`SessionPermissionProfileChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionPermissionProfileChangedParamsBuilder {
         SessionPermissionProfileChangedParamsBuilder {
             required: (
@@ -5054,7 +5214,12 @@ impl SessionPermissionProfileChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionPermissionProfileChangedParamsBuilderRest::default(),
+            rest: SessionPermissionProfileChangedParamsBuilderRest {
+                client_name: None,
+                command_id: None,
+                profile_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5074,7 +5239,6 @@ pub struct SessionPermissionProfileChangedParamsBuilder<
     rest: SessionPermissionProfileChangedParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionPermissionProfileChangedParamsBuilderRest {
     client_name: Option<String>,
     command_id: Option<String>,
@@ -5187,6 +5351,7 @@ impl SessionPermissionProfileChangedParamsBuilder<
     (String, PermissionProfileSource, SourceRange, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionPermissionProfileChangedParams {
         let (session_id, source, source_range, view_cursor) = self.required;
         let rest = self.rest;
@@ -5239,10 +5404,13 @@ impl crate::sample::Sample for SessionPromptHintCandidate {
 #[cfg(feature = "experimental")]
 impl SessionPromptHintCandidate {
     /// Starts a [`SessionPromptHintCandidateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionPromptHintCandidateBuilder {
         SessionPromptHintCandidateBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionPromptHintCandidateBuilderRest::default(),
+            rest: SessionPromptHintCandidateBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5256,7 +5424,6 @@ pub struct SessionPromptHintCandidateBuilder<
     rest: SessionPromptHintCandidateBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionPromptHintCandidateBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5303,6 +5470,7 @@ impl<R> SessionPromptHintCandidateBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionPromptHintCandidateBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionPromptHintCandidate {
         let (description, id) = self.required;
         let rest = self.rest;
@@ -5351,10 +5519,13 @@ impl crate::sample::Sample for SessionPromptHintParams {
 #[cfg(feature = "experimental")]
 impl SessionPromptHintParams {
     /// Starts a [`SessionPromptHintParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionPromptHintParamsBuilder {
         SessionPromptHintParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionPromptHintParamsBuilderRest::default(),
+            rest: SessionPromptHintParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5368,7 +5539,6 @@ pub struct SessionPromptHintParamsBuilder<
     rest: SessionPromptHintParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionPromptHintParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5415,6 +5585,7 @@ impl<R> SessionPromptHintParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionPromptHintParamsBuilder<(Vec<SessionPromptHintCandidate>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionPromptHintParams {
         let (candidates, session_id) = self.required;
         let rest = self.rest;
@@ -5459,6 +5630,7 @@ impl crate::sample::Sample for SessionPromptHintResult {
 #[cfg(feature = "experimental")]
 impl SessionPromptHintResult {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             hint_id: None,
@@ -5469,10 +5641,14 @@ impl SessionPromptHintResult {
 #[cfg(feature = "experimental")]
 impl SessionPromptHintResult {
     /// Starts a [`SessionPromptHintResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionPromptHintResultBuilder {
         SessionPromptHintResultBuilder {
             required: (),
-            rest: SessionPromptHintResultBuilderRest::default(),
+            rest: SessionPromptHintResultBuilderRest {
+                hint_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5484,7 +5660,6 @@ pub struct SessionPromptHintResultBuilder<R = ()> {
     rest: SessionPromptHintResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionPromptHintResultBuilderRest {
     hint_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -5509,6 +5684,7 @@ impl<R> SessionPromptHintResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionPromptHintResultBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionPromptHintResult {
         let () = self.required;
         let rest = self.rest;
@@ -5552,10 +5728,13 @@ impl crate::sample::Sample for SessionReadLimitsParams {
 #[cfg(feature = "experimental")]
 impl SessionReadLimitsParams {
     /// Starts a [`SessionReadLimitsParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionReadLimitsParamsBuilder {
         SessionReadLimitsParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SessionReadLimitsParamsBuilderRest::default(),
+            rest: SessionReadLimitsParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5567,7 +5746,6 @@ pub struct SessionReadLimitsParamsBuilder<R = (crate::support::Unset,)> {
     rest: SessionReadLimitsParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionReadLimitsParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5600,6 +5778,7 @@ impl<R> SessionReadLimitsParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionReadLimitsParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionReadLimitsParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -5648,10 +5827,13 @@ impl crate::sample::Sample for SessionReadLimitsResult {
 #[cfg(feature = "experimental")]
 impl SessionReadLimitsResult {
     /// Starts a [`SessionReadLimitsResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionReadLimitsResultBuilder {
         SessionReadLimitsResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionReadLimitsResultBuilderRest::default(),
+            rest: SessionReadLimitsResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5665,7 +5847,6 @@ pub struct SessionReadLimitsResultBuilder<
     rest: SessionReadLimitsResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionReadLimitsResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5712,6 +5893,7 @@ impl<R> SessionReadLimitsResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionReadLimitsResultBuilder<(SessionLimits, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionReadLimitsResult {
         let (current_limits, session_id) = self.required;
         let rest = self.rest;
@@ -5758,10 +5940,14 @@ impl crate::sample::Sample for SessionReadParams {
 }
 impl SessionReadParams {
     /// Starts a [`SessionReadParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionReadParamsBuilder {
         SessionReadParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SessionReadParamsBuilderRest::default(),
+            rest: SessionReadParamsBuilderRest {
+                exclude_items: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5771,7 +5957,6 @@ pub struct SessionReadParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionReadParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionReadParamsBuilderRest {
     exclude_items: Option<bool>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -5807,6 +5992,7 @@ impl<R> SessionReadParamsBuilder<R> {
 }
 impl SessionReadParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionReadParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -5900,6 +6086,7 @@ impl crate::sample::Sample for SessionReadResult {
 }
 impl SessionReadResult {
     /// Starts a [`SessionReadResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionReadResultBuilder {
         SessionReadResultBuilder {
             required: (
@@ -5908,7 +6095,13 @@ impl SessionReadResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionReadResultBuilderRest::default(),
+            rest: SessionReadResultBuilderRest {
+                blocked_prompt: None,
+                last_turn: None,
+                queued_inputs: None,
+                recovery_observation: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -5926,7 +6119,6 @@ pub struct SessionReadResultBuilder<
     required: R,
     rest: SessionReadResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionReadResultBuilderRest {
     blocked_prompt: Option<BlockedPrompt>,
     last_turn: Option<Box<LastTurn>>,
@@ -6024,6 +6216,7 @@ impl SessionReadResultBuilder<
     (SessionHistory, Vec<PendingRequestPointer>, Box<Session>, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionReadResult {
         let (history, pending_requests, session, view_cursor) = self.required;
         let rest = self.rest;
@@ -6105,6 +6298,7 @@ impl crate::sample::Sample for SessionReasoningEffortChangedParams {
 }
 impl SessionReasoningEffortChangedParams {
     /// Starts a [`SessionReasoningEffortChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionReasoningEffortChangedParamsBuilder {
         SessionReasoningEffortChangedParamsBuilder {
             required: (
@@ -6114,7 +6308,9 @@ impl SessionReasoningEffortChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionReasoningEffortChangedParamsBuilderRest::default(),
+            rest: SessionReasoningEffortChangedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6133,7 +6329,6 @@ pub struct SessionReasoningEffortChangedParamsBuilder<
     required: R,
     rest: SessionReasoningEffortChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionReasoningEffortChangedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6244,6 +6439,7 @@ impl SessionReasoningEffortChangedParamsBuilder<
     (ReasoningEffort, String, ReasoningEffortChangeSource, SourceRange, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionReasoningEffortChangedParams {
         let (reasoning_effort, session_id, source, source_range, view_cursor) = self
             .required;
@@ -6297,6 +6493,7 @@ impl crate::sample::Sample for SessionRenameParams {
 }
 impl SessionRenameParams {
     /// Starts a [`SessionRenameParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionRenameParamsBuilder {
         SessionRenameParamsBuilder {
             required: (
@@ -6304,7 +6501,9 @@ impl SessionRenameParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionRenameParamsBuilderRest::default(),
+            rest: SessionRenameParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6316,7 +6515,6 @@ pub struct SessionRenameParamsBuilder<
     required: R,
     rest: SessionRenameParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionRenameParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6372,6 +6570,7 @@ impl<R> SessionRenameParamsBuilder<R> {
 }
 impl SessionRenameParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionRenameParams {
         let (command_id, name, session_id) = self.required;
         let rest = self.rest;
@@ -6422,10 +6621,14 @@ impl crate::sample::Sample for SessionRenameResult {
 }
 impl SessionRenameResult {
     /// Starts a [`SessionRenameResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionRenameResultBuilder {
         SessionRenameResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionRenameResultBuilderRest::default(),
+            rest: SessionRenameResultBuilderRest {
+                name: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6437,7 +6640,6 @@ pub struct SessionRenameResultBuilder<
     required: R,
     rest: SessionRenameResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionRenameResultBuilderRest {
     name: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -6486,6 +6688,7 @@ impl<R> SessionRenameResultBuilder<R> {
 }
 impl SessionRenameResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionRenameResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -6583,6 +6786,7 @@ impl crate::sample::Sample for SessionReportStartupPhaseSpan {
 #[cfg(feature = "experimental")]
 impl SessionReportStartupPhaseSpan {
     /// Starts a [`SessionReportStartupPhaseSpanBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionReportStartupPhaseSpanBuilder {
         SessionReportStartupPhaseSpanBuilder {
             required: (
@@ -6590,7 +6794,10 @@ impl SessionReportStartupPhaseSpan {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionReportStartupPhaseSpanBuilderRest::default(),
+            rest: SessionReportStartupPhaseSpanBuilderRest {
+                color_provenance: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6604,7 +6811,6 @@ pub struct SessionReportStartupPhaseSpanBuilder<
     rest: SessionReportStartupPhaseSpanBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionReportStartupPhaseSpanBuilderRest {
     color_provenance: Option<SessionReportTerminalColorProvenance>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -6674,6 +6880,7 @@ impl<R> SessionReportStartupPhaseSpanBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionReportStartupPhaseSpanBuilder<(i64, SessionReportStartupPhase, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionReportStartupPhaseSpan {
         let (duration_ms, phase, start_ms) = self.required;
         let rest = self.rest;
@@ -6729,6 +6936,7 @@ impl crate::sample::Sample for SessionReportStartupPhasesParams {
 #[cfg(feature = "experimental")]
 impl SessionReportStartupPhasesParams {
     /// Starts a [`SessionReportStartupPhasesParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionReportStartupPhasesParamsBuilder {
         SessionReportStartupPhasesParamsBuilder {
             required: (
@@ -6736,7 +6944,9 @@ impl SessionReportStartupPhasesParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionReportStartupPhasesParamsBuilderRest::default(),
+            rest: SessionReportStartupPhasesParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6750,7 +6960,6 @@ pub struct SessionReportStartupPhasesParamsBuilder<
     rest: SessionReportStartupPhasesParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionReportStartupPhasesParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6815,6 +7024,7 @@ impl SessionReportStartupPhasesParamsBuilder<
     (String, Vec<SessionReportStartupPhaseSpan>, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionReportStartupPhasesParams {
         let (launch_nonce, phases, session_id) = self.required;
         let rest = self.rest;
@@ -6859,10 +7069,13 @@ impl crate::sample::Sample for SessionReportStartupPhasesResult {
 #[cfg(feature = "experimental")]
 impl SessionReportStartupPhasesResult {
     /// Starts a [`SessionReportStartupPhasesResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionReportStartupPhasesResultBuilder {
         SessionReportStartupPhasesResultBuilder {
             required: (crate::support::Unset,),
-            rest: SessionReportStartupPhasesResultBuilderRest::default(),
+            rest: SessionReportStartupPhasesResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -6874,7 +7087,6 @@ pub struct SessionReportStartupPhasesResultBuilder<R = (crate::support::Unset,)>
     rest: SessionReportStartupPhasesResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionReportStartupPhasesResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6907,6 +7119,7 @@ impl<R> SessionReportStartupPhasesResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionReportStartupPhasesResultBuilder<(bool,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionReportStartupPhasesResult {
         let (recorded,) = self.required;
         let rest = self.rest;
@@ -7031,10 +7244,19 @@ impl crate::sample::Sample for SessionResumeParams {
 }
 impl SessionResumeParams {
     /// Starts a [`SessionResumeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionResumeParamsBuilder {
         SessionResumeParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionResumeParamsBuilderRest::default(),
+            rest: SessionResumeParamsBuilderRest {
+                config: None,
+                cursor: crate::Tristate::Absent,
+                exclude_items: None,
+                history: None,
+                permission_profile: None,
+                recovery_mode: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7046,7 +7268,6 @@ pub struct SessionResumeParamsBuilder<
     required: R,
     rest: SessionResumeParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionResumeParamsBuilderRest {
     config: Option<SessionConfig>,
     cursor: Tristate<String>,
@@ -7130,6 +7351,7 @@ impl<R> SessionResumeParamsBuilder<R> {
 }
 impl SessionResumeParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionResumeParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -7165,6 +7387,7 @@ pub struct SessionResumeResult {
     /// The loaded session.
     pub session: Box<Session>,
     /// Names of the limit axes (such as `writesEnabled`) that the host narrowed while loading the session. Absent when nothing was narrowed.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "tightenedAxes", default, skip_serializing_if = "Option::is_none")]
     pub tightened_axes: Option<Vec<String>>,
     /// The session's view head. This connection now gets the view events that follow it; if the session was still loaded and this connection had unsubscribed, the resume attaches it again from here.
@@ -7181,7 +7404,7 @@ crate::support::impl_deserialize!(
         optional last_turn = "lastTurn",
         required pending_requests = "pendingRequests",
         required session = "session",
-        optional tightened_axes = "tightenedAxes",
+        #[cfg(feature = "experimental")] optional tightened_axes = "tightenedAxes",
         required view_cursor = "viewCursor",
     } unknown
 );
@@ -7195,6 +7418,7 @@ impl crate::sample::Sample for SessionResumeResult {
             last_turn: if g.present() { Some(Box::new(g.nested())) } else { None },
             pending_requests: g.nested(),
             session: Box::new(g.nested()),
+            #[cfg(feature = "experimental")]
             tightened_axes: if g.present() { Some(g.nested()) } else { None },
             view_cursor: g.nested(),
             unknown: g
@@ -7215,6 +7439,7 @@ impl crate::sample::Sample for SessionResumeResult {
 }
 impl SessionResumeResult {
     /// Starts a [`SessionResumeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionResumeResultBuilder {
         SessionResumeResultBuilder {
             required: (
@@ -7223,7 +7448,13 @@ impl SessionResumeResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionResumeResultBuilderRest::default(),
+            rest: SessionResumeResultBuilderRest {
+                blocked_prompt: None,
+                last_turn: None,
+                #[cfg(feature = "experimental")]
+                tightened_axes: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7241,10 +7472,10 @@ pub struct SessionResumeResultBuilder<
     required: R,
     rest: SessionResumeResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionResumeResultBuilderRest {
     blocked_prompt: Option<BlockedPrompt>,
     last_turn: Option<Box<LastTurn>>,
+    #[cfg(feature = "experimental")]
     tightened_axes: Option<Vec<String>>,
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7312,6 +7543,7 @@ impl<R> SessionResumeResultBuilder<R> {
         self
     }
     /// Sets (else it is left out) `tightenedAxes`.
+    #[cfg(feature = "experimental")]
     pub fn tightened_axes(mut self, tightened_axes: impl Into<Vec<String>>) -> Self {
         self.rest.tightened_axes = Some(tightened_axes.into());
         self
@@ -7330,6 +7562,7 @@ impl SessionResumeResultBuilder<
     (SessionHistory, Vec<PendingRequestPointer>, Box<Session>, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionResumeResult {
         let (history, pending_requests, session, view_cursor) = self.required;
         let rest = self.rest;
@@ -7340,6 +7573,7 @@ impl SessionResumeResultBuilder<
             view_cursor,
             blocked_prompt: rest.blocked_prompt,
             last_turn: rest.last_turn,
+            #[cfg(feature = "experimental")]
             tightened_axes: rest.tightened_axes,
             unknown: rest.unknown,
         }
@@ -7391,6 +7625,7 @@ impl crate::sample::Sample for SessionSetApprovalModeParams {
 }
 impl SessionSetApprovalModeParams {
     /// Starts a [`SessionSetApprovalModeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSetApprovalModeParamsBuilder {
         SessionSetApprovalModeParamsBuilder {
             required: (
@@ -7398,7 +7633,9 @@ impl SessionSetApprovalModeParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionSetApprovalModeParamsBuilderRest::default(),
+            rest: SessionSetApprovalModeParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7410,7 +7647,6 @@ pub struct SessionSetApprovalModeParamsBuilder<
     required: R,
     rest: SessionSetApprovalModeParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionSetApprovalModeParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7466,6 +7702,7 @@ impl<R> SessionSetApprovalModeParamsBuilder<R> {
 }
 impl SessionSetApprovalModeParamsBuilder<(String, ApprovalMode, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSetApprovalModeParams {
         let (command_id, mode, session_id) = self.required;
         let rest = self.rest;
@@ -7524,6 +7761,7 @@ impl crate::sample::Sample for SessionSetApprovalModeResult {
 }
 impl SessionSetApprovalModeResult {
     /// Starts a [`SessionSetApprovalModeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSetApprovalModeResultBuilder {
         SessionSetApprovalModeResultBuilder {
             required: (
@@ -7532,7 +7770,9 @@ impl SessionSetApprovalModeResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionSetApprovalModeResultBuilderRest::default(),
+            rest: SessionSetApprovalModeResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7550,7 +7790,6 @@ pub struct SessionSetApprovalModeResultBuilder<
     required: R,
     rest: SessionSetApprovalModeResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionSetApprovalModeResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7637,6 +7876,7 @@ impl SessionSetApprovalModeResultBuilder<
     (ApprovalModeApplyOutcome, String, EffectiveApprovalModeState, CommandStatus),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSetApprovalModeResult {
         let (apply_outcome, command_id, effective_mode, status) = self.required;
         let rest = self.rest;
@@ -7688,6 +7928,7 @@ impl crate::sample::Sample for SessionSetModelParams {
 }
 impl SessionSetModelParams {
     /// Starts a [`SessionSetModelParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSetModelParamsBuilder {
         SessionSetModelParamsBuilder {
             required: (
@@ -7695,7 +7936,9 @@ impl SessionSetModelParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionSetModelParamsBuilderRest::default(),
+            rest: SessionSetModelParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7707,7 +7950,6 @@ pub struct SessionSetModelParamsBuilder<
     required: R,
     rest: SessionSetModelParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionSetModelParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7763,6 +8005,7 @@ impl<R> SessionSetModelParamsBuilder<R> {
 }
 impl SessionSetModelParamsBuilder<(String, ModelSelection, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSetModelParams {
         let (command_id, model, session_id) = self.required;
         let rest = self.rest;
@@ -7808,10 +8051,13 @@ impl crate::sample::Sample for SessionSetModelResult {
 }
 impl SessionSetModelResult {
     /// Starts a [`SessionSetModelResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSetModelResultBuilder {
         SessionSetModelResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionSetModelResultBuilderRest::default(),
+            rest: SessionSetModelResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7823,7 +8069,6 @@ pub struct SessionSetModelResultBuilder<
     required: R,
     rest: SessionSetModelResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionSetModelResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7866,6 +8111,7 @@ impl<R> SessionSetModelResultBuilder<R> {
 }
 impl SessionSetModelResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSetModelResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -7919,6 +8165,7 @@ impl crate::sample::Sample for SessionSetPermissionProfileParams {
 #[cfg(feature = "experimental")]
 impl SessionSetPermissionProfileParams {
     /// Starts a [`SessionSetPermissionProfileParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSetPermissionProfileParamsBuilder {
         SessionSetPermissionProfileParamsBuilder {
             required: (
@@ -7926,7 +8173,9 @@ impl SessionSetPermissionProfileParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionSetPermissionProfileParamsBuilderRest::default(),
+            rest: SessionSetPermissionProfileParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -7940,7 +8189,6 @@ pub struct SessionSetPermissionProfileParamsBuilder<
     rest: SessionSetPermissionProfileParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionSetPermissionProfileParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8001,6 +8249,7 @@ impl<R> SessionSetPermissionProfileParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionSetPermissionProfileParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSetPermissionProfileParams {
         let (command_id, profile_id, session_id) = self.required;
         let rest = self.rest;
@@ -8063,6 +8312,7 @@ impl crate::sample::Sample for SessionSetPermissionProfileResult {
 #[cfg(feature = "experimental")]
 impl SessionSetPermissionProfileResult {
     /// Starts a [`SessionSetPermissionProfileResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSetPermissionProfileResultBuilder {
         SessionSetPermissionProfileResultBuilder {
             required: (
@@ -8071,7 +8321,9 @@ impl SessionSetPermissionProfileResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionSetPermissionProfileResultBuilderRest::default(),
+            rest: SessionSetPermissionProfileResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8091,7 +8343,6 @@ pub struct SessionSetPermissionProfileResultBuilder<
     rest: SessionSetPermissionProfileResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionSetPermissionProfileResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8188,6 +8439,7 @@ impl SessionSetPermissionProfileResultBuilder<
     (PermissionProfileApplyOutcome, String, EffectivePermissionState, CommandStatus),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSetPermissionProfileResult {
         let (apply_outcome, command_id, permission_state, status) = self.required;
         let rest = self.rest;
@@ -8241,6 +8493,7 @@ impl crate::sample::Sample for SessionSetReasoningEffortParams {
 }
 impl SessionSetReasoningEffortParams {
     /// Starts a [`SessionSetReasoningEffortParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSetReasoningEffortParamsBuilder {
         SessionSetReasoningEffortParamsBuilder {
             required: (
@@ -8248,7 +8501,9 @@ impl SessionSetReasoningEffortParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionSetReasoningEffortParamsBuilderRest::default(),
+            rest: SessionSetReasoningEffortParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8260,7 +8515,6 @@ pub struct SessionSetReasoningEffortParamsBuilder<
     required: R,
     rest: SessionSetReasoningEffortParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionSetReasoningEffortParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8316,6 +8570,7 @@ impl<R> SessionSetReasoningEffortParamsBuilder<R> {
 }
 impl SessionSetReasoningEffortParamsBuilder<(String, ReasoningEffort, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSetReasoningEffortParams {
         let (command_id, reasoning_effort, session_id) = self.required;
         let rest = self.rest;
@@ -8361,10 +8616,13 @@ impl crate::sample::Sample for SessionSetReasoningEffortResult {
 }
 impl SessionSetReasoningEffortResult {
     /// Starts a [`SessionSetReasoningEffortResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSetReasoningEffortResultBuilder {
         SessionSetReasoningEffortResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionSetReasoningEffortResultBuilderRest::default(),
+            rest: SessionSetReasoningEffortResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8376,7 +8634,6 @@ pub struct SessionSetReasoningEffortResultBuilder<
     required: R,
     rest: SessionSetReasoningEffortResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionSetReasoningEffortResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8419,6 +8676,7 @@ impl<R> SessionSetReasoningEffortResultBuilder<R> {
 }
 impl SessionSetReasoningEffortResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSetReasoningEffortResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -8464,10 +8722,13 @@ impl crate::sample::Sample for SessionSideChatParams {
 }
 impl SessionSideChatParams {
     /// Starts a [`SessionSideChatParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSideChatParamsBuilder {
         SessionSideChatParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionSideChatParamsBuilderRest::default(),
+            rest: SessionSideChatParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8479,7 +8740,6 @@ pub struct SessionSideChatParamsBuilder<
     required: R,
     rest: SessionSideChatParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionSideChatParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8522,6 +8782,7 @@ impl<R> SessionSideChatParamsBuilder<R> {
 }
 impl SessionSideChatParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSideChatParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -8578,6 +8839,7 @@ impl crate::sample::Sample for SessionSideChatResult {
 }
 impl SessionSideChatResult {
     /// Starts a [`SessionSideChatResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionSideChatResultBuilder {
         SessionSideChatResultBuilder {
             required: (
@@ -8586,7 +8848,9 @@ impl SessionSideChatResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionSideChatResultBuilderRest::default(),
+            rest: SessionSideChatResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8604,7 +8868,6 @@ pub struct SessionSideChatResultBuilder<
     required: R,
     rest: SessionSideChatResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionSideChatResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8675,6 +8938,7 @@ impl SessionSideChatResultBuilder<
     (SessionHistory, Vec<PendingRequestPointer>, Box<Session>, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionSideChatResult {
         let (history, pending_requests, session, view_cursor) = self.required;
         let rest = self.rest;
@@ -8821,10 +9085,26 @@ impl crate::sample::Sample for SessionStartParams {
 }
 impl SessionStartParams {
     /// Starts a [`SessionStartParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionStartParamsBuilder {
         SessionStartParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SessionStartParamsBuilderRest::default(),
+            rest: SessionStartParamsBuilderRest {
+                approval_mode: crate::Tristate::Absent,
+                config: None,
+                #[cfg(feature = "experimental")]
+                limits: None,
+                model_id: None,
+                permission_profile: None,
+                provider_id: crate::Tristate::Absent,
+                recovery_mode: None,
+                session_id: None,
+                workspace_root: None,
+                workspace_roots: None,
+                #[cfg(feature = "experimental")]
+                worktree: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -8834,7 +9114,6 @@ pub struct SessionStartParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionStartParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionStartParamsBuilderRest {
     approval_mode: Tristate<ApprovalMode>,
     config: Option<SessionConfig>,
@@ -8944,6 +9223,7 @@ impl<R> SessionStartParamsBuilder<R> {
 }
 impl SessionStartParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionStartParams {
         let (command_id,) = self.required;
         let rest = self.rest;
@@ -9000,10 +9280,13 @@ impl crate::sample::Sample for SessionStartResult {
 }
 impl SessionStartResult {
     /// Starts a [`SessionStartResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionStartResultBuilder {
         SessionStartResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionStartResultBuilderRest::default(),
+            rest: SessionStartResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9015,7 +9298,6 @@ pub struct SessionStartResultBuilder<
     required: R,
     rest: SessionStartResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionStartResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9058,6 +9340,7 @@ impl<R> SessionStartResultBuilder<R> {
 }
 impl SessionStartResultBuilder<(Box<Session>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionStartResult {
         let (session, view_cursor) = self.required;
         let rest = self.rest;
@@ -9104,10 +9387,13 @@ impl crate::sample::Sample for SessionStartedParams {
 }
 impl SessionStartedParams {
     /// Starts a [`SessionStartedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionStartedParamsBuilder {
         SessionStartedParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SessionStartedParamsBuilderRest::default(),
+            rest: SessionStartedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9117,7 +9403,6 @@ pub struct SessionStartedParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SessionStartedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionStartedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9147,6 +9432,7 @@ impl<R> SessionStartedParamsBuilder<R> {
 }
 impl SessionStartedParamsBuilder<(Box<Session>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionStartedParams {
         let (session,) = self.required;
         let rest = self.rest;
@@ -9259,10 +9545,17 @@ impl crate::sample::Sample for SessionStatusChangedParams {
 }
 impl SessionStatusChangedParams {
     /// Starts a [`SessionStatusChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionStatusChangedParamsBuilder {
         SessionStatusChangedParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionStatusChangedParamsBuilderRest::default(),
+            rest: SessionStatusChangedParamsBuilderRest {
+                attention: None,
+                #[cfg(feature = "experimental")]
+                permission_state: None,
+                view_cursor: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9274,7 +9567,6 @@ pub struct SessionStatusChangedParamsBuilder<
     required: R,
     rest: SessionStatusChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionStatusChangedParamsBuilderRest {
     attention: Option<Vec<AttentionFlag>>,
     #[cfg(feature = "experimental")]
@@ -9340,6 +9632,7 @@ impl<R> SessionStatusChangedParamsBuilder<R> {
 }
 impl SessionStatusChangedParamsBuilder<(String, SessionStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionStatusChangedParams {
         let (session_id, status) = self.required;
         let rest = self.rest;
@@ -9417,6 +9710,7 @@ impl crate::sample::Sample for SessionTodoListChangedParams {
 }
 impl SessionTodoListChangedParams {
     /// Starts a [`SessionTodoListChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionTodoListChangedParamsBuilder {
         SessionTodoListChangedParamsBuilder {
             required: (
@@ -9427,7 +9721,9 @@ impl SessionTodoListChangedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionTodoListChangedParamsBuilderRest::default(),
+            rest: SessionTodoListChangedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9447,7 +9743,6 @@ pub struct SessionTodoListChangedParamsBuilder<
     required: R,
     rest: SessionTodoListChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionTodoListChangedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9580,6 +9875,7 @@ impl SessionTodoListChangedParamsBuilder<
     (Vec<TodoItem>, i64, String, SourceRange, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionTodoListChangedParams {
         let (items, revision, session_id, source_range, source_tool, view_cursor) = self
             .required;
@@ -9690,6 +9986,7 @@ impl crate::sample::Sample for SessionTokenUsageParams {
 }
 impl SessionTokenUsageParams {
     /// Starts a [`SessionTokenUsageParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionTokenUsageParamsBuilder {
         SessionTokenUsageParamsBuilder {
             required: (
@@ -9702,7 +9999,12 @@ impl SessionTokenUsageParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionTokenUsageParamsBuilderRest::default(),
+            rest: SessionTokenUsageParamsBuilderRest {
+                duration_ms: None,
+                finish_reason: None,
+                model_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -9724,7 +10026,6 @@ pub struct SessionTokenUsageParamsBuilder<
     required: R,
     rest: SessionTokenUsageParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionTokenUsageParamsBuilderRest {
     duration_ms: Option<i64>,
     finish_reason: Option<String>,
@@ -9931,6 +10232,7 @@ impl SessionTokenUsageParamsBuilder<
     (CumulativeTokenUsage, i64, String, SourceRange, i64, String, TokenUsage, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionTokenUsageParams {
         let (
             cumulative,
@@ -9999,6 +10301,7 @@ impl crate::sample::Sample for SessionUserShellParams {
 }
 impl SessionUserShellParams {
     /// Starts a [`SessionUserShellParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionUserShellParamsBuilder {
         SessionUserShellParamsBuilder {
             required: (
@@ -10006,7 +10309,9 @@ impl SessionUserShellParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SessionUserShellParamsBuilderRest::default(),
+            rest: SessionUserShellParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10018,7 +10323,6 @@ pub struct SessionUserShellParamsBuilder<
     required: R,
     rest: SessionUserShellParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionUserShellParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10074,6 +10378,7 @@ impl<R> SessionUserShellParamsBuilder<R> {
 }
 impl SessionUserShellParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionUserShellParams {
         let (command_id, command_text, session_id) = self.required;
         let rest = self.rest;
@@ -10119,10 +10424,13 @@ impl crate::sample::Sample for SessionUserShellResult {
 }
 impl SessionUserShellResult {
     /// Starts a [`SessionUserShellResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionUserShellResultBuilder {
         SessionUserShellResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionUserShellResultBuilderRest::default(),
+            rest: SessionUserShellResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10134,7 +10442,6 @@ pub struct SessionUserShellResultBuilder<
     required: R,
     rest: SessionUserShellResultBuilderRest,
 }
-#[derive(Default)]
 struct SessionUserShellResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10177,6 +10484,7 @@ impl<R> SessionUserShellResultBuilder<R> {
 }
 impl SessionUserShellResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionUserShellResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -10244,10 +10552,14 @@ impl crate::sample::Sample for SessionViewHealthChangedParams {
 }
 impl SessionViewHealthChangedParams {
     /// Starts a [`SessionViewHealthChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionViewHealthChangedParamsBuilder {
         SessionViewHealthChangedParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionViewHealthChangedParamsBuilderRest::default(),
+            rest: SessionViewHealthChangedParamsBuilderRest {
+                none_reason: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10259,7 +10571,6 @@ pub struct SessionViewHealthChangedParamsBuilder<
     required: R,
     rest: SessionViewHealthChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SessionViewHealthChangedParamsBuilderRest {
     none_reason: Option<HistoryNoneReason>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -10308,6 +10619,7 @@ impl<R> SessionViewHealthChangedParamsBuilder<R> {
 }
 impl SessionViewHealthChangedParamsBuilder<(SessionViewHealth, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionViewHealthChangedParams {
         let (health, session_id) = self.required;
         let rest = self.rest;
@@ -10355,10 +10667,13 @@ impl crate::sample::Sample for SessionWorktree {
 #[cfg(feature = "experimental")]
 impl SessionWorktree {
     /// Starts a [`SessionWorktreeBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SessionWorktreeBuilder {
         SessionWorktreeBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionWorktreeBuilderRest::default(),
+            rest: SessionWorktreeBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -10370,7 +10685,6 @@ pub struct SessionWorktreeBuilder<R = (crate::support::Unset, crate::support::Un
     rest: SessionWorktreeBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SessionWorktreeBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10414,6 +10728,7 @@ impl<R> SessionWorktreeBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SessionWorktreeBuilder<(WorktreeOrigin, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SessionWorktree {
         let (origin, path) = self.required;
         let rest = self.rest;

@@ -39,10 +39,13 @@ impl crate::sample::Sample for SettingsReadResult {
 #[cfg(feature = "experimental")]
 impl SettingsReadResult {
     /// Starts a [`SettingsReadResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SettingsReadResultBuilder {
         SettingsReadResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SettingsReadResultBuilderRest::default(),
+            rest: SettingsReadResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -56,7 +59,6 @@ pub struct SettingsReadResultBuilder<
     rest: SettingsReadResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SettingsReadResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -103,6 +105,7 @@ impl<R> SettingsReadResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SettingsReadResultBuilder<(i64, serde_json::Map<String, serde_json::Value>)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SettingsReadResult {
         let (schema_version, values) = self.required;
         let rest = self.rest;
@@ -151,10 +154,13 @@ impl crate::sample::Sample for SettingsReadSchemaResult {
 #[cfg(feature = "experimental")]
 impl SettingsReadSchemaResult {
     /// Starts a [`SettingsReadSchemaResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SettingsReadSchemaResultBuilder {
         SettingsReadSchemaResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SettingsReadSchemaResultBuilderRest::default(),
+            rest: SettingsReadSchemaResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -168,7 +174,6 @@ pub struct SettingsReadSchemaResultBuilder<
     rest: SettingsReadSchemaResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SettingsReadSchemaResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -217,6 +222,7 @@ impl<R> SettingsReadSchemaResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SettingsReadSchemaResultBuilder<(serde_json::Map<String, serde_json::Value>, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SettingsReadSchemaResult {
         let (keys, schema_version) = self.required;
         let rest = self.rest;
@@ -268,10 +274,14 @@ impl crate::sample::Sample for SettingsWriteEdit {
 #[cfg(feature = "experimental")]
 impl SettingsWriteEdit {
     /// Starts a [`SettingsWriteEditBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SettingsWriteEditBuilder {
         SettingsWriteEditBuilder {
             required: (crate::support::Unset,),
-            rest: SettingsWriteEditBuilderRest::default(),
+            rest: SettingsWriteEditBuilderRest {
+                value: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -283,7 +293,6 @@ pub struct SettingsWriteEditBuilder<R = (crate::support::Unset,)> {
     rest: SettingsWriteEditBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SettingsWriteEditBuilderRest {
     value: Option<SettingsWriteEditValue>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -322,6 +331,7 @@ impl<R> SettingsWriteEditBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SettingsWriteEditBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SettingsWriteEdit {
         let (key_path,) = self.required;
         let rest = self.rest;
@@ -386,10 +396,13 @@ impl crate::sample::Sample for SettingsWriteManyParams {
 #[cfg(feature = "experimental")]
 impl SettingsWriteManyParams {
     /// Starts a [`SettingsWriteManyParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SettingsWriteManyParamsBuilder {
         SettingsWriteManyParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SettingsWriteManyParamsBuilderRest::default(),
+            rest: SettingsWriteManyParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -401,7 +414,6 @@ pub struct SettingsWriteManyParamsBuilder<R = (crate::support::Unset,)> {
     rest: SettingsWriteManyParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SettingsWriteManyParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -434,6 +446,7 @@ impl<R> SettingsWriteManyParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SettingsWriteManyParamsBuilder<(Vec<SettingsWriteEdit>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SettingsWriteManyParams {
         let (edits,) = self.required;
         let rest = self.rest;
@@ -476,10 +489,13 @@ impl crate::sample::Sample for SettingsWriteManyResult {
 #[cfg(feature = "experimental")]
 impl SettingsWriteManyResult {
     /// Starts a [`SettingsWriteManyResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SettingsWriteManyResultBuilder {
         SettingsWriteManyResultBuilder {
             required: (crate::support::Unset,),
-            rest: SettingsWriteManyResultBuilderRest::default(),
+            rest: SettingsWriteManyResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -491,7 +507,6 @@ pub struct SettingsWriteManyResultBuilder<R = (crate::support::Unset,)> {
     rest: SettingsWriteManyResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SettingsWriteManyResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -524,6 +539,7 @@ impl<R> SettingsWriteManyResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SettingsWriteManyResultBuilder<(Vec<SettingsWriteResultEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SettingsWriteManyResult {
         let (results,) = self.required;
         let rest = self.rest;
@@ -574,10 +590,14 @@ impl crate::sample::Sample for SettingsWriteResultEntry {
 #[cfg(feature = "experimental")]
 impl SettingsWriteResultEntry {
     /// Starts a [`SettingsWriteResultEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SettingsWriteResultEntryBuilder {
         SettingsWriteResultEntryBuilder {
             required: (crate::support::Unset,),
-            rest: SettingsWriteResultEntryBuilderRest::default(),
+            rest: SettingsWriteResultEntryBuilderRest {
+                effective_value: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -589,7 +609,6 @@ pub struct SettingsWriteResultEntryBuilder<R = (crate::support::Unset,)> {
     rest: SettingsWriteResultEntryBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SettingsWriteResultEntryBuilderRest {
     effective_value: Option<SettingsWriteResultEntryEffectiveValue>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -631,6 +650,7 @@ impl<R> SettingsWriteResultEntryBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SettingsWriteResultEntryBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SettingsWriteResultEntry {
         let (key_path,) = self.required;
         let rest = self.rest;
@@ -703,10 +723,14 @@ impl crate::sample::Sample for SettingsWriteValueParams {
 #[cfg(feature = "experimental")]
 impl SettingsWriteValueParams {
     /// Starts a [`SettingsWriteValueParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SettingsWriteValueParamsBuilder {
         SettingsWriteValueParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SettingsWriteValueParamsBuilderRest::default(),
+            rest: SettingsWriteValueParamsBuilderRest {
+                value: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -718,7 +742,6 @@ pub struct SettingsWriteValueParamsBuilder<R = (crate::support::Unset,)> {
     rest: SettingsWriteValueParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SettingsWriteValueParamsBuilderRest {
     value: Option<SettingsWriteValueParamsValue>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -757,6 +780,7 @@ impl<R> SettingsWriteValueParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SettingsWriteValueParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SettingsWriteValueParams {
         let (key_path,) = self.required;
         let rest = self.rest;
@@ -829,10 +853,14 @@ impl crate::sample::Sample for SettingsWriteValueResult {
 #[cfg(feature = "experimental")]
 impl SettingsWriteValueResult {
     /// Starts a [`SettingsWriteValueResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SettingsWriteValueResultBuilder {
         SettingsWriteValueResultBuilder {
             required: (crate::support::Unset,),
-            rest: SettingsWriteValueResultBuilderRest::default(),
+            rest: SettingsWriteValueResultBuilderRest {
+                effective_value: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -844,7 +872,6 @@ pub struct SettingsWriteValueResultBuilder<R = (crate::support::Unset,)> {
     rest: SettingsWriteValueResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct SettingsWriteValueResultBuilderRest {
     effective_value: Option<SettingsWriteValueResultEffectiveValue>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -886,6 +913,7 @@ impl<R> SettingsWriteValueResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl SettingsWriteValueResultBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SettingsWriteValueResult {
         let (key_path,) = self.required;
         let rest = self.rest;

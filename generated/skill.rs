@@ -122,6 +122,7 @@ impl crate::sample::Sample for SkillCatalogEntry {
 }
 impl SkillCatalogEntry {
     /// Starts a [`SkillCatalogEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillCatalogEntryBuilder {
         SkillCatalogEntryBuilder {
             required: (
@@ -130,7 +131,12 @@ impl SkillCatalogEntry {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SkillCatalogEntryBuilderRest::default(),
+            rest: SkillCatalogEntryBuilderRest {
+                argument_hint: None,
+                plugin_id: None,
+                title: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -148,7 +154,6 @@ pub struct SkillCatalogEntryBuilder<
     required: R,
     rest: SkillCatalogEntryBuilderRest,
 }
-#[derive(Default)]
 struct SkillCatalogEntryBuilderRest {
     argument_hint: Option<String>,
     plugin_id: Option<String>,
@@ -235,6 +240,7 @@ impl<R> SkillCatalogEntryBuilder<R> {
 }
 impl SkillCatalogEntryBuilder<(String, String, String, SkillSource)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillCatalogEntry {
         let (description, display_name, selector, source) = self.required;
         let rest = self.rest;
@@ -280,10 +286,13 @@ impl crate::sample::Sample for SkillChangedParams {
 }
 impl SkillChangedParams {
     /// Starts a [`SkillChangedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillChangedParamsBuilder {
         SkillChangedParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SkillChangedParamsBuilderRest::default(),
+            rest: SkillChangedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -293,7 +302,6 @@ pub struct SkillChangedParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SkillChangedParamsBuilderRest,
 }
-#[derive(Default)]
 struct SkillChangedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -323,6 +331,7 @@ impl<R> SkillChangedParamsBuilder<R> {
 }
 impl SkillChangedParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillChangedParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -374,6 +383,7 @@ impl crate::sample::Sample for SkillImportCounts {
 }
 impl SkillImportCounts {
     /// Starts a [`SkillImportCountsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillImportCountsBuilder {
         SkillImportCountsBuilder {
             required: (
@@ -382,7 +392,9 @@ impl SkillImportCounts {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SkillImportCountsBuilderRest::default(),
+            rest: SkillImportCountsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -400,7 +412,6 @@ pub struct SkillImportCountsBuilder<
     required: R,
     rest: SkillImportCountsBuilderRest,
 }
-#[derive(Default)]
 struct SkillImportCountsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -469,6 +480,7 @@ impl<R> SkillImportCountsBuilder<R> {
 }
 impl SkillImportCountsBuilder<(i64, i64, i64, i64)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillImportCounts {
         let (failed, installed, quarantined, skipped) = self.required;
         let rest = self.rest;
@@ -517,10 +529,14 @@ impl crate::sample::Sample for SkillImportFailure {
 }
 impl SkillImportFailure {
     /// Starts a [`SkillImportFailureBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillImportFailureBuilder {
         SkillImportFailureBuilder {
             required: (crate::support::Unset,),
-            rest: SkillImportFailureBuilderRest::default(),
+            rest: SkillImportFailureBuilderRest {
+                id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -530,7 +546,6 @@ pub struct SkillImportFailureBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SkillImportFailureBuilderRest,
 }
-#[derive(Default)]
 struct SkillImportFailureBuilderRest {
     id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -566,6 +581,7 @@ impl<R> SkillImportFailureBuilder<R> {
 }
 impl SkillImportFailureBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillImportFailure {
         let (reason,) = self.required;
         let rest = self.rest;
@@ -628,6 +644,7 @@ impl crate::sample::Sample for SkillImportParams {
 }
 impl SkillImportParams {
     /// Starts a [`SkillImportParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillImportParamsBuilder {
         SkillImportParamsBuilder {
             required: (
@@ -635,7 +652,11 @@ impl SkillImportParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SkillImportParamsBuilderRest::default(),
+            rest: SkillImportParamsBuilderRest {
+                dry_run: None,
+                force: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -647,7 +668,6 @@ pub struct SkillImportParamsBuilder<
     required: R,
     rest: SkillImportParamsBuilderRest,
 }
-#[derive(Default)]
 struct SkillImportParamsBuilderRest {
     dry_run: Option<bool>,
     force: Option<bool>,
@@ -715,6 +735,7 @@ impl<R> SkillImportParamsBuilder<R> {
 }
 impl SkillImportParamsBuilder<(String, String, SkillImportSource)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillImportParams {
         let (command_id, session_id, source) = self.required;
         let rest = self.rest;
@@ -761,10 +782,13 @@ impl crate::sample::Sample for SkillImportQuarantine {
 }
 impl SkillImportQuarantine {
     /// Starts a [`SkillImportQuarantineBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillImportQuarantineBuilder {
         SkillImportQuarantineBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: SkillImportQuarantineBuilderRest::default(),
+            rest: SkillImportQuarantineBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -776,7 +800,6 @@ pub struct SkillImportQuarantineBuilder<
     required: R,
     rest: SkillImportQuarantineBuilderRest,
 }
-#[derive(Default)]
 struct SkillImportQuarantineBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -819,6 +842,7 @@ impl<R> SkillImportQuarantineBuilder<R> {
 }
 impl SkillImportQuarantineBuilder<(String, Vec<String>)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillImportQuarantine {
         let (id, reasons) = self.required;
         let rest = self.rest;
@@ -905,6 +929,7 @@ impl crate::sample::Sample for SkillImportResult {
 }
 impl SkillImportResult {
     /// Starts a [`SkillImportResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillImportResultBuilder {
         SkillImportResultBuilder {
             required: (
@@ -918,7 +943,9 @@ impl SkillImportResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SkillImportResultBuilderRest::default(),
+            rest: SkillImportResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -941,7 +968,6 @@ pub struct SkillImportResultBuilder<
     required: R,
     rest: SkillImportResultBuilderRest,
 }
-#[derive(Default)]
 struct SkillImportResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1172,6 +1198,7 @@ impl SkillImportResultBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillImportResult {
         let (
             command_id,
@@ -1277,10 +1304,13 @@ impl crate::sample::Sample for SkillListParams {
 }
 impl SkillListParams {
     /// Starts a [`SkillListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillListParamsBuilder {
         SkillListParamsBuilder {
             required: (crate::support::Unset,),
-            rest: SkillListParamsBuilderRest::default(),
+            rest: SkillListParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1290,7 +1320,6 @@ pub struct SkillListParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SkillListParamsBuilderRest,
 }
-#[derive(Default)]
 struct SkillListParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1320,6 +1349,7 @@ impl<R> SkillListParamsBuilder<R> {
 }
 impl SkillListParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillListParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -1358,10 +1388,13 @@ impl crate::sample::Sample for SkillListResult {
 }
 impl SkillListResult {
     /// Starts a [`SkillListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillListResultBuilder {
         SkillListResultBuilder {
             required: (crate::support::Unset,),
-            rest: SkillListResultBuilderRest::default(),
+            rest: SkillListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1371,7 +1404,6 @@ pub struct SkillListResultBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: SkillListResultBuilderRest,
 }
-#[derive(Default)]
 struct SkillListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1401,6 +1433,7 @@ impl<R> SkillListResultBuilder<R> {
 }
 impl SkillListResultBuilder<(Vec<SkillCatalogEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillListResult {
         let (skills,) = self.required;
         let rest = self.rest;
@@ -1460,6 +1493,7 @@ impl crate::sample::Sample for SkillSetActivationParams {
 }
 impl SkillSetActivationParams {
     /// Starts a [`SkillSetActivationParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillSetActivationParamsBuilder {
         SkillSetActivationParamsBuilder {
             required: (
@@ -1469,7 +1503,9 @@ impl SkillSetActivationParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SkillSetActivationParamsBuilderRest::default(),
+            rest: SkillSetActivationParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1488,7 +1524,6 @@ pub struct SkillSetActivationParamsBuilder<
     required: R,
     rest: SkillSetActivationParamsBuilderRest,
 }
-#[derive(Default)]
 struct SkillSetActivationParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1597,6 +1632,7 @@ impl SkillSetActivationParamsBuilder<
     (SkillActivationState, String, SkillActivationScope, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillSetActivationParams {
         let (activation, command_id, scope, selector, session_id) = self.required;
         let rest = self.rest;
@@ -1670,6 +1706,7 @@ impl crate::sample::Sample for SkillSetActivationResult {
 }
 impl SkillSetActivationResult {
     /// Starts a [`SkillSetActivationResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SkillSetActivationResultBuilder {
         SkillSetActivationResultBuilder {
             required: (
@@ -1680,7 +1717,9 @@ impl SkillSetActivationResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SkillSetActivationResultBuilderRest::default(),
+            rest: SkillSetActivationResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1700,7 +1739,6 @@ pub struct SkillSetActivationResultBuilder<
     required: R,
     rest: SkillSetActivationResultBuilderRest,
 }
-#[derive(Default)]
 struct SkillSetActivationResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1840,6 +1878,7 @@ impl SkillSetActivationResultBuilder<
     ),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SkillSetActivationResult {
         let (activation, command_id, previous, scope, selector, status) = self.required;
         let rest = self.rest;

@@ -92,6 +92,7 @@ impl crate::sample::Sample for SubagentInputParams {
 }
 impl SubagentInputParams {
     /// Starts a [`SubagentInputParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SubagentInputParamsBuilder {
         SubagentInputParamsBuilder {
             required: (
@@ -100,7 +101,9 @@ impl SubagentInputParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SubagentInputParamsBuilderRest::default(),
+            rest: SubagentInputParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -118,7 +121,6 @@ pub struct SubagentInputParamsBuilder<
     required: R,
     rest: SubagentInputParamsBuilderRest,
 }
-#[derive(Default)]
 struct SubagentInputParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -187,6 +189,7 @@ impl<R> SubagentInputParamsBuilder<R> {
 }
 impl SubagentInputParamsBuilder<(String, String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SubagentInputParams {
         let (body, command_id, session_id, subagent_id) = self.required;
         let rest = self.rest;
@@ -245,6 +248,7 @@ impl crate::sample::Sample for SubagentOwnerReasonParams {
 }
 impl SubagentOwnerReasonParams {
     /// Starts a [`SubagentOwnerReasonParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SubagentOwnerReasonParamsBuilder {
         SubagentOwnerReasonParamsBuilder {
             required: (
@@ -252,7 +256,10 @@ impl SubagentOwnerReasonParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SubagentOwnerReasonParamsBuilderRest::default(),
+            rest: SubagentOwnerReasonParamsBuilderRest {
+                reason: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -264,7 +271,6 @@ pub struct SubagentOwnerReasonParamsBuilder<
     required: R,
     rest: SubagentOwnerReasonParamsBuilderRest,
 }
-#[derive(Default)]
 struct SubagentOwnerReasonParamsBuilderRest {
     reason: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -326,6 +332,7 @@ impl<R> SubagentOwnerReasonParamsBuilder<R> {
 }
 impl SubagentOwnerReasonParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SubagentOwnerReasonParams {
         let (command_id, session_id, subagent_id) = self.required;
         let rest = self.rest;
@@ -408,6 +415,7 @@ impl crate::sample::Sample for SubagentResult {
 }
 impl SubagentResult {
     /// Starts a [`SubagentResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SubagentResultBuilder {
         SubagentResultBuilder {
             required: (
@@ -415,7 +423,13 @@ impl SubagentResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SubagentResultBuilderRest::default(),
+            rest: SubagentResultBuilderRest {
+                drained: None,
+                error_kind: None,
+                structured_data: None,
+                text: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -427,7 +441,6 @@ pub struct SubagentResultBuilder<
     required: R,
     rest: SubagentResultBuilderRest,
 }
-#[derive(Default)]
 struct SubagentResultBuilderRest {
     drained: Option<bool>,
     error_kind: Option<String>,
@@ -510,6 +523,7 @@ impl<R> SubagentResultBuilder<R> {
 }
 impl SubagentResultBuilder<(Vec<String>, Vec<String>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SubagentResult {
         let (artifact_refs, evidence_refs, summary) = self.required;
         let rest = self.rest;
@@ -565,6 +579,7 @@ impl crate::sample::Sample for SubagentTargetParams {
 }
 impl SubagentTargetParams {
     /// Starts a [`SubagentTargetParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> SubagentTargetParamsBuilder {
         SubagentTargetParamsBuilder {
             required: (
@@ -572,7 +587,9 @@ impl SubagentTargetParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: SubagentTargetParamsBuilderRest::default(),
+            rest: SubagentTargetParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -584,7 +601,6 @@ pub struct SubagentTargetParamsBuilder<
     required: R,
     rest: SubagentTargetParamsBuilderRest,
 }
-#[derive(Default)]
 struct SubagentTargetParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -640,6 +656,7 @@ impl<R> SubagentTargetParamsBuilder<R> {
 }
 impl SubagentTargetParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> SubagentTargetParams {
         let (command_id, session_id, subagent_id) = self.required;
         let rest = self.rest;

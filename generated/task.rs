@@ -42,6 +42,7 @@ impl crate::sample::Sample for TaskBackgroundParams {
 }
 impl TaskBackgroundParams {
     /// Starts a [`TaskBackgroundParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TaskBackgroundParamsBuilder {
         TaskBackgroundParamsBuilder {
             required: (
@@ -49,7 +50,9 @@ impl TaskBackgroundParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TaskBackgroundParamsBuilderRest::default(),
+            rest: TaskBackgroundParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -61,7 +64,6 @@ pub struct TaskBackgroundParamsBuilder<
     required: R,
     rest: TaskBackgroundParamsBuilderRest,
 }
-#[derive(Default)]
 struct TaskBackgroundParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -117,6 +119,7 @@ impl<R> TaskBackgroundParamsBuilder<R> {
 }
 impl TaskBackgroundParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TaskBackgroundParams {
         let (command_id, session_id, task_id) = self.required;
         let rest = self.rest;
@@ -167,6 +170,7 @@ impl crate::sample::Sample for TaskCommandResult {
 }
 impl TaskCommandResult {
     /// Starts a [`TaskCommandResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TaskCommandResultBuilder {
         TaskCommandResultBuilder {
             required: (
@@ -174,7 +178,9 @@ impl TaskCommandResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TaskCommandResultBuilderRest::default(),
+            rest: TaskCommandResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -186,7 +192,6 @@ pub struct TaskCommandResultBuilder<
     required: R,
     rest: TaskCommandResultBuilderRest,
 }
-#[derive(Default)]
 struct TaskCommandResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -242,6 +247,7 @@ impl<R> TaskCommandResultBuilder<R> {
 }
 impl TaskCommandResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TaskCommandResult {
         let (command_id, status, task_id) = self.required;
         let rest = self.rest;
@@ -354,6 +360,7 @@ impl crate::sample::Sample for TaskListEntry {
 }
 impl TaskListEntry {
     /// Starts a [`TaskListEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TaskListEntryBuilder {
         TaskListEntryBuilder {
             required: (
@@ -361,7 +368,14 @@ impl TaskListEntry {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TaskListEntryBuilderRest::default(),
+            rest: TaskListEntryBuilderRest {
+                background_initiator: None,
+                command: None,
+                execution_mode: None,
+                started_at: None,
+                tool: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -373,7 +387,6 @@ pub struct TaskListEntryBuilder<
     required: R,
     rest: TaskListEntryBuilderRest,
 }
-#[derive(Default)]
 struct TaskListEntryBuilderRest {
     background_initiator: Option<BackgroundInitiator>,
     command: Option<String>,
@@ -465,6 +478,7 @@ impl<R> TaskListEntryBuilder<R> {
 }
 impl TaskListEntryBuilder<(String, TaskListStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TaskListEntry {
         let (kind, status, task_id) = self.required;
         let rest = self.rest;
@@ -511,10 +525,13 @@ impl crate::sample::Sample for TaskListParams {
 }
 impl TaskListParams {
     /// Starts a [`TaskListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TaskListParamsBuilder {
         TaskListParamsBuilder {
             required: (crate::support::Unset,),
-            rest: TaskListParamsBuilderRest::default(),
+            rest: TaskListParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -524,7 +541,6 @@ pub struct TaskListParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: TaskListParamsBuilderRest,
 }
-#[derive(Default)]
 struct TaskListParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -554,6 +570,7 @@ impl<R> TaskListParamsBuilder<R> {
 }
 impl TaskListParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TaskListParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -588,10 +605,13 @@ impl crate::sample::Sample for TaskListResult {
 }
 impl TaskListResult {
     /// Starts a [`TaskListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TaskListResultBuilder {
         TaskListResultBuilder {
             required: (crate::support::Unset,),
-            rest: TaskListResultBuilderRest::default(),
+            rest: TaskListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -601,7 +621,6 @@ pub struct TaskListResultBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: TaskListResultBuilderRest,
 }
-#[derive(Default)]
 struct TaskListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -631,6 +650,7 @@ impl<R> TaskListResultBuilder<R> {
 }
 impl TaskListResultBuilder<(Vec<TaskListEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TaskListResult {
         let (tasks,) = self.required;
         let rest = self.rest;
@@ -693,10 +713,13 @@ impl crate::sample::Sample for TaskStopAllParams {
 }
 impl TaskStopAllParams {
     /// Starts a [`TaskStopAllParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TaskStopAllParamsBuilder {
         TaskStopAllParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: TaskStopAllParamsBuilderRest::default(),
+            rest: TaskStopAllParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -706,7 +729,6 @@ pub struct TaskStopAllParamsBuilder<R = (crate::support::Unset, crate::support::
     required: R,
     rest: TaskStopAllParamsBuilderRest,
 }
-#[derive(Default)]
 struct TaskStopAllParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -749,6 +771,7 @@ impl<R> TaskStopAllParamsBuilder<R> {
 }
 impl TaskStopAllParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TaskStopAllParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -793,10 +816,13 @@ impl crate::sample::Sample for TaskStopAllResult {
 }
 impl TaskStopAllResult {
     /// Starts a [`TaskStopAllResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TaskStopAllResultBuilder {
         TaskStopAllResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: TaskStopAllResultBuilderRest::default(),
+            rest: TaskStopAllResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -806,7 +832,6 @@ pub struct TaskStopAllResultBuilder<R = (crate::support::Unset, crate::support::
     required: R,
     rest: TaskStopAllResultBuilderRest,
 }
-#[derive(Default)]
 struct TaskStopAllResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -849,6 +874,7 @@ impl<R> TaskStopAllResultBuilder<R> {
 }
 impl TaskStopAllResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TaskStopAllResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -899,6 +925,7 @@ impl crate::sample::Sample for TaskStopParams {
 }
 impl TaskStopParams {
     /// Starts a [`TaskStopParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TaskStopParamsBuilder {
         TaskStopParamsBuilder {
             required: (
@@ -906,7 +933,9 @@ impl TaskStopParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TaskStopParamsBuilderRest::default(),
+            rest: TaskStopParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -918,7 +947,6 @@ pub struct TaskStopParamsBuilder<
     required: R,
     rest: TaskStopParamsBuilderRest,
 }
-#[derive(Default)]
 struct TaskStopParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -974,6 +1002,7 @@ impl<R> TaskStopParamsBuilder<R> {
 }
 impl TaskStopParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TaskStopParams {
         let (command_id, session_id, task_id) = self.required;
         let rest = self.rest;

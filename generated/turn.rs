@@ -42,10 +42,14 @@ impl crate::sample::Sample for TurnCancelParams {
 }
 impl TurnCancelParams {
     /// Starts a [`TurnCancelParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnCancelParamsBuilder {
         TurnCancelParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: TurnCancelParamsBuilderRest::default(),
+            rest: TurnCancelParamsBuilderRest {
+                turn_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -55,7 +59,6 @@ pub struct TurnCancelParamsBuilder<R = (crate::support::Unset, crate::support::U
     required: R,
     rest: TurnCancelParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnCancelParamsBuilderRest {
     turn_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -104,6 +107,7 @@ impl<R> TurnCancelParamsBuilder<R> {
 }
 impl TurnCancelParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnCancelParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -154,6 +158,7 @@ impl crate::sample::Sample for TurnCancelResult {
 }
 impl TurnCancelResult {
     /// Starts a [`TurnCancelResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnCancelResultBuilder {
         TurnCancelResultBuilder {
             required: (
@@ -161,7 +166,9 @@ impl TurnCancelResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnCancelResultBuilderRest::default(),
+            rest: TurnCancelResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -173,7 +180,6 @@ pub struct TurnCancelResultBuilder<
     required: R,
     rest: TurnCancelResultBuilderRest,
 }
-#[derive(Default)]
 struct TurnCancelResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -229,6 +235,7 @@ impl<R> TurnCancelResultBuilder<R> {
 }
 impl TurnCancelResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnCancelResult {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
@@ -336,6 +343,7 @@ impl crate::sample::Sample for TurnCompletedParams {
 }
 impl TurnCompletedParams {
     /// Starts a [`TurnCompletedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnCompletedParamsBuilder {
         TurnCompletedParamsBuilder {
             required: (
@@ -345,7 +353,14 @@ impl TurnCompletedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnCompletedParamsBuilderRest::default(),
+            rest: TurnCompletedParamsBuilderRest {
+                duration_ms: None,
+                error: None,
+                reason: None,
+                time_to_first_token_ms: None,
+                usage: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -364,7 +379,6 @@ pub struct TurnCompletedParamsBuilder<
     required: R,
     rest: TurnCompletedParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnCompletedParamsBuilderRest {
     duration_ms: Option<i64>,
     error: Option<Box<TurnError>>,
@@ -504,6 +518,7 @@ impl<R> TurnCompletedParamsBuilder<R> {
 }
 impl TurnCompletedParamsBuilder<(String, SourceRange, TurnTerminal, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnCompletedParams {
         let (session_id, source_range, terminal, turn_id, view_cursor) = self.required;
         let rest = self.rest;
@@ -564,6 +579,7 @@ impl crate::sample::Sample for TurnError {
 }
 impl TurnError {
     /// Starts a [`TurnErrorBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnErrorBuilder {
         TurnErrorBuilder {
             required: (
@@ -571,7 +587,10 @@ impl TurnError {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnErrorBuilderRest::default(),
+            rest: TurnErrorBuilderRest {
+                quota: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -583,7 +602,6 @@ pub struct TurnErrorBuilder<
     required: R,
     rest: TurnErrorBuilderRest,
 }
-#[derive(Default)]
 struct TurnErrorBuilderRest {
     quota: Option<QuotaDetail>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -645,6 +663,7 @@ impl<R> TurnErrorBuilder<R> {
 }
 impl TurnErrorBuilder<(TurnErrorKind, String, bool)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnError {
         let (kind, message, retryable) = self.required;
         let rest = self.rest;
@@ -770,6 +789,7 @@ impl crate::sample::Sample for TurnForegroundCompletedParams {
 }
 impl TurnForegroundCompletedParams {
     /// Starts a [`TurnForegroundCompletedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnForegroundCompletedParamsBuilder {
         TurnForegroundCompletedParamsBuilder {
             required: (
@@ -779,7 +799,9 @@ impl TurnForegroundCompletedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnForegroundCompletedParamsBuilderRest::default(),
+            rest: TurnForegroundCompletedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -798,7 +820,6 @@ pub struct TurnForegroundCompletedParamsBuilder<
     required: R,
     rest: TurnForegroundCompletedParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnForegroundCompletedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -907,6 +928,7 @@ impl TurnForegroundCompletedParamsBuilder<
     (Vec<String>, String, SourceRange, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnForegroundCompletedParams {
         let (blocking_agents, session_id, source_range, turn_id, view_cursor) = self
             .required;
@@ -1016,10 +1038,22 @@ impl crate::sample::Sample for TurnInputPart {
 }
 impl TurnInputPart {
     /// Starts a [`TurnInputPartBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnInputPartBuilder {
         TurnInputPartBuilder {
             required: (crate::support::Unset,),
-            rest: TurnInputPartBuilderRest::default(),
+            rest: TurnInputPartBuilderRest {
+                arguments: None,
+                base64_data: None,
+                height: None,
+                media_type: None,
+                selector: None,
+                source: None,
+                text: None,
+                upload_id: None,
+                width: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1029,7 +1063,6 @@ pub struct TurnInputPartBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: TurnInputPartBuilderRest,
 }
-#[derive(Default)]
 struct TurnInputPartBuilderRest {
     arguments: Option<String>,
     base64_data: Option<String>,
@@ -1113,6 +1146,7 @@ impl<R> TurnInputPartBuilder<R> {
 }
 impl TurnInputPartBuilder<(TurnInputPartType,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnInputPart {
         let (type_,) = self.required;
         let rest = self.rest;
@@ -1219,10 +1253,15 @@ impl crate::sample::Sample for TurnInterruptParams {
 }
 impl TurnInterruptParams {
     /// Starts a [`TurnInterruptParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnInterruptParamsBuilder {
         TurnInterruptParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: TurnInterruptParamsBuilderRest::default(),
+            rest: TurnInterruptParamsBuilderRest {
+                retract: None,
+                turn_id: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1234,7 +1273,6 @@ pub struct TurnInterruptParamsBuilder<
     required: R,
     rest: TurnInterruptParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnInterruptParamsBuilderRest {
     retract: Option<bool>,
     turn_id: Option<String>,
@@ -1289,6 +1327,7 @@ impl<R> TurnInterruptParamsBuilder<R> {
 }
 impl TurnInterruptParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnInterruptParams {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
@@ -1340,6 +1379,7 @@ impl crate::sample::Sample for TurnInterruptResult {
 }
 impl TurnInterruptResult {
     /// Starts a [`TurnInterruptResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnInterruptResultBuilder {
         TurnInterruptResultBuilder {
             required: (
@@ -1347,7 +1387,9 @@ impl TurnInterruptResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnInterruptResultBuilderRest::default(),
+            rest: TurnInterruptResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1359,7 +1401,6 @@ pub struct TurnInterruptResultBuilder<
     required: R,
     rest: TurnInterruptResultBuilderRest,
 }
-#[derive(Default)]
 struct TurnInterruptResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1415,6 +1456,7 @@ impl<R> TurnInterruptResultBuilder<R> {
 }
 impl TurnInterruptResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnInterruptResult {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
@@ -1520,6 +1562,7 @@ impl crate::sample::Sample for TurnModelRetryScheduledParams {
 }
 impl TurnModelRetryScheduledParams {
     /// Starts a [`TurnModelRetryScheduledParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnModelRetryScheduledParamsBuilder {
         TurnModelRetryScheduledParamsBuilder {
             required: (
@@ -1532,7 +1575,12 @@ impl TurnModelRetryScheduledParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnModelRetryScheduledParamsBuilderRest::default(),
+            rest: TurnModelRetryScheduledParamsBuilderRest {
+                error_kind: None,
+                http_status: None,
+                system: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1554,7 +1602,6 @@ pub struct TurnModelRetryScheduledParamsBuilder<
     required: R,
     rest: TurnModelRetryScheduledParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnModelRetryScheduledParamsBuilderRest {
     error_kind: Option<String>,
     http_status: Option<i64>,
@@ -1777,6 +1824,7 @@ impl TurnModelRetryScheduledParamsBuilder<
     (i64, i64, i64, i64, String, SourceRange, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnModelRetryScheduledParams {
         let (
             attempt,
@@ -1851,10 +1899,15 @@ impl crate::sample::Sample for TurnRef {
 }
 impl TurnRef {
     /// Starts a [`TurnRefBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnRefBuilder {
         TurnRefBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: TurnRefBuilderRest::default(),
+            rest: TurnRefBuilderRest {
+                display_text: None,
+                truncated: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1864,7 +1917,6 @@ pub struct TurnRefBuilder<R = (crate::support::Unset, crate::support::Unset)> {
     required: R,
     rest: TurnRefBuilderRest,
 }
-#[derive(Default)]
 struct TurnRefBuilderRest {
     display_text: Option<String>,
     truncated: Option<bool>,
@@ -1916,6 +1968,7 @@ impl<R> TurnRefBuilder<R> {
 }
 impl TurnRefBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnRef {
         let (command_id, turn_id) = self.required;
         let rest = self.rest;
@@ -1993,6 +2046,7 @@ impl crate::sample::Sample for TurnRetractedParams {
 }
 impl TurnRetractedParams {
     /// Starts a [`TurnRetractedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnRetractedParamsBuilder {
         TurnRetractedParamsBuilder {
             required: (
@@ -2002,7 +2056,10 @@ impl TurnRetractedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnRetractedParamsBuilderRest::default(),
+            rest: TurnRetractedParamsBuilderRest {
+                outcome: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2021,7 +2078,6 @@ pub struct TurnRetractedParamsBuilder<
     required: R,
     rest: TurnRetractedParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnRetractedParamsBuilderRest {
     outcome: Option<RetractOutcome>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -2134,6 +2190,7 @@ impl<R> TurnRetractedParamsBuilder<R> {
 }
 impl TurnRetractedParamsBuilder<(String, String, SourceRange, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnRetractedParams {
         let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
         let rest = self.rest;
@@ -2247,6 +2304,7 @@ impl crate::sample::Sample for TurnRetryScheduledParams {
 }
 impl TurnRetryScheduledParams {
     /// Starts a [`TurnRetryScheduledParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnRetryScheduledParamsBuilder {
         TurnRetryScheduledParamsBuilder {
             required: (
@@ -2260,7 +2318,12 @@ impl TurnRetryScheduledParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnRetryScheduledParamsBuilderRest::default(),
+            rest: TurnRetryScheduledParamsBuilderRest {
+                error_kind: None,
+                http_status: None,
+                system: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2283,7 +2346,6 @@ pub struct TurnRetryScheduledParamsBuilder<
     required: R,
     rest: TurnRetryScheduledParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnRetryScheduledParamsBuilderRest {
     error_kind: Option<String>,
     http_status: Option<i64>,
@@ -2536,6 +2598,7 @@ impl TurnRetryScheduledParamsBuilder<
     (i64, i64, i64, String, i64, String, SourceRange, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnRetryScheduledParams {
         let (
             attempt,
@@ -2619,6 +2682,7 @@ pub struct TurnStartParams {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Token budget to apply to the work this input starts, in tokens; absent requests none.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "tokenBudget", default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<i64>,
     /// A shell command to run as part of this submission (the `!command` a user types while a turn is running); absent when there is none.
@@ -2639,7 +2703,7 @@ crate::support::impl_deserialize!(
         required input = "input",
         optional reasoning_effort = "reasoningEffort",
         required session_id = "sessionId",
-        optional token_budget = "tokenBudget",
+        #[cfg(feature = "experimental")] optional token_budget = "tokenBudget",
         optional user_shell = "userShell",
         optional workspace_roots = "workspaceRoots",
     } unknown
@@ -2655,6 +2719,7 @@ impl crate::sample::Sample for TurnStartParams {
             input: g.nested(),
             reasoning_effort: if g.present() { Some(g.nested()) } else { None },
             session_id: g.nested(),
+            #[cfg(feature = "experimental")]
             token_budget: if g.present() { Some(g.integer(None, None)) } else { None },
             user_shell: if g.present() { Some(g.nested()) } else { None },
             workspace_roots: if g.present() { Some(g.nested()) } else { None },
@@ -2678,6 +2743,7 @@ impl crate::sample::Sample for TurnStartParams {
 }
 impl TurnStartParams {
     /// Starts a [`TurnStartParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnStartParamsBuilder {
         TurnStartParamsBuilder {
             required: (
@@ -2685,7 +2751,16 @@ impl TurnStartParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnStartParamsBuilderRest::default(),
+            rest: TurnStartParamsBuilderRest {
+                display_text: None,
+                if_busy: None,
+                reasoning_effort: None,
+                #[cfg(feature = "experimental")]
+                token_budget: None,
+                user_shell: None,
+                workspace_roots: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2697,11 +2772,11 @@ pub struct TurnStartParamsBuilder<
     required: R,
     rest: TurnStartParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnStartParamsBuilderRest {
     display_text: Option<String>,
     if_busy: Option<IfBusy>,
     reasoning_effort: Option<ReasoningEffort>,
+    #[cfg(feature = "experimental")]
     token_budget: Option<i64>,
     user_shell: Option<TurnUserShell>,
     workspace_roots: Option<Vec<String>>,
@@ -2766,6 +2841,7 @@ impl<R> TurnStartParamsBuilder<R> {
         self
     }
     /// Sets (else it is left out) `tokenBudget`.
+    #[cfg(feature = "experimental")]
     pub fn token_budget(mut self, token_budget: impl Into<i64>) -> Self {
         self.rest.token_budget = Some(token_budget.into());
         self
@@ -2792,6 +2868,7 @@ impl<R> TurnStartParamsBuilder<R> {
 }
 impl TurnStartParamsBuilder<(String, Vec<TurnInputPart>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnStartParams {
         let (command_id, input, session_id) = self.required;
         let rest = self.rest;
@@ -2802,6 +2879,7 @@ impl TurnStartParamsBuilder<(String, Vec<TurnInputPart>, String)> {
             display_text: rest.display_text,
             if_busy: rest.if_busy,
             reasoning_effort: rest.reasoning_effort,
+            #[cfg(feature = "experimental")]
             token_budget: rest.token_budget,
             user_shell: rest.user_shell,
             workspace_roots: rest.workspace_roots,
@@ -2867,6 +2945,7 @@ impl crate::sample::Sample for TurnStartResult {
 }
 impl TurnStartResult {
     /// Starts a [`TurnStartResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnStartResultBuilder {
         TurnStartResultBuilder {
             required: (
@@ -2876,7 +2955,9 @@ impl TurnStartResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnStartResultBuilderRest::default(),
+            rest: TurnStartResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2895,7 +2976,6 @@ pub struct TurnStartResultBuilder<
     required: R,
     rest: TurnStartResultBuilderRest,
 }
-#[derive(Default)]
 struct TurnStartResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2979,6 +3059,7 @@ impl TurnStartResultBuilder<
     (String, TurnStartDisposition, bool, CommandStatus, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnStartResult {
         let (command_id, disposition, started_new_turn, status, turn_id) = self.required;
         let rest = self.rest;
@@ -3045,6 +3126,7 @@ impl crate::sample::Sample for TurnStartedParams {
 }
 impl TurnStartedParams {
     /// Starts a [`TurnStartedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnStartedParamsBuilder {
         TurnStartedParamsBuilder {
             required: (
@@ -3054,7 +3136,9 @@ impl TurnStartedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnStartedParamsBuilderRest::default(),
+            rest: TurnStartedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3073,7 +3157,6 @@ pub struct TurnStartedParamsBuilder<
     required: R,
     rest: TurnStartedParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnStartedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3155,6 +3238,7 @@ impl<R> TurnStartedParamsBuilder<R> {
 }
 impl TurnStartedParamsBuilder<(String, String, SourceRange, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnStartedParams {
         let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
         let rest = self.rest;
@@ -3192,6 +3276,7 @@ pub struct TurnSteerParams {
     #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Token budget to apply along with this input, in tokens; absent requests none.
+    #[cfg(feature = "experimental")]
     #[serde(rename = "tokenBudget", default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<i64>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
@@ -3205,7 +3290,7 @@ crate::support::impl_deserialize!(
         required input = "input",
         optional reasoning_effort = "reasoningEffort",
         required session_id = "sessionId",
-        optional token_budget = "tokenBudget",
+        #[cfg(feature = "experimental")] optional token_budget = "tokenBudget",
     } unknown
 );
 #[cfg(feature = "sample")]
@@ -3218,6 +3303,7 @@ impl crate::sample::Sample for TurnSteerParams {
             input: g.nested(),
             reasoning_effort: if g.present() { Some(g.nested()) } else { None },
             session_id: g.nested(),
+            #[cfg(feature = "experimental")]
             token_budget: if g.present() { Some(g.integer(None, None)) } else { None },
             unknown: g
                 .unknown_members(
@@ -3236,6 +3322,7 @@ impl crate::sample::Sample for TurnSteerParams {
 }
 impl TurnSteerParams {
     /// Starts a [`TurnSteerParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnSteerParamsBuilder {
         TurnSteerParamsBuilder {
             required: (
@@ -3244,7 +3331,12 @@ impl TurnSteerParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnSteerParamsBuilderRest::default(),
+            rest: TurnSteerParamsBuilderRest {
+                reasoning_effort: None,
+                #[cfg(feature = "experimental")]
+                token_budget: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3262,9 +3354,9 @@ pub struct TurnSteerParamsBuilder<
     required: R,
     rest: TurnSteerParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnSteerParamsBuilderRest {
     reasoning_effort: Option<ReasoningEffort>,
+    #[cfg(feature = "experimental")]
     token_budget: Option<i64>,
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3330,6 +3422,7 @@ impl<R> TurnSteerParamsBuilder<R> {
         self
     }
     /// Sets (else it is left out) `tokenBudget`.
+    #[cfg(feature = "experimental")]
     pub fn token_budget(mut self, token_budget: impl Into<i64>) -> Self {
         self.rest.token_budget = Some(token_budget.into());
         self
@@ -3346,6 +3439,7 @@ impl<R> TurnSteerParamsBuilder<R> {
 }
 impl TurnSteerParamsBuilder<(String, String, Vec<TurnInputPart>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnSteerParams {
         let (command_id, expected_turn_id, input, session_id) = self.required;
         let rest = self.rest;
@@ -3355,6 +3449,7 @@ impl TurnSteerParamsBuilder<(String, String, Vec<TurnInputPart>, String)> {
             input,
             session_id,
             reasoning_effort: rest.reasoning_effort,
+            #[cfg(feature = "experimental")]
             token_budget: rest.token_budget,
             unknown: rest.unknown,
         }
@@ -3406,6 +3501,7 @@ impl crate::sample::Sample for TurnSteerResult {
 }
 impl TurnSteerResult {
     /// Starts a [`TurnSteerResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnSteerResultBuilder {
         TurnSteerResultBuilder {
             required: (
@@ -3413,7 +3509,9 @@ impl TurnSteerResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnSteerResultBuilderRest::default(),
+            rest: TurnSteerResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3425,7 +3523,6 @@ pub struct TurnSteerResultBuilder<
     required: R,
     rest: TurnSteerResultBuilderRest,
 }
-#[derive(Default)]
 struct TurnSteerResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3481,6 +3578,7 @@ impl<R> TurnSteerResultBuilder<R> {
 }
 impl TurnSteerResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnSteerResult {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
@@ -3558,6 +3656,7 @@ impl crate::sample::Sample for TurnUnqueueParams {
 }
 impl TurnUnqueueParams {
     /// Starts a [`TurnUnqueueParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnUnqueueParamsBuilder {
         TurnUnqueueParamsBuilder {
             required: (
@@ -3565,7 +3664,9 @@ impl TurnUnqueueParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnUnqueueParamsBuilderRest::default(),
+            rest: TurnUnqueueParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3577,7 +3678,6 @@ pub struct TurnUnqueueParamsBuilder<
     required: R,
     rest: TurnUnqueueParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnUnqueueParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3633,6 +3733,7 @@ impl<R> TurnUnqueueParamsBuilder<R> {
 }
 impl TurnUnqueueParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnUnqueueParams {
         let (command_id, session_id, turn_id) = self.required;
         let rest = self.rest;
@@ -3683,6 +3784,7 @@ impl crate::sample::Sample for TurnUnqueueResult {
 }
 impl TurnUnqueueResult {
     /// Starts a [`TurnUnqueueResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnUnqueueResultBuilder {
         TurnUnqueueResultBuilder {
             required: (
@@ -3690,7 +3792,9 @@ impl TurnUnqueueResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnUnqueueResultBuilderRest::default(),
+            rest: TurnUnqueueResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3702,7 +3806,6 @@ pub struct TurnUnqueueResultBuilder<
     required: R,
     rest: TurnUnqueueResultBuilderRest,
 }
-#[derive(Default)]
 struct TurnUnqueueResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3758,6 +3861,7 @@ impl<R> TurnUnqueueResultBuilder<R> {
 }
 impl TurnUnqueueResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnUnqueueResult {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
@@ -3822,6 +3926,7 @@ impl crate::sample::Sample for TurnUnqueuedParams {
 }
 impl TurnUnqueuedParams {
     /// Starts a [`TurnUnqueuedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnUnqueuedParamsBuilder {
         TurnUnqueuedParamsBuilder {
             required: (
@@ -3831,7 +3936,9 @@ impl TurnUnqueuedParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: TurnUnqueuedParamsBuilderRest::default(),
+            rest: TurnUnqueuedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3850,7 +3957,6 @@ pub struct TurnUnqueuedParamsBuilder<
     required: R,
     rest: TurnUnqueuedParamsBuilderRest,
 }
-#[derive(Default)]
 struct TurnUnqueuedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3932,6 +4038,7 @@ impl<R> TurnUnqueuedParamsBuilder<R> {
 }
 impl TurnUnqueuedParamsBuilder<(String, String, SourceRange, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnUnqueuedParams {
         let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
         let rest = self.rest;
@@ -3975,10 +4082,13 @@ impl crate::sample::Sample for TurnUserShell {
 }
 impl TurnUserShell {
     /// Starts a [`TurnUserShellBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> TurnUserShellBuilder {
         TurnUserShellBuilder {
             required: (crate::support::Unset,),
-            rest: TurnUserShellBuilderRest::default(),
+            rest: TurnUserShellBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -3988,7 +4098,6 @@ pub struct TurnUserShellBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: TurnUserShellBuilderRest,
 }
-#[derive(Default)]
 struct TurnUserShellBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4018,6 +4127,7 @@ impl<R> TurnUserShellBuilder<R> {
 }
 impl TurnUserShellBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> TurnUserShell {
         let (command_text,) = self.required;
         let rest = self.rest;

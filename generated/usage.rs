@@ -28,6 +28,7 @@ impl crate::sample::Sample for UsageReadResult {
 }
 impl UsageReadResult {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             usage: None,
@@ -37,10 +38,14 @@ impl UsageReadResult {
 }
 impl UsageReadResult {
     /// Starts a [`UsageReadResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UsageReadResultBuilder {
         UsageReadResultBuilder {
             required: (),
-            rest: UsageReadResultBuilderRest::default(),
+            rest: UsageReadResultBuilderRest {
+                usage: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -50,7 +55,6 @@ pub struct UsageReadResultBuilder<R = ()> {
     required: R,
     rest: UsageReadResultBuilderRest,
 }
-#[derive(Default)]
 struct UsageReadResultBuilderRest {
     usage: Option<Box<SubscriptionUsage>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -73,6 +77,7 @@ impl<R> UsageReadResultBuilder<R> {
 }
 impl UsageReadResultBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UsageReadResult {
         let () = self.required;
         let rest = self.rest;
@@ -129,6 +134,7 @@ impl crate::sample::Sample for UsageRefreshResult {
 #[cfg(feature = "experimental")]
 impl UsageRefreshResult {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             subscription_active: None,
@@ -141,10 +147,16 @@ impl UsageRefreshResult {
 #[cfg(feature = "experimental")]
 impl UsageRefreshResult {
     /// Starts a [`UsageRefreshResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UsageRefreshResultBuilder {
         UsageRefreshResultBuilder {
             required: (),
-            rest: UsageRefreshResultBuilderRest::default(),
+            rest: UsageRefreshResultBuilderRest {
+                subscription_active: None,
+                tier_name: None,
+                usage: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -156,7 +168,6 @@ pub struct UsageRefreshResultBuilder<R = ()> {
     rest: UsageRefreshResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct UsageRefreshResultBuilderRest {
     subscription_active: Option<bool>,
     tier_name: Option<String>,
@@ -193,6 +204,7 @@ impl<R> UsageRefreshResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl UsageRefreshResultBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UsageRefreshResult {
         let () = self.required;
         let rest = self.rest;

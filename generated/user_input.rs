@@ -61,10 +61,17 @@ impl crate::sample::Sample for UserInputAnswer {
 }
 impl UserInputAnswer {
     /// Starts a [`UserInputAnswerBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputAnswerBuilder {
         UserInputAnswerBuilder {
             required: (crate::support::Unset,),
-            rest: UserInputAnswerBuilderRest::default(),
+            rest: UserInputAnswerBuilderRest {
+                free_text: None,
+                note: None,
+                selected_label: None,
+                selected_labels: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -74,7 +81,6 @@ pub struct UserInputAnswerBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: UserInputAnswerBuilderRest,
 }
-#[derive(Default)]
 struct UserInputAnswerBuilderRest {
     free_text: Option<String>,
     note: Option<String>,
@@ -128,6 +134,7 @@ impl<R> UserInputAnswerBuilder<R> {
 }
 impl UserInputAnswerBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputAnswer {
         let (question_id,) = self.required;
         let rest = self.rest;
@@ -186,6 +193,7 @@ impl crate::sample::Sample for UserInputAnswerParams {
 }
 impl UserInputAnswerParams {
     /// Starts a [`UserInputAnswerParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputAnswerParamsBuilder {
         UserInputAnswerParamsBuilder {
             required: (
@@ -194,7 +202,9 @@ impl UserInputAnswerParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputAnswerParamsBuilderRest::default(),
+            rest: UserInputAnswerParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -212,7 +222,6 @@ pub struct UserInputAnswerParamsBuilder<
     required: R,
     rest: UserInputAnswerParamsBuilderRest,
 }
-#[derive(Default)]
 struct UserInputAnswerParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -281,6 +290,7 @@ impl<R> UserInputAnswerParamsBuilder<R> {
 }
 impl UserInputAnswerParamsBuilder<(Vec<UserInputAnswer>, String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputAnswerParams {
         let (answers, command_id, session_id, user_input_id) = self.required;
         let rest = self.rest;
@@ -332,6 +342,7 @@ impl crate::sample::Sample for UserInputAnswerResult {
 }
 impl UserInputAnswerResult {
     /// Starts a [`UserInputAnswerResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputAnswerResultBuilder {
         UserInputAnswerResultBuilder {
             required: (
@@ -339,7 +350,9 @@ impl UserInputAnswerResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputAnswerResultBuilderRest::default(),
+            rest: UserInputAnswerResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -351,7 +364,6 @@ pub struct UserInputAnswerResultBuilder<
     required: R,
     rest: UserInputAnswerResultBuilderRest,
 }
-#[derive(Default)]
 struct UserInputAnswerResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -407,6 +419,7 @@ impl<R> UserInputAnswerResultBuilder<R> {
 }
 impl UserInputAnswerResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputAnswerResult {
         let (command_id, status, user_input_id) = self.required;
         let rest = self.rest;
@@ -464,6 +477,7 @@ impl crate::sample::Sample for UserInputCancelParams {
 }
 impl UserInputCancelParams {
     /// Starts a [`UserInputCancelParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputCancelParamsBuilder {
         UserInputCancelParamsBuilder {
             required: (
@@ -471,7 +485,10 @@ impl UserInputCancelParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputCancelParamsBuilderRest::default(),
+            rest: UserInputCancelParamsBuilderRest {
+                reason: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -483,7 +500,6 @@ pub struct UserInputCancelParamsBuilder<
     required: R,
     rest: UserInputCancelParamsBuilderRest,
 }
-#[derive(Default)]
 struct UserInputCancelParamsBuilderRest {
     reason: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -545,6 +561,7 @@ impl<R> UserInputCancelParamsBuilder<R> {
 }
 impl UserInputCancelParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputCancelParams {
         let (command_id, session_id, user_input_id) = self.required;
         let rest = self.rest;
@@ -596,6 +613,7 @@ impl crate::sample::Sample for UserInputCancelResult {
 }
 impl UserInputCancelResult {
     /// Starts a [`UserInputCancelResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputCancelResultBuilder {
         UserInputCancelResultBuilder {
             required: (
@@ -603,7 +621,9 @@ impl UserInputCancelResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputCancelResultBuilderRest::default(),
+            rest: UserInputCancelResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -615,7 +635,6 @@ pub struct UserInputCancelResultBuilder<
     required: R,
     rest: UserInputCancelResultBuilderRest,
 }
-#[derive(Default)]
 struct UserInputCancelResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -671,6 +690,7 @@ impl<R> UserInputCancelResultBuilder<R> {
 }
 impl UserInputCancelResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputCancelResult {
         let (command_id, status, user_input_id) = self.required;
         let rest = self.rest;
@@ -715,10 +735,13 @@ impl crate::sample::Sample for UserInputClarification {
 }
 impl UserInputClarification {
     /// Starts a [`UserInputClarificationBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputClarificationBuilder {
         UserInputClarificationBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: UserInputClarificationBuilderRest::default(),
+            rest: UserInputClarificationBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -730,7 +753,6 @@ pub struct UserInputClarificationBuilder<
     required: R,
     rest: UserInputClarificationBuilderRest,
 }
-#[derive(Default)]
 struct UserInputClarificationBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -773,6 +795,7 @@ impl<R> UserInputClarificationBuilder<R> {
 }
 impl UserInputClarificationBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputClarification {
         let (content, format) = self.required;
         let rest = self.rest;
@@ -830,6 +853,7 @@ impl crate::sample::Sample for UserInputClarifyParams {
 }
 impl UserInputClarifyParams {
     /// Starts a [`UserInputClarifyParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputClarifyParamsBuilder {
         UserInputClarifyParamsBuilder {
             required: (
@@ -838,7 +862,9 @@ impl UserInputClarifyParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputClarifyParamsBuilderRest::default(),
+            rest: UserInputClarifyParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -856,7 +882,6 @@ pub struct UserInputClarifyParamsBuilder<
     required: R,
     rest: UserInputClarifyParamsBuilderRest,
 }
-#[derive(Default)]
 struct UserInputClarifyParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -925,6 +950,7 @@ impl<R> UserInputClarifyParamsBuilder<R> {
 }
 impl UserInputClarifyParamsBuilder<(UserInputClarification, String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputClarifyParams {
         let (clarification, command_id, session_id, user_input_id) = self.required;
         let rest = self.rest;
@@ -976,6 +1002,7 @@ impl crate::sample::Sample for UserInputClarifyResult {
 }
 impl UserInputClarifyResult {
     /// Starts a [`UserInputClarifyResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputClarifyResultBuilder {
         UserInputClarifyResultBuilder {
             required: (
@@ -983,7 +1010,9 @@ impl UserInputClarifyResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputClarifyResultBuilderRest::default(),
+            rest: UserInputClarifyResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -995,7 +1024,6 @@ pub struct UserInputClarifyResultBuilder<
     required: R,
     rest: UserInputClarifyResultBuilderRest,
 }
-#[derive(Default)]
 struct UserInputClarifyResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1051,6 +1079,7 @@ impl<R> UserInputClarifyResultBuilder<R> {
 }
 impl UserInputClarifyResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputClarifyResult {
         let (command_id, status, user_input_id) = self.required;
         let rest = self.rest;
@@ -1097,10 +1126,13 @@ impl crate::sample::Sample for UserInputEngagedParams {
 }
 impl UserInputEngagedParams {
     /// Starts a [`UserInputEngagedParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputEngagedParamsBuilder {
         UserInputEngagedParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: UserInputEngagedParamsBuilderRest::default(),
+            rest: UserInputEngagedParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1112,7 +1144,6 @@ pub struct UserInputEngagedParamsBuilder<
     required: R,
     rest: UserInputEngagedParamsBuilderRest,
 }
-#[derive(Default)]
 struct UserInputEngagedParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1155,6 +1186,7 @@ impl<R> UserInputEngagedParamsBuilder<R> {
 }
 impl UserInputEngagedParamsBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputEngagedParams {
         let (session_id, user_input_id) = self.required;
         let rest = self.rest;
@@ -1211,6 +1243,7 @@ impl crate::sample::Sample for UserInputInterruptParams {
 }
 impl UserInputInterruptParams {
     /// Starts a [`UserInputInterruptParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputInterruptParamsBuilder {
         UserInputInterruptParamsBuilder {
             required: (
@@ -1218,7 +1251,10 @@ impl UserInputInterruptParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputInterruptParamsBuilderRest::default(),
+            rest: UserInputInterruptParamsBuilderRest {
+                answers: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1230,7 +1266,6 @@ pub struct UserInputInterruptParamsBuilder<
     required: R,
     rest: UserInputInterruptParamsBuilderRest,
 }
-#[derive(Default)]
 struct UserInputInterruptParamsBuilderRest {
     answers: Option<Vec<UserInputAnswer>>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1292,6 +1327,7 @@ impl<R> UserInputInterruptParamsBuilder<R> {
 }
 impl UserInputInterruptParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputInterruptParams {
         let (command_id, session_id, user_input_id) = self.required;
         let rest = self.rest;
@@ -1343,6 +1379,7 @@ impl crate::sample::Sample for UserInputInterruptResult {
 }
 impl UserInputInterruptResult {
     /// Starts a [`UserInputInterruptResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputInterruptResultBuilder {
         UserInputInterruptResultBuilder {
             required: (
@@ -1350,7 +1387,9 @@ impl UserInputInterruptResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputInterruptResultBuilderRest::default(),
+            rest: UserInputInterruptResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1362,7 +1401,6 @@ pub struct UserInputInterruptResultBuilder<
     required: R,
     rest: UserInputInterruptResultBuilderRest,
 }
-#[derive(Default)]
 struct UserInputInterruptResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1418,6 +1456,7 @@ impl<R> UserInputInterruptResultBuilder<R> {
 }
 impl UserInputInterruptResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputInterruptResult {
         let (command_id, status, user_input_id) = self.required;
         let rest = self.rest;
@@ -1468,10 +1507,15 @@ impl crate::sample::Sample for UserInputOption {
 }
 impl UserInputOption {
     /// Starts a [`UserInputOptionBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputOptionBuilder {
         UserInputOptionBuilder {
             required: (crate::support::Unset,),
-            rest: UserInputOptionBuilderRest::default(),
+            rest: UserInputOptionBuilderRest {
+                description: None,
+                preview: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1481,7 +1525,6 @@ pub struct UserInputOptionBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: UserInputOptionBuilderRest,
 }
-#[derive(Default)]
 struct UserInputOptionBuilderRest {
     description: Option<String>,
     preview: Option<UserInputOptionPreview>,
@@ -1520,6 +1563,7 @@ impl<R> UserInputOptionBuilder<R> {
 }
 impl UserInputOptionBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputOption {
         let (label,) = self.required;
         let rest = self.rest;
@@ -1564,10 +1608,13 @@ impl crate::sample::Sample for UserInputOptionPreview {
 }
 impl UserInputOptionPreview {
     /// Starts a [`UserInputOptionPreviewBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputOptionPreviewBuilder {
         UserInputOptionPreviewBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: UserInputOptionPreviewBuilderRest::default(),
+            rest: UserInputOptionPreviewBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1579,7 +1626,6 @@ pub struct UserInputOptionPreviewBuilder<
     required: R,
     rest: UserInputOptionPreviewBuilderRest,
 }
-#[derive(Default)]
 struct UserInputOptionPreviewBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1622,6 +1668,7 @@ impl<R> UserInputOptionPreviewBuilder<R> {
 }
 impl UserInputOptionPreviewBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputOptionPreview {
         let (content, format) = self.required;
         let rest = self.rest;
@@ -1716,6 +1763,7 @@ impl crate::sample::Sample for UserInputQuestion {
 }
 impl UserInputQuestion {
     /// Starts a [`UserInputQuestionBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputQuestionBuilder {
         UserInputQuestionBuilder {
             required: (
@@ -1725,7 +1773,9 @@ impl UserInputQuestion {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputQuestionBuilderRest::default(),
+            rest: UserInputQuestionBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1744,7 +1794,6 @@ pub struct UserInputQuestionBuilder<
     required: R,
     rest: UserInputQuestionBuilderRest,
 }
-#[derive(Default)]
 struct UserInputQuestionBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1828,6 +1877,7 @@ impl UserInputQuestionBuilder<
     (String, String, Vec<UserInputOption>, String, UserInputSelection),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputQuestion {
         let (header, id, options, question, selection) = self.required;
         let rest = self.rest;
@@ -1937,6 +1987,7 @@ impl crate::sample::Sample for UserInputRequestParams {
 }
 impl UserInputRequestParams {
     /// Starts a [`UserInputRequestParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputRequestParamsBuilder {
         UserInputRequestParamsBuilder {
             required: (
@@ -1949,7 +2000,11 @@ impl UserInputRequestParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputRequestParamsBuilderRest::default(),
+            rest: UserInputRequestParamsBuilderRest {
+                auto_resolution_ms: None,
+                source_range: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1971,7 +2026,6 @@ pub struct UserInputRequestParamsBuilder<
     required: R,
     rest: UserInputRequestParamsBuilderRest,
 }
-#[derive(Default)]
 struct UserInputRequestParamsBuilderRest {
     auto_resolution_ms: Option<i64>,
     source_range: Option<Box<SourceRange>>,
@@ -2172,6 +2226,7 @@ impl UserInputRequestParamsBuilder<
     (String, Vec<UserInputQuestion>, String, String, String, String, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputRequestParams {
         let (
             item_id,
@@ -2238,10 +2293,15 @@ impl crate::sample::Sample for UserInputSelection {
 }
 impl UserInputSelection {
     /// Starts a [`UserInputSelectionBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputSelectionBuilder {
         UserInputSelectionBuilder {
             required: (crate::support::Unset,),
-            rest: UserInputSelectionBuilderRest::default(),
+            rest: UserInputSelectionBuilderRest {
+                max_selections: None,
+                min_selections: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2251,7 +2311,6 @@ pub struct UserInputSelectionBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: UserInputSelectionBuilderRest,
 }
-#[derive(Default)]
 struct UserInputSelectionBuilderRest {
     max_selections: Option<i64>,
     min_selections: Option<i64>,
@@ -2293,6 +2352,7 @@ impl<R> UserInputSelectionBuilder<R> {
 }
 impl UserInputSelectionBuilder<(UserInputSelectionMode,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputSelection {
         let (mode,) = self.required;
         let rest = self.rest;
@@ -2419,6 +2479,7 @@ impl crate::sample::Sample for UserInputSettledParams {
 }
 impl UserInputSettledParams {
     /// Starts a [`UserInputSettledParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputSettledParamsBuilder {
         UserInputSettledParamsBuilder {
             required: (
@@ -2429,7 +2490,13 @@ impl UserInputSettledParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: UserInputSettledParamsBuilderRest::default(),
+            rest: UserInputSettledParamsBuilderRest {
+                clarification: None,
+                decided_at: None,
+                decided_by_command_id: None,
+                reason: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2449,7 +2516,6 @@ pub struct UserInputSettledParamsBuilder<
     required: R,
     rest: UserInputSettledParamsBuilderRest,
 }
-#[derive(Default)]
 struct UserInputSettledParamsBuilderRest {
     clarification: Option<UserInputClarification>,
     decided_at: Option<String>,
@@ -2612,6 +2678,7 @@ impl UserInputSettledParamsBuilder<
     (Vec<UserInputAnswer>, UserInputOutcome, String, SourceRange, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputSettledParams {
         let (answers, outcome, session_id, source_range, user_input_id, view_cursor) = self
             .required;
@@ -2665,10 +2732,13 @@ impl crate::sample::Sample for UserInputSettlementSummary {
 }
 impl UserInputSettlementSummary {
     /// Starts a [`UserInputSettlementSummaryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> UserInputSettlementSummaryBuilder {
         UserInputSettlementSummaryBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: UserInputSettlementSummaryBuilderRest::default(),
+            rest: UserInputSettlementSummaryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -2680,7 +2750,6 @@ pub struct UserInputSettlementSummaryBuilder<
     required: R,
     rest: UserInputSettlementSummaryBuilderRest,
 }
-#[derive(Default)]
 struct UserInputSettlementSummaryBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2723,6 +2792,7 @@ impl<R> UserInputSettlementSummaryBuilder<R> {
 }
 impl UserInputSettlementSummaryBuilder<(String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> UserInputSettlementSummary {
         let (outcome, view_cursor) = self.required;
         let rest = self.rest;

@@ -40,6 +40,7 @@ impl crate::sample::Sample for ViewGapParams {
 }
 impl ViewGapParams {
     /// Starts a [`ViewGapParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewGapParamsBuilder {
         ViewGapParamsBuilder {
             required: (
@@ -47,7 +48,9 @@ impl ViewGapParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ViewGapParamsBuilderRest::default(),
+            rest: ViewGapParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -59,7 +62,6 @@ pub struct ViewGapParamsBuilder<
     required: R,
     rest: ViewGapParamsBuilderRest,
 }
-#[derive(Default)]
 struct ViewGapParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -115,6 +117,7 @@ impl<R> ViewGapParamsBuilder<R> {
 }
 impl ViewGapParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewGapParams {
         let (after, next, session_id) = self.required;
         let rest = self.rest;
@@ -216,10 +219,16 @@ impl crate::sample::Sample for ViewPageParams {
 }
 impl ViewPageParams {
     /// Starts a [`ViewPageParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewPageParamsBuilder {
         ViewPageParamsBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: ViewPageParamsBuilderRest::default(),
+            rest: ViewPageParamsBuilderRest {
+                anchor: None,
+                cursor: None,
+                direction: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -229,7 +238,6 @@ pub struct ViewPageParamsBuilder<R = (crate::support::Unset, crate::support::Uns
     required: R,
     rest: ViewPageParamsBuilderRest,
 }
-#[derive(Default)]
 struct ViewPageParamsBuilderRest {
     anchor: Option<ViewPageAnchor>,
     cursor: Option<String>,
@@ -287,6 +295,7 @@ impl<R> ViewPageParamsBuilder<R> {
 }
 impl ViewPageParamsBuilder<(i64, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewPageParams {
         let (limit, session_id) = self.required;
         let rest = self.rest;
@@ -348,10 +357,13 @@ impl crate::sample::Sample for ViewPageResolvedAnchor {
 }
 impl ViewPageResolvedAnchor {
     /// Starts a [`ViewPageResolvedAnchorBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewPageResolvedAnchorBuilder {
         ViewPageResolvedAnchorBuilder {
             required: (crate::support::Unset,),
-            rest: ViewPageResolvedAnchorBuilderRest::default(),
+            rest: ViewPageResolvedAnchorBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -361,7 +373,6 @@ pub struct ViewPageResolvedAnchorBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ViewPageResolvedAnchorBuilderRest,
 }
-#[derive(Default)]
 struct ViewPageResolvedAnchorBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -391,6 +402,7 @@ impl<R> ViewPageResolvedAnchorBuilder<R> {
 }
 impl ViewPageResolvedAnchorBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewPageResolvedAnchor {
         let (boundary_cursor,) = self.required;
         let rest = self.rest;
@@ -441,10 +453,15 @@ impl crate::sample::Sample for ViewPageResult {
 }
 impl ViewPageResult {
     /// Starts a [`ViewPageResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewPageResultBuilder {
         ViewPageResultBuilder {
             required: (crate::support::Unset,),
-            rest: ViewPageResultBuilderRest::default(),
+            rest: ViewPageResultBuilderRest {
+                next_cursor: None,
+                resolved_anchor: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -454,7 +471,6 @@ pub struct ViewPageResultBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ViewPageResultBuilderRest,
 }
-#[derive(Default)]
 struct ViewPageResultBuilderRest {
     next_cursor: Option<String>,
     resolved_anchor: Option<ViewPageResolvedAnchor>,
@@ -499,6 +515,7 @@ impl<R> ViewPageResultBuilder<R> {
 }
 impl ViewPageResultBuilder<(Vec<UnframedViewNotification>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewPageResult {
         let (events,) = self.required;
         let rest = self.rest;
@@ -555,6 +572,7 @@ impl crate::sample::Sample for ViewSnapshot {
 }
 impl ViewSnapshot {
     /// Starts a [`ViewSnapshotBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewSnapshotBuilder {
         ViewSnapshotBuilder {
             required: (
@@ -562,7 +580,10 @@ impl ViewSnapshot {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: ViewSnapshotBuilderRest::default(),
+            rest: ViewSnapshotBuilderRest {
+                anchor: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -574,7 +595,6 @@ pub struct ViewSnapshotBuilder<
     required: R,
     rest: ViewSnapshotBuilderRest,
 }
-#[derive(Default)]
 struct ViewSnapshotBuilderRest {
     anchor: Option<SnapshotAnchor>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -636,6 +656,7 @@ impl<R> ViewSnapshotBuilder<R> {
 }
 impl ViewSnapshotBuilder<(i64, Box<SnapshotState>, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewSnapshot {
         let (schema_version, state, view_cursor) = self.required;
         let rest = self.rest;
@@ -683,10 +704,14 @@ impl crate::sample::Sample for ViewSubscribeParams {
 }
 impl ViewSubscribeParams {
     /// Starts a [`ViewSubscribeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewSubscribeParamsBuilder {
         ViewSubscribeParamsBuilder {
             required: (crate::support::Unset,),
-            rest: ViewSubscribeParamsBuilderRest::default(),
+            rest: ViewSubscribeParamsBuilderRest {
+                after: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -696,7 +721,6 @@ pub struct ViewSubscribeParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ViewSubscribeParamsBuilderRest,
 }
-#[derive(Default)]
 struct ViewSubscribeParamsBuilderRest {
     after: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -732,6 +756,7 @@ impl<R> ViewSubscribeParamsBuilder<R> {
 }
 impl ViewSubscribeParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewSubscribeParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -772,10 +797,13 @@ impl crate::sample::Sample for ViewSubscribeResult {
 }
 impl ViewSubscribeResult {
     /// Starts a [`ViewSubscribeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewSubscribeResultBuilder {
         ViewSubscribeResultBuilder {
             required: (crate::support::Unset,),
-            rest: ViewSubscribeResultBuilderRest::default(),
+            rest: ViewSubscribeResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -785,7 +813,6 @@ pub struct ViewSubscribeResultBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ViewSubscribeResultBuilderRest,
 }
-#[derive(Default)]
 struct ViewSubscribeResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -815,6 +842,7 @@ impl<R> ViewSubscribeResultBuilder<R> {
 }
 impl ViewSubscribeResultBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewSubscribeResult {
         let (view_cursor,) = self.required;
         let rest = self.rest;
@@ -854,10 +882,13 @@ impl crate::sample::Sample for ViewUnsubscribeParams {
 }
 impl ViewUnsubscribeParams {
     /// Starts a [`ViewUnsubscribeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewUnsubscribeParamsBuilder {
         ViewUnsubscribeParamsBuilder {
             required: (crate::support::Unset,),
-            rest: ViewUnsubscribeParamsBuilderRest::default(),
+            rest: ViewUnsubscribeParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -867,7 +898,6 @@ pub struct ViewUnsubscribeParamsBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: ViewUnsubscribeParamsBuilderRest,
 }
-#[derive(Default)]
 struct ViewUnsubscribeParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -897,6 +927,7 @@ impl<R> ViewUnsubscribeParamsBuilder<R> {
 }
 impl ViewUnsubscribeParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewUnsubscribeParams {
         let (session_id,) = self.required;
         let rest = self.rest;
@@ -928,6 +959,7 @@ impl crate::sample::Sample for ViewUnsubscribeResult {
 }
 impl ViewUnsubscribeResult {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             unknown: serde_json::Map::new(),
@@ -936,10 +968,13 @@ impl ViewUnsubscribeResult {
 }
 impl ViewUnsubscribeResult {
     /// Starts a [`ViewUnsubscribeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> ViewUnsubscribeResultBuilder {
         ViewUnsubscribeResultBuilder {
             required: (),
-            rest: ViewUnsubscribeResultBuilderRest::default(),
+            rest: ViewUnsubscribeResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -949,7 +984,6 @@ pub struct ViewUnsubscribeResultBuilder<R = ()> {
     required: R,
     rest: ViewUnsubscribeResultBuilderRest,
 }
-#[derive(Default)]
 struct ViewUnsubscribeResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -966,6 +1000,7 @@ impl<R> ViewUnsubscribeResultBuilder<R> {
 }
 impl ViewUnsubscribeResultBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> ViewUnsubscribeResult {
         let () = self.required;
         let rest = self.rest;

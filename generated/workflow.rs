@@ -42,6 +42,7 @@ impl crate::sample::Sample for WorkflowCancelParams {
 }
 impl WorkflowCancelParams {
     /// Starts a [`WorkflowCancelParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorkflowCancelParamsBuilder {
         WorkflowCancelParamsBuilder {
             required: (
@@ -49,7 +50,9 @@ impl WorkflowCancelParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: WorkflowCancelParamsBuilderRest::default(),
+            rest: WorkflowCancelParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -61,7 +64,6 @@ pub struct WorkflowCancelParamsBuilder<
     required: R,
     rest: WorkflowCancelParamsBuilderRest,
 }
-#[derive(Default)]
 struct WorkflowCancelParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -117,6 +119,7 @@ impl<R> WorkflowCancelParamsBuilder<R> {
 }
 impl WorkflowCancelParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorkflowCancelParams {
         let (command_id, session_id, workflow_run_id) = self.required;
         let rest = self.rest;
@@ -221,6 +224,7 @@ impl crate::sample::Sample for WorkflowChild {
 }
 impl WorkflowChild {
     /// Starts a [`WorkflowChildBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorkflowChildBuilder {
         WorkflowChildBuilder {
             required: (
@@ -228,7 +232,17 @@ impl WorkflowChild {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: WorkflowChildBuilderRest::default(),
+            rest: WorkflowChildBuilderRest {
+                duration_ms: None,
+                failure_kind: None,
+                failure_reason: None,
+                label: None,
+                phase: None,
+                result_ref: None,
+                terminal: None,
+                usage: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -240,7 +254,6 @@ pub struct WorkflowChildBuilder<
     required: R,
     rest: WorkflowChildBuilderRest,
 }
-#[derive(Default)]
 struct WorkflowChildBuilderRest {
     duration_ms: Option<i64>,
     failure_kind: Option<String>,
@@ -344,6 +357,7 @@ impl<R> WorkflowChildBuilder<R> {
 }
 impl WorkflowChildBuilder<(i64, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorkflowChild {
         let (attempt, child_id, status) = self.required;
         let rest = self.rest;
@@ -446,6 +460,7 @@ impl crate::sample::Sample for WorkflowChildControlParams {
 }
 impl WorkflowChildControlParams {
     /// Starts a [`WorkflowChildControlParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorkflowChildControlParamsBuilder {
         WorkflowChildControlParamsBuilder {
             required: (
@@ -456,7 +471,9 @@ impl WorkflowChildControlParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: WorkflowChildControlParamsBuilderRest::default(),
+            rest: WorkflowChildControlParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -476,7 +493,6 @@ pub struct WorkflowChildControlParamsBuilder<
     required: R,
     rest: WorkflowChildControlParamsBuilderRest,
 }
-#[derive(Default)]
 struct WorkflowChildControlParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -609,6 +625,7 @@ impl WorkflowChildControlParamsBuilder<
     (WorkflowChildAction, i64, String, String, String, String),
 > {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorkflowChildControlParams {
         let (action, attempt, child_id, command_id, session_id, workflow_run_id) = self
             .required;
@@ -670,10 +687,13 @@ impl crate::sample::Sample for WorkflowControlResult {
 }
 impl WorkflowControlResult {
     /// Starts a [`WorkflowControlResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorkflowControlResultBuilder {
         WorkflowControlResultBuilder {
             required: (crate::support::Unset, crate::support::Unset),
-            rest: WorkflowControlResultBuilderRest::default(),
+            rest: WorkflowControlResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -685,7 +705,6 @@ pub struct WorkflowControlResultBuilder<
     required: R,
     rest: WorkflowControlResultBuilderRest,
 }
-#[derive(Default)]
 struct WorkflowControlResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -728,6 +747,7 @@ impl<R> WorkflowControlResultBuilder<R> {
 }
 impl WorkflowControlResultBuilder<(String, CommandStatus)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorkflowControlResult {
         let (command_id, status) = self.required;
         let rest = self.rest;
@@ -778,6 +798,7 @@ impl crate::sample::Sample for WorkflowPauseParams {
 }
 impl WorkflowPauseParams {
     /// Starts a [`WorkflowPauseParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorkflowPauseParamsBuilder {
         WorkflowPauseParamsBuilder {
             required: (
@@ -785,7 +806,9 @@ impl WorkflowPauseParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: WorkflowPauseParamsBuilderRest::default(),
+            rest: WorkflowPauseParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -797,7 +820,6 @@ pub struct WorkflowPauseParamsBuilder<
     required: R,
     rest: WorkflowPauseParamsBuilderRest,
 }
-#[derive(Default)]
 struct WorkflowPauseParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -853,6 +875,7 @@ impl<R> WorkflowPauseParamsBuilder<R> {
 }
 impl WorkflowPauseParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorkflowPauseParams {
         let (command_id, session_id, workflow_run_id) = self.required;
         let rest = self.rest;
@@ -904,6 +927,7 @@ impl crate::sample::Sample for WorkflowResumeParams {
 }
 impl WorkflowResumeParams {
     /// Starts a [`WorkflowResumeParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorkflowResumeParamsBuilder {
         WorkflowResumeParamsBuilder {
             required: (
@@ -911,7 +935,9 @@ impl WorkflowResumeParams {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: WorkflowResumeParamsBuilderRest::default(),
+            rest: WorkflowResumeParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -923,7 +949,6 @@ pub struct WorkflowResumeParamsBuilder<
     required: R,
     rest: WorkflowResumeParamsBuilderRest,
 }
-#[derive(Default)]
 struct WorkflowResumeParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -979,6 +1004,7 @@ impl<R> WorkflowResumeParamsBuilder<R> {
 }
 impl WorkflowResumeParamsBuilder<(String, String, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorkflowResumeParams {
         let (command_id, session_id, workflow_run_id) = self.required;
         let rest = self.rest;
@@ -1029,6 +1055,7 @@ impl crate::sample::Sample for WorkflowResumeResult {
 }
 impl WorkflowResumeResult {
     /// Starts a [`WorkflowResumeResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorkflowResumeResultBuilder {
         WorkflowResumeResultBuilder {
             required: (
@@ -1036,7 +1063,9 @@ impl WorkflowResumeResult {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: WorkflowResumeResultBuilderRest::default(),
+            rest: WorkflowResumeResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1048,7 +1077,6 @@ pub struct WorkflowResumeResultBuilder<
     required: R,
     rest: WorkflowResumeResultBuilderRest,
 }
-#[derive(Default)]
 struct WorkflowResumeResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1104,6 +1132,7 @@ impl<R> WorkflowResumeResultBuilder<R> {
 }
 impl WorkflowResumeResultBuilder<(String, CommandStatus, String)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorkflowResumeResult {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
@@ -1144,10 +1173,13 @@ impl crate::sample::Sample for WorkflowTokenBudget {
 }
 impl WorkflowTokenBudget {
     /// Starts a [`WorkflowTokenBudgetBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorkflowTokenBudgetBuilder {
         WorkflowTokenBudgetBuilder {
             required: (crate::support::Unset,),
-            rest: WorkflowTokenBudgetBuilderRest::default(),
+            rest: WorkflowTokenBudgetBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -1157,7 +1189,6 @@ pub struct WorkflowTokenBudgetBuilder<R = (crate::support::Unset,)> {
     required: R,
     rest: WorkflowTokenBudgetBuilderRest,
 }
-#[derive(Default)]
 struct WorkflowTokenBudgetBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1184,6 +1215,7 @@ impl<R> WorkflowTokenBudgetBuilder<R> {
 }
 impl WorkflowTokenBudgetBuilder<(i64,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorkflowTokenBudget {
         let (total,) = self.required;
         let rest = self.rest;

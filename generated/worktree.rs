@@ -49,6 +49,7 @@ impl crate::sample::Sample for WorktreeListEntry {
 #[cfg(feature = "experimental")]
 impl WorktreeListEntry {
     /// Starts a [`WorktreeListEntryBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorktreeListEntryBuilder {
         WorktreeListEntryBuilder {
             required: (
@@ -56,7 +57,10 @@ impl WorktreeListEntry {
                 crate::support::Unset,
                 crate::support::Unset,
             ),
-            rest: WorktreeListEntryBuilderRest::default(),
+            rest: WorktreeListEntryBuilderRest {
+                branch: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -70,7 +74,6 @@ pub struct WorktreeListEntryBuilder<
     rest: WorktreeListEntryBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct WorktreeListEntryBuilderRest {
     branch: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -137,6 +140,7 @@ impl<R> WorktreeListEntryBuilder<R> {
 #[cfg(feature = "experimental")]
 impl WorktreeListEntryBuilder<(bool, String, Vec<String>)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorktreeListEntry {
         let (is_main, path, session_ids) = self.required;
         let rest = self.rest;
@@ -183,10 +187,13 @@ impl crate::sample::Sample for WorktreeListParams {
 #[cfg(feature = "experimental")]
 impl WorktreeListParams {
     /// Starts a [`WorktreeListParamsBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorktreeListParamsBuilder {
         WorktreeListParamsBuilder {
             required: (crate::support::Unset,),
-            rest: WorktreeListParamsBuilderRest::default(),
+            rest: WorktreeListParamsBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -198,7 +205,6 @@ pub struct WorktreeListParamsBuilder<R = (crate::support::Unset,)> {
     rest: WorktreeListParamsBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct WorktreeListParamsBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -231,6 +237,7 @@ impl<R> WorktreeListParamsBuilder<R> {
 #[cfg(feature = "experimental")]
 impl WorktreeListParamsBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorktreeListParams {
         let (workspace_root,) = self.required;
         let rest = self.rest;
@@ -273,10 +280,13 @@ impl crate::sample::Sample for WorktreeListResult {
 #[cfg(feature = "experimental")]
 impl WorktreeListResult {
     /// Starts a [`WorktreeListResultBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorktreeListResultBuilder {
         WorktreeListResultBuilder {
             required: (crate::support::Unset,),
-            rest: WorktreeListResultBuilderRest::default(),
+            rest: WorktreeListResultBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -288,7 +298,6 @@ pub struct WorktreeListResultBuilder<R = (crate::support::Unset,)> {
     rest: WorktreeListResultBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct WorktreeListResultBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -321,6 +330,7 @@ impl<R> WorktreeListResultBuilder<R> {
 #[cfg(feature = "experimental")]
 impl WorktreeListResultBuilder<(Vec<WorktreeListEntry>,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorktreeListResult {
         let (worktrees,) = self.required;
         let rest = self.rest;
@@ -388,6 +398,7 @@ impl crate::sample::Sample for WorktreeStartRequestCreate {
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestCreate {
     /// A value with every optional member absent.
+    #[inline]
     pub fn new() -> Self {
         Self {
             base_ref: None,
@@ -398,10 +409,14 @@ impl WorktreeStartRequestCreate {
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestCreate {
     /// Starts a [`WorktreeStartRequestCreateBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorktreeStartRequestCreateBuilder {
         WorktreeStartRequestCreateBuilder {
             required: (),
-            rest: WorktreeStartRequestCreateBuilderRest::default(),
+            rest: WorktreeStartRequestCreateBuilderRest {
+                base_ref: None,
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -413,7 +428,6 @@ pub struct WorktreeStartRequestCreateBuilder<R = ()> {
     rest: WorktreeStartRequestCreateBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct WorktreeStartRequestCreateBuilderRest {
     base_ref: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -438,6 +452,7 @@ impl<R> WorktreeStartRequestCreateBuilder<R> {
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestCreateBuilder<()> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorktreeStartRequestCreate {
         let () = self.required;
         let rest = self.rest;
@@ -480,10 +495,13 @@ impl crate::sample::Sample for WorktreeStartRequestExisting {
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestExisting {
     /// Starts a [`WorktreeStartRequestExistingBuilder`]; every member is set by name.
+    #[inline]
     pub fn builder() -> WorktreeStartRequestExistingBuilder {
         WorktreeStartRequestExistingBuilder {
             required: (crate::support::Unset,),
-            rest: WorktreeStartRequestExistingBuilderRest::default(),
+            rest: WorktreeStartRequestExistingBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
         }
     }
 }
@@ -495,7 +513,6 @@ pub struct WorktreeStartRequestExistingBuilder<R = (crate::support::Unset,)> {
     rest: WorktreeStartRequestExistingBuilderRest,
 }
 #[cfg(feature = "experimental")]
-#[derive(Default)]
 struct WorktreeStartRequestExistingBuilderRest {
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -528,6 +545,7 @@ impl<R> WorktreeStartRequestExistingBuilder<R> {
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestExistingBuilder<(String,)> {
     /// The value, every required member set.
+    #[inline]
     pub fn build(self) -> WorktreeStartRequestExisting {
         let (path,) = self.required;
         let rest = self.rest;

@@ -40,7 +40,7 @@ fn ran_build_script(log: &str) -> bool {
 }
 
 #[test]
-fn schema_edit_regenerates_and_an_unchanged_build_does_not() {
+fn cargo_build_regenerates_after_a_schema_edit_and_not_otherwise() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("build_script");
     let copy = work.join("ws");

@@ -501,7 +501,8 @@ fn structure(
             ty,
             kind,
             checks,
-            experimental: false,
+            // Marked on the member itself; members whose type is experimental join later.
+            experimental: is_experimental(prop),
             boxed: false,
         });
     }
@@ -928,7 +929,8 @@ fn def_refs(def: &Def) -> BTreeSet<String> {
     out
 }
 
-// Aliases and unions of experimental types are experimental; struct members are gated one by one.
+// Aliases and unions of experimental types are experimental; struct members are gated one by
+// one, by their own mark or their type's.
 fn propagate_experimental(defs: &mut [Def]) {
     loop {
         let experimental: BTreeSet<String> = defs
@@ -960,7 +962,7 @@ fn propagate_experimental(defs: &mut [Def]) {
         for field in fields {
             let mut refs = BTreeSet::new();
             field.ty.refs(&mut refs);
-            field.experimental = refs.iter().any(|r| experimental.contains(r));
+            field.experimental |= refs.iter().any(|r| experimental.contains(r));
         }
     };
     for def in defs.iter_mut().filter(|d| !d.experimental) {

@@ -2,9 +2,12 @@
 //!
 //! The pipeline, one module a stage: [`load`] (text to JSON), [`resolve`] (`$ref`s and
 //! keywords), [`convert`] (the checked [`model`]), [`naming`], [`emit`] (tokens),
-//! [`mod@format`] (source text), [`mod@write`] (only-if-changed, atomic).
+//! [`mod@format`] (source text), [`mod@write`] (only-if-changed, atomic). The schema dialect
+//! it reads is documented in [`dialect`].
 
 pub mod convert;
+#[doc = include_str!("../dialect.md")]
+pub mod dialect {}
 pub mod emit;
 pub mod error;
 pub mod format;

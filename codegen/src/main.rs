@@ -49,6 +49,9 @@ fn main() -> ExitCode {
     match command.as_str() {
         "generate" => match msp_codegen::write(&out, &output.files) {
             Ok(report) => {
+                for name in &report.removed {
+                    println!("removed {}", out.join(name).display());
+                }
                 println!(
                     "msp-codegen: {} files in {} ({} written, {} removed)",
                     output.files.len(),

@@ -77,7 +77,7 @@ fn run_app(dir: &Path) -> Output {
 }
 
 #[test]
-fn an_added_optional_member_keeps_a_downstream_crate_building_and_a_required_one_does_not() {
+fn cargo_build_downstream_survives_an_added_optional_member_not_a_required_one() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("evolution");
     setup(&dir);
 

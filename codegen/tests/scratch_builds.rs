@@ -46,7 +46,7 @@ fn cargo(dir: &Path, target: &Path, args: &[&str]) {
 }
 
 #[test]
-fn generated_crates_build_warning_free_and_clippy_clean() {
+fn cargo_build_of_generated_crates_is_warning_free_and_clippy_clean() {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scratch");
     let target = base.join("target");
     for (name, schema) in schemas() {

@@ -165,6 +165,15 @@ fn builder(
         let gate = cfg(field.experimental);
         quote!(#gate #rust: #ty,)
     });
+    // Written out rather than derived: an `#[inline]` constructor is compiled only where used.
+    let rest_init = others.iter().map(|field| {
+        let rust = ident(&field.rust);
+        let gate = cfg(field.experimental);
+        match field.kind {
+            FieldKind::OptionalNullable => quote!(#gate #rust: crate::Tristate::Absent,),
+            _ => quote!(#gate #rust: None,),
+        }
+    });
     let required_names: Vec<Ident> = required.iter().map(|f| ident(&f.rust)).collect();
     let init_required = required_names.iter().map(|n| quote!(#n,));
     let init_others = others.iter().map(|field| {
@@ -185,8 +194,12 @@ fn builder(
         #gate
         impl #name {
             #[doc = #start_doc]
+            #[inline]
             pub fn builder() -> #builder {
-                #builder { required: #unset, rest: #rest::default() }
+                #builder {
+                    required: #unset,
+                    rest: #rest { #(#rest_init)* #unknown: serde_json::Map::new() },
+                }
             }
         }
 
@@ -199,7 +212,6 @@ fn builder(
         }
 
         #gate
-        #[derive(Default)]
         struct #rest {
             #(#rest_fields)*
             #unknown: serde_json::Map<String, serde_json::Value>,
@@ -221,6 +233,7 @@ fn builder(
         #gate
         impl #builder<#full> {
             /// The value, every required member set.
+            #[inline]
             pub fn build(self) -> #name {
                 let (#(#required_names,)*) = self.required;
                 let rest = self.rest;

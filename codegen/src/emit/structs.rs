@@ -203,6 +203,7 @@ pub fn constructor(body: &Struct) -> TokenStream {
     let doc = doc_attrs(Some("A value with every optional member absent."));
     quote! {
         #doc
+        #[inline]
         pub fn new() -> Self {
             Self {
                 #(#inits)*
