@@ -138,6 +138,7 @@ fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
         fingerprint: String::new(),
         served: served(schema.root)?,
         doc: text(schema.root, "description"),
+        title: text(schema.root, "title"),
     })
 }
 

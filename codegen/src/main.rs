@@ -7,10 +7,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: msp-codegen generate [SCHEMA] [--out DIR] [--crate-doc FILE]\n       \
-                     msp-codegen check [SCHEMA] [--out DIR] [--crate-doc FILE]\n\
+const USAGE: &str = "usage: msp-codegen generate [SCHEMA] [--out DIR] [--crate-doc FILE] [--protocol NAME]\n       \
+                     msp-codegen check [SCHEMA] [--out DIR] [--crate-doc FILE] [--protocol NAME]\n\
                      SCHEMA defaults to the embedded schema/msp.schema.json (with its crate docs),\n\
-                     DIR to `generated`; FILE is Markdown added to the crate docs.";
+                     DIR to `generated`; FILE is Markdown added to the crate docs; NAME names the\n\
+                     protocol in them (default: the schema's title).";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -18,27 +19,23 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
-    let Args {
-        command,
-        schema,
-        out,
-        crate_doc,
-    } = args;
-    let result = match &schema {
-        Some(path) => options_for(path, &out, crate_doc.as_deref()).and_then(|options| {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| msp_codegen::Error::io(path, &e))?;
-            msp_codegen::generate(&text, &options)
-        }),
-        None => msp_codegen::generate(
-            msp_codegen::PROJECT_SCHEMA,
-            &msp_codegen::Options::project(),
-        ),
-    };
-    let rerun = match &schema {
-        Some(path) => command_line(path, &out, crate_doc.as_deref()),
+    let rerun = match &args.schema {
+        Some(path) => command_line(&args, path),
         None => "cargo run -p msp-codegen -- generate".to_owned(),
     };
+    let result = match &args.schema {
+        Some(path) => {
+            let base = msp_codegen::Options::new(path.as_str()).command(rerun.as_str());
+            options_for(&args, base).and_then(|options| {
+                let text =
+                    std::fs::read_to_string(path).map_err(|e| msp_codegen::Error::io(path, &e))?;
+                msp_codegen::generate(&text, &options)
+            })
+        }
+        None => options_for(&args, msp_codegen::Options::project())
+            .and_then(|options| msp_codegen::generate(msp_codegen::PROJECT_SCHEMA, &options)),
+    };
+    let Args { command, out, .. } = args;
     let output = match result {
         Ok(output) => output,
         Err(e) => {
@@ -93,6 +90,7 @@ struct Args {
     schema: Option<String>,
     out: PathBuf,
     crate_doc: Option<String>,
+    protocol: Option<String>,
 }
 
 // `COMMAND [SCHEMA] [--out DIR] [--crate-doc FILE]`, flags and positionals in any order.
@@ -103,12 +101,14 @@ fn parse_args(args: &[String]) -> Option<Args> {
         schema: None,
         out: PathBuf::from("generated"),
         crate_doc: None,
+        protocol: None,
     };
     let mut rest = rest.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--out" => parsed.out = PathBuf::from(rest.next()?),
             "--crate-doc" => parsed.crate_doc = Some(rest.next()?.clone()),
+            "--protocol" => parsed.protocol = Some(rest.next()?.clone()),
             flag if flag.starts_with('-') => return None,
             path if parsed.schema.is_none() => parsed.schema = Some(path.to_owned()),
             _ => return None,
@@ -117,24 +117,28 @@ fn parse_args(args: &[String]) -> Option<Args> {
     Some(parsed)
 }
 
-/// The options of a run on a named schema; the header's command is this run's.
+/// `base` with the run's `--protocol` and `--crate-doc`.
 fn options_for(
-    schema: &str,
-    out: &std::path::Path,
-    crate_doc: Option<&str>,
+    args: &Args,
+    base: msp_codegen::Options,
 ) -> Result<msp_codegen::Options, msp_codegen::Error> {
-    let mut options =
-        msp_codegen::Options::new(schema).command(command_line(schema, out, crate_doc));
-    if let Some(path) = crate_doc {
+    let mut options = base;
+    if let Some(name) = &args.protocol {
+        options = options.protocol(name.clone());
+    }
+    if let Some(path) = &args.crate_doc {
         let text = std::fs::read_to_string(path).map_err(|e| msp_codegen::Error::io(path, &e))?;
         options = options.crate_doc(text);
     }
     Ok(options)
 }
 
-fn command_line(schema: &str, out: &std::path::Path, crate_doc: Option<&str>) -> String {
-    let mut line = format!("msp-codegen generate {schema} --out {}", out.display());
-    if let Some(path) = crate_doc {
+fn command_line(args: &Args, schema: &str) -> String {
+    let mut line = format!("msp-codegen generate {schema} --out {}", args.out.display());
+    if let Some(name) = &args.protocol {
+        line.push_str(&format!(" --protocol {name:?}"));
+    }
+    if let Some(path) = &args.crate_doc {
         line.push_str(&format!(" --crate-doc {path}"));
     }
     line

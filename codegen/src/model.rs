@@ -30,6 +30,8 @@ pub struct Model {
     pub served: Served,
     /// The schema's own description.
     pub doc: Option<String>,
+    /// The schema's `title`.
+    pub title: Option<String>,
 }
 
 /// `x-msp-served-schema`: facts of the published protocol that a connection checks.

@@ -110,6 +110,7 @@ pub fn jobs(model: &Model) -> Vec<Job> {
 /// Turns jobs into units; one per thread.
 pub struct Emitter<'a> {
     ctx: Ctx<'a>,
+    protocol: Option<&'a str>,
     crate_doc: Option<&'a str>,
 }
 
@@ -118,8 +119,15 @@ impl<'a> Emitter<'a> {
     pub fn new(model: &'a Model) -> Self {
         Emitter {
             ctx: Ctx::new(model),
+            protocol: None,
             crate_doc: None,
         }
+    }
+
+    /// Names the protocol in the crate docs of `lib.rs`.
+    pub fn protocol(mut self, name: Option<&'a str>) -> Self {
+        self.protocol = name;
+        self
     }
 
     /// Adds Markdown to the crate docs of `lib.rs`.
@@ -150,6 +158,7 @@ impl<'a> Emitter<'a> {
             Part::Lib(modules) => Unit::Tokens(lib(
                 model,
                 modules.iter().map(|(area, exp)| (area.as_str(), *exp)),
+                self.protocol,
                 self.crate_doc,
             )),
         }
@@ -159,19 +168,26 @@ impl<'a> Emitter<'a> {
 fn lib<'a>(
     model: &Model,
     areas: impl Iterator<Item = (&'a str, bool)>,
+    protocol: Option<&str>,
     crate_doc: Option<&str>,
 ) -> TokenStream {
     let (areas, gates): (Vec<Ident>, Vec<TokenStream>) =
         areas.map(|(a, exp)| (ident(a), cfg(exp))).unzip();
-    let doc =
-        docs::inner_doc_attrs(&format!(
-        "Typed messages of the Muse Session Protocol{}, generated from its JSON Schema.\n\n{}\n\n\
+    let doc = docs::inner_doc_attrs(&format!(
+        "Typed messages of {}{}, generated from its JSON Schema.\n\n{}\n\n\
          Every definition of the schema is a type at the crate root; the method tables are in \
          [`protocol`], the error registry and capability names in [`registry`], JSON-RPC framing \
          in [`rpc`].{}",
-        model.version.as_ref().map(|v| format!(" {v}")).unwrap_or_default(),
+        protocol.map_or_else(|| "a protocol".to_owned(), |name| format!("the {name}")),
+        model
+            .version
+            .as_ref()
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default(),
         model.doc.as_deref().unwrap_or(""),
-        crate_doc.map(|d| format!("\n\n{}", d.trim_end())).unwrap_or_default()
+        crate_doc
+            .map(|d| format!("\n\n{}", d.trim_end()))
+            .unwrap_or_default()
     ));
     quote! {
         #doc
