@@ -96,6 +96,19 @@ impl AccountLoginCancelResultBuilder<(bool,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountLoginCancelResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AccountLoginCancelResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountLoginCancelResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AccountLoginCancelResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AccountLoginCancelResult", generator)
+    }
+}
 /// Params of the `account/loginCompleted` notification: the terminal outcome of a login flow started with `account/loginStart`. It never carries the device code, the verification URL or any credential material.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -202,6 +215,19 @@ impl AccountLoginCompletedParamsBuilder<(AccountLoginOutcome,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountLoginCompletedParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AccountLoginCompletedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountLoginCompletedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AccountLoginCompletedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AccountLoginCompletedParams", generator)
+    }
+}
 /// Terminal outcome of a host-run login flow, reported in `account/loginCompleted`. Open enum: the host may add new outcomes, so a client should treat an unknown value as a generic failure to sign in.
 ///
 /// - `granted`: The user authorized the login and the host now holds the credential; an `account/changed` notification follows.
@@ -238,6 +264,19 @@ crate::support::impl_string_enum!(
         Failed = "failed",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AccountLoginOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountLoginOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AccountLoginOutcome").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AccountLoginOutcome", generator)
+    }
+}
 /// Params of `account/loginStart`: which login flow to run and, for the API-key flow, the key to store. A mismatch between `type` and the presence of `apiKey` is rejected as invalid params.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -345,6 +384,19 @@ impl AccountLoginStartParamsBuilder<(AccountLoginType,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountLoginStartParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AccountLoginStartParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountLoginStartParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AccountLoginStartParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AccountLoginStartParams", generator)
+    }
+}
 /// Result of `account/loginStart`. For a device-code flow it carries what the client shows the user to finish signing in; for the API-key flow it is an empty object because the login completes within the call.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -461,6 +513,19 @@ impl AccountLoginStartResultBuilder<()> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountLoginStartResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AccountLoginStartResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountLoginStartResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AccountLoginStartResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AccountLoginStartResult", generator)
+    }
+}
 /// Selects the login flow that `account/loginStart` runs. Closed enum: any other value is rejected as invalid params.
 ///
 /// - `deviceCode`: Browser-based device-authorization flow: the result carries a URL and user code and the outcome arrives later in `account/loginCompleted`.
@@ -483,6 +548,19 @@ crate::support::impl_string_enum!(
         ApiKey = "apiKey",
     } closed
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AccountLoginType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountLoginType".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AccountLoginType").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AccountLoginType", generator)
+    }
+}
 /// The host's view of its credentials: the result of `account/read` and `account/logout` and the params of the `account/changed` notification. It never contains key material.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -623,6 +701,19 @@ impl AccountStateBuilder<(bool, AccountStateKind)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountState {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AccountState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AccountState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AccountState", generator)
+    }
+}
 /// Which credential source the host is using. Open enum: future credential sources may appear as new values.
 ///
 /// - `loggedOut`: No credential is available.
@@ -655,3 +746,16 @@ crate::support::impl_string_enum!(
         AccountLogin = "accountLogin",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AccountStateKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AccountStateKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AccountStateKind").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AccountStateKind", generator)
+    }
+}

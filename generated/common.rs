@@ -29,6 +29,18 @@ crate::support::impl_string_enum!(
         AdmissionPending = "admissionPending",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AttentionFlag {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AttentionFlag".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AttentionFlag").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AttentionFlag", generator)
+    }
+}
 /// Who moved a tool task into the background. Open: hosts may send values not listed here.
 ///
 /// - `user`: The user asked for it, for example through `task/background`.
@@ -51,6 +63,18 @@ crate::support::impl_string_enum!(
         Timeout = "timeout",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BackgroundInitiator {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BackgroundInitiator".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "BackgroundInitiator").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("BackgroundInitiator", generator)
+    }
+}
 /// How a running `toolCall` item is presented as a background row. It only drives display: whether the task really was moved to the background is told by the item's `background` flag. Open: new states may appear.
 ///
 /// - `backgrounded`: Show the item as a task running in the background.
@@ -71,6 +95,19 @@ crate::support::impl_string_enum!(
         Backgrounded = "backgrounded",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BackgroundState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BackgroundState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "BackgroundState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("BackgroundState", generator)
+    }
+}
 /// Carried as `backgroundStatus` on a running `toolCall` item: how to present it as a background row, plus the live status line of that row. Experimental; clients that do not render background rows can ignore it.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -177,6 +214,19 @@ impl BackgroundStatusBuilder<(BackgroundState,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for BackgroundStatus {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BackgroundStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BackgroundStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "BackgroundStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("BackgroundStatus", generator)
+    }
+}
 /// Carried as `backgroundTerminalCompletion` on an item of that kind: what a client needs to show that a backgrounded tool call has finished. All five members are always present.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -386,6 +436,18 @@ impl BackgroundTerminalCompletionBuilder<(String, String, bool, String, String)>
     }
 }
 impl Validate for BackgroundTerminalCompletion {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BackgroundTerminalCompletion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BackgroundTerminalCompletion".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "BackgroundTerminalCompletion").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("BackgroundTerminalCompletion", generator)
+    }
+}
 /// The most recent prompt the user sent in the session's main conversation that was blocked from running, returned by `session/resume` and `session/read` so a client can offer its text again (for example by putting it back in the input box). At most one is returned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -463,6 +525,18 @@ impl BlockedPromptBuilder<(String,)> {
     }
 }
 impl Validate for BlockedPrompt {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BlockedPrompt {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BlockedPrompt".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "BlockedPrompt").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("BlockedPrompt", generator)
+    }
+}
 /// The latest version-control branch observed for the session's workspace, as carried in a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -576,6 +650,18 @@ impl BranchStateBuilder<(String,)> {
     }
 }
 impl Validate for BranchState {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for BranchState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BranchState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "BranchState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("BranchState", generator)
+    }
+}
 /// A capability a client can request at `initialize` and the host can grant. Capabilities unlock optional or privileged methods and notifications. Open: new names may appear.
 ///
 /// - `userShell`: Running user shell commands through `session/userShell`.
@@ -630,6 +716,18 @@ crate::support::impl_string_enum!(
         RawLogPhysical = "rawLogPhysical",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CapabilityName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CapabilityName".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CapabilityName").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CapabilityName", generator)
+    }
+}
 /// In a `history` envelope, the checkpoint boundary the host pruned history at: items that opened before the boundary are not served.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -715,6 +813,18 @@ impl CheckpointBoundaryBuilder<(String,)> {
     }
 }
 impl Validate for CheckpointBoundary {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CheckpointBoundary {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CheckpointBoundary".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CheckpointBoundary").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CheckpointBoundary", generator)
+    }
+}
 /// What the client asks for at `initialize`: the experimental opt-in, capability requests, notification opt-outs and dialog support. Every member is optional with a default.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -882,6 +992,18 @@ impl ClientCapabilitiesBuilder<()> {
     }
 }
 impl Validate for ClientCapabilities {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClientCapabilities {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClientCapabilities".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ClientCapabilities").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ClientCapabilities", generator)
+    }
+}
 /// Tells the host which client program is connecting, in `initialize`. The host uses it only for logs and telemetry; it confers no rights.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1003,6 +1125,18 @@ impl Validate for ClientInfo {
         }
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ClientInfo {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClientInfo".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ClientInfo").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ClientInfo", generator)
+    }
+}
 /// Programming language of a Code Mode cell, written as a lowercase editor-style language id. Open enum: other engines may add values, so keep unknown ones.
 ///
 /// - `javascript`: JavaScript, run by the built-in V8 engine.
@@ -1021,6 +1155,18 @@ crate::support::impl_string_enum!(
         Javascript = "javascript",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CodeModeLanguage {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CodeModeLanguage".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CodeModeLanguage").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CodeModeLanguage", generator)
+    }
+}
 /// A byte range inside a `toolCall` item's `visibleOutput` that holds public cell output. Offsets are byte positions in the UTF-8 form of `visibleOutput` after JSON decoding (not in the escaped wire text), and both ends fall between whole characters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1149,6 +1295,18 @@ impl CodeModeOutputSpanBuilder<(i64, i64, CodeModeOutputStream)> {
     }
 }
 impl Validate for CodeModeOutputSpan {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CodeModeOutputSpan {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CodeModeOutputSpan".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CodeModeOutputSpan").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CodeModeOutputSpan", generator)
+    }
+}
 /// What a Code Mode output span contains. Open enum: each engine may introduce its own values.
 ///
 /// - `transcript`: Output the cell wrote for the transcript, i.e. what the user is meant to see.
@@ -1167,6 +1325,18 @@ crate::support::impl_string_enum!(
         Transcript = "transcript",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CodeModeOutputStream {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CodeModeOutputStream".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CodeModeOutputStream").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CodeModeOutputStream", generator)
+    }
+}
 /// The `details` object of a `codeMode` tool receipt. Members that do not apply are left out rather than sent as `null`, and `outputSpans` is never sent as an empty list.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1302,6 +1472,18 @@ impl CodeModeReceiptBuilder<()> {
     }
 }
 impl Validate for CodeModeReceipt {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CodeModeReceipt {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CodeModeReceipt".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CodeModeReceipt").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CodeModeReceipt", generator)
+    }
+}
 /// The standard acknowledgement a command method returns: the host admitted the command. It says nothing about the outcome, which arrives later as view events.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1407,6 +1589,18 @@ impl CommandAcceptedResultBuilder<(String, CommandAckStatus)> {
     }
 }
 impl Validate for CommandAcceptedResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CommandAcceptedResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CommandAcceptedResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CommandAcceptedResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CommandAcceptedResult", generator)
+    }
+}
 /// The `status` of a command acknowledgement. Closed: other values are rejected.
 ///
 /// - `accepted`: The command was admitted; its effects follow as events.
@@ -1427,6 +1621,18 @@ crate::support::impl_string_enum!(
         Noop = "noop",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CommandAckStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CommandAckStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CommandAckStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CommandAckStatus", generator)
+    }
+}
 /// The `status` returned by command methods that only ever admit. Open: new values may appear.
 ///
 /// - `accepted`: The command was admitted; its effects follow as events.
@@ -1445,6 +1651,18 @@ crate::support::impl_string_enum!(
         Accepted = "accepted",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CommandStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CommandStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CommandStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CommandStatus", generator)
+    }
+}
 /// The `status` returned by `session/compact`. Open: new values may appear.
 ///
 /// - `accepted`: Compaction was admitted and runs asynchronously.
@@ -1467,6 +1685,18 @@ crate::support::impl_string_enum!(
         Noop = "noop",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CompactStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CompactStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CompactStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CompactStatus", generator)
+    }
+}
 /// How a compaction ended, on the `compaction` item. Open: new values may appear.
 ///
 /// - `compacted`: The context was compacted and a new boundary installed.
@@ -1497,6 +1727,18 @@ crate::support::impl_string_enum!(
         Cancelled = "cancelled",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CompactionOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CompactionOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CompactionOutcome").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CompactionOutcome", generator)
+    }
+}
 /// What started a compaction, on the `compaction` item. Open: new values may appear.
 ///
 /// - `manual`: A client asked for it with `session/compact`.
@@ -1519,6 +1761,18 @@ crate::support::impl_string_enum!(
         Auto = "auto",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CompactionTrigger {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CompactionTrigger".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CompactionTrigger").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CompactionTrigger", generator)
+    }
+}
 /// One application row in the computer-use settings: the user's standing choice for letting the agent operate that app.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1677,6 +1931,18 @@ impl ComputerUseAppBuilder<(String, ComputerUseAppChoice)> {
     }
 }
 impl Validate for ComputerUseApp {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseApp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseApp".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseApp").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseApp", generator)
+    }
+}
 /// The standing choice for one app under computer use. Open enum: unknown values may appear and should be shown as-is rather than rejected.
 ///
 /// - `ask`: Ask the user before the agent operates this app.
@@ -1703,6 +1969,18 @@ crate::support::impl_string_enum!(
         Blocked = "blocked",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseAppChoice {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseAppChoice".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseAppChoice").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseAppChoice", generator)
+    }
+}
 /// Why a computer-use settings row is read-only. Open enum: new reasons may appear.
 ///
 /// - `builtIn`: The host blocks this app by default and the block cannot be lifted.
@@ -1725,6 +2003,18 @@ crate::support::impl_string_enum!(
         File = "file",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseAppLock {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseAppLock".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseAppLock").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseAppLock", generator)
+    }
+}
 /// One per-app choice to set through `computerUseSettings/update`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1830,6 +2120,18 @@ impl ComputerUseAppPatchBuilder<(String, ComputerUseAppChoice)> {
     }
 }
 impl Validate for ComputerUseAppPatch {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseAppPatch {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseAppPatch".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseAppPatch").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseAppPatch", generator)
+    }
+}
 /// One entry in the computer-use blocked-apps list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1948,6 +2250,18 @@ impl ComputerUseBlockedAppBuilder<(String, bool)> {
     }
 }
 impl Validate for ComputerUseBlockedApp {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseBlockedApp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseBlockedApp".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseBlockedApp").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseBlockedApp", generator)
+    }
+}
 /// Value of a computer-use capability setting (computer control or screenshots). Open enum: a newer host may report values an older client does not know.
 ///
 /// - `ask`: Ask the user each time before the agent uses the capability.
@@ -1970,6 +2284,18 @@ crate::support::impl_string_enum!(
         AlwaysAllow = "alwaysAllow",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseChoice {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseChoice".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseChoice").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseChoice", generator)
+    }
+}
 /// An app installed or running on the host machine, offered to settings as a candidate to configure or block.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2075,6 +2401,18 @@ impl ComputerUseInstalledAppBuilder<(String, String)> {
     }
 }
 impl Validate for ComputerUseInstalledApp {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseInstalledApp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseInstalledApp".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseInstalledApp").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseInstalledApp", generator)
+    }
+}
 /// Status of one macOS privacy permission needed for computer use, as last observed by setup. Open enum: new values may appear.
 ///
 /// - `granted`: The permission is granted.
@@ -2101,6 +2439,18 @@ crate::support::impl_string_enum!(
         UnknownValue = "unknown",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUsePermission {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUsePermission".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUsePermission").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUsePermission", generator)
+    }
+}
 /// How full the model's context window is, as judged by the server against its thresholds (the hard threshold is checked first; both comparisons are inclusive). Open enum: treat unknown values as an unknown level.
 ///
 /// - `normal`: Usage is below the warning threshold.
@@ -2127,6 +2477,18 @@ crate::support::impl_string_enum!(
         Blocked = "blocked",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContextPressureLevel {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ContextPressureLevel".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ContextPressureLevel").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ContextPressureLevel", generator)
+    }
+}
 /// The snapshot's latest view of context-window occupancy: window size, tokens in use and the pressure level. The snapshot's `contextUsage` member is `null` until the server has enough data to compute it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2243,6 +2605,18 @@ impl ContextUsageBuilder<(ContextPressureLevel, i64)> {
     }
 }
 impl Validate for ContextUsage {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ContextUsage {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ContextUsage".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ContextUsage").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ContextUsage", generator)
+    }
+}
 /// The `details` of a tool receipt whose `family` is `"cron"`: small machine-readable facts about a scheduled-job operation. Each member is present only for the operations it applies to.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2364,6 +2738,18 @@ impl CronReceiptBuilder<()> {
     }
 }
 impl Validate for CronReceipt {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CronReceipt {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CronReceipt".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CronReceipt").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CronReceipt", generator)
+    }
+}
 /// One job in the `jobs` array of a cron `list` receipt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2468,6 +2854,18 @@ impl CronReceiptJobBuilder<(String, i64)> {
     }
 }
 impl Validate for CronReceiptJob {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CronReceiptJob {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CronReceiptJob".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CronReceiptJob").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CronReceiptJob", generator)
+    }
+}
 /// Estimated session cost computed by the server, carried in `CumulativeTokenUsage.cost`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2567,6 +2965,18 @@ impl CumulativeCostBuilder<(bool, serde_json::Number)> {
     }
 }
 impl Validate for CumulativeCost {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CumulativeCost {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CumulativeCost".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CumulativeCost").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CumulativeCost", generator)
+    }
+}
 /// Running token totals for a session, each call counted once. The counters only grow; `cost` is an estimate and may move in either direction when prices are re-read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2761,6 +3171,18 @@ impl CumulativeTokenUsageBuilder<(i64, i64, i64)> {
     }
 }
 impl Validate for CumulativeTokenUsage {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CumulativeTokenUsage {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CumulativeTokenUsage".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "CumulativeTokenUsage").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("CumulativeTokenUsage", generator)
+    }
+}
 /// Describes one stretch of the session log that could not be read, carried by a `damagedRange` item. The host notices the damage while reading the file and records nothing about it, so all figures here are worked out from the intact records before and after the stretch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2929,6 +3351,18 @@ impl DamagedRangeBuilder<(i64, String, i64)> {
     }
 }
 impl Validate for DamagedRange {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for DamagedRange {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DamagedRange".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "DamagedRange").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("DamagedRange", generator)
+    }
+}
 /// The approval mode currently in force for a session, with how it got there. It is the `effectiveMode` of the `session/setApprovalMode` result and the `approvalMode` member of a `Session`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3048,6 +3482,18 @@ impl EffectiveApprovalModeStateBuilder<(ApprovalMode, ApprovalModeSource)> {
     }
 }
 impl Validate for EffectiveApprovalModeState {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EffectiveApprovalModeState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EffectiveApprovalModeState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "EffectiveApprovalModeState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("EffectiveApprovalModeState", generator)
+    }
+}
 /// The model a session is currently using, as recorded in a session snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3166,6 +3612,18 @@ impl EffectiveModelBuilder<(String, ModelChangeSource)> {
     }
 }
 impl Validate for EffectiveModel {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EffectiveModel {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EffectiveModel".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "EffectiveModel").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("EffectiveModel", generator)
+    }
+}
 /// The permission profile in force for a session together with the reviewer state of its running runtime. It is returned by `session/setPermissionProfile` and carried as `permissionState` on a `Session`; its members always describe one consistent moment.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3313,6 +3771,19 @@ impl EffectivePermissionStateBuilder<(bool, ReviewerAuthority)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for EffectivePermissionState {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EffectivePermissionState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EffectivePermissionState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "EffectivePermissionState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("EffectivePermissionState", generator)
+    }
+}
 /// The structured `error.data` object. Only `kind` is always present; every other member is optional and appears only on the error kinds that use it, so absence just means the member does not apply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4233,6 +4704,18 @@ impl ErrorDataBuilder<(ErrorKind,)> {
     }
 }
 impl Validate for ErrorData {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ErrorData {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorData".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ErrorData").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ErrorData", generator)
+    }
+}
 /// The stable category in `error.data.kind`, in camelCase. Clients branch on this value; several kinds may share one numeric `code`. Open: new kinds are added as methods land, so treat an unknown kind by its `code`.
 ///
 /// - `parseError`: `-32700`: the frame was not valid JSON.
@@ -4475,6 +4958,18 @@ crate::support::impl_string_enum!(
         UsageRefreshFailed = "usageRefreshFailed",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ErrorKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ErrorKind").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ErrorKind", generator)
+    }
+}
 /// The `error` member of an `ErrorResponse`: a registry code, a human-readable message and optional structured detail.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4587,6 +5082,18 @@ impl ErrorObjectBuilder<(i64, String)> {
     }
 }
 impl Validate for ErrorObject {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ErrorObject {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorObject".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ErrorObject").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ErrorObject", generator)
+    }
+}
 /// A JSON-RPC response frame for a request that failed. A response carries either `result` or `error`, never both; this is the `error` case.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4704,6 +5211,18 @@ impl ErrorResponseBuilder<(ErrorObject, JsonRpcVersion)> {
     }
 }
 impl Validate for ErrorResponse {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ErrorResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ErrorResponse").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ErrorResponse", generator)
+    }
+}
 /// Tells `session/fork` how much of the source history to copy. It names a turn rather than a count, because turn ids do not shift when history is compacted or appended to concurrently.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4789,6 +5308,18 @@ impl ForkCutPointBuilder<(String,)> {
     }
 }
 impl Validate for ForkCutPoint {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ForkCutPoint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ForkCutPoint".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ForkCutPoint").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ForkCutPoint", generator)
+    }
+}
 /// Where a forked session came from, as recorded when it was created. Carried in `Session.forkedFrom`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4945,6 +5476,18 @@ impl ForkProvenanceBuilder<(String, String, bool, String)> {
     }
 }
 impl Validate for ForkProvenance {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ForkProvenance {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ForkProvenance".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ForkProvenance").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ForkProvenance", generator)
+    }
+}
 /// Which form of history a `session/resume`, `session/fork` or `session/read` result actually served, which may differ from what was asked for. Open: treat an unknown mode as no history and page the view yourself.
 ///
 /// - `anchoredSnapshot`: A snapshot starting at the latest compaction boundary; `snapshot.anchor` is set.
@@ -4975,6 +5518,18 @@ crate::support::impl_string_enum!(
         None = "none",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HistoryMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HistoryMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HistoryMode").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HistoryMode", generator)
+    }
+}
 /// Why a result served no history (`history.mode` is `"none"`). Open: an unknown or missing value means the reason is not known; never infer it from the cursor.
 ///
 /// - `excluded`: The request asked for no items (`excludeItems`).
@@ -5009,6 +5564,18 @@ crate::support::impl_string_enum!(
         ProjectionReadLimit = "projectionReadLimit",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HistoryNoneReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HistoryNoneReason".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HistoryNoneReason").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HistoryNoneReason", generator)
+    }
+}
 /// The `history` preference of `session/resume`: which form of history the client would like. The host may serve a smaller form and reports what it served in `history.mode`. Closed: other values are rejected.
 ///
 /// - `auto`: Let the host pick the richest form that fits, trying anchored snapshot, inline, snapshot, a reduced snapshot, then none.
@@ -5037,6 +5604,18 @@ crate::support::impl_string_enum!(
         Anchored = "anchored",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HistoryPreference {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HistoryPreference".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HistoryPreference").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HistoryPreference", generator)
+    }
+}
 /// What `turn/start` should do when a turn is already running. Absent means `"queue"`, so a caller that has not checked the session never alters a running turn by accident. Closed: other values are rejected.
 ///
 /// - `queue`: Run the new turn after the current one (and any already queued).
@@ -5061,6 +5640,18 @@ crate::support::impl_string_enum!(
         Replace = "replace",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for IfBusy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IfBusy".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "IfBusy").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("IfBusy", generator)
+    }
+}
 /// The JSON-RPC protocol marker every MSP frame carries in `jsonrpc`. Closed: the only accepted value is `"2.0"`.
 ///
 /// - `2.0`: JSON-RPC 2.0, the only version MSP speaks.
@@ -5077,6 +5668,18 @@ crate::support::impl_string_enum!(
         V20 = "2.0",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for JsonRpcVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JsonRpcVersion".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "JsonRpcVersion").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("JsonRpcVersion", generator)
+    }
+}
 /// The most recently finished turn as folded into the session view. `session/resume` and `session/read` repeat it so a client reopening the session can, for example, show that the previous turn failed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5203,6 +5806,18 @@ impl LastTurnBuilder<(TurnTerminal, String)> {
     }
 }
 impl Validate for LastTurn {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LastTurn {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LastTurn".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LastTurn").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LastTurn", generator)
+    }
+}
 /// Which kind of quota limit was hit, in a turn error's quota detail. Open: new values may appear.
 ///
 /// - `tierLimit`: The usage limit of the account's subscription tier.
@@ -5221,6 +5836,18 @@ crate::support::impl_string_enum!(
         TierLimit = "tierLimit",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LimitKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LimitKind").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LimitKind", generator)
+    }
+}
 /// One limits setting that a request asked to set wider than the host allows. It appears in the `axes` list of a `limitsAboveMax` error, which names every such setting, not just the first.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -5358,6 +5985,19 @@ impl LimitsAboveMaxAxisBuilder<(String, LimitsAxisValue, LimitsAxisValue)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LimitsAboveMaxAxis {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitsAboveMaxAxis {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LimitsAboveMaxAxis".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LimitsAboveMaxAxis").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LimitsAboveMaxAxis", generator)
+    }
+}
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LimitsAxisValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5379,6 +6019,19 @@ pub enum LimitsAxisValue {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LimitsAxisValue {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitsAxisValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LimitsAxisValue".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LimitsAxisValue").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LimitsAxisValue", generator)
+    }
+}
 /// Network access allowed to sandboxed commands. Closed enum: other values are rejected.
 ///
 /// - `restricted`: Network access from the sandbox is restricted.
@@ -5405,6 +6058,19 @@ crate::support::impl_string_enum!(
         ProxyOnly = "proxy-only",
     } closed
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LimitsNetworkMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LimitsNetworkMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LimitsNetworkMode").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LimitsNetworkMode", generator)
+    }
+}
 /// How an MCP server OAuth login flow ended, carried by `mcpServer/oauthLoginCompleted`. Open enum: new outcomes may appear.
 ///
 /// - `granted`: The user authorized access and the host stored the credential.
@@ -5441,6 +6107,19 @@ crate::support::impl_string_enum!(
         Failed = "failed",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpOAuthLoginOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpOAuthLoginOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpOAuthLoginOutcome").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpOAuthLoginOutcome", generator)
+    }
+}
 /// Result of the best-effort attempt to revoke an MCP OAuth credential with its provider during `mcpServer/oauthLogout`. Open enum: new values may appear.
 ///
 /// - `succeeded`: The provider accepted the revocation.
@@ -5469,6 +6148,19 @@ crate::support::impl_string_enum!(
         NotAttempted = "notAttempted",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpOAuthRevocation {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpOAuthRevocation".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpOAuthRevocation").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpOAuthRevocation", generator)
+    }
+}
 /// Metadata of an image attached to a `userMessage` item. The image bytes are not repeated in the view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5615,6 +6307,18 @@ impl MessageAttachmentBuilder<(String, String)> {
     }
 }
 impl Validate for MessageAttachment {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MessageAttachment {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MessageAttachment".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MessageAttachment").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("MessageAttachment", generator)
+    }
+}
 /// Phase the model declared for an `agentMessage`. Only the finished item has it; it is missing on `item/started`. Open enum: treat an absent or unknown value on a completed item as `finalAnswer`. It does not signal the end of the turn; `turn/completed` does.
 ///
 /// - `commentary`: Interim commentary written while the model is still working.
@@ -5637,6 +6341,18 @@ crate::support::impl_string_enum!(
         FinalAnswer = "finalAnswer",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MessagePhase {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MessagePhase".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MessagePhase").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("MessagePhase", generator)
+    }
+}
 /// A JSON-RPC notification frame, sent by either side. It has no `id` and never gets a response; the `method` name selects the shape of `params`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5765,6 +6481,18 @@ impl NotificationBuilder<(JsonRpcVersion, String)> {
     }
 }
 impl Validate for Notification {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Notification {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Notification".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Notification").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("Notification", generator)
+    }
+}
 /// Reference to output stored by the host (for example a tool's full output). Fetch its bytes with `item/readOutput`, passing `id`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5988,6 +6716,18 @@ impl OutputRefBuilder<(OutputRefAvailability, i64, String, String, String)> {
     }
 }
 impl Validate for OutputRef {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for OutputRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OutputRef".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "OutputRef").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("OutputRef", generator)
+    }
+}
 /// Whether the bytes behind an `OutputRef` can be served. Open enum: treat unknown values as not servable.
 ///
 /// - `available`: The bytes exist and can be read.
@@ -6018,6 +6758,18 @@ crate::support::impl_string_enum!(
         AccessFailed = "accessFailed",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for OutputRefAvailability {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OutputRefAvailability".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "OutputRefAvailability").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("OutputRefAvailability", generator)
+    }
+}
 /// Short diff summary the server attaches to an editing `toolCall`, next to its `patchRef`. Counts are lines, never hunks or bytes; fetch the patch itself with `item/readOutput` using `patchRef.id`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6135,6 +6887,18 @@ impl PatchSummaryBuilder<(i64, i64, i64)> {
     }
 }
 impl Validate for PatchSummary {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PatchSummary {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PatchSummary".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PatchSummary").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PatchSummary", generator)
+    }
+}
 /// A reference to an approval that is still pending, as listed in a view snapshot's `pendingApprovals`. The full payload comes from `approval/listPending` or the re-issued `approval/request`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6254,6 +7018,18 @@ impl PendingApprovalPointerBuilder<(String, String)> {
     }
 }
 impl Validate for PendingApprovalPointer {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PendingApprovalPointer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PendingApprovalPointer".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PendingApprovalPointer").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PendingApprovalPointer", generator)
+    }
+}
 /// Which kind of server-initiated request a `pendingRequests` entry points at. The set is open: skip entries of kinds you do not know.
 ///
 /// - `approval`: A pending approval; the entry carries `approvalId`.
@@ -6276,6 +7052,18 @@ crate::support::impl_string_enum!(
         UserInput = "userInput",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PendingRequestKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PendingRequestKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PendingRequestKind").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PendingRequestKind", generator)
+    }
+}
 /// An entry of `pendingRequests` in the `session/resume` and `session/read` results: a request to a person that is still unanswered when a client joins. After a `session/resume` response the host sends the full request again (`approval/request` or `userInput/request`); `session/read` only lists it. The id member that is present depends on `kind`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6408,6 +7196,18 @@ impl PendingRequestPointerBuilder<(PendingRequestKind, String)> {
     }
 }
 impl Validate for PendingRequestPointer {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PendingRequestPointer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PendingRequestPointer".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PendingRequestPointer").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PendingRequestPointer", generator)
+    }
+}
 /// A reference to a user-input prompt that is still open, as listed in a view snapshot's `pendingUserInputs`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6527,6 +7327,18 @@ impl PendingUserInputPointerBuilder<(String, String)> {
     }
 }
 impl Validate for PendingUserInputPointer {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PendingUserInputPointer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PendingUserInputPointer".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PendingUserInputPointer").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PendingUserInputPointer", generator)
+    }
+}
 /// The approval setting of a permission profile. Open enum: new values may appear.
 ///
 /// - `onRequest`: Approval is sought when the agent requests it, matching the `onRequest` approval mode.
@@ -6555,6 +7367,19 @@ crate::support::impl_string_enum!(
         AllowAll = "allowAll",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionApprovalAxis {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionApprovalAxis".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionApprovalAxis").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionApprovalAxis", generator)
+    }
+}
 /// The four resolved settings of a committed permission profile: filesystem, network, approval and reviewer.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -6726,6 +7551,19 @@ impl PermissionAxesBuilder<
 }
 #[cfg(feature = "experimental")]
 impl Validate for PermissionAxes {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionAxes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionAxes".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionAxes").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionAxes", generator)
+    }
+}
 /// The filesystem setting of a permission profile. Open enum: new values may appear.
 ///
 /// - `sandboxed`: File access goes through the sandbox.
@@ -6750,6 +7588,19 @@ crate::support::impl_string_enum!(
         Unrestricted = "unrestricted",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionFilesystemAxis {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionFilesystemAxis".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionFilesystemAxis").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionFilesystemAxis", generator)
+    }
+}
 /// The network setting for local commands under a permission profile. Open enum: new values may appear.
 ///
 /// - `restricted`: Network access is restricted.
@@ -6778,6 +7629,19 @@ crate::support::impl_string_enum!(
         Enabled = "enabled",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionNetworkAxis {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionNetworkAxis".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionNetworkAxis").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionNetworkAxis", generator)
+    }
+}
 /// Where one `log/physicalLine` chunk sits within its line.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -6884,6 +7748,19 @@ impl PhysicalChunkBuilder<(i64, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PhysicalChunk {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PhysicalChunk {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PhysicalChunk".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PhysicalChunk").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PhysicalChunk", generator)
+    }
+}
 /// A place to start reading one log file: a byte offset at the start of a line, plus the number the client wants the next line to be given. The host uses `nextOrdinal` only to number the lines it sends and never checks it against the file; it must be between 1 and 2^63.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -6998,6 +7875,19 @@ impl PhysicalCursorBuilder<(i64, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PhysicalCursor {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PhysicalCursor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PhysicalCursor".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PhysicalCursor").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PhysicalCursor", generator)
+    }
+}
 /// A log file found under a session's home directory.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -7138,6 +8028,19 @@ impl PhysicalFileEntryBuilder<(String, String, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PhysicalFileEntry {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PhysicalFileEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PhysicalFileEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PhysicalFileEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PhysicalFileEntry", generator)
+    }
+}
 /// Why a physical log subscription ended with `log/physicalReset`. Open: new values may appear.
 ///
 /// - `corrupt`: The file's content could not be read as complete lines.
@@ -7170,6 +8073,19 @@ crate::support::impl_string_enum!(
         Unloaded = "unloaded",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PhysicalResetReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PhysicalResetReason".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PhysicalResetReason").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PhysicalResetReason", generator)
+    }
+}
 /// Platform family of the host process, reported in the `initialize` result. Closed: other values are rejected.
 ///
 /// - `unix`: A Unix-like system (Linux, macOS).
@@ -7190,6 +8106,18 @@ crate::support::impl_string_enum!(
         Windows = "windows",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PlatformFamily {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlatformFamily".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PlatformFamily").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PlatformFamily", generator)
+    }
+}
 /// Operating system of the host process, reported in the `initialize` result. Closed: other values are rejected.
 ///
 /// - `macos`: macOS.
@@ -7214,6 +8142,18 @@ crate::support::impl_string_enum!(
         Windows = "windows",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PlatformOs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PlatformOs".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PlatformOs").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PlatformOs", generator)
+    }
+}
 /// An input still waiting to be delivered to a session, as listed in `queuedInputs` of the `session/read` result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7350,6 +8290,18 @@ impl QueuedInputBuilder<(i64, String)> {
     }
 }
 impl Validate for QueuedInput {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for QueuedInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "QueuedInput".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "QueuedInput").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("QueuedInput", generator)
+    }
+}
 /// Details of a quota exhaustion attached to a turn error: which limit was hit and when it resets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7454,6 +8406,18 @@ impl QuotaDetailBuilder<(LimitKind, i64)> {
     }
 }
 impl Validate for QuotaDetail {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for QuotaDetail {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "QuotaDetail".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "QuotaDetail").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("QuotaDetail", generator)
+    }
+}
 /// A position within one raw stream, meaning "read through here". A cursor belongs to a single stream and is never valid on another.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -7566,6 +8530,19 @@ impl RawLogCursorBuilder<(RecordPosition, StreamRef)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for RawLogCursor {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RawLogCursor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RawLogCursor".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RawLogCursor").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RawLogCursor", generator)
+    }
+}
 /// One raw log record as the host stores it. The member names are snake_case exactly as written to the host's log files, unlike the camelCase of the rest of the protocol. The envelope is stable; the `payload` is not.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -8042,6 +9019,19 @@ impl RawLogRecordEnvelopeBuilder<
 }
 #[cfg(feature = "experimental")]
 impl Validate for RawLogRecordEnvelope {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RawLogRecordEnvelope {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RawLogRecordEnvelope".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RawLogRecordEnvelope").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RawLogRecordEnvelope", generator)
+    }
+}
 /// How much reasoning the model is asked to do, from least to most. Closed enum: any other value is rejected as invalid params. `none` asks for no reasoning; it does not mean "unset".
 ///
 /// - `none`: No reasoning.
@@ -8086,6 +9076,18 @@ crate::support::impl_string_enum!(
         Ultra = "ultra",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReasoningEffort {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ReasoningEffort".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ReasoningEffort").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ReasoningEffort", generator)
+    }
+}
 /// Who or what set the session's default reasoning effort. Open enum.
 ///
 /// - `user`: A user command, such as `session/setReasoningEffort`.
@@ -8112,6 +9114,18 @@ crate::support::impl_string_enum!(
         Policy = "policy",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReasoningEffortChangeSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ReasoningEffortChangeSource".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ReasoningEffortChangeSource").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ReasoningEffortChangeSource", generator)
+    }
+}
 /// The session's current default reasoning effort, as shown in the snapshot; the same pair that `session/reasoningEffortChanged` reports.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8217,6 +9231,18 @@ impl ReasoningEffortStateBuilder<(ReasoningEffort, ReasoningEffortChangeSource)>
     }
 }
 impl Validate for ReasoningEffortState {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReasoningEffortState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ReasoningEffortState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ReasoningEffortState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ReasoningEffortState", generator)
+    }
+}
 /// The position of one raw record within its stream: the record's id and its sequence number.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8313,6 +9339,18 @@ impl RecordPositionBuilder<(String, i64)> {
     }
 }
 impl Validate for RecordPosition {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RecordPosition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RecordPosition".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RecordPosition").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RecordPosition", generator)
+    }
+}
 /// Where the effective recovery mode came from, established independently of whether the request carried a mode. Open: new values may appear.
 ///
 /// - `request`: The request's `recoveryMode`.
@@ -8347,6 +9385,18 @@ crate::support::impl_string_enum!(
         UnknownValue = "unknown",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RecoveryEffectiveSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RecoveryEffectiveSource".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RecoveryEffectiveSource").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RecoveryEffectiveSource", generator)
+    }
+}
 /// The recovery mode a client asks for in `session/start` or `session/resume`. Leaving it out is different from sending `"off"`: omission lets the host decide. Closed: other values are rejected.
 ///
 /// - `on`: Ask for recovery to be on.
@@ -8367,6 +9417,18 @@ crate::support::impl_string_enum!(
         Off = "off",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RecoveryMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RecoveryMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RecoveryMode").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RecoveryMode", generator)
+    }
+}
 /// One consistent snapshot of a session's recovery-mode state, taken by the host from a single session runtime. Carried on `session/read` and on some errors. Every member is required and non-null.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8625,6 +9687,18 @@ impl RecoveryObservationBuilder<
     }
 }
 impl Validate for RecoveryObservation {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RecoveryObservation {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RecoveryObservation".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RecoveryObservation").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RecoveryObservation", generator)
+    }
+}
 /// A recovery mode as observed by the host. Open: a value this version does not know must not be read as `"off"`.
 ///
 /// - `on`: Recovery is on.
@@ -8651,6 +9725,18 @@ crate::support::impl_string_enum!(
         UnknownValue = "unknown",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RecoveryObservedMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RecoveryObservedMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RecoveryObservedMode").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RecoveryObservedMode", generator)
+    }
+}
 /// The host's assessment of recovery for this session runtime. It is an assessment only, not a receipt that any operation was accepted. Open: new values may appear.
 ///
 /// - `qualified`: Recovery is supported for this runtime.
@@ -8681,6 +9767,18 @@ crate::support::impl_string_enum!(
         UnknownValue = "unknown",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RecoveryQualification {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RecoveryQualification".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RecoveryQualification").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RecoveryQualification", generator)
+    }
+}
 /// A display hint attached to an item for replaying a tree transition: which kinds of rows to mention and where to place the hint. The two members are sent together or the object is absent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8785,6 +9883,18 @@ impl ReplayHintBuilder<(String, Vec<String>)> {
     }
 }
 impl Validate for ReplayHint {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReplayHint {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ReplayHint".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ReplayHint").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ReplayHint", generator)
+    }
+}
 /// A JSON-RPC 2.0 request frame, sent in either direction: client to host for methods, host to client for prompts such as `approval/request`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8934,6 +10044,18 @@ impl RequestBuilder<(RequestId, JsonRpcVersion, String)> {
     }
 }
 impl Validate for Request {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Request {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Request".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Request").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("Request", generator)
+    }
+}
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RequestId {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -8953,6 +10075,18 @@ pub enum RequestId {
     String(String),
 }
 impl Validate for RequestId {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RequestId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RequestId".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RequestId").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RequestId", generator)
+    }
+}
 /// The client's response to a host-to-client prompt (`approval/request`, `userInput/request`): an empty object meaning "this is being shown to a person". It changes nothing. The real decision or answer goes through a command such as `approval/decide` or `userInput/answer`. If the client replies with an error or the connection drops, the request stays pending and is delivered again on the next subscribe.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -9025,6 +10159,18 @@ impl RequestReceiptBuilder<()> {
     }
 }
 impl Validate for RequestReceipt {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RequestReceipt {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RequestReceipt".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RequestReceipt").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RequestReceipt", generator)
+    }
+}
 /// How a retract paired with an interrupt was settled, on `turn/retracted`. Open: an unknown value should be read as `"accepted"`, the historical meaning of the event.
 ///
 /// - `accepted`: The retract took effect: an `item/updated` re-sends the user message with `retracted: true`.
@@ -9047,6 +10193,18 @@ crate::support::impl_string_enum!(
         Declined = "declined",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RetractOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RetractOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RetractOutcome").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RetractOutcome", generator)
+    }
+}
 /// Who reviews approval requests under a permission profile. Open: new values may appear.
 ///
 /// - `autoReview`: An automated reviewer decides.
@@ -9075,6 +10233,19 @@ crate::support::impl_string_enum!(
         None = "none",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ReviewerAuthority {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ReviewerAuthority".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ReviewerAuthority").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ReviewerAuthority", generator)
+    }
+}
 /// Reports if the host process is able to enforce sandboxing. Fixed for the life of the process and the same for every session and connection; clients cannot request it. Open: new values may appear.
 ///
 /// - `available`: Sandboxing can be enforced.
@@ -9097,6 +10268,18 @@ crate::support::impl_string_enum!(
         Unavailable = "unavailable",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SandboxAvailability {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SandboxAvailability".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SandboxAvailability").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SandboxAvailability", generator)
+    }
+}
 /// Why the host cannot enforce its sandbox, sent only alongside `sandboxAvailability: "unavailable"`. Open: new reasons may appear; show an unknown one as unknown.
 ///
 /// - `userNamespacesDenied`: The operating system does not allow the unprivileged user namespaces the sandbox needs.
@@ -9119,6 +10302,18 @@ crate::support::impl_string_enum!(
         BubblewrapUnavailable = "bubblewrapUnavailable",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SandboxUnavailableReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SandboxUnavailableReason".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SandboxUnavailableReason").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SandboxUnavailableReason", generator)
+    }
+}
 /// Identifies the wire schema the host speaks, inside the `initialize` result. `version` numbers the JSON-RPC envelope format only; it is unrelated to the snapshot `schemaVersion` and the raw-log `schema_version`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -9231,6 +10426,18 @@ impl Validate for SchemaInfo {
         }
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SchemaInfo {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SchemaInfo".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SchemaInfo").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SchemaInfo", generator)
+    }
+}
 /// Identifies the host program in the `initialize` result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -9327,6 +10534,18 @@ impl ServerInfoBuilder<(String, String)> {
     }
 }
 impl Validate for ServerInfo {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ServerInfo {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ServerInfo".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ServerInfo").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ServerInfo", generator)
+    }
+}
 /// Where a side session came from, as recorded when it was created. Carried in `Session.sideFrom`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -9456,6 +10675,18 @@ impl SideProvenanceBuilder<(String, String, String)> {
     }
 }
 impl Validate for SideProvenance {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SideProvenance {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SideProvenance".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SideProvenance").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SideProvenance", generator)
+    }
+}
 /// Identifies the compaction boundary an anchored snapshot begins at.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -9560,6 +10791,18 @@ impl SnapshotAnchorBuilder<(String, String)> {
     }
 }
 impl Validate for SnapshotAnchor {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SnapshotAnchor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SnapshotAnchor".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SnapshotAnchor").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SnapshotAnchor", generator)
+    }
+}
 /// Everything the view fold knows about a session as of the snapshot cursor. Required members with nothing to report are `null`; keep members you do not know, since new ones may be added.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -10003,6 +11246,18 @@ impl SnapshotStateBuilder<
     }
 }
 impl Validate for SnapshotState {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SnapshotState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SnapshotState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SnapshotState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SnapshotState", generator)
+    }
+}
 /// The inclusive range of stored raw records a durable view event was folded from. Treat it as an opaque provenance token. Events built from short-lived records (such as `item/delta`) carry no `sourceRange`, because those records may be discarded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -10129,6 +11384,18 @@ impl SourceRangeBuilder<(RecordPosition, RecordPosition, StreamRef)> {
     }
 }
 impl Validate for SourceRange {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SourceRange {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SourceRange".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SourceRange").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SourceRange", generator)
+    }
+}
 /// Retry status of the external operation behind a long-running tool call, carried in the item's `statusAttempt` member. It holds what a client needs to show a retry countdown itself, so the host does not send a tick per second.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -10332,6 +11599,18 @@ impl StatusAttemptBuilder<(i64, String, String)> {
     }
 }
 impl Validate for StatusAttempt {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatusAttempt {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StatusAttempt".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StatusAttempt").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("StatusAttempt", generator)
+    }
+}
 /// Counts of the child tasks of a long-running tool call, carried in the item's `statusChildren` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -10499,6 +11778,18 @@ impl StatusChildrenBuilder<(i64, i64, i64, i64)> {
     }
 }
 impl Validate for StatusChildren {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatusChildren {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StatusChildren".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StatusChildren").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("StatusChildren", generator)
+    }
+}
 /// Health of a long-running tool call, carried in the item's `statusHealth` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -10596,6 +11887,18 @@ impl StatusHealthBuilder<(StatusHealthLevel,)> {
     }
 }
 impl Validate for StatusHealth {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatusHealth {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StatusHealth".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StatusHealth").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("StatusHealth", generator)
+    }
+}
 /// Health level of a long-running tool call. Open enum: new levels may appear, and a client must show an unknown level in a neutral way.
 ///
 /// - `ok`: Running normally.
@@ -10634,6 +11937,18 @@ crate::support::impl_string_enum!(
         Failed = "failed",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatusHealthLevel {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StatusHealthLevel".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StatusHealthLevel").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("StatusHealthLevel", generator)
+    }
+}
 /// Progress of a long-running tool call, carried in the item's `statusProgress` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -10741,6 +12056,18 @@ impl StatusProgressBuilder<(i64,)> {
     }
 }
 impl Validate for StatusProgress {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatusProgress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StatusProgress".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StatusProgress").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("StatusProgress", generator)
+    }
+}
 /// The step a long-running tool call is currently on, carried in the item's `statusStep` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -10848,6 +12175,18 @@ impl StatusStepBuilder<(String,)> {
     }
 }
 impl Validate for StatusStep {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StatusStep {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StatusStep".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StatusStep").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("StatusStep", generator)
+    }
+}
 /// Names one raw record stream of a session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -10944,6 +12283,18 @@ impl StreamRefBuilder<(String, String)> {
     }
 }
 impl Validate for StreamRef {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for StreamRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StreamRef".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "StreamRef").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("StreamRef", generator)
+    }
+}
 /// The account's subscription usage as last observed by the host: the `usage` member of the `usage/read` result and the params of `usage/changed`. The numbers are a point-in-time observation; show them as of `observedAtMs`, not as live.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -11098,6 +12449,18 @@ impl SubscriptionUsageBuilder<
     }
 }
 impl Validate for SubscriptionUsage {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubscriptionUsage {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubscriptionUsage".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SubscriptionUsage").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SubscriptionUsage", generator)
+    }
+}
 /// Usage of the rolling weekly budget.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -11204,6 +12567,18 @@ impl SubscriptionUsageWeeklyBuilder<(i64, i64)> {
     }
 }
 impl Validate for SubscriptionUsageWeekly {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubscriptionUsageWeekly {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubscriptionUsageWeekly".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SubscriptionUsageWeekly").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SubscriptionUsageWeekly", generator)
+    }
+}
 /// Usage of the provider's current short usage window (a block of a few hours).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -11334,6 +12709,18 @@ impl SubscriptionUsageWindowBuilder<(i64, i64, i64)> {
     }
 }
 impl Validate for SubscriptionUsageWindow {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubscriptionUsageWindow {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubscriptionUsageWindow".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SubscriptionUsageWindow").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SubscriptionUsageWindow", generator)
+    }
+}
 /// A JSON-RPC response frame for a request that succeeded. A response carries either `result` or `error`, never both; this is the `result` case.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -11462,6 +12849,18 @@ impl SuccessResponseBuilder<
     }
 }
 impl Validate for SuccessResponse {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SuccessResponse {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SuccessResponse".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SuccessResponse").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SuccessResponse", generator)
+    }
+}
 /// One entry of the agent's todo list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -11574,6 +12973,18 @@ impl TodoItemBuilder<(TodoStatus, String)> {
     }
 }
 impl Validate for TodoItem {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TodoItem {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TodoItem".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TodoItem").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TodoItem", generator)
+    }
+}
 /// The agent's latest todo list, as `todoList` in a session snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -11701,6 +13112,18 @@ impl TodoListStateBuilder<(Vec<TodoItem>, i64, String)> {
     }
 }
 impl Validate for TodoListState {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TodoListState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TodoListState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TodoListState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TodoListState", generator)
+    }
+}
 /// State of a todo entry. Open on the wire: hosts may send values not listed here.
 ///
 /// - `pending`: Not started yet.
@@ -11731,6 +13154,18 @@ crate::support::impl_string_enum!(
         Cancelled = "cancelled",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TodoStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TodoStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TodoStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TodoStatus", generator)
+    }
+}
 /// Token counters exactly as the provider reported them. Providers count differently, so do not add these across providers; use the counted-once totals instead.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -11939,6 +13374,18 @@ impl TokenUsageBuilder<(i64, i64, i64, i64)> {
     }
 }
 impl Validate for TokenUsage {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TokenUsage {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TokenUsage".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TokenUsage").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TokenUsage", generator)
+    }
+}
 /// Short wording for a `toolCall`, in three one-line plain-text forms that are always sent together. Choose the form from the item's `status`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -12065,6 +13512,18 @@ impl ToolDisplayLabelBuilder<(String, String, String)> {
     }
 }
 impl Validate for ToolDisplayLabel {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolDisplayLabel {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolDisplayLabel".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolDisplayLabel").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ToolDisplayLabel", generator)
+    }
+}
 /// Receipt from the scheduled-job (cron) tools.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -12397,6 +13856,18 @@ impl Validate for ToolReceipt {
         }
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolReceipt {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolReceipt".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolReceipt").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ToolReceipt", generator)
+    }
+}
 /// The operation a tool receipt describes, defined per tool family. Open enum.
 ///
 /// - `create`: Created something, such as a scheduled job.
@@ -12431,6 +13902,18 @@ crate::support::impl_string_enum!(
         Wait = "wait",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolReceiptOperation {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolReceiptOperation".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolReceiptOperation").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ToolReceiptOperation", generator)
+    }
+}
 /// What a tool operation did. One vocabulary shared by all families: a value means the same thing in every family. Open enum.
 ///
 /// - `created`: A new entry was created.
@@ -12489,6 +13972,18 @@ crate::support::impl_string_enum!(
         Cancelled = "cancelled",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ToolReceiptOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ToolReceiptOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ToolReceiptOutcome").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ToolReceiptOutcome", generator)
+    }
+}
 /// Optional W3C trace context attached to a request, in either direction. Never sent on responses or notifications.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -12592,6 +14087,18 @@ impl TraceContextBuilder<()> {
     }
 }
 impl Validate for TraceContext {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TraceContext {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TraceContext".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TraceContext").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TraceContext", generator)
+    }
+}
 /// One element of `view/page`'s `events`: a view notification without its JSON-RPC framing, as the pair `{method, params}`. It equals the live notification minus `jsonrpc` and `emittedAtMs`, with `params` unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -12696,6 +14203,18 @@ impl UnframedViewNotificationBuilder<(String, UnframedViewNotificationParams)> {
     }
 }
 impl Validate for UnframedViewNotification {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UnframedViewNotification {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UnframedViewNotification".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UnframedViewNotification").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UnframedViewNotification", generator)
+    }
+}
 /// The `params` of a paged view event: the members every durable view event has. Each event type adds its own members on top, selected by the sibling `method`; keep members you do not model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -12825,6 +14344,18 @@ impl UnframedViewNotificationParamsBuilder<(String, SourceRange, String)> {
     }
 }
 impl Validate for UnframedViewNotificationParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UnframedViewNotificationParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UnframedViewNotificationParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UnframedViewNotificationParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UnframedViewNotificationParams", generator)
+    }
+}
 /// The value a model entry uses instead of a list of reasoning efforts when it is not known which efforts the model supports. Closed: only the exact string `"unknown"` is accepted.
 ///
 /// - `unknown`: The model's supported reasoning efforts are not known.
@@ -12841,6 +14372,18 @@ crate::support::impl_string_enum!(
         Unknown = "unknown",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UnknownModelReasoningEffortVariants {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UnknownModelReasoningEffortVariants".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UnknownModelReasoningEffortVariants").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UnknownModelReasoningEffortVariants", generator)
+    }
+}
 /// Which version-control system a branch observation was made with. Open: new values may appear.
 ///
 /// - `git`: Git.
@@ -12863,6 +14406,18 @@ crate::support::impl_string_enum!(
         Sapling = "sapling",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Vcs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Vcs".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Vcs").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("Vcs", generator)
+    }
+}
 /// One result returned by a `webSearch` item.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -12969,3 +14524,16 @@ impl WebSearchHitBuilder<(String, String)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for WebSearchHit {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WebSearchHit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WebSearchHit".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WebSearchHit").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WebSearchHit", generator)
+    }
+}

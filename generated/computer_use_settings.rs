@@ -171,6 +171,18 @@ impl ComputerUseSettingsBuilder<
     }
 }
 impl Validate for ComputerUseSettings {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseSettings {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseSettings".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseSettings").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseSettings", generator)
+    }
+}
 /// Params of `computerUseSettings/read`. Both members are optional flags that default to `false`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -274,6 +286,18 @@ impl ComputerUseSettingsReadParamsBuilder<()> {
     }
 }
 impl Validate for ComputerUseSettingsReadParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseSettingsReadParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseSettingsReadParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseSettingsReadParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseSettingsReadParams", generator)
+    }
+}
 /// Params of `computerUseSettings/update`: a partial change to the computer-use settings. Members left out are unchanged, and the whole change is applied or none of it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -435,3 +459,15 @@ impl ComputerUseSettingsUpdateParamsBuilder<()> {
     }
 }
 impl Validate for ComputerUseSettingsUpdateParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseSettingsUpdateParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseSettingsUpdateParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseSettingsUpdateParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseSettingsUpdateParams", generator)
+    }
+}

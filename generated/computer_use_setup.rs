@@ -100,6 +100,18 @@ impl ComputerUseSetupChangedBuilder<(ComputerUseSetupState,)> {
     }
 }
 impl Validate for ComputerUseSetupChanged {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseSetupChanged {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseSetupChanged".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseSetupChanged").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseSetupChanged", generator)
+    }
+}
 /// Where computer-use setup stands. Open enum: new phases may appear and a client should show an unknown phase neutrally.
 ///
 /// - `dormant`: Setup has not been started.
@@ -134,6 +146,18 @@ crate::support::impl_string_enum!(
         Stopped = "stopped",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseSetupPhase {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseSetupPhase".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseSetupPhase").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseSetupPhase", generator)
+    }
+}
 /// Params of `computerUseSetup/read`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -223,6 +247,18 @@ impl ComputerUseSetupReadParamsBuilder<()> {
     }
 }
 impl Validate for ComputerUseSetupReadParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseSetupReadParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseSetupReadParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseSetupReadParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseSetupReadParams", generator)
+    }
+}
 /// Params of `computerUseSetup/start`, a user-initiated command.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -321,6 +357,18 @@ impl ComputerUseSetupStartParamsBuilder<(String,)> {
     }
 }
 impl Validate for ComputerUseSetupStartParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseSetupStartParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseSetupStartParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseSetupStartParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseSetupStartParams", generator)
+    }
+}
 /// Computer-use setup state and macOS permission statuses: the result of `computerUseSetup/read`, `computerUseSetup/start` and `computerUseSetup/check`, and the `state` of `computerUseSetup/changed`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -517,3 +565,15 @@ impl ComputerUseSetupStateBuilder<
     }
 }
 impl Validate for ComputerUseSetupState {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ComputerUseSetupState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputerUseSetupState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ComputerUseSetupState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ComputerUseSetupState", generator)
+    }
+}

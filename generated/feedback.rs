@@ -31,6 +31,18 @@ crate::support::impl_string_enum!(
         Other = "other",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FeedbackClassification {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FeedbackClassification".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "FeedbackClassification").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("FeedbackClassification", generator)
+    }
+}
 /// How a `feedback/submit` call ended. Open enum: a client should accept unknown values and show them as an unspecified outcome.
 ///
 /// - `uploaded`: The feedback service accepted the report; `uploadId` is present.
@@ -89,6 +101,18 @@ crate::support::impl_string_enum!(
         Failed = "failed",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FeedbackSubmitOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FeedbackSubmitOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "FeedbackSubmitOutcome").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("FeedbackSubmitOutcome", generator)
+    }
+}
 /// Params of `feedback/submit`: the report the user confirmed. Sending the request is itself the user's confirmation to submit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -279,6 +303,18 @@ impl FeedbackSubmitParamsBuilder<(FeedbackClassification, String, bool)> {
     }
 }
 impl Validate for FeedbackSubmitParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FeedbackSubmitParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FeedbackSubmitParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "FeedbackSubmitParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("FeedbackSubmitParams", generator)
+    }
+}
 /// Result of `feedback/submit`: where the local copy was written and what happened to the upload.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -530,3 +566,15 @@ impl FeedbackSubmitResultBuilder<(String, FeedbackSubmitOutcome, bool, bool)> {
     }
 }
 impl Validate for FeedbackSubmitResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for FeedbackSubmitResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FeedbackSubmitResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "FeedbackSubmitResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("FeedbackSubmitResult", generator)
+    }
+}

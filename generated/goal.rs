@@ -190,6 +190,18 @@ impl GoalBuilder<(String, i64, String)> {
     }
 }
 impl Validate for Goal {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Goal {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Goal".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Goal").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("Goal", generator)
+    }
+}
 /// Params of `goal/clear`. Takes exactly `commandId` and `sessionId`; an `objective` member is rejected as invalid params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -294,6 +306,18 @@ impl GoalClearParamsBuilder<(String, String)> {
     }
 }
 impl Validate for GoalClearParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GoalClearParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoalClearParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "GoalClearParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("GoalClearParams", generator)
+    }
+}
 /// Result of all five `goal/*` commands: an admission acknowledgement. The goal's new value arrives separately as `session/goalChanged`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -410,6 +434,18 @@ impl GoalCommandResultBuilder<(String, CommandStatus)> {
     }
 }
 impl Validate for GoalCommandResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GoalCommandResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoalCommandResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "GoalCommandResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("GoalCommandResult", generator)
+    }
+}
 /// Params of `goal/edit`: replace the objective of the session's existing goal. Same members as `goal/set`, but the session must already have a goal, otherwise the command is rejected with reason `missing_goal`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -538,6 +574,18 @@ impl GoalEditParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for GoalEditParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GoalEditParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoalEditParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "GoalEditParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("GoalEditParams", generator)
+    }
+}
 /// Params of `goal/pause`: just the session and the command id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -642,6 +690,18 @@ impl GoalPauseParamsBuilder<(String, String)> {
     }
 }
 impl Validate for GoalPauseParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GoalPauseParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoalPauseParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "GoalPauseParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("GoalPauseParams", generator)
+    }
+}
 /// Params of `goal/resume`: just the session and the command id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -746,6 +806,18 @@ impl GoalResumeParamsBuilder<(String, String)> {
     }
 }
 impl Validate for GoalResumeParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GoalResumeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoalResumeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "GoalResumeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("GoalResumeParams", generator)
+    }
+}
 /// Params of `goal/set`: give the session a goal with this objective.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -874,3 +946,15 @@ impl GoalSetParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for GoalSetParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for GoalSetParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GoalSetParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "GoalSetParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("GoalSetParams", generator)
+    }
+}

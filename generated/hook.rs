@@ -155,6 +155,18 @@ impl HookCatalogEntryBuilder<(bool, HookEventName, HookHandlerKind, String)> {
     }
 }
 impl Validate for HookCatalogEntry {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HookCatalogEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HookCatalogEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HookCatalogEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HookCatalogEntry", generator)
+    }
+}
 /// Name of a host lifecycle event that hook handlers can attach to. Open enum: hosts may add events, so keep unknown names instead of failing.
 ///
 /// - `sessionStart`: A session starts.
@@ -249,6 +261,18 @@ crate::support::impl_string_enum!(
         ToolUseStart = "toolUseStart",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HookEventName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HookEventName".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HookEventName").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HookEventName", generator)
+    }
+}
 /// Origin of an installed hook handler. Open enum: new origins may appear.
 ///
 /// - `managed`: Defined by managed (administrator-controlled) configuration.
@@ -279,6 +303,18 @@ crate::support::impl_string_enum!(
         Plugin = "plugin",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HookHandlerKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HookHandlerKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HookHandlerKind").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HookHandlerKind", generator)
+    }
+}
 /// Params of the `hook/list` request. The listing is per session because the hooks in effect depend on that session's workspace and installed plugins.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -364,6 +400,18 @@ impl HookListParamsBuilder<(String,)> {
     }
 }
 impl Validate for HookListParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HookListParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HookListParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HookListParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HookListParams", generator)
+    }
+}
 /// Result of `hook/list`: every installed handler, one row per handler and event it is bound to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -444,6 +492,18 @@ impl HookListResultBuilder<(Vec<HookCatalogEntry>,)> {
     }
 }
 impl Validate for HookListResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HookListResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HookListResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HookListResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HookListResult", generator)
+    }
+}
 /// Final outcome of a hook execution, as reported on a `hookRun` item. Open enum: render unknown values generically.
 ///
 /// - `completed`: The handler ran to completion.
@@ -478,3 +538,15 @@ crate::support::impl_string_enum!(
         Cancelled = "cancelled",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HookRunStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HookRunStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HookRunStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HookRunStatus", generator)
+    }
+}

@@ -97,3 +97,16 @@ impl HostReadLimitsResultBuilder<(SessionLimits,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for HostReadLimitsResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HostReadLimitsResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HostReadLimitsResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HostReadLimitsResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HostReadLimitsResult", generator)
+    }
+}

@@ -108,6 +108,18 @@ impl Validate for InitializeParams {
         }
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for InitializeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "InitializeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "InitializeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("InitializeParams", generator)
+    }
+}
 /// Result of `initialize`: who the host is, what it granted, the schema it speaks and facts about the machine it runs on. After receiving it the client sends `initialized`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -534,5 +546,17 @@ impl Validate for InitializeResult {
             let at = crate::support::pointer_push(pointer, "schema");
             Validate::validate_into(value, &at, out);
         }
+    }
+}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for InitializeResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "InitializeResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "InitializeResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("InitializeResult", generator)
     }
 }

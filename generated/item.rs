@@ -1735,6 +1735,18 @@ impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
     }
 }
 impl Validate for Item {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Item {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Item".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Item").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("Item", generator)
+    }
+}
 /// Params of the `item/completed` notification: the item's final state. This is the authoritative version of the item; accept it even for an `itemId` that never had an `item/started`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1890,6 +1902,18 @@ impl ItemCompletedParamsBuilder<(Box<Item>, String, SourceRange, String)> {
     }
 }
 impl Validate for ItemCompletedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemCompletedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemCompletedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemCompletedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemCompletedParams", generator)
+    }
+}
 /// Params of the `item/delta` notification: text to append to one field of an item that is still open. Deltas have no `sourceRange` because they come from transient records, and they never change the item's `revision`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2060,6 +2084,18 @@ impl ItemDeltaParamsBuilder<(String, String, String, String)> {
     }
 }
 impl Validate for ItemDeltaParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemDeltaParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemDeltaParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemDeltaParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemDeltaParams", generator)
+    }
+}
 /// What sort of transcript entry an `Item` is; the kind decides which optional `Item` fields apply. Open enum: render an unknown kind generically from its name, `status` and `fallbackText`.
 ///
 /// - `userMessage`: A prompt submitted by the user.
@@ -2146,6 +2182,18 @@ crate::support::impl_string_enum!(
         SkillRead = "skillRead",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemKind".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemKind").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemKind", generator)
+    }
+}
 /// How `ItemReadOutputResult.content` encodes the stored bytes. Closed enum: text media always comes as `utf8` and binary media as `base64`; other values are rejected.
 ///
 /// - `utf8`: `content` is the text itself.
@@ -2166,6 +2214,18 @@ crate::support::impl_string_enum!(
         Base64 = "base64",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemReadOutputEncoding {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemReadOutputEncoding".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemReadOutputEncoding").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemReadOutputEncoding", generator)
+    }
+}
 /// Params of the `item/readOutput` method: read a byte range of the full stored output behind an item's output reference. Read-only; works whether or not the session is loaded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2324,6 +2384,18 @@ impl ItemReadOutputParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for ItemReadOutputParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemReadOutputParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemReadOutputParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemReadOutputParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemReadOutputParams", generator)
+    }
+}
 /// Result of the `item/readOutput` method: one page of stored output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2566,6 +2638,18 @@ impl ItemReadOutputResultBuilder<
     }
 }
 impl Validate for ItemReadOutputResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemReadOutputResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemReadOutputResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemReadOutputResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemReadOutputResult", generator)
+    }
+}
 /// Params of the `item/started` notification: a new item appeared in the transcript.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2708,6 +2792,18 @@ impl ItemStartedParamsBuilder<(Box<Item>, String, String)> {
     }
 }
 impl Validate for ItemStartedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemStartedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemStartedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemStartedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemStartedParams", generator)
+    }
+}
 /// Lifecycle state of an item. Every value except `inProgress` is terminal. Open enum: treat an unknown value as terminal with an unknown outcome.
 ///
 /// - `inProgress`: The item is still open and may change.
@@ -2746,6 +2842,18 @@ crate::support::impl_string_enum!(
         TimedOut = "timedOut",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemStatus", generator)
+    }
+}
 /// Params of the `item/updated` notification: an open item changed in a way a delta cannot express, so the whole item is sent again at a higher revision. Replace your copy only if this revision is higher.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2901,3 +3009,15 @@ impl ItemUpdatedParamsBuilder<(Box<Item>, String, SourceRange, String)> {
     }
 }
 impl Validate for ItemUpdatedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ItemUpdatedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemUpdatedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ItemUpdatedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ItemUpdatedParams", generator)
+    }
+}

@@ -164,8 +164,10 @@
 #![allow(
     clippy::large_enum_variant,
     clippy::should_implement_trait,
-    clippy::type_complexity
+    clippy::type_complexity,
+    clippy::module_inception
 )]
+#![allow(unexpected_cfgs)]
 #![cfg_attr(rustfmt, rustfmt::skip)]
 #[rustfmt::skip]
 pub mod pattern;
@@ -181,6 +183,9 @@ pub mod reflect;
 #[cfg(feature = "sample")]
 #[rustfmt::skip]
 pub mod sample;
+#[cfg(feature = "schemars")]
+#[rustfmt::skip]
+pub mod json_schema;
 #[rustfmt::skip]
 pub mod rpc;
 #[rustfmt::skip]

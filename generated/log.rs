@@ -183,6 +183,19 @@ impl LogGapParamsBuilder<(RecordPosition, RecordPosition, StreamRef, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogGapParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogGapParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogGapParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogGapParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogGapParams", generator)
+    }
+}
 /// Why a `log/gap` happened. Open: new values may appear.
 ///
 /// - `replayAnchorLost`: The position the subscription was replaying from was lost; the missing records can be read with `log/page`.
@@ -207,6 +220,19 @@ crate::support::impl_string_enum!(
         OverFrame = "overFrame",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogGapReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogGapReason".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogGapReason").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogGapReason", generator)
+    }
+}
 /// Params of `log/page`: read a contiguous page of one raw stream's stored rows, starting after a position.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -347,6 +373,19 @@ impl LogPageParamsBuilder<()> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPageParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPageParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPageParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPageParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPageParams", generator)
+    }
+}
 /// Result of `log/page`: consecutive stored rows of the stream, in sequence order with none skipped, each byte-for-byte as the host stored it. Apart from record envelopes the run may include stored `omitted_live_only` markers, placeholders for short-lived records that were not kept; skip them when you read record contents.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -455,6 +494,19 @@ impl LogPageResultBuilder<(Vec<serde_json::Map<String, serde_json::Value>>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPageResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPageResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPageResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPageResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPageResult", generator)
+    }
+}
 /// Params of `log/physicalFiles`: list the log files in a session's home directory.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -549,6 +601,19 @@ impl LogPhysicalFilesParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalFilesParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPhysicalFilesParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPhysicalFilesParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPhysicalFilesParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPhysicalFilesParams", generator)
+    }
+}
 /// Result of `log/physicalFiles`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -642,6 +707,19 @@ impl LogPhysicalFilesResultBuilder<(Vec<PhysicalFileEntry>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalFilesResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPhysicalFilesResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPhysicalFilesResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPhysicalFilesResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPhysicalFilesResult", generator)
+    }
+}
 /// Params of the `log/physicalLine` notification: one chunk of one complete line of the followed file. Concatenating a line's chunks in order and adding `\n` gives the line exactly.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -897,6 +975,19 @@ impl LogPhysicalLineParamsBuilder<(PhysicalChunk, String, i64, i64, i64, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalLineParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPhysicalLineParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPhysicalLineParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPhysicalLineParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPhysicalLineParams", generator)
+    }
+}
 /// Params of the `log/physicalReset` notification: a physical log subscription hit a fault and has ended. No more lines follow; resubscribe from `at` to continue.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1035,6 +1126,19 @@ impl LogPhysicalResetParamsBuilder<(PhysicalCursor, PhysicalResetReason, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalResetParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPhysicalResetParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPhysicalResetParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPhysicalResetParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPhysicalResetParams", generator)
+    }
+}
 /// Params of `log/physicalSubscribe`: follow one stored log file byte for byte, starting at a line boundary.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1163,6 +1267,19 @@ impl LogPhysicalSubscribeParamsBuilder<(PhysicalCursor, String)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalSubscribeParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPhysicalSubscribeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPhysicalSubscribeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPhysicalSubscribeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPhysicalSubscribeParams", generator)
+    }
+}
 /// Result of `log/physicalSubscribe`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1303,6 +1420,19 @@ impl LogPhysicalSubscribeResultBuilder<(String, i64, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalSubscribeResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPhysicalSubscribeResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPhysicalSubscribeResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPhysicalSubscribeResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPhysicalSubscribeResult", generator)
+    }
+}
 /// Params of `log/physicalUnsubscribe`: stop a physical log subscription.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1397,6 +1527,19 @@ impl LogPhysicalUnsubscribeParamsBuilder<(i64,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalUnsubscribeParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPhysicalUnsubscribeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPhysicalUnsubscribeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPhysicalUnsubscribeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPhysicalUnsubscribeParams", generator)
+    }
+}
 /// Reply to `log/physicalUnsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -1478,6 +1621,19 @@ impl LogPhysicalUnsubscribeResultBuilder<()> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalUnsubscribeResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogPhysicalUnsubscribeResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogPhysicalUnsubscribeResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogPhysicalUnsubscribeResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogPhysicalUnsubscribeResult", generator)
+    }
+}
 /// Params of the `log/record` notification: one raw record for a live `log/subscribe` subscription. Records arrive in sequence order, one notification per record and subscription.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1591,6 +1747,19 @@ impl LogRecordParamsBuilder<(serde_json::Map<String, serde_json::Value>, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogRecordParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogRecordParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogRecordParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogRecordParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogRecordParams", generator)
+    }
+}
 /// One raw stream of a session with its readable range, as listed by `log/streams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1735,6 +1904,19 @@ impl LogStreamEntryBuilder<(RecordPosition, StreamRef)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogStreamEntry {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogStreamEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogStreamEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogStreamEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogStreamEntry", generator)
+    }
+}
 /// Params of `log/streams`: list a session's raw record streams.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1829,6 +2011,19 @@ impl LogStreamsParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogStreamsParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogStreamsParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogStreamsParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogStreamsParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogStreamsParams", generator)
+    }
+}
 /// Result of `log/streams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1922,6 +2117,19 @@ impl LogStreamsResultBuilder<(Vec<LogStreamEntry>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogStreamsResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogStreamsResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogStreamsResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogStreamsResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogStreamsResult", generator)
+    }
+}
 /// Params of `log/subscribe`: follow one raw stream live on this connection. The session must be loaded on this host.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -2050,6 +2258,19 @@ impl LogSubscribeParamsBuilder<(String, StreamRef)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogSubscribeParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogSubscribeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogSubscribeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogSubscribeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogSubscribeParams", generator)
+    }
+}
 /// Result of `log/subscribe`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -2165,6 +2386,19 @@ impl LogSubscribeResultBuilder<(i64, RecordPosition)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogSubscribeResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogSubscribeResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogSubscribeResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogSubscribeResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogSubscribeResult", generator)
+    }
+}
 /// Params of `log/unsubscribe`: stop a raw stream subscription.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -2259,6 +2493,19 @@ impl LogUnsubscribeParamsBuilder<(i64,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogUnsubscribeParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogUnsubscribeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogUnsubscribeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogUnsubscribeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogUnsubscribeParams", generator)
+    }
+}
 /// Reply to `log/unsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -2340,3 +2587,16 @@ impl LogUnsubscribeResultBuilder<()> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogUnsubscribeResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for LogUnsubscribeResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LogUnsubscribeResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "LogUnsubscribeResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("LogUnsubscribeResult", generator)
+    }
+}

@@ -31,6 +31,19 @@ crate::support::impl_string_enum!(
         NotSupported = "notSupported",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerListOAuth {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerListOAuth".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerListOAuth").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerListOAuth", generator)
+    }
+}
 /// Params of the `mcpServer/list` request. Without a session it lists the host-wide MCP servers; with one it lists that session's effective set.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -129,6 +142,19 @@ impl McpServerListParamsBuilder<()> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerListParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerListParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerListParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerListParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerListParams", generator)
+    }
+}
 /// Result of `mcpServer/list`: the configured MCP servers with their transport, origin and OAuth state.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -222,6 +248,19 @@ impl McpServerListResultBuilder<(Vec<McpServerListRow>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerListResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerListResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerListResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerListResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerListResult", generator)
+    }
+}
 /// One MCP server in the `mcpServer/list` result. It reports configuration and authentication state only, not whether the server is currently connected.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -387,6 +426,19 @@ impl McpServerListRowBuilder<
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerListRow {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerListRow {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerListRow".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerListRow").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerListRow", generator)
+    }
+}
 /// Origin of an MCP server row in `mcpServer/list`. Open enum: new origins may appear.
 ///
 /// - `settings`: Configured in the host's settings.
@@ -415,6 +467,19 @@ crate::support::impl_string_enum!(
         Session = "session",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerListSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerListSource".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerListSource").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerListSource", generator)
+    }
+}
 /// Transport of an MCP server row in `mcpServer/list`. Open enum: new transports may appear.
 ///
 /// - `stdio`: A local process spoken to over standard input and output.
@@ -443,6 +508,19 @@ crate::support::impl_string_enum!(
         UnknownValue = "unknown",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerListTransport {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerListTransport".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerListTransport").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerListTransport", generator)
+    }
+}
 /// Params of the `mcpServer/oauthLoginCancel` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -536,6 +614,19 @@ impl McpServerOAuthLoginCancelParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginCancelParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerOAuthLoginCancelParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerOAuthLoginCancelParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerOAuthLoginCancelParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerOAuthLoginCancelParams", generator)
+    }
+}
 /// Result of `mcpServer/oauthLoginCancel`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -629,6 +720,19 @@ impl McpServerOAuthLoginCancelResultBuilder<(bool,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginCancelResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerOAuthLoginCancelResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerOAuthLoginCancelResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerOAuthLoginCancelResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerOAuthLoginCancelResult", generator)
+    }
+}
 /// Params of the `mcpServer/oauthLoginCompleted` notification, sent when an MCP OAuth login flow ends. It never contains the authorization URL or any secret.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -756,6 +860,19 @@ impl McpServerOAuthLoginCompletedParamsBuilder<(McpOAuthLoginOutcome, String)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginCompletedParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerOAuthLoginCompletedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerOAuthLoginCompletedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerOAuthLoginCompletedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerOAuthLoginCompletedParams", generator)
+    }
+}
 /// Params of the `mcpServer/oauthLogin` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -849,6 +966,19 @@ impl McpServerOAuthLoginParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerOAuthLoginParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerOAuthLoginParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerOAuthLoginParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerOAuthLoginParams", generator)
+    }
+}
 /// Result of `mcpServer/oauthLogin`. It means the flow has started, not that login succeeded; the outcome arrives later in `mcpServer/oauthLoginCompleted`. Only the requesting connection receives it.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -943,6 +1073,19 @@ impl McpServerOAuthLoginResultBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerOAuthLoginResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerOAuthLoginResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerOAuthLoginResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerOAuthLoginResult", generator)
+    }
+}
 /// Params of the `mcpServer/oauthLogout` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1036,6 +1179,19 @@ impl McpServerOAuthLogoutParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLogoutParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerOAuthLogoutParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerOAuthLogoutParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerOAuthLogoutParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerOAuthLogoutParams", generator)
+    }
+}
 /// Result of `mcpServer/oauthLogout`. Deleting the local credential is what counts; revoking it with the provider is attempted on a best-effort basis.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1150,3 +1306,16 @@ impl McpServerOAuthLogoutResultBuilder<(bool, McpOAuthRevocation)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLogoutResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for McpServerOAuthLogoutResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServerOAuthLogoutResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "McpServerOAuthLogoutResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("McpServerOAuthLogoutResult", generator)
+    }
+}

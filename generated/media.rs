@@ -327,6 +327,18 @@ impl MediaUploadParamsBuilder<(String, i64, i64, String, String, String, i64, St
     }
 }
 impl Validate for MediaUploadParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MediaUploadParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MediaUploadParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MediaUploadParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("MediaUploadParams", generator)
+    }
+}
 /// Result of `media/upload`: the upload's id echoed back, for every chunk including retried ones.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -412,3 +424,15 @@ impl MediaUploadResultBuilder<(String,)> {
     }
 }
 impl Validate for MediaUploadResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MediaUploadResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MediaUploadResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MediaUploadResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("MediaUploadResult", generator)
+    }
+}

@@ -537,6 +537,18 @@ impl MonitorInboxItemAdmittedParamsBuilder<
     }
 }
 impl Validate for MonitorInboxItemAdmittedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MonitorInboxItemAdmittedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MonitorInboxItemAdmittedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MonitorInboxItemAdmittedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("MonitorInboxItemAdmittedParams", generator)
+    }
+}
 /// Params of the `monitor/inboxItemDrained` notification: an entry left the monitor inbox because it was taken for delivery, with the time the host recorded for that.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -810,6 +822,18 @@ impl MonitorInboxItemDrainedParamsBuilder<
     }
 }
 impl Validate for MonitorInboxItemDrainedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MonitorInboxItemDrainedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MonitorInboxItemDrainedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MonitorInboxItemDrainedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("MonitorInboxItemDrainedParams", generator)
+    }
+}
 /// Params of the `monitor/inboxItemVoided` notification: an entry was dropped from the monitor inbox because the wake meant to deliver it was missed. Clients only count it; it adds no transcript row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1014,3 +1038,15 @@ impl MonitorInboxItemVoidedParamsBuilder<(String, String, SourceRange, String, S
     }
 }
 impl Validate for MonitorInboxItemVoidedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for MonitorInboxItemVoidedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MonitorInboxItemVoidedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "MonitorInboxItemVoidedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("MonitorInboxItemVoidedParams", generator)
+    }
+}

@@ -97,6 +97,19 @@ impl PeerListParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PeerListParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PeerListParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PeerListParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PeerListParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PeerListParams", generator)
+    }
+}
 /// Result of `peer/list`: one snapshot of the live local peers, with no paging and no cursor.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -210,6 +223,19 @@ impl PeerListResultBuilder<(Vec<PeerRow>, String)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PeerListResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PeerListResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PeerListResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PeerListResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PeerListResult", generator)
+    }
+}
 /// One live local peer session in a `peer/list` result. Only sessions on this machine are listed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -424,6 +450,19 @@ impl PeerRowBuilder<(bool, String, i64, String, PeerStatus)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PeerRow {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PeerRow {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PeerRow".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PeerRow").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PeerRow", generator)
+    }
+}
 /// Activity state of a peer session in a `peer/list` row. Produced by the host, so the set is open: treat unknown values like `unknown`.
 ///
 /// - `idle`: The peer is open and not working on anything.
@@ -464,3 +503,16 @@ crate::support::impl_string_enum!(
         UnknownValue = "unknown",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PeerStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PeerStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PeerStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PeerStatus", generator)
+    }
+}

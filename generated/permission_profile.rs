@@ -27,6 +27,19 @@ crate::support::impl_string_enum!(
         Noop = "noop",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionProfileApplyOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionProfileApplyOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionProfileApplyOutcome").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionProfileApplyOutcome", generator)
+    }
+}
 /// Params of `permissionProfile/list`, a read-only query that changes nothing.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -125,6 +138,19 @@ impl PermissionProfileListParamsBuilder<()> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PermissionProfileListParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionProfileListParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionProfileListParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionProfileListParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionProfileListParams", generator)
+    }
+}
 /// Result of `permissionProfile/list`: the permission profiles defined on the host.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -218,6 +244,19 @@ impl PermissionProfileListResultBuilder<(Vec<PermissionProfileRow>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PermissionProfileListResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionProfileListResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionProfileListResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionProfileListResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionProfileListResult", generator)
+    }
+}
 /// One permission profile as listed by `permissionProfile/list`. The availability members say whether a picker should offer it; they do not grant anything.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -426,6 +465,19 @@ impl PermissionProfileRowBuilder<(bool, String, String, ReviewerAuthority)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for PermissionProfileRow {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionProfileRow {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionProfileRow".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionProfileRow").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionProfileRow", generator)
+    }
+}
 /// What caused a permission profile to take effect, as reported in `session/permissionProfileChanged`. Open enum: new causes may appear.
 ///
 /// - `newSessionDefault`: The default profile given to a new session.
@@ -494,6 +546,19 @@ crate::support::impl_string_enum!(
         LostRecordReset = "lostRecordReset",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionProfileSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionProfileSource".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionProfileSource").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionProfileSource", generator)
+    }
+}
 /// Why a listed permission profile cannot be selected. Open enum: a client that sees an unknown value should simply treat the profile as unavailable.
 ///
 /// - `managedExcluded`: Managed policy excludes this profile.
@@ -518,3 +583,16 @@ crate::support::impl_string_enum!(
         EphemeralFixed = "ephemeralFixed",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PermissionProfileUnavailableReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionProfileUnavailableReason".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PermissionProfileUnavailableReason").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PermissionProfileUnavailableReason", generator)
+    }
+}

@@ -154,6 +154,18 @@ impl PluginCatalogEntryBuilder<(bool, String, PluginSource, String)> {
     }
 }
 impl Validate for PluginCatalogEntry {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginCatalogEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginCatalogEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginCatalogEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginCatalogEntry", generator)
+    }
+}
 /// Params of the `plugin/changed` notification, sent when a plugin install finishes. Clients should fetch `plugin/list` again, and also `hook/list` and `skill/list`, because plugins contribute hooks and skills.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -352,6 +364,18 @@ impl PluginChangedParamsBuilder<(bool, String, String, PluginSource, String)> {
     }
 }
 impl Validate for PluginChangedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginChangedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginChangedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginChangedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginChangedParams", generator)
+    }
+}
 /// The `localPath` form of a `plugin/install` target: install a plugin from a directory on the host's filesystem.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -449,6 +473,18 @@ impl PluginInstallLocalPathTargetBuilder<(String,)> {
     }
 }
 impl Validate for PluginInstallLocalPathTarget {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginInstallLocalPathTarget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginInstallLocalPathTarget".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginInstallLocalPathTarget").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginInstallLocalPathTarget", generator)
+    }
+}
 /// The `marketplace` form of a `plugin/install` target: install a named plugin from a registered marketplace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -553,6 +589,18 @@ impl PluginInstallMarketplaceTargetBuilder<(String, String)> {
     }
 }
 impl Validate for PluginInstallMarketplaceTarget {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginInstallMarketplaceTarget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginInstallMarketplaceTarget".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginInstallMarketplaceTarget").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginInstallMarketplaceTarget", generator)
+    }
+}
 /// Params of the `plugin/install` request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -681,6 +729,18 @@ impl PluginInstallParamsBuilder<(String, String, PluginInstallTarget)> {
     }
 }
 impl Validate for PluginInstallParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginInstallParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginInstallParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginInstallParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginInstallParams", generator)
+    }
+}
 /// Result of `plugin/install`: the command acknowledgement together with a description of the installed plugin.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -935,6 +995,18 @@ impl PluginInstallResultBuilder<
     }
 }
 impl Validate for PluginInstallResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginInstallResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginInstallResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginInstallResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginInstallResult", generator)
+    }
+}
 /// Where a plugin installed from a local path applies. Closed enum: any other value is rejected as invalid params.
 ///
 /// - `default`: Let the host choose its usual placement.
@@ -959,6 +1031,18 @@ crate::support::impl_string_enum!(
         Project = "project",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginInstallScope {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginInstallScope".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginInstallScope").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginInstallScope", generator)
+    }
+}
 /// The source of a `plugin/install`: an object in which exactly one of `localPath` or `marketplace` is set. Setting both, or neither, is rejected as invalid params.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1068,6 +1152,18 @@ impl PluginInstallTargetBuilder<()> {
     }
 }
 impl Validate for PluginInstallTarget {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginInstallTarget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginInstallTarget".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginInstallTarget").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginInstallTarget", generator)
+    }
+}
 /// Params of the `plugin/list` request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1153,6 +1249,18 @@ impl PluginListParamsBuilder<(String,)> {
     }
 }
 impl Validate for PluginListParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginListParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginListParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginListParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginListParams", generator)
+    }
+}
 /// Result of `plugin/list`: the installed plugins.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1237,6 +1345,18 @@ impl PluginListResultBuilder<(Vec<PluginCatalogEntry>,)> {
     }
 }
 impl Validate for PluginListResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginListResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginListResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginListResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginListResult", generator)
+    }
+}
 /// Params of the `plugin/marketplaceAdd` request, which registers a new plugin marketplace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1390,6 +1510,18 @@ impl PluginMarketplaceAddParamsBuilder<(String, String, String, String)> {
     }
 }
 impl Validate for PluginMarketplaceAddParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceAddParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceAddParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceAddParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceAddParams", generator)
+    }
+}
 /// What happened to a marketplace in a `plugin/marketplaceChanged` notification. Closed enum: other values are a protocol error.
 ///
 /// - `added`: The marketplace was registered.
@@ -1414,6 +1546,18 @@ crate::support::impl_string_enum!(
         Removed = "removed",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceChange {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceChange".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceChange").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceChange", generator)
+    }
+}
 /// Params of the `plugin/marketplaceChanged` notification, sent when a marketplace is added, updated or removed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1570,6 +1714,18 @@ impl PluginMarketplaceChangedParamsBuilder<(PluginMarketplaceChange, String, Str
     }
 }
 impl Validate for PluginMarketplaceChangedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceChangedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceChangedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceChangedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceChangedParams", generator)
+    }
+}
 /// Result of `plugin/marketplaceAdd` and `plugin/marketplaceUpdate`: the command acknowledgement together with the stored marketplace record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1815,6 +1971,18 @@ impl PluginMarketplaceRecordResultBuilder<
     }
 }
 impl Validate for PluginMarketplaceRecordResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceRecordResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceRecordResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceRecordResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceRecordResult", generator)
+    }
+}
 /// Params of the `plugin/marketplaceRemove` request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1943,6 +2111,18 @@ impl PluginMarketplaceRemoveParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for PluginMarketplaceRemoveParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceRemoveParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceRemoveParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceRemoveParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceRemoveParams", generator)
+    }
+}
 /// Result of `plugin/marketplaceRemove`: the command acknowledgement and the name of the removed marketplace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2070,6 +2250,18 @@ impl PluginMarketplaceRemoveResultBuilder<(String, String, CommandStatus)> {
     }
 }
 impl Validate for PluginMarketplaceRemoveResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceRemoveResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceRemoveResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceRemoveResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceRemoveResult", generator)
+    }
+}
 /// A marketplace entry the host did not load.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2174,6 +2366,18 @@ impl PluginMarketplaceSkippedEntryBuilder<(String, String)> {
     }
 }
 impl Validate for PluginMarketplaceSkippedEntry {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceSkippedEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceSkippedEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceSkippedEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceSkippedEntry", generator)
+    }
+}
 /// Where a registered marketplace comes from, in the normalized form the host stores.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2278,6 +2482,18 @@ impl PluginMarketplaceSourceShapeBuilder<(String, String)> {
     }
 }
 impl Validate for PluginMarketplaceSourceShape {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceSourceShape {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceSourceShape".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceSourceShape").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceSourceShape", generator)
+    }
+}
 /// Params of the `plugin/marketplaceUpdate` request, which refreshes a registered marketplace from its source.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2406,6 +2622,18 @@ impl PluginMarketplaceUpdateParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for PluginMarketplaceUpdateParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginMarketplaceUpdateParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginMarketplaceUpdateParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginMarketplaceUpdateParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginMarketplaceUpdateParams", generator)
+    }
+}
 /// How an installed plugin got onto the host. Open enum: new values may appear.
 ///
 /// - `curated`: From the host's curated plugin catalog.
@@ -2436,3 +2664,15 @@ crate::support::impl_string_enum!(
         NativeLocal = "nativeLocal",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for PluginSource {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginSource".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "PluginSource").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("PluginSource", generator)
+    }
+}

@@ -116,6 +116,19 @@ impl ProjectionBasisBuilder<(Vec<RawLogCursor>, i64)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionBasis {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProjectionBasis {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProjectionBasis".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProjectionBasis").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ProjectionBasis", generator)
+    }
+}
 /// One read projection the host offers.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -225,6 +238,19 @@ impl ProjectionEntryBuilder<(bool, String)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionEntry {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProjectionEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProjectionEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProjectionEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ProjectionEntry", generator)
+    }
+}
 /// Params of `projection/list`: list the read projections the host offers for a session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -319,6 +345,19 @@ impl ProjectionListParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionListParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProjectionListParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProjectionListParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProjectionListParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ProjectionListParams", generator)
+    }
+}
 /// Result of `projection/list`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -412,6 +451,19 @@ impl ProjectionListResultBuilder<(Vec<ProjectionEntry>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionListResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProjectionListResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProjectionListResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProjectionListResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ProjectionListResult", generator)
+    }
+}
 /// Params of `projection/read`: read one projection's current state for a session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -527,6 +579,19 @@ impl ProjectionReadParamsBuilder<(String, String)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionReadParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProjectionReadParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProjectionReadParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProjectionReadParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ProjectionReadParams", generator)
+    }
+}
 /// Result of `projection/read`: the projection's state together with the exact log positions it was built from, so it can be reconciled with the raw log.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -668,3 +733,16 @@ impl ProjectionReadResultBuilder<
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionReadResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ProjectionReadResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProjectionReadResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProjectionReadResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ProjectionReadResult", generator)
+    }
+}

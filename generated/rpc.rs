@@ -141,14 +141,15 @@ pub trait Notification {
 /// Why a frame or a payload could not be decoded, and where.
 ///
 /// ```
-/// # use msp_types::{Frame, Sender};
-/// let line = r#"{"jsonrpc":"2.0","id":7,"method":"userInput/request","params":{"sessionId":1}}"#;
-/// let error = Frame::parse(Sender::Server, line).unwrap_err();
-/// assert_eq!(error.method.as_deref(), Some("userInput/request"));
-/// assert_eq!(error.id, Some(7.into()));
-/// assert_eq!(error.pointer, "/params/sessionId");
-/// // The envelope survived: a client can still answer request 7 with an error.
-/// assert!(error.frame.is_some());
+/// use msp_types::rpc::{decode_text, RawFrame};
+///
+/// let error = decode_text::<Vec<u32>>("test/counts", "[1, \"two\"]").unwrap_err();
+/// assert_eq!(error.method.as_deref(), Some("test/counts"));
+/// assert_eq!(error.pointer, "/1");
+///
+/// // A line that is not JSON has no envelope to keep.
+/// let error = RawFrame::parse_line("{\"jsonrpc\": \"2.0\",").unwrap_err();
+/// assert!(error.method.is_none() && error.frame.is_none());
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

@@ -118,6 +118,19 @@ impl SettingsReadResultBuilder<(i64, serde_json::Map<String, serde_json::Value>)
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsReadResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsReadResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsReadResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsReadResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsReadResult", generator)
+    }
+}
 /// Result of `settings/readSchema`: what each host-owned setting may hold and whether managed policy constrains it.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -235,6 +248,19 @@ impl SettingsReadSchemaResultBuilder<(serde_json::Map<String, serde_json::Value>
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsReadSchemaResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsReadSchemaResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsReadSchemaResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsReadSchemaResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsReadSchemaResult", generator)
+    }
+}
 /// One edit in a `settings/writeMany` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -344,6 +370,19 @@ impl SettingsWriteEditBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteEdit {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteEdit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteEdit".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteEdit").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsWriteEdit", generator)
+    }
+}
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteEditValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -365,6 +404,19 @@ pub enum SettingsWriteEditValue {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteEditValue {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteEditValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteEditValue".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteEditValue").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsWriteEditValue", generator)
+    }
+}
 /// Params of `settings/writeMany`: several setting changes applied together. If any edit is invalid the call fails and nothing is written.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -458,6 +510,19 @@ impl SettingsWriteManyParamsBuilder<(Vec<SettingsWriteEdit>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteManyParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteManyParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteManyParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteManyParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsWriteManyParams", generator)
+    }
+}
 /// Result of `settings/writeMany`: the value in effect for each edited setting after the write.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -551,6 +616,19 @@ impl SettingsWriteManyResultBuilder<(Vec<SettingsWriteResultEntry>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteManyResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteManyResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteManyResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteManyResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsWriteManyResult", generator)
+    }
+}
 /// The outcome of one edit in a `settings/writeMany` result.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -663,6 +741,19 @@ impl SettingsWriteResultEntryBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteResultEntry {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteResultEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteResultEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteResultEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsWriteResultEntry", generator)
+    }
+}
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteResultEntryEffectiveValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -684,6 +775,22 @@ pub enum SettingsWriteResultEntryEffectiveValue {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteResultEntryEffectiveValue {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteResultEntryEffectiveValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteResultEntryEffectiveValue".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteResultEntryEffectiveValue").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of(
+            "SettingsWriteResultEntryEffectiveValue",
+            generator,
+        )
+    }
+}
 /// Params of `settings/writeValue`: the new value of one host-owned setting. Values replace the old value outright, so repeating the call is safe and no `commandId` is needed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -793,6 +900,19 @@ impl SettingsWriteValueParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteValueParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteValueParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteValueParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteValueParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsWriteValueParams", generator)
+    }
+}
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteValueParamsValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -814,6 +934,19 @@ pub enum SettingsWriteValueParamsValue {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteValueParamsValue {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteValueParamsValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteValueParamsValue".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteValueParamsValue").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsWriteValueParamsValue", generator)
+    }
+}
 /// Result of `settings/writeValue`: the value in effect for the setting after the write.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -926,6 +1059,19 @@ impl SettingsWriteValueResultBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteValueResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteValueResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteValueResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteValueResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SettingsWriteValueResult", generator)
+    }
+}
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteValueResultEffectiveValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -947,3 +1093,19 @@ pub enum SettingsWriteValueResultEffectiveValue {
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteValueResultEffectiveValue {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SettingsWriteValueResultEffectiveValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SettingsWriteValueResultEffectiveValue".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SettingsWriteValueResultEffectiveValue").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of(
+            "SettingsWriteValueResultEffectiveValue",
+            generator,
+        )
+    }
+}

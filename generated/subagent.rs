@@ -49,6 +49,18 @@ crate::support::impl_string_enum!(
         ManualReconciliation = "manualReconciliation",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubagentControlStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubagentControlStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SubagentControlStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SubagentControlStatus", generator)
+    }
+}
 /// Params of `subagent/sendMessage` and `subagent/followupTask`: the child agent to address and the text to give it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -203,6 +215,18 @@ impl SubagentInputParamsBuilder<(String, String, String, String)> {
     }
 }
 impl Validate for SubagentInputParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubagentInputParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubagentInputParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SubagentInputParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SubagentInputParams", generator)
+    }
+}
 /// Params of `subagent/interrupt`, `subagent/stop` and `subagent/close`: the child agent to act on, with an optional reason.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -346,6 +370,18 @@ impl SubagentOwnerReasonParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for SubagentOwnerReasonParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubagentOwnerReasonParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubagentOwnerReasonParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SubagentOwnerReasonParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SubagentOwnerReasonParams", generator)
+    }
+}
 /// What a child agent returned, carried as `result` on its `subagent` item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -540,6 +576,18 @@ impl SubagentResultBuilder<(Vec<String>, Vec<String>, String)> {
     }
 }
 impl Validate for SubagentResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubagentResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubagentResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SubagentResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SubagentResult", generator)
+    }
+}
 /// Params of `subagent/resume`, `subagent/reopen` and `subagent/readResult`: only the child agent to act on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -669,3 +717,15 @@ impl SubagentTargetParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for SubagentTargetParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SubagentTargetParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubagentTargetParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SubagentTargetParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SubagentTargetParams", generator)
+    }
+}

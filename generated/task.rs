@@ -132,6 +132,18 @@ impl TaskBackgroundParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for TaskBackgroundParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskBackgroundParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskBackgroundParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskBackgroundParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskBackgroundParams", generator)
+    }
+}
 /// Result of `task/background` and `task/stop`: an admission acknowledgement that names the task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -260,6 +272,18 @@ impl TaskCommandResultBuilder<(String, CommandStatus, String)> {
     }
 }
 impl Validate for TaskCommandResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskCommandResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskCommandResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskCommandResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskCommandResult", generator)
+    }
+}
 /// Whether a listed task runs in the foreground or the background. Open: ignore values you do not know.
 ///
 /// - `foreground`: The task runs in the foreground; its turn waits for it.
@@ -282,6 +306,18 @@ crate::support::impl_string_enum!(
         Background = "background",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskExecutionMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskExecutionMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskExecutionMode").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskExecutionMode", generator)
+    }
+}
 /// One row of the `task/list` result: a live workload that can be stopped. `kind` and `status` are open so that new kinds of work and new states can be added without breaking clients.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -496,6 +532,18 @@ impl TaskListEntryBuilder<(String, TaskListStatus, String)> {
     }
 }
 impl Validate for TaskListEntry {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskListEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskListEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskListEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskListEntry", generator)
+    }
+}
 /// Params of `task/list`. A read-only query: it takes no `commandId`, writes nothing and emits no view event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -581,6 +629,18 @@ impl TaskListParamsBuilder<(String,)> {
     }
 }
 impl Validate for TaskListParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskListParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskListParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskListParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskListParams", generator)
+    }
+}
 /// Result of `task/list`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -661,6 +721,18 @@ impl TaskListResultBuilder<(Vec<TaskListEntry>,)> {
     }
 }
 impl Validate for TaskListResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskListResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskListResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskListResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskListResult", generator)
+    }
+}
 /// The state of a `task/list` row. Open: ignore values you do not know.
 ///
 /// - `inProgress`: The task has not finished.
@@ -679,6 +751,18 @@ crate::support::impl_string_enum!(
         InProgress = "inProgress",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskListStatus {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskListStatus".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskListStatus").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskListStatus", generator)
+    }
+}
 /// Params of `task/stopAll`: stop every background workload that can be stopped at the moment the command is admitted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -783,6 +867,18 @@ impl TaskStopAllParamsBuilder<(String, String)> {
     }
 }
 impl Validate for TaskStopAllParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskStopAllParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskStopAllParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskStopAllParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskStopAllParams", generator)
+    }
+}
 /// Result of `task/stopAll`. Always `"accepted"`, even when nothing was running. It does not list what was stopped; the items that end show in the view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -886,6 +982,18 @@ impl TaskStopAllResultBuilder<(String, CommandStatus)> {
     }
 }
 impl Validate for TaskStopAllResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskStopAllResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskStopAllResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskStopAllResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskStopAllResult", generator)
+    }
+}
 /// Params of `task/stop`: stop one background task, named explicitly. Use `task/stopAll` to stop all of them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1015,3 +1123,15 @@ impl TaskStopParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for TaskStopParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TaskStopParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TaskStopParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "TaskStopParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("TaskStopParams", generator)
+    }
+}

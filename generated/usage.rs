@@ -88,6 +88,18 @@ impl UsageReadResultBuilder<()> {
     }
 }
 impl Validate for UsageReadResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UsageReadResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UsageReadResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UsageReadResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UsageReadResult", generator)
+    }
+}
 /// Result of the `usage/refresh` method: usage in the `usage/read` shape, taken from a new read, together with the subscription tier name.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -218,3 +230,16 @@ impl UsageRefreshResultBuilder<()> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for UsageRefreshResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UsageRefreshResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UsageRefreshResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UsageRefreshResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UsageRefreshResult", generator)
+    }
+}

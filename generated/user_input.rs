@@ -149,6 +149,18 @@ impl UserInputAnswerBuilder<(String,)> {
     }
 }
 impl Validate for UserInputAnswer {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputAnswer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputAnswer".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputAnswer").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputAnswer", generator)
+    }
+}
 /// Params of the `userInput/answer` command, which replies to all questions of an open prompt at once. Answers that do not fit the prompt (an unknown question, a label that was not offered, a wrong count) fail with `userInputAnswerInvalid`. Image attachments are reserved and rejected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -304,6 +316,18 @@ impl UserInputAnswerParamsBuilder<(Vec<UserInputAnswer>, String, String, String)
     }
 }
 impl Validate for UserInputAnswerParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputAnswerParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputAnswerParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputAnswerParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputAnswerParams", generator)
+    }
+}
 /// Result of `userInput/answer`: the host accepted the answer for processing. How the prompt actually ended arrives as `userInput/settled`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -432,6 +456,18 @@ impl UserInputAnswerResultBuilder<(String, CommandStatus, String)> {
     }
 }
 impl Validate for UserInputAnswerResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputAnswerResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputAnswerResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputAnswerResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputAnswerResult", generator)
+    }
+}
 /// Params of the `userInput/cancel` command, used when the user will not answer an open prompt. The tool call that asked finishes as cancelled, and the model is told so.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -575,6 +611,18 @@ impl UserInputCancelParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for UserInputCancelParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputCancelParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputCancelParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputCancelParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputCancelParams", generator)
+    }
+}
 /// Result of `userInput/cancel`: the host accepted the cancellation for processing. How the prompt actually ended arrives as `userInput/settled`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -703,6 +751,18 @@ impl UserInputCancelResultBuilder<(String, CommandStatus, String)> {
     }
 }
 impl Validate for UserInputCancelResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputCancelResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputCancelResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputCancelResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputCancelResult", generator)
+    }
+}
 /// A reply in the user's own words, given in place of picking from the offered options; it goes to the model, which then reconsiders.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -807,6 +867,18 @@ impl UserInputClarificationBuilder<(String, String)> {
     }
 }
 impl Validate for UserInputClarification {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputClarification {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputClarification".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputClarification").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputClarification", generator)
+    }
+}
 /// Params of the `userInput/clarify` command, the 'let me explain' reply: instead of choosing among the options, the user writes a short explanation, which is handed to the model so it can rethink its question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -964,6 +1036,18 @@ impl UserInputClarifyParamsBuilder<(UserInputClarification, String, String, Stri
     }
 }
 impl Validate for UserInputClarifyParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputClarifyParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputClarifyParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputClarifyParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputClarifyParams", generator)
+    }
+}
 /// Result of `userInput/clarify`: the host accepted the clarification for processing. How the prompt actually ended arrives as `userInput/settled`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1092,6 +1176,18 @@ impl UserInputClarifyResultBuilder<(String, CommandStatus, String)> {
     }
 }
 impl Validate for UserInputClarifyResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputClarifyResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputClarifyResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputClarifyResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputClarifyResult", generator)
+    }
+}
 /// Params of the `userInput/engaged` notification, sent by the client when the user starts working on a prompt that has a countdown (`autoResolutionMs`), so the host stops the countdown. There is no response, no error and no `commandId`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1198,6 +1294,18 @@ impl UserInputEngagedParamsBuilder<(String, String)> {
     }
 }
 impl Validate for UserInputEngagedParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputEngagedParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputEngagedParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputEngagedParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputEngagedParams", generator)
+    }
+}
 /// Params of the `userInput/interrupt` command: closes an open user-input prompt, optionally keeping the answers the user already confirmed, and then stops the turn.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1341,6 +1449,18 @@ impl UserInputInterruptParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for UserInputInterruptParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputInterruptParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputInterruptParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputInterruptParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputInterruptParams", generator)
+    }
+}
 /// Result of `userInput/interrupt`: the host accepted the interruption for processing. How the prompt actually ended arrives as `userInput/settled`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1469,6 +1589,18 @@ impl UserInputInterruptResultBuilder<(String, CommandStatus, String)> {
     }
 }
 impl Validate for UserInputInterruptResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputInterruptResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputInterruptResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputInterruptResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputInterruptResult", generator)
+    }
+}
 /// One answer the agent offers for a question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1576,6 +1708,18 @@ impl UserInputOptionBuilder<(String,)> {
     }
 }
 impl Validate for UserInputOption {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputOption {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputOption".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputOption").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputOption", generator)
+    }
+}
 /// Richer content a client may show next to an option, for example a sample of what picking it would produce.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1680,6 +1824,18 @@ impl UserInputOptionPreviewBuilder<(String, String)> {
     }
 }
 impl Validate for UserInputOptionPreview {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputOptionPreview {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputOptionPreview".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputOptionPreview").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputOptionPreview", generator)
+    }
+}
 /// How a user-input prompt ended. Open set: new outcomes may appear, and clients should cope with them.
 ///
 /// - `answered`: The questions were answered through `userInput/answer`.
@@ -1718,6 +1874,18 @@ crate::support::impl_string_enum!(
         Aborted = "aborted",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputOutcome".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputOutcome").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputOutcome", generator)
+    }
+}
 /// One question of a user-input prompt, with the options the agent offers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1892,6 +2060,18 @@ impl UserInputQuestionBuilder<
     }
 }
 impl Validate for UserInputQuestion {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputQuestion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputQuestion".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputQuestion").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputQuestion", generator)
+    }
+}
 /// An open user-input prompt: the agent asked the user structured questions and the turn waits for the reply. This payload is the params of the server-to-client `userInput/request`, of the `userInput/requested` view event, and of each `userInputs` entry of `approval/listPending`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2255,6 +2435,18 @@ impl UserInputRequestParamsBuilder<
     }
 }
 impl Validate for UserInputRequestParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputRequestParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputRequestParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputRequestParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputRequestParams", generator)
+    }
+}
 /// How many of a question's options the user may pick.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2365,6 +2557,18 @@ impl UserInputSelectionBuilder<(UserInputSelectionMode,)> {
     }
 }
 impl Validate for UserInputSelection {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputSelection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputSelection".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputSelection").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputSelection", generator)
+    }
+}
 /// Single-choice or multiple-choice question. Closed set: any other value is rejected.
 ///
 /// - `single`: Exactly one option is picked; the answer uses `selectedLabel`.
@@ -2385,6 +2589,18 @@ crate::support::impl_string_enum!(
         Multiple = "multiple",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputSelectionMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputSelectionMode".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputSelectionMode").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputSelectionMode", generator)
+    }
+}
 /// Params of the `userInput/settled` view event: a user-input prompt has ended, and this is the first durable settlement. It is always delivered to every attached client, so each can take its copy of the prompt down. The nullable members are always on the wire, with `null` when they do not apply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2699,6 +2915,18 @@ impl UserInputSettledParamsBuilder<
     }
 }
 impl Validate for UserInputSettledParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputSettledParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputSettledParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputSettledParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputSettledParams", generator)
+    }
+}
 /// The winning outcome of a user-input prompt, handed to a client whose command arrived after the prompt had already settled (as `settlement` in the `userInputAlreadySettled` error data).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2804,3 +3032,15 @@ impl UserInputSettlementSummaryBuilder<(String, String)> {
     }
 }
 impl Validate for UserInputSettlementSummary {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for UserInputSettlementSummary {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UserInputSettlementSummary".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "UserInputSettlementSummary").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("UserInputSettlementSummary", generator)
+    }
+}

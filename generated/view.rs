@@ -130,6 +130,18 @@ impl ViewGapParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for ViewGapParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewGapParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewGapParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewGapParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewGapParams", generator)
+    }
+}
 /// A named starting point for `view/page`, used instead of a cursor by a client that has no cursor yet. Open: new values may appear.
 ///
 /// - `latestCompaction`: The latest installed compaction boundary, resolved when the request is served.
@@ -148,6 +160,18 @@ crate::support::impl_string_enum!(
         LatestCompaction = "latestCompaction",
     } open Unknown
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewPageAnchor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewPageAnchor".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewPageAnchor").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewPageAnchor", generator)
+    }
+}
 /// Paging direction of `view/page`. Closed: other values are rejected.
 ///
 /// - `forward`: From older to newer events.
@@ -168,6 +192,18 @@ crate::support::impl_string_enum!(
         Backward = "backward",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewPageDirection {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewPageDirection".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewPageDirection").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewPageDirection", generator)
+    }
+}
 /// Params of `view/page`: read a page of the session view's stored events, forward or backward from a cursor, or from the latest compaction boundary.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -328,6 +364,18 @@ impl Validate for ViewPageParams {
         }
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewPageParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewPageParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewPageParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewPageParams", generator)
+    }
+}
 /// The `resolvedAnchor` of a `view/page` result: the concrete boundary the request's `anchor` resolved to, so later pages can continue with plain cursors.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -413,6 +461,18 @@ impl ViewPageResolvedAnchorBuilder<(String,)> {
     }
 }
 impl Validate for ViewPageResolvedAnchor {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewPageResolvedAnchor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewPageResolvedAnchor".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewPageResolvedAnchor").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewPageResolvedAnchor", generator)
+    }
+}
 /// Result of `view/page`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -528,6 +588,18 @@ impl ViewPageResultBuilder<(Vec<UnframedViewNotification>,)> {
     }
 }
 impl Validate for ViewPageResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewPageResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewPageResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewPageResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewPageResult", generator)
+    }
+}
 /// The `snapshot` object of `session/resume`, `session/fork` and `session/read` results: the session's folded view state at one cursor. Events after that cursor arrive as the live suffix.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -670,6 +742,18 @@ impl ViewSnapshotBuilder<(i64, Box<SnapshotState>, String)> {
     }
 }
 impl Validate for ViewSnapshot {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewSnapshot {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewSnapshot".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewSnapshot").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewSnapshot", generator)
+    }
+}
 /// Params of `view/subscribe`: start following a session's view on this connection from a chosen cursor. The call is read-only: the session is not loaded, no lease is taken and nothing is recorded. It is also how a client re-attaches after `view/unsubscribe` without missing events.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -768,6 +852,18 @@ impl ViewSubscribeParamsBuilder<(String,)> {
     }
 }
 impl Validate for ViewSubscribeParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewSubscribeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewSubscribeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewSubscribeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewSubscribeParams", generator)
+    }
+}
 /// Result of `view/subscribe`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -853,6 +949,18 @@ impl ViewSubscribeResultBuilder<(String,)> {
     }
 }
 impl Validate for ViewSubscribeResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewSubscribeResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewSubscribeResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewSubscribeResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewSubscribeResult", generator)
+    }
+}
 /// Params of `view/unsubscribe`: stop sending this session's view events to this connection. The session stays loaded; unloading is decided by the host's idle policy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -938,6 +1046,18 @@ impl ViewUnsubscribeParamsBuilder<(String,)> {
     }
 }
 impl Validate for ViewUnsubscribeParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewUnsubscribeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewUnsubscribeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewUnsubscribeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewUnsubscribeParams", generator)
+    }
+}
 /// Reply to `view/unsubscribe`, always `{}`. It also succeeds when the connection was not subscribed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1010,3 +1130,15 @@ impl ViewUnsubscribeResultBuilder<()> {
     }
 }
 impl Validate for ViewUnsubscribeResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for ViewUnsubscribeResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ViewUnsubscribeResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ViewUnsubscribeResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("ViewUnsubscribeResult", generator)
+    }
+}

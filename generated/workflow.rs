@@ -132,6 +132,18 @@ impl WorkflowCancelParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for WorkflowCancelParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowCancelParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowCancelParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowCancelParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowCancelParams", generator)
+    }
+}
 /// The current state of one child of a workflow run, in the `children` array of a `workflow` item. A child is identified by `childId` together with `attempt`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -378,6 +390,18 @@ impl WorkflowChildBuilder<(i64, String, String)> {
     }
 }
 impl Validate for WorkflowChild {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowChild {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowChild".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowChild").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowChild", generator)
+    }
+}
 /// What `workflow/childControl` does to a child's current attempt. Closed: any other value is rejected with `-32602 invalidParams`.
 ///
 /// - `skip`: End the child's current attempt and let the run go on without it.
@@ -398,6 +422,18 @@ crate::support::impl_string_enum!(
         Retry = "retry",
     } closed
 );
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowChildAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowChildAction".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowChildAction").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowChildAction", generator)
+    }
+}
 /// Params of `workflow/childControl`: skip or retry one child of a workflow run, identified by the `childId` and `attempt` found in the `workflow` item's `children`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -654,6 +690,18 @@ impl Validate for WorkflowChildControlParams {
         }
     }
 }
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowChildControlParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowChildControlParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowChildControlParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowChildControlParams", generator)
+    }
+}
 /// Result of `workflow/cancel`, `workflow/pause` and `workflow/childControl`: only `commandId` and `status`. What the command actually did is reported through updates of the `workflow` item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -759,6 +807,18 @@ impl WorkflowControlResultBuilder<(String, CommandStatus)> {
     }
 }
 impl Validate for WorkflowControlResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowControlResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowControlResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowControlResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowControlResult", generator)
+    }
+}
 /// Params of `workflow/pause`: pause a workflow run that is still live. Same members as `workflow/cancel`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -888,6 +948,18 @@ impl WorkflowPauseParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for WorkflowPauseParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowPauseParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowPauseParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowPauseParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowPauseParams", generator)
+    }
+}
 /// Params of `workflow/resume`: continue a paused workflow run, driven by the host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1017,6 +1089,18 @@ impl WorkflowResumeParamsBuilder<(String, String, String)> {
     }
 }
 impl Validate for WorkflowResumeParams {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowResumeParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowResumeParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowResumeParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowResumeParams", generator)
+    }
+}
 /// Result of `workflow/resume`: the acknowledgement plus the turn that carries the resumed run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1145,6 +1229,18 @@ impl WorkflowResumeResultBuilder<(String, CommandStatus, String)> {
     }
 }
 impl Validate for WorkflowResumeResult {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowResumeResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowResumeResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowResumeResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowResumeResult", generator)
+    }
+}
 /// The token budget a workflow run was launched with, as `tokenBudget` on its `workflow` item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1226,3 +1322,15 @@ impl WorkflowTokenBudgetBuilder<(i64,)> {
     }
 }
 impl Validate for WorkflowTokenBudget {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorkflowTokenBudget {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkflowTokenBudget".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorkflowTokenBudget").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorkflowTokenBudget", generator)
+    }
+}

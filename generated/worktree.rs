@@ -155,6 +155,19 @@ impl WorktreeListEntryBuilder<(bool, String, Vec<String>)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeListEntry {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorktreeListEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorktreeListEntry".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorktreeListEntry").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorktreeListEntry", generator)
+    }
+}
 /// Params of `worktree/list`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -249,6 +262,19 @@ impl WorktreeListParamsBuilder<(String,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeListParams {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorktreeListParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorktreeListParams".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorktreeListParams").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorktreeListParams", generator)
+    }
+}
 /// Result of `worktree/list`: every worktree of the repository.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -342,6 +368,19 @@ impl WorktreeListResultBuilder<(Vec<WorktreeListEntry>,)> {
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeListResult {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorktreeListResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorktreeListResult".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorktreeListResult").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorktreeListResult", generator)
+    }
+}
 /// How a session got its worktree, as reported in the session's `worktree` member. Open enum: new values may appear.
 ///
 /// - `created`: The host created the worktree for this session.
@@ -366,6 +405,19 @@ crate::support::impl_string_enum!(
         Attached = "attached",
     } open Unknown
 );
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorktreeOrigin {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorktreeOrigin".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorktreeOrigin").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorktreeOrigin", generator)
+    }
+}
 /// Create a new worktree for the session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -642,5 +694,18 @@ impl Validate for WorktreeStartRequest {
             WorktreeStartRequest::Create(body) => body.validate_into(pointer, out),
             WorktreeStartRequest::Existing(body) => body.validate_into(pointer, out),
         }
+    }
+}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for WorktreeStartRequest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorktreeStartRequest".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "WorktreeStartRequest").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("WorktreeStartRequest", generator)
     }
 }

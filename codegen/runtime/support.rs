@@ -244,6 +244,7 @@ pub fn tristate<T, E>(slot: Option<Tristate<T>>, _member: &'static str) -> Resul
     Ok(slot.unwrap_or_default())
 }
 
+// msp-codegen: begin structs (left out of an output without structs)
 /// `Deserialize` for a generated struct, reading members in one pass: known names straight
 /// into their fields (`required`, `optional` or `tristate`), the rest into the unknown-members
 /// map. `#[serde(flatten)]` would buffer every member before sorting them out.
@@ -284,6 +285,7 @@ macro_rules! impl_deserialize {
 }
 
 pub(crate) use impl_deserialize;
+// msp-codegen: end structs
 
 /// One broken constraint found by `validate()`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -387,6 +389,7 @@ pub fn deserialize_arm<T: serde::de::DeserializeOwned, E: de::Error>(
     serde_json::from_value(serde_json::Value::Object(object)).map_err(E::custom)
 }
 
+// msp-codegen: begin string enums (left out of an output without string enums)
 /// Everything a generated string enum has besides its declaration: `KNOWN_VALUES`, `as_str`,
 /// [`StringEnum`], `Display`, `FromStr`, serde, `Validate` and (feature `sample`) `Sample`.
 /// `open Unknown` keeps unlisted values in the `Unknown` variant; `closed` rejects them.
@@ -488,3 +491,4 @@ macro_rules! impl_string_enum {
 }
 
 pub(crate) use impl_string_enum;
+// msp-codegen: end string enums

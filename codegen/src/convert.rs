@@ -27,11 +27,24 @@ pub const ROOT_RESERVED: &[&str] = &[
     "Sender",
 ];
 
-/// Builds the model of the whole schema.
-pub fn build(schema: &Schema<'_>) -> Result<Model, Error> {
+/// Checks a schema document, moves its inline types into `$defs` and builds the model.
+pub fn build_document(doc: &Value) -> Result<Model, Error> {
+    // References and shapes are checked where they were written, before anything moves.
+    let original = Schema::new(doc)?;
+    let hoisted = crate::hoist::hoist(doc);
+    if hoisted.origins.is_empty() {
+        return build(&original, original.root);
+    }
+    let mut schema = Schema::new(&hoisted.doc)?;
+    schema.origins = hoisted.origins;
+    build(&schema, original.root)
+}
+
+/// Builds the model of the whole schema; the content hash is that of `as_written`.
+pub fn build(schema: &Schema<'_>, as_written: &Map<String, Value>) -> Result<Model, Error> {
     // The fingerprint reads the whole document and needs nothing else: work it out meanwhile.
     std::thread::scope(|scope| {
-        let fingerprint = scope.spawn(|| fingerprint(schema.root));
+        let fingerprint = scope.spawn(|| fingerprint(as_written));
         let model = build_model(schema)?;
         let fingerprint = match fingerprint.join() {
             Ok(fingerprint) => fingerprint,
@@ -59,7 +72,10 @@ fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
     let areas = areas(&tables);
     let mut defs = Vec::new();
     for (name, node) in &schema.defs {
-        let pointer = push("/$defs", name);
+        let pointer = match schema.origins.get(*name) {
+            Some(origin) => origin.clone(),
+            None => push("/$defs", name),
+        };
         let node = object(node, &pointer)?;
         check_keywords(node, &pointer)?;
         let rust = rust_names[name].clone();
@@ -139,6 +155,7 @@ fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
         served: served(schema.root)?,
         doc: text(schema.root, "description"),
         title: text(schema.root, "title"),
+        document: serde_json::to_string(schema.root).unwrap_or_default(),
     })
 }
 
@@ -181,9 +198,24 @@ fn served(root: &Map<String, Value>) -> Result<Served, Error> {
     })
 }
 
+// A schema node: an object, or `true` (anything, as `{}`); `false` admits nothing and is refused.
 fn object<'a>(node: &'a Value, pointer: &str) -> Result<&'a Map<String, Value>, Error> {
-    node.as_object()
-        .ok_or_else(|| Error::at(ErrorKind::Unsupported, pointer, "expected a schema object"))
+    static ANYTHING: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+    match node {
+        Value::Object(map) => Ok(map),
+        Value::Bool(true) => Ok(&ANYTHING),
+        Value::Bool(false) => Err(Error::at(
+            ErrorKind::Unsupported,
+            pointer,
+            "the schema `false` admits no value, so it cannot be a type",
+        )
+        .help("leave the member out of `properties` instead")),
+        _ => Err(Error::at(
+            ErrorKind::Unsupported,
+            pointer,
+            "expected a schema object",
+        )),
+    }
 }
 
 fn text(node: &Map<String, Value>, key: &str) -> Option<String> {
@@ -810,6 +842,11 @@ fn areas(tables: &[Vec<Method>]) -> BTreeMap<String, String> {
         "requests",
         "notifications",
         "common",
+        "json_schema",
+        "reflect",
+        "sample",
+        "pattern",
+        "pointer",
     ];
     tables
         .iter()

@@ -8,10 +8,23 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: msp-codegen generate [SCHEMA] [--out DIR] [--crate-doc FILE] [--protocol NAME]\n       \
-                     msp-codegen check [SCHEMA] [--out DIR] [--crate-doc FILE] [--protocol NAME]\n\
+                     [--crate-path PATH] [--module PATH]\n       \
+                     msp-codegen check [SCHEMA] [--out DIR] [same flags]\n\
                      SCHEMA defaults to the embedded schema/msp.schema.json (with its crate docs),\n\
                      DIR to `generated`; FILE is Markdown added to the crate docs; NAME names the\n\
-                     protocol in them (default: the schema's title).";
+                     protocol in them (default: the schema's title); PATH is how doc tests reach the\n\
+                     output (`my_crate`, `my_crate::protocol`; without it examples are not run);\n\
+                     --module crate::protocol makes a module of a bigger crate (root file mod.rs).";
+
+/// Printed after generating for another schema: the output builds without these, and they turn
+/// its optional parts on.
+const FEATURES: &str = "msp-codegen: the output needs `serde` (feature `derive`) and `serde_json` \
+                        (feature `raw_value`); to turn on its optional parts, add to Cargo.toml:\n\
+                        [features]\n\
+                        experimental = []            # what the schema marks x-msp-stability: experimental\n\
+                        reflect = []                 # decode, re-encode and validate by definition name\n\
+                        sample = []                  # random schema-valid values of every type\n\
+                        schemars = [\"dep:schemars\"]  # JsonSchema for every type (with schemars = { version = \"1\", optional = true })";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -35,6 +48,7 @@ fn main() -> ExitCode {
         None => options_for(&args, msp_codegen::Options::project())
             .and_then(|options| msp_codegen::generate(msp_codegen::PROJECT_SCHEMA, &options)),
     };
+    let args_schema_given = args.schema.is_some();
     let Args { command, out, .. } = args;
     let output = match result {
         Ok(output) => output,
@@ -56,6 +70,9 @@ fn main() -> ExitCode {
                     report.written.len(),
                     report.removed.len()
                 );
+                if args_schema_given {
+                    println!("{FEATURES}");
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -91,6 +108,8 @@ struct Args {
     out: PathBuf,
     crate_doc: Option<String>,
     protocol: Option<String>,
+    crate_path: Option<String>,
+    module: Option<String>,
 }
 
 // `COMMAND [SCHEMA] [--out DIR] [--crate-doc FILE]`, flags and positionals in any order.
@@ -102,6 +121,8 @@ fn parse_args(args: &[String]) -> Option<Args> {
         out: PathBuf::from("generated"),
         crate_doc: None,
         protocol: None,
+        crate_path: None,
+        module: None,
     };
     let mut rest = rest.iter();
     while let Some(arg) = rest.next() {
@@ -109,6 +130,8 @@ fn parse_args(args: &[String]) -> Option<Args> {
             "--out" => parsed.out = PathBuf::from(rest.next()?),
             "--crate-doc" => parsed.crate_doc = Some(rest.next()?.clone()),
             "--protocol" => parsed.protocol = Some(rest.next()?.clone()),
+            "--crate-path" => parsed.crate_path = Some(rest.next()?.clone()),
+            "--module" => parsed.module = Some(rest.next()?.clone()),
             flag if flag.starts_with('-') => return None,
             path if parsed.schema.is_none() => parsed.schema = Some(path.to_owned()),
             _ => return None,
@@ -126,6 +149,12 @@ fn options_for(
     if let Some(name) = &args.protocol {
         options = options.protocol(name.clone());
     }
+    if let Some(path) = &args.crate_path {
+        options = options.crate_path(path.clone());
+    }
+    if let Some(path) = &args.module {
+        options = options.module(path.clone());
+    }
     if let Some(path) = &args.crate_doc {
         let text = std::fs::read_to_string(path).map_err(|e| msp_codegen::Error::io(path, &e))?;
         options = options.crate_doc(text);
@@ -137,6 +166,12 @@ fn command_line(args: &Args, schema: &str) -> String {
     let mut line = format!("msp-codegen generate {schema} --out {}", args.out.display());
     if let Some(name) = &args.protocol {
         line.push_str(&format!(" --protocol {name:?}"));
+    }
+    if let Some(path) = &args.crate_path {
+        line.push_str(&format!(" --crate-path {path}"));
+    }
+    if let Some(path) = &args.module {
+        line.push_str(&format!(" --module {path}"));
     }
     if let Some(path) = &args.crate_doc {
         line.push_str(&format!(" --crate-doc {path}"));

@@ -32,6 +32,9 @@ pub struct Model {
     pub doc: Option<String>,
     /// The schema's `title`.
     pub title: Option<String>,
+    /// The schema document the model was built from (inline types moved into `$defs`),
+    /// compact JSON.
+    pub document: String,
 }
 
 /// `x-msp-served-schema`: facts of the published protocol that a connection checks.

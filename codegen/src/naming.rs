@@ -12,10 +12,69 @@ const KEYWORDS: &[&str] = &[
     "use", "virtual", "where", "while", "yield", "abstract", "become", "union",
 ];
 
-/// Names the generated code uses unqualified; a definition may not shadow them.
+/// Names the generated code uses unqualified (the std prelude's types and traits, the serde and
+/// serde_json items it imports); a definition named so would shadow them through the modules'
+/// glob imports, so it gets `Type` added.
 const PRELUDE: &[&str] = &[
-    "Option", "Some", "None", "Result", "Ok", "Err", "String", "Vec", "Box", "Self", "Default",
+    // std's prelude
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "String",
+    "Vec",
+    "Box",
+    "Self",
+    "Default",
     "Clone",
+    "Copy",
+    "Send",
+    "Sync",
+    "Sized",
+    "Unpin",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "Into",
+    "TryFrom",
+    "TryInto",
+    "AsRef",
+    "AsMut",
+    "Iterator",
+    "IntoIterator",
+    "Extend",
+    "FromIterator",
+    "DoubleEndedIterator",
+    "ExactSizeIterator",
+    "ToOwned",
+    "ToString",
+    "Eq",
+    "PartialEq",
+    "Ord",
+    "PartialOrd",
+    "Hash",
+    "Debug",
+    // what the generated modules import
+    "Serialize",
+    "Deserialize",
+    "Serializer",
+    "Deserializer",
+    "DeserializeOwned",
+    "DeserializeSeed",
+    "SerializeMap",
+    "MapAccess",
+    "Visitor",
+    "Value",
+    "Map",
+    "Number",
+    "RawValue",
+    "Cow",
+    "BTreeMap",
+    "Id",
 ];
 
 /// A Rust field name for a wire member name.
@@ -26,7 +85,7 @@ pub fn field_name(wire: &str) -> String {
     } else {
         snake
     };
-    let snake = if snake.starts_with(|c: char| c.is_ascii_digit()) {
+    let snake = if snake.starts_with(|c: char| c != '_' && !unicode_ident::is_xid_start(c)) {
         format!("n{snake}")
     } else {
         snake
@@ -38,10 +97,15 @@ pub fn field_name(wire: &str) -> String {
     }
 }
 
-/// A Rust type name for a definition; prelude names get a `Type` suffix.
+/// A Rust type name for a definition; prelude names, and names like the generated code's type
+/// parameters (one capital letter, `T0`, `T1`, ...), get a `Type` suffix.
 pub fn def_name(wire: &str) -> String {
     let camel = type_name(wire);
-    if PRELUDE.contains(&camel.as_str()) {
+    let generic = camel.len() == 1
+        || camel
+            .strip_prefix('T')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if generic || PRELUDE.contains(&camel.as_str()) {
         format!("{camel}Type")
     } else {
         camel
@@ -54,7 +118,7 @@ pub fn type_name(wire: &str) -> String {
     let camel = identifier_chars(&wire.to_upper_camel_case(), '\0');
     let camel = match camel.as_str() {
         "" => "Empty".to_owned(),
-        c if c.starts_with(|c: char| c.is_ascii_digit()) => {
+        c if c.starts_with(|c: char| !unicode_ident::is_xid_start(c)) => {
             format!("{}{c}", if negative { "Minus" } else { "V" })
         }
         _ => camel,
@@ -66,10 +130,12 @@ pub fn type_name(wire: &str) -> String {
     }
 }
 
+// Letters of any script are kept (Rust identifiers may hold them, and the lints accept them
+// once the case is converted); other characters are dropped, or replaced by `replacement`.
 fn identifier_chars(text: &str, replacement: char) -> String {
     text.chars()
         .filter_map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
+            if c == '_' || unicode_ident::is_xid_continue(c) {
                 Some(c)
             } else if replacement == '\0' {
                 None

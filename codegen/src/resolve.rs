@@ -46,6 +46,8 @@ pub struct Schema<'a> {
     pub root: &'a Map<String, Value>,
     /// `$defs`, sorted by name.
     pub defs: BTreeMap<&'a str, &'a Value>,
+    /// Definitions moved out of place ([`crate::hoist`]) → the pointer they were written at.
+    pub origins: BTreeMap<String, String>,
 }
 
 /// JSON pointer of `parent` extended by `token`.
@@ -86,7 +88,11 @@ impl<'a> Schema<'a> {
                 ))
             }
         };
-        let schema = Schema { root, defs };
+        let schema = Schema {
+            root,
+            defs,
+            origins: BTreeMap::new(),
+        };
         schema.check_refs(doc, &mut String::new())?;
         schema.check_alias_cycles()?;
         Ok(schema)

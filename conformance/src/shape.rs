@@ -47,8 +47,7 @@ impl Shapes {
     /// Builds the model of a schema text: the generator's pipeline up to the checked model.
     pub fn from_text(text: &str) -> Result<Self, msp_codegen::Error> {
         let doc = msp_codegen::load::parse(text)?;
-        let schema = msp_codegen::resolve::Schema::new(&doc)?;
-        Ok(Self::new(msp_codegen::convert::build(&schema)?))
+        Ok(Self::new(msp_codegen::convert::build_document(&doc)?))
     }
 
     /// Indexes a model.

@@ -145,9 +145,47 @@ fn url_at(text: &str) -> Option<usize> {
     )
 }
 
+/// The generator's doc examples, written for `msp_types`, made to name `crate_path`; without
+/// one they are marked `ignore` (shown, not run: the crate they would run in is unknown).
+pub fn examples(text: &str, crate_path: Option<&str>) -> String {
+    if !text.contains("```") {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_fence = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start();
+        let Some(doc) = body
+            .strip_prefix("///")
+            .or_else(|| body.strip_prefix("//!"))
+        else {
+            out.push_str(line);
+            continue;
+        };
+        let doc = doc.trim_start();
+        if let Some(info) = doc.strip_prefix("```") {
+            let opens_rust = !in_fence && matches!(info.trim(), "" | "rust");
+            in_fence = !in_fence;
+            if opens_rust && crate_path.is_none() {
+                let fence = line.find("```").unwrap_or(0);
+                out.push_str(&line[..fence]);
+                out.push_str("```ignore\n");
+                continue;
+            }
+        }
+        match crate_path {
+            Some(path) if in_fence && path != "msp_types" => {
+                out.push_str(&line.replace("msp_types::", &format!("{path}::")))
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::sanitize;
+    use super::{examples, sanitize};
 
     #[test]
     fn links_that_would_not_resolve_become_code() {
@@ -167,5 +205,19 @@ mod tests {
         assert_eq!(sanitize("`Vec<T>` stays"), "`Vec<T>` stays");
         assert_eq!(sanitize("x\n    indented"), "x\nindented");
         assert_eq!(sanitize("```\ncode\n```"), "```text\ncode\n```");
+    }
+
+    #[test]
+    fn examples_name_the_crate_or_are_not_run() {
+        let text = "/// ```\n/// use msp_types::Frame;\n/// ```\n/// ```json\n/// {}\n/// ```\nfn f() {}\n";
+        assert_eq!(
+            examples(text, Some("mine::protocol")),
+            text.replace("use msp_types::", "use mine::protocol::")
+        );
+        assert_eq!(examples(text, Some("msp_types")), text);
+        let ignored = examples(text, None);
+        assert!(
+            ignored.starts_with("/// ```ignore\n/// use msp_types::Frame;\n/// ```\n/// ```json\n")
+        );
     }
 }

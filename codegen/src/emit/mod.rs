@@ -1,7 +1,7 @@
 //! The model to token streams: one module per protocol area, plus the tables and the runtime.
 
 mod builders;
-mod docs;
+pub(crate) mod docs;
 mod enums;
 mod protocol;
 mod registry;
@@ -24,6 +24,8 @@ pub enum Unit {
     Tokens(TokenStream),
     /// Source text written as it is (the runtime support files).
     Verbatim(&'static str),
+    /// Source text made here, written as it is.
+    Text(String),
 }
 
 /// The runtime files every generated crate carries unchanged.
@@ -50,6 +52,7 @@ enum Part {
     Protocol,
     Registry,
     Reflect,
+    JsonSchema,
     Lib(Vec<(String, bool)>),
 }
 
@@ -100,6 +103,11 @@ pub fn jobs(model: &Model) -> Vec<Job> {
         part: Part::Reflect,
     });
     jobs.push(Job {
+        path: "json_schema.rs".into(),
+        weight: 1,
+        part: Part::JsonSchema,
+    });
+    jobs.push(Job {
         path: "lib.rs".into(),
         weight: 1,
         part: Part::Lib(modules),
@@ -141,13 +149,23 @@ impl<'a> Emitter<'a> {
         let ctx = &self.ctx;
         let model = ctx.model;
         match &job.part {
+            Part::Runtime(text) if job.path == "support.rs" => Unit::Text(support_for(model, text)),
             Part::Runtime(text) => Unit::Verbatim(text),
             Part::Area(members) => {
                 let items = members.iter().map(|&i| ctx.def(&model.defs[i]));
+                // Structs and unions derive or implement `Serialize`; enums and aliases do not.
+                let serialize = members
+                    .iter()
+                    .any(|&i| !matches!(model.defs[i].kind, DefKind::Enum(_) | DefKind::Alias(_)))
+                    .then(|| {
+                        quote!(
+                            use serde::Serialize;
+                        )
+                    });
                 Unit::Tokens(quote! {
                     #[allow(unused_imports)]
                     use crate::*;
-                    use serde::Serialize;
+                    #serialize
 
                     #(#items)*
                 })
@@ -155,6 +173,7 @@ impl<'a> Emitter<'a> {
             Part::Protocol => Unit::Tokens(protocol::emit(ctx)),
             Part::Registry => Unit::Tokens(registry::emit(model)),
             Part::Reflect => Unit::Tokens(registry::reflect(ctx)),
+            Part::JsonSchema => Unit::Text(json_schema_module(model)),
             Part::Lib(modules) => Unit::Tokens(lib(
                 model,
                 modules.iter().map(|(area, exp)| (area.as_str(), *exp)),
@@ -191,7 +210,14 @@ fn lib<'a>(
     ));
     quote! {
         #doc
-        #![allow(clippy::large_enum_variant, clippy::should_implement_trait, clippy::type_complexity)]
+        #![allow(
+            clippy::large_enum_variant,
+            clippy::should_implement_trait,
+            clippy::type_complexity,
+            clippy::module_inception
+        )]
+        // The features `experimental`, `reflect` and `sample` need not be declared to build.
+        #![allow(unexpected_cfgs)]
         // Generated files keep the generator's formatting; `cargo fmt` leaves them alone.
         #![cfg_attr(rustfmt, rustfmt::skip)]
 
@@ -209,6 +235,9 @@ fn lib<'a>(
         #[cfg(feature = "sample")]
         #[rustfmt::skip]
         pub mod sample;
+        #[cfg(feature = "schemars")]
+        #[rustfmt::skip]
+        pub mod json_schema;
         #[rustfmt::skip]
         pub mod rpc;
         #[rustfmt::skip]
@@ -222,6 +251,102 @@ fn lib<'a>(
         #(#gates pub use #areas::*;)*
     }
 }
+
+/// The runtime's `support.rs` without the macros of kinds of definitions the schema has none of
+/// (an unused macro is a warning in the output).
+fn support_for(model: &Model, text: &str) -> String {
+    let structs = model
+        .defs
+        .iter()
+        .any(|d| matches!(d.kind, DefKind::Struct(_) | DefKind::Tagged(_)));
+    let enums = model
+        .defs
+        .iter()
+        .any(|d| matches!(d.kind, DefKind::Enum(_)));
+    let mut out = String::with_capacity(text.len());
+    let mut keep = true;
+    for line in text.split_inclusive('\n') {
+        if let Some(region) = line.strip_prefix("// msp-codegen: begin ") {
+            keep = match region {
+                r if r.starts_with("structs") => structs,
+                r if r.starts_with("string enums") => enums,
+                _ => true,
+            };
+            continue;
+        }
+        if line.starts_with("// msp-codegen: end ") {
+            keep = true;
+            continue;
+        }
+        if keep {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// `schemars::JsonSchema` (feature `schemars`) giving the definition as the schema states it.
+/// An alias is its target type, which has its own.
+fn json_schema_impl(def: &Def, name: &Ident, cfg: &TokenStream) -> TokenStream {
+    if matches!(def.kind, DefKind::Alias(_)) {
+        return TokenStream::new();
+    }
+    let wire = &def.name;
+    quote! {
+        #cfg
+        #[cfg(feature = "schemars")]
+        impl schemars::JsonSchema for #name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                #wire.into()
+            }
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                concat!(module_path!(), "::", #wire).into()
+            }
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                crate::json_schema::schema_of(#wire, generator)
+            }
+        }
+    }
+}
+
+/// The `json_schema` module: the runtime part, the source document, and `root_schema(name)`.
+fn json_schema_module(model: &Model) -> String {
+    let longest_hashes = model
+        .document
+        .split('"')
+        .skip(1)
+        .map(|rest| rest.len() - rest.trim_start_matches('#').len())
+        .max()
+        .unwrap_or(0);
+    let hashes = "#".repeat(longest_hashes + 1);
+    let mut arms = String::new();
+    for def in model
+        .defs
+        .iter()
+        .filter(|d| !matches!(d.kind, DefKind::Alias(_)))
+    {
+        if def.experimental {
+            arms.push_str("        #[cfg(feature = \"experimental\")]\n");
+        }
+        arms.push_str(&format!(
+            "        {:?} => root::<crate::{}>(),\n",
+            def.name, def.rust
+        ));
+    }
+    format!(
+        "{}\n/// The schema document the types were generated from (inline types moved into `$defs`).\n\
+         pub const DOCUMENT: &str = r{hashes}\"{}\"{hashes};\n\n\
+         /// The root schema of the type generated for definition `name` (`None` for an alias, whose\n\
+         /// schema is its target type's, or a name the schema does not define).\n\
+         pub fn root_schema(name: &str) -> Option<schemars::Schema> {{\n    \
+         fn root<T: schemars::JsonSchema>() -> Option<schemars::Schema> {{\n        \
+         Some(schemars::SchemaGenerator::default().into_root_schema_for::<T>())\n    }}\n    \
+         match name {{\n{arms}        _ => None,\n    }}\n}}\n",
+        RUNTIME_JSON_SCHEMA, model.document
+    )
+}
+
+const RUNTIME_JSON_SCHEMA: &str = include_str!("../../runtime/json_schema.rs");
 
 /// Shared lookups while emitting.
 pub struct Ctx<'a> {
@@ -248,7 +373,8 @@ impl<'a> Ctx<'a> {
         let cfg = cfg(def.experimental);
         let doc = doc_attrs(def.doc.as_deref());
         let name = ident(&def.rust);
-        match &def.kind {
+        let json_schema = json_schema_impl(def, &name, &cfg);
+        let item = match &def.kind {
             DefKind::Struct(s) => structs::emit(self, def, s, &name, &def.doc),
             DefKind::Enum(e) => enums::emit(def, e),
             DefKind::Tagged(t) => unions::tagged(self, def, t),
@@ -257,7 +383,8 @@ impl<'a> Ctx<'a> {
                 let ty = self.ty(ty);
                 quote! { #doc #cfg pub type #name = #ty; }
             }
-        }
+        };
+        quote!(#item #json_schema)
     }
 
     /// The Rust type of a type expression.

@@ -1,0 +1,271 @@
+//! Valid but awkward schemas of the dialect, each generated into a scratch crate that declares
+//! nothing but `serde` and `serde_json`: every crate builds with `-D warnings`, is clippy-clean,
+//! and its doc tests pass. One more crate holds a generated protocol as a module
+//! (`src/protocol/`) beside its own code.
+
+#![recursion_limit = "512"]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+fn cases() -> Vec<(&'static str, Value)> {
+    let deep = (0..40).fold(
+        json!({"type": "string"}),
+        |inner, level| json!({"type": "object", "properties": {format!("level{level}"): inner}}),
+    );
+    vec![
+        (
+            "enum_only",
+            json!({"$defs": {"Colour": {"enum": ["red", "green"]}}}),
+        ),
+        (
+            "alias_only",
+            json!({"$defs": {"Name": {"type": "string", "pattern": "^[a-z]+$"}}}),
+        ),
+        (
+            "struct_only",
+            json!({"$defs": {"Point": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}}}),
+        ),
+        (
+            "std_names",
+            json!({"$defs": {
+                "Option": {"type": "string"},
+                "Result": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+                "String": {"enum": ["a"]},
+                "Box": {"type": "integer"},
+                "Vec": {"type": "array", "items": {"$ref": "#/$defs/String"}},
+                "Serialize": {"type": "object", "properties": {"type": {"type": "string"}, "self": {"type": "string"}, "crate": {"type": "string"}, "async": {"type": "string"}}, "required": ["type"]},
+                "Deserialize": {"type": "string"},
+                "Value": {"type": "object", "properties": {"value": {"$ref": "#/$defs/Map"}}},
+                "Map": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Option"}},
+                "BTreeMap": {"type": "string"},
+                "Number": {"type": "number"},
+                "Default": {"type": "string"},
+                "Some": {"type": "string"},
+                "Self": {"type": "string"},
+                "Fmt": {"type": "string"},
+                "Cow": {"type": "string"},
+                "Unset": {"type": "string"},
+                "RawValue": {"type": "string"},
+                "Id": {"type": "string"},
+                "Uses": {"type": "object", "properties": {
+                    "a": {"$ref": "#/$defs/Option"}, "b": {"$ref": "#/$defs/Result"},
+                    "c": {"$ref": "#/$defs/Box"}, "d": {"$ref": "#/$defs/Vec"},
+                    "e": {"$ref": "#/$defs/Serialize"}, "f": {"$ref": "#/$defs/Deserialize"},
+                    "g": {"$ref": "#/$defs/Value"}, "h": {"$ref": "#/$defs/BTreeMap"},
+                    "i": {"$ref": "#/$defs/Number"}, "j": {"$ref": "#/$defs/Default"},
+                    "k": {"$ref": "#/$defs/Some"}, "l": {"$ref": "#/$defs/Self"},
+                    "m": {"$ref": "#/$defs/Cow"}, "n": {"$ref": "#/$defs/Unset"},
+                    "o": {"$ref": "#/$defs/RawValue"}, "p": {"$ref": "#/$defs/Id"},
+                    "q": {"$ref": "#/$defs/Fmt"}
+                }, "required": ["a", "e"]}
+            }}),
+        ),
+        (
+            "case_collisions",
+            json!({"$defs": {
+                "thing": {"type": "object", "properties": {"fooBar": {"type": "string"}, "foo_bar": {"type": "string"}, "FooBar": {"type": "integer"}}, "required": ["fooBar", "FooBar"]},
+                "Thing": {"type": "string"},
+                "THING": {"enum": ["a", "A", "b-c", "b_c", "BC"], "x-msp-openness": "open"}
+            }}),
+        ),
+        (
+            "non_ascii",
+            json!({"$defs": {
+                "ñcode": {"type": "object", "properties": {"größe": {"type": "integer"}, "été": {"type": "string"}}, "required": ["größe"]},
+                "Ärger": {"enum": ["été", "ñ", "日本"]}
+            }}),
+        ),
+        (
+            "odd_enum_values",
+            json!({"$defs": {
+                "Odd": {"enum": ["", "1", "-1", "1.5", "a b", "Unknown", "self", "Self"], "x-msp-openness": "open"},
+                "Closed": {"enum": ["", "2", "_", "__"]}
+            }}),
+        ),
+        (
+            "empty_schemas",
+            json!({"$defs": {
+                "Anything": {},
+                "Holder": {"type": "object", "properties": {"any": {}, "yes": true, "list": {"type": "array"}}, "required": ["any"]}
+            }}),
+        ),
+        (
+            "descriptions",
+            json!({"description": "A protocol with <b>HTML</b>, [brackets] and https://example.com/x.\n\n```\nfn not_rust() {}\n```",
+                   "$defs": {"Doc": {
+                "type": "object",
+                "description": "Has code:\n```\nlet x = <T>::new();\n```\n<div>html</div> and `code` and [a link](https://example.com) and [b]\n    indented",
+                "properties": {"m": {"type": "string", "description": "```json\n{\"a\": 1}\n```\n<br/> & &amp;"}}
+            }}}),
+        ),
+        (
+            "recursion",
+            json!({"$defs": {
+                "Tree": {"type": "object", "properties": {"left": {"$ref": "#/$defs/Tree"}, "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}, "parent": {"anyOf": [{"$ref": "#/$defs/Tree"}, {"type": "null"}]}}},
+                "A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}, "required": ["b"]},
+                "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}
+            }}),
+        ),
+        (
+            "big_enum",
+            json!({"$defs": {"Big": {"enum": (0..5000).map(|i| format!("value{i}")).collect::<Vec<_>>(), "x-msp-openness": "open"}}}),
+        ),
+        ("inline_deep", json!({"$defs": {"Deep": deep}})),
+        (
+            "inline_shapes",
+            json!({"$defs": {
+                "Outer": {"type": "object", "properties": {
+                    "inner": {"type": "object", "properties": {"mode": {"enum": ["on", "off"]}, "list": {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}}}},
+                    "choice": {"oneOf": [
+                        {"type": "object", "properties": {"kind": {"const": "a"}, "a": {"type": "string"}}, "required": ["kind"]},
+                        {"type": "object", "properties": {"kind": {"const": "b"}}, "required": ["kind"]}
+                    ]},
+                    "either": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"n": {"type": "integer"}}}]}
+                }},
+                "OuterInner": {"type": "string"}
+            }}),
+        ),
+        (
+            "protocol",
+            json!({
+                "title": "Tiny Protocol",
+                "$defs": {
+                    "PingParams": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+                    "PingResult": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+                    "TickParams": {"type": "object", "properties": {"at": {"type": ["string", "null"]}}, "required": ["at"]},
+                    "ErrorObject": {"type": "object", "properties": {"code": {"type": "integer"}, "message": {"type": "string"}}, "required": ["code", "message"]}
+                },
+                "methods": {"ping": {"params": {"$ref": "#/$defs/PingParams"}, "result": {"$ref": "#/$defs/PingResult"}}},
+                "requests": {"ask/now": {"params": {"$ref": "#/$defs/PingParams"}, "result": {"$ref": "#/$defs/PingResult"}}},
+                "notifications": {"tick": {"params": {"$ref": "#/$defs/TickParams"}}},
+                "errors": [{"code": -32601, "kind": "methodNotFound", "retryable": false}],
+                "capabilities": {"grantable": ["pings"]}
+            }),
+        ),
+    ]
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn cargo(dir: &Path, args: &[&str]) {
+    let output = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .env("RUSTFLAGS", "-D warnings")
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "cargo {args:?} failed in {}:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn cargo_build_of_odd_schemas_is_warning_free_clippy_clean_and_doc_tested() {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("odd-schemas");
+    let _ = fs::remove_dir_all(&base);
+    let mut members = Vec::new();
+    for (name, schema) in cases() {
+        let dir = base.join(name);
+        let crate_name = format!("odd_{name}");
+        let options =
+            msp_codegen::Options::new(format!("{name}.schema.json")).crate_path(&crate_name);
+        let output = msp_codegen::generate(&schema.to_string(), &options)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        msp_codegen::write(&dir.join("src"), &output.files).unwrap();
+        fs::write(
+            dir.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{crate_name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+                 [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
+                 serde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n"
+            ),
+        )
+        .unwrap();
+        members.push(format!("\"{name}\""));
+    }
+    bigger_crate(&base.join("bigger"));
+    members.push("\"bigger\"".to_owned());
+    fs::write(
+        base.join("Cargo.toml"),
+        format!(
+            "[workspace]\nmembers = [{}]\nresolver = \"2\"\n",
+            members.join(", ")
+        ),
+    )
+    .unwrap();
+    // The workspace's lock file pins the same serde versions, and works offline.
+    fs::copy(workspace().join("Cargo.lock"), base.join("Cargo.lock")).unwrap();
+    cargo(
+        &base,
+        &[
+            "clippy",
+            "--quiet",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    );
+    cargo(&base, &["test", "--quiet", "--workspace"]);
+}
+
+// A crate of its own with the generated code as `crate::protocol`, and a test that uses it.
+fn bigger_crate(dir: &Path) {
+    let schema = cases()
+        .into_iter()
+        .find(|(name, _)| *name == "protocol")
+        .map(|(_, schema)| schema)
+        .unwrap();
+    let options = msp_codegen::Options::new("protocol.schema.json")
+        .module("crate::protocol")
+        .crate_path("odd_bigger::protocol");
+    let output =
+        msp_codegen::generate(&schema.to_string(), &options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(output.files.contains_key("mod.rs") && !output.files.contains_key("lib.rs"));
+    msp_codegen::write(&dir.join("src/protocol"), &output.files).unwrap();
+    fs::write(
+        dir.join("src/lib.rs"),
+        r##"//! A crate with a generated protocol inside.
+
+pub mod protocol;
+
+/// A `ping` request line.
+pub fn ping(n: i64) -> String {
+    let params = protocol::PingParams::builder().n(n).build();
+    protocol::rpc::RawFrame::request::<protocol::protocol::methods::Ping>(1, &params).to_line()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_module_speaks_the_protocol() {
+        let line = super::ping(3);
+        assert_eq!(line, r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":3}}"#);
+        let frame = crate::protocol::Frame::parse(crate::protocol::Sender::Client, &line).unwrap();
+        assert_eq!(frame.to_line(), line);
+    }
+}
+"##,
+    )
+    .unwrap();
+    fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"odd_bigger\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nserde = { version = \"1\", features = [\"derive\"] }\n\
+         serde_json = { version = \"1\", features = [\"raw_value\"] }\n",
+    )
+    .unwrap();
+}
