@@ -29,6 +29,23 @@
 //! # Ok::<(), msp_types::rpc::DecodeError>(())
 //! ```
 //!
+//! The same, as a whole program (the workspace README shows it):
+//!
+//! ```rust
+//! use msp_types::{Frame, Message, ProtocolNotification, Sender, UserInputOutcome};
+//!
+//! fn main() -> Result<(), msp_types::rpc::DecodeError> {
+//!     let line = r#"{"jsonrpc":"2.0","method":"userInput/settled","params":{"sessionId":"s-1","userInputId":"q-1","outcome":"answered","answers":[],"clarification":null,"reason":null,"decidedByCommandId":null,"viewCursor":"v:1","sourceRange":{"stream":{"kind":"run","id":"t-1"},"first":{"id":"e-1","sequence":1},"last":{"id":"e-1","sequence":1}}}}"#;
+//!     let frame = Frame::parse(Sender::Server, line)?; // who wrote it; a trailing \r is fine
+//!     if let Message::Notification(ProtocolNotification::UserInputSettled(settled)) = &frame.message {
+//!         assert_eq!(settled.outcome, UserInputOutcome::Answered);
+//!     }
+//!     // Written back, nothing read is lost, and `decidedAt` (required, nullable) is `null`.
+//!     assert!(frame.to_line().contains(r#""decidedAt":null"#));
+//!     Ok(())
+//! }
+//! ```
+//!
 //! A frame that does not decode says where, and keeps what it could read: a host answers a bad
 //! request with `-32602` and its id.
 //!
@@ -43,6 +60,26 @@
 //! assert_eq!(error.to_string(), "userInput/answer (id 9) at /params/userInputId: missing field `userInputId`");
 //! let envelope = error.frame.expect("the envelope read");
 //! assert!(envelope.params.is_some());
+//! ```
+//!
+//! A client that records the requests it sends gets their results typed in the same pass:
+//!
+//! ```rust
+//! use msp_types::rpc::{Id, PendingRequests};
+//! use msp_types::{ClientResult, CommandStatus, Frame, Message, Sender};
+//!
+//! fn main() -> Result<(), msp_types::rpc::DecodeError> {
+//!     let mut pending = PendingRequests::default();
+//!     pending.insert(Id::from(4), "userInput/answer"); // when sending the request
+//!     let line = r#"{"jsonrpc":"2.0","id":4,"result":{"commandId":"c-2","status":"accepted","userInputId":"q-1"}}"#;
+//!     let frame = Frame::parse_tracked(Sender::Server, line, &mut pending)?;
+//!     let Message::ClientResult { result: ClientResult::UserInputAnswer(ack), .. } = &frame.message else {
+//!         panic!("not the answer's receipt");
+//!     };
+//!     assert_eq!(ack.status, CommandStatus::Accepted);
+//!     assert!(pending.is_empty());
+//!     Ok(())
+//! }
 //! ```
 //!
 //! ## Building and sending a request

@@ -340,10 +340,21 @@ fn flood(report: &mut Report, lines: &[String]) {
         println!("  {name:<36} {per_frame:>8.0} ns a frame");
         report.put(name.as_str(), format!("{per_frame:.0}"));
     }
-    if let [(_, parse), (_, conn)] = &times[..] {
-        report.put(
-            "ratio.flood",
-            format!("{:.3}", conn.as_secs_f64() / parse.as_secs_f64()),
-        );
+    let time_of = |case: &str| {
+        times
+            .iter()
+            .find(|(name, _)| name == case)
+            .map(|(_, time)| time.as_secs_f64())
+    };
+    if let Some(parse) = time_of("flood.frame_parse") {
+        for (case, key) in [
+            ("flood.endpoint", "ratio.flood.endpoint"),
+            ("flood.connection", "ratio.flood.blocking"),
+            ("flood.async_connection", "ratio.flood.async"),
+        ] {
+            if let Some(time) = time_of(case) {
+                report.put(key, format!("{:.3}", time / parse));
+            }
+        }
     }
 }
