@@ -127,7 +127,7 @@ fn place(
         }
         _ => false,
     };
-    let reference = Value::String(format!("#/$defs/{}", escape(&claimed)));
+    let reference = Value::String(push("#/$defs", &claimed));
     let mut use_site = Map::new();
     for keyword in ["description", "x-msp-stability"] {
         if let Some(value) = def.get(keyword) {
@@ -194,8 +194,4 @@ fn claim(taken: &mut BTreeSet<String>, name: &str) -> String {
         .map(|n| format!("{name}{n}"))
         .find(|candidate| taken.insert(candidate.clone()))
         .expect("some number is free")
-}
-
-fn escape(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
 }

@@ -6,8 +6,10 @@
 #![recursion_limit = "512"]
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+
+mod support;
+use support::{cargo_strict, workspace};
 
 use serde_json::{json, Value};
 
@@ -149,28 +151,6 @@ fn cases() -> Vec<(&'static str, Value)> {
     ]
 }
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn cargo(dir: &Path, args: &[&str]) {
-    let output = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .env("RUSTFLAGS", "-D warnings")
-        .env("RUSTDOCFLAGS", "-D warnings")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "cargo {args:?} failed in {}:\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
 #[test]
 fn cargo_build_of_odd_schemas_is_warning_free_clippy_clean_and_doc_tested() {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("odd-schemas");
@@ -207,8 +187,9 @@ fn cargo_build_of_odd_schemas_is_warning_free_clippy_clean_and_doc_tested() {
     .unwrap();
     // The workspace's lock file pins the same serde versions, and works offline.
     fs::copy(workspace().join("Cargo.lock"), base.join("Cargo.lock")).unwrap();
-    cargo(
+    cargo_strict(
         &base,
+        &base.join("target"),
         &[
             "clippy",
             "--quiet",
@@ -219,7 +200,11 @@ fn cargo_build_of_odd_schemas_is_warning_free_clippy_clean_and_doc_tested() {
             "warnings",
         ],
     );
-    cargo(&base, &["test", "--quiet", "--workspace"]);
+    cargo_strict(
+        &base,
+        &base.join("target"),
+        &["test", "--quiet", "--workspace"],
+    );
 }
 
 // A crate of its own with the generated code as `crate::protocol`, and a test that uses it.

@@ -3,8 +3,11 @@
 //! place that builds the value (its `build()` no longer exists until the member is set).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
+
+mod support;
+use support::workspace;
 
 const SCHEMA: &str = r#"{
   "title": "Greeter Protocol",
@@ -27,10 +30,6 @@ const APP: &str = r#"fn main() {
     assert_eq!(greeting.text, "hello");
 }
 "#;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn generate(schema: &str, dir: &Path) {
     let options = msp_codegen::Options::new("greeter.schema.json");

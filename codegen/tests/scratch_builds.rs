@@ -4,11 +4,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod support;
+use support::{cargo_strict, workspace};
 
 fn schemas() -> Vec<(&'static str, PathBuf)> {
     let mut out = vec![("project", workspace().join("schema/msp.schema.json"))];
@@ -26,23 +24,6 @@ fn schemas() -> Vec<(&'static str, PathBuf)> {
         None => eprintln!("skipped the upstream bundles: MSP_SHARED_DIR is not set"),
     }
     out
-}
-
-fn cargo(dir: &Path, target: &Path, args: &[&str]) {
-    let output = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .env("RUSTFLAGS", "-D warnings")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "cargo {args:?} failed in {}:\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 #[test]
@@ -67,13 +48,13 @@ fn cargo_build_of_generated_crates_is_warning_free_and_clippy_clean() {
         .unwrap();
         // The workspace's lock file pins the same serde versions, and works offline.
         fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-        cargo(&dir, &target, &["build", "--quiet"]);
-        cargo(
+        cargo_strict(&dir, &target, &["build", "--quiet"]);
+        cargo_strict(
             &dir,
             &target,
             &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],
         );
-        cargo(
+        cargo_strict(
             &dir,
             &target,
             &[
