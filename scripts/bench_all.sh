@@ -74,7 +74,8 @@ cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
     row("request round trip, blocking connection / hand-written loop", "ratio.roundtrip.blocking", "<=", 2.0)
     row("request round trip, tokio connection / hand-written loop", "ratio.roundtrip.async", "<=", 2.0)
     row("notification flood, blocking connection / Frame::parse", "ratio.flood.blocking", "<=", 1.1)
-    row("notification flood, tokio connection / Frame::parse", "ratio.flood.async", "<=", 1.1)
+    row("notification flood, tokio connection (current thread) / Frame::parse", "ratio.flood.async", "<=", 1.1)
+    row("notification flood, tokio connection (2 workers) / Frame::parse", "ratio.flood.async_workers", "<=", 1.1)
     row("no-op build: generator runs", "noop.generator_runs", "<=", 0)
     print ""
     print "like for like: typify on schema/msp.schema.json, the input msp-types is generated from"
@@ -88,8 +89,11 @@ cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
     info("  decode payload, *::decode / Value", "decode.payload.msp_api/value")
     info("  encode payload, params() / Value", "encode.payload.msp_api/value")
     print ""
-    print "diagnostic: the sans-I/O endpoint alone (framing and events, no threads) on the flood"
+    print "diagnostic: the flood through the sans-I/O endpoint alone (framing and events, no threads),"
+    print "through an in-memory pipe fed by a host thread, and with a new connection every pass"
     info("  notification flood, Endpoint / Frame::parse", "ratio.flood.endpoint")
+    info("  notification flood, blocking connection over a pipe / Frame::parse", "ratio.flood.blocking_pipe")
+    info("  notification flood, new blocking connection each pass / Frame::parse", "ratio.flood.blocking_fresh")
     print ""
     print "diagnostic: the generated types alone (serde_json::from_str::<T>, no Value in between)"
     info("  decode frame, types / Value", "decode.frame.msp_types/value")

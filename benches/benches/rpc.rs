@@ -1,14 +1,21 @@
 //! The connection's cost: a request round trip over an in-memory pipe (blocking and async)
 //! against a hand-written line loop doing the same work (encode the typed params, write a
 //! line, read the answer line, decode the typed result), and a notification flood (the golden
-//! corpus' server notifications) through the connection against `Frame::parse` alone.
-//! Prints each time and the ratios the targets name.
+//! corpus' server notifications) through the connection against `Frame::parse` alone: a
+//! connection that lives through every pass (a flood meets a session under way), its host
+//! sending one burst a pass from memory, so the ratio is the connection's own cost. Also, as
+//! diagnostics, the same through an in-memory pipe a host thread writes, and with a new
+//! connection every pass. Prints each time and the ratios the targets name; a flood ratio is
+//! the median of its per-round ratios.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use msp_bench::corpus::{self, Dir};
-use msp_bench::measure::{budget, Group, Report};
+use msp_bench::measure::{budget, median, round_ratio, Group, Report};
 use msp_rpc::blocking::Connection;
 use msp_rpc::pipe::{pipe, PipeReader, PipeWriter};
 use msp_rpc::{Inbound, Options};
@@ -253,6 +260,75 @@ fn async_round_trip(
     }
 }
 
+/// One pass of the flood each time a pass asks for it (as a host sends a burst, then waits):
+/// the connection's reader finds the bytes at once, and reads nothing between passes.
+struct Burst<G> {
+    bytes: Arc<[u8]>,
+    at: usize,
+    go: G,
+}
+
+impl<G> Burst<G> {
+    fn new(bytes: &Arc<[u8]>, go: G) -> Self {
+        Burst {
+            bytes: bytes.clone(),
+            at: bytes.len(),
+            go,
+        }
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.bytes.len() - self.at);
+        buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        n
+    }
+}
+
+impl Read for Burst<std::sync::mpsc::Receiver<()>> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.bytes.len() {
+            match self.go.recv() {
+                Ok(()) => self.at = 0,
+                Err(_) => return Ok(0),
+            }
+        }
+        Ok(self.fill(buf))
+    }
+}
+
+impl tokio::io::AsyncRead for Burst<tokio::sync::mpsc::UnboundedReceiver<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.at == self.bytes.len() {
+            match self.go.poll_recv(cx) {
+                Poll::Ready(Some(())) => self.at = 0,
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        let n = self.fill(buf.initialize_unfilled());
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Takes `frames` frames of a flood, checking each is a notification.
+fn take_flood(inbound: impl Iterator<Item = Inbound>, frames: usize) {
+    let mut seen = 0;
+    for inbound in inbound.take(frames) {
+        assert!(
+            matches!(inbound, Inbound::Notification { .. }),
+            "{inbound:?}"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, frames, "the flood ended early");
+}
+
 fn flood(report: &mut Report, lines: &[String]) {
     let frames = lines.len() * FLOOD_REPEAT;
     let mut bytes = Vec::new();
@@ -266,10 +342,60 @@ fn flood(report: &mut Report, lines: &[String]) {
         "\nnotification flood ({frames} frames, {} bytes a pass):",
         bytes.len()
     );
+    let bytes: Arc<[u8]> = bytes.into();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
+    let workers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // Connections that live through every pass, as a flood meets a session under way; each
+    // pass has its host send one burst.
+    let (go, burst) = std::sync::mpsc::channel();
+    let conn = Connection::new(Burst::new(&bytes, burst), std::io::sink(), Options::new());
+    let (piped_go, piped_burst) = std::sync::mpsc::channel::<()>();
+    let (piped_reads, mut host_writes) = pipe();
+    std::thread::spawn({
+        let bytes = bytes.clone();
+        move || {
+            for () in piped_burst {
+                if host_writes.write_all(&bytes).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let piped = Connection::new(piped_reads, std::io::sink(), Options::new());
+    let async_flood = |runtime: &tokio::runtime::Runtime| {
+        let (go, burst) = tokio::sync::mpsc::unbounded_channel();
+        let conn = runtime.block_on(async {
+            let reader = Burst::new(&bytes, burst);
+            msp_rpc::tokio::Connection::new(reader, tokio::io::sink(), Options::new())
+        });
+        (go, conn)
+    };
+    let (async_go, async_conn) = async_flood(&runtime);
+    let (workers_go, workers_conn) = async_flood(&workers);
+    let mut async_notifications = runtime.block_on(async_conn.notifications());
+    let mut workers_notifications = workers.block_on(workers_conn.notifications());
+    let async_pass = |runtime: &tokio::runtime::Runtime,
+                      go: &tokio::sync::mpsc::UnboundedSender<()>,
+                      notifications: &mut msp_rpc::tokio::Notifications<'_>| {
+        go.send(()).unwrap();
+        runtime.block_on(async {
+            for _ in 0..frames {
+                let inbound = notifications.next().await.expect("the flood continues");
+                assert!(
+                    matches!(inbound, Inbound::Notification { .. }),
+                    "{inbound:?}"
+                );
+            }
+        })
+    };
+
     let mut group = Group::default();
     group.add("flood.frame_parse", || {
         for _ in 0..FLOOD_REPEAT {
@@ -290,70 +416,83 @@ fn flood(report: &mut Report, lines: &[String]) {
             }
         }
     });
-    // Replayed as a host would send them: written into a pipe while the client reads.
-    group.add("flood.connection", || {
-        let (client_reads, mut host_writes) = pipe();
-        let bytes = &bytes;
-        std::thread::scope(|scope| {
-            scope.spawn(move || host_writes.write_all(bytes).unwrap());
-            let conn = Connection::new(client_reads, std::io::sink(), Options::new());
-            let mut seen = 0;
-            for inbound in conn.notifications() {
-                assert!(
-                    matches!(inbound, Inbound::Notification { .. }),
-                    "{inbound:?}"
-                );
-                seen += 1;
+    // Diagnostic: the same, with 100 frames typed before any is dropped (what a reader that
+    // types everything and queues it would do).
+    group.add("flood.endpoint_batched", || {
+        let mut endpoint = msp_rpc::Endpoint::<msp_rpc::Client>::new();
+        let mut decoder = msp_rpc::framing::LineDecoder::new(1 << 24);
+        decoder.push(&bytes);
+        let mut held = Vec::with_capacity(100);
+        let mut typed = 0;
+        while let Some(line) = decoder.next_line() {
+            endpoint.handle_line(line.unwrap());
+            typed += 1;
+            if typed % 100 == 0 {
+                held.extend(std::iter::from_fn(|| endpoint.poll_event()));
+                held.clear();
             }
-            assert_eq!(seen, frames);
-        });
+        }
+        held.extend(std::iter::from_fn(|| endpoint.poll_event()));
+    });
+    group.add("flood.connection", || {
+        go.send(()).unwrap();
+        take_flood(conn.notifications(), frames)
+    });
+    // Diagnostic: the frames written into a pipe (64 KiB, as an OS pipe holds) by a host
+    // thread while the client reads: adds the transport's wake-ups.
+    group.add("flood.piped_connection", || {
+        piped_go.send(()).unwrap();
+        take_flood(piped.notifications(), frames)
+    });
+    // Diagnostic: a new connection each pass (threads started and stopped included).
+    group.add("flood.new_connection_each_pass", || {
+        let reader = std::io::Cursor::new(bytes.clone());
+        let conn = Connection::new(reader, std::io::sink(), Options::new());
+        take_flood(conn.notifications(), frames);
     });
     group.add("flood.async_connection", || {
-        runtime.block_on(async {
-            let (client, mut host) = tokio::io::duplex(64 * 1024);
-            let (reads, _) = tokio::io::split(client);
-            let feeder = tokio::spawn({
-                let bytes = bytes.clone();
-                async move {
-                    use tokio::io::AsyncWriteExt;
-                    host.write_all(&bytes).await.unwrap();
-                }
-            });
-            let conn = msp_rpc::tokio::Connection::new(reads, tokio::io::sink(), Options::new());
-            let mut notifications = conn.notifications().await;
-            let mut seen = 0;
-            while seen < frames {
-                let inbound = notifications.next().await.expect("the flood continues");
-                assert!(
-                    matches!(inbound, Inbound::Notification { .. }),
-                    "{inbound:?}"
-                );
-                seen += 1;
-            }
-            drop(notifications);
-            feeder.await.unwrap();
-        })
+        async_pass(&runtime, &async_go, &mut async_notifications)
     });
-    let times = group.run(budget());
-    for (name, time) in &times {
-        let per_frame = time.as_secs_f64() * 1e9 / frames as f64;
+    // The same on a runtime with two worker threads (as `#[tokio::main]` makes).
+    group.add("flood.async_workers_connection", || {
+        async_pass(&workers, &workers_go, &mut workers_notifications)
+    });
+    let rounds = group.run_rounds(budget());
+    for (name, times) in &rounds {
+        let per_frame = median(&mut times.clone()).as_secs_f64() * 1e9 / frames as f64;
         println!("  {name:<36} {per_frame:>8.0} ns a frame");
         report.put(name.as_str(), format!("{per_frame:.0}"));
     }
-    let time_of = |case: &str| {
-        times
+    let rounds_of = |case: &str| {
+        rounds
             .iter()
             .find(|(name, _)| name == case)
-            .map(|(_, time)| time.as_secs_f64())
+            .map(|(_, times)| times.as_slice())
     };
-    if let Some(parse) = time_of("flood.frame_parse") {
+    // Each ratio is the median of its per-round ratios (see `round_ratio`).
+    if let Some(parse) = rounds_of("flood.frame_parse") {
+        println!(
+            "  against flood.frame_parse, the median of {} rounds' ratios:",
+            parse.len()
+        );
         for (case, key) in [
             ("flood.endpoint", "ratio.flood.endpoint"),
             ("flood.connection", "ratio.flood.blocking"),
             ("flood.async_connection", "ratio.flood.async"),
+            (
+                "flood.async_workers_connection",
+                "ratio.flood.async_workers",
+            ),
+            ("flood.piped_connection", "ratio.flood.blocking_pipe"),
+            (
+                "flood.new_connection_each_pass",
+                "ratio.flood.blocking_fresh",
+            ),
         ] {
-            if let Some(time) = time_of(case) {
-                report.put(key, format!("{:.3}", time / parse));
+            if let Some(times) = rounds_of(case) {
+                let ratio = round_ratio(times, parse);
+                println!("    {case:<34} {ratio:>6.3}");
+                report.put(key, format!("{ratio:.3}"));
             }
         }
     }

@@ -68,7 +68,17 @@ impl<'a> Group<'a> {
     }
 
     /// Runs every case; their times in the order they were added.
-    pub fn run(mut self, budget: Duration) -> Vec<(String, Duration)> {
+    pub fn run(self, budget: Duration) -> Vec<(String, Duration)> {
+        self.run_rounds(budget)
+            .into_iter()
+            .map(|(name, mut rounds)| (name, median(&mut rounds)))
+            .collect()
+    }
+
+    /// Runs every case; each one's time in every round, in the order they were added. A ratio
+    /// of two cases is steadier as the median of its per-round ratios (see [`round_ratio`])
+    /// than as the ratio of their medians: within a round both met the same machine.
+    pub fn run_rounds(mut self, budget: Duration) -> Vec<(String, Vec<Duration>)> {
         let rounds = std::env::var("MSP_BENCH_ROUNDS")
             .ok()
             .and_then(|s| s.parse::<u32>().ok())
@@ -83,9 +93,20 @@ impl<'a> Group<'a> {
         self.cases
             .into_iter()
             .zip(times)
-            .map(|((name, _), mut t)| (name, median(&mut t)))
+            .map(|((name, _), t)| (name, t))
             .collect()
     }
+}
+
+/// The median over rounds of `case / base`, from [`Group::run_rounds`] times.
+pub fn round_ratio(case: &[Duration], base: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = case
+        .iter()
+        .zip(base)
+        .map(|(case, base)| case.as_secs_f64() / base.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
 }
 
 /// The median of `samples`.

@@ -1,8 +1,9 @@
 //! The blocking driver: std threads and channels, no async runtime.
 //!
-//! A reader thread feeds the endpoint each line as it arrives, a writer thread writes what the
-//! endpoint sends (so a peer that stops reading never blocks the reader), and a handler
-//! thread answers the peer's requests in order. Requests block the calling thread until their
+//! A reader thread cuts what the peer writes into lines and hands them on (to a consumer of
+//! notifications at work, which types them on its own thread, or types them itself), a writer thread writes what the endpoint
+//! sends (so a peer that stops reading never blocks the reader), a handler thread answers the
+//! peer's requests in order, and a fourth types the lines a consumer left halfway. Requests block the calling thread until their
 //! typed result, their error, their timeout or the connection's close.
 //!
 //! ```
@@ -30,6 +31,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, BufWriter, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{ChildStdin, ChildStdout};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -38,11 +40,12 @@ use msp_types::protocol::{methods, notifications};
 use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
+use crate::backlog::{self, Backlog, Batch, Typing, Typist, STALL};
 use crate::command::Command;
 use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
 use crate::endpoint::{Client, Endpoint, Handled, Pending, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
-use crate::framing::{LineDecoder, LineError};
+use crate::framing::LineDecoder;
 use crate::handshake::{Handshake, HandshakeError};
 use crate::process::{HostCommand, HostExit, HostProcess, SpawnError};
 
@@ -73,10 +76,19 @@ struct Inner<R: Role> {
 
 struct Shared<R: Role> {
     state: Mutex<State<R>>,
-    /// Notified when inbound frames are queued, lines are handed over or taken, or the
-    /// connection closes.
+    /// Notified, when consumers sleep on it, as inbound frames are queued, lines are handed
+    /// over, or the connection closes. (Every wake-up of a thread that did not need it costs
+    /// the consumer dearly: it then meets that thread at the lock.)
     changed: Condvar,
-    tracer: Option<Tracer>,
+    /// Notified when a reader waits for room in the backlog and there is, or when someone waits
+    /// for a claim to end.
+    room: Condvar,
+    /// Notified when lines are handed over to an idle backlog or the connection closes (for
+    /// the stall thread).
+    handed: Condvar,
+    /// Threads inside [`Notifications::next`] (or `next_timeout`), waiting or typing; counted
+    /// before they take the lock, so the reader holding it sees them coming.
+    waiting: AtomicUsize,
     /// Set when the reader reached the end of the peer's output.
     read_all: Flag,
     /// Set when the handler answered every request handed to it.
@@ -106,32 +118,13 @@ struct State<R: Role> {
     endpoint: Endpoint<R>,
     sinks: Channels<R>,
     initialized: bool,
-    /// Threads waiting in [`Connection::notifications`] (or `next_timeout`).
-    consumers: usize,
-    /// Lines the reader hands to a waiting consumer, which types them on its own thread, one
-    /// at a time as it takes them (what it frees is then what it just allocated: across
-    /// threads, and with many values alive at once, allocators get slow).
-    handoff: Option<Handoff>,
-}
-
-/// Lines handed over: their text, where each ends, and how many were taken.
-struct Handoff {
-    text: String,
-    ends: Vec<usize>,
-    taken: usize,
-}
-
-impl Handoff {
-    /// The next line not taken yet.
-    fn next(&mut self) -> Option<&str> {
-        let end = *self.ends.get(self.taken)?;
-        let start = match self.taken {
-            0 => 0,
-            n => self.ends[n - 1] + 1,
-        };
-        self.taken += 1;
-        self.text.get(start..end)
-    }
+    /// Lines handed to the consumer, for it to type as it takes them.
+    backlog: Backlog,
+    /// Consumers asleep on `changed`.
+    sleepers: usize,
+    /// Whether the reader waits for room in the backlog.
+    reader_waits: bool,
+    tracer: Option<Tracer>,
 }
 
 struct Channels<R: Role> {
@@ -176,6 +169,44 @@ impl<R: Role> Shared<R> {
     fn lock(&self) -> MutexGuard<'_, State<R>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Closes for `reason` (see [`State::shut`]) once no consumer is typing, and wakes every
+    /// thread that waits on it.
+    fn shut(&self, reason: CloseReason) {
+        let mut state = self.lock();
+        while state.backlog.is_claimed(true) {
+            state = self.room.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state.shut(reason);
+        drop(state);
+        self.changed.notify_all();
+        self.room.notify_all();
+        self.handed.notify_all();
+    }
+
+    /// Wakes the consumers asleep, if any (call without the lock held).
+    fn wake_consumers(&self, sleepers: usize) {
+        if sleepers > 0 {
+            self.changed.notify_all();
+        }
+    }
+}
+
+impl<R: Role> Typing<R> for State<R> {
+    type Sinks = Channels<R>;
+
+    fn typist(&mut self) -> (&mut Backlog, Typist<'_, R, Channels<R>>) {
+        let typist = Typist {
+            endpoint: &mut self.endpoint,
+            sinks: &mut self.sinks,
+            tracer: self.tracer.as_ref(),
+        };
+        (&mut self.backlog, typist)
+    }
+
+    fn pop_inbound(&mut self) -> Option<Inbound> {
+        self.sinks.inbound.pop_front()
+    }
 }
 
 impl<R: Role> State<R> {
@@ -183,31 +214,11 @@ impl<R: Role> State<R> {
         pump(&mut self.endpoint, &mut self.sinks);
     }
 
-    /// Feeds the endpoint one line (pump afterwards).
-    fn take_line(&mut self, line: Result<&str, LineError>, tracer: Option<&Tracer>) {
-        match line {
-            Ok(line) => {
-                trace(tracer, Traced::Received, line);
-                self.endpoint.handle_line(line);
-            }
-            Err(error) => self.endpoint.handle_bad_line(error),
-        }
-    }
-
-    /// Feeds the endpoint every line still in the handoff.
-    fn take_handoff(&mut self, tracer: Option<&Tracer>) {
-        if let Some(mut handoff) = self.handoff.take() {
-            while let Some(line) = handoff.next() {
-                self.take_line(Ok(line), tracer);
-            }
-            self.pump();
-        }
-    }
-
-    /// Closes for `reason`: pending requests fail, the iterator and the handler end, and the
-    /// writer finishes what is queued and closes its side.
+    /// Closes for `reason`: lines handed over are typed, pending requests fail, the iterator
+    /// and the handler end, and the writer finishes what is queued and closes its side.
     fn shut(&mut self, reason: CloseReason) {
-        self.take_handoff(None);
+        let (backlog, mut typist) = self.typist();
+        backlog.type_all(&mut typist);
         self.endpoint.close(reason);
         self.pump();
         self.sinks.open = false;
@@ -267,11 +278,15 @@ impl<R: Role> Connection<R> {
                     requests: handler.is_some().then_some(requests_tx),
                 },
                 initialized: false,
-                consumers: 0,
-                handoff: None,
+                backlog: Backlog::default(),
+                sleepers: 0,
+                reader_waits: false,
+                tracer: settings.tracer.clone(),
             }),
             changed: Condvar::new(),
-            tracer: settings.tracer.clone(),
+            room: Condvar::new(),
+            handed: Condvar::new(),
+            waiting: AtomicUsize::new(0),
             read_all: Flag::default(),
             handled_all: Flag::default(),
         });
@@ -287,6 +302,10 @@ impl<R: Role> Connection<R> {
         spawn("msp-reader", {
             let shared = shared.clone();
             move || read_loop(reader, max_frame_bytes, &shared, &closer)
+        });
+        spawn("msp-stall", {
+            let shared = shared.clone();
+            move || stall_loop(&shared)
         });
         match handler {
             Some(handler) => {
@@ -373,7 +392,6 @@ impl<R: Role> Connection<R> {
     /// iterator ends when the connection closes. Everything read before a response is queued
     /// before that response is delivered.
     pub fn notifications(&self) -> Notifications<'_, R> {
-        self.inner.shared.lock().consumers += 1;
         Notifications(&self.inner.shared)
     }
 
@@ -414,7 +432,7 @@ impl<R: Role> Connection<R> {
         let reason = exit
             .clone()
             .map_or(CloseReason::Local, CloseReason::HostExited);
-        self.inner.shared.lock().shut(reason);
+        self.inner.shared.shut(reason);
         exit
     }
 }
@@ -471,7 +489,7 @@ impl Connection<Client> {
 
 impl<R: Role> Drop for Inner<R> {
     fn drop(&mut self) {
-        self.shared.lock().shut(CloseReason::Local);
+        self.shared.shut(CloseReason::Local);
         if let Some(process) = &self.process {
             process.kill();
         }
@@ -540,46 +558,58 @@ impl<R: Role> Iterator for Notifications<'_, R> {
     }
 }
 
-impl<R: Role> Drop for Notifications<'_, R> {
-    fn drop(&mut self) {
-        self.0.lock().consumers -= 1;
-    }
-}
-
 impl<R: Role> Shared<R> {
     /// The next inbound frame, typing lines the reader handed over on this thread.
     fn next_inbound(&self, deadline: Option<Instant>) -> Option<Inbound> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let next = self.next_waiting(deadline);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        next
+    }
+
+    fn next_waiting(&self, deadline: Option<Instant>) -> Option<Inbound> {
         let mut state = self.lock();
         loop {
             if let Some(inbound) = state.sinks.inbound.pop_front() {
                 return Some(inbound);
             }
-            if let Some(mut handoff) = state.handoff.take() {
-                if let Some(line) = handoff.next() {
-                    state.take_line(Ok(line), self.tracer.as_ref());
-                    state.pump();
-                    state.handoff = Some(handoff);
-                } else {
-                    // All taken: the reader may go on.
-                    self.changed.notify_all();
+            if let Some(batch) = state.backlog.claim() {
+                drop(state);
+                let next;
+                (state, next) = self.type_claimed(batch);
+                match next {
+                    Some(inbound) => return Some(inbound),
+                    None => continue,
                 }
-                continue;
             }
             if !state.sinks.open {
                 return None;
             }
-            state = match deadline {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|left| left.is_zero()) {
+                return None;
+            }
+            state.sleepers += 1;
+            state = match left {
                 None => self.changed.wait(state).unwrap_or_else(|e| e.into_inner()),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return None;
-                    }
+                Some(left) => {
                     let waited = self.changed.wait_timeout(state, left);
                     waited.unwrap_or_else(|e| e.into_inner()).0
                 }
             };
+            state.sleepers -= 1;
         }
+    }
+
+    /// Types the lines of a claimed batch until one gives an inbound frame; the rest goes back
+    /// to the backlog.
+    fn type_claimed(&self, batch: Batch) -> (MutexGuard<'_, State<R>>, Option<Inbound>) {
+        let (mut state, inbound, batch) = backlog::type_claimed(batch, || self.lock());
+        let wanted = state.backlog.unclaim(batch);
+        if wanted || (state.reader_waits && state.backlog.has_room()) {
+            self.room.notify_all();
+        }
+        (state, inbound)
     }
 }
 
@@ -591,82 +621,97 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
         .unwrap_or_else(|e| panic!("cannot start the {name} thread: {e}"));
 }
 
-/// How long the reader waits for a consumer to take lines it handed over, before typing them
-/// itself (the consumer may be busy elsewhere; requests and responses cannot wait on it).
-const HANDOFF_WAIT: Duration = Duration::from_millis(2);
-
 fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>, closer: &Closer) {
     let mut lines = LineDecoder::new(max);
     let mut buf = vec![0u8; 64 * 1024];
+    let mut batch = Batch::default();
     let stopped = loop {
         match reader.read(&mut buf) {
             Ok(0) => break None,
             Ok(n) => {
                 lines.push(&buf[..n]);
-                feed(shared, &mut lines);
+                batch.fill(&mut lines);
+                if !batch.is_empty() {
+                    batch = deliver(shared, batch);
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => break Some(CloseReason::io(&e)),
         }
     };
     lines.finish();
-    feed(shared, &mut lines);
+    batch.fill(&mut lines);
+    deliver(shared, batch);
     let reason = closer.reason(stopped.unwrap_or(CloseReason::PeerClosed));
-    shared.lock().shut(reason);
-    shared.changed.notify_all();
+    shared.shut(reason);
     shared.read_all.set();
 }
 
-/// Types the complete lines read so far, or hands them to a consumer waiting for them.
-fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder) {
-    let tracer = shared.tracer.as_ref();
+/// Hands `batch` to a consumer at work, or types it here (see `backlog.rs`); returns an empty
+/// batch to fill next.
+fn deliver<R: Role>(shared: &Shared<R>, mut batch: Batch) -> Batch {
     let mut state = shared.lock();
-    if state.consumers == 0 || state.handoff.is_some() {
-        while let Some(line) = lines.next_line() {
-            state.take_line(line, tracer);
-        }
-        state.pump();
-        shared.changed.notify_all();
-        return;
-    }
-    let mut handoff = Handoff {
-        text: String::new(),
-        ends: Vec::new(),
-        taken: 0,
-    };
-    while let Some(line) = lines.next_line() {
-        match line {
-            Ok(line) => {
-                handoff.text.push_str(line);
-                handoff.ends.push(handoff.text.len());
-                handoff.text.push('\n');
-            }
-            // Rare: type what came before it here, in order, then take it.
-            Err(error) => {
-                state.handoff = Some(std::mem::replace(
-                    &mut handoff,
-                    Handoff {
-                        text: String::new(),
-                        ends: Vec::new(),
-                        taken: 0,
-                    },
-                ));
-                state.take_handoff(tracer);
-                state.take_line(Err(error), tracer);
-            }
-        }
-    }
-    state.pump();
-    if !handoff.ends.is_empty() {
-        state.handoff = Some(handoff);
-        shared.changed.notify_all();
+    if state.backlog.is_full() {
+        state.reader_waits = true;
         let waited = shared
-            .changed
-            .wait_timeout_while(state, HANDOFF_WAIT, |state| state.handoff.is_some());
-        state = waited.unwrap_or_else(|e| e.into_inner()).0;
-        state.take_handoff(tracer);
+            .room
+            .wait_while(state, |state| !state.backlog.has_room() && state.sinks.open);
+        state = waited.unwrap_or_else(|e| e.into_inner());
+        state.reader_waits = false;
     }
-    shared.changed.notify_all();
+    if !state.sinks.open {
+        // Closed: nothing more is delivered.
+        return Batch::default();
+    }
+    if shared.waiting.load(Ordering::SeqCst) > 0 || !state.backlog.is_idle() {
+        let was_idle = state.backlog.is_idle();
+        let next = state.backlog.push(batch);
+        let sleepers = state.sleepers;
+        drop(state);
+        shared.wake_consumers(sleepers);
+        if was_idle {
+            shared.handed.notify_all();
+        }
+        return next;
+    }
+    let (backlog, mut typist) = state.typist();
+    backlog.type_all(&mut typist);
+    batch.type_all(&mut typist);
+    let sleepers = state.sleepers;
+    drop(state);
+    shared.wake_consumers(sleepers);
+    batch
+}
+
+/// Types the lines a consumer left: those nobody claimed for [`STALL`].
+fn stall_loop<R: Role>(shared: &Shared<R>) {
+    let mut state = shared.lock();
+    loop {
+        if state.backlog.is_idle() {
+            if !state.sinks.open {
+                return;
+            }
+            state = shared.handed.wait(state).unwrap_or_else(|e| e.into_inner());
+            continue;
+        }
+        // A consumer that holds a claim is at work; one that took none for a while is not.
+        let mark = state.backlog.claims();
+        let waited = shared.handed.wait_timeout_while(state, STALL, |state| {
+            state.backlog.claims() == mark && !state.backlog.is_idle() && state.sinks.open
+        });
+        let (waited, timeout) = waited.unwrap_or_else(|e| e.into_inner());
+        state = waited;
+        if timeout.timed_out() && state.backlog.is_left() {
+            tracing::trace!("typing lines a consumer left");
+            let (backlog, mut typist) = state.typist();
+            backlog.type_all(&mut typist);
+            let sleepers = state.sleepers;
+            drop(state);
+            shared.wake_consumers(sleepers);
+            shared.room.notify_all();
+            state = shared.lock();
+        }
+    }
 }
 
 fn write_loop<R: Role>(
@@ -693,7 +738,7 @@ fn write_loop<R: Role>(
         if let Err(e) = written.and_then(|()| out.flush()) {
             tracing::debug!(error = %e, "write failed");
             let reason = closer.reason(CloseReason::io(&e));
-            shared.lock().shut(reason);
+            shared.shut(reason);
             return;
         }
     }

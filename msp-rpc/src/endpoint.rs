@@ -386,6 +386,15 @@ struct Outstanding {
 /// are dropped quietly; past it the oldest memory is cleared and such a response is reported.
 const FORGOTTEN_LIMIT: usize = 4096;
 
+/// A line parsed by [`Endpoint::parse`], for [`Endpoint::handle_parsed`] of the same role.
+pub struct Parsed<R: Role>(Result<Frame, DecodeError>, PhantomData<fn() -> R>);
+
+impl<R: Role> fmt::Debug for Parsed<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Parsed").field(&self.0).finish()
+    }
+}
+
 /// One side of an MSP connection, without I/O.
 #[derive(Debug)]
 pub struct Endpoint<R: Role> {
@@ -574,12 +583,27 @@ impl<R: Role> Endpoint<R> {
         self.events.pop_front()
     }
 
-    /// Takes one line read from the peer (a trailing `\r` is fine).
+    /// Takes one line read from the peer (a trailing `\r` is fine): the same as
+    /// [`Endpoint::parse`] followed by [`Endpoint::handle_parsed`].
     pub fn handle_line(&mut self, line: &str) {
+        if self.closed.is_none() {
+            self.handle_parsed(line, Self::parse(line));
+        }
+    }
+
+    /// Parses a line read from the peer, without touching any endpoint: parsing is most of
+    /// what a line costs, so a driver can parse where no lock is held and then hand the result
+    /// to [`Endpoint::handle_parsed`] with the same line.
+    pub fn parse(line: &str) -> Parsed<R> {
+        Parsed(Frame::parse(R::PEER, line), PhantomData)
+    }
+
+    /// Takes a line parsed by [`Endpoint::parse`]; lines must come in the order they were read.
+    pub fn handle_parsed(&mut self, line: &str, parsed: Parsed<R>) {
         if self.closed.is_some() {
             return;
         }
-        match Frame::parse(R::PEER, line) {
+        match parsed.0 {
             Ok(frame) => self.on_frame(frame, line),
             Err(error) => self.on_undecodable(line, error),
         }

@@ -15,6 +15,7 @@
 //! Also: [`framing`] (lines from bytes), [`handshake`] (`initialize` checks), [`command`]
 //! (`commandId` minting and same-id retries), [`pipe`] (an in-memory pipe for tests).
 
+mod backlog;
 pub mod blocking;
 #[cfg(feature = "canned-host")]
 pub mod canned;
@@ -32,7 +33,7 @@ mod wire;
 
 pub use command::{new_command_id, Command};
 pub use driver::{Handler, Inbound, Options, Traced, Tracer};
-pub use endpoint::{BadFrame, Client, Endpoint, Event, Host, Problem, Reply, Role};
+pub use endpoint::{BadFrame, Client, Endpoint, Event, Host, Parsed, Problem, Reply, Role};
 pub use error::{CloseReason, RemoteError, RpcError};
 pub use handshake::{FingerprintPolicy, Handshake, HandshakeError, Warning};
 pub use process::{ExitKind, HostCommand, HostExit, Retry, SpawnError};

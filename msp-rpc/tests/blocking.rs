@@ -15,7 +15,9 @@ use msp_types::{
     ServerRequest, UserInputAnswerParams, UserInputCancelParams,
 };
 use serde_json::json;
-use support::{connect, initialize_result, MODELS, SEED_REQUEST, SEED_SETTLED};
+use support::{
+    connect, initialize_result, notice_number, numbered_notices, MODELS, SEED_REQUEST, SEED_SETTLED,
+};
 
 const LONG: Duration = Duration::from_secs(20);
 
@@ -417,4 +419,90 @@ fn a_retried_command_carries_the_same_command_id() {
         &format!(r#"{{"commandId":"{command_id}","status":"accepted","userInputId":"q-1"}}"#),
     );
     assert_eq!(worker.join().unwrap().unwrap().command_id, command_id);
+}
+
+#[test]
+fn a_consumer_that_stops_halfway_holds_up_neither_responses_nor_the_peers_requests() {
+    let (conn, mut host) = connect(Options::new());
+    let call = conn
+        .start::<methods::ModelList>(&ModelListParams::new(), LONG)
+        .unwrap();
+    let frame = host.recv().unwrap();
+    // A consumer waits for notifications, takes one and then stops (busy elsewhere), keeping
+    // its iterator: the lines it was handed and left must still be typed.
+    let (took_tx, took) = std::sync::mpsc::channel();
+    let (stop_tx, stop) = std::sync::mpsc::channel::<()>();
+    let consumer = std::thread::spawn({
+        let conn = conn.clone();
+        move || {
+            let mut notifications = conn.notifications();
+            took_tx.send(notifications.next()).unwrap();
+            let _ = stop.recv();
+        }
+    });
+    let mut burst = numbered_notices(500);
+    burst.push_str(SEED_REQUEST);
+    burst.push('\n');
+    burst.push_str(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{MODELS}}}\n",
+        frame["id"]
+    ));
+    host.send_bytes(burst.as_bytes());
+    let first = took.recv().unwrap().expect("the consumer got one");
+    assert_eq!(notice_number(&first), 0);
+    // The response after the 500 lines reaches its caller, and the host's request its reply.
+    assert!(call.wait().is_ok());
+    let reply = host.recv().unwrap();
+    assert_eq!(reply["id"], 18);
+    assert_eq!(reply["error"]["code"], -32601);
+    // What the consumer left is queued, in order, for whoever reads next.
+    for n in 1..500 {
+        assert_eq!(notice_number(&next(&conn)), n);
+    }
+    stop_tx.send(()).unwrap();
+    consumer.join().unwrap();
+}
+
+#[test]
+fn a_flood_larger_than_the_backlog_arrives_whole_and_in_order() {
+    let (conn, mut host) = connect(Options::new());
+    // About 4 MiB: the reader waits for the consumer (the backlog holds 1 MiB) and goes on.
+    let count = 16_000;
+    let host = std::thread::spawn(move || {
+        host.send_bytes(numbered_notices(count).as_bytes());
+        host
+    });
+    let mut notifications = conn.notifications();
+    for n in 0..count as u64 {
+        assert_eq!(notice_number(&notifications.next().unwrap()), n);
+    }
+    let mut host = host.join().unwrap();
+    host.close_output();
+    assert!(notifications.next().is_none(), "the flood is all there was");
+}
+
+#[test]
+fn requests_answered_during_a_flood_complete_while_it_is_consumed() {
+    let (conn, mut host) = connect(Options::new());
+    let call = conn
+        .start::<methods::ModelList>(&ModelListParams::new(), LONG)
+        .unwrap();
+    let frame = host.recv().unwrap();
+    let host = std::thread::spawn(move || {
+        let mut burst = numbered_notices(3_000);
+        burst.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{MODELS}}}\n",
+            frame["id"]
+        ));
+        burst.push_str(&numbered_notices(3_000));
+        host.send_bytes(burst.as_bytes());
+        host
+    });
+    let consumer = std::thread::spawn({
+        let conn = conn.clone();
+        move || conn.notifications().take(6_000).count()
+    });
+    assert!(call.wait().is_ok());
+    assert_eq!(consumer.join().unwrap(), 6_000);
+    drop(host.join().unwrap());
 }

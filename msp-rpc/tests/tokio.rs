@@ -13,7 +13,9 @@ use msp_types::{
     ServerRequest, UserInputAnswerParams,
 };
 use serde_json::{json, Value};
-use support::{initialize_result, MODELS, SEED_REQUEST, SEED_SETTLED};
+use support::{
+    initialize_result, notice_number, numbered_notices, MODELS, SEED_REQUEST, SEED_SETTLED,
+};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 const LONG: Duration = Duration::from_secs(20);
@@ -232,4 +234,116 @@ async fn the_handshake_warns_on_another_fingerprint() {
         matches!(&warnings[..], [Warning::FingerprintMismatch { served, .. }] if served == "sha256:abc")
     );
     let _ = LONG;
+}
+
+#[tokio::test]
+async fn a_consumer_that_stops_halfway_holds_up_neither_responses_nor_the_peers_requests() {
+    let (conn, mut host) = connect(Options::new());
+    let conn = std::sync::Arc::new(conn);
+    let request = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            conn.request::<methods::ModelList>(&ModelListParams::new())
+                .await
+        }
+    });
+    let frame = host.recv().await.unwrap();
+    // A consumer takes one notification, then stops (busy elsewhere) holding the stream.
+    let (took_tx, took) = tokio::sync::oneshot::channel();
+    let consumer = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            let mut notifications = conn.notifications().await;
+            let _ = took_tx.send(notifications.next().await);
+            std::future::pending::<()>().await;
+        }
+    });
+    tokio::task::yield_now().await;
+    let mut burst = numbered_notices(500);
+    burst.push_str(SEED_REQUEST);
+    burst.push('\n');
+    burst.push_str(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{MODELS}}}\n",
+        frame["id"]
+    ));
+    let writes = host.writes.as_mut().unwrap();
+    let (sent, first) = tokio::join!(writes.write_all(burst.as_bytes()), took);
+    sent.unwrap();
+    assert_eq!(
+        notice_number(&first.unwrap().expect("the consumer got one")),
+        0
+    );
+    // The response after the 500 lines reaches its caller, and the host's request its reply.
+    assert!(request.await.unwrap().is_ok());
+    let reply = host.recv().await.unwrap();
+    assert_eq!(reply["id"], 18);
+    assert_eq!(reply["error"]["code"], -32601);
+    // What the consumer left is queued, in order, for the next consumer.
+    consumer.abort();
+    let _ = consumer.await;
+    let mut notifications = conn.notifications().await;
+    for n in 1..500 {
+        assert_eq!(notice_number(&notifications.next().await.unwrap()), n);
+    }
+}
+
+#[tokio::test]
+async fn a_flood_larger_than_the_backlog_arrives_whole_and_in_order() {
+    let (conn, mut host) = connect(Options::new());
+    // About 4 MiB: the reader waits for the consumer (the backlog holds 1 MiB) and goes on.
+    let count = 16_000;
+    let feeder = tokio::spawn(async move {
+        let writes = host.writes.as_mut().unwrap();
+        writes
+            .write_all(numbered_notices(count).as_bytes())
+            .await
+            .unwrap();
+        host
+    });
+    let mut notifications = conn.notifications().await;
+    for n in 0..count as u64 {
+        assert_eq!(notice_number(&notifications.next().await.unwrap()), n);
+    }
+    // The host goes away: its output ends.
+    drop(feeder.await.unwrap());
+    assert!(
+        notifications.next().await.is_none(),
+        "the flood is all there was"
+    );
+}
+
+#[tokio::test]
+async fn a_response_inside_a_flood_arrives_while_the_flood_is_consumed() {
+    let (conn, mut host) = connect(Options::new());
+    let conn = std::sync::Arc::new(conn);
+    let request = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            conn.request::<methods::ModelList>(&ModelListParams::new())
+                .await
+        }
+    });
+    let frame = host.recv().await.unwrap();
+    let feeder = tokio::spawn(async move {
+        let mut burst = numbered_notices(3_000);
+        burst.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{MODELS}}}\n",
+            frame["id"]
+        ));
+        burst.push_str(&numbered_notices(3_000));
+        let writes = host.writes.as_mut().unwrap();
+        writes.write_all(burst.as_bytes()).await.unwrap();
+        host
+    });
+    let mut notifications = conn.notifications().await;
+    let mut expected = 0;
+    for _ in 0..6_000 {
+        assert_eq!(
+            notice_number(&notifications.next().await.unwrap()),
+            expected
+        );
+        expected = (expected + 1) % 3_000;
+    }
+    assert!(request.await.unwrap().is_ok());
+    drop(feeder.await.unwrap());
 }

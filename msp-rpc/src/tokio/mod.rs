@@ -1,7 +1,9 @@
 //! The async driver (feature `tokio`): tokio tasks and channels around the same endpoint.
 //!
-//! A reader task, a writer task and a handler task, as the blocking driver has threads. The
-//! request future is cancel-safe: dropping it (a `select!` that went the other way, a
+//! A reader task, a writer task and a handler task, as the blocking driver has threads; the
+//! notification stream types the lines the reader hands it as it yields them, and the reader
+//! types them itself when nobody waits for them or a consumer stopped. The request future is
+//! cancel-safe: dropping it (a `select!` that went the other way, a
 //! `timeout`) forgets the request, and its late response is dropped.
 //!
 //! ```
@@ -35,16 +37,17 @@ use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
-use ::tokio::sync::{mpsc, oneshot};
+use ::tokio::sync::{mpsc, oneshot, Notify};
 use ::tokio::time::Instant;
 use msp_types::protocol::{methods, notifications};
 use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
+use crate::backlog::{self, Backlog, Batch, Typing, Typist, STALL};
 use crate::command::Command;
 use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
 use crate::endpoint::{Client, Endpoint, Handled, Reply, Response, Role, Sends};
@@ -75,20 +78,17 @@ impl<R: Role> Clone for Connection<R> {
 struct Inner<R: Role> {
     shared: Arc<Shared<R>>,
     process: Option<Arc<HostProcess>>,
-    inbound: ::tokio::sync::Mutex<Ready<mpsc::UnboundedReceiver<Vec<Inbound>>>>,
+    /// Held by the one consumer of notifications at a time.
+    turn: ::tokio::sync::Mutex<()>,
     settings: Settings,
     handshake: OnceLock<Handshake>,
-}
-
-/// The consumer's end of the inbound batches.
-struct Ready<Q> {
-    batches: Q,
-    ready: VecDeque<Inbound>,
 }
 
 struct Shared<R: Role> {
     // Held briefly and never across an await: a std mutex.
     state: Mutex<State<R>>,
+    /// Told when the reader waits for room in the backlog and there is.
+    room: Notify,
     /// Turns true when the reader reached the end of the peer's output.
     read_all: ::tokio::sync::watch::Sender<bool>,
     /// Turns true when the handler answered every request handed to it.
@@ -105,13 +105,25 @@ struct State<R: Role> {
     endpoint: Endpoint<R>,
     sinks: Channels<R>,
     initialized: bool,
+    /// Lines handed to the consumer, for it to type as it yields them.
+    backlog: Backlog,
+    /// Whether the consumer's last poll found nothing (it waits for lines).
+    waiting: bool,
+    /// Whether the reader waits for room in the backlog.
+    reader_waits: bool,
+    /// A close asked for while the consumer was typing, for it to carry out.
+    closing: Option<CloseReason>,
+    tracer: Option<Tracer>,
 }
 
 struct Channels<R: Role> {
     waiters: HashMap<Id, oneshot::Sender<Response>>,
     writer: Option<mpsc::UnboundedSender<String>>,
-    inbound: Option<mpsc::UnboundedSender<Vec<Inbound>>>,
-    batch: Vec<Inbound>,
+    inbound: VecDeque<Inbound>,
+    /// Whether more inbound frames may come.
+    open: bool,
+    /// The consumer to wake when inbound frames are queued or the connection closes.
+    consumer: Option<Waker>,
     requests: Option<mpsc::UnboundedSender<(Id, R::PeerRequest)>>,
 }
 
@@ -130,12 +142,16 @@ impl<R: Role> Sinks<R> for Channels<R> {
     }
 
     fn inbound(&mut self, inbound: Inbound) {
-        self.batch.push(inbound);
+        if self.open {
+            self.inbound.push_back(inbound);
+        }
     }
 
     fn flush(&mut self) {
-        if let (false, Some(queue)) = (self.batch.is_empty(), &self.inbound) {
-            let _ = queue.send(std::mem::take(&mut self.batch));
+        if !self.inbound.is_empty() {
+            if let Some(consumer) = self.consumer.take() {
+                consumer.wake();
+            }
         }
     }
 
@@ -152,15 +168,44 @@ impl<R: Role> Shared<R> {
     }
 }
 
+impl<R: Role> Typing<R> for State<R> {
+    type Sinks = Channels<R>;
+
+    fn typist(&mut self) -> (&mut Backlog, Typist<'_, R, Channels<R>>) {
+        let typist = Typist {
+            endpoint: &mut self.endpoint,
+            sinks: &mut self.sinks,
+            tracer: self.tracer.as_ref(),
+        };
+        (&mut self.backlog, typist)
+    }
+
+    fn pop_inbound(&mut self) -> Option<Inbound> {
+        self.sinks.inbound.pop_front()
+    }
+}
+
 impl<R: Role> State<R> {
     fn pump(&mut self) {
         pump(&mut self.endpoint, &mut self.sinks);
     }
 
+    /// Closes for `reason`: lines handed over are typed, pending requests fail, the stream and
+    /// the handler end, the writer finishes and closes its side. While the consumer types
+    /// (on another thread of the runtime) the close waits for it, and it closes when done.
     fn shut(&mut self, reason: CloseReason) {
+        if self.backlog.is_claimed(false) {
+            self.closing.get_or_insert(reason);
+            return;
+        }
+        let (backlog, mut typist) = self.typist();
+        backlog.type_all(&mut typist);
         self.endpoint.close(reason);
         self.pump();
-        self.sinks.inbound = None;
+        self.sinks.open = false;
+        if let Some(consumer) = self.sinks.consumer.take() {
+            consumer.wake();
+        }
         self.sinks.requests = None;
         self.sinks.writer = None;
     }
@@ -208,7 +253,6 @@ impl<R: Role> Connection<R> {
         let mut endpoint = Endpoint::new();
         endpoint.handle_requests(handled);
         let (writer_tx, writer_rx) = mpsc::unbounded_channel();
-        let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
         let (requests_tx, requests_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -216,12 +260,19 @@ impl<R: Role> Connection<R> {
                 sinks: Channels {
                     waiters: HashMap::new(),
                     writer: Some(writer_tx),
-                    inbound: Some(inbound_tx),
-                    batch: Vec::new(),
+                    inbound: VecDeque::new(),
+                    open: true,
+                    consumer: None,
                     requests: handler.is_some().then_some(requests_tx),
                 },
                 initialized: false,
+                backlog: Backlog::default(),
+                waiting: false,
+                reader_waits: false,
+                closing: None,
+                tracer: settings.tracer.clone(),
             }),
+            room: Notify::new(),
             read_all: ::tokio::sync::watch::Sender::new(false),
             handled_all: ::tokio::sync::watch::Sender::new(handler.is_none()),
         });
@@ -229,21 +280,14 @@ impl<R: Role> Connection<R> {
             process: process.clone(),
             grace: settings.close_grace,
         };
-        let tracer = settings.tracer.clone();
         ::tokio::spawn(write_loop(
             writer_rx,
             writer,
             shared.clone(),
             closer.clone(),
-            tracer.clone(),
+            settings.tracer.clone(),
         ));
-        ::tokio::spawn(read_loop(
-            reader,
-            max_frame_bytes,
-            shared.clone(),
-            closer,
-            tracer,
-        ));
+        ::tokio::spawn(read_loop(reader, max_frame_bytes, shared.clone(), closer));
         if let Some(handler) = handler {
             ::tokio::spawn(handle_loop(requests_rx, handler, shared.clone()));
         }
@@ -251,10 +295,7 @@ impl<R: Role> Connection<R> {
             inner: Arc::new(Inner {
                 shared,
                 process,
-                inbound: ::tokio::sync::Mutex::new(Ready {
-                    batches: inbound_rx,
-                    ready: VecDeque::new(),
-                }),
+                turn: ::tokio::sync::Mutex::new(()),
                 settings,
                 handshake: OnceLock::new(),
             }),
@@ -342,8 +383,12 @@ impl<R: Role> Connection<R> {
 
     /// The notifications and undecodable frames as a `Stream`, in wire order; it ends when the
     /// connection closes. One consumer at a time: a second call waits for the first to drop.
-    pub async fn notifications(&self) -> Notifications<'_> {
-        Notifications(self.inner.inbound.lock().await)
+    pub async fn notifications(&self) -> Notifications<'_, R> {
+        let turn = self.inner.turn.lock().await;
+        Notifications {
+            shared: &self.inner.shared,
+            _turn: turn,
+        }
     }
 
     /// The next notification or undecodable frame; `None` once the connection closed.
@@ -466,31 +511,68 @@ impl<R: Role> Drop for Forget<'_, R> {
 }
 
 /// The notifications of a connection as a `Stream` (see [`Connection::notifications`]).
-pub struct Notifications<'a>(
-    ::tokio::sync::MutexGuard<'a, Ready<mpsc::UnboundedReceiver<Vec<Inbound>>>>,
-);
+pub struct Notifications<'a, R: Role = Client> {
+    shared: &'a Shared<R>,
+    _turn: ::tokio::sync::MutexGuard<'a, ()>,
+}
 
-impl Notifications<'_> {
+impl<R: Role> Notifications<'_, R> {
     /// The next one; `None` once the connection closed.
     pub async fn next(&mut self) -> Option<Inbound> {
         std::future::poll_fn(|cx| self.poll_inbound(cx)).await
     }
 
+    /// The next inbound frame, typing lines the reader handed over.
     fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+        let mut state = self.shared.lock();
         loop {
-            if let Some(inbound) = self.0.ready.pop_front() {
+            if let Some(inbound) = state.sinks.inbound.pop_front() {
+                state.waiting = false;
                 return Poll::Ready(Some(inbound));
             }
-            match self.0.batches.poll_recv(cx) {
-                Poll::Ready(Some(batch)) => self.0.ready.extend(batch),
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Pending => return Poll::Pending,
+            if let Some(batch) = state.backlog.claim() {
+                drop(state);
+                let next;
+                (state, next) = self.type_claimed(batch);
+                if let Some(inbound) = next {
+                    state.waiting = false;
+                    return Poll::Ready(Some(inbound));
+                }
+                continue;
             }
+            if !state.sinks.open {
+                return Poll::Ready(None);
+            }
+            state.waiting = true;
+            state.sinks.consumer = Some(cx.waker().clone());
+            return Poll::Pending;
         }
+    }
+
+    /// Types the lines of a claimed batch until one gives an inbound frame; the rest goes back
+    /// to the backlog.
+    fn type_claimed(&self, batch: Batch) -> (MutexGuard<'_, State<R>>, Option<Inbound>) {
+        let (mut state, inbound, batch) = backlog::type_claimed(batch, || self.shared.lock());
+        state.backlog.unclaim(batch);
+        if let Some(reason) = state.closing.take() {
+            state.shut(reason);
+        }
+        if state.reader_waits && state.backlog.has_room() {
+            self.shared.room.notify_one();
+        }
+        (state, inbound)
     }
 }
 
-impl futures_core::Stream for Notifications<'_> {
+impl<R: Role> Drop for Notifications<'_, R> {
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        state.waiting = false;
+        state.sinks.consumer = None;
+    }
+}
+
+impl<R: Role> futures_core::Stream for Notifications<'_, R> {
     type Item = Inbound;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
@@ -503,23 +585,44 @@ async fn read_loop<R: Role>(
     max: usize,
     shared: Arc<Shared<R>>,
     closer: Closer,
-    tracer: Option<Tracer>,
 ) {
     let mut lines = LineDecoder::new(max);
-    let mut buf = vec![0u8; 8 * 1024];
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut batch = Batch::default();
+    let mut stall = Stall::default();
     let stopped = loop {
-        match reader.read(&mut buf).await {
+        // While lines wait for the consumer, look at them every `STALL` between reads.
+        let read = match stall.watching(&shared) {
+            false => reader.read(&mut buf).await,
+            true => match ::tokio::time::timeout(STALL, reader.read(&mut buf)).await {
+                Ok(read) => read,
+                Err(_) => {
+                    stall.check(&shared);
+                    continue;
+                }
+            },
+        };
+        match read {
             Ok(0) => break None,
             Ok(n) => {
                 lines.push(&buf[..n]);
-                feed(&shared, &mut lines, tracer.as_ref());
+                batch.fill(&mut lines);
+                if !batch.is_empty() {
+                    let handed;
+                    (batch, handed) = deliver(&shared, batch, &mut stall).await;
+                    if handed {
+                        // Let a consumer on this thread type the lines while they are in cache.
+                        ::tokio::task::yield_now().await;
+                    }
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => break Some(CloseReason::io(&e)),
         }
     };
     lines.finish();
-    feed(&shared, &mut lines, tracer.as_ref());
+    batch.fill(&mut lines);
+    deliver(&shared, batch, &mut stall).await;
     let reason = closer
         .reason(stopped.unwrap_or(CloseReason::PeerClosed))
         .await;
@@ -527,18 +630,76 @@ async fn read_loop<R: Role>(
     shared.read_all.send_replace(true);
 }
 
-fn feed<R: Role>(shared: &Shared<R>, lines: &mut LineDecoder, tracer: Option<&Tracer>) {
-    let mut state = shared.lock();
-    while let Some(line) = lines.next_line() {
-        match line {
-            Ok(line) => {
-                trace(tracer, Traced::Received, line);
-                state.endpoint.handle_line(line)
+/// The reader's watch on lines left with the consumer: those nobody claimed for [`STALL`]
+/// it types itself.
+#[derive(Default)]
+struct Stall {
+    claims: u64,
+}
+
+impl Stall {
+    /// Whether lines wait for the consumer (and so the reader should look again soon).
+    fn watching<R: Role>(&mut self, shared: &Shared<R>) -> bool {
+        let state = shared.lock();
+        self.claims = state.backlog.claims();
+        !state.backlog.is_idle()
+    }
+
+    /// Types the lines left when the consumer claimed none since the last look.
+    fn check<R: Role>(&mut self, shared: &Shared<R>) {
+        let mut state = shared.lock();
+        if state.backlog.claims() == self.claims && state.backlog.is_left() {
+            tracing::trace!("typing lines a consumer left");
+            let (backlog, mut typist) = state.typist();
+            backlog.type_all(&mut typist);
+        }
+        self.claims = state.backlog.claims();
+    }
+}
+
+/// Hands `batch` to a consumer at work, or types it here (see `backlog.rs`); returns an empty
+/// batch to fill next, and whether the lines were handed over.
+async fn deliver<R: Role>(
+    shared: &Shared<R>,
+    mut batch: Batch,
+    stall: &mut Stall,
+) -> (Batch, bool) {
+    loop {
+        let room = shared.room.notified();
+        ::tokio::pin!(room);
+        room.as_mut().enable();
+        {
+            let mut state = shared.lock();
+            let full = match state.reader_waits {
+                true => !state.backlog.has_room(),
+                false => state.backlog.is_full(),
+            };
+            state.reader_waits = full && state.sinks.open;
+            if !state.reader_waits {
+                break;
             }
-            Err(error) => state.endpoint.handle_bad_line(error),
+            stall.claims = state.backlog.claims();
+        }
+        if ::tokio::time::timeout(STALL, room).await.is_err() {
+            stall.check(shared);
         }
     }
-    state.pump();
+    let mut state = shared.lock();
+    if !state.sinks.open {
+        // Closed: nothing more is delivered.
+        return (Batch::default(), false);
+    }
+    if state.waiting || !state.backlog.is_idle() {
+        let next = state.backlog.push(batch);
+        if let Some(consumer) = state.sinks.consumer.take() {
+            consumer.wake();
+        }
+        return (next, true);
+    }
+    let (backlog, mut typist) = state.typist();
+    backlog.type_all(&mut typist);
+    batch.type_all(&mut typist);
+    (batch, false)
 }
 
 async fn write_loop<R: Role>(

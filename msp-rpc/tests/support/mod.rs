@@ -7,7 +7,8 @@ use std::io::{BufRead, BufReader, Write};
 
 use msp_rpc::blocking::Connection;
 use msp_rpc::pipe::{pipe, PipeReader, PipeWriter};
-use msp_rpc::Options;
+use msp_rpc::{Inbound, Options};
+use msp_types::ProtocolNotification;
 use serde_json::Value;
 
 /// The seed's re-issued question, as the host sent it.
@@ -78,5 +79,23 @@ impl HostDouble {
     /// Closes the host's output: the client reads end of input.
     pub fn close_output(&mut self) {
         self.to_client = None;
+    }
+}
+
+/// `count` notifications of a method in no table, numbered from 0, as one burst of lines.
+pub fn numbered_notices(count: usize) -> String {
+    (0..count)
+        .map(|n| format!("{{\"jsonrpc\":\"2.0\",\"method\":\"future/notice\",\"params\":{{\"n\":{n},\"pad\":\"{:0>200}\"}}}}\n", n))
+        .collect()
+}
+
+/// The number a `numbered_notices` notification carries.
+pub fn notice_number(inbound: &Inbound) -> u64 {
+    match inbound {
+        Inbound::Notification {
+            notification: ProtocolNotification::Unknown { params, .. },
+            ..
+        } => params.as_ref().unwrap()["n"].as_u64().unwrap(),
+        other => panic!("not a numbered notice: {other:?}"),
     }
 }
