@@ -119,12 +119,16 @@ pub(crate) struct Backlog {
 impl Backlog {
     /// Whether no line is waiting or being typed.
     pub(crate) fn is_idle(&self) -> bool {
-        !self.claimed && self.batches.iter().all(Batch::is_empty)
+        !self.claimed && !self.has_lines()
     }
 
     /// Whether lines wait and nobody types them: what the stall check looks for.
     pub(crate) fn is_left(&self) -> bool {
-        !self.claimed && !self.is_idle()
+        !self.claimed && self.has_lines()
+    }
+
+    fn has_lines(&self) -> bool {
+        !self.batches.iter().all(Batch::is_empty)
     }
 
     /// Whether the reader should wait before adding more.

@@ -201,9 +201,8 @@ pub(crate) trait Sinks<R: Role> {
     fn inbound(&mut self, inbound: Inbound);
     /// A peer request, for the handler.
     fn request(&mut self, id: Id, request: R::PeerRequest);
-    /// Hands on what [`Sinks::inbound`] gathered. Inbound frames travel in batches (one
-    /// wake-up of the consumer per read, not per frame); a response flushes the batch first,
-    /// so that what was read before it is queued before it is delivered.
+    /// Wakes the consumer for what [`Sinks::inbound`] queued, if it sleeps; a response wakes
+    /// it first, so that what was read before the response is queued before it is delivered.
     fn flush(&mut self);
 }
 

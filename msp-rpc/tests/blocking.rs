@@ -16,7 +16,8 @@ use msp_types::{
 };
 use serde_json::json;
 use support::{
-    connect, initialize_result, notice_number, numbered_notices, MODELS, SEED_REQUEST, SEED_SETTLED,
+    connect, initialize_result, notice_number, numbered_notices, result_line, MODELS, SEED_REQUEST,
+    SEED_SETTLED,
 };
 
 const LONG: Duration = Duration::from_secs(20);
@@ -443,10 +444,7 @@ fn a_consumer_that_stops_halfway_holds_up_neither_responses_nor_the_peers_reques
     let mut burst = numbered_notices(500);
     burst.push_str(SEED_REQUEST);
     burst.push('\n');
-    burst.push_str(&format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{MODELS}}}\n",
-        frame["id"]
-    ));
+    burst.push_str(&format!("{}\n", result_line(&frame, MODELS)));
     host.send_bytes(burst.as_bytes());
     let first = took.recv().unwrap().expect("the consumer got one");
     assert_eq!(notice_number(&first), 0);
@@ -490,10 +488,7 @@ fn requests_answered_during_a_flood_complete_while_it_is_consumed() {
     let frame = host.recv().unwrap();
     let host = std::thread::spawn(move || {
         let mut burst = numbered_notices(3_000);
-        burst.push_str(&format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{MODELS}}}\n",
-            frame["id"]
-        ));
+        burst.push_str(&format!("{}\n", result_line(&frame, MODELS)));
         burst.push_str(&numbered_notices(3_000));
         host.send_bytes(burst.as_bytes());
         host

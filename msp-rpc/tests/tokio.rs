@@ -14,7 +14,8 @@ use msp_types::{
 };
 use serde_json::{json, Value};
 use support::{
-    initialize_result, notice_number, numbered_notices, MODELS, SEED_REQUEST, SEED_SETTLED,
+    initialize_result, notice_number, numbered_notices, result_line, MODELS, SEED_REQUEST,
+    SEED_SETTLED,
 };
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
@@ -43,11 +44,7 @@ impl Host {
     }
 
     async fn answer(&mut self, request: &Value, result: &str) {
-        let id = &request["id"];
-        self.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
-        ))
-        .await;
+        self.send(&result_line(request, result)).await;
     }
 }
 
@@ -262,10 +259,7 @@ async fn a_consumer_that_stops_halfway_holds_up_neither_responses_nor_the_peers_
     let mut burst = numbered_notices(500);
     burst.push_str(SEED_REQUEST);
     burst.push('\n');
-    burst.push_str(&format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{MODELS}}}\n",
-        frame["id"]
-    ));
+    burst.push_str(&format!("{}\n", result_line(&frame, MODELS)));
     let writes = host.writes.as_mut().unwrap();
     let (sent, first) = tokio::join!(writes.write_all(burst.as_bytes()), took);
     sent.unwrap();
@@ -326,10 +320,7 @@ async fn a_response_inside_a_flood_arrives_while_the_flood_is_consumed() {
     let frame = host.recv().await.unwrap();
     let feeder = tokio::spawn(async move {
         let mut burst = numbered_notices(3_000);
-        burst.push_str(&format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{MODELS}}}\n",
-            frame["id"]
-        ));
+        burst.push_str(&format!("{}\n", result_line(&frame, MODELS)));
         burst.push_str(&numbered_notices(3_000));
         let writes = host.writes.as_mut().unwrap();
         writes.write_all(burst.as_bytes()).await.unwrap();

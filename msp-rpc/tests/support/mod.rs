@@ -70,10 +70,7 @@ impl HostDouble {
 
     /// Answers the client frame `request` with `result` (JSON text).
     pub fn answer(&mut self, request: &Value, result: &str) {
-        let id = &request["id"];
-        self.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
-        ));
+        self.send(&result_line(request, result));
     }
 
     /// Closes the host's output: the client reads end of input.
@@ -98,4 +95,10 @@ pub fn notice_number(inbound: &Inbound) -> u64 {
         } => params.as_ref().unwrap()["n"].as_u64().unwrap(),
         other => panic!("not a numbered notice: {other:?}"),
     }
+}
+
+/// The line answering the client frame `request` with `result` (JSON text), without its `\n`.
+pub fn result_line(request: &Value, result: &str) -> String {
+    let id = &request["id"];
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
