@@ -14,12 +14,17 @@
 //! - a consumer that stops halfway has the rest typed for it once it took nothing for
 //!   [`STALL`].
 //!
-//! Lines are typed in the order they were read: the consumer claims the oldest batch, parses
-//! its lines without holding the connection's lock (so that the reader and callers never queue
-//! behind a parse) and applies each under it; nobody else types while a batch is claimed.
+//! Lines are typed in the order they were read. The consumer holds the oldest batch in its
+//! [`Claim`] and types its lines without the connection's lock: a notification (most of what
+//! arrives) changes nothing in the endpoint, so it goes from its parse straight to the
+//! consumer; any other frame is applied under the lock. Nobody else types while the consumer
+//! holds a batch, and a close or the stall check first takes the claim's lock and the lines
+//! left in it.
 
 use std::collections::VecDeque;
 use std::ops::{DerefMut, Range};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::driver::{pump, trace, Inbound, Sinks, Traced, Tracer};
@@ -100,35 +105,22 @@ impl Batch {
     }
 }
 
-/// The lines handed to the consumer and not taken yet.
+/// The lines handed to the consumer and not taken yet, but for the batch it holds.
 #[derive(Default)]
 pub(crate) struct Backlog {
     batches: VecDeque<Batch>,
     /// Batches all taken, kept for the reader to fill again.
     spare: Vec<Batch>,
-    /// Bytes of the batches held, claimed included.
+    /// Bytes of the batches held, the claimed one included.
     bytes: usize,
-    /// Whether a consumer holds the oldest batch.
+    /// Whether the consumer holds a batch (in its [`Claim`]).
     claimed: bool,
-    /// Whether someone waits for the claim to end (to close).
-    wanted: bool,
-    /// Claims so far: the consumer's progress, for the stall check.
-    claims: u64,
 }
 
 impl Backlog {
-    /// Whether no line is waiting or being typed.
+    /// Whether no line is waiting or held by the consumer.
     pub(crate) fn is_idle(&self) -> bool {
-        !self.claimed && !self.has_lines()
-    }
-
-    /// Whether lines wait and nobody types them: what the stall check looks for.
-    pub(crate) fn is_left(&self) -> bool {
-        !self.claimed && self.has_lines()
-    }
-
-    fn has_lines(&self) -> bool {
-        !self.batches.iter().all(Batch::is_empty)
+        !self.claimed && self.batches.iter().all(Batch::is_empty)
     }
 
     /// Whether the reader should wait before adding more.
@@ -141,17 +133,6 @@ impl Backlog {
         self.bytes <= MAX_BYTES / 2
     }
 
-    /// Whether a consumer holds the oldest batch; `want` asks it to say when it is back.
-    pub(crate) fn is_claimed(&mut self, want: bool) -> bool {
-        self.wanted |= want && self.claimed;
-        self.claimed
-    }
-
-    /// Claims so far.
-    pub(crate) fn claims(&self) -> u64 {
-        self.claims
-    }
-
     /// Hands `batch` over; returns an empty batch for the reader to fill next.
     pub(crate) fn push(&mut self, batch: Batch) -> Batch {
         self.bytes += batch.text.len();
@@ -159,26 +140,15 @@ impl Backlog {
         self.spare.pop().unwrap_or_default()
     }
 
-    /// The oldest batch with lines left, for the consumer to type; it comes back through
-    /// [`Backlog::unclaim`]. `None` when there is none or another consumer holds it.
-    pub(crate) fn claim(&mut self) -> Option<Batch> {
-        if self.claimed {
-            return None;
+    /// Takes back the consumer's batch, if it holds one, and hands it the oldest with lines
+    /// left, if any. Call only when no inbound frame is queued: those were read first.
+    pub(crate) fn refill(&mut self, held: &mut Option<Batch>) {
+        if let Some(batch) = held.take() {
+            self.batches.push_front(batch);
         }
         self.recycle();
-        let batch = self.batches.pop_front()?;
-        self.claimed = true;
-        self.claims += 1;
-        Some(batch)
-    }
-
-    /// Takes back a claimed batch, its lines left first in line; true when someone waits for
-    /// the claim to end.
-    pub(crate) fn unclaim(&mut self, batch: Batch) -> bool {
-        self.claimed = false;
-        self.batches.push_front(batch);
-        self.recycle();
-        std::mem::take(&mut self.wanted)
+        *held = self.batches.pop_front();
+        self.claimed = held.is_some();
     }
 
     /// Keeps used-up batches at the front for reuse.
@@ -195,15 +165,85 @@ impl Backlog {
         }
     }
 
-    /// Types every line waiting (nobody may hold a claim).
-    pub(crate) fn type_all<R: Role>(&mut self, typist: &mut Typist<'_, R, impl Sinks<R>>) {
-        debug_assert!(!self.claimed, "lines typed past a claimed batch");
+    /// Types every line waiting, those the consumer holds first: for a close, or for a
+    /// consumer that stopped.
+    pub(crate) fn type_all<R: Role>(
+        &mut self,
+        held: &mut Option<Batch>,
+        typist: &mut Typist<'_, R, impl Sinks<R>>,
+    ) {
+        if let Some(batch) = held.take() {
+            self.batches.push_front(batch);
+        }
+        self.claimed = false;
         for batch in &mut self.batches {
             while let Some(line) = batch.take() {
                 typist.line(line);
             }
         }
         self.recycle();
+    }
+}
+
+/// The batch the consumer of notifications takes its lines from, apart from the connection's
+/// state: a notification is typed and delivered under this lock alone, which only consumers
+/// take, but for a close and the stall check. Whoever takes both takes this one first.
+#[derive(Default)]
+pub(crate) struct Claim {
+    held: Mutex<Option<Batch>>,
+    /// Lines taken so far (counted once typed): the consumer's progress, for the stall check.
+    taken: AtomicU64,
+}
+
+impl Claim {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<Batch>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lines taken so far.
+    pub(crate) fn taken(&self) -> u64 {
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    /// The next inbound frame from the lines `held` (this claim's, locked): a notification
+    /// straight from its parse, anything else applied under the state's lock (`lock` takes
+    /// it). `None` once no line is left.
+    pub(crate) fn next<R: Role, S: Typing<R>, G: DerefMut<Target = S>>(
+        &self,
+        held: &mut Option<Batch>,
+        tracer: Option<&Tracer>,
+        lock: impl Fn() -> G,
+    ) -> Option<Inbound> {
+        let batch = held.as_mut()?;
+        while let Some(line) = batch.take() {
+            let inbound = match line {
+                Ok(line) => match Endpoint::<R>::parse(line).into_notification() {
+                    Ok((notification, extra)) => {
+                        trace(tracer, Traced::Received, line);
+                        Some(Inbound::Notification {
+                            notification,
+                            extra,
+                        })
+                    }
+                    Err(parsed) => {
+                        let mut state = lock();
+                        state.typist().1.parsed(line, parsed);
+                        state.pop_inbound()
+                    }
+                },
+                Err(error) => {
+                    let mut state = lock();
+                    state.typist().1.bad(error);
+                    state.pop_inbound()
+                }
+            };
+            // A single writer (the lock's holder): no read-modify-write needed.
+            self.taken.store(self.taken() + 1, Ordering::Relaxed);
+            if inbound.is_some() {
+                return inbound;
+            }
+        }
+        None
     }
 }
 
@@ -246,32 +286,4 @@ pub(crate) trait Typing<R: Role> {
 
     /// The oldest inbound frame queued.
     fn pop_inbound(&mut self) -> Option<Inbound>;
-}
-
-/// Types the lines of a claimed batch, each parsed without the lock (`lock` takes it) and
-/// applied with it, until one gives an inbound frame. Returns the lock held, that frame, and
-/// the batch for the caller to unclaim.
-pub(crate) fn type_claimed<R: Role, S: Typing<R>, G: DerefMut<Target = S>>(
-    mut batch: Batch,
-    lock: impl Fn() -> G,
-) -> (G, Option<Inbound>, Batch) {
-    loop {
-        let line = batch.take();
-        let parsed = match &line {
-            Some(Ok(line)) => Some(Endpoint::<R>::parse(line)),
-            _ => None,
-        };
-        let mut state = lock();
-        let (_, mut typist) = state.typist();
-        match (line, parsed) {
-            (Some(Ok(line)), Some(parsed)) => {
-                typist.parsed(line, parsed);
-                if let Some(inbound) = state.pop_inbound() {
-                    return (state, Some(inbound), batch);
-                }
-            }
-            (Some(Err(error)), _) => typist.bad(error),
-            _ => return (state, None, batch),
-        }
-    }
 }

@@ -40,12 +40,12 @@ use msp_types::protocol::{methods, notifications};
 use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
-use crate::backlog::{self, Backlog, Batch, Typing, Typist, STALL};
+use crate::backlog::{Backlog, Batch, Claim, Typing, Typist, STALL};
 use crate::command::Command;
 use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
 use crate::endpoint::{Client, Endpoint, Handled, Pending, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
-use crate::framing::LineDecoder;
+use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::{Handshake, HandshakeError};
 use crate::process::{HostCommand, HostExit, HostProcess, SpawnError};
 
@@ -76,18 +76,20 @@ struct Inner<R: Role> {
 
 struct Shared<R: Role> {
     state: Mutex<State<R>>,
+    /// The batch the consumer of notifications types from (see `backlog.rs`); locked first.
+    claim: Claim,
+    tracer: Option<Tracer>,
     /// Notified, when consumers sleep on it, as inbound frames are queued, lines are handed
     /// over, or the connection closes. (Every wake-up of a thread that did not need it costs
     /// the consumer dearly: it then meets that thread at the lock.)
     changed: Condvar,
-    /// Notified when a reader waits for room in the backlog and there is, or when someone waits
-    /// for a claim to end.
+    /// Notified when a reader waits for room in the backlog and there is.
     room: Condvar,
     /// Notified when lines are handed over to an idle backlog or the connection closes (for
     /// the stall thread).
     handed: Condvar,
-    /// Threads inside [`Notifications::next`] (or `next_timeout`), waiting or typing; counted
-    /// before they take the lock, so the reader holding it sees them coming.
+    /// Consumers that hold no lines and look for more; counted before they take the lock, so
+    /// the reader holding it sees them coming.
     waiting: AtomicUsize,
     /// Set when the reader reached the end of the peer's output.
     read_all: Flag,
@@ -170,15 +172,13 @@ impl<R: Role> Shared<R> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Closes for `reason` (see [`State::shut`]) once no consumer is typing, and wakes every
-    /// thread that waits on it.
+    /// Closes for `reason` (see [`State::shut`]), and wakes every thread that waits on it.
     fn shut(&self, reason: CloseReason) {
+        let mut held = self.claim.lock();
         let mut state = self.lock();
-        while state.backlog.is_claimed(true) {
-            state = self.room.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
-        state.shut(reason);
+        state.shut(&mut held, reason);
         drop(state);
+        drop(held);
         self.changed.notify_all();
         self.room.notify_all();
         self.handed.notify_all();
@@ -214,11 +214,19 @@ impl<R: Role> State<R> {
         pump(&mut self.endpoint, &mut self.sinks);
     }
 
-    /// Closes for `reason`: lines handed over are typed, pending requests fail, the iterator
-    /// and the handler end, and the writer finishes what is queued and closes its side.
-    fn shut(&mut self, reason: CloseReason) {
+    /// Gives back the consumer's used-up batch and hands it the next; true when a reader
+    /// waiting for room may go on.
+    fn refill(&mut self, held: &mut Option<Batch>) -> bool {
+        self.backlog.refill(held);
+        self.reader_waits && self.backlog.has_room()
+    }
+
+    /// Closes for `reason`: lines handed over (`held` the consumer's) are typed, pending
+    /// requests fail, the iterator and the handler end, and the writer finishes what is
+    /// queued and closes its side.
+    fn shut(&mut self, held: &mut Option<Batch>, reason: CloseReason) {
         let (backlog, mut typist) = self.typist();
-        backlog.type_all(&mut typist);
+        backlog.type_all(held, &mut typist);
         self.endpoint.close(reason);
         self.pump();
         self.sinks.open = false;
@@ -283,6 +291,8 @@ impl<R: Role> Connection<R> {
                 reader_waits: false,
                 tracer: settings.tracer.clone(),
             }),
+            claim: Claim::default(),
+            tracer: settings.tracer.clone(),
             changed: Condvar::new(),
             room: Condvar::new(),
             handed: Condvar::new(),
@@ -561,55 +571,72 @@ impl<R: Role> Iterator for Notifications<'_, R> {
 impl<R: Role> Shared<R> {
     /// The next inbound frame, typing lines the reader handed over on this thread.
     fn next_inbound(&self, deadline: Option<Instant>) -> Option<Inbound> {
-        self.waiting.fetch_add(1, Ordering::SeqCst);
-        let next = self.next_waiting(deadline);
-        self.waiting.fetch_sub(1, Ordering::SeqCst);
-        next
-    }
-
-    fn next_waiting(&self, deadline: Option<Instant>) -> Option<Inbound> {
-        let mut state = self.lock();
         loop {
-            if let Some(inbound) = state.sinks.inbound.pop_front() {
+            let mut held = self.claim.lock();
+            let tracer = self.tracer.as_ref();
+            if let Some(inbound) = self.claim.next(&mut held, tracer, || self.lock()) {
+                if held.as_ref().is_some_and(Batch::is_empty) {
+                    // The next batch now, or none held: a consumer that goes away then leaves
+                    // no lines waiting for it.
+                    let mut state = self.lock();
+                    let room = state.sinks.inbound.is_empty() && state.refill(&mut held);
+                    drop(state);
+                    self.room_if(room);
+                }
                 return Some(inbound);
             }
-            if let Some(batch) = state.backlog.claim() {
-                drop(state);
-                let next;
-                (state, next) = self.type_claimed(batch);
-                match next {
-                    Some(inbound) => return Some(inbound),
-                    None => continue,
-                }
+            self.waiting.fetch_add(1, Ordering::SeqCst);
+            let next = self.next_waiting(held, deadline);
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            if let Some(next) = next {
+                return next;
             }
-            if !state.sinks.open {
-                return None;
-            }
-            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if left.is_some_and(|left| left.is_zero()) {
-                return None;
-            }
-            state.sleepers += 1;
-            state = match left {
-                None => self.changed.wait(state).unwrap_or_else(|e| e.into_inner()),
-                Some(left) => {
-                    let waited = self.changed.wait_timeout(state, left);
-                    waited.unwrap_or_else(|e| e.into_inner()).0
-                }
-            };
-            state.sleepers -= 1;
         }
     }
 
-    /// Types the lines of a claimed batch until one gives an inbound frame; the rest goes back
-    /// to the backlog.
-    fn type_claimed(&self, batch: Batch) -> (MutexGuard<'_, State<R>>, Option<Inbound>) {
-        let (mut state, inbound, batch) = backlog::type_claimed(batch, || self.lock());
-        let wanted = state.backlog.unclaim(batch);
-        if wanted || (state.reader_waits && state.backlog.has_room()) {
+    /// With no lines held: the oldest inbound frame queued, or `None` after claiming the next
+    /// batch or waiting for news (to look again); `Some(None)` once closed or past `deadline`.
+    #[allow(clippy::option_option)]
+    fn next_waiting(
+        &self,
+        mut held: MutexGuard<'_, Option<Batch>>,
+        deadline: Option<Instant>,
+    ) -> Option<Option<Inbound>> {
+        let mut state = self.lock();
+        if let Some(inbound) = state.sinks.inbound.pop_front() {
+            return Some(Some(inbound));
+        }
+        let room = state.refill(&mut held);
+        if held.is_some() {
+            drop(state);
+            self.room_if(room);
+            return None;
+        }
+        if !state.sinks.open {
+            return Some(None);
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|left| left.is_zero()) {
+            return Some(None);
+        }
+        // Nobody may wait on the claim's lock while this thread sleeps.
+        drop(held);
+        state.sleepers += 1;
+        state = match left {
+            None => self.changed.wait(state).unwrap_or_else(|e| e.into_inner()),
+            Some(left) => {
+                let waited = self.changed.wait_timeout(state, left);
+                waited.unwrap_or_else(|e| e.into_inner()).0
+            }
+        };
+        state.sleepers -= 1;
+        None
+    }
+
+    fn room_if(&self, room: bool) {
+        if room {
             self.room.notify_all();
         }
-        (state, inbound)
     }
 }
 
@@ -623,13 +650,13 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
 
 fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>, closer: &Closer) {
     let mut lines = LineDecoder::new(max);
-    let mut buf = vec![0u8; 64 * 1024];
     let mut batch = Batch::default();
     let stopped = loop {
-        match reader.read(&mut buf) {
+        // Straight into the decoder: no copy on the way.
+        match reader.read(lines.room(READ_BYTES)) {
             Ok(0) => break None,
             Ok(n) => {
-                lines.push(&buf[..n]);
+                lines.filled(n);
                 batch.fill(&mut lines);
                 if !batch.is_empty() {
                     batch = deliver(shared, batch);
@@ -674,16 +701,15 @@ fn deliver<R: Role>(shared: &Shared<R>, mut batch: Batch) -> Batch {
         }
         return next;
     }
-    let (backlog, mut typist) = state.typist();
-    backlog.type_all(&mut typist);
-    batch.type_all(&mut typist);
+    // Idle: no line waits before these.
+    batch.type_all(&mut state.typist().1);
     let sleepers = state.sleepers;
     drop(state);
     shared.wake_consumers(sleepers);
     batch
 }
 
-/// Types the lines a consumer left: those nobody claimed for [`STALL`].
+/// Types the lines a consumer left: those waiting while it took none for [`STALL`].
 fn stall_loop<R: Role>(shared: &Shared<R>) {
     let mut state = shared.lock();
     loop {
@@ -694,18 +720,24 @@ fn stall_loop<R: Role>(shared: &Shared<R>) {
             state = shared.handed.wait(state).unwrap_or_else(|e| e.into_inner());
             continue;
         }
-        // A consumer that holds a claim is at work; one that took none for a while is not.
-        let mark = state.backlog.claims();
+        let mark = shared.claim.taken();
         let waited = shared.handed.wait_timeout_while(state, STALL, |state| {
-            state.backlog.claims() == mark && !state.backlog.is_idle() && state.sinks.open
+            !state.backlog.is_idle() && state.sinks.open
         });
         let (waited, timeout) = waited.unwrap_or_else(|e| e.into_inner());
         state = waited;
-        if timeout.timed_out() && state.backlog.is_left() {
+        if !timeout.timed_out() || shared.claim.taken() != mark {
+            continue;
+        }
+        drop(state);
+        let mut held = shared.claim.lock();
+        state = shared.lock();
+        if shared.claim.taken() == mark && !state.backlog.is_idle() {
             tracing::trace!("typing lines a consumer left");
             let (backlog, mut typist) = state.typist();
-            backlog.type_all(&mut typist);
+            backlog.type_all(&mut held, &mut typist);
             let sleepers = state.sleepers;
+            drop(held);
             drop(state);
             shared.wake_consumers(sleepers);
             shared.room.notify_all();

@@ -389,6 +389,30 @@ const FORGOTTEN_LIMIT: usize = 4096;
 /// A line parsed by [`Endpoint::parse`], for [`Endpoint::handle_parsed`] of the same role.
 pub struct Parsed<R: Role>(Result<Frame, DecodeError>, PhantomData<fn() -> R>);
 
+impl<R: Role> Parsed<R> {
+    /// The notification the line holds, or the parse back when it holds anything else.
+    ///
+    /// A notification changes nothing in an endpoint, so a driver may deliver it straight
+    /// from here instead of through [`Endpoint::handle_parsed`], sparing it the endpoint (and
+    /// whatever guards it); keeping wire order and dropping lines read after a close are then
+    /// the driver's to do.
+    // The parse goes back whole: boxing it would cost every frame an allocation.
+    #[allow(clippy::result_large_err)]
+    pub fn into_notification(self) -> Result<(ProtocolNotification, Map<String, Value>), Self> {
+        match self.0 {
+            Ok(Frame {
+                message: Message::Notification(notification),
+                extra,
+                ..
+            }) => {
+                tracing::trace!(method = notification.method(), "notification");
+                Ok((notification, extra))
+            }
+            other => Err(Parsed(other, PhantomData)),
+        }
+    }
+}
+
 impl<R: Role> fmt::Debug for Parsed<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Parsed").field(&self.0).finish()

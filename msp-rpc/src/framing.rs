@@ -13,6 +13,9 @@ pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an oversized or invalid line a report keeps.
 const HEAD_BYTES: usize = 256;
 
+/// How many bytes the drivers' readers ask for at a time.
+pub(crate) const READ_BYTES: usize = 64 * 1024;
+
 /// A line that could not become a frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LineError {
@@ -59,7 +62,10 @@ impl std::error::Error for LineError {}
 /// ```
 #[derive(Debug)]
 pub struct LineDecoder {
+    /// Bytes read up to `end`; past it, room to read into (kept initialized, so that reading
+    /// straight into it costs no zeroing).
     buf: Vec<u8>,
+    end: usize,
     /// Where the next line starts in `buf`.
     start: usize,
     /// Where the search for `\n` resumes (bytes before it hold none).
@@ -76,6 +82,7 @@ impl LineDecoder {
     pub fn new(max: usize) -> Self {
         LineDecoder {
             buf: Vec::new(),
+            end: 0,
             start: 0,
             scanned: 0,
             max,
@@ -86,16 +93,32 @@ impl LineDecoder {
 
     /// Appends bytes as read.
     pub fn push(&mut self, bytes: &[u8]) {
-        if self.start > 0 && self.start == self.buf.len() {
-            self.buf.clear();
+        self.room(bytes.len())[..bytes.len()].copy_from_slice(bytes);
+        self.end += bytes.len();
+    }
+
+    /// Room for at least `want` more bytes, for a read straight into the buffer; say how many
+    /// were read with [`LineDecoder::filled`].
+    pub(crate) fn room(&mut self, want: usize) -> &mut [u8] {
+        if self.start > 0 && self.start == self.end {
+            self.end = 0;
             self.start = 0;
             self.scanned = 0;
-        } else if self.start > 64 * 1024 && self.start * 2 > self.buf.len() {
-            self.buf.drain(..self.start);
+        } else if self.start > 64 * 1024 && self.start * 2 > self.end {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
             self.scanned -= self.start;
             self.start = 0;
         }
-        self.buf.extend_from_slice(bytes);
+        if self.buf.len() < self.end + want {
+            self.buf.resize(self.end + want, 0);
+        }
+        &mut self.buf[self.end..]
+    }
+
+    /// Takes the first `read` bytes of [`LineDecoder::room`] as read.
+    pub(crate) fn filled(&mut self, read: usize) {
+        self.end = (self.end + read).min(self.buf.len());
     }
 
     /// Marks the end of input: a last line without `\n` is still a line.
@@ -105,18 +128,19 @@ impl LineDecoder {
 
     /// Bytes held for a line not complete yet.
     pub fn buffered(&self) -> usize {
-        self.buf.len() - self.start
+        self.end - self.start
     }
 
     /// The next complete line, without its line ending; `None` until more input arrives.
     pub fn next_line(&mut self) -> Option<Result<&str, LineError>> {
         loop {
-            let (end, next) = match memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+            let unscanned = &self.buf[self.scanned..self.end];
+            let (end, next) = match memchr::memchr(b'\n', unscanned) {
                 Some(at) => (self.scanned + at, self.scanned + at + 1),
-                None if self.ended && self.buffered() > 0 => (self.buf.len(), self.buf.len()),
+                None if self.ended && self.buffered() > 0 => (self.end, self.end),
                 None if self.ended && self.dropping.is_some() => (self.start, self.start),
                 None => {
-                    self.scanned = self.buf.len();
+                    self.scanned = self.end;
                     if self.buffered() > self.max || self.dropping.is_some() {
                         self.drop_pending();
                     }
@@ -156,12 +180,12 @@ impl LineDecoder {
 
     /// Forgets the bytes of a line that is already too long, keeping only its head and length.
     fn drop_pending(&mut self) {
-        let pending = &self.buf[self.start..];
+        let pending = &self.buf[self.start..self.end];
         let (dropped, head) = self.dropping.get_or_insert_with(|| (0, Vec::new()));
         let room = HEAD_BYTES.saturating_sub(head.len());
         head.extend_from_slice(&pending[..room.min(pending.len())]);
         *dropped += pending.len();
-        self.buf.clear();
+        self.end = 0;
         self.start = 0;
         self.scanned = 0;
     }
@@ -189,6 +213,38 @@ mod tests {
             got.extend(all(&mut decoder));
         }
         assert_eq!(got, vec![Ok("{\"q\":\"caf\u{e9} \u{1f600}\"}".to_owned())]);
+    }
+
+    #[test]
+    fn reading_straight_into_the_buffer_gives_the_lines_pushing_gives() {
+        // Lines of many lengths (some split UTF-8 across reads, some over the limit), read
+        // in chunks of many sizes past the point where the buffer compacts.
+        let mut text = String::new();
+        for n in 0..3000 {
+            let pad = "\u{e9}".repeat(n % 97) + &"x".repeat(n % 301);
+            text.push_str(&format!("{{\"n\":{n},\"p\":\"{pad}\"}}\r\n"));
+        }
+        let mut pushed = LineDecoder::new(400);
+        pushed.push(text.as_bytes());
+        let expected = all(&mut pushed);
+        assert!(
+            expected.iter().any(Result::is_err),
+            "some lines are over the limit"
+        );
+        let mut read = LineDecoder::new(400);
+        let mut got = Vec::new();
+        let mut rest = text.as_bytes();
+        for size in [1, 7, 64, 1000, 4096, 70_000].into_iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let n = size.min(rest.len());
+            read.room(n)[..n].copy_from_slice(&rest[..n]);
+            read.filled(n);
+            rest = &rest[n..];
+            got.extend(all(&mut read));
+        }
+        assert_eq!(got, expected);
     }
 
     #[test]

@@ -47,12 +47,12 @@ use msp_types::protocol::{methods, notifications};
 use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
-use crate::backlog::{self, Backlog, Batch, Typing, Typist, STALL};
+use crate::backlog::{Backlog, Batch, Claim, Typing, Typist, STALL};
 use crate::command::Command;
 use crate::driver::{pump, trace, Handler, Inbound, Settings, Sinks, Traced, Tracer};
 use crate::endpoint::{Client, Endpoint, Handled, Reply, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
-use crate::framing::LineDecoder;
+use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::{Handshake, HandshakeError};
 use crate::process::{HostCommand, HostExit, SpawnError};
 
@@ -87,6 +87,9 @@ struct Inner<R: Role> {
 struct Shared<R: Role> {
     // Held briefly and never across an await: a std mutex.
     state: Mutex<State<R>>,
+    /// The batch the consumer of notifications types from (see `backlog.rs`); locked first.
+    claim: Claim,
+    tracer: Option<Tracer>,
     /// Told when the reader waits for room in the backlog and there is.
     room: Notify,
     /// Turns true when the reader reached the end of the peer's output.
@@ -111,8 +114,6 @@ struct State<R: Role> {
     waiting: bool,
     /// Whether the reader waits for room in the backlog.
     reader_waits: bool,
-    /// A close asked for while the consumer was typing, for it to carry out.
-    closing: Option<CloseReason>,
     tracer: Option<Tracer>,
 }
 
@@ -166,6 +167,12 @@ impl<R: Role> Shared<R> {
     fn lock(&self) -> MutexGuard<'_, State<R>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Closes for `reason` (see [`State::shut`]).
+    fn shut(&self, reason: CloseReason) {
+        let mut held = self.claim.lock();
+        self.lock().shut(&mut held, reason);
+    }
 }
 
 impl<R: Role> Typing<R> for State<R> {
@@ -190,16 +197,20 @@ impl<R: Role> State<R> {
         pump(&mut self.endpoint, &mut self.sinks);
     }
 
-    /// Closes for `reason`: lines handed over are typed, pending requests fail, the stream and
-    /// the handler end, the writer finishes and closes its side. While the consumer types
-    /// (on another thread of the runtime) the close waits for it, and it closes when done.
-    fn shut(&mut self, reason: CloseReason) {
-        if self.backlog.is_claimed(false) {
-            self.closing.get_or_insert(reason);
-            return;
+    /// Gives back the consumer's used-up batch and hands it the next; tells a reader waiting
+    /// for room when there is.
+    fn refill(&mut self, held: &mut Option<Batch>, room: &Notify) {
+        self.backlog.refill(held);
+        if self.reader_waits && self.backlog.has_room() {
+            room.notify_one();
         }
+    }
+
+    /// Closes for `reason`: lines handed over (`held` the consumer's) are typed, pending
+    /// requests fail, the stream and the handler end, the writer finishes and closes its side.
+    fn shut(&mut self, held: &mut Option<Batch>, reason: CloseReason) {
         let (backlog, mut typist) = self.typist();
-        backlog.type_all(&mut typist);
+        backlog.type_all(held, &mut typist);
         self.endpoint.close(reason);
         self.pump();
         self.sinks.open = false;
@@ -269,9 +280,10 @@ impl<R: Role> Connection<R> {
                 backlog: Backlog::default(),
                 waiting: false,
                 reader_waits: false,
-                closing: None,
                 tracer: settings.tracer.clone(),
             }),
+            claim: Claim::default(),
+            tracer: settings.tracer.clone(),
             room: Notify::new(),
             read_all: ::tokio::sync::watch::Sender::new(false),
             handled_all: ::tokio::sync::watch::Sender::new(handler.is_none()),
@@ -432,7 +444,7 @@ impl<R: Role> Connection<R> {
         let reason = exit
             .clone()
             .map_or(CloseReason::Local, CloseReason::HostExited);
-        self.inner.shared.lock().shut(reason);
+        self.inner.shared.shut(reason);
         exit
     }
 }
@@ -487,7 +499,7 @@ impl Connection<Client> {
 
 impl<R: Role> Drop for Inner<R> {
     fn drop(&mut self) {
-        self.shared.lock().shut(CloseReason::Local);
+        self.shared.shut(CloseReason::Local);
         if let Some(process) = &self.process {
             process.start_kill();
         }
@@ -524,20 +536,29 @@ impl<R: Role> Notifications<'_, R> {
 
     /// The next inbound frame, typing lines the reader handed over.
     fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
-        let mut state = self.shared.lock();
+        let shared = self.shared;
+        let mut held = shared.claim.lock();
         loop {
+            let tracer = shared.tracer.as_ref();
+            if let Some(inbound) = shared.claim.next(&mut held, tracer, || shared.lock()) {
+                if held.as_ref().is_some_and(Batch::is_empty) {
+                    // The next batch now, or none held: a consumer that goes away then leaves
+                    // no lines waiting for it.
+                    let mut state = shared.lock();
+                    if state.sinks.inbound.is_empty() {
+                        state.refill(&mut held, &shared.room);
+                    }
+                }
+                return Poll::Ready(Some(inbound));
+            }
+            let mut state = shared.lock();
             if let Some(inbound) = state.sinks.inbound.pop_front() {
                 state.waiting = false;
                 return Poll::Ready(Some(inbound));
             }
-            if let Some(batch) = state.backlog.claim() {
-                drop(state);
-                let next;
-                (state, next) = self.type_claimed(batch);
-                if let Some(inbound) = next {
-                    state.waiting = false;
-                    return Poll::Ready(Some(inbound));
-                }
+            state.refill(&mut held, &shared.room);
+            if held.is_some() {
+                state.waiting = false;
                 continue;
             }
             if !state.sinks.open {
@@ -548,25 +569,17 @@ impl<R: Role> Notifications<'_, R> {
             return Poll::Pending;
         }
     }
-
-    /// Types the lines of a claimed batch until one gives an inbound frame; the rest goes back
-    /// to the backlog.
-    fn type_claimed(&self, batch: Batch) -> (MutexGuard<'_, State<R>>, Option<Inbound>) {
-        let (mut state, inbound, batch) = backlog::type_claimed(batch, || self.shared.lock());
-        state.backlog.unclaim(batch);
-        if let Some(reason) = state.closing.take() {
-            state.shut(reason);
-        }
-        if state.reader_waits && state.backlog.has_room() {
-            self.shared.room.notify_one();
-        }
-        (state, inbound)
-    }
 }
 
 impl<R: Role> Drop for Notifications<'_, R> {
     fn drop(&mut self) {
+        // The consumer leaves: the lines it held are typed now, for the next one.
+        let mut held = self.shared.claim.lock();
         let mut state = self.shared.lock();
+        if held.is_some() {
+            let (backlog, mut typist) = state.typist();
+            backlog.type_all(&mut held, &mut typist);
+        }
         state.waiting = false;
         state.sinks.consumer = None;
     }
@@ -587,14 +600,16 @@ async fn read_loop<R: Role>(
     closer: Closer,
 ) {
     let mut lines = LineDecoder::new(max);
-    let mut buf = vec![0u8; 64 * 1024];
     let mut batch = Batch::default();
     let mut stall = Stall::default();
     let stopped = loop {
-        // While lines wait for the consumer, look at them every `STALL` between reads.
-        let read = match stall.watching(&shared) {
-            false => reader.read(&mut buf).await,
-            true => match ::tokio::time::timeout(STALL, reader.read(&mut buf)).await {
+        // While lines wait for the consumer, look at them every `STALL` between reads. Bytes
+        // go straight into the decoder: no copy on the way.
+        let watching = stall.watching(&shared);
+        let room = lines.room(READ_BYTES);
+        let read = match watching {
+            false => reader.read(room).await,
+            true => match ::tokio::time::timeout(STALL, reader.read(room)).await {
                 Ok(read) => read,
                 Err(_) => {
                     stall.check(&shared);
@@ -605,7 +620,7 @@ async fn read_loop<R: Role>(
         match read {
             Ok(0) => break None,
             Ok(n) => {
-                lines.push(&buf[..n]);
+                lines.filled(n);
                 batch.fill(&mut lines);
                 if !batch.is_empty() {
                     let handed;
@@ -626,34 +641,37 @@ async fn read_loop<R: Role>(
     let reason = closer
         .reason(stopped.unwrap_or(CloseReason::PeerClosed))
         .await;
-    shared.lock().shut(reason);
+    shared.shut(reason);
     shared.read_all.send_replace(true);
 }
 
-/// The reader's watch on lines left with the consumer: those nobody claimed for [`STALL`]
-/// it types itself.
+/// The reader's watch on lines left with the consumer: those waiting while it took none for
+/// [`STALL`] it types itself.
 #[derive(Default)]
 struct Stall {
-    claims: u64,
+    /// The consumer's progress at the last look.
+    mark: u64,
 }
 
 impl Stall {
     /// Whether lines wait for the consumer (and so the reader should look again soon).
     fn watching<R: Role>(&mut self, shared: &Shared<R>) -> bool {
-        let state = shared.lock();
-        self.claims = state.backlog.claims();
-        !state.backlog.is_idle()
+        self.mark = shared.claim.taken();
+        !shared.lock().backlog.is_idle()
     }
 
-    /// Types the lines left when the consumer claimed none since the last look.
+    /// Types the lines left when the consumer took none since the last look.
     fn check<R: Role>(&mut self, shared: &Shared<R>) {
-        let mut state = shared.lock();
-        if state.backlog.claims() == self.claims && state.backlog.is_left() {
-            tracing::trace!("typing lines a consumer left");
-            let (backlog, mut typist) = state.typist();
-            backlog.type_all(&mut typist);
+        if shared.claim.taken() == self.mark {
+            let mut held = shared.claim.lock();
+            let mut state = shared.lock();
+            if shared.claim.taken() == self.mark && !state.backlog.is_idle() {
+                tracing::trace!("typing lines a consumer left");
+                let (backlog, mut typist) = state.typist();
+                backlog.type_all(&mut held, &mut typist);
+            }
         }
-        self.claims = state.backlog.claims();
+        self.mark = shared.claim.taken();
     }
 }
 
@@ -678,7 +696,7 @@ async fn deliver<R: Role>(
             if !state.reader_waits {
                 break;
             }
-            stall.claims = state.backlog.claims();
+            stall.mark = shared.claim.taken();
         }
         if ::tokio::time::timeout(STALL, room).await.is_err() {
             stall.check(shared);
@@ -696,9 +714,8 @@ async fn deliver<R: Role>(
         }
         return (next, true);
     }
-    let (backlog, mut typist) = state.typist();
-    backlog.type_all(&mut typist);
-    batch.type_all(&mut typist);
+    // Idle: no line waits before these.
+    batch.type_all(&mut state.typist().1);
     (batch, false)
 }
 
@@ -725,7 +742,7 @@ async fn write_loop<R: Role>(
         if let Err(e) = written {
             tracing::debug!(error = %e, "write failed");
             let reason = closer.reason(CloseReason::io(&e)).await;
-            shared.lock().shut(reason);
+            shared.shut(reason);
             return;
         }
     }
