@@ -6,7 +6,7 @@
 //! sending one burst a pass from memory, so the ratio is the connection's own cost. Also, as
 //! diagnostics, the same through an in-memory pipe a host thread writes, and with a new
 //! connection every pass. Prints each time and the ratios the targets name; a flood ratio is
-//! the median of its per-round ratios.
+//! the median, over pairs of adjacent passes, of the case's pass to a `Frame::parse` pass.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::pin::Pin;
@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use msp_bench::corpus::{self, Dir};
-use msp_bench::measure::{budget, median, round_ratio, Group, Report};
+use msp_bench::measure::{budget, median, rounds, Group, Report};
 use msp_rpc::blocking::Connection;
 use msp_rpc::pipe::{pipe, PipeReader, PipeWriter};
 use msp_rpc::{Inbound, Options};
@@ -26,8 +26,17 @@ use serde::{Deserialize, Serialize};
 
 /// Round trips per pass.
 const CALLS: usize = 200;
-/// Times the corpus' notifications are replayed per flood pass.
-const FLOOD_REPEAT: usize = 20;
+/// Times the corpus' notifications are replayed per flood pass: `MSP_BENCH_FLOOD_REPEAT`,
+/// default 200 (about 38,000 frames, 24 MB). A pass is that long so that what happens once a
+/// burst (the reader thread, blocked while the host was quiet, waking up) weighs on each frame
+/// as it would in a sustained flood, not as it would in one of a few thousand frames.
+fn flood_repeat() -> usize {
+    std::env::var("MSP_BENCH_FLOOD_REPEAT")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(200)
+        .max(1)
+}
 
 fn params() -> UserInputAnswerParams {
     let mut answer = UserInputAnswer::builder().question_id("db_choice").build();
@@ -330,9 +339,10 @@ fn take_flood(inbound: impl Iterator<Item = Inbound>, frames: usize) {
 }
 
 fn flood(report: &mut Report, lines: &[String]) {
-    let frames = lines.len() * FLOOD_REPEAT;
+    let repeat = flood_repeat();
+    let frames = lines.len() * repeat;
     let mut bytes = Vec::new();
-    for _ in 0..FLOOD_REPEAT {
+    for _ in 0..repeat {
         for line in lines {
             bytes.extend_from_slice(line.as_bytes());
             bytes.push(b'\n');
@@ -398,21 +408,28 @@ fn flood(report: &mut Report, lines: &[String]) {
 
     let mut group = Group::default();
     group.add("flood.frame_parse", || {
-        for _ in 0..FLOOD_REPEAT {
+        for _ in 0..repeat {
             for line in lines {
                 std::hint::black_box(Frame::parse(Sender::Server, line).unwrap());
             }
         }
     });
     // Diagnostic: the sans-I/O endpoint alone, framing included, on this thread.
-    group.add("flood.endpoint", || {
+    // One endpoint and decoder for every pass, fed 64 KiB at a time, as a driver reads.
+    group.add("flood.endpoint", {
         let mut endpoint = msp_rpc::Endpoint::<msp_rpc::Client>::new();
         let mut decoder = msp_rpc::framing::LineDecoder::new(1 << 24);
-        decoder.push(&bytes);
-        while let Some(line) = decoder.next_line() {
-            endpoint.handle_line(line.unwrap());
-            while let Some(event) = endpoint.poll_event() {
-                std::hint::black_box(event);
+        let bytes = bytes.clone();
+        move || {
+            for read in bytes.chunks(64 * 1024) {
+                decoder.push(read);
+                while let Some(line) = decoder.next_line() {
+                    endpoint.handle_line(line.unwrap());
+                    while let Some(event) = endpoint.poll_event() {
+                        let event = std::hint::black_box(event);
+                        assert!(matches!(event, msp_rpc::Event::Notification { .. }));
+                    }
+                }
             }
         }
     });
@@ -457,43 +474,43 @@ fn flood(report: &mut Report, lines: &[String]) {
     group.add("flood.async_workers_connection", || {
         async_pass(&workers, &workers_go, &mut workers_notifications)
     });
-    let rounds = group.run_rounds(budget());
-    for (name, times) in &rounds {
+    // Each ratio is the median, over pairs of adjacent passes, of the case's pass to the
+    // `Frame::parse` pass just before it (see `Group::run_paired`).
+    let paired = group.run_paired("flood.frame_parse", rounds(15));
+    for (name, times) in &paired.times {
         let per_frame = median(&mut times.clone()).as_secs_f64() * 1e9 / frames as f64;
         println!("  {name:<36} {per_frame:>8.0} ns a frame");
         report.put(name.as_str(), format!("{per_frame:.0}"));
     }
-    let rounds_of = |case: &str| {
-        rounds
-            .iter()
-            .find(|(name, _)| name == case)
-            .map(|(_, times)| times.as_slice())
-    };
-    // Each ratio is the median of its per-round ratios (see `round_ratio`).
-    if let Some(parse) = rounds_of("flood.frame_parse") {
+    let pairs = paired
+        .ratios
+        .iter()
+        .map(|(_, r)| r.len())
+        .max()
+        .unwrap_or(0);
+    if pairs > 0 {
         println!(
-            "  against flood.frame_parse, the median of {} rounds' ratios:",
-            parse.len()
+            "  against flood.frame_parse, the median of {pairs} pairs of passes (middle half):"
         );
-        for (case, key) in [
-            ("flood.endpoint", "ratio.flood.endpoint"),
-            ("flood.connection", "ratio.flood.blocking"),
-            ("flood.async_connection", "ratio.flood.async"),
-            (
-                "flood.async_workers_connection",
-                "ratio.flood.async_workers",
-            ),
-            ("flood.piped_connection", "ratio.flood.blocking_pipe"),
-            (
-                "flood.new_connection_each_pass",
-                "ratio.flood.blocking_fresh",
-            ),
-        ] {
-            if let Some(times) = rounds_of(case) {
-                let ratio = round_ratio(times, parse);
-                println!("    {case:<34} {ratio:>6.3}");
-                report.put(key, format!("{ratio:.3}"));
-            }
+    }
+    for (case, key) in [
+        ("flood.endpoint", "ratio.flood.endpoint"),
+        ("flood.connection", "ratio.flood.blocking"),
+        ("flood.async_connection", "ratio.flood.async"),
+        (
+            "flood.async_workers_connection",
+            "ratio.flood.async_workers",
+        ),
+        ("flood.piped_connection", "ratio.flood.blocking_pipe"),
+        (
+            "flood.new_connection_each_pass",
+            "ratio.flood.blocking_fresh",
+        ),
+    ] {
+        if let Some(ratio) = paired.ratio(case) {
+            let (low, high) = paired.middle_half(case).unwrap_or((ratio, ratio));
+            println!("    {case:<34} {ratio:>6.3}  ({low:.3}-{high:.3})");
+            report.put(key, format!("{ratio:.3}"));
         }
     }
 }

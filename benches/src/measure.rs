@@ -75,15 +75,9 @@ impl<'a> Group<'a> {
             .collect()
     }
 
-    /// Runs every case; each one's time in every round, in the order they were added. A ratio
-    /// of two cases is steadier as the median of its per-round ratios (see [`round_ratio`])
-    /// than as the ratio of their medians: within a round both met the same machine.
+    /// Runs every case; each one's time in every round, in the order they were added.
     pub fn run_rounds(mut self, budget: Duration) -> Vec<(String, Vec<Duration>)> {
-        let rounds = std::env::var("MSP_BENCH_ROUNDS")
-            .ok()
-            .and_then(|s| s.parse::<u32>().ok())
-            .unwrap_or(3)
-            .max(1);
+        let rounds = rounds(3);
         let mut times: Vec<Vec<Duration>> = vec![Vec::new(); self.cases.len()];
         for _ in 0..rounds {
             for (case, out) in self.cases.iter_mut().zip(&mut times) {
@@ -96,17 +90,86 @@ impl<'a> Group<'a> {
             .map(|((name, _), t)| (name, t))
             .collect()
     }
+
+    /// Runs one pass of the case named `base` just before each pass of every other case,
+    /// `pairs` times over, after a warm-up pass of each. On a machine whose speed swings by
+    /// tens of percent within a second, the ratio of two passes seconds apart is mostly that
+    /// swing; of two adjacent passes, much less.
+    pub fn run_paired(mut self, base: &str, pairs: u32) -> Paired {
+        let at = self.cases.iter().position(|(name, _)| name == base);
+        for case in &mut self.cases {
+            (case.1)();
+        }
+        let mut times: Vec<Vec<Duration>> = vec![Vec::new(); self.cases.len()];
+        let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); self.cases.len()];
+        for _ in 0..pairs.max(1) {
+            for case in 0..self.cases.len() {
+                let base_time = match at {
+                    // The base on its own only when nothing else is there to pair it with.
+                    Some(at) if at == case && self.cases.len() > 1 => continue,
+                    Some(at) if at == case => None,
+                    Some(at) => Some(timed(&mut self.cases[at].1)),
+                    None => None,
+                };
+                let time = timed(&mut self.cases[case].1);
+                times[case].push(time);
+                if let (Some(at), Some(base_time)) = (at, base_time) {
+                    times[at].push(base_time);
+                    ratios[case].push(time.as_secs_f64() / base_time.as_secs_f64());
+                }
+            }
+        }
+        let names: Vec<String> = self.cases.into_iter().map(|(name, _)| name).collect();
+        Paired {
+            times: names.iter().cloned().zip(times).collect(),
+            ratios: names.into_iter().zip(ratios).collect(),
+        }
+    }
 }
 
-/// The median over rounds of `case / base`, from [`Group::run_rounds`] times.
-pub fn round_ratio(case: &[Duration], base: &[Duration]) -> f64 {
-    let mut ratios: Vec<f64> = case
-        .iter()
-        .zip(base)
-        .map(|(case, base)| case.as_secs_f64() / base.as_secs_f64())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios[ratios.len() / 2]
+/// What [`Group::run_paired`] measured.
+pub struct Paired {
+    /// Every case's pass times (the base's from every pair).
+    pub times: Vec<(String, Vec<Duration>)>,
+    /// Every case's ratios to the base pass just before each of its passes (none for the base).
+    pub ratios: Vec<(String, Vec<f64>)>,
+}
+
+impl Paired {
+    /// The median of case `name`'s ratios to the base, if it ran.
+    pub fn ratio(&self, name: &str) -> Option<f64> {
+        let ratios = self.sorted(name)?;
+        ratios.get(ratios.len() / 2).copied()
+    }
+
+    /// The first and third quartiles of case `name`'s ratios: how far the pairs spread.
+    pub fn middle_half(&self, name: &str) -> Option<(f64, f64)> {
+        let ratios = self.sorted(name)?;
+        let last = ratios.len().checked_sub(1)?;
+        Some((ratios[last / 4], ratios[last - last / 4]))
+    }
+
+    fn sorted(&self, name: &str) -> Option<Vec<f64>> {
+        let (_, ratios) = self.ratios.iter().find(|(case, _)| case == name)?;
+        let mut ratios = ratios.clone();
+        ratios.sort_by(f64::total_cmp);
+        Some(ratios)
+    }
+}
+
+/// `MSP_BENCH_ROUNDS`, or `default`.
+pub fn rounds(default: u32) -> u32 {
+    std::env::var("MSP_BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+        .unwrap_or(default)
+        .max(1)
+}
+
+fn timed(pass: &mut dyn FnMut()) -> Duration {
+    let start = Instant::now();
+    pass();
+    start.elapsed()
 }
 
 /// The median of `samples`.

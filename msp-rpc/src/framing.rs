@@ -245,6 +245,13 @@ mod tests {
             got.extend(all(&mut read));
         }
         assert_eq!(got, expected);
+        let mut chunked = LineDecoder::new(400);
+        let mut got = Vec::new();
+        for chunk in text.as_bytes().chunks(64 * 1024) {
+            chunked.push(chunk);
+            got.extend(all(&mut chunked));
+        }
+        assert_eq!(got, expected);
     }
 
     #[test]
