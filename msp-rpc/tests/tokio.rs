@@ -9,8 +9,8 @@ use msp_rpc::tokio::Connection;
 use msp_rpc::{Inbound, Options, Reply, RpcError, Warning};
 use msp_types::protocol::methods;
 use msp_types::{
-    ClientInfo, InitializeParams, ModelListParams, ProtocolNotification, RequestReceipt,
-    ServerRequest, UserInputAnswerParams,
+    ClientInfo, InitializeParams, ModelListParams, ModelListResult, ProtocolNotification,
+    RequestReceipt, ServerRequest, UserInputAnswerParams,
 };
 use serde_json::{json, Value};
 use support::{
@@ -18,8 +18,19 @@ use support::{
     SEED_SETTLED,
 };
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::task::JoinHandle;
 
 const LONG: Duration = Duration::from_secs(20);
+
+/// Sends `model/list` from a task of its own (on a clone of `conn`), so that the test can play
+/// the host meanwhile.
+fn spawn_model_list(conn: &Connection) -> JoinHandle<Result<ModelListResult, RpcError>> {
+    let conn = conn.clone();
+    tokio::spawn(async move {
+        conn.request::<methods::ModelList>(&ModelListParams::new())
+            .await
+    })
+}
 
 struct Host {
     reads: BufReader<ReadHalf<DuplexStream>>,
@@ -101,13 +112,7 @@ async fn concurrent_requests_answered_out_of_order_get_their_own_typed_results()
 #[tokio::test]
 async fn a_request_times_out_on_tokios_clock() {
     let (conn, mut host) = connect(Options::new().timeout(Duration::from_millis(50)));
-    let asked = tokio::spawn({
-        let conn = conn.clone();
-        async move {
-            conn.request::<methods::ModelList>(&ModelListParams::new())
-                .await
-        }
-    });
+    let asked = spawn_model_list(&conn);
     assert_eq!(host.recv().await.unwrap()["method"], "model/list");
     let error = asked.await.unwrap().unwrap_err();
     assert!(
@@ -145,13 +150,7 @@ async fn dropping_the_request_future_forgets_the_request() {
 #[tokio::test]
 async fn the_peer_closing_fails_pending_requests_and_ends_the_stream() {
     let (conn, mut host) = connect(Options::new());
-    let asked = tokio::spawn({
-        let conn = conn.clone();
-        async move {
-            conn.request::<methods::ModelList>(&ModelListParams::new())
-                .await
-        }
-    });
+    let asked = spawn_model_list(&conn);
     host.recv().await.unwrap();
     // Both halves: a duplex stream closes when the whole of it is gone.
     drop(host);
@@ -236,14 +235,7 @@ async fn the_handshake_warns_on_another_fingerprint() {
 #[tokio::test]
 async fn a_consumer_that_stops_halfway_holds_up_neither_responses_nor_the_peers_requests() {
     let (conn, mut host) = connect(Options::new());
-    let conn = std::sync::Arc::new(conn);
-    let request = tokio::spawn({
-        let conn = conn.clone();
-        async move {
-            conn.request::<methods::ModelList>(&ModelListParams::new())
-                .await
-        }
-    });
+    let request = spawn_model_list(&conn);
     let frame = host.recv().await.unwrap();
     // A consumer takes one notification, then stops (busy elsewhere) holding the stream.
     let (took_tx, took) = tokio::sync::oneshot::channel();
@@ -309,14 +301,7 @@ async fn a_flood_larger_than_the_backlog_arrives_whole_and_in_order() {
 #[tokio::test]
 async fn a_response_inside_a_flood_arrives_while_the_flood_is_consumed() {
     let (conn, mut host) = connect(Options::new());
-    let conn = std::sync::Arc::new(conn);
-    let request = tokio::spawn({
-        let conn = conn.clone();
-        async move {
-            conn.request::<methods::ModelList>(&ModelListParams::new())
-                .await
-        }
-    });
+    let request = spawn_model_list(&conn);
     let frame = host.recv().await.unwrap();
     let feeder = tokio::spawn(async move {
         let mut burst = numbered_notices(3_000);
