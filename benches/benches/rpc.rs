@@ -294,7 +294,10 @@ impl<G> Burst<G> {
     }
 }
 
+// The host's reads stay out of line, so that instruction counts can tell its copy apart from
+// the connection's work (scripts/flood_instructions.sh).
 impl Read for Burst<std::sync::mpsc::Receiver<()>> {
+    #[inline(never)]
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.at == self.bytes.len() {
             match self.go.recv() {
@@ -307,6 +310,7 @@ impl Read for Burst<std::sync::mpsc::Receiver<()>> {
 }
 
 impl tokio::io::AsyncRead for Burst<tokio::sync::mpsc::UnboundedReceiver<()>> {
+    #[inline(never)]
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

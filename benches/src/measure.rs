@@ -13,9 +13,17 @@ pub fn budget() -> Duration {
 }
 
 /// Whether case `name` runs: `MSP_BENCH_ONLY`, when set, must be part of its name (for
-/// profiling one case).
+/// profiling one case), or with a leading `=` all of it.
 pub fn selected(name: &str) -> bool {
-    std::env::var("MSP_BENCH_ONLY").map_or(true, |only| name.contains(&only))
+    std::env::var("MSP_BENCH_ONLY").map_or(true, |only| picks(&only, name))
+}
+
+/// Whether the selection `only` (as in `MSP_BENCH_ONLY`) picks case `name`.
+pub fn picks(only: &str, name: &str) -> bool {
+    match only.strip_prefix('=') {
+        Some(exact) => name == exact,
+        None => name.contains(only),
+    }
 }
 
 /// Median time of one call of `pass`, after a short warm-up, within `budget` (at least 5 calls).

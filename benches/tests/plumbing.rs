@@ -1,10 +1,11 @@
 //! The bench plumbing measures what it claims: the envelope reader and writer keep a frame,
 //! payloads land in the right member, responses get the method of their request, and the
-//! counting allocator sees an allocation.
+//! counting allocator sees an allocation, and a selection of cases picks what it names.
 
 use msp_bench::alloc::{peak_during, Counting};
 use msp_bench::corpus::{self, Kind};
 use msp_bench::envelope::{write_frame, Envelope, Member};
+use msp_bench::measure::picks;
 use serde_json::Value;
 
 #[global_allocator]
@@ -75,4 +76,13 @@ fn counting_allocator_sees_a_megabyte() {
     let (v, peak) = peak_during(|| vec![1u8; 1 << 20]);
     assert_eq!(v.len(), 1 << 20);
     assert!(peak >= 1 << 20, "peak {peak}");
+}
+
+#[test]
+fn a_selection_picks_cases_by_part_of_their_name_or_with_a_leading_equals_sign_by_all_of_it() {
+    assert!(picks("flood.frame_parse", "flood.frame_parse"));
+    assert!(picks("flood.frame_parse", "flood.frame_parse_hot_lines"));
+    assert!(picks("=flood.frame_parse", "flood.frame_parse"));
+    assert!(!picks("=flood.frame_parse", "flood.frame_parse_hot_lines"));
+    assert!(!picks("=none", "flood.endpoint"));
 }
