@@ -90,7 +90,10 @@ cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
     info("  encode payload, params() / Value", "encode.payload.msp_api/value")
     print ""
     print "diagnostic: the flood through the sans-I/O endpoint alone (framing and events, no threads),"
-    print "through an in-memory pipe fed by a host thread, and with a new connection every pass"
+    print "through an in-memory pipe fed by a host thread, and with a new connection every pass;"
+    print "and Frame::parse on the corpus lines again and again, always in cache (the baseline parses"
+    print "the lines of each pass as read); scripts/flood_instructions.sh counts the flood in instructions"
+    info("  notification flood, Frame::parse on cached lines / Frame::parse", "ratio.flood.frame_parse_hot_lines")
     info("  notification flood, Endpoint / Frame::parse", "ratio.flood.endpoint")
     info("  notification flood, blocking connection over a pipe / Frame::parse", "ratio.flood.blocking_pipe")
     info("  notification flood, new blocking connection each pass / Frame::parse", "ratio.flood.blocking_fresh")
