@@ -5,21 +5,21 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use msp_rpc::blocking::Connection;
+use msp_rpc::blocking::{Call, Connection};
 use msp_rpc::{
-    Command, FingerprintPolicy, HandshakeError, Inbound, Options, Problem, Reply, RpcError, Traced,
-    Warning,
+    Client, Command, FingerprintPolicy, HandshakeError, Inbound, Options, Problem, Reply, RpcError,
+    Traced, Warning,
 };
-use msp_types::protocol::methods;
+use msp_types::protocol::methods::{self, ModelList};
 use msp_types::registry::SERVED_FINGERPRINT;
 use msp_types::{
     ClientInfo, InitializeParams, ModelListParams, ProtocolNotification, RequestReceipt,
     ServerRequest, UserInputAnswerParams, UserInputCancelParams,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 use support::{
-    connect, initialize_result, notice_number, numbered_notices, result_line, MODELS, SEED_REQUEST,
-    SEED_SETTLED,
+    connect, initialize_result, notice_number, numbered_notices, result_line, HostDouble, MODELS,
+    SEED_REQUEST, SEED_SETTLED,
 };
 
 const LONG: Duration = Duration::from_secs(20);
@@ -35,6 +35,14 @@ fn answer_params(n: usize) -> UserInputAnswerParams {
 
 fn next(conn: &Connection) -> Inbound {
     conn.next_timeout(LONG).expect("something arrives")
+}
+
+/// Sends `model/list`, and reads its frame on the host's side.
+fn start_model_list(conn: &Connection, host: &mut HostDouble) -> (Call<Client, ModelList>, Value) {
+    let call = conn
+        .start::<ModelList>(&ModelListParams::new(), LONG)
+        .unwrap();
+    (call, host.recv().unwrap())
 }
 
 #[test]
@@ -223,10 +231,7 @@ fn undecodable_frames_arrive_as_events_and_the_connection_goes_on() {
     );
     assert!(matches!(next(&conn), Inbound::Undecodable(_)));
     // Still working.
-    let call = conn
-        .start::<methods::ModelList>(&ModelListParams::new(), LONG)
-        .unwrap();
-    let frame = host.recv().unwrap();
+    let (call, frame) = start_model_list(&conn, &mut host);
     host.answer(&frame, MODELS);
     assert!(call.wait().is_ok());
 }
@@ -234,10 +239,7 @@ fn undecodable_frames_arrive_as_events_and_the_connection_goes_on() {
 #[test]
 fn notifications_read_before_a_response_are_queued_before_it_returns() {
     let (conn, mut host) = connect(Options::new());
-    let call = conn
-        .start::<methods::ModelList>(&ModelListParams::new(), LONG)
-        .unwrap();
-    let frame = host.recv().unwrap();
+    let (call, frame) = start_model_list(&conn, &mut host);
     host.send(SEED_SETTLED);
     host.send(r#"{"jsonrpc":"2.0","method":"future/notice"}"#);
     host.answer(&frame, MODELS);
@@ -427,10 +429,7 @@ fn a_retried_command_carries_the_same_command_id() {
 #[test]
 fn a_consumer_that_stops_halfway_holds_up_neither_responses_nor_the_peers_requests() {
     let (conn, mut host) = connect(Options::new());
-    let call = conn
-        .start::<methods::ModelList>(&ModelListParams::new(), LONG)
-        .unwrap();
-    let frame = host.recv().unwrap();
+    let (call, frame) = start_model_list(&conn, &mut host);
     // A consumer waits for notifications, takes one and then stops (busy elsewhere), keeping
     // its iterator: the lines it was handed and left must still be typed.
     let (took_tx, took) = std::sync::mpsc::channel();
@@ -480,10 +479,7 @@ fn lines_a_consumer_was_handed_and_left_are_typed_by_the_stall_check() {
             }
         });
         let (conn, mut host) = connect(options);
-        let call = conn
-            .start::<methods::ModelList>(&ModelListParams::new(), LONG)
-            .unwrap();
-        let frame = host.recv().unwrap();
+        let (call, frame) = start_model_list(&conn, &mut host);
         let (ready_tx, ready) = std::sync::mpsc::channel();
         let (stop_tx, stop) = std::sync::mpsc::channel::<()>();
         let consumer = std::thread::Builder::new()
@@ -549,10 +545,7 @@ fn a_flood_larger_than_the_backlog_arrives_whole_and_in_order() {
 #[test]
 fn requests_answered_during_a_flood_complete_while_it_is_consumed() {
     let (conn, mut host) = connect(Options::new());
-    let call = conn
-        .start::<methods::ModelList>(&ModelListParams::new(), LONG)
-        .unwrap();
-    let frame = host.recv().unwrap();
+    let (call, frame) = start_model_list(&conn, &mut host);
     let host = std::thread::spawn(move || {
         let mut burst = numbered_notices(3_000);
         burst.push_str(&format!("{}\n", result_line(&frame, MODELS)));
