@@ -286,4 +286,10 @@ pub(crate) trait Typing<R: Role> {
 
     /// The oldest inbound frame queued.
     fn pop_inbound(&mut self) -> Option<Inbound>;
+
+    /// Types every line waiting, those of `held` (the consumer's claim, locked) first.
+    fn type_waiting(&mut self, held: &mut Option<Batch>) {
+        let (backlog, mut typist) = self.typist();
+        backlog.type_all(held, &mut typist);
+    }
 }

@@ -225,8 +225,7 @@ impl<R: Role> State<R> {
     /// requests fail, the iterator and the handler end, and the writer finishes what is
     /// queued and closes its side.
     fn shut(&mut self, held: &mut Option<Batch>, reason: CloseReason) {
-        let (backlog, mut typist) = self.typist();
-        backlog.type_all(held, &mut typist);
+        self.type_waiting(held);
         self.endpoint.close(reason);
         self.pump();
         self.sinks.open = false;
@@ -734,8 +733,7 @@ fn stall_loop<R: Role>(shared: &Shared<R>) {
         state = shared.lock();
         if shared.claim.taken() == mark && !state.backlog.is_idle() {
             tracing::trace!("typing lines a consumer left");
-            let (backlog, mut typist) = state.typist();
-            backlog.type_all(&mut held, &mut typist);
+            state.type_waiting(&mut held);
             let sleepers = state.sleepers;
             drop(held);
             drop(state);

@@ -209,8 +209,7 @@ impl<R: Role> State<R> {
     /// Closes for `reason`: lines handed over (`held` the consumer's) are typed, pending
     /// requests fail, the stream and the handler end, the writer finishes and closes its side.
     fn shut(&mut self, held: &mut Option<Batch>, reason: CloseReason) {
-        let (backlog, mut typist) = self.typist();
-        backlog.type_all(held, &mut typist);
+        self.type_waiting(held);
         self.endpoint.close(reason);
         self.pump();
         self.sinks.open = false;
@@ -577,8 +576,7 @@ impl<R: Role> Drop for Notifications<'_, R> {
         let mut held = self.shared.claim.lock();
         let mut state = self.shared.lock();
         if held.is_some() {
-            let (backlog, mut typist) = state.typist();
-            backlog.type_all(&mut held, &mut typist);
+            state.type_waiting(&mut held);
         }
         state.waiting = false;
         state.sinks.consumer = None;
@@ -667,8 +665,7 @@ impl Stall {
             let mut state = shared.lock();
             if shared.claim.taken() == self.mark && !state.backlog.is_idle() {
                 tracing::trace!("typing lines a consumer left");
-                let (backlog, mut typist) = state.typist();
-                backlog.type_all(&mut held, &mut typist);
+                state.type_waiting(&mut held);
             }
         }
         self.mark = shared.claim.taken();
