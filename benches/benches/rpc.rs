@@ -469,6 +469,18 @@ fn flood(report: &mut Report, lines: &[String]) {
         }
         held.extend(std::iter::from_fn(|| endpoint.poll_event()));
     });
+    // Diagnostic: the host's part alone, each pass copied into a 64 KiB buffer as the host
+    // copies it into the connection's read buffer (what a pipe's `read` does too).
+    group.add("flood.host_copy", {
+        let bytes = bytes.clone();
+        let mut buffer = vec![0; 64 * 1024];
+        move || {
+            for read in bytes.chunks(buffer.len()) {
+                buffer[..read.len()].copy_from_slice(read);
+                std::hint::black_box(&mut buffer);
+            }
+        }
+    });
     group.add("flood.connection", || {
         go.send(()).unwrap();
         take_flood(conn.notifications(), frames)
@@ -516,6 +528,7 @@ fn flood(report: &mut Report, lines: &[String]) {
             "flood.frame_parse_hot_lines",
             "ratio.flood.frame_parse_hot_lines",
         ),
+        ("flood.host_copy", "ratio.flood.host_copy"),
         ("flood.endpoint", "ratio.flood.endpoint"),
         ("flood.connection", "ratio.flood.blocking"),
         ("flood.async_connection", "ratio.flood.async"),
