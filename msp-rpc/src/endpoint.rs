@@ -175,8 +175,9 @@ pub enum Event<R: Role> {
     /// The response to one of this endpoint's requests (or its timeout, or the close).
     Response(Response),
     /// A line that did not decode, or a response nobody asked for. Nothing is lost: the line is
-    /// kept, and a request among them was answered (see [`BadFrame::replied`]).
-    Undecodable(BadFrame),
+    /// kept, and a request among them was answered (see [`BadFrame::replied`]). Boxed: rare,
+    /// and as large as the rest together, it would make every event larger to move.
+    Undecodable(Box<BadFrame>),
 }
 
 /// The response to a request this endpoint sent, still to be typed by its method.
@@ -640,11 +641,11 @@ impl<R: Role> Endpoint<R> {
             LineError::NotUtf8 { lossy } => lossy.clone(),
         };
         tracing::debug!(%error, "bad line");
-        self.events.push_back(Event::Undecodable(BadFrame {
+        self.events.push_back(Event::Undecodable(Box::new(BadFrame {
             line,
             problem: Problem::Line(error),
             replied: None,
-        }));
+        })));
     }
 
     fn on_frame(&mut self, frame: Frame, line: &str) {
@@ -765,11 +766,11 @@ impl<R: Role> Endpoint<R> {
     }
 
     fn bad(&mut self, line: &str, problem: Problem, replied: Option<i64>) {
-        self.events.push_back(Event::Undecodable(BadFrame {
+        self.events.push_back(Event::Undecodable(Box::new(BadFrame {
             line: line.to_owned(),
             problem,
             replied,
-        }));
+        })));
     }
 
     fn forget(&mut self, id: Id, deadline: Option<Instant>) {
