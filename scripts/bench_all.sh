@@ -92,8 +92,11 @@ cat "$MSP_BENCH_OUT"/*.tsv | awk -F'\t' '
     print "diagnostic: the flood through the sans-I/O endpoint alone (framing and events, no threads),"
     print "through an in-memory pipe fed by a host thread, and with a new connection every pass;"
     print "and Frame::parse on the corpus lines again and again, always in cache (the baseline parses"
-    print "the lines of each pass as read); scripts/flood_instructions.sh counts the flood in instructions"
+    print "the lines of each pass as read), and the bench host's copy of each pass into the read buffer"
+    print "alone (part of every connection's ratio); scripts/flood_instructions.sh counts the flood in"
+    print "instructions"
     info("  notification flood, Frame::parse on cached lines / Frame::parse", "ratio.flood.frame_parse_hot_lines")
+    info("  notification flood, the host's copy alone / Frame::parse", "ratio.flood.host_copy")
     info("  notification flood, Endpoint / Frame::parse", "ratio.flood.endpoint")
     info("  notification flood, blocking connection over a pipe / Frame::parse", "ratio.flood.blocking_pipe")
     info("  notification flood, new blocking connection each pass / Frame::parse", "ratio.flood.blocking_fresh")
