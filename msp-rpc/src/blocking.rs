@@ -1,10 +1,12 @@
 //! The blocking driver: std threads and channels, no async runtime.
 //!
 //! A reader thread cuts what the peer writes into lines and hands them on (to a consumer of
-//! notifications at work, which types them on its own thread, or types them itself), a writer thread writes what the endpoint
-//! sends (so a peer that stops reading never blocks the reader), a handler thread answers the
-//! peer's requests in order, and a fourth types the lines a consumer left halfway. Requests block the calling thread until their
-//! typed result, their error, their timeout or the connection's close.
+//! notifications at work, which types them on its own thread, or types them itself); a
+//! request's caller writes its line itself while that cannot block, and a writer thread writes
+//! the rest (so a peer that stops reading blocks neither the reader nor a caller past its
+//! deadline; see `outbox.rs`); a handler thread answers the peer's requests in order, and a
+//! fourth types the lines a consumer left halfway. Requests block the calling thread until
+//! their typed result, their error, their timeout or the connection's close.
 //!
 //! ```
 //! use msp_rpc::blocking::Connection;
@@ -33,7 +35,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use msp_types::protocol::{methods, notifications};
@@ -47,6 +49,7 @@ use crate::endpoint::{Client, Endpoint, Handled, Pending, Response, Role, Sends}
 use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::{Handshake, HandshakeError};
+use crate::outbox::Outbox;
 use crate::process::{HostCommand, HostExit, HostProcess, SpawnError};
 
 pub use crate::driver::Options;
@@ -74,8 +77,14 @@ struct Inner<R: Role> {
     handshake: OnceLock<Handshake>,
 }
 
+/// Where lines are written: whoever holds it writes (see `outbox.rs`); `None` once closed.
+type Out = Option<BufWriter<Box<dyn Write + Send>>>;
+
 struct Shared<R: Role> {
     state: Mutex<State<R>>,
+    /// The peer's input, locked by the thread writing to it (never with the state's lock).
+    out: Mutex<Out>,
+    closer: Closer,
     /// The batch the consumer of notifications types from (see `backlog.rs`); locked first.
     claim: Claim,
     tracer: Option<Tracer>,
@@ -129,9 +138,16 @@ struct State<R: Role> {
     tracer: Option<Tracer>,
 }
 
+/// A caller waiting for its response.
+struct Waiter {
+    response: SyncSender<Response>,
+    /// Where its request's line ends in what was sent.
+    sent: u64,
+}
+
 struct Channels<R: Role> {
-    waiters: HashMap<Id, SyncSender<Response>>,
-    writer: Option<Sender<String>>,
+    waiters: HashMap<Id, Waiter>,
+    out: Outbox,
     inbound: VecDeque<Inbound>,
     /// Whether more inbound frames may come.
     open: bool,
@@ -140,14 +156,16 @@ struct Channels<R: Role> {
 
 impl<R: Role> Sinks<R> for Channels<R> {
     fn transmit(&mut self, line: String) {
-        if let Some(writer) = &self.writer {
-            let _ = writer.send(line);
-        }
+        self.out.push(line);
     }
 
     fn response(&mut self, response: Response) {
         if let Some(waiter) = self.waiters.remove(&response.id) {
-            let _ = waiter.try_send(response);
+            // An answer (not a timeout or the close): the peer read the request.
+            if matches!(response.outcome, Ok(_) | Err(RpcError::Remote(_))) {
+                self.out.peer_read(waiter.sent);
+            }
+            let _ = waiter.response.try_send(response);
         }
     }
 
@@ -157,8 +175,10 @@ impl<R: Role> Sinks<R> for Channels<R> {
         }
     }
 
-    // The queue is the consumer's directly: nothing to hand on.
-    fn flush(&mut self) {}
+    // The inbound queue is the consumer's directly; lines to send may be the writer thread's.
+    fn flush(&mut self) {
+        self.out.flush();
+    }
 
     fn request(&mut self, id: Id, request: R::PeerRequest) {
         if let Some(requests) = &self.requests {
@@ -230,7 +250,14 @@ impl<R: Role> State<R> {
         self.pump();
         self.sinks.open = false;
         self.sinks.requests = None;
-        self.sinks.writer = None;
+        self.sinks.out.close();
+    }
+
+    /// Pumps lines a caller sends and writes itself (see [`Shared::write_here`]).
+    fn pump_for_caller(&mut self) {
+        self.sinks.out.set_caller_writes(true);
+        self.pump();
+        self.sinks.out.set_caller_writes(false);
     }
 }
 
@@ -272,14 +299,18 @@ impl<R: Role> Connection<R> {
         let (handler, settings, max_frame_bytes, handled) = options.split();
         let mut endpoint = Endpoint::new();
         endpoint.handle_requests(handled);
-        let (writer_tx, writer_rx) = mpsc::channel();
+        let bell = Arc::new(Condvar::new());
         let (requests_tx, requests_rx) = mpsc::channel();
+        let closer = Closer {
+            process: process.clone(),
+            grace: settings.close_grace,
+        };
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 endpoint,
                 sinks: Channels {
                     waiters: HashMap::new(),
-                    writer: Some(writer_tx),
+                    out: Outbox::new(bell.clone()),
                     inbound: VecDeque::new(),
                     open: true,
                     requests: handler.is_some().then_some(requests_tx),
@@ -290,6 +321,8 @@ impl<R: Role> Connection<R> {
                 reader_waits: false,
                 tracer: settings.tracer.clone(),
             }),
+            out: Mutex::new(Some(BufWriter::new(Box::new(writer)))),
+            closer: closer.clone(),
             claim: Claim::default(),
             tracer: settings.tracer.clone(),
             changed: Condvar::new(),
@@ -299,14 +332,9 @@ impl<R: Role> Connection<R> {
             read_all: Flag::default(),
             handled_all: Flag::default(),
         });
-        let closer = Closer {
-            process: process.clone(),
-            grace: settings.close_grace,
-        };
         spawn("msp-writer", {
-            let (shared, closer, tracer) =
-                (shared.clone(), closer.clone(), settings.tracer.clone());
-            move || write_loop(writer_rx, writer, &shared, &closer, tracer.as_ref())
+            let shared = shared.clone();
+            move || write_loop(&shared, &bell)
         });
         spawn("msp-reader", {
             let shared = shared.clone();
@@ -369,9 +397,12 @@ impl<R: Role> Connection<R> {
         let (tx, rx) = mpsc::sync_channel(1);
         let mut state = self.inner.shared.lock();
         let pending = state.endpoint.request::<M>(params, Some(deadline))?;
-        state.sinks.waiters.insert(pending.id().clone(), tx);
-        state.pump();
+        state.pump_for_caller();
+        let sent = state.sinks.out.queued();
+        let waiter = Waiter { response: tx, sent };
+        state.sinks.waiters.insert(pending.id().clone(), waiter);
         drop(state);
+        self.inner.shared.write_here();
         Ok(Call {
             shared: self.inner.shared.clone(),
             pending: Some(pending),
@@ -393,7 +424,9 @@ impl<R: Role> Connection<R> {
     pub fn notify<N: Notification>(&self, params: &N::Params) -> Result<(), RpcError> {
         let mut state = self.inner.shared.lock();
         state.endpoint.notify::<N>(params)?;
-        state.pump();
+        state.pump_for_caller();
+        drop(state);
+        self.inner.shared.write_here();
         Ok(())
     }
 
@@ -431,7 +464,7 @@ impl<R: Role> Connection<R> {
             state.sinks.requests = None;
         }
         self.inner.shared.handled_all.wait(grace);
-        self.inner.shared.lock().sinks.writer = None;
+        self.inner.shared.lock().sinks.out.close();
         let exit = self.inner.process.as_ref().map(|process| {
             let exit = process.wait_exit(grace).unwrap_or_else(|| process.kill());
             // What the host wrote before it exited is still delivered.
@@ -744,35 +777,81 @@ fn stall_loop<R: Role>(shared: &Shared<R>) {
     }
 }
 
-fn write_loop<R: Role>(
-    lines: Receiver<String>,
-    writer: impl Write,
-    shared: &Shared<R>,
-    closer: &Closer,
-    tracer: Option<&Tracer>,
-) {
-    let mut out = BufWriter::new(writer);
-    let write = |out: &mut BufWriter<_>, line: String| -> io::Result<()> {
-        trace(tracer, Traced::Sent, &line);
-        out.write_all(line.as_bytes())?;
-        out.write_all(b"\n")
-    };
-    while let Ok(line) = lines.recv() {
-        let mut written = write(&mut out, line);
-        while written.is_ok() {
-            match lines.try_recv() {
-                Ok(line) => written = write(&mut out, line),
-                Err(_) => break,
+/// Writes what callers leave to it (see `outbox.rs`) until the close, then closes the
+/// peer's input.
+fn write_loop<R: Role>(shared: &Shared<R>, bell: &Condvar) {
+    loop {
+        let open = {
+            let state = shared.lock();
+            let mut state = bell
+                .wait_while(state, |state| !state.sinks.out.wanted())
+                .unwrap_or_else(|e| e.into_inner());
+            state.sinks.out.answer();
+            state.sinks.out.is_open()
+        };
+        let mut out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let lines = shared.lock().sinks.out.for_writer();
+            if lines.is_empty() {
+                break;
+            }
+            if let Err(e) = shared.write(&mut out, lines) {
+                drop(out);
+                shared.write_failed(&e);
+                return;
             }
         }
-        if let Err(e) = written.and_then(|()| out.flush()) {
-            tracing::debug!(error = %e, "write failed");
-            let reason = closer.reason(CloseReason::io(&e));
-            shared.shut(reason);
+        if !open {
+            // Dropping the writer closes the peer's input (a host's stdin, so it drains).
+            out.take();
             return;
         }
     }
-    let _ = out.flush();
+}
+
+impl<R: Role> Shared<R> {
+    /// Writes what a caller just queued on its own thread, when that cannot block; otherwise
+    /// (or when another thread writes now) the writer thread writes it.
+    fn write_here(&self) {
+        let mut out = match self.out.try_lock() {
+            Ok(out) => out,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                // The thread writing may have taken its last lines already.
+                self.lock().sinks.out.ring();
+                return;
+            }
+        };
+        loop {
+            let Some(lines) = self.lock().sinks.out.for_caller() else {
+                return;
+            };
+            if let Err(e) = self.write(&mut out, lines) {
+                drop(out);
+                self.write_failed(&e);
+                return;
+            }
+        }
+    }
+
+    /// Writes `lines` and flushes them.
+    fn write(&self, out: &mut Out, lines: VecDeque<String>) -> io::Result<()> {
+        let Some(out) = out else {
+            return Ok(());
+        };
+        for line in lines {
+            trace(self.tracer.as_ref(), Traced::Sent, &line);
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    }
+
+    /// Closes after a failed write, for the reason the process gives, if it can.
+    fn write_failed(&self, error: &io::Error) {
+        tracing::debug!(%error, "write failed");
+        self.shut(self.closer.reason(CloseReason::io(error)));
+    }
 }
 
 fn handle_loop<R: Role>(

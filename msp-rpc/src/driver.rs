@@ -200,8 +200,9 @@ pub(crate) trait Sinks<R: Role> {
     fn inbound(&mut self, inbound: Inbound);
     /// A peer request, for the handler.
     fn request(&mut self, id: Id, request: R::PeerRequest);
-    /// Wakes the consumer for what [`Sinks::inbound`] queued, if it sleeps; a response wakes
-    /// it first, so that what was read before the response is queued before it is delivered.
+    /// Wakes the consumer for what [`Sinks::inbound`] queued, if it sleeps (a response wakes
+    /// it first, so that what was read before the response is queued before it is delivered),
+    /// and whoever writes what [`Sinks::transmit`] queued.
     fn flush(&mut self);
 }
 

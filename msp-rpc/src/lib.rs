@@ -25,6 +25,7 @@ pub mod endpoint;
 pub mod error;
 pub mod framing;
 pub mod handshake;
+mod outbox;
 pub mod pipe;
 pub mod process;
 #[cfg(feature = "tokio")]

@@ -18,8 +18,8 @@ use msp_types::{
 };
 use serde_json::{json, Value};
 use support::{
-    connect, initialize_result, notice_number, numbered_notices, result_line, HostDouble, MODELS,
-    SEED_REQUEST, SEED_SETTLED,
+    connect, connect_writing_through, initialize_result, notice_number, numbered_notices,
+    result_line, HostDouble, MODELS, SEED_REQUEST, SEED_SETTLED,
 };
 
 const LONG: Duration = Duration::from_secs(20);
@@ -109,6 +109,81 @@ fn a_request_times_out_and_its_late_response_is_dropped_quietly() {
     host.send(SEED_SETTLED);
     // The late response produced nothing: the next thing is the notification.
     assert!(matches!(next(&conn), Inbound::Notification { .. }));
+}
+
+/// Notes the thread of each write.
+struct ThreadNoting<W> {
+    inner: W,
+    threads: Arc<Mutex<Vec<Option<String>>>>,
+}
+
+impl<W: std::io::Write> std::io::Write for ThreadNoting<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let thread = std::thread::current().name().map(str::to_owned);
+        self.threads.lock().unwrap().push(thread);
+        self.inner.write(bytes)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[test]
+fn a_request_is_written_on_its_callers_thread_while_the_host_keeps_up() {
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let (conn, mut host) = connect_writing_through(Options::new(), |inner| ThreadNoting {
+        inner,
+        threads: threads.clone(),
+    });
+    for _ in 0..3 {
+        let (call, frame) = start_model_list(&conn, &mut host);
+        host.answer(&frame, MODELS);
+        assert!(call.wait().unwrap().models.len() == 1);
+    }
+    let me = std::thread::current().name().map(str::to_owned);
+    let threads = threads.lock().unwrap();
+    assert!(!threads.is_empty());
+    assert!(threads.iter().all(|thread| *thread == me), "{threads:?}");
+}
+
+#[test]
+fn a_host_that_stops_reading_blocks_no_caller_past_its_deadline() {
+    // The host double never reads: what the client writes fills the pipe (64 KiB) and the
+    // writer blocks. Callers must still get their timeouts.
+    let (conn, host) = connect(Options::new());
+    let (done, finished) = std::sync::mpsc::channel();
+    let caller = conn.clone();
+    std::thread::spawn(move || {
+        let big = |n: usize| {
+            UserInputAnswerParams::builder()
+                .answers(vec![])
+                .command_id(format!("cmd-{n}-{}", "x".repeat(1000)))
+                .session_id("sess")
+                .user_input_id(format!("q-{n}"))
+                .build()
+        };
+        let calls: Vec<_> = (0..200)
+            .map(|n| {
+                caller
+                    .start::<methods::UserInputAnswerMethod>(&big(n), Duration::from_millis(100))
+                    .unwrap()
+            })
+            .collect();
+        caller
+            .notify::<msp_types::protocol::notifications::Initialized>(&None)
+            .unwrap();
+        let errors: Vec<_> = calls.into_iter().map(|call| call.wait()).collect();
+        let _ = done.send(errors);
+    });
+    let errors = finished
+        .recv_timeout(LONG)
+        .expect("no caller blocks on the full pipe");
+    assert_eq!(errors.len(), 200);
+    for error in errors {
+        assert!(matches!(error, Err(RpcError::TimedOut { .. })), "{error:?}");
+    }
+    drop(host);
 }
 
 #[test]

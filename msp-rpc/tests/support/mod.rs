@@ -35,9 +35,17 @@ pub struct HostDouble {
 
 /// A client connection and the host double at its other end.
 pub fn connect(options: Options<msp_rpc::Client>) -> (Connection, HostDouble) {
+    connect_writing_through(options, |writer| writer)
+}
+
+/// The same, the client writing through `wrap` of its pipe.
+pub fn connect_writing_through<W: Write + Send + 'static>(
+    options: Options<msp_rpc::Client>,
+    wrap: impl FnOnce(PipeWriter) -> W,
+) -> (Connection, HostDouble) {
     let (client_reads, host_writes) = pipe();
     let (host_reads, client_writes) = pipe();
-    let conn = Connection::new(client_reads, client_writes, options);
+    let conn = Connection::new(client_reads, wrap(client_writes), options);
     let host = HostDouble {
         to_client: Some(host_writes),
         from_client: BufReader::new(host_reads),
