@@ -262,7 +262,6 @@ impl<R: Role> State<R> {
 }
 
 /// Why reading or writing stopped, told as precisely as the process allows.
-#[derive(Clone)]
 struct Closer {
     process: Option<Arc<HostProcess>>,
     grace: Duration,
@@ -301,10 +300,6 @@ impl<R: Role> Connection<R> {
         endpoint.handle_requests(handled);
         let bell = Arc::new(Condvar::new());
         let (requests_tx, requests_rx) = mpsc::channel();
-        let closer = Closer {
-            process: process.clone(),
-            grace: settings.close_grace,
-        };
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 endpoint,
@@ -322,7 +317,10 @@ impl<R: Role> Connection<R> {
                 tracer: settings.tracer.clone(),
             }),
             out: Mutex::new(Some(BufWriter::new(Box::new(writer)))),
-            closer: closer.clone(),
+            closer: Closer {
+                process: process.clone(),
+                grace: settings.close_grace,
+            },
             claim: Claim::default(),
             tracer: settings.tracer.clone(),
             changed: Condvar::new(),
@@ -338,7 +336,7 @@ impl<R: Role> Connection<R> {
         });
         spawn("msp-reader", {
             let shared = shared.clone();
-            move || read_loop(reader, max_frame_bytes, &shared, &closer)
+            move || read_loop(reader, max_frame_bytes, &shared)
         });
         spawn("msp-stall", {
             let shared = shared.clone();
@@ -680,7 +678,7 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
         .unwrap_or_else(|e| panic!("cannot start the {name} thread: {e}"));
 }
 
-fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>, closer: &Closer) {
+fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>) {
     let mut lines = LineDecoder::new(max);
     let mut batch = Batch::default();
     let stopped = loop {
@@ -701,7 +699,9 @@ fn read_loop<R: Role>(mut reader: impl Read, max: usize, shared: &Shared<R>, clo
     lines.finish();
     batch.fill(&mut lines);
     deliver(shared, batch);
-    let reason = closer.reason(stopped.unwrap_or(CloseReason::PeerClosed));
+    let reason = shared
+        .closer
+        .reason(stopped.unwrap_or(CloseReason::PeerClosed));
     shared.shut(reason);
     shared.read_all.set();
 }

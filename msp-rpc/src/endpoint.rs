@@ -175,8 +175,8 @@ pub enum Event<R: Role> {
     /// The response to one of this endpoint's requests (or its timeout, or the close).
     Response(Response),
     /// A line that did not decode, or a response nobody asked for. Nothing is lost: the line is
-    /// kept, and a request among them was answered (see [`BadFrame::replied`]). Boxed: rare,
-    /// and as large as the rest together, it would make every event larger to move.
+    /// kept, and a request among them was answered (see [`BadFrame::replied`]). Boxed as in
+    /// [`crate::Inbound`], which the drivers make of it without a copy.
     Undecodable(Box<BadFrame>),
 }
 

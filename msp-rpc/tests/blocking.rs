@@ -156,12 +156,9 @@ fn a_host_that_stops_reading_blocks_no_caller_past_its_deadline() {
     let caller = conn.clone();
     std::thread::spawn(move || {
         let big = |n: usize| {
-            UserInputAnswerParams::builder()
-                .answers(vec![])
-                .command_id(format!("cmd-{n}-{}", "x".repeat(1000)))
-                .session_id("sess")
-                .user_input_id(format!("q-{n}"))
-                .build()
+            let mut params = answer_params(n);
+            params.command_id.push_str(&"x".repeat(1000));
+            params
         };
         let calls: Vec<_> = (0..200)
             .map(|n| {
