@@ -149,47 +149,71 @@ impl LineDecoder {
             };
             let start = std::mem::replace(&mut self.start, next);
             self.scanned = next;
-            let mut line = &self.buf[start..end];
-            if let Some(stripped) = line.strip_suffix(b"\r") {
-                line = stripped;
-            }
             if let Some((dropped, head)) = self.dropping.take() {
-                let length = dropped + line.len();
+                let length = dropped + trim(&self.buf[start..end]).len();
                 let head = String::from_utf8_lossy(&head).into_owned();
                 let max = self.max;
                 return Some(Err(LineError::TooLong { length, max, head }));
             }
-            if line.len() > self.max {
-                let head = String::from_utf8_lossy(&line[..HEAD_BYTES.min(line.len())]);
-                let (length, max, head) = (line.len(), self.max, head.into_owned());
-                return Some(Err(LineError::TooLong { length, max, head }));
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            // Mostly ASCII: a SIMD check takes a fraction of the time of `std::str::from_utf8`.
-            return Some(
-                match simdutf8::basic::from_utf8(&self.buf[start..start + line.len()]) {
-                    Ok(text) => Ok(text),
-                    Err(_) => Err(LineError::NotUtf8 {
-                        lossy: String::from_utf8_lossy(line).into_owned(),
-                    }),
-                },
-            );
+            let line = match shape(&self.buf[start..end], self.max) {
+                Shape::Blank => continue,
+                Shape::TooLong(error) => return Some(Err(error)),
+                Shape::Line(length) => &self.buf[start..start + length],
+            };
+            return Some(checked(line));
         }
     }
 
     /// Forgets the bytes of a line that is already too long, keeping only its head and length.
     fn drop_pending(&mut self) {
-        let pending = &self.buf[self.start..self.end];
+        // A `\r` at the end stays until the next byte says whether it ends the line.
+        let kept = usize::from(self.buf[self.start..self.end].ends_with(b"\r"));
+        let pending = &self.buf[self.start..self.end - kept];
         let (dropped, head) = self.dropping.get_or_insert_with(|| (0, Vec::new()));
         let room = HEAD_BYTES.saturating_sub(head.len());
         head.extend_from_slice(&pending[..room.min(pending.len())]);
         *dropped += pending.len();
-        self.end = 0;
+        self.buf.copy_within(self.end - kept..self.end, 0);
+        self.end = kept;
         self.start = 0;
-        self.scanned = 0;
+        self.scanned = kept;
     }
+}
+
+/// What a complete line (its `\n` gone) is to framing.
+enum Shape {
+    /// Nothing but whitespace: skipped.
+    Blank,
+    /// Over the cap.
+    TooLong(LineError),
+    /// A line of this many bytes, a trailing `\r` left out.
+    Line(usize),
+}
+
+fn shape(line: &[u8], max: usize) -> Shape {
+    let line = trim(line);
+    if line.len() > max {
+        let head = String::from_utf8_lossy(&line[..HEAD_BYTES.min(line.len())]).into_owned();
+        let length = line.len();
+        return Shape::TooLong(LineError::TooLong { length, max, head });
+    }
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Shape::Blank;
+    }
+    Shape::Line(line.len())
+}
+
+/// A line without its trailing `\r`.
+fn trim(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// A line's text, if it is UTF-8.
+fn checked(line: &[u8]) -> Result<&str, LineError> {
+    // Mostly ASCII: a SIMD check takes a fraction of the time of `std::str::from_utf8`.
+    simdutf8::basic::from_utf8(line).map_err(|_| LineError::NotUtf8 {
+        lossy: String::from_utf8_lossy(line).into_owned(),
+    })
 }
 
 #[cfg(test)]
@@ -253,6 +277,82 @@ mod tests {
             got.extend(all(&mut chunked));
         }
         assert_eq!(got, expected);
+    }
+
+    type Lines = Vec<Result<String, LineError>>;
+
+    /// Every line of `text` read in chunks of the sizes given, in turn, taken by `take` after
+    /// each read and at the end.
+    fn read_in(
+        text: &[u8],
+        max: usize,
+        sizes: &[usize],
+        take: fn(&mut LineDecoder, &mut Lines),
+    ) -> Lines {
+        let mut decoder = LineDecoder::new(max);
+        let mut got = Vec::new();
+        let mut rest = text;
+        for size in sizes.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let n = (*size).min(rest.len());
+            decoder.room(n)[..n].copy_from_slice(&rest[..n]);
+            decoder.filled(n);
+            rest = &rest[n..];
+            take(&mut decoder, &mut got);
+        }
+        decoder.finish();
+        take(&mut decoder, &mut got);
+        got
+    }
+
+    #[test]
+    fn lines_are_the_same_for_reads_of_any_size() {
+        // Runs with bad UTF-8 in them (split across reads too), blank and whitespace lines,
+        // CRLF, lines over the cap (some dropped as they stream in over several reads), and a
+        // last line without `\n`.
+        let mut text = Vec::new();
+        for n in 0..2000 {
+            match n % 11 {
+                0 => text.extend_from_slice(b"{\"bad\":\"\xff\xfe\"}\n"),
+                1 => text.extend_from_slice(b"\n  \t\r\n"),
+                2 => text.extend_from_slice(&[b'x'; 700]),
+                3 => text.extend_from_slice(b"{\"split\":\"\xe2\x82\xac\"}\r\n"),
+                _ => {}
+            }
+            let pad = "\u{e9}".repeat(n % 53) + &"y".repeat(n % 173);
+            text.extend_from_slice(format!("{{\"n\":{n},\"p\":\"{pad}\"}}\r\n").as_bytes());
+        }
+        text.extend_from_slice(b"{\"last\":true}");
+        let mut at_once = LineDecoder::new(400);
+        at_once.push(&text);
+        at_once.finish();
+        let expected = all(&mut at_once);
+        assert!(expected
+            .iter()
+            .any(|l| matches!(l, Err(LineError::NotUtf8 { .. }))));
+        assert!(expected
+            .iter()
+            .any(|l| matches!(l, Err(LineError::TooLong { .. }))));
+        assert_eq!(expected.last(), Some(&Ok("{\"last\":true}".to_owned())));
+        let one_by_one: fn(&mut LineDecoder, &mut Lines) = |decoder, got| got.extend(all(decoder));
+        for sizes in [
+            &[1, 3, 64][..],
+            &[7, 1000],
+            &[333],
+            &[4096, 70_000],
+            &[64 * 1024],
+        ] {
+            let got = read_in(&text, 400, sizes, one_by_one);
+            let first = got.iter().zip(&expected).position(|(a, b)| a != b);
+            assert_eq!(
+                (got.len(), first),
+                (expected.len(), None),
+                "reads of {sizes:?}: first difference {:?}",
+                first.map(|at| (&got[at], &expected[at]))
+            );
+        }
     }
 
     #[test]
