@@ -57,7 +57,7 @@ pub(crate) struct Batch {
 impl Batch {
     /// Moves the complete lines of `decoder` in.
     pub(crate) fn fill(&mut self, decoder: &mut LineDecoder) {
-        while let Some(line) = decoder.next_line() {
+        decoder.drain_lines(|line| {
             let entry = match line {
                 Ok(line) => {
                     let start = self.text.len();
@@ -67,7 +67,7 @@ impl Batch {
                 Err(error) => Entry::Bad(error),
             };
             self.entries.push(entry);
-        }
+        });
     }
 
     /// Whether every line was taken (or there were none).

@@ -164,6 +164,48 @@ impl LineDecoder {
         }
     }
 
+    /// Every complete line, in order, as [`LineDecoder::next_line`] gives them one by one.
+    ///
+    /// The run of complete lines is checked for UTF-8 in one pass, which costs about half of
+    /// checking each line on its own; only a run that fails is checked line by line, so that
+    /// the lines around a bad one still arrive.
+    pub fn drain_lines(&mut self, mut each: impl FnMut(Result<&str, LineError>)) {
+        if self.dropping.is_some() {
+            // The rest of a line dropped as it streamed in comes first.
+            match self.next_line() {
+                Some(line) => each(line),
+                None => return,
+            }
+        }
+        if let Some(at) = memchr::memrchr(b'\n', &self.buf[self.scanned..self.end]) {
+            let (start, end) = (self.start, self.scanned + at + 1);
+            self.start = end;
+            self.scanned = end;
+            let run = &self.buf[start..end];
+            // Checked line by line only when the run as a whole is not UTF-8.
+            let text = simdutf8::basic::from_utf8(run).ok();
+            let mut from = 0;
+            for to in memchr::memchr_iter(b'\n', run) {
+                match shape(&run[from..to], self.max) {
+                    Shape::Blank => {}
+                    Shape::TooLong(error) => each(Err(error)),
+                    Shape::Line(length) => each(match text {
+                        // A line starts after a `\n` and ends before one: both boundaries of
+                        // characters.
+                        Some(text) => Ok(&text[from..from + length]),
+                        None => checked(&run[from..from + length]),
+                    }),
+                }
+                from = to + 1;
+            }
+        }
+        // What is left holds no `\n`: an unfinished line kept within the cap, or the last line
+        // once the input ended.
+        while let Some(line) = self.next_line() {
+            each(line);
+        }
+    }
+
     /// Forgets the bytes of a line that is already too long, keeping only its head and length.
     fn drop_pending(&mut self) {
         // A `\r` at the end stays until the next byte says whether it ends the line.
@@ -336,6 +378,8 @@ mod tests {
             .iter()
             .any(|l| matches!(l, Err(LineError::TooLong { .. }))));
         assert_eq!(expected.last(), Some(&Ok("{\"last\":true}".to_owned())));
+        let drain: fn(&mut LineDecoder, &mut Lines) =
+            |decoder, got| decoder.drain_lines(|line| got.push(line.map(str::to_owned)));
         let one_by_one: fn(&mut LineDecoder, &mut Lines) = |decoder, got| got.extend(all(decoder));
         for sizes in [
             &[1, 3, 64][..],
@@ -344,14 +388,16 @@ mod tests {
             &[4096, 70_000],
             &[64 * 1024],
         ] {
-            let got = read_in(&text, 400, sizes, one_by_one);
-            let first = got.iter().zip(&expected).position(|(a, b)| a != b);
-            assert_eq!(
-                (got.len(), first),
-                (expected.len(), None),
-                "reads of {sizes:?}: first difference {:?}",
-                first.map(|at| (&got[at], &expected[at]))
-            );
+            for (how, take) in [("drain_lines", drain), ("next_line", one_by_one)] {
+                let got = read_in(&text, 400, sizes, take);
+                let first = got.iter().zip(&expected).position(|(a, b)| a != b);
+                assert_eq!(
+                    (got.len(), first),
+                    (expected.len(), None),
+                    "{how}, reads of {sizes:?}: first difference {:?}",
+                    first.map(|at| (&got[at], &expected[at]))
+                );
+            }
         }
     }
 
