@@ -157,7 +157,7 @@ impl LineDecoder {
             }
             let line = match shape(&self.buf[start..end], self.max) {
                 Shape::Blank => continue,
-                Shape::TooLong(error) => return Some(Err(error)),
+                Shape::TooLong => return Some(Err(too_long(&self.buf[start..end], self.max))),
                 Shape::Line(length) => &self.buf[start..start + length],
             };
             return Some(checked(line));
@@ -188,7 +188,7 @@ impl LineDecoder {
             for to in memchr::memchr_iter(b'\n', run) {
                 match shape(&run[from..to], self.max) {
                     Shape::Blank => {}
-                    Shape::TooLong(error) => each(Err(error)),
+                    Shape::TooLong => each(Err(too_long(&run[from..to], self.max))),
                     Shape::Line(length) => each(match text {
                         // A line starts after a `\n` and ends before one: both boundaries of
                         // characters.
@@ -226,23 +226,31 @@ impl LineDecoder {
 enum Shape {
     /// Nothing but whitespace: skipped.
     Blank,
-    /// Over the cap.
-    TooLong(LineError),
+    /// Over the cap (see [`too_long`]).
+    TooLong,
     /// A line of this many bytes, a trailing `\r` left out.
     Line(usize),
 }
 
+#[inline]
 fn shape(line: &[u8], max: usize) -> Shape {
     let line = trim(line);
     if line.len() > max {
-        let head = String::from_utf8_lossy(&line[..HEAD_BYTES.min(line.len())]).into_owned();
-        let length = line.len();
-        return Shape::TooLong(LineError::TooLong { length, max, head });
+        Shape::TooLong
+    } else if line.iter().all(u8::is_ascii_whitespace) {
+        Shape::Blank
+    } else {
+        Shape::Line(line.len())
     }
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Shape::Blank;
-    }
-    Shape::Line(line.len())
+}
+
+/// The report of a line over the cap.
+#[cold]
+fn too_long(line: &[u8], max: usize) -> LineError {
+    let line = trim(line);
+    let head = String::from_utf8_lossy(&line[..HEAD_BYTES.min(line.len())]).into_owned();
+    let length = line.len();
+    LineError::TooLong { length, max, head }
 }
 
 /// A line without its trailing `\r`.
@@ -251,6 +259,7 @@ fn trim(line: &[u8]) -> &[u8] {
 }
 
 /// A line's text, if it is UTF-8.
+#[inline]
 fn checked(line: &[u8]) -> Result<&str, LineError> {
     // Mostly ASCII: a SIMD check takes a fraction of the time of `std::str::from_utf8`.
     simdutf8::basic::from_utf8(line).map_err(|_| LineError::NotUtf8 {
