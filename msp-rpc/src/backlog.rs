@@ -76,6 +76,7 @@ impl Batch {
     }
 
     /// The next line not taken.
+    #[inline]
     pub(crate) fn take(&mut self) -> Option<Result<&str, LineError>> {
         let entry = self.entries.get_mut(self.taken)?;
         self.taken += 1;
@@ -208,6 +209,7 @@ impl Claim {
     /// The next inbound frame from the lines `held` (this claim's, locked): a notification
     /// straight from its parse, anything else applied under the state's lock (`lock` takes
     /// it). `None` once no line is left.
+    #[inline]
     pub(crate) fn next<R: Role, S: Typing<R>, G: DerefMut<Target = S>>(
         &self,
         held: &mut Option<Batch>,

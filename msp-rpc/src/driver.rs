@@ -47,6 +47,7 @@ pub enum Traced {
 pub type Tracer = Arc<dyn Fn(Traced, &str) + Send + Sync>;
 
 /// Shows `line` to the tracer, if any; a tracer that panics does not take the I/O down.
+#[inline]
 pub(crate) fn trace(tracer: Option<&Tracer>, way: Traced, line: &str) {
     if let Some(tracer) = tracer {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tracer(way, line)));

@@ -399,6 +399,7 @@ impl<R: Role> Parsed<R> {
     /// the driver's to do.
     // The parse goes back whole: boxing it would cost every frame an allocation.
     #[allow(clippy::result_large_err)]
+    #[inline]
     pub fn into_notification(self) -> Result<(ProtocolNotification, Map<String, Value>), Self> {
         match self.0 {
             Ok(Frame {
@@ -619,6 +620,7 @@ impl<R: Role> Endpoint<R> {
     /// Parses a line read from the peer, without touching any endpoint: parsing is most of
     /// what a line costs, so a driver can parse where no lock is held and then hand the result
     /// to [`Endpoint::handle_parsed`] with the same line.
+    #[inline]
     pub fn parse(line: &str) -> Parsed<R> {
         Parsed(Frame::parse(R::PEER, line), PhantomData)
     }
