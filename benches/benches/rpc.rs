@@ -433,7 +433,8 @@ fn flood(report: &mut Report, lines: &[String]) {
         }
     });
     // Diagnostic: the sans-I/O endpoint alone, framing included, on this thread.
-    // One endpoint and decoder for every pass, fed 64 KiB at a time, as a driver reads.
+    // One endpoint and decoder for every pass, fed 64 KiB at a time, as a driver reads, and
+    // drained as the drivers drain it.
     group.add("flood.endpoint", {
         let mut endpoint = msp_rpc::Endpoint::<msp_rpc::Client>::new();
         let mut decoder = msp_rpc::framing::LineDecoder::new(1 << 24);
@@ -441,13 +442,13 @@ fn flood(report: &mut Report, lines: &[String]) {
         move || {
             for read in bytes.chunks(64 * 1024) {
                 decoder.push(read);
-                while let Some(line) = decoder.next_line() {
+                decoder.drain_lines(|line| {
                     endpoint.handle_line(line.unwrap());
                     while let Some(event) = endpoint.poll_event() {
                         let event = std::hint::black_box(event);
                         assert!(matches!(event, msp_rpc::Event::Notification { .. }));
                     }
-                }
+                });
             }
         }
     });
