@@ -29,7 +29,7 @@
 //! assert!(models.models.is_empty());
 //! ```
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, BufWriter, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{ChildStdin, ChildStdout};
@@ -146,7 +146,7 @@ struct Waiter {
 }
 
 struct Channels<R: Role> {
-    waiters: HashMap<Id, Waiter>,
+    waiters: BTreeMap<Id, Waiter>,
     out: Outbox,
     inbound: VecDeque<Inbound>,
     /// Whether more inbound frames may come.
@@ -304,7 +304,7 @@ impl<R: Role> Connection<R> {
             state: Mutex::new(State {
                 endpoint,
                 sinks: Channels {
-                    waiters: HashMap::new(),
+                    waiters: BTreeMap::new(),
                     out: Outbox::new(bell.clone()),
                     inbound: VecDeque::new(),
                     open: true,

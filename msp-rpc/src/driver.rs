@@ -1,6 +1,6 @@
 //! What both drivers share: their options, and what they deliver in wire order.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,7 +59,7 @@ pub struct Options<R: Role> {
     pub(crate) handler: Option<Handler<R>>,
     pub(crate) tracer: Option<Tracer>,
     pub(crate) timeout: Duration,
-    pub(crate) timeouts: HashMap<&'static str, Duration>,
+    pub(crate) timeouts: BTreeMap<&'static str, Duration>,
     pub(crate) max_frame_bytes: usize,
     pub(crate) close_grace: Duration,
     pub(crate) fingerprint: FingerprintPolicy,
@@ -92,7 +92,7 @@ impl<R: Role> Options<R> {
     /// fingerprint mismatch is a warning.
     pub fn new() -> Self {
         let slow = Duration::from_secs(180);
-        let timeouts = HashMap::from([
+        let timeouts = BTreeMap::from([
             (methods::Initialize::METHOD, Duration::from_secs(30)),
             (methods::SessionStart::METHOD, slow),
             (methods::SessionResume::METHOD, slow),
@@ -163,7 +163,7 @@ impl<R: Role> Options<R> {
 pub(crate) struct Settings {
     pub(crate) tracer: Option<Tracer>,
     pub(crate) timeout: Duration,
-    pub(crate) timeouts: HashMap<&'static str, Duration>,
+    pub(crate) timeouts: BTreeMap<&'static str, Duration>,
     pub(crate) close_grace: Duration,
     pub(crate) fingerprint: FingerprintPolicy,
 }

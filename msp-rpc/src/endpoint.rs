@@ -30,7 +30,7 @@
 //! assert!(models.models.is_empty());
 //! ```
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Instant;
@@ -425,10 +425,12 @@ impl<R: Role> fmt::Debug for Parsed<R> {
 #[derive(Debug)]
 pub struct Endpoint<R: Role> {
     next_id: i64,
-    pending: HashMap<Id, Outstanding>,
+    // Ordered maps: no hashing on a request's way (ids are small), ids that a peer picks to
+    // collide cost nothing, and a close fails requests in the order they were made.
+    pending: BTreeMap<Id, Outstanding>,
     deadlines: BTreeSet<(Instant, Id)>,
-    forgotten: HashSet<Id>,
-    owed: HashMap<Id, String>,
+    forgotten: BTreeSet<Id>,
+    owed: BTreeMap<Id, String>,
     handled: Handled,
     transmit: VecDeque<String>,
     events: VecDeque<Event<R>>,
@@ -447,10 +449,10 @@ impl<R: Role> Endpoint<R> {
     pub fn new() -> Self {
         Endpoint {
             next_id: 1,
-            pending: HashMap::new(),
+            pending: BTreeMap::new(),
             deadlines: BTreeSet::new(),
-            forgotten: HashSet::new(),
-            owed: HashMap::new(),
+            forgotten: BTreeSet::new(),
+            owed: BTreeMap::new(),
             handled: Handled::Nothing,
             transmit: VecDeque::new(),
             events: VecDeque::new(),
@@ -569,9 +571,7 @@ impl<R: Role> Endpoint<R> {
             return;
         }
         tracing::debug!(%reason, pending = self.pending.len(), "closed");
-        let mut pending: Vec<(Id, Outstanding)> = self.pending.drain().collect();
-        pending.sort_by(|a, b| a.0.cmp(&b.0));
-        for (id, outstanding) in pending {
+        for (id, outstanding) in std::mem::take(&mut self.pending) {
             self.events.push_back(Event::Response(Response {
                 id,
                 method: outstanding.method,

@@ -138,16 +138,20 @@ fn closing_fails_every_pending_request_with_the_reason() {
     client.close(CloseReason::HostExited(exit.clone()));
     let failed = events(&mut client);
     assert_eq!(failed.len(), 3);
+    let mut ids = Vec::new();
     for event in failed {
         let Event::Response(response) = event else {
             panic!()
         };
+        ids.push(response.id.clone());
         let error = response.decode::<methods::ModelList>().unwrap_err();
         let got = error.host_exit().expect("the exit says why");
         assert_eq!(got.kind, ExitKind::LeaseUnavailable);
         assert_eq!(got.stderr_tail.as_deref(), Some("lease held by pid 7"));
         assert!(error.to_string().contains("exit code 4"), "{error}");
     }
+    // In the order they were made.
+    assert_eq!(ids, [Id::from(1), Id::from(2), Id::from(3)]);
     let again = client.request::<methods::ModelList>(&ModelListParams::new(), None);
     assert!(matches!(
         again,

@@ -33,7 +33,7 @@
 
 mod process;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -118,7 +118,7 @@ struct State<R: Role> {
 }
 
 struct Channels<R: Role> {
-    waiters: HashMap<Id, oneshot::Sender<Response>>,
+    waiters: BTreeMap<Id, oneshot::Sender<Response>>,
     writer: Option<mpsc::UnboundedSender<String>>,
     inbound: VecDeque<Inbound>,
     /// Whether more inbound frames may come.
@@ -268,7 +268,7 @@ impl<R: Role> Connection<R> {
             state: Mutex::new(State {
                 endpoint,
                 sinks: Channels {
-                    waiters: HashMap::new(),
+                    waiters: BTreeMap::new(),
                     writer: Some(writer_tx),
                     inbound: VecDeque::new(),
                     open: true,
