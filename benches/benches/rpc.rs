@@ -5,17 +5,17 @@
 //! connection that lives through every pass (a flood meets a session under way), its host
 //! sending one burst a pass from memory, so the ratio is the connection's own cost. Also, as
 //! diagnostics, the same through an in-memory pipe a host thread writes, and with a new
-//! connection every pass. Prints each time and the ratios the targets name; a flood ratio is
-//! the median, over pairs of adjacent passes, of the case's pass to a `Frame::parse` pass.
+//! connection every pass. Prints each time and the ratios the targets name; every ratio is
+//! the median, over pairs of adjacent passes, of the case's pass to its baseline's pass (the
+//! hand-written loop, `Frame::parse`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use msp_bench::corpus::{self, Dir};
-use msp_bench::measure::{budget, median, rounds, Group, Report};
+use msp_bench::measure::{median, rounds, Group, Report};
 use msp_rpc::blocking::Connection;
 use msp_rpc::pipe::{pipe, PipeReader, PipeWriter};
 use msp_rpc::{Inbound, Options};
@@ -26,6 +26,8 @@ use serde::{Deserialize, Serialize};
 
 /// Round trips per pass.
 const CALLS: usize = 200;
+/// Pairs of round-trip passes (`MSP_BENCH_ROUNDS` sets it too).
+const ROUND_TRIP_PAIRS: u32 = 101;
 /// Times the corpus' notifications are replayed per flood pass: `MSP_BENCH_FLOOD_REPEAT`,
 /// default 200 (about 38,000 frames, 24 MB). A pass is that long so that what happens once a
 /// burst (the reader thread, blocked while the host was quiet, waking up) weighs on each frame
@@ -150,7 +152,6 @@ fn flood_lines() -> Result<Vec<String>, String> {
 fn main() {
     let mut report = Report::new("rpc");
     let params = params();
-    let per_call = |time: Duration| time.as_secs_f64() * 1e6 / CALLS as f64;
 
     println!("request round trip, blocking ({CALLS} calls a pass):");
     let mut hand = HandLoop::new();
@@ -169,19 +170,9 @@ fn main() {
             );
         }
     });
-    let times = group.run(budget());
-    for (name, time) in &times {
-        println!("  {name:<36} {:>8.1} us a call", per_call(*time));
-        report.put(name.as_str(), format!("{:.2}", per_call(*time)));
-    }
-    if let [(_, hand), (_, conn)] = &times[..] {
-        report.put(
-            "ratio.roundtrip.blocking",
-            format!("{:.2}", conn.as_secs_f64() / hand.as_secs_f64()),
-        );
-    }
+    round_trip_ratio(&mut report, group, "blocking");
 
-    async_round_trip(&mut report, &params, per_call);
+    async_round_trip(&mut report, &params);
 
     match flood_lines() {
         Ok(lines) => flood(&mut report, &lines),
@@ -190,11 +181,7 @@ fn main() {
     report.save();
 }
 
-fn async_round_trip(
-    report: &mut Report,
-    params: &UserInputAnswerParams,
-    per_call: impl Fn(Duration) -> f64,
-) {
+fn async_round_trip(report: &mut Report, params: &UserInputAnswerParams) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
     println!("\nrequest round trip, tokio current-thread runtime ({CALLS} calls a pass):");
@@ -256,16 +243,32 @@ fn async_round_trip(
             }
         })
     });
-    let times = group.run(budget());
-    for (name, time) in &times {
-        println!("  {name:<36} {:>8.1} us a call", per_call(*time));
-        report.put(name.as_str(), format!("{:.2}", per_call(*time)));
+    round_trip_ratio(report, group, "async");
+}
+
+/// Runs the round trips of `group` (`roundtrip.<kind>.hand_loop` and `.connection`) in
+/// adjacent pairs of passes, as the flood's, and prints each one's time a call and the
+/// median of the pairs' ratios: the machine changes speed between seconds, and between runs
+/// of this program, by more than the connection costs.
+fn round_trip_ratio(report: &mut Report, group: Group, kind: &str) {
+    let hand = format!("roundtrip.{kind}.hand_loop");
+    let paired = group.run_paired(&hand, rounds(ROUND_TRIP_PAIRS));
+    for (name, times) in &paired.times {
+        let per_call = median(&mut times.clone()).as_secs_f64() * 1e6 / CALLS as f64;
+        println!("  {name:<36} {per_call:>8.1} us a call");
+        report.put(name.as_str(), format!("{per_call:.2}"));
     }
-    if let [(_, hand), (_, conn)] = &times[..] {
-        report.put(
-            "ratio.roundtrip.async",
-            format!("{:.2}", conn.as_secs_f64() / hand.as_secs_f64()),
-        );
+    let connection = format!("roundtrip.{kind}.connection");
+    if let Some(ratio) = paired.ratio(&connection) {
+        let (low, high) = paired.middle_half(&connection).unwrap_or((ratio, ratio));
+        let pairs = paired
+            .ratios
+            .iter()
+            .map(|(_, r)| r.len())
+            .max()
+            .unwrap_or(0);
+        println!("  connection / hand loop, the median of {pairs} pairs: {ratio:.2} ({low:.2}-{high:.2})");
+        report.put(format!("ratio.roundtrip.{kind}"), format!("{ratio:.2}"));
     }
 }
 
