@@ -425,8 +425,9 @@ impl<R: Role> fmt::Debug for Parsed<R> {
 #[derive(Debug)]
 pub struct Endpoint<R: Role> {
     next_id: i64,
-    // Ordered maps: no hashing on a request's way (ids are small), ids that a peer picks to
-    // collide cost nothing, and a close fails requests in the order they were made.
+    // Ordered maps: no hashing on a request's way, no hash for a peer to make its ids collide
+    // in (`owed` holds the ids it picks), and a close fails requests in the order they were
+    // made.
     pending: BTreeMap<Id, Outstanding>,
     deadlines: BTreeSet<(Instant, Id)>,
     forgotten: BTreeSet<Id>,
