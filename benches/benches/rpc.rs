@@ -261,12 +261,7 @@ fn round_trip_ratio(report: &mut Report, group: Group, kind: &str) {
     let connection = format!("roundtrip.{kind}.connection");
     if let Some(ratio) = paired.ratio(&connection) {
         let (low, high) = paired.middle_half(&connection).unwrap_or((ratio, ratio));
-        let pairs = paired
-            .ratios
-            .iter()
-            .map(|(_, r)| r.len())
-            .max()
-            .unwrap_or(0);
+        let pairs = paired.pairs();
         println!("  connection / hand loop, the median of {pairs} pairs: {ratio:.2} ({low:.2}-{high:.2})");
         report.put(format!("ratio.roundtrip.{kind}"), format!("{ratio:.2}"));
     }
@@ -516,12 +511,7 @@ fn flood(report: &mut Report, lines: &[String]) {
         println!("  {name:<36} {per_frame:>8.0} ns a frame");
         report.put(name.as_str(), format!("{per_frame:.0}"));
     }
-    let pairs = paired
-        .ratios
-        .iter()
-        .map(|(_, r)| r.len())
-        .max()
-        .unwrap_or(0);
+    let pairs = paired.pairs();
     if pairs > 0 {
         println!(
             "  against flood.frame_parse, the median of {pairs} pairs of passes (middle half):"

@@ -144,6 +144,11 @@ pub struct Paired {
 }
 
 impl Paired {
+    /// How many pairs the cases ran (none when the base ran alone).
+    pub fn pairs(&self) -> usize {
+        self.ratios.iter().map(|(_, r)| r.len()).max().unwrap_or(0)
+    }
+
     /// The median of case `name`'s ratios to the base, if it ran.
     pub fn ratio(&self, name: &str) -> Option<f64> {
         let ratios = self.sorted(name)?;
