@@ -3,6 +3,10 @@
 
 mod support;
 
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use msp_rpc::tokio::Connection;
@@ -17,7 +21,9 @@ use support::{
     initialize_result, notice_number, numbered_notices, result_line, MODELS, SEED_REQUEST,
     SEED_SETTLED,
 };
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
 use tokio::task::JoinHandle;
 
 const LONG: Duration = Duration::from_secs(20);
@@ -60,10 +66,20 @@ impl Host {
 }
 
 fn connect(options: Options<msp_rpc::Client>) -> (Connection, Host) {
-    let (client, host) = tokio::io::duplex(64 * 1024);
+    connect_writing_through(options, 64 * 1024, |writes| writes)
+}
+
+/// The same over a duplex stream holding `capacity` bytes, the client writing through `wrap`
+/// of its half.
+fn connect_writing_through<W: AsyncWrite + Unpin + Send + 'static>(
+    options: Options<msp_rpc::Client>,
+    capacity: usize,
+    wrap: impl FnOnce(WriteHalf<DuplexStream>) -> W,
+) -> (Connection, Host) {
+    let (client, host) = tokio::io::duplex(capacity);
     let (client_reads, client_writes) = tokio::io::split(client);
     let (host_reads, host_writes) = tokio::io::split(host);
-    let conn = Connection::new(client_reads, client_writes, options);
+    let conn = Connection::new(client_reads, wrap(client_writes), options);
     let host = Host {
         reads: BufReader::new(host_reads),
         writes: Some(host_writes),
@@ -322,4 +338,199 @@ async fn a_response_inside_a_flood_arrives_while_the_flood_is_consumed() {
     }
     assert!(request.await.unwrap().is_ok());
     drop(feeder.await.unwrap());
+}
+
+/// A stream that notes which task each write came from.
+struct NotingTasks<W> {
+    inner: W,
+    tasks: Arc<Mutex<Vec<Option<tokio::task::Id>>>>,
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for NotingTasks<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.tasks.lock().unwrap().push(tokio::task::try_id());
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// A stream that takes at most 7 bytes a write, and every other write not at once (it asks
+/// to be polled again): lines go out in pieces, over several polls.
+struct Trickle<W> {
+    inner: W,
+    turn: bool,
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for Trickle<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.turn = !self.turn;
+        if self.turn {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let n = buf.len().min(7);
+        Pin::new(&mut self.inner).poll_write(cx, &buf[..n])
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+fn trickle(inner: WriteHalf<DuplexStream>) -> Trickle<WriteHalf<DuplexStream>> {
+    Trickle { inner, turn: false }
+}
+
+#[tokio::test]
+async fn a_request_is_written_from_its_callers_task_when_the_stream_takes_it() {
+    let tasks = Arc::new(Mutex::new(Vec::new()));
+    let noted = tasks.clone();
+    let (conn, mut host) =
+        connect_writing_through(Options::new(), 64 * 1024, move |inner| NotingTasks {
+            inner,
+            tasks: noted,
+        });
+    let caller = {
+        let conn = conn.clone();
+        tokio::spawn(async move {
+            let result = conn
+                .request::<methods::ModelList>(&ModelListParams::new())
+                .await;
+            (tokio::task::id(), result)
+        })
+    };
+    let frame = host.recv().await.unwrap();
+    host.answer(&frame, MODELS).await;
+    let (caller, result) = caller.await.unwrap();
+    result.unwrap();
+    // One write, the whole line, on the caller's task (not the writer task's).
+    assert_eq!(*tasks.lock().unwrap(), [Some(caller)]);
+}
+
+#[tokio::test]
+async fn a_request_dropped_after_part_of_its_line_was_written_leaves_whole_lines() {
+    let (conn, mut host) = connect_writing_through(Options::new(), 64 * 1024, trickle);
+    let params = ModelListParams::new();
+    tokio::select! {
+        biased;
+        _ = conn.request::<methods::ModelList>(&params) => panic!("no answer was sent"),
+        // The request's first poll queued its line and the stream took none or a few bytes
+        // of it; the future is dropped here.
+        () = std::future::ready(()) => {}
+    }
+    let asked = spawn_model_list(&conn);
+    let two = async { (host.recv().await, host.recv().await) };
+    let (first, second) = tokio::time::timeout(LONG, two)
+        .await
+        .expect("two whole lines");
+    let (first, second) = (first.unwrap(), second.unwrap());
+    assert_eq!((&first["id"], &second["id"]), (&json!(1), &json!(2)));
+    assert_eq!(first["method"], "model/list");
+    // The dropped request's late answer makes no noise; the next one gets its own.
+    host.answer(&first, MODELS).await;
+    host.answer(&second, MODELS).await;
+    assert_eq!(asked.await.unwrap().unwrap().models.len(), 1);
+}
+
+#[tokio::test]
+async fn lines_from_many_threads_never_interleave_on_a_stream_that_takes_a_few_bytes_at_a_time() {
+    let (conn, mut host) = connect_writing_through(Options::new(), 64 * 1024, trickle);
+    // Four threads, each with a runtime of its own, send requests and notifications at once;
+    // the connection's tasks run on this test's runtime.
+    let mut results = Vec::new();
+    for thread in 0..4 {
+        let conn = conn.clone();
+        let (done, result) = tokio::sync::oneshot::channel();
+        results.push(result);
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let ids = runtime.block_on(async move {
+                let calls: Vec<_> = (0..10)
+                    .map(|k| {
+                        let conn = conn.clone();
+                        tokio::spawn(async move {
+                            let n = thread * 10 + k;
+                            if k % 2 == 0 {
+                                let initialized = None;
+                                conn.notify::<msp_types::protocol::notifications::Initialized>(
+                                    &initialized,
+                                )
+                                .unwrap();
+                            }
+                            let params = answer_params(n);
+                            let result = conn.request::<methods::UserInputAnswerMethod>(&params);
+                            (n, result.await.map(|r| r.user_input_id))
+                        })
+                    })
+                    .collect();
+                let mut ids = Vec::new();
+                for call in calls {
+                    ids.push(call.await.unwrap());
+                }
+                ids
+            });
+            let _ = done.send(ids);
+        });
+    }
+    // Every line whole (the host double parses each): 40 requests, 20 notifications.
+    let (mut requests, mut notifications) = (Vec::new(), 0);
+    while requests.len() < 40 || notifications < 20 {
+        let frame = host.recv().await.unwrap();
+        match frame.get("id") {
+            Some(_) => requests.push(frame),
+            None => notifications += 1,
+        }
+    }
+    for frame in &requests {
+        let echoed = &frame["params"]["userInputId"];
+        host.answer(
+            frame,
+            &format!(r#"{{"commandId":"c","status":"accepted","userInputId":{echoed}}}"#),
+        )
+        .await;
+    }
+    for result in results {
+        for (n, answered) in result.await.unwrap() {
+            assert_eq!(answered.unwrap(), format!("q-{n}"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_peer_that_stops_reading_times_requests_out_and_holds_up_no_caller() {
+    // Room for 64 bytes, never read: the first line fills it.
+    let (conn, _host) = connect_writing_through(
+        Options::new().timeout(Duration::from_millis(100)),
+        64,
+        |writes| writes,
+    );
+    for n in 0..3 {
+        let error = conn
+            .request::<methods::UserInputAnswerMethod>(&answer_params(n))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, RpcError::TimedOut { .. }), "{error}");
+    }
 }

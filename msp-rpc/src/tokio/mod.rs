@@ -2,7 +2,8 @@
 //!
 //! A reader task, a writer task and a handler task, as the blocking driver has threads; the
 //! notification stream types the lines the reader hands it as it yields them, and the reader
-//! types them itself when nobody waits for them or a consumer stopped. The request future is
+//! types them itself when nobody waits for them or a consumer stopped. A request's future
+//! writes its own line when the stream takes it at once (see `wire.rs`). The request future is
 //! cancel-safe: dropping it (a `select!` that went the other way, a
 //! `timeout`) forgets the request, and its late response is dropped.
 //!
@@ -32,6 +33,7 @@
 //! ```
 
 mod process;
+mod wire;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -40,7 +42,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+use ::tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use ::tokio::sync::{mpsc, oneshot, Notify};
 use ::tokio::time::Instant;
 use msp_types::protocol::{methods, notifications};
@@ -55,6 +57,8 @@ use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::{Handshake, HandshakeError};
 use crate::process::{HostCommand, HostExit, SpawnError};
+
+use self::wire::{Queue, Wire};
 
 pub use self::process::HostProcess;
 pub use crate::driver::Options;
@@ -89,6 +93,10 @@ struct Shared<R: Role> {
     state: Mutex<State<R>>,
     /// The batch the consumer of notifications types from (see `backlog.rs`); locked first.
     claim: Claim,
+    /// The stream and what is in flight to it (see `wire.rs`); locked before the state.
+    wire: Mutex<Wire>,
+    /// Rings the writer task for lines no request writes itself, and for the close.
+    bell: Arc<Notify>,
     tracer: Option<Tracer>,
     /// Told when the reader waits for room in the backlog and there is.
     room: Notify,
@@ -119,7 +127,9 @@ struct State<R: Role> {
 
 struct Channels<R: Role> {
     waiters: BTreeMap<Id, oneshot::Sender<Response>>,
-    writer: Option<mpsc::UnboundedSender<String>>,
+    out: Queue,
+    /// The writer task's bell (see [`Shared::bell`]).
+    bell: Arc<Notify>,
     inbound: VecDeque<Inbound>,
     /// Whether more inbound frames may come.
     open: bool,
@@ -130,9 +140,7 @@ struct Channels<R: Role> {
 
 impl<R: Role> Sinks<R> for Channels<R> {
     fn transmit(&mut self, line: String) {
-        if let Some(writer) = &self.writer {
-            let _ = writer.send(line);
-        }
+        self.out.push(&line);
     }
 
     fn response(&mut self, response: Response) {
@@ -154,6 +162,9 @@ impl<R: Role> Sinks<R> for Channels<R> {
                 consumer.wake();
             }
         }
+        if self.out.wants_writer() {
+            self.bell.notify_one();
+        }
     }
 
     fn request(&mut self, id: Id, request: R::PeerRequest) {
@@ -172,6 +183,51 @@ impl<R: Role> Shared<R> {
     fn shut(&self, reason: CloseReason) {
         let mut held = self.claim.lock();
         self.lock().shut(&mut held, reason);
+    }
+
+    fn wire(&self) -> MutexGuard<'_, Wire> {
+        self.wire.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes what a request queued, within the poll that queued it, when the stream is free
+    /// and takes it at once; otherwise the writer task is rung for it.
+    fn write_own(&self, cx: &mut Context<'_>) {
+        if let Ok(mut wire) = self.wire.try_lock() {
+            if wire.is_idle() {
+                if !self.take(&mut wire) {
+                    return; // Already written by whoever took the queue before.
+                }
+                if let Poll::Ready(Ok(())) = wire.poll_flight(cx) {
+                    return;
+                }
+            }
+        }
+        // The writer task finishes what the stream did not take, meets the error, or writes
+        // after what it has in flight.
+        self.bell.notify_one();
+    }
+
+    /// Writes everything queued (the writer task); `Ready(Ok(closed))` once nothing is left,
+    /// with whether the connection closed (nothing more can be queued then).
+    fn poll_write_queued(&self, cx: &mut Context<'_>) -> Poll<std::io::Result<bool>> {
+        let mut wire = self.wire();
+        loop {
+            if wire.is_idle() && !self.take(&mut wire) {
+                return Poll::Ready(Ok(self.lock().sinks.out.is_closed()));
+            }
+            std::task::ready!(wire.poll_flight(cx))?;
+        }
+    }
+
+    /// Takes what is queued into flight (the wire idle and locked), showing it to the tracer.
+    fn take(&self, wire: &mut Wire) -> bool {
+        let taken = wire.take(&mut self.lock().sinks.out);
+        if taken {
+            if let Some(tracer) = &self.tracer {
+                wire.each_line(|line| trace(Some(tracer), Traced::Sent, line));
+            }
+        }
+        taken
     }
 }
 
@@ -197,6 +253,19 @@ impl<R: Role> State<R> {
         pump(&mut self.endpoint, &mut self.sinks);
     }
 
+    /// Pumps a request's own line, which its future writes (see `wire.rs`).
+    fn pump_for_caller(&mut self) {
+        self.sinks.out.set_caller_writes(true);
+        self.pump();
+        self.sinks.out.set_caller_writes(false);
+    }
+
+    /// No more lines: the writer task writes what is queued and closes its side.
+    fn close_writes(&mut self) {
+        self.sinks.out.close();
+        self.sinks.bell.notify_one();
+    }
+
     /// Gives back the consumer's used-up batch and hands it the next; tells a reader waiting
     /// for room when there is.
     fn refill(&mut self, held: &mut Option<Batch>, room: &Notify) {
@@ -217,7 +286,7 @@ impl<R: Role> State<R> {
             consumer.wake();
         }
         self.sinks.requests = None;
-        self.sinks.writer = None;
+        self.close_writes();
     }
 }
 
@@ -262,14 +331,15 @@ impl<R: Role> Connection<R> {
         let (handler, settings, max_frame_bytes, handled) = options.split();
         let mut endpoint = Endpoint::new();
         endpoint.handle_requests(handled);
-        let (writer_tx, writer_rx) = mpsc::unbounded_channel();
         let (requests_tx, requests_rx) = mpsc::unbounded_channel();
+        let bell = Arc::new(Notify::new());
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 endpoint,
                 sinks: Channels {
                     waiters: BTreeMap::new(),
-                    writer: Some(writer_tx),
+                    out: Queue::new(),
+                    bell: bell.clone(),
                     inbound: VecDeque::new(),
                     open: true,
                     consumer: None,
@@ -282,6 +352,8 @@ impl<R: Role> Connection<R> {
                 tracer: settings.tracer.clone(),
             }),
             claim: Claim::default(),
+            wire: Mutex::new(Wire::new(writer)),
+            bell,
             tracer: settings.tracer.clone(),
             room: Notify::new(),
             read_all: ::tokio::sync::watch::Sender::new(false),
@@ -291,13 +363,7 @@ impl<R: Role> Connection<R> {
             process: process.clone(),
             grace: settings.close_grace,
         };
-        ::tokio::spawn(write_loop(
-            writer_rx,
-            writer,
-            shared.clone(),
-            closer.clone(),
-            settings.tracer.clone(),
-        ));
+        ::tokio::spawn(write_loop(shared.clone(), closer.clone()));
         ::tokio::spawn(read_loop(reader, max_frame_bytes, shared.clone(), closer));
         if let Some(handler) = handler {
             ::tokio::spawn(handle_loop(requests_rx, handler, shared.clone()));
@@ -340,9 +406,16 @@ impl<R: Role> Connection<R> {
                 .endpoint
                 .request::<M>(params, Some(deadline.into_std()))?;
             state.sinks.waiters.insert(pending.id().clone(), tx);
-            state.pump();
+            state.pump_for_caller();
             pending
         };
+        // Its line, written here if the stream takes it at once; nothing is awaited before,
+        // so a future dropped from now on leaves no half line.
+        std::future::poll_fn(|cx| {
+            self.inner.shared.write_own(cx);
+            Poll::Ready(())
+        })
+        .await;
         let mut forget = Forget {
             shared: &self.inner.shared,
             id: Some(pending.id().clone()),
@@ -427,7 +500,7 @@ impl<R: Role> Connection<R> {
             state.sinks.requests = None;
         }
         wait_for(&self.inner.shared.handled_all, grace).await;
-        self.inner.shared.lock().sinks.writer = None;
+        self.inner.shared.lock().close_writes();
         let exit = match &self.inner.process {
             Some(process) => {
                 let exit = match process.wait_exit(grace).await {
@@ -716,44 +789,22 @@ async fn deliver<R: Role>(
     (batch, false)
 }
 
-async fn write_loop<R: Role>(
-    mut lines: mpsc::UnboundedReceiver<String>,
-    writer: impl AsyncWrite + Unpin,
-    shared: Arc<Shared<R>>,
-    closer: Closer,
-    tracer: Option<Tracer>,
-) {
-    let mut out = BufWriter::new(writer);
-    while let Some(line) = lines.recv().await {
-        let mut written = write_line(&mut out, line, tracer.as_ref()).await;
-        while written.is_ok() {
-            match lines.try_recv() {
-                Ok(line) => written = write_line(&mut out, line, tracer.as_ref()).await,
-                Err(_) => break,
+/// Writes what no request writes itself (see `wire.rs`) until the close, then closes the
+/// stream.
+async fn write_loop<R: Role>(shared: Arc<Shared<R>>, closer: Closer) {
+    loop {
+        match std::future::poll_fn(|cx| shared.poll_write_queued(cx)).await {
+            Ok(false) => shared.bell.notified().await,
+            Ok(true) => break,
+            Err(e) => {
+                tracing::debug!(error = %e, "write failed");
+                let reason = closer.reason(CloseReason::io(&e)).await;
+                shared.shut(reason);
+                return;
             }
         }
-        let written = match written {
-            Ok(()) => out.flush().await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = written {
-            tracing::debug!(error = %e, "write failed");
-            let reason = closer.reason(CloseReason::io(&e)).await;
-            shared.shut(reason);
-            return;
-        }
     }
-    let _ = out.shutdown().await;
-}
-
-async fn write_line(
-    out: &mut (impl AsyncWrite + Unpin),
-    line: String,
-    tracer: Option<&Tracer>,
-) -> std::io::Result<()> {
-    trace(tracer, Traced::Sent, &line);
-    out.write_all(line.as_bytes()).await?;
-    out.write_all(b"\n").await
+    let _ = std::future::poll_fn(|cx| shared.wire().poll_close(cx)).await;
 }
 
 async fn handle_loop<R: Role>(
