@@ -128,8 +128,6 @@ struct State<R: Role> {
 struct Channels<R: Role> {
     waiters: BTreeMap<Id, oneshot::Sender<Response>>,
     out: Queue,
-    /// The writer task's bell (see [`Shared::bell`]).
-    bell: Arc<Notify>,
     inbound: VecDeque<Inbound>,
     /// Whether more inbound frames may come.
     open: bool,
@@ -162,9 +160,7 @@ impl<R: Role> Sinks<R> for Channels<R> {
                 consumer.wake();
             }
         }
-        if self.out.wants_writer() {
-            self.bell.notify_one();
-        }
+        self.out.flush();
     }
 
     fn request(&mut self, id: Id, request: R::PeerRequest) {
@@ -260,12 +256,6 @@ impl<R: Role> State<R> {
         self.sinks.out.set_caller_writes(false);
     }
 
-    /// No more lines: the writer task writes what is queued and closes its side.
-    fn close_writes(&mut self) {
-        self.sinks.out.close();
-        self.sinks.bell.notify_one();
-    }
-
     /// Gives back the consumer's used-up batch and hands it the next; tells a reader waiting
     /// for room when there is.
     fn refill(&mut self, held: &mut Option<Batch>, room: &Notify) {
@@ -286,7 +276,7 @@ impl<R: Role> State<R> {
             consumer.wake();
         }
         self.sinks.requests = None;
-        self.close_writes();
+        self.sinks.out.close();
     }
 }
 
@@ -338,8 +328,7 @@ impl<R: Role> Connection<R> {
                 endpoint,
                 sinks: Channels {
                     waiters: BTreeMap::new(),
-                    out: Queue::new(),
-                    bell: bell.clone(),
+                    out: Queue::new(bell.clone()),
                     inbound: VecDeque::new(),
                     open: true,
                     consumer: None,
@@ -500,7 +489,7 @@ impl<R: Role> Connection<R> {
             state.sinks.requests = None;
         }
         wait_for(&self.inner.shared.handled_all, grace).await;
-        self.inner.shared.lock().close_writes();
+        self.inner.shared.lock().sinks.out.close();
         let exit = match &self.inner.process {
             Some(process) => {
                 let exit = match process.wait_exit(grace).await {

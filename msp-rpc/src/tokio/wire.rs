@@ -13,9 +13,11 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use ::tokio::io::AsyncWrite;
+use ::tokio::sync::Notify;
 
 /// Lines the endpoint sent and nobody took yet, each with its `\n` (in the driver's state).
 pub(super) struct Queue {
@@ -24,14 +26,17 @@ pub(super) struct Queue {
     open: bool,
     /// Whether the lines queued now are a request's, which its future writes itself.
     caller_writes: bool,
+    /// Rings the writer task.
+    bell: Arc<Notify>,
 }
 
 impl Queue {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(bell: Arc<Notify>) -> Self {
         Queue {
             bytes: Vec::new(),
             open: true,
             caller_writes: false,
+            bell,
         }
     }
 
@@ -43,19 +48,22 @@ impl Queue {
         }
     }
 
-    /// Marks what is queued from now on as a request's own (see [`Queue::wants_writer`]).
+    /// Marks what is queued from now on as a request's own (see [`Queue::flush`]).
     pub(super) fn set_caller_writes(&mut self, caller_writes: bool) {
         self.caller_writes = caller_writes;
     }
 
-    /// Whether the writer task should be rung for what is queued: a request writes its own.
-    pub(super) fn wants_writer(&self) -> bool {
-        !self.bytes.is_empty() && !self.caller_writes
+    /// After the endpoint sent: the writer task writes what no request writes itself.
+    pub(super) fn flush(&self) {
+        if !self.bytes.is_empty() && !self.caller_writes {
+            self.bell.notify_one();
+        }
     }
 
-    /// Closes: what is queued is still written, then the stream is closed.
+    /// Closes: the writer task writes what is queued, then closes the stream.
     pub(super) fn close(&mut self) {
         self.open = false;
+        self.bell.notify_one();
     }
 
     /// Whether the connection closed.
@@ -148,19 +156,30 @@ impl Wire {
 mod tests {
     use super::*;
 
+    /// Whether `bell` was rung since the last look.
+    fn rung(bell: &Notify) -> bool {
+        let notified = bell.notified();
+        ::tokio::pin!(notified);
+        // A permit stored by `notify_one` completes the first poll.
+        notified.enable()
+    }
+
     #[test]
-    fn a_requests_own_line_rings_nobody_and_others_ring_the_writer_task() {
-        let mut queue = Queue::new();
+    fn a_requests_own_line_rings_nobody_others_and_the_close_ring_the_writer_task() {
+        let bell = Arc::new(Notify::new());
+        let mut queue = Queue::new(bell.clone());
         queue.set_caller_writes(true);
         queue.push("{\"id\":1}");
-        assert!(!queue.wants_writer());
+        queue.flush();
+        assert!(!rung(&bell), "a request writes its own line");
         queue.set_caller_writes(false);
-        assert!(queue.wants_writer(), "left for the writer task");
+        queue.flush();
+        assert!(rung(&bell), "left for the writer task");
         queue.close();
+        assert!(rung(&bell) && queue.is_closed());
         queue.push("late");
         let mut flight = Vec::new();
         assert!(queue.take_into(&mut flight));
         assert_eq!(flight, b"{\"id\":1}\n", "nothing is queued once closed");
-        assert!(!queue.wants_writer() && queue.is_closed());
     }
 }
