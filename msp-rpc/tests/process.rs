@@ -330,4 +330,68 @@ mod tokio_driver {
             "{exit}"
         );
     }
+
+    /// `cat` as the peer sends every line back: a request returns as the peer's request, which
+    /// nothing handles, so the connection answers it `-32601` and `cat` returns that answer as the
+    /// response to the request itself. Each request is larger than a pipe's buffer, so its
+    /// caller's write stops part way and the rest is written later; a line cut or interleaved on
+    /// the child's stdin would come back undecodable and leave its request unanswered.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn requests_from_other_runtimes_write_whole_lines_to_a_childs_stdin() {
+        let options = Options::new().timeout(Duration::from_secs(30));
+        let conn = Connection::spawn(&HostCommand::new("cat"), options).unwrap();
+        let mut results = Vec::new();
+        for _ in 0..4 {
+            let conn = conn.clone();
+            let (done, result) = tokio::sync::oneshot::channel();
+            results.push(result);
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                let codes = runtime.block_on(async move {
+                    let calls: Vec<_> = (0..25)
+                        .map(|_| {
+                            let conn = conn.clone();
+                            tokio::spawn(async move {
+                                conn.notify::<msp_types::protocol::notifications::Initialized>(
+                                    &None,
+                                )
+                                .unwrap();
+                                let mut params = resume();
+                                let padding = "x".repeat(70 * 1024).into();
+                                params.unknown.insert("padding".into(), padding);
+                                let error = conn
+                                    .request::<methods::SessionResume>(&params)
+                                    .await
+                                    .unwrap_err();
+                                error.remote().map(|remote| remote.code())
+                            })
+                        })
+                        .collect();
+                    let mut codes = Vec::new();
+                    for call in calls {
+                        codes.push(call.await.unwrap());
+                    }
+                    codes
+                });
+                let _ = done.send(codes);
+            });
+        }
+        for result in results {
+            assert_eq!(result.await.unwrap(), vec![Some(-32601); 25]);
+        }
+        for _ in 0..100 {
+            match conn.recv().await {
+                Some(Inbound::Notification { notification, .. }) => {
+                    assert_eq!(notification.method(), "initialized")
+                }
+                other => panic!("expected the echoed notification, got {other:?}"),
+            }
+        }
+        let exit = conn.close().await.unwrap();
+        assert_eq!(exit.kind, ExitKind::CleanShutdown, "{exit}");
+    }
 }
