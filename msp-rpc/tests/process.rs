@@ -271,7 +271,11 @@ fn muse_cli_names_the_binary() {
 }
 
 #[cfg(feature = "tokio")]
+mod runtimes;
+
+#[cfg(feature = "tokio")]
 mod tokio_driver {
+    use super::runtimes::on_own_runtime;
     use super::*;
     use msp_rpc::tokio::Connection;
 
@@ -341,45 +345,26 @@ mod tokio_driver {
     async fn requests_from_other_runtimes_write_whole_lines_to_a_childs_stdin() {
         let options = Options::new().timeout(Duration::from_secs(30));
         let conn = Connection::spawn(&HostCommand::new("cat"), options).unwrap();
-        let mut results = Vec::new();
-        for _ in 0..4 {
-            let conn = conn.clone();
-            let (done, result) = tokio::sync::oneshot::channel();
-            results.push(result);
-            std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
-                let codes = runtime.block_on(async move {
-                    let calls: Vec<_> = (0..25)
-                        .map(|_| {
-                            let conn = conn.clone();
-                            tokio::spawn(async move {
-                                conn.notify::<msp_types::protocol::notifications::Initialized>(
-                                    &None,
-                                )
-                                .unwrap();
-                                let mut params = resume();
-                                let padding = "x".repeat(70 * 1024).into();
-                                params.unknown.insert("padding".into(), padding);
-                                let error = conn
-                                    .request::<methods::SessionResume>(&params)
-                                    .await
-                                    .unwrap_err();
-                                error.remote().map(|remote| remote.code())
-                            })
-                        })
-                        .collect();
-                    let mut codes = Vec::new();
-                    for call in calls {
-                        codes.push(call.await.unwrap());
+        let results: Vec<_> = (0..4)
+            .map(|_| {
+                let conn = conn.clone();
+                on_own_runtime(25, move |_| {
+                    let conn = conn.clone();
+                    async move {
+                        conn.notify::<msp_types::protocol::notifications::Initialized>(&None)
+                            .unwrap();
+                        let mut params = resume();
+                        let padding = "x".repeat(70 * 1024).into();
+                        params.unknown.insert("padding".into(), padding);
+                        let error = conn
+                            .request::<methods::SessionResume>(&params)
+                            .await
+                            .unwrap_err();
+                        error.remote().map(|remote| remote.code())
                     }
-                    codes
-                });
-                let _ = done.send(codes);
-            });
-        }
+                })
+            })
+            .collect();
         for result in results {
             assert_eq!(result.await.unwrap(), vec![Some(-32601); 25]);
         }

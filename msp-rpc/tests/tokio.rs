@@ -1,6 +1,7 @@
 //! The tokio driver over in-memory duplex streams, against a host double the test plays.
 #![cfg(feature = "tokio")]
 
+mod runtimes;
 mod support;
 
 use std::io;
@@ -16,6 +17,7 @@ use msp_types::{
     ClientInfo, InitializeParams, ModelListParams, ModelListResult, ProtocolNotification,
     RequestReceipt, ServerRequest, UserInputAnswerParams,
 };
+use runtimes::on_own_runtime;
 use serde_json::{json, Value};
 use support::{
     initialize_result, notice_number, numbered_notices, result_line, MODELS, SEED_REQUEST,
@@ -457,44 +459,27 @@ async fn lines_from_many_threads_never_interleave_on_a_stream_that_takes_a_few_b
     let (conn, mut host) = connect_writing_through(Options::new(), 64 * 1024, trickle);
     // Four threads, each with a runtime of its own, send requests and notifications at once;
     // the connection's tasks run on this test's runtime.
-    let mut results = Vec::new();
-    for thread in 0..4 {
-        let conn = conn.clone();
-        let (done, result) = tokio::sync::oneshot::channel();
-        results.push(result);
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            let ids = runtime.block_on(async move {
-                let calls: Vec<_> = (0..10)
-                    .map(|k| {
-                        let conn = conn.clone();
-                        tokio::spawn(async move {
-                            let n = thread * 10 + k;
-                            if k % 2 == 0 {
-                                let initialized = None;
-                                conn.notify::<msp_types::protocol::notifications::Initialized>(
-                                    &initialized,
-                                )
-                                .unwrap();
-                            }
-                            let params = answer_params(n);
-                            let result = conn.request::<methods::UserInputAnswerMethod>(&params);
-                            (n, result.await.map(|r| r.user_input_id))
-                        })
-                    })
-                    .collect();
-                let mut ids = Vec::new();
-                for call in calls {
-                    ids.push(call.await.unwrap());
+    let results: Vec<_> = (0..4)
+        .map(|thread| {
+            let conn = conn.clone();
+            on_own_runtime(10, move |k| {
+                let conn = conn.clone();
+                async move {
+                    let n = thread * 10 + k;
+                    if k % 2 == 0 {
+                        let initialized = None;
+                        conn.notify::<msp_types::protocol::notifications::Initialized>(
+                            &initialized,
+                        )
+                        .unwrap();
+                    }
+                    let params = answer_params(n);
+                    let result = conn.request::<methods::UserInputAnswerMethod>(&params);
+                    (n, result.await.map(|r| r.user_input_id))
                 }
-                ids
-            });
-            let _ = done.send(ids);
-        });
-    }
+            })
+        })
+        .collect();
     // Every line whole (the host double parses each): 40 requests, 20 notifications.
     let (mut requests, mut notifications) = (Vec::new(), 0);
     while requests.len() < 40 || notifications < 20 {
