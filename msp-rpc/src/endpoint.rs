@@ -33,6 +33,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
+use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use msp_types::rpc::{ClientMethod, DecodeError, Id, Notification, RawJson, Request, ServerMethod};
@@ -377,51 +378,74 @@ pub enum RespondError {
     NotOwed(Id),
 }
 
+/// A request sent and not answered yet.
 #[derive(Debug)]
 struct Outstanding {
     method: &'static str,
     deadline: Option<Instant>,
+    /// Where its line ends in what the endpoint queued (see [`Endpoint::unread_bytes`]).
+    sent: u64,
+    /// Whoever polled its response last ([`Responses::Kept`]).
+    waker: Option<Waker>,
+}
+
+/// Where the responses to an endpoint's requests go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Responses {
+    /// Each becomes an [`Event::Response`], in wire order among the other events: for a
+    /// program that drives the endpoint by hand.
+    #[default]
+    Events,
+    /// Each is kept with its request until taken with [`Endpoint::poll_response`], whose
+    /// caller is then told whom to wake ([`Endpoint::take_wakers`]): for drivers, where each
+    /// request has a caller waiting for it.
+    Kept,
 }
 
 /// How many forgotten (cancelled, timed-out) ids are remembered, so that their late responses
 /// are dropped quietly; past it the oldest memory is cleared and such a response is reported.
 const FORGOTTEN_LIMIT: usize = 4096;
 
-/// A line parsed by [`Endpoint::parse`], for [`Endpoint::handle_parsed`] of the same role.
-pub struct Parsed<R: Role>(Result<Frame, DecodeError>, PhantomData<fn() -> R>);
+/// A line decoded by [`Endpoint::parse`], for [`Endpoint::handle_parsed`] of the same role.
+///
+/// It keeps a copy of the line unless it holds a notification (most of what arrives), whose
+/// line is never needed again: a response, a request or a bad frame may have to be reported
+/// with its line.
+pub struct Parsed<R: Role> {
+    frame: Result<Frame, DecodeError>,
+    line: Option<Box<str>>,
+    role: PhantomData<fn() -> R>,
+}
 
 impl<R: Role> Parsed<R> {
-    /// The notification the line holds, or the parse back when it holds anything else.
-    ///
-    /// A notification changes nothing in an endpoint, so a driver may deliver it straight
-    /// from here instead of through [`Endpoint::handle_parsed`], sparing it the endpoint (and
-    /// whatever guards it); keeping wire order and dropping lines read after a close are then
-    /// the driver's to do.
-    // The parse goes back whole: boxing it would cost every frame an allocation.
-    #[allow(clippy::result_large_err)]
-    #[inline]
-    pub fn into_notification(self) -> Result<(ProtocolNotification, Map<String, Value>), Self> {
-        match self.0 {
+    fn new(line: &str) -> Self {
+        let frame = Frame::parse(R::PEER, line);
+        let notification = matches!(
+            frame,
             Ok(Frame {
-                message: Message::Notification(notification),
-                extra,
+                message: Message::Notification(_),
                 ..
-            }) => {
-                tracing::trace!(method = notification.method(), "notification");
-                Ok((notification, extra))
-            }
-            other => Err(Parsed(other, PhantomData)),
+            })
+        );
+        Parsed {
+            frame,
+            line: (!notification).then(|| line.into()),
+            role: PhantomData,
         }
     }
 }
 
 impl<R: Role> fmt::Debug for Parsed<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Parsed").field(&self.0).finish()
+        f.debug_tuple("Parsed").field(&self.frame).finish()
     }
 }
 
 /// One side of an MSP connection, without I/O.
+///
+/// A request is in exactly one place until its response is handed over: `pending` until it
+/// is answered (or times out, or the endpoint closes), then `answered` until taken
+/// ([`Responses::Kept`]) or an [`Event::Response`] ([`Responses::Events`]).
 #[derive(Debug)]
 pub struct Endpoint<R: Role> {
     next_id: i64,
@@ -429,12 +453,20 @@ pub struct Endpoint<R: Role> {
     // in (`owed` holds the ids it picks), and a close fails requests in the order they were
     // made.
     pending: BTreeMap<Id, Outstanding>,
+    answered: BTreeMap<Id, Response>,
     deadlines: BTreeSet<(Instant, Id)>,
     forgotten: BTreeSet<Id>,
     owed: BTreeMap<Id, String>,
     handled: Handled,
+    responses: Responses,
     transmit: VecDeque<String>,
+    /// Bytes queued for the peer so far, each line with its `\n`.
+    queued_bytes: u64,
+    /// Bytes the peer surely read: up to the end of the latest request it answered.
+    read_bytes: u64,
     events: VecDeque<Event<R>>,
+    /// Wakers of callers whose responses are ready ([`Endpoint::take_wakers`]).
+    woken: Vec<Waker>,
     closed: Option<CloseReason>,
 }
 
@@ -446,17 +478,22 @@ impl<R: Role> Default for Endpoint<R> {
 
 impl<R: Role> Endpoint<R> {
     /// A fresh endpoint; it answers every request of the peer with `-32601` until told which
-    /// it handles ([`Endpoint::handle_requests`]).
+    /// it handles ([`Endpoint::handle_requests`]), and hands responses over as events.
     pub fn new() -> Self {
         Endpoint {
             next_id: 1,
             pending: BTreeMap::new(),
+            answered: BTreeMap::new(),
             deadlines: BTreeSet::new(),
             forgotten: BTreeSet::new(),
             owed: BTreeMap::new(),
             handled: Handled::Nothing,
+            responses: Responses::Events,
             transmit: VecDeque::new(),
+            queued_bytes: 0,
+            read_bytes: 0,
             events: VecDeque::new(),
+            woken: Vec::new(),
             closed: None,
         }
     }
@@ -466,8 +503,14 @@ impl<R: Role> Endpoint<R> {
         self.handled = handled;
     }
 
-    /// Sends a request with a fresh id; its response arrives as [`Event::Response`], or as a
-    /// timeout once `deadline` passed (see [`Endpoint::handle_timeout`]).
+    /// Says where responses go (set it before the first request).
+    pub fn set_responses(&mut self, responses: Responses) {
+        self.responses = responses;
+    }
+
+    /// Sends a request with a fresh id; its response arrives as [`Event::Response`] (or is
+    /// kept, see [`Responses`]), or as a timeout once `deadline` passed (see
+    /// [`Endpoint::handle_timeout`]).
     pub fn request<M: Request>(
         &mut self,
         params: &M::Params,
@@ -484,17 +527,17 @@ impl<R: Role> Endpoint<R> {
             wire::call(Some(&id), M::METHOD, params).map_err(|e| encode_error(M::METHOD, e))?;
         self.next_id += 1;
         tracing::debug!(method = M::METHOD, %id, "request");
-        self.pending.insert(
-            id.clone(),
-            Outstanding {
-                method: M::METHOD,
-                deadline,
-            },
-        );
+        self.queue(line);
+        let outstanding = Outstanding {
+            method: M::METHOD,
+            deadline,
+            sent: self.queued_bytes,
+            waker: None,
+        };
+        self.pending.insert(id.clone(), outstanding);
         if let Some(deadline) = deadline {
             self.deadlines.insert((deadline, id.clone()));
         }
-        self.transmit.push_back(line);
         Ok(Pending {
             id,
             method: PhantomData,
@@ -508,7 +551,7 @@ impl<R: Role> Endpoint<R> {
         }
         let line = wire::call(None, N::METHOD, params).map_err(|e| encode_error(N::METHOD, e))?;
         tracing::debug!(method = N::METHOD, "notify");
-        self.transmit.push_back(line);
+        self.queue(line);
         Ok(())
     }
 
@@ -519,19 +562,49 @@ impl<R: Role> Endpoint<R> {
             .remove(id)
             .ok_or_else(|| RespondError::NotOwed(id.clone()))?;
         tracing::debug!(%method, %id, code = ?reply.code(), "reply");
-        self.transmit.push_back(reply.line(id));
+        self.queue(reply.line(id));
         Ok(())
     }
 
-    /// Forgets request `id`: no event will come for it, and a late response is dropped.
-    /// `false` when it was not pending.
+    /// Forgets request `id`, answered or not: no event will come for it, and a late response
+    /// is dropped. `false` when it was neither pending nor answered.
     pub fn cancel(&mut self, id: &Id) -> bool {
-        let Some(outstanding) = self.pending.remove(id) else {
-            return false;
-        };
-        tracing::debug!(method = outstanding.method, %id, "cancelled");
-        self.forget(id.clone(), outstanding.deadline);
-        true
+        if let Some(outstanding) = self.pending.remove(id) {
+            tracing::debug!(method = outstanding.method, %id, "cancelled");
+            self.forget(id.clone(), outstanding.deadline);
+            return true;
+        }
+        self.answered.remove(id).is_some()
+    }
+
+    /// The response to request `id` once it is known ([`Responses::Kept`]); until then `waker`
+    /// is kept, to be handed out by [`Endpoint::take_wakers`] when it is. `Ready(None)` when
+    /// there is no such request (taken already, cancelled, or never sent).
+    pub fn poll_response(&mut self, id: &Id, waker: &Waker) -> Poll<Option<Response>> {
+        if let Some(response) = self.answered.remove(id) {
+            return Poll::Ready(Some(response));
+        }
+        match self.pending.get_mut(id) {
+            Some(outstanding) => {
+                match &mut outstanding.waker {
+                    Some(held) if held.will_wake(waker) => {}
+                    held => *held = Some(waker.clone()),
+                }
+                Poll::Pending
+            }
+            None => Poll::Ready(None),
+        }
+    }
+
+    /// The response to request `id`, if it is known ([`Responses::Kept`]).
+    pub fn take_response(&mut self, id: &Id) -> Option<Response> {
+        self.answered.remove(id)
+    }
+
+    /// Moves the wakers of callers whose responses became ready into `out`: wake them once
+    /// whatever guards the endpoint is released (a caller woken earlier would meet the guard).
+    pub fn take_wakers(&mut self, out: &mut Vec<Waker>) {
+        out.append(&mut self.woken);
     }
 
     /// Fails every request whose deadline is not after `now` with [`RpcError::TimedOut`].
@@ -551,11 +624,7 @@ impl<R: Role> Endpoint<R> {
                     method,
                     id: id.clone(),
                 });
-                self.events.push_back(Event::Response(Response {
-                    id,
-                    method,
-                    outcome,
-                }));
+                self.complete(id, outstanding, outcome);
             }
         }
     }
@@ -573,11 +642,8 @@ impl<R: Role> Endpoint<R> {
         }
         tracing::debug!(%reason, pending = self.pending.len(), "closed");
         for (id, outstanding) in std::mem::take(&mut self.pending) {
-            self.events.push_back(Event::Response(Response {
-                id,
-                method: outstanding.method,
-                outcome: Err(RpcError::Closed(reason.clone())),
-            }));
+            let outcome = Err(RpcError::Closed(reason.clone()));
+            self.complete(id, outstanding, outcome);
         }
         self.deadlines.clear();
         self.forgotten.clear();
@@ -605,6 +671,18 @@ impl<R: Role> Endpoint<R> {
         self.transmit.pop_front()
     }
 
+    /// Whether lines wait to be written ([`Endpoint::poll_transmit`]).
+    pub fn has_transmit(&self) -> bool {
+        !self.transmit.is_empty()
+    }
+
+    /// Bytes queued for the peer that it may not have read yet: a peer reads its input in
+    /// order, so its answer to a request says it read every byte up to the end of that
+    /// request; what was queued after the latest answered request counts as unread.
+    pub fn unread_bytes(&self) -> u64 {
+        self.queued_bytes - self.read_bytes
+    }
+
     /// The next event, in wire order.
     pub fn poll_event(&mut self) -> Option<Event<R>> {
         self.events.pop_front()
@@ -614,24 +692,26 @@ impl<R: Role> Endpoint<R> {
     /// [`Endpoint::parse`] followed by [`Endpoint::handle_parsed`].
     pub fn handle_line(&mut self, line: &str) {
         if self.closed.is_none() {
-            self.handle_parsed(line, Self::parse(line));
+            self.handle_parsed(Self::parse(line));
         }
     }
 
-    /// Parses a line read from the peer, without touching any endpoint: parsing is most of
-    /// what a line costs, so a driver can parse where no lock is held and then hand the result
-    /// to [`Endpoint::handle_parsed`] with the same line.
+    /// Decodes a line read from the peer, without touching any endpoint: decoding is most of
+    /// what a line costs, so a driver can decode where no lock is held and then hand the
+    /// result to [`Endpoint::handle_parsed`].
     #[inline]
     pub fn parse(line: &str) -> Parsed<R> {
-        Parsed(Frame::parse(R::PEER, line), PhantomData)
+        Parsed::new(line)
     }
 
-    /// Takes a line parsed by [`Endpoint::parse`]; lines must come in the order they were read.
-    pub fn handle_parsed(&mut self, line: &str, parsed: Parsed<R>) {
+    /// Takes a line decoded by [`Endpoint::parse`]; lines must come in the order they were
+    /// read.
+    pub fn handle_parsed(&mut self, parsed: Parsed<R>) {
         if self.closed.is_some() {
             return;
         }
-        match parsed.0 {
+        let line = parsed.line.as_deref().unwrap_or_default();
+        match parsed.frame {
             Ok(frame) => self.on_frame(frame, line),
             Err(error) => self.on_undecodable(line, error),
         }
@@ -639,6 +719,9 @@ impl<R: Role> Endpoint<R> {
 
     /// Takes a line that framing refused (too long, not UTF-8).
     pub fn handle_bad_line(&mut self, error: LineError) {
+        if self.closed.is_some() {
+            return;
+        }
         let line = match &error {
             LineError::TooLong { head, .. } => head.clone(),
             LineError::NotUtf8 { lossy } => lossy.clone(),
@@ -649,6 +732,28 @@ impl<R: Role> Endpoint<R> {
             problem: Problem::Line(error),
             replied: None,
         })));
+    }
+
+    fn queue(&mut self, line: String) {
+        self.queued_bytes += line.len() as u64 + 1;
+        self.transmit.push_back(line);
+    }
+
+    /// Hands a request's outcome over, as the endpoint's [`Responses`] say.
+    fn complete(&mut self, id: Id, outstanding: Outstanding, outcome: Result<RawJson, RpcError>) {
+        let method = outstanding.method;
+        let response = Response {
+            id: id.clone(),
+            method,
+            outcome,
+        };
+        match self.responses {
+            Responses::Events => self.events.push_back(Event::Response(response)),
+            Responses::Kept => {
+                self.answered.insert(id, response);
+                self.woken.extend(outstanding.waker);
+            }
+        }
     }
 
     fn on_frame(&mut self, frame: Frame, line: &str) {
@@ -695,7 +800,7 @@ impl<R: Role> Endpoint<R> {
         } else {
             tracing::debug!(method, %id, "peer request nothing handles: -32601");
             let reply = Reply::method_not_found(method);
-            self.transmit.push_back(reply.line(&id));
+            self.queue(reply.line(&id));
         }
     }
 
@@ -711,14 +816,12 @@ impl<R: Role> Endpoint<R> {
         if let Some(deadline) = outstanding.deadline {
             self.deadlines.remove(&(deadline, id.clone()));
         }
+        // An answer: the peer read the request, and everything before it.
+        self.read_bytes = self.read_bytes.max(outstanding.sent);
         let method = outstanding.method;
         tracing::debug!(method, %id, ok = outcome.is_ok(), "response");
         let outcome = outcome.map_err(|error| RpcError::Remote(RemoteError::new(method, error)));
-        self.events.push_back(Event::Response(Response {
-            id,
-            method,
-            outcome,
-        }));
+        self.complete(id, outstanding, outcome);
     }
 
     fn on_undecodable(&mut self, line: &str, error: DecodeError) {
@@ -733,7 +836,7 @@ impl<R: Role> Endpoint<R> {
                     true => Reply::invalid_params(format!("{} at {}", error.reason, error.pointer)),
                     false => Reply::method_not_found(method),
                 };
-                self.transmit.push_back(reply.line(id));
+                self.queue(reply.line(id));
                 reply.code()
             }
             // A response whose error object does not decode still answers its request.
@@ -742,11 +845,9 @@ impl<R: Role> Endpoint<R> {
                     if let Some(deadline) = outstanding.deadline {
                         self.deadlines.remove(&(deadline, id.clone()));
                     }
-                    self.events.push_back(Event::Response(Response {
-                        id: id.clone(),
-                        method: outstanding.method,
-                        outcome: Err(RpcError::Decode(error.clone())),
-                    }));
+                    self.read_bytes = self.read_bytes.max(outstanding.sent);
+                    let outcome = Err(RpcError::Decode(error.clone()));
+                    self.complete(id.clone(), outstanding, outcome);
                 }
                 None
             }
@@ -760,7 +861,7 @@ impl<R: Role> Endpoint<R> {
                     .code(code)
                     .message(error.to_string())
                     .build();
-                self.transmit.push_back(wire::error(id.as_ref(), &reply));
+                self.queue(wire::error(id.as_ref(), &reply));
                 Some(code)
             }
             _ => None,

@@ -29,14 +29,6 @@ pub enum RpcError {
         /// The request's id.
         id: Id,
     },
-    /// The request was cancelled before its response arrived.
-    #[error("{method} (id {id}) was cancelled")]
-    Cancelled {
-        /// The request's method.
-        method: &'static str,
-        /// The request's id.
-        id: Id,
-    },
     /// The connection closed before the response arrived, or was closed already.
     #[error("the connection is closed: {0}")]
     Closed(CloseReason),

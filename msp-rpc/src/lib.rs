@@ -1,42 +1,51 @@
 //! A typed connection for the Muse Session Protocol (MSP), for clients and hosts.
 //!
-//! Three layers, one module each:
+//! Three layers:
 //!
 //! - [`endpoint`]: the protocol's state, without I/O. Lines in, typed events out; calls in,
 //!   lines out; the caller brings the time. Request ids, correlation, typed results and errors,
-//!   the never-silent answer to every peer request, deadlines, cancellation, close.
-//! - Drivers that move the lines: [`blocking`] on std threads (no async runtime), and
-//!   `tokio` (feature `tokio`) on tasks. Same vocabulary: `request::<M>(&params)` returns
+//!   the never-silent answer to every peer request, deadlines, cancellation, close. Every frame
+//!   goes through it, and it alone decides what happened.
+//! - One state shared by the drivers, written once (`shared.rs`): the endpoint behind one
+//!   lock, the frames and lines not taken yet, who decodes them, who waits for what.
+//! - Drivers that only move bytes and wait: [`blocking`] on std threads (no async runtime),
+//!   and `tokio` (feature `tokio`) on tasks. Same vocabulary: `request::<M>(&params)` returns
 //!   `M::Result`, `notify::<N>(&params)`, one handler for the peer's requests, the
 //!   notifications in wire order as an iterator or a `Stream`.
-//! - [`process`]: `muse serve` as a child process: stderr captured into a bounded tail, the
-//!   exit classified once with its retry advice, killed when dropped.
 //!
-//! Also: [`framing`] (lines from bytes), [`handshake`] (`initialize` checks), [`command`]
-//! (`commandId` minting and same-id retries), [`pipe`] (an in-memory pipe for tests).
-
-mod backlog;
+//! Also: [`process`] (`muse serve` as a child: stderr in a bounded tail, the exit classified
+//! once with its retry advice), [`framing`] (lines from bytes), [`handshake`] (`initialize`
+//! checks), [`command`] (`commandId` minting and same-id retries), [`pipe`] (an in-memory pipe
+//! for tests), and `canned` (feature `canned-host`: a host that plays recorded transcripts).
+//!
+//! Words, one for each idea: a *request* is sent and *pending* until its *response* (a result
+//! or an error) arrives or its deadline passes; a request of the peer is *owed* a *reply*; a
+//! *notification* needs none; a line is *decoded* into a frame; the *reader* reads lines, the
+//! *writer* writes them; a connection *closes* once, for a [`CloseReason`].
 pub mod blocking;
 #[cfg(feature = "canned-host")]
 pub mod canned;
 pub mod command;
-mod driver;
 pub mod endpoint;
 pub mod error;
 pub mod framing;
 pub mod handshake;
-mod outbox;
+mod options;
 pub mod pipe;
 pub mod process;
+mod shared;
+mod sync;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 mod wire;
 
 pub use command::{new_command_id, Command};
-pub use driver::{Handler, Inbound, Options, Traced, Tracer};
-pub use endpoint::{BadFrame, Client, Endpoint, Event, Host, Parsed, Problem, Reply, Role};
+pub use endpoint::{
+    BadFrame, Client, Endpoint, Event, Host, Parsed, Problem, Reply, Responses, Role,
+};
 pub use error::{CloseReason, RemoteError, RpcError};
 pub use handshake::{FingerprintPolicy, Handshake, HandshakeError, Warning};
+pub use options::{Handler, Inbound, Options, Traced, Tracer};
 pub use process::{ExitKind, HostCommand, HostExit, Retry, SpawnError};
 
 // The README's examples compile as doc tests (they spawn `muse serve`, so they do not run).

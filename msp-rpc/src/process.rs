@@ -10,10 +10,13 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use wait_timeout::ChildExt;
+
+use crate::error::CloseReason;
 
 /// How much stderr is kept: the last 8 KiB, at most 100 lines.
 pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
@@ -339,7 +342,7 @@ pub enum SpawnError {
     },
 }
 
-/// A running host, for the blocking driver: its child process, stderr tail and exit.
+/// A running host: its child process, stderr tail and exit, for either driver.
 ///
 /// Dropping it kills the process if it still runs.
 #[derive(Debug)]
@@ -347,6 +350,8 @@ pub struct HostProcess {
     child: Mutex<Child>,
     stderr: StderrTail,
     exit: OnceLock<HostExit>,
+    /// A kill asked for while another thread waited for the exit: that thread kills.
+    kill_wanted: AtomicBool,
     pid: u32,
 }
 
@@ -377,6 +382,7 @@ impl HostProcess {
             child: Mutex::new(child),
             stderr: tail,
             exit: OnceLock::new(),
+            kill_wanted: AtomicBool::new(false),
             pid,
         };
         Ok((process, stdin, stdout))
@@ -394,10 +400,16 @@ impl HostProcess {
 
     /// The exit, if the host has exited (classified once, the same every time).
     pub fn try_exit(&self) -> Option<HostExit> {
-        self.wait_exit(Duration::ZERO)
+        if let Some(exit) = self.exit.get() {
+            return Some(exit.clone());
+        }
+        // Another thread waiting for the exit holds the child: it is not known yet.
+        let mut child = self.child.try_lock().ok()?;
+        let status = child.try_wait().ok().flatten()?;
+        Some(self.settle(status))
     }
 
-    /// Waits up to `grace` for the host to exit.
+    /// Waits up to `grace` for the host to exit (killing it, if that was asked for meanwhile).
     pub fn wait_exit(&self, grace: Duration) -> Option<HostExit> {
         if let Some(exit) = self.exit.get() {
             return Some(exit.clone());
@@ -406,8 +418,12 @@ impl HostProcess {
         let status = match grace {
             Duration::ZERO => child.try_wait().ok().flatten(),
             grace => child.wait_timeout(grace).ok().flatten(),
-        }?;
-        Some(self.settle(status))
+        };
+        match status {
+            Some(status) => Some(self.settle(status)),
+            None if self.kill_wanted.load(Ordering::Acquire) => Some(self.kill_child(&mut child)),
+            None => None,
+        }
     }
 
     /// Kills the host (if it still runs) and returns its exit.
@@ -416,6 +432,25 @@ impl HostProcess {
             return exit.clone();
         }
         let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        self.kill_child(&mut child)
+    }
+
+    /// Asks for the host to be killed without waiting: at once, or by the thread waiting for
+    /// its exit when one is (within that wait's grace).
+    pub fn start_kill(&self) {
+        if self.exit.get().is_some() {
+            return;
+        }
+        self.kill_wanted.store(true, Ordering::Release);
+        if let Ok(mut child) = self.child.try_lock() {
+            if let Ok(None) = child.try_wait() {
+                tracing::debug!(pid = self.pid, "killing the host");
+                let _ = child.kill();
+            }
+        }
+    }
+
+    fn kill_child(&self, child: &mut Child) -> HostExit {
         if let Ok(Some(status)) = child.try_wait() {
             return self.settle(status);
         }
@@ -440,6 +475,21 @@ impl HostProcess {
                 exit
             })
             .clone()
+    }
+}
+
+/// Why reading or writing stopped, as precisely as the process tells within `grace`: its
+/// exit, or else `fallback`.
+pub(crate) fn close_reason(
+    process: Option<&HostProcess>,
+    grace: Duration,
+    fallback: CloseReason,
+) -> CloseReason {
+    match process {
+        Some(process) => process
+            .wait_exit(grace)
+            .map_or(fallback, CloseReason::HostExited),
+        None => fallback,
     }
 }
 

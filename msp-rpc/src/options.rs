@@ -1,7 +1,8 @@
-//! What both drivers share: their options, and what they deliver in wire order.
+//! How a connection is set up ([`Options`]), and what it delivers besides responses.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use msp_types::rpc::{Id, Request};
 use msp_types::ProtocolNotification;
 use serde_json::{Map, Value};
 
-use crate::endpoint::{BadFrame, Endpoint, Event, Handled, Reply, Response, Role};
+use crate::endpoint::{BadFrame, Reply, Role};
 use crate::framing::DEFAULT_MAX_FRAME_BYTES;
 use crate::handshake::FingerprintPolicy;
 
@@ -32,7 +33,15 @@ pub enum Inbound {
 /// The one handler for the peer's requests: it answers each with a [`Reply`]. It runs on its
 /// own thread (blocking driver) or task (tokio driver), one request at a time in wire order,
 /// so it may send requests of its own; it should hand long work elsewhere and reply at once.
+/// A handler that panics still replies (`-32603`).
 pub type Handler<R> = Box<dyn FnMut(&Id, <R as Role>::PeerRequest) -> Reply + Send>;
+
+/// Runs the handler on one request; a handler that panics still replies (`-32603`).
+pub(crate) fn answer<R: Role>(handler: &mut Handler<R>, id: &Id, request: R::PeerRequest) -> Reply {
+    let method = R::method(&request).to_owned();
+    catch_unwind(AssertUnwindSafe(|| handler(id, request)))
+        .unwrap_or_else(|_| Reply::internal(format!("the handler for {method} failed")))
+}
 
 /// Which way a traced frame went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -175,11 +184,8 @@ impl Settings {
 }
 
 impl<R: Role> Options<R> {
-    pub(crate) fn split(self) -> (Option<Handler<R>>, Settings, usize, Handled) {
-        let handled = match self.handler {
-            Some(_) => Handled::All,
-            None => Handled::Nothing,
-        };
+    /// The handler, the settings kept, and the frame size cap.
+    pub(crate) fn split(self) -> (Option<Handler<R>>, Settings, usize) {
         let settings = Settings {
             tracer: self.tracer,
             timeout: self.timeout,
@@ -187,46 +193,8 @@ impl<R: Role> Options<R> {
             close_grace: self.close_grace,
             fingerprint: self.fingerprint,
         };
-        (self.handler, settings, self.max_frame_bytes, handled)
+        (self.handler, settings, self.max_frame_bytes)
     }
-}
-
-/// Where a driver puts what the endpoint produces.
-pub(crate) trait Sinks<R: Role> {
-    /// A line for the writer.
-    fn transmit(&mut self, line: String);
-    /// A response, for whoever waits on its id.
-    fn response(&mut self, response: Response);
-    /// A notification or bad frame, for the inbound queue.
-    fn inbound(&mut self, inbound: Inbound);
-    /// A peer request, for the handler.
-    fn request(&mut self, id: Id, request: R::PeerRequest);
-    /// Wakes the consumer for what [`Sinks::inbound`] queued, if it sleeps (a response wakes
-    /// it first, so that what was read before the response is queued before it is delivered),
-    /// and whoever writes what [`Sinks::transmit`] queued.
-    fn flush(&mut self);
-}
-
-/// Hands everything the endpoint produced to `sinks`, lines first, then events in order.
-pub(crate) fn pump<R: Role>(endpoint: &mut Endpoint<R>, sinks: &mut impl Sinks<R>) {
-    while let Some(line) = endpoint.poll_transmit() {
-        sinks.transmit(line);
-    }
-    while let Some(event) = endpoint.poll_event() {
-        match event {
-            Event::Response(response) => sinks.response(response),
-            Event::Notification {
-                notification,
-                extra,
-            } => sinks.inbound(Inbound::Notification {
-                notification,
-                extra,
-            }),
-            Event::Undecodable(bad) => sinks.inbound(Inbound::Undecodable(bad)),
-            Event::Request { id, request } => sinks.request(id, request),
-        }
-    }
-    sinks.flush();
 }
 
 #[cfg(test)]
