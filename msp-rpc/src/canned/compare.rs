@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 
+use msp_types::support::pointer_push;
 use serde_json::Value;
 
 /// One difference between the recorded and the sent frame.
@@ -45,11 +46,11 @@ impl fmt::Display for Diff {
 /// may differ between runs).
 pub fn compare(recorded: &Value, sent: &Value, free: &[String]) -> Vec<Diff> {
     let mut out = Vec::new();
-    walk(recorded, sent, &mut String::new(), free, &mut out);
+    walk(recorded, sent, "", free, &mut out);
     out
 }
 
-fn walk(want: &Value, got: &Value, pointer: &mut String, free: &[String], out: &mut Vec<Diff>) {
+fn walk(want: &Value, got: &Value, pointer: &str, free: &[String], out: &mut Vec<Diff>) {
     if free.iter().any(|p| p == pointer) {
         return;
     }
@@ -60,8 +61,7 @@ fn walk(want: &Value, got: &Value, pointer: &mut String, free: &[String], out: &
     };
     match (want, got) {
         (Value::Object(want), Value::Object(got)) => {
-            let member =
-                |key: &str| format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
+            let member = |key: &str| pointer_push(pointer, key);
             for key in want.keys().filter(|k| !got.contains_key(*k)) {
                 out.push(diff(
                     &member(key),
@@ -78,11 +78,7 @@ fn walk(want: &Value, got: &Value, pointer: &mut String, free: &[String], out: &
             }
             for (key, want) in want {
                 if let Some(got) = got.get(key) {
-                    let len = pointer.len();
-                    pointer.push('/');
-                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                    walk(want, got, pointer, free, out);
-                    pointer.truncate(len);
+                    walk(want, got, &member(key), free, out);
                 }
             }
         }
@@ -93,10 +89,7 @@ fn walk(want: &Value, got: &Value, pointer: &mut String, free: &[String], out: &
         )),
         (Value::Array(want), Value::Array(got)) => {
             for (index, (want, got)) in want.iter().zip(got).enumerate() {
-                let len = pointer.len();
-                pointer.push_str(&format!("/{index}"));
-                walk(want, got, pointer, free, out);
-                pointer.truncate(len);
+                walk(want, got, &format!("{pointer}/{index}"), free, out);
             }
         }
         (want, got) if json_type(want) != json_type(got) => out.push(diff(

@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use msp_types::rpc::Id;
+use msp_types::support::pointer_push;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -166,7 +167,7 @@ impl Transcript {
 
 /// `params.commandId` to `/params/commandId`.
 fn dotted_to_pointer(path: &str) -> String {
-    path.split('.')
-        .map(|token| format!("/{}", token.replace('~', "~0").replace('/', "~1")))
-        .collect()
+    path.split('.').fold(String::new(), |pointer, token| {
+        pointer_push(&pointer, token)
+    })
 }
