@@ -149,9 +149,30 @@ fn flood_lines() -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// The threads of this process (Linux), to count what an idle connection keeps.
+fn threads() -> Option<usize> {
+    Some(std::fs::read_dir("/proc/self/task").ok()?.count())
+}
+
 fn main() {
     let mut report = Report::new("rpc");
     let params = params();
+
+    // An idle blocking connection over pipes, without a handler and with one (a spawned host
+    // adds one more, copying its stderr). A thread counts once `spawn` returned.
+    if let Some(before) = threads() {
+        let (plain_reads, _plain_host) = pipe();
+        let plain = Connection::new(plain_reads, std::io::sink(), Options::new());
+        let without = threads().unwrap_or(before) - before;
+        let (handled_reads, _handled_host) = pipe();
+        let options = Options::new().on_request(|_, _| msp_rpc::Reply::ok(&()));
+        let handled = Connection::new(handled_reads, std::io::sink(), options);
+        let with = threads().unwrap_or(before) - before - without;
+        println!("threads of an idle blocking connection: {without} without a handler, {with} with one\n");
+        report.put("threads.idle_blocking", without.to_string());
+        report.put("threads.idle_blocking_handled", with.to_string());
+        drop((plain, handled));
+    }
 
     println!("request round trip, blocking ({CALLS} calls a pass):");
     let mut hand = HandLoop::new();
