@@ -2445,6 +2445,9 @@ pub struct ApprovalRequestParams {
     /// The tool call's arguments exactly as the model produced them (usually JSON text).
     #[serde(rename = "rawArgs")]
     pub raw_args: String,
+    /// Why the automated reviewer handed this action to the user, as one short line for display. Sent only when the reviewer escalated with a stated reason, absent otherwise. Like `judgeEscalated`, a display hint that authorizes nothing.
+    #[serde(rename = "reviewerReason", default, skip_serializing_if = "Option::is_none")]
+    pub reviewer_reason: Option<String>,
     /// The session the approval belongs to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -2485,6 +2488,7 @@ crate::support::impl_deserialize!(
         required judge_escalated = "judgeEscalated",
         required protected_write = "protectedWrite",
         required raw_args = "rawArgs",
+        optional reviewer_reason = "reviewerReason",
         required session_id = "sessionId",
         required source_range = "sourceRange",
         optional subagent_origin = "subagentOrigin",
@@ -2509,6 +2513,7 @@ impl crate::sample::Sample for ApprovalRequestParams {
             judge_escalated: g.nested(),
             protected_write: g.nested(),
             raw_args: g.nested(),
+            reviewer_reason: if g.present() { Some(g.nested()) } else { None },
             session_id: g.nested(),
             source_range: g.nested(),
             subagent_origin: if g.present() { Some(Box::new(g.nested())) } else { None },
@@ -2529,6 +2534,7 @@ impl crate::sample::Sample for ApprovalRequestParams {
                         "judgeEscalated",
                         "protectedWrite",
                         "rawArgs",
+                        "reviewerReason",
                         "sessionId",
                         "sourceRange",
                         "subagentOrigin",
@@ -2568,6 +2574,7 @@ impl ApprovalRequestParams {
             ),
             rest: ApprovalRequestParamsBuilderRest {
                 cua_card_facts: None,
+                reviewer_reason: None,
                 subagent_origin: None,
                 unknown: serde_json::Map::new(),
             },
@@ -2601,6 +2608,7 @@ pub struct ApprovalRequestParamsBuilder<
 }
 struct ApprovalRequestParamsBuilderRest {
     cua_card_facts: Option<Box<ApprovalCuaCardFacts>>,
+    reviewer_reason: Option<String>,
     subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
     unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3380,6 +3388,11 @@ impl<R> ApprovalRequestParamsBuilder<R> {
         self.rest.cua_card_facts = Some(Box::new(cua_card_facts.into()));
         self
     }
+    /// Sets (else it is left out) `reviewerReason`.
+    pub fn reviewer_reason(mut self, reviewer_reason: impl Into<String>) -> Self {
+        self.rest.reviewer_reason = Some(reviewer_reason.into());
+        self
+    }
     /// Sets (else it is left out) `subagentOrigin`.
     pub fn subagent_origin(
         mut self,
@@ -3455,6 +3468,7 @@ impl ApprovalRequestParamsBuilder<
             turn_id,
             view_cursor,
             cua_card_facts: rest.cua_card_facts,
+            reviewer_reason: rest.reviewer_reason,
             subagent_origin: rest.subagent_origin,
             unknown: rest.unknown,
         }

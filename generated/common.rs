@@ -3,6 +3,117 @@
 #[allow(unused_imports)]
 use crate::*;
 use serde::Serialize;
+/// Reported by `session/resume` when loading the session found that its previous run had stopped without a clean end; the host records such an end as an inferred crash.
+#[cfg(feature = "experimental")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct AbnormalEnd {
+    /// When the previous run was last active (RFC 3339), the time a client can show in a notice. Absent when the log records no such time.
+    #[serde(rename = "lastActivityAt", default, skip_serializing_if = "Option::is_none")]
+    pub last_activity_at: Option<String>,
+    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    #[serde(flatten)]
+    pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    AbnormalEnd {
+        optional last_activity_at = "lastActivityAt",
+    } unknown
+);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for AbnormalEnd {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            last_activity_at: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["lastActivityAt"]),
+        };
+        value
+    }
+}
+#[cfg(feature = "experimental")]
+impl AbnormalEnd {
+    /// A value with every optional member absent.
+    #[inline]
+    pub fn new() -> Self {
+        Self {
+            last_activity_at: None,
+            unknown: serde_json::Map::new(),
+        }
+    }
+}
+#[cfg(feature = "experimental")]
+impl AbnormalEnd {
+    /// Starts a [`AbnormalEndBuilder`]; every member is set by name.
+    #[inline]
+    pub fn builder() -> AbnormalEndBuilder {
+        AbnormalEndBuilder {
+            required: (),
+            rest: AbnormalEndBuilderRest {
+                last_activity_at: None,
+                unknown: serde_json::Map::new(),
+            },
+        }
+    }
+}
+#[cfg(feature = "experimental")]
+/// A builder of [`AbnormalEnd`]: set members by name, then `build()`.
+#[must_use]
+pub struct AbnormalEndBuilder<R = ()> {
+    required: R,
+    rest: AbnormalEndBuilderRest,
+}
+#[cfg(feature = "experimental")]
+struct AbnormalEndBuilderRest {
+    last_activity_at: Option<String>,
+    unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "experimental")]
+impl<R> AbnormalEndBuilder<R> {
+    /// Sets (else it is left out) `lastActivityAt`.
+    pub fn last_activity_at(mut self, last_activity_at: impl Into<String>) -> Self {
+        self.rest.last_activity_at = Some(last_activity_at.into());
+        self
+    }
+    /// Adds a member this version of the schema does not define, written as given.
+    pub fn unknown_member(
+        mut self,
+        name: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        self.rest.unknown.insert(name.into(), value);
+        self
+    }
+}
+#[cfg(feature = "experimental")]
+impl AbnormalEndBuilder<()> {
+    /// The value, every required member set.
+    #[inline]
+    pub fn build(self) -> AbnormalEnd {
+        let () = self.required;
+        let rest = self.rest;
+        AbnormalEnd {
+            last_activity_at: rest.last_activity_at,
+            unknown: rest.unknown,
+        }
+    }
+}
+#[cfg(feature = "experimental")]
+impl Validate for AbnormalEnd {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for AbnormalEnd {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AbnormalEnd".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "AbnormalEnd").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("AbnormalEnd", generator)
+    }
+}
 /// A kind of server-initiated request that is waiting on a session and needs a person, as listed in a session's `attention`. The set is open: ignore values you do not know.
 ///
 /// - `approvalPending`: At least one tool-action approval is waiting for a decision.
@@ -674,6 +785,7 @@ impl schemars::JsonSchema for BranchState {
 /// - `peerMessaging`: Messaging between peer sessions on the same machine.
 /// - `rawLog`: Access to the session's raw record log.
 /// - `rawLogPhysical`: Byte-exact access to the session's stored log files.
+/// - `daemonVacate`: Taking part in revision 1 of the socket daemon's vacate protocol: once a session is closed as `vacated`, the client resumes it on the canonical socket. Experimental.
 ///
 /// Open: values this version does not list decode as `Unknown` and are written back unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -699,6 +811,8 @@ pub enum CapabilityName {
     RawLog,
     /// Byte-exact access to the session's stored log files.
     RawLogPhysical,
+    /// Taking part in revision 1 of the socket daemon's vacate protocol: once a session is closed as `vacated`, the client resumes it on the canonical socket. Experimental.
+    DaemonVacate,
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
@@ -714,6 +828,7 @@ crate::support::impl_string_enum!(
         PeerMessaging = "peerMessaging",
         RawLog = "rawLog",
         RawLogPhysical = "rawLogPhysical",
+        DaemonVacate = "daemonVacate",
     } open Unknown
 );
 #[cfg(feature = "schemars")]
@@ -3363,6 +3478,218 @@ impl schemars::JsonSchema for DamagedRange {
         crate::json_schema::schema_of("DamagedRange", generator)
     }
 }
+/// Content of an `earlierHistory` item: the end of the conversation as saved in the checkpoint where the session's retained log begins. It stands for all the items that opened before that checkpoint and were pruned; the host builds it from the checkpoint, not from a log record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct EarlierHistory {
+    /// The saved messages whose original records were pruned, in conversation order. May be empty.
+    pub messages: Vec<EarlierHistoryMessage>,
+    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    #[serde(flatten)]
+    pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+crate::support::impl_deserialize!(
+    EarlierHistory {
+        required messages = "messages",
+    } unknown
+);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for EarlierHistory {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            messages: g.nested(),
+            unknown: g.unknown_members(&["messages"]),
+        };
+        value
+    }
+}
+impl EarlierHistory {
+    /// Starts a [`EarlierHistoryBuilder`]; every member is set by name.
+    #[inline]
+    pub fn builder() -> EarlierHistoryBuilder {
+        EarlierHistoryBuilder {
+            required: (crate::support::Unset,),
+            rest: EarlierHistoryBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
+        }
+    }
+}
+/// A builder of [`EarlierHistory`]: set members by name; `build()` is there once the required ones (`messages`) are.
+#[must_use]
+pub struct EarlierHistoryBuilder<R = (crate::support::Unset,)> {
+    required: R,
+    rest: EarlierHistoryBuilderRest,
+}
+struct EarlierHistoryBuilderRest {
+    unknown: serde_json::Map<String, serde_json::Value>,
+}
+impl EarlierHistoryBuilder<(crate::support::Unset,)> {
+    /// Sets `messages`.
+    pub fn messages(
+        self,
+        messages: impl Into<Vec<EarlierHistoryMessage>>,
+    ) -> EarlierHistoryBuilder<(Vec<EarlierHistoryMessage>,)> {
+        let (_,) = self.required;
+        EarlierHistoryBuilder {
+            required: (messages.into(),),
+            rest: self.rest,
+        }
+    }
+}
+impl<R> EarlierHistoryBuilder<R> {
+    /// Adds a member this version of the schema does not define, written as given.
+    pub fn unknown_member(
+        mut self,
+        name: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        self.rest.unknown.insert(name.into(), value);
+        self
+    }
+}
+impl EarlierHistoryBuilder<(Vec<EarlierHistoryMessage>,)> {
+    /// The value, every required member set.
+    #[inline]
+    pub fn build(self) -> EarlierHistory {
+        let (messages,) = self.required;
+        let rest = self.rest;
+        EarlierHistory {
+            messages,
+            unknown: rest.unknown,
+        }
+    }
+}
+impl Validate for EarlierHistory {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EarlierHistory {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EarlierHistory".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "EarlierHistory").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("EarlierHistory", generator)
+    }
+}
+/// One message of an `EarlierHistory`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct EarlierHistoryMessage {
+    /// Who wrote the message. Hosts only send the roles `"user"` and `"assistant"`; ignore a message with another role instead of failing.
+    pub role: String,
+    /// The message text as saved in the checkpoint, no longer than 1,000 characters. Clients apply their usual display rules to it.
+    pub text: String,
+    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    #[serde(flatten)]
+    pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+crate::support::impl_deserialize!(
+    EarlierHistoryMessage {
+        required role = "role",
+        required text = "text",
+    } unknown
+);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for EarlierHistoryMessage {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            role: g.nested(),
+            text: g.nested(),
+            unknown: g.unknown_members(&["role", "text"]),
+        };
+        value
+    }
+}
+impl EarlierHistoryMessage {
+    /// Starts a [`EarlierHistoryMessageBuilder`]; every member is set by name.
+    #[inline]
+    pub fn builder() -> EarlierHistoryMessageBuilder {
+        EarlierHistoryMessageBuilder {
+            required: (crate::support::Unset, crate::support::Unset),
+            rest: EarlierHistoryMessageBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
+        }
+    }
+}
+/// A builder of [`EarlierHistoryMessage`]: set members by name; `build()` is there once the required ones (`role`, `text`) are.
+#[must_use]
+pub struct EarlierHistoryMessageBuilder<
+    R = (crate::support::Unset, crate::support::Unset),
+> {
+    required: R,
+    rest: EarlierHistoryMessageBuilderRest,
+}
+struct EarlierHistoryMessageBuilderRest {
+    unknown: serde_json::Map<String, serde_json::Value>,
+}
+impl<T1> EarlierHistoryMessageBuilder<(crate::support::Unset, T1)> {
+    /// Sets `role`.
+    pub fn role(
+        self,
+        role: impl Into<String>,
+    ) -> EarlierHistoryMessageBuilder<(String, T1)> {
+        let (_, t1) = self.required;
+        EarlierHistoryMessageBuilder {
+            required: (role.into(), t1),
+            rest: self.rest,
+        }
+    }
+}
+impl<T0> EarlierHistoryMessageBuilder<(T0, crate::support::Unset)> {
+    /// Sets `text`.
+    pub fn text(
+        self,
+        text: impl Into<String>,
+    ) -> EarlierHistoryMessageBuilder<(T0, String)> {
+        let (t0, _) = self.required;
+        EarlierHistoryMessageBuilder {
+            required: (t0, text.into()),
+            rest: self.rest,
+        }
+    }
+}
+impl<R> EarlierHistoryMessageBuilder<R> {
+    /// Adds a member this version of the schema does not define, written as given.
+    pub fn unknown_member(
+        mut self,
+        name: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        self.rest.unknown.insert(name.into(), value);
+        self
+    }
+}
+impl EarlierHistoryMessageBuilder<(String, String)> {
+    /// The value, every required member set.
+    #[inline]
+    pub fn build(self) -> EarlierHistoryMessage {
+        let (role, text) = self.required;
+        let rest = self.rest;
+        EarlierHistoryMessage {
+            role,
+            text,
+            unknown: rest.unknown,
+        }
+    }
+}
+impl Validate for EarlierHistoryMessage {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for EarlierHistoryMessage {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EarlierHistoryMessage".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "EarlierHistoryMessage").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("EarlierHistoryMessage", generator)
+    }
+}
 /// The approval mode currently in force for a session, with how it got there. It is the `effectiveMode` of the `session/setApprovalMode` result and the `approvalMode` member of a `Session`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3913,7 +4240,7 @@ pub struct ErrorData {
     #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// On `sessionAmbiguous`: the candidate stored session paths that matched; retry naming one of them.
+    /// On `sessionAmbiguous`: the candidate stored session paths that matched; retry naming one of them. On `daemonDraining`: the canonical socket to send the request to instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paths: Option<Vec<String>>,
     /// On `unknownProjection`: the projection name that is not registered on this host.
@@ -4762,6 +5089,7 @@ impl schemars::JsonSchema for ErrorData {
 /// - `userInputNotFound`: `-32055`: no user-input prompt has that id.
 /// - `userInputAlreadySettled`: `-32056`: the prompt was already settled; `settlement` gives the winning outcome.
 /// - `userInputAnswerInvalid`: `-32057`: the answers do not fit the prompt's questions.
+/// - `daemonDraining`: `-32039`: the daemon is draining for an upgrade and refused a request that would take over a session; `paths` gives the canonical socket to send it to instead.
 /// - `limitsAboveMax`: `-32028`: requested session limits exceed what the host allows; `axes` lists every offending axis.
 /// - `workspaceNotTrusted`: `-32029`: the workspace is not trusted for the operation; `path` names it.
 /// - `missingAnchor`: `-32060`: the raw-log position to read after does not exist in the stream.
@@ -4868,6 +5196,8 @@ pub enum ErrorKind {
     UserInputAlreadySettled,
     /// `-32057`: the answers do not fit the prompt's questions.
     UserInputAnswerInvalid,
+    /// `-32039`: the daemon is draining for an upgrade and refused a request that would take over a session; `paths` gives the canonical socket to send it to instead.
+    DaemonDraining,
     /// `-32028`: requested session limits exceed what the host allows; `axes` lists every offending axis.
     LimitsAboveMax,
     /// `-32029`: the workspace is not trusted for the operation; `path` names it.
@@ -4943,6 +5273,7 @@ crate::support::impl_string_enum!(
         UserInputNotFound = "userInputNotFound",
         UserInputAlreadySettled = "userInputAlreadySettled",
         UserInputAnswerInvalid = "userInputAnswerInvalid",
+        DaemonDraining = "daemonDraining",
         LimitsAboveMax = "limitsAboveMax",
         WorkspaceNotTrusted = "workspaceNotTrusted",
         MissingAnchor = "missingAnchor",
@@ -5486,6 +5817,40 @@ impl schemars::JsonSchema for ForkProvenance {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::json_schema::schema_of("ForkProvenance", generator)
+    }
+}
+/// What is keeping a tool call from starting, as reported in `Item.heldFor`. Open enum: an unlisted value still means the call is held, by something this client does not recognize; never treat it as released.
+///
+/// - `approval`: The call waits for a decision on its approval.
+/// - `hook`: A hook that runs before the tool is holding the call.
+///
+/// Open: values this version does not list decode as `Unknown` and are written back unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum HeldFor {
+    /// The call waits for a decision on its approval.
+    Approval,
+    /// A hook that runs before the tool is holding the call.
+    Hook,
+    /// A value this version of the schema does not list, kept as sent.
+    Unknown(String),
+}
+crate::support::impl_string_enum!(
+    HeldFor "HeldFor" {
+        Approval = "approval",
+        Hook = "hook",
+    } open Unknown
+);
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for HeldFor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HeldFor".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "HeldFor").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("HeldFor", generator)
     }
 }
 /// Which form of history a `session/resume`, `session/fork` or `session/read` result actually served, which may differ from what was asked for. Open: treat an unknown mode as no history and page the view yourself.
@@ -10244,6 +10609,567 @@ impl schemars::JsonSchema for ReviewerAuthority {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::json_schema::schema_of("ReviewerAuthority", generator)
+    }
+}
+/// Carried as `Session.runningElsewhere`: the session is running in a different live process on the same machine.
+#[cfg(feature = "experimental")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct RunningElsewhere {
+    /// What kind of process runs the session, when the host can tell from what it already knows. Absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<RunningElsewhereOrigin>,
+    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    #[serde(flatten)]
+    pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "experimental")]
+crate::support::impl_deserialize!(
+    RunningElsewhere {
+        optional origin = "origin",
+    } unknown
+);
+#[cfg(all(feature = "sample", feature = "experimental"))]
+impl crate::sample::Sample for RunningElsewhere {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            origin: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["origin"]),
+        };
+        value
+    }
+}
+#[cfg(feature = "experimental")]
+impl RunningElsewhere {
+    /// A value with every optional member absent.
+    #[inline]
+    pub fn new() -> Self {
+        Self {
+            origin: None,
+            unknown: serde_json::Map::new(),
+        }
+    }
+}
+#[cfg(feature = "experimental")]
+impl RunningElsewhere {
+    /// Starts a [`RunningElsewhereBuilder`]; every member is set by name.
+    #[inline]
+    pub fn builder() -> RunningElsewhereBuilder {
+        RunningElsewhereBuilder {
+            required: (),
+            rest: RunningElsewhereBuilderRest {
+                origin: None,
+                unknown: serde_json::Map::new(),
+            },
+        }
+    }
+}
+#[cfg(feature = "experimental")]
+/// A builder of [`RunningElsewhere`]: set members by name, then `build()`.
+#[must_use]
+pub struct RunningElsewhereBuilder<R = ()> {
+    required: R,
+    rest: RunningElsewhereBuilderRest,
+}
+#[cfg(feature = "experimental")]
+struct RunningElsewhereBuilderRest {
+    origin: Option<RunningElsewhereOrigin>,
+    unknown: serde_json::Map<String, serde_json::Value>,
+}
+#[cfg(feature = "experimental")]
+impl<R> RunningElsewhereBuilder<R> {
+    /// Sets (else it is left out) `origin`.
+    pub fn origin(mut self, origin: impl Into<RunningElsewhereOrigin>) -> Self {
+        self.rest.origin = Some(origin.into());
+        self
+    }
+    /// Adds a member this version of the schema does not define, written as given.
+    pub fn unknown_member(
+        mut self,
+        name: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        self.rest.unknown.insert(name.into(), value);
+        self
+    }
+}
+#[cfg(feature = "experimental")]
+impl RunningElsewhereBuilder<()> {
+    /// The value, every required member set.
+    #[inline]
+    pub fn build(self) -> RunningElsewhere {
+        let () = self.required;
+        let rest = self.rest;
+        RunningElsewhere {
+            origin: rest.origin,
+            unknown: rest.unknown,
+        }
+    }
+}
+#[cfg(feature = "experimental")]
+impl Validate for RunningElsewhere {}
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RunningElsewhere {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RunningElsewhere".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RunningElsewhere").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RunningElsewhere", generator)
+    }
+}
+/// The kind of local process that has a session open, in `RunningElsewhere.origin`. Open enum: show an unknown value as some other process rather than dropping the session.
+///
+/// - `tui`: The interactive terminal interface.
+/// - `exec`: A `muse exec` run.
+/// - `serve`: Another `muse serve` host.
+///
+/// Open: values this version does not list decode as `Unknown` and are written back unchanged.
+#[cfg(feature = "experimental")]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum RunningElsewhereOrigin {
+    /// The interactive terminal interface.
+    Tui,
+    /// A `muse exec` run.
+    Exec,
+    /// Another `muse serve` host.
+    Serve,
+    /// A value this version of the schema does not list, kept as sent.
+    Unknown(String),
+}
+#[cfg(feature = "experimental")]
+crate::support::impl_string_enum!(
+    RunningElsewhereOrigin "RunningElsewhereOrigin" {
+        Tui = "tui",
+        Exec = "exec",
+        Serve = "serve",
+    } open Unknown
+);
+#[cfg(feature = "experimental")]
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RunningElsewhereOrigin {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RunningElsewhereOrigin".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RunningElsewhereOrigin").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RunningElsewhereOrigin", generator)
+    }
+}
+/// The git worktree the runtime made for a subagent's child session, as recorded in the parent session's log and reported by `session/read`. Serving it does not look at the file system. Its three enums are open.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct RuntimeWorktree {
+    /// Commit the worktree was checked out from.
+    #[serde(rename = "baseCommit")]
+    pub base_commit: String,
+    /// How the runtime cleans the worktree up.
+    #[serde(rename = "cleanupPolicy")]
+    pub cleanup_policy: RuntimeWorktreeCleanupPolicy,
+    /// How far the worktree's cleanup has got.
+    #[serde(rename = "cleanupState")]
+    pub cleanup_state: RuntimeWorktreeCleanupState,
+    /// The head commit recorded for the worktree while it was in use.
+    #[serde(rename = "headCommit")]
+    pub head_commit: String,
+    /// Who owns the worktree.
+    pub ownership: RuntimeWorktreeOwnership,
+    /// `true` if and only if the record says the parent's edits that were not committed were kept out of the worktree.
+    #[serde(rename = "parentDirtyExcluded")]
+    pub parent_dirty_excluded: bool,
+    /// Root directory of the worktree, as recorded.
+    #[serde(rename = "worktreeRoot")]
+    pub worktree_root: String,
+    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    #[serde(flatten)]
+    pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+crate::support::impl_deserialize!(
+    RuntimeWorktree {
+        required base_commit = "baseCommit",
+        required cleanup_policy = "cleanupPolicy",
+        required cleanup_state = "cleanupState",
+        required head_commit = "headCommit",
+        required ownership = "ownership",
+        required parent_dirty_excluded = "parentDirtyExcluded",
+        required worktree_root = "worktreeRoot",
+    } unknown
+);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for RuntimeWorktree {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            base_commit: g.nested(),
+            cleanup_policy: g.nested(),
+            cleanup_state: g.nested(),
+            head_commit: g.nested(),
+            ownership: g.nested(),
+            parent_dirty_excluded: g.nested(),
+            worktree_root: g.nested(),
+            unknown: g
+                .unknown_members(
+                    &[
+                        "baseCommit",
+                        "cleanupPolicy",
+                        "cleanupState",
+                        "headCommit",
+                        "ownership",
+                        "parentDirtyExcluded",
+                        "worktreeRoot",
+                    ],
+                ),
+        };
+        value
+    }
+}
+impl RuntimeWorktree {
+    /// Starts a [`RuntimeWorktreeBuilder`]; every member is set by name.
+    #[inline]
+    pub fn builder() -> RuntimeWorktreeBuilder {
+        RuntimeWorktreeBuilder {
+            required: (
+                crate::support::Unset,
+                crate::support::Unset,
+                crate::support::Unset,
+                crate::support::Unset,
+                crate::support::Unset,
+                crate::support::Unset,
+                crate::support::Unset,
+            ),
+            rest: RuntimeWorktreeBuilderRest {
+                unknown: serde_json::Map::new(),
+            },
+        }
+    }
+}
+/// A builder of [`RuntimeWorktree`]: set members by name; `build()` is there once the required ones (`baseCommit`, `cleanupPolicy`, `cleanupState`, `headCommit`, `ownership`, `parentDirtyExcluded`, `worktreeRoot`) are.
+#[must_use]
+pub struct RuntimeWorktreeBuilder<
+    R
+        = (
+            crate::support::Unset,
+            crate::support::Unset,
+            crate::support::Unset,
+            crate::support::Unset,
+            crate::support::Unset,
+            crate::support::Unset,
+            crate::support::Unset,
+        ),
+> {
+    required: R,
+    rest: RuntimeWorktreeBuilderRest,
+}
+struct RuntimeWorktreeBuilderRest {
+    unknown: serde_json::Map<String, serde_json::Value>,
+}
+impl<
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+> RuntimeWorktreeBuilder<(crate::support::Unset, T1, T2, T3, T4, T5, T6)> {
+    /// Sets `baseCommit`.
+    pub fn base_commit(
+        self,
+        base_commit: impl Into<String>,
+    ) -> RuntimeWorktreeBuilder<(String, T1, T2, T3, T4, T5, T6)> {
+        let (_, t1, t2, t3, t4, t5, t6) = self.required;
+        RuntimeWorktreeBuilder {
+            required: (base_commit.into(), t1, t2, t3, t4, t5, t6),
+            rest: self.rest,
+        }
+    }
+}
+impl<
+    T0,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+> RuntimeWorktreeBuilder<(T0, crate::support::Unset, T2, T3, T4, T5, T6)> {
+    /// Sets `cleanupPolicy`.
+    pub fn cleanup_policy(
+        self,
+        cleanup_policy: impl Into<RuntimeWorktreeCleanupPolicy>,
+    ) -> RuntimeWorktreeBuilder<(T0, RuntimeWorktreeCleanupPolicy, T2, T3, T4, T5, T6)> {
+        let (t0, _, t2, t3, t4, t5, t6) = self.required;
+        RuntimeWorktreeBuilder {
+            required: (t0, cleanup_policy.into(), t2, t3, t4, t5, t6),
+            rest: self.rest,
+        }
+    }
+}
+impl<
+    T0,
+    T1,
+    T3,
+    T4,
+    T5,
+    T6,
+> RuntimeWorktreeBuilder<(T0, T1, crate::support::Unset, T3, T4, T5, T6)> {
+    /// Sets `cleanupState`.
+    pub fn cleanup_state(
+        self,
+        cleanup_state: impl Into<RuntimeWorktreeCleanupState>,
+    ) -> RuntimeWorktreeBuilder<(T0, T1, RuntimeWorktreeCleanupState, T3, T4, T5, T6)> {
+        let (t0, t1, _, t3, t4, t5, t6) = self.required;
+        RuntimeWorktreeBuilder {
+            required: (t0, t1, cleanup_state.into(), t3, t4, t5, t6),
+            rest: self.rest,
+        }
+    }
+}
+impl<
+    T0,
+    T1,
+    T2,
+    T4,
+    T5,
+    T6,
+> RuntimeWorktreeBuilder<(T0, T1, T2, crate::support::Unset, T4, T5, T6)> {
+    /// Sets `headCommit`.
+    pub fn head_commit(
+        self,
+        head_commit: impl Into<String>,
+    ) -> RuntimeWorktreeBuilder<(T0, T1, T2, String, T4, T5, T6)> {
+        let (t0, t1, t2, _, t4, t5, t6) = self.required;
+        RuntimeWorktreeBuilder {
+            required: (t0, t1, t2, head_commit.into(), t4, t5, t6),
+            rest: self.rest,
+        }
+    }
+}
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T5,
+    T6,
+> RuntimeWorktreeBuilder<(T0, T1, T2, T3, crate::support::Unset, T5, T6)> {
+    /// Sets `ownership`.
+    pub fn ownership(
+        self,
+        ownership: impl Into<RuntimeWorktreeOwnership>,
+    ) -> RuntimeWorktreeBuilder<(T0, T1, T2, T3, RuntimeWorktreeOwnership, T5, T6)> {
+        let (t0, t1, t2, t3, _, t5, t6) = self.required;
+        RuntimeWorktreeBuilder {
+            required: (t0, t1, t2, t3, ownership.into(), t5, t6),
+            rest: self.rest,
+        }
+    }
+}
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T6,
+> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, crate::support::Unset, T6)> {
+    /// Sets `parentDirtyExcluded`.
+    pub fn parent_dirty_excluded(
+        self,
+        parent_dirty_excluded: impl Into<bool>,
+    ) -> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, bool, T6)> {
+        let (t0, t1, t2, t3, t4, _, t6) = self.required;
+        RuntimeWorktreeBuilder {
+            required: (t0, t1, t2, t3, t4, parent_dirty_excluded.into(), t6),
+            rest: self.rest,
+        }
+    }
+}
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, T5, crate::support::Unset)> {
+    /// Sets `worktreeRoot`.
+    pub fn worktree_root(
+        self,
+        worktree_root: impl Into<String>,
+    ) -> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, T5, String)> {
+        let (t0, t1, t2, t3, t4, t5, _) = self.required;
+        RuntimeWorktreeBuilder {
+            required: (t0, t1, t2, t3, t4, t5, worktree_root.into()),
+            rest: self.rest,
+        }
+    }
+}
+impl<R> RuntimeWorktreeBuilder<R> {
+    /// Adds a member this version of the schema does not define, written as given.
+    pub fn unknown_member(
+        mut self,
+        name: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        self.rest.unknown.insert(name.into(), value);
+        self
+    }
+}
+impl RuntimeWorktreeBuilder<
+    (
+        String,
+        RuntimeWorktreeCleanupPolicy,
+        RuntimeWorktreeCleanupState,
+        String,
+        RuntimeWorktreeOwnership,
+        bool,
+        String,
+    ),
+> {
+    /// The value, every required member set.
+    #[inline]
+    pub fn build(self) -> RuntimeWorktree {
+        let (
+            base_commit,
+            cleanup_policy,
+            cleanup_state,
+            head_commit,
+            ownership,
+            parent_dirty_excluded,
+            worktree_root,
+        ) = self.required;
+        let rest = self.rest;
+        RuntimeWorktree {
+            base_commit,
+            cleanup_policy,
+            cleanup_state,
+            head_commit,
+            ownership,
+            parent_dirty_excluded,
+            worktree_root,
+            unknown: rest.unknown,
+        }
+    }
+}
+impl Validate for RuntimeWorktree {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RuntimeWorktree {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RuntimeWorktree".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RuntimeWorktree").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RuntimeWorktree", generator)
+    }
+}
+/// How the runtime cleans up a worktree it made, in `RuntimeWorktree.cleanupPolicy`. Open enum: expect values not listed here.
+///
+/// - `removeIfClean`: Removed when it holds no uncommitted changes, kept otherwise.
+///
+/// Open: values this version does not list decode as `Unknown` and are written back unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum RuntimeWorktreeCleanupPolicy {
+    /// Removed when it holds no uncommitted changes, kept otherwise.
+    RemoveIfClean,
+    /// A value this version of the schema does not list, kept as sent.
+    Unknown(String),
+}
+crate::support::impl_string_enum!(
+    RuntimeWorktreeCleanupPolicy "RuntimeWorktreeCleanupPolicy" {
+        RemoveIfClean = "removeIfClean",
+    } open Unknown
+);
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RuntimeWorktreeCleanupPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RuntimeWorktreeCleanupPolicy".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RuntimeWorktreeCleanupPolicy").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RuntimeWorktreeCleanupPolicy", generator)
+    }
+}
+/// Where the cleanup of a runtime-made worktree stands, in `RuntimeWorktree.cleanupState`. Open enum: expect values not listed here.
+///
+/// - `active`: No cleanup result is on record yet.
+/// - `cleaned`: The worktree has been deleted.
+/// - `retained`: The worktree was left in place.
+/// - `cleanupFailed`: Deleting the worktree was attempted and failed.
+///
+/// Open: values this version does not list decode as `Unknown` and are written back unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum RuntimeWorktreeCleanupState {
+    /// No cleanup result is on record yet.
+    Active,
+    /// The worktree has been deleted.
+    Cleaned,
+    /// The worktree was left in place.
+    Retained,
+    /// Deleting the worktree was attempted and failed.
+    CleanupFailed,
+    /// A value this version of the schema does not list, kept as sent.
+    Unknown(String),
+}
+crate::support::impl_string_enum!(
+    RuntimeWorktreeCleanupState "RuntimeWorktreeCleanupState" {
+        Active = "active",
+        Cleaned = "cleaned",
+        Retained = "retained",
+        CleanupFailed = "cleanupFailed",
+    } open Unknown
+);
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RuntimeWorktreeCleanupState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RuntimeWorktreeCleanupState".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RuntimeWorktreeCleanupState").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RuntimeWorktreeCleanupState", generator)
+    }
+}
+/// Who owns a runtime-made worktree, in `RuntimeWorktree.ownership`. Open enum: expect values not listed here.
+///
+/// - `runtimeOwned`: The runtime made the worktree and is responsible for cleaning it up.
+///
+/// Open: values this version does not list decode as `Unknown` and are written back unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum RuntimeWorktreeOwnership {
+    /// The runtime made the worktree and is responsible for cleaning it up.
+    RuntimeOwned,
+    /// A value this version of the schema does not list, kept as sent.
+    Unknown(String),
+}
+crate::support::impl_string_enum!(
+    RuntimeWorktreeOwnership "RuntimeWorktreeOwnership" {
+        RuntimeOwned = "runtimeOwned",
+    } open Unknown
+);
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for RuntimeWorktreeOwnership {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RuntimeWorktreeOwnership".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "RuntimeWorktreeOwnership").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("RuntimeWorktreeOwnership", generator)
     }
 }
 /// Reports if the host process is able to enforce sandboxing. Fixed for the life of the process and the same for every session and connection; clients cannot request it. Open: new values may appear.

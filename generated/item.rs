@@ -107,6 +107,9 @@ pub struct Item {
     /// `userShell`/`subagent`: observed run time in milliseconds. `workflow`: time from launch to settlement, set only on `item/completed`.
     #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
+    /// `earlierHistory`: the conversation tail saved at the checkpoint where the retained log begins, shown in place of the pruned items before it.
+    #[serde(rename = "earlierHistory", default, skip_serializing_if = "Option::is_none")]
+    pub earlier_history: Option<EarlierHistory>,
     /// `workflow`: identifier of the entry that was launched.
     #[serde(rename = "entryId", default, skip_serializing_if = "Option::is_none")]
     pub entry_id: Option<String>,
@@ -134,6 +137,19 @@ pub struct Item {
     /// `reminderChild`: which generation of the reminder this is.
     #[serde(rename = "generationId", default, skip_serializing_if = "Option::is_none")]
     pub generation_id: Option<i64>,
+    /// `toolCall`: `true` as long as the call waits before it may start (`heldFor` says on what). Set on an item that starts while held and removed by the `item/updated` that releases it; absent on calls that were never held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<bool>,
+    /// `toolCall`: what the call waits on; sent if and only if `held` is.
+    #[serde(rename = "heldFor", default, skip_serializing_if = "Option::is_none")]
+    pub held_for: Option<HeldFor>,
+    /// `subagent`: `true` if, while resuming the parent session, the host failed to read the records of this still-running child; a client can mention it once. Only ever `true`, otherwise absent, and never part of a live notification.
+    #[serde(
+        rename = "historyUnreadable",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub history_unreadable: Option<bool>,
     /// `hookRun`: key identifying the hook that ran.
     #[serde(rename = "hookKey", default, skip_serializing_if = "Option::is_none")]
     pub hook_key: Option<String>,
@@ -370,6 +386,13 @@ pub struct Item {
     /// `toolCall`/`userShell`: the output text shown in the transcript, limited in size; streamed with `item/delta` field `"output"`.
     #[serde(rename = "visibleOutput", default, skip_serializing_if = "Option::is_none")]
     pub visible_output: Option<String>,
+    /// `agentMessage`: on the first reply of a turn started by monitor events, the descriptions of the monitor sources that woke it, one per wake-up, in order, trimmed and length-limited. Absent or empty on an ordinary reply. Sanitize each entry before showing it.
+    #[serde(
+        rename = "wakeSourceDescriptions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub wake_source_descriptions: Option<Vec<String>>,
     /// Opaque id of the unit of work this item relates to.
     #[serde(rename = "workId", default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
@@ -408,6 +431,7 @@ crate::support::impl_deserialize!(
         optional display_label = "displayLabel",
         optional display_text = "displayText",
         optional duration_ms = "durationMs",
+        optional earlier_history = "earlierHistory",
         optional entry_id = "entryId",
         optional event = "event",
         optional exit_code = "exitCode",
@@ -417,6 +441,9 @@ crate::support::impl_deserialize!(
         optional fallback_text = "fallbackText",
         optional final_summary = "finalSummary",
         optional generation_id = "generationId",
+        optional held = "held",
+        optional held_for = "heldFor",
+        optional history_unreadable = "historyUnreadable",
         optional hook_key = "hookKey",
         required item_id = "itemId",
         optional job_id = "jobId",
@@ -484,6 +511,7 @@ crate::support::impl_deserialize!(
         #[cfg(feature = "experimental")] optional url = "url",
         optional usage = "usage",
         optional visible_output = "visibleOutput",
+        optional wake_source_descriptions = "wakeSourceDescriptions",
         optional work_id = "workId",
         optional workflow_run_id = "workflowRunId",
     } unknown
@@ -529,6 +557,7 @@ impl crate::sample::Sample for Item {
             display_label: if g.present() { Some(Box::new(g.nested())) } else { None },
             display_text: if g.present() { Some(g.nested()) } else { None },
             duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
+            earlier_history: if g.present() { Some(g.nested()) } else { None },
             entry_id: if g.present() { Some(g.nested()) } else { None },
             event: if g.present() { Some(g.nested()) } else { None },
             exit_code: if g.present() { Some(g.integer(None, None)) } else { None },
@@ -538,6 +567,9 @@ impl crate::sample::Sample for Item {
             fallback_text: if g.present() { Some(g.nested()) } else { None },
             final_summary: if g.present() { Some(g.nested()) } else { None },
             generation_id: if g.present() { Some(g.integer(None, None)) } else { None },
+            held: if g.present() { Some(g.nested()) } else { None },
+            held_for: if g.present() { Some(g.nested()) } else { None },
+            history_unreadable: if g.present() { Some(g.nested()) } else { None },
             hook_key: if g.present() { Some(g.nested()) } else { None },
             item_id: g.nested(),
             job_id: if g.present() { Some(g.nested()) } else { None },
@@ -630,6 +662,7 @@ impl crate::sample::Sample for Item {
             url: if g.present() { Some(g.nested()) } else { None },
             usage: if g.present() { Some(Box::new(g.nested())) } else { None },
             visible_output: if g.present() { Some(g.nested()) } else { None },
+            wake_source_descriptions: if g.present() { Some(g.nested()) } else { None },
             work_id: if g.present() { Some(g.nested()) } else { None },
             workflow_run_id: if g.present() { Some(g.nested()) } else { None },
             unknown: g
@@ -661,6 +694,7 @@ impl crate::sample::Sample for Item {
                         "displayLabel",
                         "displayText",
                         "durationMs",
+                        "earlierHistory",
                         "entryId",
                         "event",
                         "exitCode",
@@ -670,6 +704,9 @@ impl crate::sample::Sample for Item {
                         "fallbackText",
                         "finalSummary",
                         "generationId",
+                        "held",
+                        "heldFor",
+                        "historyUnreadable",
                         "hookKey",
                         "itemId",
                         "jobId",
@@ -737,6 +774,7 @@ impl crate::sample::Sample for Item {
                         "url",
                         "usage",
                         "visibleOutput",
+                        "wakeSourceDescriptions",
                         "workId",
                         "workflowRunId",
                     ],
@@ -785,6 +823,7 @@ impl Item {
                 display_label: None,
                 display_text: None,
                 duration_ms: None,
+                earlier_history: None,
                 entry_id: None,
                 event: None,
                 exit_code: None,
@@ -794,6 +833,9 @@ impl Item {
                 fallback_text: None,
                 final_summary: None,
                 generation_id: None,
+                held: None,
+                held_for: None,
+                history_unreadable: None,
                 hook_key: None,
                 job_id: None,
                 label: None,
@@ -865,6 +907,7 @@ impl Item {
                 url: None,
                 usage: None,
                 visible_output: None,
+                wake_source_descriptions: None,
                 work_id: None,
                 workflow_run_id: None,
                 unknown: serde_json::Map::new(),
@@ -915,6 +958,7 @@ struct ItemBuilderRest {
     display_label: Option<Box<ToolDisplayLabel>>,
     display_text: Option<String>,
     duration_ms: Option<i64>,
+    earlier_history: Option<EarlierHistory>,
     entry_id: Option<String>,
     event: Option<HookEventName>,
     exit_code: Option<i64>,
@@ -924,6 +968,9 @@ struct ItemBuilderRest {
     fallback_text: Option<String>,
     final_summary: Option<String>,
     generation_id: Option<i64>,
+    held: Option<bool>,
+    held_for: Option<HeldFor>,
+    history_unreadable: Option<bool>,
     hook_key: Option<String>,
     job_id: Option<String>,
     label: Option<String>,
@@ -995,6 +1042,7 @@ struct ItemBuilderRest {
     url: Option<String>,
     usage: Option<Box<TokenUsage>>,
     visible_output: Option<String>,
+    wake_source_descriptions: Option<Vec<String>>,
     work_id: Option<String>,
     workflow_run_id: Option<String>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -1201,6 +1249,14 @@ impl<R> ItemBuilder<R> {
         self.rest.duration_ms = Some(duration_ms.into());
         self
     }
+    /// Sets (else it is left out) `earlierHistory`.
+    pub fn earlier_history(
+        mut self,
+        earlier_history: impl Into<EarlierHistory>,
+    ) -> Self {
+        self.rest.earlier_history = Some(earlier_history.into());
+        self
+    }
     /// Sets (else it is left out) `entryId`.
     pub fn entry_id(mut self, entry_id: impl Into<String>) -> Self {
         self.rest.entry_id = Some(entry_id.into());
@@ -1244,6 +1300,21 @@ impl<R> ItemBuilder<R> {
     /// Sets (else it is left out) `generationId`.
     pub fn generation_id(mut self, generation_id: impl Into<i64>) -> Self {
         self.rest.generation_id = Some(generation_id.into());
+        self
+    }
+    /// Sets (else it is left out) `held`.
+    pub fn held(mut self, held: impl Into<bool>) -> Self {
+        self.rest.held = Some(held.into());
+        self
+    }
+    /// Sets (else it is left out) `heldFor`.
+    pub fn held_for(mut self, held_for: impl Into<HeldFor>) -> Self {
+        self.rest.held_for = Some(held_for.into());
+        self
+    }
+    /// Sets (else it is left out) `historyUnreadable`.
+    pub fn history_unreadable(mut self, history_unreadable: impl Into<bool>) -> Self {
+        self.rest.history_unreadable = Some(history_unreadable.into());
         self
     }
     /// Sets (else it is left out) `hookKey`.
@@ -1589,6 +1660,14 @@ impl<R> ItemBuilder<R> {
         self.rest.visible_output = Some(visible_output.into());
         self
     }
+    /// Sets (else it is left out) `wakeSourceDescriptions`.
+    pub fn wake_source_descriptions(
+        mut self,
+        wake_source_descriptions: impl Into<Vec<String>>,
+    ) -> Self {
+        self.rest.wake_source_descriptions = Some(wake_source_descriptions.into());
+        self
+    }
     /// Sets (else it is left out) `workId`.
     pub fn work_id(mut self, work_id: impl Into<String>) -> Self {
         self.rest.work_id = Some(work_id.into());
@@ -1648,6 +1727,7 @@ impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
             display_label: rest.display_label,
             display_text: rest.display_text,
             duration_ms: rest.duration_ms,
+            earlier_history: rest.earlier_history,
             entry_id: rest.entry_id,
             event: rest.event,
             exit_code: rest.exit_code,
@@ -1657,6 +1737,9 @@ impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
             fallback_text: rest.fallback_text,
             final_summary: rest.final_summary,
             generation_id: rest.generation_id,
+            held: rest.held,
+            held_for: rest.held_for,
+            history_unreadable: rest.history_unreadable,
             hook_key: rest.hook_key,
             job_id: rest.job_id,
             label: rest.label,
@@ -1728,6 +1811,7 @@ impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
             url: rest.url,
             usage: rest.usage,
             visible_output: rest.visible_output,
+            wake_source_descriptions: rest.wake_source_descriptions,
             work_id: rest.work_id,
             workflow_run_id: rest.workflow_run_id,
             unknown: rest.unknown,
@@ -2116,6 +2200,7 @@ impl schemars::JsonSchema for ItemDeltaParams {
 /// - `backgroundTerminalCompletion`: A backgrounded terminal command finishing.
 /// - `overdueNotice`: A notice that something scheduled is overdue.
 /// - `skillRead`: The agent reading a skill.
+/// - `earlierHistory`: The pruned start of the session, shown as the conversation tail saved at the checkpoint where the retained log begins. Sent once, `completed`, with a `null` `turnId`, and never as a live notification.
 ///
 /// Open: values this version does not list decode as `Unknown` and are written back unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -2157,6 +2242,8 @@ pub enum ItemKind {
     OverdueNotice,
     /// The agent reading a skill.
     SkillRead,
+    /// The pruned start of the session, shown as the conversation tail saved at the checkpoint where the retained log begins. Sent once, `completed`, with a `null` `turnId`, and never as a live notification.
+    EarlierHistory,
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
@@ -2180,6 +2267,7 @@ crate::support::impl_string_enum!(
         BackgroundTerminalCompletion = "backgroundTerminalCompletion",
         OverdueNotice = "overdueNotice",
         SkillRead = "skillRead",
+        EarlierHistory = "earlierHistory",
     } open Unknown
 );
 #[cfg(feature = "schemars")]

@@ -19,6 +19,11 @@ pub struct Definition {
 /// Every definition, sorted by name.
 pub const DEFINITIONS: &[Definition] = &[
     Definition {
+        name: "AbnormalEnd",
+        pointer: "/$defs/AbnormalEnd",
+        experimental: true,
+    },
+    Definition {
         name: "AccountLoginCancelResult",
         pointer: "/$defs/AccountLoginCancelResult",
         experimental: true,
@@ -499,6 +504,16 @@ pub const DEFINITIONS: &[Definition] = &[
         experimental: false,
     },
     Definition {
+        name: "EarlierHistory",
+        pointer: "/$defs/EarlierHistory",
+        experimental: false,
+    },
+    Definition {
+        name: "EarlierHistoryMessage",
+        pointer: "/$defs/EarlierHistoryMessage",
+        experimental: false,
+    },
+    Definition {
         name: "EffectiveApprovalModeState",
         pointer: "/$defs/EffectiveApprovalModeState",
         experimental: false,
@@ -596,6 +611,11 @@ pub const DEFINITIONS: &[Definition] = &[
     Definition {
         name: "GoalSetParams",
         pointer: "/$defs/GoalSetParams",
+        experimental: false,
+    },
+    Definition {
+        name: "HeldFor",
+        pointer: "/$defs/HeldFor",
         experimental: false,
     },
     Definition {
@@ -1404,6 +1424,36 @@ pub const DEFINITIONS: &[Definition] = &[
         experimental: true,
     },
     Definition {
+        name: "RunningElsewhere",
+        pointer: "/$defs/RunningElsewhere",
+        experimental: true,
+    },
+    Definition {
+        name: "RunningElsewhereOrigin",
+        pointer: "/$defs/RunningElsewhereOrigin",
+        experimental: true,
+    },
+    Definition {
+        name: "RuntimeWorktree",
+        pointer: "/$defs/RuntimeWorktree",
+        experimental: false,
+    },
+    Definition {
+        name: "RuntimeWorktreeCleanupPolicy",
+        pointer: "/$defs/RuntimeWorktreeCleanupPolicy",
+        experimental: false,
+    },
+    Definition {
+        name: "RuntimeWorktreeCleanupState",
+        pointer: "/$defs/RuntimeWorktreeCleanupState",
+        experimental: false,
+    },
+    Definition {
+        name: "RuntimeWorktreeOwnership",
+        pointer: "/$defs/RuntimeWorktreeOwnership",
+        experimental: false,
+    },
+    Definition {
         name: "SandboxAvailability",
         pointer: "/$defs/SandboxAvailability",
         experimental: false,
@@ -1746,6 +1796,11 @@ pub const DEFINITIONS: &[Definition] = &[
     Definition {
         name: "SessionSideChatResult",
         pointer: "/$defs/SessionSideChatResult",
+        experimental: false,
+    },
+    Definition {
+        name: "SessionSpawnedBy",
+        pointer: "/$defs/SessionSpawnedBy",
         experimental: false,
     },
     Definition {
@@ -2541,6 +2596,8 @@ pub fn with_type<F: WithType>(definition: &str, f: F) -> Option<F::Output> {
     Some(
         match definition {
             #[cfg(feature = "experimental")]
+            "AbnormalEnd" => f.call::<crate::AbnormalEnd>(),
+            #[cfg(feature = "experimental")]
             "AccountLoginCancelResult" => f.call::<crate::AccountLoginCancelResult>(),
             #[cfg(feature = "experimental")]
             "AccountLoginCompletedParams" => {
@@ -2672,6 +2729,8 @@ pub fn with_type<F: WithType>(definition: &str, f: F) -> Option<F::Output> {
             "CumulativeCost" => f.call::<crate::CumulativeCost>(),
             "CumulativeTokenUsage" => f.call::<crate::CumulativeTokenUsage>(),
             "DamagedRange" => f.call::<crate::DamagedRange>(),
+            "EarlierHistory" => f.call::<crate::EarlierHistory>(),
+            "EarlierHistoryMessage" => f.call::<crate::EarlierHistoryMessage>(),
             "EffectiveApprovalModeState" => f.call::<crate::EffectiveApprovalModeState>(),
             "EffectiveModel" => f.call::<crate::EffectiveModel>(),
             #[cfg(feature = "experimental")]
@@ -2693,6 +2752,7 @@ pub fn with_type<F: WithType>(definition: &str, f: F) -> Option<F::Output> {
             "GoalPauseParams" => f.call::<crate::GoalPauseParams>(),
             "GoalResumeParams" => f.call::<crate::GoalResumeParams>(),
             "GoalSetParams" => f.call::<crate::GoalSetParams>(),
+            "HeldFor" => f.call::<crate::HeldFor>(),
             "HistoryMode" => f.call::<crate::HistoryMode>(),
             "HistoryNoneReason" => f.call::<crate::HistoryNoneReason>(),
             "HistoryPreference" => f.call::<crate::HistoryPreference>(),
@@ -2968,6 +3028,18 @@ pub fn with_type<F: WithType>(definition: &str, f: F) -> Option<F::Output> {
             "RetractOutcome" => f.call::<crate::RetractOutcome>(),
             #[cfg(feature = "experimental")]
             "ReviewerAuthority" => f.call::<crate::ReviewerAuthority>(),
+            #[cfg(feature = "experimental")]
+            "RunningElsewhere" => f.call::<crate::RunningElsewhere>(),
+            #[cfg(feature = "experimental")]
+            "RunningElsewhereOrigin" => f.call::<crate::RunningElsewhereOrigin>(),
+            "RuntimeWorktree" => f.call::<crate::RuntimeWorktree>(),
+            "RuntimeWorktreeCleanupPolicy" => {
+                f.call::<crate::RuntimeWorktreeCleanupPolicy>()
+            }
+            "RuntimeWorktreeCleanupState" => {
+                f.call::<crate::RuntimeWorktreeCleanupState>()
+            }
+            "RuntimeWorktreeOwnership" => f.call::<crate::RuntimeWorktreeOwnership>(),
             "SandboxAvailability" => f.call::<crate::SandboxAvailability>(),
             "SandboxUnavailableReason" => f.call::<crate::SandboxUnavailableReason>(),
             "SchemaInfo" => f.call::<crate::SchemaInfo>(),
@@ -3082,6 +3154,7 @@ pub fn with_type<F: WithType>(definition: &str, f: F) -> Option<F::Output> {
             }
             "SessionSideChatParams" => f.call::<crate::SessionSideChatParams>(),
             "SessionSideChatResult" => f.call::<crate::SessionSideChatResult>(),
+            "SessionSpawnedBy" => f.call::<crate::SessionSpawnedBy>(),
             "SessionStartParams" => f.call::<crate::SessionStartParams>(),
             "SessionStartResult" => f.call::<crate::SessionStartResult>(),
             "SessionStartedParams" => f.call::<crate::SessionStartedParams>(),
@@ -3305,6 +3378,8 @@ pub fn sample(definition: &str, seed: u64) -> Option<Value> {
     Some(
         match definition {
             #[cfg(feature = "experimental")]
+            "AbnormalEnd" => encode::<crate::AbnormalEnd>(seed),
+            #[cfg(feature = "experimental")]
             "AccountLoginCancelResult" => encode::<crate::AccountLoginCancelResult>(seed),
             #[cfg(feature = "experimental")]
             "AccountLoginCompletedParams" => {
@@ -3452,6 +3527,8 @@ pub fn sample(definition: &str, seed: u64) -> Option<Value> {
             "CumulativeCost" => encode::<crate::CumulativeCost>(seed),
             "CumulativeTokenUsage" => encode::<crate::CumulativeTokenUsage>(seed),
             "DamagedRange" => encode::<crate::DamagedRange>(seed),
+            "EarlierHistory" => encode::<crate::EarlierHistory>(seed),
+            "EarlierHistoryMessage" => encode::<crate::EarlierHistoryMessage>(seed),
             "EffectiveApprovalModeState" => {
                 encode::<crate::EffectiveApprovalModeState>(seed)
             }
@@ -3475,6 +3552,7 @@ pub fn sample(definition: &str, seed: u64) -> Option<Value> {
             "GoalPauseParams" => encode::<crate::GoalPauseParams>(seed),
             "GoalResumeParams" => encode::<crate::GoalResumeParams>(seed),
             "GoalSetParams" => encode::<crate::GoalSetParams>(seed),
+            "HeldFor" => encode::<crate::HeldFor>(seed),
             "HistoryMode" => encode::<crate::HistoryMode>(seed),
             "HistoryNoneReason" => encode::<crate::HistoryNoneReason>(seed),
             "HistoryPreference" => encode::<crate::HistoryPreference>(seed),
@@ -3764,6 +3842,18 @@ pub fn sample(definition: &str, seed: u64) -> Option<Value> {
             "RetractOutcome" => encode::<crate::RetractOutcome>(seed),
             #[cfg(feature = "experimental")]
             "ReviewerAuthority" => encode::<crate::ReviewerAuthority>(seed),
+            #[cfg(feature = "experimental")]
+            "RunningElsewhere" => encode::<crate::RunningElsewhere>(seed),
+            #[cfg(feature = "experimental")]
+            "RunningElsewhereOrigin" => encode::<crate::RunningElsewhereOrigin>(seed),
+            "RuntimeWorktree" => encode::<crate::RuntimeWorktree>(seed),
+            "RuntimeWorktreeCleanupPolicy" => {
+                encode::<crate::RuntimeWorktreeCleanupPolicy>(seed)
+            }
+            "RuntimeWorktreeCleanupState" => {
+                encode::<crate::RuntimeWorktreeCleanupState>(seed)
+            }
+            "RuntimeWorktreeOwnership" => encode::<crate::RuntimeWorktreeOwnership>(seed),
             "SandboxAvailability" => encode::<crate::SandboxAvailability>(seed),
             "SandboxUnavailableReason" => encode::<crate::SandboxUnavailableReason>(seed),
             "SchemaInfo" => encode::<crate::SchemaInfo>(seed),
@@ -3892,6 +3982,7 @@ pub fn sample(definition: &str, seed: u64) -> Option<Value> {
             }
             "SessionSideChatParams" => encode::<crate::SessionSideChatParams>(seed),
             "SessionSideChatResult" => encode::<crate::SessionSideChatResult>(seed),
+            "SessionSpawnedBy" => encode::<crate::SessionSpawnedBy>(seed),
             "SessionStartParams" => encode::<crate::SessionStartParams>(seed),
             "SessionStartResult" => encode::<crate::SessionStartResult>(seed),
             "SessionStartedParams" => encode::<crate::SessionStartedParams>(seed),

@@ -35,6 +35,9 @@ pub struct Session {
     #[cfg(feature = "experimental")]
     #[serde(rename = "currentLimits", default, skip_serializing_if = "Option::is_none")]
     pub current_limits: Option<Box<SessionLimits>>,
+    /// `session/read` only: which client (its `name` and `version`; `title` is never included) drives the session through a live connection right now. Sent only while the session is loaded on this host and that client's handshake is on record, so never on `notLoaded` rows, and no longer once the connection closes. Informational: to learn whether this client can drive, use `session/resume` or `turn/start`, which fail with `sessionInUse`.
+    #[serde(rename = "driveHolder", default, skip_serializing_if = "Option::is_none")]
+    pub drive_holder: Option<Box<ClientInfo>>,
     /// A preview of the first prompt the user sent in the session. Absent when there is none or it could not be derived.
     #[serde(
         rename = "firstUserPrompt",
@@ -50,12 +53,18 @@ pub struct Session {
     /// The name the host generated automatically for the session, when it has one. `name` is the name in effect; after a custom rename the two can differ.
     #[serde(rename = "generatedName", default, skip_serializing_if = "Option::is_none")]
     pub generated_name: Option<String>,
+    /// Helps size the first `view/page` request: the ordinal of the session's published head (how many slots it counts, reserved ones included) at the time of the read. Only in metadata-only `session/read` answers (`excludeItems`); left out of full reads and when no head is published. Can lag behind a log that is still being written.
+    #[serde(rename = "itemCount", default, skip_serializing_if = "Option::is_none")]
+    pub item_count: Option<i64>,
     /// Whether this is a top-level session (`"root"`) or one spawned for a subagent (`"subagent"`). Show an unknown value as an unknown kind rather than dropping the session; absent when the host does not report it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<SessionKind>,
     /// When content (prompts, replies, tool activity) was last added to the session (RFC 3339); never earlier than `createdAt`. Housekeeping such as resuming does not move it. Absent when the session has no content yet.
     #[serde(rename = "lastActivityAt", default, skip_serializing_if = "Option::is_none")]
     pub last_activity_at: Option<String>,
+    /// The session log's size in bytes at the time of the read, the companion hint to `itemCount`. Only in metadata-only `session/read` answers (`excludeItems`); left out of full reads and when the size is unknown. The log may have grown since.
+    #[serde(rename = "logBytes", default, skip_serializing_if = "Option::is_none")]
+    pub log_bytes: Option<i64>,
     /// The model recorded in the session's metadata. Always on the wire; `null` when the metadata names no model.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
@@ -89,6 +98,21 @@ pub struct Session {
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
+    /// Identification (`clientInfo`) of the client that last loaded the session with `session/resume`, for display and attribution only. Absent when nothing was recorded, for example after a resume without a handshake or when joining an already loaded session. A resume never changes `createdByClient`.
+    #[serde(
+        rename = "resumedByClient",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub resumed_by_client: Option<Box<ClientInfo>>,
+    /// Set when this host does not have the session loaded but a different live process on the same machine does; so it only appears on `notLoaded` rows of `session/list` and in `session/listChanged` notifications carrying such rows. Changes to this member alone trigger no notification. Its absence only means the host found no such process when building the row. Informational: to learn whether this client can drive the session, use `session/resume` or `turn/start`.
+    #[cfg(feature = "experimental")]
+    #[serde(
+        rename = "runningElsewhere",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub running_elsewhere: Option<RunningElsewhere>,
     /// The session's id (a UUID).
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -97,6 +121,9 @@ pub struct Session {
     /// Absent, `null` and a value are kept apart (see `Tristate`).
     #[serde(rename = "sideFrom", default, skip_serializing_if = "Tristate::is_absent")]
     pub side_from: Tristate<Box<SideProvenance>>,
+    /// Which session started this one, as recorded at creation. Unlike `parentSessionId` (the top-level session that holds a subagent), this names the direct starter. For attribution only; absent when nothing was recorded.
+    #[serde(rename = "spawnedBy", default, skip_serializing_if = "Option::is_none")]
+    pub spawned_by: Option<Box<SessionSpawnedBy>>,
     /// The load state as this host sees it. A session loaded by a different host is reported as `"notLoaded"` here.
     pub status: SessionStatus,
     /// A display title derived from the session's content. The derivation is a heuristic that may change between host versions; absent when no title could be derived.
@@ -130,11 +157,14 @@ crate::support::impl_deserialize!(
         required created_at = "createdAt",
         optional created_by_client = "createdByClient",
         #[cfg(feature = "experimental")] optional current_limits = "currentLimits",
+        optional drive_holder = "driveHolder",
         optional first_user_prompt = "firstUserPrompt",
         optional forked_from = "forkedFrom",
         optional generated_name = "generatedName",
+        optional item_count = "itemCount",
         optional kind = "kind",
         optional last_activity_at = "lastActivityAt",
+        optional log_bytes = "logBytes",
         optional model_id = "modelId",
         optional name = "name",
         optional name_origin = "nameOrigin",
@@ -142,8 +172,11 @@ crate::support::impl_deserialize!(
         required path = "path",
         #[cfg(feature = "experimental")] optional permission_state = "permissionState",
         optional provider_id = "providerId",
+        optional resumed_by_client = "resumedByClient",
+        #[cfg(feature = "experimental")] optional running_elsewhere = "runningElsewhere",
         required session_id = "sessionId",
         tristate side_from = "sideFrom",
+        optional spawned_by = "spawnedBy",
         required status = "status",
         optional title = "title",
         required turn_count = "turnCount",
@@ -169,11 +202,14 @@ impl crate::sample::Sample for Session {
             },
             #[cfg(feature = "experimental")]
             current_limits: if g.present() { Some(Box::new(g.nested())) } else { None },
+            drive_holder: if g.present() { Some(Box::new(g.nested())) } else { None },
             first_user_prompt: if g.present() { Some(g.nested()) } else { None },
             forked_from: if g.coin() { Some(Box::new(g.nested())) } else { None },
             generated_name: if g.present() { Some(g.nested()) } else { None },
+            item_count: if g.present() { Some(g.integer(None, None)) } else { None },
             kind: if g.present() { Some(g.nested()) } else { None },
             last_activity_at: if g.present() { Some(g.nested()) } else { None },
+            log_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
             model_id: if g.coin() { Some(g.nested()) } else { None },
             name: if g.present() { Some(g.nested()) } else { None },
             name_origin: if g.present() { Some(g.nested()) } else { None },
@@ -186,6 +222,13 @@ impl crate::sample::Sample for Session {
                 None
             },
             provider_id: if g.coin() { Some(g.nested()) } else { None },
+            resumed_by_client: if g.present() {
+                Some(Box::new(g.nested()))
+            } else {
+                None
+            },
+            #[cfg(feature = "experimental")]
+            running_elsewhere: if g.present() { Some(g.nested()) } else { None },
             session_id: g.nested(),
             side_from: match g.below(3) {
                 0 => Tristate::Absent,
@@ -193,6 +236,7 @@ impl crate::sample::Sample for Session {
                 _ if g.present() => Tristate::Value(Box::new(g.nested())),
                 _ => Tristate::Absent,
             },
+            spawned_by: if g.present() { Some(Box::new(g.nested())) } else { None },
             status: g.nested(),
             title: if g.present() { Some(g.nested()) } else { None },
             turn_count: g.integer(None, None),
@@ -210,11 +254,14 @@ impl crate::sample::Sample for Session {
                         "createdAt",
                         "createdByClient",
                         "currentLimits",
+                        "driveHolder",
                         "firstUserPrompt",
                         "forkedFrom",
                         "generatedName",
+                        "itemCount",
                         "kind",
                         "lastActivityAt",
+                        "logBytes",
                         "modelId",
                         "name",
                         "nameOrigin",
@@ -222,8 +269,11 @@ impl crate::sample::Sample for Session {
                         "path",
                         "permissionState",
                         "providerId",
+                        "resumedByClient",
+                        "runningElsewhere",
                         "sessionId",
                         "sideFrom",
+                        "spawnedBy",
                         "status",
                         "title",
                         "turnCount",
@@ -257,11 +307,14 @@ impl Session {
                 created_by_client: None,
                 #[cfg(feature = "experimental")]
                 current_limits: None,
+                drive_holder: None,
                 first_user_prompt: None,
                 forked_from: None,
                 generated_name: None,
+                item_count: None,
                 kind: None,
                 last_activity_at: None,
+                log_bytes: None,
                 model_id: None,
                 name: None,
                 name_origin: None,
@@ -269,7 +322,11 @@ impl Session {
                 #[cfg(feature = "experimental")]
                 permission_state: None,
                 provider_id: None,
+                resumed_by_client: None,
+                #[cfg(feature = "experimental")]
+                running_elsewhere: None,
                 side_from: crate::Tristate::Absent,
+                spawned_by: None,
                 title: None,
                 workspace_root: None,
                 #[cfg(feature = "experimental")]
@@ -303,11 +360,14 @@ struct SessionBuilderRest {
     created_by_client: Option<Box<ClientInfo>>,
     #[cfg(feature = "experimental")]
     current_limits: Option<Box<SessionLimits>>,
+    drive_holder: Option<Box<ClientInfo>>,
     first_user_prompt: Option<String>,
     forked_from: Option<Box<ForkProvenance>>,
     generated_name: Option<String>,
+    item_count: Option<i64>,
     kind: Option<SessionKind>,
     last_activity_at: Option<String>,
+    log_bytes: Option<i64>,
     model_id: Option<String>,
     name: Option<String>,
     name_origin: Option<SessionNameOrigin>,
@@ -315,7 +375,11 @@ struct SessionBuilderRest {
     #[cfg(feature = "experimental")]
     permission_state: Option<Box<EffectivePermissionState>>,
     provider_id: Option<String>,
+    resumed_by_client: Option<Box<ClientInfo>>,
+    #[cfg(feature = "experimental")]
+    running_elsewhere: Option<RunningElsewhere>,
     side_from: Tristate<Box<SideProvenance>>,
+    spawned_by: Option<Box<SessionSpawnedBy>>,
     title: Option<String>,
     workspace_root: Option<String>,
     #[cfg(feature = "experimental")]
@@ -438,6 +502,11 @@ impl<R> SessionBuilder<R> {
         self.rest.current_limits = Some(Box::new(current_limits.into()));
         self
     }
+    /// Sets (else it is left out) `driveHolder`.
+    pub fn drive_holder(mut self, drive_holder: impl Into<ClientInfo>) -> Self {
+        self.rest.drive_holder = Some(Box::new(drive_holder.into()));
+        self
+    }
     /// Sets (else it is left out) `firstUserPrompt`.
     pub fn first_user_prompt(mut self, first_user_prompt: impl Into<String>) -> Self {
         self.rest.first_user_prompt = Some(first_user_prompt.into());
@@ -453,6 +522,11 @@ impl<R> SessionBuilder<R> {
         self.rest.generated_name = Some(generated_name.into());
         self
     }
+    /// Sets (else it is left out) `itemCount`.
+    pub fn item_count(mut self, item_count: impl Into<i64>) -> Self {
+        self.rest.item_count = Some(item_count.into());
+        self
+    }
     /// Sets (else it is left out) `kind`.
     pub fn kind(mut self, kind: impl Into<SessionKind>) -> Self {
         self.rest.kind = Some(kind.into());
@@ -461,6 +535,11 @@ impl<R> SessionBuilder<R> {
     /// Sets (else it is left out) `lastActivityAt`.
     pub fn last_activity_at(mut self, last_activity_at: impl Into<String>) -> Self {
         self.rest.last_activity_at = Some(last_activity_at.into());
+        self
+    }
+    /// Sets (else it is left out) `logBytes`.
+    pub fn log_bytes(mut self, log_bytes: impl Into<i64>) -> Self {
+        self.rest.log_bytes = Some(log_bytes.into());
         self
     }
     /// Sets (else it is written as `null`) `modelId`.
@@ -497,6 +576,23 @@ impl<R> SessionBuilder<R> {
         self.rest.provider_id = Some(provider_id.into());
         self
     }
+    /// Sets (else it is left out) `resumedByClient`.
+    pub fn resumed_by_client(
+        mut self,
+        resumed_by_client: impl Into<ClientInfo>,
+    ) -> Self {
+        self.rest.resumed_by_client = Some(Box::new(resumed_by_client.into()));
+        self
+    }
+    /// Sets (else it is left out) `runningElsewhere`.
+    #[cfg(feature = "experimental")]
+    pub fn running_elsewhere(
+        mut self,
+        running_elsewhere: impl Into<RunningElsewhere>,
+    ) -> Self {
+        self.rest.running_elsewhere = Some(running_elsewhere.into());
+        self
+    }
     /// Sets to a value (else it is left out) `sideFrom`.
     pub fn side_from(mut self, side_from: impl Into<SideProvenance>) -> Self {
         self.rest.side_from = crate::Tristate::Value(Box::new(side_from.into()));
@@ -505,6 +601,11 @@ impl<R> SessionBuilder<R> {
     /// Sets `sideFrom` to `null` (else it is left out).
     pub fn side_from_null(mut self) -> Self {
         self.rest.side_from = crate::Tristate::Null;
+        self
+    }
+    /// Sets (else it is left out) `spawnedBy`.
+    pub fn spawned_by(mut self, spawned_by: impl Into<SessionSpawnedBy>) -> Self {
+        self.rest.spawned_by = Some(Box::new(spawned_by.into()));
         self
     }
     /// Sets (else it is left out) `title`.
@@ -554,11 +655,14 @@ impl SessionBuilder<(String, String, String, SessionStatus, i64, String)> {
             created_by_client: rest.created_by_client,
             #[cfg(feature = "experimental")]
             current_limits: rest.current_limits,
+            drive_holder: rest.drive_holder,
             first_user_prompt: rest.first_user_prompt,
             forked_from: rest.forked_from,
             generated_name: rest.generated_name,
+            item_count: rest.item_count,
             kind: rest.kind,
             last_activity_at: rest.last_activity_at,
+            log_bytes: rest.log_bytes,
             model_id: rest.model_id,
             name: rest.name,
             name_origin: rest.name_origin,
@@ -566,7 +670,11 @@ impl SessionBuilder<(String, String, String, SessionStatus, i64, String)> {
             #[cfg(feature = "experimental")]
             permission_state: rest.permission_state,
             provider_id: rest.provider_id,
+            resumed_by_client: rest.resumed_by_client,
+            #[cfg(feature = "experimental")]
+            running_elsewhere: rest.running_elsewhere,
             side_from: rest.side_from,
+            spawned_by: rest.spawned_by,
             title: rest.title,
             workspace_root: rest.workspace_root,
             #[cfg(feature = "experimental")]
@@ -579,6 +687,14 @@ impl Validate for Session {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
         if let Some(value) = self.created_by_client.as_ref() {
             let at = crate::support::pointer_push(pointer, "createdByClient");
+            Validate::validate_into(value, &at, out);
+        }
+        if let Some(value) = self.drive_holder.as_ref() {
+            let at = crate::support::pointer_push(pointer, "driveHolder");
+            Validate::validate_into(value, &at, out);
+        }
+        if let Some(value) = self.resumed_by_client.as_ref() {
+            let at = crate::support::pointer_push(pointer, "resumedByClient");
             Validate::validate_into(value, &at, out);
         }
     }
@@ -1253,6 +1369,7 @@ impl schemars::JsonSchema for SessionClosedParams {
 /// - `idle`: Unloaded after a period without activity.
 /// - `hostShutdown`: Unloaded because the host is shutting down.
 /// - `leave`: Released by a `session/leave`.
+/// - `vacated`: A daemon draining for an upgrade released the session; resuming it on the canonical socket loads it on the successor. Experimental and socket-only: connections without the experimental opt-in see `hostShutdown` instead.
 ///
 /// Open: values this version does not list decode as `Unknown` and are written back unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -1264,6 +1381,8 @@ pub enum SessionClosedReason {
     HostShutdown,
     /// Released by a `session/leave`.
     Leave,
+    /// A daemon draining for an upgrade released the session; resuming it on the canonical socket loads it on the successor. Experimental and socket-only: connections without the experimental opt-in see `hostShutdown` instead.
+    Vacated,
     /// A value this version of the schema does not list, kept as sent.
     Unknown(String),
 }
@@ -1272,6 +1391,7 @@ crate::support::impl_string_enum!(
         Idle = "idle",
         HostShutdown = "hostShutdown",
         Leave = "leave",
+        Vacated = "vacated",
     } open Unknown
 );
 #[cfg(feature = "schemars")]
@@ -6570,6 +6690,9 @@ pub struct SessionReadResult {
     /// The session's view head at the time of the read.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
+    /// For a subagent's child session: the git worktree the runtime made for it. Absent on root sessions and whenever no worktree was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<Box<RuntimeWorktree>>,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
@@ -6584,6 +6707,7 @@ crate::support::impl_deserialize!(
         optional recovery_observation = "recoveryObservation",
         required session = "session",
         required view_cursor = "viewCursor",
+        optional worktree = "worktree",
     } unknown
 );
 #[cfg(feature = "sample")]
@@ -6603,6 +6727,7 @@ impl crate::sample::Sample for SessionReadResult {
             },
             session: Box::new(g.nested()),
             view_cursor: g.nested(),
+            worktree: if g.present() { Some(Box::new(g.nested())) } else { None },
             unknown: g
                 .unknown_members(
                     &[
@@ -6614,6 +6739,7 @@ impl crate::sample::Sample for SessionReadResult {
                         "recoveryObservation",
                         "session",
                         "viewCursor",
+                        "worktree",
                     ],
                 ),
         };
@@ -6636,6 +6762,7 @@ impl SessionReadResult {
                 last_turn: None,
                 queued_inputs: None,
                 recovery_observation: None,
+                worktree: None,
                 unknown: serde_json::Map::new(),
             },
         }
@@ -6660,6 +6787,7 @@ struct SessionReadResultBuilderRest {
     last_turn: Option<Box<LastTurn>>,
     queued_inputs: Option<Vec<QueuedInput>>,
     recovery_observation: Option<Box<RecoveryObservation>>,
+    worktree: Option<Box<RuntimeWorktree>>,
     unknown: serde_json::Map<String, serde_json::Value>,
 }
 impl<T1, T2, T3> SessionReadResultBuilder<(crate::support::Unset, T1, T2, T3)> {
@@ -6738,6 +6866,11 @@ impl<R> SessionReadResultBuilder<R> {
         self.rest.recovery_observation = Some(Box::new(recovery_observation.into()));
         self
     }
+    /// Sets (else it is left out) `worktree`.
+    pub fn worktree(mut self, worktree: impl Into<RuntimeWorktree>) -> Self {
+        self.rest.worktree = Some(Box::new(worktree.into()));
+        self
+    }
     /// Adds a member this version of the schema does not define, written as given.
     pub fn unknown_member(
         mut self,
@@ -6765,6 +6898,7 @@ impl SessionReadResultBuilder<
             last_turn: rest.last_turn,
             queued_inputs: rest.queued_inputs,
             recovery_observation: rest.recovery_observation,
+            worktree: rest.worktree,
             unknown: rest.unknown,
         }
     }
@@ -7827,6 +7961,9 @@ pub struct SessionResumeParams {
     /// Which form of history you would like (default `"auto"`). A preference only: if it does not fit the host's history budget the host serves less, and `history.mode` in the result says what was served. Has no effect when `cursor` is given or `excludeItems` is `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryPreference>,
+    /// A model to switch the session to as it loads, used instead of the model it was bound to. It stays within the session's provider and leaves the permission profile alone. Absent keeps the recorded binding; `null` is invalid.
+    #[serde(rename = "modelId", default, skip_serializing_if = "Option::is_none")]
+    pub model_id: Option<String>,
     /// Id of a permission profile, already defined by the host, to switch the session to as it loads. Absent keeps the session's current profile.
     #[serde(
         rename = "permissionProfile",
@@ -7851,6 +7988,7 @@ crate::support::impl_deserialize!(
         tristate cursor = "cursor",
         optional exclude_items = "excludeItems",
         optional history = "history",
+        optional model_id = "modelId",
         optional permission_profile = "permissionProfile",
         optional recovery_mode = "recoveryMode",
         required session_id = "sessionId",
@@ -7871,6 +8009,7 @@ impl crate::sample::Sample for SessionResumeParams {
             },
             exclude_items: if g.present() { Some(g.nested()) } else { None },
             history: if g.present() { Some(g.nested()) } else { None },
+            model_id: if g.present() { Some(g.nested()) } else { None },
             permission_profile: if g.present() { Some(g.nested()) } else { None },
             recovery_mode: if g.present() { Some(g.nested()) } else { None },
             session_id: g.nested(),
@@ -7882,6 +8021,7 @@ impl crate::sample::Sample for SessionResumeParams {
                         "cursor",
                         "excludeItems",
                         "history",
+                        "modelId",
                         "permissionProfile",
                         "recoveryMode",
                         "sessionId",
@@ -7902,6 +8042,7 @@ impl SessionResumeParams {
                 cursor: crate::Tristate::Absent,
                 exclude_items: None,
                 history: None,
+                model_id: None,
                 permission_profile: None,
                 recovery_mode: None,
                 unknown: serde_json::Map::new(),
@@ -7922,6 +8063,7 @@ struct SessionResumeParamsBuilderRest {
     cursor: Tristate<String>,
     exclude_items: Option<bool>,
     history: Option<HistoryPreference>,
+    model_id: Option<String>,
     permission_profile: Option<String>,
     recovery_mode: Option<RecoveryMode>,
     unknown: serde_json::Map<String, serde_json::Value>,
@@ -7978,6 +8120,11 @@ impl<R> SessionResumeParamsBuilder<R> {
         self.rest.history = Some(history.into());
         self
     }
+    /// Sets (else it is left out) `modelId`.
+    pub fn model_id(mut self, model_id: impl Into<String>) -> Self {
+        self.rest.model_id = Some(model_id.into());
+        self
+    }
     /// Sets (else it is left out) `permissionProfile`.
     pub fn permission_profile(mut self, permission_profile: impl Into<String>) -> Self {
         self.rest.permission_profile = Some(permission_profile.into());
@@ -8011,6 +8158,7 @@ impl SessionResumeParamsBuilder<(String, String)> {
             cursor: rest.cursor,
             exclude_items: rest.exclude_items,
             history: rest.history,
+            model_id: rest.model_id,
             permission_profile: rest.permission_profile,
             recovery_mode: rest.recovery_mode,
             unknown: rest.unknown,
@@ -8034,6 +8182,10 @@ impl schemars::JsonSchema for SessionResumeParams {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct SessionResumeResult {
+    /// Present when this load found that the session's previous run had not ended cleanly; a client may tell the user once. Absent says nothing (a clean end, joining a session that was already loaded, or a host that predates the member).
+    #[cfg(feature = "experimental")]
+    #[serde(rename = "abnormalEnd", default, skip_serializing_if = "Option::is_none")]
+    pub abnormal_end: Option<AbnormalEnd>,
     /// The latest prompt of the main conversation that was blocked and never ran, offered so the client can put it back in the input box. Absent when there is none.
     #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
@@ -8060,6 +8212,7 @@ pub struct SessionResumeResult {
 }
 crate::support::impl_deserialize!(
     SessionResumeResult {
+        #[cfg(feature = "experimental")] optional abnormal_end = "abnormalEnd",
         optional blocked_prompt = "blockedPrompt",
         required history = "history",
         optional last_turn = "lastTurn",
@@ -8074,6 +8227,8 @@ impl crate::sample::Sample for SessionResumeResult {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
         #[allow(unused_mut)]
         let mut value = Self {
+            #[cfg(feature = "experimental")]
+            abnormal_end: if g.present() { Some(g.nested()) } else { None },
             blocked_prompt: if g.present() { Some(g.nested()) } else { None },
             history: g.nested(),
             last_turn: if g.present() { Some(Box::new(g.nested())) } else { None },
@@ -8085,6 +8240,7 @@ impl crate::sample::Sample for SessionResumeResult {
             unknown: g
                 .unknown_members(
                     &[
+                        "abnormalEnd",
                         "blockedPrompt",
                         "history",
                         "lastTurn",
@@ -8110,6 +8266,8 @@ impl SessionResumeResult {
                 crate::support::Unset,
             ),
             rest: SessionResumeResultBuilderRest {
+                #[cfg(feature = "experimental")]
+                abnormal_end: None,
                 blocked_prompt: None,
                 last_turn: None,
                 #[cfg(feature = "experimental")]
@@ -8134,6 +8292,8 @@ pub struct SessionResumeResultBuilder<
     rest: SessionResumeResultBuilderRest,
 }
 struct SessionResumeResultBuilderRest {
+    #[cfg(feature = "experimental")]
+    abnormal_end: Option<AbnormalEnd>,
     blocked_prompt: Option<BlockedPrompt>,
     last_turn: Option<Box<LastTurn>>,
     #[cfg(feature = "experimental")]
@@ -8193,6 +8353,12 @@ impl<T0, T1, T2> SessionResumeResultBuilder<(T0, T1, T2, crate::support::Unset)>
     }
 }
 impl<R> SessionResumeResultBuilder<R> {
+    /// Sets (else it is left out) `abnormalEnd`.
+    #[cfg(feature = "experimental")]
+    pub fn abnormal_end(mut self, abnormal_end: impl Into<AbnormalEnd>) -> Self {
+        self.rest.abnormal_end = Some(abnormal_end.into());
+        self
+    }
     /// Sets (else it is left out) `blockedPrompt`.
     pub fn blocked_prompt(mut self, blocked_prompt: impl Into<BlockedPrompt>) -> Self {
         self.rest.blocked_prompt = Some(blocked_prompt.into());
@@ -8232,6 +8398,8 @@ impl SessionResumeResultBuilder<
             pending_requests,
             session,
             view_cursor,
+            #[cfg(feature = "experimental")]
+            abnormal_end: rest.abnormal_end,
             blocked_prompt: rest.blocked_prompt,
             last_turn: rest.last_turn,
             #[cfg(feature = "experimental")]
@@ -9754,6 +9922,129 @@ impl schemars::JsonSchema for SessionSideChatResult {
         crate::json_schema::schema_of("SessionSideChatResult", generator)
     }
 }
+/// The session that opened another one: sent in `session/start` and reported back as `Session.spawnedBy`. For attribution only; it grants nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SessionSpawnedBy {
+    /// Id of the session that started the new one.
+    #[serde(rename = "parentSessionId")]
+    pub parent_session_id: String,
+    /// A project label the opening session gave, opaque to the host. Absent when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// A thread label the opening session gave, opaque to the host. Absent when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    #[serde(flatten)]
+    pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+crate::support::impl_deserialize!(
+    SessionSpawnedBy {
+        required parent_session_id = "parentSessionId",
+        optional project = "project",
+        optional thread = "thread",
+    } unknown
+);
+#[cfg(feature = "sample")]
+impl crate::sample::Sample for SessionSpawnedBy {
+    fn sample(g: &mut crate::sample::Sampler) -> Self {
+        #[allow(unused_mut)]
+        let mut value = Self {
+            parent_session_id: g.nested(),
+            project: if g.present() { Some(g.nested()) } else { None },
+            thread: if g.present() { Some(g.nested()) } else { None },
+            unknown: g.unknown_members(&["parentSessionId", "project", "thread"]),
+        };
+        value
+    }
+}
+impl SessionSpawnedBy {
+    /// Starts a [`SessionSpawnedByBuilder`]; every member is set by name.
+    #[inline]
+    pub fn builder() -> SessionSpawnedByBuilder {
+        SessionSpawnedByBuilder {
+            required: (crate::support::Unset,),
+            rest: SessionSpawnedByBuilderRest {
+                project: None,
+                thread: None,
+                unknown: serde_json::Map::new(),
+            },
+        }
+    }
+}
+/// A builder of [`SessionSpawnedBy`]: set members by name; `build()` is there once the required ones (`parentSessionId`) are.
+#[must_use]
+pub struct SessionSpawnedByBuilder<R = (crate::support::Unset,)> {
+    required: R,
+    rest: SessionSpawnedByBuilderRest,
+}
+struct SessionSpawnedByBuilderRest {
+    project: Option<String>,
+    thread: Option<String>,
+    unknown: serde_json::Map<String, serde_json::Value>,
+}
+impl SessionSpawnedByBuilder<(crate::support::Unset,)> {
+    /// Sets `parentSessionId`.
+    pub fn parent_session_id(
+        self,
+        parent_session_id: impl Into<String>,
+    ) -> SessionSpawnedByBuilder<(String,)> {
+        let (_,) = self.required;
+        SessionSpawnedByBuilder {
+            required: (parent_session_id.into(),),
+            rest: self.rest,
+        }
+    }
+}
+impl<R> SessionSpawnedByBuilder<R> {
+    /// Sets (else it is left out) `project`.
+    pub fn project(mut self, project: impl Into<String>) -> Self {
+        self.rest.project = Some(project.into());
+        self
+    }
+    /// Sets (else it is left out) `thread`.
+    pub fn thread(mut self, thread: impl Into<String>) -> Self {
+        self.rest.thread = Some(thread.into());
+        self
+    }
+    /// Adds a member this version of the schema does not define, written as given.
+    pub fn unknown_member(
+        mut self,
+        name: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        self.rest.unknown.insert(name.into(), value);
+        self
+    }
+}
+impl SessionSpawnedByBuilder<(String,)> {
+    /// The value, every required member set.
+    #[inline]
+    pub fn build(self) -> SessionSpawnedBy {
+        let (parent_session_id,) = self.required;
+        let rest = self.rest;
+        SessionSpawnedBy {
+            parent_session_id,
+            project: rest.project,
+            thread: rest.thread,
+            unknown: rest.unknown,
+        }
+    }
+}
+impl Validate for SessionSpawnedBy {}
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for SessionSpawnedBy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionSpawnedBy".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "SessionSpawnedBy").into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::json_schema::schema_of("SessionSpawnedBy", generator)
+    }
+}
 /// Params of `session/start`: create a new session, load it on this host and subscribe this connection to its view. Every member except `commandId` is optional and falls back to the host's defaults.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -9787,6 +10078,13 @@ pub struct SessionStartParams {
         skip_serializing_if = "Option::is_none"
     )]
     pub permission_profile: Option<String>,
+    /// Id of the session this new one follows on from (as when a user starts over with a new session). Any well-formed session id is accepted, even of a session that no longer exists. Absent for a session that follows none; `null` is invalid.
+    #[serde(
+        rename = "previousSessionId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub previous_session_id: Option<String>,
     /// The model provider to route to. Absent or `null` selects the host's default.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
@@ -9798,6 +10096,9 @@ pub struct SessionStartParams {
     /// An exact id (UUID) for the new session. Absent lets the host mint a UUIDv7. It never selects an existing session: an id already in use or reserved is rejected with `commandRejected` (reason `session_id_conflict`).
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The session opening this one, for a session that starts a worker session. The host records it once and reports it as `Session.spawnedBy`; `session/resume` does not take it. Unusable values are ignored and never make the start fail.
+    #[serde(rename = "spawnedBy", default, skip_serializing_if = "Option::is_none")]
+    pub spawned_by: Option<Box<SessionSpawnedBy>>,
     /// Absolute path of the workspace folder, recorded in the session's metadata.
     #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
@@ -9820,9 +10121,11 @@ crate::support::impl_deserialize!(
         #[cfg(feature = "experimental")] optional limits = "limits",
         optional model_id = "modelId",
         optional permission_profile = "permissionProfile",
+        optional previous_session_id = "previousSessionId",
         tristate provider_id = "providerId",
         optional recovery_mode = "recoveryMode",
         optional session_id = "sessionId",
+        optional spawned_by = "spawnedBy",
         optional workspace_root = "workspaceRoot",
         optional workspace_roots = "workspaceRoots",
         #[cfg(feature = "experimental")] optional worktree = "worktree",
@@ -9845,6 +10148,7 @@ impl crate::sample::Sample for SessionStartParams {
             limits: if g.present() { Some(Box::new(g.nested())) } else { None },
             model_id: if g.present() { Some(g.nested()) } else { None },
             permission_profile: if g.present() { Some(g.nested()) } else { None },
+            previous_session_id: if g.present() { Some(g.nested()) } else { None },
             provider_id: match g.below(3) {
                 0 => Tristate::Absent,
                 1 => Tristate::Null,
@@ -9853,6 +10157,7 @@ impl crate::sample::Sample for SessionStartParams {
             },
             recovery_mode: if g.present() { Some(g.nested()) } else { None },
             session_id: if g.present() { Some(g.nested()) } else { None },
+            spawned_by: if g.present() { Some(Box::new(g.nested())) } else { None },
             workspace_root: if g.present() { Some(g.nested()) } else { None },
             workspace_roots: if g.present() { Some(g.nested()) } else { None },
             #[cfg(feature = "experimental")]
@@ -9866,9 +10171,11 @@ impl crate::sample::Sample for SessionStartParams {
                         "limits",
                         "modelId",
                         "permissionProfile",
+                        "previousSessionId",
                         "providerId",
                         "recoveryMode",
                         "sessionId",
+                        "spawnedBy",
                         "workspaceRoot",
                         "workspaceRoots",
                         "worktree",
@@ -9891,9 +10198,11 @@ impl SessionStartParams {
                 limits: None,
                 model_id: None,
                 permission_profile: None,
+                previous_session_id: None,
                 provider_id: crate::Tristate::Absent,
                 recovery_mode: None,
                 session_id: None,
+                spawned_by: None,
                 workspace_root: None,
                 workspace_roots: None,
                 #[cfg(feature = "experimental")]
@@ -9916,9 +10225,11 @@ struct SessionStartParamsBuilderRest {
     limits: Option<Box<SessionLimitsChoice>>,
     model_id: Option<String>,
     permission_profile: Option<String>,
+    previous_session_id: Option<String>,
     provider_id: Tristate<String>,
     recovery_mode: Option<RecoveryMode>,
     session_id: Option<String>,
+    spawned_by: Option<Box<SessionSpawnedBy>>,
     workspace_root: Option<String>,
     workspace_roots: Option<Vec<String>>,
     #[cfg(feature = "experimental")]
@@ -9970,6 +10281,14 @@ impl<R> SessionStartParamsBuilder<R> {
         self.rest.permission_profile = Some(permission_profile.into());
         self
     }
+    /// Sets (else it is left out) `previousSessionId`.
+    pub fn previous_session_id(
+        mut self,
+        previous_session_id: impl Into<String>,
+    ) -> Self {
+        self.rest.previous_session_id = Some(previous_session_id.into());
+        self
+    }
     /// Sets to a value (else it is left out) `providerId`.
     pub fn provider_id(mut self, provider_id: impl Into<String>) -> Self {
         self.rest.provider_id = crate::Tristate::Value(provider_id.into());
@@ -9988,6 +10307,11 @@ impl<R> SessionStartParamsBuilder<R> {
     /// Sets (else it is left out) `sessionId`.
     pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
         self.rest.session_id = Some(session_id.into());
+        self
+    }
+    /// Sets (else it is left out) `spawnedBy`.
+    pub fn spawned_by(mut self, spawned_by: impl Into<SessionSpawnedBy>) -> Self {
+        self.rest.spawned_by = Some(Box::new(spawned_by.into()));
         self
     }
     /// Sets (else it is left out) `workspaceRoot`.
@@ -10030,9 +10354,11 @@ impl SessionStartParamsBuilder<(String,)> {
             limits: rest.limits,
             model_id: rest.model_id,
             permission_profile: rest.permission_profile,
+            previous_session_id: rest.previous_session_id,
             provider_id: rest.provider_id,
             recovery_mode: rest.recovery_mode,
             session_id: rest.session_id,
+            spawned_by: rest.spawned_by,
             workspace_root: rest.workspace_root,
             workspace_roots: rest.workspace_roots,
             #[cfg(feature = "experimental")]

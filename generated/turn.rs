@@ -585,6 +585,9 @@ pub struct TurnError {
     /// Which quota was exhausted and when it resets; present only for quota failures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<QuotaDetail>,
+    /// `true` if the model provider turned the request down. Only a live `turn/completed` includes it (replays, snapshots and `workflow/resume` omit it), so a missing member tells nothing. Never `false`.
+    #[serde(rename = "requestDenied", default, skip_serializing_if = "Option::is_none")]
+    pub request_denied: Option<bool>,
     /// `true` when the server judges that sending the same input again may succeed.
     pub retryable: bool,
     /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
@@ -596,6 +599,7 @@ crate::support::impl_deserialize!(
         required kind = "kind",
         required message = "message",
         optional quota = "quota",
+        optional request_denied = "requestDenied",
         required retryable = "retryable",
     } unknown
 );
@@ -607,8 +611,12 @@ impl crate::sample::Sample for TurnError {
             kind: g.nested(),
             message: g.nested(),
             quota: if g.present() { Some(g.nested()) } else { None },
+            request_denied: if g.present() { Some(g.nested()) } else { None },
             retryable: g.nested(),
-            unknown: g.unknown_members(&["kind", "message", "quota", "retryable"]),
+            unknown: g
+                .unknown_members(
+                    &["kind", "message", "quota", "requestDenied", "retryable"],
+                ),
         };
         value
     }
@@ -625,6 +633,7 @@ impl TurnError {
             ),
             rest: TurnErrorBuilderRest {
                 quota: None,
+                request_denied: None,
                 unknown: serde_json::Map::new(),
             },
         }
@@ -640,6 +649,7 @@ pub struct TurnErrorBuilder<
 }
 struct TurnErrorBuilderRest {
     quota: Option<QuotaDetail>,
+    request_denied: Option<bool>,
     unknown: serde_json::Map<String, serde_json::Value>,
 }
 impl<T1, T2> TurnErrorBuilder<(crate::support::Unset, T1, T2)> {
@@ -687,6 +697,11 @@ impl<R> TurnErrorBuilder<R> {
         self.rest.quota = Some(quota.into());
         self
     }
+    /// Sets (else it is left out) `requestDenied`.
+    pub fn request_denied(mut self, request_denied: impl Into<bool>) -> Self {
+        self.rest.request_denied = Some(request_denied.into());
+        self
+    }
     /// Adds a member this version of the schema does not define, written as given.
     pub fn unknown_member(
         mut self,
@@ -708,6 +723,7 @@ impl TurnErrorBuilder<(TurnErrorKind, String, bool)> {
             message,
             retryable,
             quota: rest.quota,
+            request_denied: rest.request_denied,
             unknown: rest.unknown,
         }
     }

@@ -219,6 +219,9 @@ pub struct ViewPageParams {
     pub direction: Option<ViewPageDirection>,
     /// Upper bound on the number of events, 1 to 1000; a page may hold fewer.
     pub limit: i64,
+    /// The caller's byte budget for the page: the page stays within the smaller of this and the host's own budget. Absent leaves the host's budget in charge; `0` is invalid. An event larger than the budget is cut and marked as cut, except content that is only served whole (such as tool `args`, structured data and output references), which still fails with `pageEventTooLarge`.
+    #[serde(rename = "maxBytes", default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
     /// The session to read events of.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -232,6 +235,7 @@ crate::support::impl_deserialize!(
         optional cursor = "cursor",
         optional direction = "direction",
         required limit = "limit",
+        optional max_bytes = "maxBytes",
         required session_id = "sessionId",
     } unknown
 );
@@ -244,10 +248,15 @@ impl crate::sample::Sample for ViewPageParams {
             cursor: if g.present() { Some(g.nested()) } else { None },
             direction: if g.present() { Some(g.nested()) } else { None },
             limit: g.integer(Some(1f64), Some(1000f64)),
+            max_bytes: if g.present() {
+                Some(g.integer(Some(1f64), None))
+            } else {
+                None
+            },
             session_id: g.nested(),
             unknown: g
                 .unknown_members(
-                    &["anchor", "cursor", "direction", "limit", "sessionId"],
+                    &["anchor", "cursor", "direction", "limit", "maxBytes", "sessionId"],
                 ),
         };
         value
@@ -263,6 +272,7 @@ impl ViewPageParams {
                 anchor: None,
                 cursor: None,
                 direction: None,
+                max_bytes: None,
                 unknown: serde_json::Map::new(),
             },
         }
@@ -278,6 +288,7 @@ struct ViewPageParamsBuilderRest {
     anchor: Option<ViewPageAnchor>,
     cursor: Option<String>,
     direction: Option<ViewPageDirection>,
+    max_bytes: Option<i64>,
     unknown: serde_json::Map<String, serde_json::Value>,
 }
 impl<T1> ViewPageParamsBuilder<(crate::support::Unset, T1)> {
@@ -319,6 +330,11 @@ impl<R> ViewPageParamsBuilder<R> {
         self.rest.direction = Some(direction.into());
         self
     }
+    /// Sets (else it is left out) `maxBytes`.
+    pub fn max_bytes(mut self, max_bytes: impl Into<i64>) -> Self {
+        self.rest.max_bytes = Some(max_bytes.into());
+        self
+    }
     /// Adds a member this version of the schema does not define, written as given.
     pub fn unknown_member(
         mut self,
@@ -341,6 +357,7 @@ impl ViewPageParamsBuilder<(i64, String)> {
             anchor: rest.anchor,
             cursor: rest.cursor,
             direction: rest.direction,
+            max_bytes: rest.max_bytes,
             unknown: rest.unknown,
         }
     }
@@ -359,6 +376,15 @@ impl Validate for ViewPageParams {
                 out.push(crate::Violation {
                     pointer: at.clone(),
                     message: format!("{} {}", value, "is above the maximum 1000"),
+                });
+            }
+        }
+        if let Some(value) = self.max_bytes.as_ref() {
+            let at = crate::support::pointer_push(pointer, "maxBytes");
+            if (*value as f64) < 1f64 {
+                out.push(crate::Violation {
+                    pointer: at.clone(),
+                    message: format!("{} {}", value, "is below the minimum 1"),
                 });
             }
         }

@@ -288,7 +288,26 @@ fn registry_answers_codes_kinds_and_version() {
             .code,
         -32600
     );
-    assert_eq!(msp_types::registry::PROTOCOL_VERSION, Some("1.4.13"));
+    assert_eq!(msp_types::registry::PROTOCOL_VERSION, Some("1.4.14"));
+    // Interrupted and cancelled operations say nothing of retrying (1.4.14's registry).
+    for code in [-32013, -32014] {
+        assert_eq!(
+            msp_types::registry::error_by_code(code).unwrap().retryable,
+            None
+        );
+    }
+    let draining = msp_types::registry::error_by_kind("daemonDraining").unwrap();
+    assert_eq!((draining.code, draining.retryable), (-32039, Some(true)));
+    let releases: Vec<_> = msp_types::registry::HOST_RELEASES
+        .iter()
+        .map(|r| r.release)
+        .collect();
+    assert_eq!(releases, ["1.4.13", "1.4.14"]);
+    assert_eq!(
+        msp_types::registry::host_release(msp_types::registry::SERVED_FINGERPRINT.unwrap())
+            .map(|r| r.release),
+        Some("1.4.14")
+    );
     let fingerprint = msp_types::registry::SCHEMA_CONTENT_HASH;
     assert!(
         fingerprint.starts_with("sha256:") && fingerprint.len() == 71,

@@ -159,11 +159,17 @@ fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
     })
 }
 
-/// `x-msp-served-schema`: `{version, fingerprints: {stable, experimental}}`, each optional.
+/// `x-msp-served-schema`: `{version, fingerprints: {stable, experimental}}`, each optional, and
+/// `x-msp-host-releases`.
 fn served(root: &Map<String, Value>) -> Result<Served, Error> {
     const KEY: &str = "x-msp-served-schema";
+    let (releases, fixtures) = host_releases(root)?;
     let Some(node) = root.get(KEY) else {
-        return Ok(Served::default());
+        return Ok(Served {
+            releases,
+            fixtures,
+            ..Served::default()
+        });
     };
     let pointer = push("", KEY);
     let node = object(node, &pointer)?;
@@ -180,22 +186,98 @@ fn served(root: &Map<String, Value>) -> Result<Served, Error> {
         Some(Value::Object(map)) => map.clone(),
         Some(_) => return Err(bad("fingerprints", "`fingerprints` must be an object")),
     };
-    let fingerprint = |surface: &str| -> Result<Option<String>, Error> {
-        match fingerprints.get(surface) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+    let at = push(&pointer, "fingerprints");
+    Ok(Served {
+        version,
+        fingerprint: surface_fingerprint(&fingerprints, "stable", &at)?,
+        experimental_fingerprint: surface_fingerprint(&fingerprints, "experimental", &at)?,
+        releases,
+        fixtures,
+    })
+}
+
+/// The fingerprint of `surface` in a `fingerprints` object at `pointer`, if it states one.
+fn surface_fingerprint(
+    fingerprints: &Map<String, Value>,
+    surface: &str,
+    pointer: &str,
+) -> Result<Option<String>, Error> {
+    match fingerprints.get(surface) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(Error::at(
+            ErrorKind::Unsupported,
+            &push(pointer, surface),
+            "a fingerprint must be a string",
+        )),
+    }
+}
+
+/// `x-msp-host-releases`: `{releases: [{release, fingerprints: {stable?, experimental?}}],
+/// fixtures: [{fingerprint}]}`, each list optional.
+fn host_releases(root: &Map<String, Value>) -> Result<(Vec<Release>, Vec<String>), Error> {
+    const KEY: &str = "x-msp-host-releases";
+    let Some(node) = root.get(KEY) else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let pointer = push("", KEY);
+    let node = object(node, &pointer)?;
+    // Each item of list `key` with its pointer.
+    type Items<'a> = Vec<(String, &'a Map<String, Value>)>;
+    let list = |key: &str| -> Result<Items<'_>, Error> {
+        let at = push(&pointer, key);
+        match node.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let at = push(&at, &i.to_string());
+                    object(item, &at).map(|item| (at, item))
+                })
+                .collect(),
             Some(_) => Err(Error::at(
                 ErrorKind::Unsupported,
-                &push(&push(&pointer, "fingerprints"), surface),
-                "a fingerprint must be a string",
+                &at,
+                format!("`{key}` must be an array"),
             )),
         }
     };
-    Ok(Served {
-        version,
-        fingerprint: fingerprint("stable")?,
-        experimental_fingerprint: fingerprint("experimental")?,
-    })
+    let string = |item: &Map<String, Value>, key: &str, at: &str| -> Result<String, Error> {
+        item.get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                let what = format!("`{key}` must be a string");
+                Error::at(ErrorKind::Unsupported, &push(at, key), &what)
+            })
+    };
+    let mut releases = Vec::new();
+    for (at, item) in list("releases")? {
+        let fingerprints = match item.get("fingerprints") {
+            None => Map::new(),
+            Some(Value::Object(map)) => map.clone(),
+            Some(_) => {
+                let at = push(&at, "fingerprints");
+                return Err(Error::at(
+                    ErrorKind::Unsupported,
+                    &at,
+                    "`fingerprints` must be an object",
+                ));
+            }
+        };
+        let fingerprints_at = push(&at, "fingerprints");
+        releases.push(Release {
+            release: string(item, "release", &at)?,
+            stable: surface_fingerprint(&fingerprints, "stable", &fingerprints_at)?,
+            experimental: surface_fingerprint(&fingerprints, "experimental", &fingerprints_at)?,
+        });
+    }
+    let fixtures = list("fixtures")?
+        .into_iter()
+        .map(|(at, item)| string(item, "fingerprint", &at))
+        .collect::<Result<_, _>>()?;
+    Ok((releases, fixtures))
 }
 
 // A schema node: an object, or `true` (anything, as `{}`); `false` admits nothing and is refused.

@@ -46,6 +46,21 @@ pub struct Served {
     pub fingerprint: Option<String>,
     /// The published experimental surface's fingerprint.
     pub experimental_fingerprint: Option<String>,
+    /// Host releases a client may meet, oldest first (`x-msp-host-releases`).
+    pub releases: Vec<Release>,
+    /// Fingerprints recorded hosts serve (test fixtures, not releases).
+    pub fixtures: Vec<String>,
+}
+
+/// A host release and the fingerprints its hosts serve.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Release {
+    /// The release, such as `1.4.14`.
+    pub release: String,
+    /// Its stable surface's fingerprint.
+    pub stable: Option<String>,
+    /// Its experimental surface's fingerprint.
+    pub experimental: Option<String>,
 }
 
 /// One definition of `$defs`.

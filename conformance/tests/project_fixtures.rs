@@ -359,3 +359,116 @@ fn a_trailing_carriage_return_is_tolerated() {
     let checked = session.check(msp_conformance::Dir::Client, raw);
     assert!(checked.lossless, "{:?}", checked.failure);
 }
+
+fn client_request(p: &Played) -> ClientRequest {
+    match typed(p).message {
+        Message::ClientRequest { request, .. } => request,
+        other => panic!("line {}: not a client request: {other:?}", p.line),
+    }
+}
+
+/// Protocol 1.4.14's additions, one frame or exchange each: lossless, and typed.
+#[test]
+fn protocol_1_4_14_frames_round_trip_with_their_new_members_typed() {
+    let runner = Runner::new().expect("the schema builds a model");
+    let file = fixtures().join("protocol-1.4.14/transcript.ndjson");
+    let played = support::play(&runner, &file);
+    assert_eq!(played.len(), 25);
+    for p in &played {
+        assert!(
+            p.checked.decoded && p.checked.lossless,
+            "{}:{}: {:?}",
+            file.display(),
+            p.line,
+            p.checked.failure
+        );
+    }
+
+    let ClientRequest::SessionStart(start) = client_request(at(&played, 3)) else {
+        panic!("session/start")
+    };
+    let spawned = start.spawned_by.expect("spawnedBy is typed");
+    assert!(spawned.unknown.is_empty() && start.unknown.is_empty());
+    let ClientRequest::SessionStart(start) = client_request(at(&played, 4)) else {
+        panic!("session/start")
+    };
+    assert!(start.previous_session_id.is_some());
+    let ClientRequest::SessionResume(resume) = client_request(at(&played, 5)) else {
+        panic!("session/resume")
+    };
+    assert!(resume.model_id.is_some() && resume.unknown.is_empty());
+    let ClientResult::SessionResume(resumed) = result_of(at(&played, 6), "session/resume") else {
+        panic!("session/resume result")
+    };
+    assert!(resumed.abnormal_end.is_some() && resumed.session.resumed_by_client.is_some());
+    let ClientRequest::ViewPage(page) = client_request(at(&played, 7)) else {
+        panic!("view/page")
+    };
+    assert!(page.max_bytes.is_some());
+    let ClientResult::SessionRead(read) = result_of(at(&played, 9), "session/read") else {
+        panic!("session/read result")
+    };
+    let session = &read.session;
+    assert!(session.drive_holder.is_some() && session.item_count.is_some());
+    assert!(session.log_bytes.is_some() && session.unknown.is_empty());
+    let ClientResult::SessionRead(child) = result_of(at(&played, 11), "session/read") else {
+        panic!("session/read result")
+    };
+    let worktree = child.worktree.expect("worktree is typed");
+    assert!(worktree.unknown.is_empty() && child.session.spawned_by.is_some());
+    let ClientResult::SessionList(list) = result_of(at(&played, 13), "session/list") else {
+        panic!("session/list result")
+    };
+    assert!(list.sessions.iter().any(|s| s.running_elsewhere.is_some()));
+    let ClientResult::SessionResume(inline) = result_of(at(&played, 15), "session/resume") else {
+        panic!("session/resume result")
+    };
+    let items = serde_json::to_value(&inline.history).unwrap();
+    assert!(items.to_string().contains("\"earlierHistory\""));
+    for (line, pointer) in [
+        (16, "/params/item/held"),
+        (16, "/params/item/heldFor"),
+        (17, "/params/item/wakeSourceDescriptions"),
+        (18, "/params/reviewerReason"),
+        (20, "/params/error/requestDenied"),
+    ] {
+        survives(&played, line, pointer);
+    }
+    let ProtocolNotification::ItemStarted(started) = notification(at(&played, 16)) else {
+        panic!("item/started")
+    };
+    assert!(started.item.held == Some(true) && started.item.held_for.is_some());
+    assert!(started.item.unknown.is_empty());
+    let ProtocolNotification::ItemCompleted(completed) = notification(at(&played, 17)) else {
+        panic!("item/completed")
+    };
+    assert!(completed.item.wake_source_descriptions.is_some());
+    let Message::ServerRequest {
+        request: ServerRequest::ApprovalRequest(asked),
+        ..
+    } = typed(at(&played, 18)).message
+    else {
+        panic!("approval/request")
+    };
+    assert!(asked.reviewer_reason.is_some() && asked.unknown.is_empty());
+    let ProtocolNotification::TurnCompleted(ended) = notification(at(&played, 20)) else {
+        panic!("turn/completed")
+    };
+    assert_eq!(ended.error.map(|e| e.request_denied), Some(Some(true)));
+    let ProtocolNotification::SessionClosed(closed) = notification(at(&played, 21)) else {
+        panic!("session/closed")
+    };
+    assert_eq!(closed.reason, msp_types::SessionClosedReason::Vacated);
+    let Message::Error { error, .. } = typed(at(&played, 23)).message else {
+        panic!("an error response")
+    };
+    let entry = error.registry_entry().expect("-32039 is registered");
+    assert_eq!(
+        (entry.kind, entry.retryable),
+        ("daemonDraining", Some(true))
+    );
+    let Message::Error { error, .. } = typed(at(&played, 25)).message else {
+        panic!("an error response")
+    };
+    assert_eq!(error.registry_entry().map(|e| e.retryable), Some(None));
+}

@@ -21,6 +21,14 @@ pub fn emit(model: &Model) -> TokenStream {
             .as_ref()
             .map(|v| quote!(#v)),
     );
+    let text = |value: &Option<String>| some(value.as_ref().map(|v| quote!(#v)));
+    let releases = model.served.releases.iter().map(|r| {
+        let (release, stable, experimental) = (&r.release, text(&r.stable), text(&r.experimental));
+        quote! {
+            HostRelease { release: #release, stable: #stable, experimental: #experimental },
+        }
+    });
+    let fixtures = &model.served.fixtures;
     let errors = model.errors.iter().map(|e| {
         let code = e.code;
         let kind = &e.kind;
@@ -42,7 +50,8 @@ pub fn emit(model: &Model) -> TokenStream {
     let (r_names, r_why): (Vec<&String>, Vec<&String>) =
         model.reserved.iter().map(|(a, b)| (a, b)).unzip();
     quote! {
-        //! The error registry, capability names, and the schema's version and fingerprint.
+        //! The error registry, capability names, the schema's version and fingerprint, and
+        //! the host releases it knows.
 
         /// The protocol version the schema states (`x-msp-version`), if it states one.
         pub const PROTOCOL_VERSION: Option<&str> = #version;
@@ -68,6 +77,33 @@ pub fn emit(model: &Model) -> TokenStream {
         /// The published fingerprint of this protocol version's experimental surface
         /// (`x-msp-served-schema`).
         pub const SERVED_FINGERPRINT_EXPERIMENTAL: Option<&str> = #served_experimental;
+
+        /// A host release and the fingerprints its hosts serve as `schema.fingerprint`
+        /// (`x-msp-host-releases`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub struct HostRelease {
+            /// The release, such as `1.4.14`.
+            pub release: &'static str,
+            /// Its stable surface's fingerprint, the one its hosts serve.
+            pub stable: Option<&'static str>,
+            /// Its experimental surface's fingerprint, when published.
+            pub experimental: Option<&'static str>,
+        }
+
+        /// The host releases this schema knows, oldest first; hosts of any of them speak
+        /// with a client of this schema (newer members are absent from older hosts' frames).
+        pub const HOST_RELEASES: &[HostRelease] = &[#(#releases)*];
+
+        /// Fingerprints that recorded hosts serve (test fixtures such as golden transcripts):
+        /// known, but no release.
+        pub const FIXTURE_FINGERPRINTS: &[&str] = &[#(#fixtures),*];
+
+        /// The known release whose hosts serve `fingerprint` (stable or experimental).
+        pub fn host_release(fingerprint: &str) -> Option<&'static HostRelease> {
+            HOST_RELEASES
+                .iter()
+                .find(|r| r.stable == Some(fingerprint) || r.experimental == Some(fingerprint))
+        }
 
         /// One entry of the error registry.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
