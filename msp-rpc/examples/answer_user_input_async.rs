@@ -45,7 +45,10 @@ async fn main() -> Result<(), Error> {
     let hello = conn
         .initialize(&InitializeParams::builder().client_info(info).build())
         .await?;
-    println!("connected to {}", hello.result.server_info.name);
+    let host = hello
+        .server_info()
+        .map_or_else(|| "a host".into(), |info| info.name);
+    println!("connected to {host}");
 
     let resume = Command::<methods::SessionResume>::new(|command_id| {
         let mut params = SessionResumeParams::builder()

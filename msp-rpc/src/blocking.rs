@@ -42,7 +42,7 @@ use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
 use crate::command::Command;
-use crate::endpoint::{Client, Role, Sends};
+use crate::endpoint::{Client, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::Handshake;
@@ -308,12 +308,17 @@ impl Connection<Client> {
         ))
     }
 
-    /// Opens the session: `initialize`, the checks of [`Handshake::check`], then `initialized`.
-    /// A host that fails the checks is refused with [`RpcError::Handshake`].
+    /// Opens the session: `initialize`, the checks of [`Handshake::from_wire`] (the envelope
+    /// version and the host's release first, then the rest of the result), then
+    /// `initialized`. A host that fails the checks is refused with [`RpcError::Handshake`].
     pub fn initialize(&self, params: &InitializeParams) -> Result<&Handshake, RpcError> {
         self.inner.io.shared.begin_initialize()?;
-        let result = self.request::<methods::Initialize>(params)?;
-        let handshake = Handshake::check(result, self.inner.settings.fingerprint)?;
+        let timeout = self.inner.settings.timeout_of(methods::Initialize::METHOD);
+        let response = self
+            .start::<methods::Initialize>(params, timeout)?
+            .response()?;
+        let handshake =
+            Handshake::from_wire(response.outcome?.get(), self.inner.settings.fingerprint)?;
         self.notify::<notifications::Initialized>(&None)?;
         Ok(self.inner.handshake.get_or_init(|| handshake))
     }
@@ -354,14 +359,19 @@ impl<R: Role, M: Request> Call<R, M> {
     }
 
     /// Waits for the typed result, the error, the timeout or the close.
-    pub fn wait(mut self) -> Result<M::Result, RpcError> {
+    pub fn wait(self) -> Result<M::Result, RpcError> {
+        self.response()?.decode::<M>()
+    }
+
+    /// Waits for the response, its result still wire text.
+    fn response(mut self) -> Result<Response, RpcError> {
         let Some(id) = self.id.take() else {
             return Err(RpcError::Closed(CloseReason::Local));
         };
         let shared = &self.io.shared;
         loop {
             match wait(Some(self.deadline), |cx| shared.poll_response(&id, cx)) {
-                Some(Some(response)) => return response.decode::<M>(),
+                Some(Some(response)) => return Ok(response),
                 Some(None) => {
                     let reason = shared.close_reason().unwrap_or(CloseReason::Local);
                     return Err(RpcError::Closed(reason));

@@ -44,7 +44,7 @@ pub use endpoint::{
     BadFrame, Client, Endpoint, Event, Host, Parsed, Problem, Reply, Responses, Role,
 };
 pub use error::{CloseReason, RemoteError, RpcError};
-pub use handshake::{FingerprintPolicy, Handshake, HandshakeError, Warning};
+pub use handshake::{FingerprintPolicy, Handshake, HandshakeError, Served, Warning};
 pub use options::{Handler, Inbound, Options, Traced, Tracer};
 pub use process::{ExitKind, HostCommand, HostExit, Retry, SpawnError};
 

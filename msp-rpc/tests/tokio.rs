@@ -228,7 +228,7 @@ async fn notifications_stream_in_wire_order_with_undecodable_frames_among_them()
 }
 
 #[tokio::test]
-async fn the_handshake_warns_on_another_fingerprint() {
+async fn the_handshake_warns_on_an_unknown_fingerprint() {
     let (conn, mut host) = connect(Options::new());
     let opened = tokio::spawn({
         let conn = conn.clone();
@@ -245,7 +245,7 @@ async fn the_handshake_warns_on_another_fingerprint() {
     assert_eq!(host.recv().await.unwrap()["method"], "initialized");
     let warnings = opened.await.unwrap().unwrap();
     assert!(
-        matches!(&warnings[..], [Warning::FingerprintMismatch { served, .. }] if served == "sha256:abc")
+        matches!(&warnings[..], [Warning::UnknownFingerprint { served }] if served == "sha256:abc")
     );
     let _ = LONG;
 }

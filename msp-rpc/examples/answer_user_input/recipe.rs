@@ -190,12 +190,12 @@ impl Recipe {
             .conn
             .initialize(&InitializeParams::builder().client_info(info).build())
             .map_err(failed("initialize"))?;
-        let server = &hello.result.server_info;
-        let schema = hello.result.schema.version;
-        println!(
-            "connected to {} {} (schema {schema})",
-            server.name, server.version
-        );
+        let (name, version) = match hello.server_info() {
+            Some(server) => (server.name, server.version),
+            None => ("an unnamed host".to_owned(), String::new()),
+        };
+        let schema = hello.version;
+        println!("connected to {name} {version} (schema {schema})");
         for warning in &hello.warnings {
             println!("warning: {warning}");
         }

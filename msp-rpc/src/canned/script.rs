@@ -3,7 +3,7 @@
 //! One step a line, `WHEN: WHAT`; `#` starts a comment.
 //!
 //! ```text
-//! start: fingerprint sha256:7fddaf646dbc317e5fcac0785e135eb04df14fbb0db1863089dfd6da21730e5b
+//! start: fingerprint sha256:c94c3d1f2f51e6424074b9ec43eac3eedcf532d3dcd77351ec1383a87d3049c6
 //! after 2: stderr warming up the model cache
 //! after 5: send this line is not JSON
 //! after 5: send {"jsonrpc":"2.0","method":"future/notice","params":{}}

@@ -47,7 +47,7 @@ use msp_types::rpc::{Id, Notification, Request};
 use msp_types::InitializeParams;
 
 use crate::command::Command;
-use crate::endpoint::{Client, Role, Sends};
+use crate::endpoint::{Client, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::Handshake;
@@ -219,6 +219,18 @@ impl<R: Role> Connection<R> {
     where
         R: Sends<M>,
     {
+        self.response::<M>(params, timeout).await?.decode::<M>()
+    }
+
+    /// Sends a request and waits for its response, the result still wire text.
+    async fn response<M: Request>(
+        &self,
+        params: &M::Params,
+        timeout: Duration,
+    ) -> Result<Response, RpcError>
+    where
+        R: Sends<M>,
+    {
         let io = &self.inner.io;
         let deadline = Instant::now() + timeout;
         let id = io.shared.request::<M>(params, deadline.into_std())?;
@@ -256,7 +268,7 @@ impl<R: Role> Connection<R> {
             }
         };
         forget.id = None;
-        response.decode::<M>()
+        Ok(response)
     }
 
     /// Sends a command and waits for its result; after a timeout, send the same command again
@@ -359,11 +371,17 @@ impl Connection<Client> {
         ))
     }
 
-    /// Opens the session: `initialize`, the checks of [`Handshake::check`], then `initialized`.
+    /// Opens the session: `initialize`, the checks of [`Handshake::from_wire`] (the envelope
+    /// version and the host's release first, then the rest of the result), then
+    /// `initialized`.
     pub async fn initialize(&self, params: &InitializeParams) -> Result<&Handshake, RpcError> {
         self.inner.io.shared.begin_initialize()?;
-        let result = self.request::<methods::Initialize>(params).await?;
-        let handshake = Handshake::check(result, self.inner.settings.fingerprint)?;
+        let timeout = self.inner.settings.timeout_of(methods::Initialize::METHOD);
+        let response = self
+            .response::<methods::Initialize>(params, timeout)
+            .await?;
+        let handshake =
+            Handshake::from_wire(response.outcome?.get(), self.inner.settings.fingerprint)?;
         self.notify::<notifications::Initialized>(&None)?;
         Ok(self.inner.handshake.get_or_init(|| handshake))
     }
