@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check an MSP schema against the wire facts of the generated `muse-code-msp` package.
 
-usage: python3 scripts/pyfacts_check.py SITE_DIR SCHEMA [--experimental]
+usage: python3 scripts/pyfacts_check.py SITE_DIR SCHEMA [--experimental] [--allow FILE]
 
 SITE_DIR holds the unpacked wheel (`SITE_DIR/muse_code_msp/...`). The package is another
 renderer's output of a real schema version: a TypedDict per object definition (`_XBase`
@@ -27,8 +27,12 @@ Checked, per surface:
     enum values beyond the stable ones must come from the experimental package (the schema
     cannot mark those).
 
-Prints one line per difference, then `pyfacts-check: N differences over T facts`.
-Exit status 0 when N is 0, 1 otherwise, 2 on bad usage.
+Prints one line per difference, then `pyfacts-check: N differences over T facts`. With
+--allow FILE (one difference per line as printed, a tab, its reason; `#` comments), the
+differences it explains are marked `allowed:`, an entry that explains nothing is reported
+stale, and the last line adds `, U unexplained`.
+Exit status 0 when no difference is unexplained and no entry is stale, 1 otherwise, 2 on bad
+usage.
 """
 import json
 import sys
@@ -425,7 +429,30 @@ class Checker:
         return self.out
 
 
+def read_allow(path):
+    """The allow-list: difference line -> reason."""
+    allowed = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            difference, _, reason = line.partition("\t")
+            if not reason.strip():
+                raise SystemExit(f"{path}:{number}: an entry without a reason: {line}")
+            allowed[difference] = reason
+    return allowed
+
+
 def main(argv):
+    allow = None
+    if "--allow" in argv:
+        at = argv.index("--allow")
+        if at + 1 >= len(argv):
+            print(__doc__.strip().splitlines()[2], file=sys.stderr)
+            return 2
+        allow = argv[at + 1]
+        argv = argv[:at] + argv[at + 2:]
     flags = [a for a in argv if a.startswith("--")]
     args = [a for a in argv if not a.startswith("--")]
     if len(args) != 2 or set(flags) - {"--experimental"}:
@@ -443,10 +470,18 @@ def main(argv):
         schema = json.load(f)
     checker = Checker(pkg, full, schema, experimental)
     out = checker.run()
+    allowed = read_allow(allow) if allow else {}
+    unexplained = [line for line in out if line not in allowed]
+    stale = [line for line in allowed if line not in out]
     for line in out:
-        print(line)
-    print(f"pyfacts-check: {len(out)} differences over {checker.facts} facts")
-    return 0 if not out else 1
+        print(f"allowed: {line}" if line in allowed else line)
+    for line in stale:
+        print(f"stale allow-list entry (no such difference): {line}")
+    summary = f"pyfacts-check: {len(out)} differences over {checker.facts} facts"
+    if allow:
+        summary += f", {len(unexplained)} unexplained"
+    print(summary)
+    return 0 if not unexplained and not stale else 1
 
 
 if __name__ == "__main__":
