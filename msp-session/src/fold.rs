@@ -1,0 +1,858 @@
+//! The fold: typed inputs in, an outcome for each, the session's state out.
+
+use std::collections::HashSet;
+
+use msp_types::{
+    HistoryMode, ProtocolNotification, ServerRequest, SessionResumeResult, SessionStartResult,
+    UserInputSettledParams,
+};
+
+use crate::approvals::{ApprovalChange, Approvals, PendingApproval};
+use crate::cursors::Cursors;
+use crate::items::{DeltaChange, ItemChange, ItemEntry, Items};
+use crate::prompts::{PendingPrompt, PromptChange, Prompts};
+use crate::refill::{Refill, RefillFailure};
+use crate::rules::FoldRules;
+use crate::state::{SessionState, StateChange, StateValue};
+use crate::turns::{accepted, TurnChange, TurnEntry, TurnEvent, TurnState, Turns};
+
+/// The snapshot format this fold reads (`history.snapshot.schemaVersion`).
+pub const SNAPSHOT_SCHEMA_VERSION: i64 = 1;
+
+/// Something the host said that the fold takes.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Input {
+    /// A notification (every method; those without effect on the view are reported).
+    Notification(ProtocolNotification),
+    /// A request of the host: `approval/request` and `userInput/request` carry view state.
+    Request(ServerRequest),
+    /// A frame that did not decode: where and why.
+    Undecodable {
+        /// Its method, when it could be read.
+        method: Option<String>,
+        /// The JSON pointer of what failed.
+        pointer: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl From<ProtocolNotification> for Input {
+    fn from(notification: ProtocolNotification) -> Self {
+        Input::Notification(notification)
+    }
+}
+
+impl From<ServerRequest> for Input {
+    fn from(request: ServerRequest) -> Self {
+        Input::Request(request)
+    }
+}
+
+impl Input {
+    /// The method of what was said.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Input::Notification(n) => Some(n.method()),
+            Input::Request(r) => Some(r.method()),
+            Input::Undecodable { method, .. } => method.as_deref(),
+        }
+    }
+
+    /// The session it names, when it names one.
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Input::Notification(n) => session_of(n),
+            Input::Request(ServerRequest::ApprovalRequest(p)) => Some(&p.session_id),
+            Input::Request(ServerRequest::UserInputRequest(p)) => Some(&p.session_id),
+            _ => None,
+        }
+    }
+
+    /// Its view cursor, when it is a view event.
+    pub fn view_cursor(&self) -> Option<&str> {
+        match self {
+            Input::Notification(n) => cursor_of(n),
+            Input::Request(ServerRequest::ApprovalRequest(p)) => Some(&p.view_cursor),
+            Input::Request(ServerRequest::UserInputRequest(p)) => Some(&p.view_cursor),
+            _ => None,
+        }
+    }
+}
+
+/// What one input did to the fold. Every input has one; none is an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// An item event.
+    Item {
+        /// The item.
+        item_id: String,
+        /// What it did.
+        change: ItemChange,
+    },
+    /// An `item/delta`.
+    Delta {
+        /// The item.
+        item_id: String,
+        /// The field its text goes to (`text` when the delta does not say).
+        field: String,
+        /// What it did.
+        change: DeltaChange,
+    },
+    /// A turn event.
+    Turn {
+        /// The turn.
+        turn_id: String,
+        /// What it did.
+        change: TurnChange,
+    },
+    /// An approval event, or the `approval/request` server request.
+    Approval {
+        /// The approval.
+        approval_id: String,
+        /// What it did.
+        change: ApprovalChange,
+    },
+    /// A question event, or the `userInput/request` server request.
+    Prompt {
+        /// The prompt.
+        user_input_id: String,
+        /// What it did.
+        change: PromptChange,
+    },
+    /// A session state event.
+    State(StateChange),
+    /// `view/gap`: events between `after` and `next` were not delivered; the fold is not
+    /// current until a refill fills the hole (the hole's bounds: [`Fold::gap`]).
+    Gap {
+        /// This frame's `after`.
+        after: String,
+        /// This frame's `next`.
+        next: String,
+    },
+    /// `view/gap` naming a `next` seen while this hole is open: nothing changed.
+    GapRepeated {
+        /// The repeated `next`.
+        next: String,
+    },
+    /// A `session/start` or `session/resume` result seeded the fold.
+    Seeded(Seeded),
+    /// A resume's history could not seed the fold: page it instead.
+    SeedRefused {
+        /// Why.
+        reason: String,
+    },
+    /// An event already applied, delivered again (its cursor was seen): not applied.
+    DuplicateCursor {
+        /// Its method.
+        method: String,
+        /// The cursor seen before.
+        cursor: String,
+    },
+    /// A live event a refill already served (a late twin), refused once.
+    LateTwin {
+        /// Its method.
+        method: String,
+        /// Its cursor.
+        cursor: String,
+    },
+    /// An event naming another session: not applied.
+    ForeignSession {
+        /// Its method.
+        method: String,
+        /// The session it names.
+        session_id: String,
+    },
+    /// A known method that carries no view state (a notice such as `approval/reviewing`, or a
+    /// session-level event such as `session/statusChanged`): nothing changed.
+    Ignored {
+        /// The method.
+        method: String,
+    },
+    /// A method this version does not know: kept by the caller, nothing changed.
+    Unrecognized {
+        /// The method.
+        method: String,
+    },
+    /// A frame that did not decode: nothing changed.
+    Malformed {
+        /// Its method, when known.
+        method: Option<String>,
+        /// Where it failed.
+        pointer: String,
+        /// Why.
+        reason: String,
+    },
+    /// The session was discarded after its ephemeral host died: nothing is applied.
+    Discarded {
+        /// The method refused.
+        method: Option<String>,
+    },
+}
+
+/// What seeding took from a result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Seeded {
+    /// Items taken from the history.
+    pub items: usize,
+    /// Turns taken (the active one and the queued ones).
+    pub turns: usize,
+    /// Pending approvals and questions named.
+    pub pending: usize,
+}
+
+/// The hole the host reported, if any, and how the last refill went.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GapState {
+    pending: Option<(String, String)>,
+    /// The session the `view/gap` named.
+    session_id: Option<String>,
+    /// Every `next` named while the hole is open.
+    targets: HashSet<String>,
+    failure: Option<RefillFailure>,
+}
+
+impl GapState {
+    /// The hole: events after `after` up to `next` were not delivered (merged gaps keep the
+    /// first `after` and the latest `next`).
+    pub fn pending(&self) -> Option<(&str, &str)> {
+        self.pending.as_ref().map(|(a, n)| (a.as_str(), n.as_str()))
+    }
+
+    /// Whether no hole is open: the fold holds every event the host delivered.
+    pub fn is_current(&self) -> bool {
+        self.pending.is_none()
+    }
+
+    /// Why the last refill of the open hole failed, if it did.
+    pub fn failure(&self) -> Option<&RefillFailure> {
+        self.failure.as_ref()
+    }
+}
+
+/// A session's view, folded from what the host said: no threads, no clock, no I/O.
+#[derive(Clone, Debug)]
+pub struct Fold {
+    rules: FoldRules,
+    session_id: Option<String>,
+    items: Items,
+    turns: Turns,
+    approvals: Approvals,
+    prompts: Prompts,
+    state: SessionState,
+    gap: GapState,
+    cursors: Cursors,
+    /// Cursors a refill served past its target, refused once when they arrive live again
+    /// (kept when no cursor window does the job).
+    twins: HashSet<String>,
+    discarded: bool,
+    /// Inputs taken so far: when each arrived, to tell live state from a refill's older one.
+    arrivals: u64,
+    /// While a refill's pages are applied: the arrival of the hole's `after`, after which
+    /// every live event is newer than the pages'.
+    paging_after: Option<u64>,
+}
+
+impl Fold {
+    /// An empty fold, bound to no session yet (the first seed binds it).
+    pub fn new(rules: FoldRules) -> Self {
+        Fold {
+            cursors: Cursors::new(rules.cursor_window),
+            rules,
+            session_id: None,
+            items: Items::default(),
+            turns: Turns::default(),
+            approvals: Approvals::default(),
+            prompts: Prompts::default(),
+            state: SessionState::default(),
+            gap: GapState::default(),
+            twins: HashSet::new(),
+            discarded: false,
+            arrivals: 0,
+            paging_after: None,
+        }
+    }
+
+    /// An empty fold of session `session_id`.
+    pub fn for_session(session_id: impl Into<String>, rules: FoldRules) -> Self {
+        let mut fold = Fold::new(rules);
+        fold.session_id = Some(session_id.into());
+        fold
+    }
+
+    /// The rules it folds by.
+    pub fn rules(&self) -> &FoldRules {
+        &self.rules
+    }
+
+    /// The session it is bound to.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// Takes one input.
+    pub fn apply(&mut self, input: impl Into<Input>) -> Outcome {
+        let input = input.into();
+        self.arrivals += 1;
+        if self.discarded {
+            return Outcome::Discarded {
+                method: input.method().map(str::to_owned),
+            };
+        }
+        if let Some(outcome) = self.refused(&input) {
+            return outcome;
+        }
+        match input {
+            Input::Notification(notification) => self.notification(notification),
+            Input::Request(request) => self.request(request),
+            Input::Undecodable {
+                method,
+                pointer,
+                reason,
+            } => Outcome::Malformed {
+                method,
+                pointer,
+                reason,
+            },
+        }
+    }
+
+    /// Why `input` is not applied at all: another session's, or delivered before.
+    fn refused(&mut self, input: &Input) -> Option<Outcome> {
+        let method = || input.method().unwrap_or_default().to_owned();
+        if let (true, Some(ours), Some(theirs)) = (
+            self.rules.bind_to_session,
+            &self.session_id,
+            input.session_id(),
+        ) {
+            if ours != theirs {
+                return Some(Outcome::ForeignSession {
+                    method: method(),
+                    session_id: theirs.to_owned(),
+                });
+            }
+        }
+        let cursor = input.view_cursor()?;
+        if self.rules.cursor_window == 0 {
+            // Python's late twins: refused once, then forgotten.
+            if !matches!(input, Input::Request(_)) && self.twins.remove(cursor) {
+                return Some(Outcome::LateTwin {
+                    method: method(),
+                    cursor: cursor.to_owned(),
+                });
+            }
+            return None;
+        }
+        // A request and its view event are one ask, with one cursor: both feed one entry.
+        if matches!(input, Input::Request(_)) {
+            return None;
+        }
+        match self.cursors.first(cursor, self.arrivals) {
+            true => None,
+            false => Some(Outcome::DuplicateCursor {
+                method: method(),
+                cursor: cursor.to_owned(),
+            }),
+        }
+    }
+
+    fn notification(&mut self, notification: ProtocolNotification) -> Outcome {
+        use ProtocolNotification as N;
+        let rules = &self.rules;
+        match notification {
+            N::ItemStarted(p) => self.apply_item(p.item, false),
+            N::ItemUpdated(p) => self.apply_item(p.item, false),
+            N::ItemCompleted(p) => self.apply_item(p.item, true),
+            N::ItemDelta(p) => {
+                let field = p.field.as_deref().unwrap_or("text").to_owned();
+                let change = self.items.delta(&p.item_id, &field, &p.delta, rules);
+                Outcome::Delta {
+                    item_id: p.item_id,
+                    field,
+                    change,
+                }
+            }
+            N::TurnStarted(p) => self.apply_turn(
+                p.turn_id,
+                TurnEvent::Started {
+                    command_id: p.command_id,
+                },
+            ),
+            N::TurnCompleted(p) => self.apply_turn(p.turn_id.clone(), TurnEvent::Completed(p)),
+            N::TurnRetracted(p) => self.apply_turn(
+                p.turn_id,
+                TurnEvent::Retracted {
+                    command_id: p.command_id,
+                    accepted: accepted(p.outcome.as_ref()),
+                },
+            ),
+            N::TurnUnqueued(p) => self.apply_turn(
+                p.turn_id,
+                TurnEvent::Unqueued {
+                    command_id: p.command_id,
+                },
+            ),
+            N::TurnRetryScheduled(p) => self.apply_turn(p.turn_id.clone(), TurnEvent::Retry(p)),
+            N::TurnModelRetryScheduled(p) => {
+                self.apply_turn(p.turn_id.clone(), TurnEvent::ModelRetry(p))
+            }
+            N::TurnForegroundCompleted(p) => {
+                self.apply_turn(p.turn_id.clone(), TurnEvent::Foreground(p))
+            }
+            N::ApprovalRequested(p) => {
+                let approval_id = p.approval_id.clone();
+                let change = self.approvals.requested(*p, false);
+                Outcome::Approval {
+                    approval_id,
+                    change,
+                }
+            }
+            N::ApprovalUpdated(p) => Outcome::Approval {
+                approval_id: p.approval_id.clone(),
+                change: self.approvals.updated(*p),
+            },
+            N::ApprovalResolved(p) => Outcome::Approval {
+                approval_id: p.approval_id.clone(),
+                change: self.approvals.resolved_by(*p),
+            },
+            N::ApprovalReviewing(p) => Outcome::Approval {
+                approval_id: p.approval_id,
+                change: ApprovalChange::Reviewing,
+            },
+            N::UserInputRequested(p) => {
+                let user_input_id = p.user_input_id.clone();
+                let change = self.prompts.requested(*p, false);
+                Outcome::Prompt {
+                    user_input_id,
+                    change,
+                }
+            }
+            N::UserInputSettled(p) => self.settled(*p),
+            N::ViewGap(p) => self.view_gap(p.session_id, p.after, p.next),
+            N::SessionApprovalModeChanged(p) => self.state_value(StateValue::ApprovalMode(p)),
+            N::SessionBranchChanged(p) => self.state_value(StateValue::Branch(p)),
+            N::SessionContextUsage(p) => self.state_value(StateValue::ContextUsage(p)),
+            N::SessionGoalChanged(p) => self.state_value(StateValue::Goal(p)),
+            N::SessionModelChanged(p) => self.state_value(StateValue::Model(p)),
+            N::SessionNameChanged(p) => self.state_value(StateValue::Name(p)),
+            N::SessionReasoningEffortChanged(p) => self.state_value(StateValue::ReasoningEffort(p)),
+            N::SessionTodoListChanged(p) => self.state_value(StateValue::TodoList(p)),
+            N::SessionTokenUsage(p) => self.state_value(StateValue::TokenUsage(p)),
+            N::Unknown { method, .. } => Outcome::Unrecognized { method },
+            other => Outcome::Ignored {
+                method: other.method().to_owned(),
+            },
+        }
+    }
+
+    fn request(&mut self, request: ServerRequest) -> Outcome {
+        if !self.rules.requests_feed_the_fold {
+            return Outcome::Ignored {
+                method: request.method().to_owned(),
+            };
+        }
+        match request {
+            ServerRequest::ApprovalRequest(p) => {
+                let approval_id = p.approval_id.clone();
+                let change = self.approvals.requested(*p, true);
+                Outcome::Approval {
+                    approval_id,
+                    change,
+                }
+            }
+            ServerRequest::UserInputRequest(p) => {
+                let user_input_id = p.user_input_id.clone();
+                let change = self.prompts.requested(*p, true);
+                Outcome::Prompt {
+                    user_input_id,
+                    change,
+                }
+            }
+            ServerRequest::Unknown { method, .. } => Outcome::Unrecognized { method },
+            other => Outcome::Ignored {
+                method: other.method().to_owned(),
+            },
+        }
+    }
+
+    fn apply_item(&mut self, item: Box<msp_types::Item>, completed: bool) -> Outcome {
+        let item_id = item.item_id.clone();
+        let change = self.items.upsert(item, completed, &self.rules);
+        Outcome::Item { item_id, change }
+    }
+
+    fn apply_turn(&mut self, turn_id: String, event: TurnEvent) -> Outcome {
+        let change = self.turns.apply(&turn_id, event, &self.rules);
+        Outcome::Turn { turn_id, change }
+    }
+
+    fn settled(&mut self, settlement: UserInputSettledParams) -> Outcome {
+        let user_input_id = settlement.user_input_id.clone();
+        let change = self.prompts.settled_by(settlement);
+        Outcome::Prompt {
+            user_input_id,
+            change,
+        }
+    }
+
+    fn state_value(&mut self, value: StateValue) -> Outcome {
+        let cursor = state_cursor(&value).to_owned();
+        let refuse_repeat = self.rules.cursor_window == 0;
+        // A page's value counts as arrived when the hole began: later pages override it,
+        // what arrived live since does not yield to it.
+        let after = self.paging_after;
+        let arrival = after.unwrap_or(self.arrivals);
+        Outcome::State(
+            self.state
+                .set(value, &cursor, arrival, refuse_repeat, after),
+        )
+    }
+
+    fn view_gap(&mut self, session_id: String, after: String, next: String) -> Outcome {
+        if self.gap.targets.contains(&next) {
+            return Outcome::GapRepeated { next };
+        }
+        self.gap.session_id.get_or_insert(session_id);
+        self.gap.targets.insert(next.clone());
+        let first_after = match &self.gap.pending {
+            Some((first, _)) => first.clone(),
+            None => after.clone(),
+        };
+        self.gap.pending = Some((first_after, next.clone()));
+        Outcome::Gap { after, next }
+    }
+
+    /// Seeds the fold from a `session/start` result: binds it to the session.
+    pub fn seed_started(&mut self, result: &SessionStartResult) -> Outcome {
+        if !self.rules.seed_from_results {
+            return Outcome::Ignored {
+                method: "session/start".into(),
+            };
+        }
+        self.bind(&result.session.session_id);
+        self.arrivals += 1;
+        self.cursors.first(&result.view_cursor, self.arrivals);
+        Outcome::Seeded(Seeded::default())
+    }
+
+    /// Seeds the fold from a `session/resume` result: binds it to the session; takes the
+    /// history's items (inline, or a snapshot's, with its state, active and queued turns and
+    /// pending asks), and the pending requests the result names, so that a question waiting
+    /// at resume shows pending at once. A history of mode `none`, an unknown mode or a
+    /// snapshot format this fold does not read seeds nothing but the pending requests: page
+    /// the view instead ([`Outcome::SeedRefused`] says why).
+    pub fn seed_resumed(&mut self, result: &SessionResumeResult) -> Outcome {
+        if !self.rules.seed_from_results {
+            return Outcome::Ignored {
+                method: "session/resume".into(),
+            };
+        }
+        self.bind(&result.session.session_id);
+        self.arrivals += 1;
+        self.cursors.first(&result.view_cursor, self.arrivals);
+        let mut seeded = Seeded::default();
+        let history = &result.history;
+        let refused = match (&history.mode, &history.snapshot) {
+            (HistoryMode::Inline, _) => {
+                for item in history.items.iter().flatten() {
+                    self.items.seed(item.clone());
+                    seeded.items += 1;
+                }
+                None
+            }
+            (HistoryMode::Snapshot | HistoryMode::AnchoredSnapshot, Some(snapshot))
+                if snapshot.schema_version == SNAPSHOT_SCHEMA_VERSION =>
+            {
+                let state = &snapshot.state;
+                for item in &state.items {
+                    self.items.seed(item.clone());
+                    seeded.items += 1;
+                }
+                if let Some(active) = &state.active_turn {
+                    let (id, command) = (&active.turn_id, &active.command_id);
+                    self.turns.seed(id, command, TurnState::Running);
+                    seeded.turns += 1;
+                }
+                for queued in &state.queued_turns {
+                    self.turns
+                        .seed(&queued.turn_id, &queued.command_id, TurnState::Queued);
+                    seeded.turns += 1;
+                }
+                for pointer in &state.pending_approvals {
+                    self.approvals.pointer(&pointer.approval_id);
+                    seeded.pending += 1;
+                }
+                for pointer in &state.pending_user_inputs {
+                    self.prompts.pointer(&pointer.user_input_id);
+                    seeded.pending += 1;
+                }
+                self.cursors.first(&snapshot.view_cursor, self.arrivals);
+                self.state.seed((**state).clone());
+                None
+            }
+            (HistoryMode::Snapshot | HistoryMode::AnchoredSnapshot, Some(snapshot)) => {
+                Some(format!(
+                    "the history's snapshot has schemaVersion {}; this fold reads {}",
+                    snapshot.schema_version, SNAPSHOT_SCHEMA_VERSION
+                ))
+            }
+            (HistoryMode::Snapshot | HistoryMode::AnchoredSnapshot, None) => {
+                Some("the history names a snapshot mode but carries no snapshot".into())
+            }
+            (HistoryMode::None, _) => Some("the history holds no items (mode `none`)".into()),
+            (mode, _) => Some(format!("the history's mode `{mode}` is unknown")),
+        };
+        for pointer in &result.pending_requests {
+            if let Some(id) = &pointer.approval_id {
+                self.approvals.pointer(id);
+                seeded.pending += 1;
+            }
+            if let Some(id) = &pointer.user_input_id {
+                self.prompts.pointer(id);
+                seeded.pending += 1;
+            }
+        }
+        match refused {
+            Some(reason) => Outcome::SeedRefused { reason },
+            None => Outcome::Seeded(seeded),
+        }
+    }
+
+    fn bind(&mut self, session_id: &str) {
+        if self.session_id.is_none() {
+            self.session_id = Some(session_id.to_owned());
+        }
+    }
+
+    /// The host died. An ephemeral host (or one that did not say) takes the session with it:
+    /// items in progress end unknown (client-side only: nothing is invented on the wire),
+    /// and the fold refuses every later input, staying readable. A durable host's session
+    /// survives: nothing changes. Returns the items marked.
+    pub fn host_died(&mut self, durable: bool) -> Vec<String> {
+        if durable || self.discarded {
+            return Vec::new();
+        }
+        self.discarded = true;
+        self.items.mark_terminal_unknown()
+    }
+
+    /// Whether the session was discarded with its ephemeral host.
+    pub fn is_discarded(&self) -> bool {
+        self.discarded
+    }
+
+    /// Starts the refill of the open hole (see [`Refill`]) of the fold's session, else the
+    /// one the `view/gap` named; `None` when the fold is current.
+    pub fn begin_refill(&mut self) -> Option<Refill> {
+        let (after, next) = self.gap.pending.clone()?;
+        let session_id = self.session_id.clone().or(self.gap.session_id.clone())?;
+        Some(Refill::new(session_id, after, next, &self.rules))
+    }
+
+    /// Ends a refill: the events its pages served are applied, then the live inputs it held,
+    /// in arrival order, but those a page served (the overlap). When it reached its target,
+    /// the hole is filled; when it failed, the fold stays not current and keeps the reason.
+    pub fn finish_refill(&mut self, refill: Refill) -> Vec<Outcome> {
+        let end = refill.into_end();
+        let mut outcomes = Vec::new();
+        // Session state arriving live after the hole's start is newer than any page's.
+        self.paging_after = self.cursors.arrival(&end.after);
+        for event in end.events {
+            outcomes.push(self.apply(Input::Notification(event)));
+        }
+        self.paging_after = None;
+        for input in end.held {
+            let served = input.view_cursor().is_some_and(|c| end.served.contains(c));
+            if served && !matches!(input, Input::Request(_)) {
+                outcomes.push(Outcome::DuplicateCursor {
+                    method: input.method().unwrap_or_default().to_owned(),
+                    cursor: input.view_cursor().unwrap_or_default().to_owned(),
+                });
+                continue;
+            }
+            outcomes.push(self.apply(input));
+        }
+        if self.rules.cursor_window == 0 {
+            self.twins.extend(end.twins);
+        }
+        match end.failure {
+            None if self.gap.pending.as_ref().map(|(_, next)| next) == Some(&end.target) => {
+                self.gap = GapState::default();
+            }
+            None => {}
+            Some(failure) => self.gap.failure = Some(failure),
+        }
+        outcomes
+    }
+
+    // Reading.
+
+    /// The items, in the order first opened.
+    pub fn items(&self) -> &[ItemEntry] {
+        self.items.entries()
+    }
+
+    /// The item `id`.
+    pub fn item(&self, id: &str) -> Option<&ItemEntry> {
+        self.items.get(id)
+    }
+
+    /// Deltas held for items not seen yet: item id and its text by field.
+    pub fn held_deltas(
+        &self,
+    ) -> impl Iterator<Item = (&str, &std::collections::BTreeMap<String, String>)> {
+        self.items.held()
+    }
+
+    /// The turns, in the order first seen.
+    pub fn turns(&self) -> &[TurnEntry] {
+        self.turns.entries()
+    }
+
+    /// The turn `id`.
+    pub fn turn(&self, id: &str) -> Option<&TurnEntry> {
+        self.turns.get(id)
+    }
+
+    /// The turn running now, if any.
+    pub fn active_turn(&self) -> Option<&TurnEntry> {
+        self.turns.active().and_then(|id| self.turns.get(id))
+    }
+
+    /// Approvals waiting for a decision, in the order first seen.
+    pub fn pending_approvals(&self) -> &[PendingApproval] {
+        self.approvals.pending()
+    }
+
+    /// The pending approval `id`.
+    pub fn pending_approval(&self, id: &str) -> Option<&PendingApproval> {
+        self.approvals.pending().iter().find(|a| a.id() == id)
+    }
+
+    /// Approvals resolved, each with its first resolution, in the order resolved.
+    pub fn resolved_approvals(&self) -> &[msp_types::ApprovalResolvedParams] {
+        self.approvals.resolved()
+    }
+
+    /// Questions waiting for an answer, in the order first seen.
+    pub fn pending_prompts(&self) -> &[PendingPrompt] {
+        self.prompts.pending()
+    }
+
+    /// The pending question `id`.
+    pub fn pending_prompt(&self, id: &str) -> Option<&PendingPrompt> {
+        self.prompts.pending().iter().find(|p| p.id() == id)
+    }
+
+    /// Questions settled, each with its first settlement, in the order settled.
+    pub fn settled_prompts(&self) -> &[UserInputSettledParams] {
+        self.prompts.settled()
+    }
+
+    /// The session's state families.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// The hole the host reported, if any.
+    pub fn gap(&self) -> &GapState {
+        &self.gap
+    }
+
+    /// Whether the fold holds every event the host delivered (no hole open).
+    pub fn is_current(&self) -> bool {
+        self.gap.is_current()
+    }
+}
+
+/// The cursor of a state family's event.
+fn state_cursor(value: &StateValue) -> &str {
+    match value {
+        StateValue::ApprovalMode(p) => &p.view_cursor,
+        StateValue::Branch(p) => &p.view_cursor,
+        StateValue::ContextUsage(p) => &p.view_cursor,
+        StateValue::Goal(p) => &p.view_cursor,
+        StateValue::Model(p) => &p.view_cursor,
+        StateValue::Name(p) => &p.view_cursor,
+        StateValue::ReasoningEffort(p) => &p.view_cursor,
+        StateValue::TodoList(p) => &p.view_cursor,
+        StateValue::TokenUsage(p) => &p.view_cursor,
+    }
+}
+
+/// The session a notification names, when it names one.
+pub(crate) fn session_of(notification: &ProtocolNotification) -> Option<&str> {
+    use ProtocolNotification as N;
+    Some(match notification {
+        N::ItemStarted(p) => &p.session_id,
+        N::ItemUpdated(p) => &p.session_id,
+        N::ItemCompleted(p) => &p.session_id,
+        N::ItemDelta(p) => &p.session_id,
+        N::TurnStarted(p) => &p.session_id,
+        N::TurnCompleted(p) => &p.session_id,
+        N::TurnRetracted(p) => &p.session_id,
+        N::TurnUnqueued(p) => &p.session_id,
+        N::TurnRetryScheduled(p) => &p.session_id,
+        N::TurnModelRetryScheduled(p) => &p.session_id,
+        N::TurnForegroundCompleted(p) => &p.session_id,
+        N::ApprovalRequested(p) => &p.session_id,
+        N::ApprovalUpdated(p) => &p.session_id,
+        N::ApprovalResolved(p) => &p.session_id,
+        N::ApprovalReviewing(p) => &p.session_id,
+        N::UserInputRequested(p) => &p.session_id,
+        N::UserInputSettled(p) => &p.session_id,
+        N::UserInputEngaged(p) => &p.session_id,
+        N::ViewGap(p) => &p.session_id,
+        N::SessionApprovalModeChanged(p) => &p.session_id,
+        N::SessionBranchChanged(p) => &p.session_id,
+        N::SessionContextUsage(p) => &p.session_id,
+        N::SessionGoalChanged(p) => &p.session_id,
+        N::SessionModelChanged(p) => &p.session_id,
+        N::SessionNameChanged(p) => &p.session_id,
+        N::SessionReasoningEffortChanged(p) => &p.session_id,
+        N::SessionTodoListChanged(p) => &p.session_id,
+        N::SessionTokenUsage(p) => &p.session_id,
+        N::SessionModelRouteUnserved(p) => &p.session_id,
+        N::SessionStatusChanged(p) => &p.session_id,
+        N::SessionClosed(p) => &p.session_id,
+        N::SessionStarted(p) => &p.session.session_id,
+        _ => return None,
+    })
+}
+
+/// The view cursor of a view event.
+pub(crate) fn cursor_of(notification: &ProtocolNotification) -> Option<&str> {
+    use ProtocolNotification as N;
+    Some(match notification {
+        N::ItemStarted(p) => &p.view_cursor,
+        N::ItemUpdated(p) => &p.view_cursor,
+        N::ItemCompleted(p) => &p.view_cursor,
+        N::ItemDelta(p) => &p.view_cursor,
+        N::TurnStarted(p) => &p.view_cursor,
+        N::TurnCompleted(p) => &p.view_cursor,
+        N::TurnRetracted(p) => &p.view_cursor,
+        N::TurnUnqueued(p) => &p.view_cursor,
+        N::TurnRetryScheduled(p) => &p.view_cursor,
+        N::TurnModelRetryScheduled(p) => &p.view_cursor,
+        N::TurnForegroundCompleted(p) => &p.view_cursor,
+        N::ApprovalRequested(p) => &p.view_cursor,
+        N::ApprovalUpdated(p) => &p.view_cursor,
+        N::ApprovalResolved(p) => &p.view_cursor,
+        N::ApprovalReviewing(p) => &p.view_cursor,
+        N::UserInputRequested(p) => &p.view_cursor,
+        N::UserInputSettled(p) => &p.view_cursor,
+        N::SessionApprovalModeChanged(p) => &p.view_cursor,
+        N::SessionBranchChanged(p) => &p.view_cursor,
+        N::SessionContextUsage(p) => &p.view_cursor,
+        N::SessionGoalChanged(p) => &p.view_cursor,
+        N::SessionModelChanged(p) => &p.view_cursor,
+        N::SessionNameChanged(p) => &p.view_cursor,
+        N::SessionReasoningEffortChanged(p) => &p.view_cursor,
+        N::SessionTodoListChanged(p) => &p.view_cursor,
+        N::SessionTokenUsage(p) => &p.view_cursor,
+        N::SessionModelRouteUnserved(p) => &p.view_cursor,
+        _ => return None,
+    })
+}

@@ -1,0 +1,306 @@
+//! Items by id, in the order first opened: each with its latest revision and the text its
+//! deltas built since.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use msp_types::{Item, ItemStatus};
+
+use crate::rules::FoldRules;
+
+/// An item as the fold holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemEntry {
+    // Boxed: an `Item` is over 2 KB, moved here from the notification's box as a pointer.
+    item: Box<Item>,
+    text: BTreeMap<String, String>,
+    terminal_unknown: bool,
+}
+
+impl ItemEntry {
+    /// The latest revision, exactly as the host sent it.
+    pub fn item(&self) -> &Item {
+        &self.item
+    }
+
+    /// The item's id.
+    pub fn id(&self) -> &str {
+        &self.item.item_id
+    }
+
+    /// The text the deltas of `field` built since the held revision (`text`, `output`,
+    /// `summary.0`, ...).
+    pub fn text(&self, field: &str) -> Option<&str> {
+        self.text.get(field).map(String::as_str)
+    }
+
+    /// Every field's text built by deltas since the held revision.
+    pub fn texts(&self) -> &BTreeMap<String, String> {
+        &self.text
+    }
+
+    /// Whether the item is final: any status but `inProgress` (an unknown one counts as
+    /// final, as the schema says).
+    pub fn is_final(&self) -> bool {
+        is_final(&self.item)
+    }
+
+    /// Whether the item was in progress when an ephemeral host died: its end is unknown.
+    pub fn terminal_unknown(&self) -> bool {
+        self.terminal_unknown
+    }
+
+    /// The item with the deltas' text applied where the schema puts it: `text` to `text`,
+    /// `output` to `visibleOutput`, `summary.N` to the `N`th summary part. Text of a field
+    /// the schema does not map stays only in [`ItemEntry::texts`].
+    pub fn rendered(&self) -> Item {
+        let mut item = Item::clone(&self.item);
+        for (field, text) in &self.text {
+            let append =
+                |held: &mut Option<String>| held.get_or_insert_with(String::new).push_str(text);
+            match field.as_str() {
+                "text" => append(&mut item.text),
+                "output" => append(&mut item.visible_output),
+                other => {
+                    let Some(index) = other
+                        .strip_prefix("summary.")
+                        .and_then(|n| n.parse::<usize>().ok())
+                    else {
+                        continue;
+                    };
+                    let summary = item.summary.get_or_insert_with(Vec::new);
+                    if summary.len() <= index {
+                        summary.resize(index + 1, String::new());
+                    }
+                    summary[index].push_str(text);
+                }
+            }
+        }
+        item
+    }
+}
+
+/// Whether `item` is final (not `inProgress`).
+pub(crate) fn is_final(item: &Item) -> bool {
+    !matches!(item.status, ItemStatus::InProgress)
+}
+
+/// What an item event did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ItemChange {
+    /// A first sighting: the item was added at the end of the order.
+    Inserted {
+        /// Held deltas applied to it (they arrived before it), in bytes.
+        held_applied: usize,
+        /// Held deltas dropped because it arrived final, in bytes.
+        held_dropped: usize,
+    },
+    /// A higher revision (or the final form at the same one) replaced the held one.
+    Replaced {
+        /// The revision held before.
+        from: i64,
+        /// The revision held now.
+        to: i64,
+    },
+    /// A higher revision replaced a final item with an open one: the host reopened it.
+    Reopened {
+        /// The revision held before.
+        from: i64,
+        /// The revision held now.
+        to: i64,
+    },
+    /// Not newer than the revision held: nothing changed.
+    Stale {
+        /// The revision held.
+        held: i64,
+        /// The revision offered.
+        offered: i64,
+    },
+    /// The item's end is unknown and the session was discarded: nothing changed.
+    Discarded,
+}
+
+/// What a delta did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeltaChange {
+    /// Appended to the item's text of its field, now this many bytes long.
+    Appended {
+        /// The length of the field's text built so far, in bytes.
+        length: usize,
+    },
+    /// Held until the item arrives.
+    Held,
+    /// Not applied: the item is final (its text is authoritative).
+    ItemFinal,
+    /// Not applied: held deltas went over their bound and the oldest item's were dropped.
+    HeldOverflow {
+        /// The item whose held deltas were dropped.
+        dropped: String,
+    },
+}
+
+/// The items of a session.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Items {
+    entries: Vec<ItemEntry>,
+    index: HashMap<String, usize>,
+    /// Deltas of items not seen yet: item, field, text (oldest item first).
+    held: VecDeque<(String, BTreeMap<String, String>)>,
+    held_bytes: usize,
+}
+
+impl Items {
+    pub(crate) fn entries(&self) -> &[ItemEntry] {
+        &self.entries
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<&ItemEntry> {
+        self.index.get(id).map(|&at| &self.entries[at])
+    }
+
+    /// Deltas held for items never seen: item, field, text.
+    pub(crate) fn held(&self) -> impl Iterator<Item = (&str, &BTreeMap<String, String>)> {
+        self.held.iter().map(|(id, text)| (id.as_str(), text))
+    }
+
+    /// Takes an item event (`item/started`, `updated`, `completed` alike).
+    pub(crate) fn upsert(
+        &mut self,
+        item: Box<Item>,
+        completed: bool,
+        rules: &FoldRules,
+    ) -> ItemChange {
+        let Some(&at) = self.index.get(&item.item_id) else {
+            return self.insert(item, rules);
+        };
+        let entry = &mut self.entries[at];
+        let (held, offered) = (entry.item.revision, item.revision);
+        let final_form = rules.final_at_same_revision
+            && completed
+            && offered == held
+            && !entry.is_final()
+            && is_final(&item);
+        if offered <= held && !final_form {
+            return ItemChange::Stale { held, offered };
+        }
+        let reopened = entry.is_final() && !is_final(&item);
+        entry.item = item;
+        if rules.reset_deltas_on_replace {
+            entry.text.clear();
+        }
+        match reopened {
+            true => ItemChange::Reopened {
+                from: held,
+                to: offered,
+            },
+            false => ItemChange::Replaced {
+                from: held,
+                to: offered,
+            },
+        }
+    }
+
+    fn insert(&mut self, item: Box<Item>, rules: &FoldRules) -> ItemChange {
+        let held = self.take_held(&item.item_id);
+        let bytes: usize = held.values().map(String::len).sum();
+        let open = !is_final(&item);
+        // Held deltas go to an item that arrives open; a final item's text is authoritative.
+        // Without holding (Python), they simply accumulated beside the item, and stay.
+        let apply = open || !rules.hold_absent_deltas;
+        let entry = ItemEntry {
+            item,
+            text: if apply { held } else { BTreeMap::new() },
+            terminal_unknown: false,
+        };
+        self.index
+            .insert(entry.item.item_id.clone(), self.entries.len());
+        self.entries.push(entry);
+        ItemChange::Inserted {
+            held_applied: if apply { bytes } else { 0 },
+            held_dropped: if apply { 0 } else { bytes },
+        }
+    }
+
+    fn take_held(&mut self, id: &str) -> BTreeMap<String, String> {
+        let Some(at) = self.held.iter().position(|(held, _)| held == id) else {
+            return BTreeMap::new();
+        };
+        let (_, text) = self.held.remove(at).unwrap_or_default();
+        self.held_bytes -= text.values().map(String::len).sum::<usize>();
+        text
+    }
+
+    /// Takes a delta.
+    pub(crate) fn delta(
+        &mut self,
+        id: &str,
+        field: &str,
+        delta: &str,
+        rules: &FoldRules,
+    ) -> DeltaChange {
+        if let Some(&at) = self.index.get(id) {
+            let entry = &mut self.entries[at];
+            if rules.deltas_only_while_open && entry.is_final() {
+                return DeltaChange::ItemFinal;
+            }
+            // Looked up before `entry` so that a field's later deltas allocate no key.
+            let text = match entry.text.get_mut(field) {
+                Some(text) => text,
+                None => entry.text.entry(field.to_owned()).or_default(),
+            };
+            text.push_str(delta);
+            return DeltaChange::Appended { length: text.len() };
+        }
+        let at = match self.held.iter().position(|(held, _)| held == id) {
+            Some(at) => at,
+            None => {
+                self.held.push_back((id.to_owned(), BTreeMap::new()));
+                self.held.len() - 1
+            }
+        };
+        self.held[at]
+            .1
+            .entry(field.to_owned())
+            .or_default()
+            .push_str(delta);
+        self.held_bytes += delta.len();
+        if rules.hold_absent_deltas && self.held_bytes > rules.held_delta_bytes {
+            if let Some((dropped, text)) = self.held.pop_front() {
+                self.held_bytes -= text.values().map(String::len).sum::<usize>();
+                return DeltaChange::HeldOverflow { dropped };
+            }
+        }
+        DeltaChange::Held
+    }
+
+    /// Seeds an item from a resume's history: it replaces whatever is held, its text built
+    /// by deltas cleared.
+    pub(crate) fn seed(&mut self, item: Item) {
+        let id = item.item_id.clone();
+        let entry = ItemEntry {
+            item: Box::new(item),
+            text: BTreeMap::new(),
+            terminal_unknown: false,
+        };
+        match self.index.get(&id) {
+            Some(&at) => self.entries[at] = entry,
+            None => {
+                self.index.insert(id, self.entries.len());
+                self.entries.push(entry);
+            }
+        }
+    }
+
+    /// An ephemeral host died: every item in progress ends unknown.
+    pub(crate) fn mark_terminal_unknown(&mut self) -> Vec<String> {
+        let mut marked = Vec::new();
+        for entry in &mut self.entries {
+            if !entry.is_final() {
+                entry.terminal_unknown = true;
+                marked.push(entry.item.item_id.clone());
+            }
+        }
+        marked
+    }
+}

@@ -1,0 +1,277 @@
+//! Turns by id, in the order first seen, with how each ended.
+
+use std::collections::HashMap;
+
+use msp_types::{
+    RetractOutcome, TurnCompletedParams, TurnForegroundCompletedParams,
+    TurnModelRetryScheduledParams, TurnRetryScheduledParams,
+};
+
+use crate::rules::FoldRules;
+
+/// Where a turn stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TurnState {
+    /// Queued behind another turn (known from a resume's snapshot).
+    Queued,
+    /// Started, or mentioned, and not ended.
+    Running,
+    /// Ended by `turn/completed`: completed, failed or cancelled (the terminal params say;
+    /// see [`TurnEntry::completed`]).
+    Ended,
+    /// Taken back by an accepted `turn/retracted`.
+    Retracted,
+    /// Removed from the queue before it ran (`turn/unqueued`).
+    Unqueued,
+}
+
+impl TurnState {
+    /// Whether the turn has ended, one way or another.
+    pub fn is_over(&self) -> bool {
+        !matches!(self, TurnState::Queued | TurnState::Running)
+    }
+}
+
+/// A turn as the fold holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnEntry {
+    pub(crate) turn_id: String,
+    pub(crate) state: TurnState,
+    pub(crate) ended: Option<Box<TurnCompletedParams>>,
+    pub(crate) command_id: Option<String>,
+    pub(crate) retry: Option<Box<TurnRetryScheduledParams>>,
+    pub(crate) model_retry: Option<Box<TurnModelRetryScheduledParams>>,
+    pub(crate) foreground: Option<Box<TurnForegroundCompletedParams>>,
+}
+
+impl TurnEntry {
+    /// The turn's id.
+    pub fn id(&self) -> &str {
+        &self.turn_id
+    }
+
+    /// Where it stands.
+    pub fn state(&self) -> TurnState {
+        self.state
+    }
+
+    /// The `commandId` of the command that started (or last changed) it, when known.
+    pub fn command_id(&self) -> Option<&str> {
+        self.command_id.as_deref()
+    }
+
+    /// The terminal params of the `turn/completed` that ended it (a retract afterwards, under
+    /// Python's rules, keeps them).
+    pub fn completed(&self) -> Option<&TurnCompletedParams> {
+        self.ended.as_deref()
+    }
+
+    /// The latest retry the host scheduled while it ran (cleared at its end).
+    pub fn retry_scheduled(&self) -> Option<&TurnRetryScheduledParams> {
+        self.retry.as_deref()
+    }
+
+    /// The latest model retry the host scheduled while it ran (cleared at its end).
+    pub fn model_retry_scheduled(&self) -> Option<&TurnModelRetryScheduledParams> {
+        self.model_retry.as_deref()
+    }
+
+    /// The foreground work's end, when the host reported it before the turn's own.
+    pub fn foreground_completed(&self) -> Option<&TurnForegroundCompletedParams> {
+        self.foreground.as_deref()
+    }
+}
+
+/// What a turn event did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TurnChange {
+    /// It runs (a first mention creates it running).
+    Running,
+    /// It ended with `turn/completed`.
+    Ended,
+    /// An accepted retract took it back.
+    Retracted,
+    /// A declined retract: it stands as it was.
+    RetractDeclined,
+    /// It left the queue without running.
+    Unqueued,
+    /// A hint (a retry scheduled, the foreground completed) while it runs.
+    Hint,
+    /// Not applied: it has ended already; the first end stands (a second terminal, a late
+    /// `turn/completed` after a retract, an end after an unqueue).
+    AlreadyOver,
+    /// Not applied: the event only applies to a running turn (a start or a hint after the
+    /// end, a declined retract of a turn never seen).
+    Stale,
+}
+
+/// A turn event, typed enough for the store.
+pub(crate) enum TurnEvent {
+    Started { command_id: String },
+    Completed(Box<TurnCompletedParams>),
+    Retracted { command_id: String, accepted: bool },
+    Unqueued { command_id: String },
+    Retry(Box<TurnRetryScheduledParams>),
+    ModelRetry(Box<TurnModelRetryScheduledParams>),
+    Foreground(Box<TurnForegroundCompletedParams>),
+}
+
+/// Whether a retract's outcome took the turn back: an absent or unknown outcome counts as
+/// accepted, as the schema says.
+pub(crate) fn accepted(outcome: Option<&RetractOutcome>) -> bool {
+    !matches!(outcome, Some(RetractOutcome::Declined))
+}
+
+/// The turns of a session.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Turns {
+    entries: Vec<TurnEntry>,
+    index: HashMap<String, usize>,
+    active: Option<String>,
+}
+
+impl Turns {
+    pub(crate) fn entries(&self) -> &[TurnEntry] {
+        &self.entries
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<&TurnEntry> {
+        self.index.get(id).map(|&at| &self.entries[at])
+    }
+
+    pub(crate) fn active(&self) -> Option<&str> {
+        self.active.as_deref()
+    }
+
+    /// The turn `id`, created running on its first mention.
+    fn entry(&mut self, id: &str) -> &mut TurnEntry {
+        let at = match self.index.get(id) {
+            Some(&at) => at,
+            None => {
+                self.index.insert(id.to_owned(), self.entries.len());
+                self.entries.push(TurnEntry {
+                    turn_id: id.to_owned(),
+                    state: TurnState::Running,
+                    ended: None,
+                    command_id: None,
+                    retry: None,
+                    model_retry: None,
+                    foreground: None,
+                });
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[at]
+    }
+
+    /// Seeds a turn from a resume's snapshot.
+    pub(crate) fn seed(&mut self, id: &str, command_id: &str, state: TurnState) {
+        let entry = self.entry(id);
+        entry.state = state;
+        entry.command_id = Some(command_id.to_owned());
+        if entry.state == TurnState::Running {
+            self.active = Some(id.to_owned());
+        }
+    }
+
+    pub(crate) fn apply(&mut self, id: &str, event: TurnEvent, rules: &FoldRules) -> TurnChange {
+        let known = self.index.contains_key(id);
+        if let TurnEvent::Retracted {
+            accepted: false, ..
+        } = &event
+        {
+            if !known {
+                return TurnChange::Stale;
+            }
+        }
+        let first_end_wins = rules.first_end_wins;
+        let entry = self.entry(id);
+        let over = entry.state.is_over();
+        match event {
+            TurnEvent::Started { command_id } => {
+                if over {
+                    return TurnChange::Stale;
+                }
+                entry.state = TurnState::Running;
+                entry.command_id = Some(command_id);
+                self.active = Some(id.to_owned());
+                TurnChange::Running
+            }
+            TurnEvent::Completed(params) => {
+                let refused = match first_end_wins {
+                    true => over,
+                    false => matches!(entry.state, TurnState::Retracted | TurnState::Unqueued),
+                };
+                if refused {
+                    return TurnChange::AlreadyOver;
+                }
+                let mut params = params;
+                if let (Some(earlier), None) = (&entry.ended, &params.error) {
+                    // Python keeps an earlier error when a later terminal carries none.
+                    params.error = earlier.error.clone();
+                }
+                entry.state = TurnState::Ended;
+                entry.ended = Some(params);
+                entry.retry = None;
+                entry.model_retry = None;
+                entry.foreground = None;
+                self.clear_active(id);
+                TurnChange::Ended
+            }
+            TurnEvent::Retracted {
+                command_id,
+                accepted: false,
+            } => {
+                entry.command_id = Some(command_id);
+                TurnChange::RetractDeclined
+            }
+            TurnEvent::Retracted { command_id, .. } => {
+                if over && first_end_wins {
+                    return TurnChange::AlreadyOver;
+                }
+                entry.state = TurnState::Retracted;
+                entry.command_id = Some(command_id);
+                self.clear_active(id);
+                TurnChange::Retracted
+            }
+            TurnEvent::Unqueued { command_id } => {
+                if over && first_end_wins {
+                    return TurnChange::AlreadyOver;
+                }
+                entry.state = TurnState::Unqueued;
+                entry.command_id = Some(command_id);
+                self.clear_active(id);
+                TurnChange::Unqueued
+            }
+            TurnEvent::Retry(params) => {
+                if entry.state != TurnState::Running {
+                    return TurnChange::Stale;
+                }
+                entry.retry = Some(params);
+                TurnChange::Hint
+            }
+            TurnEvent::ModelRetry(params) => {
+                if entry.state != TurnState::Running {
+                    return TurnChange::Stale;
+                }
+                entry.model_retry = Some(params);
+                TurnChange::Hint
+            }
+            TurnEvent::Foreground(params) => {
+                if entry.state != TurnState::Running {
+                    return TurnChange::Stale;
+                }
+                entry.foreground = Some(params);
+                TurnChange::Hint
+            }
+        }
+    }
+
+    fn clear_active(&mut self, id: &str) {
+        if self.active.as_deref() == Some(id) {
+            self.active = None;
+        }
+    }
+}

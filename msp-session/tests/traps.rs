@@ -1,0 +1,640 @@
+//! One test for each trap the session layer's clients fell into: what the default rules do,
+//! and, where the Python SDK 1.4.13 does otherwise, what its preset does.
+
+mod support;
+
+use msp_session::{
+    ApprovalChange, DeltaChange, Fold, FoldRules, Input, ItemChange, Outcome, PromptChange,
+    RefillFailure, StateChange, TurnChange, TurnState,
+};
+use msp_types::{ItemKind, ProtocolNotification, TurnTerminal, UserInputOutcome};
+use serde_json::json;
+use support::*;
+
+#[test]
+fn a_delta_delivered_twice_is_appended_once() {
+    let events = || {
+        [
+            started("i1", 1, 1),
+            delta("i1", "He", "1.1"),
+            delta("i1", "He", "1.1"),
+        ]
+    };
+    let mut fold = fold();
+    let outcomes = feed(&mut fold, events());
+    assert!(
+        matches!(&outcomes[2], Outcome::DuplicateCursor { cursor, .. } if cursor == "v:s1:1.1")
+    );
+    assert_eq!(fold.item("i1").unwrap().text("text"), Some("He"));
+    // Python has no cursor memory: "HeHe".
+    let mut python = python();
+    feed(&mut python, events());
+    assert_eq!(python.item("i1").unwrap().text("text"), Some("HeHe"));
+}
+
+#[test]
+fn the_final_form_at_the_same_revision_replaces_an_open_item() {
+    let events = || [started("i1", 2, 1), completed("i1", 2, "done", 2)];
+    let mut fold = fold();
+    let outcomes = feed(&mut fold, events());
+    assert_eq!(
+        outcomes[1],
+        Outcome::Item {
+            item_id: "i1".into(),
+            change: ItemChange::Replaced { from: 2, to: 2 }
+        }
+    );
+    assert!(fold.item("i1").unwrap().is_final());
+    // Python: stale; the item stays in progress.
+    let mut python = python();
+    let outcomes = feed(&mut python, events());
+    assert!(matches!(
+        outcomes[1],
+        Outcome::Item {
+            change: ItemChange::Stale {
+                held: 2,
+                offered: 2
+            },
+            ..
+        }
+    ));
+    assert!(!python.item("i1").unwrap().is_final());
+}
+
+#[test]
+fn a_higher_open_revision_reopens_a_final_item_and_says_so() {
+    let mut fold = fold();
+    let outcomes = feed(
+        &mut fold,
+        [
+            completed("i1", 2, "a", 1),
+            updated("i1", 3, "inProgress", 2),
+        ],
+    );
+    assert!(matches!(
+        outcomes[1],
+        Outcome::Item {
+            change: ItemChange::Reopened { from: 2, to: 3 },
+            ..
+        }
+    ));
+    // Lower or equal revisions never reopen.
+    let stale = fold.apply(updated("i1", 3, "inProgress", 3));
+    assert!(matches!(
+        stale,
+        Outcome::Item {
+            change: ItemChange::Stale { .. },
+            ..
+        }
+    ));
+    // Python reopens it too (and calls it a replacement).
+    let mut python = python();
+    feed(
+        &mut python,
+        [
+            completed("i1", 2, "a", 1),
+            updated("i1", 3, "inProgress", 2),
+        ],
+    );
+    assert!(!python.item("i1").unwrap().is_final());
+}
+
+#[test]
+fn deltas_build_the_open_revisions_text_and_stop_at_its_end() {
+    let events = || {
+        [
+            delta("i1", "Hel", "0.1"),
+            started("i1", 1, 1),
+            delta("i1", "lo", "1.1"),
+            completed("i1", 2, "Hello", 2),
+            delta("i1", " again", "2.1"),
+        ]
+    };
+    let mut fold = fold();
+    let outcomes = feed(&mut fold, events());
+    assert!(matches!(
+        &outcomes[0],
+        Outcome::Delta {
+            change: DeltaChange::Held,
+            ..
+        }
+    ));
+    assert!(matches!(
+        &outcomes[1],
+        Outcome::Item {
+            change: ItemChange::Inserted {
+                held_applied: 3,
+                ..
+            },
+            ..
+        }
+    ));
+    assert!(matches!(
+        &outcomes[4],
+        Outcome::Delta {
+            change: DeltaChange::ItemFinal,
+            ..
+        }
+    ));
+    let entry = fold.item("i1").unwrap();
+    // The final revision's text is authoritative: the deltas were cleared with it.
+    assert_eq!(entry.text("text"), None);
+    assert_eq!(entry.rendered().text.as_deref(), Some("Hello"));
+    // Python keeps every delta beside the item, whatever it became.
+    let mut python = python();
+    feed(&mut python, events());
+    assert_eq!(python.item("i1").unwrap().text("text"), Some("Hello again"));
+}
+
+#[test]
+fn held_deltas_are_dropped_when_their_item_arrives_final_and_bounded_meanwhile() {
+    let mut fold = fold();
+    fold.apply(delta("i1", "draft", "0.1"));
+    let outcome = fold.apply(completed("i1", 1, "final", 1));
+    assert!(matches!(
+        outcome,
+        Outcome::Item {
+            change: ItemChange::Inserted {
+                held_applied: 0,
+                held_dropped: 5
+            },
+            ..
+        }
+    ));
+    let mut rules = FoldRules::default();
+    rules.held_delta_bytes = 4;
+    let mut bounded = Fold::for_session(SESSION, rules);
+    bounded.apply(delta("old", "ab", "0.1"));
+    let overflow = bounded.apply(delta("new", "cde", "0.2"));
+    assert!(matches!(
+        overflow,
+        Outcome::Delta { change: DeltaChange::HeldOverflow { dropped }, .. } if dropped == "old"
+    ));
+    assert_eq!(bounded.held_deltas().count(), 1);
+}
+
+#[test]
+fn a_turns_first_end_wins_and_a_second_terminal_is_reported() {
+    let events = || {
+        [
+            turn_started("t1", 1),
+            turn_completed("t1", "failed", 2),
+            turn_completed("t1", "completed", 3),
+        ]
+    };
+    let mut fold = fold();
+    let outcomes = feed(&mut fold, events());
+    assert_eq!(
+        outcomes[2],
+        Outcome::Turn {
+            turn_id: "t1".into(),
+            change: TurnChange::AlreadyOver
+        }
+    );
+    let turn = fold.turn("t1").unwrap();
+    assert_eq!(turn.completed().unwrap().terminal, TurnTerminal::Failed);
+    // Python: the last terminal wins, the first one's error stays.
+    let mut python = python();
+    feed(&mut python, events());
+    let turn = python.turn("t1").unwrap();
+    let completed = turn.completed().unwrap();
+    assert_eq!(completed.terminal, TurnTerminal::Completed);
+    assert!(completed.error.is_some());
+}
+
+#[test]
+fn a_late_turn_completed_after_a_retraction_settles_nothing() {
+    for mut fold in [fold(), python()] {
+        let outcomes = feed(
+            &mut fold,
+            [
+                turn_started("t1", 1),
+                retracted("t1", "accepted", 2),
+                turn_completed("t1", "completed", 3),
+            ],
+        );
+        assert!(matches!(
+            outcomes[2],
+            Outcome::Turn {
+                change: TurnChange::AlreadyOver,
+                ..
+            }
+        ));
+        assert_eq!(fold.turn("t1").unwrap().state(), TurnState::Retracted);
+        assert!(fold.active_turn().is_none());
+    }
+    // A retract after the end: refused by default, applied by Python.
+    let events = || {
+        [
+            turn_started("t1", 1),
+            turn_completed("t1", "completed", 2),
+            retracted("t1", "accepted", 3),
+        ]
+    };
+    let mut fold = fold();
+    feed(&mut fold, events());
+    assert_eq!(fold.turn("t1").unwrap().state(), TurnState::Ended);
+    let mut python = python();
+    feed(&mut python, events());
+    assert_eq!(python.turn("t1").unwrap().state(), TurnState::Retracted);
+}
+
+#[test]
+fn a_declined_retract_of_an_unknown_turn_is_stale_and_an_unqueued_turn_never_ran() {
+    let mut fold = fold();
+    assert!(matches!(
+        fold.apply(retracted("t9", "declined", 1)),
+        Outcome::Turn {
+            change: TurnChange::Stale,
+            ..
+        }
+    ));
+    assert!(fold.turn("t9").is_none());
+    fold.apply(unqueued("t2", 2));
+    assert_eq!(fold.turn("t2").unwrap().state(), TurnState::Unqueued);
+    assert!(matches!(
+        fold.apply(turn_started("t2", 3)),
+        Outcome::Turn {
+            change: TurnChange::Stale,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_multi_stage_approval_shows_each_stage_until_it_resolves() {
+    let mut fold = fold();
+    let asked = fold.apply(approval_request("a1", 5));
+    assert_eq!(
+        asked,
+        Outcome::Approval {
+            approval_id: "a1".into(),
+            change: ApprovalChange::Pending { stage: true }
+        }
+    );
+    // The view event of the same ask feeds the same entry.
+    fold.apply(approval_requested("a1", 5));
+    assert_eq!(fold.pending_approvals().len(), 1);
+    let stage = |fold: &Fold| {
+        let pending = fold.pending_approval("a1").expect("pending");
+        let stage = pending.stage().expect("a stage");
+        (
+            stage.requirement.source_index,
+            stage.choices[0].choice_id.clone(),
+        )
+    };
+    assert_eq!(stage(&fold), (0, "s0-allow".into()));
+    fold.apply(approval_updated("a1", 1, 6));
+    assert_eq!(stage(&fold), (1, "s1-allow".into()));
+    fold.apply(approval_updated("a1", 2, 7));
+    assert_eq!(stage(&fold), (2, "s2-allow".into()));
+    let resolved = fold.apply(approval_resolved("a1", "approved", 8));
+    assert_eq!(
+        resolved,
+        Outcome::Approval {
+            approval_id: "a1".into(),
+            change: ApprovalChange::Resolved { first: true }
+        }
+    );
+    assert!(fold.pending_approvals().is_empty());
+    // An echo of the resolution, and an update after it, change nothing.
+    let echo = fold.apply(approval_resolved("a1", "denied", 9));
+    assert!(matches!(
+        echo,
+        Outcome::Approval {
+            change: ApprovalChange::Resolved { first: false },
+            ..
+        }
+    ));
+    assert!(matches!(
+        fold.apply(approval_updated("a1", 3, 10)),
+        Outcome::Approval {
+            change: ApprovalChange::Stale,
+            ..
+        }
+    ));
+    assert_eq!(
+        fold.resolved_approvals()[0].decision.as_str(),
+        "approved",
+        "the first resolution wins"
+    );
+    // Python never folds the server request: an approval known only from it is not pending.
+    let mut python = python();
+    python.apply(approval_request("a2", 1));
+    assert!(python.pending_approvals().is_empty());
+}
+
+#[test]
+fn an_update_never_opens_an_approval() {
+    let mut fold = fold();
+    assert!(matches!(
+        fold.apply(approval_updated("a1", 1, 1)),
+        Outcome::Approval {
+            change: ApprovalChange::Stale,
+            ..
+        }
+    ));
+    assert!(fold.pending_approvals().is_empty());
+}
+
+#[test]
+fn a_settlement_for_a_prompt_never_seen_is_recorded_and_the_first_wins() {
+    let mut fold = fold();
+    let outcome = fold.apply(prompt_settled("q1", "timedOut", None, 1));
+    assert_eq!(
+        outcome,
+        Outcome::Prompt {
+            user_input_id: "q1".into(),
+            change: PromptChange::Settled { first: true }
+        }
+    );
+    fold.apply(prompt_settled("q1", "answered", Some("c"), 2));
+    assert_eq!(fold.settled_prompts().len(), 1);
+    assert_eq!(
+        fold.settled_prompts()[0].outcome,
+        UserInputOutcome::TimedOut
+    );
+    // A request after the settlement does not reopen it.
+    assert!(matches!(
+        fold.apply(prompt_request("q1", 3)),
+        Outcome::Prompt {
+            change: PromptChange::Stale,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn session_state_refuses_a_repeated_event_and_keeps_the_last_write() {
+    let mut fold = fold();
+    fold.apply(goal_changed(Some("ship"), 4));
+    fold.apply(goal_changed(None, 5));
+    let repeat = fold.apply(goal_changed(Some("ship"), 4));
+    assert!(matches!(repeat, Outcome::DuplicateCursor { .. }));
+    assert!(
+        fold.state().goal().unwrap().goal.is_none(),
+        "goal: null is no goal"
+    );
+    // Python refuses only a family's own last cursor: A, B, A applies A again.
+    let mut python = python();
+    python.apply(goal_changed(Some("ship"), 4));
+    let refused = python.apply(goal_changed(Some("ship"), 4));
+    assert!(matches!(
+        refused,
+        Outcome::State(StateChange::Repeated { .. })
+    ));
+    python.apply(goal_changed(None, 5));
+    python.apply(goal_changed(Some("ship"), 4));
+    assert!(python.state().goal().unwrap().goal.is_some());
+}
+
+#[test]
+fn unknown_methods_kinds_and_values_are_kept_and_reported() {
+    let mut fold = fold();
+    let unknown = ProtocolNotification::decode(
+        "session/auraChanged",
+        Some(json!({"sessionId": SESSION, "aura": "calm"})),
+    )
+    .unwrap();
+    assert_eq!(
+        fold.apply(unknown),
+        Outcome::Unrecognized {
+            method: "session/auraChanged".into()
+        }
+    );
+    let strange = event(
+        "item/completed",
+        json!({"item": {"itemId": "i1", "kind": "hologram", "revision": 1, "status": "evaporated", "turnId": "t1"}, "viewCursor": cursor(1)}),
+    );
+    fold.apply(strange);
+    let item = fold.item("i1").unwrap();
+    assert_eq!(item.item().kind, ItemKind::Unknown("hologram".into()));
+    assert!(item.is_final(), "an unknown status counts as final");
+    let ended = event(
+        "turn/completed",
+        json!({"turnId": "t1", "terminal": "vanished", "viewCursor": cursor(2)}),
+    );
+    fold.apply(ended);
+    assert_eq!(fold.turn("t1").unwrap().state(), TurnState::Ended);
+}
+
+#[test]
+fn malformed_input_and_another_sessions_events_change_nothing() {
+    let mut fold = fold();
+    let malformed = fold.apply(Input::Undecodable {
+        method: Some("item/started".into()),
+        pointer: "/params/item/revision".into(),
+        reason: "missing field `revision`".into(),
+    });
+    assert!(matches!(malformed, Outcome::Malformed { .. }));
+    let mut foreign = started("x", 1, 1);
+    if let ProtocolNotification::ItemStarted(params) = &mut foreign {
+        params.session_id = "other".into();
+    }
+    assert!(matches!(
+        fold.apply(foreign),
+        Outcome::ForeignSession { session_id, .. } if session_id == "other"
+    ));
+    assert!(fold.items().is_empty());
+}
+
+#[test]
+fn an_ephemeral_host_death_ends_open_items_unknown_and_discards_the_session() {
+    let mut fold = fold();
+    feed(
+        &mut fold,
+        [started("open", 1, 1), completed("done", 1, "x", 2)],
+    );
+    assert!(
+        fold.host_died(true).is_empty(),
+        "a durable host's session survives"
+    );
+    assert_eq!(fold.host_died(false), ["open"]);
+    assert!(fold.item("open").unwrap().terminal_unknown());
+    assert!(!fold.item("done").unwrap().terminal_unknown());
+    assert!(matches!(
+        fold.apply(completed("open", 2, "late", 3)),
+        Outcome::Discarded { .. }
+    ));
+    assert!(fold.is_discarded());
+}
+
+// Gaps and the refill walk.
+
+/// Runs `refill` against `pages` served by cursor asked (as a host would).
+fn walk(fold: &mut Fold, pages: &[(u32, msp_types::ViewPageResult)]) -> Vec<Option<String>> {
+    let mut refill = fold.begin_refill().expect("a hole to fill");
+    let mut asked = Vec::new();
+    while let Some(request) = refill.next_request() {
+        asked.push(request.cursor.clone());
+        match pages
+            .iter()
+            .find(|(from, _)| Some(cursor(*from)) == request.cursor)
+        {
+            Some((_, page)) => refill.page(page.clone()),
+            None => refill.failed(Some(-32040), "no such page"),
+        }
+    }
+    fold.finish_refill(refill);
+    asked
+}
+
+#[test]
+fn a_refill_walks_from_the_hole_to_its_next_and_the_fold_is_current_again() {
+    let mut fold = fold();
+    fold.apply(started("i1", 1, 1));
+    // Events 2 and 3 were not delivered; 4 was, before the gap was reported.
+    fold.apply(completed("i4", 1, "four", 4));
+    assert!(matches!(fold.apply(gap(1, 4)), Outcome::Gap { .. }));
+    assert!(!fold.is_current());
+    let pages = [
+        (1, page(&[completed("i2", 1, "two", 2)], Some(cursor(2)))),
+        (
+            2,
+            page(
+                &[
+                    completed("i3", 1, "three", 3),
+                    completed("i4", 1, "four", 4),
+                ],
+                Some(cursor(4)),
+            ),
+        ),
+    ];
+    let asked = walk(&mut fold, &pages);
+    assert_eq!(asked, [Some(cursor(1)), Some(cursor(2))]);
+    assert!(fold.is_current());
+    let order: Vec<_> = fold.items().iter().map(|i| i.id().to_owned()).collect();
+    assert_eq!(
+        order,
+        ["i1", "i4", "i2", "i3"],
+        "first opened, the refilled last"
+    );
+}
+
+#[test]
+fn a_refill_refuses_cursor_cycles_of_any_length() {
+    for cycle in [[2u32, 3, 2].as_slice(), &[2, 3, 5, 2]] {
+        let mut fold = fold();
+        fold.apply(gap(1, 9));
+        let pages: Vec<_> = cycle
+            .windows(2)
+            .enumerate()
+            .map(|(n, w)| {
+                let from = if n == 0 { 1 } else { w[0] };
+                let served = completed(&format!("i{n}"), 1, "x", 100 + n as u32);
+                (from, page(&[served], Some(cursor(w[1]))))
+            })
+            .chain(std::iter::once((
+                *cycle.last().unwrap(),
+                page(&[completed("z", 1, "x", 199)], Some(cursor(cycle[1]))),
+            )))
+            .collect();
+        walk(&mut fold, &pages);
+        assert!(
+            matches!(fold.gap().failure(), Some(RefillFailure::Cycle { .. })),
+            "{cycle:?}: {:?}",
+            fold.gap().failure()
+        );
+        assert!(!fold.is_current());
+    }
+}
+
+#[test]
+fn a_refill_holds_live_events_drops_the_overlap_and_refuses_late_twins() {
+    let mut fold = fold();
+    fold.apply(gap(1, 3));
+    let mut refill = fold.begin_refill().unwrap();
+    let request = refill.next_request().unwrap();
+    assert_eq!(request.cursor, Some(cursor(1)));
+    // Live meanwhile: the hole's last event (served by the page too) and a newer one.
+    refill.hold(completed("i3", 1, "three", 3));
+    refill.hold(completed("i5", 1, "five", 5));
+    refill.page(page(
+        &[completed("i2", 1, "two", 2), completed("i3", 1, "three", 3)],
+        None,
+    ));
+    let outcomes = fold.finish_refill(refill);
+    assert!(fold.is_current());
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::DuplicateCursor { cursor: c, .. } if *c == cursor(3))),
+        "{outcomes:?}"
+    );
+    let order: Vec<_> = fold.items().iter().map(|i| i.id().to_owned()).collect();
+    assert_eq!(order, ["i2", "i3", "i5"]);
+    // A late twin of a served event is refused.
+    assert!(matches!(
+        fold.apply(completed("i3", 1, "three", 3)),
+        Outcome::DuplicateCursor { .. }
+    ));
+}
+
+#[test]
+fn a_stalled_foreign_or_failed_page_fails_the_refill_with_its_reason() {
+    let mut fold = fold();
+    fold.apply(gap(1, 5));
+    walk(&mut fold, &[(1, page(&[], Some(cursor(1))))]);
+    assert!(matches!(
+        fold.gap().failure(),
+        Some(RefillFailure::Stalled { .. })
+    ));
+    let mut fold = support::fold();
+    fold.apply(gap(1, 5));
+    let mut other = completed("i2", 1, "x", 2);
+    if let ProtocolNotification::ItemCompleted(params) = &mut other {
+        params.session_id = "other".into();
+    }
+    walk(&mut fold, &[(1, page(&[other], Some(cursor(2))))]);
+    assert!(matches!(
+        fold.gap().failure(),
+        Some(RefillFailure::ForeignEvent { .. })
+    ));
+    let mut fold = support::fold();
+    fold.apply(gap(1, 5));
+    walk(&mut fold, &[]);
+    assert!(matches!(
+        fold.gap().failure(),
+        Some(RefillFailure::Page {
+            code: Some(-32040),
+            ..
+        })
+    ));
+    assert!(!fold.is_current());
+}
+
+#[test]
+fn gaps_merge_and_a_repeated_next_is_refused_while_the_hole_is_open() {
+    let mut fold = fold();
+    fold.apply(gap(1, 4));
+    fold.apply(gap(6, 9));
+    assert_eq!(
+        fold.gap().pending(),
+        Some((cursor(1).as_str(), cursor(9).as_str()))
+    );
+    assert!(matches!(fold.apply(gap(6, 9)), Outcome::GapRepeated { .. }));
+}
+
+#[test]
+fn the_python_refill_runs_its_stall_check_on_the_targets_page_and_asks_without_direction() {
+    let mut python = Fold::for_session(SESSION, FoldRules::python_sdk_1_4_13());
+    python.apply(gap(1, 2));
+    let mut refill = python.begin_refill().unwrap();
+    let request = refill.next_request().unwrap();
+    assert_eq!(request.direction, None);
+    // The target served, but the page names the cursor it was asked from: Python stalls.
+    refill.page(page(&[completed("i2", 1, "two", 2)], Some(cursor(1))));
+    python.finish_refill(refill);
+    assert!(matches!(
+        python.gap().failure(),
+        Some(RefillFailure::Stalled { .. })
+    ));
+    // The default rules stop at the target's page.
+    let mut fold = fold();
+    fold.apply(gap(1, 2));
+    walk(
+        &mut fold,
+        &[(1, page(&[completed("i2", 1, "two", 2)], Some(cursor(1))))],
+    );
+    assert!(fold.is_current());
+}
