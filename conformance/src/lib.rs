@@ -32,6 +32,7 @@
 
 pub mod decode;
 pub mod diff;
+pub mod fold;
 pub mod frame;
 pub mod pointer;
 pub mod shape;
