@@ -1,4 +1,5 @@
-//! A global allocator that counts live heap bytes and their peak, for the generation bench.
+//! A global allocator that counts live heap bytes and their peak, for the generation and fold
+//! benches.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
@@ -73,4 +74,15 @@ pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
     COUNTING.store(false, Ordering::Relaxed);
     let peak = PEAK.load(Ordering::Relaxed);
     (out, peak.max(0) as usize)
+}
+
+/// Runs `f` and returns its result with the heap bytes allocated inside `f` and still live
+/// when it returns: what the result keeps. Zero unless [`Counting`] is the global allocator.
+/// Not reentrant.
+pub fn kept_by<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    LIVE.store(0, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::Relaxed);
+    let out = f();
+    COUNTING.store(false, Ordering::Relaxed);
+    (out, LIVE.load(Ordering::Relaxed).max(0) as usize)
 }
