@@ -433,7 +433,9 @@ impl<R: Role> Shared<R> {
         self.lock().endpoint.handle_timeout(now);
     }
 
-    /// The response to request `id`, if it is known.
+    /// The response to request `id`, if it is known (the tokio driver's, when its call is
+    /// dropped at its deadline).
+    #[cfg(any(feature = "tokio", loom))]
     pub(crate) fn take_response(&self, id: &Id) -> Option<Response> {
         self.lock().endpoint.take_response(id)
     }

@@ -1,0 +1,566 @@
+//! The client on std threads, no async runtime: [`Client`], [`Session`], [`Turn`].
+//!
+//! Threads: msp-rpc's reader, writer and request handler (which routes the host's requests
+//! to their session and replies the receipt), and one pump, which routes every notification
+//! to its session's fold and pages a gap's refill. Every other call runs on the caller's
+//! thread and waits parked.
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use msp_rpc::blocking::Connection;
+use msp_rpc::{Command, Handshake, HostCommand, HostExit, Inbound};
+use msp_session::{Fold, Input, ItemEntry, PendingApproval, PendingPrompt};
+use msp_types::protocol::methods;
+use msp_types::rpc::Request;
+use msp_types::{
+    ApprovalDecideParams, ApprovalDecideResult, ApprovalResolvedParams, SessionResumeParams,
+    SessionResumeResult, SessionStartParams, SessionStartResult, Tristate, TurnInputPart,
+    TurnInterruptParams, TurnInterruptResult, TurnStartParams, TurnStartResult,
+    UserInputAnswerParams, UserInputAnswerResult, UserInputCancelParams, UserInputCancelResult,
+};
+
+use crate::asks::{check_answers, check_choice, Answer, AskError};
+use crate::core::{Core, Event, Routed};
+use crate::options::{Options, Retry};
+use crate::outcome::{Error, Settlement, TurnOutcome};
+use crate::shared;
+use crate::wait::wait;
+
+/// A client of one host: the connection, its pump, the sessions opened.
+///
+/// Dropping it closes the connection (waiting for the host's exit, within the grace).
+pub struct Client {
+    link: Arc<Link>,
+    pump: Option<JoinHandle<()>>,
+}
+
+/// What every handle of a client shares.
+struct Link {
+    connection: Connection,
+    core: Arc<Core>,
+    retry: Retry,
+}
+
+impl Client {
+    /// Spawns the host (`muse serve`, or any command speaking MSP on stdio) and shakes hands.
+    pub fn spawn(command: &HostCommand, options: Options) -> Result<Client, Error> {
+        let (core, rpc, rest) = shared::split(options);
+        let connection = Connection::spawn(command, rpc)?;
+        Client::start(connection, core, rest)
+    }
+
+    /// Speaks to a host over `reader` and `writer` (pipes, a socket, an in-memory pipe) and
+    /// shakes hands.
+    pub fn over(
+        reader: impl Read + Send + 'static,
+        writer: impl Write + Send + 'static,
+        options: Options,
+    ) -> Result<Client, Error> {
+        let (core, rpc, rest) = shared::split(options);
+        let connection = Connection::new(reader, writer, rpc);
+        Client::start(connection, core, rest)
+    }
+
+    fn start(connection: Connection, core: Arc<Core>, rest: shared::Rest) -> Result<Client, Error> {
+        let pump = {
+            let (connection, core) = (connection.clone(), core.clone());
+            thread::Builder::new()
+                .name("msp-client pump".into())
+                .spawn(move || pump(connection, core))
+                .expect("a thread can be started")
+        };
+        let client = Client {
+            link: Arc::new(Link {
+                connection,
+                core,
+                retry: rest.retry,
+            }),
+            pump: Some(pump),
+        };
+        client.link.connection.initialize(&rest.initialize)?;
+        Ok(client)
+    }
+
+    /// The handshake's result, with its warnings.
+    pub fn handshake(&self) -> &Handshake {
+        self.link
+            .connection
+            .handshake()
+            .expect("the client shook hands")
+    }
+
+    /// The connection, for what the session API does not cover.
+    pub fn connection(&self) -> &Connection {
+        &self.link.connection
+    }
+
+    /// Sends any request of the schema's tables and waits for its typed result.
+    pub fn request<M: Request>(&self, params: &M::Params) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        Ok(self.link.connection.request::<M>(params)?)
+    }
+
+    /// Sends a command, its `commandId` minted for it, sent again with the same id on a
+    /// timeout or a retryable error (see [`Retry`]).
+    pub fn command<M: Request>(
+        &self,
+        build: impl FnOnce(String) -> M::Params,
+    ) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        self.link.send(&Command::<M>::new(build))
+    }
+
+    /// Starts a session (`session/start`, the params built around the minted `commandId`):
+    /// its fold is seeded from the result.
+    pub fn start_session(
+        &self,
+        build: impl FnOnce(String) -> SessionStartParams,
+    ) -> Result<(Session, SessionStartResult), Error> {
+        let result = self
+            .link
+            .send(&Command::<methods::SessionStart>::new(build))?;
+        let id = result.session.session_id.clone();
+        self.link.core.open(&id, |fold| fold.seed_started(&result));
+        Ok((self.session(id), result))
+    }
+
+    /// Resumes session `session_id` with the host's defaults.
+    pub fn resume_session(
+        &self,
+        session_id: &str,
+    ) -> Result<(Session, SessionResumeResult), Error> {
+        self.resume_session_with(|command_id| {
+            SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id(session_id)
+                .build()
+        })
+    }
+
+    /// Resumes a session (`session/resume`, the params built around the minted `commandId`):
+    /// its fold is seeded from the result, so pending questions and approvals are there at
+    /// once, and what the host said of the session before the result is folded after it.
+    pub fn resume_session_with(
+        &self,
+        build: impl FnOnce(String) -> SessionResumeParams,
+    ) -> Result<(Session, SessionResumeResult), Error> {
+        let result = self
+            .link
+            .send(&Command::<methods::SessionResume>::new(build))?;
+        let id = result.session.session_id.clone();
+        self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        Ok((self.session(id), result))
+    }
+
+    fn session(&self, id: String) -> Session {
+        Session(Arc::new(SessionLink {
+            id,
+            link: self.link.clone(),
+        }))
+    }
+
+    /// Closes the connection and waits for the host's exit (within the grace).
+    pub fn close(mut self) -> Option<HostExit> {
+        self.shut()
+    }
+
+    fn shut(&mut self) -> Option<HostExit> {
+        let exit = self.link.connection.close();
+        if let Some(pump) = self.pump.take() {
+            let _ = pump.join();
+        }
+        exit
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if self.pump.is_some() {
+            self.shut();
+        }
+    }
+}
+
+impl Link {
+    fn send<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        let mut attempt = 1;
+        loop {
+            match self.connection.command(command) {
+                Ok(result) => return Ok(result),
+                Err(error) => match self.retry.again(attempt, &error) {
+                    Some(wait) => {
+                        tracing::debug!(%error, method = M::METHOD, attempt, "sent again");
+                        thread::sleep(wait);
+                        attempt += 1;
+                    }
+                    None => return Err(error.into()),
+                },
+            }
+        }
+    }
+}
+
+/// Routes every notification to its session until the connection closes, paging refills.
+fn pump(connection: Connection, core: Arc<Core>) {
+    for inbound in connection.notifications() {
+        let input = match inbound {
+            Inbound::Notification { notification, .. } => Input::Notification(notification),
+            Inbound::Undecodable(bad) => shared::undecodable(&bad),
+        };
+        if let Routed::Refill(session_id, mut refill) = core.route(input) {
+            while let Some(page) = refill.next_request() {
+                match connection.request::<methods::ViewPage>(&page) {
+                    Ok(result) => refill.page(result),
+                    Err(error) => refill.failed(shared::code(&error), error.to_string()),
+                }
+            }
+            core.finish_refill(&session_id, refill);
+        }
+    }
+    let reason = connection
+        .close_reason()
+        .unwrap_or(msp_rpc::CloseReason::PeerClosed);
+    core.end(reason, shared::durable(connection.handshake()));
+}
+
+/// A session: its fold, its events, its commands. Cheap to clone; the session is forgotten
+/// when the last clone is dropped.
+#[derive(Clone)]
+pub struct Session(Arc<SessionLink>);
+
+struct SessionLink {
+    id: String,
+    link: Arc<Link>,
+}
+
+impl Drop for SessionLink {
+    fn drop(&mut self) {
+        self.link.core.forget(&self.id);
+    }
+}
+
+impl Session {
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.0.id
+    }
+
+    fn core(&self) -> &Core {
+        &self.0.link.core
+    }
+
+    /// Reads the fold: items, turns, pending approvals and questions, state, gaps.
+    pub fn read<T>(&self, read: impl FnOnce(&Fold) -> T) -> T {
+        self.core().read(&self.0.id, read)
+    }
+
+    /// The next event, in the order routed; `None` once the connection closed and every
+    /// event was taken.
+    pub fn next_event(&self) -> Option<Event> {
+        wait(None, |cx| self.core().poll_event(&self.0.id, cx)).flatten()
+    }
+
+    /// The next event within `timeout`; `Err` when none came.
+    pub fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
+        wait(Some(Instant::now() + timeout), |cx| {
+            self.core().poll_event(&self.0.id, cx)
+        })
+        .ok_or(Error::TimedOut {
+            what: "an event",
+            timeout,
+        })
+    }
+
+    /// The events as an iterator, blocking for each, ending when the connection closes.
+    pub fn events(&self) -> impl Iterator<Item = Event> + '_ {
+        std::iter::from_fn(|| self.next_event())
+    }
+
+    fn until<T>(
+        &self,
+        timeout: Option<Duration>,
+        what: &'static str,
+        mut check: impl FnMut(&Fold) -> Option<T>,
+    ) -> Result<T, Error> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        match wait(deadline, |cx| {
+            self.core().poll_fold(&self.0.id, cx, &mut check)
+        }) {
+            Some(Ok(found)) => Ok(found),
+            Some(Err(reason)) => Err(Error::Closed(reason)),
+            None => Err(Error::TimedOut {
+                what,
+                timeout: timeout.unwrap_or_default(),
+            }),
+        }
+    }
+
+    /// Waits for a question with its questions (pending now, or the next to come).
+    pub fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
+        let asked = self.core().asked(&self.0.id);
+        self.until(timeout, "a question", |fold| asked.next_prompt(fold))
+    }
+
+    /// Waits for an approval whose current stage this client has not decided yet.
+    pub fn next_approval(&self, timeout: Option<Duration>) -> Result<PendingApproval, Error> {
+        let asked = self.core().asked(&self.0.id);
+        self.until(timeout, "an approval", |fold| asked.next_approval(fold))
+    }
+
+    /// Starts a turn with `input` (`turn/start`).
+    pub fn send_user_turn(
+        &self,
+        input: impl IntoIterator<Item = TurnInputPart>,
+    ) -> Result<Turn, Error> {
+        let input: Vec<TurnInputPart> = input.into_iter().collect();
+        self.start_turn(|command_id| {
+            TurnStartParams::builder()
+                .command_id(command_id)
+                .input(input)
+                .session_id(self.id())
+                .build()
+        })
+    }
+
+    /// Starts a turn (`turn/start`, the params built around the minted `commandId`).
+    pub fn start_turn(&self, build: impl FnOnce(String) -> TurnStartParams) -> Result<Turn, Error> {
+        let command = Command::<methods::TurnStart>::new(build);
+        self.core().follow_command(&self.0.id, command.command_id());
+        let result = self.send(&command);
+        let turn_id = result
+            .as_ref()
+            .ok()
+            .map(|r| r.turn_id.as_str())
+            .unwrap_or_default();
+        self.core()
+            .follow_turn(&self.0.id, Some(command.command_id()), turn_id);
+        let result = result?;
+        Ok(Turn {
+            session: self.clone(),
+            id: result.turn_id.clone(),
+            result,
+        })
+    }
+
+    /// The turn `turn_id` (started elsewhere, or found in the fold), to follow and wait on.
+    pub fn turn(&self, turn_id: &str) -> Turn {
+        self.core().follow_turn(&self.0.id, None, turn_id);
+        Turn {
+            session: self.clone(),
+            id: turn_id.to_owned(),
+            result: TurnStartResult::builder()
+                .command_id("")
+                .disposition(msp_types::TurnStartDisposition::Started)
+                .started_new_turn(false)
+                .status(msp_types::CommandStatus::Accepted)
+                .turn_id(turn_id)
+                .build(),
+        }
+    }
+
+    /// Interrupts the running turn (`turn/interrupt`); `retract` asks to take it back.
+    pub fn interrupt(
+        &self,
+        turn_id: Option<&str>,
+        retract: bool,
+    ) -> Result<TurnInterruptResult, Error> {
+        self.send(&Command::<methods::TurnInterrupt>::new(|command_id| {
+            let mut params = TurnInterruptParams::builder()
+                .command_id(command_id)
+                .session_id(self.id())
+                .build();
+            params.retract = retract.then_some(true);
+            params.turn_id = turn_id.map(str::to_owned);
+            params
+        }))
+    }
+
+    /// Answers question `user_input_id` (`userInput/answer`) with labels it offers (or free
+    /// text); anything else is refused before sending ([`AskError`]).
+    pub fn answer(
+        &self,
+        user_input_id: &str,
+        answers: impl IntoIterator<Item = Answer>,
+    ) -> Result<UserInputAnswerResult, Error> {
+        let answers: Vec<Answer> = answers.into_iter().collect();
+        let request = self.read(|fold| shared::prompt_request(fold, user_input_id))?;
+        check_answers(&request, &answers)?;
+        self.core().answered(&self.0.id, user_input_id);
+        self.send(&Command::<methods::UserInputAnswerMethod>::new(
+            |command_id| {
+                UserInputAnswerParams::builder()
+                    .answers(
+                        answers
+                            .into_iter()
+                            .map(Answer::into_wire)
+                            .collect::<Vec<_>>(),
+                    )
+                    .command_id(command_id)
+                    .session_id(self.id())
+                    .user_input_id(user_input_id)
+                    .build()
+            },
+        ))
+    }
+
+    /// Cancels question `user_input_id` (`userInput/cancel`).
+    pub fn cancel_prompt(
+        &self,
+        user_input_id: &str,
+        reason: Option<&str>,
+    ) -> Result<UserInputCancelResult, Error> {
+        self.read(|fold| shared::prompt_pending(fold, user_input_id))?;
+        self.core().answered(&self.0.id, user_input_id);
+        self.send(&Command::<methods::UserInputCancel>::new(|command_id| {
+            let mut params = UserInputCancelParams::builder()
+                .command_id(command_id)
+                .session_id(self.id())
+                .user_input_id(user_input_id)
+                .build();
+            params.reason = reason.map(str::to_owned);
+            params
+        }))
+    }
+
+    /// Waits for question `user_input_id` to settle: how, and who settled it.
+    pub fn settled(
+        &self,
+        user_input_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Settlement, Error> {
+        let asked = self.core().asked(&self.0.id);
+        self.until(timeout, "the settlement", |fold| {
+            asked.settlement(fold, user_input_id)
+        })
+    }
+
+    /// Decides the current stage of approval `approval_id` (`approval/decide`) with a choice
+    /// it offers, and feedback only where that choice accepts it.
+    pub fn decide(
+        &self,
+        approval_id: &str,
+        choice_id: &str,
+        feedback: Option<&str>,
+    ) -> Result<ApprovalDecideResult, Error> {
+        let requirement = self.read(|fold| -> Result<_, AskError> {
+            let pending =
+                fold.pending_approval(approval_id)
+                    .ok_or_else(|| AskError::UnknownApproval {
+                        approval_id: approval_id.to_owned(),
+                    })?;
+            let stage = pending.stage().ok_or_else(|| AskError::StageUnknown {
+                approval_id: approval_id.to_owned(),
+            })?;
+            check_choice(approval_id, stage.choices, choice_id, feedback.is_some())?;
+            Ok(stage.requirement.clone())
+        })?;
+        let result = self.send(&Command::<methods::ApprovalDecide>::new(|command_id| {
+            let mut params = ApprovalDecideParams::builder()
+                .approval_id(approval_id)
+                .choice_id(choice_id)
+                .command_id(command_id)
+                .requirement_id(requirement.clone())
+                .session_id(self.id())
+                .build();
+            params.feedback = feedback.map_or(Tristate::Absent, |f| Tristate::Value(f.to_owned()));
+            params
+        }))?;
+        self.core().decided(&self.0.id, approval_id, &requirement);
+        Ok(result)
+    }
+
+    /// Waits for approval `approval_id` to be resolved.
+    pub fn resolved(
+        &self,
+        approval_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<ApprovalResolvedParams, Error> {
+        self.until(timeout, "the resolution", |fold| {
+            fold.resolved_approvals()
+                .iter()
+                .find(|r| r.approval_id == approval_id)
+                .cloned()
+        })
+    }
+
+    /// Sends a command of this session, sent again with the same `commandId` on a timeout or
+    /// a retryable error; a command sent before whose acknowledgement differs now is
+    /// [`Error::ReplayDiffers`].
+    pub fn send<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        self.core().sent(&self.0.id, command.command_id());
+        let result = self.0.link.send(command)?;
+        self.core()
+            .acknowledged::<M>(&self.0.id, command.command_id(), &result)?;
+        Ok(result)
+    }
+}
+
+/// A turn: its items as they change, its end.
+pub struct Turn {
+    session: Session,
+    id: String,
+    result: TurnStartResult,
+}
+
+impl Turn {
+    /// The turn's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The `turn/start` acknowledgement (started, queued, ...).
+    pub fn started(&self) -> &TurnStartResult {
+        &self.result
+    }
+
+    /// The next change to one of the turn's items, as the item stands when taken (its text
+    /// built by the deltas so far: changes not taken yet coalesce, the deltas themselves are
+    /// in the session's events); `None` once the turn is over and every change was taken.
+    pub fn next_item(&self) -> Option<ItemEntry> {
+        let session = &self.session;
+        wait(None, |cx| {
+            session.core().poll_turn_item(&session.0.id, &self.id, cx)
+        })
+        .flatten()
+    }
+
+    /// The changes to the turn's items, as an iterator (see [`Turn::next_item`]).
+    pub fn items(&self) -> impl Iterator<Item = ItemEntry> + '_ {
+        std::iter::from_fn(|| self.next_item())
+    }
+
+    /// Waits for the turn's end: ended (completed, failed, cancelled), unqueued, retracted,
+    /// or unknown after the host went away.
+    pub fn completed(&self) -> TurnOutcome {
+        self.completed_within(None)
+            .expect("no deadline, no timeout")
+    }
+
+    /// Waits for the turn's end within `timeout`.
+    pub fn completed_within(&self, timeout: Option<Duration>) -> Result<TurnOutcome, Error> {
+        match self.session.until(timeout, "the turn's end", |fold| {
+            TurnOutcome::of(fold, &self.id)
+        }) {
+            Err(Error::Closed(reason)) => Ok(TurnOutcome::HostExited(reason)),
+            other => other,
+        }
+    }
+
+    /// Interrupts the turn; `retract` asks to take it back.
+    pub fn interrupt(&self, retract: bool) -> Result<TurnInterruptResult, Error> {
+        self.session.interrupt(Some(&self.id), retract)
+    }
+}

@@ -1,0 +1,512 @@
+//! The client's state, written once for both drivers: the sessions opened, each with its fold,
+//! its events not taken yet and who waits on it.
+//!
+//! # Who does what
+//!
+//! | who | takes the lock to | wakes |
+//! | --- | --- | --- |
+//! | the pump (a thread or task) | route each notification to its session's fold ([`Core::route`]); finish a refill; end every session when the connection closes | the session's waiters |
+//! | the request handler (msp-rpc's thread or task) | route `approval/request` and `userInput/request` to their fold before replying the receipt | the session's waiters |
+//! | a handle (session, turn) | open or close a session, read its fold, take an event, check what it waits for | nobody |
+//!
+//! One `Mutex<State>`, held for short steps only: never while sending, waiting or calling the
+//! program. Waiting is polling a step with a waker; a step that cannot finish keeps the waker
+//! in its session's slot, and whoever routes an input to that session (or ends the
+//! connection) wakes every waker there, once the lock is released. The waiters check their
+//! condition again: a turn's end, a prompt's settlement, an event in the queue.
+//!
+//! Refills run on the pump alone, the lock released while it pages: inputs for the session
+//! meanwhile (the handler's requests) are held and handed to the refill at its end.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use msp_rpc::CloseReason;
+use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill};
+use msp_types::rpc::Request;
+use msp_types::ApprovalRequirementRef;
+
+use crate::outcome::Error;
+use crate::shared::Asked;
+
+/// Inputs kept for sessions not opened yet (the host may speak of a session before the
+/// result that names it arrives): the latest ones, at most this many.
+pub(crate) const UNCLAIMED: usize = 1_024;
+
+/// Something that happened in a session, in the order it was routed.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// What the host said (a notification, or a request already given its receipt) and what
+    /// it did to the session's fold.
+    Folded {
+        /// What the host said.
+        input: Input,
+        /// What it did.
+        outcome: Outcome,
+    },
+    /// A gap was refilled from `view/page`: what the pages (and the inputs held meanwhile)
+    /// did, in order.
+    Refilled {
+        /// What each did.
+        outcomes: Vec<Outcome>,
+    },
+    /// The events were not taken fast enough: this many of the oldest were dropped (the fold
+    /// saw them all).
+    Lagged {
+        /// How many.
+        missed: u64,
+    },
+}
+
+/// The connection ended: every wait fails with its reason.
+struct Ended {
+    reason: CloseReason,
+    /// Whether the host said its sessions outlive it (`sessionDurability`).
+    durable: bool,
+}
+
+struct Slot {
+    fold: Fold,
+    events: VecDeque<Event>,
+    capacity: usize,
+    /// Turns whose items a handle follows: the ids of the items changed, in order.
+    followed: HashMap<String, VecDeque<String>>,
+    /// `turn/start` commands in flight: their turn is followed from its first event.
+    following: Vec<String>,
+    /// Inputs routed while the pump refills, for the refill.
+    held: Option<Vec<Input>>,
+    waiting: Vec<Waker>,
+    /// What this client did in the session.
+    asked: Asked,
+    /// The acknowledgement of each command sent, to compare a replay's with.
+    acks: HashMap<String, serde_json::Value>,
+}
+
+impl Slot {
+    fn push(&mut self, event: Event) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.events.len() >= self.capacity {
+            self.events.pop_front();
+            match self.events.front_mut() {
+                Some(Event::Lagged { missed }) => *missed += 1,
+                _ => self.events.push_front(Event::Lagged { missed: 1 }),
+            }
+        }
+        self.events.push_back(event);
+    }
+
+    /// Notes the item an outcome changed for the turn following it.
+    fn follow(&mut self, outcome: &Outcome) {
+        let item_id = match outcome {
+            Outcome::Item { item_id, .. } | Outcome::Delta { item_id, .. } => item_id,
+            Outcome::Turn { turn_id, .. } if !self.following.is_empty() => {
+                let command = self.fold.turn(turn_id).and_then(|t| t.command_id());
+                if let Some(at) = self
+                    .following
+                    .iter()
+                    .position(|c| Some(c.as_str()) == command)
+                {
+                    self.following.swap_remove(at);
+                    self.followed.entry(turn_id.clone()).or_default();
+                }
+                return;
+            }
+            _ => return,
+        };
+        if self.followed.is_empty() {
+            return;
+        }
+        let Some(turn) = self
+            .fold
+            .item(item_id)
+            .and_then(|entry| entry.item().turn_id.as_value().map(String::as_str))
+        else {
+            return;
+        };
+        if let Some(items) = self.followed.get_mut(turn) {
+            if items.back() != Some(item_id) {
+                items.push_back(item_id.clone());
+            }
+        }
+    }
+}
+
+struct State {
+    slots: HashMap<String, Slot>,
+    unclaimed: VecDeque<Input>,
+    ended: Option<Ended>,
+    woken: Vec<Waker>,
+}
+
+/// The state behind its lock; wakers gathered are woken once the lock is released.
+struct Locked<'a>(Option<MutexGuard<'a, State>>);
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.0.as_ref().expect("held until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.0.as_mut().expect("held until dropped")
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let woken = self.0.as_mut().map(|s| std::mem::take(&mut s.woken));
+        drop(self.0.take());
+        for waker in woken.into_iter().flatten() {
+            waker.wake();
+        }
+    }
+}
+
+/// What routing asks of the pump.
+pub(crate) enum Routed {
+    /// Nothing more.
+    Done,
+    /// Refill this session's gap: page with the refill, then [`Core::finish_refill`]
+    /// (boxed: rare, and large).
+    Refill(String, Box<Refill>),
+}
+
+pub(crate) struct Core {
+    state: Mutex<State>,
+    rules: FoldRules,
+    capacity: usize,
+}
+
+impl Core {
+    pub(crate) fn new(rules: FoldRules, capacity: usize) -> Self {
+        Core {
+            state: Mutex::new(State {
+                slots: HashMap::new(),
+                unclaimed: VecDeque::new(),
+                ended: None,
+                woken: Vec::new(),
+            }),
+            rules,
+            capacity,
+        }
+    }
+
+    fn lock(&self) -> Locked<'_> {
+        // A panic elsewhere under the lock leaves no half-made step behind (each is a few
+        // field writes), so the state is used as it is.
+        Locked(Some(self.state.lock().unwrap_or_else(|e| e.into_inner())))
+    }
+
+    /// Hands `input` to its session's fold (or keeps it for a session being opened).
+    pub(crate) fn route(&self, input: Input) -> Routed {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let Some(session_id) = input.session_id().map(str::to_owned) else {
+            tracing::debug!(method = ?input.method(), "an input naming no session: not routed");
+            return Routed::Done;
+        };
+        let Some(slot) = state.slots.get_mut(&session_id) else {
+            if state.unclaimed.len() >= UNCLAIMED {
+                state.unclaimed.pop_front();
+            }
+            state.unclaimed.push_back(input);
+            return Routed::Done;
+        };
+        state.woken.append(&mut slot.waiting);
+        if let Some(held) = &mut slot.held {
+            held.push(input);
+            return Routed::Done;
+        }
+        let kept = (slot.capacity > 0).then(|| input.clone());
+        let outcome = slot.fold.apply(input);
+        slot.follow(&outcome);
+        let gap = matches!(outcome, Outcome::Gap { .. });
+        if let Some(input) = kept {
+            slot.push(Event::Folded { input, outcome });
+        }
+        if gap {
+            if let Some(refill) = slot.fold.begin_refill() {
+                slot.held = Some(Vec::new());
+                return Routed::Refill(session_id, Box::new(refill));
+            }
+        }
+        Routed::Done
+    }
+
+    /// Ends a refill the pump paged: the inputs held meanwhile go to it, and its outcomes to
+    /// the events.
+    pub(crate) fn finish_refill(&self, session_id: &str, mut refill: Box<Refill>) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let Some(slot) = state.slots.get_mut(session_id) else {
+            return;
+        };
+        for input in slot.held.take().unwrap_or_default() {
+            refill.hold(input);
+        }
+        let outcomes = slot.fold.finish_refill(*refill);
+        for outcome in &outcomes {
+            slot.follow(outcome);
+        }
+        slot.push(Event::Refilled { outcomes });
+        state.woken.append(&mut slot.waiting);
+    }
+
+    /// Opens session `session_id`: a fold seeded by `seed`, then given what the host said of
+    /// the session before.
+    pub(crate) fn open(&self, session_id: &str, seed: impl FnOnce(&mut Fold) -> Outcome) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let mut slot = Slot {
+            fold: Fold::for_session(session_id, self.rules.clone()),
+            events: VecDeque::new(),
+            capacity: self.capacity,
+            followed: HashMap::new(),
+            following: Vec::new(),
+            held: None,
+            waiting: Vec::new(),
+            asked: Asked::default(),
+            acks: HashMap::new(),
+        };
+        // The caller has the result: what it seeded is no event.
+        seed(&mut slot.fold);
+        let (mine, others): (VecDeque<Input>, VecDeque<Input>) =
+            std::mem::take(&mut state.unclaimed)
+                .into_iter()
+                .partition(|input| input.session_id() == Some(session_id));
+        state.unclaimed = others;
+        for input in mine {
+            let kept = (slot.capacity > 0).then(|| input.clone());
+            let outcome = slot.fold.apply(input);
+            if let Some(input) = kept {
+                slot.push(Event::Folded { input, outcome });
+            }
+        }
+        if let Some(ended) = &state.ended {
+            slot.fold.host_died(ended.durable);
+        }
+        state.slots.insert(session_id.to_owned(), slot);
+    }
+
+    /// Forgets session `session_id` (its last handle is gone).
+    pub(crate) fn forget(&self, session_id: &str) {
+        self.lock().slots.remove(session_id);
+    }
+
+    /// The connection closed: every session's items in progress end unknown when the host
+    /// was ephemeral, and every wait ends.
+    pub(crate) fn end(&self, reason: CloseReason, durable: bool) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        if state.ended.is_some() {
+            return;
+        }
+        for slot in state.slots.values_mut() {
+            slot.fold.host_died(durable);
+            slot.held = None;
+            state.woken.append(&mut slot.waiting);
+        }
+        state.ended = Some(Ended { reason, durable });
+    }
+
+    /// Reads session `session_id`'s fold.
+    pub(crate) fn read<T>(&self, session_id: &str, read: impl FnOnce(&Fold) -> T) -> T {
+        let state = self.lock();
+        let slot = state
+            .slots
+            .get(session_id)
+            .expect("a handle keeps its session open");
+        read(&slot.fold)
+    }
+
+    /// Waits until `check` finds what it looks for in the fold; `Err` once the connection
+    /// ended without it.
+    pub(crate) fn poll_fold<T>(
+        &self,
+        session_id: &str,
+        cx: &mut Context<'_>,
+        check: impl FnOnce(&Fold) -> Option<T>,
+    ) -> Poll<Result<T, CloseReason>> {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let slot = state
+            .slots
+            .get_mut(session_id)
+            .expect("a handle keeps its session open");
+        if let Some(found) = check(&slot.fold) {
+            return Poll::Ready(Ok(found));
+        }
+        if let Some(ended) = &state.ended {
+            return Poll::Ready(Err(ended.reason.clone()));
+        }
+        keep(&mut slot.waiting, cx.waker());
+        Poll::Pending
+    }
+
+    /// The session's oldest event not taken; `None` once the connection ended and all were
+    /// taken.
+    pub(crate) fn poll_event(&self, session_id: &str, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let slot = state
+            .slots
+            .get_mut(session_id)
+            .expect("a handle keeps its session open");
+        if let Some(event) = slot.events.pop_front() {
+            return Poll::Ready(Some(event));
+        }
+        if state.ended.is_some() {
+            return Poll::Ready(None);
+        }
+        keep(&mut slot.waiting, cx.waker());
+        Poll::Pending
+    }
+
+    fn slot(&self, session_id: &str, act: impl FnOnce(&mut Slot)) {
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(session_id) {
+            act(slot);
+        }
+    }
+
+    /// Notes a command this client sends in the session.
+    pub(crate) fn sent(&self, session_id: &str, command_id: &str) {
+        self.slot(session_id, |slot| {
+            slot.asked.sent.insert(command_id.to_owned());
+        });
+    }
+
+    /// Notes a prompt this client answered (or cancelled, or clarified).
+    pub(crate) fn answered(&self, session_id: &str, user_input_id: &str) {
+        self.slot(session_id, |slot| {
+            slot.asked.answered.insert(user_input_id.to_owned());
+        });
+    }
+
+    /// Notes an approval stage this client decided.
+    pub(crate) fn decided(
+        &self,
+        session_id: &str,
+        approval_id: &str,
+        requirement: &ApprovalRequirementRef,
+    ) {
+        self.slot(session_id, |slot| {
+            slot.asked
+                .decided
+                .insert(Asked::decided_key(approval_id, requirement));
+        });
+    }
+
+    /// What this client did in the session so far.
+    pub(crate) fn asked(&self, session_id: &str) -> Asked {
+        let state = self.lock();
+        state
+            .slots
+            .get(session_id)
+            .map(|slot| slot.asked.clone())
+            .unwrap_or_default()
+    }
+
+    /// Keeps command `command_id`'s acknowledgement; one kept before that differs is
+    /// [`Error::ReplayDiffers`].
+    pub(crate) fn acknowledged<M: Request>(
+        &self,
+        session_id: &str,
+        command_id: &str,
+        result: &M::Result,
+    ) -> Result<(), Error> {
+        let Ok(value) = serde_json::to_value(result) else {
+            return Ok(());
+        };
+        let mut state = self.lock();
+        let Some(slot) = state.slots.get_mut(session_id) else {
+            return Ok(());
+        };
+        match slot.acks.get(command_id) {
+            Some(first) if *first != value => Err(Error::ReplayDiffers {
+                method: M::METHOD,
+                command_id: command_id.to_owned(),
+            }),
+            Some(_) => Ok(()),
+            None => {
+                slot.acks.insert(command_id.to_owned(), value);
+                Ok(())
+            }
+        }
+    }
+
+    /// Follows the turn command `command_id` starts, from its first event.
+    pub(crate) fn follow_command(&self, session_id: &str, command_id: &str) {
+        self.slot(session_id, |slot| {
+            slot.following.push(command_id.to_owned())
+        });
+    }
+
+    /// Follows turn `turn_id`'s items: those the fold holds already, then each change (a
+    /// turn followed from its command keeps what it gathered).
+    pub(crate) fn follow_turn(&self, session_id: &str, command_id: Option<&str>, turn_id: &str) {
+        let mut state = self.lock();
+        let slot = state
+            .slots
+            .get_mut(session_id)
+            .expect("a handle keeps its session open");
+        if let Some(command_id) = command_id {
+            slot.following.retain(|c| c != command_id);
+        }
+        if slot.followed.contains_key(turn_id) {
+            return;
+        }
+        let held: VecDeque<String> = slot
+            .fold
+            .items()
+            .iter()
+            .filter(|entry| entry.item().turn_id.as_value().map(String::as_str) == Some(turn_id))
+            .map(|entry| entry.id().to_owned())
+            .collect();
+        slot.followed.insert(turn_id.to_owned(), held);
+    }
+
+    /// The next change to one of turn `turn_id`'s items (the item as it stands then, its
+    /// text built by the deltas so far); `None` once the turn is over and every change was
+    /// taken, or the connection ended.
+    pub(crate) fn poll_turn_item(
+        &self,
+        session_id: &str,
+        turn_id: &str,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<ItemEntry>> {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let slot = state
+            .slots
+            .get_mut(session_id)
+            .expect("a handle keeps its session open");
+        let queue = slot.followed.entry(turn_id.to_owned()).or_default();
+        while let Some(item_id) = queue.pop_front() {
+            if let Some(entry) = slot.fold.item(&item_id) {
+                return Poll::Ready(Some(entry.clone()));
+            }
+        }
+        let over = slot
+            .fold
+            .turn(turn_id)
+            .is_some_and(|turn| turn.state().is_over());
+        if over || state.ended.is_some() {
+            return Poll::Ready(None);
+        }
+        keep(&mut slot.waiting, cx.waker());
+        Poll::Pending
+    }
+}
+
+fn keep(list: &mut Vec<Waker>, waker: &Waker) {
+    if !list.iter().any(|held| held.will_wake(waker)) {
+        list.push(waker.clone());
+    }
+}

@@ -1,0 +1,58 @@
+//! Sessions, turns, approvals and questions of the Muse Session Protocol (MSP): the client a
+//! program writes against, on [`msp_rpc`]'s connection and [`msp_session`]'s fold, blocking
+//! ([`blocking`]) and tokio (`tokio`, feature `tokio`), with the same words on both.
+//!
+//! A [`blocking::Client`] spawns or attaches to a host and shakes hands; `start_session` and
+//! `resume_session` give a [`blocking::Session`]: its fold (read-only), its events in the
+//! order routed, the gap refill driven for it, and its commands as methods, each `commandId`
+//! minted once and kept across a retry. `send_user_turn` gives a [`blocking::Turn`]: its
+//! items as they change, and how it ended. The host's `approval/request` and
+//! `userInput/request` are answered with the receipt for you and land in the fold; answers
+//! and decisions are checked against what was offered before they are sent.
+//!
+//! The recipe of a client that joins a session while the agent waits on a question:
+//!
+//! ```no_run
+//! use msp_client::blocking::Client;
+//! use msp_client::{Answer, Options};
+//! use msp_rpc::HostCommand;
+//!
+//! # fn main() -> Result<(), msp_client::Error> {
+//! let client = Client::spawn(&HostCommand::muse(), Options::new("demo", "0.1.0"))?;
+//! let (session, _) = client.resume_session("0198f0aa-1111-7000-8000-0000000000bb")?;
+//! let prompt = session.next_prompt(None)?;
+//! let question = &prompt.request().expect("its questions").questions[0];
+//! let label = &question.options[0].label;
+//! session.answer(prompt.id(), [Answer::label(&question.id, label)])?;
+//! let settlement = session.settled(prompt.id(), None)?;
+//! println!("{:?}, by {:?}", settlement.params.outcome, settlement.by);
+//! # Ok(()) }
+//! ```
+//!
+//! # Threads, locks, wake-ups
+//!
+//! One lock holds every session's state (the core, `core.rs`, whose table says who takes it
+//! for what); msp-rpc's threads or tasks move the bytes, one pump routes notifications, and
+//! the request handler routes the host's requests. Handles wait by polling a step of the
+//! core with a waker that the next input routed to their session wakes.
+//!
+//! # Order
+//!
+//! Notifications reach a session in wire order. The host's requests are routed by the
+//! connection's request handler, which runs beside the pump: a request may be routed before
+//! or after the notifications next to it on the wire. The fold makes a request and its view
+//! event one entry, so its state is the same either way.
+
+mod asks;
+pub mod blocking;
+mod core;
+mod options;
+mod outcome;
+pub mod render;
+mod shared;
+mod wait;
+
+pub use crate::asks::{Answer, AskError, FREE_TEXT_CHARS};
+pub use crate::core::Event;
+pub use crate::options::{Options, Retry, EVENTS};
+pub use crate::outcome::{Error, SettledBy, Settlement, TurnOutcome};

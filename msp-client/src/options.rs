@@ -1,0 +1,113 @@
+//! How a client is set up.
+
+use std::time::Duration;
+
+use msp_rpc::RpcError;
+use msp_session::FoldRules;
+use msp_types::{ClientInfo, InitializeParams};
+
+/// How a client connects, folds and retries.
+pub struct Options {
+    pub(crate) connection: msp_rpc::Options<msp_rpc::Client>,
+    pub(crate) initialize: InitializeParams,
+    pub(crate) rules: FoldRules,
+    pub(crate) events: usize,
+    pub(crate) retry: Retry,
+}
+
+/// Events kept for each session until taken, by default (past it the oldest are dropped and
+/// reported as [`Event::Lagged`](crate::Event::Lagged); the fold keeps everything).
+pub const EVENTS: usize = 65_536;
+
+impl Options {
+    /// A client named `name` at `version` in `initialize`'s `clientInfo`, with the
+    /// connection's defaults, the default fold rules, [`EVENTS`] events kept a session and
+    /// [`Retry::default`].
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        let client_info = ClientInfo::builder().name(name).version(version).build();
+        Options {
+            connection: msp_rpc::Options::new(),
+            initialize: InitializeParams::builder().client_info(client_info).build(),
+            rules: FoldRules::default(),
+            events: EVENTS,
+            retry: Retry::default(),
+        }
+    }
+
+    /// The connection's options (timeouts, tracer, frame limit, fingerprint policy). Their
+    /// request handler, if any, is replaced: the client answers the host's requests.
+    pub fn connection(mut self, options: msp_rpc::Options<msp_rpc::Client>) -> Self {
+        self.connection = options;
+        self
+    }
+
+    /// The whole `initialize` params (capabilities, ...).
+    pub fn initialize(mut self, params: InitializeParams) -> Self {
+        self.initialize = params;
+        self
+    }
+
+    /// The rules every session's fold follows.
+    pub fn rules(mut self, rules: FoldRules) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// Events kept a session until taken; 0 keeps none (the fold alone, for a client that
+    /// only reads state and waits on turns).
+    pub fn events(mut self, events: usize) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// How commands are retried.
+    pub fn retry(mut self, retry: Retry) -> Self {
+        self.retry = retry;
+        self
+    }
+}
+
+/// How a command is sent again: after a timeout (its outcome unknown) or an error the
+/// registry calls retryable, with the same `commandId`, so the host applies it once. Other
+/// errors are never retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retry {
+    /// Sends in all, the first included (1: never again).
+    pub attempts: u32,
+    /// The wait before sending again after a retryable error (none after a timeout: the
+    /// timeout waited already).
+    pub backoff: Duration,
+}
+
+impl Default for Retry {
+    /// Three sends, 200 ms apart after a retryable error.
+    fn default() -> Self {
+        Retry {
+            attempts: 3,
+            backoff: Duration::from_millis(200),
+        }
+    }
+}
+
+impl Retry {
+    /// Never sent again.
+    pub fn never() -> Self {
+        Retry {
+            attempts: 1,
+            backoff: Duration::ZERO,
+        }
+    }
+
+    /// What to do after attempt `attempt` (from 1) failed with `error`: `Some(wait)` to send
+    /// again after `wait`.
+    pub(crate) fn again(&self, attempt: u32, error: &RpcError) -> Option<Duration> {
+        if attempt >= self.attempts {
+            return None;
+        }
+        match error {
+            RpcError::TimedOut { .. } => Some(Duration::ZERO),
+            RpcError::Remote(remote) if remote.retryable() == Some(true) => Some(self.backoff),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! How turns, prompts and commands end, and why a call failed.
+
+use std::time::Duration;
+
+use msp_rpc::{CloseReason, RpcError, SpawnError};
+use msp_session::{Fold, TurnState};
+use msp_types::{TurnCompletedParams, TurnTerminal, UserInputSettledParams};
+
+use crate::asks::AskError;
+
+/// How a turn ended.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum TurnOutcome {
+    /// `turn/completed`: completed, failed or cancelled (see [`TurnOutcome::terminal`]), with
+    /// its usage and, on failure, the error.
+    Ended(Box<TurnCompletedParams>),
+    /// Taken out of the queue before it ran (`turn/unqueued`).
+    Unqueued,
+    /// Taken back by an accepted retract (`turn/retracted`).
+    Retracted,
+    /// The connection closed before the turn ended: its end is unknown (items in progress
+    /// are marked ended-unknown when the host was ephemeral).
+    HostExited(CloseReason),
+}
+
+impl TurnOutcome {
+    /// The terminal of an ended turn.
+    pub fn terminal(&self) -> Option<&TurnTerminal> {
+        match self {
+            TurnOutcome::Ended(params) => Some(&params.terminal),
+            _ => None,
+        }
+    }
+
+    /// What the fold says of turn `turn_id`, once it is over.
+    pub(crate) fn of(fold: &Fold, turn_id: &str) -> Option<TurnOutcome> {
+        let turn = fold.turn(turn_id)?;
+        match turn.state() {
+            TurnState::Ended => turn
+                .completed()
+                .map(|params| TurnOutcome::Ended(Box::new(params.clone()))),
+            TurnState::Unqueued => Some(TurnOutcome::Unqueued),
+            TurnState::Retracted => Some(TurnOutcome::Retracted),
+            _ => None,
+        }
+    }
+}
+
+/// Who settled a prompt, read from `decidedByCommandId`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SettledBy {
+    /// A command this client sent (its `commandId`).
+    ThisClient(String),
+    /// A command of another client (its `commandId`).
+    Elsewhere(String),
+    /// No command: the host settled it (timed out, aborted with its turn).
+    Host,
+}
+
+/// A prompt's end: the `userInput/settled` params and who settled it.
+#[derive(Clone, Debug)]
+pub struct Settlement {
+    /// The settlement as sent (`outcome`: answered, cancelled, interrupted, clarified, timed
+    /// out, aborted; the answers; `decidedAt`).
+    pub params: UserInputSettledParams,
+    /// Who settled it.
+    pub by: SettledBy,
+}
+
+/// Why a call of the client failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The host could not be started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// The connection failed the request (a remote error, a timeout after every retry, a
+    /// closed connection, ...).
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    /// The answer or decision does not fit what was offered; nothing was sent.
+    #[error(transparent)]
+    Ask(#[from] AskError),
+    /// The connection closed while waiting.
+    #[error("the connection closed: {0}")]
+    Closed(CloseReason),
+    /// Nothing came within the time given.
+    #[error("{what}: nothing within {timeout:?}")]
+    TimedOut {
+        /// What was waited for.
+        what: &'static str,
+        /// How long.
+        timeout: Duration,
+    },
+    /// A command sent again with the same `commandId` got another acknowledgement than the
+    /// first time: the host did not replay it.
+    #[error("{method} {command_id}: the replayed acknowledgement differs from the first")]
+    ReplayDiffers {
+        /// The method.
+        method: &'static str,
+        /// The command.
+        command_id: String,
+    },
+}

@@ -1,0 +1,178 @@
+//! What both drivers do alike: the options split, the request handler, what a frame that did
+//! not decode becomes, and the checks handles wait on.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use msp_rpc::{BadFrame, Handshake, Problem, Reply, RpcError};
+use msp_session::{Fold, Input, PendingApproval, PendingPrompt};
+use msp_types::{
+    ApprovalRequirementRef, InitializeParams, RequestReceipt, ServerRequest, SessionDurability,
+    UserInputRequestParams,
+};
+
+use crate::asks::AskError;
+use crate::core::Core;
+use crate::options::{Options, Retry};
+use crate::outcome::{SettledBy, Settlement};
+
+/// What the driver keeps of the options once the core and the connection's are made.
+pub(crate) struct Rest {
+    pub(crate) initialize: InitializeParams,
+    pub(crate) retry: Retry,
+}
+
+/// The core, the connection's options with the client's request handler, and the rest.
+pub(crate) fn split(options: Options) -> (Arc<Core>, msp_rpc::Options<msp_rpc::Client>, Rest) {
+    let core = Arc::new(Core::new(options.rules, options.events));
+    let handler_core = core.clone();
+    let rpc = options
+        .connection
+        .on_request(move |_id, request| answer(&handler_core, request));
+    let rest = Rest {
+        initialize: options.initialize,
+        retry: options.retry,
+    };
+    (core, rpc, rest)
+}
+
+/// The host's requests: an approval or a question goes to its session's fold (and its
+/// events) before the receipt is replied, so it is never left unanswered nor unseen; any
+/// other is not a method this client has.
+fn answer(core: &Core, request: ServerRequest) -> Reply {
+    match request {
+        ServerRequest::ApprovalRequest(_) | ServerRequest::UserInputRequest(_) => {
+            // A request never opens a gap, so routing it asks nothing of the pump.
+            let _ = core.route(Input::Request(request));
+            Reply::ok(&RequestReceipt::new())
+        }
+        other => Reply::method_not_found(other.method()),
+    }
+}
+
+/// A frame that did not decode, as the fold's input: its method and where it failed.
+pub(crate) fn undecodable(bad: &BadFrame) -> Input {
+    let (pointer, reason) = match &bad.problem {
+        Problem::Decode(error) => (error.pointer.clone(), error.reason.clone()),
+        other => (String::new(), other.to_string()),
+    };
+    // The session it names, read from the raw line, so that it reaches that session.
+    let session_id = serde_json::from_str::<serde_json::Value>(&bad.line)
+        .ok()
+        .and_then(|v| v.pointer("/params/sessionId")?.as_str().map(str::to_owned));
+    tracing::warn!(method = ?bad.method(), %pointer, %reason, session = ?session_id, "a frame did not decode");
+    Input::Undecodable {
+        method: bad.method().map(str::to_owned),
+        pointer,
+        reason: match session_id {
+            Some(id) => format!("{reason} (session {id})"),
+            None => reason,
+        },
+    }
+}
+
+/// The JSON-RPC code of a failed request, when the peer sent one.
+pub(crate) fn code(error: &RpcError) -> Option<i64> {
+    match error {
+        RpcError::Remote(remote) => Some(remote.code()),
+        _ => None,
+    }
+}
+
+/// Whether the host said its sessions outlive it (absent or unknown: durable, so that
+/// nothing is marked ended that may still run).
+pub(crate) fn durable(handshake: Option<&Handshake>) -> bool {
+    let durability = handshake
+        .and_then(|h| h.result.as_ref())
+        .and_then(|r| r.session_durability.as_ref());
+    !matches!(durability, Some(SessionDurability::Ephemeral))
+}
+
+/// The questions of prompt `user_input_id`, pending in `fold`.
+pub(crate) fn prompt_request(
+    fold: &Fold,
+    user_input_id: &str,
+) -> Result<UserInputRequestParams, AskError> {
+    let pending = fold
+        .pending_prompt(user_input_id)
+        .ok_or_else(|| AskError::UnknownPrompt {
+            user_input_id: user_input_id.to_owned(),
+        })?;
+    pending
+        .request()
+        .cloned()
+        .ok_or_else(|| AskError::QuestionsUnknown {
+            user_input_id: user_input_id.to_owned(),
+        })
+}
+
+/// Whether prompt `user_input_id` is pending (its questions known or not).
+pub(crate) fn prompt_pending(fold: &Fold, user_input_id: &str) -> Result<(), AskError> {
+    match fold.pending_prompt(user_input_id) {
+        Some(_) => Ok(()),
+        None => Err(AskError::UnknownPrompt {
+            user_input_id: user_input_id.to_owned(),
+        }),
+    }
+}
+
+/// What this client did in a session, for the checks handles wait on.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Asked {
+    /// The `commandId`s it sent.
+    pub(crate) sent: HashSet<String>,
+    /// The prompts it answered, cancelled or clarified.
+    pub(crate) answered: HashSet<String>,
+    /// The approval stages it decided: the approval and the requirement.
+    pub(crate) decided: HashSet<(String, String, i64)>,
+}
+
+impl Asked {
+    pub(crate) fn decided_key(
+        approval_id: &str,
+        requirement: &ApprovalRequirementRef,
+    ) -> (String, String, i64) {
+        (
+            approval_id.to_owned(),
+            requirement.approval_id.clone(),
+            requirement.source_index,
+        )
+    }
+
+    /// A pending prompt with its questions that this client has not answered.
+    pub(crate) fn next_prompt(&self, fold: &Fold) -> Option<PendingPrompt> {
+        fold.pending_prompts()
+            .iter()
+            .find(|p| p.request().is_some() && !self.answered.contains(p.id()))
+            .cloned()
+    }
+
+    /// A pending approval whose current stage this client has not decided.
+    pub(crate) fn next_approval(&self, fold: &Fold) -> Option<PendingApproval> {
+        fold.pending_approvals()
+            .iter()
+            .find(|p| {
+                p.stage().is_some_and(|stage| {
+                    !self
+                        .decided
+                        .contains(&Asked::decided_key(p.id(), stage.requirement))
+                })
+            })
+            .cloned()
+    }
+
+    /// How prompt `user_input_id` settled, once it did.
+    pub(crate) fn settlement(&self, fold: &Fold, user_input_id: &str) -> Option<Settlement> {
+        let params = fold
+            .settled_prompts()
+            .iter()
+            .find(|s| s.user_input_id == user_input_id)?
+            .clone();
+        let by = match &params.decided_by_command_id {
+            Some(id) if self.sent.contains(id) => SettledBy::ThisClient(id.clone()),
+            Some(id) => SettledBy::Elsewhere(id.clone()),
+            None => SettledBy::Host,
+        };
+        Some(Settlement { params, by })
+    }
+}

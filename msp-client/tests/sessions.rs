@@ -1,0 +1,256 @@
+//! The session API end to end against the canned host playing the shared transcripts: as a
+//! child process over real pipes, and in this process over in-memory pipes. Each scenario
+//! plays to the end (the host exits 0, or its in-process outcome is `Completed`).
+
+mod support;
+
+use std::time::Duration;
+
+use msp_client::blocking::{Client, Session};
+use msp_client::{render, Answer, AskError, Error, Event, SettledBy, TurnOutcome};
+use msp_rpc::canned::Outcome as Played;
+use msp_session::Outcome;
+use msp_types::{
+    ApprovalDecision, HistoryPreference, ItemStatus, SessionResumeParams, TurnTerminal,
+    UserInputOutcome,
+};
+
+const WAIT: Option<Duration> = Some(Duration::from_secs(20));
+const SESSION: &str = "0198f0aa-1111-7000-8000-0000000000bb";
+
+fn resume_excluding_items(client: &Client) -> (Session, String) {
+    let (session, result) = client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id(SESSION)
+                .build();
+            params.exclude_items = Some(true);
+            params
+        })
+        .expect("resumed");
+    assert_eq!(result.pending_requests.len(), 1, "one question pending");
+    let turn = result.session.active_turn_id.clone().expect("a turn runs");
+    (session, turn)
+}
+
+/// The seed's recipe: resume, find the pending question, answer with an offered label, wait
+/// for the settlement, say who settled it.
+fn answer_the_pending_question(client: &Client) {
+    let (session, turn_id) = resume_excluding_items(client);
+    let prompt = session.next_prompt(WAIT).expect("the question");
+    let question = &prompt.request().expect("its questions").questions[0];
+    assert_eq!(question.id, "db_choice");
+    // A label nobody offered is refused before anything is sent.
+    let refused = session.answer(prompt.id(), [Answer::label(&question.id, "Oracle")]);
+    assert!(
+        matches!(&refused, Err(Error::Ask(AskError::NotOffered { label, .. })) if label == "Oracle"),
+        "{refused:?}"
+    );
+    let ack = session
+        .answer(prompt.id(), [Answer::label(&question.id, "Postgres")])
+        .expect("accepted");
+    let settlement = session.settled(prompt.id(), WAIT).expect("settled");
+    assert_eq!(settlement.params.outcome, UserInputOutcome::Answered);
+    assert_eq!(settlement.by, SettledBy::ThisClient(ack.command_id.clone()));
+    assert_eq!(
+        settlement.params.answers[0].selected_label.as_deref(),
+        Some("Postgres")
+    );
+    // The turn the question held up goes on to its end.
+    let turn = session.turn(&turn_id);
+    let outcome = turn.completed_within(WAIT).expect("the turn ends");
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+}
+
+#[test]
+fn the_seed_recipe_over_a_child_process() {
+    let Some(scenario) = support::scenario("userinput-answer-round-trip") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    answer_the_pending_question(&client);
+    let exit = client.close().expect("the host exited");
+    assert_eq!(exit.code, Some(0), "{exit:?}");
+}
+
+#[test]
+fn the_seed_recipe_over_in_memory_pipes() {
+    let Some(scenario) = support::scenario("userinput-answer-round-trip") else {
+        return;
+    };
+    let (client, host) = support::in_memory(&scenario);
+    answer_the_pending_question(&client);
+    drop(client);
+    let (played, stderr) = host.join().unwrap();
+    assert!(matches!(played, Played::Completed), "{played:?}\n{stderr}");
+}
+
+#[test]
+fn a_cancelled_question_is_settled_cancelled_by_this_client() {
+    let Some(scenario) = support::scenario("userinput-cancel-round-trip") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    let (session, _) = resume_excluding_items(&client);
+    let prompt = session.next_prompt(WAIT).expect("the question");
+    let ack = session
+        .cancel_prompt(prompt.id(), Some("not now"))
+        .expect("accepted");
+    let settlement = session.settled(prompt.id(), WAIT).expect("settled");
+    assert_eq!(settlement.params.outcome, UserInputOutcome::Cancelled);
+    assert_eq!(settlement.by, SettledBy::ThisClient(ack.command_id));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_resume_from_a_snapshot_shows_the_pending_question_at_once() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-userinput") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    let (session, _) = client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id(SESSION)
+                .build();
+            params.history = Some(HistoryPreference::Snapshot);
+            params
+        })
+        .expect("resumed");
+    // Seeded from the result: the snapshot's items and the pending question are there.
+    let (items, pending) = session.read(|fold| (fold.items().len(), fold.pending_prompts().len()));
+    assert!(items > 0, "the snapshot's items seed the fold");
+    assert_eq!(pending, 1);
+    let prompt = session.next_prompt(WAIT).expect("its questions arrive");
+    let question = &prompt.request().unwrap().questions[0];
+    let label = question.options[0].label.clone();
+    session
+        .answer(prompt.id(), [Answer::label(&question.id, &label)])
+        .expect("accepted");
+    let settlement = session.settled(prompt.id(), WAIT).expect("settled");
+    assert!(matches!(settlement.by, SettledBy::ThisClient(_)));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn an_approval_is_decided_with_an_offered_choice_and_the_turn_ends() {
+    let Some(scenario) = support::scenario("approval-round-trip") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    let (session, _) = client
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .expect("started");
+    let turn = session
+        .send_user_turn([render::text("Run the tests.")])
+        .expect("turn started");
+    let approval = session.next_approval(WAIT).expect("the approval");
+    let stage = approval.stage().expect("its stage");
+    let offered: Vec<&str> = stage.choices.iter().map(|c| c.choice_id.as_str()).collect();
+    assert!(offered.contains(&"allow_session"), "{offered:?}");
+    println!("approve? {}", render::SubjectLine(stage.subject));
+    let refused = session.decide(approval.id(), "allow_forever", None);
+    assert!(
+        matches!(refused, Err(Error::Ask(AskError::ChoiceNotOffered { .. }))),
+        "{refused:?}"
+    );
+    let decided = session
+        .decide(approval.id(), "allow_session", None)
+        .expect("accepted");
+    assert!(decided.terminal, "one stage");
+    let resolved = session.resolved(approval.id(), WAIT).expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    let outcome = turn.completed_within(WAIT).expect("ends");
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_streamed_turn_gives_its_items_with_their_text_as_they_change() {
+    let Some(scenario) = support::scenario("text-run-single-turn") else {
+        return;
+    };
+    let (client, host) = support::in_memory(&scenario);
+    let (session, _) = client
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .expect("started");
+    let turn = session
+        .send_user_turn([render::text("Say hello.")])
+        .expect("turn started");
+    let mut lines = Vec::new();
+    for item in turn.items() {
+        lines.push(render::ItemLine(&item).to_string());
+    }
+    // Followed from the command; changes not taken yet coalesce into the item as it stands.
+    assert!(lines.len() >= 2, "{lines:#?}");
+    assert!(lines[0].starts_with("userMessage completed"), "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("agentMessage ")),
+        "{lines:#?}"
+    );
+    let last = session.read(|fold| fold.items().last().cloned()).unwrap();
+    assert_eq!(last.item().status, ItemStatus::Completed);
+    assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));
+    // Every event of the session came through its stream, in order, the turn's end last.
+    let events: Vec<Event> =
+        std::iter::from_fn(|| session.next_event_timeout(Duration::ZERO).ok().flatten()).collect();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Folded {
+            outcome: Outcome::Delta { .. },
+            ..
+        }
+    )));
+    assert!(matches!(
+        events.last(),
+        Some(Event::Folded {
+            outcome: Outcome::Turn { .. },
+            ..
+        })
+    ));
+    drop(session);
+    drop(client);
+    let (played, stderr) = host.join().unwrap();
+    assert!(matches!(played, Played::Completed), "{played:?}\n{stderr}");
+}
+
+#[test]
+fn a_host_dying_mid_turn_ends_the_turn_with_the_classified_exit() {
+    let Some(scenario) = support::scenario("text-run-single-turn") else {
+        return;
+    };
+    // Line 12 is the turn's first delta: the host exits 3 right after it.
+    let client = support::spawn(&scenario, &["--fault", "after 12: exit 3"]);
+    let (session, _) = client
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .expect("started");
+    let turn = session
+        .send_user_turn([render::text("Say hello.")])
+        .expect("turn started");
+    let TurnOutcome::HostExited(reason) = turn.completed() else {
+        panic!("the host died before the turn ended");
+    };
+    let exit = reason.host_exit().expect("the host's exit");
+    assert_eq!(exit.code, Some(3), "{exit:?}");
+    // Later commands fail with the same exit, at once.
+    let late = session.interrupt(Some(turn.id()), false);
+    assert!(matches!(late, Err(Error::Rpc(_))), "{late:?}");
+    assert!(
+        session.events().count() > 0,
+        "the events before the death are kept"
+    );
+}
