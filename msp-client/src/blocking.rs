@@ -159,6 +159,14 @@ impl Client {
         Ok((self.session(id), result))
     }
 
+    /// Opens session `session_id` without a command: an empty fold that takes what the host
+    /// says of the session from now on (after a `view/subscribe`, or on a connection that
+    /// already receives it).
+    pub fn open_session(&self, session_id: &str) -> Session {
+        self.link.core.open(session_id, |_| ());
+        self.session(session_id.to_owned())
+    }
+
     fn session(&self, id: String) -> Session {
         Session(Arc::new(SessionLink {
             id,

@@ -260,7 +260,7 @@ impl Core {
 
     /// Opens session `session_id`: a fold seeded by `seed`, then given what the host said of
     /// the session before.
-    pub(crate) fn open(&self, session_id: &str, seed: impl FnOnce(&mut Fold) -> Outcome) {
+    pub(crate) fn open<T>(&self, session_id: &str, seed: impl FnOnce(&mut Fold) -> T) {
         let mut state = self.lock();
         let state = &mut *state;
         let mut slot = Slot {

@@ -254,3 +254,77 @@ fn a_host_dying_mid_turn_ends_the_turn_with_the_classified_exit() {
         "the events before the death are kept"
     );
 }
+
+#[test]
+fn a_gap_is_refilled_from_view_page_for_the_session() {
+    let Some(scenario) = support::scenario("gap-recovery-splice-fill") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    let session_id = "0198f0aa-fixture-session";
+    let session = client.open_session(session_id);
+    let mut subscribe = msp_types::ViewSubscribeParams::builder()
+        .session_id(session_id)
+        .build();
+    subscribe.after = Some("v:0198f0aa-fixture-session:4".into());
+    client
+        .request::<msp_types::protocol::methods::ViewSubscribe>(&subscribe)
+        .expect("subscribed");
+    let refilled = session
+        .events()
+        .find_map(|event| match event {
+            Event::Refilled { outcomes } => Some(outcomes),
+            _ => None,
+        })
+        .expect("the gap was refilled");
+    assert!(!refilled.is_empty());
+    session.read(|fold| {
+        assert!(fold.item("item-7").is_some(), "the page filled the hole");
+        assert!(fold.is_current(), "{:?}", fold.gap());
+    });
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_timed_out_command_is_sent_again_with_the_same_command_id() {
+    use std::io::{BufRead, BufReader, Write};
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    // A host that lets the first turn/interrupt go unanswered and answers the second.
+    let host = std::thread::spawn(move || {
+        let mut ids = Vec::new();
+        for line in BufReader::new(host_reader).lines() {
+            let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let reply = match frame["method"].as_str() {
+                Some("initialize") => {
+                    serde_json::json!({"schema": {"version": 1, "fingerprint": "sha256:x"}, "serverInfo": {"name": "double", "version": "0"}, "userAgent": "double", "museHome": "/h", "platformFamily": "unix", "platformOs": "linux"})
+                }
+                Some("turn/interrupt") => {
+                    ids.push(frame["params"]["commandId"].as_str().unwrap().to_owned());
+                    if ids.len() == 1 {
+                        continue;
+                    }
+                    serde_json::json!({"commandId": ids[0], "status": "accepted", "turnId": "t"})
+                }
+                _ => continue,
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": reply});
+            writeln!(host_writer, "{response}").unwrap();
+        }
+        ids
+    });
+    let options = support::options().connection(
+        msp_rpc::Options::new()
+            .timeout_for::<msp_types::protocol::methods::TurnInterrupt>(Duration::from_millis(200)),
+    );
+    let client = Client::over(client_reader, client_writer, options).expect("handshake");
+    let session = client.open_session("s");
+    let ack = session.interrupt(None, false);
+    drop(session);
+    drop(client);
+    let ids = host.join().unwrap();
+    assert_eq!(ids.len(), 2, "sent twice");
+    assert_eq!(ids[0], ids[1], "with one commandId");
+    assert!(ack.is_ok(), "{ack:?}");
+}
