@@ -16,13 +16,13 @@ use msp_session::{Fold, Input, ItemEntry, PendingApproval, PendingPrompt};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
-    ApprovalDecideParams, ApprovalDecideResult, ApprovalResolvedParams, SessionResumeParams,
-    SessionResumeResult, SessionStartParams, SessionStartResult, Tristate, TurnInputPart,
-    TurnInterruptParams, TurnInterruptResult, TurnStartParams, TurnStartResult,
-    UserInputAnswerParams, UserInputAnswerResult, UserInputCancelParams, UserInputCancelResult,
+    ApprovalDecideResult, ApprovalResolvedParams, SessionResumeParams, SessionResumeResult,
+    SessionStartParams, SessionStartResult, TurnInputPart, TurnInterruptResult, TurnStartParams,
+    TurnStartResult, UserInputAnswerResult, UserInputCancelResult,
 };
 
-use crate::asks::{check_answers, check_choice, Answer, AskError};
+use crate::asks::Answer;
+use crate::commands;
 use crate::core::{Core, Event, Routed};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
@@ -330,14 +330,7 @@ impl Session {
         &self,
         input: impl IntoIterator<Item = TurnInputPart>,
     ) -> Result<Turn, Error> {
-        let input: Vec<TurnInputPart> = input.into_iter().collect();
-        self.start_turn(|command_id| {
-            TurnStartParams::builder()
-                .command_id(command_id)
-                .input(input)
-                .session_id(self.id())
-                .build()
-        })
+        self.start_turn(commands::user_turn(self.id(), input.into_iter().collect()))
     }
 
     /// Starts a turn (`turn/start`, the params built around the minted `commandId`).
@@ -345,18 +338,13 @@ impl Session {
         let command = Command::<methods::TurnStart>::new(build);
         self.core().follow_command(&self.0.id, command.command_id());
         let result = self.send(&command);
-        let turn_id = result
-            .as_ref()
-            .ok()
-            .map(|r| r.turn_id.as_str())
-            .unwrap_or_default();
-        self.core()
-            .follow_turn(&self.0.id, Some(command.command_id()), turn_id);
-        let result = result?;
+        let result = self
+            .core()
+            .followed(&self.0.id, command.command_id(), result)?;
         Ok(Turn {
             session: self.clone(),
             id: result.turn_id.clone(),
-            result,
+            result: Some(result),
         })
     }
 
@@ -366,13 +354,7 @@ impl Session {
         Turn {
             session: self.clone(),
             id: turn_id.to_owned(),
-            result: TurnStartResult::builder()
-                .command_id("")
-                .disposition(msp_types::TurnStartDisposition::Started)
-                .started_new_turn(false)
-                .status(msp_types::CommandStatus::Accepted)
-                .turn_id(turn_id)
-                .build(),
+            result: None,
         }
     }
 
@@ -382,15 +364,7 @@ impl Session {
         turn_id: Option<&str>,
         retract: bool,
     ) -> Result<TurnInterruptResult, Error> {
-        self.send(&Command::<methods::TurnInterrupt>::new(|command_id| {
-            let mut params = TurnInterruptParams::builder()
-                .command_id(command_id)
-                .session_id(self.id())
-                .build();
-            params.retract = retract.then_some(true);
-            params.turn_id = turn_id.map(str::to_owned);
-            params
-        }))
+        self.send(&commands::interrupt(self.id(), turn_id, retract))
     }
 
     /// Answers question `user_input_id` (`userInput/answer`) with labels it offers (or free
@@ -400,25 +374,13 @@ impl Session {
         user_input_id: &str,
         answers: impl IntoIterator<Item = Answer>,
     ) -> Result<UserInputAnswerResult, Error> {
-        let answers: Vec<Answer> = answers.into_iter().collect();
-        let request = self.read(|fold| shared::prompt_request(fold, user_input_id))?;
-        check_answers(&request, &answers)?;
-        self.core().answered(&self.0.id, user_input_id);
-        self.send(&Command::<methods::UserInputAnswerMethod>::new(
-            |command_id| {
-                UserInputAnswerParams::builder()
-                    .answers(
-                        answers
-                            .into_iter()
-                            .map(Answer::into_wire)
-                            .collect::<Vec<_>>(),
-                    )
-                    .command_id(command_id)
-                    .session_id(self.id())
-                    .user_input_id(user_input_id)
-                    .build()
-            },
-        ))
+        let answers = answers.into_iter().collect();
+        self.send(&commands::answer(
+            self.core(),
+            self.id(),
+            user_input_id,
+            answers,
+        )?)
     }
 
     /// Cancels question `user_input_id` (`userInput/cancel`).
@@ -427,17 +389,12 @@ impl Session {
         user_input_id: &str,
         reason: Option<&str>,
     ) -> Result<UserInputCancelResult, Error> {
-        self.read(|fold| shared::prompt_pending(fold, user_input_id))?;
-        self.core().answered(&self.0.id, user_input_id);
-        self.send(&Command::<methods::UserInputCancel>::new(|command_id| {
-            let mut params = UserInputCancelParams::builder()
-                .command_id(command_id)
-                .session_id(self.id())
-                .user_input_id(user_input_id)
-                .build();
-            params.reason = reason.map(str::to_owned);
-            params
-        }))
+        self.send(&commands::cancel(
+            self.core(),
+            self.id(),
+            user_input_id,
+            reason,
+        )?)
     }
 
     /// Waits for question `user_input_id` to settle: how, and who settled it.
@@ -460,29 +417,9 @@ impl Session {
         choice_id: &str,
         feedback: Option<&str>,
     ) -> Result<ApprovalDecideResult, Error> {
-        let requirement = self.read(|fold| -> Result<_, AskError> {
-            let pending =
-                fold.pending_approval(approval_id)
-                    .ok_or_else(|| AskError::UnknownApproval {
-                        approval_id: approval_id.to_owned(),
-                    })?;
-            let stage = pending.stage().ok_or_else(|| AskError::StageUnknown {
-                approval_id: approval_id.to_owned(),
-            })?;
-            check_choice(approval_id, stage.choices, choice_id, feedback.is_some())?;
-            Ok(stage.requirement.clone())
-        })?;
-        let result = self.send(&Command::<methods::ApprovalDecide>::new(|command_id| {
-            let mut params = ApprovalDecideParams::builder()
-                .approval_id(approval_id)
-                .choice_id(choice_id)
-                .command_id(command_id)
-                .requirement_id(requirement.clone())
-                .session_id(self.id())
-                .build();
-            params.feedback = feedback.map_or(Tristate::Absent, |f| Tristate::Value(f.to_owned()));
-            params
-        }))?;
+        let (command, requirement) =
+            commands::decide(self.core(), self.id(), approval_id, choice_id, feedback)?;
+        let result = self.send(&command)?;
         self.core().decided(&self.0.id, approval_id, &requirement);
         Ok(result)
     }
@@ -520,7 +457,7 @@ impl Session {
 pub struct Turn {
     session: Session,
     id: String,
-    result: TurnStartResult,
+    result: Option<TurnStartResult>,
 }
 
 impl Turn {
@@ -529,9 +466,10 @@ impl Turn {
         &self.id
     }
 
-    /// The `turn/start` acknowledgement (started, queued, ...).
-    pub fn started(&self) -> &TurnStartResult {
-        &self.result
+    /// The `turn/start` acknowledgement (started, queued, ...), for a turn this handle
+    /// started.
+    pub fn started(&self) -> Option<&TurnStartResult> {
+        self.result.as_ref()
     }
 
     /// The next change to one of the turn's items, as the item stands when taken (its text

@@ -448,6 +448,22 @@ impl Core {
         });
     }
 
+    /// Ends following command `command_id`: its turn's, once it started it.
+    pub(crate) fn followed(
+        &self,
+        session_id: &str,
+        command_id: &str,
+        result: Result<msp_types::TurnStartResult, Error>,
+    ) -> Result<msp_types::TurnStartResult, Error> {
+        match &result {
+            Ok(started) => self.follow_turn(session_id, Some(command_id), &started.turn_id),
+            Err(_) => self.slot(session_id, |slot| {
+                slot.following.retain(|c| c != command_id)
+            }),
+        }
+        result
+    }
+
     /// Follows turn `turn_id`'s items: those the fold holds already, then each change (a
     /// turn followed from its command keeps what it gathered).
     pub(crate) fn follow_turn(&self, session_id: &str, command_id: Option<&str>, turn_id: &str) {

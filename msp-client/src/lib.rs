@@ -45,11 +45,15 @@
 
 mod asks;
 pub mod blocking;
+mod commands;
 mod core;
 mod options;
 mod outcome;
 pub mod render;
 mod shared;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod tokio;
 mod wait;
 
 pub use crate::asks::{Answer, AskError, FREE_TEXT_CHARS};

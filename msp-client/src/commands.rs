@@ -1,0 +1,140 @@
+//! The session's commands, built and checked once for both drivers: each function checks
+//! what it can against the fold (an offered label, an offered choice), notes what the client
+//! does, and gives the command to send, its `commandId` minted.
+
+use msp_rpc::Command;
+use msp_session::Fold;
+use msp_types::protocol::methods;
+use msp_types::{
+    ApprovalDecideParams, ApprovalRequirementRef, Tristate, TurnInputPart, TurnInterruptParams,
+    TurnStartParams, UserInputAnswerParams, UserInputCancelParams,
+};
+
+use crate::asks::{check_answers, check_choice, Answer, AskError};
+use crate::core::Core;
+use crate::outcome::Error;
+use crate::shared;
+
+/// `turn/start` with `input`.
+pub(crate) fn user_turn(
+    session_id: &str,
+    input: Vec<TurnInputPart>,
+) -> impl FnOnce(String) -> TurnStartParams + '_ {
+    move |command_id| {
+        TurnStartParams::builder()
+            .command_id(command_id)
+            .input(input)
+            .session_id(session_id)
+            .build()
+    }
+}
+
+/// `turn/interrupt` of `turn_id` (the running turn when `None`).
+pub(crate) fn interrupt(
+    session_id: &str,
+    turn_id: Option<&str>,
+    retract: bool,
+) -> Command<methods::TurnInterrupt> {
+    Command::new(|command_id| {
+        let mut params = TurnInterruptParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .build();
+        params.retract = retract.then_some(true);
+        params.turn_id = turn_id.map(str::to_owned);
+        params
+    })
+}
+
+/// `userInput/answer`, once `answers` fit the prompt's questions.
+pub(crate) fn answer(
+    core: &Core,
+    session_id: &str,
+    user_input_id: &str,
+    answers: Vec<Answer>,
+) -> Result<Command<methods::UserInputAnswerMethod>, Error> {
+    let request = core.read(session_id, |fold| {
+        shared::prompt_request(fold, user_input_id)
+    })?;
+    check_answers(&request, &answers)?;
+    core.answered(session_id, user_input_id);
+    Ok(Command::new(|command_id| {
+        UserInputAnswerParams::builder()
+            .answers(
+                answers
+                    .into_iter()
+                    .map(Answer::into_wire)
+                    .collect::<Vec<_>>(),
+            )
+            .command_id(command_id)
+            .session_id(session_id)
+            .user_input_id(user_input_id)
+            .build()
+    }))
+}
+
+/// `userInput/cancel` of a pending prompt.
+pub(crate) fn cancel(
+    core: &Core,
+    session_id: &str,
+    user_input_id: &str,
+    reason: Option<&str>,
+) -> Result<Command<methods::UserInputCancel>, Error> {
+    core.read(session_id, |fold| {
+        shared::prompt_pending(fold, user_input_id)
+    })?;
+    core.answered(session_id, user_input_id);
+    Ok(Command::new(|command_id| {
+        let mut params = UserInputCancelParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .user_input_id(user_input_id)
+            .build();
+        params.reason = reason.map(str::to_owned);
+        params
+    }))
+}
+
+/// `approval/decide` of the current stage, once the choice is one it offers (and takes the
+/// feedback, if any); with the requirement decided, to note once accepted.
+pub(crate) fn decide(
+    core: &Core,
+    session_id: &str,
+    approval_id: &str,
+    choice_id: &str,
+    feedback: Option<&str>,
+) -> Result<(Command<methods::ApprovalDecide>, ApprovalRequirementRef), Error> {
+    let requirement = core.read(session_id, |fold| {
+        stage_requirement(fold, approval_id, choice_id, feedback)
+    })?;
+    let command = Command::new(|command_id| {
+        let mut params = ApprovalDecideParams::builder()
+            .approval_id(approval_id)
+            .choice_id(choice_id)
+            .command_id(command_id)
+            .requirement_id(requirement.clone())
+            .session_id(session_id)
+            .build();
+        params.feedback = feedback.map_or(Tristate::Absent, |f| Tristate::Value(f.to_owned()));
+        params
+    });
+    Ok((command, requirement))
+}
+
+fn stage_requirement(
+    fold: &Fold,
+    approval_id: &str,
+    choice_id: &str,
+    feedback: Option<&str>,
+) -> Result<ApprovalRequirementRef, AskError> {
+    let pending = fold
+        .pending_approval(approval_id)
+        .ok_or_else(|| AskError::UnknownApproval {
+            approval_id: approval_id.to_owned(),
+        })?;
+    let stage = pending.stage().ok_or_else(|| AskError::StageUnknown {
+        approval_id: approval_id.to_owned(),
+    })?;
+    check_choice(approval_id, stage.choices, choice_id, feedback.is_some())?;
+    Ok(stage.requirement.clone())
+}

@@ -1,0 +1,500 @@
+//! The client on tokio (feature `tokio`): [`Client`], [`Session`], [`Turn`], the same words
+//! as [`blocking`](crate::blocking), each wait a future.
+//!
+//! Tasks: msp-rpc's reader, writer and request handler (which routes the host's requests to
+//! their session and replies the receipt), and one pump, which routes every notification to
+//! its session's fold and pages a gap's refill. Call within a tokio runtime.
+
+use std::future::poll_fn;
+use std::sync::Arc;
+use std::time::Duration;
+
+use msp_rpc::tokio::Connection;
+use msp_rpc::{Command, Handshake, HostCommand, HostExit, Inbound};
+use msp_session::{Fold, Input, ItemEntry, PendingApproval, PendingPrompt};
+use msp_types::protocol::methods;
+use msp_types::rpc::Request;
+use msp_types::{
+    ApprovalDecideResult, ApprovalResolvedParams, SessionResumeParams, SessionResumeResult,
+    SessionStartParams, SessionStartResult, TurnInputPart, TurnInterruptResult, TurnStartParams,
+    TurnStartResult, UserInputAnswerResult, UserInputCancelResult,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinHandle;
+
+use crate::asks::Answer;
+use crate::commands;
+use crate::core::{Core, Event, Routed};
+use crate::options::{Options, Retry};
+use crate::outcome::{Error, Settlement, TurnOutcome};
+use crate::shared;
+
+/// A client of one host: the connection, its pump, the sessions opened.
+///
+/// Dropping it without [`Client::close`] drops the connection: a spawned host is killed.
+pub struct Client {
+    link: Arc<Link>,
+    pump: Option<JoinHandle<()>>,
+}
+
+/// What every handle of a client shares.
+struct Link {
+    connection: Connection,
+    core: Arc<Core>,
+    retry: Retry,
+}
+
+impl Client {
+    /// Spawns the host (`muse serve`, or any command speaking MSP on stdio) and shakes hands.
+    pub async fn spawn(command: &HostCommand, options: Options) -> Result<Client, Error> {
+        let (core, rpc, rest) = shared::split(options);
+        let connection = Connection::spawn(command, rpc)?;
+        Client::start(connection, core, rest).await
+    }
+
+    /// Speaks to a host over `reader` and `writer` (pipes, a socket, an in-memory pipe) and
+    /// shakes hands.
+    pub async fn over(
+        reader: impl AsyncRead + Unpin + Send + 'static,
+        writer: impl AsyncWrite + Unpin + Send + 'static,
+        options: Options,
+    ) -> Result<Client, Error> {
+        let (core, rpc, rest) = shared::split(options);
+        let connection = Connection::new(reader, writer, rpc);
+        Client::start(connection, core, rest).await
+    }
+
+    async fn start(
+        connection: Connection,
+        core: Arc<Core>,
+        rest: shared::Rest,
+    ) -> Result<Client, Error> {
+        let pump = tokio::spawn(pump(connection.clone(), core.clone()));
+        let client = Client {
+            link: Arc::new(Link {
+                connection,
+                core,
+                retry: rest.retry,
+            }),
+            pump: Some(pump),
+        };
+        client.link.connection.initialize(&rest.initialize).await?;
+        Ok(client)
+    }
+
+    /// The handshake's result, with its warnings.
+    pub fn handshake(&self) -> &Handshake {
+        self.link
+            .connection
+            .handshake()
+            .expect("the client shook hands")
+    }
+
+    /// The connection, for what the session API does not cover.
+    pub fn connection(&self) -> &Connection {
+        &self.link.connection
+    }
+
+    /// Sends any request of the schema's tables and waits for its typed result.
+    pub async fn request<M: Request>(&self, params: &M::Params) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        Ok(self.link.connection.request::<M>(params).await?)
+    }
+
+    /// Sends a command, its `commandId` minted for it, sent again with the same id on a
+    /// timeout or a retryable error (see [`Retry`]).
+    pub async fn command<M: Request>(
+        &self,
+        build: impl FnOnce(String) -> M::Params,
+    ) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        self.link.send(&Command::<M>::new(build)).await
+    }
+
+    /// Starts a session (`session/start`, the params built around the minted `commandId`):
+    /// its fold is seeded from the result.
+    pub async fn start_session(
+        &self,
+        build: impl FnOnce(String) -> SessionStartParams,
+    ) -> Result<(Session, SessionStartResult), Error> {
+        let result = self
+            .link
+            .send(&Command::<methods::SessionStart>::new(build))
+            .await?;
+        let id = result.session.session_id.clone();
+        self.link.core.open(&id, |fold| fold.seed_started(&result));
+        Ok((self.session(id), result))
+    }
+
+    /// Resumes session `session_id` with the host's defaults.
+    pub async fn resume_session(
+        &self,
+        session_id: &str,
+    ) -> Result<(Session, SessionResumeResult), Error> {
+        self.resume_session_with(|command_id| {
+            SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id(session_id)
+                .build()
+        })
+        .await
+    }
+
+    /// Resumes a session (`session/resume`, the params built around the minted `commandId`):
+    /// its fold is seeded from the result, so pending questions and approvals are there at
+    /// once, and what the host said of the session before the result is folded after it.
+    pub async fn resume_session_with(
+        &self,
+        build: impl FnOnce(String) -> SessionResumeParams,
+    ) -> Result<(Session, SessionResumeResult), Error> {
+        let result = self
+            .link
+            .send(&Command::<methods::SessionResume>::new(build))
+            .await?;
+        let id = result.session.session_id.clone();
+        self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        Ok((self.session(id), result))
+    }
+
+    /// Opens session `session_id` without a command: an empty fold that takes what the host
+    /// says of the session from now on (after a `view/subscribe`, or on a connection that
+    /// already receives it).
+    pub fn open_session(&self, session_id: &str) -> Session {
+        self.link.core.open(session_id, |_| ());
+        self.session(session_id.to_owned())
+    }
+
+    fn session(&self, id: String) -> Session {
+        Session(Arc::new(SessionLink {
+            id,
+            link: self.link.clone(),
+        }))
+    }
+
+    /// Closes the connection and waits for the host's exit (within the grace).
+    pub async fn close(mut self) -> Option<HostExit> {
+        let exit = self.link.connection.close().await;
+        if let Some(pump) = self.pump.take() {
+            let _ = pump.await;
+        }
+        exit
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // The pump holds a clone of the connection: stop it, so that the last clone goes.
+        if let Some(pump) = self.pump.take() {
+            pump.abort();
+        }
+    }
+}
+
+impl Link {
+    async fn send<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        let mut attempt = 1;
+        loop {
+            match self.connection.command(command).await {
+                Ok(result) => return Ok(result),
+                Err(error) => match self.retry.again(attempt, &error) {
+                    Some(wait) => {
+                        tracing::debug!(%error, method = M::METHOD, attempt, "sent again");
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                    }
+                    None => return Err(error.into()),
+                },
+            }
+        }
+    }
+}
+
+/// Routes every notification to its session until the connection closes, paging refills.
+async fn pump(connection: Connection, core: Arc<Core>) {
+    let mut notifications = connection.notifications().await;
+    while let Some(inbound) = notifications.next().await {
+        let input = match inbound {
+            Inbound::Notification { notification, .. } => Input::Notification(notification),
+            Inbound::Undecodable(bad) => shared::undecodable(&bad),
+        };
+        if let Routed::Refill(session_id, mut refill) = core.route(input) {
+            while let Some(page) = refill.next_request() {
+                match connection.request::<methods::ViewPage>(&page).await {
+                    Ok(result) => refill.page(result),
+                    Err(error) => refill.failed(shared::code(&error), error.to_string()),
+                }
+            }
+            core.finish_refill(&session_id, refill);
+        }
+    }
+    let reason = connection
+        .close_reason()
+        .unwrap_or(msp_rpc::CloseReason::PeerClosed);
+    core.end(reason, shared::durable(connection.handshake()));
+}
+
+/// A session: its fold, its events, its commands. Cheap to clone; the session is forgotten
+/// when the last clone is dropped.
+#[derive(Clone)]
+pub struct Session(Arc<SessionLink>);
+
+struct SessionLink {
+    id: String,
+    link: Arc<Link>,
+}
+
+impl Drop for SessionLink {
+    fn drop(&mut self) {
+        self.link.core.forget(&self.id);
+    }
+}
+
+impl Session {
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.0.id
+    }
+
+    fn core(&self) -> &Core {
+        &self.0.link.core
+    }
+
+    /// Reads the fold: items, turns, pending approvals and questions, state, gaps.
+    pub fn read<T>(&self, read: impl FnOnce(&Fold) -> T) -> T {
+        self.core().read(&self.0.id, read)
+    }
+
+    /// The next event, in the order routed; `None` once the connection closed and every
+    /// event was taken.
+    pub async fn next_event(&self) -> Option<Event> {
+        poll_fn(|cx| self.core().poll_event(&self.0.id, cx)).await
+    }
+
+    /// The next event within `timeout`; `Err` when none came.
+    pub async fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
+        tokio::time::timeout(timeout, self.next_event())
+            .await
+            .map_err(|_| Error::TimedOut {
+                what: "an event",
+                timeout,
+            })
+    }
+
+    async fn until<T>(
+        &self,
+        timeout: Option<Duration>,
+        what: &'static str,
+        mut check: impl FnMut(&Fold) -> Option<T>,
+    ) -> Result<T, Error> {
+        let waiting = poll_fn(|cx| self.core().poll_fold(&self.0.id, cx, &mut check));
+        let found = match timeout {
+            None => waiting.await,
+            Some(timeout) => tokio::time::timeout(timeout, waiting)
+                .await
+                .map_err(|_| Error::TimedOut { what, timeout })?,
+        };
+        found.map_err(Error::Closed)
+    }
+
+    /// Waits for a question with its questions (pending now, or the next to come).
+    pub async fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
+        let asked = self.core().asked(&self.0.id);
+        self.until(timeout, "a question", |fold| asked.next_prompt(fold))
+            .await
+    }
+
+    /// Waits for an approval whose current stage this client has not decided yet.
+    pub async fn next_approval(&self, timeout: Option<Duration>) -> Result<PendingApproval, Error> {
+        let asked = self.core().asked(&self.0.id);
+        self.until(timeout, "an approval", |fold| asked.next_approval(fold))
+            .await
+    }
+
+    /// Starts a turn with `input` (`turn/start`).
+    pub async fn send_user_turn(
+        &self,
+        input: impl IntoIterator<Item = TurnInputPart>,
+    ) -> Result<Turn, Error> {
+        self.start_turn(commands::user_turn(self.id(), input.into_iter().collect()))
+            .await
+    }
+
+    /// Starts a turn (`turn/start`, the params built around the minted `commandId`).
+    pub async fn start_turn(
+        &self,
+        build: impl FnOnce(String) -> TurnStartParams,
+    ) -> Result<Turn, Error> {
+        let command = Command::<methods::TurnStart>::new(build);
+        self.core().follow_command(&self.0.id, command.command_id());
+        let result = self.send(&command).await;
+        let result = self
+            .core()
+            .followed(&self.0.id, command.command_id(), result)?;
+        Ok(Turn {
+            session: self.clone(),
+            id: result.turn_id.clone(),
+            result: Some(result),
+        })
+    }
+
+    /// The turn `turn_id` (started elsewhere, or found in the fold), to follow and wait on.
+    pub fn turn(&self, turn_id: &str) -> Turn {
+        self.core().follow_turn(&self.0.id, None, turn_id);
+        Turn {
+            session: self.clone(),
+            id: turn_id.to_owned(),
+            result: None,
+        }
+    }
+
+    /// Interrupts the running turn (`turn/interrupt`); `retract` asks to take it back.
+    pub async fn interrupt(
+        &self,
+        turn_id: Option<&str>,
+        retract: bool,
+    ) -> Result<TurnInterruptResult, Error> {
+        self.send(&commands::interrupt(self.id(), turn_id, retract))
+            .await
+    }
+
+    /// Answers question `user_input_id` (`userInput/answer`) with labels it offers (or free
+    /// text); anything else is refused before sending ([`AskError`]).
+    pub async fn answer(
+        &self,
+        user_input_id: &str,
+        answers: impl IntoIterator<Item = Answer>,
+    ) -> Result<UserInputAnswerResult, Error> {
+        let answers = answers.into_iter().collect();
+        let command = commands::answer(self.core(), self.id(), user_input_id, answers)?;
+        self.send(&command).await
+    }
+
+    /// Cancels question `user_input_id` (`userInput/cancel`).
+    pub async fn cancel_prompt(
+        &self,
+        user_input_id: &str,
+        reason: Option<&str>,
+    ) -> Result<UserInputCancelResult, Error> {
+        let command = commands::cancel(self.core(), self.id(), user_input_id, reason)?;
+        self.send(&command).await
+    }
+
+    /// Waits for question `user_input_id` to settle: how, and who settled it.
+    pub async fn settled(
+        &self,
+        user_input_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Settlement, Error> {
+        let asked = self.core().asked(&self.0.id);
+        self.until(timeout, "the settlement", |fold| {
+            asked.settlement(fold, user_input_id)
+        })
+        .await
+    }
+
+    /// Decides the current stage of approval `approval_id` (`approval/decide`) with a choice
+    /// it offers, and feedback only where that choice accepts it.
+    pub async fn decide(
+        &self,
+        approval_id: &str,
+        choice_id: &str,
+        feedback: Option<&str>,
+    ) -> Result<ApprovalDecideResult, Error> {
+        let (command, requirement) =
+            commands::decide(self.core(), self.id(), approval_id, choice_id, feedback)?;
+        let result = self.send(&command).await?;
+        self.core().decided(&self.0.id, approval_id, &requirement);
+        Ok(result)
+    }
+
+    /// Waits for approval `approval_id` to be resolved.
+    pub async fn resolved(
+        &self,
+        approval_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<ApprovalResolvedParams, Error> {
+        self.until(timeout, "the resolution", |fold| {
+            fold.resolved_approvals()
+                .iter()
+                .find(|r| r.approval_id == approval_id)
+                .cloned()
+        })
+        .await
+    }
+
+    /// Sends a command of this session, sent again with the same `commandId` on a timeout or
+    /// a retryable error; a command sent before whose acknowledgement differs now is
+    /// [`Error::ReplayDiffers`].
+    pub async fn send<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        self.core().sent(&self.0.id, command.command_id());
+        let result = self.0.link.send(command).await?;
+        self.core()
+            .acknowledged::<M>(&self.0.id, command.command_id(), &result)?;
+        Ok(result)
+    }
+}
+
+/// A turn: its items as they change, its end.
+pub struct Turn {
+    session: Session,
+    id: String,
+    result: Option<TurnStartResult>,
+}
+
+impl Turn {
+    /// The turn's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The `turn/start` acknowledgement (started, queued, ...), for a turn this handle
+    /// started.
+    pub fn started(&self) -> Option<&TurnStartResult> {
+        self.result.as_ref()
+    }
+
+    /// The next change to one of the turn's items, as the item stands when taken (its text
+    /// built by the deltas so far: changes not taken yet coalesce, the deltas themselves are
+    /// in the session's events); `None` once the turn is over and every change was taken.
+    pub async fn next_item(&self) -> Option<ItemEntry> {
+        let session = &self.session;
+        poll_fn(|cx| session.core().poll_turn_item(&session.0.id, &self.id, cx)).await
+    }
+
+    /// Waits for the turn's end: ended (completed, failed, cancelled), unqueued, retracted,
+    /// or unknown after the host went away.
+    pub async fn completed(&self) -> TurnOutcome {
+        self.completed_within(None)
+            .await
+            .expect("no deadline, no timeout")
+    }
+
+    /// Waits for the turn's end within `timeout`.
+    pub async fn completed_within(&self, timeout: Option<Duration>) -> Result<TurnOutcome, Error> {
+        match self
+            .session
+            .until(timeout, "the turn's end", |fold| {
+                TurnOutcome::of(fold, &self.id)
+            })
+            .await
+        {
+            Err(Error::Closed(reason)) => Ok(TurnOutcome::HostExited(reason)),
+            other => other,
+        }
+    }
+
+    /// Interrupts the turn; `retract` asks to take it back.
+    pub async fn interrupt(&self, retract: bool) -> Result<TurnInterruptResult, Error> {
+        self.session.interrupt(Some(&self.id), retract).await
+    }
+}

@@ -1,0 +1,121 @@
+//! The session API on tokio against the canned host as a child process: the same scenarios
+//! as the blocking tests, the same words, each wait awaited.
+
+mod support;
+
+use std::time::Duration;
+
+use msp_client::tokio::Client;
+use msp_client::{render, Answer, SettledBy, TurnOutcome};
+use msp_rpc::HostCommand;
+use msp_types::{ApprovalDecision, SessionResumeParams, TurnTerminal, UserInputOutcome};
+
+const WAIT: Option<Duration> = Some(Duration::from_secs(20));
+
+async fn spawn(scenario: &std::path::Path, args: &[&str]) -> Client {
+    let command = HostCommand::new(support::host_binary())
+        .args(args)
+        .arg(scenario);
+    Client::spawn(&command, support::options())
+        .await
+        .expect("the canned host starts and shakes hands")
+}
+
+#[tokio::test]
+async fn the_seed_recipe() {
+    let Some(scenario) = support::scenario("userinput-answer-round-trip") else {
+        return;
+    };
+    let client = spawn(&scenario, &[]).await;
+    let (session, _) = client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id("0198f0aa-1111-7000-8000-0000000000bb")
+                .build();
+            params.exclude_items = Some(true);
+            params
+        })
+        .await
+        .expect("resumed");
+    let prompt = session.next_prompt(WAIT).await.expect("the question");
+    let question = &prompt.request().expect("its questions").questions[0];
+    let ack = session
+        .answer(prompt.id(), [Answer::label(&question.id, "Postgres")])
+        .await
+        .expect("accepted");
+    let settlement = session.settled(prompt.id(), WAIT).await.expect("settled");
+    assert_eq!(settlement.params.outcome, UserInputOutcome::Answered);
+    assert_eq!(settlement.by, SettledBy::ThisClient(ack.command_id));
+    drop(session);
+    let exit = client.close().await.expect("the host exited");
+    assert_eq!(exit.code, Some(0), "{exit:?}");
+}
+
+#[tokio::test]
+async fn an_approval_and_a_streamed_turn() {
+    let Some(scenario) = support::scenario("approval-round-trip") else {
+        return;
+    };
+    let client = spawn(&scenario, &[]).await;
+    let (session, _) = client
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .await
+        .expect("started");
+    let turn = session
+        .send_user_turn([render::text("Run the tests.")])
+        .await
+        .expect("turn started");
+    let approval = session.next_approval(WAIT).await.expect("the approval");
+    session
+        .decide(approval.id(), "allow_session", None)
+        .await
+        .expect("accepted");
+    let resolved = session
+        .resolved(approval.id(), WAIT)
+        .await
+        .expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    let mut items = 0;
+    while let Some(item) = turn.next_item().await {
+        assert!(!render::ItemLine(&item).to_string().is_empty());
+        items += 1;
+    }
+    assert!(items > 0);
+    let outcome = turn.completed().await;
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
+
+#[tokio::test]
+async fn a_host_dying_mid_turn() {
+    let Some(scenario) = support::scenario("text-run-single-turn") else {
+        return;
+    };
+    let client = spawn(&scenario, &["--fault", "after 12: exit 3"]).await;
+    let (session, _) = client
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .await
+        .expect("started");
+    let turn = session
+        .send_user_turn([render::text("Say hello.")])
+        .await
+        .expect("turn started");
+    let TurnOutcome::HostExited(reason) = turn.completed().await else {
+        panic!("the host died before the turn ended");
+    };
+    assert_eq!(
+        reason.host_exit().and_then(|e| e.code),
+        Some(3),
+        "{reason:?}"
+    );
+}
