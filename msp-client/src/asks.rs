@@ -68,6 +68,14 @@ impl Answer {
     }
 }
 
+impl From<UserInputAnswer> for Answer {
+    /// An answer as the wire has it (a recorded one, one built with its builder): checked
+    /// like the others when sent.
+    fn from(answer: UserInputAnswer) -> Self {
+        Answer(answer)
+    }
+}
+
 /// An answer or decision that does not fit what was offered; nothing was sent.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -6,8 +6,10 @@ use msp_rpc::Command;
 use msp_session::Fold;
 use msp_types::protocol::methods;
 use msp_types::{
-    ApprovalDecideParams, ApprovalRequirementRef, Tristate, TurnInputPart, TurnInterruptParams,
-    TurnStartParams, UserInputAnswerParams, UserInputCancelParams,
+    ApprovalDecideParams, ApprovalRequirementRef, GoalClearParams, GoalEditParams, GoalPauseParams,
+    GoalResumeParams, GoalSetParams, Tristate, TurnInputPart, TurnInterruptParams, TurnStartParams,
+    TurnSteerParams, TurnUnqueueParams, UserInputAnswerParams, UserInputCancelParams,
+    UserInputClarification, UserInputClarifyParams, UserInputInterruptParams,
 };
 
 use crate::asks::{check_answers, check_choice, Answer, AskError};
@@ -44,6 +46,138 @@ pub(crate) fn interrupt(
         params.turn_id = turn_id.map(str::to_owned);
         params
     })
+}
+
+/// `turn/steer`: more input for the running turn `expected_turn_id`.
+pub(crate) fn steer(
+    session_id: &str,
+    expected_turn_id: &str,
+    input: Vec<TurnInputPart>,
+) -> Command<methods::TurnSteer> {
+    Command::new(|command_id| {
+        TurnSteerParams::builder()
+            .command_id(command_id)
+            .expected_turn_id(expected_turn_id)
+            .input(input)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `turn/unqueue` of a queued turn.
+pub(crate) fn unqueue(session_id: &str, turn_id: &str) -> Command<methods::TurnUnqueue> {
+    Command::new(|command_id| {
+        TurnUnqueueParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .turn_id(turn_id)
+            .build()
+    })
+}
+
+/// `goal/set`: the session's objective.
+pub(crate) fn goal_set(session_id: &str, objective: &str) -> Command<methods::GoalSet> {
+    Command::new(|command_id| {
+        GoalSetParams::builder()
+            .command_id(command_id)
+            .objective(objective)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `goal/edit`: the objective reworded.
+pub(crate) fn goal_edit(session_id: &str, objective: &str) -> Command<methods::GoalEdit> {
+    Command::new(|command_id| {
+        GoalEditParams::builder()
+            .command_id(command_id)
+            .objective(objective)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `goal/pause`.
+pub(crate) fn goal_pause(session_id: &str) -> Command<methods::GoalPause> {
+    Command::new(|command_id| {
+        GoalPauseParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `goal/resume`.
+pub(crate) fn goal_resume(session_id: &str) -> Command<methods::GoalResume> {
+    Command::new(|command_id| {
+        GoalResumeParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `goal/clear`.
+pub(crate) fn goal_clear(session_id: &str) -> Command<methods::GoalClear> {
+    Command::new(|command_id| {
+        GoalClearParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `userInput/interrupt`: stops the turn waiting on the prompt, with answers to pass on
+/// (checked as `answer` checks them) or none.
+pub(crate) fn interrupt_prompt(
+    core: &Core,
+    session_id: &str,
+    user_input_id: &str,
+    answers: Vec<Answer>,
+) -> Result<Command<methods::UserInputInterrupt>, Error> {
+    if answers.is_empty() {
+        core.read(session_id, |fold| {
+            shared::prompt_pending(fold, user_input_id)
+        })?;
+    } else {
+        let request = core.read(session_id, |fold| {
+            shared::prompt_request(fold, user_input_id)
+        })?;
+        check_answers(&request, &answers)?;
+    }
+    core.answered(session_id, user_input_id);
+    Ok(Command::new(|command_id| {
+        let mut params = UserInputInterruptParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .user_input_id(user_input_id)
+            .build();
+        if !answers.is_empty() {
+            params.answers = Some(answers.into_iter().map(Answer::into_wire).collect());
+        }
+        params
+    }))
+}
+
+/// `userInput/clarify`: asks the agent to reword a pending prompt.
+pub(crate) fn clarify(
+    core: &Core,
+    session_id: &str,
+    user_input_id: &str,
+    clarification: UserInputClarification,
+) -> Result<Command<methods::UserInputClarify>, Error> {
+    core.read(session_id, |fold| {
+        shared::prompt_pending(fold, user_input_id)
+    })?;
+    core.answered(session_id, user_input_id);
+    Ok(Command::new(|command_id| {
+        UserInputClarifyParams::builder()
+            .clarification(clarification)
+            .command_id(command_id)
+            .session_id(session_id)
+            .user_input_id(user_input_id)
+            .build()
+    }))
 }
 
 /// `userInput/answer`, once `answers` fit the prompt's questions.

@@ -386,6 +386,82 @@ impl Session {
         self.send(&command).await
     }
 
+    /// Adds input to the running turn `expected_turn_id` (`turn/steer`).
+    pub async fn steer(
+        &self,
+        expected_turn_id: &str,
+        input: impl IntoIterator<Item = TurnInputPart>,
+    ) -> Result<msp_types::TurnSteerResult, Error> {
+        let command = commands::steer(self.id(), expected_turn_id, input.into_iter().collect());
+        self.send(&command).await
+    }
+    /// Takes queued turn `turn_id` out of the queue (`turn/unqueue`).
+    pub async fn unqueue(&self, turn_id: &str) -> Result<msp_types::TurnUnqueueResult, Error> {
+        let command = commands::unqueue(self.id(), turn_id);
+        self.send(&command).await
+    }
+    /// Sets the session's goal (`goal/set`).
+    pub async fn goal_set(&self, objective: &str) -> Result<msp_types::GoalCommandResult, Error> {
+        let command = commands::goal_set(self.id(), objective);
+        self.send(&command).await
+    }
+    /// Rewords the session's goal (`goal/edit`).
+    pub async fn goal_edit(&self, objective: &str) -> Result<msp_types::GoalCommandResult, Error> {
+        let command = commands::goal_edit(self.id(), objective);
+        self.send(&command).await
+    }
+    /// Pauses the session's goal (`goal/pause`).
+    pub async fn goal_pause(&self) -> Result<msp_types::GoalCommandResult, Error> {
+        let command = commands::goal_pause(self.id());
+        self.send(&command).await
+    }
+    /// Resumes the session's paused goal (`goal/resume`).
+    pub async fn goal_resume(&self) -> Result<msp_types::GoalCommandResult, Error> {
+        let command = commands::goal_resume(self.id());
+        self.send(&command).await
+    }
+    /// Clears the session's goal (`goal/clear`).
+    pub async fn goal_clear(&self) -> Result<msp_types::GoalCommandResult, Error> {
+        let command = commands::goal_clear(self.id());
+        self.send(&command).await
+    }
+    /// Stops the turn waiting on question `user_input_id` (`userInput/interrupt`), passing on `answers` (checked as [`Session::answer`] checks them), or none.
+    pub async fn interrupt_prompt(
+        &self,
+        user_input_id: &str,
+        answers: impl IntoIterator<Item = Answer>,
+    ) -> Result<msp_types::UserInputInterruptResult, Error> {
+        let command = commands::interrupt_prompt(
+            self.core(),
+            self.id(),
+            user_input_id,
+            answers.into_iter().collect(),
+        )?;
+        self.send(&command).await
+    }
+    /// Asks the agent to reword question `user_input_id` (`userInput/clarify`).
+    pub async fn clarify(
+        &self,
+        user_input_id: &str,
+        clarification: msp_types::UserInputClarification,
+    ) -> Result<msp_types::UserInputClarifyResult, Error> {
+        let command = commands::clarify(self.core(), self.id(), user_input_id, clarification)?;
+        self.send(&command).await
+    }
+    /// Tells the host the user started on timed question `user_input_id`, so that its
+    /// countdown stops (`userInput/engaged`, a notification).
+    pub fn engaged(&self, user_input_id: &str) -> Result<(), Error> {
+        let params = msp_types::UserInputEngagedParams::builder()
+            .session_id(self.id())
+            .user_input_id(user_input_id)
+            .build();
+        Ok(self
+            .0
+            .link
+            .connection
+            .notify::<msp_types::protocol::notifications::UserInputEngaged>(&params)?)
+    }
+
     /// Waits for question `user_input_id` to settle: how, and who settled it.
     pub async fn settled(
         &self,

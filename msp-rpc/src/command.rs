@@ -45,6 +45,17 @@ impl<M: Request> Command<M> {
         }
     }
 
+    /// A command whose `commandId` was minted before (kept across a restart, say): sent again,
+    /// the host answers with the first send's outcome.
+    pub fn with_id(command_id: impl Into<String>, build: impl FnOnce(String) -> M::Params) -> Self {
+        let command_id = command_id.into();
+        Command {
+            params: build(command_id.clone()),
+            command_id,
+            method: PhantomData,
+        }
+    }
+
     /// The `commandId` every send of this command carries.
     pub fn command_id(&self) -> &str {
         &self.command_id

@@ -1,0 +1,304 @@
+//! Every shared transcript played to the end through the session API, against the canned
+//! host as a child process: the recorded client's requests become session calls (a resume, a
+//! turn, a decision checked against the offered choices, an answer checked against the
+//! offered labels, a goal, ...) with fresh ids; `view/page` is left to the session's own gap
+//! refill; the host's requests are answered by the client. Each run waits until the last
+//! recorded view event reached its session, then closes: the host must exit 0.
+
+mod support;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use msp_client::blocking::{Client, Session};
+use msp_client::{Answer, Error, Event};
+use msp_rpc::{new_command_id, Command, HostCommand};
+use msp_types::protocol::methods;
+use msp_types::rpc::Request;
+use msp_types::{InitializeParams, UserInputAnswer};
+use serde_json::Value;
+
+const WAIT: Option<Duration> = Some(Duration::from_secs(20));
+
+#[test]
+fn every_shared_scenario_plays_to_the_end_through_the_session_api() {
+    let Some(dir) = support::transcripts() else {
+        eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+        return;
+    };
+    let mut scenarios: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.join("transcript.ndjson").is_file())
+        .collect();
+    scenarios.sort();
+    assert_eq!(scenarios.len(), 47, "the shared corpus");
+    let mut failed = Vec::new();
+    for scenario in &scenarios {
+        let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
+        match play(scenario) {
+            Ok(calls) => println!("{name}: played ({calls} session calls)"),
+            Err(why) => failed.push(format!("{name}: {why}")),
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+/// One recorded frame: its direction and its JSON.
+struct Recorded {
+    client: bool,
+    frame: Value,
+}
+
+fn load(scenario: &Path) -> Vec<Recorded> {
+    std::fs::read_to_string(scenario.join("transcript.ndjson"))
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let line: Value = serde_json::from_str(line).unwrap();
+            let raw = line["raw"].as_str().unwrap_or_default();
+            Recorded {
+                client: line["dir"] == "client",
+                frame: serde_json::from_str(raw.trim_end_matches('\r')).unwrap_or(Value::Null),
+            }
+        })
+        .collect()
+}
+
+struct Player {
+    client: Client,
+    sessions: HashMap<String, Session>,
+    /// Recorded `commandId` -> the one minted for it, so that a recorded replay is one.
+    command_ids: HashMap<String, String>,
+    calls: usize,
+}
+
+fn play(scenario: &Path) -> Result<usize, String> {
+    let recorded = load(scenario);
+    let initialize = recorded
+        .iter()
+        .find(|r| r.client && r.frame["method"] == "initialize")
+        .map(|r| serde_json::from_value::<InitializeParams>(r.frame["params"].clone()).unwrap());
+    let mut options = support::options();
+    if let Some(initialize) = initialize {
+        options = options.initialize(initialize);
+    }
+    let command = HostCommand::new(support::host_binary()).arg(scenario);
+    let client = Client::spawn(&command, options).map_err(|e| format!("connect: {e}"))?;
+    let mut player = Player {
+        client,
+        sessions: HashMap::new(),
+        command_ids: HashMap::new(),
+        calls: 0,
+    };
+    for r in recorded.iter().filter(|r| r.client) {
+        let Some(method) = r.frame["method"].as_str() else {
+            continue; // a reply to the host's request: the client sends its own
+        };
+        if matches!(method, "initialize" | "initialized" | "view/page") {
+            continue;
+        }
+        player
+            .call(method, &r.frame["params"])
+            .map_err(|e| format!("{method}: {e}"))?;
+    }
+    player.wait_for_the_last_event(&recorded)?;
+    let calls = player.calls;
+    drop(player.sessions);
+    let exit = player.client.close().ok_or("no exit")?;
+    if exit.code != Some(0) {
+        return Err(format!("the host exited {exit}"));
+    }
+    Ok(calls)
+}
+
+fn with_command_id<P: serde::de::DeserializeOwned>(params: &Value, command_id: &str) -> P {
+    let mut params = params.clone();
+    if params.get("commandId").is_some() {
+        params["commandId"] = command_id.into();
+    }
+    serde_json::from_value(params).expect("recorded params decode")
+}
+
+impl Player {
+    fn command_id(&mut self, params: &Value) -> String {
+        let recorded = params["commandId"].as_str().unwrap_or_default().to_owned();
+        self.command_ids
+            .entry(recorded)
+            .or_insert_with(new_command_id)
+            .clone()
+    }
+
+    fn session(&mut self, params: &Value) -> Result<Session, String> {
+        let id = params["sessionId"].as_str().ok_or("no sessionId")?;
+        if let Some(session) = self.sessions.get(id) {
+            return Ok(session.clone());
+        }
+        let session = self.client.open_session(id);
+        self.sessions.insert(id.to_owned(), session.clone());
+        Ok(session)
+    }
+
+    /// Sends a command of a session as recorded, its `commandId` mapped.
+    fn send<M: Request>(&mut self, params: &Value) -> Result<(), String>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        let session = self.session(params)?;
+        let command_id = self.command_id(params);
+        let command = Command::<M>::with_id(command_id, |id| with_command_id(params, &id));
+        accept_remote(session.send(&command).map(drop))
+    }
+
+    fn call(&mut self, method: &str, params: &Value) -> Result<(), String> {
+        self.calls += 1;
+        let answers = |params: &Value| -> Vec<Answer> {
+            serde_json::from_value::<Vec<UserInputAnswer>>(params["answers"].clone())
+                .unwrap_or_default()
+                .into_iter()
+                .map(Answer::from)
+                .collect()
+        };
+        match method {
+            "session/start" => {
+                let (session, _) = self
+                    .client
+                    .start_session(|id| with_command_id(params, &id))
+                    .map_err(|e| e.to_string())?;
+                self.sessions.insert(session.id().to_owned(), session);
+            }
+            "session/resume" => {
+                let resumed = self
+                    .client
+                    .resume_session_with(|id| with_command_id(params, &id));
+                match resumed {
+                    Ok((session, _)) => {
+                        self.sessions.insert(session.id().to_owned(), session);
+                    }
+                    Err(e) => accept_remote(Err(e))?,
+                }
+            }
+            "view/subscribe" => {
+                self.session(params)?;
+                let params = serde_json::from_value(params.clone()).unwrap();
+                accept_remote(
+                    self.client
+                        .request::<methods::ViewSubscribe>(&params)
+                        .map(drop),
+                )?;
+            }
+            "turn/start" => {
+                let session = self.session(params)?;
+                let command_id = self.command_id(params);
+                accept_remote(
+                    session
+                        .start_turn(|_| with_command_id(params, &command_id))
+                        .map(drop),
+                )?;
+            }
+            "approval/decide" => {
+                let session = self.session(params)?;
+                let approval = session.next_approval(WAIT).map_err(|e| e.to_string())?;
+                assert_eq!(approval.id(), params["approvalId"], "the approval asked");
+                let feedback = params["feedback"].as_str();
+                let choice = params["choiceId"].as_str().unwrap();
+                accept_remote(session.decide(approval.id(), choice, feedback).map(drop))?;
+            }
+            "userInput/answer" => {
+                let session = self.session(params)?;
+                let prompt = session.next_prompt(WAIT).map_err(|e| e.to_string())?;
+                assert_eq!(prompt.id(), params["userInputId"], "the question asked");
+                accept_remote(session.answer(prompt.id(), answers(params)).map(drop))?;
+            }
+            "userInput/cancel" => {
+                let session = self.session(params)?;
+                let prompt = session.next_prompt(WAIT).map_err(|e| e.to_string())?;
+                let reason = params["reason"].as_str();
+                accept_remote(session.cancel_prompt(prompt.id(), reason).map(drop))?;
+            }
+            "userInput/interrupt" => {
+                let session = self.session(params)?;
+                let id = params["userInputId"].as_str().unwrap();
+                accept_remote(session.interrupt_prompt(id, answers(params)).map(drop))?;
+            }
+            "userInput/engaged" => {
+                let session = self.session(params)?;
+                session
+                    .engaged(params["userInputId"].as_str().unwrap())
+                    .map_err(|e| e.to_string())?;
+            }
+            "turn/interrupt" => {
+                let session = self.session(params)?;
+                let turn = params["turnId"].as_str();
+                let retract = params["retract"].as_bool().unwrap_or(false);
+                accept_remote(session.interrupt(turn, retract).map(drop))?;
+            }
+            "turn/unqueue" => {
+                let session = self.session(params)?;
+                accept_remote(
+                    session
+                        .unqueue(params["turnId"].as_str().unwrap())
+                        .map(drop),
+                )?;
+            }
+            "model/list" => {
+                let params = serde_json::from_value(params.clone()).unwrap();
+                accept_remote(self.client.request::<methods::ModelList>(&params).map(drop))?;
+            }
+            "goal/set" => self.send::<methods::GoalSet>(params)?,
+            "goal/edit" => self.send::<methods::GoalEdit>(params)?,
+            "goal/pause" => self.send::<methods::GoalPause>(params)?,
+            "goal/resume" => self.send::<methods::GoalResume>(params)?,
+            "goal/clear" => self.send::<methods::GoalClear>(params)?,
+            "session/compact" => self.send::<methods::SessionCompact>(params)?,
+            "session/setModel" => self.send::<methods::SessionSetModel>(params)?,
+            "session/userShell" => self.send::<methods::SessionUserShell>(params)?,
+            "subagent/close" => self.send::<methods::SubagentClose>(params)?,
+            "subagent/sendMessage" => self.send::<methods::SubagentSendMessage>(params)?,
+            "subagent/stop" => self.send::<methods::SubagentStop>(params)?,
+            "subagent/readResult" => self.send::<methods::SubagentReadResult>(params)?,
+            "workflow/cancel" => self.send::<methods::WorkflowCancel>(params)?,
+            "workflow/childControl" => self.send::<methods::WorkflowChildControl>(params)?,
+            other => return Err(format!("no session call for {other}")),
+        }
+        Ok(())
+    }
+
+    /// Waits until the last recorded view event of an opened session reached it.
+    fn wait_for_the_last_event(&self, recorded: &[Recorded]) -> Result<(), String> {
+        let last = recorded.iter().rev().find_map(|r| {
+            let params = &r.frame["params"];
+            let session = self.sessions.get(params["sessionId"].as_str()?)?;
+            let cursor = params["viewCursor"].as_str()?;
+            (!r.client && r.frame.get("id").is_none()).then_some((session, cursor))
+        });
+        let Some((session, cursor)) = last else {
+            return Ok(());
+        };
+        loop {
+            match session.next_event_timeout(WAIT.unwrap()) {
+                Ok(Some(Event::Folded { input, .. })) if input.view_cursor() == Some(cursor) => {
+                    return Ok(())
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return Err(format!("the connection closed before {cursor}")),
+                Err(e) => return Err(format!("{cursor} never came: {e}")),
+            }
+        }
+    }
+}
+
+/// A command the host refused as the recording has it (an error response) is played too.
+fn accept_remote(result: Result<(), Error>) -> Result<(), String> {
+    match result {
+        Ok(()) | Err(Error::Rpc(msp_rpc::RpcError::Remote(_))) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
