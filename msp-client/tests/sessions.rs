@@ -328,3 +328,119 @@ fn a_timed_out_command_is_sent_again_with_the_same_command_id() {
     assert_eq!(ids[0], ids[1], "with one commandId");
     assert!(ack.is_ok(), "{ack:?}");
 }
+
+#[test]
+fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
+    // The approval round trip with a second stage: the first decision is not terminal, the
+    // host moves the approval to requirement 1 (`approval/updated`), and that one is decided.
+    let Some(dir) = support::derived("approval-round-trip", |frames| {
+        let decide = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "approval/decide")
+            .unwrap();
+        frames[decide + 1].1["result"]["terminal"] = false.into();
+        let request = frames
+            .iter()
+            .find(|(_, f)| f["method"] == "approval/request")
+            .unwrap()
+            .1["params"]
+            .clone();
+        let mut updated =
+            serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": request});
+        let params = &mut updated["params"];
+        params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
+        params["currentRequirementId"]["sourceIndex"] = 1.into();
+        params["change"] = serde_json::json!({"kind": "stageSatisfied"});
+        let mut second = frames[decide].1.clone();
+        second["id"] = "b10".into();
+        second["params"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
+        second["params"]["requirementId"]["sourceIndex"] = 1.into();
+        second["params"]["choiceId"] = "allow_once".into();
+        let mut answer = frames[decide + 1].1.clone();
+        answer["id"] = "b10".into();
+        answer["result"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
+        answer["result"]["terminal"] = true.into();
+        frames.insert(decide + 2, (false, updated));
+        frames.insert(decide + 3, (true, second));
+        frames.insert(decide + 4, (false, answer));
+    }) else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    let (session, _) = client
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .expect("started");
+    let turn = session
+        .send_user_turn([render::text("Bump the version.")])
+        .expect("turn");
+    let mut decided = Vec::new();
+    loop {
+        let approval = session.next_approval(WAIT).expect("a stage to decide");
+        let stage = approval.stage().unwrap();
+        let choice = if decided.is_empty() {
+            "allow_session"
+        } else {
+            "allow_once"
+        };
+        let ack = session
+            .decide(approval.id(), choice, None)
+            .expect("accepted");
+        decided.push(stage.requirement.source_index);
+        if ack.terminal {
+            break;
+        }
+    }
+    assert_eq!(decided, [0, 1], "each stage once, in order");
+    assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_resume_with_a_pending_question_and_a_gap_refills_and_answers() {
+    // The answer round trip with a gap reported right after the question: the session pages
+    // the hole itself (the recorded `view/page`), then the question is answered as usual.
+    let Some(dir) = support::derived("userinput-answer-round-trip", |frames| {
+        let receipt = frames
+            .iter()
+            .position(|(client, f)| *client && f.get("method").is_none() && f["id"] == 18)
+            .unwrap();
+        let gap = serde_json::json!({"jsonrpc": "2.0", "method": "view/gap", "params": {
+            "sessionId": SESSION,
+            "after": "v:0198f0aa-1111-7000-8000-0000000000bb:499",
+            "next": "v:0198f0aa-1111-7000-8000-0000000000bb:503",
+        }});
+        frames.insert(receipt + 1, (false, gap));
+    }) else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    let (session, turn_id) = resume_excluding_items(&client);
+    let refilled = session
+        .events()
+        .find_map(|event| match event {
+            Event::Refilled { outcomes } => Some(outcomes),
+            _ => None,
+        })
+        .expect("refilled");
+    assert_eq!(refilled.len(), 3, "the page's three events: {refilled:?}");
+    session.read(|fold| {
+        assert!(fold.is_current(), "{:?}", fold.gap());
+        assert_eq!(fold.items().len(), 2, "the page's items");
+        assert_eq!(fold.pending_prompts().len(), 1);
+    });
+    let prompt = session.next_prompt(WAIT).expect("the question");
+    session
+        .answer(prompt.id(), [Answer::label("db_choice", "SQLite")])
+        .expect("accepted");
+    let settlement = session.settled(prompt.id(), WAIT).expect("settled");
+    assert!(matches!(settlement.by, SettledBy::ThisClient(_)));
+    assert!(matches!(
+        session.turn(&turn_id).completed(),
+        TurnOutcome::Ended(_)
+    ));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}

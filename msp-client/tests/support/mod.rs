@@ -94,3 +94,43 @@ pub fn in_memory(scenario: &Path) -> (Client, JoinHandle<(Outcome, String)>) {
     let client = Client::over(client_reader, client_writer, options()).expect("handshake");
     (client, host)
 }
+
+/// Shared scenario `name` edited at run time (frames as JSON, in order, each `(client,
+/// frame)`), written with its manifest to a temporary folder; `None` without the shared
+/// material.
+pub fn derived(
+    name: &str,
+    edit: impl FnOnce(&mut Vec<(bool, serde_json::Value)>),
+) -> Option<tempfile::TempDir> {
+    let source = scenario(name)?;
+    let mut frames: Vec<(bool, serde_json::Value)> =
+        std::fs::read_to_string(source.join("transcript.ndjson"))
+            .unwrap()
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| {
+                let line: serde_json::Value = serde_json::from_str(line).unwrap();
+                let raw = line["raw"].as_str().unwrap();
+                (line["dir"] == "client", serde_json::from_str(raw).unwrap())
+            })
+            .collect();
+    edit(&mut frames);
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = frames
+        .iter()
+        .map(|(client, frame)| {
+            let dir = if *client { "client" } else { "server" };
+            format!(
+                "{}\n",
+                serde_json::json!({"dir": dir, "raw": frame.to_string()})
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("transcript.ndjson"), text).unwrap();
+    std::fs::copy(
+        source.join("manifest.json"),
+        dir.path().join("manifest.json"),
+    )
+    .unwrap();
+    Some(dir)
+}
