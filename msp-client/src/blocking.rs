@@ -11,8 +11,8 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use msp_rpc::blocking::Connection;
-use msp_rpc::{Command, Handshake, HostCommand, HostExit, Inbound};
-use msp_session::{Fold, Input, ItemEntry, PendingApproval, PendingPrompt};
+use msp_rpc::{Command, Handshake, HostCommand, HostExit};
+use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
@@ -23,7 +23,7 @@ use msp_types::{
 
 use crate::asks::Answer;
 use crate::commands;
-use crate::core::{Core, Event, Routed};
+use crate::core::{Core, Event};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::shared;
@@ -219,20 +219,27 @@ impl Link {
 }
 
 /// Routes every notification to its session until the connection closes, paging refills.
+/// What is queued already is routed as one batch (one lock, one wake-up a waiter).
 fn pump(connection: Connection, core: Arc<Core>) {
+    let mut batch = Vec::with_capacity(shared::BATCH);
     for inbound in connection.notifications() {
-        let input = match inbound {
-            Inbound::Notification { notification, .. } => Input::Notification(notification),
-            Inbound::Undecodable(bad) => shared::undecodable(&bad),
-        };
-        if let Routed::Refill(session_id, mut refill) = core.route(input) {
+        batch.push(shared::input(inbound));
+        while batch.len() < shared::BATCH {
+            match connection.next_timeout(Duration::ZERO) {
+                Some(inbound) => batch.push(shared::input(inbound)),
+                None => break,
+            }
+        }
+        let mut refills = core.route_all(batch.drain(..));
+        while let Some((session_id, mut refill)) = refills.pop() {
             while let Some(page) = refill.next_request() {
                 match connection.request::<methods::ViewPage>(&page) {
                     Ok(result) => refill.page(result),
                     Err(error) => refill.failed(shared::code(&error), error.to_string()),
                 }
             }
-            core.finish_refill(&session_id, refill);
+            // Inputs held meanwhile may report another gap: refilled next.
+            refills.extend(core.finish_refill(&session_id, refill));
         }
     }
     let reason = connection
@@ -311,6 +318,16 @@ impl Session {
                 timeout: timeout.unwrap_or_default(),
             }),
         }
+    }
+
+    /// Waits until `check` finds what it looks for in the fold (checked now, then after
+    /// each input routed to the session); `Err` at the timeout or once the connection closed.
+    pub fn wait_for<T>(
+        &self,
+        timeout: Option<Duration>,
+        check: impl FnMut(&Fold) -> Option<T>,
+    ) -> Result<T, Error> {
+        self.until(timeout, "the condition", check)
     }
 
     /// Waits for a question with its questions (pending now, or the next to come).
@@ -579,6 +596,27 @@ impl Turn {
             Err(Error::Closed(reason)) => Ok(TurnOutcome::HostExited(reason)),
             other => other,
         }
+    }
+
+    /// The next approval of this turn whose current stage this client has not decided;
+    /// `None` once the turn is over (one wait for both, so a turn settled without asking is
+    /// seen at once).
+    pub fn next_approval(&self) -> Result<Option<PendingApproval>, Error> {
+        let asked = self.session.core().asked(&self.session.0.id);
+        self.session
+            .until(None, "an approval or the turn's end", |fold| {
+                asked.next_approval_of(fold, &self.id)
+            })
+    }
+
+    /// The next question of this turn this client has not answered; `None` once the turn is
+    /// over.
+    pub fn next_prompt(&self) -> Result<Option<PendingPrompt>, Error> {
+        let asked = self.session.core().asked(&self.session.0.id);
+        self.session
+            .until(None, "a question or the turn's end", |fold| {
+                asked.next_prompt_of(fold, &self.id)
+            })
     }
 
     /// Interrupts the turn; `retract` asks to take it back.

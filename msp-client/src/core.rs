@@ -205,57 +205,49 @@ impl Core {
 
     /// Hands `input` to its session's fold (or keeps it for a session being opened).
     pub(crate) fn route(&self, input: Input) -> Routed {
-        let mut state = self.lock();
-        let state = &mut *state;
-        let Some(session_id) = input.session_id().map(str::to_owned) else {
-            tracing::debug!(method = ?input.method(), "an input naming no session: not routed");
-            return Routed::Done;
-        };
-        let Some(slot) = state.slots.get_mut(&session_id) else {
-            if state.unclaimed.len() >= UNCLAIMED {
-                state.unclaimed.pop_front();
-            }
-            state.unclaimed.push_back(input);
-            return Routed::Done;
-        };
-        state.woken.append(&mut slot.waiting);
-        if let Some(held) = &mut slot.held {
-            held.push(input);
-            return Routed::Done;
-        }
-        let kept = (slot.capacity > 0).then(|| input.clone());
-        let outcome = slot.fold.apply(input);
-        slot.follow(&outcome);
-        let gap = matches!(outcome, Outcome::Gap { .. });
-        if let Some(input) = kept {
-            slot.push(Event::Folded { input, outcome });
-        }
-        if gap {
-            if let Some(refill) = slot.fold.begin_refill() {
-                slot.held = Some(Vec::new());
-                return Routed::Refill(session_id, Box::new(refill));
-            }
-        }
-        Routed::Done
+        route(&mut self.lock(), input)
     }
 
-    /// Ends a refill the pump paged: the inputs held meanwhile go to it, and its outcomes to
-    /// the events.
-    pub(crate) fn finish_refill(&self, session_id: &str, mut refill: Box<Refill>) {
+    /// Hands every input of a batch to its session's fold, under one lock and with one
+    /// wake-up a waiter: the refills they ask for, in order.
+    pub(crate) fn route_all(
+        &self,
+        inputs: impl Iterator<Item = Input>,
+    ) -> Vec<(String, Box<Refill>)> {
+        let mut state = self.lock();
+        inputs
+            .filter_map(|input| match route(&mut state, input) {
+                Routed::Refill(session_id, refill) => Some((session_id, refill)),
+                Routed::Done => None,
+            })
+            .collect()
+    }
+
+    /// Ends a refill the pump paged: its outcomes to the events, then the inputs held
+    /// meanwhile folded as live ones (the fold refuses those a page served, once).
+    pub(crate) fn finish_refill(
+        &self,
+        session_id: &str,
+        refill: Box<Refill>,
+    ) -> Vec<(String, Box<Refill>)> {
         let mut state = self.lock();
         let state = &mut *state;
         let Some(slot) = state.slots.get_mut(session_id) else {
-            return;
+            return Vec::new();
         };
-        for input in slot.held.take().unwrap_or_default() {
-            refill.hold(input);
-        }
+        let held = slot.held.take().unwrap_or_default();
         let outcomes = slot.fold.finish_refill(*refill);
         for outcome in &outcomes {
             slot.follow(outcome);
         }
         slot.push(Event::Refilled { outcomes });
         state.woken.append(&mut slot.waiting);
+        held.into_iter()
+            .filter_map(|input| match route(state, input) {
+                Routed::Refill(session_id, refill) => Some((session_id, refill)),
+                Routed::Done => None,
+            })
+            .collect()
     }
 
     /// Opens session `session_id`: a fold seeded by `seed`, then given what the host said of
@@ -525,4 +517,38 @@ fn keep(list: &mut Vec<Waker>, waker: &Waker) {
     if !list.iter().any(|held| held.will_wake(waker)) {
         list.push(waker.clone());
     }
+}
+
+fn route(state: &mut State, input: Input) -> Routed {
+    let Some(session_id) = input.session_id() else {
+        tracing::debug!(method = ?input.method(), "an input naming no session: not routed");
+        return Routed::Done;
+    };
+    let Some(slot) = state.slots.get_mut(session_id) else {
+        if state.unclaimed.len() >= UNCLAIMED {
+            state.unclaimed.pop_front();
+        }
+        state.unclaimed.push_back(input);
+        return Routed::Done;
+    };
+    state.woken.append(&mut slot.waiting);
+    if let Some(held) = &mut slot.held {
+        held.push(input);
+        return Routed::Done;
+    }
+    let kept = (slot.capacity > 0).then(|| input.clone());
+    let outcome = slot.fold.apply(input);
+    slot.follow(&outcome);
+    let gap = matches!(outcome, Outcome::Gap { .. });
+    if let Some(input) = kept {
+        slot.push(Event::Folded { input, outcome });
+    }
+    if gap {
+        if let Some(refill) = slot.fold.begin_refill() {
+            slot.held = Some(Vec::new());
+            let session_id = slot.fold.session_id().unwrap_or_default().to_owned();
+            return Routed::Refill(session_id, Box::new(refill));
+        }
+    }
+    Routed::Done
 }

@@ -56,6 +56,12 @@ mod shared;
 pub mod tokio;
 mod wait;
 
+// The README's recipes compile as doc tests (they spawn `muse serve`, so they do not run;
+// the examples that hold the same lines run against the canned host in tests/examples.rs).
+#[cfg(all(doctest, feature = "tokio"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeRecipes;
+
 pub use crate::asks::{Answer, AskError, FREE_TEXT_CHARS};
 pub use crate::core::Event;
 pub use crate::options::{Options, Retry, EVENTS};

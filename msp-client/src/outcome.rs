@@ -1,5 +1,6 @@
 //! How turns, prompts and commands end, and why a call failed.
 
+use std::fmt;
 use std::time::Duration;
 
 use msp_rpc::{CloseReason, RpcError, SpawnError};
@@ -103,4 +104,31 @@ pub enum Error {
         /// The command.
         command_id: String,
     },
+}
+
+impl fmt::Display for SettledBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SettledBy::ThisClient(id) => write!(f, "this client (command {id})"),
+            SettledBy::Elsewhere(id) => write!(f, "another client (command {id})"),
+            SettledBy::Host => f.write_str("the host"),
+        }
+    }
+}
+
+impl fmt::Display for TurnOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TurnOutcome::Ended(params) => {
+                write!(f, "{}", params.terminal)?;
+                if let Some(error) = &params.error {
+                    write!(f, ": {}", error.message)?;
+                }
+                Ok(())
+            }
+            TurnOutcome::Unqueued => f.write_str("unqueued"),
+            TurnOutcome::Retracted => f.write_str("retracted"),
+            TurnOutcome::HostExited(reason) => write!(f, "unknown, the host is gone: {reason}"),
+        }
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use msp_rpc::{BadFrame, Handshake, Problem, Reply, RpcError};
+use msp_rpc::{BadFrame, Handshake, Inbound, Problem, Reply, RpcError};
 use msp_session::{Fold, Input, PendingApproval, PendingPrompt};
 use msp_types::{
     ApprovalRequirementRef, InitializeParams, RequestReceipt, ServerRequest, SessionDurability,
@@ -47,6 +47,17 @@ fn answer(core: &Core, request: ServerRequest) -> Reply {
             Reply::ok(&RequestReceipt::new())
         }
         other => Reply::method_not_found(other.method()),
+    }
+}
+
+/// Notifications the pump routes at most under one lock.
+pub(crate) const BATCH: usize = 64;
+
+/// What the connection delivered, as the fold's input.
+pub(crate) fn input(inbound: Inbound) -> Input {
+    match inbound {
+        Inbound::Notification { notification, .. } => Input::Notification(notification),
+        Inbound::Undecodable(bad) => undecodable(&bad),
     }
 }
 
@@ -161,6 +172,44 @@ impl Asked {
             .cloned()
     }
 
+    /// For a wait on turn `turn_id`: `Some(Some(approval))` for one of its approvals to
+    /// decide, `Some(None)` once the turn is over, `None` to wait on.
+    pub(crate) fn next_approval_of(
+        &self,
+        fold: &Fold,
+        turn_id: &str,
+    ) -> Option<Option<PendingApproval>> {
+        let of_turn = |p: &&PendingApproval| p.request().map_or(true, |r| r.turn_id == turn_id);
+        let next = fold.pending_approvals().iter().filter(of_turn).find(|p| {
+            p.stage().is_some_and(|stage| {
+                !self
+                    .decided
+                    .contains(&Asked::decided_key(p.id(), stage.requirement))
+            })
+        });
+        match next {
+            Some(approval) => Some(Some(approval.clone())),
+            None if turn_over(fold, turn_id) => Some(None),
+            None => None,
+        }
+    }
+
+    /// For a wait on turn `turn_id`: one of its questions to answer, or its end.
+    pub(crate) fn next_prompt_of(
+        &self,
+        fold: &Fold,
+        turn_id: &str,
+    ) -> Option<Option<PendingPrompt>> {
+        let next = fold.pending_prompts().iter().find(|p| {
+            p.request().is_some_and(|r| r.turn_id == turn_id) && !self.answered.contains(p.id())
+        });
+        match next {
+            Some(prompt) => Some(Some(prompt.clone())),
+            None if turn_over(fold, turn_id) => Some(None),
+            None => None,
+        }
+    }
+
     /// How prompt `user_input_id` settled, once it did.
     pub(crate) fn settlement(&self, fold: &Fold, user_input_id: &str) -> Option<Settlement> {
         let params = fold
@@ -175,4 +224,9 @@ impl Asked {
         };
         Some(Settlement { params, by })
     }
+}
+
+fn turn_over(fold: &Fold, turn_id: &str) -> bool {
+    fold.turn(turn_id)
+        .is_some_and(|turn| turn.state().is_over())
 }

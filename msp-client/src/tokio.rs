@@ -5,13 +5,13 @@
 //! their session and replies the receipt), and one pump, which routes every notification to
 //! its session's fold and pages a gap's refill. Call within a tokio runtime.
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::sync::Arc;
 use std::time::Duration;
 
 use msp_rpc::tokio::Connection;
-use msp_rpc::{Command, Handshake, HostCommand, HostExit, Inbound};
-use msp_session::{Fold, Input, ItemEntry, PendingApproval, PendingPrompt};
+use msp_rpc::{Command, Handshake, HostCommand, HostExit};
+use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::asks::Answer;
 use crate::commands;
-use crate::core::{Core, Event, Routed};
+use crate::core::{Core, Event};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::shared;
@@ -217,21 +217,30 @@ impl Link {
 }
 
 /// Routes every notification to its session until the connection closes, paging refills.
+/// What is queued already is routed as one batch (one lock, one wake-up a waiter).
 async fn pump(connection: Connection, core: Arc<Core>) {
     let mut notifications = connection.notifications().await;
+    let mut batch = Vec::with_capacity(shared::BATCH);
     while let Some(inbound) = notifications.next().await {
-        let input = match inbound {
-            Inbound::Notification { notification, .. } => Input::Notification(notification),
-            Inbound::Undecodable(bad) => shared::undecodable(&bad),
-        };
-        if let Routed::Refill(session_id, mut refill) = core.route(input) {
+        batch.push(shared::input(inbound));
+        while batch.len() < shared::BATCH {
+            let next = notifications.next();
+            let mut next = std::pin::pin!(next);
+            match poll_fn(|cx| std::task::Poll::Ready(next.as_mut().poll(cx))).await {
+                std::task::Poll::Ready(Some(inbound)) => batch.push(shared::input(inbound)),
+                _ => break,
+            }
+        }
+        let mut refills = core.route_all(batch.drain(..));
+        while let Some((session_id, mut refill)) = refills.pop() {
             while let Some(page) = refill.next_request() {
                 match connection.request::<methods::ViewPage>(&page).await {
                     Ok(result) => refill.page(result),
                     Err(error) => refill.failed(shared::code(&error), error.to_string()),
                 }
             }
-            core.finish_refill(&session_id, refill);
+            // Inputs held meanwhile may report another gap: refilled next.
+            refills.extend(core.finish_refill(&session_id, refill));
         }
     }
     let reason = connection
@@ -301,6 +310,16 @@ impl Session {
                 .map_err(|_| Error::TimedOut { what, timeout })?,
         };
         found.map_err(Error::Closed)
+    }
+
+    /// Waits until `check` finds what it looks for in the fold (checked now, then after
+    /// each input routed to the session); `Err` at the timeout or once the connection closed.
+    pub async fn wait_for<T>(
+        &self,
+        timeout: Option<Duration>,
+        check: impl FnMut(&Fold) -> Option<T>,
+    ) -> Result<T, Error> {
+        self.until(timeout, "the condition", check).await
     }
 
     /// Waits for a question with its questions (pending now, or the next to come).
@@ -567,6 +586,29 @@ impl Turn {
             Err(Error::Closed(reason)) => Ok(TurnOutcome::HostExited(reason)),
             other => other,
         }
+    }
+
+    /// The next approval of this turn whose current stage this client has not decided;
+    /// `None` once the turn is over (one wait for both, so a turn settled without asking is
+    /// seen at once).
+    pub async fn next_approval(&self) -> Result<Option<PendingApproval>, Error> {
+        let asked = self.session.core().asked(&self.session.0.id);
+        self.session
+            .until(None, "an approval or the turn's end", |fold| {
+                asked.next_approval_of(fold, &self.id)
+            })
+            .await
+    }
+
+    /// The next question of this turn this client has not answered; `None` once the turn is
+    /// over.
+    pub async fn next_prompt(&self) -> Result<Option<PendingPrompt>, Error> {
+        let asked = self.session.core().asked(&self.session.0.id);
+        self.session
+            .until(None, "a question or the turn's end", |fold| {
+                asked.next_prompt_of(fold, &self.id)
+            })
+            .await
     }
 
     /// Interrupts the turn; `retract` asks to take it back.

@@ -1,0 +1,30 @@
+//! Joins a session while the agent waits on a question, answers it with an offered label,
+//! and says how it settled and who settled it.
+//!
+//! ```text
+//! cargo run -p msp-client --example answer_question -- [HOST [ARGS...]]
+//! ```
+//!
+//! The host is `muse serve` unless given: `target/debug/msp-canned-host
+//! $MSP_SHARED_DIR/msp-upstream/transcripts/userinput-answer-round-trip` plays a recording.
+//! `MSP_SESSION` names the session (the recording's by default).
+
+use msp_client::blocking::Client;
+use msp_client::{render, Answer, Options};
+
+fn main() -> Result<(), msp_client::Error> {
+    let session_id = common::session("0198f0aa-1111-7000-8000-0000000000bb");
+    let client = Client::spawn(&common::host(), Options::new("answer-question", "0.1.0"))?;
+    let (session, _) = client.resume_session(&session_id)?;
+    let prompt = session.next_prompt(None)?;
+    let question = &prompt.request().expect("its questions").questions[0];
+    println!("asked: {}", render::QuestionLine(question));
+    let label = &question.options[0].label;
+    session.answer(prompt.id(), [Answer::label(&question.id, label)])?;
+    let settled = session.settled(prompt.id(), None)?;
+    println!("settled: {} by {}", settled.params.outcome, settled.by);
+    client.close();
+    Ok(())
+}
+
+mod common;

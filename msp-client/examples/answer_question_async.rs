@@ -1,0 +1,28 @@
+//! The `answer_question` example on tokio: the same calls, awaited.
+//!
+//! ```text
+//! cargo run -p msp-client --features tokio --example answer_question_async -- [HOST [ARGS...]]
+//! ```
+
+use msp_client::tokio::Client;
+use msp_client::{render, Answer, Options};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), msp_client::Error> {
+    let session_id = common::session("0198f0aa-1111-7000-8000-0000000000bb");
+    let client = Client::spawn(&common::host(), Options::new("answer-question", "0.1.0")).await?;
+    let (session, _) = client.resume_session(&session_id).await?;
+    let prompt = session.next_prompt(None).await?;
+    let question = &prompt.request().expect("its questions").questions[0];
+    println!("asked: {}", render::QuestionLine(question));
+    let label = &question.options[0].label;
+    let answer = Answer::label(&question.id, label);
+    session.answer(prompt.id(), [answer]).await?;
+    let settled = session.settled(prompt.id(), None).await?;
+    println!("settled: {} by {}", settled.params.outcome, settled.by);
+    drop(session);
+    client.close().await;
+    Ok(())
+}
+
+mod common;

@@ -1,0 +1,131 @@
+//! The examples as a user runs them: each a child process, spawning the canned host on the
+//! shared recording it was written for; what they print, checked.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Example `name` of this build (cargo builds the examples with the tests).
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile = exe.parent().and_then(|p| p.parent()).unwrap();
+    profile
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Runs example `name` against the canned host playing `scenario`; its stdout.
+fn run(name: &str, scenario: &str, env: &[(&str, &str)]) -> Option<String> {
+    let scenario = support::scenario(scenario)?;
+    let output = Command::new(example(name))
+        .arg(support::host_binary())
+        .arg(&scenario)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("{name} runs: {e}"));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{name}: {}\n{stdout}\n{stderr}",
+        output.status
+    );
+    Some(stdout)
+}
+
+fn check_answer_question(stdout: &str) {
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "asked: Database: Which database should the new service use? [Postgres | SQLite]"
+    );
+    assert!(
+        lines[1].starts_with("settled: answered by this client (command "),
+        "{stdout}"
+    );
+    assert_eq!(lines.len(), 2, "{stdout}");
+}
+
+#[test]
+fn answer_question() {
+    if let Some(stdout) = run("answer_question", "userinput-answer-round-trip", &[]) {
+        check_answer_question(&stdout);
+    }
+}
+
+#[cfg(feature = "tokio")]
+#[test]
+fn answer_question_async() {
+    if let Some(stdout) = run("answer_question_async", "userinput-answer-round-trip", &[]) {
+        check_answer_question(&stdout);
+    }
+}
+
+#[test]
+fn approve() {
+    let env = [("MSP_CHOICE", "allow_session")];
+    let Some(stdout) = run("approve", "approval-round-trip", &env) else {
+        return;
+    };
+    assert_eq!(
+        stdout,
+        "approve? fileAccess: /home/me/src/proj/Cargo.toml\n\
+         decided: Allow for this session (terminal: true)\n\
+         resolved: approvedForSession\n\
+         turn: completed\n"
+    );
+}
+
+#[test]
+fn stream_turn() {
+    let Some(stdout) = run("stream_turn", "text-run-single-turn", &[]) else {
+        return;
+    };
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("userMessage completed: "), "{stdout}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("agentMessage ")),
+        "{stdout}"
+    );
+    assert_eq!(lines.last(), Some(&"turn: completed"), "{stdout}");
+}
+
+/// The README's recipes are the examples' lines, in order (the README's compile as doc
+/// tests; the examples run above).
+#[test]
+fn readme_recipes_are_the_examples() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let blocks: Vec<Vec<&str>> = readme
+        .split("```rust,no_run\n")
+        .skip(1)
+        .map(|block| {
+            let block = block.split("```").next().unwrap();
+            block
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .collect()
+        })
+        .collect();
+    let examples = [
+        "answer_question",
+        "answer_question_async",
+        "approve",
+        "stream_turn",
+    ];
+    assert_eq!(blocks.len(), examples.len(), "a recipe for each example");
+    for (block, name) in blocks.iter().zip(examples) {
+        let source = std::fs::read_to_string(root.join(format!("examples/{name}.rs"))).unwrap();
+        let mut lines = source.lines().map(str::trim);
+        for line in block {
+            assert!(
+                lines.any(|l| l == *line),
+                "{name}.rs lacks, in the README's order: {line}"
+            );
+        }
+        let task = block.iter().filter(|l| !l.starts_with("use ")).count();
+        assert!(task <= 20, "{name}: {task} lines of task code");
+    }
+}
