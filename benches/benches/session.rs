@@ -195,6 +195,11 @@ fn main() {
     let (folded_go, folded_burst) = channel();
     let folded = Connection::new(host(folded_burst), std::io::sink(), Options::new());
 
+    // Diagnostic: the flood taken and every notification kept until the pass ends (what
+    // keeping state costs, whatever keeps it).
+    let (kept_go, kept_burst) = channel();
+    let kept = Connection::new(host(kept_burst), std::io::sink(), Options::new());
+
     let mut group = Group::default();
     group.add("session.flood_alone", || {
         flood_go.send(false).unwrap();
@@ -238,13 +243,22 @@ fn main() {
         }
         assert_eq!(fold.items().len(), items);
     });
+    group.add("session.flood_kept", || {
+        kept_go.send(false).unwrap();
+        let all: Vec<Inbound> = kept.notifications().take(frames).collect();
+        assert_eq!(all.len(), frames);
+    });
     let paired = group.run_paired("session.flood_alone", rounds(15));
     for (name, times) in &paired.times {
         let per_frame = median(&mut times.clone()).as_secs_f64() * 1e9 / frames as f64;
         println!("  {name:<24} {per_frame:>8.0} ns a frame");
         report.put(name.as_str(), format!("{per_frame:.0}"));
     }
-    for case in ["session.fold_only", "session.flood_then_fold"] {
+    for case in [
+        "session.fold_only",
+        "session.flood_then_fold",
+        "session.flood_kept",
+    ] {
         if let Some(ratio) = paired.ratio(case) {
             println!("  {case} / flood alone (diagnostic): {ratio:.2}");
             report.put(format!("ratio.{case}"), format!("{ratio:.2}"));

@@ -19,7 +19,6 @@
 //! meanwhile (the handler's requests) are held and handed to the refill at its end.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use msp_rpc::CloseReason;
@@ -29,6 +28,16 @@ use msp_types::ApprovalRequirementRef;
 
 use crate::outcome::Error;
 use crate::shared::Asked;
+
+// The lock is loom's when the synchronization is model-checked (`core/loom_tests.rs`).
+#[cfg(loom)]
+use loom::sync::{Mutex, MutexGuard};
+#[cfg(not(loom))]
+use std::sync::{Mutex, MutexGuard};
+
+#[cfg(all(test, loom))]
+#[path = "core/loom_tests.rs"]
+mod loom_tests;
 
 /// Inputs kept for sessions not opened yet (the host may speak of a session before the
 /// result that names it arrives): the latest ones, at most this many.

@@ -435,7 +435,7 @@ impl<R: Role> Shared<R> {
 
     /// The response to request `id`, if it is known (the tokio driver's, when its call is
     /// dropped at its deadline).
-    #[cfg(any(feature = "tokio", loom))]
+    #[cfg(any(feature = "tokio", all(test, loom)))]
     pub(crate) fn take_response(&self, id: &Id) -> Option<Response> {
         self.lock().endpoint.take_response(id)
     }

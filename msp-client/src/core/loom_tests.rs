@@ -1,0 +1,207 @@
+//! The core's synchronization under every interleaving of small scenarios (loom). Run with
+//! `RUSTFLAGS="--cfg loom" cargo test -p msp-client --lib --release loom`.
+//!
+//! Threads play the pump (routing notifications, ending the connection), the request handler
+//! (routing a host request) and a handle (waiting on an event or a turn's end, as the
+//! drivers do: polling a core step with a waker). A lost wake-up shows as a deadlock, a lost
+//! or doubled event as a failed assertion.
+
+use std::future::poll_fn;
+use std::sync::Arc;
+
+use loom::future::block_on;
+use loom::thread;
+use msp_rpc::CloseReason;
+use msp_session::{FoldRules, Input, TurnState};
+use msp_types::{Frame, Message, Sender};
+
+use super::{Core, Event};
+
+const SESSION: &str = "s";
+
+fn notification(line: &str) -> Input {
+    match Frame::parse(Sender::Server, line).unwrap().message {
+        Message::Notification(n) => Input::Notification(n),
+        Message::ServerRequest { request, .. } => Input::Request(request),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn started_frame(n: usize) -> Input {
+    notification(&format!(
+        r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"s","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
+    ))
+}
+
+fn turn_completed_frame() -> Input {
+    notification(
+        r#"{"jsonrpc":"2.0","method":"turn/completed","params":{"sessionId":"s","turnId":"t","terminal":"completed","viewCursor":"v:9","sourceRange":{"stream":{"kind":"run","id":"t"},"first":{"id":"r","sequence":1},"last":{"id":"r","sequence":1}}}}"#,
+    )
+}
+
+fn question_frame() -> Input {
+    notification(
+        r#"{"jsonrpc":"2.0","id":7,"method":"userInput/request","params":{"sessionId":"s","userInputId":"q","turnId":"t","itemId":"i","toolCallId":"c","toolName":"request_user_input","viewCursor":"v:5","questions":[]}}"#,
+    )
+}
+
+/// Runs `scenario` under every interleaving with up to `LOOM_MAX_PREEMPTIONS` (default 3)
+/// preemptions, as msp-rpc's checks do. The fold runs on spawned threads only (their stacks
+/// are set; the model's own is small).
+fn model(scenario: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    builder.check(scenario);
+}
+
+/// A thread of the model, with a stack deep enough for the fold (loom's default is small).
+fn spawn(work: impl FnOnce() + Send + 'static) -> thread::JoinHandle<()> {
+    thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(work)
+        .unwrap()
+}
+
+/// The inputs, decoded once outside the models (the decoder's stack is deep).
+struct Inputs {
+    started: Vec<Input>,
+    turn_completed: Input,
+    question: Input,
+}
+
+static INPUTS: std::sync::LazyLock<Inputs> = std::sync::LazyLock::new(|| Inputs {
+    started: (0..3).map(started_frame).collect(),
+    turn_completed: turn_completed_frame(),
+    question: question_frame(),
+});
+
+fn started(n: usize) -> Input {
+    INPUTS.started[n].clone()
+}
+
+fn turn_completed() -> Input {
+    INPUTS.turn_completed.clone()
+}
+
+fn question() -> Input {
+    INPUTS.question.clone()
+}
+
+fn core() -> Arc<Core> {
+    let core = Arc::new(Core::new(FoldRules::default(), 16));
+    core.open(SESSION, |_| ());
+    core
+}
+
+fn next_event(core: &Core) -> Option<Event> {
+    block_on(poll_fn(|cx| core.poll_event(SESSION, cx)))
+}
+
+#[test]
+fn loom_an_event_routed_while_a_handle_waits_reaches_it() {
+    model(|| {
+        let core = core();
+        let pump = {
+            let core = core.clone();
+            spawn(move || {
+                let _ = core.route(started(1));
+            })
+        };
+        assert!(matches!(next_event(&core), Some(Event::Folded { .. })));
+        pump.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_the_pump_and_the_handler_route_at_once_and_both_events_arrive_once() {
+    model(|| {
+        let core = core();
+        let pump = {
+            let core = core.clone();
+            spawn(move || {
+                let _ = core.route_all([started(1)].into_iter());
+            })
+        };
+        let handler = {
+            let core = core.clone();
+            spawn(move || {
+                let _ = core.route(question());
+            })
+        };
+        let mut methods = Vec::new();
+        for _ in 0..2 {
+            match next_event(&core) {
+                Some(Event::Folded { input, .. }) => {
+                    methods.push(input.method().unwrap().to_owned())
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        methods.sort();
+        assert_eq!(methods, ["item/started", "userInput/request"]);
+        pump.join().unwrap();
+        handler.join().unwrap();
+        core.read(SESSION, |fold| assert_eq!(fold.pending_prompts().len(), 1));
+    });
+}
+
+#[test]
+fn loom_a_turn_waited_on_ends_by_its_event_or_by_the_close() {
+    model(|| {
+        let core = core();
+        let pump = {
+            let core = core.clone();
+            spawn(move || {
+                let _ = core.route(started(1));
+                let _ = core.route(turn_completed());
+                core.end(CloseReason::PeerClosed, true);
+            })
+        };
+        let ended = block_on(poll_fn(|cx| {
+            core.poll_fold(SESSION, cx, |fold| {
+                fold.turn("t")
+                    .filter(|t| t.state().is_over())
+                    .map(|t| t.state())
+            })
+        }));
+        // Whichever comes first, the wait ends; the turn's event comes before the close.
+        assert_eq!(ended.ok(), Some(TurnState::Ended));
+        pump.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_the_close_ends_a_wait_for_events() {
+    model(|| {
+        let core = core();
+        let pump = {
+            let core = core.clone();
+            spawn(move || core.end(CloseReason::PeerClosed, true))
+        };
+        assert!(next_event(&core).is_none());
+        pump.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_what_the_host_said_before_a_session_opened_is_folded_once_it_opens() {
+    model(|| {
+        let core = Arc::new(Core::new(FoldRules::default(), 16));
+        let pump = {
+            let core = core.clone();
+            spawn(move || {
+                let _ = core.route(started(1));
+            })
+        };
+        let opener = {
+            let core = core.clone();
+            spawn(move || core.open(SESSION, |_| ()))
+        };
+        pump.join().unwrap();
+        opener.join().unwrap();
+        core.read(SESSION, |fold| assert_eq!(fold.items().len(), 1));
+        assert!(matches!(next_event(&core), Some(Event::Folded { .. })));
+    });
+}
