@@ -129,3 +129,22 @@ fn readme_recipes_are_the_examples() {
         assert!(task <= 20, "{name}: {task} lines of task code");
     }
 }
+
+/// The workspace README's "Start here" shows this crate's first recipe, as it is here.
+#[test]
+fn the_workspace_readme_starts_with_the_recipe() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let ours = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let workspace = std::fs::read_to_string(root.join("../README.md")).unwrap();
+    let recipe = ours
+        .split("```rust,no_run\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    assert!(
+        workspace.contains(recipe),
+        "the workspace README shows another recipe"
+    );
+}

@@ -15,5 +15,11 @@ fn the_workspace_readme_shows_the_doc_tested_code() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
     let blocks = rust_blocks(ours);
     assert_eq!(blocks.len(), 2, "blocking and async");
-    assert_eq!(rust_blocks(&workspace), blocks);
+    let shown = rust_blocks(&workspace);
+    for block in blocks {
+        assert!(
+            shown.contains(&block),
+            "the workspace README lacks this doc-tested example of msp-rpc:\n{block}"
+        );
+    }
 }
