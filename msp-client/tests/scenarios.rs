@@ -226,6 +226,10 @@ impl Player {
             "userInput/interrupt" => {
                 let session = self.session(params)?;
                 let id = params["userInputId"].as_str().unwrap();
+                // Answers are checked against the questions: wait for them to arrive.
+                session
+                    .wait_for(WAIT, |fold| fold.pending_prompt(id)?.request().map(drop))
+                    .map_err(|e| e.to_string())?;
                 accept_remote(session.interrupt_prompt(id, answers(params)).map(drop))?;
             }
             "userInput/engaged" => {
