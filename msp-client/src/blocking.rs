@@ -385,7 +385,7 @@ impl Session {
     }
 
     /// Answers question `user_input_id` (`userInput/answer`) with labels it offers (or free
-    /// text); anything else is refused before sending ([`AskError`]).
+    /// text); anything else is refused before sending ([`AskError`](crate::AskError)).
     pub fn answer(
         &self,
         user_input_id: &str,
