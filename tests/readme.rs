@@ -1,6 +1,7 @@
 //! Every Rust example of the workspace README compiles and runs: the `no_run` ones are doc tests
-//! of msp-rpc (`msp-rpc/tests/readme.rs` checks them), the others are doc tests of msp-types'
-//! crate docs (`docs/msp-types.md`), where each must appear exactly as the README shows it.
+//! of msp-client's README (`msp-client/tests/examples.rs` checks them, and runs the examples
+//! that hold the same lines), the others are doc tests of msp-types' crate docs
+//! (`docs/msp-types.md`), where each must appear exactly as the README shows it.
 
 fn rust_blocks(text: &str) -> Vec<&str> {
     text.split("```rust\n")
