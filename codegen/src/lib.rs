@@ -4,6 +4,25 @@
 //! keywords), [`convert`] (the checked [`model`]), [`naming`], [`emit`] (tokens),
 //! [`mod@format`] (source text), [`mod@write`] (only-if-changed, atomic). The schema dialect
 //! it reads is documented in [`dialect`].
+//!
+//! ```
+//! // A schema of one definition, generated in memory: file name -> formatted source.
+//! let schema = r#"{"$defs": {"Greeting": {"type": "object", "description": "A greeting.",
+//!     "properties": {"text": {"type": "string", "description": "What is said."}},
+//!     "required": ["text"]}}}"#;
+//! let output = msp_codegen::generate(schema, &msp_codegen::Options::new("demo.schema.json"))?;
+//! let source: String = output.files.values().cloned().collect();
+//! assert!(source.contains("pub struct Greeting"));
+//! assert!(source.contains("/// What is said."));
+//! // A keyword it cannot map is an error naming the JSON pointer; nothing is written.
+//! let bad = schema.replace(r#""type": "string""#, r#""allOf": []"#);
+//! let Err(error) = msp_codegen::generate(&bad, &msp_codegen::Options::new("demo.schema.json"))
+//! else {
+//!     panic!("allOf is refused")
+//! };
+//! assert!(error.to_string().contains("/$defs/Greeting/properties/text"), "{error}");
+//! # Ok::<(), msp_codegen::Error>(())
+//! ```
 
 pub mod convert;
 #[doc = include_str!("../dialect.md")]

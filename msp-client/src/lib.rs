@@ -10,22 +10,35 @@
 //! `userInput/request` are answered with the receipt for you and land in the fold; answers
 //! and decisions are checked against what was offered before they are sent.
 //!
-//! The recipe of a client that joins a session while the agent waits on a question:
+//! The seed's recipe, run against the canned host playing the project's recording of it, in
+//! this process over in-memory pipes (with `muse serve`: `Client::spawn(&HostCommand::muse(),
+//! options)`, the rest the same):
 //!
-//! ```no_run
+//! ```
 //! use msp_client::blocking::Client;
-//! use msp_client::{Answer, Options};
-//! use msp_rpc::HostCommand;
+//! use msp_client::{Answer, Options, SettledBy};
+//! use msp_rpc::canned::{CannedHost, Transcript};
+//! use msp_rpc::pipe::pipe;
+//! use msp_types::UserInputOutcome;
 //!
-//! # fn main() -> Result<(), msp_client::Error> {
-//! let client = Client::spawn(&HostCommand::muse(), Options::new("demo", "0.1.0"))?;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let recording = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+//!     .join("../tests/fixtures/seed-answer-user-input");
+//! let host = CannedHost::new(Transcript::load(&recording)?);
+//! let (client_reads, host_writes) = pipe();
+//! let (host_reads, client_writes) = pipe();
+//! std::thread::spawn(move || host.serve(host_reads, host_writes, std::io::sink()));
+//!
+//! let client = Client::over(client_reads, client_writes, Options::new("demo", "0.1.0"))?;
 //! let (session, _) = client.resume_session("0198f0aa-1111-7000-8000-0000000000bb")?;
 //! let prompt = session.next_prompt(None)?;
 //! let question = &prompt.request().expect("its questions").questions[0];
-//! let label = &question.options[0].label;
-//! session.answer(prompt.id(), [Answer::label(&question.id, label)])?;
-//! let settlement = session.settled(prompt.id(), None)?;
-//! println!("{:?}, by {:?}", settlement.params.outcome, settlement.by);
+//! // A label the agent did not offer is refused before anything is sent.
+//! assert!(session.answer(prompt.id(), [Answer::label(&question.id, "Oracle")]).is_err());
+//! let ack = session.answer(prompt.id(), [Answer::label(&question.id, "Postgres")])?;
+//! let settled = session.settled(prompt.id(), None)?;
+//! assert_eq!(settled.params.outcome, UserInputOutcome::Answered);
+//! assert_eq!(settled.by, SettledBy::ThisClient(ack.command_id));
 //! # Ok(()) }
 //! ```
 //!

@@ -1,5 +1,30 @@
 //! A typed connection for the Muse Session Protocol (MSP), for clients and hosts.
 //!
+//! A host and a client, each a [`blocking::Connection`], over an in-memory [`pipe`]: the
+//! host's handler answers `model/list`, the client's request gets the typed result.
+//!
+//! ```
+//! use msp_rpc::blocking::Connection;
+//! use msp_rpc::pipe::pipe;
+//! use msp_rpc::{Host, Options, Reply};
+//! use msp_types::protocol::methods;
+//! use msp_types::{ClientRequest, ModelListParams};
+//!
+//! let (client_reads, host_writes) = pipe();
+//! let (host_reads, client_writes) = pipe();
+//! let answers = Options::<Host>::new().on_request(|_id, request| match request {
+//!     ClientRequest::ModelList(_) => Reply::ok(&serde_json::json!({
+//!         "models": [], "providerId": "demo", "source": "fakeCatalog"
+//!     })),
+//!     other => Reply::method_not_found(other.method()),
+//! });
+//! let _host = Connection::<Host>::over(host_reads, host_writes, answers);
+//! let client = Connection::new(client_reads, client_writes, Options::new());
+//! let models = client.request::<methods::ModelList>(&ModelListParams::new())?;
+//! assert_eq!(models.provider_id, "demo");
+//! # Ok::<(), msp_rpc::RpcError>(())
+//! ```
+//!
 //! Three layers:
 //!
 //! - [`endpoint`]: the protocol's state, without I/O. Lines in, typed events out; calls in,
