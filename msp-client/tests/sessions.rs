@@ -444,3 +444,47 @@ fn a_resume_with_a_pending_question_and_a_gap_refills_and_answers() {
     ));
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
+
+#[test]
+fn an_ephemeral_host_dying_mid_turn_ends_its_items_in_progress_unknown() {
+    // The text run, its host ephemeral, dying right after the reply's first delta.
+    let Some(dir) = support::derived("text-run-single-turn", |frames| {
+        let result = frames
+            .iter_mut()
+            .find(|(client, f)| !*client && f["id"] == 1)
+            .unwrap();
+        result.1["result"]["sessionDurability"] = "ephemeral".into();
+        let delta = frames
+            .iter()
+            .position(|(_, f)| f["method"] == "item/delta")
+            .unwrap();
+        frames.truncate(delta + 1);
+    }) else {
+        return;
+    };
+    // The transcript ends after the delta, and the host exits there.
+    let client = support::spawn(dir.path(), &["--fault", "end: exit 3"]);
+    let (session, _) = client
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .expect("started");
+    let turn = session
+        .send_user_turn([render::text("Say hello.")])
+        .expect("turn started");
+    assert!(matches!(turn.completed(), TurnOutcome::HostExited(_)));
+    session.read(|fold| {
+        let open: Vec<_> = fold
+            .items()
+            .iter()
+            .filter(|i| !i.is_final() && !i.terminal_unknown())
+            .collect();
+        assert!(open.is_empty(), "nothing left in progress: {open:?}");
+        assert!(
+            fold.items().iter().any(|i| i.terminal_unknown()),
+            "the streamed reply ended unknown"
+        );
+    });
+}
