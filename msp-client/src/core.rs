@@ -319,10 +319,7 @@ impl Core {
     /// Reads session `session_id`'s fold.
     pub(crate) fn read<T>(&self, session_id: &str, read: impl FnOnce(&Fold) -> T) -> T {
         let state = self.lock();
-        let slot = state
-            .slots
-            .get(session_id)
-            .expect("a handle keeps its session open");
+        let slot = &state.slots[session_id];
         read(&slot.fold)
     }
 
@@ -336,10 +333,7 @@ impl Core {
     ) -> Poll<Result<T, CloseReason>> {
         let mut state = self.lock();
         let state = &mut *state;
-        let slot = state
-            .slots
-            .get_mut(session_id)
-            .expect("a handle keeps its session open");
+        let slot = open_slot(&mut state.slots, session_id);
         if let Some(found) = check(&slot.fold) {
             return Poll::Ready(Ok(found));
         }
@@ -355,10 +349,7 @@ impl Core {
     pub(crate) fn poll_event(&self, session_id: &str, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         let mut state = self.lock();
         let state = &mut *state;
-        let slot = state
-            .slots
-            .get_mut(session_id)
-            .expect("a handle keeps its session open");
+        let slot = open_slot(&mut state.slots, session_id);
         if let Some(event) = slot.events.pop_front() {
             return Poll::Ready(Some(event));
         }
@@ -469,10 +460,7 @@ impl Core {
     /// turn followed from its command keeps what it gathered).
     pub(crate) fn follow_turn(&self, session_id: &str, command_id: Option<&str>, turn_id: &str) {
         let mut state = self.lock();
-        let slot = state
-            .slots
-            .get_mut(session_id)
-            .expect("a handle keeps its session open");
+        let slot = open_slot(&mut state.slots, session_id);
         if let Some(command_id) = command_id {
             slot.following.retain(|c| c != command_id);
         }
@@ -500,10 +488,7 @@ impl Core {
     ) -> Poll<Option<ItemEntry>> {
         let mut state = self.lock();
         let state = &mut *state;
-        let slot = state
-            .slots
-            .get_mut(session_id)
-            .expect("a handle keeps its session open");
+        let slot = open_slot(&mut state.slots, session_id);
         let queue = slot.followed.entry(turn_id.to_owned()).or_default();
         while let Some(item_id) = queue.pop_front() {
             if let Some(entry) = slot.fold.item(&item_id) {
@@ -560,4 +545,11 @@ fn route(state: &mut State, input: Input) -> Routed {
         }
     }
     Routed::Done
+}
+
+/// The slot of a session a handle holds open (its last handle forgets it, so it is there).
+fn open_slot<'a>(slots: &'a mut HashMap<String, Slot>, session_id: &str) -> &'a mut Slot {
+    slots
+        .get_mut(session_id)
+        .expect("a handle keeps its session open")
 }

@@ -18,6 +18,15 @@ use msp_types::{
 const WAIT: Option<Duration> = Some(Duration::from_secs(20));
 const SESSION: &str = "0198f0aa-1111-7000-8000-0000000000bb";
 
+fn start(client: &Client) -> Session {
+    let start = |id| {
+        msp_types::SessionStartParams::builder()
+            .command_id(id)
+            .build()
+    };
+    client.start_session(start).expect("started").0
+}
+
 fn resume_excluding_items(client: &Client) -> (Session, String) {
     let (session, result) = client
         .resume_session_with(|command_id| {
@@ -140,13 +149,7 @@ fn an_approval_is_decided_with_an_offered_choice_and_the_turn_ends() {
         return;
     };
     let client = support::spawn(&scenario, &[]);
-    let (session, _) = client
-        .start_session(|command_id| {
-            msp_types::SessionStartParams::builder()
-                .command_id(command_id)
-                .build()
-        })
-        .expect("started");
+    let session = start(&client);
     let turn = session
         .send_user_turn([render::text("Run the tests.")])
         .expect("turn started");
@@ -177,13 +180,7 @@ fn a_streamed_turn_gives_its_items_with_their_text_as_they_change() {
         return;
     };
     let (client, host) = support::in_memory(&scenario);
-    let (session, _) = client
-        .start_session(|command_id| {
-            msp_types::SessionStartParams::builder()
-                .command_id(command_id)
-                .build()
-        })
-        .expect("started");
+    let session = start(&client);
     let turn = session
         .send_user_turn([render::text("Say hello.")])
         .expect("turn started");
@@ -231,13 +228,7 @@ fn a_host_dying_mid_turn_ends_the_turn_with_the_classified_exit() {
     };
     // Line 12 is the turn's first delta: the host exits 3 right after it.
     let client = support::spawn(&scenario, &["--fault", "after 12: exit 3"]);
-    let (session, _) = client
-        .start_session(|command_id| {
-            msp_types::SessionStartParams::builder()
-                .command_id(command_id)
-                .build()
-        })
-        .expect("started");
+    let session = start(&client);
     let turn = session
         .send_user_turn([render::text("Say hello.")])
         .expect("turn started");
@@ -367,13 +358,7 @@ fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
         return;
     };
     let client = support::spawn(dir.path(), &[]);
-    let (session, _) = client
-        .start_session(|command_id| {
-            msp_types::SessionStartParams::builder()
-                .command_id(command_id)
-                .build()
-        })
-        .expect("started");
+    let session = start(&client);
     let turn = session
         .send_user_turn([render::text("Bump the version.")])
         .expect("turn");
@@ -464,13 +449,7 @@ fn an_ephemeral_host_dying_mid_turn_ends_its_items_in_progress_unknown() {
     };
     // The transcript ends after the delta, and the host exits there.
     let client = support::spawn(dir.path(), &["--fault", "end: exit 3"]);
-    let (session, _) = client
-        .start_session(|command_id| {
-            msp_types::SessionStartParams::builder()
-                .command_id(command_id)
-                .build()
-        })
-        .expect("started");
+    let session = start(&client);
     let turn = session
         .send_user_turn([render::text("Say hello.")])
         .expect("turn started");
