@@ -10,7 +10,7 @@ use serde::Serialize;
 pub struct AccountLoginCancelResult {
     /// `true` when a login flow was pending and is now cancelled; `false` when no flow was in progress, so the call changed nothing.
     pub cancelled: bool,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -119,7 +119,7 @@ pub struct AccountLoginCompletedParams {
     pub message: Option<String>,
     /// How the login flow ended.
     pub outcome: AccountLoginOutcome,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -288,7 +288,7 @@ pub struct AccountLoginStartParams {
     /// The login flow to run.
     #[serde(rename = "type")]
     pub type_: AccountLoginType,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -412,7 +412,7 @@ pub struct AccountLoginStartResult {
         skip_serializing_if = "Option::is_none"
     )]
     pub verification_url: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -577,7 +577,7 @@ pub struct AccountState {
     pub label: Option<String>,
     /// Which kind of credential is currently in effect, or `"loggedOut"` when there is none.
     pub state: AccountStateKind,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

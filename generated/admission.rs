@@ -15,7 +15,7 @@ pub struct AdmissionChoice {
     pub label: String,
     /// How far the option reaches, as a short plain-string token (for example just this message, or the requesting peer for as long as it stays connected). Treat it as display information.
     pub scope: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -171,7 +171,7 @@ pub struct AdmissionDecideParams {
     /// The session that received the admission prompt.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -348,7 +348,7 @@ pub struct AdmissionDecideResult {
     pub command_id: String,
     /// Admission status of the command; `"accepted"` when the host took it.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -544,7 +544,7 @@ pub struct AdmissionListPendingParams {
     /// The session whose open admission prompts are wanted.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -653,7 +653,7 @@ pub struct AdmissionListPendingResult {
     /// The session that was read, echoed from the params.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -807,7 +807,7 @@ pub struct AdmissionRequestParams {
     /// View cursor of the durable record that opened this prompt.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1161,7 +1161,7 @@ pub struct AdmissionRequestedViewParams {
     /// View cursor of the durable record that opened this prompt.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1543,7 +1543,7 @@ pub struct AdmissionResolutionSummary {
     /// View cursor of the record that settled the prompt.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1703,7 +1703,7 @@ pub struct AdmissionResolvedViewParams {
     /// View cursor of this settlement event.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -12,7 +12,7 @@ pub struct ApprovalAmendment {
     /// Human-readable rendering of the added rule; show it as-is.
     #[serde(rename = "rulePreview")]
     pub rule_preview: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -179,7 +179,7 @@ pub struct ApprovalChange {
     /// Whether writing the new rule into the local policy store worked, for a change that reports this. A failed write leaves the decision itself in force.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ApprovalPersistenceStatus>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -374,7 +374,7 @@ pub struct ApprovalChoice {
     pub rule_preview: Option<String>,
     /// How long the grant made by this option lasts.
     pub scope: ApprovalChoiceScope,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -609,7 +609,7 @@ pub struct ApprovalCuaCardFacts {
     /// Title of the window the action targets. Absent when unknown.
     #[serde(rename = "windowTitle", default, skip_serializing_if = "Option::is_none")]
     pub window_title: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -748,7 +748,7 @@ pub struct ApprovalCuaDataFact {
     /// Which kind of secret this is (for example a vendor token or a password), for `secret` rows.
     #[serde(rename = "secretKind", default, skip_serializing_if = "Option::is_none")]
     pub secret_kind: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -868,7 +868,7 @@ pub struct ApprovalCuaMask {
     /// The leading part that identifies the token's vendor or name. Absent when not shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -993,7 +993,7 @@ pub struct ApprovalCuaPage {
     /// The same host in ASCII form (internationalized labels punycode-encoded), useful for spotting look-alike names.
     #[serde(rename = "hostAscii")]
     pub host_ascii: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1104,7 +1104,7 @@ pub struct ApprovalCuaPoint {
     pub x: i64,
     /// Vertical position, 0 to 1000.
     pub y: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1228,7 +1228,7 @@ pub struct ApprovalCuaStep {
     pub role_word: Option<String>,
     /// Number of this step within the action, for display.
     pub step: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1455,7 +1455,7 @@ pub struct ApprovalDecideParams {
     /// The session the approval belongs to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1696,7 +1696,7 @@ pub struct ApprovalDecideResult {
     pub status: CommandStatus,
     /// `true` when this decision finished the approval; `false` when it satisfied one stage but further requirements remain, in which case the approval stays pending and is presented again.
     pub terminal: bool,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1909,7 +1909,7 @@ pub struct ApprovalListPendingParams {
     /// The session to read.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2008,7 +2008,7 @@ pub struct ApprovalListPendingResult {
     /// One entry per open user-input prompt, identical to the params of its `userInput/request`.
     #[serde(rename = "userInputs")]
     pub user_inputs: Vec<UserInputRequestParams>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2242,7 +2242,7 @@ pub struct ApprovalOrigin {
     /// The URL the action came from, for origins that have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2474,7 +2474,7 @@ pub struct ApprovalRequestParams {
     /// View cursor of the record that opened the approval.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3497,7 +3497,7 @@ pub struct ApprovalRequirementRef {
     /// Index of the requirement within the approval (`0` for the first).
     #[serde(rename = "sourceIndex")]
     pub source_index: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3617,7 +3617,7 @@ pub struct ApprovalResolutionSummary {
     /// View cursor of the record that settled the approval.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3832,7 +3832,7 @@ pub struct ApprovalResolvedParams {
     /// View cursor of this settlement event.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4335,7 +4335,7 @@ pub struct ApprovalStage {
     /// How many stages the whole command has.
     #[serde(rename = "totalStages")]
     pub total_stages: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4601,7 +4601,7 @@ pub struct ApprovalStageEvidence {
     /// How many stages the whole command had.
     #[serde(rename = "totalStages")]
     pub total_stages: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4812,7 +4812,7 @@ pub struct ApprovalStageResolution {
     pub diagnostic: Option<String>,
     /// The state of the stage, as an open string; decides which other members are present.
     pub kind: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4935,7 +4935,7 @@ pub struct ApprovalSubagentOrigin {
     /// The child's subagent id, as recorded by the parent session.
     #[serde(rename = "subagentId")]
     pub subagent_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5102,7 +5102,7 @@ pub struct ApprovalSubject {
     /// The workspace root the action runs in, when relevant to the subject.
     #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5324,7 +5324,7 @@ pub struct ApprovalSuggestedPrefix {
     pub argv_prefix: Vec<String>,
     /// Human-readable text describing the proposed rule.
     pub label: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5461,7 +5461,7 @@ pub struct ApprovalUpdatedParams {
     /// View cursor of this update event.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

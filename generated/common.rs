@@ -11,7 +11,7 @@ pub struct AbnormalEnd {
     /// When the previous run was last active (RFC 3339), the time a client can show in a notice. Absent when the log records no such time.
     #[serde(rename = "lastActivityAt", default, skip_serializing_if = "Option::is_none")]
     pub last_activity_at: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -229,7 +229,7 @@ pub struct BackgroundStatus {
     pub detail: Option<String>,
     /// The item's background presentation state.
     pub state: BackgroundState,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -355,7 +355,7 @@ pub struct BackgroundTerminalCompletion {
     /// Identifies the backgrounded tool call this completion reports on.
     #[serde(rename = "toolCallId")]
     pub tool_call_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -565,7 +565,7 @@ impl schemars::JsonSchema for BackgroundTerminalCompletion {
 pub struct BlockedPrompt {
     /// The text of the blocked prompt.
     pub text: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -663,13 +663,13 @@ pub struct BranchState {
     /// The workspace root the observation was made in.
     #[serde(rename = "workspaceRoot")]
     pub workspace_root: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     BranchState {
-        optional branch = "branch",
+        nullable branch = "branch",
         optional vcs = "vcs",
         required workspace_root = "workspaceRoot",
     } unknown
@@ -850,7 +850,7 @@ pub struct CheckpointBoundary {
     /// Id of the last item (by first-opened order) that opened before the checkpoint event marking the boundary.
     #[serde(rename = "throughItemId")]
     pub through_item_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -972,7 +972,7 @@ pub struct ClientCapabilities {
         skip_serializing_if = "Option::is_none"
     )]
     pub user_input_dialogs: Option<bool>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1130,7 +1130,7 @@ pub struct ClientInfo {
     pub title: Option<String>,
     /// The client's version string.
     pub version: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1294,7 +1294,7 @@ pub struct CodeModeOutputSpan {
     pub offset_bytes: i64,
     /// What the bytes in this span are.
     pub stream: CodeModeOutputStream,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1468,7 +1468,7 @@ pub struct CodeModeReceipt {
     /// Identifies where the cell's source code is found among the call's arguments, so a client can show it as code.
     #[serde(rename = "sourceArg", default, skip_serializing_if = "Option::is_none")]
     pub source_arg: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1608,7 +1608,7 @@ pub struct CommandAcceptedResult {
     pub command_id: String,
     /// How the command was admitted: `"accepted"` for all commands; only `session/compact` may answer `"noop"`.
     pub status: CommandAckStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1909,7 +1909,7 @@ pub struct ComputerUseApp {
     /// The app's display name. Absent when the host does not know it; fall back to `bundleId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2139,7 +2139,7 @@ pub struct ComputerUseAppPatch {
     pub bundle_id: String,
     /// The new choice for that app.
     pub choice: ComputerUseAppChoice,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2259,7 +2259,7 @@ pub struct ComputerUseBlockedApp {
     /// `true` when `bundleId` is a prefix that blocks every app whose bundle identifier starts with it. Absent means an exact match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<bool>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2420,7 +2420,7 @@ pub struct ComputerUseInstalledApp {
     pub bundle_id: String,
     /// The app's display name.
     pub name: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2616,7 +2616,7 @@ pub struct ContextUsage {
     /// Effective context-window size in tokens; absent when the window has no known limit.
     #[serde(rename = "windowTokens", default, skip_serializing_if = "Option::is_none")]
     pub window_tokens: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2745,7 +2745,7 @@ pub struct CronReceipt {
     /// For `create`: when the job fires next, in Unix epoch milliseconds. If an identical job already existed, this is that job's next fire time.
     #[serde(rename = "nextFireAtMs", default, skip_serializing_if = "Option::is_none")]
     pub next_fire_at_ms: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2875,7 +2875,7 @@ pub struct CronReceiptJob {
     /// When the job fires next, in Unix epoch milliseconds.
     #[serde(rename = "nextFireAtMs")]
     pub next_fire_at_ms: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2989,7 +2989,7 @@ pub struct CumulativeCost {
     pub partial: bool,
     /// Estimated total in US dollars; finite and never negative.
     pub usd: serde_json::Number,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3122,7 +3122,7 @@ pub struct CumulativeTokenUsage {
     /// Total tokens summed over the session, counted once.
     #[serde(rename = "totalTokens")]
     pub total_tokens: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3321,7 +3321,7 @@ pub struct DamagedRange {
     /// How many log lines in the stretch could not be read.
     #[serde(rename = "unreadableLines")]
     pub unreadable_lines: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3484,7 +3484,7 @@ impl schemars::JsonSchema for DamagedRange {
 pub struct EarlierHistory {
     /// The saved messages whose original records were pruned, in conversation order. May be empty.
     pub messages: Vec<EarlierHistoryMessage>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3582,7 +3582,7 @@ pub struct EarlierHistoryMessage {
     pub role: String,
     /// The message text as saved in the checkpoint, no longer than 1,000 characters. Clients apply their usual display rules to it.
     pub text: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3703,13 +3703,13 @@ pub struct EffectiveApprovalModeState {
     pub mode: ApprovalMode,
     /// How the mode came into force.
     pub source: ApprovalModeSource,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     EffectiveApprovalModeState {
-        optional last_command_id = "lastCommandId",
+        nullable last_command_id = "lastCommandId",
         required mode = "mode",
         required source = "source",
     } unknown
@@ -3835,14 +3835,14 @@ pub struct EffectiveModel {
     pub provider_id: Option<String>,
     /// What caused this model to be selected.
     pub source: ModelChangeSource,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     EffectiveModel {
         required model_id = "modelId",
-        optional provider_id = "providerId",
+        nullable provider_id = "providerId",
         required source = "source",
     } unknown
 );
@@ -3970,7 +3970,7 @@ pub struct EffectivePermissionState {
     /// Which reviewer authority the committed profile selects.
     #[serde(rename = "reviewerAuthority")]
     pub reviewer_authority: ReviewerAuthority,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3978,7 +3978,7 @@ pub struct EffectivePermissionState {
 crate::support::impl_deserialize!(
     EffectivePermissionState {
         optional axes = "axes",
-        optional profile_id = "profileId",
+        nullable profile_id = "profileId",
         required reviewer_attached = "reviewerAttached",
         required reviewer_authority = "reviewerAuthority",
     } unknown
@@ -4307,7 +4307,7 @@ pub struct ErrorData {
     /// On `pageEventTooLarge`: the view cursor of the event that is too large to serve.
     #[serde(rename = "viewCursor", default, skip_serializing_if = "Option::is_none")]
     pub view_cursor: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5312,7 +5312,7 @@ pub struct ErrorObject {
     pub data: Option<Box<ErrorData>>,
     /// Text for logs and people. Its wording may change between releases; never parse it or branch on it.
     pub message: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5438,14 +5438,14 @@ pub struct ErrorResponse {
     pub id: Option<RequestId>,
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     ErrorResponse {
         required error = "error",
-        optional id = "id",
+        nullable id = "id",
         required jsonrpc = "jsonrpc",
     } unknown
 );
@@ -5561,7 +5561,7 @@ pub struct ForkCutPoint {
     /// Copy history up to and including this completed turn. Naming a turn that is still running or does not exist fails with `forkBoundaryInvalid`.
     #[serde(rename = "lastTurnId")]
     pub last_turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5667,7 +5667,7 @@ pub struct ForkProvenance {
     /// The session this one was forked from.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6060,7 +6060,7 @@ pub struct LastTurn {
     /// The turn that ended.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6224,7 +6224,7 @@ pub struct LimitsAboveMaxAxis {
     pub max: LimitsAxisValue,
     /// The value the request asked for.
     pub requested: LimitsAxisValue,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6545,7 +6545,7 @@ pub struct MessageAttachment {
     /// Width in pixels, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6732,7 +6732,7 @@ pub struct Notification {
     /// The method-specific payload. Absent when the notification carries nothing (as with `initialized`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6882,7 +6882,7 @@ pub struct OutputRef {
     pub path: Option<String>,
     /// URI of the stored output, for display and provenance only.
     pub uri: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7145,7 +7145,7 @@ pub struct PatchSummary {
     pub files: i64,
     /// Number of removed (`-`) lines across all files.
     pub removed: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7277,7 +7277,7 @@ pub struct PendingApprovalPointer {
     /// View cursor of the record that opened the approval.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7444,7 +7444,7 @@ pub struct PendingRequestPointer {
     /// View cursor of the record that opened the request.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7586,7 +7586,7 @@ pub struct PendingUserInputPointer {
     /// View cursor of the record that opened the prompt.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7758,7 +7758,7 @@ pub struct PermissionAxes {
     pub network: PermissionNetworkAxis,
     /// Who reviews approval requests; uses the same values as `reviewerAuthority`.
     pub reviewer: ReviewerAuthority,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8016,7 +8016,7 @@ pub struct PhysicalChunk {
     pub count: i64,
     /// This chunk's position among them.
     pub index: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8137,7 +8137,7 @@ pub struct PhysicalCursor {
     /// The number to give the next line delivered, between 1 and 2^63.
     #[serde(rename = "nextOrdinal")]
     pub next_ordinal: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8267,7 +8267,7 @@ pub struct PhysicalFileEntry {
     /// The file's size in bytes when it was listed.
     #[serde(rename = "sizeBytes")]
     pub size_bytes: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8541,7 +8541,7 @@ pub struct QueuedInput {
     pub source_run_record_id: Option<String>,
     /// The full text of the queued message.
     pub text: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8677,7 +8677,7 @@ pub struct QuotaDetail {
     /// When the provider says the limit resets, in Unix epoch milliseconds.
     #[serde(rename = "resetsAtMs")]
     pub resets_at_ms: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8792,7 +8792,7 @@ pub struct RawLogCursor {
     pub after: RecordPosition,
     /// The stream the position belongs to.
     pub stream: StreamRef,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8938,14 +8938,14 @@ pub struct RawLogRecordEnvelope {
     pub sequence: i64,
     /// The stream the record belongs to.
     pub stream: StreamRef,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_deserialize!(
     RawLogRecordEnvelope {
-        optional causation_id = "causation_id",
+        nullable causation_id = "causation_id",
         required durability = "durability",
         required id = "id",
         required payload = "payload",
@@ -9500,7 +9500,7 @@ pub struct ReasoningEffortState {
     pub reasoning_effort: ReasoningEffort,
     /// What set that default.
     pub source: ReasoningEffortChangeSource,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9616,7 +9616,7 @@ pub struct RecordPosition {
     pub id: String,
     /// Sequence number of the record in its stream: starts at 1 and grows by one per record.
     pub sequence: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9815,7 +9815,7 @@ pub struct RecoveryObservation {
     /// The session the snapshot describes.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10154,7 +10154,7 @@ pub struct ReplayHint {
     /// Lowercase row-kind names the hint mentions. An open vocabulary: new names may appear.
     #[serde(rename = "rowKinds")]
     pub row_kinds: Vec<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10276,7 +10276,7 @@ pub struct Request {
     /// Optional W3C trace context passed through for distributed tracing; appears on requests only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceContext>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10456,7 +10456,7 @@ impl schemars::JsonSchema for RequestId {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct RequestReceipt {
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10619,7 +10619,7 @@ pub struct RunningElsewhere {
     /// What kind of process runs the session, when the host can tell from what it already knows. Absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<RunningElsewhereOrigin>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10787,7 +10787,7 @@ pub struct RuntimeWorktree {
     /// Root directory of the worktree, as recorded.
     #[serde(rename = "worktreeRoot")]
     pub worktree_root: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11248,7 +11248,7 @@ pub struct SchemaInfo {
     pub fingerprint: String,
     /// The wire envelope schema version; `1` for this protocol generation.
     pub version: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11372,7 +11372,7 @@ pub struct ServerInfo {
     pub name: String,
     /// The host program's version string.
     pub version: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11485,7 +11485,7 @@ pub struct SideProvenance {
     /// The session this side session branched off from.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11623,7 +11623,7 @@ pub struct SnapshotAnchor {
     /// The boundary's opaque compaction anchor, as carried by the `compaction` item. It can be passed back as a cursor; never parse it.
     #[serde(rename = "summarizedThrough")]
     pub summarized_through: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11793,25 +11793,25 @@ pub struct SnapshotState {
     /// How many turns had completed by this cursor.
     #[serde(rename = "turnCount")]
     pub turn_count: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     SnapshotState {
-        optional active_turn = "activeTurn",
+        nullable active_turn = "activeTurn",
         required approval_mode = "approvalMode",
-        optional branch = "branch",
+        nullable branch = "branch",
         optional context_usage = "contextUsage",
-        optional effective_model = "effectiveModel",
-        optional goal = "goal",
+        nullable effective_model = "effectiveModel",
+        nullable goal = "goal",
         required items = "items",
         tristate name = "name",
         required pending_approvals = "pendingApprovals",
         required pending_user_inputs = "pendingUserInputs",
         required queued_turns = "queuedTurns",
         optional reasoning_effort = "reasoningEffort",
-        optional todo_list = "todoList",
+        nullable todo_list = "todoList",
         required token_usage = "tokenUsage",
         required turn_count = "turnCount",
     } unknown
@@ -12194,7 +12194,7 @@ pub struct SourceRange {
     pub last: RecordPosition,
     /// The raw stream the records belong to.
     pub stream: StreamRef,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -12347,7 +12347,7 @@ pub struct StatusAttempt {
     pub retry_delay_ms: Option<i64>,
     /// The external system the operation talks to.
     pub system: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -12552,7 +12552,7 @@ pub struct StatusChildren {
     /// Total number of child tasks. Absent when not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -12725,7 +12725,7 @@ pub struct StatusHealth {
     /// A short explanation of the level. Absent when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -12887,7 +12887,7 @@ pub struct StatusProgress {
     /// The unit that `current` and `total` count in. Absent when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -13006,7 +13006,7 @@ pub struct StatusStep {
     /// The total number of steps. Absent when not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -13121,7 +13121,7 @@ pub struct StreamRef {
     pub id: String,
     /// The stream's kind, as the raw log spells it (for example `"session"` or `"run"`). A free string: new kinds may appear.
     pub kind: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -13234,7 +13234,7 @@ pub struct SubscriptionUsage {
     pub weekly: SubscriptionUsageWeekly,
     /// Usage of the current short usage window.
     pub window: SubscriptionUsageWindow,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -13397,7 +13397,7 @@ pub struct SubscriptionUsageWeekly {
     /// Percent of the weekly budget used. At least 0 and may exceed 100 when over quota.
     #[serde(rename = "usedPercent")]
     pub used_percent: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -13518,7 +13518,7 @@ pub struct SubscriptionUsageWindow {
     /// Length of the window in minutes (greater than 0).
     #[serde(rename = "windowDurationMins")]
     pub window_duration_mins: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -13657,7 +13657,7 @@ pub struct SuccessResponse {
     pub jsonrpc: JsonRpcVersion,
     /// The method's result. Always a JSON object (`{}` when there is nothing to report), never a bare value, so results can gain optional members later.
     pub result: serde_json::Map<String, serde_json::Value>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -13798,7 +13798,7 @@ pub struct TodoItem {
     pub status: TodoStatus,
     /// The entry's text.
     pub text: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -13922,7 +13922,7 @@ pub struct TodoListState {
     /// Name of the tool that wrote the list, as recorded.
     #[serde(rename = "sourceTool")]
     pub source_tool: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -14122,7 +14122,7 @@ pub struct TokenUsage {
     /// Output tokens spent on reasoning, as the provider reported them.
     #[serde(rename = "reasoningTokens")]
     pub reasoning_tokens: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -14322,7 +14322,7 @@ pub struct ToolDisplayLabel {
     pub done: String,
     /// Wording that does not imply an outcome, for other or unknown states.
     pub neutral: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -14461,7 +14461,7 @@ pub struct ToolReceiptCron {
     pub operation: ToolReceiptOperation,
     /// What the operation did.
     pub outcome: ToolReceiptOutcome,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -14576,7 +14576,7 @@ pub struct ToolReceiptCodeMode {
     pub operation: ToolReceiptOperation,
     /// What the operation did.
     pub outcome: ToolReceiptOutcome,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -14920,7 +14920,7 @@ pub struct TraceContext {
     /// The W3C `tracestate` header value, vendor-specific trace data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracestate: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -15033,7 +15033,7 @@ pub struct UnframedViewNotification {
     pub method: String,
     /// The notification's params, exactly as the live notification carries them.
     pub params: UnframedViewNotificationParams,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -15154,7 +15154,7 @@ pub struct UnframedViewNotificationParams {
     /// The event's view cursor: opaque and strictly increasing within the session.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -15353,7 +15353,7 @@ pub struct WebSearchHit {
     pub title: String,
     /// Address of the result page.
     pub url: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

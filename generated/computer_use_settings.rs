@@ -21,7 +21,7 @@ pub struct ComputerUseSettings {
     pub installed_apps: Option<Vec<ComputerUseInstalledApp>>,
     /// Whether the agent may take screenshots without asking.
     pub screenshots: ComputerUseChoice,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -193,7 +193,7 @@ pub struct ComputerUseSettingsReadParams {
     /// When `true`, the host's built-in blocks are included in `blockedApps` as locked rows.
     #[serde(rename = "showBuiltIns", default, skip_serializing_if = "Option::is_none")]
     pub show_built_ins: Option<bool>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -321,7 +321,7 @@ pub struct ComputerUseSettingsUpdateParams {
     /// Bundle identifiers to remove from the blocked-apps list. Naming a built-in block is refused.
     #[serde(rename = "unblockApps", default, skip_serializing_if = "Option::is_none")]
     pub unblock_apps: Option<Vec<String>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

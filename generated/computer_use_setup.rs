@@ -12,7 +12,7 @@ pub struct ComputerUseSetupChanged {
     pub session_id: Option<String>,
     /// The setup state now in effect.
     pub state: ComputerUseSetupState,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -165,7 +165,7 @@ pub struct ComputerUseSetupReadParams {
     /// The session whose setup state to read. When absent, the host reads its own setup, which requires the `computerUseHostSetup` capability.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -269,7 +269,7 @@ pub struct ComputerUseSetupStartParams {
     /// The session to run setup for. When absent, the host starts its own setup, which requires the `computerUseHostSetup` capability.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -389,7 +389,7 @@ pub struct ComputerUseSetupState {
     pub screen_recording: ComputerUsePermission,
     /// The current setup phase.
     pub setup: ComputerUseSetupPhase,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -141,7 +141,7 @@ pub struct FeedbackSubmitParams {
     /// Whether the user consented to include files with the report.
     #[serde(rename = "withFiles")]
     pub with_files: bool,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -352,7 +352,7 @@ pub struct FeedbackSubmitResult {
     /// The id the feedback service assigned to the report. Always present on `"uploaded"`, possibly present on `"trackingFailed"` and `"trackingUncertain"`, and absent otherwise.
     #[serde(rename = "uploadId", default, skip_serializing_if = "Option::is_none")]
     pub upload_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -16,7 +16,7 @@ pub struct HookCatalogEntry {
     pub handler_kind: HookHandlerKind,
     /// Opaque identifier of the handler this row describes; compare it for identity but do not parse it.
     pub key: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -322,7 +322,7 @@ pub struct HookListParams {
     /// The session whose hooks to list.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -418,7 +418,7 @@ impl schemars::JsonSchema for HookListParams {
 pub struct HookListResult {
     /// The installed hook rows for the session; a handler bound to several events appears once per event.
     pub hooks: Vec<HookCatalogEntry>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

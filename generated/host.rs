@@ -11,7 +11,7 @@ pub struct HostReadLimitsResult {
     /// The host's ceiling on each limits setting; a session cannot be started with anything wider.
     #[serde(rename = "maxLimits")]
     pub max_limits: SessionLimits,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -13,7 +13,7 @@ pub struct InitializeParams {
     /// Identification of the client program.
     #[serde(rename = "clientInfo")]
     pub client_info: ClientInfo,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -172,7 +172,7 @@ pub struct InitializeResult {
     /// User-agent string the host sends to upstream model providers, exactly as sent.
     #[serde(rename = "userAgent")]
     pub user_agent: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -399,7 +399,7 @@ pub struct Item {
     /// `subagent`/`workflow`: id of the workflow run the item belongs to (opaque string).
     #[serde(rename = "workflowRunId", default, skip_serializing_if = "Option::is_none")]
     pub workflow_run_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1846,7 +1846,7 @@ pub struct ItemCompletedParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2016,7 +2016,7 @@ pub struct ItemDeltaParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2333,7 +2333,7 @@ pub struct ItemReadOutputParams {
     /// Session the item belongs to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2503,7 +2503,7 @@ pub struct ItemReadOutputResult {
     /// Stored-byte offset this page actually starts at.
     #[serde(rename = "offsetBytes")]
     pub offset_bytes: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2753,7 +2753,7 @@ pub struct ItemStartedParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2957,7 +2957,7 @@ pub struct ItemUpdatedParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -20,7 +20,7 @@ pub struct LogGapParams {
     /// The subscription that missed the records.
     #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -250,7 +250,7 @@ pub struct LogPageParams {
     /// The stream to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamRef>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -398,14 +398,14 @@ pub struct LogPageResult {
     pub next_cursor: Option<Box<RawLogCursor>>,
     /// The rows, in sequence order, as raw JSON objects: record envelopes (see `RawLogRecordEnvelope`) and `omitted_live_only` markers.
     pub records: Vec<serde_json::Map<String, serde_json::Value>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_deserialize!(
     LogPageResult {
-        optional next_cursor = "nextCursor",
+        nullable next_cursor = "nextCursor",
         required records = "records",
     } unknown
 );
@@ -515,7 +515,7 @@ pub struct LogPhysicalFilesParams {
     /// The session whose home directory to list.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -621,7 +621,7 @@ impl schemars::JsonSchema for LogPhysicalFilesParams {
 pub struct LogPhysicalFilesResult {
     /// One entry per log file found.
     pub files: Vec<PhysicalFileEntry>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -740,7 +740,7 @@ pub struct LogPhysicalLineParams {
     /// The subscription this line is delivered for.
     #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1000,7 +1000,7 @@ pub struct LogPhysicalResetParams {
     /// The subscription that ended.
     #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1152,7 +1152,7 @@ pub struct LogPhysicalSubscribeParams {
     /// The session whose log file to follow.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1294,7 +1294,7 @@ pub struct LogPhysicalSubscribeResult {
     /// The file's end, in bytes, when the subscription was made.
     #[serde(rename = "tailOffset")]
     pub tail_offset: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1441,7 +1441,7 @@ pub struct LogPhysicalUnsubscribeParams {
     /// The subscription to stop, as returned by `log/physicalSubscribe`.
     #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1545,7 +1545,7 @@ impl schemars::JsonSchema for LogPhysicalUnsubscribeParams {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogPhysicalUnsubscribeResult {
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1644,7 +1644,7 @@ pub struct LogRecordParams {
     /// The subscription this record is delivered for.
     #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1780,7 +1780,7 @@ pub struct LogStreamEntry {
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub tail: Option<RecordPosition>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1788,9 +1788,9 @@ pub struct LogStreamEntry {
 crate::support::impl_deserialize!(
     LogStreamEntry {
         required first_available = "firstAvailable",
-        optional pruned_through = "prunedThrough",
+        nullable pruned_through = "prunedThrough",
         required stream = "stream",
-        optional tail = "tail",
+        nullable tail = "tail",
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
@@ -1925,7 +1925,7 @@ pub struct LogStreamsParams {
     /// The session whose streams to list.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2031,7 +2031,7 @@ impl schemars::JsonSchema for LogStreamsParams {
 pub struct LogStreamsResult {
     /// One entry per raw stream of the session.
     pub streams: Vec<LogStreamEntry>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2143,7 +2143,7 @@ pub struct LogSubscribeParams {
     pub session_id: String,
     /// The stream to follow.
     pub stream: StreamRef,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2281,7 +2281,7 @@ pub struct LogSubscribeResult {
     pub subscription_id: i64,
     /// The stream's last position when the subscription was made. Once records with a higher `sequence` arrive, the client is live.
     pub tail: RecordPosition,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2407,7 +2407,7 @@ pub struct LogUnsubscribeParams {
     /// The subscription to stop, as returned by `log/subscribe`.
     #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2511,7 +2511,7 @@ impl schemars::JsonSchema for LogUnsubscribeParams {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LogUnsubscribeResult {
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

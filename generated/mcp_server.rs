@@ -52,7 +52,7 @@ pub struct McpServerListParams {
     /// Optional. When present, a loaded session whose effective server set is listed: the host rows plus the servers added for that session. When absent, only host-wide servers (from settings and plugins) are listed.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -162,7 +162,7 @@ impl schemars::JsonSchema for McpServerListParams {
 pub struct McpServerListResult {
     /// One row per server: host-wide rows first, followed by any servers added for the requested session.
     pub servers: Vec<McpServerListRow>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -274,7 +274,7 @@ pub struct McpServerListRow {
     pub source: McpServerListSource,
     /// How the host talks to the server; `unknown` when it cannot be determined.
     pub transport: McpServerListTransport,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -528,7 +528,7 @@ impl schemars::JsonSchema for McpServerListTransport {
 pub struct McpServerOAuthLoginCancelParams {
     /// Name of the MCP server whose pending login flow should be cancelled.
     pub server: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -634,7 +634,7 @@ impl schemars::JsonSchema for McpServerOAuthLoginCancelParams {
 pub struct McpServerOAuthLoginCancelResult {
     /// `true` when a pending login flow for the server was cancelled; `false` when none was pending.
     pub cancelled: bool,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -745,7 +745,7 @@ pub struct McpServerOAuthLoginCompletedParams {
     pub outcome: McpOAuthLoginOutcome,
     /// Name of the MCP server the flow was for.
     pub server: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -880,7 +880,7 @@ impl schemars::JsonSchema for McpServerOAuthLoginCompletedParams {
 pub struct McpServerOAuthLoginParams {
     /// Name of the MCP server to log in to, as listed by `mcpServer/list`.
     pub server: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -987,7 +987,7 @@ pub struct McpServerOAuthLoginResult {
     /// The provider's authorization URL; the client should open it in a browser so the user can grant access.
     #[serde(rename = "authorizationUrl")]
     pub authorization_url: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1093,7 +1093,7 @@ impl schemars::JsonSchema for McpServerOAuthLoginResult {
 pub struct McpServerOAuthLogoutParams {
     /// Name of the MCP server whose stored OAuth credential should be deleted.
     pub server: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1201,7 +1201,7 @@ pub struct McpServerOAuthLogoutResult {
     pub removed: bool,
     /// What happened when the host tried to revoke the credential with the provider.
     pub revocation: McpOAuthRevocation,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

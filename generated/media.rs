@@ -31,7 +31,7 @@ pub struct MediaUploadParams {
     /// The client-generated id of the upload; every chunk of one upload uses the same id, and a turn input part refers to the finished upload by it.
     #[serde(rename = "uploadId")]
     pub upload_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -346,7 +346,7 @@ pub struct MediaUploadResult {
     /// The same `uploadId` the client sent.
     #[serde(rename = "uploadId")]
     pub upload_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -69,25 +69,25 @@ pub struct ModelCatalogEntry {
     /// The complete ordered set of reasoning-effort tiers the model accepts, or `"unknown"` when the catalog does not know. Current hosts always send it; absent only from older hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variants: Option<ModelReasoningEffortVariants>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     ModelCatalogEntry {
-        optional context_limit = "contextLimit",
-        optional cost = "cost",
+        nullable context_limit = "contextLimit",
+        nullable cost = "cost",
         optional default_reasoning_effort = "defaultReasoningEffort",
-        optional description = "description",
+        nullable description = "description",
         required display_label = "displayLabel",
         required is_active = "isActive",
         required is_default = "isDefault",
         required model_id = "modelId",
-        optional output_limit = "outputLimit",
-        optional profile_id = "profileId",
+        nullable output_limit = "outputLimit",
+        nullable profile_id = "profileId",
         required provider_id = "providerId",
         optional reasoning_effort_variants = "reasoningEffortVariants",
-        optional release_date = "releaseDate",
+        nullable release_date = "releaseDate",
         optional variants = "variants",
     } unknown
 );
@@ -455,14 +455,14 @@ pub struct ModelCost {
     pub input: String,
     /// Price of output tokens, as a decimal string.
     pub output: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     ModelCost {
         required cached = "cached",
-        optional currency = "currency",
+        nullable currency = "currency",
         required input = "input",
         required output = "output",
     } unknown
@@ -599,7 +599,7 @@ pub struct ModelDescribedReasoningEffort {
     pub description: Option<String>,
     /// The reasoning-effort tier.
     pub tier: ReasoningEffort,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -706,7 +706,7 @@ pub struct ModelListParams {
     /// A session whose current model should be flagged with `isActive`. If omitted, every row has `isActive: false`; this lets a client list models before it has a session.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -816,14 +816,14 @@ pub struct ModelListResult {
     pub provider_id: String,
     /// Where the catalog came from, for example a live provider catalog or a test fake.
     pub source: ModelCatalogSource,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     ModelListResult {
         required models = "models",
-        optional profile_id = "profileId",
+        nullable profile_id = "profileId",
         required provider_id = "providerId",
         required source = "source",
     } unknown
@@ -1007,7 +1007,7 @@ pub struct ModelSelection {
     /// The provider to route the model through. Optional.
     #[serde(rename = "providerId", default, skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1159,7 +1159,7 @@ pub struct ModelVisibleContent {
     /// Width in pixels. Absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

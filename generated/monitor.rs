@@ -44,7 +44,7 @@ pub struct MonitorInboxItemAdmittedParams {
     /// This notification's position in the session's view: an opaque string that increases within the session.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -578,7 +578,7 @@ pub struct MonitorInboxItemDrainedParams {
     /// This notification's position in the session's view: an opaque string that increases within the session.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -853,7 +853,7 @@ pub struct MonitorInboxItemVoidedParams {
     /// When the host recorded the drop, as an RFC 3339 timestamp.
     #[serde(rename = "voidedAt")]
     pub voided_at: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

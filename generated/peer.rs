@@ -11,7 +11,7 @@ pub struct PeerListParams {
     /// The session doing the looking. It is left out of the returned rows.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -120,7 +120,7 @@ pub struct PeerListResult {
     /// The requesting session, echoed from the params.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -260,7 +260,7 @@ pub struct PeerRow {
     pub session_name: Option<String>,
     /// What the peer is doing now, as last reported.
     pub status: PeerStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -271,7 +271,7 @@ crate::support::impl_deserialize!(
         required display_label = "displayLabel",
         required last_seen_age_ms = "lastSeenAgeMs",
         required session_id = "sessionId",
-        optional session_name = "sessionName",
+        nullable session_name = "sessionName",
         required status = "status",
     } unknown
 );

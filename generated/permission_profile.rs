@@ -48,7 +48,7 @@ pub struct PermissionProfileListParams {
     /// The session to list profiles for. Optional.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -158,7 +158,7 @@ impl schemars::JsonSchema for PermissionProfileListParams {
 pub struct PermissionProfileListResult {
     /// One row per profile the host defines.
     pub profiles: Vec<PermissionProfileRow>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -282,7 +282,7 @@ pub struct PermissionProfileRow {
         skip_serializing_if = "Option::is_none"
     )]
     pub unavailable_reasons: Option<Vec<PermissionProfileUnavailableReason>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -15,7 +15,7 @@ pub struct PluginCatalogEntry {
     pub source: PluginSource,
     /// The installed version string.
     pub version: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -181,7 +181,7 @@ pub struct PluginChangedParams {
     pub source: PluginSource,
     /// The installed version string.
     pub version: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -385,7 +385,7 @@ pub struct PluginInstallLocalPathTarget {
     /// Optional. Where the install applies; when absent the host uses its default placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<PluginInstallScope>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -493,7 +493,7 @@ pub struct PluginInstallMarketplaceTarget {
     pub marketplace: String,
     /// Name of the plugin within that marketplace.
     pub name: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -613,7 +613,7 @@ pub struct PluginInstallParams {
     pub session_id: String,
     /// What to install: a marketplace plugin or a local path.
     pub target: PluginInstallTarget,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -761,7 +761,7 @@ pub struct PluginInstallResult {
     /// Optional human-readable warning about the install that did not stop it; absent when there is nothing to report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1053,7 +1053,7 @@ pub struct PluginInstallTarget {
     /// Set to install a plugin from a registered marketplace; absent when installing from a local path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marketplace: Option<PluginInstallMarketplaceTarget>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1171,7 +1171,7 @@ pub struct PluginListParams {
     /// The session whose installed plugins to list.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1267,7 +1267,7 @@ impl schemars::JsonSchema for PluginListParams {
 pub struct PluginListResult {
     /// One row per installed plugin, in no guaranteed order.
     pub plugins: Vec<PluginCatalogEntry>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1371,7 +1371,7 @@ pub struct PluginMarketplaceAddParams {
     pub session_id: String,
     /// Where the marketplace lives: an `owner/repo` shorthand, a git URL, a `file://` URL, or a local path on the host.
     pub source: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1575,7 +1575,7 @@ pub struct PluginMarketplaceChangedParams {
     /// Optional number of marketplace entries that were skipped when reading it; absent when the host reports no count for this change.
     #[serde(rename = "skippedCount", default, skip_serializing_if = "Option::is_none")]
     pub skipped_count: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1744,7 +1744,7 @@ pub struct PluginMarketplaceRecordResult {
     pub source: PluginMarketplaceSourceShape,
     /// Acknowledgement status of the command; `"accepted"` when the host admitted it.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1995,7 +1995,7 @@ pub struct PluginMarketplaceRemoveParams {
     /// The session on whose behalf the marketplace is removed.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2134,7 +2134,7 @@ pub struct PluginMarketplaceRemoveResult {
     pub name: String,
     /// Acknowledgement status of the command; `"accepted"` when the host admitted it.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2270,7 +2270,7 @@ pub struct PluginMarketplaceSkippedEntry {
     pub plugin: String,
     /// Human-readable reason it was skipped.
     pub reason: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2386,7 +2386,7 @@ pub struct PluginMarketplaceSourceShape {
     pub kind: String,
     /// The normalized location of the source, such as a repository URL or a filesystem path.
     pub path: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2506,7 +2506,7 @@ pub struct PluginMarketplaceUpdateParams {
     /// The session on whose behalf the marketplace is refreshed.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

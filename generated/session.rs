@@ -144,13 +144,13 @@ pub struct Session {
     #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<SessionWorktree>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     Session {
-        optional active_turn_id = "activeTurnId",
+        nullable active_turn_id = "activeTurnId",
         optional approval_mode = "approvalMode",
         optional attention = "attention",
         optional branch = "branch",
@@ -159,19 +159,19 @@ crate::support::impl_deserialize!(
         #[cfg(feature = "experimental")] optional current_limits = "currentLimits",
         optional drive_holder = "driveHolder",
         optional first_user_prompt = "firstUserPrompt",
-        optional forked_from = "forkedFrom",
+        nullable forked_from = "forkedFrom",
         optional generated_name = "generatedName",
         optional item_count = "itemCount",
         optional kind = "kind",
         optional last_activity_at = "lastActivityAt",
         optional log_bytes = "logBytes",
-        optional model_id = "modelId",
+        nullable model_id = "modelId",
         optional name = "name",
         optional name_origin = "nameOrigin",
         optional parent_session_id = "parentSessionId",
         required path = "path",
         #[cfg(feature = "experimental")] optional permission_state = "permissionState",
-        optional provider_id = "providerId",
+        nullable provider_id = "providerId",
         optional resumed_by_client = "resumedByClient",
         #[cfg(feature = "experimental")] optional running_elsewhere = "runningElsewhere",
         required session_id = "sessionId",
@@ -181,7 +181,7 @@ crate::support::impl_deserialize!(
         optional title = "title",
         required turn_count = "turnCount",
         required updated_at = "updatedAt",
-        optional workspace_root = "workspaceRoot",
+        nullable workspace_root = "workspaceRoot",
         #[cfg(feature = "experimental")] optional worktree = "worktree",
     } unknown
 );
@@ -734,7 +734,7 @@ pub struct SessionApprovalModeChangedParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1051,13 +1051,13 @@ pub struct SessionBranchChangedParams {
     /// The workspace root the observation was made in.
     #[serde(rename = "workspaceRoot")]
     pub workspace_root: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     SessionBranchChangedParams {
-        optional branch = "branch",
+        nullable branch = "branch",
         required session_id = "sessionId",
         required source_range = "sourceRange",
         optional vcs = "vcs",
@@ -1246,7 +1246,7 @@ pub struct SessionClosedParams {
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(rename = "viewCursor", default)]
     pub view_cursor: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1254,7 +1254,7 @@ crate::support::impl_deserialize!(
     SessionClosedParams {
         required reason = "reason",
         required session_id = "sessionId",
-        optional view_cursor = "viewCursor",
+        nullable view_cursor = "viewCursor",
     } unknown
 );
 #[cfg(feature = "sample")]
@@ -1419,7 +1419,7 @@ pub struct SessionCompactParams {
     /// The turn (run) whose context to compact. Absent lets the host pick the session's current or latest run; a session with none is rejected with `commandRejected` (reason `missing_run`). Any well-formed UUID is accepted; a malformed one is `invalidParams`.
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1549,7 +1549,7 @@ pub struct SessionCompactResult {
     pub reason: Option<String>,
     /// `"accepted"` when compaction was admitted, `"noop"` when there was nothing to do (a success, not an error).
     pub status: CompactStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1674,7 +1674,7 @@ pub struct SessionConfig {
     /// MCP servers to add to this session's runtime only, keyed by server name.
     #[serde(rename = "mcpServers", default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<std::collections::BTreeMap<String, SessionMcpServerConfig>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1794,7 +1794,7 @@ pub struct SessionContextUsageParams {
     /// The size of the context window, in tokens. Absent when no limit is known.
     #[serde(rename = "windowTokens", default, skip_serializing_if = "Option::is_none")]
     pub window_tokens: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2061,7 +2061,7 @@ pub struct SessionForkParams {
     /// The session to fork from.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2202,7 +2202,7 @@ pub struct SessionForkResult {
     /// The new session's view head; this connection receives its view events after it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2383,13 +2383,13 @@ pub struct SessionGoalChangedParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     SessionGoalChangedParams {
-        optional goal = "goal",
+        nullable goal = "goal",
         required session_id = "sessionId",
         required source_range = "sourceRange",
         required view_cursor = "viewCursor",
@@ -2548,17 +2548,17 @@ pub struct SessionHistory {
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub snapshot: Option<Box<ViewSnapshot>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     SessionHistory {
         optional checkpoint_boundary = "checkpointBoundary",
-        optional items = "items",
+        nullable items = "items",
         required mode = "mode",
         optional none_reason = "noneReason",
-        optional snapshot = "snapshot",
+        nullable snapshot = "snapshot",
     } unknown
 );
 #[cfg(feature = "sample")]
@@ -2736,7 +2736,7 @@ pub struct SessionLeaveCompletedParams {
     /// The session's view cursor when the leave completed, when the host reports one.
     #[serde(rename = "viewCursor", default, skip_serializing_if = "Option::is_none")]
     pub view_cursor: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2980,7 +2980,7 @@ pub struct SessionLeaveParams {
     /// Whether to also stop the session's work in progress as part of the release. Absent is the same as `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<bool>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3107,7 +3107,7 @@ pub struct SessionLeaveResult {
     pub command_id: String,
     /// Admission status: `"accepted"` when the leave was admitted.
     pub status: CommandAckStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3235,7 +3235,7 @@ pub struct SessionLimits {
     /// Whether the agent may write files.
     #[serde(rename = "writesEnabled")]
     pub writes_enabled: bool,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3456,7 +3456,7 @@ pub struct SessionLimitsChoice {
     /// Whether the agent may write files. Absent leaves it to the host.
     #[serde(rename = "writesEnabled", default, skip_serializing_if = "Option::is_none")]
     pub writes_enabled: Option<bool>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3622,7 +3622,7 @@ pub struct SessionListBranchFilter {
     /// Between 1 and 32 branch names, each 1 to 256 UTF-8 bytes; a session matches if its branch is any of them. A `null` entry matches sessions with no known branch.
     #[serde(rename = "anyOf")]
     pub any_of: Vec<Option<String>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3718,7 +3718,7 @@ impl schemars::JsonSchema for SessionListBranchFilter {
 pub struct SessionListChangedParams {
     /// The full, current list row of the changed session.
     pub session: Box<Session>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3828,7 +3828,7 @@ pub struct SessionListFilter {
     /// Only sessions whose name or title matches these search terms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<Box<SessionListTextFilter>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3968,7 +3968,7 @@ pub struct SessionListParams {
     /// Only list sessions whose recorded workspace root equals this path.
     #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4145,14 +4145,14 @@ pub struct SessionListResult {
     pub next_cursor: Option<String>,
     /// The sessions on this page.
     pub sessions: Vec<Session>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     SessionListResult {
         optional applied_filter = "appliedFilter",
-        optional next_cursor = "nextCursor",
+        nullable next_cursor = "nextCursor",
         required sessions = "sessions",
     } unknown
 );
@@ -4272,7 +4272,7 @@ pub struct SessionListSessionIdFilter {
     /// Between 1 and 200 session ids (UUIDs); a session matches if its id is any of them.
     #[serde(rename = "anyOf")]
     pub any_of: Vec<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4406,7 +4406,7 @@ pub struct SessionListTextFilter {
     pub any_of: Option<Vec<String>>,
     /// Which fields to search: one or both of `"name"` and `"title"`, without repeats.
     pub fields: Vec<SessionListTextField>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4534,7 +4534,7 @@ pub struct SessionMcpServerConfigStdio {
     /// What happens if the server fails to start. Absent means `"required"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<SessionMcpServerMode>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4667,7 +4667,7 @@ pub struct SessionMcpServerConfigStreamableHttp {
     pub mode: Option<SessionMcpServerMode>,
     /// The server's HTTP or HTTPS endpoint. Configuration diagnostics never repeat it back.
     pub url: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4961,14 +4961,14 @@ pub struct SessionModelChangedParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     SessionModelChangedParams {
         required model_id = "modelId",
-        optional provider_id = "providerId",
+        nullable provider_id = "providerId",
         required session_id = "sessionId",
         required source = "source",
         required source_range = "sourceRange",
@@ -5204,7 +5204,7 @@ pub struct SessionModelRouteUnservedParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5213,7 +5213,7 @@ crate::support::impl_deserialize!(
         required command_id = "commandId",
         required installed_provider_id = "installedProviderId",
         required model_id = "modelId",
-        optional provider_id = "providerId",
+        nullable provider_id = "providerId",
         required session_id = "sessionId",
         required source_range = "sourceRange",
         required view_cursor = "viewCursor",
@@ -5478,7 +5478,7 @@ pub struct SessionNameChangedParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -5724,16 +5724,16 @@ pub struct SessionPermissionProfileChangedParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_deserialize!(
     SessionPermissionProfileChangedParams {
-        optional client_name = "clientName",
-        optional command_id = "commandId",
-        optional profile_id = "profileId",
+        nullable client_name = "clientName",
+        nullable command_id = "commandId",
+        nullable profile_id = "profileId",
         required session_id = "sessionId",
         required source = "source",
         required source_range = "sourceRange",
@@ -5957,7 +5957,7 @@ pub struct SessionPromptHintCandidate {
     pub description: String,
     /// The tip's stable id in the client's table; returned as `hintId` if chosen.
     pub id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6085,7 +6085,7 @@ pub struct SessionPromptHintParams {
     /// The session the tip is for.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6211,7 +6211,7 @@ pub struct SessionPromptHintResult {
     /// The `id` of the chosen candidate. Absent when no candidate was chosen.
     #[serde(rename = "hintId", default, skip_serializing_if = "Option::is_none")]
     pub hint_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6322,7 +6322,7 @@ pub struct SessionReadLimitsParams {
     /// The session whose limits to read.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6432,7 +6432,7 @@ pub struct SessionReadLimitsResult {
     /// The session the limits belong to.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6560,7 +6560,7 @@ pub struct SessionReadParams {
     /// The session to read.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6693,7 +6693,7 @@ pub struct SessionReadResult {
     /// For a subagent's child session: the git worktree the runtime made for it. Absent on root sessions and whenever no worktree was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<Box<RuntimeWorktree>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -6941,7 +6941,7 @@ pub struct SessionReasoningEffortChangedParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7161,7 +7161,7 @@ pub struct SessionRenameParams {
     /// The session the command targets.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7301,7 +7301,7 @@ pub struct SessionRenameResult {
     pub name: Option<String>,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7486,7 +7486,7 @@ pub struct SessionReportStartupPhaseSpan {
     /// When the phase began, in milliseconds, as measured by the client.
     #[serde(rename = "startMs")]
     pub start_ms: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7652,7 +7652,7 @@ pub struct SessionReportStartupPhasesParams {
     /// The session this client launch opened.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7802,7 +7802,7 @@ impl schemars::JsonSchema for SessionReportStartupPhasesParams {
 pub struct SessionReportStartupPhasesResult {
     /// `true` when this report was recorded; `false` when the nonce had already been recorded and nothing was added.
     pub recorded: bool,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -7977,7 +7977,7 @@ pub struct SessionResumeParams {
     /// The session to load.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8206,7 +8206,7 @@ pub struct SessionResumeResult {
     /// The session's view head. This connection now gets the view events that follow it; if the session was still loaded and this connection had unsubscribed, the resume attaches it again from here.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8440,7 +8440,7 @@ pub struct SessionSetApprovalModeParams {
     /// The session the command targets.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8583,7 +8583,7 @@ pub struct SessionSetApprovalModeResult {
     pub effective_mode: EffectiveApprovalModeState,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8767,7 +8767,7 @@ pub struct SessionSetModelParams {
     /// The session the command targets.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -8904,7 +8904,7 @@ pub struct SessionSetModelResult {
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9026,7 +9026,7 @@ pub struct SessionSetPermissionProfileParams {
     /// The session the command targets.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9181,7 +9181,7 @@ pub struct SessionSetPermissionProfileResult {
     pub permission_state: EffectivePermissionState,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9382,7 +9382,7 @@ pub struct SessionSetReasoningEffortParams {
     /// The session the command targets.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9519,7 +9519,7 @@ pub struct SessionSetReasoningEffortResult {
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9637,7 +9637,7 @@ pub struct SessionSideChatParams {
     /// The main session to open the side chat from.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9759,7 +9759,7 @@ pub struct SessionSideChatResult {
     /// The side session's view head; this connection receives its view events after it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -9935,7 +9935,7 @@ pub struct SessionSpawnedBy {
     /// A thread label the opening session gave, opaque to the host. Absent when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10109,7 +10109,7 @@ pub struct SessionStartParams {
     #[cfg(feature = "experimental")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeStartRequest>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10389,7 +10389,7 @@ pub struct SessionStartResult {
     /// The session's view head after the start; this connection receives every view event after it. A deduplicated retry returns the same value.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10510,7 +10510,7 @@ impl schemars::JsonSchema for SessionStartResult {
 pub struct SessionStartedParams {
     /// The newly loaded session, in the same shape the start or fork result carries.
     pub session: Box<Session>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10670,7 +10670,7 @@ pub struct SessionStatusChangedParams {
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(rename = "viewCursor", default)]
     pub view_cursor: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -10680,7 +10680,7 @@ crate::support::impl_deserialize!(
         #[cfg(feature = "experimental")] optional permission_state = "permissionState",
         required session_id = "sessionId",
         required status = "status",
-        optional view_cursor = "viewCursor",
+        nullable view_cursor = "viewCursor",
     } unknown
 );
 #[cfg(feature = "sample")]
@@ -10849,7 +10849,7 @@ pub struct SessionTodoListChangedParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11122,7 +11122,7 @@ pub struct SessionTokenUsageParams {
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11131,7 +11131,7 @@ crate::support::impl_deserialize!(
         required cumulative = "cumulative",
         optional duration_ms = "durationMs",
         optional finish_reason = "finishReason",
-        optional model_id = "modelId",
+        nullable model_id = "modelId",
         required prompt_tokens = "promptTokens",
         required session_id = "sessionId",
         required source_range = "sourceRange",
@@ -11480,7 +11480,7 @@ pub struct SessionUserShellParams {
     /// The session the command targets.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11617,7 +11617,7 @@ pub struct SessionUserShellResult {
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11767,7 +11767,7 @@ pub struct SessionViewHealthChangedParams {
     /// The session whose view health changed.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -11894,7 +11894,7 @@ pub struct SessionWorktree {
     pub origin: WorktreeOrigin,
     /// Absolute path of the worktree directory.
     pub path: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -13,7 +13,7 @@ pub struct SettingsReadResult {
     pub schema_version: i64,
     /// The effective value of each host-owned setting, after combining all sources. A setting with no value is left out.
     pub values: serde_json::Map<String, serde_json::Value>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -141,7 +141,7 @@ pub struct SettingsReadSchemaResult {
     /// Version of the settings schema described here.
     #[serde(rename = "schemaVersion")]
     pub schema_version: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -274,7 +274,7 @@ pub struct SettingsWriteEdit {
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub value: Option<SettingsWriteEditValue>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -282,7 +282,7 @@ pub struct SettingsWriteEdit {
 crate::support::impl_deserialize!(
     SettingsWriteEdit {
         required key_path = "keyPath",
-        optional value = "value",
+        nullable value = "value",
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
@@ -424,7 +424,7 @@ impl schemars::JsonSchema for SettingsWriteEditValue {
 pub struct SettingsWriteManyParams {
     /// The edits to apply.
     pub edits: Vec<SettingsWriteEdit>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -530,7 +530,7 @@ impl schemars::JsonSchema for SettingsWriteManyParams {
 pub struct SettingsWriteManyResult {
     /// One entry per edit, in the same order as `edits`.
     pub results: Vec<SettingsWriteResultEntry>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -642,14 +642,14 @@ pub struct SettingsWriteResultEntry {
     /// The dotted path of the setting, as sent in the edit.
     #[serde(rename = "keyPath")]
     pub key_path: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_deserialize!(
     SettingsWriteResultEntry {
-        optional effective_value = "effectiveValue",
+        nullable effective_value = "effectiveValue",
         required key_path = "keyPath",
     } unknown
 );
@@ -804,7 +804,7 @@ pub struct SettingsWriteValueParams {
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
     #[serde(default)]
     pub value: Option<SettingsWriteValueParamsValue>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -812,7 +812,7 @@ pub struct SettingsWriteValueParams {
 crate::support::impl_deserialize!(
     SettingsWriteValueParams {
         required key_path = "keyPath",
-        optional value = "value",
+        nullable value = "value",
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
@@ -960,14 +960,14 @@ pub struct SettingsWriteValueResult {
     /// The dotted path of the setting, as sent.
     #[serde(rename = "keyPath")]
     pub key_path: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
 crate::support::impl_deserialize!(
     SettingsWriteValueResult {
-        optional effective_value = "effectiveValue",
+        nullable effective_value = "effectiveValue",
         required key_path = "keyPath",
     } unknown
 );

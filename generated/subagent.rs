@@ -76,7 +76,7 @@ pub struct SubagentInputParams {
     /// The child agent to act on: the `subagentId` of its `subagent` item.
     #[serde(rename = "subagentId")]
     pub subagent_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -243,7 +243,7 @@ pub struct SubagentOwnerReasonParams {
     /// The child agent to act on: the `subagentId` of its `subagent` item.
     #[serde(rename = "subagentId")]
     pub subagent_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -406,7 +406,7 @@ pub struct SubagentResult {
     /// The full result text, when there is one. Subject to the same 64 KiB wire cap as `summary`; if it had to be shortened, the item's `truncated` flag is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -601,7 +601,7 @@ pub struct SubagentTargetParams {
     /// The child agent to act on: the `subagentId` of its `subagent` item.
     #[serde(rename = "subagentId")]
     pub subagent_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

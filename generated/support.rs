@@ -228,26 +228,43 @@ pub fn keep<'de, A: MapAccess<'de>>(
     Ok(())
 }
 
+/// The unknown members of a struct being decoded.
+pub type Unknown = serde_json::Map<String, serde_json::Value>;
+
 /// A required member's value, or serde's missing-field error naming it.
 #[inline]
-pub fn required<T, E: de::Error>(slot: Option<T>, member: &'static str) -> Result<T, E> {
+pub fn required<T, E: de::Error>(slot: Option<T>, member: &'static str, _: &mut Unknown) -> Result<T, E> {
     slot.ok_or_else(|| E::missing_field(member))
 }
 
-/// An `Option` member (optional, or required and nullable): absent reads as `None`.
+/// A required nullable member: absent and `null` both read as `None` (written as `null`).
 #[inline]
-pub fn optional<T, E>(slot: Option<Option<T>>, _member: &'static str) -> Result<Option<T>, E> {
+pub fn nullable<T, E>(slot: Option<Option<T>>, _member: &'static str, _: &mut Unknown) -> Result<Option<T>, E> {
     Ok(slot.flatten())
+}
+
+/// An optional member the schema does not make nullable: absent reads as `None`. A `null` sent
+/// for it reads as `None` as well and is kept among the unknown members under its name, so
+/// that re-encoding writes it again (nothing read is lost).
+#[inline]
+pub fn optional<T, E>(slot: Option<Option<T>>, member: &'static str, unknown: &mut Unknown) -> Result<Option<T>, E> {
+    match slot {
+        Some(None) => {
+            unknown.insert(member.to_owned(), serde_json::Value::Null);
+            Ok(None)
+        }
+        slot => Ok(slot.flatten()),
+    }
 }
 
 /// An optional nullable member: absent stays apart from `null`.
 #[inline]
-pub fn tristate<T, E>(slot: Option<Tristate<T>>, _member: &'static str) -> Result<Tristate<T>, E> {
+pub fn tristate<T, E>(slot: Option<Tristate<T>>, _member: &'static str, _: &mut Unknown) -> Result<Tristate<T>, E> {
     Ok(slot.unwrap_or_default())
 }
 
 /// `Deserialize` for a generated struct, reading members in one pass: known names straight
-/// into their fields (`required`, `optional` or `tristate`), the rest into the unknown-members
+/// into their fields (`required`, `nullable`, `optional` or `tristate`), the rest into the unknown-members
 /// map. `#[serde(flatten)]` would buffer every member before sorting them out.
 macro_rules! impl_deserialize {
     ($name:ident { $($(#[$gate:meta])* $kind:ident $field:ident = $wire:literal,)* } $unknown:ident) => {
@@ -273,7 +290,7 @@ macro_rules! impl_deserialize {
                             }
                         }
                         Ok($name {
-                            $($(#[$gate])* $field: $crate::support::$kind($field, $wire)?,)*
+                            $($(#[$gate])* $field: $crate::support::$kind($field, $wire, &mut unknown)?,)*
                             $unknown: unknown,
                         })
                     }

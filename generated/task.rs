@@ -16,7 +16,7 @@ pub struct TaskBackgroundParams {
     /// The task to move: the `itemId` of its running `toolCall` item.
     #[serde(rename = "taskId")]
     pub task_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -156,7 +156,7 @@ pub struct TaskCommandResult {
     /// The `taskId` from the request.
     #[serde(rename = "taskId")]
     pub task_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -348,7 +348,7 @@ pub struct TaskListEntry {
     /// The short name of the tool, on rows for tool calls that have a transcript item; never a label or the arguments. Absent on other rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -551,7 +551,7 @@ pub struct TaskListParams {
     /// The loaded session whose tasks to list.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -647,7 +647,7 @@ impl schemars::JsonSchema for TaskListParams {
 pub struct TaskListResult {
     /// One row per live workload, foreground and background, ordered by start time with the oldest first. An empty array means no work is running.
     pub tasks: Vec<TaskListEntry>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -773,7 +773,7 @@ pub struct TaskStopAllParams {
     /// The session the command acts on.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -888,7 +888,7 @@ pub struct TaskStopAllResult {
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1007,7 +1007,7 @@ pub struct TaskStopParams {
     /// The task to stop: the `itemId` of its `toolCall` item.
     #[serde(rename = "taskId")]
     pub task_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

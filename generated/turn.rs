@@ -16,7 +16,7 @@ pub struct TurnCancelParams {
     /// Exact turn to cancel. Absent targets the session's current foreground turn. Any well-formed UUID is accepted (older sessions may use v4 or v5 ids); a malformed one is invalid params.
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -144,7 +144,7 @@ pub struct TurnCancelResult {
     /// The turn being cancelled.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -309,7 +309,7 @@ pub struct TurnCompletedParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -590,7 +590,7 @@ pub struct TurnError {
     pub request_denied: Option<bool>,
     /// `true` when the server judges that sending the same input again may succeed.
     pub retryable: bool,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -826,7 +826,7 @@ pub struct TurnForegroundCompletedParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1066,7 +1066,7 @@ pub struct TurnInputPart {
     /// For an `image` part: width in pixels. Send together with `height` or not at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1337,7 +1337,7 @@ pub struct TurnInterruptParams {
     /// Exact turn to interrupt. Absent targets the current foreground turn at the time the command is admitted; pass the id when you have it. Any well-formed UUID is accepted; a malformed one is invalid params.
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1477,7 +1477,7 @@ pub struct TurnInterruptResult {
     /// The turn being interrupted.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1641,7 +1641,7 @@ pub struct TurnModelRetryScheduledParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2018,7 +2018,7 @@ pub struct TurnRef {
     /// The turn's id, assigned when the submission was admitted.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2164,7 +2164,7 @@ pub struct TurnRetractedParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2416,7 +2416,7 @@ pub struct TurnRetryScheduledParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2887,7 +2887,7 @@ pub struct TurnStartParams {
     /// Replaces the session's set of workspace roots from this turn onward (it persists for later turns). Absent leaves the set unchanged; `null`, or sending it with `ifBusy: "steer"`, is invalid params.
     #[serde(rename = "workspaceRoots", default, skip_serializing_if = "Option::is_none")]
     pub workspace_roots: Option<Vec<String>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3120,7 +3120,7 @@ pub struct TurnStartResult {
     /// The turn that carries the input (or absorbed it when steered). Always take the id from here rather than computing it.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3313,7 +3313,7 @@ pub struct TurnStartedParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3511,7 +3511,7 @@ pub struct TurnSteerParams {
     #[cfg(feature = "experimental")]
     #[serde(rename = "tokenBudget", default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<i64>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3719,7 +3719,7 @@ pub struct TurnSteerResult {
     /// The running turn that received the input.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -3898,7 +3898,7 @@ pub struct TurnUnqueueParams {
     /// The queued turn to take back, as returned by the `turn/start` that queued it and as listed in the snapshot's `queuedTurns`. Required. Any well-formed UUID is accepted; a malformed one is invalid params.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4038,7 +4038,7 @@ pub struct TurnUnqueueResult {
     /// The turn taken back.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4185,7 +4185,7 @@ pub struct TurnUnqueuedParams {
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -4364,7 +4364,7 @@ pub struct TurnUserShell {
     /// The shell command to run.
     #[serde(rename = "commandText")]
     pub command_text: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

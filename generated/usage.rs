@@ -10,7 +10,7 @@ pub struct UsageReadResult {
     /// The latest observed usage. Left out entirely (not `null`) if the host has seen no usage data yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<SubscriptionUsage>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -118,7 +118,7 @@ pub struct UsageRefreshResult {
     /// The observed usage after the refresh; absent when there is still nothing to report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<SubscriptionUsage>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -22,7 +22,7 @@ pub struct UserInputAnswer {
     /// The `label`s of the picked options, for a `multiple` question; the count must respect the question's selection bounds.
     #[serde(rename = "selectedLabels", default, skip_serializing_if = "Option::is_none")]
     pub selected_labels: Option<Vec<String>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -176,7 +176,7 @@ pub struct UserInputAnswerParams {
     /// The prompt being answered.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -340,7 +340,7 @@ pub struct UserInputAnswerResult {
     /// The prompt the answer was for.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -484,7 +484,7 @@ pub struct UserInputCancelParams {
     /// The prompt being declined.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -635,7 +635,7 @@ pub struct UserInputCancelResult {
     /// The prompt the cancellation was for.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -771,7 +771,7 @@ pub struct UserInputClarification {
     pub content: String,
     /// How `content` is written; `"text"` today, other values may appear.
     pub format: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -894,7 +894,7 @@ pub struct UserInputClarifyParams {
     /// The prompt being answered.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1060,7 +1060,7 @@ pub struct UserInputClarifyResult {
     /// The prompt the clarification was for.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1198,7 +1198,7 @@ pub struct UserInputEngagedParams {
     /// The prompt the user started working on.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1322,7 +1322,7 @@ pub struct UserInputInterruptParams {
     /// The prompt being interrupted.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1473,7 +1473,7 @@ pub struct UserInputInterruptResult {
     /// The prompt the interruption was for.
     #[serde(rename = "userInputId")]
     pub user_input_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1613,7 +1613,7 @@ pub struct UserInputOption {
     /// Richer content a client may show for this option. Only options of `single` questions carry one; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<UserInputOptionPreview>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1728,7 +1728,7 @@ pub struct UserInputOptionPreview {
     pub content: String,
     /// How `content` is written, as an open string; render unknown formats as plain text.
     pub format: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1900,7 +1900,7 @@ pub struct UserInputQuestion {
     pub question: String,
     /// Whether the user picks one option or several, and how many.
     pub selection: UserInputSelection,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2109,7 +2109,7 @@ pub struct UserInputRequestParams {
     /// View cursor of the record that opened the prompt.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2459,7 +2459,7 @@ pub struct UserInputSelection {
     pub min_selections: Option<i64>,
     /// `single` for exactly one option, `multiple` for several.
     pub mode: UserInputSelectionMode,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -2641,18 +2641,18 @@ pub struct UserInputSettledParams {
     /// View cursor of this settlement event.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     UserInputSettledParams {
         required answers = "answers",
-        optional clarification = "clarification",
-        optional decided_at = "decidedAt",
-        optional decided_by_command_id = "decidedByCommandId",
+        nullable clarification = "clarification",
+        nullable decided_at = "decidedAt",
+        nullable decided_by_command_id = "decidedByCommandId",
         required outcome = "outcome",
-        optional reason = "reason",
+        nullable reason = "reason",
         required session_id = "sessionId",
         required source_range = "sourceRange",
         required user_input_id = "userInputId",
@@ -2936,7 +2936,7 @@ pub struct UserInputSettlementSummary {
     /// View cursor of the record that settled the prompt.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -14,7 +14,7 @@ pub struct ViewGapParams {
     /// The session whose events went missing on this connection.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -225,7 +225,7 @@ pub struct ViewPageParams {
     /// The session to read events of.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -409,7 +409,7 @@ pub struct ViewPageResolvedAnchor {
     /// View cursor of the `compaction` event at the resolved boundary.
     #[serde(rename = "boundaryCursor")]
     pub boundary_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -513,14 +513,14 @@ pub struct ViewPageResult {
     /// What `anchor` resolved to. Present exactly when the request used `anchor`; later pages use ordinary cursors.
     #[serde(rename = "resolvedAnchor", default, skip_serializing_if = "Option::is_none")]
     pub resolved_anchor: Option<ViewPageResolvedAnchor>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 crate::support::impl_deserialize!(
     ViewPageResult {
         required events = "events",
-        optional next_cursor = "nextCursor",
+        nullable next_cursor = "nextCursor",
         optional resolved_anchor = "resolvedAnchor",
     } unknown
 );
@@ -641,7 +641,7 @@ pub struct ViewSnapshot {
     /// The cursor `state` reflects; events with later cursors arrive as the suffix.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -790,7 +790,7 @@ pub struct ViewSubscribeParams {
     /// The session whose view to follow.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -897,7 +897,7 @@ pub struct ViewSubscribeResult {
     /// The view head when the subscription was attached. Once events with later cursors arrive, the client is live.
     #[serde(rename = "viewCursor")]
     pub view_cursor: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -994,7 +994,7 @@ pub struct ViewUnsubscribeParams {
     /// The session whose view events should stop.
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1088,7 +1088,7 @@ impl schemars::JsonSchema for ViewUnsubscribeParams {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ViewUnsubscribeResult {
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -16,7 +16,7 @@ pub struct WorkflowCancelParams {
     /// The run to cancel, as the `workflowRunId` of its `workflow` item; must not be empty.
     #[serde(rename = "workflowRunId")]
     pub workflow_run_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -179,7 +179,7 @@ pub struct WorkflowChild {
     /// Tokens the child used; absent when not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<TokenUsage>>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -454,7 +454,7 @@ pub struct WorkflowChildControlParams {
     /// The run that owns the child; must not be empty.
     #[serde(rename = "workflowRunId")]
     pub workflow_run_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -711,7 +711,7 @@ pub struct WorkflowControlResult {
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -832,7 +832,7 @@ pub struct WorkflowPauseParams {
     /// The run to pause, as the `workflowRunId` of its `workflow` item.
     #[serde(rename = "workflowRunId")]
     pub workflow_run_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -973,7 +973,7 @@ pub struct WorkflowResumeParams {
     /// The paused run to resume, as the `workflowRunId` of its `workflow` item.
     #[serde(rename = "workflowRunId")]
     pub workflow_run_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1113,7 +1113,7 @@ pub struct WorkflowResumeResult {
     /// The turn driving the resume: a new turn when the session was idle, or the running turn it was steered into when busy. Always present.
     #[serde(rename = "turnId")]
     pub turn_id: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -1247,7 +1247,7 @@ impl schemars::JsonSchema for WorkflowResumeResult {
 pub struct WorkflowTokenBudget {
     /// The total number of tokens the run may use.
     pub total: i64,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

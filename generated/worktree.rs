@@ -19,7 +19,7 @@ pub struct WorktreeListEntry {
     /// Ids of the live sessions working in this worktree; empty when none.
     #[serde(rename = "sessionIds")]
     pub session_ids: Vec<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -176,7 +176,7 @@ pub struct WorktreeListParams {
     /// Any path inside the repository: its main checkout, a linked worktree, or a subdirectory of either. The host normalizes it and finds the repository it belongs to.
     #[serde(rename = "workspaceRoot")]
     pub workspace_root: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -282,7 +282,7 @@ impl schemars::JsonSchema for WorktreeListParams {
 pub struct WorktreeListResult {
     /// The worktrees, main checkout first, then in the order the version-control tool reports them.
     pub worktrees: Vec<WorktreeListEntry>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -426,7 +426,7 @@ pub struct WorktreeStartRequestCreate {
     /// The Git ref the new worktree starts from. Absent to let the host choose its default starting point.
     #[serde(rename = "baseRef", default, skip_serializing_if = "Option::is_none")]
     pub base_ref: Option<String>,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
@@ -523,7 +523,7 @@ impl Validate for WorktreeStartRequestCreate {}
 pub struct WorktreeStartRequestExisting {
     /// The path of the existing worktree to use.
     pub path: String,
-    /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+    /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }

@@ -126,7 +126,7 @@ pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
         #[non_exhaustive]
         pub struct #name {
             #(#fields)*
-            /// Members this version of the schema does not define, kept so that re-encoding loses nothing.
+            /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
             #[serde(flatten)]
             pub #unknown: serde_json::Map<String, serde_json::Value>,
         }
@@ -143,7 +143,8 @@ pub fn deserialize(body: &Struct, name: &Ident, gate: &TokenStream) -> TokenStre
         let field_gate = cfg(field.experimental);
         let kind = ident(match field.kind {
             FieldKind::Required => "required",
-            FieldKind::RequiredNullable | FieldKind::Optional => "optional",
+            FieldKind::RequiredNullable => "nullable",
+            FieldKind::Optional => "optional",
             FieldKind::OptionalNullable => "tristate",
         });
         quote!(#field_gate #kind #rust = #wire,)
