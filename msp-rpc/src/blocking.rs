@@ -127,7 +127,7 @@ impl<R: Role> Io<R> {
     /// Closes after a failed write, for the reason the process gives, if it can.
     fn write_failed(&self, error: &io::Error) {
         tracing::debug!(%error, "write failed");
-        let reason = close_reason(self.process.as_deref(), self.grace, CloseReason::io(error));
+        let reason = close_reason(self.process.as_deref(), CloseReason::io(error));
         self.shared.close(reason);
     }
 }
@@ -431,7 +431,7 @@ fn read_loop<R: Role>(mut reader: impl Read, max: usize, io: &Io<R>) {
     io.shared.receive(&mut lines, &mut decoded);
     let fallback = stopped.unwrap_or(CloseReason::PeerClosed);
     io.shared
-        .close(close_reason(io.process.as_deref(), io.grace, fallback));
+        .close(close_reason(io.process.as_deref(), fallback));
     io.shared.reader_stopped();
 }
 

@@ -1,8 +1,9 @@
 //! The `muse serve` process: how to launch it, its stderr, and what its exit means.
 //!
 //! stdin and stdout carry the protocol; stderr is captured into a bounded tail (never
-//! inherited, never parsed) that is attached to every exit but a clean one. The exit is
-//! classified exactly once, by the codes `muse serve` documents.
+//! inherited, never parsed) that is attached to every exit, a clean one too. The exit is
+//! classified exactly once, by the codes `muse serve` documents; a code outside that table is
+//! only a code, and a host this side killed is told apart from one that crashed.
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -41,7 +42,14 @@ pub enum ExitKind {
     LeaseUnavailable,
     /// Exit code 5: this host does not offer the SDK surface.
     SdkSurfaceUnavailable,
-    /// Any other code, or a signal.
+    /// A code outside `muse serve`'s table (the program is another host, or a wrapper): it
+    /// exited by itself, and only the program's own documentation says what the code means
+    /// (`msp-canned-host`'s 65 and 66 are named in the exit's `Display`).
+    OtherCode,
+    /// This side killed it: it did not exit within the close grace, or the connection was
+    /// dropped while it ran.
+    Killed,
+    /// Ended by a signal this side did not send.
     Crash,
 }
 
@@ -62,7 +70,7 @@ pub enum Retry {
 }
 
 impl ExitKind {
-    /// The kind of an exit with `code` (`None`: killed by a signal).
+    /// The kind of an exit with `code` (`None`: ended by a signal this side did not send).
     pub fn from_code(code: Option<i32>) -> Self {
         match code {
             Some(0) => ExitKind::CleanShutdown,
@@ -71,18 +79,20 @@ impl ExitKind {
             Some(3) => ExitKind::ConfigError,
             Some(4) => ExitKind::LeaseUnavailable,
             Some(5) => ExitKind::SdkSurfaceUnavailable,
-            _ => ExitKind::Crash,
+            Some(_) => ExitKind::OtherCode,
+            None => ExitKind::Crash,
         }
     }
 
-    /// The retry advice that goes with this kind.
+    /// The retry advice that goes with this kind. A code outside the table may mean anything,
+    /// so it gets the cautious advice of a crash; a host this side killed needs nothing.
     pub fn retry(self) -> Retry {
         match self {
-            ExitKind::CleanShutdown => Retry::NotNeeded,
+            ExitKind::CleanShutdown | ExitKind::Killed => Retry::NotNeeded,
             ExitKind::UsageError | ExitKind::SdkSurfaceUnavailable => Retry::Never,
             ExitKind::ConfigError => Retry::AfterConfigFix,
             ExitKind::LeaseUnavailable => Retry::AfterLeaseRelease,
-            ExitKind::UnhandledError | ExitKind::Crash => Retry::WithBackoff,
+            ExitKind::UnhandledError | ExitKind::OtherCode | ExitKind::Crash => Retry::WithBackoff,
         }
     }
 
@@ -96,8 +106,20 @@ impl ExitKind {
                 "could not take the session lease (another client holds it)"
             }
             ExitKind::SdkSurfaceUnavailable => "does not offer the SDK surface",
+            ExitKind::OtherCode => "exited",
+            ExitKind::Killed => "did not exit within the grace; killed",
             ExitKind::Crash => "crashed",
         }
+    }
+}
+
+/// What `msp-canned-host`'s own exit codes mean (see `msp_rpc::canned`), for an exit's
+/// `Display`: a test spawning it sees why it stopped.
+fn canned_host_code(code: i32) -> Option<&'static str> {
+    match code {
+        65 => Some("msp-canned-host: a client frame did not match the recording"),
+        66 => Some("msp-canned-host: the client's input ended before the recording did"),
+        _ => None,
     }
 }
 
@@ -110,28 +132,32 @@ pub struct HostExit {
     pub code: Option<i32>,
     /// The signal that ended it, on Unix.
     pub signal: Option<i32>,
-    /// The last of what it wrote to stderr; `None` for a clean shutdown.
-    pub stderr_tail: Option<String>,
+    /// The last of what it wrote to stderr (bounded, see [`STDERR_TAIL_BYTES`]), on every
+    /// exit: a clean one too, since a host may note things it went on after.
+    pub stderr_tail: String,
 }
 
 impl HostExit {
-    /// Classifies `status`, attaching `stderr` unless the shutdown was clean.
-    pub fn classify(status: ExitStatus, stderr: &StderrTail) -> Self {
+    /// Classifies `status` with the stderr seen (`killed`: this side killed it).
+    pub fn classify(status: ExitStatus, stderr: &StderrTail, killed: bool) -> Self {
         #[cfg(unix)]
         let signal = std::os::unix::process::ExitStatusExt::signal(&status);
         #[cfg(not(unix))]
         let signal = None;
-        Self::from_parts(status.code(), signal, stderr.text())
+        let mut exit = Self::from_parts(status.code(), signal, stderr.text());
+        if killed && exit.code.is_none() {
+            exit.kind = ExitKind::Killed;
+        }
+        exit
     }
 
     /// An exit from its code (or signal) and the stderr text seen.
     pub fn from_parts(code: Option<i32>, signal: Option<i32>, stderr: String) -> Self {
-        let kind = ExitKind::from_code(code);
         HostExit {
-            kind,
+            kind: ExitKind::from_code(code),
             code,
             signal,
-            stderr_tail: (kind != ExitKind::CleanShutdown).then_some(stderr),
+            stderr_tail: stderr,
         }
     }
 
@@ -145,13 +171,19 @@ impl fmt::Display for HostExit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "the host {}", self.kind.describe())?;
         match (self.code, self.signal) {
+            (Some(code), _) if self.kind == ExitKind::OtherCode => {
+                write!(f, " with code {code}")?;
+                if let Some(meaning) = canned_host_code(code) {
+                    write!(f, " ({meaning})")?;
+                }
+            }
             (Some(code), _) => write!(f, " (exit code {code})")?,
             (None, Some(signal)) => write!(f, " (signal {signal})")?,
             (None, None) => {}
         }
-        match self.stderr_tail.as_deref().map(str::trim_end) {
-            Some(tail) if !tail.is_empty() => write!(f, "; stderr ends:\n{tail}"),
-            _ => Ok(()),
+        match self.stderr_tail.trim_end() {
+            "" => Ok(()),
+            tail => write!(f, "; stderr ends:\n{tail}"),
         }
     }
 }
@@ -352,6 +384,8 @@ pub struct HostProcess {
     exit: OnceLock<HostExit>,
     /// A kill asked for while another thread waited for the exit: that thread kills.
     kill_wanted: AtomicBool,
+    /// This side sent the kill (the exit is then [`ExitKind::Killed`], not a crash).
+    killed: AtomicBool,
     pid: u32,
 }
 
@@ -383,6 +417,7 @@ impl HostProcess {
             stderr: tail,
             exit: OnceLock::new(),
             kill_wanted: AtomicBool::new(false),
+            killed: AtomicBool::new(false),
             pid,
         };
         Ok((process, stdin, stdout))
@@ -445,6 +480,7 @@ impl HostProcess {
         if let Ok(mut child) = self.child.try_lock() {
             if let Ok(None) = child.try_wait() {
                 tracing::debug!(pid = self.pid, "killing the host");
+                self.killed.store(true, Ordering::Release);
                 let _ = child.kill();
             }
         }
@@ -455,12 +491,16 @@ impl HostProcess {
             return self.settle(status);
         }
         tracing::debug!(pid = self.pid, "killing the host");
+        self.killed.store(true, Ordering::Release);
         let _ = child.kill();
         match child.wait() {
             Ok(status) => self.settle(status),
             Err(e) => self
                 .exit
-                .get_or_init(|| HostExit::from_parts(None, None, e.to_string()))
+                .get_or_init(|| HostExit {
+                    kind: ExitKind::Killed,
+                    ..HostExit::from_parts(None, None, e.to_string())
+                })
                 .clone(),
         }
     }
@@ -470,7 +510,8 @@ impl HostProcess {
             .get_or_init(|| {
                 // The stderr thread may still hold the last bytes; the pipe ends with the host.
                 self.stderr.wait_ended(STDERR_DRAIN);
-                let exit = HostExit::classify(status, &self.stderr);
+                let killed = self.killed.load(Ordering::Acquire);
+                let exit = HostExit::classify(status, &self.stderr, killed);
                 tracing::debug!(pid = self.pid, kind = ?exit.kind, code = ?exit.code, "host exited");
                 exit
             })
@@ -478,16 +519,19 @@ impl HostProcess {
     }
 }
 
-/// Why reading or writing stopped, as precisely as the process tells within `grace`: its
-/// exit, or else `fallback`.
-pub(crate) fn close_reason(
-    process: Option<&HostProcess>,
-    grace: Duration,
-    fallback: CloseReason,
-) -> CloseReason {
+/// How long a connection whose host's stdout ended (or whose stdin broke) waits for the
+/// host's exit before failing what is pending without it. A host that dies closes its stdout
+/// as it exits, so its exit is there at once; one that closed its stdout and lives on must not
+/// hold requests for the whole close grace. [`HostProcess::wait_exit`] at `close()` collects
+/// its exit after, within the grace.
+pub const EXIT_LINGER: Duration = Duration::from_millis(250);
+
+/// Why reading or writing stopped, as precisely as the process tells within [`EXIT_LINGER`]:
+/// its exit, or else `fallback`.
+pub(crate) fn close_reason(process: Option<&HostProcess>, fallback: CloseReason) -> CloseReason {
     match process {
         Some(process) => process
-            .wait_exit(grace)
+            .wait_exit(EXIT_LINGER)
             .map_or(fallback, CloseReason::HostExited),
         None => fallback,
     }
@@ -518,16 +562,35 @@ mod tests {
                 Retry::AfterLeaseRelease,
             ),
             (Some(5), ExitKind::SdkSurfaceUnavailable, Retry::Never),
-            (Some(6), ExitKind::Crash, Retry::WithBackoff),
-            (Some(-1), ExitKind::Crash, Retry::WithBackoff),
+            (Some(6), ExitKind::OtherCode, Retry::WithBackoff),
+            (Some(-1), ExitKind::OtherCode, Retry::WithBackoff),
             (None, ExitKind::Crash, Retry::WithBackoff),
         ];
         for (code, kind, retry) in cases {
             let exit = HostExit::from_parts(code, None, "boom".into());
             assert_eq!((exit.kind, exit.retry()), (kind, retry), "{code:?}");
-            let tail = exit.stderr_tail.as_deref();
-            assert_eq!(tail, (kind != ExitKind::CleanShutdown).then_some("boom"));
+            assert_eq!(
+                exit.stderr_tail, "boom",
+                "{code:?}: every exit keeps the tail"
+            );
         }
+    }
+
+    #[test]
+    fn an_exit_outside_the_table_says_its_code_and_the_canned_host_names_its_own() {
+        let plain = HostExit::from_parts(Some(42), None, String::new());
+        assert_eq!(plain.to_string(), "the host exited with code 42");
+        let mismatch = HostExit::from_parts(Some(65), None, "mismatch at t:3".into());
+        assert_eq!(
+            mismatch.to_string(),
+            "the host exited with code 65 (msp-canned-host: a client frame did not match the \
+             recording); stderr ends:\nmismatch at t:3"
+        );
+        let incomplete = HostExit::from_parts(Some(66), None, String::new()).to_string();
+        assert!(incomplete
+            .ends_with("(msp-canned-host: the client's input ended before the recording did)"));
+        let crash = HostExit::from_parts(None, Some(11), String::new());
+        assert_eq!(crash.to_string(), "the host crashed (signal 11)");
     }
 
     #[test]

@@ -365,7 +365,16 @@ mod own_path {
             exclude_items,
         );
         assert_eq!(ended.outcome.unwrap(), UserInputOutcome::Answered);
-        assert_eq!((ended.exit.code, ended.exit.stderr_tail), (Some(0), None));
+        assert_eq!(ended.exit.code, Some(0), "{}", ended.exit);
+        // What the host noted reaches the test on a clean exit too.
+        assert!(
+            ended
+                .exit
+                .stderr_tail
+                .contains("the client left out request view/page"),
+            "{}",
+            ended.exit
+        );
 
         // The same client on a transcript that records no backfill, strict.
         let ended = answer_at_once(
@@ -393,7 +402,7 @@ mod own_path {
         );
         let error = ended.outcome.unwrap_err();
         assert_eq!(ended.exit.code, Some(MISMATCH), "{error}");
-        let tail = ended.exit.stderr_tail.unwrap();
+        let tail = ended.exit.stderr_tail;
         let origin = scenario.join("transcript.ndjson").display().to_string();
         assert!(
             tail.contains(&format!(

@@ -147,7 +147,7 @@ fn closing_fails_every_pending_request_with_the_reason() {
         let error = response.decode::<methods::ModelList>().unwrap_err();
         let got = error.host_exit().expect("the exit says why");
         assert_eq!(got.kind, ExitKind::LeaseUnavailable);
-        assert_eq!(got.stderr_tail.as_deref(), Some("lease held by pid 7"));
+        assert_eq!(got.stderr_tail, "lease held by pid 7");
         assert!(error.to_string().contains("exit code 4"), "{error}");
     }
     // In the order they were made.

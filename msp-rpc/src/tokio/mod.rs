@@ -146,14 +146,12 @@ impl<R: Role> Io<R> {
         }
     }
 
-    /// Why reading or writing stopped, as the process tells within the grace period.
+    /// Why reading or writing stopped, as the process tells within [`crate::process::EXIT_LINGER`].
     async fn close_reason(&self, fallback: CloseReason) -> CloseReason {
         let Some(process) = self.process.clone() else {
             return fallback;
         };
-        let grace = self.grace;
-        let waited =
-            ::tokio::task::spawn_blocking(move || close_reason(Some(&process), grace, fallback));
+        let waited = ::tokio::task::spawn_blocking(move || close_reason(Some(&process), fallback));
         waited.await.unwrap_or(CloseReason::Local)
     }
 }
