@@ -147,6 +147,7 @@ impl Play {
                         method: error.method.clone(),
                         pointer: error.pointer.clone(),
                         reason: error.reason.clone(),
+                        session_id: None,
                     });
                 }
             }

@@ -17,17 +17,19 @@
 //! ```
 //! use msp_client::blocking::Client;
 //! use msp_client::{Answer, Options, SettledBy};
-//! use msp_rpc::canned::{CannedHost, Transcript};
+//! use msp_rpc::canned::{Allow, CannedHost, Transcript};
 //! use msp_rpc::pipe::pipe;
 //! use msp_types::UserInputOutcome;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let recording = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
 //!     .join("../tests/fixtures/seed-answer-user-input");
-//! let host = CannedHost::new(Transcript::load(&recording)?);
+//! // The recording's client paged its history in; this one resumes with it (its own choice).
+//! let host = CannedHost::new(Transcript::load(&recording)?)
+//!     .allow(Allow::parse("session/resume#/excludeItems")?);
 //! let (client_reads, host_writes) = pipe();
 //! let (host_reads, client_writes) = pipe();
-//! std::thread::spawn(move || host.serve(host_reads, host_writes, std::io::sink()));
+//! std::thread::spawn(move || host.serve(host_reads, host_writes, std::io::sink()).outcome);
 //!
 //! let client = Client::over(client_reads, client_writes, Options::new("demo", "0.1.0"))?;
 //! let (session, _) = client.resume_session("0198f0aa-1111-7000-8000-0000000000bb")?;

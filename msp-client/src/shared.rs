@@ -26,9 +26,11 @@ pub(crate) struct Rest {
 pub(crate) fn split(options: Options) -> (Arc<Core>, msp_rpc::Options<msp_rpc::Client>, Rest) {
     let core = Arc::new(Core::new(options.rules, options.events));
     let handler_core = core.clone();
+    let bad_core = core.clone();
     let rpc = options
         .connection
-        .on_request(move |_id, request| answer(&handler_core, request));
+        .on_request(move |_id, request| answer(&handler_core, request))
+        .on_bad_request(move |_id, frame| answer_bad(&bad_core, frame));
     let rest = Rest {
         initialize: options.initialize,
         retry: options.retry,
@@ -50,6 +52,17 @@ fn answer(core: &Core, request: ServerRequest) -> Reply {
     }
 }
 
+/// A request of the host whose params do not decode: it reaches its session's events (as
+/// [`Input::Undecodable`], the fold's `Malformed`), so the program knows it was asked, and the
+/// host is told `-32602` with where decoding failed: nothing was presented to the user.
+fn answer_bad(core: &Core, frame: &BadFrame) -> Reply {
+    let _ = core.route(undecodable(frame));
+    match frame.decode_error() {
+        Some(error) => Reply::invalid_params(format!("{} at {}", error.reason, error.pointer)),
+        None => Reply::invalid_params(&frame.problem),
+    }
+}
+
 /// Notifications the pump routes at most under one lock.
 pub(crate) const BATCH: usize = 64;
 
@@ -67,18 +80,16 @@ pub(crate) fn undecodable(bad: &BadFrame) -> Input {
         Problem::Decode(error) => (error.pointer.clone(), error.reason.clone()),
         other => (String::new(), other.to_string()),
     };
-    // The session it names, read from the raw line, so that it reaches that session.
-    let session_id = serde_json::from_str::<serde_json::Value>(&bad.line)
-        .ok()
-        .and_then(|v| v.pointer("/params/sessionId")?.as_str().map(str::to_owned));
+    // The session it names, read from the raw params, so that it reaches that session.
+    let session_id = bad
+        .params()
+        .and_then(|params| params.get("sessionId")?.as_str().map(str::to_owned));
     tracing::warn!(method = ?bad.method(), %pointer, %reason, session = ?session_id, "a frame did not decode");
     Input::Undecodable {
         method: bad.method().map(str::to_owned),
         pointer,
-        reason: match session_id {
-            Some(id) => format!("{reason} (session {id})"),
-            None => reason,
-        },
+        reason,
+        session_id,
     }
 }
 

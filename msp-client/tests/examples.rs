@@ -15,11 +15,13 @@ fn example(name: &str) -> PathBuf {
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
-/// Runs example `name` against the canned host playing `scenario`; its stdout.
-fn run(name: &str, scenario: &str, env: &[(&str, &str)]) -> Option<String> {
+/// Runs example `name` against the canned host playing `scenario` (with `allow`, places the
+/// example legitimately chooses for itself); its stdout.
+fn run(name: &str, scenario: &str, allow: &[&str], env: &[(&str, &str)]) -> Option<String> {
     let scenario = support::scenario(scenario)?;
     let output = Command::new(example(name))
         .arg(support::host_binary())
+        .args(allow.iter().flat_map(|pattern| ["--allow", pattern]))
         .arg(&scenario)
         .envs(env.iter().copied())
         .output()
@@ -47,9 +49,19 @@ fn check_answer_question(stdout: &str) {
     assert_eq!(lines.len(), 2, "{stdout}");
 }
 
+/// The recipe resumes with the whole history where the recording's client excluded the items
+/// (and paged them in after: the canned host lets the client leave that request out).
+const RESUME_WITH_ITEMS: &str = "session/resume#/excludeItems";
+
 #[test]
 fn answer_question() {
-    if let Some(stdout) = run("answer_question", "userinput-answer-round-trip", &[]) {
+    let allow = [RESUME_WITH_ITEMS];
+    if let Some(stdout) = run(
+        "answer_question",
+        "userinput-answer-round-trip",
+        &allow,
+        &[],
+    ) {
         check_answer_question(&stdout);
     }
 }
@@ -57,7 +69,13 @@ fn answer_question() {
 #[cfg(feature = "tokio")]
 #[test]
 fn answer_question_async() {
-    if let Some(stdout) = run("answer_question_async", "userinput-answer-round-trip", &[]) {
+    let allow = [RESUME_WITH_ITEMS];
+    if let Some(stdout) = run(
+        "answer_question_async",
+        "userinput-answer-round-trip",
+        &allow,
+        &[],
+    ) {
         check_answer_question(&stdout);
     }
 }
@@ -65,7 +83,7 @@ fn answer_question_async() {
 #[test]
 fn approve() {
     let env = [("MSP_CHOICE", "allow_session")];
-    let Some(stdout) = run("approve", "approval-round-trip", &env) else {
+    let Some(stdout) = run("approve", "approval-round-trip", &[], &env) else {
         return;
     };
     assert_eq!(
@@ -79,7 +97,7 @@ fn approve() {
 
 #[test]
 fn stream_turn() {
-    let Some(stdout) = run("stream_turn", "text-run-single-turn", &[]) else {
+    let Some(stdout) = run("stream_turn", "text-run-single-turn", &[], &[]) else {
         return;
     };
     let lines: Vec<&str> = stdout.lines().collect();

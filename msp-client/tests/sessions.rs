@@ -251,7 +251,8 @@ fn a_gap_is_refilled_from_view_page_for_the_session() {
     let Some(scenario) = support::scenario("gap-recovery-splice-fill") else {
         return;
     };
-    let client = support::spawn(&scenario, &[]);
+    // The recording's client sent a member of a future schema this client does not know.
+    let client = support::spawn(&scenario, &["--allow", "view/page#/futureOptionalField"]);
     let session_id = "0198f0aa-fixture-session";
     let session = client.open_session(session_id);
     let mut subscribe = msp_types::ViewSubscribeParams::builder()
@@ -419,7 +420,7 @@ fn a_resume_with_a_pending_question_and_a_gap_refills_and_answers() {
     });
     let prompt = session.next_prompt(WAIT).expect("the question");
     session
-        .answer(prompt.id(), [Answer::label("db_choice", "SQLite")])
+        .answer(prompt.id(), [Answer::label("db_choice", "Postgres")])
         .expect("accepted");
     let settlement = session.settled(prompt.id(), WAIT).expect("settled");
     assert!(matches!(settlement.by, SettledBy::ThisClient(_)));
@@ -466,4 +467,49 @@ fn an_ephemeral_host_dying_mid_turn_ends_its_items_in_progress_unknown() {
             "the streamed reply ended unknown"
         );
     });
+}
+
+#[test]
+fn a_host_request_that_does_not_decode_reaches_its_session_and_the_host_gets_invalid_params() {
+    // The recorded `approval/request` without its `approvalId`; the client's reply is then
+    // `-32602` (nothing was presented), and the recording ends there.
+    let Some(dir) = support::derived("approval-round-trip", |frames| {
+        let asked = frames
+            .iter()
+            .position(|(client, f)| !*client && f["method"] == "approval/request")
+            .unwrap();
+        let request = &mut frames[asked].1;
+        request["params"]
+            .as_object_mut()
+            .unwrap()
+            .remove("approvalId");
+        let id = request["id"].clone();
+        frames.truncate(asked + 1);
+        let refused = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "as sent"}});
+        frames.push((true, refused));
+    }) else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    let session = start(&client);
+    session
+        .send_user_turn([render::text("Run the tests.")])
+        .expect("turn started");
+    let malformed = session
+        .events()
+        .find_map(|event| match event {
+            Event::Folded {
+                outcome:
+                    Outcome::Malformed {
+                        method, pointer, ..
+                    },
+                ..
+            } => Some((method, pointer)),
+            _ => None,
+        })
+        .expect("the request reached the session");
+    assert_eq!(malformed.0.as_deref(), Some("approval/request"));
+    assert!(malformed.1.contains("approvalId"), "{malformed:?}");
+    let exit = client.close().expect("an exit");
+    assert_eq!(exit.code, Some(0), "{exit}");
 }

@@ -46,7 +46,7 @@ use crate::endpoint::{Client, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::Handshake;
-use crate::options::{answer, trace, Handler, Inbound, Settings, Traced};
+use crate::options::{trace, Handlers, Inbound, Settings, Traced};
 use crate::process::{close_reason, HostCommand, HostExit, HostProcess, SpawnError};
 use crate::shared::{Closing, Output, Shared, STALL};
 use crate::sync::{wait, Mutex};
@@ -151,7 +151,11 @@ impl<R: Role> Connection<R> {
     ) -> Self {
         let (handler, settings, max_frame_bytes) = options.split();
         let io = Arc::new(Io {
-            shared: Shared::new(handler.is_some(), settings.tracer.clone()),
+            shared: Shared::new(
+                handler.as_ref().is_some_and(|h| h.typed.is_some()),
+                handler.as_ref().is_some_and(|h| h.bad.is_some()),
+                settings.tracer.clone(),
+            ),
             stream: Mutex::new(Some(BufWriter::new(Box::new(writer)))),
             process,
             grace: settings.close_grace,
@@ -467,9 +471,9 @@ fn write_loop<R: Role>(io: &Io<R>) {
 }
 
 /// Answers the peer's requests in order until the handler is to stop.
-fn handle_loop<R: Role>(mut handler: Handler<R>, io: &Io<R>) {
+fn handle_loop<R: Role>(mut handlers: Handlers<R>, io: &Io<R>) {
     while let Some(Some((id, request))) = wait(None, |cx| io.shared.poll_request(cx)) {
-        let reply = answer::<R>(&mut handler, &id, request);
+        let reply = handlers.answer(&id, request);
         io.shared.respond(&id, reply);
         io.write_here();
     }

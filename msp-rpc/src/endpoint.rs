@@ -173,6 +173,16 @@ pub enum Event<R: Role> {
         /// The request, typed by the peer's table.
         request: R::PeerRequest,
     },
+    /// A request of the peer whose params do not decode, when the program answers those
+    /// itself ([`Endpoint::handle_bad_requests`]): to answer exactly once with
+    /// [`Endpoint::respond`]. The frame says its method, id, line (the raw params) and where
+    /// decoding failed.
+    BadRequest {
+        /// Its id.
+        id: Id,
+        /// What was read, and why it does not decode.
+        frame: Box<BadFrame>,
+    },
     /// The response to one of this endpoint's requests (or its timeout, or the close).
     Response(Response),
     /// A line that did not decode, or a response nobody asked for. Nothing is lost: the line is
@@ -249,6 +259,22 @@ impl BadFrame {
         match &self.problem {
             Problem::Decode(error) => error.id.as_ref(),
             Problem::UnknownResponse { id } | Problem::DuplicateRequest { id } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The frame's params as sent, when its envelope could be read.
+    pub fn params(&self) -> Option<&Value> {
+        match &self.problem {
+            Problem::Decode(error) => error.frame.as_ref()?.params.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The decoder's error (with the JSON pointer where it failed), when that is the problem.
+    pub fn decode_error(&self) -> Option<&DecodeError> {
+        match &self.problem {
+            Problem::Decode(error) => Some(error),
             _ => None,
         }
     }
@@ -458,6 +484,7 @@ pub struct Endpoint<R: Role> {
     forgotten: BTreeSet<Id>,
     owed: BTreeMap<Id, String>,
     handled: Handled,
+    bad_requests: bool,
     responses: Responses,
     transmit: VecDeque<String>,
     /// Bytes queued for the peer so far, each line with its `\n`.
@@ -488,6 +515,7 @@ impl<R: Role> Endpoint<R> {
             forgotten: BTreeSet::new(),
             owed: BTreeMap::new(),
             handled: Handled::Nothing,
+            bad_requests: false,
             responses: Responses::Events,
             transmit: VecDeque::new(),
             queued_bytes: 0,
@@ -501,6 +529,13 @@ impl<R: Role> Endpoint<R> {
     /// Says which of the peer's requests the program answers.
     pub fn handle_requests(&mut self, handled: Handled) {
         self.handled = handled;
+    }
+
+    /// Says whether the program answers the peer's requests whose params do not decode, each
+    /// an [`Event::BadRequest`]; otherwise (the default) the endpoint answers them `-32602`
+    /// (`-32601` for a method it does not handle) and reports them as [`Event::Undecodable`].
+    pub fn handle_bad_requests(&mut self, handled: bool) {
+        self.bad_requests = handled;
     }
 
     /// Says where responses go (set it before the first request).
@@ -826,6 +861,23 @@ impl<R: Role> Endpoint<R> {
 
     fn on_undecodable(&mut self, line: &str, error: DecodeError) {
         tracing::debug!(%error, "frame did not decode");
+        // A request of the peer whose params do not decode, for the program to answer.
+        let for_program = |id: &Id| self.bad_requests && !self.owed.contains_key(id);
+        if let Some(id) = error
+            .id
+            .clone()
+            .filter(|id| error.is_bad_request_params() && for_program(id))
+        {
+            let method = error.method.clone().unwrap_or_default();
+            tracing::debug!(%method, %id, "peer request whose params do not decode");
+            self.owed.insert(id.clone(), method);
+            let frame = Box::new(BadFrame {
+                line: line.to_owned(),
+                problem: Problem::Decode(error),
+                replied: None,
+            });
+            return self.events.push_back(Event::BadRequest { id, frame });
+        }
         let frame_kind = error.frame.as_ref().and_then(|f| f.kind().ok());
         let replied = match (&error.id, frame_kind) {
             // A request of the peer whose params do not decode: answered, never silence. A

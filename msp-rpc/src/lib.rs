@@ -70,7 +70,7 @@ pub use endpoint::{
 };
 pub use error::{CloseReason, RemoteError, RpcError};
 pub use handshake::{FingerprintPolicy, Handshake, HandshakeError, Served, Warning};
-pub use options::{Handler, Inbound, Options, Traced, Tracer};
+pub use options::{BadRequestHandler, Handler, Inbound, Options, Traced, Tracer};
 pub use process::{ExitKind, HostCommand, HostExit, Retry, SpawnError};
 
 // The README's examples compile as doc tests (they spawn `muse serve`, so they do not run).

@@ -36,11 +36,53 @@ pub enum Inbound {
 /// A handler that panics still replies (`-32603`).
 pub type Handler<R> = Box<dyn FnMut(&Id, <R as Role>::PeerRequest) -> Reply + Send>;
 
-/// Runs the handler on one request; a handler that panics still replies (`-32603`).
-pub(crate) fn answer<R: Role>(handler: &mut Handler<R>, id: &Id, request: R::PeerRequest) -> Reply {
-    let method = R::method(&request).to_owned();
-    catch_unwind(AssertUnwindSafe(|| handler(id, request)))
-        .unwrap_or_else(|_| Reply::internal(format!("the handler for {method} failed")))
+/// The handler for the peer's requests whose params do not decode (see
+/// [`Options::on_bad_request`]): it sees the frame's method, id, raw params and the decoder's
+/// error, and answers like [`Handler`], in the same order and on the same thread or task.
+pub type BadRequestHandler = Box<dyn FnMut(&Id, &BadFrame) -> Reply + Send>;
+
+/// A request of the peer for the handlers, typed or not.
+#[derive(Debug)]
+pub(crate) enum Asked<R: Role> {
+    Request(R::PeerRequest),
+    Bad(Box<BadFrame>),
+}
+
+/// The handlers a connection runs.
+pub(crate) struct Handlers<R: Role> {
+    pub(crate) typed: Option<Handler<R>>,
+    pub(crate) bad: Option<BadRequestHandler>,
+}
+
+impl<R: Role> Handlers<R> {
+    /// Runs the handler that takes `asked`; a handler that panics still replies (`-32603`),
+    /// and a bad request without its handler gets `-32602`.
+    pub(crate) fn answer(&mut self, id: &Id, asked: Asked<R>) -> Reply {
+        let (method, outcome) = match asked {
+            Asked::Request(request) => {
+                let method = R::method(&request).to_owned();
+                let outcome = match &mut self.typed {
+                    Some(handler) => catch_unwind(AssertUnwindSafe(|| handler(id, request))),
+                    None => Ok(Reply::method_not_found(&method)),
+                };
+                (method, outcome)
+            }
+            Asked::Bad(frame) => {
+                let method = frame.method().unwrap_or_default().to_owned();
+                let outcome = match &mut self.bad {
+                    Some(handler) => catch_unwind(AssertUnwindSafe(|| handler(id, &frame))),
+                    None => Ok(match frame.decode_error() {
+                        Some(error) => {
+                            Reply::invalid_params(format!("{} at {}", error.reason, error.pointer))
+                        }
+                        None => Reply::invalid_params(&frame.problem),
+                    }),
+                };
+                (method, outcome)
+            }
+        };
+        outcome.unwrap_or_else(|_| Reply::internal(format!("the handler for {method} failed")))
+    }
 }
 
 /// Which way a traced frame went.
@@ -66,6 +108,7 @@ pub(crate) fn trace(tracer: Option<&Tracer>, way: Traced, line: &str) {
 /// How a connection behaves.
 pub struct Options<R: Role> {
     pub(crate) handler: Option<Handler<R>>,
+    pub(crate) bad_handler: Option<BadRequestHandler>,
     pub(crate) tracer: Option<Tracer>,
     pub(crate) timeout: Duration,
     pub(crate) timeouts: BTreeMap<&'static str, Duration>,
@@ -84,6 +127,7 @@ impl<R: Role> fmt::Debug for Options<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Options")
             .field("handler", &self.handler.is_some())
+            .field("bad_handler", &self.bad_handler.is_some())
             .field("tracer", &self.tracer.is_some())
             .field("timeout", &self.timeout)
             .field("timeouts", &self.timeouts)
@@ -109,6 +153,7 @@ impl<R: Role> Options<R> {
         ]);
         Options {
             handler: None,
+            bad_handler: None,
             tracer: None,
             timeout: Duration::from_secs(60),
             timeouts,
@@ -124,6 +169,18 @@ impl<R: Role> Options<R> {
         handler: impl FnMut(&Id, R::PeerRequest) -> Reply + Send + 'static,
     ) -> Self {
         self.handler = Some(Box::new(handler));
+        self
+    }
+
+    /// The handler for the peer's requests whose params do not decode (an `approval/request`
+    /// missing a member): it gets the frame (method, id, raw params, where decoding failed)
+    /// and its reply is sent, so the program knows it was asked. Without one, such a request
+    /// is answered `-32602` and reported among the notifications as `Inbound::Undecodable`.
+    pub fn on_bad_request(
+        mut self,
+        handler: impl FnMut(&Id, &BadFrame) -> Reply + Send + 'static,
+    ) -> Self {
+        self.bad_handler = Some(Box::new(handler));
         self
     }
 
@@ -184,8 +241,8 @@ impl Settings {
 }
 
 impl<R: Role> Options<R> {
-    /// The handler, the settings kept, and the frame size cap.
-    pub(crate) fn split(self) -> (Option<Handler<R>>, Settings, usize) {
+    /// The handlers (`None` without any), the settings kept, and the frame size cap.
+    pub(crate) fn split(self) -> (Option<Handlers<R>>, Settings, usize) {
         let settings = Settings {
             tracer: self.tracer,
             timeout: self.timeout,
@@ -193,7 +250,11 @@ impl<R: Role> Options<R> {
             close_grace: self.close_grace,
             fingerprint: self.fingerprint,
         };
-        (self.handler, settings, self.max_frame_bytes)
+        let handlers = match (self.handler, self.bad_handler) {
+            (None, None) => None,
+            (typed, bad) => Some(Handlers { typed, bad }),
+        };
+        (handlers, settings, self.max_frame_bytes)
     }
 }
 

@@ -63,7 +63,7 @@ use crate::endpoint::{Endpoint, Event, Handled, Parsed, Reply, Response, Respons
 use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, LineError};
 use crate::handshake::HandshakeError;
-use crate::options::{trace, Inbound, Traced, Tracer};
+use crate::options::{trace, Asked, Inbound, Traced, Tracer};
 use crate::sync::{Mutex, MutexGuard};
 
 /// How long lines handed to a consumer may wait undecoded before the writer decodes them.
@@ -129,7 +129,7 @@ pub(crate) struct State<R: Role> {
     /// Whether the writer watches `lines` for a stall.
     watching: bool,
     /// The peer's requests for the handler, in wire order.
-    requests: VecDeque<(Id, R::PeerRequest)>,
+    requests: VecDeque<(Id, Asked<R>)>,
     /// Whether the handler takes requests (false without one, and once closing).
     handling: bool,
     /// Whether the handler answered everything it took and stopped.
@@ -277,7 +277,11 @@ impl<R: Role> State<R> {
                 }
                 Event::Request { id, request } => {
                     requests = true;
-                    self.requests.push_back((id, request));
+                    self.requests.push_back((id, Asked::Request(request)));
+                }
+                Event::BadRequest { id, frame } => {
+                    requests = true;
+                    self.requests.push_back((id, Asked::Bad(frame)));
                 }
                 // The endpoint keeps responses for their callers: never an event here.
                 Event::Response(response) => {
@@ -361,14 +365,17 @@ impl<R: Role> State<R> {
 }
 
 impl<R: Role> Shared<R> {
-    /// The state of a connection whose program answers the peer's requests (`handled`) or not.
-    pub(crate) fn new(handled: bool, tracer: Option<Tracer>) -> Self {
+    /// The state of a connection whose program answers the peer's requests (`handled`) or
+    /// not, and those whose params do not decode (`bad_handled`) or not.
+    pub(crate) fn new(handled: bool, bad_handled: bool, tracer: Option<Tracer>) -> Self {
         let mut endpoint = Endpoint::new();
         endpoint.set_responses(Responses::Kept);
         endpoint.handle_requests(match handled {
             true => Handled::All,
             false => Handled::Nothing,
         });
+        endpoint.handle_bad_requests(bad_handled);
+        let handled = handled || bad_handled;
         let state = State {
             endpoint,
             inbound: VecDeque::new(),
@@ -495,7 +502,7 @@ impl<R: Role> Shared<R> {
     // The handler.
 
     /// The oldest request of the peer for the handler; `Ready(None)` once it should stop.
-    pub(crate) fn poll_request(&self, cx: &mut Context<'_>) -> Poll<Option<(Id, R::PeerRequest)>> {
+    pub(crate) fn poll_request(&self, cx: &mut Context<'_>) -> Poll<Option<(Id, Asked<R>)>> {
         let mut state = self.lock();
         if let Some(request) = state.requests.pop_front() {
             return Poll::Ready(Some(request));
@@ -665,6 +672,7 @@ impl<R: Role> Shared<R> {
     pub(crate) fn stop_handling(&self) {
         let mut state = self.lock();
         state.endpoint.handle_requests(Handled::Nothing);
+        state.endpoint.handle_bad_requests(false);
         state.handling = false;
         let handler = state.waiting.handler.take();
         state.woken.extend(handler);

@@ -68,6 +68,21 @@ impl Host {
         stdin.flush().unwrap();
     }
 
+    /// Sends, unless the host stopped reading (its exit code says why).
+    fn try_send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        let _ = stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush());
+    }
+
+    /// The host's next frame; `None` once its stdout ended.
+    fn try_recv(&mut self) -> Option<Value> {
+        let line = self.lines.recv_timeout(WAIT).ok()?;
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")))
+    }
+
     fn recv(&mut self, context: &str) -> Value {
         let line = self.lines.recv_timeout(WAIT).unwrap_or_else(|e| {
             panic!(
@@ -105,6 +120,12 @@ impl Host {
 /// Replays `transcript`'s client lines with fresh request ids and commandIds; checks every
 /// server frame arrives as recorded, in the client's ids. The host's exit code and stderr.
 fn replay(path: &Path, args: &[&str]) -> (i32, String) {
+    replay_edited(path, args, |_, _| {})
+}
+
+/// [`replay`], each client frame passed through `edit` (with its method) before it is sent,
+/// as a client deciding otherwise would send it; stops once the host stops.
+fn replay_edited(path: &Path, args: &[&str], edit: impl Fn(&str, &mut Value)) -> (i32, String) {
     let transcript = Transcript::load(path).unwrap();
     let mut host_args: Vec<&str> = args.to_vec();
     let shown = path.to_str().unwrap();
@@ -128,13 +149,13 @@ fn replay(path: &Path, args: &[&str]) -> (i32, String) {
                     }
                 }
                 if let Some(Value::String(recorded)) = value.pointer("/params/commandId").cloned() {
-                    let fresh = commands
-                        .entry(recorded)
-                        .or_insert_with(new_command_id)
-                        .clone();
-                    value["params"]["commandId"] = Value::String(fresh);
+                    commands.entry(recorded).or_insert_with(new_command_id);
                 }
-                host.send(&value.to_string());
+                // What the host said in the client's commandIds, the client says back so.
+                rewrite(&mut value, &commands);
+                let method = frame.value["method"].as_str().unwrap_or_default();
+                edit(method, &mut value);
+                host.try_send(&value.to_string());
             }
             Dir::Server => {
                 if value.get("method").is_none() {
@@ -143,7 +164,9 @@ fn replay(path: &Path, args: &[&str]) -> (i32, String) {
                     }
                 }
                 rewrite(&mut value, &commands);
-                let got = host.recv(&context);
+                let Some(got) = host.try_recv() else {
+                    break;
+                };
                 assert_eq!(got, value, "{context}: the host's frame");
             }
         }
@@ -487,4 +510,158 @@ mod own_path {
             "{stderr}"
         );
     }
+}
+
+fn approval_round_trip() -> Option<PathBuf> {
+    let scenario = shared_transcripts()?.join("approval-round-trip");
+    Some(scenario)
+}
+
+/// A change to a frame, as a client deciding otherwise would make it.
+type Edit = fn(&mut Value);
+
+/// `approval/decide` as a client deciding otherwise would send it.
+fn decide(change: Edit) -> impl Fn(&str, &mut Value) {
+    move |method, frame| {
+        if method == "approval/decide" {
+            change(frame);
+        }
+    }
+}
+
+fn choose_abort(frame: &mut Value) {
+    frame["params"]["choiceId"] = "abort".into();
+}
+
+#[test]
+fn a_client_deciding_otherwise_than_the_recording_fails_naming_the_pointer() {
+    let Some(scenario) = approval_round_trip() else {
+        eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+        return;
+    };
+    let origin = scenario.join("transcript.ndjson").display().to_string();
+    let cases: [(&str, Edit, &str); 3] = [
+        (
+            "another choice",
+            choose_abort,
+            r#"at /params/choiceId: sent "abort", recorded "allow_session""#,
+        ),
+        (
+            "a made-up session",
+            |frame| frame["params"]["sessionId"] = "made-up".into(),
+            r#"at /params/sessionId: sent "made-up", recorded "0198f0aa-1111-7000-8000-0000000000aa""#,
+        ),
+        (
+            "a member left out",
+            |frame| {
+                frame["params"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("requirementId");
+            },
+            "at /params/requirementId: the member is missing",
+        ),
+    ];
+    for (case, change, diagnosis) in cases {
+        let (code, stderr) = replay_edited(&scenario, &[], decide(change));
+        assert_eq!(code, MISMATCH, "{case}: {stderr}");
+        let expected = format!(
+            "mismatch at {origin}:15: expected the client's request approval/decide (id \"b9\")"
+        );
+        assert!(stderr.contains(&expected), "{case}: {stderr}");
+        assert!(stderr.contains(diagnosis), "{case}: {stderr}");
+    }
+}
+
+#[test]
+fn a_loosened_place_lets_the_clients_value_through_and_notes_it() {
+    let Some(scenario) = approval_round_trip() else {
+        eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+        return;
+    };
+    let noted = r#"loosened (approval/decide#/choiceId) at /params/choiceId: sent "abort", recorded "allow_session""#;
+    // On the command line, and as a script step from where it runs.
+    for args in [
+        &["--allow", "approval/decide#/choiceId"][..],
+        &["--fault", "after 14: allow approval/decide#/choiceId"][..],
+    ] {
+        let (code, stderr) = replay_edited(&scenario, args, decide(choose_abort));
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(stderr.contains(noted), "{args:?}: {stderr}");
+    }
+    // A step that runs after the decision comes too late for it.
+    let late = ["--fault", "after 16: allow approval/decide#/choiceId"];
+    let (code, stderr) = replay_edited(&scenario, &late, decide(choose_abort));
+    assert_eq!(code, MISMATCH, "{stderr}");
+}
+
+#[test]
+fn the_default_set_loosens_who_the_client_is_unless_told_not_to() {
+    let Some(scenario) = approval_round_trip() else {
+        eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+        return;
+    };
+    let rename = |method: &str, frame: &mut Value| {
+        if method == "initialize" {
+            frame["params"]["clientInfo"]["name"] = "my-client".into();
+        }
+    };
+    let (code, stderr) = replay_edited(&scenario, &[], rename);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(r#"loosened (initialize#/clientInfo) at /params/clientInfo/name: sent "my-client", recorded "conformance""#),
+        "{stderr}"
+    );
+    let (code, stderr) = replay_edited(&scenario, &["--no-default-allow"], rename);
+    assert_eq!(code, MISMATCH, "{stderr}");
+    assert!(
+        stderr.contains(r#"at /params/clientInfo/name: sent "my-client", recorded "conformance""#),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_member_the_client_adds_is_noted_and_strict_matching_refuses_it() {
+    let Some(scenario) = approval_round_trip() else {
+        eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+        return;
+    };
+    let add = |method: &str, frame: &mut Value| {
+        if method == "turn/start" {
+            frame["params"]["tokenBudget"] = 5000.into();
+        }
+    };
+    let (code, stderr) = replay_edited(&scenario, &[], add);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("added at /params/tokenBudget: the member was not recorded"),
+        "{stderr}"
+    );
+    let (code, stderr) = replay_edited(&scenario, &["--strict"], add);
+    assert_eq!(code, MISMATCH, "{stderr}");
+    assert!(
+        stderr.contains("at /params/tokenBudget: the member was not recorded"),
+        "{stderr}"
+    );
+}
+
+/// The library API returns what the host noted, besides writing it to stderr.
+#[test]
+fn the_report_carries_the_notes() {
+    use msp_rpc::canned::{CannedHost, Outcome};
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/seed-answer-user-input");
+    let host = CannedHost::new(Transcript::load(&fixture).unwrap());
+    let client = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"clientInfo\":{\"name\":\"x\",\"version\":\"0.1.0\"}}}\n";
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let report = host.serve(client.as_bytes(), &mut out, &mut err);
+    assert!(
+        matches!(report.outcome, Outcome::Incomplete(_)),
+        "{report:?}"
+    );
+    assert_eq!(report.notes.len(), 1, "{report:?}");
+    assert!(report.notes[0].ends_with(
+        r#"transcript.ndjson:1: loosened (initialize#/clientInfo) at /params/clientInfo/name: sent "x", recorded "answer_user_input""#
+    ));
+    assert!(String::from_utf8(err).unwrap().contains(&report.notes[0]));
 }

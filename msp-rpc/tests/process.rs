@@ -206,6 +206,65 @@ fn a_host_that_closes_stdout_fails_pending_requests_at_once() {
     assert_eq!(conn.close().unwrap().kind, ExitKind::CleanShutdown);
 }
 
+/// A transcript file of `(dir, frame)` steps, in a folder that lives as long as the guard.
+fn transcript(steps: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.ndjson");
+    let lines: Vec<String> = steps
+        .iter()
+        .map(|(way, raw)| serde_json::json!({"dir": way, "raw": raw}).to_string())
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    (dir, path)
+}
+
+/// An `approval/request` whose params do not decode reaches the program's handler (method, id,
+/// raw params, where decoding failed), and its reply is the one sent: the host, expecting
+/// the receipt, plays to the end.
+#[test]
+fn a_host_request_that_does_not_decode_reaches_the_bad_request_handler() {
+    let bad = r#"{"jsonrpc":"2.0","id":7,"method":"approval/request","params":{"sessionId":"s"}}"#;
+    let (_dir, path) = transcript(&[
+        ("server", bad),
+        ("client", r#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+    ]);
+    let (seen, asked) = std::sync::mpsc::channel();
+    let options = Options::new().on_bad_request(move |id, frame| {
+        let pointer = frame.decode_error().map(|e| e.pointer.clone());
+        let params = frame.params().cloned();
+        let _ = seen.send((
+            id.clone(),
+            frame.method().map(str::to_owned),
+            params,
+            pointer,
+        ));
+        Reply::ok(&RequestReceipt::new())
+    });
+    let conn = Connection::spawn(&HostCommand::new(HOST).arg(&path), options).unwrap();
+    let (id, method, params, pointer) = asked.recv_timeout(Duration::from_secs(60)).unwrap();
+    assert_eq!(id, msp_types::rpc::Id::Number(7));
+    assert_eq!(method.as_deref(), Some("approval/request"));
+    assert_eq!(params, Some(serde_json::json!({"sessionId": "s"})));
+    assert!(pointer.unwrap().starts_with("/params"));
+    let exit = conn.close().unwrap();
+    assert_eq!(exit.kind, ExitKind::CleanShutdown, "{exit}");
+}
+
+/// Without that handler, the same request is answered `-32602` and reported as undecodable.
+#[test]
+fn without_the_bad_request_handler_it_is_answered_invalid_params() {
+    let bad = r#"{"jsonrpc":"2.0","id":7,"method":"approval/request","params":{"sessionId":"s"}}"#;
+    let reply = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}"#;
+    let (_dir, path) = transcript(&[("server", bad), ("client", reply)]);
+    let conn = Connection::spawn(&HostCommand::new(HOST).arg(&path), options()).unwrap();
+    let Some(Inbound::Undecodable(frame)) = conn.next_timeout(Duration::from_secs(60)) else {
+        panic!("not reported")
+    };
+    assert_eq!(frame.replied, Some(-32602));
+    let exit = conn.close().unwrap();
+    assert_eq!(exit.kind, ExitKind::CleanShutdown, "{exit}");
+}
+
 #[test]
 fn a_line_that_is_not_json_an_unknown_method_and_an_unknown_value_arrive_as_events() {
     let settled_unknown = r#"{"jsonrpc":"2.0","method":"userInput/settled","params":{"sessionId":"s","viewCursor":"v","sourceRange":{"stream":{"kind":"run","id":"t"},"first":{"id":"r","sequence":1},"last":{"id":"r","sequence":1}},"userInputId":"u","outcome":"deferredByPolicy","answers":[],"clarification":null,"reason":null,"decidedAt":null,"decidedByCommandId":null}}"#;

@@ -35,6 +35,9 @@ pub enum Input {
         pointer: String,
         /// Why.
         reason: String,
+        /// The session its params name, when they could be read that far: it is that
+        /// session's input (and another session's fold refuses it).
+        session_id: Option<String>,
     },
 }
 
@@ -66,6 +69,7 @@ impl Input {
             Input::Notification(n) => session_of(n),
             Input::Request(ServerRequest::ApprovalRequest(p)) => Some(&p.session_id),
             Input::Request(ServerRequest::UserInputRequest(p)) => Some(&p.session_id),
+            Input::Undecodable { session_id, .. } => session_id.as_deref(),
             _ => None,
         }
     }
@@ -311,6 +315,7 @@ impl Fold {
                 method,
                 pointer,
                 reason,
+                ..
             } => Outcome::Malformed {
                 method,
                 pointer,

@@ -425,6 +425,7 @@ fn malformed_input_and_another_sessions_events_change_nothing() {
         method: Some("item/started".into()),
         pointer: "/params/item/revision".into(),
         reason: "missing field `revision`".into(),
+        session_id: None,
     });
     assert!(matches!(malformed, Outcome::Malformed { .. }));
     let mut foreign = started("x", 1, 1);

@@ -88,7 +88,9 @@ pub fn in_memory(scenario: &Path) -> (Client, JoinHandle<(Outcome, String)>) {
     let (host_reader, client_writer) = pipe();
     let host = thread::spawn(move || {
         let mut stderr = Vec::new();
-        let outcome = CannedHost::new(transcript).serve(host_reader, host_writer, &mut stderr);
+        let outcome = CannedHost::new(transcript)
+            .serve(host_reader, host_writer, &mut stderr)
+            .outcome;
         (outcome, String::from_utf8_lossy(&stderr).into_owned())
     });
     let client = Client::over(client_reader, client_writer, options()).expect("handshake");

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use msp_rpc::canned::{CannedHost, Script, Transcript, UNUSABLE};
+use msp_rpc::canned::{Allow, CannedHost, Script, Transcript, DEFAULT_ALLOWED, UNUSABLE};
 
 const USAGE: &str = "\
 Usage: msp-canned-host [OPTIONS] TRANSCRIPT_DIR_OR_FILE
@@ -12,16 +12,24 @@ Usage: msp-canned-host [OPTIONS] TRANSCRIPT_DIR_OR_FILE
 Plays the server side of a transcript (`{\"dir\", \"raw\"}` lines; a scenario folder holds
 transcript.ndjson and manifest.json) on stdin and stdout, as `muse serve` would.
 
+Client frames must carry the recorded values, except ids and commandIds (bound to the
+client's), the manifest's normalize paths, and the places loosened by METHOD#POINTER
+patterns (a pointer into the params; `*` for any method or any one segment).
+
 Options:
+  --allow PATTERN       let the client's value there differ, or be left out (repeatable),
+                        such as session/start#/workspaceRoot or approval/decide#/feedback
+  --no-default-allow    compare even what the default set loosens (printed below)
   --script FILE         faults to put between transcript steps (see below)
   --fault STEP          one script step, such as `after 5: exit 3` (repeatable)
   --fingerprint VALUE   serve VALUE as schema.fingerprint in the initialize result
-  --strict              the client must send every recorded client frame
+  --strict              the client must send every recorded client frame, and no member
+                        the recording lacks
   --trace               write every frame received (< ) and sent (> ) to stderr
   -h, --help            print this help
 
 Script steps, one a line: `start|end|after N: stderr TEXT | exit CODE | stall | close-stdout
-| send LINE | fingerprint VALUE`, N being a transcript line.
+| send LINE | fingerprint VALUE | allow PATTERN`, N being a transcript line.
 
 Exit codes: 0 the transcript was played and the client closed its output; 65 a client frame
 did not match (diagnosis on stderr); 66 the client's input ended before the transcript did;
@@ -29,6 +37,8 @@ did not match (diagnosis on stderr); 66 the client's input ended before the tran
 
 struct Args {
     transcript: PathBuf,
+    allowed: Vec<Allow>,
+    no_default_allow: bool,
     script: Script,
     fingerprint: Option<String>,
     strict: bool,
@@ -39,6 +49,7 @@ fn parse(args: &[String]) -> Result<Option<Args>, String> {
     let mut transcript = None;
     let mut script = Script::new();
     let (mut fingerprint, mut strict, mut trace) = (None, false, false);
+    let (mut allowed, mut no_default_allow) = (Vec::new(), false);
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().cloned().ok_or(format!("{name} needs a value"));
@@ -46,6 +57,8 @@ fn parse(args: &[String]) -> Result<Option<Args>, String> {
             "-h" | "--help" => return Ok(None),
             "--strict" => strict = true,
             "--trace" => trace = true,
+            "--no-default-allow" => no_default_allow = true,
+            "--allow" => allowed.push(Allow::parse(&value("--allow")?)?),
             "--fingerprint" => fingerprint = Some(value("--fingerprint")?),
             "--script" => {
                 let path = value("--script")?;
@@ -66,6 +79,8 @@ fn parse(args: &[String]) -> Result<Option<Args>, String> {
     let transcript = transcript.ok_or("a transcript folder or file is needed")?;
     Ok(Some(Args {
         transcript,
+        allowed,
+        no_default_allow,
         script,
         fingerprint,
         strict,
@@ -78,7 +93,10 @@ fn main() -> ExitCode {
     let args = match parse(&args) {
         Ok(Some(args)) => args,
         Ok(None) => {
-            println!("{USAGE}");
+            println!("{USAGE}\n\nLoosened by default:");
+            for pattern in DEFAULT_ALLOWED {
+                println!("  {pattern}");
+            }
             return ExitCode::SUCCESS;
         }
         Err(message) => {
@@ -97,6 +115,12 @@ fn main() -> ExitCode {
         .script(args.script)
         .strict(args.strict)
         .trace(args.trace);
+    if args.no_default_allow {
+        host = host.no_default_allowed();
+    }
+    for allow in args.allowed {
+        host = host.allow(allow);
+    }
     if let Some(fingerprint) = args.fingerprint {
         host = host.fingerprint(fingerprint);
     }
@@ -104,8 +128,8 @@ fn main() -> ExitCode {
         eprintln!("msp-canned-host: {message}");
         return code(UNUSABLE);
     }
-    let outcome = host.serve(std::io::stdin().lock(), stdout(), std::io::stderr().lock());
-    code(outcome.exit_code())
+    let report = host.serve(std::io::stdin().lock(), stdout(), std::io::stderr().lock());
+    code(report.outcome.exit_code())
 }
 
 /// Stdout as a file this process owns, so that a scripted `close-stdout` really closes it

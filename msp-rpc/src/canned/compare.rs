@@ -21,8 +21,10 @@ pub struct Diff {
 /// What sort of difference a [`Diff`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DiffKind {
-    /// A member one side has and the other lacks.
-    Member,
+    /// A member the recording has and the sent frame lacks.
+    Missing,
+    /// A member the sent frame has and the recording lacks.
+    Added,
     /// Another JSON type.
     Type,
     /// Another array length.
@@ -66,14 +68,14 @@ fn walk(want: &Value, got: &Value, pointer: &str, free: &[String], out: &mut Vec
                 out.push(diff(
                     &member(key),
                     "the member is missing".into(),
-                    DiffKind::Member,
+                    DiffKind::Missing,
                 ));
             }
             for key in got.keys().filter(|k| !want.contains_key(*k)) {
                 out.push(diff(
                     &member(key),
                     "the member was not recorded".into(),
-                    DiffKind::Member,
+                    DiffKind::Added,
                 ));
             }
             for (key, want) in want {

@@ -1,16 +1,25 @@
 //! A canned MSP host for testing clients (feature `canned-host`): it plays the server side of
 //! a recorded transcript, over stdio (the `msp-canned-host` binary) or any reader and writer.
 //!
-//! Client frames are matched by structure, not bytes: the same kind and method, the same JSON
-//! types and array lengths where both frames have a member. A member only one of them has is
-//! the client's own business as long as its frame is valid for its method (it decodes with
-//! `msp-types`; if not, the decoder's pointer is in the diagnosis). Request ids and
-//! `params.commandId`s the client mints
-//! are bound to the recorded ones on first sight, and every later server frame speaks the
-//! client's: a response carries the client's request id, and a recorded `commandId` quoted
-//! anywhere (an ack's `commandId`, `decidedByCommandId`) becomes the client's. Other values and
-//! members may differ (each is noted on stderr); the manifest's `normalize` paths may differ
-//! silently.
+//! Client frames are matched by value: the same kind and method, and every value the recorded
+//! client sent sent again, except
+//! - request ids and `params.commandId`s, which the client mints: they are bound to the
+//!   recorded ones on first sight, and every later server frame speaks the client's (a
+//!   response carries the client's request id, and a recorded `commandId` quoted anywhere, an
+//!   ack's `commandId` or a `decidedByCommandId`, becomes the client's);
+//! - the manifest's `normalize` paths;
+//! - values a client chooses for itself, loosened by `METHOD#POINTER` patterns (see
+//!   [`Allow`]): the default set [`DEFAULT_ALLOWED`] (`clientInfo`, workspace roots, the free
+//!   text a user typed), each [`CannedHost::allow`] (`--allow` on the command line), and the
+//!   script's `allow` steps from where they run; an error reply's `message` and `data`.
+//!
+//! A value that differs elsewhere, or a recorded member left out, is a mismatch: a client that
+//! decides differently from the recording (another `choiceId`, a made-up `sessionId`) fails.
+//! A member the client adds is its own business as long as its frame is valid for its method
+//! (it decodes with `msp-types`; if not, the decoder's pointer is in the diagnosis); strict
+//! matching refuses it too. Everything loosened or added is noted: on stderr, and in the
+//! [`Report`] that [`CannedHost::serve`] returns (a test reads the notes from there, or from
+//! the stderr tail every `HostExit` carries).
 //!
 //! Replies to the host's own requests may cross the client's next request on the wire: they
 //! are matched by id whenever they come, and must all come. Unless strict, a client may also
@@ -19,7 +28,9 @@
 //! plays on from there, leaving out the responses to the skipped requests.
 //!
 //! A client frame that matches nothing gets a diagnosis on stderr (the frame expected, its
-//! transcript line, the JSON pointers that differ) and exit code [`MISMATCH`].
+//! transcript line, the JSON pointers that differ, sent against recorded) and exit code
+//! [`MISMATCH`] (65); a client whose input ends before the transcript does gets
+//! [`INCOMPLETE`] (66).
 //!
 //! ```
 //! use msp_rpc::canned::{CannedHost, Outcome, Transcript};
@@ -34,13 +45,15 @@
 //! .unwrap();
 //! let client = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"model/list\",\"params\":{}}\n";
 //! let (mut out, mut err) = (Vec::new(), Vec::new());
-//! let outcome = CannedHost::new(transcript).serve(&client[..], &mut out, &mut err);
-//! assert!(matches!(outcome, Outcome::Completed));
+//! let report = CannedHost::new(transcript).serve(&client[..], &mut out, &mut err);
+//! assert!(matches!(report.outcome, Outcome::Completed));
+//! assert!(report.notes.is_empty());
 //! // The recorded response, answering the client's id.
 //! let answer: serde_json::Value = serde_json::from_slice(&out).unwrap();
 //! assert_eq!(answer, serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
 //! ```
 
+mod allow;
 mod compare;
 mod script;
 mod transcript;
@@ -53,6 +66,7 @@ use msp_types::rpc::Id;
 use msp_types::{Frame, Sender};
 use serde_json::Value;
 
+pub use self::allow::{Allow, DEFAULT_ALLOWED};
 pub use self::compare::{compare, Diff, DiffKind};
 pub use self::script::{Fault, Script, ScriptError, When};
 pub use self::transcript::{Dir, LoadError, Recorded, Transcript};
@@ -93,6 +107,16 @@ impl Outcome {
             Outcome::Incomplete(_) => INCOMPLETE,
         }
     }
+}
+
+/// What a run did: how it ended, and what it noted on the way (values loosened, members the
+/// client added, requests it left out), each line as written to stderr.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// What it noted, in order.
+    pub notes: Vec<String>,
 }
 
 /// Why a client frame was refused.
@@ -136,6 +160,7 @@ impl fmt::Display for Mismatch {
 pub struct CannedHost {
     transcript: Transcript,
     script: Script,
+    allowed: Vec<Allow>,
     strict: bool,
     fingerprint: Option<String>,
     trace: bool,
@@ -147,6 +172,7 @@ impl CannedHost {
         CannedHost {
             transcript,
             script: Script::new(),
+            allowed: self::allow::defaults(),
             strict: false,
             fingerprint: None,
             trace: false,
@@ -159,8 +185,21 @@ impl CannedHost {
         self
     }
 
+    /// Lets the values `allow` covers differ from the recording (see [`Allow`]).
+    pub fn allow(mut self, allow: Allow) -> Self {
+        self.allowed.push(allow);
+        self
+    }
+
+    /// Compares even what the default set [`DEFAULT_ALLOWED`] loosens (patterns given with
+    /// [`CannedHost::allow`] after this still apply).
+    pub fn no_default_allowed(mut self) -> Self {
+        self.allowed.clear();
+        self
+    }
+
     /// Strict matching: the client must send every recorded client frame (replies may still
-    /// cross requests on the wire).
+    /// cross requests on the wire), and no member the recording lacks.
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
@@ -191,10 +230,12 @@ impl CannedHost {
     }
 
     /// Plays the transcript: reads the client's frames from `input`, writes the host's to
-    /// `output`, and notes and diagnoses on `stderr`.
-    pub fn serve(&self, input: impl Read, output: impl Write, stderr: impl Write) -> Outcome {
+    /// `output`, and notes and diagnoses on `stderr`; returns the outcome and the notes.
+    pub fn serve(&self, input: impl Read, output: impl Write, stderr: impl Write) -> Report {
         let mut run = Run {
             host: self,
+            allowed: self.allowed.clone(),
+            notes: Vec::new(),
             done: vec![false; self.transcript.frames.len()],
             out: Some(BufWriter::new(output)),
             err: stderr,
@@ -219,7 +260,10 @@ impl CannedHost {
             Outcome::Incomplete(why) => run.say(&format!("msp-canned-host: incomplete: {why}")),
             _ => {}
         }
-        outcome
+        Report {
+            outcome,
+            notes: run.notes,
+        }
     }
 }
 
@@ -281,6 +325,10 @@ impl<R: Read> ClientLines<R> {
 
 struct Run<'a, W: Write, E: Write> {
     host: &'a CannedHost,
+    /// The loosened places: the host's, and the script's `allow` steps run so far.
+    allowed: Vec<Allow>,
+    /// What was noted, as written to stderr.
+    notes: Vec<String>,
     /// Frames played: server frames sent, client frames matched (or skipped).
     done: Vec<bool>,
     out: Option<BufWriter<W>>,
@@ -303,6 +351,14 @@ impl<W: Write, E: Write> Run<'_, W, E> {
     fn say(&mut self, text: &str) {
         let _ = writeln!(self.err, "{text}");
         let _ = self.err.flush();
+    }
+
+    /// Notes something about recorded frame `k`, on stderr and in the report.
+    fn note(&mut self, k: usize, text: &str) {
+        let at = format!("{}:{}", self.host.transcript.origin, self.frames()[k].line);
+        let note = format!("msp-canned-host: note: {at}: {text}");
+        self.say(&note);
+        self.notes.push(note);
     }
 
     fn play<R: Read>(&mut self, lines: &mut ClientLines<R>) -> Result<(), Stop> {
@@ -454,20 +510,79 @@ impl<W: Write, E: Write> Run<'_, W, E> {
             let reason = format!("a {}, recorded a {}", kind(&sent), kind(recorded));
             return Err(self.mismatch(k, describe(&sent), vec![reason]).into());
         }
-        let diffs = compare(recorded, &sent, &self.host.transcript.normalize);
-        let hard = |d: &Diff| matches!(d.kind, DiffKind::Type | DiffKind::Length);
-        let (hard, soft): (Vec<Diff>, Vec<Diff>) = diffs.into_iter().partition(hard);
-        if !hard.is_empty() {
-            let reasons = hard.iter().map(Diff::to_string).collect();
-            return Err(self.mismatch(k, describe(&sent), reasons).into());
-        }
+        // An error's message and data are the client's own words.
+        let mut free = self.host.transcript.normalize.clone();
+        free.extend(["/error/message".to_owned(), "/error/data".to_owned()]);
+        let diffs = compare(&self.as_told(recorded), &sent, &free);
+        let method = id
+            .as_ref()
+            .and_then(|id| self.asked_method(id))
+            .unwrap_or_default();
+        let notes = self
+            .judge(&method, &sent, diffs)
+            .map_err(|reasons| self.mismatch(k, describe(&sent), reasons))?;
         if let Some(id) = &id {
             self.asked.remove(id);
         }
-        self.note_values(k, &soft);
+        for note in notes {
+            self.note(k, &note);
+        }
         self.done[k] = true;
         let line = self.frames()[k].line;
         self.faults(When::After(line), lines)
+    }
+
+    /// The method of the host's request `id` (a recorded id).
+    fn asked_method(&self, id: &Id) -> Option<String> {
+        self.frames()
+            .iter()
+            .find(|f| f.dir == Dir::Server && !f.is_response() && f.id().as_ref() == Some(id))
+            .and_then(|f| f.value.get("method")?.as_str().map(str::to_owned))
+    }
+
+    /// Sorts the differences of `sent` from its recorded frame (of `method`, or answering a
+    /// request of `method`): `Ok` with what is only noted (loosened values, members the
+    /// client added; the frame must still decode when members differ), `Err` with what
+    /// refuses the frame.
+    fn judge(
+        &self,
+        method: &str,
+        sent: &Value,
+        diffs: Vec<Diff>,
+    ) -> Result<Vec<String>, Vec<String>> {
+        let (mut notes, mut refused) = (Vec::new(), Vec::new());
+        // Members left out or added that are let through: the frame must stay a valid one.
+        let mut membership = Vec::new();
+        for diff in diffs {
+            let allow = self
+                .allowed
+                .iter()
+                .find(|a| a.covers(method, &diff.pointer));
+            let note = match allow {
+                Some(allow) => format!("loosened ({allow}) {diff}"),
+                None if diff.kind == DiffKind::Added && !self.host.strict => {
+                    format!("added {diff}")
+                }
+                None => {
+                    refused.push(diff.to_string());
+                    continue;
+                }
+            };
+            if matches!(diff.kind, DiffKind::Missing | DiffKind::Added) {
+                membership.push(diff.to_string());
+            }
+            notes.push(note);
+        }
+        if refused.is_empty() && !membership.is_empty() {
+            if let Err(e) = Frame::parse(Sender::Client, &sent.to_string()) {
+                refused = membership;
+                refused.push(format!("and the frame is not a valid one: {e}"));
+            }
+        }
+        match refused.is_empty() {
+            true => Ok(notes),
+            false => Err(refused),
+        }
     }
 
     fn is_due_call(&self, j: usize) -> bool {
@@ -475,9 +590,9 @@ impl<W: Write, E: Write> Run<'_, W, E> {
         frame.dir == Dir::Client && !self.done[j] && !frame.is_response()
     }
 
-    /// Whether `sent` matches recorded frame `k`: `Ok` with the values that differ, `Err` with
+    /// Whether `sent` matches recorded frame `k`: `Ok` with what is only noted, `Err` with
     /// what does not match.
-    fn matches(&self, k: usize, sent: &Value) -> Result<Vec<Diff>, Vec<String>> {
+    fn matches(&self, k: usize, sent: &Value) -> Result<Vec<String>, Vec<String>> {
         let recorded = &self.frames()[k].value;
         if kind(recorded) != kind(sent) || recorded.get("method") != sent.get("method") {
             let reason = format!(
@@ -489,27 +604,20 @@ impl<W: Write, E: Write> Run<'_, W, E> {
         }
         let mut free = self.host.transcript.normalize.clone();
         free.extend(["/id".to_owned(), "/params/commandId".to_owned()]);
-        let diffs = compare(recorded, sent, &free);
-        // Members the recorded client sent and this one leaves out (or adds) are its own
-        // business as long as the frame is a valid one for its method; if it is not, the
-        // decoder says where.
-        let membership = diffs.iter().any(|d| d.kind == DiffKind::Member);
-        let invalid = match membership {
-            true => Frame::parse(Sender::Client, &sent.to_string()).err(),
-            false => None,
-        };
-        let hard = |d: &Diff| match d.kind {
-            DiffKind::Type | DiffKind::Length => true,
-            DiffKind::Member => invalid.is_some(),
-            DiffKind::Value => false,
-        };
-        let (hard, soft): (Vec<Diff>, Vec<Diff>) = diffs.into_iter().partition(hard);
-        if !hard.is_empty() {
-            let mut reasons: Vec<String> = hard.iter().map(Diff::to_string).collect();
-            reasons.extend(invalid.map(|e| format!("and the frame is not a valid one: {e}")));
-            return Err(reasons);
-        }
-        Ok(soft)
+        let diffs = compare(&self.as_told(recorded), sent, &free);
+        let method = sent
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        self.judge(method, sent, diffs)
+    }
+
+    /// A recorded client frame as the client must send it: in the `commandId`s the host's
+    /// frames told it (a turn's id is its `turn/start`'s `commandId`).
+    fn as_told(&self, recorded: &Value) -> Value {
+        let mut value = recorded.clone();
+        self.rewrite_commands(&mut value);
+        value
     }
 
     /// Takes `sent` as recorded frame `j`, playing what lies between `i` and `j` first.
@@ -518,7 +626,7 @@ impl<W: Write, E: Write> Run<'_, W, E> {
         i: usize,
         j: usize,
         sent: &Value,
-        notes: Vec<Diff>,
+        notes: Vec<String>,
         lines: &mut ClientLines<R>,
     ) -> Result<(), Stop> {
         let recorded = self.frames()[j].value.clone();
@@ -556,15 +664,14 @@ impl<W: Write, E: Write> Run<'_, W, E> {
                         self.skipped.insert(id);
                     }
                     self.done[m] = true;
-                    let origin = self.host.transcript.origin.clone();
-                    self.say(&format!(
-                        "msp-canned-host: note: {origin}:{line}: the client left out {text}"
-                    ));
+                    self.note(m, &format!("the client left out {text}"));
                     self.faults(When::After(line), lines)?;
                 }
             }
         }
-        self.note_values(j, &notes);
+        for note in notes {
+            self.note(j, &note);
+        }
         self.done[j] = true;
         let line = self.frames()[j].line;
         self.faults(When::After(line), lines)
@@ -681,18 +788,10 @@ impl<W: Write, E: Write> Run<'_, W, E> {
                 }
                 Fault::Send(line) => self.write(&line)?,
                 Fault::Fingerprint(value) => self.fingerprint = Some(value),
+                Fault::Allow(allow) => self.allowed.push(allow),
             }
         }
         Ok(())
-    }
-
-    fn note_values(&mut self, k: usize, diffs: &[Diff]) {
-        let at = format!("{}:{}", self.host.transcript.origin, self.frames()[k].line);
-        for diff in diffs {
-            self.say(&format!(
-                "msp-canned-host: note: {at}: value differs {diff}"
-            ));
-        }
     }
 
     fn mismatch(&self, k: usize, sent: String, reasons: Vec<String>) -> Mismatch {

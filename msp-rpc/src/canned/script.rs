@@ -19,9 +19,13 @@
 //! - `close-stdout`: closes stdout, then reads and ignores the client until its input ends;
 //! - `send LINE`: writes LINE as a frame, whatever it is (not JSON, an unknown method, an
 //!   unknown enum value);
-//! - `fingerprint VALUE`: serves VALUE as `schema.fingerprint` in the `initialize` result.
+//! - `fingerprint VALUE`: serves VALUE as `schema.fingerprint` in the `initialize` result;
+//! - `allow METHOD#POINTER`: from here on, lets the client's value there differ from the
+//!   recording (see [`Allow`](super::Allow)).
 
 use std::fmt;
+
+use super::allow::Allow;
 
 /// When a step runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,6 +54,8 @@ pub enum Fault {
     Send(String),
     /// Serves this `schema.fingerprint` in the `initialize` result.
     Fingerprint(String),
+    /// From here on, lets the client's value at this place differ from the recording.
+    Allow(Allow),
 }
 
 /// The faults of a run, in order.
@@ -164,10 +170,11 @@ fn parse_step(line: &str) -> Result<(When, Fault), String> {
         "send" => Fault::Send(rest.to_owned()),
         "fingerprint" if !rest.trim().is_empty() => Fault::Fingerprint(rest.trim().to_owned()),
         "fingerprint" => return Err("`fingerprint` needs a value".into()),
+        "allow" => Fault::Allow(Allow::parse(rest.trim())?),
         other => {
             return Err(format!(
-            "unknown fault {other:?}: use stderr, exit, stall, close-stdout, send or fingerprint"
-        ))
+                "unknown step {other:?}: use stderr, exit, stall, close-stdout, send, fingerprint or allow"
+            ))
         }
     };
     Ok((when, fault))
@@ -198,6 +205,13 @@ mod tests {
             script.steps_at(When::Start).collect::<Vec<_>>(),
             vec![&Fault::Fingerprint("sha256:ab".into())]
         );
+        let allow = Script::parse("after 4: allow approval/decide#/choiceId").unwrap();
+        let expected = Allow::parse("approval/decide#/choiceId").unwrap();
+        assert_eq!(
+            allow.steps_at(When::After(4)).collect::<Vec<_>>(),
+            vec![&Fault::Allow(expected)]
+        );
+        assert!(Script::parse("start: allow nothing").is_err());
         let error = Script::parse("start: exit 0\nafter x: stall\n").unwrap_err();
         assert_eq!(error.line, 2);
         assert!(Script::parse("end: explode").is_err());

@@ -51,7 +51,7 @@ use crate::endpoint::{Client, Response, Role, Sends};
 use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::Handshake;
-use crate::options::{answer, trace, Handler, Inbound, Settings, Traced};
+use crate::options::{trace, Handlers, Inbound, Settings, Traced};
 use crate::process::{close_reason, HostCommand, HostExit, SpawnError};
 use crate::shared::{Closing, Output, Shared, STALL};
 use crate::sync::Mutex;
@@ -178,7 +178,11 @@ impl<R: Role> Connection<R> {
     ) -> Self {
         let (handler, settings, max_frame_bytes) = options.split();
         let io = Arc::new(Io {
-            shared: Shared::new(handler.is_some(), settings.tracer.clone()),
+            shared: Shared::new(
+                handler.as_ref().is_some_and(|h| h.typed.is_some()),
+                handler.as_ref().is_some_and(|h| h.bad.is_some()),
+                settings.tracer.clone(),
+            ),
             stream: Mutex::new(Stream::new(writer)),
             process,
             grace: settings.close_grace,
@@ -495,9 +499,9 @@ async fn write_loop<R: Role>(io: Arc<Io<R>>) {
 }
 
 /// Answers the peer's requests in order until the handler is to stop.
-async fn handle_loop<R: Role>(mut handler: Handler<R>, io: Arc<Io<R>>) {
+async fn handle_loop<R: Role>(mut handlers: Handlers<R>, io: Arc<Io<R>>) {
     while let Some((id, request)) = poll_fn(|cx| io.shared.poll_request(cx)).await {
-        let reply = answer::<R>(&mut handler, &id, request);
+        let reply = handlers.answer(&id, request);
         io.shared.respond(&id, reply);
         poll_fn(|cx| {
             io.write_here(cx);
