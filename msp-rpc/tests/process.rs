@@ -305,6 +305,52 @@ fn a_line_that_is_not_json_an_unknown_method_and_an_unknown_value_arrive_as_even
     assert_eq!(resumed.pending_requests.len(), 1);
 }
 
+/// `null` sent for an optional member the schema does not make nullable (`message`): the
+/// member reads as absent, and the notification is written back as it was read.
+#[test]
+fn a_null_in_an_optional_member_is_kept_when_the_frame_is_written_back() {
+    let line = r#"{"jsonrpc":"2.0","method":"account/loginCompleted","params":{"outcome":"granted","message":null}}"#;
+    let fault = format!("after 2: send {line}");
+    let conn = Connection::spawn(&host(&[&fault]), options()).unwrap();
+    conn.initialize(&hello()).unwrap();
+    let Some(Inbound::Notification { notification, .. }) =
+        conn.next_timeout(Duration::from_secs(20))
+    else {
+        panic!("no notification")
+    };
+    let ProtocolNotification::AccountLoginCompleted(params) = &notification else {
+        panic!("{notification:?}")
+    };
+    assert_eq!(params.message, None);
+    let written = serde_json::to_value(params).unwrap();
+    assert_eq!(
+        written,
+        serde_json::json!({"outcome": "granted", "message": null})
+    );
+}
+
+/// A host that does not exit within the close grace is killed, and that is what its exit says:
+/// not a crash, no retry needed.
+#[cfg(unix)]
+#[test]
+fn a_host_killed_after_the_close_grace_is_killed_not_crashed() {
+    let stubborn = HostCommand::new("sh").args(["-c", "trap '' TERM; exec sleep 600"]);
+    let options = Options::new().close_grace(Duration::from_millis(100));
+    let conn = Connection::spawn(&stubborn, options).unwrap();
+    let exit = conn.close().unwrap();
+    assert_eq!(
+        (exit.kind, exit.retry()),
+        (ExitKind::Killed, Retry::NotNeeded),
+        "{exit}"
+    );
+    assert_eq!(exit.signal, Some(9));
+    assert!(
+        exit.to_string()
+            .starts_with("the host did not exit within the grace; killed"),
+        "{exit}"
+    );
+}
+
 #[test]
 fn a_host_that_never_launched_is_a_spawn_error() {
     let missing = HostCommand::new("/nonexistent/muse");
@@ -372,6 +418,30 @@ mod tokio_driver {
         );
         assert!(exit.stderr_tail.contains("config file broken"));
         assert!(conn.recv().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_host_request_that_does_not_decode_reaches_the_bad_request_handler() {
+        let bad =
+            r#"{"jsonrpc":"2.0","id":7,"method":"userInput/request","params":{"sessionId":"s"}}"#;
+        let (_dir, path) = transcript(&[
+            ("server", bad),
+            ("client", r#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+        ]);
+        let (seen, asked) = std::sync::mpsc::channel();
+        let options = Options::new().on_bad_request(move |_, frame| {
+            let _ = seen.send(frame.method().map(str::to_owned));
+            Reply::ok(&RequestReceipt::new())
+        });
+        let conn = Connection::spawn(&HostCommand::new(HOST).arg(&path), options).unwrap();
+        let method =
+            ::tokio::task::spawn_blocking(move || asked.recv_timeout(Duration::from_secs(60)))
+                .await
+                .unwrap()
+                .unwrap();
+        assert_eq!(method.as_deref(), Some("userInput/request"));
+        let exit = conn.close().await.unwrap();
+        assert_eq!(exit.kind, ExitKind::CleanShutdown, "{exit}");
     }
 
     #[tokio::test]
