@@ -309,45 +309,78 @@ pub use protocol::{
 };
 pub use support::{StringEnum, Tristate, UnknownValue, Validate, Violation};
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use account::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use admission::*;
+#[doc(inline)]
 pub use approval::*;
+#[doc(inline)]
 pub use common::*;
+#[doc(inline)]
 pub use computer_use_settings::*;
+#[doc(inline)]
 pub use computer_use_setup::*;
+#[doc(inline)]
 pub use feedback::*;
+#[doc(inline)]
 pub use goal::*;
+#[doc(inline)]
 pub use hook::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use host::*;
+#[doc(inline)]
 pub use initialize::*;
+#[doc(inline)]
 pub use item::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use log::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use mcp_server::*;
+#[doc(inline)]
 pub use media::*;
+#[doc(inline)]
 pub use model::*;
+#[doc(inline)]
 pub use monitor::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use peer::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use permission_profile::*;
+#[doc(inline)]
 pub use plugin::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use projection::*;
+#[doc(inline)]
 pub use recap::*;
+#[doc(inline)]
 pub use session::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use settings::*;
+#[doc(inline)]
 pub use skill::*;
+#[doc(inline)]
 pub use subagent::*;
+#[doc(inline)]
 pub use task::*;
+#[doc(inline)]
 pub use turn::*;
+#[doc(inline)]
 pub use usage::*;
+#[doc(inline)]
 pub use user_input::*;
+#[doc(inline)]
 pub use view::*;
+#[doc(inline)]
 pub use workflow::*;
 #[cfg(feature = "experimental")]
+#[doc(inline)]
 pub use worktree::*;

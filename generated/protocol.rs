@@ -12,7 +12,7 @@ use crate::rpc::{
     encode_payload, DecodeError, FrameKind, Id, PayloadSource, PendingRequests, RawFrame,
     RawJson,
 };
-/// Marker types of the `methods` table.
+/// Marker types of the `methods` table: one a method, named after it in UpperCamelCase (`userInput/answer`: `UserInputAnswer`, the dispatch enums' variant too), with `Method` added where a type at the crate root has that name (`OrderEvent` the type, `OrderEventMethod` the marker, `OrderEvent` the variant).
 pub mod methods {
     /// `account/loginCancel`: Abandons the login flow that `account/loginStart` left pending; the result says whether there was one. Takes no params.
     #[cfg(feature = "experimental")]
@@ -1029,7 +1029,7 @@ pub mod methods {
     #[cfg(feature = "experimental")]
     impl crate::rpc::ClientMethod for WorktreeList {}
 }
-/// Marker types of the `requests` table.
+/// Marker types of the `requests` table: one a method, named after it in UpperCamelCase (`userInput/answer`: `UserInputAnswer`, the dispatch enums' variant too), with `Method` added where a type at the crate root has that name (`OrderEvent` the type, `OrderEventMethod` the marker, `OrderEvent` the variant).
 pub mod requests {
     /// `approval/request`: Sent by the host to every subscribed client to present a pending approval. The client replies with an empty `RequestReceipt` meaning it is being shown; the decision itself is sent as `approval/decide`.
     #[derive(Debug)]
@@ -1050,7 +1050,7 @@ pub mod requests {
     }
     impl crate::rpc::ServerMethod for UserInputRequest {}
 }
-/// Marker types of the `notifications` table.
+/// Marker types of the `notifications` table: one a method, named after it in UpperCamelCase (`userInput/answer`: `UserInputAnswer`, the dispatch enums' variant too), with `Method` added where a type at the crate root has that name (`OrderEvent` the type, `OrderEventMethod` the marker, `OrderEvent` the variant).
 pub mod notifications {
     /// `account/changed`: Sent when the host's `AccountState` changes, including changes made outside the protocol such as a logout from the command line. The params have the same shape as the `account/read` result.
     #[cfg(feature = "experimental")]

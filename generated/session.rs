@@ -4110,7 +4110,8 @@ impl Validate for SessionListParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
         if let Some(value) = self.limit.as_ref() {
             let at = crate::support::pointer_push(pointer, "limit");
-            if (*value as f64) > 200f64 {
+            let number: f64 = *value as f64;
+            if number > 200f64 {
                 out.push(crate::Violation {
                     pointer: at.clone(),
                     message: format!("{} {}", value, "is above the maximum 200"),

@@ -320,7 +320,8 @@ impl fmt::Display for Violation {
     }
 }
 
-/// Checks of the schema's constraints (`pattern`, `minimum`, `maximum`, `dependentRequired`).
+/// Checks of the schema's constraints (`pattern`, bounds, `multipleOf`, sizes, `uniqueItems`,
+/// `dependentRequired`).
 ///
 /// Decoding stays tolerant; call `validate()` where the constraints matter.
 pub trait Validate {
@@ -377,6 +378,17 @@ impl<T: Validate> Validate for std::collections::BTreeMap<String, T> {
             value.validate_into(&pointer_push(pointer, key), out);
         }
     }
+}
+
+/// Whether `value` is a whole multiple of `step` (within the rounding of `f64`).
+pub fn is_multiple(value: f64, step: f64) -> bool {
+    let quotient = value / step;
+    (quotient - quotient.round()).abs() <= 1e-9 * quotient.abs().max(1.0)
+}
+
+/// The indexes of the first two equal items, if any.
+pub fn first_duplicate<T: PartialEq>(items: &[T]) -> Option<(usize, usize)> {
+    (0..items.len()).find_map(|j| (0..j).find(|&i| items[i] == items[j]).map(|i| (i, j)))
 }
 
 /// `pointer` extended by one member name, escaped as RFC 6901 asks.

@@ -366,13 +366,14 @@ impl Validate for ViewPageParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
         if let Some(value) = Some(&self.limit) {
             let at = crate::support::pointer_push(pointer, "limit");
-            if (*value as f64) < 1f64 {
+            let number: f64 = *value as f64;
+            if number < 1f64 {
                 out.push(crate::Violation {
                     pointer: at.clone(),
                     message: format!("{} {}", value, "is below the minimum 1"),
                 });
             }
-            if (*value as f64) > 1000f64 {
+            if number > 1000f64 {
                 out.push(crate::Violation {
                     pointer: at.clone(),
                     message: format!("{} {}", value, "is above the maximum 1000"),
@@ -381,7 +382,8 @@ impl Validate for ViewPageParams {
         }
         if let Some(value) = self.max_bytes.as_ref() {
             let at = crate::support::pointer_push(pointer, "maxBytes");
-            if (*value as f64) < 1f64 {
+            let number: f64 = *value as f64;
+            if number < 1f64 {
                 out.push(crate::Violation {
                     pointer: at.clone(),
                     message: format!("{} {}", value, "is below the minimum 1"),

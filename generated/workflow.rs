@@ -681,7 +681,8 @@ impl Validate for WorkflowChildControlParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
         if let Some(value) = Some(&self.attempt) {
             let at = crate::support::pointer_push(pointer, "attempt");
-            if (*value as f64) < 1f64 {
+            let number: f64 = *value as f64;
+            if number < 1f64 {
                 out.push(crate::Violation {
                     pointer: at.clone(),
                     message: format!("{} {}", value, "is below the minimum 1"),

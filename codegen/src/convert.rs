@@ -439,12 +439,27 @@ fn tagged(
             "`oneOf` must be an array",
         )
     })?;
+    // An arm is written in place or as a `$ref` to a definition (the usual way to write a
+    // tagged union): either way its object is read the same.
     let arm_nodes: Vec<(String, &Map<String, Value>)> = arms
         .iter()
         .enumerate()
         .map(|(i, arm)| {
             let p = push(&arms_pointer, &i.to_string());
-            object(arm, &p).map(|a| (p, a))
+            let arm = object(arm, &p)?;
+            match arm.get("$ref").and_then(Value::as_str) {
+                Some(reference) => {
+                    let target = schema.ref_target(reference, &p)?;
+                    let node = schema.defs[target];
+                    let target_pointer = schema
+                        .origins
+                        .get(target)
+                        .cloned()
+                        .unwrap_or_else(|| push("/$defs", target));
+                    object(node, &target_pointer).map(|a| (target_pointer, a))
+                }
+                None => Ok((p, arm)),
+            }
         })
         .collect::<Result<_, _>>()?;
     let tag = common_const_member(&arm_nodes).ok_or_else(|| {
@@ -860,10 +875,51 @@ fn checks(node: &Map<String, Value>, pointer: &str) -> Result<Checks, Error> {
             }),
         }
     };
+    let count = |key: &str| -> Result<Option<u64>, Error> {
+        match node.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                Error::at(
+                    ErrorKind::Unsupported,
+                    &push(pointer, key),
+                    format!("`{key}` must be a non-negative integer"),
+                )
+            }),
+        }
+    };
+    let multiple_of = bound("multipleOf")?;
+    if multiple_of.is_some_and(|m| m <= 0.0) {
+        return Err(Error::at(
+            ErrorKind::Unsupported,
+            &push(pointer, "multipleOf"),
+            "`multipleOf` must be greater than 0",
+        ));
+    }
+    let unique_items = match node.get("uniqueItems") {
+        None => false,
+        Some(Value::Bool(unique)) => *unique,
+        Some(_) => {
+            return Err(Error::at(
+                ErrorKind::Unsupported,
+                &push(pointer, "uniqueItems"),
+                "`uniqueItems` must be a boolean",
+            ))
+        }
+    };
     Ok(Checks {
         pattern,
         minimum: bound("minimum")?,
         maximum: bound("maximum")?,
+        exclusive_minimum: bound("exclusiveMinimum")?,
+        exclusive_maximum: bound("exclusiveMaximum")?,
+        multiple_of,
+        min_length: count("minLength")?,
+        max_length: count("maxLength")?,
+        min_items: count("minItems")?,
+        max_items: count("maxItems")?,
+        unique_items,
+        min_properties: count("minProperties")?,
+        max_properties: count("maxProperties")?,
     })
 }
 

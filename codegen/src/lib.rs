@@ -181,7 +181,8 @@ fn render(
     let work = || -> Result<Vec<(String, String)>, Error> {
         let emitter = emit::Emitter::new(model)
             .protocol(protocol)
-            .crate_doc(options.crate_doc.as_deref());
+            .crate_doc(options.crate_doc.as_deref())
+            .module(options.module.is_some());
         let mut done = Vec::new();
         loop {
             let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
@@ -205,8 +206,7 @@ fn render(
                         "lib.rs" => "mod.rs".to_owned(),
                         other => other.to_owned(),
                     },
-                    // Every path the output writes starts at `crate::` (or `$crate::`).
-                    text.replace("crate::", &format!("{}::", root.trim_end_matches("::"))),
+                    mount(&text, root),
                 ),
             };
             done.push((path, text));
@@ -226,6 +226,19 @@ fn render(
         files.extend(part?);
     }
     Ok(files)
+}
+
+/// `text` for a module at `root` (`crate::protocol`): every path the output writes starts at
+/// `crate::` (or `$crate::`), and is moved under `root`; comments (the header, descriptions,
+/// examples) are left as written.
+fn mount(text: &str, root: &str) -> String {
+    let root = format!("{}::", root.trim_end_matches("::"));
+    text.split_inclusive('\n')
+        .map(|line| match line.trim_start().starts_with("//") {
+            true => std::borrow::Cow::Borrowed(line),
+            false => std::borrow::Cow::Owned(line.replace("crate::", &root)),
+        })
+        .collect()
 }
 
 /// Reads the schema at `schema_path` and generates from it.

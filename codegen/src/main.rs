@@ -1,8 +1,8 @@
 //! `msp-codegen generate [SCHEMA] [--out DIR] [--crate-doc FILE]` and `msp-codegen check ...`.
 //!
 //! Without SCHEMA the project's schema and crate docs, embedded in the binary, are used;
-//! without `--out`, the folder `generated`. Exit codes: 0 done (or current), 1 stale (`check`), 2 bad input
-//! or usage.
+//! without `--out`, the folder `generated`. Exit codes: 0 done (or current, or `--help`), 1 stale
+//! (`check`), 2 bad input or usage.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +14,8 @@ const USAGE: &str = "usage: msp-codegen generate [SCHEMA] [--out DIR] [--crate-d
                      DIR to `generated`; FILE is Markdown added to the crate docs; NAME names the\n\
                      protocol in them (default: the schema's title); PATH is how doc tests reach the\n\
                      output (`my_crate`, `my_crate::protocol`; without it examples are not run);\n\
-                     --module crate::protocol makes a module of a bigger crate (root file mod.rs).";
+                     --module crate::msp makes a module of a bigger crate (root file mod.rs).\n\
+                     Exit codes: 0 done (or current), 1 stale (check), 2 bad input or usage.";
 
 /// Printed after generating for another schema: the output builds without these, and they turn
 /// its optional parts on.
@@ -28,6 +29,13 @@ const FEATURES: &str = "msp-codegen: the output needs `serde` (feature `derive`)
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args
+        .iter()
+        .any(|a| a == "-h" || a == "--help" || a == "help")
+    {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let Some(args) = parse_args(&args) else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);

@@ -153,12 +153,32 @@ pub struct Checks {
     pub minimum: Option<f64>,
     /// Inclusive upper bound.
     pub maximum: Option<f64>,
+    /// Exclusive lower bound.
+    pub exclusive_minimum: Option<f64>,
+    /// Exclusive upper bound.
+    pub exclusive_maximum: Option<f64>,
+    /// Numbers must be a whole multiple of this.
+    pub multiple_of: Option<f64>,
+    /// Fewest characters (code points) of a string.
+    pub min_length: Option<u64>,
+    /// Most characters (code points) of a string.
+    pub max_length: Option<u64>,
+    /// Fewest items of an array.
+    pub min_items: Option<u64>,
+    /// Most items of an array.
+    pub max_items: Option<u64>,
+    /// No two items of an array equal.
+    pub unique_items: bool,
+    /// Fewest members of a map.
+    pub min_properties: Option<u64>,
+    /// Most members of a map.
+    pub max_properties: Option<u64>,
 }
 
 impl Checks {
     /// Whether there is nothing to check.
     pub fn is_empty(&self) -> bool {
-        self.pattern.is_none() && self.minimum.is_none() && self.maximum.is_none()
+        *self == Checks::default()
     }
 }
 

@@ -18,12 +18,27 @@ pub const TYPING: &[&str] = &[
     "const",
     "anyOf",
     "oneOf",
+    "x-msp-openness",
+    "x-msp-stability",
+];
+
+/// Keywords that constrain values without changing the types: checked by `validate()` where a
+/// member carries them (see the dialect).
+pub const VALIDATION: &[&str] = &[
     "pattern",
     "minimum",
     "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
     "dependentRequired",
-    "x-msp-openness",
-    "x-msp-stability",
 ];
 
 /// Keywords that annotate without changing the types.
@@ -180,7 +195,9 @@ impl<'a> Schema<'a> {
 /// Rejects keywords the generator does not know, unless they are vendor annotations.
 pub fn check_keywords(node: &Map<String, Value>, pointer: &str) -> Result<(), Error> {
     for key in node.keys() {
-        let known = TYPING.contains(&key.as_str()) || ANNOTATIONS.contains(&key.as_str());
+        let known = [TYPING, VALIDATION, ANNOTATIONS]
+            .iter()
+            .any(|list| list.contains(&key.as_str()));
         if !known && !key.starts_with("x-") {
             return Err(Error::at(
                 ErrorKind::UnknownKeyword,
@@ -190,8 +207,9 @@ pub fn check_keywords(node: &Map<String, Value>, pointer: &str) -> Result<(), Er
                 ),
             )
             .help(format!(
-                "the generator maps: {}; remove `{key}` or extend the generator",
-                TYPING.join(", ")
+                "the generator maps: {}; checks: {}; remove `{key}` or extend the generator",
+                TYPING.join(", "),
+                VALIDATION.join(", ")
             )));
         }
     }

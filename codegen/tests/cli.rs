@@ -198,6 +198,20 @@ fn without_a_schema_the_embedded_one_is_used() {
 }
 
 #[test]
+fn help_prints_the_usage_and_exits_0() {
+    for flag in ["--help", "-h", "help"] {
+        let output = run(&[flag]);
+        assert_eq!(output.status.code(), Some(0), "{flag}");
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            text.starts_with("usage: msp-codegen generate"),
+            "{flag}: {text}"
+        );
+    }
+    assert_eq!(run(&["generate", "--help"]).status.code(), Some(0));
+}
+
+#[test]
 fn usage_errors_exit_2() {
     assert_eq!(
         run(&["generate", "a.json", "b.json"]).status.code(),
@@ -291,4 +305,50 @@ fn the_crate_docs_name_the_protocol_and_the_header_the_command_that_was_run() {
     fs::write(&path, GOOD).unwrap();
     assert!(lib(&["generate", schema, "--out", out_arg])
         .contains("//! Typed messages of a protocol, generated"));
+}
+
+/// In module mode the header's command is the one that was run (no path rewritten in it), and
+/// running it again, then `check`, finds the output current.
+#[test]
+fn the_header_command_of_a_module_regenerates_the_same_output() {
+    let dir = scratch("module-header");
+    let path = dir.join("schema.json");
+    fs::write(&path, GOOD).unwrap();
+    let out = dir.join("out");
+    let (schema, out_arg) = (path.to_str().unwrap(), out.to_str().unwrap());
+    let output = run(&[
+        "generate",
+        schema,
+        "--out",
+        out_arg,
+        "--module",
+        "crate::greet",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let root = fs::read_to_string(out.join("mod.rs")).unwrap();
+    let header = root.lines().next().unwrap();
+    let command = header.split("Regenerate: msp-codegen ").nth(1).unwrap();
+    assert_eq!(
+        command,
+        format!("generate {schema} --out {out_arg} --module crate::greet")
+    );
+    let before = snapshot(&out);
+    let args: Vec<&str> = command.split(' ').collect();
+    assert_eq!(run(&args).status.code(), Some(0));
+    assert_eq!(snapshot(&out), before, "regenerating changed nothing");
+    let mut check = args.clone();
+    check[0] = "check";
+    assert_eq!(run(&check).status.code(), Some(0), "current");
+    // Paths in the code are the module's; every file's header is as written.
+    for (name, text) in snapshot(&out) {
+        let text = String::from_utf8(text).unwrap();
+        assert!(!text.contains("crate::greet::greet"), "{name}");
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .ends_with("--module crate::greet"),
+            "{name}"
+        );
+    }
 }

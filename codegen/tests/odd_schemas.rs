@@ -132,6 +132,25 @@ fn cases() -> Vec<(&'static str, Value)> {
             }}),
         ),
         (
+            "validation",
+            json!({"$defs": {"Limits": {"type": "object", "properties": {
+                "name": {"type": "string", "minLength": 2, "maxLength": 4, "format": "hostname"},
+                "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2, "uniqueItems": true},
+                "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                "step": {"type": "integer", "multipleOf": 5, "minimum": 0, "maximum": 100},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1, "maxProperties": 1},
+                "code": {"type": "string", "pattern": "^[a-z]+$"}
+            }, "dependentRequired": {"step": ["ratio"]}}}}),
+        ),
+        (
+            "ref_arms",
+            json!({"$defs": {
+                "Shape": {"oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]},
+                "Circle": {"type": "object", "description": "A circle.", "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}}, "required": ["kind", "r"]},
+                "Square": {"type": "object", "properties": {"kind": {"const": "square"}, "side": {"type": "integer"}}, "required": ["kind"]}
+            }}),
+        ),
+        (
             "protocol",
             json!({
                 "title": "Tiny Protocol",
@@ -164,6 +183,10 @@ fn cargo_build_of_odd_schemas_is_warning_free_clippy_clean_and_doc_tested() {
         let output = msp_codegen::generate(&schema.to_string(), &options)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         msp_codegen::write(&dir.join("src"), &output.files).unwrap();
+        if let Some(test) = case_test(name) {
+            fs::create_dir_all(dir.join("tests")).unwrap();
+            fs::write(dir.join("tests/case.rs"), test).unwrap();
+        }
         fs::write(
             dir.join("Cargo.toml"),
             format!(
@@ -205,6 +228,65 @@ fn cargo_build_of_odd_schemas_is_warning_free_clippy_clean_and_doc_tested() {
         &base.join("target"),
         &["test", "--quiet", "--workspace"],
     );
+}
+
+/// A test of what a case's generated code does, run in its crate.
+fn case_test(name: &str) -> Option<&'static str> {
+    match name {
+        // Every validation keyword: a value breaking each is reported at its pointer.
+        "validation" => Some(
+            r#"use odd_validation::{Limits, Validate};
+use serde_json::json;
+
+#[test]
+fn every_keyword_is_checked_at_its_pointer() {
+    let bad: Limits = serde_json::from_value(json!({
+        "name": "x", "tags": ["a", "a", "b"], "ratio": 1, "step": 7, "labels": {}, "code": "A"
+    }))
+    .unwrap();
+    let violations: Vec<String> = bad.validate().unwrap_err().iter().map(|v| v.to_string()).collect();
+    for expected in [
+        "/name: has 1 characters, expected at least 2",
+        "/tags: has 3 items, expected at most 2",
+        "/tags: items 0 and 1 are equal, expected unique items",
+        "/ratio: 1 is not below the exclusive maximum 1",
+        "/step: 7 is not a multiple of 5",
+        "/labels: has 0 members, expected at least 1",
+        "/code: does not match the pattern `^[a-z]+$`",
+    ] {
+        assert!(violations.iter().any(|v| v == expected), "{expected}: {violations:?}");
+    }
+    assert_eq!(violations.len(), 7, "{violations:?}");
+    let step_alone: Limits = serde_json::from_value(json!({"step": 10})).unwrap();
+    let errors = step_alone.validate().unwrap_err();
+    assert_eq!(errors[0].to_string(), "/: `step` is present, so `ratio` must be too");
+    let good: Limits = serde_json::from_value(json!({
+        "name": "abc", "tags": ["a"], "ratio": 0.5, "step": 10, "labels": {"k": "v"}, "code": "ab"
+    }))
+    .unwrap();
+    assert_eq!(good.validate(), Ok(()));
+}
+"#,
+        ),
+        // `oneOf` arms written as `$ref`s: the same tagged enum as arms written in place.
+        "ref_arms" => Some(
+            r#"use odd_ref_arms::{Shape, ShapeCircle};
+use serde_json::json;
+
+#[test]
+fn ref_arms_decode_by_their_tag_and_round_trip() {
+    let circle = json!({"kind": "circle", "r": 1.5});
+    let shape: Shape = serde_json::from_value(circle.clone()).unwrap();
+    assert!(matches!(shape, Shape::Circle(ShapeCircle { .. })));
+    assert_eq!(serde_json::to_value(&shape).unwrap(), circle);
+    let square: Shape = serde_json::from_value(json!({"kind": "square"})).unwrap();
+    assert_eq!(square.tag(), "square");
+    assert!(serde_json::from_value::<Shape>(json!({"kind": "triangle"})).is_err());
+}
+"#,
+        ),
+        _ => None,
+    }
 }
 
 // A crate of its own with the generated code as `crate::protocol`, and a test that uses it.

@@ -78,3 +78,48 @@ fn cargo_build_of_generated_crates_is_warning_free_and_clippy_clean() {
         );
     }
 }
+
+/// The output as a private module (`--module crate::msp`) of a library and of a binary that
+/// use a little of it: both build without warnings and pass clippy with `-D warnings`.
+#[test]
+fn cargo_build_of_a_generated_module_in_a_binary_and_a_library_is_warning_free() {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scratch");
+    let target = base.join("target");
+    let schema = workspace().join("schema/msp.schema.json");
+    let text = fs::read_to_string(&schema).unwrap();
+    let options = msp_codegen::Options::new("schema/msp.schema.json").module("crate::msp");
+    let output = msp_codegen::generate(&text, &options).unwrap_or_else(|e| panic!("{e}"));
+    let dir = base.join("module");
+    let _ = fs::remove_dir_all(&dir);
+    msp_codegen::write(&dir.join("src/msp"), &output.files).unwrap();
+    fs::write(
+        dir.join("src/lib.rs"),
+        "//! A library with the protocol as a private module.\n\nmod msp;\n\n\
+         /// Whether `line` is a frame the host may send.\n\
+         pub fn is_host_frame(line: &str) -> bool {\n    \
+         msp::Frame::parse(msp::Sender::Server, line).is_ok()\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("src/main.rs"),
+        "//! A binary with the protocol as a private module.\n\n\
+         #[path = \"msp/mod.rs\"]\nmod msp;\n\n\
+         fn main() {\n    \
+         let method = <msp::protocol::methods::Initialize as msp::rpc::Request>::METHOD;\n    \
+         println!(\"{method}\");\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"scratch-module\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nserde = { version = \"1\", features = [\"derive\"] }\nserde_json = { version = \"1\", features = [\"raw_value\"] }\n\n\
+         [workspace]\n",
+    )
+    .unwrap();
+    fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    cargo_strict(
+        &dir,
+        &target,
+        &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],
+    );
+}

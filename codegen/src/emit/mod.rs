@@ -120,6 +120,7 @@ pub struct Emitter<'a> {
     ctx: Ctx<'a>,
     protocol: Option<&'a str>,
     crate_doc: Option<&'a str>,
+    module: bool,
 }
 
 impl<'a> Emitter<'a> {
@@ -129,7 +130,15 @@ impl<'a> Emitter<'a> {
             ctx: Ctx::new(model),
             protocol: None,
             crate_doc: None,
+            module: false,
         }
+    }
+
+    /// Emits the root as a module of a bigger crate (`mod.rs`): what a partial use of it leaves
+    /// dead is allowed there, so that a private `mod protocol;` builds warning-free.
+    pub fn module(mut self, module: bool) -> Self {
+        self.module = module;
+        self
     }
 
     /// Names the protocol in the crate docs of `lib.rs`.
@@ -179,6 +188,7 @@ impl<'a> Emitter<'a> {
                 modules.iter().map(|(area, exp)| (area.as_str(), *exp)),
                 self.protocol,
                 self.crate_doc,
+                self.module,
             )),
         }
     }
@@ -189,7 +199,25 @@ fn lib<'a>(
     areas: impl Iterator<Item = (&'a str, bool)>,
     protocol: Option<&str>,
     crate_doc: Option<&str>,
+    module: bool,
 ) -> TokenStream {
+    // Mounted privately in a binary or a library, a module uses only part of itself, and
+    // clippy holds its names to what it spares an exported API.
+    let partial = module.then(|| {
+        quote! {
+            #![allow(
+                dead_code,
+                unused_imports,
+                clippy::wrong_self_convention,
+                clippy::enum_variant_names,
+                clippy::upper_case_acronyms,
+                clippy::option_option,
+                clippy::vec_box,
+                clippy::box_collection,
+                clippy::redundant_allocation
+            )]
+        }
+    });
     let (areas, gates): (Vec<Ident>, Vec<TokenStream>) =
         areas.map(|(a, exp)| (ident(a), cfg(exp))).unzip();
     let doc = docs::inner_doc_attrs(&format!(
@@ -218,6 +246,7 @@ fn lib<'a>(
         )]
         // The features `experimental`, `reflect` and `sample` need not be declared to build.
         #![allow(unexpected_cfgs)]
+        #partial
         // Generated files keep the generator's formatting; `cargo fmt` leaves them alone.
         #![cfg_attr(rustfmt, rustfmt::skip)]
 
@@ -248,7 +277,7 @@ fn lib<'a>(
             ClientRequest, ClientResult, Frame, Message, ProtocolNotification, Sender, ServerRequest, ServerResult,
         };
         pub use support::{StringEnum, Tristate, UnknownValue, Validate, Violation};
-        #(#gates pub use #areas::*;)*
+        #(#gates #[doc(inline)] pub use #areas::*;)*
     }
 }
 

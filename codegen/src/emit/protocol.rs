@@ -669,7 +669,12 @@ fn markers(
             }
         }
     });
-    let doc = format!(" Marker types of the `{module}` table.");
+    let doc = format!(
+        " Marker types of the `{module}` table: one a method, named after it in UpperCamelCase \
+         (`userInput/answer`: `UserInputAnswer`, the dispatch enums' variant too), with `Method` \
+         added where a type at the crate root has that name (`OrderEvent` the type, \
+         `OrderEventMethod` the marker, `OrderEvent` the variant)."
+    );
     quote! {
         #[doc = #doc]
         pub mod #module_ident {

@@ -290,8 +290,9 @@ fn absence(field: &Field) -> Option<TokenStream> {
 }
 
 fn own_checks(field: &Field) -> TokenStream {
+    let checks = &field.checks;
     let mut out = TokenStream::new();
-    if let Some(pattern) = &field.checks.pattern {
+    if let Some(pattern) = &checks.pattern {
         if field.ty == Ty::String {
             let message = format!("does not match the pattern `{pattern}`");
             out.extend(quote! {
@@ -302,24 +303,94 @@ fn own_checks(field: &Field) -> TokenStream {
         }
     }
     let numeric = match field.ty {
-        Ty::Integer => Some(quote!((*value as f64))),
+        Ty::Integer => Some(quote!(*value as f64)),
         Ty::Number => Some(quote!(value.as_f64().unwrap_or(f64::NAN))),
         _ => None,
     };
     if let Some(number) = numeric {
+        let mut bounds = TokenStream::new();
         for (bound, cmp, word) in [
-            (field.checks.minimum, quote!(<), "below the minimum"),
-            (field.checks.maximum, quote!(>), "above the maximum"),
+            (checks.minimum, quote!(<), "below the minimum"),
+            (checks.maximum, quote!(>), "above the maximum"),
+            (
+                checks.exclusive_minimum,
+                quote!(<=),
+                "not above the exclusive minimum",
+            ),
+            (
+                checks.exclusive_maximum,
+                quote!(>=),
+                "not below the exclusive maximum",
+            ),
         ] {
             if let Some(bound) = bound {
                 let message = format!("is {word} {bound}");
-                out.extend(quote! {
-                    if #number #cmp #bound {
+                bounds.extend(quote! {
+                    if number #cmp #bound {
                         out.push(crate::Violation { pointer: at.clone(), message: format!("{} {}", value, #message) });
                     }
                 });
             }
         }
+        if let Some(step) = checks.multiple_of {
+            let message = format!("is not a multiple of {step}");
+            bounds.extend(quote! {
+                if !crate::support::is_multiple(number, #step) {
+                    out.push(crate::Violation { pointer: at.clone(), message: format!("{} {}", value, #message) });
+                }
+            });
+        }
+        if !bounds.is_empty() {
+            out.extend(quote! {
+                let number: f64 = #number;
+                #bounds
+            });
+        }
+    }
+    // Sizes: of a string in characters, of an array in items, of a map in members.
+    let sized = match &field.ty {
+        Ty::String => Some((
+            quote!(value.chars().count()),
+            "characters",
+            checks.min_length,
+            checks.max_length,
+        )),
+        Ty::Array(_) => Some((
+            quote!(value.len()),
+            "items",
+            checks.min_items,
+            checks.max_items,
+        )),
+        Ty::Map(_) | Ty::Object => Some((
+            quote!(value.len()),
+            "members",
+            checks.min_properties,
+            checks.max_properties,
+        )),
+        _ => None,
+    };
+    if let Some((size, unit, min, max)) =
+        sized.filter(|(_, _, min, max)| min.is_some() || max.is_some())
+    {
+        out.extend(quote!(let size: usize = #size;));
+        for (bound, cmp, word) in [(min, quote!(<), "at least"), (max, quote!(>), "at most")] {
+            if let Some(bound) = bound {
+                let bound = bound as usize;
+                let message = format!("{unit}, expected {word} {bound}");
+                out.extend(quote! {
+                    if size #cmp #bound {
+                        out.push(crate::Violation { pointer: at.clone(), message: format!("has {} {}", size, #message) });
+                    }
+                });
+            }
+        }
+    }
+    if checks.unique_items && matches!(field.ty, Ty::Array(_)) {
+        out.extend(quote! {
+            if let Some((first, again)) = crate::support::first_duplicate(value) {
+                out.push(crate::Violation { pointer: at.clone(), message: format!("items {} and {} are equal, expected unique items", first, again) });
+            }
+        });
     }
     out
 }
