@@ -82,14 +82,18 @@ impl<R> AccountLoginCancelResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AccountLoginCancelResultBuilder<(bool,)> {
-    /// The value, every required member set.
+impl<T0> AccountLoginCancelResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AccountLoginCancelResult {
+    pub fn build(self) -> AccountLoginCancelResult
+    where
+        T0: crate::support::Has<crate::members::cancelled, bool>,
+    {
         let (cancelled,) = self.required;
         let rest = self.rest;
         AccountLoginCancelResult {
-            cancelled,
+            cancelled: cancelled.value(),
             unknown: rest.unknown,
         }
     }
@@ -200,14 +204,18 @@ impl<R> AccountLoginCompletedParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AccountLoginCompletedParamsBuilder<(AccountLoginOutcome,)> {
-    /// The value, every required member set.
+impl<T0> AccountLoginCompletedParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AccountLoginCompletedParams {
+    pub fn build(self) -> AccountLoginCompletedParams
+    where
+        T0: crate::support::Has<crate::members::outcome, AccountLoginOutcome>,
+    {
         let (outcome,) = self.required;
         let rest = self.rest;
         AccountLoginCompletedParams {
-            outcome,
+            outcome: outcome.value(),
             message: rest.message,
             unknown: rest.unknown,
         }
@@ -369,14 +377,18 @@ impl<R> AccountLoginStartParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AccountLoginStartParamsBuilder<(AccountLoginType,)> {
-    /// The value, every required member set.
+impl<T0> AccountLoginStartParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AccountLoginStartParams {
+    pub fn build(self) -> AccountLoginStartParams
+    where
+        T0: crate::support::Has<crate::members::type_, AccountLoginType>,
+    {
         let (type_,) = self.required;
         let rest = self.rest;
         AccountLoginStartParams {
-            type_,
+            type_: type_.value(),
             api_key: rest.api_key,
             unknown: rest.unknown,
         }
@@ -499,7 +511,8 @@ impl<R> AccountLoginStartResultBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl AccountLoginStartResultBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> AccountLoginStartResult {
         let () = self.required;
@@ -684,15 +697,20 @@ impl<R> AccountStateBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AccountStateBuilder<(bool, AccountStateKind)> {
-    /// The value, every required member set.
+impl<T0, T1> AccountStateBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AccountState {
+    pub fn build(self) -> AccountState
+    where
+        T0: crate::support::Has<crate::members::credentialRequired, bool>,
+        T1: crate::support::Has<crate::members::state, AccountStateKind>,
+    {
         let (credential_required, state) = self.required;
         let rest = self.rest;
         AccountState {
-            credential_required,
-            state,
+            credential_required: credential_required.value(),
+            state: state.value(),
             avatar_url: rest.avatar_url,
             label: rest.label,
             unknown: rest.unknown,

@@ -125,16 +125,22 @@ impl<R> AdmissionChoiceBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionChoiceBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> AdmissionChoiceBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionChoice {
+    pub fn build(self) -> AdmissionChoice
+    where
+        T0: crate::support::Has<crate::members::choiceId, String>,
+        T1: crate::support::Has<crate::members::label, String>,
+        T2: crate::support::Has<crate::members::scope, String>,
+    {
         let (choice_id, label, scope) = self.required;
         let rest = self.rest;
         AdmissionChoice {
-            choice_id,
-            label,
-            scope,
+            choice_id: choice_id.value(),
+            label: label.value(),
+            scope: scope.value(),
             unknown: rest.unknown,
         }
     }
@@ -305,17 +311,24 @@ impl<R> AdmissionDecideParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionDecideParamsBuilder<(String, String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> AdmissionDecideParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionDecideParams {
+    pub fn build(self) -> AdmissionDecideParams
+    where
+        T0: crate::support::Has<crate::members::admissionId, String>,
+        T1: crate::support::Has<crate::members::choiceId, String>,
+        T2: crate::support::Has<crate::members::commandId, String>,
+        T3: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (admission_id, choice_id, command_id, session_id) = self.required;
         let rest = self.rest;
         AdmissionDecideParams {
-            admission_id,
-            choice_id,
-            command_id,
-            session_id,
+            admission_id: admission_id.value(),
+            choice_id: choice_id.value(),
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -458,16 +471,22 @@ impl<R> AdmissionDecideResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionDecideResultBuilder<(String, String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> AdmissionDecideResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionDecideResult {
+    pub fn build(self) -> AdmissionDecideResult
+    where
+        T0: crate::support::Has<crate::members::admissionId, String>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (admission_id, command_id, status) = self.required;
         let rest = self.rest;
         AdmissionDecideResult {
-            admission_id,
-            command_id,
-            status,
+            admission_id: admission_id.value(),
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -616,14 +635,18 @@ impl<R> AdmissionListPendingParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionListPendingParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> AdmissionListPendingParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionListPendingParams {
+    pub fn build(self) -> AdmissionListPendingParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         AdmissionListPendingParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -743,15 +766,20 @@ impl<R> AdmissionListPendingResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionListPendingResultBuilder<(Vec<AdmissionRequestParams>, String)> {
-    /// The value, every required member set.
+impl<T0, T1> AdmissionListPendingResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionListPendingResult {
+    pub fn build(self) -> AdmissionListPendingResult
+    where
+        T0: crate::support::Has<crate::members::admissions, Vec<AdmissionRequestParams>>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (admissions, session_id) = self.required;
         let rest = self.rest;
         AdmissionListPendingResult {
-            admissions,
-            session_id,
+            admissions: admissions.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1077,12 +1105,28 @@ impl<R> AdmissionRequestParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionRequestParamsBuilder<
-    (String, Vec<AdmissionChoice>, String, String, String, String, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+> AdmissionRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionRequestParams {
+    pub fn build(self) -> AdmissionRequestParams
+    where
+        T0: crate::support::Has<crate::members::admissionId, String>,
+        T1: crate::support::Has<crate::members::availableChoices, Vec<AdmissionChoice>>,
+        T2: crate::support::Has<crate::members::expiresAt, String>,
+        T3: crate::support::Has<crate::members::requesterLabel, String>,
+        T4: crate::support::Has<crate::members::requesterSessionId, String>,
+        T5: crate::support::Has<crate::members::sessionId, String>,
+        T6: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             admission_id,
             available_choices,
@@ -1094,13 +1138,13 @@ impl AdmissionRequestParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         AdmissionRequestParams {
-            admission_id,
-            available_choices,
-            expires_at,
-            requester_label,
-            requester_session_id,
-            session_id,
-            view_cursor,
+            admission_id: admission_id.value(),
+            available_choices: available_choices.value(),
+            expires_at: expires_at.value(),
+            requester_label: requester_label.value(),
+            requester_session_id: requester_session_id.value(),
+            session_id: session_id.value(),
+            view_cursor: view_cursor.value(),
             held_body: rest.held_body,
             requester_workspace: rest.requester_workspace,
             unknown: rest.unknown,
@@ -1483,12 +1527,30 @@ impl<R> AdmissionRequestedViewParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionRequestedViewParamsBuilder<
-    (String, Vec<AdmissionChoice>, String, String, String, String, SourceRange, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+> AdmissionRequestedViewParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionRequestedViewParams {
+    pub fn build(self) -> AdmissionRequestedViewParams
+    where
+        T0: crate::support::Has<crate::members::admissionId, String>,
+        T1: crate::support::Has<crate::members::availableChoices, Vec<AdmissionChoice>>,
+        T2: crate::support::Has<crate::members::expiresAt, String>,
+        T3: crate::support::Has<crate::members::requesterLabel, String>,
+        T4: crate::support::Has<crate::members::requesterSessionId, String>,
+        T5: crate::support::Has<crate::members::sessionId, String>,
+        T6: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T7: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             admission_id,
             available_choices,
@@ -1501,14 +1563,14 @@ impl AdmissionRequestedViewParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         AdmissionRequestedViewParams {
-            admission_id,
-            available_choices,
-            expires_at,
-            requester_label,
-            requester_session_id,
-            session_id,
-            source_range,
-            view_cursor,
+            admission_id: admission_id.value(),
+            available_choices: available_choices.value(),
+            expires_at: expires_at.value(),
+            requester_label: requester_label.value(),
+            requester_session_id: requester_session_id.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             held_body: rest.held_body,
             requester_workspace: rest.requester_workspace,
             unknown: rest.unknown,
@@ -1642,15 +1704,20 @@ impl<R> AdmissionResolutionSummaryBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionResolutionSummaryBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> AdmissionResolutionSummaryBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionResolutionSummary {
+    pub fn build(self) -> AdmissionResolutionSummary
+    where
+        T0: crate::support::Has<crate::members::decision, String>,
+        T1: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (decision, view_cursor) = self.required;
         let rest = self.rest;
         AdmissionResolutionSummary {
-            decision,
-            view_cursor,
+            decision: decision.value(),
+            view_cursor: view_cursor.value(),
             resolved_by: rest.resolved_by,
             unknown: rest.unknown,
         }
@@ -1921,21 +1988,27 @@ impl<R> AdmissionResolvedViewParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl AdmissionResolvedViewParamsBuilder<
-    (String, AdmissionDecision, String, SourceRange, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> AdmissionResolvedViewParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> AdmissionResolvedViewParams {
+    pub fn build(self) -> AdmissionResolvedViewParams
+    where
+        T0: crate::support::Has<crate::members::admissionId, String>,
+        T1: crate::support::Has<crate::members::decision, AdmissionDecision>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (admission_id, decision, session_id, source_range, view_cursor) = self
             .required;
         let rest = self.rest;
         AdmissionResolvedViewParams {
-            admission_id,
-            decision,
-            session_id,
-            source_range,
-            view_cursor,
+            admission_id: admission_id.value(),
+            decision: decision.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             decided_by_command_id: rest.decided_by_command_id,
             resolved_by: rest.resolved_by,
             terminal_cause: rest.terminal_cause,

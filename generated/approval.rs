@@ -92,15 +92,20 @@ impl<R> ApprovalAmendmentBuilder<R> {
         self
     }
 }
-impl ApprovalAmendmentBuilder<(ApprovalAmendmentDurability, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ApprovalAmendmentBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalAmendment {
+    pub fn build(self) -> ApprovalAmendment
+    where
+        T0: crate::support::Has<crate::members::durability, ApprovalAmendmentDurability>,
+        T1: crate::support::Has<crate::members::rulePreview, String>,
+    {
         let (durability, rule_preview) = self.required;
         let rest = self.rest;
         ApprovalAmendment {
-            durability,
-            rule_preview,
+            durability: durability.value(),
+            rule_preview: rule_preview.value(),
             unknown: rest.unknown,
         }
     }
@@ -319,14 +324,18 @@ impl<R> ApprovalChangeBuilder<R> {
         self
     }
 }
-impl ApprovalChangeBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ApprovalChangeBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalChange {
+    pub fn build(self) -> ApprovalChange
+    where
+        T0: crate::support::Has<crate::members::kind, String>,
+    {
         let (kind,) = self.required;
         let rest = self.rest;
         ApprovalChange {
-            kind,
+            kind: kind.value(),
             choice_id: rest.choice_id,
             decision: rest.decision,
             executable: rest.executable,
@@ -525,17 +534,24 @@ impl<R> ApprovalChoiceBuilder<R> {
         self
     }
 }
-impl ApprovalChoiceBuilder<(String, ApprovalDecision, String, ApprovalChoiceScope)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ApprovalChoiceBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalChoice {
+    pub fn build(self) -> ApprovalChoice
+    where
+        T0: crate::support::Has<crate::members::choiceId, String>,
+        T1: crate::support::Has<crate::members::decision, ApprovalDecision>,
+        T2: crate::support::Has<crate::members::label, String>,
+        T3: crate::support::Has<crate::members::scope, ApprovalChoiceScope>,
+    {
         let (choice_id, decision, label, scope) = self.required;
         let rest = self.rest;
         ApprovalChoice {
-            choice_id,
-            decision,
-            label,
-            scope,
+            choice_id: choice_id.value(),
+            decision: decision.value(),
+            label: label.value(),
+            scope: scope.value(),
             accepts_feedback: rest.accepts_feedback,
             rule_preview: rest.rule_preview,
             unknown: rest.unknown,
@@ -709,7 +725,8 @@ impl<R> ApprovalCuaCardFactsBuilder<R> {
     }
 }
 impl ApprovalCuaCardFactsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> ApprovalCuaCardFacts {
         let () = self.required;
@@ -828,14 +845,18 @@ impl<R> ApprovalCuaDataFactBuilder<R> {
         self
     }
 }
-impl ApprovalCuaDataFactBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ApprovalCuaDataFactBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalCuaDataFact {
+    pub fn build(self) -> ApprovalCuaDataFact
+    where
+        T0: crate::support::Has<crate::members::kind, String>,
+    {
         let (kind,) = self.required;
         let rest = self.rest;
         ApprovalCuaDataFact {
-            kind,
+            kind: kind.value(),
             mask: rest.mask,
             secret_kind: rest.secret_kind,
             unknown: rest.unknown,
@@ -958,7 +979,8 @@ impl<R> ApprovalCuaMaskBuilder<R> {
     }
 }
 impl ApprovalCuaMaskBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> ApprovalCuaMask {
         let () = self.required;
@@ -1070,15 +1092,20 @@ impl<R> ApprovalCuaPageBuilder<R> {
         self
     }
 }
-impl ApprovalCuaPageBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ApprovalCuaPageBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalCuaPage {
+    pub fn build(self) -> ApprovalCuaPage
+    where
+        T0: crate::support::Has<crate::members::host, String>,
+        T1: crate::support::Has<crate::members::hostAscii, String>,
+    {
         let (host, host_ascii) = self.required;
         let rest = self.rest;
         ApprovalCuaPage {
-            host,
-            host_ascii,
+            host: host.value(),
+            host_ascii: host_ascii.value(),
             unknown: rest.unknown,
         }
     }
@@ -1178,15 +1205,20 @@ impl<R> ApprovalCuaPointBuilder<R> {
         self
     }
 }
-impl ApprovalCuaPointBuilder<(i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> ApprovalCuaPointBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalCuaPoint {
+    pub fn build(self) -> ApprovalCuaPoint
+    where
+        T0: crate::support::Has<crate::members::x, i64>,
+        T1: crate::support::Has<crate::members::y, i64>,
+    {
         let (x, y) = self.required;
         let rest = self.rest;
         ApprovalCuaPoint {
-            x,
-            y,
+            x: x.value(),
+            y: y.value(),
             unknown: rest.unknown,
         }
     }
@@ -1399,17 +1431,24 @@ impl<R> ApprovalCuaStepBuilder<R> {
         self
     }
 }
-impl ApprovalCuaStepBuilder<(String, String, String, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ApprovalCuaStepBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalCuaStep {
+    pub fn build(self) -> ApprovalCuaStep
+    where
+        T0: crate::support::Has<crate::members::action, String>,
+        T1: crate::support::Has<crate::members::effect, String>,
+        T2: crate::support::Has<crate::members::kind, String>,
+        T3: crate::support::Has<crate::members::step, i64>,
+    {
         let (action, effect, kind, step) = self.required;
         let rest = self.rest;
         ApprovalCuaStep {
-            action,
-            effect,
-            kind,
-            step,
+            action: action.value(),
+            effect: effect.value(),
+            kind: kind.value(),
+            step: step.value(),
             chord: rest.chord,
             label: rest.label,
             point: rest.point,
@@ -1649,21 +1688,27 @@ impl<R> ApprovalDecideParamsBuilder<R> {
         self
     }
 }
-impl ApprovalDecideParamsBuilder<
-    (String, String, String, ApprovalRequirementRef, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> ApprovalDecideParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalDecideParams {
+    pub fn build(self) -> ApprovalDecideParams
+    where
+        T0: crate::support::Has<crate::members::approvalId, String>,
+        T1: crate::support::Has<crate::members::choiceId, String>,
+        T2: crate::support::Has<crate::members::commandId, String>,
+        T3: crate::support::Has<crate::members::requirementId, ApprovalRequirementRef>,
+        T4: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (approval_id, choice_id, command_id, requirement_id, session_id) = self
             .required;
         let rest = self.rest;
         ApprovalDecideParams {
-            approval_id,
-            choice_id,
-            command_id,
-            requirement_id,
-            session_id,
+            approval_id: approval_id.value(),
+            choice_id: choice_id.value(),
+            command_id: command_id.value(),
+            requirement_id: requirement_id.value(),
+            session_id: session_id.value(),
             feedback: rest.feedback,
             unknown: rest.unknown,
         }
@@ -1820,17 +1865,24 @@ impl<R> ApprovalDecideResultBuilder<R> {
         self
     }
 }
-impl ApprovalDecideResultBuilder<(String, String, CommandStatus, bool)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ApprovalDecideResultBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalDecideResult {
+    pub fn build(self) -> ApprovalDecideResult
+    where
+        T0: crate::support::Has<crate::members::approvalId, String>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<crate::members::status, CommandStatus>,
+        T3: crate::support::Has<crate::members::terminal, bool>,
+    {
         let (approval_id, command_id, status, terminal) = self.required;
         let rest = self.rest;
         ApprovalDecideResult {
-            approval_id,
-            command_id,
-            status,
-            terminal,
+            approval_id: approval_id.value(),
+            command_id: command_id.value(),
+            status: status.value(),
+            terminal: terminal.value(),
             unknown: rest.unknown,
         }
     }
@@ -1974,14 +2026,18 @@ impl<R> ApprovalListPendingParamsBuilder<R> {
         self
     }
 }
-impl ApprovalListPendingParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ApprovalListPendingParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalListPendingParams {
+    pub fn build(self) -> ApprovalListPendingParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         ApprovalListPendingParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -2090,17 +2146,20 @@ impl<R> ApprovalListPendingResultBuilder<R> {
         self
     }
 }
-impl ApprovalListPendingResultBuilder<
-    (Vec<ApprovalRequestParams>, Vec<UserInputRequestParams>),
-> {
-    /// The value, every required member set.
+impl<T0, T1> ApprovalListPendingResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalListPendingResult {
+    pub fn build(self) -> ApprovalListPendingResult
+    where
+        T0: crate::support::Has<crate::members::approvals, Vec<ApprovalRequestParams>>,
+        T1: crate::support::Has<crate::members::userInputs, Vec<UserInputRequestParams>>,
+    {
         let (approvals, user_inputs) = self.required;
         let rest = self.rest;
         ApprovalListPendingResult {
-            approvals,
-            user_inputs,
+            approvals: approvals.value(),
+            user_inputs: user_inputs.value(),
             unknown: rest.unknown,
         }
     }
@@ -2322,14 +2381,18 @@ impl<R> ApprovalOriginBuilder<R> {
         self
     }
 }
-impl ApprovalOriginBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ApprovalOriginBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalOrigin {
+    pub fn build(self) -> ApprovalOrigin
+    where
+        T0: crate::support::Has<crate::members::kind, String>,
+    {
         let (kind,) = self.required;
         let rest = self.rest;
         ApprovalOrigin {
-            kind,
+            kind: kind.value(),
             command: rest.command,
             url: rest.url,
             unknown: rest.unknown,
@@ -3411,28 +3474,49 @@ impl<R> ApprovalRequestParamsBuilder<R> {
         self
     }
 }
-impl ApprovalRequestParamsBuilder<
-    (
-        String,
-        Vec<ApprovalChoice>,
-        ApprovalRequirementRef,
-        String,
-        bool,
-        bool,
-        String,
-        String,
-        SourceRange,
-        ApprovalSubject,
-        String,
-        String,
-        String,
-        String,
-        String,
-    ),
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+    T8,
+    T9,
+    T10,
+    T11,
+    T12,
+    T13,
+    T14,
+> ApprovalRequestParamsBuilder<
+    (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
 > {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalRequestParams {
+    pub fn build(self) -> ApprovalRequestParams
+    where
+        T0: crate::support::Has<crate::members::approvalId, String>,
+        T1: crate::support::Has<crate::members::availableChoices, Vec<ApprovalChoice>>,
+        T2: crate::support::Has<
+            crate::members::currentRequirementId,
+            ApprovalRequirementRef,
+        >,
+        T3: crate::support::Has<crate::members::itemId, String>,
+        T4: crate::support::Has<crate::members::judgeEscalated, bool>,
+        T5: crate::support::Has<crate::members::protectedWrite, bool>,
+        T6: crate::support::Has<crate::members::rawArgs, String>,
+        T7: crate::support::Has<crate::members::sessionId, String>,
+        T8: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T9: crate::support::Has<crate::members::subject, ApprovalSubject>,
+        T10: crate::support::Has<crate::members::taskId, String>,
+        T11: crate::support::Has<crate::members::toolCallId, String>,
+        T12: crate::support::Has<crate::members::toolName, String>,
+        T13: crate::support::Has<crate::members::turnId, String>,
+        T14: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             approval_id,
             available_choices,
@@ -3452,21 +3536,21 @@ impl ApprovalRequestParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         ApprovalRequestParams {
-            approval_id,
-            available_choices,
-            current_requirement_id,
-            item_id,
-            judge_escalated,
-            protected_write,
-            raw_args,
-            session_id,
-            source_range,
-            subject,
-            task_id,
-            tool_call_id,
-            tool_name,
-            turn_id,
-            view_cursor,
+            approval_id: approval_id.value(),
+            available_choices: available_choices.value(),
+            current_requirement_id: current_requirement_id.value(),
+            item_id: item_id.value(),
+            judge_escalated: judge_escalated.value(),
+            protected_write: protected_write.value(),
+            raw_args: raw_args.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            subject: subject.value(),
+            task_id: task_id.value(),
+            tool_call_id: tool_call_id.value(),
+            tool_name: tool_name.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             cua_card_facts: rest.cua_card_facts,
             reviewer_reason: rest.reviewer_reason,
             subagent_origin: rest.subagent_origin,
@@ -3579,15 +3663,20 @@ impl<R> ApprovalRequirementRefBuilder<R> {
         self
     }
 }
-impl ApprovalRequirementRefBuilder<(String, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> ApprovalRequirementRefBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalRequirementRef {
+    pub fn build(self) -> ApprovalRequirementRef
+    where
+        T0: crate::support::Has<crate::members::approvalId, String>,
+        T1: crate::support::Has<crate::members::sourceIndex, i64>,
+    {
         let (approval_id, source_index) = self.required;
         let rest = self.rest;
         ApprovalRequirementRef {
-            approval_id,
-            source_index,
+            approval_id: approval_id.value(),
+            source_index: source_index.value(),
             unknown: rest.unknown,
         }
     }
@@ -3718,16 +3807,22 @@ impl<R> ApprovalResolutionSummaryBuilder<R> {
         self
     }
 }
-impl ApprovalResolutionSummaryBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ApprovalResolutionSummaryBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalResolutionSummary {
+    pub fn build(self) -> ApprovalResolutionSummary
+    where
+        T0: crate::support::Has<crate::members::decision, String>,
+        T1: crate::support::Has<crate::members::resolvedBy, String>,
+        T2: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (decision, resolved_by, view_cursor) = self.required;
         let rest = self.rest;
         ApprovalResolutionSummary {
-            decision,
-            resolved_by,
-            view_cursor,
+            decision: decision.value(),
+            resolved_by: resolved_by.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -4247,23 +4342,37 @@ impl<R> ApprovalResolvedParamsBuilder<R> {
         self
     }
 }
-impl ApprovalResolvedParamsBuilder<
-    (
-        String,
-        ApprovalDecision,
-        String,
-        ApprovalPolicyResult,
-        ApprovalResolvedBy,
-        String,
-        SourceRange,
-        Vec<ApprovalStageEvidence>,
-        String,
-        String,
-    ),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+    T8,
+    T9,
+> ApprovalResolvedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalResolvedParams {
+    pub fn build(self) -> ApprovalResolvedParams
+    where
+        T0: crate::support::Has<crate::members::approvalId, String>,
+        T1: crate::support::Has<crate::members::decision, ApprovalDecision>,
+        T2: crate::support::Has<crate::members::itemId, String>,
+        T3: crate::support::Has<crate::members::policyResult, ApprovalPolicyResult>,
+        T4: crate::support::Has<crate::members::resolvedBy, ApprovalResolvedBy>,
+        T5: crate::support::Has<crate::members::sessionId, String>,
+        T6: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T7: crate::support::Has<
+            crate::members::stageEvidence,
+            Vec<ApprovalStageEvidence>,
+        >,
+        T8: crate::support::Has<crate::members::turnId, String>,
+        T9: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             approval_id,
             decision,
@@ -4278,16 +4387,16 @@ impl ApprovalResolvedParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         ApprovalResolvedParams {
-            approval_id,
-            decision,
-            item_id,
-            policy_result,
-            resolved_by,
-            session_id,
-            source_range,
-            stage_evidence,
-            turn_id,
-            view_cursor,
+            approval_id: approval_id.value(),
+            decision: decision.value(),
+            item_id: item_id.value(),
+            policy_result: policy_result.value(),
+            resolved_by: resolved_by.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            stage_evidence: stage_evidence.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             amendment: rest.amendment,
             decided_at: rest.decided_at,
             decided_by_command_id: rest.decided_by_command_id,
@@ -4551,22 +4660,29 @@ impl<R> ApprovalStageBuilder<R> {
         self
     }
 }
-impl ApprovalStageBuilder<
-    (Vec<String>, bool, i64, ApprovalRequirementRef, ApprovalStageResolution, i64),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5> ApprovalStageBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalStage {
+    pub fn build(self) -> ApprovalStage
+    where
+        T0: crate::support::Has<crate::members::argv, Vec<String>>,
+        T1: crate::support::Has<crate::members::argvComplete, bool>,
+        T2: crate::support::Has<crate::members::position, i64>,
+        T3: crate::support::Has<crate::members::requirementId, ApprovalRequirementRef>,
+        T4: crate::support::Has<crate::members::resolution, ApprovalStageResolution>,
+        T5: crate::support::Has<crate::members::totalStages, i64>,
+    {
         let (argv, argv_complete, position, requirement_id, resolution, total_stages) = self
             .required;
         let rest = self.rest;
         ApprovalStage {
-            argv,
-            argv_complete,
-            position,
-            requirement_id,
-            resolution,
-            total_stages,
+            argv: argv.value(),
+            argv_complete: argv_complete.value(),
+            position: position.value(),
+            requirement_id: requirement_id.value(),
+            resolution: resolution.value(),
+            total_stages: total_stages.value(),
             suggested_prefix: rest.suggested_prefix,
             unknown: rest.unknown,
         }
@@ -4769,20 +4885,26 @@ impl<R> ApprovalStageEvidenceBuilder<R> {
         self
     }
 }
-impl ApprovalStageEvidenceBuilder<
-    (Vec<String>, i64, ApprovalRequirementRef, ApprovalStageResolution, i64),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> ApprovalStageEvidenceBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalStageEvidence {
+    pub fn build(self) -> ApprovalStageEvidence
+    where
+        T0: crate::support::Has<crate::members::argv, Vec<String>>,
+        T1: crate::support::Has<crate::members::position, i64>,
+        T2: crate::support::Has<crate::members::requirementId, ApprovalRequirementRef>,
+        T3: crate::support::Has<crate::members::resolution, ApprovalStageResolution>,
+        T4: crate::support::Has<crate::members::totalStages, i64>,
+    {
         let (argv, position, requirement_id, resolution, total_stages) = self.required;
         let rest = self.rest;
         ApprovalStageEvidence {
-            argv,
-            position,
-            requirement_id,
-            resolution,
-            total_stages,
+            argv: argv.value(),
+            position: position.value(),
+            requirement_id: requirement_id.value(),
+            resolution: resolution.value(),
+            total_stages: total_stages.value(),
             unknown: rest.unknown,
         }
     }
@@ -4895,14 +5017,18 @@ impl<R> ApprovalStageResolutionBuilder<R> {
         self
     }
 }
-impl ApprovalStageResolutionBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ApprovalStageResolutionBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalStageResolution {
+    pub fn build(self) -> ApprovalStageResolution
+    where
+        T0: crate::support::Has<crate::members::kind, String>,
+    {
         let (kind,) = self.required;
         let rest = self.rest;
         ApprovalStageResolution {
-            kind,
+            kind: kind.value(),
             argv_prefix: rest.argv_prefix,
             diagnostic: rest.diagnostic,
             unknown: rest.unknown,
@@ -5036,16 +5162,22 @@ impl<R> ApprovalSubagentOriginBuilder<R> {
         self
     }
 }
-impl ApprovalSubagentOriginBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ApprovalSubagentOriginBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalSubagentOrigin {
+    pub fn build(self) -> ApprovalSubagentOrigin
+    where
+        T0: crate::support::Has<crate::members::childRunId, String>,
+        T1: crate::support::Has<crate::members::childSessionId, String>,
+        T2: crate::support::Has<crate::members::subagentId, String>,
+    {
         let (child_run_id, child_session_id, subagent_id) = self.required;
         let rest = self.rest;
         ApprovalSubagentOrigin {
-            child_run_id,
-            child_session_id,
-            subagent_id,
+            child_run_id: child_run_id.value(),
+            child_session_id: child_session_id.value(),
+            subagent_id: subagent_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -5279,14 +5411,18 @@ impl<R> ApprovalSubjectBuilder<R> {
         self
     }
 }
-impl ApprovalSubjectBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ApprovalSubjectBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalSubject {
+    pub fn build(self) -> ApprovalSubject
+    where
+        T0: crate::support::Has<crate::members::kind, String>,
+    {
         let (kind,) = self.required;
         let rest = self.rest;
         ApprovalSubject {
-            kind,
+            kind: kind.value(),
             access: rest.access,
             command: rest.command,
             host: rest.host,
@@ -5406,15 +5542,20 @@ impl<R> ApprovalSuggestedPrefixBuilder<R> {
         self
     }
 }
-impl ApprovalSuggestedPrefixBuilder<(Vec<String>, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ApprovalSuggestedPrefixBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalSuggestedPrefix {
+    pub fn build(self) -> ApprovalSuggestedPrefix
+    where
+        T0: crate::support::Has<crate::members::argvPrefix, Vec<String>>,
+        T1: crate::support::Has<crate::members::label, String>,
+    {
         let (argv_prefix, label) = self.required;
         let rest = self.rest;
         ApprovalSuggestedPrefix {
-            argv_prefix,
-            label,
+            argv_prefix: argv_prefix.value(),
+            label: label.value(),
             unknown: rest.unknown,
         }
     }
@@ -5745,21 +5886,33 @@ impl<R> ApprovalUpdatedParamsBuilder<R> {
         self
     }
 }
-impl ApprovalUpdatedParamsBuilder<
-    (
-        String,
-        Vec<ApprovalChoice>,
-        ApprovalChange,
-        ApprovalRequirementRef,
-        String,
-        SourceRange,
-        ApprovalSubject,
-        String,
-    ),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ApprovalUpdatedParams {
+    pub fn build(self) -> ApprovalUpdatedParams
+    where
+        T0: crate::support::Has<crate::members::approvalId, String>,
+        T1: crate::support::Has<crate::members::availableChoices, Vec<ApprovalChoice>>,
+        T2: crate::support::Has<crate::members::change, ApprovalChange>,
+        T3: crate::support::Has<
+            crate::members::currentRequirementId,
+            ApprovalRequirementRef,
+        >,
+        T4: crate::support::Has<crate::members::sessionId, String>,
+        T5: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T6: crate::support::Has<crate::members::subject, ApprovalSubject>,
+        T7: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             approval_id,
             available_choices,
@@ -5772,14 +5925,14 @@ impl ApprovalUpdatedParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         ApprovalUpdatedParams {
-            approval_id,
-            available_choices,
-            change,
-            current_requirement_id,
-            session_id,
-            source_range,
-            subject,
-            view_cursor,
+            approval_id: approval_id.value(),
+            available_choices: available_choices.value(),
+            change: change.value(),
+            current_requirement_id: current_requirement_id.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            subject: subject.value(),
+            view_cursor: view_cursor.value(),
             subagent_origin: rest.subagent_origin,
             unknown: rest.unknown,
         }

@@ -88,7 +88,8 @@ impl<R> AbnormalEndBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl AbnormalEndBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> AbnormalEnd {
         let () = self.required;
@@ -310,14 +311,18 @@ impl<R> BackgroundStatusBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl BackgroundStatusBuilder<(BackgroundState,)> {
-    /// The value, every required member set.
+impl<T0> BackgroundStatusBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> BackgroundStatus {
+    pub fn build(self) -> BackgroundStatus
+    where
+        T0: crate::support::Has<crate::members::state, BackgroundState>,
+    {
         let (state,) = self.required;
         let rest = self.rest;
         BackgroundStatus {
-            state,
+            state: state.value(),
             detail: rest.detail,
             unknown: rest.unknown,
         }
@@ -529,19 +534,27 @@ impl<R> BackgroundTerminalCompletionBuilder<R> {
         self
     }
 }
-impl BackgroundTerminalCompletionBuilder<(String, String, bool, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> BackgroundTerminalCompletionBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> BackgroundTerminalCompletion {
+    pub fn build(self) -> BackgroundTerminalCompletion
+    where
+        T0: crate::support::Has<crate::members::command, String>,
+        T1: crate::support::Has<crate::members::output, String>,
+        T2: crate::support::Has<crate::members::outputTruncated, bool>,
+        T3: crate::support::Has<crate::members::terminalStatus, String>,
+        T4: crate::support::Has<crate::members::toolCallId, String>,
+    {
         let (command, output, output_truncated, terminal_status, tool_call_id) = self
             .required;
         let rest = self.rest;
         BackgroundTerminalCompletion {
-            command,
-            output,
-            output_truncated,
-            terminal_status,
-            tool_call_id,
+            command: command.value(),
+            output: output.value(),
+            output_truncated: output_truncated.value(),
+            terminal_status: terminal_status.value(),
+            tool_call_id: tool_call_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -623,14 +636,18 @@ impl<R> BlockedPromptBuilder<R> {
         self
     }
 }
-impl BlockedPromptBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> BlockedPromptBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> BlockedPrompt {
+    pub fn build(self) -> BlockedPrompt
+    where
+        T0: crate::support::Has<crate::members::text, String>,
+    {
         let (text,) = self.required;
         let rest = self.rest;
         BlockedPrompt {
-            text,
+            text: text.value(),
             unknown: rest.unknown,
         }
     }
@@ -746,14 +763,18 @@ impl<R> BranchStateBuilder<R> {
         self
     }
 }
-impl BranchStateBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> BranchStateBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> BranchState {
+    pub fn build(self) -> BranchState
+    where
+        T0: crate::support::Has<crate::members::workspaceRoot, String>,
+    {
         let (workspace_root,) = self.required;
         let rest = self.rest;
         BranchState {
-            workspace_root,
+            workspace_root: workspace_root.value(),
             branch: rest.branch,
             vcs: rest.vcs,
             unknown: rest.unknown,
@@ -915,14 +936,18 @@ impl<R> CheckpointBoundaryBuilder<R> {
         self
     }
 }
-impl CheckpointBoundaryBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> CheckpointBoundaryBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> CheckpointBoundary {
+    pub fn build(self) -> CheckpointBoundary
+    where
+        T0: crate::support::Has<crate::members::throughItemId, String>,
+    {
         let (through_item_id,) = self.required;
         let rest = self.rest;
         CheckpointBoundary {
-            through_item_id,
+            through_item_id: through_item_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1092,7 +1117,8 @@ impl<R> ClientCapabilitiesBuilder<R> {
     }
 }
 impl ClientCapabilitiesBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> ClientCapabilities {
         let () = self.required;
@@ -1213,15 +1239,20 @@ impl<R> ClientInfoBuilder<R> {
         self
     }
 }
-impl ClientInfoBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ClientInfoBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ClientInfo {
+    pub fn build(self) -> ClientInfo
+    where
+        T0: crate::support::Has<crate::members::name, String>,
+        T1: crate::support::Has<crate::members::version, String>,
+    {
         let (name, version) = self.required;
         let rest = self.rest;
         ClientInfo {
-            name,
-            version,
+            name: name.value(),
+            version: version.value(),
             title: rest.title,
             unknown: rest.unknown,
         }
@@ -1395,16 +1426,22 @@ impl<R> CodeModeOutputSpanBuilder<R> {
         self
     }
 }
-impl CodeModeOutputSpanBuilder<(i64, i64, CodeModeOutputStream)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> CodeModeOutputSpanBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> CodeModeOutputSpan {
+    pub fn build(self) -> CodeModeOutputSpan
+    where
+        T0: crate::support::Has<crate::members::lengthBytes, i64>,
+        T1: crate::support::Has<crate::members::offsetBytes, i64>,
+        T2: crate::support::Has<crate::members::stream, CodeModeOutputStream>,
+    {
         let (length_bytes, offset_bytes, stream) = self.required;
         let rest = self.rest;
         CodeModeOutputSpan {
-            length_bytes,
-            offset_bytes,
-            stream,
+            length_bytes: length_bytes.value(),
+            offset_bytes: offset_bytes.value(),
+            stream: stream.value(),
             unknown: rest.unknown,
         }
     }
@@ -1572,7 +1609,8 @@ impl<R> CodeModeReceiptBuilder<R> {
     }
 }
 impl CodeModeReceiptBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> CodeModeReceipt {
         let () = self.required;
@@ -1690,15 +1728,20 @@ impl<R> CommandAcceptedResultBuilder<R> {
         self
     }
 }
-impl CommandAcceptedResultBuilder<(String, CommandAckStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> CommandAcceptedResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> CommandAcceptedResult {
+    pub fn build(self) -> CommandAcceptedResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandAckStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         CommandAcceptedResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -2028,15 +2071,20 @@ impl<R> ComputerUseAppBuilder<R> {
         self
     }
 }
-impl ComputerUseAppBuilder<(String, ComputerUseAppChoice)> {
-    /// The value, every required member set.
+impl<T0, T1> ComputerUseAppBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ComputerUseApp {
+    pub fn build(self) -> ComputerUseApp
+    where
+        T0: crate::support::Has<crate::members::bundleId, String>,
+        T1: crate::support::Has<crate::members::choice, ComputerUseAppChoice>,
+    {
         let (bundle_id, choice) = self.required;
         let rest = self.rest;
         ComputerUseApp {
-            bundle_id,
-            choice,
+            bundle_id: bundle_id.value(),
+            choice: choice.value(),
             last_asked_at: rest.last_asked_at,
             locked: rest.locked,
             locked_by: rest.locked_by,
@@ -2221,15 +2269,20 @@ impl<R> ComputerUseAppPatchBuilder<R> {
         self
     }
 }
-impl ComputerUseAppPatchBuilder<(String, ComputerUseAppChoice)> {
-    /// The value, every required member set.
+impl<T0, T1> ComputerUseAppPatchBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ComputerUseAppPatch {
+    pub fn build(self) -> ComputerUseAppPatch
+    where
+        T0: crate::support::Has<crate::members::bundleId, String>,
+        T1: crate::support::Has<crate::members::choice, ComputerUseAppChoice>,
+    {
         let (bundle_id, choice) = self.required;
         let rest = self.rest;
         ComputerUseAppPatch {
-            bundle_id,
-            choice,
+            bundle_id: bundle_id.value(),
+            choice: choice.value(),
             unknown: rest.unknown,
         }
     }
@@ -2350,15 +2403,20 @@ impl<R> ComputerUseBlockedAppBuilder<R> {
         self
     }
 }
-impl ComputerUseBlockedAppBuilder<(String, bool)> {
-    /// The value, every required member set.
+impl<T0, T1> ComputerUseBlockedAppBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ComputerUseBlockedApp {
+    pub fn build(self) -> ComputerUseBlockedApp
+    where
+        T0: crate::support::Has<crate::members::bundleId, String>,
+        T1: crate::support::Has<crate::members::locked, bool>,
+    {
         let (bundle_id, locked) = self.required;
         let rest = self.rest;
         ComputerUseBlockedApp {
-            bundle_id,
-            locked,
+            bundle_id: bundle_id.value(),
+            locked: locked.value(),
             prefix: rest.prefix,
             unknown: rest.unknown,
         }
@@ -2502,15 +2560,20 @@ impl<R> ComputerUseInstalledAppBuilder<R> {
         self
     }
 }
-impl ComputerUseInstalledAppBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ComputerUseInstalledAppBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ComputerUseInstalledApp {
+    pub fn build(self) -> ComputerUseInstalledApp
+    where
+        T0: crate::support::Has<crate::members::bundleId, String>,
+        T1: crate::support::Has<crate::members::name, String>,
+    {
         let (bundle_id, name) = self.required;
         let rest = self.rest;
         ComputerUseInstalledApp {
-            bundle_id,
-            name,
+            bundle_id: bundle_id.value(),
+            name: name.value(),
             unknown: rest.unknown,
         }
     }
@@ -2705,15 +2768,20 @@ impl<R> ContextUsageBuilder<R> {
         self
     }
 }
-impl ContextUsageBuilder<(ContextPressureLevel, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> ContextUsageBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ContextUsage {
+    pub fn build(self) -> ContextUsage
+    where
+        T0: crate::support::Has<crate::members::pressure, ContextPressureLevel>,
+        T1: crate::support::Has<crate::members::usedTokens, i64>,
+    {
         let (pressure, used_tokens) = self.required;
         let rest = self.rest;
         ContextUsage {
-            pressure,
-            used_tokens,
+            pressure: pressure.value(),
+            used_tokens: used_tokens.value(),
             window_tokens: rest.window_tokens,
             unknown: rest.unknown,
         }
@@ -2839,7 +2907,8 @@ impl<R> CronReceiptBuilder<R> {
     }
 }
 impl CronReceiptBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> CronReceipt {
         let () = self.required;
@@ -2955,15 +3024,20 @@ impl<R> CronReceiptJobBuilder<R> {
         self
     }
 }
-impl CronReceiptJobBuilder<(String, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> CronReceiptJobBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> CronReceiptJob {
+    pub fn build(self) -> CronReceiptJob
+    where
+        T0: crate::support::Has<crate::members::jobId, String>,
+        T1: crate::support::Has<crate::members::nextFireAtMs, i64>,
+    {
         let (job_id, next_fire_at_ms) = self.required;
         let rest = self.rest;
         CronReceiptJob {
-            job_id,
-            next_fire_at_ms,
+            job_id: job_id.value(),
+            next_fire_at_ms: next_fire_at_ms.value(),
             unknown: rest.unknown,
         }
     }
@@ -3066,15 +3140,20 @@ impl<R> CumulativeCostBuilder<R> {
         self
     }
 }
-impl CumulativeCostBuilder<(bool, serde_json::Number)> {
-    /// The value, every required member set.
+impl<T0, T1> CumulativeCostBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> CumulativeCost {
+    pub fn build(self) -> CumulativeCost
+    where
+        T0: crate::support::Has<crate::members::partial, bool>,
+        T1: crate::support::Has<crate::members::usd, serde_json::Number>,
+    {
         let (partial, usd) = self.required;
         let rest = self.rest;
         CumulativeCost {
-            partial,
-            usd,
+            partial: partial.value(),
+            usd: usd.value(),
             unknown: rest.unknown,
         }
     }
@@ -3268,16 +3347,22 @@ impl<R> CumulativeTokenUsageBuilder<R> {
         self
     }
 }
-impl CumulativeTokenUsageBuilder<(i64, i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> CumulativeTokenUsageBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> CumulativeTokenUsage {
+    pub fn build(self) -> CumulativeTokenUsage
+    where
+        T0: crate::support::Has<crate::members::outputTokens, i64>,
+        T1: crate::support::Has<crate::members::promptTokens, i64>,
+        T2: crate::support::Has<crate::members::totalTokens, i64>,
+    {
         let (output_tokens, prompt_tokens, total_tokens) = self.required;
         let rest = self.rest;
         CumulativeTokenUsage {
-            output_tokens,
-            prompt_tokens,
-            total_tokens,
+            output_tokens: output_tokens.value(),
+            prompt_tokens: prompt_tokens.value(),
+            total_tokens: total_tokens.value(),
             cache_read_tokens: rest.cache_read_tokens,
             cache_write_tokens: rest.cache_write_tokens,
             cost: rest.cost,
@@ -3449,16 +3534,22 @@ impl<R> DamagedRangeBuilder<R> {
         self
     }
 }
-impl DamagedRangeBuilder<(i64, String, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> DamagedRangeBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> DamagedRange {
+    pub fn build(self) -> DamagedRange
+    where
+        T0: crate::support::Has<crate::members::missingRecords, i64>,
+        T1: crate::support::Has<crate::members::readableAfterAt, String>,
+        T2: crate::support::Has<crate::members::unreadableLines, i64>,
+    {
         let (missing_records, readable_after_at, unreadable_lines) = self.required;
         let rest = self.rest;
         DamagedRange {
-            missing_records,
-            readable_after_at,
-            unreadable_lines,
+            missing_records: missing_records.value(),
+            readable_after_at: readable_after_at.value(),
+            unreadable_lines: unreadable_lines.value(),
             last_good_turn_id: rest.last_good_turn_id,
             readable_before_at: rest.readable_before_at,
             unknown: rest.unknown,
@@ -3549,14 +3640,18 @@ impl<R> EarlierHistoryBuilder<R> {
         self
     }
 }
-impl EarlierHistoryBuilder<(Vec<EarlierHistoryMessage>,)> {
-    /// The value, every required member set.
+impl<T0> EarlierHistoryBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> EarlierHistory {
+    pub fn build(self) -> EarlierHistory
+    where
+        T0: crate::support::Has<crate::members::messages, Vec<EarlierHistoryMessage>>,
+    {
         let (messages,) = self.required;
         let rest = self.rest;
         EarlierHistory {
-            messages,
+            messages: messages.value(),
             unknown: rest.unknown,
         }
     }
@@ -3664,15 +3759,20 @@ impl<R> EarlierHistoryMessageBuilder<R> {
         self
     }
 }
-impl EarlierHistoryMessageBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> EarlierHistoryMessageBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> EarlierHistoryMessage {
+    pub fn build(self) -> EarlierHistoryMessage
+    where
+        T0: crate::support::Has<crate::members::role, String>,
+        T1: crate::support::Has<crate::members::text, String>,
+    {
         let (role, text) = self.required;
         let rest = self.rest;
         EarlierHistoryMessage {
-            role,
-            text,
+            role: role.value(),
+            text: text.value(),
             unknown: rest.unknown,
         }
     }
@@ -3794,15 +3894,20 @@ impl<R> EffectiveApprovalModeStateBuilder<R> {
         self
     }
 }
-impl EffectiveApprovalModeStateBuilder<(ApprovalMode, ApprovalModeSource)> {
-    /// The value, every required member set.
+impl<T0, T1> EffectiveApprovalModeStateBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> EffectiveApprovalModeState {
+    pub fn build(self) -> EffectiveApprovalModeState
+    where
+        T0: crate::support::Has<crate::members::mode, ApprovalMode>,
+        T1: crate::support::Has<crate::members::source, ApprovalModeSource>,
+    {
         let (mode, source) = self.required;
         let rest = self.rest;
         EffectiveApprovalModeState {
-            mode,
-            source,
+            mode: mode.value(),
+            source: source.value(),
             last_command_id: rest.last_command_id,
             unknown: rest.unknown,
         }
@@ -3924,15 +4029,20 @@ impl<R> EffectiveModelBuilder<R> {
         self
     }
 }
-impl EffectiveModelBuilder<(String, ModelChangeSource)> {
-    /// The value, every required member set.
+impl<T0, T1> EffectiveModelBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> EffectiveModel {
+    pub fn build(self) -> EffectiveModel
+    where
+        T0: crate::support::Has<crate::members::modelId, String>,
+        T1: crate::support::Has<crate::members::source, ModelChangeSource>,
+    {
         let (model_id, source) = self.required;
         let rest = self.rest;
         EffectiveModel {
-            model_id,
-            source,
+            model_id: model_id.value(),
+            source: source.value(),
             provider_id: rest.provider_id,
             unknown: rest.unknown,
         }
@@ -4081,15 +4191,20 @@ impl<R> EffectivePermissionStateBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl EffectivePermissionStateBuilder<(bool, ReviewerAuthority)> {
-    /// The value, every required member set.
+impl<T0, T1> EffectivePermissionStateBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> EffectivePermissionState {
+    pub fn build(self) -> EffectivePermissionState
+    where
+        T0: crate::support::Has<crate::members::reviewerAttached, bool>,
+        T1: crate::support::Has<crate::members::reviewerAuthority, ReviewerAuthority>,
+    {
         let (reviewer_attached, reviewer_authority) = self.required;
         let rest = self.rest;
         EffectivePermissionState {
-            reviewer_attached,
-            reviewer_authority,
+            reviewer_attached: reviewer_attached.value(),
+            reviewer_authority: reviewer_authority.value(),
             axes: rest.axes,
             profile_id: rest.profile_id,
             unknown: rest.unknown,
@@ -4958,14 +5073,18 @@ impl<R> ErrorDataBuilder<R> {
         self
     }
 }
-impl ErrorDataBuilder<(ErrorKind,)> {
-    /// The value, every required member set.
+impl<T0> ErrorDataBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ErrorData {
+    pub fn build(self) -> ErrorData
+    where
+        T0: crate::support::Has<crate::members::kind, ErrorKind>,
+    {
         let (kind,) = self.required;
         let rest = self.rest;
         ErrorData {
-            kind,
+            kind: kind.value(),
             #[cfg(feature = "experimental")]
             admission_id: rest.admission_id,
             #[cfg(feature = "experimental")]
@@ -5398,15 +5517,20 @@ impl<R> ErrorObjectBuilder<R> {
         self
     }
 }
-impl ErrorObjectBuilder<(i64, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ErrorObjectBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ErrorObject {
+    pub fn build(self) -> ErrorObject
+    where
+        T0: crate::support::Has<crate::members::code, i64>,
+        T1: crate::support::Has<crate::members::message, String>,
+    {
         let (code, message) = self.required;
         let rest = self.rest;
         ErrorObject {
-            code,
-            message,
+            code: code.value(),
+            message: message.value(),
             data: rest.data,
             unknown: rest.unknown,
         }
@@ -5527,15 +5651,20 @@ impl<R> ErrorResponseBuilder<R> {
         self
     }
 }
-impl ErrorResponseBuilder<(ErrorObject, JsonRpcVersion)> {
-    /// The value, every required member set.
+impl<T0, T1> ErrorResponseBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ErrorResponse {
+    pub fn build(self) -> ErrorResponse
+    where
+        T0: crate::support::Has<crate::members::error, ErrorObject>,
+        T1: crate::support::Has<crate::members::jsonrpc, JsonRpcVersion>,
+    {
         let (error, jsonrpc) = self.required;
         let rest = self.rest;
         ErrorResponse {
-            error,
-            jsonrpc,
+            error: error.value(),
+            jsonrpc: jsonrpc.value(),
             id: rest.id,
             unknown: rest.unknown,
         }
@@ -5626,14 +5755,18 @@ impl<R> ForkCutPointBuilder<R> {
         self
     }
 }
-impl ForkCutPointBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ForkCutPointBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ForkCutPoint {
+    pub fn build(self) -> ForkCutPoint
+    where
+        T0: crate::support::Has<crate::members::lastTurnId, String>,
+    {
         let (last_turn_id,) = self.required;
         let rest = self.rest;
         ForkCutPoint {
-            last_turn_id,
+            last_turn_id: last_turn_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -5791,17 +5924,24 @@ impl<R> ForkProvenanceBuilder<R> {
         self
     }
 }
-impl ForkProvenanceBuilder<(String, String, bool, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ForkProvenanceBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ForkProvenance {
+    pub fn build(self) -> ForkProvenance
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::cutCursor, String>,
+        T2: crate::support::Has<crate::members::cutExplicit, bool>,
+        T3: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, cut_cursor, cut_explicit, session_id) = self.required;
         let rest = self.rest;
         ForkProvenance {
-            command_id,
-            cut_cursor,
-            cut_explicit,
-            session_id,
+            command_id: command_id.value(),
+            cut_cursor: cut_cursor.value(),
+            cut_explicit: cut_explicit.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -6155,15 +6295,20 @@ impl<R> LastTurnBuilder<R> {
         self
     }
 }
-impl LastTurnBuilder<(TurnTerminal, String)> {
-    /// The value, every required member set.
+impl<T0, T1> LastTurnBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LastTurn {
+    pub fn build(self) -> LastTurn
+    where
+        T0: crate::support::Has<crate::members::terminal, TurnTerminal>,
+        T1: crate::support::Has<crate::members::turnId, String>,
+    {
         let (terminal, turn_id) = self.required;
         let rest = self.rest;
         LastTurn {
-            terminal,
-            turn_id,
+            terminal: terminal.value(),
+            turn_id: turn_id.value(),
             error: rest.error,
             reason: rest.reason,
             unknown: rest.unknown,
@@ -6334,16 +6479,22 @@ impl<R> LimitsAboveMaxAxisBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LimitsAboveMaxAxisBuilder<(String, LimitsAxisValue, LimitsAxisValue)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> LimitsAboveMaxAxisBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LimitsAboveMaxAxis {
+    pub fn build(self) -> LimitsAboveMaxAxis
+    where
+        T0: crate::support::Has<crate::members::axis, String>,
+        T1: crate::support::Has<crate::members::max, LimitsAxisValue>,
+        T2: crate::support::Has<crate::members::requested, LimitsAxisValue>,
+    {
         let (axis, max, requested) = self.required;
         let rest = self.rest;
         LimitsAboveMaxAxis {
-            axis,
-            max,
-            requested,
+            axis: axis.value(),
+            max: max.value(),
+            requested: requested.value(),
             unknown: rest.unknown,
         }
     }
@@ -6655,15 +6806,20 @@ impl<R> MessageAttachmentBuilder<R> {
         self
     }
 }
-impl MessageAttachmentBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> MessageAttachmentBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> MessageAttachment {
+    pub fn build(self) -> MessageAttachment
+    where
+        T0: crate::support::Has<crate::members::mediaType, String>,
+        T1: crate::support::Has<crate::members::type_, String>,
+    {
         let (media_type, type_) = self.required;
         let rest = self.rest;
         MessageAttachment {
-            media_type,
-            type_,
+            media_type: media_type.value(),
+            type_: type_.value(),
             attachment_id: rest.attachment_id,
             height: rest.height,
             width: rest.width,
@@ -6830,15 +6986,20 @@ impl<R> NotificationBuilder<R> {
         self
     }
 }
-impl NotificationBuilder<(JsonRpcVersion, String)> {
-    /// The value, every required member set.
+impl<T0, T1> NotificationBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> Notification {
+    pub fn build(self) -> Notification
+    where
+        T0: crate::support::Has<crate::members::jsonrpc, JsonRpcVersion>,
+        T1: crate::support::Has<crate::members::method, String>,
+    {
         let (jsonrpc, method) = self.required;
         let rest = self.rest;
         Notification {
-            jsonrpc,
-            method,
+            jsonrpc: jsonrpc.value(),
+            method: method.value(),
             emitted_at_ms: rest.emitted_at_ms,
             params: rest.params,
             unknown: rest.unknown,
@@ -7061,18 +7222,26 @@ impl<R> OutputRefBuilder<R> {
         self
     }
 }
-impl OutputRefBuilder<(OutputRefAvailability, i64, String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> OutputRefBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> OutputRef {
+    pub fn build(self) -> OutputRef
+    where
+        T0: crate::support::Has<crate::members::availability, OutputRefAvailability>,
+        T1: crate::support::Has<crate::members::byteLen, i64>,
+        T2: crate::support::Has<crate::members::id, String>,
+        T3: crate::support::Has<crate::members::kind, String>,
+        T4: crate::support::Has<crate::members::uri, String>,
+    {
         let (availability, byte_len, id, kind, uri) = self.required;
         let rest = self.rest;
         OutputRef {
-            availability,
-            byte_len,
-            id,
-            kind,
-            uri,
+            availability: availability.value(),
+            byte_len: byte_len.value(),
+            id: id.value(),
+            kind: kind.value(),
+            uri: uri.value(),
             digest: rest.digest,
             media_type: rest.media_type,
             path: rest.path,
@@ -7237,16 +7406,22 @@ impl<R> PatchSummaryBuilder<R> {
         self
     }
 }
-impl PatchSummaryBuilder<(i64, i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> PatchSummaryBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PatchSummary {
+    pub fn build(self) -> PatchSummary
+    where
+        T0: crate::support::Has<crate::members::added, i64>,
+        T1: crate::support::Has<crate::members::files, i64>,
+        T2: crate::support::Has<crate::members::removed, i64>,
+    {
         let (added, files, removed) = self.required;
         let rest = self.rest;
         PatchSummary {
-            added,
-            files,
-            removed,
+            added: added.value(),
+            files: files.value(),
+            removed: removed.value(),
             unknown: rest.unknown,
         }
     }
@@ -7368,15 +7543,20 @@ impl<R> PendingApprovalPointerBuilder<R> {
         self
     }
 }
-impl PendingApprovalPointerBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> PendingApprovalPointerBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PendingApprovalPointer {
+    pub fn build(self) -> PendingApprovalPointer
+    where
+        T0: crate::support::Has<crate::members::approvalId, String>,
+        T1: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (approval_id, view_cursor) = self.required;
         let rest = self.rest;
         PendingApprovalPointer {
-            approval_id,
-            view_cursor,
+            approval_id: approval_id.value(),
+            view_cursor: view_cursor.value(),
             item_id: rest.item_id,
             unknown: rest.unknown,
         }
@@ -7545,15 +7725,20 @@ impl<R> PendingRequestPointerBuilder<R> {
         self
     }
 }
-impl PendingRequestPointerBuilder<(PendingRequestKind, String)> {
-    /// The value, every required member set.
+impl<T0, T1> PendingRequestPointerBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PendingRequestPointer {
+    pub fn build(self) -> PendingRequestPointer
+    where
+        T0: crate::support::Has<crate::members::kind, PendingRequestKind>,
+        T1: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (kind, view_cursor) = self.required;
         let rest = self.rest;
         PendingRequestPointer {
-            kind,
-            view_cursor,
+            kind: kind.value(),
+            view_cursor: view_cursor.value(),
             approval_id: rest.approval_id,
             user_input_id: rest.user_input_id,
             unknown: rest.unknown,
@@ -7677,15 +7862,20 @@ impl<R> PendingUserInputPointerBuilder<R> {
         self
     }
 }
-impl PendingUserInputPointerBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> PendingUserInputPointerBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PendingUserInputPointer {
+    pub fn build(self) -> PendingUserInputPointer
+    where
+        T0: crate::support::Has<crate::members::userInputId, String>,
+        T1: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (user_input_id, view_cursor) = self.required;
         let rest = self.rest;
         PendingUserInputPointer {
-            user_input_id,
-            view_cursor,
+            user_input_id: user_input_id.value(),
+            view_cursor: view_cursor.value(),
             item_id: rest.item_id,
             unknown: rest.unknown,
         }
@@ -7892,24 +8082,24 @@ impl<R> PermissionAxesBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PermissionAxesBuilder<
-    (
-        PermissionApprovalAxis,
-        PermissionFilesystemAxis,
-        PermissionNetworkAxis,
-        ReviewerAuthority,
-    ),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> PermissionAxesBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PermissionAxes {
+    pub fn build(self) -> PermissionAxes
+    where
+        T0: crate::support::Has<crate::members::approval, PermissionApprovalAxis>,
+        T1: crate::support::Has<crate::members::filesystem, PermissionFilesystemAxis>,
+        T2: crate::support::Has<crate::members::network, PermissionNetworkAxis>,
+        T3: crate::support::Has<crate::members::reviewer, ReviewerAuthority>,
+    {
         let (approval, filesystem, network, reviewer) = self.required;
         let rest = self.rest;
         PermissionAxes {
-            approval,
-            filesystem,
-            network,
-            reviewer,
+            approval: approval.value(),
+            filesystem: filesystem.value(),
+            network: network.value(),
+            reviewer: reviewer.value(),
             unknown: rest.unknown,
         }
     }
@@ -8098,15 +8288,20 @@ impl<R> PhysicalChunkBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PhysicalChunkBuilder<(i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> PhysicalChunkBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PhysicalChunk {
+    pub fn build(self) -> PhysicalChunk
+    where
+        T0: crate::support::Has<crate::members::count, i64>,
+        T1: crate::support::Has<crate::members::index, i64>,
+    {
         let (count, index) = self.required;
         let rest = self.rest;
         PhysicalChunk {
-            count,
-            index,
+            count: count.value(),
+            index: index.value(),
             unknown: rest.unknown,
         }
     }
@@ -8225,15 +8420,20 @@ impl<R> PhysicalCursorBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PhysicalCursorBuilder<(i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> PhysicalCursorBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PhysicalCursor {
+    pub fn build(self) -> PhysicalCursor
+    where
+        T0: crate::support::Has<crate::members::byteOffset, i64>,
+        T1: crate::support::Has<crate::members::nextOrdinal, i64>,
+    {
         let (byte_offset, next_ordinal) = self.required;
         let rest = self.rest;
         PhysicalCursor {
-            byte_offset,
-            next_ordinal,
+            byte_offset: byte_offset.value(),
+            next_ordinal: next_ordinal.value(),
             unknown: rest.unknown,
         }
     }
@@ -8377,16 +8577,22 @@ impl<R> PhysicalFileEntryBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PhysicalFileEntryBuilder<(String, String, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> PhysicalFileEntryBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PhysicalFileEntry {
+    pub fn build(self) -> PhysicalFileEntry
+    where
+        T0: crate::support::Has<crate::members::relPath, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sizeBytes, i64>,
+    {
         let (rel_path, session_id, size_bytes) = self.required;
         let rest = self.rest;
         PhysicalFileEntry {
-            rel_path,
-            session_id,
-            size_bytes,
+            rel_path: rel_path.value(),
+            session_id: session_id.value(),
+            size_bytes: size_bytes.value(),
             unknown: rest.unknown,
         }
     }
@@ -8639,15 +8845,20 @@ impl<R> QueuedInputBuilder<R> {
         self
     }
 }
-impl QueuedInputBuilder<(i64, String)> {
-    /// The value, every required member set.
+impl<T0, T1> QueuedInputBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> QueuedInput {
+    pub fn build(self) -> QueuedInput
+    where
+        T0: crate::support::Has<crate::members::sequence, i64>,
+        T1: crate::support::Has<crate::members::text, String>,
+    {
         let (sequence, text) = self.required;
         let rest = self.rest;
         QueuedInput {
-            sequence,
-            text,
+            sequence: sequence.value(),
+            text: text.value(),
             source_command_id: rest.source_command_id,
             source_run_record_id: rest.source_run_record_id,
             unknown: rest.unknown,
@@ -8757,15 +8968,20 @@ impl<R> QuotaDetailBuilder<R> {
         self
     }
 }
-impl QuotaDetailBuilder<(LimitKind, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> QuotaDetailBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> QuotaDetail {
+    pub fn build(self) -> QuotaDetail
+    where
+        T0: crate::support::Has<crate::members::limitKind, LimitKind>,
+        T1: crate::support::Has<crate::members::resetsAtMs, i64>,
+    {
         let (limit_kind, resets_at_ms) = self.required;
         let rest = self.rest;
         QuotaDetail {
-            limit_kind,
-            resets_at_ms,
+            limit_kind: limit_kind.value(),
+            resets_at_ms: resets_at_ms.value(),
             unknown: rest.unknown,
         }
     }
@@ -8880,15 +9096,20 @@ impl<R> RawLogCursorBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl RawLogCursorBuilder<(RecordPosition, StreamRef)> {
-    /// The value, every required member set.
+impl<T0, T1> RawLogCursorBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RawLogCursor {
+    pub fn build(self) -> RawLogCursor
+    where
+        T0: crate::support::Has<crate::members::after, RecordPosition>,
+        T1: crate::support::Has<crate::members::stream, StreamRef>,
+    {
         let (after, stream) = self.required;
         let rest = self.rest;
         RawLogCursor {
-            after,
-            stream,
+            after: after.value(),
+            stream: stream.value(),
             unknown: rest.unknown,
         }
     }
@@ -9336,23 +9557,37 @@ impl<R> RawLogRecordEnvelopeBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl RawLogRecordEnvelopeBuilder<
-    (
-        String,
-        String,
-        serde_json::Map<String, serde_json::Value>,
-        i64,
-        String,
-        String,
-        i64,
-        i64,
-        i64,
-        StreamRef,
-    ),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+    T8,
+    T9,
+> RawLogRecordEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RawLogRecordEnvelope {
+    pub fn build(self) -> RawLogRecordEnvelope
+    where
+        T0: crate::support::Has<crate::members::durability, String>,
+        T1: crate::support::Has<crate::members::id, String>,
+        T2: crate::support::Has<
+            crate::members::payload,
+            serde_json::Map<String, serde_json::Value>,
+        >,
+        T3: crate::support::Has<crate::members::payload_schema_version, i64>,
+        T4: crate::support::Has<crate::members::payload_type, String>,
+        T5: crate::support::Has<crate::members::record_type, String>,
+        T6: crate::support::Has<crate::members::recorded_at, i64>,
+        T7: crate::support::Has<crate::members::schema_version, i64>,
+        T8: crate::support::Has<crate::members::sequence, i64>,
+        T9: crate::support::Has<crate::members::stream, StreamRef>,
+    {
         let (
             durability,
             id,
@@ -9367,16 +9602,16 @@ impl RawLogRecordEnvelopeBuilder<
         ) = self.required;
         let rest = self.rest;
         RawLogRecordEnvelope {
-            durability,
-            id,
-            payload,
-            payload_schema_version,
-            payload_type,
-            record_type,
-            recorded_at,
-            schema_version,
-            sequence,
-            stream,
+            durability: durability.value(),
+            id: id.value(),
+            payload: payload.value(),
+            payload_schema_version: payload_schema_version.value(),
+            payload_type: payload_type.value(),
+            record_type: record_type.value(),
+            recorded_at: recorded_at.value(),
+            schema_version: schema_version.value(),
+            sequence: sequence.value(),
+            stream: stream.value(),
             causation_id: rest.causation_id,
             unknown: rest.unknown,
         }
@@ -9582,15 +9817,20 @@ impl<R> ReasoningEffortStateBuilder<R> {
         self
     }
 }
-impl ReasoningEffortStateBuilder<(ReasoningEffort, ReasoningEffortChangeSource)> {
-    /// The value, every required member set.
+impl<T0, T1> ReasoningEffortStateBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ReasoningEffortState {
+    pub fn build(self) -> ReasoningEffortState
+    where
+        T0: crate::support::Has<crate::members::reasoningEffort, ReasoningEffort>,
+        T1: crate::support::Has<crate::members::source, ReasoningEffortChangeSource>,
+    {
         let (reasoning_effort, source) = self.required;
         let rest = self.rest;
         ReasoningEffortState {
-            reasoning_effort,
-            source,
+            reasoning_effort: reasoning_effort.value(),
+            source: source.value(),
             unknown: rest.unknown,
         }
     }
@@ -9690,15 +9930,20 @@ impl<R> RecordPositionBuilder<R> {
         self
     }
 }
-impl RecordPositionBuilder<(String, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> RecordPositionBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RecordPosition {
+    pub fn build(self) -> RecordPosition
+    where
+        T0: crate::support::Has<crate::members::id, String>,
+        T1: crate::support::Has<crate::members::sequence, i64>,
+    {
         let (id, sequence) = self.required;
         let rest = self.rest;
         RecordPosition {
-            id,
-            sequence,
+            id: id.value(),
+            sequence: sequence.value(),
             unknown: rest.unknown,
         }
     }
@@ -10018,19 +10263,22 @@ impl<R> RecoveryObservationBuilder<R> {
         self
     }
 }
-impl RecoveryObservationBuilder<
-    (
-        String,
-        RecoveryObservedMode,
-        RecoveryEffectiveSource,
-        RecoveryQualification,
-        RecoveryObservedMode,
-        String,
-    ),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5> RecoveryObservationBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RecoveryObservation {
+    pub fn build(self) -> RecoveryObservation
+    where
+        T0: crate::support::Has<crate::members::constructionId, String>,
+        T1: crate::support::Has<crate::members::effectiveMode, RecoveryObservedMode>,
+        T2: crate::support::Has<
+            crate::members::effectiveSource,
+            RecoveryEffectiveSource,
+        >,
+        T3: crate::support::Has<crate::members::qualification, RecoveryQualification>,
+        T4: crate::support::Has<crate::members::requestedMode, RecoveryObservedMode>,
+        T5: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (
             construction_id,
             effective_mode,
@@ -10041,12 +10289,12 @@ impl RecoveryObservationBuilder<
         ) = self.required;
         let rest = self.rest;
         RecoveryObservation {
-            construction_id,
-            effective_mode,
-            effective_source,
-            qualification,
-            requested_mode,
-            session_id,
+            construction_id: construction_id.value(),
+            effective_mode: effective_mode.value(),
+            effective_source: effective_source.value(),
+            qualification: qualification.value(),
+            requested_mode: requested_mode.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -10234,15 +10482,20 @@ impl<R> ReplayHintBuilder<R> {
         self
     }
 }
-impl ReplayHintBuilder<(String, Vec<String>)> {
-    /// The value, every required member set.
+impl<T0, T1> ReplayHintBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ReplayHint {
+    pub fn build(self) -> ReplayHint
+    where
+        T0: crate::support::Has<crate::members::afterItemId, String>,
+        T1: crate::support::Has<crate::members::rowKinds, Vec<String>>,
+    {
         let (after_item_id, row_kinds) = self.required;
         let rest = self.rest;
         ReplayHint {
-            after_item_id,
-            row_kinds,
+            after_item_id: after_item_id.value(),
+            row_kinds: row_kinds.value(),
             unknown: rest.unknown,
         }
     }
@@ -10392,16 +10645,22 @@ impl<R> RequestBuilder<R> {
         self
     }
 }
-impl RequestBuilder<(RequestId, JsonRpcVersion, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> RequestBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> Request {
+    pub fn build(self) -> Request
+    where
+        T0: crate::support::Has<crate::members::id, RequestId>,
+        T1: crate::support::Has<crate::members::jsonrpc, JsonRpcVersion>,
+        T2: crate::support::Has<crate::members::method, String>,
+    {
         let (id, jsonrpc, method) = self.required;
         let rest = self.rest;
         Request {
-            id,
-            jsonrpc,
-            method,
+            id: id.value(),
+            jsonrpc: jsonrpc.value(),
+            method: method.value(),
             params: rest.params,
             trace: rest.trace,
             unknown: rest.unknown,
@@ -10513,7 +10772,8 @@ impl<R> RequestReceiptBuilder<R> {
     }
 }
 impl RequestReceiptBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> RequestReceipt {
         let () = self.required;
@@ -10696,7 +10956,8 @@ impl<R> RunningElsewhereBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl RunningElsewhereBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> RunningElsewhere {
         let () = self.required;
@@ -11021,20 +11282,26 @@ impl<R> RuntimeWorktreeBuilder<R> {
         self
     }
 }
-impl RuntimeWorktreeBuilder<
-    (
-        String,
-        RuntimeWorktreeCleanupPolicy,
-        RuntimeWorktreeCleanupState,
-        String,
-        RuntimeWorktreeOwnership,
-        bool,
-        String,
-    ),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5, T6> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RuntimeWorktree {
+    pub fn build(self) -> RuntimeWorktree
+    where
+        T0: crate::support::Has<crate::members::baseCommit, String>,
+        T1: crate::support::Has<
+            crate::members::cleanupPolicy,
+            RuntimeWorktreeCleanupPolicy,
+        >,
+        T2: crate::support::Has<
+            crate::members::cleanupState,
+            RuntimeWorktreeCleanupState,
+        >,
+        T3: crate::support::Has<crate::members::headCommit, String>,
+        T4: crate::support::Has<crate::members::ownership, RuntimeWorktreeOwnership>,
+        T5: crate::support::Has<crate::members::parentDirtyExcluded, bool>,
+        T6: crate::support::Has<crate::members::worktreeRoot, String>,
+    {
         let (
             base_commit,
             cleanup_policy,
@@ -11046,13 +11313,13 @@ impl RuntimeWorktreeBuilder<
         ) = self.required;
         let rest = self.rest;
         RuntimeWorktree {
-            base_commit,
-            cleanup_policy,
-            cleanup_state,
-            head_commit,
-            ownership,
-            parent_dirty_excluded,
-            worktree_root,
+            base_commit: base_commit.value(),
+            cleanup_policy: cleanup_policy.value(),
+            cleanup_state: cleanup_state.value(),
+            head_commit: head_commit.value(),
+            ownership: ownership.value(),
+            parent_dirty_excluded: parent_dirty_excluded.value(),
+            worktree_root: worktree_root.value(),
             unknown: rest.unknown,
         }
     }
@@ -11325,15 +11592,20 @@ impl<R> SchemaInfoBuilder<R> {
         self
     }
 }
-impl SchemaInfoBuilder<(String, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> SchemaInfoBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SchemaInfo {
+    pub fn build(self) -> SchemaInfo
+    where
+        T0: crate::support::Has<crate::members::fingerprint, String>,
+        T1: crate::support::Has<crate::members::version, i64>,
+    {
         let (fingerprint, version) = self.required;
         let rest = self.rest;
         SchemaInfo {
-            fingerprint,
-            version,
+            fingerprint: fingerprint.value(),
+            version: version.value(),
             unknown: rest.unknown,
         }
     }
@@ -11446,15 +11718,20 @@ impl<R> ServerInfoBuilder<R> {
         self
     }
 }
-impl ServerInfoBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ServerInfoBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ServerInfo {
+    pub fn build(self) -> ServerInfo
+    where
+        T0: crate::support::Has<crate::members::name, String>,
+        T1: crate::support::Has<crate::members::version, String>,
+    {
         let (name, version) = self.required;
         let rest = self.rest;
         ServerInfo {
-            name,
-            version,
+            name: name.value(),
+            version: version.value(),
             unknown: rest.unknown,
         }
     }
@@ -11586,16 +11863,22 @@ impl<R> SideProvenanceBuilder<R> {
         self
     }
 }
-impl SideProvenanceBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SideProvenanceBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SideProvenance {
+    pub fn build(self) -> SideProvenance
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::cutCursor, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, cut_cursor, session_id) = self.required;
         let rest = self.rest;
         SideProvenance {
-            command_id,
-            cut_cursor,
-            session_id,
+            command_id: command_id.value(),
+            cut_cursor: cut_cursor.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -11703,15 +11986,20 @@ impl<R> SnapshotAnchorBuilder<R> {
         self
     }
 }
-impl SnapshotAnchorBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SnapshotAnchorBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SnapshotAnchor {
+    pub fn build(self) -> SnapshotAnchor
+    where
+        T0: crate::support::Has<crate::members::boundaryCursor, String>,
+        T1: crate::support::Has<crate::members::summarizedThrough, String>,
+    {
         let (boundary_cursor, summarized_through) = self.required;
         let rest = self.rest;
         SnapshotAnchor {
-            boundary_cursor,
-            summarized_through,
+            boundary_cursor: boundary_cursor.value(),
+            summarized_through: summarized_through.value(),
             unknown: rest.unknown,
         }
     }
@@ -12127,20 +12415,29 @@ impl<R> SnapshotStateBuilder<R> {
         self
     }
 }
-impl SnapshotStateBuilder<
-    (
-        EffectiveApprovalModeState,
-        Vec<Item>,
-        Vec<PendingApprovalPointer>,
-        Vec<PendingUserInputPointer>,
-        Vec<TurnRef>,
-        CumulativeTokenUsage,
-        i64,
-    ),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5, T6> SnapshotStateBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SnapshotState {
+    pub fn build(self) -> SnapshotState
+    where
+        T0: crate::support::Has<
+            crate::members::approvalMode,
+            EffectiveApprovalModeState,
+        >,
+        T1: crate::support::Has<crate::members::items, Vec<Item>>,
+        T2: crate::support::Has<
+            crate::members::pendingApprovals,
+            Vec<PendingApprovalPointer>,
+        >,
+        T3: crate::support::Has<
+            crate::members::pendingUserInputs,
+            Vec<PendingUserInputPointer>,
+        >,
+        T4: crate::support::Has<crate::members::queuedTurns, Vec<TurnRef>>,
+        T5: crate::support::Has<crate::members::tokenUsage, CumulativeTokenUsage>,
+        T6: crate::support::Has<crate::members::turnCount, i64>,
+    {
         let (
             approval_mode,
             items,
@@ -12152,13 +12449,13 @@ impl SnapshotStateBuilder<
         ) = self.required;
         let rest = self.rest;
         SnapshotState {
-            approval_mode,
-            items,
-            pending_approvals,
-            pending_user_inputs,
-            queued_turns,
-            token_usage,
-            turn_count,
+            approval_mode: approval_mode.value(),
+            items: items.value(),
+            pending_approvals: pending_approvals.value(),
+            pending_user_inputs: pending_user_inputs.value(),
+            queued_turns: queued_turns.value(),
+            token_usage: token_usage.value(),
+            turn_count: turn_count.value(),
             active_turn: rest.active_turn,
             branch: rest.branch,
             context_usage: rest.context_usage,
@@ -12295,16 +12592,22 @@ impl<R> SourceRangeBuilder<R> {
         self
     }
 }
-impl SourceRangeBuilder<(RecordPosition, RecordPosition, StreamRef)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SourceRangeBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SourceRange {
+    pub fn build(self) -> SourceRange
+    where
+        T0: crate::support::Has<crate::members::first, RecordPosition>,
+        T1: crate::support::Has<crate::members::last, RecordPosition>,
+        T2: crate::support::Has<crate::members::stream, StreamRef>,
+    {
         let (first, last, stream) = self.required;
         let rest = self.rest;
         SourceRange {
-            first,
-            last,
-            stream,
+            first: first.value(),
+            last: last.value(),
+            stream: stream.value(),
             unknown: rest.unknown,
         }
     }
@@ -12505,16 +12808,22 @@ impl<R> StatusAttemptBuilder<R> {
         self
     }
 }
-impl StatusAttemptBuilder<(i64, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> StatusAttemptBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> StatusAttempt {
+    pub fn build(self) -> StatusAttempt
+    where
+        T0: crate::support::Has<crate::members::attempt, i64>,
+        T1: crate::support::Has<crate::members::operation, String>,
+        T2: crate::support::Has<crate::members::system, String>,
+    {
         let (attempt, operation, system) = self.required;
         let rest = self.rest;
         StatusAttempt {
-            attempt,
-            operation,
-            system,
+            attempt: attempt.value(),
+            operation: operation.value(),
+            system: system.value(),
             error_kind: rest.error_kind,
             http_status: rest.http_status,
             max_attempts: rest.max_attempts,
@@ -12687,17 +12996,24 @@ impl<R> StatusChildrenBuilder<R> {
         self
     }
 }
-impl StatusChildrenBuilder<(i64, i64, i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> StatusChildrenBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> StatusChildren {
+    pub fn build(self) -> StatusChildren
+    where
+        T0: crate::support::Has<crate::members::active, i64>,
+        T1: crate::support::Has<crate::members::cancelled, i64>,
+        T2: crate::support::Has<crate::members::completed, i64>,
+        T3: crate::support::Has<crate::members::failed, i64>,
+    {
         let (active, cancelled, completed, failed) = self.required;
         let rest = self.rest;
         StatusChildren {
-            active,
-            cancelled,
-            completed,
-            failed,
+            active: active.value(),
+            cancelled: cancelled.value(),
+            completed: completed.value(),
+            failed: failed.value(),
             total: rest.total,
             unknown: rest.unknown,
         }
@@ -12799,14 +13115,18 @@ impl<R> StatusHealthBuilder<R> {
         self
     }
 }
-impl StatusHealthBuilder<(StatusHealthLevel,)> {
-    /// The value, every required member set.
+impl<T0> StatusHealthBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> StatusHealth {
+    pub fn build(self) -> StatusHealth
+    where
+        T0: crate::support::Has<crate::members::level, StatusHealthLevel>,
+    {
         let (level,) = self.required;
         let rest = self.rest;
         StatusHealth {
-            level,
+            level: level.value(),
             reason: rest.reason,
             unknown: rest.unknown,
         }
@@ -12967,14 +13287,18 @@ impl<R> StatusProgressBuilder<R> {
         self
     }
 }
-impl StatusProgressBuilder<(i64,)> {
-    /// The value, every required member set.
+impl<T0> StatusProgressBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> StatusProgress {
+    pub fn build(self) -> StatusProgress
+    where
+        T0: crate::support::Has<crate::members::current, i64>,
+    {
         let (current,) = self.required;
         let rest = self.rest;
         StatusProgress {
-            current,
+            current: current.value(),
             total: rest.total,
             unit: rest.unit,
             unknown: rest.unknown,
@@ -13086,14 +13410,18 @@ impl<R> StatusStepBuilder<R> {
         self
     }
 }
-impl StatusStepBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> StatusStepBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> StatusStep {
+    pub fn build(self) -> StatusStep
+    where
+        T0: crate::support::Has<crate::members::label, String>,
+    {
         let (label,) = self.required;
         let rest = self.rest;
         StatusStep {
-            label,
+            label: label.value(),
             index: rest.index,
             total: rest.total,
             unknown: rest.unknown,
@@ -13195,15 +13523,20 @@ impl<R> StreamRefBuilder<R> {
         self
     }
 }
-impl StreamRefBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> StreamRefBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> StreamRef {
+    pub fn build(self) -> StreamRef
+    where
+        T0: crate::support::Has<crate::members::id, String>,
+        T1: crate::support::Has<crate::members::kind, String>,
+    {
         let (id, kind) = self.required;
         let rest = self.rest;
         StreamRef {
-            id,
-            kind,
+            id: id.value(),
+            kind: kind.value(),
             unknown: rest.unknown,
         }
     }
@@ -13357,19 +13690,24 @@ impl<R> SubscriptionUsageBuilder<R> {
         self
     }
 }
-impl SubscriptionUsageBuilder<
-    (i64, String, SubscriptionUsageWeekly, SubscriptionUsageWindow),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SubscriptionUsageBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SubscriptionUsage {
+    pub fn build(self) -> SubscriptionUsage
+    where
+        T0: crate::support::Has<crate::members::observedAtMs, i64>,
+        T1: crate::support::Has<crate::members::tier, String>,
+        T2: crate::support::Has<crate::members::weekly, SubscriptionUsageWeekly>,
+        T3: crate::support::Has<crate::members::window, SubscriptionUsageWindow>,
+    {
         let (observed_at_ms, tier, weekly, window) = self.required;
         let rest = self.rest;
         SubscriptionUsage {
-            observed_at_ms,
-            tier,
-            weekly,
-            window,
+            observed_at_ms: observed_at_ms.value(),
+            tier: tier.value(),
+            weekly: weekly.value(),
+            window: window.value(),
             unknown: rest.unknown,
         }
     }
@@ -13479,15 +13817,20 @@ impl<R> SubscriptionUsageWeeklyBuilder<R> {
         self
     }
 }
-impl SubscriptionUsageWeeklyBuilder<(i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> SubscriptionUsageWeeklyBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SubscriptionUsageWeekly {
+    pub fn build(self) -> SubscriptionUsageWeekly
+    where
+        T0: crate::support::Has<crate::members::resetsAtMs, i64>,
+        T1: crate::support::Has<crate::members::usedPercent, i64>,
+    {
         let (resets_at_ms, used_percent) = self.required;
         let rest = self.rest;
         SubscriptionUsageWeekly {
-            resets_at_ms,
-            used_percent,
+            resets_at_ms: resets_at_ms.value(),
+            used_percent: used_percent.value(),
             unknown: rest.unknown,
         }
     }
@@ -13620,16 +13963,22 @@ impl<R> SubscriptionUsageWindowBuilder<R> {
         self
     }
 }
-impl SubscriptionUsageWindowBuilder<(i64, i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SubscriptionUsageWindowBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SubscriptionUsageWindow {
+    pub fn build(self) -> SubscriptionUsageWindow
+    where
+        T0: crate::support::Has<crate::members::resetsAtMs, i64>,
+        T1: crate::support::Has<crate::members::usedPercent, i64>,
+        T2: crate::support::Has<crate::members::windowDurationMins, i64>,
+    {
         let (resets_at_ms, used_percent, window_duration_mins) = self.required;
         let rest = self.rest;
         SubscriptionUsageWindow {
-            resets_at_ms,
-            used_percent,
-            window_duration_mins,
+            resets_at_ms: resets_at_ms.value(),
+            used_percent: used_percent.value(),
+            window_duration_mins: window_duration_mins.value(),
             unknown: rest.unknown,
         }
     }
@@ -13758,18 +14107,25 @@ impl<R> SuccessResponseBuilder<R> {
         self
     }
 }
-impl SuccessResponseBuilder<
-    (RequestId, JsonRpcVersion, serde_json::Map<String, serde_json::Value>),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SuccessResponseBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SuccessResponse {
+    pub fn build(self) -> SuccessResponse
+    where
+        T0: crate::support::Has<crate::members::id, RequestId>,
+        T1: crate::support::Has<crate::members::jsonrpc, JsonRpcVersion>,
+        T2: crate::support::Has<
+            crate::members::result,
+            serde_json::Map<String, serde_json::Value>,
+        >,
+    {
         let (id, jsonrpc, result) = self.required;
         let rest = self.rest;
         SuccessResponse {
-            id,
-            jsonrpc,
-            result,
+            id: id.value(),
+            jsonrpc: jsonrpc.value(),
+            result: result.value(),
             unknown: rest.unknown,
         }
     }
@@ -13884,15 +14240,20 @@ impl<R> TodoItemBuilder<R> {
         self
     }
 }
-impl TodoItemBuilder<(TodoStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1> TodoItemBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TodoItem {
+    pub fn build(self) -> TodoItem
+    where
+        T0: crate::support::Has<crate::members::status, TodoStatus>,
+        T1: crate::support::Has<crate::members::text, String>,
+    {
         let (status, text) = self.required;
         let rest = self.rest;
         TodoItem {
-            status,
-            text,
+            status: status.value(),
+            text: text.value(),
             active_form: rest.active_form,
             unknown: rest.unknown,
         }
@@ -14023,16 +14384,22 @@ impl<R> TodoListStateBuilder<R> {
         self
     }
 }
-impl TodoListStateBuilder<(Vec<TodoItem>, i64, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TodoListStateBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TodoListState {
+    pub fn build(self) -> TodoListState
+    where
+        T0: crate::support::Has<crate::members::items, Vec<TodoItem>>,
+        T1: crate::support::Has<crate::members::revision, i64>,
+        T2: crate::support::Has<crate::members::sourceTool, String>,
+    {
         let (items, revision, source_tool) = self.required;
         let rest = self.rest;
         TodoListState {
-            items,
-            revision,
-            source_tool,
+            items: items.value(),
+            revision: revision.value(),
+            source_tool: source_tool.value(),
             unknown: rest.unknown,
         }
     }
@@ -14281,18 +14648,25 @@ impl<R> TokenUsageBuilder<R> {
         self
     }
 }
-impl TokenUsageBuilder<(i64, i64, i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> TokenUsageBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TokenUsage {
+    pub fn build(self) -> TokenUsage
+    where
+        T0: crate::support::Has<crate::members::cachedTokens, i64>,
+        T1: crate::support::Has<crate::members::inputTokens, i64>,
+        T2: crate::support::Has<crate::members::outputTokens, i64>,
+        T3: crate::support::Has<crate::members::reasoningTokens, i64>,
+    {
         let (cached_tokens, input_tokens, output_tokens, reasoning_tokens) = self
             .required;
         let rest = self.rest;
         TokenUsage {
-            cached_tokens,
-            input_tokens,
-            output_tokens,
-            reasoning_tokens,
+            cached_tokens: cached_tokens.value(),
+            input_tokens: input_tokens.value(),
+            output_tokens: output_tokens.value(),
+            reasoning_tokens: reasoning_tokens.value(),
             cache_read_tokens: rest.cache_read_tokens,
             cache_write_tokens: rest.cache_write_tokens,
             unknown: rest.unknown,
@@ -14423,16 +14797,22 @@ impl<R> ToolDisplayLabelBuilder<R> {
         self
     }
 }
-impl ToolDisplayLabelBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ToolDisplayLabelBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ToolDisplayLabel {
+    pub fn build(self) -> ToolDisplayLabel
+    where
+        T0: crate::support::Has<crate::members::active, String>,
+        T1: crate::support::Has<crate::members::done, String>,
+        T2: crate::support::Has<crate::members::neutral, String>,
+    {
         let (active, done, neutral) = self.required;
         let rest = self.rest;
         ToolDisplayLabel {
-            active,
-            done,
-            neutral,
+            active: active.value(),
+            done: done.value(),
+            neutral: neutral.value(),
             unknown: rest.unknown,
         }
     }
@@ -14550,15 +14930,20 @@ impl<R> ToolReceiptCronBuilder<R> {
         self
     }
 }
-impl ToolReceiptCronBuilder<(ToolReceiptOperation, ToolReceiptOutcome)> {
-    /// The value, every required member set.
+impl<T0, T1> ToolReceiptCronBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ToolReceiptCron {
+    pub fn build(self) -> ToolReceiptCron
+    where
+        T0: crate::support::Has<crate::members::operation, ToolReceiptOperation>,
+        T1: crate::support::Has<crate::members::outcome, ToolReceiptOutcome>,
+    {
         let (operation, outcome) = self.required;
         let rest = self.rest;
         ToolReceiptCron {
-            operation,
-            outcome,
+            operation: operation.value(),
+            outcome: outcome.value(),
             details: rest.details,
             unknown: rest.unknown,
         }
@@ -14667,15 +15052,20 @@ impl<R> ToolReceiptCodeModeBuilder<R> {
         self
     }
 }
-impl ToolReceiptCodeModeBuilder<(ToolReceiptOperation, ToolReceiptOutcome)> {
-    /// The value, every required member set.
+impl<T0, T1> ToolReceiptCodeModeBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ToolReceiptCodeMode {
+    pub fn build(self) -> ToolReceiptCodeMode
+    where
+        T0: crate::support::Has<crate::members::operation, ToolReceiptOperation>,
+        T1: crate::support::Has<crate::members::outcome, ToolReceiptOutcome>,
+    {
         let (operation, outcome) = self.required;
         let rest = self.rest;
         ToolReceiptCodeMode {
-            operation,
-            outcome,
+            operation: operation.value(),
+            outcome: outcome.value(),
             details: rest.details,
             unknown: rest.unknown,
         }
@@ -15000,7 +15390,8 @@ impl<R> TraceContextBuilder<R> {
     }
 }
 impl TraceContextBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> TraceContext {
         let () = self.required;
@@ -15115,15 +15506,20 @@ impl<R> UnframedViewNotificationBuilder<R> {
         self
     }
 }
-impl UnframedViewNotificationBuilder<(String, UnframedViewNotificationParams)> {
-    /// The value, every required member set.
+impl<T0, T1> UnframedViewNotificationBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UnframedViewNotification {
+    pub fn build(self) -> UnframedViewNotification
+    where
+        T0: crate::support::Has<crate::members::method, String>,
+        T1: crate::support::Has<crate::members::params, UnframedViewNotificationParams>,
+    {
         let (method, params) = self.required;
         let rest = self.rest;
         UnframedViewNotification {
-            method,
-            params,
+            method: method.value(),
+            params: params.value(),
             unknown: rest.unknown,
         }
     }
@@ -15255,16 +15651,22 @@ impl<R> UnframedViewNotificationParamsBuilder<R> {
         self
     }
 }
-impl UnframedViewNotificationParamsBuilder<(String, SourceRange, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> UnframedViewNotificationParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UnframedViewNotificationParams {
+    pub fn build(self) -> UnframedViewNotificationParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+        T1: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T2: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
         UnframedViewNotificationParams {
-            session_id,
-            source_range,
-            view_cursor,
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -15435,15 +15837,20 @@ impl<R> WebSearchHitBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl WebSearchHitBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> WebSearchHitBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WebSearchHit {
+    pub fn build(self) -> WebSearchHit
+    where
+        T0: crate::support::Has<crate::members::title, String>,
+        T1: crate::support::Has<crate::members::url, String>,
+    {
         let (title, url) = self.required;
         let rest = self.rest;
         WebSearchHit {
-            title,
-            url,
+            title: title.value(),
+            url: url.value(),
             unknown: rest.unknown,
         }
     }

@@ -152,18 +152,22 @@ impl<R> ComputerUseSettingsBuilder<R> {
         self
     }
 }
-impl ComputerUseSettingsBuilder<
-    (Vec<ComputerUseBlockedApp>, ComputerUseChoice, ComputerUseChoice),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ComputerUseSettingsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ComputerUseSettings {
+    pub fn build(self) -> ComputerUseSettings
+    where
+        T0: crate::support::Has<crate::members::blockedApps, Vec<ComputerUseBlockedApp>>,
+        T1: crate::support::Has<crate::members::computerControl, ComputerUseChoice>,
+        T2: crate::support::Has<crate::members::screenshots, ComputerUseChoice>,
+    {
         let (blocked_apps, computer_control, screenshots) = self.required;
         let rest = self.rest;
         ComputerUseSettings {
-            blocked_apps,
-            computer_control,
-            screenshots,
+            blocked_apps: blocked_apps.value(),
+            computer_control: computer_control.value(),
+            screenshots: screenshots.value(),
             apps: rest.apps,
             installed_apps: rest.installed_apps,
             unknown: rest.unknown,
@@ -273,7 +277,8 @@ impl<R> ComputerUseSettingsReadParamsBuilder<R> {
     }
 }
 impl ComputerUseSettingsReadParamsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> ComputerUseSettingsReadParams {
         let () = self.required;
@@ -443,7 +448,8 @@ impl<R> ComputerUseSettingsUpdateParamsBuilder<R> {
     }
 }
 impl ComputerUseSettingsUpdateParamsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> ComputerUseSettingsUpdateParams {
         let () = self.required;

@@ -86,14 +86,18 @@ impl<R> ComputerUseSetupChangedBuilder<R> {
         self
     }
 }
-impl ComputerUseSetupChangedBuilder<(ComputerUseSetupState,)> {
-    /// The value, every required member set.
+impl<T0> ComputerUseSetupChangedBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ComputerUseSetupChanged {
+    pub fn build(self) -> ComputerUseSetupChanged
+    where
+        T0: crate::support::Has<crate::members::state, ComputerUseSetupState>,
+    {
         let (state,) = self.required;
         let rest = self.rest;
         ComputerUseSetupChanged {
-            state,
+            state: state.value(),
             session_id: rest.session_id,
             unknown: rest.unknown,
         }
@@ -235,7 +239,8 @@ impl<R> ComputerUseSetupReadParamsBuilder<R> {
     }
 }
 impl ComputerUseSetupReadParamsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> ComputerUseSetupReadParams {
         let () = self.required;
@@ -343,14 +348,18 @@ impl<R> ComputerUseSetupStartParamsBuilder<R> {
         self
     }
 }
-impl ComputerUseSetupStartParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ComputerUseSetupStartParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ComputerUseSetupStartParams {
+    pub fn build(self) -> ComputerUseSetupStartParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+    {
         let (command_id,) = self.required;
         let rest = self.rest;
         ComputerUseSetupStartParams {
-            command_id,
+            command_id: command_id.value(),
             session_id: rest.session_id,
             unknown: rest.unknown,
         }
@@ -540,24 +549,24 @@ impl<R> ComputerUseSetupStateBuilder<R> {
         self
     }
 }
-impl ComputerUseSetupStateBuilder<
-    (
-        ComputerUsePermission,
-        ComputerUsePermission,
-        ComputerUsePermission,
-        ComputerUseSetupPhase,
-    ),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ComputerUseSetupStateBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ComputerUseSetupState {
+    pub fn build(self) -> ComputerUseSetupState
+    where
+        T0: crate::support::Has<crate::members::accessibility, ComputerUsePermission>,
+        T1: crate::support::Has<crate::members::inputMonitoring, ComputerUsePermission>,
+        T2: crate::support::Has<crate::members::screenRecording, ComputerUsePermission>,
+        T3: crate::support::Has<crate::members::setup, ComputerUseSetupPhase>,
+    {
         let (accessibility, input_monitoring, screen_recording, setup) = self.required;
         let rest = self.rest;
         ComputerUseSetupState {
-            accessibility,
-            input_monitoring,
-            screen_recording,
-            setup,
+            accessibility: accessibility.value(),
+            input_monitoring: input_monitoring.value(),
+            screen_recording: screen_recording.value(),
+            setup: setup.value(),
             message: rest.message,
             refused: rest.refused,
             unknown: rest.unknown,

@@ -285,16 +285,22 @@ impl<R> FeedbackSubmitParamsBuilder<R> {
         self
     }
 }
-impl FeedbackSubmitParamsBuilder<(FeedbackClassification, String, bool)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> FeedbackSubmitParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> FeedbackSubmitParams {
+    pub fn build(self) -> FeedbackSubmitParams
+    where
+        T0: crate::support::Has<crate::members::classification, FeedbackClassification>,
+        T1: crate::support::Has<crate::members::note, String>,
+        T2: crate::support::Has<crate::members::withFiles, bool>,
+    {
         let (classification, note, with_files) = self.required;
         let rest = self.rest;
         FeedbackSubmitParams {
-            classification,
-            note,
-            with_files,
+            classification: classification.value(),
+            note: note.value(),
+            with_files: with_files.value(),
             attach_session_record: rest.attach_session_record,
             client_artifacts_path: rest.client_artifacts_path,
             session_id: rest.session_id,
@@ -543,18 +549,25 @@ impl<R> FeedbackSubmitResultBuilder<R> {
         self
     }
 }
-impl FeedbackSubmitResultBuilder<(String, FeedbackSubmitOutcome, bool, bool)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> FeedbackSubmitResultBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> FeedbackSubmitResult {
+    pub fn build(self) -> FeedbackSubmitResult
+    where
+        T0: crate::support::Has<crate::members::bundlePath, String>,
+        T1: crate::support::Has<crate::members::outcome, FeedbackSubmitOutcome>,
+        T2: crate::support::Has<crate::members::sessionRecordAttached, bool>,
+        T3: crate::support::Has<crate::members::sessionRecordTruncated, bool>,
+    {
         let (bundle_path, outcome, session_record_attached, session_record_truncated) = self
             .required;
         let rest = self.rest;
         FeedbackSubmitResult {
-            bundle_path,
-            outcome,
-            session_record_attached,
-            session_record_truncated,
+            bundle_path: bundle_path.value(),
+            outcome: outcome.value(),
+            session_record_attached: session_record_attached.value(),
+            session_record_truncated: session_record_truncated.value(),
             cause: rest.cause,
             local_tracing_note: rest.local_tracing_note,
             retry_after_ms: rest.retry_after_ms,

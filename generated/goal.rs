@@ -171,16 +171,22 @@ impl<R> GoalBuilder<R> {
         self
     }
 }
-impl GoalBuilder<(String, i64, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> GoalBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> Goal {
+    pub fn build(self) -> Goal
+    where
+        T0: crate::support::Has<crate::members::objective, String>,
+        T1: crate::support::Has<crate::members::percentComplete, i64>,
+        T2: crate::support::Has<crate::members::status, String>,
+    {
         let (objective, percent_complete, status) = self.required;
         let rest = self.rest;
         Goal {
-            objective,
-            percent_complete,
-            status,
+            objective: objective.value(),
+            percent_complete: percent_complete.value(),
+            status: status.value(),
             created_at_ms: rest.created_at_ms,
             current_work: rest.current_work,
             next_work: rest.next_work,
@@ -292,15 +298,20 @@ impl<R> GoalClearParamsBuilder<R> {
         self
     }
 }
-impl GoalClearParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> GoalClearParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> GoalClearParams {
+    pub fn build(self) -> GoalClearParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         GoalClearParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -419,15 +430,20 @@ impl<R> GoalCommandResultBuilder<R> {
         self
     }
 }
-impl GoalCommandResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> GoalCommandResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> GoalCommandResult {
+    pub fn build(self) -> GoalCommandResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         GoalCommandResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             turn_id: rest.turn_id,
             unknown: rest.unknown,
         }
@@ -559,16 +575,22 @@ impl<R> GoalEditParamsBuilder<R> {
         self
     }
 }
-impl GoalEditParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> GoalEditParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> GoalEditParams {
+    pub fn build(self) -> GoalEditParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::objective, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, objective, session_id) = self.required;
         let rest = self.rest;
         GoalEditParams {
-            command_id,
-            objective,
-            session_id,
+            command_id: command_id.value(),
+            objective: objective.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -676,15 +698,20 @@ impl<R> GoalPauseParamsBuilder<R> {
         self
     }
 }
-impl GoalPauseParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> GoalPauseParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> GoalPauseParams {
+    pub fn build(self) -> GoalPauseParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         GoalPauseParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -792,15 +819,20 @@ impl<R> GoalResumeParamsBuilder<R> {
         self
     }
 }
-impl GoalResumeParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> GoalResumeParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> GoalResumeParams {
+    pub fn build(self) -> GoalResumeParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         GoalResumeParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -931,16 +963,22 @@ impl<R> GoalSetParamsBuilder<R> {
         self
     }
 }
-impl GoalSetParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> GoalSetParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> GoalSetParams {
+    pub fn build(self) -> GoalSetParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::objective, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, objective, session_id) = self.required;
         let rest = self.rest;
         GoalSetParams {
-            command_id,
-            objective,
-            session_id,
+            command_id: command_id.value(),
+            objective: objective.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }

@@ -139,17 +139,24 @@ impl<R> HookCatalogEntryBuilder<R> {
         self
     }
 }
-impl HookCatalogEntryBuilder<(bool, HookEventName, HookHandlerKind, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> HookCatalogEntryBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> HookCatalogEntry {
+    pub fn build(self) -> HookCatalogEntry
+    where
+        T0: crate::support::Has<crate::members::enabled, bool>,
+        T1: crate::support::Has<crate::members::event, HookEventName>,
+        T2: crate::support::Has<crate::members::handlerKind, HookHandlerKind>,
+        T3: crate::support::Has<crate::members::key, String>,
+    {
         let (enabled, event, handler_kind, key) = self.required;
         let rest = self.rest;
         HookCatalogEntry {
-            enabled,
-            event,
-            handler_kind,
-            key,
+            enabled: enabled.value(),
+            event: event.value(),
+            handler_kind: handler_kind.value(),
+            key: key.value(),
             unknown: rest.unknown,
         }
     }
@@ -387,14 +394,18 @@ impl<R> HookListParamsBuilder<R> {
         self
     }
 }
-impl HookListParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> HookListParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> HookListParams {
+    pub fn build(self) -> HookListParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         HookListParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -479,14 +490,18 @@ impl<R> HookListResultBuilder<R> {
         self
     }
 }
-impl HookListResultBuilder<(Vec<HookCatalogEntry>,)> {
-    /// The value, every required member set.
+impl<T0> HookListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> HookListResult {
+    pub fn build(self) -> HookListResult
+    where
+        T0: crate::support::Has<crate::members::hooks, Vec<HookCatalogEntry>>,
+    {
         let (hooks,) = self.required;
         let rest = self.rest;
         HookListResult {
-            hooks,
+            hooks: hooks.value(),
             unknown: rest.unknown,
         }
     }

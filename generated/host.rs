@@ -83,14 +83,18 @@ impl<R> HostReadLimitsResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl HostReadLimitsResultBuilder<(SessionLimits,)> {
-    /// The value, every required member set.
+impl<T0> HostReadLimitsResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> HostReadLimitsResult {
+    pub fn build(self) -> HostReadLimitsResult
+    where
+        T0: crate::support::Has<crate::members::maxLimits, SessionLimits>,
+    {
         let (max_limits,) = self.required;
         let rest = self.rest;
         HostReadLimitsResult {
-            max_limits,
+            max_limits: max_limits.value(),
             unknown: rest.unknown,
         }
     }

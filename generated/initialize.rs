@@ -87,14 +87,18 @@ impl<R> InitializeParamsBuilder<R> {
         self
     }
 }
-impl InitializeParamsBuilder<(ClientInfo,)> {
-    /// The value, every required member set.
+impl<T0> InitializeParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> InitializeParams {
+    pub fn build(self) -> InitializeParams
+    where
+        T0: crate::support::Has<crate::members::clientInfo, ClientInfo>,
+    {
         let (client_info,) = self.required;
         let rest = self.rest;
         InitializeParams {
-            client_info,
+            client_info: client_info.value(),
             capabilities: rest.capabilities,
             unknown: rest.unknown,
         }
@@ -496,21 +500,33 @@ impl<R> InitializeResultBuilder<R> {
         self
     }
 }
-impl InitializeResultBuilder<
-    (
-        bool,
-        Vec<CapabilityName>,
-        String,
-        PlatformFamily,
-        PlatformOs,
-        SchemaInfo,
-        ServerInfo,
-        String,
-    ),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+> InitializeResultBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> InitializeResult {
+    pub fn build(self) -> InitializeResult
+    where
+        T0: crate::support::Has<crate::members::experimentalApi, bool>,
+        T1: crate::support::Has<
+            crate::members::grantedCapabilities,
+            Vec<CapabilityName>,
+        >,
+        T2: crate::support::Has<crate::members::museHome, String>,
+        T3: crate::support::Has<crate::members::platformFamily, PlatformFamily>,
+        T4: crate::support::Has<crate::members::platformOs, PlatformOs>,
+        T5: crate::support::Has<crate::members::schema, SchemaInfo>,
+        T6: crate::support::Has<crate::members::serverInfo, ServerInfo>,
+        T7: crate::support::Has<crate::members::userAgent, String>,
+    {
         let (
             experimental_api,
             granted_capabilities,
@@ -523,14 +539,14 @@ impl InitializeResultBuilder<
         ) = self.required;
         let rest = self.rest;
         InitializeResult {
-            experimental_api,
-            granted_capabilities,
-            muse_home,
-            platform_family,
-            platform_os,
-            schema,
-            server_info,
-            user_agent,
+            experimental_api: experimental_api.value(),
+            granted_capabilities: granted_capabilities.value(),
+            muse_home: muse_home.value(),
+            platform_family: platform_family.value(),
+            platform_os: platform_os.value(),
+            schema: schema.value(),
+            server_info: server_info.value(),
+            user_agent: user_agent.value(),
             #[cfg(feature = "experimental")]
             max_limits: rest.max_limits,
             sandbox_availability: rest.sandbox_availability,

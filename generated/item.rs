@@ -1688,17 +1688,24 @@ impl<R> ItemBuilder<R> {
         self
     }
 }
-impl ItemBuilder<(String, ItemKind, i64, ItemStatus)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ItemBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> Item {
+    pub fn build(self) -> Item
+    where
+        T0: crate::support::Has<crate::members::itemId, String>,
+        T1: crate::support::Has<crate::members::kind, ItemKind>,
+        T2: crate::support::Has<crate::members::revision, i64>,
+        T3: crate::support::Has<crate::members::status, ItemStatus>,
+    {
         let (item_id, kind, revision, status) = self.required;
         let rest = self.rest;
         Item {
-            item_id,
-            kind,
-            revision,
-            status,
+            item_id: item_id.value(),
+            kind: kind.value(),
+            revision: revision.value(),
+            status: status.value(),
             #[cfg(feature = "experimental")]
             action: rest.action,
             agent_path: rest.agent_path,
@@ -1970,17 +1977,24 @@ impl<R> ItemCompletedParamsBuilder<R> {
         self
     }
 }
-impl ItemCompletedParamsBuilder<(Box<Item>, String, SourceRange, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ItemCompletedParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ItemCompletedParams {
+    pub fn build(self) -> ItemCompletedParams
+    where
+        T0: crate::support::Has<crate::members::item, Box<Item>>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (item, session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
         ItemCompletedParams {
-            item,
-            session_id,
-            source_range,
-            view_cursor,
+            item: item.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -2151,17 +2165,24 @@ impl<R> ItemDeltaParamsBuilder<R> {
         self
     }
 }
-impl ItemDeltaParamsBuilder<(String, String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ItemDeltaParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ItemDeltaParams {
+    pub fn build(self) -> ItemDeltaParams
+    where
+        T0: crate::support::Has<crate::members::delta, String>,
+        T1: crate::support::Has<crate::members::itemId, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (delta, item_id, session_id, view_cursor) = self.required;
         let rest = self.rest;
         ItemDeltaParams {
-            delta,
-            item_id,
-            session_id,
-            view_cursor,
+            delta: delta.value(),
+            item_id: item_id.value(),
+            session_id: session_id.value(),
+            view_cursor: view_cursor.value(),
             field: rest.field,
             unknown: rest.unknown,
         }
@@ -2455,16 +2476,22 @@ impl<R> ItemReadOutputParamsBuilder<R> {
         self
     }
 }
-impl ItemReadOutputParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ItemReadOutputParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ItemReadOutputParams {
+    pub fn build(self) -> ItemReadOutputParams
+    where
+        T0: crate::support::Has<crate::members::itemId, String>,
+        T1: crate::support::Has<crate::members::outputRef, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (item_id, output_ref, session_id) = self.required;
         let rest = self.rest;
         ItemReadOutputParams {
-            item_id,
-            output_ref,
-            session_id,
+            item_id: item_id.value(),
+            output_ref: output_ref.value(),
+            session_id: session_id.value(),
             length_bytes: rest.length_bytes,
             offset_bytes: rest.offset_bytes,
             unknown: rest.unknown,
@@ -2706,21 +2733,28 @@ impl<R> ItemReadOutputResultBuilder<R> {
         self
     }
 }
-impl ItemReadOutputResultBuilder<
-    (i64, String, ItemReadOutputEncoding, bool, String, i64),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5> ItemReadOutputResultBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ItemReadOutputResult {
+    pub fn build(self) -> ItemReadOutputResult
+    where
+        T0: crate::support::Has<crate::members::byteLen, i64>,
+        T1: crate::support::Has<crate::members::content, String>,
+        T2: crate::support::Has<crate::members::encoding, ItemReadOutputEncoding>,
+        T3: crate::support::Has<crate::members::eof, bool>,
+        T4: crate::support::Has<crate::members::mediaType, String>,
+        T5: crate::support::Has<crate::members::offsetBytes, i64>,
+    {
         let (byte_len, content, encoding, eof, media_type, offset_bytes) = self.required;
         let rest = self.rest;
         ItemReadOutputResult {
-            byte_len,
-            content,
-            encoding,
-            eof,
-            media_type,
-            offset_bytes,
+            byte_len: byte_len.value(),
+            content: content.value(),
+            encoding: encoding.value(),
+            eof: eof.value(),
+            media_type: media_type.value(),
+            offset_bytes: offset_bytes.value(),
             unknown: rest.unknown,
         }
     }
@@ -2864,16 +2898,22 @@ impl<R> ItemStartedParamsBuilder<R> {
         self
     }
 }
-impl ItemStartedParamsBuilder<(Box<Item>, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ItemStartedParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ItemStartedParams {
+    pub fn build(self) -> ItemStartedParams
+    where
+        T0: crate::support::Has<crate::members::item, Box<Item>>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (item, session_id, view_cursor) = self.required;
         let rest = self.rest;
         ItemStartedParams {
-            item,
-            session_id,
-            view_cursor,
+            item: item.value(),
+            session_id: session_id.value(),
+            view_cursor: view_cursor.value(),
             source_range: rest.source_range,
             unknown: rest.unknown,
         }
@@ -3081,17 +3121,24 @@ impl<R> ItemUpdatedParamsBuilder<R> {
         self
     }
 }
-impl ItemUpdatedParamsBuilder<(Box<Item>, String, SourceRange, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ItemUpdatedParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ItemUpdatedParams {
+    pub fn build(self) -> ItemUpdatedParams
+    where
+        T0: crate::support::Has<crate::members::item, Box<Item>>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (item, session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
         ItemUpdatedParams {
-            item,
-            session_id,
-            source_range,
-            view_cursor,
+            item: item.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }

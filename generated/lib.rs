@@ -106,14 +106,15 @@
 //! assert!(line.starts_with(r#"{"jsonrpc":"2.0","id":4,"method":"userInput/answer","params":{"#));
 //! ```
 //!
-//! A required member left out does not compile:
+//! A required member left out does not compile, and the error names it (``the builder is missing
+//! the member `msp_types::members::userInputId` ``):
 //!
-//! ```compile_fail,E0599
+//! ```compile_fail,E0277
 //! let params = msp_types::UserInputAnswerParams::builder()
 //!     .session_id("s-1")
 //!     .command_id("c-2")
 //!     .answers(vec![])
-//!     .build(); // no `user_input_id`: there is no `build()` yet
+//!     .build(); // no `user_input_id`
 //! ```
 //!
 //! Nor does a member set twice (the second `session_id` where `user_input_id` was meant):
@@ -227,6 +228,9 @@ pub mod json_schema;
 pub mod rpc;
 #[rustfmt::skip]
 pub mod support;
+#[doc(hidden)]
+#[rustfmt::skip]
+pub mod members;
 #[cfg(feature = "experimental")]
 #[rustfmt::skip]
 pub mod account;

@@ -165,17 +165,24 @@ impl<R> LogGapParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogGapParamsBuilder<(RecordPosition, RecordPosition, StreamRef, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> LogGapParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogGapParams {
+    pub fn build(self) -> LogGapParams
+    where
+        T0: crate::support::Has<crate::members::after, RecordPosition>,
+        T1: crate::support::Has<crate::members::next, RecordPosition>,
+        T2: crate::support::Has<crate::members::stream, StreamRef>,
+        T3: crate::support::Has<crate::members::subscriptionId, i64>,
+    {
         let (after, next, stream, subscription_id) = self.required;
         let rest = self.rest;
         LogGapParams {
-            after,
-            next,
-            stream,
-            subscription_id,
+            after: after.value(),
+            next: next.value(),
+            stream: stream.value(),
+            subscription_id: subscription_id.value(),
             reason: rest.reason,
             unknown: rest.unknown,
         }
@@ -357,7 +364,8 @@ impl<R> LogPageParamsBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl LogPageParamsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> LogPageParams {
         let () = self.required;
@@ -479,14 +487,21 @@ impl<R> LogPageResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogPageResultBuilder<(Vec<serde_json::Map<String, serde_json::Value>>,)> {
-    /// The value, every required member set.
+impl<T0> LogPageResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogPageResult {
+    pub fn build(self) -> LogPageResult
+    where
+        T0: crate::support::Has<
+            crate::members::records,
+            Vec<serde_json::Map<String, serde_json::Value>>,
+        >,
+    {
         let (records,) = self.required;
         let rest = self.rest;
         LogPageResult {
-            records,
+            records: records.value(),
             next_cursor: rest.next_cursor,
             unknown: rest.unknown,
         }
@@ -587,14 +602,18 @@ impl<R> LogPhysicalFilesParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogPhysicalFilesParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> LogPhysicalFilesParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogPhysicalFilesParams {
+    pub fn build(self) -> LogPhysicalFilesParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         LogPhysicalFilesParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -693,14 +712,18 @@ impl<R> LogPhysicalFilesResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogPhysicalFilesResultBuilder<(Vec<PhysicalFileEntry>,)> {
-    /// The value, every required member set.
+impl<T0> LogPhysicalFilesResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogPhysicalFilesResult {
+    pub fn build(self) -> LogPhysicalFilesResult
+    where
+        T0: crate::support::Has<crate::members::files, Vec<PhysicalFileEntry>>,
+    {
         let (files,) = self.required;
         let rest = self.rest;
         LogPhysicalFilesResult {
-            files,
+            files: files.value(),
             unknown: rest.unknown,
         }
     }
@@ -955,20 +978,29 @@ impl<R> LogPhysicalLineParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogPhysicalLineParamsBuilder<(PhysicalChunk, String, i64, i64, i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5> LogPhysicalLineParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogPhysicalLineParams {
+    pub fn build(self) -> LogPhysicalLineParams
+    where
+        T0: crate::support::Has<crate::members::chunk, PhysicalChunk>,
+        T1: crate::support::Has<crate::members::data, String>,
+        T2: crate::support::Has<crate::members::endOffset, i64>,
+        T3: crate::support::Has<crate::members::ordinal, i64>,
+        T4: crate::support::Has<crate::members::startOffset, i64>,
+        T5: crate::support::Has<crate::members::subscriptionId, i64>,
+    {
         let (chunk, data, end_offset, ordinal, start_offset, subscription_id) = self
             .required;
         let rest = self.rest;
         LogPhysicalLineParams {
-            chunk,
-            data,
-            end_offset,
-            ordinal,
-            start_offset,
-            subscription_id,
+            chunk: chunk.value(),
+            data: data.value(),
+            end_offset: end_offset.value(),
+            ordinal: ordinal.value(),
+            start_offset: start_offset.value(),
+            subscription_id: subscription_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1110,16 +1142,22 @@ impl<R> LogPhysicalResetParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogPhysicalResetParamsBuilder<(PhysicalCursor, PhysicalResetReason, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> LogPhysicalResetParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogPhysicalResetParams {
+    pub fn build(self) -> LogPhysicalResetParams
+    where
+        T0: crate::support::Has<crate::members::at, PhysicalCursor>,
+        T1: crate::support::Has<crate::members::reason, PhysicalResetReason>,
+        T2: crate::support::Has<crate::members::subscriptionId, i64>,
+    {
         let (at, reason, subscription_id) = self.required;
         let rest = self.rest;
         LogPhysicalResetParams {
-            at,
-            reason,
-            subscription_id,
+            at: at.value(),
+            reason: reason.value(),
+            subscription_id: subscription_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1251,15 +1289,20 @@ impl<R> LogPhysicalSubscribeParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogPhysicalSubscribeParamsBuilder<(PhysicalCursor, String)> {
-    /// The value, every required member set.
+impl<T0, T1> LogPhysicalSubscribeParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogPhysicalSubscribeParams {
+    pub fn build(self) -> LogPhysicalSubscribeParams
+    where
+        T0: crate::support::Has<crate::members::after, PhysicalCursor>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (after, session_id) = self.required;
         let rest = self.rest;
         LogPhysicalSubscribeParams {
-            after,
-            session_id,
+            after: after.value(),
+            session_id: session_id.value(),
             chunk_bytes: rest.chunk_bytes,
             unknown: rest.unknown,
         }
@@ -1404,16 +1447,22 @@ impl<R> LogPhysicalSubscribeResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogPhysicalSubscribeResultBuilder<(String, i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> LogPhysicalSubscribeResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogPhysicalSubscribeResult {
+    pub fn build(self) -> LogPhysicalSubscribeResult
+    where
+        T0: crate::support::Has<crate::members::relPath, String>,
+        T1: crate::support::Has<crate::members::subscriptionId, i64>,
+        T2: crate::support::Has<crate::members::tailOffset, i64>,
+    {
         let (rel_path, subscription_id, tail_offset) = self.required;
         let rest = self.rest;
         LogPhysicalSubscribeResult {
-            rel_path,
-            subscription_id,
-            tail_offset,
+            rel_path: rel_path.value(),
+            subscription_id: subscription_id.value(),
+            tail_offset: tail_offset.value(),
             unknown: rest.unknown,
         }
     }
@@ -1513,14 +1562,18 @@ impl<R> LogPhysicalUnsubscribeParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogPhysicalUnsubscribeParamsBuilder<(i64,)> {
-    /// The value, every required member set.
+impl<T0> LogPhysicalUnsubscribeParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogPhysicalUnsubscribeParams {
+    pub fn build(self) -> LogPhysicalUnsubscribeParams
+    where
+        T0: crate::support::Has<crate::members::subscriptionId, i64>,
+    {
         let (subscription_id,) = self.required;
         let rest = self.rest;
         LogPhysicalUnsubscribeParams {
-            subscription_id,
+            subscription_id: subscription_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1609,7 +1662,8 @@ impl<R> LogPhysicalUnsubscribeResultBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeResultBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> LogPhysicalUnsubscribeResult {
         let () = self.required;
@@ -1732,15 +1786,23 @@ impl<R> LogRecordParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogRecordParamsBuilder<(serde_json::Map<String, serde_json::Value>, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> LogRecordParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogRecordParams {
+    pub fn build(self) -> LogRecordParams
+    where
+        T0: crate::support::Has<
+            crate::members::record,
+            serde_json::Map<String, serde_json::Value>,
+        >,
+        T1: crate::support::Has<crate::members::subscriptionId, i64>,
+    {
         let (record, subscription_id) = self.required;
         let rest = self.rest;
         LogRecordParams {
-            record,
-            subscription_id,
+            record: record.value(),
+            subscription_id: subscription_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1887,15 +1949,20 @@ impl<R> LogStreamEntryBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogStreamEntryBuilder<(RecordPosition, StreamRef)> {
-    /// The value, every required member set.
+impl<T0, T1> LogStreamEntryBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogStreamEntry {
+    pub fn build(self) -> LogStreamEntry
+    where
+        T0: crate::support::Has<crate::members::firstAvailable, RecordPosition>,
+        T1: crate::support::Has<crate::members::stream, StreamRef>,
+    {
         let (first_available, stream) = self.required;
         let rest = self.rest;
         LogStreamEntry {
-            first_available,
-            stream,
+            first_available: first_available.value(),
+            stream: stream.value(),
             pruned_through: rest.pruned_through,
             tail: rest.tail,
             unknown: rest.unknown,
@@ -1997,14 +2064,18 @@ impl<R> LogStreamsParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogStreamsParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> LogStreamsParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogStreamsParams {
+    pub fn build(self) -> LogStreamsParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         LogStreamsParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -2103,14 +2174,18 @@ impl<R> LogStreamsResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogStreamsResultBuilder<(Vec<LogStreamEntry>,)> {
-    /// The value, every required member set.
+impl<T0> LogStreamsResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogStreamsResult {
+    pub fn build(self) -> LogStreamsResult
+    where
+        T0: crate::support::Has<crate::members::streams, Vec<LogStreamEntry>>,
+    {
         let (streams,) = self.required;
         let rest = self.rest;
         LogStreamsResult {
-            streams,
+            streams: streams.value(),
             unknown: rest.unknown,
         }
     }
@@ -2242,15 +2317,20 @@ impl<R> LogSubscribeParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogSubscribeParamsBuilder<(String, StreamRef)> {
-    /// The value, every required member set.
+impl<T0, T1> LogSubscribeParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogSubscribeParams {
+    pub fn build(self) -> LogSubscribeParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+        T1: crate::support::Has<crate::members::stream, StreamRef>,
+    {
         let (session_id, stream) = self.required;
         let rest = self.rest;
         LogSubscribeParams {
-            session_id,
-            stream,
+            session_id: session_id.value(),
+            stream: stream.value(),
             after: rest.after,
             unknown: rest.unknown,
         }
@@ -2371,15 +2451,20 @@ impl<R> LogSubscribeResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogSubscribeResultBuilder<(i64, RecordPosition)> {
-    /// The value, every required member set.
+impl<T0, T1> LogSubscribeResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogSubscribeResult {
+    pub fn build(self) -> LogSubscribeResult
+    where
+        T0: crate::support::Has<crate::members::subscriptionId, i64>,
+        T1: crate::support::Has<crate::members::tail, RecordPosition>,
+    {
         let (subscription_id, tail) = self.required;
         let rest = self.rest;
         LogSubscribeResult {
-            subscription_id,
-            tail,
+            subscription_id: subscription_id.value(),
+            tail: tail.value(),
             unknown: rest.unknown,
         }
     }
@@ -2479,14 +2564,18 @@ impl<R> LogUnsubscribeParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl LogUnsubscribeParamsBuilder<(i64,)> {
-    /// The value, every required member set.
+impl<T0> LogUnsubscribeParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> LogUnsubscribeParams {
+    pub fn build(self) -> LogUnsubscribeParams
+    where
+        T0: crate::support::Has<crate::members::subscriptionId, i64>,
+    {
         let (subscription_id,) = self.required;
         let rest = self.rest;
         LogUnsubscribeParams {
-            subscription_id,
+            subscription_id: subscription_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -2575,7 +2664,8 @@ impl<R> LogUnsubscribeResultBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeResultBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> LogUnsubscribeResult {
         let () = self.required;

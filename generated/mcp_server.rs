@@ -129,7 +129,8 @@ impl<R> McpServerListParamsBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl McpServerListParamsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> McpServerListParams {
         let () = self.required;
@@ -234,14 +235,18 @@ impl<R> McpServerListResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerListResultBuilder<(Vec<McpServerListRow>,)> {
-    /// The value, every required member set.
+impl<T0> McpServerListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerListResult {
+    pub fn build(self) -> McpServerListResult
+    where
+        T0: crate::support::Has<crate::members::servers, Vec<McpServerListRow>>,
+    {
         let (servers,) = self.required;
         let rest = self.rest;
         McpServerListResult {
-            servers,
+            servers: servers.value(),
             unknown: rest.unknown,
         }
     }
@@ -407,19 +412,24 @@ impl<R> McpServerListRowBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerListRowBuilder<
-    (String, McpServerListOAuth, McpServerListSource, McpServerListTransport),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> McpServerListRowBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerListRow {
+    pub fn build(self) -> McpServerListRow
+    where
+        T0: crate::support::Has<crate::members::name, String>,
+        T1: crate::support::Has<crate::members::oauth, McpServerListOAuth>,
+        T2: crate::support::Has<crate::members::source, McpServerListSource>,
+        T3: crate::support::Has<crate::members::transport, McpServerListTransport>,
+    {
         let (name, oauth, source, transport) = self.required;
         let rest = self.rest;
         McpServerListRow {
-            name,
-            oauth,
-            source,
-            transport,
+            name: name.value(),
+            oauth: oauth.value(),
+            source: source.value(),
+            transport: transport.value(),
             unknown: rest.unknown,
         }
     }
@@ -600,14 +610,18 @@ impl<R> McpServerOAuthLoginCancelParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerOAuthLoginCancelParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> McpServerOAuthLoginCancelParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerOAuthLoginCancelParams {
+    pub fn build(self) -> McpServerOAuthLoginCancelParams
+    where
+        T0: crate::support::Has<crate::members::server, String>,
+    {
         let (server,) = self.required;
         let rest = self.rest;
         McpServerOAuthLoginCancelParams {
-            server,
+            server: server.value(),
             unknown: rest.unknown,
         }
     }
@@ -706,14 +720,18 @@ impl<R> McpServerOAuthLoginCancelResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerOAuthLoginCancelResultBuilder<(bool,)> {
-    /// The value, every required member set.
+impl<T0> McpServerOAuthLoginCancelResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerOAuthLoginCancelResult {
+    pub fn build(self) -> McpServerOAuthLoginCancelResult
+    where
+        T0: crate::support::Has<crate::members::cancelled, bool>,
+    {
         let (cancelled,) = self.required;
         let rest = self.rest;
         McpServerOAuthLoginCancelResult {
-            cancelled,
+            cancelled: cancelled.value(),
             unknown: rest.unknown,
         }
     }
@@ -844,15 +862,20 @@ impl<R> McpServerOAuthLoginCompletedParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerOAuthLoginCompletedParamsBuilder<(McpOAuthLoginOutcome, String)> {
-    /// The value, every required member set.
+impl<T0, T1> McpServerOAuthLoginCompletedParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerOAuthLoginCompletedParams {
+    pub fn build(self) -> McpServerOAuthLoginCompletedParams
+    where
+        T0: crate::support::Has<crate::members::outcome, McpOAuthLoginOutcome>,
+        T1: crate::support::Has<crate::members::server, String>,
+    {
         let (outcome, server) = self.required;
         let rest = self.rest;
         McpServerOAuthLoginCompletedParams {
-            outcome,
-            server,
+            outcome: outcome.value(),
+            server: server.value(),
             message: rest.message,
             unknown: rest.unknown,
         }
@@ -952,14 +975,18 @@ impl<R> McpServerOAuthLoginParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerOAuthLoginParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> McpServerOAuthLoginParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerOAuthLoginParams {
+    pub fn build(self) -> McpServerOAuthLoginParams
+    where
+        T0: crate::support::Has<crate::members::server, String>,
+    {
         let (server,) = self.required;
         let rest = self.rest;
         McpServerOAuthLoginParams {
-            server,
+            server: server.value(),
             unknown: rest.unknown,
         }
     }
@@ -1059,14 +1086,18 @@ impl<R> McpServerOAuthLoginResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerOAuthLoginResultBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> McpServerOAuthLoginResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerOAuthLoginResult {
+    pub fn build(self) -> McpServerOAuthLoginResult
+    where
+        T0: crate::support::Has<crate::members::authorizationUrl, String>,
+    {
         let (authorization_url,) = self.required;
         let rest = self.rest;
         McpServerOAuthLoginResult {
-            authorization_url,
+            authorization_url: authorization_url.value(),
             unknown: rest.unknown,
         }
     }
@@ -1165,14 +1196,18 @@ impl<R> McpServerOAuthLogoutParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerOAuthLogoutParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> McpServerOAuthLogoutParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerOAuthLogoutParams {
+    pub fn build(self) -> McpServerOAuthLogoutParams
+    where
+        T0: crate::support::Has<crate::members::server, String>,
+    {
         let (server,) = self.required;
         let rest = self.rest;
         McpServerOAuthLogoutParams {
-            server,
+            server: server.value(),
             unknown: rest.unknown,
         }
     }
@@ -1291,15 +1326,20 @@ impl<R> McpServerOAuthLogoutResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl McpServerOAuthLogoutResultBuilder<(bool, McpOAuthRevocation)> {
-    /// The value, every required member set.
+impl<T0, T1> McpServerOAuthLogoutResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> McpServerOAuthLogoutResult {
+    pub fn build(self) -> McpServerOAuthLogoutResult
+    where
+        T0: crate::support::Has<crate::members::removed, bool>,
+        T1: crate::support::Has<crate::members::revocation, McpOAuthRevocation>,
+    {
         let (removed, revocation) = self.required;
         let rest = self.rest;
         McpServerOAuthLogoutResult {
-            removed,
-            revocation,
+            removed: removed.value(),
+            revocation: revocation.value(),
             unknown: rest.unknown,
         }
     }

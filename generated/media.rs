@@ -298,10 +298,30 @@ impl<R> MediaUploadParamsBuilder<R> {
         self
     }
 }
-impl MediaUploadParamsBuilder<(String, i64, i64, String, String, String, i64, String)> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+> MediaUploadParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> MediaUploadParams {
+    pub fn build(self) -> MediaUploadParams
+    where
+        T0: crate::support::Has<crate::members::chunkBase64, String>,
+        T1: crate::support::Has<crate::members::chunkCount, i64>,
+        T2: crate::support::Has<crate::members::chunkIndex, i64>,
+        T3: crate::support::Has<crate::members::commandId, String>,
+        T4: crate::support::Has<crate::members::mediaType, String>,
+        T5: crate::support::Has<crate::members::sessionId, String>,
+        T6: crate::support::Has<crate::members::totalBytes, i64>,
+        T7: crate::support::Has<crate::members::uploadId, String>,
+    {
         let (
             chunk_base64,
             chunk_count,
@@ -314,14 +334,14 @@ impl MediaUploadParamsBuilder<(String, i64, i64, String, String, String, i64, St
         ) = self.required;
         let rest = self.rest;
         MediaUploadParams {
-            chunk_base64,
-            chunk_count,
-            chunk_index,
-            command_id,
-            media_type,
-            session_id,
-            total_bytes,
-            upload_id,
+            chunk_base64: chunk_base64.value(),
+            chunk_count: chunk_count.value(),
+            chunk_index: chunk_index.value(),
+            command_id: command_id.value(),
+            media_type: media_type.value(),
+            session_id: session_id.value(),
+            total_bytes: total_bytes.value(),
+            upload_id: upload_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -411,14 +431,18 @@ impl<R> MediaUploadResultBuilder<R> {
         self
     }
 }
-impl MediaUploadResultBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> MediaUploadResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> MediaUploadResult {
+    pub fn build(self) -> MediaUploadResult
+    where
+        T0: crate::support::Has<crate::members::uploadId, String>,
+    {
         let (upload_id,) = self.required;
         let rest = self.rest;
         MediaUploadResult {
-            upload_id,
+            upload_id: upload_id.value(),
             unknown: rest.unknown,
         }
     }

@@ -317,19 +317,27 @@ impl<R> ModelCatalogEntryBuilder<R> {
         self
     }
 }
-impl ModelCatalogEntryBuilder<(String, bool, bool, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> ModelCatalogEntryBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ModelCatalogEntry {
+    pub fn build(self) -> ModelCatalogEntry
+    where
+        T0: crate::support::Has<crate::members::displayLabel, String>,
+        T1: crate::support::Has<crate::members::isActive, bool>,
+        T2: crate::support::Has<crate::members::isDefault, bool>,
+        T3: crate::support::Has<crate::members::modelId, String>,
+        T4: crate::support::Has<crate::members::providerId, String>,
+    {
         let (display_label, is_active, is_default, model_id, provider_id) = self
             .required;
         let rest = self.rest;
         ModelCatalogEntry {
-            display_label,
-            is_active,
-            is_default,
-            model_id,
-            provider_id,
+            display_label: display_label.value(),
+            is_active: is_active.value(),
+            is_default: is_default.value(),
+            model_id: model_id.value(),
+            provider_id: provider_id.value(),
             context_limit: rest.context_limit,
             cost: rest.cost,
             default_reasoning_effort: rest.default_reasoning_effort,
@@ -562,16 +570,22 @@ impl<R> ModelCostBuilder<R> {
         self
     }
 }
-impl ModelCostBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ModelCostBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ModelCost {
+    pub fn build(self) -> ModelCost
+    where
+        T0: crate::support::Has<crate::members::cached, String>,
+        T1: crate::support::Has<crate::members::input, String>,
+        T2: crate::support::Has<crate::members::output, String>,
+    {
         let (cached, input, output) = self.required;
         let rest = self.rest;
         ModelCost {
-            cached,
-            input,
-            output,
+            cached: cached.value(),
+            input: input.value(),
+            output: output.value(),
             currency: rest.currency,
             unknown: rest.unknown,
         }
@@ -673,14 +687,18 @@ impl<R> ModelDescribedReasoningEffortBuilder<R> {
         self
     }
 }
-impl ModelDescribedReasoningEffortBuilder<(ReasoningEffort,)> {
-    /// The value, every required member set.
+impl<T0> ModelDescribedReasoningEffortBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ModelDescribedReasoningEffort {
+    pub fn build(self) -> ModelDescribedReasoningEffort
+    where
+        T0: crate::support::Has<crate::members::tier, ReasoningEffort>,
+    {
         let (tier,) = self.required;
         let rest = self.rest;
         ModelDescribedReasoningEffort {
-            tier,
+            tier: tier.value(),
             description: rest.description,
             unknown: rest.unknown,
         }
@@ -776,7 +794,8 @@ impl<R> ModelListParamsBuilder<R> {
     }
 }
 impl ModelListParamsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> ModelListParams {
         let () = self.required;
@@ -926,16 +945,22 @@ impl<R> ModelListResultBuilder<R> {
         self
     }
 }
-impl ModelListResultBuilder<(Vec<ModelCatalogEntry>, String, ModelCatalogSource)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ModelListResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ModelListResult {
+    pub fn build(self) -> ModelListResult
+    where
+        T0: crate::support::Has<crate::members::models, Vec<ModelCatalogEntry>>,
+        T1: crate::support::Has<crate::members::providerId, String>,
+        T2: crate::support::Has<crate::members::source, ModelCatalogSource>,
+    {
         let (models, provider_id, source) = self.required;
         let rest = self.rest;
         ModelListResult {
-            models,
-            provider_id,
-            source,
+            models: models.value(),
+            provider_id: provider_id.value(),
+            source: source.value(),
             profile_id: rest.profile_id,
             unknown: rest.unknown,
         }
@@ -1110,14 +1135,18 @@ impl<R> ModelSelectionBuilder<R> {
         self
     }
 }
-impl ModelSelectionBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ModelSelectionBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ModelSelection {
+    pub fn build(self) -> ModelSelection
+    where
+        T0: crate::support::Has<crate::members::modelId, String>,
+    {
         let (model_id,) = self.required;
         let rest = self.rest;
         ModelSelection {
-            model_id,
+            model_id: model_id.value(),
             display_label: rest.display_label,
             profile_id: rest.profile_id,
             provider_id: rest.provider_id,
@@ -1303,17 +1332,24 @@ impl<R> ModelVisibleContentBuilder<R> {
         self
     }
 }
-impl ModelVisibleContentBuilder<(String, String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> ModelVisibleContentBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ModelVisibleContent {
+    pub fn build(self) -> ModelVisibleContent
+    where
+        T0: crate::support::Has<crate::members::mediaType, String>,
+        T1: crate::support::Has<crate::members::path, String>,
+        T2: crate::support::Has<crate::members::sourceToolName, String>,
+        T3: crate::support::Has<crate::members::type_, String>,
+    {
         let (media_type, path, source_tool_name, type_) = self.required;
         let rest = self.rest;
         ModelVisibleContent {
-            media_type,
-            path,
-            source_tool_name,
-            type_,
+            media_type: media_type.value(),
+            path: path.value(),
+            source_tool_name: source_tool_name.value(),
+            type_: type_.value(),
             height: rest.height,
             width: rest.width,
             unknown: rest.unknown,

@@ -486,24 +486,36 @@ impl<R> MonitorInboxItemAdmittedParamsBuilder<R> {
         self
     }
 }
-impl MonitorInboxItemAdmittedParamsBuilder<
-    (
-        String,
-        i64,
-        String,
-        String,
-        String,
-        String,
-        bool,
-        SourceRange,
-        String,
-        String,
-        String,
-    ),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+    T8,
+    T9,
+    T10,
+> MonitorInboxItemAdmittedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> MonitorInboxItemAdmittedParams {
+    pub fn build(self) -> MonitorInboxItemAdmittedParams
+    where
+        T0: crate::support::Has<crate::members::body, String>,
+        T1: crate::support::Has<crate::members::eventIndex, i64>,
+        T2: crate::support::Has<crate::members::eventKind, String>,
+        T3: crate::support::Has<crate::members::itemId, String>,
+        T4: crate::support::Has<crate::members::queuedAt, String>,
+        T5: crate::support::Has<crate::members::sessionId, String>,
+        T6: crate::support::Has<crate::members::showLines, bool>,
+        T7: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T8: crate::support::Has<crate::members::summary, String>,
+        T9: crate::support::Has<crate::members::taskId, String>,
+        T10: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             body,
             event_index,
@@ -519,17 +531,17 @@ impl MonitorInboxItemAdmittedParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         MonitorInboxItemAdmittedParams {
-            body,
-            event_index,
-            event_kind,
-            item_id,
-            queued_at,
-            session_id,
-            show_lines,
-            source_range,
-            summary,
-            task_id,
-            view_cursor,
+            body: body.value(),
+            event_index: event_index.value(),
+            event_kind: event_kind.value(),
+            item_id: item_id.value(),
+            queued_at: queued_at.value(),
+            session_id: session_id.value(),
+            show_lines: show_lines.value(),
+            source_range: source_range.value(),
+            summary: summary.value(),
+            task_id: task_id.value(),
+            view_cursor: view_cursor.value(),
             display_body: rest.display_body,
             line_index: rest.line_index,
             unknown: rest.unknown,
@@ -794,12 +806,26 @@ impl<R> MonitorInboxItemDrainedParamsBuilder<R> {
         self
     }
 }
-impl MonitorInboxItemDrainedParamsBuilder<
-    (bool, String, String, String, SourceRange, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+> MonitorInboxItemDrainedParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> MonitorInboxItemDrainedParams {
+    pub fn build(self) -> MonitorInboxItemDrainedParams
+    where
+        T0: crate::support::Has<crate::members::deliveryVisible, bool>,
+        T1: crate::support::Has<crate::members::drainedAt, String>,
+        T2: crate::support::Has<crate::members::itemId, String>,
+        T3: crate::support::Has<crate::members::sessionId, String>,
+        T4: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T5: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             delivery_visible,
             drained_at,
@@ -810,12 +836,12 @@ impl MonitorInboxItemDrainedParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         MonitorInboxItemDrainedParams {
-            delivery_visible,
-            drained_at,
-            item_id,
-            session_id,
-            source_range,
-            view_cursor,
+            delivery_visible: delivery_visible.value(),
+            drained_at: drained_at.value(),
+            item_id: item_id.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             drain_target_run_stream: rest.drain_target_run_stream,
             unknown: rest.unknown,
         }
@@ -1021,18 +1047,26 @@ impl<R> MonitorInboxItemVoidedParamsBuilder<R> {
         self
     }
 }
-impl MonitorInboxItemVoidedParamsBuilder<(String, String, SourceRange, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> MonitorInboxItemVoidedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> MonitorInboxItemVoidedParams {
+    pub fn build(self) -> MonitorInboxItemVoidedParams
+    where
+        T0: crate::support::Has<crate::members::itemId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+        T4: crate::support::Has<crate::members::voidedAt, String>,
+    {
         let (item_id, session_id, source_range, view_cursor, voided_at) = self.required;
         let rest = self.rest;
         MonitorInboxItemVoidedParams {
-            item_id,
-            session_id,
-            source_range,
-            view_cursor,
-            voided_at,
+            item_id: item_id.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
+            voided_at: voided_at.value(),
             unknown: rest.unknown,
         }
     }

@@ -83,14 +83,18 @@ impl<R> PeerListParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PeerListParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> PeerListParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PeerListParams {
+    pub fn build(self) -> PeerListParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         PeerListParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -208,15 +212,20 @@ impl<R> PeerListResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PeerListResultBuilder<(Vec<PeerRow>, String)> {
-    /// The value, every required member set.
+impl<T0, T1> PeerListResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PeerListResult {
+    pub fn build(self) -> PeerListResult
+    where
+        T0: crate::support::Has<crate::members::peers, Vec<PeerRow>>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (peers, session_id) = self.required;
         let rest = self.rest;
         PeerListResult {
-            peers,
-            session_id,
+            peers: peers.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -430,19 +439,27 @@ impl<R> PeerRowBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PeerRowBuilder<(bool, String, i64, String, PeerStatus)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> PeerRowBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PeerRow {
+    pub fn build(self) -> PeerRow
+    where
+        T0: crate::support::Has<crate::members::canReceive, bool>,
+        T1: crate::support::Has<crate::members::displayLabel, String>,
+        T2: crate::support::Has<crate::members::lastSeenAgeMs, i64>,
+        T3: crate::support::Has<crate::members::sessionId, String>,
+        T4: crate::support::Has<crate::members::status, PeerStatus>,
+    {
         let (can_receive, display_label, last_seen_age_ms, session_id, status) = self
             .required;
         let rest = self.rest;
         PeerRow {
-            can_receive,
-            display_label,
-            last_seen_age_ms,
-            session_id,
-            status,
+            can_receive: can_receive.value(),
+            display_label: display_label.value(),
+            last_seen_age_ms: last_seen_age_ms.value(),
+            session_id: session_id.value(),
+            status: status.value(),
             session_name: rest.session_name,
             unknown: rest.unknown,
         }

@@ -125,7 +125,8 @@ impl<R> PermissionProfileListParamsBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl PermissionProfileListParamsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> PermissionProfileListParams {
         let () = self.required;
@@ -230,14 +231,18 @@ impl<R> PermissionProfileListResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PermissionProfileListResultBuilder<(Vec<PermissionProfileRow>,)> {
-    /// The value, every required member set.
+impl<T0> PermissionProfileListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PermissionProfileListResult {
+    pub fn build(self) -> PermissionProfileListResult
+    where
+        T0: crate::support::Has<crate::members::profiles, Vec<PermissionProfileRow>>,
+    {
         let (profiles,) = self.required;
         let rest = self.rest;
         PermissionProfileListResult {
-            profiles,
+            profiles: profiles.value(),
             unknown: rest.unknown,
         }
     }
@@ -446,17 +451,24 @@ impl<R> PermissionProfileRowBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl PermissionProfileRowBuilder<(bool, String, String, ReviewerAuthority)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> PermissionProfileRowBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PermissionProfileRow {
+    pub fn build(self) -> PermissionProfileRow
+    where
+        T0: crate::support::Has<crate::members::available, bool>,
+        T1: crate::support::Has<crate::members::label, String>,
+        T2: crate::support::Has<crate::members::profileId, String>,
+        T3: crate::support::Has<crate::members::reviewerAuthority, ReviewerAuthority>,
+    {
         let (available, label, profile_id, reviewer_authority) = self.required;
         let rest = self.rest;
         PermissionProfileRow {
-            available,
-            label,
-            profile_id,
-            reviewer_authority,
+            available: available.value(),
+            label: label.value(),
+            profile_id: profile_id.value(),
+            reviewer_authority: reviewer_authority.value(),
             description: rest.description,
             unavailable_reasons: rest.unavailable_reasons,
             unknown: rest.unknown,

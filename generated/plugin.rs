@@ -138,17 +138,24 @@ impl<R> PluginCatalogEntryBuilder<R> {
         self
     }
 }
-impl PluginCatalogEntryBuilder<(bool, String, PluginSource, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> PluginCatalogEntryBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginCatalogEntry {
+    pub fn build(self) -> PluginCatalogEntry
+    where
+        T0: crate::support::Has<crate::members::enabled, bool>,
+        T1: crate::support::Has<crate::members::id, String>,
+        T2: crate::support::Has<crate::members::source, PluginSource>,
+        T3: crate::support::Has<crate::members::version, String>,
+    {
         let (enabled, id, source, version) = self.required;
         let rest = self.rest;
         PluginCatalogEntry {
-            enabled,
-            id,
-            source,
-            version,
+            enabled: enabled.value(),
+            id: id.value(),
+            source: source.value(),
+            version: version.value(),
             unknown: rest.unknown,
         }
     }
@@ -347,18 +354,26 @@ impl<R> PluginChangedParamsBuilder<R> {
         self
     }
 }
-impl PluginChangedParamsBuilder<(bool, String, String, PluginSource, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> PluginChangedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginChangedParams {
+    pub fn build(self) -> PluginChangedParams
+    where
+        T0: crate::support::Has<crate::members::enabled, bool>,
+        T1: crate::support::Has<crate::members::id, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::source, PluginSource>,
+        T4: crate::support::Has<crate::members::version, String>,
+    {
         let (enabled, id, session_id, source, version) = self.required;
         let rest = self.rest;
         PluginChangedParams {
-            enabled,
-            id,
-            session_id,
-            source,
-            version,
+            enabled: enabled.value(),
+            id: id.value(),
+            session_id: session_id.value(),
+            source: source.value(),
+            version: version.value(),
             unknown: rest.unknown,
         }
     }
@@ -459,14 +474,18 @@ impl<R> PluginInstallLocalPathTargetBuilder<R> {
         self
     }
 }
-impl PluginInstallLocalPathTargetBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> PluginInstallLocalPathTargetBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginInstallLocalPathTarget {
+    pub fn build(self) -> PluginInstallLocalPathTarget
+    where
+        T0: crate::support::Has<crate::members::path, String>,
+    {
         let (path,) = self.required;
         let rest = self.rest;
         PluginInstallLocalPathTarget {
-            path,
+            path: path.value(),
             scope: rest.scope,
             unknown: rest.unknown,
         }
@@ -575,15 +594,20 @@ impl<R> PluginInstallMarketplaceTargetBuilder<R> {
         self
     }
 }
-impl PluginInstallMarketplaceTargetBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> PluginInstallMarketplaceTargetBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginInstallMarketplaceTarget {
+    pub fn build(self) -> PluginInstallMarketplaceTarget
+    where
+        T0: crate::support::Has<crate::members::marketplace, String>,
+        T1: crate::support::Has<crate::members::name, String>,
+    {
         let (marketplace, name) = self.required;
         let rest = self.rest;
         PluginInstallMarketplaceTarget {
-            marketplace,
-            name,
+            marketplace: marketplace.value(),
+            name: name.value(),
             unknown: rest.unknown,
         }
     }
@@ -714,16 +738,22 @@ impl<R> PluginInstallParamsBuilder<R> {
         self
     }
 }
-impl PluginInstallParamsBuilder<(String, String, PluginInstallTarget)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> PluginInstallParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginInstallParams {
+    pub fn build(self) -> PluginInstallParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::target, PluginInstallTarget>,
+    {
         let (command_id, session_id, target) = self.required;
         let rest = self.rest;
         PluginInstallParams {
-            command_id,
-            session_id,
-            target,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            target: target.value(),
             unknown: rest.unknown,
         }
     }
@@ -974,21 +1004,28 @@ impl<R> PluginInstallResultBuilder<R> {
         self
     }
 }
-impl PluginInstallResultBuilder<
-    (String, bool, String, PluginSource, CommandStatus, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5> PluginInstallResultBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginInstallResult {
+    pub fn build(self) -> PluginInstallResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::enabled, bool>,
+        T2: crate::support::Has<crate::members::id, String>,
+        T3: crate::support::Has<crate::members::source, PluginSource>,
+        T4: crate::support::Has<crate::members::status, CommandStatus>,
+        T5: crate::support::Has<crate::members::version, String>,
+    {
         let (command_id, enabled, id, source, status, version) = self.required;
         let rest = self.rest;
         PluginInstallResult {
-            command_id,
-            enabled,
-            id,
-            source,
-            status,
-            version,
+            command_id: command_id.value(),
+            enabled: enabled.value(),
+            id: id.value(),
+            source: source.value(),
+            status: status.value(),
+            version: version.value(),
             warning: rest.warning,
             unknown: rest.unknown,
         }
@@ -1139,7 +1176,8 @@ impl<R> PluginInstallTargetBuilder<R> {
     }
 }
 impl PluginInstallTargetBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> PluginInstallTarget {
         let () = self.required;
@@ -1236,14 +1274,18 @@ impl<R> PluginListParamsBuilder<R> {
         self
     }
 }
-impl PluginListParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> PluginListParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginListParams {
+    pub fn build(self) -> PluginListParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         PluginListParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1332,14 +1374,18 @@ impl<R> PluginListResultBuilder<R> {
         self
     }
 }
-impl PluginListResultBuilder<(Vec<PluginCatalogEntry>,)> {
-    /// The value, every required member set.
+impl<T0> PluginListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginListResult {
+    pub fn build(self) -> PluginListResult
+    where
+        T0: crate::support::Has<crate::members::plugins, Vec<PluginCatalogEntry>>,
+    {
         let (plugins,) = self.required;
         let rest = self.rest;
         PluginListResult {
-            plugins,
+            plugins: plugins.value(),
             unknown: rest.unknown,
         }
     }
@@ -1494,17 +1540,24 @@ impl<R> PluginMarketplaceAddParamsBuilder<R> {
         self
     }
 }
-impl PluginMarketplaceAddParamsBuilder<(String, String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> PluginMarketplaceAddParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginMarketplaceAddParams {
+    pub fn build(self) -> PluginMarketplaceAddParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::name, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::source, String>,
+    {
         let (command_id, name, session_id, source) = self.required;
         let rest = self.rest;
         PluginMarketplaceAddParams {
-            command_id,
-            name,
-            session_id,
-            source,
+            command_id: command_id.value(),
+            name: name.value(),
+            session_id: session_id.value(),
+            source: source.value(),
             unknown: rest.unknown,
         }
     }
@@ -1697,16 +1750,22 @@ impl<R> PluginMarketplaceChangedParamsBuilder<R> {
         self
     }
 }
-impl PluginMarketplaceChangedParamsBuilder<(PluginMarketplaceChange, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> PluginMarketplaceChangedParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginMarketplaceChangedParams {
+    pub fn build(self) -> PluginMarketplaceChangedParams
+    where
+        T0: crate::support::Has<crate::members::change, PluginMarketplaceChange>,
+        T1: crate::support::Has<crate::members::name, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (change, name, session_id) = self.required;
         let rest = self.rest;
         PluginMarketplaceChangedParams {
-            change,
-            name,
-            session_id,
+            change: change.value(),
+            name: name.value(),
+            session_id: session_id.value(),
             plugin_count: rest.plugin_count,
             skipped_count: rest.skipped_count,
             unknown: rest.unknown,
@@ -1944,28 +2003,38 @@ impl<R> PluginMarketplaceRecordResultBuilder<R> {
         self
     }
 }
-impl PluginMarketplaceRecordResultBuilder<
-    (
-        String,
-        String,
-        i64,
-        Vec<PluginMarketplaceSkippedEntry>,
-        PluginMarketplaceSourceShape,
-        CommandStatus,
-    ),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+> PluginMarketplaceRecordResultBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginMarketplaceRecordResult {
+    pub fn build(self) -> PluginMarketplaceRecordResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::name, String>,
+        T2: crate::support::Has<crate::members::pluginCount, i64>,
+        T3: crate::support::Has<
+            crate::members::skipped,
+            Vec<PluginMarketplaceSkippedEntry>,
+        >,
+        T4: crate::support::Has<crate::members::source, PluginMarketplaceSourceShape>,
+        T5: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, name, plugin_count, skipped, source, status) = self.required;
         let rest = self.rest;
         PluginMarketplaceRecordResult {
-            command_id,
-            name,
-            plugin_count,
-            skipped,
-            source,
-            status,
+            command_id: command_id.value(),
+            name: name.value(),
+            plugin_count: plugin_count.value(),
+            skipped: skipped.value(),
+            source: source.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -2096,16 +2165,22 @@ impl<R> PluginMarketplaceRemoveParamsBuilder<R> {
         self
     }
 }
-impl PluginMarketplaceRemoveParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> PluginMarketplaceRemoveParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginMarketplaceRemoveParams {
+    pub fn build(self) -> PluginMarketplaceRemoveParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::name, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, name, session_id) = self.required;
         let rest = self.rest;
         PluginMarketplaceRemoveParams {
-            command_id,
-            name,
-            session_id,
+            command_id: command_id.value(),
+            name: name.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -2235,16 +2310,22 @@ impl<R> PluginMarketplaceRemoveResultBuilder<R> {
         self
     }
 }
-impl PluginMarketplaceRemoveResultBuilder<(String, String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> PluginMarketplaceRemoveResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginMarketplaceRemoveResult {
+    pub fn build(self) -> PluginMarketplaceRemoveResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::name, String>,
+        T2: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, name, status) = self.required;
         let rest = self.rest;
         PluginMarketplaceRemoveResult {
-            command_id,
-            name,
-            status,
+            command_id: command_id.value(),
+            name: name.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -2352,15 +2433,20 @@ impl<R> PluginMarketplaceSkippedEntryBuilder<R> {
         self
     }
 }
-impl PluginMarketplaceSkippedEntryBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> PluginMarketplaceSkippedEntryBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginMarketplaceSkippedEntry {
+    pub fn build(self) -> PluginMarketplaceSkippedEntry
+    where
+        T0: crate::support::Has<crate::members::plugin, String>,
+        T1: crate::support::Has<crate::members::reason, String>,
+    {
         let (plugin, reason) = self.required;
         let rest = self.rest;
         PluginMarketplaceSkippedEntry {
-            plugin,
-            reason,
+            plugin: plugin.value(),
+            reason: reason.value(),
             unknown: rest.unknown,
         }
     }
@@ -2468,15 +2554,20 @@ impl<R> PluginMarketplaceSourceShapeBuilder<R> {
         self
     }
 }
-impl PluginMarketplaceSourceShapeBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> PluginMarketplaceSourceShapeBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginMarketplaceSourceShape {
+    pub fn build(self) -> PluginMarketplaceSourceShape
+    where
+        T0: crate::support::Has<crate::members::kind, String>,
+        T1: crate::support::Has<crate::members::path, String>,
+    {
         let (kind, path) = self.required;
         let rest = self.rest;
         PluginMarketplaceSourceShape {
-            kind,
-            path,
+            kind: kind.value(),
+            path: path.value(),
             unknown: rest.unknown,
         }
     }
@@ -2607,16 +2698,22 @@ impl<R> PluginMarketplaceUpdateParamsBuilder<R> {
         self
     }
 }
-impl PluginMarketplaceUpdateParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> PluginMarketplaceUpdateParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> PluginMarketplaceUpdateParams {
+    pub fn build(self) -> PluginMarketplaceUpdateParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::name, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, name, session_id) = self.required;
         let rest = self.rest;
         PluginMarketplaceUpdateParams {
-            command_id,
-            name,
-            session_id,
+            command_id: command_id.value(),
+            name: name.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }

@@ -101,15 +101,20 @@ impl<R> ProjectionBasisBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl ProjectionBasisBuilder<(Vec<RawLogCursor>, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> ProjectionBasisBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ProjectionBasis {
+    pub fn build(self) -> ProjectionBasis
+    where
+        T0: crate::support::Has<crate::members::positions, Vec<RawLogCursor>>,
+        T1: crate::support::Has<crate::members::recordCount, i64>,
+    {
         let (positions, record_count) = self.required;
         let rest = self.rest;
         ProjectionBasis {
-            positions,
-            record_count,
+            positions: positions.value(),
+            record_count: record_count.value(),
             unknown: rest.unknown,
         }
     }
@@ -223,15 +228,20 @@ impl<R> ProjectionEntryBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl ProjectionEntryBuilder<(bool, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ProjectionEntryBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ProjectionEntry {
+    pub fn build(self) -> ProjectionEntry
+    where
+        T0: crate::support::Has<crate::members::experimental, bool>,
+        T1: crate::support::Has<crate::members::name, String>,
+    {
         let (experimental, name) = self.required;
         let rest = self.rest;
         ProjectionEntry {
-            experimental,
-            name,
+            experimental: experimental.value(),
+            name: name.value(),
             unknown: rest.unknown,
         }
     }
@@ -331,14 +341,18 @@ impl<R> ProjectionListParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl ProjectionListParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ProjectionListParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ProjectionListParams {
+    pub fn build(self) -> ProjectionListParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         ProjectionListParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -437,14 +451,18 @@ impl<R> ProjectionListResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl ProjectionListResultBuilder<(Vec<ProjectionEntry>,)> {
-    /// The value, every required member set.
+impl<T0> ProjectionListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ProjectionListResult {
+    pub fn build(self) -> ProjectionListResult
+    where
+        T0: crate::support::Has<crate::members::projections, Vec<ProjectionEntry>>,
+    {
         let (projections,) = self.required;
         let rest = self.rest;
         ProjectionListResult {
-            projections,
+            projections: projections.value(),
             unknown: rest.unknown,
         }
     }
@@ -564,15 +582,20 @@ impl<R> ProjectionReadParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl ProjectionReadParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ProjectionReadParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ProjectionReadParams {
+    pub fn build(self) -> ProjectionReadParams
+    where
+        T0: crate::support::Has<crate::members::projection, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (projection, session_id) = self.required;
         let rest = self.rest;
         ProjectionReadParams {
-            projection,
-            session_id,
+            projection: projection.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -715,18 +738,25 @@ impl<R> ProjectionReadResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl ProjectionReadResultBuilder<
-    (ProjectionBasis, String, serde_json::Map<String, serde_json::Value>),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ProjectionReadResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ProjectionReadResult {
+    pub fn build(self) -> ProjectionReadResult
+    where
+        T0: crate::support::Has<crate::members::basis, ProjectionBasis>,
+        T1: crate::support::Has<crate::members::projection, String>,
+        T2: crate::support::Has<
+            crate::members::state,
+            serde_json::Map<String, serde_json::Value>,
+        >,
+    {
         let (basis, projection, state) = self.required;
         let rest = self.rest;
         ProjectionReadResult {
-            basis,
-            projection,
-            state,
+            basis: basis.value(),
+            projection: projection.value(),
+            state: state.value(),
             unknown: rest.unknown,
         }
     }

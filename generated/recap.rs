@@ -93,15 +93,20 @@ impl<R> RecapCancelParamsBuilder<R> {
         self
     }
 }
-impl RecapCancelParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> RecapCancelParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RecapCancelParams {
+    pub fn build(self) -> RecapCancelParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         RecapCancelParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -208,15 +213,20 @@ impl<R> RecapCancelResultBuilder<R> {
         self
     }
 }
-impl RecapCancelResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> RecapCancelResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RecapCancelResult {
+    pub fn build(self) -> RecapCancelResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         RecapCancelResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -386,16 +396,22 @@ impl<R> RecapCompletedParamsBuilder<R> {
         self
     }
 }
-impl RecapCompletedParamsBuilder<(String, RecapOutcome, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> RecapCompletedParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RecapCompletedParams {
+    pub fn build(self) -> RecapCompletedParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::outcome, RecapOutcome>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, outcome, session_id) = self.required;
         let rest = self.rest;
         RecapCompletedParams {
-            command_id,
-            outcome,
-            session_id,
+            command_id: command_id.value(),
+            outcome: outcome.value(),
+            session_id: session_id.value(),
             reason: rest.reason,
             text: rest.text,
             title: rest.title,
@@ -580,15 +596,20 @@ impl<R> RecapRequestParamsBuilder<R> {
         self
     }
 }
-impl RecapRequestParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> RecapRequestParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RecapRequestParams {
+    pub fn build(self) -> RecapRequestParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         RecapRequestParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -697,15 +718,20 @@ impl<R> RecapRequestResultBuilder<R> {
         self
     }
 }
-impl RecapRequestResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> RecapRequestResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> RecapRequestResult {
+    pub fn build(self) -> RecapRequestResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         RecapRequestResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }

@@ -634,20 +634,29 @@ impl<R> SessionBuilder<R> {
         self
     }
 }
-impl SessionBuilder<(String, String, String, SessionStatus, i64, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5> SessionBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> Session {
+    pub fn build(self) -> Session
+    where
+        T0: crate::support::Has<crate::members::createdAt, String>,
+        T1: crate::support::Has<crate::members::path, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::status, SessionStatus>,
+        T4: crate::support::Has<crate::members::turnCount, i64>,
+        T5: crate::support::Has<crate::members::updatedAt, String>,
+    {
         let (created_at, path, session_id, status, turn_count, updated_at) = self
             .required;
         let rest = self.rest;
         Session {
-            created_at,
-            path,
-            session_id,
-            status,
-            turn_count,
-            updated_at,
+            created_at: created_at.value(),
+            path: path.value(),
+            session_id: session_id.value(),
+            status: status.value(),
+            turn_count: turn_count.value(),
+            updated_at: updated_at.value(),
             active_turn_id: rest.active_turn_id,
             approval_mode: rest.approval_mode,
             attention: rest.attention,
@@ -986,12 +995,28 @@ impl<R> SessionApprovalModeChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionApprovalModeChangedParamsBuilder<
-    (String, String, ApprovalMode, String, ApprovalModeSource, SourceRange, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+> SessionApprovalModeChangedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionApprovalModeChangedParams {
+    pub fn build(self) -> SessionApprovalModeChangedParams
+    where
+        T0: crate::support::Has<crate::members::clientName, String>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<crate::members::mode, ApprovalMode>,
+        T3: crate::support::Has<crate::members::sessionId, String>,
+        T4: crate::support::Has<crate::members::source, ApprovalModeSource>,
+        T5: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T6: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             client_name,
             command_id,
@@ -1003,13 +1028,13 @@ impl SessionApprovalModeChangedParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         SessionApprovalModeChangedParams {
-            client_name,
-            command_id,
-            mode,
-            session_id,
-            source,
-            source_range,
-            view_cursor,
+            client_name: client_name.value(),
+            command_id: command_id.value(),
+            mode: mode.value(),
+            session_id: session_id.value(),
+            source: source.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -1202,17 +1227,24 @@ impl<R> SessionBranchChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionBranchChangedParamsBuilder<(String, SourceRange, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionBranchChangedParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionBranchChangedParams {
+    pub fn build(self) -> SessionBranchChangedParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+        T1: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T2: crate::support::Has<crate::members::viewCursor, String>,
+        T3: crate::support::Has<crate::members::workspaceRoot, String>,
+    {
         let (session_id, source_range, view_cursor, workspace_root) = self.required;
         let rest = self.rest;
         SessionBranchChangedParams {
-            session_id,
-            source_range,
-            view_cursor,
-            workspace_root,
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
+            workspace_root: workspace_root.value(),
             branch: rest.branch,
             vcs: rest.vcs,
             unknown: rest.unknown,
@@ -1337,15 +1369,20 @@ impl<R> SessionClosedParamsBuilder<R> {
         self
     }
 }
-impl SessionClosedParamsBuilder<(SessionClosedReason, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionClosedParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionClosedParams {
+    pub fn build(self) -> SessionClosedParams
+    where
+        T0: crate::support::Has<crate::members::reason, SessionClosedReason>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (reason, session_id) = self.required;
         let rest = self.rest;
         SessionClosedParams {
-            reason,
-            session_id,
+            reason: reason.value(),
+            session_id: session_id.value(),
             view_cursor: rest.view_cursor,
             unknown: rest.unknown,
         }
@@ -1510,15 +1547,20 @@ impl<R> SessionCompactParamsBuilder<R> {
         self
     }
 }
-impl SessionCompactParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionCompactParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionCompactParams {
+    pub fn build(self) -> SessionCompactParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         SessionCompactParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             turn_id: rest.turn_id,
             unknown: rest.unknown,
         }
@@ -1640,15 +1682,20 @@ impl<R> SessionCompactResultBuilder<R> {
         self
     }
 }
-impl SessionCompactResultBuilder<(String, CompactStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionCompactResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionCompactResult {
+    pub fn build(self) -> SessionCompactResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CompactStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         SessionCompactResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             reason: rest.reason,
             unknown: rest.unknown,
         }
@@ -1749,7 +1796,8 @@ impl<R> SessionConfigBuilder<R> {
     }
 }
 impl SessionConfigBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> SessionConfig {
         let () = self.required;
@@ -1978,21 +2026,27 @@ impl<R> SessionContextUsageParamsBuilder<R> {
         self
     }
 }
-impl SessionContextUsageParamsBuilder<
-    (ContextPressureLevel, String, SourceRange, i64, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> SessionContextUsageParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionContextUsageParams {
+    pub fn build(self) -> SessionContextUsageParams
+    where
+        T0: crate::support::Has<crate::members::pressure, ContextPressureLevel>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::usedTokens, i64>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (pressure, session_id, source_range, used_tokens, view_cursor) = self
             .required;
         let rest = self.rest;
         SessionContextUsageParams {
-            pressure,
-            session_id,
-            source_range,
-            used_tokens,
-            view_cursor,
+            pressure: pressure.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            used_tokens: used_tokens.value(),
+            view_cursor: view_cursor.value(),
             window_tokens: rest.window_tokens,
             unknown: rest.unknown,
         }
@@ -2160,15 +2214,20 @@ impl<R> SessionForkParamsBuilder<R> {
         self
     }
 }
-impl SessionForkParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionForkParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionForkParams {
+    pub fn build(self) -> SessionForkParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         SessionForkParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             cut_point: rest.cut_point,
             exclude_items: rest.exclude_items,
             unknown: rest.unknown,
@@ -2328,19 +2387,27 @@ impl<R> SessionForkResultBuilder<R> {
         self
     }
 }
-impl SessionForkResultBuilder<
-    (SessionHistory, Vec<PendingRequestPointer>, Box<Session>, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionForkResultBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionForkResult {
+    pub fn build(self) -> SessionForkResult
+    where
+        T0: crate::support::Has<crate::members::history, SessionHistory>,
+        T1: crate::support::Has<
+            crate::members::pendingRequests,
+            Vec<PendingRequestPointer>,
+        >,
+        T2: crate::support::Has<crate::members::session, Box<Session>>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (history, pending_requests, session, view_cursor) = self.required;
         let rest = self.rest;
         SessionForkResult {
-            history,
-            pending_requests,
-            session,
-            view_cursor,
+            history: history.value(),
+            pending_requests: pending_requests.value(),
+            session: session.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -2494,16 +2561,22 @@ impl<R> SessionGoalChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionGoalChangedParamsBuilder<(String, SourceRange, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionGoalChangedParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionGoalChangedParams {
+    pub fn build(self) -> SessionGoalChangedParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+        T1: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T2: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
         SessionGoalChangedParams {
-            session_id,
-            source_range,
-            view_cursor,
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             goal: rest.goal,
             unknown: rest.unknown,
         }
@@ -2655,14 +2728,18 @@ impl<R> SessionHistoryBuilder<R> {
         self
     }
 }
-impl SessionHistoryBuilder<(HistoryMode,)> {
-    /// The value, every required member set.
+impl<T0> SessionHistoryBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionHistory {
+    pub fn build(self) -> SessionHistory
+    where
+        T0: crate::support::Has<crate::members::mode, HistoryMode>,
+    {
         let (mode,) = self.required;
         let rest = self.rest;
         SessionHistory {
-            mode,
+            mode: mode.value(),
             checkpoint_boundary: rest.checkpoint_boundary,
             items: rest.items,
             none_reason: rest.none_reason,
@@ -2858,16 +2935,22 @@ impl<R> SessionLeaveCompletedParamsBuilder<R> {
         self
     }
 }
-impl SessionLeaveCompletedParamsBuilder<(String, SessionLeaveOutcome, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionLeaveCompletedParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionLeaveCompletedParams {
+    pub fn build(self) -> SessionLeaveCompletedParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::outcome, SessionLeaveOutcome>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, outcome, session_id) = self.required;
         let rest = self.rest;
         SessionLeaveCompletedParams {
-            command_id,
-            outcome,
-            session_id,
+            command_id: command_id.value(),
+            outcome: outcome.value(),
+            session_id: session_id.value(),
             reason: rest.reason,
             view_cursor: rest.view_cursor,
             unknown: rest.unknown,
@@ -3071,15 +3154,20 @@ impl<R> SessionLeaveParamsBuilder<R> {
         self
     }
 }
-impl SessionLeaveParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionLeaveParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionLeaveParams {
+    pub fn build(self) -> SessionLeaveParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         SessionLeaveParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             stop: rest.stop,
             unknown: rest.unknown,
         }
@@ -3189,15 +3277,20 @@ impl<R> SessionLeaveResultBuilder<R> {
         self
     }
 }
-impl SessionLeaveResultBuilder<(String, CommandAckStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionLeaveResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionLeaveResult {
+    pub fn build(self) -> SessionLeaveResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandAckStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         SessionLeaveResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -3395,10 +3488,18 @@ impl<R> SessionLimitsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionLimitsBuilder<(bool, LimitsNetworkMode, bool, bool, bool)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> SessionLimitsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionLimits {
+    pub fn build(self) -> SessionLimits
+    where
+        T0: crate::support::Has<crate::members::sandboxEnabled, bool>,
+        T1: crate::support::Has<crate::members::sandboxNetwork, LimitsNetworkMode>,
+        T2: crate::support::Has<crate::members::shellEnabled, bool>,
+        T3: crate::support::Has<crate::members::workspaceTrusted, bool>,
+        T4: crate::support::Has<crate::members::writesEnabled, bool>,
+    {
         let (
             sandbox_enabled,
             sandbox_network,
@@ -3408,11 +3509,11 @@ impl SessionLimitsBuilder<(bool, LimitsNetworkMode, bool, bool, bool)> {
         ) = self.required;
         let rest = self.rest;
         SessionLimits {
-            sandbox_enabled,
-            sandbox_network,
-            shell_enabled,
-            workspace_trusted,
-            writes_enabled,
+            sandbox_enabled: sandbox_enabled.value(),
+            sandbox_network: sandbox_network.value(),
+            shell_enabled: shell_enabled.value(),
+            workspace_trusted: workspace_trusted.value(),
+            writes_enabled: writes_enabled.value(),
             unknown: rest.unknown,
         }
     }
@@ -3585,7 +3686,8 @@ impl<R> SessionLimitsChoiceBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl SessionLimitsChoiceBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> SessionLimitsChoice {
         let () = self.required;
@@ -3687,14 +3789,18 @@ impl<R> SessionListBranchFilterBuilder<R> {
         self
     }
 }
-impl SessionListBranchFilterBuilder<(Vec<Option<String>>,)> {
-    /// The value, every required member set.
+impl<T0> SessionListBranchFilterBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionListBranchFilter {
+    pub fn build(self) -> SessionListBranchFilter
+    where
+        T0: crate::support::Has<crate::members::anyOf, Vec<Option<String>>>,
+    {
         let (any_of,) = self.required;
         let rest = self.rest;
         SessionListBranchFilter {
-            any_of,
+            any_of: any_of.value(),
             unknown: rest.unknown,
         }
     }
@@ -3783,14 +3889,18 @@ impl<R> SessionListChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionListChangedParamsBuilder<(Box<Session>,)> {
-    /// The value, every required member set.
+impl<T0> SessionListChangedParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionListChangedParams {
+    pub fn build(self) -> SessionListChangedParams
+    where
+        T0: crate::support::Has<crate::members::session, Box<Session>>,
+    {
         let (session,) = self.required;
         let rest = self.rest;
         SessionListChangedParams {
-            session,
+            session: session.value(),
             unknown: rest.unknown,
         }
     }
@@ -3921,7 +4031,8 @@ impl<R> SessionListFilterBuilder<R> {
     }
 }
 impl SessionListFilterBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> SessionListFilter {
         let () = self.required;
@@ -4091,7 +4202,8 @@ impl<R> SessionListParamsBuilder<R> {
     }
 }
 impl SessionListParamsBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> SessionListParams {
         let () = self.required;
@@ -4232,14 +4344,18 @@ impl<R> SessionListResultBuilder<R> {
         self
     }
 }
-impl SessionListResultBuilder<(Vec<Session>,)> {
-    /// The value, every required member set.
+impl<T0> SessionListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionListResult {
+    pub fn build(self) -> SessionListResult
+    where
+        T0: crate::support::Has<crate::members::sessions, Vec<Session>>,
+    {
         let (sessions,) = self.required;
         let rest = self.rest;
         SessionListResult {
-            sessions,
+            sessions: sessions.value(),
             applied_filter: rest.applied_filter,
             next_cursor: rest.next_cursor,
             unknown: rest.unknown,
@@ -4338,14 +4454,18 @@ impl<R> SessionListSessionIdFilterBuilder<R> {
         self
     }
 }
-impl SessionListSessionIdFilterBuilder<(Vec<String>,)> {
-    /// The value, every required member set.
+impl<T0> SessionListSessionIdFilterBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionListSessionIdFilter {
+    pub fn build(self) -> SessionListSessionIdFilter
+    where
+        T0: crate::support::Has<crate::members::anyOf, Vec<String>>,
+    {
         let (any_of,) = self.required;
         let rest = self.rest;
         SessionListSessionIdFilter {
-            any_of,
+            any_of: any_of.value(),
             unknown: rest.unknown,
         }
     }
@@ -4490,14 +4610,18 @@ impl<R> SessionListTextFilterBuilder<R> {
         self
     }
 }
-impl SessionListTextFilterBuilder<(Vec<SessionListTextField>,)> {
-    /// The value, every required member set.
+impl<T0> SessionListTextFilterBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionListTextFilter {
+    pub fn build(self) -> SessionListTextFilter
+    where
+        T0: crate::support::Has<crate::members::fields, Vec<SessionListTextField>>,
+    {
         let (fields,) = self.required;
         let rest = self.rest;
         SessionListTextFilter {
-            fields,
+            fields: fields.value(),
             all_of: rest.all_of,
             any_of: rest.any_of,
             unknown: rest.unknown,
@@ -4639,14 +4763,18 @@ impl<R> SessionMcpServerConfigStdioBuilder<R> {
         self
     }
 }
-impl SessionMcpServerConfigStdioBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SessionMcpServerConfigStdioBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionMcpServerConfigStdio {
+    pub fn build(self) -> SessionMcpServerConfigStdio
+    where
+        T0: crate::support::Has<crate::members::command, String>,
+    {
         let (command,) = self.required;
         let rest = self.rest;
         SessionMcpServerConfigStdio {
-            command,
+            command: command.value(),
             args: rest.args,
             env: rest.env,
             framing: rest.framing,
@@ -4754,14 +4882,18 @@ impl<R> SessionMcpServerConfigStreamableHttpBuilder<R> {
         self
     }
 }
-impl SessionMcpServerConfigStreamableHttpBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SessionMcpServerConfigStreamableHttpBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionMcpServerConfigStreamableHttp {
+    pub fn build(self) -> SessionMcpServerConfigStreamableHttp
+    where
+        T0: crate::support::Has<crate::members::url, String>,
+    {
         let (url,) = self.required;
         let rest = self.rest;
         SessionMcpServerConfigStreamableHttp {
-            url,
+            url: url.value(),
             headers: rest.headers,
             mode: rest.mode,
             unknown: rest.unknown,
@@ -5146,20 +5278,26 @@ impl<R> SessionModelChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionModelChangedParamsBuilder<
-    (String, String, ModelChangeSource, SourceRange, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> SessionModelChangedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionModelChangedParams {
+    pub fn build(self) -> SessionModelChangedParams
+    where
+        T0: crate::support::Has<crate::members::modelId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::source, ModelChangeSource>,
+        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (model_id, session_id, source, source_range, view_cursor) = self.required;
         let rest = self.rest;
         SessionModelChangedParams {
-            model_id,
-            session_id,
-            source,
-            source_range,
-            view_cursor,
+            model_id: model_id.value(),
+            session_id: session_id.value(),
+            source: source.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             provider_id: rest.provider_id,
             unknown: rest.unknown,
         }
@@ -5418,12 +5556,26 @@ impl<R> SessionModelRouteUnservedParamsBuilder<R> {
         self
     }
 }
-impl SessionModelRouteUnservedParamsBuilder<
-    (String, String, String, String, SourceRange, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+> SessionModelRouteUnservedParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionModelRouteUnservedParams {
+    pub fn build(self) -> SessionModelRouteUnservedParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::installedProviderId, String>,
+        T2: crate::support::Has<crate::members::modelId, String>,
+        T3: crate::support::Has<crate::members::sessionId, String>,
+        T4: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T5: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             command_id,
             installed_provider_id,
@@ -5434,12 +5586,12 @@ impl SessionModelRouteUnservedParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         SessionModelRouteUnservedParams {
-            command_id,
-            installed_provider_id,
-            model_id,
-            session_id,
-            source_range,
-            view_cursor,
+            command_id: command_id.value(),
+            installed_provider_id: installed_provider_id.value(),
+            model_id: model_id.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             provider_id: rest.provider_id,
             unknown: rest.unknown,
         }
@@ -5630,17 +5782,24 @@ impl<R> SessionNameChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionNameChangedParamsBuilder<(String, String, SourceRange, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionNameChangedParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionNameChangedParams {
+    pub fn build(self) -> SessionNameChangedParams
+    where
+        T0: crate::support::Has<crate::members::name, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (name, session_id, source_range, view_cursor) = self.required;
         let rest = self.rest;
         SessionNameChangedParams {
-            name,
-            session_id,
-            source_range,
-            view_cursor,
+            name: name.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             generated_name: rest.generated_name,
             name_origin: rest.name_origin,
             unknown: rest.unknown,
@@ -5914,19 +6073,24 @@ impl<R> SessionPermissionProfileChangedParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionPermissionProfileChangedParamsBuilder<
-    (String, PermissionProfileSource, SourceRange, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionPermissionProfileChangedParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionPermissionProfileChangedParams {
+    pub fn build(self) -> SessionPermissionProfileChangedParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+        T1: crate::support::Has<crate::members::source, PermissionProfileSource>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (session_id, source, source_range, view_cursor) = self.required;
         let rest = self.rest;
         SessionPermissionProfileChangedParams {
-            session_id,
-            source,
-            source_range,
-            view_cursor,
+            session_id: session_id.value(),
+            source: source.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             client_name: rest.client_name,
             command_id: rest.command_id,
             profile_id: rest.profile_id,
@@ -6048,15 +6212,20 @@ impl<R> SessionPromptHintCandidateBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionPromptHintCandidateBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionPromptHintCandidateBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionPromptHintCandidate {
+    pub fn build(self) -> SessionPromptHintCandidate
+    where
+        T0: crate::support::Has<crate::members::description, String>,
+        T1: crate::support::Has<crate::members::id, String>,
+    {
         let (description, id) = self.required;
         let rest = self.rest;
         SessionPromptHintCandidate {
-            description,
-            id,
+            description: description.value(),
+            id: id.value(),
             unknown: rest.unknown,
         }
     }
@@ -6176,15 +6345,23 @@ impl<R> SessionPromptHintParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionPromptHintParamsBuilder<(Vec<SessionPromptHintCandidate>, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionPromptHintParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionPromptHintParams {
+    pub fn build(self) -> SessionPromptHintParams
+    where
+        T0: crate::support::Has<
+            crate::members::candidates,
+            Vec<SessionPromptHintCandidate>,
+        >,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (candidates, session_id) = self.required;
         let rest = self.rest;
         SessionPromptHintParams {
-            candidates,
-            session_id,
+            candidates: candidates.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -6289,7 +6466,8 @@ impl<R> SessionPromptHintResultBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl SessionPromptHintResultBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> SessionPromptHintResult {
         let () = self.required;
@@ -6395,14 +6573,18 @@ impl<R> SessionReadLimitsParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionReadLimitsParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SessionReadLimitsParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionReadLimitsParams {
+    pub fn build(self) -> SessionReadLimitsParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         SessionReadLimitsParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -6523,15 +6705,20 @@ impl<R> SessionReadLimitsResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionReadLimitsResultBuilder<(SessionLimits, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionReadLimitsResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionReadLimitsResult {
+    pub fn build(self) -> SessionReadLimitsResult
+    where
+        T0: crate::support::Has<crate::members::currentLimits, SessionLimits>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (current_limits, session_id) = self.required;
         let rest = self.rest;
         SessionReadLimitsResult {
-            current_limits,
-            session_id,
+            current_limits: current_limits.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -6635,14 +6822,18 @@ impl<R> SessionReadParamsBuilder<R> {
         self
     }
 }
-impl SessionReadParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SessionReadParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionReadParams {
+    pub fn build(self) -> SessionReadParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         SessionReadParams {
-            session_id,
+            session_id: session_id.value(),
             exclude_items: rest.exclude_items,
             unknown: rest.unknown,
         }
@@ -6882,19 +7073,27 @@ impl<R> SessionReadResultBuilder<R> {
         self
     }
 }
-impl SessionReadResultBuilder<
-    (SessionHistory, Vec<PendingRequestPointer>, Box<Session>, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionReadResultBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionReadResult {
+    pub fn build(self) -> SessionReadResult
+    where
+        T0: crate::support::Has<crate::members::history, SessionHistory>,
+        T1: crate::support::Has<
+            crate::members::pendingRequests,
+            Vec<PendingRequestPointer>,
+        >,
+        T2: crate::support::Has<crate::members::session, Box<Session>>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (history, pending_requests, session, view_cursor) = self.required;
         let rest = self.rest;
         SessionReadResult {
-            history,
-            pending_requests,
-            session,
-            view_cursor,
+            history: history.value(),
+            pending_requests: pending_requests.value(),
+            session: session.value(),
+            view_cursor: view_cursor.value(),
             blocked_prompt: rest.blocked_prompt,
             last_turn: rest.last_turn,
             queued_inputs: rest.queued_inputs,
@@ -7118,21 +7317,33 @@ impl<R> SessionReasoningEffortChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionReasoningEffortChangedParamsBuilder<
-    (ReasoningEffort, String, ReasoningEffortChangeSource, SourceRange, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+> SessionReasoningEffortChangedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionReasoningEffortChangedParams {
+    pub fn build(self) -> SessionReasoningEffortChangedParams
+    where
+        T0: crate::support::Has<crate::members::reasoningEffort, ReasoningEffort>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::source, ReasoningEffortChangeSource>,
+        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (reasoning_effort, session_id, source, source_range, view_cursor) = self
             .required;
         let rest = self.rest;
         SessionReasoningEffortChangedParams {
-            reasoning_effort,
-            session_id,
-            source,
-            source_range,
-            view_cursor,
+            reasoning_effort: reasoning_effort.value(),
+            session_id: session_id.value(),
+            source: source.value(),
+            source_range: source_range.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -7263,16 +7474,22 @@ impl<R> SessionRenameParamsBuilder<R> {
         self
     }
 }
-impl SessionRenameParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionRenameParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionRenameParams {
+    pub fn build(self) -> SessionRenameParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::name, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, name, session_id) = self.required;
         let rest = self.rest;
         SessionRenameParams {
-            command_id,
-            name,
-            session_id,
+            command_id: command_id.value(),
+            name: name.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -7393,15 +7610,20 @@ impl<R> SessionRenameResultBuilder<R> {
         self
     }
 }
-impl SessionRenameResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionRenameResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionRenameResult {
+    pub fn build(self) -> SessionRenameResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         SessionRenameResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             name: rest.name,
             unknown: rest.unknown,
         }
@@ -7610,16 +7832,22 @@ impl<R> SessionReportStartupPhaseSpanBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionReportStartupPhaseSpanBuilder<(i64, SessionReportStartupPhase, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionReportStartupPhaseSpanBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionReportStartupPhaseSpan {
+    pub fn build(self) -> SessionReportStartupPhaseSpan
+    where
+        T0: crate::support::Has<crate::members::durationMs, i64>,
+        T1: crate::support::Has<crate::members::phase, SessionReportStartupPhase>,
+        T2: crate::support::Has<crate::members::startMs, i64>,
+    {
         let (duration_ms, phase, start_ms) = self.required;
         let rest = self.rest;
         SessionReportStartupPhaseSpan {
-            duration_ms,
-            phase,
-            start_ms,
+            duration_ms: duration_ms.value(),
+            phase: phase.value(),
+            start_ms: start_ms.value(),
             color_provenance: rest.color_provenance,
             unknown: rest.unknown,
         }
@@ -7765,18 +7993,25 @@ impl<R> SessionReportStartupPhasesParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionReportStartupPhasesParamsBuilder<
-    (String, Vec<SessionReportStartupPhaseSpan>, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionReportStartupPhasesParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionReportStartupPhasesParams {
+    pub fn build(self) -> SessionReportStartupPhasesParams
+    where
+        T0: crate::support::Has<crate::members::launchNonce, String>,
+        T1: crate::support::Has<
+            crate::members::phases,
+            Vec<SessionReportStartupPhaseSpan>,
+        >,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (launch_nonce, phases, session_id) = self.required;
         let rest = self.rest;
         SessionReportStartupPhasesParams {
-            launch_nonce,
-            phases,
-            session_id,
+            launch_nonce: launch_nonce.value(),
+            phases: phases.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -7875,14 +8110,18 @@ impl<R> SessionReportStartupPhasesResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionReportStartupPhasesResultBuilder<(bool,)> {
-    /// The value, every required member set.
+impl<T0> SessionReportStartupPhasesResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionReportStartupPhasesResult {
+    pub fn build(self) -> SessionReportStartupPhasesResult
+    where
+        T0: crate::support::Has<crate::members::recorded, bool>,
+    {
         let (recorded,) = self.required;
         let rest = self.rest;
         SessionReportStartupPhasesResult {
-            recorded,
+            recorded: recorded.value(),
             unknown: rest.unknown,
         }
     }
@@ -8146,15 +8385,20 @@ impl<R> SessionResumeParamsBuilder<R> {
         self
     }
 }
-impl SessionResumeParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionResumeParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionResumeParams {
+    pub fn build(self) -> SessionResumeParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         SessionResumeParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             config: rest.config,
             cursor: rest.cursor,
             exclude_items: rest.exclude_items,
@@ -8386,19 +8630,27 @@ impl<R> SessionResumeResultBuilder<R> {
         self
     }
 }
-impl SessionResumeResultBuilder<
-    (SessionHistory, Vec<PendingRequestPointer>, Box<Session>, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionResumeResultBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionResumeResult {
+    pub fn build(self) -> SessionResumeResult
+    where
+        T0: crate::support::Has<crate::members::history, SessionHistory>,
+        T1: crate::support::Has<
+            crate::members::pendingRequests,
+            Vec<PendingRequestPointer>,
+        >,
+        T2: crate::support::Has<crate::members::session, Box<Session>>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (history, pending_requests, session, view_cursor) = self.required;
         let rest = self.rest;
         SessionResumeResult {
-            history,
-            pending_requests,
-            session,
-            view_cursor,
+            history: history.value(),
+            pending_requests: pending_requests.value(),
+            session: session.value(),
+            view_cursor: view_cursor.value(),
             #[cfg(feature = "experimental")]
             abnormal_end: rest.abnormal_end,
             blocked_prompt: rest.blocked_prompt,
@@ -8542,16 +8794,22 @@ impl<R> SessionSetApprovalModeParamsBuilder<R> {
         self
     }
 }
-impl SessionSetApprovalModeParamsBuilder<(String, ApprovalMode, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionSetApprovalModeParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSetApprovalModeParams {
+    pub fn build(self) -> SessionSetApprovalModeParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::mode, ApprovalMode>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, mode, session_id) = self.required;
         let rest = self.rest;
         SessionSetApprovalModeParams {
-            command_id,
-            mode,
-            session_id,
+            command_id: command_id.value(),
+            mode: mode.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -8726,19 +8984,27 @@ impl<R> SessionSetApprovalModeResultBuilder<R> {
         self
     }
 }
-impl SessionSetApprovalModeResultBuilder<
-    (ApprovalModeApplyOutcome, String, EffectiveApprovalModeState, CommandStatus),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionSetApprovalModeResultBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSetApprovalModeResult {
+    pub fn build(self) -> SessionSetApprovalModeResult
+    where
+        T0: crate::support::Has<crate::members::applyOutcome, ApprovalModeApplyOutcome>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<
+            crate::members::effectiveMode,
+            EffectiveApprovalModeState,
+        >,
+        T3: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (apply_outcome, command_id, effective_mode, status) = self.required;
         let rest = self.rest;
         SessionSetApprovalModeResult {
-            apply_outcome,
-            command_id,
-            effective_mode,
-            status,
+            apply_outcome: apply_outcome.value(),
+            command_id: command_id.value(),
+            effective_mode: effective_mode.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -8869,16 +9135,22 @@ impl<R> SessionSetModelParamsBuilder<R> {
         self
     }
 }
-impl SessionSetModelParamsBuilder<(String, ModelSelection, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionSetModelParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSetModelParams {
+    pub fn build(self) -> SessionSetModelParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::model, ModelSelection>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, model, session_id) = self.required;
         let rest = self.rest;
         SessionSetModelParams {
-            command_id,
-            model,
-            session_id,
+            command_id: command_id.value(),
+            model: model.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -8987,15 +9259,20 @@ impl<R> SessionSetModelResultBuilder<R> {
         self
     }
 }
-impl SessionSetModelResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionSetModelResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSetModelResult {
+    pub fn build(self) -> SessionSetModelResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         SessionSetModelResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -9137,16 +9414,22 @@ impl<R> SessionSetPermissionProfileParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionSetPermissionProfileParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionSetPermissionProfileParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSetPermissionProfileParams {
+    pub fn build(self) -> SessionSetPermissionProfileParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::profileId, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, profile_id, session_id) = self.required;
         let rest = self.rest;
         SessionSetPermissionProfileParams {
-            command_id,
-            profile_id,
-            session_id,
+            command_id: command_id.value(),
+            profile_id: profile_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -9338,19 +9621,30 @@ impl<R> SessionSetPermissionProfileResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionSetPermissionProfileResultBuilder<
-    (PermissionProfileApplyOutcome, String, EffectivePermissionState, CommandStatus),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionSetPermissionProfileResultBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSetPermissionProfileResult {
+    pub fn build(self) -> SessionSetPermissionProfileResult
+    where
+        T0: crate::support::Has<
+            crate::members::applyOutcome,
+            PermissionProfileApplyOutcome,
+        >,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<
+            crate::members::permissionState,
+            EffectivePermissionState,
+        >,
+        T3: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (apply_outcome, command_id, permission_state, status) = self.required;
         let rest = self.rest;
         SessionSetPermissionProfileResult {
-            apply_outcome,
-            command_id,
-            permission_state,
-            status,
+            apply_outcome: apply_outcome.value(),
+            command_id: command_id.value(),
+            permission_state: permission_state.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -9484,16 +9778,22 @@ impl<R> SessionSetReasoningEffortParamsBuilder<R> {
         self
     }
 }
-impl SessionSetReasoningEffortParamsBuilder<(String, ReasoningEffort, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionSetReasoningEffortParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSetReasoningEffortParams {
+    pub fn build(self) -> SessionSetReasoningEffortParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::reasoningEffort, ReasoningEffort>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, reasoning_effort, session_id) = self.required;
         let rest = self.rest;
         SessionSetReasoningEffortParams {
-            command_id,
-            reasoning_effort,
-            session_id,
+            command_id: command_id.value(),
+            reasoning_effort: reasoning_effort.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -9602,15 +9902,20 @@ impl<R> SessionSetReasoningEffortResultBuilder<R> {
         self
     }
 }
-impl SessionSetReasoningEffortResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionSetReasoningEffortResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSetReasoningEffortResult {
+    pub fn build(self) -> SessionSetReasoningEffortResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         SessionSetReasoningEffortResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -9720,15 +10025,20 @@ impl<R> SessionSideChatParamsBuilder<R> {
         self
     }
 }
-impl SessionSideChatParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionSideChatParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSideChatParams {
+    pub fn build(self) -> SessionSideChatParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         SessionSideChatParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -9886,19 +10196,27 @@ impl<R> SessionSideChatResultBuilder<R> {
         self
     }
 }
-impl SessionSideChatResultBuilder<
-    (SessionHistory, Vec<PendingRequestPointer>, Box<Session>, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SessionSideChatResultBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSideChatResult {
+    pub fn build(self) -> SessionSideChatResult
+    where
+        T0: crate::support::Has<crate::members::history, SessionHistory>,
+        T1: crate::support::Has<
+            crate::members::pendingRequests,
+            Vec<PendingRequestPointer>,
+        >,
+        T2: crate::support::Has<crate::members::session, Box<Session>>,
+        T3: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (history, pending_requests, session, view_cursor) = self.required;
         let rest = self.rest;
         SessionSideChatResult {
-            history,
-            pending_requests,
-            session,
-            view_cursor,
+            history: history.value(),
+            pending_requests: pending_requests.value(),
+            session: session.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -10019,14 +10337,18 @@ impl<R> SessionSpawnedByBuilder<R> {
         self
     }
 }
-impl SessionSpawnedByBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SessionSpawnedByBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionSpawnedBy {
+    pub fn build(self) -> SessionSpawnedBy
+    where
+        T0: crate::support::Has<crate::members::parentSessionId, String>,
+    {
         let (parent_session_id,) = self.required;
         let rest = self.rest;
         SessionSpawnedBy {
-            parent_session_id,
+            parent_session_id: parent_session_id.value(),
             project: rest.project,
             thread: rest.thread,
             unknown: rest.unknown,
@@ -10341,14 +10663,18 @@ impl<R> SessionStartParamsBuilder<R> {
         self
     }
 }
-impl SessionStartParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SessionStartParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionStartParams {
+    pub fn build(self) -> SessionStartParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+    {
         let (command_id,) = self.required;
         let rest = self.rest;
         SessionStartParams {
-            command_id,
+            command_id: command_id.value(),
             approval_mode: rest.approval_mode,
             config: rest.config,
             #[cfg(feature = "experimental")]
@@ -10472,15 +10798,20 @@ impl<R> SessionStartResultBuilder<R> {
         self
     }
 }
-impl SessionStartResultBuilder<(Box<Session>, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionStartResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionStartResult {
+    pub fn build(self) -> SessionStartResult
+    where
+        T0: crate::support::Has<crate::members::session, Box<Session>>,
+        T1: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (session, view_cursor) = self.required;
         let rest = self.rest;
         SessionStartResult {
-            session,
-            view_cursor,
+            session: session.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -10576,14 +10907,18 @@ impl<R> SessionStartedParamsBuilder<R> {
         self
     }
 }
-impl SessionStartedParamsBuilder<(Box<Session>,)> {
-    /// The value, every required member set.
+impl<T0> SessionStartedParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionStartedParams {
+    pub fn build(self) -> SessionStartedParams
+    where
+        T0: crate::support::Has<crate::members::session, Box<Session>>,
+    {
         let (session,) = self.required;
         let rest = self.rest;
         SessionStartedParams {
-            session,
+            session: session.value(),
             unknown: rest.unknown,
         }
     }
@@ -10800,15 +11135,20 @@ impl<R> SessionStatusChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionStatusChangedParamsBuilder<(String, SessionStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionStatusChangedParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionStatusChangedParams {
+    pub fn build(self) -> SessionStatusChangedParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+        T1: crate::support::Has<crate::members::status, SessionStatus>,
+    {
         let (session_id, status) = self.required;
         let rest = self.rest;
         SessionStatusChangedParams {
-            session_id,
-            status,
+            session_id: session_id.value(),
+            status: status.value(),
             attention: rest.attention,
             #[cfg(feature = "experimental")]
             permission_state: rest.permission_state,
@@ -11053,22 +11393,36 @@ impl<R> SessionTodoListChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionTodoListChangedParamsBuilder<
-    (Vec<TodoItem>, i64, String, SourceRange, String, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+> SessionTodoListChangedParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionTodoListChangedParams {
+    pub fn build(self) -> SessionTodoListChangedParams
+    where
+        T0: crate::support::Has<crate::members::items, Vec<TodoItem>>,
+        T1: crate::support::Has<crate::members::revision, i64>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T4: crate::support::Has<crate::members::sourceTool, String>,
+        T5: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (items, revision, session_id, source_range, source_tool, view_cursor) = self
             .required;
         let rest = self.rest;
         SessionTodoListChangedParams {
-            items,
-            revision,
-            session_id,
-            source_range,
-            source_tool,
-            view_cursor,
+            items: items.value(),
+            revision: revision.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            source_tool: source_tool.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -11422,12 +11776,30 @@ impl<R> SessionTokenUsageParamsBuilder<R> {
         self
     }
 }
-impl SessionTokenUsageParamsBuilder<
-    (CumulativeTokenUsage, i64, String, SourceRange, i64, String, TokenUsage, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionTokenUsageParams {
+    pub fn build(self) -> SessionTokenUsageParams
+    where
+        T0: crate::support::Has<crate::members::cumulative, CumulativeTokenUsage>,
+        T1: crate::support::Has<crate::members::promptTokens, i64>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T4: crate::support::Has<crate::members::totalTokens, i64>,
+        T5: crate::support::Has<crate::members::turnId, String>,
+        T6: crate::support::Has<crate::members::usage, TokenUsage>,
+        T7: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             cumulative,
             prompt_tokens,
@@ -11440,14 +11812,14 @@ impl SessionTokenUsageParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         SessionTokenUsageParams {
-            cumulative,
-            prompt_tokens,
-            session_id,
-            source_range,
-            total_tokens,
-            turn_id,
-            usage,
-            view_cursor,
+            cumulative: cumulative.value(),
+            prompt_tokens: prompt_tokens.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            total_tokens: total_tokens.value(),
+            turn_id: turn_id.value(),
+            usage: usage.value(),
+            view_cursor: view_cursor.value(),
             duration_ms: rest.duration_ms,
             finish_reason: rest.finish_reason,
             model_id: rest.model_id,
@@ -11582,16 +11954,22 @@ impl<R> SessionUserShellParamsBuilder<R> {
         self
     }
 }
-impl SessionUserShellParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SessionUserShellParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionUserShellParams {
+    pub fn build(self) -> SessionUserShellParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::commandText, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, command_text, session_id) = self.required;
         let rest = self.rest;
         SessionUserShellParams {
-            command_id,
-            command_text,
-            session_id,
+            command_id: command_id.value(),
+            command_text: command_text.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -11700,15 +12078,20 @@ impl<R> SessionUserShellResultBuilder<R> {
         self
     }
 }
-impl SessionUserShellResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionUserShellResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionUserShellResult {
+    pub fn build(self) -> SessionUserShellResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         SessionUserShellResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -11859,15 +12242,20 @@ impl<R> SessionViewHealthChangedParamsBuilder<R> {
         self
     }
 }
-impl SessionViewHealthChangedParamsBuilder<(SessionViewHealth, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionViewHealthChangedParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionViewHealthChangedParams {
+    pub fn build(self) -> SessionViewHealthChangedParams
+    where
+        T0: crate::support::Has<crate::members::health, SessionViewHealth>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (health, session_id) = self.required;
         let rest = self.rest;
         SessionViewHealthChangedParams {
-            health,
-            session_id,
+            health: health.value(),
+            session_id: session_id.value(),
             none_reason: rest.none_reason,
             unknown: rest.unknown,
         }
@@ -11980,15 +12368,20 @@ impl<R> SessionWorktreeBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SessionWorktreeBuilder<(WorktreeOrigin, String)> {
-    /// The value, every required member set.
+impl<T0, T1> SessionWorktreeBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SessionWorktree {
+    pub fn build(self) -> SessionWorktree
+    where
+        T0: crate::support::Has<crate::members::origin, WorktreeOrigin>,
+        T1: crate::support::Has<crate::members::path, String>,
+    {
         let (origin, path) = self.required;
         let rest = self.rest;
         SessionWorktree {
-            origin,
-            path,
+            origin: origin.value(),
+            path: path.value(),
             unknown: rest.unknown,
         }
     }

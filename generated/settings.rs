@@ -103,15 +103,23 @@ impl<R> SettingsReadResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SettingsReadResultBuilder<(i64, serde_json::Map<String, serde_json::Value>)> {
-    /// The value, every required member set.
+impl<T0, T1> SettingsReadResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SettingsReadResult {
+    pub fn build(self) -> SettingsReadResult
+    where
+        T0: crate::support::Has<crate::members::schemaVersion, i64>,
+        T1: crate::support::Has<
+            crate::members::values,
+            serde_json::Map<String, serde_json::Value>,
+        >,
+    {
         let (schema_version, values) = self.required;
         let rest = self.rest;
         SettingsReadResult {
-            schema_version,
-            values,
+            schema_version: schema_version.value(),
+            values: values.value(),
             unknown: rest.unknown,
         }
     }
@@ -233,15 +241,23 @@ impl<R> SettingsReadSchemaResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SettingsReadSchemaResultBuilder<(serde_json::Map<String, serde_json::Value>, i64)> {
-    /// The value, every required member set.
+impl<T0, T1> SettingsReadSchemaResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SettingsReadSchemaResult {
+    pub fn build(self) -> SettingsReadSchemaResult
+    where
+        T0: crate::support::Has<
+            crate::members::keys,
+            serde_json::Map<String, serde_json::Value>,
+        >,
+        T1: crate::support::Has<crate::members::schemaVersion, i64>,
+    {
         let (keys, schema_version) = self.required;
         let rest = self.rest;
         SettingsReadSchemaResult {
-            keys,
-            schema_version,
+            keys: keys.value(),
+            schema_version: schema_version.value(),
             unknown: rest.unknown,
         }
     }
@@ -355,14 +371,18 @@ impl<R> SettingsWriteEditBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SettingsWriteEditBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SettingsWriteEditBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SettingsWriteEdit {
+    pub fn build(self) -> SettingsWriteEdit
+    where
+        T0: crate::support::Has<crate::members::keyPath, String>,
+    {
         let (key_path,) = self.required;
         let rest = self.rest;
         SettingsWriteEdit {
-            key_path,
+            key_path: key_path.value(),
             value: rest.value,
             unknown: rest.unknown,
         }
@@ -496,14 +516,18 @@ impl<R> SettingsWriteManyParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SettingsWriteManyParamsBuilder<(Vec<SettingsWriteEdit>,)> {
-    /// The value, every required member set.
+impl<T0> SettingsWriteManyParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SettingsWriteManyParams {
+    pub fn build(self) -> SettingsWriteManyParams
+    where
+        T0: crate::support::Has<crate::members::edits, Vec<SettingsWriteEdit>>,
+    {
         let (edits,) = self.required;
         let rest = self.rest;
         SettingsWriteManyParams {
-            edits,
+            edits: edits.value(),
             unknown: rest.unknown,
         }
     }
@@ -602,14 +626,18 @@ impl<R> SettingsWriteManyResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SettingsWriteManyResultBuilder<(Vec<SettingsWriteResultEntry>,)> {
-    /// The value, every required member set.
+impl<T0> SettingsWriteManyResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SettingsWriteManyResult {
+    pub fn build(self) -> SettingsWriteManyResult
+    where
+        T0: crate::support::Has<crate::members::results, Vec<SettingsWriteResultEntry>>,
+    {
         let (results,) = self.required;
         let rest = self.rest;
         SettingsWriteManyResult {
-            results,
+            results: results.value(),
             unknown: rest.unknown,
         }
     }
@@ -726,14 +754,18 @@ impl<R> SettingsWriteResultEntryBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SettingsWriteResultEntryBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SettingsWriteResultEntryBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SettingsWriteResultEntry {
+    pub fn build(self) -> SettingsWriteResultEntry
+    where
+        T0: crate::support::Has<crate::members::keyPath, String>,
+    {
         let (key_path,) = self.required;
         let rest = self.rest;
         SettingsWriteResultEntry {
-            key_path,
+            key_path: key_path.value(),
             effective_value: rest.effective_value,
             unknown: rest.unknown,
         }
@@ -885,14 +917,18 @@ impl<R> SettingsWriteValueParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SettingsWriteValueParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SettingsWriteValueParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SettingsWriteValueParams {
+    pub fn build(self) -> SettingsWriteValueParams
+    where
+        T0: crate::support::Has<crate::members::keyPath, String>,
+    {
         let (key_path,) = self.required;
         let rest = self.rest;
         SettingsWriteValueParams {
-            key_path,
+            key_path: key_path.value(),
             value: rest.value,
             unknown: rest.unknown,
         }
@@ -1044,14 +1080,18 @@ impl<R> SettingsWriteValueResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl SettingsWriteValueResultBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SettingsWriteValueResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SettingsWriteValueResult {
+    pub fn build(self) -> SettingsWriteValueResult
+    where
+        T0: crate::support::Has<crate::members::keyPath, String>,
+    {
         let (key_path,) = self.required;
         let rest = self.rest;
         SettingsWriteValueResult {
-            key_path,
+            key_path: key_path.value(),
             effective_value: rest.effective_value,
             unknown: rest.unknown,
         }

@@ -262,17 +262,24 @@ impl<R> SkillCatalogEntryBuilder<R> {
         self
     }
 }
-impl SkillCatalogEntryBuilder<(String, String, String, SkillSource)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SkillCatalogEntryBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillCatalogEntry {
+    pub fn build(self) -> SkillCatalogEntry
+    where
+        T0: crate::support::Has<crate::members::description, String>,
+        T1: crate::support::Has<crate::members::displayName, String>,
+        T2: crate::support::Has<crate::members::selector, String>,
+        T3: crate::support::Has<crate::members::source, SkillSource>,
+    {
         let (description, display_name, selector, source) = self.required;
         let rest = self.rest;
         SkillCatalogEntry {
-            description,
-            display_name,
-            selector,
-            source,
+            description: description.value(),
+            display_name: display_name.value(),
+            selector: selector.value(),
+            source: source.value(),
             argument_hint: rest.argument_hint,
             plugin_id: rest.plugin_id,
             title: rest.title,
@@ -365,14 +372,18 @@ impl<R> SkillChangedParamsBuilder<R> {
         self
     }
 }
-impl SkillChangedParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SkillChangedParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillChangedParams {
+    pub fn build(self) -> SkillChangedParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         SkillChangedParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -526,17 +537,24 @@ impl<R> SkillImportCountsBuilder<R> {
         self
     }
 }
-impl SkillImportCountsBuilder<(i64, i64, i64, i64)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SkillImportCountsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillImportCounts {
+    pub fn build(self) -> SkillImportCounts
+    where
+        T0: crate::support::Has<crate::members::failed, i64>,
+        T1: crate::support::Has<crate::members::installed, i64>,
+        T2: crate::support::Has<crate::members::quarantined, i64>,
+        T3: crate::support::Has<crate::members::skipped, i64>,
+    {
         let (failed, installed, quarantined, skipped) = self.required;
         let rest = self.rest;
         SkillImportCounts {
-            failed,
-            installed,
-            quarantined,
-            skipped,
+            failed: failed.value(),
+            installed: installed.value(),
+            quarantined: quarantined.value(),
+            skipped: skipped.value(),
             unknown: rest.unknown,
         }
     }
@@ -639,14 +657,18 @@ impl<R> SkillImportFailureBuilder<R> {
         self
     }
 }
-impl SkillImportFailureBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SkillImportFailureBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillImportFailure {
+    pub fn build(self) -> SkillImportFailure
+    where
+        T0: crate::support::Has<crate::members::reason, String>,
+    {
         let (reason,) = self.required;
         let rest = self.rest;
         SkillImportFailure {
-            reason,
+            reason: reason.value(),
             id: rest.id,
             unknown: rest.unknown,
         }
@@ -805,16 +827,22 @@ impl<R> SkillImportParamsBuilder<R> {
         self
     }
 }
-impl SkillImportParamsBuilder<(String, String, SkillImportSource)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SkillImportParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillImportParams {
+    pub fn build(self) -> SkillImportParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::source, SkillImportSource>,
+    {
         let (command_id, session_id, source) = self.required;
         let rest = self.rest;
         SkillImportParams {
-            command_id,
-            session_id,
-            source,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            source: source.value(),
             dry_run: rest.dry_run,
             force: rest.force,
             unknown: rest.unknown,
@@ -924,15 +952,20 @@ impl<R> SkillImportQuarantineBuilder<R> {
         self
     }
 }
-impl SkillImportQuarantineBuilder<(String, Vec<String>)> {
-    /// The value, every required member set.
+impl<T0, T1> SkillImportQuarantineBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillImportQuarantine {
+    pub fn build(self) -> SkillImportQuarantine
+    where
+        T0: crate::support::Has<crate::members::id, String>,
+        T1: crate::support::Has<crate::members::reasons, Vec<String>>,
+    {
         let (id, reasons) = self.required;
         let rest = self.rest;
         SkillImportQuarantine {
-            id,
-            reasons,
+            id: id.value(),
+            reasons: reasons.value(),
             unknown: rest.unknown,
         }
     }
@@ -1280,22 +1313,32 @@ impl<R> SkillImportResultBuilder<R> {
         self
     }
 }
-impl SkillImportResultBuilder<
-    (
-        String,
-        SkillImportCounts,
-        bool,
-        Vec<SkillImportFailure>,
-        Vec<String>,
-        Vec<SkillImportQuarantine>,
-        Vec<String>,
-        SkillImportSource,
-        CommandStatus,
-    ),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+    T8,
+> SkillImportResultBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillImportResult {
+    pub fn build(self) -> SkillImportResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::counts, SkillImportCounts>,
+        T2: crate::support::Has<crate::members::dryRun, bool>,
+        T3: crate::support::Has<crate::members::failed, Vec<SkillImportFailure>>,
+        T4: crate::support::Has<crate::members::installed, Vec<String>>,
+        T5: crate::support::Has<crate::members::quarantined, Vec<SkillImportQuarantine>>,
+        T6: crate::support::Has<crate::members::skipped, Vec<String>>,
+        T7: crate::support::Has<crate::members::source, SkillImportSource>,
+        T8: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (
             command_id,
             counts,
@@ -1309,15 +1352,15 @@ impl SkillImportResultBuilder<
         ) = self.required;
         let rest = self.rest;
         SkillImportResult {
-            command_id,
-            counts,
-            dry_run,
-            failed,
-            installed,
-            quarantined,
-            skipped,
-            source,
-            status,
+            command_id: command_id.value(),
+            counts: counts.value(),
+            dry_run: dry_run.value(),
+            failed: failed.value(),
+            installed: installed.value(),
+            quarantined: quarantined.value(),
+            skipped: skipped.value(),
+            source: source.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -1479,14 +1522,18 @@ impl<R> SkillListParamsBuilder<R> {
         self
     }
 }
-impl SkillListParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> SkillListParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillListParams {
+    pub fn build(self) -> SkillListParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         SkillListParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1575,14 +1622,18 @@ impl<R> SkillListResultBuilder<R> {
         self
     }
 }
-impl SkillListResultBuilder<(Vec<SkillCatalogEntry>,)> {
-    /// The value, every required member set.
+impl<T0> SkillListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillListResult {
+    pub fn build(self) -> SkillListResult
+    where
+        T0: crate::support::Has<crate::members::skills, Vec<SkillCatalogEntry>>,
+    {
         let (skills,) = self.required;
         let rest = self.rest;
         SkillListResult {
-            skills,
+            skills: skills.value(),
             unknown: rest.unknown,
         }
     }
@@ -1784,20 +1835,26 @@ impl<R> SkillSetActivationParamsBuilder<R> {
         self
     }
 }
-impl SkillSetActivationParamsBuilder<
-    (SkillActivationState, String, SkillActivationScope, String, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> SkillSetActivationParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillSetActivationParams {
+    pub fn build(self) -> SkillSetActivationParams
+    where
+        T0: crate::support::Has<crate::members::activation, SkillActivationState>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<crate::members::scope, SkillActivationScope>,
+        T3: crate::support::Has<crate::members::selector, String>,
+        T4: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (activation, command_id, scope, selector, session_id) = self.required;
         let rest = self.rest;
         SkillSetActivationParams {
-            activation,
-            command_id,
-            scope,
-            selector,
-            session_id,
+            activation: activation.value(),
+            command_id: command_id.value(),
+            scope: scope.value(),
+            selector: selector.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -2035,28 +2092,28 @@ impl<R> SkillSetActivationResultBuilder<R> {
         self
     }
 }
-impl SkillSetActivationResultBuilder<
-    (
-        SkillActivationState,
-        String,
-        SkillActivationState,
-        SkillActivationScope,
-        String,
-        CommandStatus,
-    ),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5> SkillSetActivationResultBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SkillSetActivationResult {
+    pub fn build(self) -> SkillSetActivationResult
+    where
+        T0: crate::support::Has<crate::members::activation, SkillActivationState>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<crate::members::previous, SkillActivationState>,
+        T3: crate::support::Has<crate::members::scope, SkillActivationScope>,
+        T4: crate::support::Has<crate::members::selector, String>,
+        T5: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (activation, command_id, previous, scope, selector, status) = self.required;
         let rest = self.rest;
         SkillSetActivationResult {
-            activation,
-            command_id,
-            previous,
-            scope,
-            selector,
-            status,
+            activation: activation.value(),
+            command_id: command_id.value(),
+            previous: previous.value(),
+            scope: scope.value(),
+            selector: selector.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }

@@ -199,17 +199,24 @@ impl<R> SubagentInputParamsBuilder<R> {
         self
     }
 }
-impl SubagentInputParamsBuilder<(String, String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> SubagentInputParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SubagentInputParams {
+    pub fn build(self) -> SubagentInputParams
+    where
+        T0: crate::support::Has<crate::members::body, String>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::subagentId, String>,
+    {
         let (body, command_id, session_id, subagent_id) = self.required;
         let rest = self.rest;
         SubagentInputParams {
-            body,
-            command_id,
-            session_id,
-            subagent_id,
+            body: body.value(),
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            subagent_id: subagent_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -354,16 +361,22 @@ impl<R> SubagentOwnerReasonParamsBuilder<R> {
         self
     }
 }
-impl SubagentOwnerReasonParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SubagentOwnerReasonParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SubagentOwnerReasonParams {
+    pub fn build(self) -> SubagentOwnerReasonParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::subagentId, String>,
+    {
         let (command_id, session_id, subagent_id) = self.required;
         let rest = self.rest;
         SubagentOwnerReasonParams {
-            command_id,
-            session_id,
-            subagent_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            subagent_id: subagent_id.value(),
             reason: rest.reason,
             unknown: rest.unknown,
         }
@@ -557,16 +570,22 @@ impl<R> SubagentResultBuilder<R> {
         self
     }
 }
-impl SubagentResultBuilder<(Vec<String>, Vec<String>, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SubagentResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SubagentResult {
+    pub fn build(self) -> SubagentResult
+    where
+        T0: crate::support::Has<crate::members::artifactRefs, Vec<String>>,
+        T1: crate::support::Has<crate::members::evidenceRefs, Vec<String>>,
+        T2: crate::support::Has<crate::members::summary, String>,
+    {
         let (artifact_refs, evidence_refs, summary) = self.required;
         let rest = self.rest;
         SubagentResult {
-            artifact_refs,
-            evidence_refs,
-            summary,
+            artifact_refs: artifact_refs.value(),
+            evidence_refs: evidence_refs.value(),
+            summary: summary.value(),
             drained: rest.drained,
             error_kind: rest.error_kind,
             structured_data: rest.structured_data,
@@ -702,16 +721,22 @@ impl<R> SubagentTargetParamsBuilder<R> {
         self
     }
 }
-impl SubagentTargetParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> SubagentTargetParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> SubagentTargetParams {
+    pub fn build(self) -> SubagentTargetParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::subagentId, String>,
+    {
         let (command_id, session_id, subagent_id) = self.required;
         let rest = self.rest;
         SubagentTargetParams {
-            command_id,
-            session_id,
-            subagent_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            subagent_id: subagent_id.value(),
             unknown: rest.unknown,
         }
     }

@@ -117,16 +117,22 @@ impl<R> TaskBackgroundParamsBuilder<R> {
         self
     }
 }
-impl TaskBackgroundParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TaskBackgroundParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TaskBackgroundParams {
+    pub fn build(self) -> TaskBackgroundParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::taskId, String>,
+    {
         let (command_id, session_id, task_id) = self.required;
         let rest = self.rest;
         TaskBackgroundParams {
-            command_id,
-            session_id,
-            task_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            task_id: task_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -257,16 +263,22 @@ impl<R> TaskCommandResultBuilder<R> {
         self
     }
 }
-impl TaskCommandResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TaskCommandResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TaskCommandResult {
+    pub fn build(self) -> TaskCommandResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::taskId, String>,
+    {
         let (command_id, status, task_id) = self.required;
         let rest = self.rest;
         TaskCommandResult {
-            command_id,
-            status,
-            task_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            task_id: task_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -512,16 +524,22 @@ impl<R> TaskListEntryBuilder<R> {
         self
     }
 }
-impl TaskListEntryBuilder<(String, TaskListStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TaskListEntryBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TaskListEntry {
+    pub fn build(self) -> TaskListEntry
+    where
+        T0: crate::support::Has<crate::members::kind, String>,
+        T1: crate::support::Has<crate::members::status, TaskListStatus>,
+        T2: crate::support::Has<crate::members::taskId, String>,
+    {
         let (kind, status, task_id) = self.required;
         let rest = self.rest;
         TaskListEntry {
-            kind,
-            status,
-            task_id,
+            kind: kind.value(),
+            status: status.value(),
+            task_id: task_id.value(),
             background_initiator: rest.background_initiator,
             command: rest.command,
             execution_mode: rest.execution_mode,
@@ -616,14 +634,18 @@ impl<R> TaskListParamsBuilder<R> {
         self
     }
 }
-impl TaskListParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> TaskListParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TaskListParams {
+    pub fn build(self) -> TaskListParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         TaskListParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -708,14 +730,18 @@ impl<R> TaskListResultBuilder<R> {
         self
     }
 }
-impl TaskListResultBuilder<(Vec<TaskListEntry>,)> {
-    /// The value, every required member set.
+impl<T0> TaskListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TaskListResult {
+    pub fn build(self) -> TaskListResult
+    where
+        T0: crate::support::Has<crate::members::tasks, Vec<TaskListEntry>>,
+    {
         let (tasks,) = self.required;
         let rest = self.rest;
         TaskListResult {
-            tasks,
+            tasks: tasks.value(),
             unknown: rest.unknown,
         }
     }
@@ -853,15 +879,20 @@ impl<R> TaskStopAllParamsBuilder<R> {
         self
     }
 }
-impl TaskStopAllParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> TaskStopAllParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TaskStopAllParams {
+    pub fn build(self) -> TaskStopAllParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         TaskStopAllParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -968,15 +999,20 @@ impl<R> TaskStopAllResultBuilder<R> {
         self
     }
 }
-impl TaskStopAllResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> TaskStopAllResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TaskStopAllResult {
+    pub fn build(self) -> TaskStopAllResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         TaskStopAllResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -1108,16 +1144,22 @@ impl<R> TaskStopParamsBuilder<R> {
         self
     }
 }
-impl TaskStopParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TaskStopParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TaskStopParams {
+    pub fn build(self) -> TaskStopParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::taskId, String>,
+    {
         let (command_id, session_id, task_id) = self.required;
         let rest = self.rest;
         TaskStopParams {
-            command_id,
-            session_id,
-            task_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            task_id: task_id.value(),
             unknown: rest.unknown,
         }
     }

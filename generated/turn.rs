@@ -105,15 +105,20 @@ impl<R> TurnCancelParamsBuilder<R> {
         self
     }
 }
-impl TurnCancelParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> TurnCancelParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnCancelParams {
+    pub fn build(self) -> TurnCancelParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         TurnCancelParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             turn_id: rest.turn_id,
             unknown: rest.unknown,
         }
@@ -245,16 +250,22 @@ impl<R> TurnCancelResultBuilder<R> {
         self
     }
 }
-impl TurnCancelResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TurnCancelResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnCancelResult {
+    pub fn build(self) -> TurnCancelResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::turnId, String>,
+    {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
         TurnCancelResult {
-            command_id,
-            status,
-            turn_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            turn_id: turn_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -540,18 +551,26 @@ impl<R> TurnCompletedParamsBuilder<R> {
         self
     }
 }
-impl TurnCompletedParamsBuilder<(String, SourceRange, TurnTerminal, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> TurnCompletedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnCompletedParams {
+    pub fn build(self) -> TurnCompletedParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+        T1: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T2: crate::support::Has<crate::members::terminal, TurnTerminal>,
+        T3: crate::support::Has<crate::members::turnId, String>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (session_id, source_range, terminal, turn_id, view_cursor) = self.required;
         let rest = self.rest;
         TurnCompletedParams {
-            session_id,
-            source_range,
-            terminal,
-            turn_id,
-            view_cursor,
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            terminal: terminal.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             duration_ms: rest.duration_ms,
             error: rest.error,
             reason: rest.reason,
@@ -712,16 +731,22 @@ impl<R> TurnErrorBuilder<R> {
         self
     }
 }
-impl TurnErrorBuilder<(TurnErrorKind, String, bool)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TurnErrorBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnError {
+    pub fn build(self) -> TurnError
+    where
+        T0: crate::support::Has<crate::members::kind, TurnErrorKind>,
+        T1: crate::support::Has<crate::members::message, String>,
+        T2: crate::support::Has<crate::members::retryable, bool>,
+    {
         let (kind, message, retryable) = self.required;
         let rest = self.rest;
         TurnError {
-            kind,
-            message,
-            retryable,
+            kind: kind.value(),
+            message: message.value(),
+            retryable: retryable.value(),
             quota: rest.quota,
             request_denied: rest.request_denied,
             unknown: rest.unknown,
@@ -1000,21 +1025,27 @@ impl<R> TurnForegroundCompletedParamsBuilder<R> {
         self
     }
 }
-impl TurnForegroundCompletedParamsBuilder<
-    (Vec<String>, String, SourceRange, String, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> TurnForegroundCompletedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnForegroundCompletedParams {
+    pub fn build(self) -> TurnForegroundCompletedParams
+    where
+        T0: crate::support::Has<crate::members::blockingAgents, Vec<String>>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::turnId, String>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (blocking_agents, session_id, source_range, turn_id, view_cursor) = self
             .required;
         let rest = self.rest;
         TurnForegroundCompletedParams {
-            blocking_agents,
-            session_id,
-            source_range,
-            turn_id,
-            view_cursor,
+            blocking_agents: blocking_agents.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -1232,14 +1263,18 @@ impl<R> TurnInputPartBuilder<R> {
         self
     }
 }
-impl TurnInputPartBuilder<(TurnInputPartType,)> {
-    /// The value, every required member set.
+impl<T0> TurnInputPartBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnInputPart {
+    pub fn build(self) -> TurnInputPart
+    where
+        T0: crate::support::Has<crate::members::type_, TurnInputPartType>,
+    {
         let (type_,) = self.required;
         let rest = self.rest;
         TurnInputPart {
-            type_,
+            type_: type_.value(),
             arguments: rest.arguments,
             base64_data: rest.base64_data,
             height: rest.height,
@@ -1437,15 +1472,20 @@ impl<R> TurnInterruptParamsBuilder<R> {
         self
     }
 }
-impl TurnInterruptParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> TurnInterruptParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnInterruptParams {
+    pub fn build(self) -> TurnInterruptParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, session_id) = self.required;
         let rest = self.rest;
         TurnInterruptParams {
-            command_id,
-            session_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
             retract: rest.retract,
             turn_id: rest.turn_id,
             unknown: rest.unknown,
@@ -1578,16 +1618,22 @@ impl<R> TurnInterruptResultBuilder<R> {
         self
     }
 }
-impl TurnInterruptResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TurnInterruptResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnInterruptResult {
+    pub fn build(self) -> TurnInterruptResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::turnId, String>,
+    {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
         TurnInterruptResult {
-            command_id,
-            status,
-            turn_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            turn_id: turn_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1956,12 +2002,30 @@ impl<R> TurnModelRetryScheduledParamsBuilder<R> {
         self
     }
 }
-impl TurnModelRetryScheduledParamsBuilder<
-    (i64, i64, i64, i64, String, SourceRange, String, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+> TurnModelRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnModelRetryScheduledParams {
+    pub fn build(self) -> TurnModelRetryScheduledParams
+    where
+        T0: crate::support::Has<crate::members::attempt, i64>,
+        T1: crate::support::Has<crate::members::maxAttempts, i64>,
+        T2: crate::support::Has<crate::members::nextAttempt, i64>,
+        T3: crate::support::Has<crate::members::retryDelayMs, i64>,
+        T4: crate::support::Has<crate::members::sessionId, String>,
+        T5: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T6: crate::support::Has<crate::members::turnId, String>,
+        T7: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             attempt,
             max_attempts,
@@ -1974,14 +2038,14 @@ impl TurnModelRetryScheduledParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         TurnModelRetryScheduledParams {
-            attempt,
-            max_attempts,
-            next_attempt,
-            retry_delay_ms,
-            session_id,
-            source_range,
-            turn_id,
-            view_cursor,
+            attempt: attempt.value(),
+            max_attempts: max_attempts.value(),
+            next_attempt: next_attempt.value(),
+            retry_delay_ms: retry_delay_ms.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             error_kind: rest.error_kind,
             http_status: rest.http_status,
             system: rest.system,
@@ -2114,15 +2178,20 @@ impl<R> TurnRefBuilder<R> {
         self
     }
 }
-impl TurnRefBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> TurnRefBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnRef {
+    pub fn build(self) -> TurnRef
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::turnId, String>,
+    {
         let (command_id, turn_id) = self.required;
         let rest = self.rest;
         TurnRef {
-            command_id,
-            turn_id,
+            command_id: command_id.value(),
+            turn_id: turn_id.value(),
             display_text: rest.display_text,
             truncated: rest.truncated,
             unknown: rest.unknown,
@@ -2348,18 +2417,26 @@ impl<R> TurnRetractedParamsBuilder<R> {
         self
     }
 }
-impl TurnRetractedParamsBuilder<(String, String, SourceRange, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> TurnRetractedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnRetractedParams {
+    pub fn build(self) -> TurnRetractedParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::turnId, String>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
         let rest = self.rest;
         TurnRetractedParams {
-            command_id,
-            session_id,
-            source_range,
-            turn_id,
-            view_cursor,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             outcome: rest.outcome,
             unknown: rest.unknown,
         }
@@ -2766,12 +2843,32 @@ impl<R> TurnRetryScheduledParamsBuilder<R> {
         self
     }
 }
-impl TurnRetryScheduledParamsBuilder<
-    (i64, i64, i64, String, i64, String, SourceRange, String, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+    T8,
+> TurnRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnRetryScheduledParams {
+    pub fn build(self) -> TurnRetryScheduledParams
+    where
+        T0: crate::support::Has<crate::members::attempt, i64>,
+        T1: crate::support::Has<crate::members::maxAttempts, i64>,
+        T2: crate::support::Has<crate::members::nextAttempt, i64>,
+        T3: crate::support::Has<crate::members::reason, String>,
+        T4: crate::support::Has<crate::members::retryDelayMs, i64>,
+        T5: crate::support::Has<crate::members::sessionId, String>,
+        T6: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T7: crate::support::Has<crate::members::turnId, String>,
+        T8: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             attempt,
             max_attempts,
@@ -2785,15 +2882,15 @@ impl TurnRetryScheduledParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         TurnRetryScheduledParams {
-            attempt,
-            max_attempts,
-            next_attempt,
-            reason,
-            retry_delay_ms,
-            session_id,
-            source_range,
-            turn_id,
-            view_cursor,
+            attempt: attempt.value(),
+            max_attempts: max_attempts.value(),
+            next_attempt: next_attempt.value(),
+            reason: reason.value(),
+            retry_delay_ms: retry_delay_ms.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             error_kind: rest.error_kind,
             http_status: rest.http_status,
             system: rest.system,
@@ -3062,16 +3159,22 @@ impl<R> TurnStartParamsBuilder<R> {
         self
     }
 }
-impl TurnStartParamsBuilder<(String, Vec<TurnInputPart>, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TurnStartParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnStartParams {
+    pub fn build(self) -> TurnStartParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::input, Vec<TurnInputPart>>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, input, session_id) = self.required;
         let rest = self.rest;
         TurnStartParams {
-            command_id,
-            input,
-            session_id,
+            command_id: command_id.value(),
+            input: input.value(),
+            session_id: session_id.value(),
             display_text: rest.display_text,
             if_busy: rest.if_busy,
             reasoning_effort: rest.reasoning_effort,
@@ -3263,20 +3366,26 @@ impl<R> TurnStartResultBuilder<R> {
         self
     }
 }
-impl TurnStartResultBuilder<
-    (String, TurnStartDisposition, bool, CommandStatus, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> TurnStartResultBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnStartResult {
+    pub fn build(self) -> TurnStartResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::disposition, TurnStartDisposition>,
+        T2: crate::support::Has<crate::members::startedNewTurn, bool>,
+        T3: crate::support::Has<crate::members::status, CommandStatus>,
+        T4: crate::support::Has<crate::members::turnId, String>,
+    {
         let (command_id, disposition, started_new_turn, status, turn_id) = self.required;
         let rest = self.rest;
         TurnStartResult {
-            command_id,
-            disposition,
-            started_new_turn,
-            status,
-            turn_id,
+            command_id: command_id.value(),
+            disposition: disposition.value(),
+            started_new_turn: started_new_turn.value(),
+            status: status.value(),
+            turn_id: turn_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -3456,18 +3565,26 @@ impl<R> TurnStartedParamsBuilder<R> {
         self
     }
 }
-impl TurnStartedParamsBuilder<(String, String, SourceRange, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> TurnStartedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnStartedParams {
+    pub fn build(self) -> TurnStartedParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::turnId, String>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
         let rest = self.rest;
         TurnStartedParams {
-            command_id,
-            session_id,
-            source_range,
-            turn_id,
-            view_cursor,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -3669,17 +3786,24 @@ impl<R> TurnSteerParamsBuilder<R> {
         self
     }
 }
-impl TurnSteerParamsBuilder<(String, String, Vec<TurnInputPart>, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> TurnSteerParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnSteerParams {
+    pub fn build(self) -> TurnSteerParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::expectedTurnId, String>,
+        T2: crate::support::Has<crate::members::input, Vec<TurnInputPart>>,
+        T3: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (command_id, expected_turn_id, input, session_id) = self.required;
         let rest = self.rest;
         TurnSteerParams {
-            command_id,
-            expected_turn_id,
-            input,
-            session_id,
+            command_id: command_id.value(),
+            expected_turn_id: expected_turn_id.value(),
+            input: input.value(),
+            session_id: session_id.value(),
             reasoning_effort: rest.reasoning_effort,
             #[cfg(feature = "experimental")]
             token_budget: rest.token_budget,
@@ -3820,16 +3944,22 @@ impl<R> TurnSteerResultBuilder<R> {
         self
     }
 }
-impl TurnSteerResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TurnSteerResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnSteerResult {
+    pub fn build(self) -> TurnSteerResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::turnId, String>,
+    {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
         TurnSteerResult {
-            command_id,
-            status,
-            turn_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            turn_id: turn_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -3999,16 +4129,22 @@ impl<R> TurnUnqueueParamsBuilder<R> {
         self
     }
 }
-impl TurnUnqueueParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TurnUnqueueParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnUnqueueParams {
+    pub fn build(self) -> TurnUnqueueParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::turnId, String>,
+    {
         let (command_id, session_id, turn_id) = self.required;
         let rest = self.rest;
         TurnUnqueueParams {
-            command_id,
-            session_id,
-            turn_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            turn_id: turn_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -4139,16 +4275,22 @@ impl<R> TurnUnqueueResultBuilder<R> {
         self
     }
 }
-impl TurnUnqueueResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> TurnUnqueueResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnUnqueueResult {
+    pub fn build(self) -> TurnUnqueueResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::turnId, String>,
+    {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
         TurnUnqueueResult {
-            command_id,
-            status,
-            turn_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            turn_id: turn_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -4328,18 +4470,26 @@ impl<R> TurnUnqueuedParamsBuilder<R> {
         self
     }
 }
-impl TurnUnqueuedParamsBuilder<(String, String, SourceRange, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> TurnUnqueuedParamsBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnUnqueuedParams {
+    pub fn build(self) -> TurnUnqueuedParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T3: crate::support::Has<crate::members::turnId, String>,
+        T4: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
         let rest = self.rest;
         TurnUnqueuedParams {
-            command_id,
-            session_id,
-            source_range,
-            turn_id,
-            view_cursor,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            turn_id: turn_id.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -4429,14 +4579,18 @@ impl<R> TurnUserShellBuilder<R> {
         self
     }
 }
-impl TurnUserShellBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> TurnUserShellBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> TurnUserShell {
+    pub fn build(self) -> TurnUserShell
+    where
+        T0: crate::support::Has<crate::members::commandText, String>,
+    {
         let (command_text,) = self.required;
         let rest = self.rest;
         TurnUserShell {
-            command_text,
+            command_text: command_text.value(),
             unknown: rest.unknown,
         }
     }

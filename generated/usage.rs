@@ -76,7 +76,8 @@ impl<R> UsageReadResultBuilder<R> {
     }
 }
 impl UsageReadResultBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> UsageReadResult {
         let () = self.required;
@@ -215,7 +216,8 @@ impl<R> UsageRefreshResultBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl UsageRefreshResultBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> UsageRefreshResult {
         let () = self.required;

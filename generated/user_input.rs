@@ -132,14 +132,18 @@ impl<R> UserInputAnswerBuilder<R> {
         self
     }
 }
-impl UserInputAnswerBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> UserInputAnswerBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputAnswer {
+    pub fn build(self) -> UserInputAnswer
+    where
+        T0: crate::support::Has<crate::members::questionId, String>,
+    {
         let (question_id,) = self.required;
         let rest = self.rest;
         UserInputAnswer {
-            question_id,
+            question_id: question_id.value(),
             free_text: rest.free_text,
             note: rest.note,
             selected_label: rest.selected_label,
@@ -300,17 +304,24 @@ impl<R> UserInputAnswerParamsBuilder<R> {
         self
     }
 }
-impl UserInputAnswerParamsBuilder<(Vec<UserInputAnswer>, String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> UserInputAnswerParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputAnswerParams {
+    pub fn build(self) -> UserInputAnswerParams
+    where
+        T0: crate::support::Has<crate::members::answers, Vec<UserInputAnswer>>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (answers, command_id, session_id, user_input_id) = self.required;
         let rest = self.rest;
         UserInputAnswerParams {
-            answers,
-            command_id,
-            session_id,
-            user_input_id,
+            answers: answers.value(),
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            user_input_id: user_input_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -441,16 +452,22 @@ impl<R> UserInputAnswerResultBuilder<R> {
         self
     }
 }
-impl UserInputAnswerResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> UserInputAnswerResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputAnswerResult {
+    pub fn build(self) -> UserInputAnswerResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (command_id, status, user_input_id) = self.required;
         let rest = self.rest;
         UserInputAnswerResult {
-            command_id,
-            status,
-            user_input_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            user_input_id: user_input_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -595,16 +612,22 @@ impl<R> UserInputCancelParamsBuilder<R> {
         self
     }
 }
-impl UserInputCancelParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> UserInputCancelParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputCancelParams {
+    pub fn build(self) -> UserInputCancelParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (command_id, session_id, user_input_id) = self.required;
         let rest = self.rest;
         UserInputCancelParams {
-            command_id,
-            session_id,
-            user_input_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            user_input_id: user_input_id.value(),
             reason: rest.reason,
             unknown: rest.unknown,
         }
@@ -736,16 +759,22 @@ impl<R> UserInputCancelResultBuilder<R> {
         self
     }
 }
-impl UserInputCancelResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> UserInputCancelResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputCancelResult {
+    pub fn build(self) -> UserInputCancelResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (command_id, status, user_input_id) = self.required;
         let rest = self.rest;
         UserInputCancelResult {
-            command_id,
-            status,
-            user_input_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            user_input_id: user_input_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -853,15 +882,20 @@ impl<R> UserInputClarificationBuilder<R> {
         self
     }
 }
-impl UserInputClarificationBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> UserInputClarificationBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputClarification {
+    pub fn build(self) -> UserInputClarification
+    where
+        T0: crate::support::Has<crate::members::content, String>,
+        T1: crate::support::Has<crate::members::format, String>,
+    {
         let (content, format) = self.required;
         let rest = self.rest;
         UserInputClarification {
-            content,
-            format,
+            content: content.value(),
+            format: format.value(),
             unknown: rest.unknown,
         }
     }
@@ -1020,17 +1054,24 @@ impl<R> UserInputClarifyParamsBuilder<R> {
         self
     }
 }
-impl UserInputClarifyParamsBuilder<(UserInputClarification, String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3> UserInputClarifyParamsBuilder<(T0, T1, T2, T3)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputClarifyParams {
+    pub fn build(self) -> UserInputClarifyParams
+    where
+        T0: crate::support::Has<crate::members::clarification, UserInputClarification>,
+        T1: crate::support::Has<crate::members::commandId, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (clarification, command_id, session_id, user_input_id) = self.required;
         let rest = self.rest;
         UserInputClarifyParams {
-            clarification,
-            command_id,
-            session_id,
-            user_input_id,
+            clarification: clarification.value(),
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            user_input_id: user_input_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1161,16 +1202,22 @@ impl<R> UserInputClarifyResultBuilder<R> {
         self
     }
 }
-impl UserInputClarifyResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> UserInputClarifyResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputClarifyResult {
+    pub fn build(self) -> UserInputClarifyResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (command_id, status, user_input_id) = self.required;
         let rest = self.rest;
         UserInputClarifyResult {
-            command_id,
-            status,
-            user_input_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            user_input_id: user_input_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1280,15 +1327,20 @@ impl<R> UserInputEngagedParamsBuilder<R> {
         self
     }
 }
-impl UserInputEngagedParamsBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> UserInputEngagedParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputEngagedParams {
+    pub fn build(self) -> UserInputEngagedParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+        T1: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (session_id, user_input_id) = self.required;
         let rest = self.rest;
         UserInputEngagedParams {
-            session_id,
-            user_input_id,
+            session_id: session_id.value(),
+            user_input_id: user_input_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1433,16 +1485,22 @@ impl<R> UserInputInterruptParamsBuilder<R> {
         self
     }
 }
-impl UserInputInterruptParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> UserInputInterruptParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputInterruptParams {
+    pub fn build(self) -> UserInputInterruptParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (command_id, session_id, user_input_id) = self.required;
         let rest = self.rest;
         UserInputInterruptParams {
-            command_id,
-            session_id,
-            user_input_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            user_input_id: user_input_id.value(),
             answers: rest.answers,
             unknown: rest.unknown,
         }
@@ -1574,16 +1632,22 @@ impl<R> UserInputInterruptResultBuilder<R> {
         self
     }
 }
-impl UserInputInterruptResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> UserInputInterruptResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputInterruptResult {
+    pub fn build(self) -> UserInputInterruptResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::userInputId, String>,
+    {
         let (command_id, status, user_input_id) = self.required;
         let rest = self.rest;
         UserInputInterruptResult {
-            command_id,
-            status,
-            user_input_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            user_input_id: user_input_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1693,14 +1757,18 @@ impl<R> UserInputOptionBuilder<R> {
         self
     }
 }
-impl UserInputOptionBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> UserInputOptionBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputOption {
+    pub fn build(self) -> UserInputOption
+    where
+        T0: crate::support::Has<crate::members::label, String>,
+    {
         let (label,) = self.required;
         let rest = self.rest;
         UserInputOption {
-            label,
+            label: label.value(),
             description: rest.description,
             preview: rest.preview,
             unknown: rest.unknown,
@@ -1810,15 +1878,20 @@ impl<R> UserInputOptionPreviewBuilder<R> {
         self
     }
 }
-impl UserInputOptionPreviewBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> UserInputOptionPreviewBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputOptionPreview {
+    pub fn build(self) -> UserInputOptionPreview
+    where
+        T0: crate::support::Has<crate::members::content, String>,
+        T1: crate::support::Has<crate::members::format, String>,
+    {
         let (content, format) = self.required;
         let rest = self.rest;
         UserInputOptionPreview {
-            content,
-            format,
+            content: content.value(),
+            format: format.value(),
             unknown: rest.unknown,
         }
     }
@@ -2041,20 +2114,26 @@ impl<R> UserInputQuestionBuilder<R> {
         self
     }
 }
-impl UserInputQuestionBuilder<
-    (String, String, Vec<UserInputOption>, String, UserInputSelection),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4> UserInputQuestionBuilder<(T0, T1, T2, T3, T4)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputQuestion {
+    pub fn build(self) -> UserInputQuestion
+    where
+        T0: crate::support::Has<crate::members::header, String>,
+        T1: crate::support::Has<crate::members::id, String>,
+        T2: crate::support::Has<crate::members::options, Vec<UserInputOption>>,
+        T3: crate::support::Has<crate::members::question, String>,
+        T4: crate::support::Has<crate::members::selection, UserInputSelection>,
+    {
         let (header, id, options, question, selection) = self.required;
         let rest = self.rest;
         UserInputQuestion {
-            header,
-            id,
-            options,
-            question,
-            selection,
+            header: header.value(),
+            id: id.value(),
+            options: options.value(),
+            question: question.value(),
+            selection: selection.value(),
             unknown: rest.unknown,
         }
     }
@@ -2402,12 +2481,30 @@ impl<R> UserInputRequestParamsBuilder<R> {
         self
     }
 }
-impl UserInputRequestParamsBuilder<
-    (String, Vec<UserInputQuestion>, String, String, String, String, String, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+> UserInputRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputRequestParams {
+    pub fn build(self) -> UserInputRequestParams
+    where
+        T0: crate::support::Has<crate::members::itemId, String>,
+        T1: crate::support::Has<crate::members::questions, Vec<UserInputQuestion>>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::toolCallId, String>,
+        T4: crate::support::Has<crate::members::toolName, String>,
+        T5: crate::support::Has<crate::members::turnId, String>,
+        T6: crate::support::Has<crate::members::userInputId, String>,
+        T7: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (
             item_id,
             questions,
@@ -2420,14 +2517,14 @@ impl UserInputRequestParamsBuilder<
         ) = self.required;
         let rest = self.rest;
         UserInputRequestParams {
-            item_id,
-            questions,
-            session_id,
-            tool_call_id,
-            tool_name,
-            turn_id,
-            user_input_id,
-            view_cursor,
+            item_id: item_id.value(),
+            questions: questions.value(),
+            session_id: session_id.value(),
+            tool_call_id: tool_call_id.value(),
+            tool_name: tool_name.value(),
+            turn_id: turn_id.value(),
+            user_input_id: user_input_id.value(),
+            view_cursor: view_cursor.value(),
             auto_resolution_ms: rest.auto_resolution_ms,
             source_range: rest.source_range,
             unknown: rest.unknown,
@@ -2542,14 +2639,18 @@ impl<R> UserInputSelectionBuilder<R> {
         self
     }
 }
-impl UserInputSelectionBuilder<(UserInputSelectionMode,)> {
-    /// The value, every required member set.
+impl<T0> UserInputSelectionBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputSelection {
+    pub fn build(self) -> UserInputSelection
+    where
+        T0: crate::support::Has<crate::members::mode, UserInputSelectionMode>,
+    {
         let (mode,) = self.required;
         let rest = self.rest;
         UserInputSelection {
-            mode,
+            mode: mode.value(),
             max_selections: rest.max_selections,
             min_selections: rest.min_selections,
             unknown: rest.unknown,
@@ -2890,22 +2991,29 @@ impl<R> UserInputSettledParamsBuilder<R> {
         self
     }
 }
-impl UserInputSettledParamsBuilder<
-    (Vec<UserInputAnswer>, UserInputOutcome, String, SourceRange, String, String),
-> {
-    /// The value, every required member set.
+impl<T0, T1, T2, T3, T4, T5> UserInputSettledParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputSettledParams {
+    pub fn build(self) -> UserInputSettledParams
+    where
+        T0: crate::support::Has<crate::members::answers, Vec<UserInputAnswer>>,
+        T1: crate::support::Has<crate::members::outcome, UserInputOutcome>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
+        T4: crate::support::Has<crate::members::userInputId, String>,
+        T5: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (answers, outcome, session_id, source_range, user_input_id, view_cursor) = self
             .required;
         let rest = self.rest;
         UserInputSettledParams {
-            answers,
-            outcome,
-            session_id,
-            source_range,
-            user_input_id,
-            view_cursor,
+            answers: answers.value(),
+            outcome: outcome.value(),
+            session_id: session_id.value(),
+            source_range: source_range.value(),
+            user_input_id: user_input_id.value(),
+            view_cursor: view_cursor.value(),
             clarification: rest.clarification,
             decided_at: rest.decided_at,
             decided_by_command_id: rest.decided_by_command_id,
@@ -3018,15 +3126,20 @@ impl<R> UserInputSettlementSummaryBuilder<R> {
         self
     }
 }
-impl UserInputSettlementSummaryBuilder<(String, String)> {
-    /// The value, every required member set.
+impl<T0, T1> UserInputSettlementSummaryBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> UserInputSettlementSummary {
+    pub fn build(self) -> UserInputSettlementSummary
+    where
+        T0: crate::support::Has<crate::members::outcome, String>,
+        T1: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (outcome, view_cursor) = self.required;
         let rest = self.rest;
         UserInputSettlementSummary {
-            outcome,
-            view_cursor,
+            outcome: outcome.value(),
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }

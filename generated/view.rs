@@ -115,16 +115,22 @@ impl<R> ViewGapParamsBuilder<R> {
         self
     }
 }
-impl ViewGapParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ViewGapParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ViewGapParams {
+    pub fn build(self) -> ViewGapParams
+    where
+        T0: crate::support::Has<crate::members::after, String>,
+        T1: crate::support::Has<crate::members::next, String>,
+        T2: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (after, next, session_id) = self.required;
         let rest = self.rest;
         ViewGapParams {
-            after,
-            next,
-            session_id,
+            after: after.value(),
+            next: next.value(),
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -345,15 +351,20 @@ impl<R> ViewPageParamsBuilder<R> {
         self
     }
 }
-impl ViewPageParamsBuilder<(i64, String)> {
-    /// The value, every required member set.
+impl<T0, T1> ViewPageParamsBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ViewPageParams {
+    pub fn build(self) -> ViewPageParams
+    where
+        T0: crate::support::Has<crate::members::limit, i64>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (limit, session_id) = self.required;
         let rest = self.rest;
         ViewPageParams {
-            limit,
-            session_id,
+            limit: limit.value(),
+            session_id: session_id.value(),
             anchor: rest.anchor,
             cursor: rest.cursor,
             direction: rest.direction,
@@ -476,14 +487,18 @@ impl<R> ViewPageResolvedAnchorBuilder<R> {
         self
     }
 }
-impl ViewPageResolvedAnchorBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ViewPageResolvedAnchorBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ViewPageResolvedAnchor {
+    pub fn build(self) -> ViewPageResolvedAnchor
+    where
+        T0: crate::support::Has<crate::members::boundaryCursor, String>,
+    {
         let (boundary_cursor,) = self.required;
         let rest = self.rest;
         ViewPageResolvedAnchor {
-            boundary_cursor,
+            boundary_cursor: boundary_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -601,14 +616,18 @@ impl<R> ViewPageResultBuilder<R> {
         self
     }
 }
-impl ViewPageResultBuilder<(Vec<UnframedViewNotification>,)> {
-    /// The value, every required member set.
+impl<T0> ViewPageResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ViewPageResult {
+    pub fn build(self) -> ViewPageResult
+    where
+        T0: crate::support::Has<crate::members::events, Vec<UnframedViewNotification>>,
+    {
         let (events,) = self.required;
         let rest = self.rest;
         ViewPageResult {
-            events,
+            events: events.value(),
             next_cursor: rest.next_cursor,
             resolved_anchor: rest.resolved_anchor,
             unknown: rest.unknown,
@@ -754,16 +773,22 @@ impl<R> ViewSnapshotBuilder<R> {
         self
     }
 }
-impl ViewSnapshotBuilder<(i64, Box<SnapshotState>, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> ViewSnapshotBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ViewSnapshot {
+    pub fn build(self) -> ViewSnapshot
+    where
+        T0: crate::support::Has<crate::members::schemaVersion, i64>,
+        T1: crate::support::Has<crate::members::state, Box<SnapshotState>>,
+        T2: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (schema_version, state, view_cursor) = self.required;
         let rest = self.rest;
         ViewSnapshot {
-            schema_version,
-            state,
-            view_cursor,
+            schema_version: schema_version.value(),
+            state: state.value(),
+            view_cursor: view_cursor.value(),
             anchor: rest.anchor,
             unknown: rest.unknown,
         }
@@ -866,14 +891,18 @@ impl<R> ViewSubscribeParamsBuilder<R> {
         self
     }
 }
-impl ViewSubscribeParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ViewSubscribeParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ViewSubscribeParams {
+    pub fn build(self) -> ViewSubscribeParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         ViewSubscribeParams {
-            session_id,
+            session_id: session_id.value(),
             after: rest.after,
             unknown: rest.unknown,
         }
@@ -964,14 +993,18 @@ impl<R> ViewSubscribeResultBuilder<R> {
         self
     }
 }
-impl ViewSubscribeResultBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ViewSubscribeResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ViewSubscribeResult {
+    pub fn build(self) -> ViewSubscribeResult
+    where
+        T0: crate::support::Has<crate::members::viewCursor, String>,
+    {
         let (view_cursor,) = self.required;
         let rest = self.rest;
         ViewSubscribeResult {
-            view_cursor,
+            view_cursor: view_cursor.value(),
             unknown: rest.unknown,
         }
     }
@@ -1061,14 +1094,18 @@ impl<R> ViewUnsubscribeParamsBuilder<R> {
         self
     }
 }
-impl ViewUnsubscribeParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> ViewUnsubscribeParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> ViewUnsubscribeParams {
+    pub fn build(self) -> ViewUnsubscribeParams
+    where
+        T0: crate::support::Has<crate::members::sessionId, String>,
+    {
         let (session_id,) = self.required;
         let rest = self.rest;
         ViewUnsubscribeParams {
-            session_id,
+            session_id: session_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1147,7 +1184,8 @@ impl<R> ViewUnsubscribeResultBuilder<R> {
     }
 }
 impl ViewUnsubscribeResultBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> ViewUnsubscribeResult {
         let () = self.required;

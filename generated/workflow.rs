@@ -117,16 +117,22 @@ impl<R> WorkflowCancelParamsBuilder<R> {
         self
     }
 }
-impl WorkflowCancelParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> WorkflowCancelParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorkflowCancelParams {
+    pub fn build(self) -> WorkflowCancelParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::workflowRunId, String>,
+    {
         let (command_id, session_id, workflow_run_id) = self.required;
         let rest = self.rest;
         WorkflowCancelParams {
-            command_id,
-            session_id,
-            workflow_run_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            workflow_run_id: workflow_run_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -367,16 +373,22 @@ impl<R> WorkflowChildBuilder<R> {
         self
     }
 }
-impl WorkflowChildBuilder<(i64, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> WorkflowChildBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorkflowChild {
+    pub fn build(self) -> WorkflowChild
+    where
+        T0: crate::support::Has<crate::members::attempt, i64>,
+        T1: crate::support::Has<crate::members::childId, String>,
+        T2: crate::support::Has<crate::members::status, String>,
+    {
         let (attempt, child_id, status) = self.required;
         let rest = self.rest;
         WorkflowChild {
-            attempt,
-            child_id,
-            status,
+            attempt: attempt.value(),
+            child_id: child_id.value(),
+            status: status.value(),
             duration_ms: rest.duration_ms,
             failure_kind: rest.failure_kind,
             failure_reason: rest.failure_reason,
@@ -657,22 +669,36 @@ impl<R> WorkflowChildControlParamsBuilder<R> {
         self
     }
 }
-impl WorkflowChildControlParamsBuilder<
-    (WorkflowChildAction, i64, String, String, String, String),
-> {
-    /// The value, every required member set.
+impl<
+    T0,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+> WorkflowChildControlParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorkflowChildControlParams {
+    pub fn build(self) -> WorkflowChildControlParams
+    where
+        T0: crate::support::Has<crate::members::action, WorkflowChildAction>,
+        T1: crate::support::Has<crate::members::attempt, i64>,
+        T2: crate::support::Has<crate::members::childId, String>,
+        T3: crate::support::Has<crate::members::commandId, String>,
+        T4: crate::support::Has<crate::members::sessionId, String>,
+        T5: crate::support::Has<crate::members::workflowRunId, String>,
+    {
         let (action, attempt, child_id, command_id, session_id, workflow_run_id) = self
             .required;
         let rest = self.rest;
         WorkflowChildControlParams {
-            action,
-            attempt,
-            child_id,
-            command_id,
-            session_id,
-            workflow_run_id,
+            action: action.value(),
+            attempt: attempt.value(),
+            child_id: child_id.value(),
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            workflow_run_id: workflow_run_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -794,15 +820,20 @@ impl<R> WorkflowControlResultBuilder<R> {
         self
     }
 }
-impl WorkflowControlResultBuilder<(String, CommandStatus)> {
-    /// The value, every required member set.
+impl<T0, T1> WorkflowControlResultBuilder<(T0, T1)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorkflowControlResult {
+    pub fn build(self) -> WorkflowControlResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+    {
         let (command_id, status) = self.required;
         let rest = self.rest;
         WorkflowControlResult {
-            command_id,
-            status,
+            command_id: command_id.value(),
+            status: status.value(),
             unknown: rest.unknown,
         }
     }
@@ -934,16 +965,22 @@ impl<R> WorkflowPauseParamsBuilder<R> {
         self
     }
 }
-impl WorkflowPauseParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> WorkflowPauseParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorkflowPauseParams {
+    pub fn build(self) -> WorkflowPauseParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::workflowRunId, String>,
+    {
         let (command_id, session_id, workflow_run_id) = self.required;
         let rest = self.rest;
         WorkflowPauseParams {
-            command_id,
-            session_id,
-            workflow_run_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            workflow_run_id: workflow_run_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1075,16 +1112,22 @@ impl<R> WorkflowResumeParamsBuilder<R> {
         self
     }
 }
-impl WorkflowResumeParamsBuilder<(String, String, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> WorkflowResumeParamsBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorkflowResumeParams {
+    pub fn build(self) -> WorkflowResumeParams
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::sessionId, String>,
+        T2: crate::support::Has<crate::members::workflowRunId, String>,
+    {
         let (command_id, session_id, workflow_run_id) = self.required;
         let rest = self.rest;
         WorkflowResumeParams {
-            command_id,
-            session_id,
-            workflow_run_id,
+            command_id: command_id.value(),
+            session_id: session_id.value(),
+            workflow_run_id: workflow_run_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1215,16 +1258,22 @@ impl<R> WorkflowResumeResultBuilder<R> {
         self
     }
 }
-impl WorkflowResumeResultBuilder<(String, CommandStatus, String)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> WorkflowResumeResultBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorkflowResumeResult {
+    pub fn build(self) -> WorkflowResumeResult
+    where
+        T0: crate::support::Has<crate::members::commandId, String>,
+        T1: crate::support::Has<crate::members::status, CommandStatus>,
+        T2: crate::support::Has<crate::members::turnId, String>,
+    {
         let (command_id, status, turn_id) = self.required;
         let rest = self.rest;
         WorkflowResumeResult {
-            command_id,
-            status,
-            turn_id,
+            command_id: command_id.value(),
+            status: status.value(),
+            turn_id: turn_id.value(),
             unknown: rest.unknown,
         }
     }
@@ -1310,14 +1359,18 @@ impl<R> WorkflowTokenBudgetBuilder<R> {
         self
     }
 }
-impl WorkflowTokenBudgetBuilder<(i64,)> {
-    /// The value, every required member set.
+impl<T0> WorkflowTokenBudgetBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorkflowTokenBudget {
+    pub fn build(self) -> WorkflowTokenBudget
+    where
+        T0: crate::support::Has<crate::members::total, i64>,
+    {
         let (total,) = self.required;
         let rest = self.rest;
         WorkflowTokenBudget {
-            total,
+            total: total.value(),
             unknown: rest.unknown,
         }
     }

@@ -138,16 +138,22 @@ impl<R> WorktreeListEntryBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl WorktreeListEntryBuilder<(bool, String, Vec<String>)> {
-    /// The value, every required member set.
+impl<T0, T1, T2> WorktreeListEntryBuilder<(T0, T1, T2)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorktreeListEntry {
+    pub fn build(self) -> WorktreeListEntry
+    where
+        T0: crate::support::Has<crate::members::isMain, bool>,
+        T1: crate::support::Has<crate::members::path, String>,
+        T2: crate::support::Has<crate::members::sessionIds, Vec<String>>,
+    {
         let (is_main, path, session_ids) = self.required;
         let rest = self.rest;
         WorktreeListEntry {
-            is_main,
-            path,
-            session_ids,
+            is_main: is_main.value(),
+            path: path.value(),
+            session_ids: session_ids.value(),
             branch: rest.branch,
             unknown: rest.unknown,
         }
@@ -248,14 +254,18 @@ impl<R> WorktreeListParamsBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl WorktreeListParamsBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> WorktreeListParamsBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorktreeListParams {
+    pub fn build(self) -> WorktreeListParams
+    where
+        T0: crate::support::Has<crate::members::workspaceRoot, String>,
+    {
         let (workspace_root,) = self.required;
         let rest = self.rest;
         WorktreeListParams {
-            workspace_root,
+            workspace_root: workspace_root.value(),
             unknown: rest.unknown,
         }
     }
@@ -354,14 +364,18 @@ impl<R> WorktreeListResultBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl WorktreeListResultBuilder<(Vec<WorktreeListEntry>,)> {
-    /// The value, every required member set.
+impl<T0> WorktreeListResultBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorktreeListResult {
+    pub fn build(self) -> WorktreeListResult
+    where
+        T0: crate::support::Has<crate::members::worktrees, Vec<WorktreeListEntry>>,
+    {
         let (worktrees,) = self.required;
         let rest = self.rest;
         WorktreeListResult {
-            worktrees,
+            worktrees: worktrees.value(),
             unknown: rest.unknown,
         }
     }
@@ -503,7 +517,8 @@ impl<R> WorktreeStartRequestCreateBuilder<R> {
 }
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestCreateBuilder<()> {
-    /// The value, every required member set.
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
     pub fn build(self) -> WorktreeStartRequestCreate {
         let () = self.required;
@@ -595,14 +610,18 @@ impl<R> WorktreeStartRequestExistingBuilder<R> {
     }
 }
 #[cfg(feature = "experimental")]
-impl WorktreeStartRequestExistingBuilder<(String,)> {
-    /// The value, every required member set.
+impl<T0> WorktreeStartRequestExistingBuilder<(T0,)> {
+    /// The value, every required member set (else the compile error names each one
+    /// missing).
     #[inline]
-    pub fn build(self) -> WorktreeStartRequestExisting {
+    pub fn build(self) -> WorktreeStartRequestExisting
+    where
+        T0: crate::support::Has<crate::members::path, String>,
+    {
         let (path,) = self.required;
         let rest = self.rest;
         WorktreeStartRequestExisting {
-            path,
+            path: path.value(),
             unknown: rest.unknown,
         }
     }

@@ -78,10 +78,30 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tristate<T> {
     }
 }
 
-/// A required member a builder has not been given yet: `build()` exists once no member's slot
-/// is `Unset`.
+/// A required member a builder has not been given yet: `build()` compiles once no member's slot
+/// is `Unset` (else the error names each member still missing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Unset;
+
+/// A builder slot holding required member `Member` of type `T`: a slot that was set (it holds
+/// the `T`) does, [`Unset`] does not, and a `build()` with a member missing says which
+/// (`Member` is a marker named after it, in the output's `members`).
+#[diagnostic::on_unimplemented(
+    message = "the builder is missing the member `{Member}`",
+    label = "`{Member}` is not set",
+    note = "set every required member before `build()`"
+)]
+pub trait Has<Member, T> {
+    /// The member's value.
+    fn value(self) -> T;
+}
+
+impl<Member, T> Has<Member, T> for T {
+    #[inline]
+    fn value(self) -> T {
+        self
+    }
+}
 
 /// A string enumeration of the schema, open or closed.
 pub trait StringEnum: Sized {

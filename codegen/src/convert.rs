@@ -985,6 +985,7 @@ fn areas(tables: &[Vec<Method>]) -> BTreeMap<String, String> {
         "sample",
         "pattern",
         "pointer",
+        "members",
     ];
     tables
         .iter()

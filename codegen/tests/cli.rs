@@ -241,7 +241,7 @@ fn files_the_generator_did_not_write_are_never_removed_or_overwritten() {
     let generated = run(&["generate", schema, "--out", out_arg]);
     assert_eq!(generated.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&generated.stdout);
-    assert!(stdout.contains("(11 written, 0 removed)"), "{stdout}");
+    assert!(stdout.contains("(12 written, 0 removed)"), "{stdout}");
     assert!(stdout.contains("[features]\nexperimental = []"), "{stdout}");
     assert_eq!(fs::read_to_string(out.join("mine.rs")).unwrap(), mine);
     assert_eq!(

@@ -123,3 +123,68 @@ fn cargo_build_of_a_generated_module_in_a_binary_and_a_library_is_warning_free()
         &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],
     );
 }
+
+/// A `build()` on a builder with required members left out does not compile, and the error
+/// names each missing member by its schema name.
+#[test]
+fn a_builder_missing_a_member_fails_to_compile_naming_it() {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scratch-missing-member");
+    let _ = fs::remove_dir_all(&base);
+    let schema = serde_json::json!({"$defs": {"Decision": {
+        "type": "object",
+        "properties": {
+            "choiceId": {"type": "string"},
+            "sessionId": {"type": "string"},
+            "requirement": {"type": "integer"},
+            "note": {"type": "string"}
+        },
+        "required": ["choiceId", "sessionId", "requirement"]
+    }}});
+    let output = msp_codegen::generate(&schema.to_string(), &msp_codegen::Options::new("d.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    msp_codegen::write(&base.join("types/src"), &output.files).unwrap();
+    let manifest = |name: &str, deps: &str| {
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
+             serde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n{deps}"
+        )
+    };
+    fs::write(base.join("types/Cargo.toml"), manifest("types", "")).unwrap();
+    fs::create_dir_all(base.join("user/src")).unwrap();
+    fs::write(
+        base.join("user/Cargo.toml"),
+        manifest("user", "types = { path = \"../types\" }\n"),
+    )
+    .unwrap();
+    fs::write(
+        base.join("user/src/main.rs"),
+        "fn main() {\n    let _ = types::Decision::builder().session_id(\"s\").note(\"n\").build();\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        base.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"types\", \"user\"]\nresolver = \"2\"\n",
+    )
+    .unwrap();
+    fs::copy(workspace().join("Cargo.lock"), base.join("Cargo.lock")).unwrap();
+    let built = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", "user"])
+        .current_dir(&base)
+        .env("CARGO_TARGET_DIR", base.join("target"))
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(!built.status.success(), "it compiled:\n{stderr}");
+    for missing in ["choiceId", "requirement"] {
+        assert!(
+            // The marker's path, as rustc prints a type of another crate.
+            stderr.contains(&format!(
+                "the builder is missing the member `types::members::{missing}`"
+            )),
+            "{missing}:\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("members::sessionId"), "{stderr}");
+}

@@ -1,6 +1,7 @@
 //! Builders: every member set by name, with `impl Into` setters; the builder's type says which
-//! required members are set, so `build()` exists only once all are (a missing one is a compile
-//! error, an added one too, where values are built; an added optional member is neither).
+//! required members are set, so `build()` compiles only once all are (a missing one is a
+//! compile error naming it, through `support::Has` and its marker in `members`; an added
+//! one too, where values are built; an added optional member is neither).
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -68,12 +69,15 @@ fn builder(
         .collect();
     let tuple = |items: &[TokenStream]| quote!((#(#items,)*));
     let unset = tuple(&slots);
-    let full: Vec<TokenStream> = required
-        .iter()
-        .map(|f| super::structs::field_ty(ctx, f))
-        .collect();
-    let full = tuple(&full);
     let params: Vec<Ident> = (0..required.len()).map(|i| format_ident!("T{i}")).collect();
+    // `build()`: every slot must hold its member; a missing one is named by its marker.
+    let provided = required.iter().zip(&params).map(|(field, param)| {
+        let marker = ident(&ctx.markers[&field.wire]);
+        let ty = super::structs::field_ty(ctx, field);
+        quote!(#param: crate::support::Has<crate::members::#marker, #ty>,)
+    });
+    let bound: Vec<TokenStream> = provided.collect();
+    let where_clause = (!bound.is_empty()).then(|| quote!(where #(#bound)*));
     let setters_required = required.iter().enumerate().map(|(index, field)| {
         let setter = setter_name(field);
         let arg = ident(&field.rust);
@@ -175,7 +179,7 @@ fn builder(
         }
     });
     let required_names: Vec<Ident> = required.iter().map(|f| ident(&f.rust)).collect();
-    let init_required = required_names.iter().map(|n| quote!(#n,));
+    let init_required = required_names.iter().map(|n| quote!(#n: #n.value(),));
     let init_others = others.iter().map(|field| {
         let rust = ident(&field.rust);
         let gate = cfg(field.experimental);
@@ -231,10 +235,11 @@ fn builder(
         }
 
         #gate
-        impl #builder<#full> {
-            /// The value, every required member set.
+        impl<#(#params),*> #builder<(#(#params,)*)> {
+            /// The value, every required member set (else the compile error names each one
+            /// missing).
             #[inline]
-            pub fn build(self) -> #name {
+            pub fn build(self) -> #name #where_clause {
                 let (#(#required_names,)*) = self.required;
                 let rest = self.rest;
                 #name {

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use crate::model::{Def, DefKind, Model, Ty};
+use crate::model::{Def, DefKind, FieldKind, Model, Struct, Ty};
 
 pub use docs::doc_attrs;
 
@@ -53,6 +53,7 @@ enum Part {
     Registry,
     Reflect,
     JsonSchema,
+    Members,
     Lib(Vec<(String, bool)>),
 }
 
@@ -106,6 +107,11 @@ pub fn jobs(model: &Model) -> Vec<Job> {
         path: "json_schema.rs".into(),
         weight: 1,
         part: Part::JsonSchema,
+    });
+    jobs.push(Job {
+        path: "members.rs".into(),
+        weight: 1,
+        part: Part::Members,
     });
     jobs.push(Job {
         path: "lib.rs".into(),
@@ -183,6 +189,7 @@ impl<'a> Emitter<'a> {
             Part::Registry => Unit::Tokens(registry::emit(model)),
             Part::Reflect => Unit::Tokens(registry::reflect(ctx)),
             Part::JsonSchema => Unit::Text(json_schema_module(model)),
+            Part::Members => Unit::Tokens(members_module(ctx)),
             Part::Lib(modules) => Unit::Tokens(lib(
                 model,
                 modules.iter().map(|(area, exp)| (area.as_str(), *exp)),
@@ -271,6 +278,9 @@ fn lib<'a>(
         pub mod rpc;
         #[rustfmt::skip]
         pub mod support;
+        #[doc(hidden)]
+        #[rustfmt::skip]
+        pub mod members;
         #(#gates #[rustfmt::skip] pub mod #areas;)*
 
         pub use protocol::{
@@ -377,11 +387,73 @@ fn json_schema_module(model: &Model) -> String {
 
 const RUNTIME_JSON_SCHEMA: &str = include_str!("../../runtime/json_schema.rs");
 
+/// The `members` module: a marker type for each required member name, which a builder's
+/// `build()` names when that member is missing.
+fn members_module(ctx: &Ctx<'_>) -> TokenStream {
+    let markers = ctx.markers.values().map(|marker| {
+        let marker = ident(marker);
+        quote!(pub enum #marker {})
+    });
+    quote! {
+        //! Marker types named after required members, for the messages of builders' `build()`.
+        #![allow(non_camel_case_types)]
+        #(#markers)*
+    }
+}
+
+/// The marker of each required member name (its wire name, made an identifier).
+fn member_markers(model: &Model) -> BTreeMap<String, String> {
+    let mut wires = std::collections::BTreeSet::new();
+    for def in &model.defs {
+        let bodies: Vec<&Struct> = match &def.kind {
+            DefKind::Struct(body) => vec![body],
+            DefKind::Tagged(t) => t.arms.iter().map(|a| &a.body).collect(),
+            _ => Vec::new(),
+        };
+        for field in bodies.into_iter().flat_map(|b| &b.fields) {
+            if field.kind == FieldKind::Required {
+                wires.insert(field.wire.clone());
+            }
+        }
+    }
+    let mut taken = std::collections::BTreeSet::new();
+    wires
+        .into_iter()
+        .map(|wire| {
+            let mut base: String = wire
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+                base.insert(0, '_');
+            }
+            if syn::parse_str::<syn::Ident>(&base).is_err() || base == "_" {
+                base.push('_');
+            }
+            let mut marker = base.clone();
+            let mut n = 2;
+            while !taken.insert(marker.clone()) {
+                marker = format!("{base}{n}");
+                n += 1;
+            }
+            (wire, marker)
+        })
+        .collect()
+}
+
 /// Shared lookups while emitting.
 pub struct Ctx<'a> {
     model: &'a Model,
     by_name: BTreeMap<&'a str, &'a Def>,
     validating: std::collections::BTreeSet<String>,
+    /// Required member name -> its marker in `members`.
+    markers: BTreeMap<String, String>,
     // Inline sizes of definitions, filled on first use (boxing asks for them often).
     sizes: std::cell::RefCell<BTreeMap<String, usize>>,
 }
@@ -394,6 +466,7 @@ impl<'a> Ctx<'a> {
             model,
             by_name,
             validating,
+            markers: member_markers(model),
             sizes: Default::default(),
         }
     }
