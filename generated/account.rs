@@ -31,72 +31,14 @@ impl crate::sample::Sample for AccountLoginCancelResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AccountLoginCancelResult {
-    /// Starts a [`AccountLoginCancelResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AccountLoginCancelResultBuilder {
-        AccountLoginCancelResultBuilder {
-            required: (crate::support::Unset,),
-            rest: AccountLoginCancelResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AccountLoginCancelResult`]: set members by name; `build()` is there once the required ones (`cancelled`) are.
-#[must_use]
-pub struct AccountLoginCancelResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: AccountLoginCancelResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AccountLoginCancelResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl AccountLoginCancelResultBuilder<(crate::support::Unset,)> {
-    /// Sets `cancelled`.
-    pub fn cancelled(
-        self,
-        cancelled: impl Into<bool>,
-    ) -> AccountLoginCancelResultBuilder<(bool,)> {
-        let (_,) = self.required;
-        AccountLoginCancelResultBuilder {
-            required: (cancelled.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AccountLoginCancelResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> AccountLoginCancelResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AccountLoginCancelResult
-    where
-        T0: crate::support::Has<crate::members::cancelled, bool>,
-    {
-        let (cancelled,) = self.required;
-        let rest = self.rest;
-        AccountLoginCancelResult {
-            cancelled: cancelled.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AccountLoginCancelResult, AccountLoginCancelResultBuilder, AccountLoginCancelResultBuilderRest, unknown, " A builder of [`AccountLoginCancelResult`]: set members by name; `build()` compiles once the required ones (`cancelled`) are.";
+    required [
+        T0 cancelled cancelled: bool => bool, "cancelled", cancelled;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountLoginCancelResult {}
@@ -146,80 +88,16 @@ impl crate::sample::Sample for AccountLoginCompletedParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AccountLoginCompletedParams {
-    /// Starts a [`AccountLoginCompletedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AccountLoginCompletedParamsBuilder {
-        AccountLoginCompletedParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: AccountLoginCompletedParamsBuilderRest {
-                message: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AccountLoginCompletedParams`]: set members by name; `build()` is there once the required ones (`outcome`) are.
-#[must_use]
-pub struct AccountLoginCompletedParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: AccountLoginCompletedParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AccountLoginCompletedParamsBuilderRest {
-    message: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl AccountLoginCompletedParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<AccountLoginOutcome>,
-    ) -> AccountLoginCompletedParamsBuilder<(AccountLoginOutcome,)> {
-        let (_,) = self.required;
-        AccountLoginCompletedParamsBuilder {
-            required: (outcome.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AccountLoginCompletedParamsBuilder<R> {
-    /// Sets (else it is left out) `message`.
-    pub fn message(mut self, message: impl Into<String>) -> Self {
-        self.rest.message = Some(message.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> AccountLoginCompletedParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AccountLoginCompletedParams
-    where
-        T0: crate::support::Has<crate::members::outcome, AccountLoginOutcome>,
-    {
-        let (outcome,) = self.required;
-        let rest = self.rest;
-        AccountLoginCompletedParams {
-            outcome: outcome.value(),
-            message: rest.message,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AccountLoginCompletedParams, AccountLoginCompletedParamsBuilder, AccountLoginCompletedParamsBuilderRest, unknown, " A builder of [`AccountLoginCompletedParams`]: set members by name; `build()` compiles once the required ones (`outcome`) are.";
+    required [
+        T0 outcome outcome: AccountLoginOutcome => AccountLoginOutcome, "outcome", outcome;
+    ]
+    optional [
+        optional message message: String => String, "message";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountLoginCompletedParams {}
@@ -319,80 +197,16 @@ impl crate::sample::Sample for AccountLoginStartParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AccountLoginStartParams {
-    /// Starts a [`AccountLoginStartParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AccountLoginStartParamsBuilder {
-        AccountLoginStartParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: AccountLoginStartParamsBuilderRest {
-                api_key: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AccountLoginStartParams`]: set members by name; `build()` is there once the required ones (`type`) are.
-#[must_use]
-pub struct AccountLoginStartParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: AccountLoginStartParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AccountLoginStartParamsBuilderRest {
-    api_key: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl AccountLoginStartParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `type`.
-    pub fn type_(
-        self,
-        type_: impl Into<AccountLoginType>,
-    ) -> AccountLoginStartParamsBuilder<(AccountLoginType,)> {
-        let (_,) = self.required;
-        AccountLoginStartParamsBuilder {
-            required: (type_.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AccountLoginStartParamsBuilder<R> {
-    /// Sets (else it is left out) `apiKey`.
-    pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
-        self.rest.api_key = Some(api_key.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> AccountLoginStartParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AccountLoginStartParams
-    where
-        T0: crate::support::Has<crate::members::type_, AccountLoginType>,
-    {
-        let (type_,) = self.required;
-        let rest = self.rest;
-        AccountLoginStartParams {
-            type_: type_.value(),
-            api_key: rest.api_key,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AccountLoginStartParams, AccountLoginStartParamsBuilder, AccountLoginStartParamsBuilderRest, unknown, " A builder of [`AccountLoginStartParams`]: set members by name; `build()` compiles once the required ones (`type`) are.";
+    required [
+        T0 type_ type_: AccountLoginType => AccountLoginType, "type", type_;
+    ]
+    optional [
+        optional api_key api_key: String => String, "apiKey";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountLoginStartParams {}
@@ -459,70 +273,15 @@ impl AccountLoginStartResult {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl AccountLoginStartResult {
-    /// Starts a [`AccountLoginStartResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AccountLoginStartResultBuilder {
-        AccountLoginStartResultBuilder {
-            required: (),
-            rest: AccountLoginStartResultBuilderRest {
-                user_code: None,
-                verification_url: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AccountLoginStartResult`]: set members by name, then `build()`.
-#[must_use]
-pub struct AccountLoginStartResultBuilder<R = ()> {
-    required: R,
-    rest: AccountLoginStartResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AccountLoginStartResultBuilderRest {
-    user_code: Option<String>,
-    verification_url: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> AccountLoginStartResultBuilder<R> {
-    /// Sets (else it is left out) `userCode`.
-    pub fn user_code(mut self, user_code: impl Into<String>) -> Self {
-        self.rest.user_code = Some(user_code.into());
-        self
-    }
-    /// Sets (else it is left out) `verificationUrl`.
-    pub fn verification_url(mut self, verification_url: impl Into<String>) -> Self {
-        self.rest.verification_url = Some(verification_url.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl AccountLoginStartResultBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AccountLoginStartResult {
-        let () = self.required;
-        let rest = self.rest;
-        AccountLoginStartResult {
-            user_code: rest.user_code,
-            verification_url: rest.verification_url,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AccountLoginStartResult, AccountLoginStartResultBuilder, AccountLoginStartResultBuilderRest, unknown, " A builder of [`AccountLoginStartResult`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional user_code user_code: String => String, "userCode";
+        optional verification_url verification_url: String => String, "verificationUrl";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountLoginStartResult {}
@@ -618,104 +377,18 @@ impl crate::sample::Sample for AccountState {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AccountState {
-    /// Starts a [`AccountStateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AccountStateBuilder {
-        AccountStateBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: AccountStateBuilderRest {
-                avatar_url: None,
-                label: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AccountState`]: set members by name; `build()` is there once the required ones (`credentialRequired`, `state`) are.
-#[must_use]
-pub struct AccountStateBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: AccountStateBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AccountStateBuilderRest {
-    avatar_url: Option<String>,
-    label: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> AccountStateBuilder<(crate::support::Unset, T1)> {
-    /// Sets `credentialRequired`.
-    pub fn credential_required(
-        self,
-        credential_required: impl Into<bool>,
-    ) -> AccountStateBuilder<(bool, T1)> {
-        let (_, t1) = self.required;
-        AccountStateBuilder {
-            required: (credential_required.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> AccountStateBuilder<(T0, crate::support::Unset)> {
-    /// Sets `state`.
-    pub fn state(
-        self,
-        state: impl Into<AccountStateKind>,
-    ) -> AccountStateBuilder<(T0, AccountStateKind)> {
-        let (t0, _) = self.required;
-        AccountStateBuilder {
-            required: (t0, state.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AccountStateBuilder<R> {
-    /// Sets (else it is left out) `avatarUrl`.
-    pub fn avatar_url(mut self, avatar_url: impl Into<String>) -> Self {
-        self.rest.avatar_url = Some(avatar_url.into());
-        self
-    }
-    /// Sets (else it is left out) `label`.
-    pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.rest.label = Some(label.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> AccountStateBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AccountState
-    where
-        T0: crate::support::Has<crate::members::credentialRequired, bool>,
-        T1: crate::support::Has<crate::members::state, AccountStateKind>,
-    {
-        let (credential_required, state) = self.required;
-        let rest = self.rest;
-        AccountState {
-            credential_required: credential_required.value(),
-            state: state.value(),
-            avatar_url: rest.avatar_url,
-            label: rest.label,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AccountState, AccountStateBuilder, AccountStateBuilderRest, unknown, " A builder of [`AccountState`]: set members by name; `build()` compiles once the required ones (`credentialRequired`, `state`) are.";
+    required [
+        T0 credential_required credential_required: bool => bool, "credentialRequired", credentialRequired;
+        T1 state state: AccountStateKind => AccountStateKind, "state", state;
+    ]
+    optional [
+        optional avatar_url avatar_url: String => String, "avatarUrl";
+        optional label label: String => String, "label";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AccountState {}

@@ -40,110 +40,16 @@ impl crate::sample::Sample for AdmissionChoice {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionChoice {
-    /// Starts a [`AdmissionChoiceBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionChoiceBuilder {
-        AdmissionChoiceBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: AdmissionChoiceBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionChoice`]: set members by name; `build()` is there once the required ones (`choiceId`, `label`, `scope`) are.
-#[must_use]
-pub struct AdmissionChoiceBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: AdmissionChoiceBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionChoiceBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> AdmissionChoiceBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `choiceId`.
-    pub fn choice_id(
-        self,
-        choice_id: impl Into<String>,
-    ) -> AdmissionChoiceBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        AdmissionChoiceBuilder {
-            required: (choice_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> AdmissionChoiceBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `label`.
-    pub fn label(
-        self,
-        label: impl Into<String>,
-    ) -> AdmissionChoiceBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        AdmissionChoiceBuilder {
-            required: (t0, label.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> AdmissionChoiceBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `scope`.
-    pub fn scope(
-        self,
-        scope: impl Into<String>,
-    ) -> AdmissionChoiceBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        AdmissionChoiceBuilder {
-            required: (t0, t1, scope.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionChoiceBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> AdmissionChoiceBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionChoice
-    where
-        T0: crate::support::Has<crate::members::choiceId, String>,
-        T1: crate::support::Has<crate::members::label, String>,
-        T2: crate::support::Has<crate::members::scope, String>,
-    {
-        let (choice_id, label, scope) = self.required;
-        let rest = self.rest;
-        AdmissionChoice {
-            choice_id: choice_id.value(),
-            label: label.value(),
-            scope: scope.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionChoice, AdmissionChoiceBuilder, AdmissionChoiceBuilderRest, unknown, " A builder of [`AdmissionChoice`]: set members by name; `build()` compiles once the required ones (`choiceId`, `label`, `scope`) are.";
+    required [
+        T0 choice_id choice_id: String => String, "choiceId", choiceId;
+        T1 label label: String => String, "label", label;
+        T2 scope scope: String => String, "scope", scope;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionChoice {}
@@ -205,133 +111,17 @@ impl crate::sample::Sample for AdmissionDecideParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionDecideParams {
-    /// Starts a [`AdmissionDecideParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionDecideParamsBuilder {
-        AdmissionDecideParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: AdmissionDecideParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionDecideParams`]: set members by name; `build()` is there once the required ones (`admissionId`, `choiceId`, `commandId`, `sessionId`) are.
-#[must_use]
-pub struct AdmissionDecideParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: AdmissionDecideParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionDecideParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2, T3> AdmissionDecideParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `admissionId`.
-    pub fn admission_id(
-        self,
-        admission_id: impl Into<String>,
-    ) -> AdmissionDecideParamsBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        AdmissionDecideParamsBuilder {
-            required: (admission_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2, T3> AdmissionDecideParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `choiceId`.
-    pub fn choice_id(
-        self,
-        choice_id: impl Into<String>,
-    ) -> AdmissionDecideParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        AdmissionDecideParamsBuilder {
-            required: (t0, choice_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T3> AdmissionDecideParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> AdmissionDecideParamsBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        AdmissionDecideParamsBuilder {
-            required: (t0, t1, command_id.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> AdmissionDecideParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> AdmissionDecideParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        AdmissionDecideParamsBuilder {
-            required: (t0, t1, t2, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionDecideParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> AdmissionDecideParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionDecideParams
-    where
-        T0: crate::support::Has<crate::members::admissionId, String>,
-        T1: crate::support::Has<crate::members::choiceId, String>,
-        T2: crate::support::Has<crate::members::commandId, String>,
-        T3: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (admission_id, choice_id, command_id, session_id) = self.required;
-        let rest = self.rest;
-        AdmissionDecideParams {
-            admission_id: admission_id.value(),
-            choice_id: choice_id.value(),
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionDecideParams, AdmissionDecideParamsBuilder, AdmissionDecideParamsBuilderRest, unknown, " A builder of [`AdmissionDecideParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `choiceId`, `commandId`, `sessionId`) are.";
+    required [
+        T0 admission_id admission_id: String => String, "admissionId", admissionId;
+        T1 choice_id choice_id: String => String, "choiceId", choiceId;
+        T2 command_id command_id: String => String, "commandId", commandId;
+        T3 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionDecideParams {}
@@ -386,110 +176,16 @@ impl crate::sample::Sample for AdmissionDecideResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionDecideResult {
-    /// Starts a [`AdmissionDecideResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionDecideResultBuilder {
-        AdmissionDecideResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: AdmissionDecideResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionDecideResult`]: set members by name; `build()` is there once the required ones (`admissionId`, `commandId`, `status`) are.
-#[must_use]
-pub struct AdmissionDecideResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: AdmissionDecideResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionDecideResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> AdmissionDecideResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `admissionId`.
-    pub fn admission_id(
-        self,
-        admission_id: impl Into<String>,
-    ) -> AdmissionDecideResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        AdmissionDecideResultBuilder {
-            required: (admission_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> AdmissionDecideResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> AdmissionDecideResultBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        AdmissionDecideResultBuilder {
-            required: (t0, command_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> AdmissionDecideResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> AdmissionDecideResultBuilder<(T0, T1, CommandStatus)> {
-        let (t0, t1, _) = self.required;
-        AdmissionDecideResultBuilder {
-            required: (t0, t1, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionDecideResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> AdmissionDecideResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionDecideResult
-    where
-        T0: crate::support::Has<crate::members::admissionId, String>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (admission_id, command_id, status) = self.required;
-        let rest = self.rest;
-        AdmissionDecideResult {
-            admission_id: admission_id.value(),
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionDecideResult, AdmissionDecideResultBuilder, AdmissionDecideResultBuilderRest, unknown, " A builder of [`AdmissionDecideResult`]: set members by name; `build()` compiles once the required ones (`admissionId`, `commandId`, `status`) are.";
+    required [
+        T0 admission_id admission_id: String => String, "admissionId", admissionId;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionDecideResult {}
@@ -584,72 +280,14 @@ impl crate::sample::Sample for AdmissionListPendingParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionListPendingParams {
-    /// Starts a [`AdmissionListPendingParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionListPendingParamsBuilder {
-        AdmissionListPendingParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: AdmissionListPendingParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionListPendingParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct AdmissionListPendingParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: AdmissionListPendingParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionListPendingParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl AdmissionListPendingParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> AdmissionListPendingParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        AdmissionListPendingParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionListPendingParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> AdmissionListPendingParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionListPendingParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        AdmissionListPendingParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionListPendingParams, AdmissionListPendingParamsBuilder, AdmissionListPendingParamsBuilderRest, unknown, " A builder of [`AdmissionListPendingParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionListPendingParams {}
@@ -699,90 +337,15 @@ impl crate::sample::Sample for AdmissionListPendingResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionListPendingResult {
-    /// Starts a [`AdmissionListPendingResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionListPendingResultBuilder {
-        AdmissionListPendingResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: AdmissionListPendingResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionListPendingResult`]: set members by name; `build()` is there once the required ones (`admissions`, `sessionId`) are.
-#[must_use]
-pub struct AdmissionListPendingResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: AdmissionListPendingResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionListPendingResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> AdmissionListPendingResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `admissions`.
-    pub fn admissions(
-        self,
-        admissions: impl Into<Vec<AdmissionRequestParams>>,
-    ) -> AdmissionListPendingResultBuilder<(Vec<AdmissionRequestParams>, T1)> {
-        let (_, t1) = self.required;
-        AdmissionListPendingResultBuilder {
-            required: (admissions.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> AdmissionListPendingResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> AdmissionListPendingResultBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        AdmissionListPendingResultBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionListPendingResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> AdmissionListPendingResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionListPendingResult
-    where
-        T0: crate::support::Has<crate::members::admissions, Vec<AdmissionRequestParams>>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (admissions, session_id) = self.required;
-        let rest = self.rest;
-        AdmissionListPendingResult {
-            admissions: admissions.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionListPendingResult, AdmissionListPendingResultBuilder, AdmissionListPendingResultBuilderRest, unknown, " A builder of [`AdmissionListPendingResult`]: set members by name; `build()` compiles once the required ones (`admissions`, `sessionId`) are.";
+    required [
+        T0 admissions admissions: Vec<AdmissionRequestParams> => Vec<AdmissionRequestParams>, "admissions", admissions;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionListPendingResult {}
@@ -885,271 +448,23 @@ impl crate::sample::Sample for AdmissionRequestParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionRequestParams {
-    /// Starts a [`AdmissionRequestParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionRequestParamsBuilder {
-        AdmissionRequestParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: AdmissionRequestParamsBuilderRest {
-                held_body: None,
-                requester_workspace: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionRequestParams`]: set members by name; `build()` is there once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `viewCursor`) are.
-#[must_use]
-pub struct AdmissionRequestParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: AdmissionRequestParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionRequestParamsBuilderRest {
-    held_body: Option<String>,
-    requester_workspace: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> AdmissionRequestParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5, T6)> {
-    /// Sets `admissionId`.
-    pub fn admission_id(
-        self,
-        admission_id: impl Into<String>,
-    ) -> AdmissionRequestParamsBuilder<(String, T1, T2, T3, T4, T5, T6)> {
-        let (_, t1, t2, t3, t4, t5, t6) = self.required;
-        AdmissionRequestParamsBuilder {
-            required: (admission_id.into(), t1, t2, t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> AdmissionRequestParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5, T6)> {
-    /// Sets `availableChoices`.
-    pub fn available_choices(
-        self,
-        available_choices: impl Into<Vec<AdmissionChoice>>,
-    ) -> AdmissionRequestParamsBuilder<(T0, Vec<AdmissionChoice>, T2, T3, T4, T5, T6)> {
-        let (t0, _, t2, t3, t4, t5, t6) = self.required;
-        AdmissionRequestParamsBuilder {
-            required: (t0, available_choices.into(), t2, t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-> AdmissionRequestParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5, T6)> {
-    /// Sets `expiresAt`.
-    pub fn expires_at(
-        self,
-        expires_at: impl Into<String>,
-    ) -> AdmissionRequestParamsBuilder<(T0, T1, String, T3, T4, T5, T6)> {
-        let (t0, t1, _, t3, t4, t5, t6) = self.required;
-        AdmissionRequestParamsBuilder {
-            required: (t0, t1, expires_at.into(), t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-> AdmissionRequestParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5, T6)> {
-    /// Sets `requesterLabel`.
-    pub fn requester_label(
-        self,
-        requester_label: impl Into<String>,
-    ) -> AdmissionRequestParamsBuilder<(T0, T1, T2, String, T4, T5, T6)> {
-        let (t0, t1, t2, _, t4, t5, t6) = self.required;
-        AdmissionRequestParamsBuilder {
-            required: (t0, t1, t2, requester_label.into(), t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-> AdmissionRequestParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5, T6)> {
-    /// Sets `requesterSessionId`.
-    pub fn requester_session_id(
-        self,
-        requester_session_id: impl Into<String>,
-    ) -> AdmissionRequestParamsBuilder<(T0, T1, T2, T3, String, T5, T6)> {
-        let (t0, t1, t2, t3, _, t5, t6) = self.required;
-        AdmissionRequestParamsBuilder {
-            required: (t0, t1, t2, t3, requester_session_id.into(), t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-> AdmissionRequestParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset, T6)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> AdmissionRequestParamsBuilder<(T0, T1, T2, T3, T4, String, T6)> {
-        let (t0, t1, t2, t3, t4, _, t6) = self.required;
-        AdmissionRequestParamsBuilder {
-            required: (t0, t1, t2, t3, t4, session_id.into(), t6),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> AdmissionRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> AdmissionRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, String)> {
-        let (t0, t1, t2, t3, t4, t5, _) = self.required;
-        AdmissionRequestParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionRequestParamsBuilder<R> {
-    /// Sets (else it is left out) `heldBody`.
-    pub fn held_body(mut self, held_body: impl Into<String>) -> Self {
-        self.rest.held_body = Some(held_body.into());
-        self
-    }
-    /// Sets (else it is left out) `requesterWorkspace`.
-    pub fn requester_workspace(
-        mut self,
-        requester_workspace: impl Into<String>,
-    ) -> Self {
-        self.rest.requester_workspace = Some(requester_workspace.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> AdmissionRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionRequestParams
-    where
-        T0: crate::support::Has<crate::members::admissionId, String>,
-        T1: crate::support::Has<crate::members::availableChoices, Vec<AdmissionChoice>>,
-        T2: crate::support::Has<crate::members::expiresAt, String>,
-        T3: crate::support::Has<crate::members::requesterLabel, String>,
-        T4: crate::support::Has<crate::members::requesterSessionId, String>,
-        T5: crate::support::Has<crate::members::sessionId, String>,
-        T6: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            admission_id,
-            available_choices,
-            expires_at,
-            requester_label,
-            requester_session_id,
-            session_id,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        AdmissionRequestParams {
-            admission_id: admission_id.value(),
-            available_choices: available_choices.value(),
-            expires_at: expires_at.value(),
-            requester_label: requester_label.value(),
-            requester_session_id: requester_session_id.value(),
-            session_id: session_id.value(),
-            view_cursor: view_cursor.value(),
-            held_body: rest.held_body,
-            requester_workspace: rest.requester_workspace,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionRequestParams, AdmissionRequestParamsBuilder, AdmissionRequestParamsBuilderRest, unknown, " A builder of [`AdmissionRequestParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `viewCursor`) are.";
+    required [
+        T0 admission_id admission_id: String => String, "admissionId", admissionId;
+        T1 available_choices available_choices: Vec<AdmissionChoice> => Vec<AdmissionChoice>, "availableChoices", availableChoices;
+        T2 expires_at expires_at: String => String, "expiresAt", expiresAt;
+        T3 requester_label requester_label: String => String, "requesterLabel", requesterLabel;
+        T4 requester_session_id requester_session_id: String => String, "requesterSessionId", requesterSessionId;
+        T5 session_id session_id: String => String, "sessionId", sessionId;
+        T6 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional held_body held_body: String => String, "heldBody";
+        optional requester_workspace requester_workspace: String => String, "requesterWorkspace";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionRequestParams {}
@@ -1258,324 +573,24 @@ impl crate::sample::Sample for AdmissionRequestedViewParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionRequestedViewParams {
-    /// Starts a [`AdmissionRequestedViewParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionRequestedViewParamsBuilder {
-        AdmissionRequestedViewParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: AdmissionRequestedViewParamsBuilderRest {
-                held_body: None,
-                requester_workspace: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionRequestedViewParams`]: set members by name; `build()` is there once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct AdmissionRequestedViewParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: AdmissionRequestedViewParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionRequestedViewParamsBuilderRest {
-    held_body: Option<String>,
-    requester_workspace: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> AdmissionRequestedViewParamsBuilder<
-    (crate::support::Unset, T1, T2, T3, T4, T5, T6, T7),
-> {
-    /// Sets `admissionId`.
-    pub fn admission_id(
-        self,
-        admission_id: impl Into<String>,
-    ) -> AdmissionRequestedViewParamsBuilder<(String, T1, T2, T3, T4, T5, T6, T7)> {
-        let (_, t1, t2, t3, t4, t5, t6, t7) = self.required;
-        AdmissionRequestedViewParamsBuilder {
-            required: (admission_id.into(), t1, t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> AdmissionRequestedViewParamsBuilder<
-    (T0, crate::support::Unset, T2, T3, T4, T5, T6, T7),
-> {
-    /// Sets `availableChoices`.
-    pub fn available_choices(
-        self,
-        available_choices: impl Into<Vec<AdmissionChoice>>,
-    ) -> AdmissionRequestedViewParamsBuilder<
-        (T0, Vec<AdmissionChoice>, T2, T3, T4, T5, T6, T7),
-    > {
-        let (t0, _, t2, t3, t4, t5, t6, t7) = self.required;
-        AdmissionRequestedViewParamsBuilder {
-            required: (t0, available_choices.into(), t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> AdmissionRequestedViewParamsBuilder<
-    (T0, T1, crate::support::Unset, T3, T4, T5, T6, T7),
-> {
-    /// Sets `expiresAt`.
-    pub fn expires_at(
-        self,
-        expires_at: impl Into<String>,
-    ) -> AdmissionRequestedViewParamsBuilder<(T0, T1, String, T3, T4, T5, T6, T7)> {
-        let (t0, t1, _, t3, t4, t5, t6, t7) = self.required;
-        AdmissionRequestedViewParamsBuilder {
-            required: (t0, t1, expires_at.into(), t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-> AdmissionRequestedViewParamsBuilder<
-    (T0, T1, T2, crate::support::Unset, T4, T5, T6, T7),
-> {
-    /// Sets `requesterLabel`.
-    pub fn requester_label(
-        self,
-        requester_label: impl Into<String>,
-    ) -> AdmissionRequestedViewParamsBuilder<(T0, T1, T2, String, T4, T5, T6, T7)> {
-        let (t0, t1, t2, _, t4, t5, t6, t7) = self.required;
-        AdmissionRequestedViewParamsBuilder {
-            required: (t0, t1, t2, requester_label.into(), t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-> AdmissionRequestedViewParamsBuilder<
-    (T0, T1, T2, T3, crate::support::Unset, T5, T6, T7),
-> {
-    /// Sets `requesterSessionId`.
-    pub fn requester_session_id(
-        self,
-        requester_session_id: impl Into<String>,
-    ) -> AdmissionRequestedViewParamsBuilder<(T0, T1, T2, T3, String, T5, T6, T7)> {
-        let (t0, t1, t2, t3, _, t5, t6, t7) = self.required;
-        AdmissionRequestedViewParamsBuilder {
-            required: (t0, t1, t2, t3, requester_session_id.into(), t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-> AdmissionRequestedViewParamsBuilder<
-    (T0, T1, T2, T3, T4, crate::support::Unset, T6, T7),
-> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> AdmissionRequestedViewParamsBuilder<(T0, T1, T2, T3, T4, String, T6, T7)> {
-        let (t0, t1, t2, t3, t4, _, t6, t7) = self.required;
-        AdmissionRequestedViewParamsBuilder {
-            required: (t0, t1, t2, t3, t4, session_id.into(), t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-> AdmissionRequestedViewParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, crate::support::Unset, T7),
-> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> AdmissionRequestedViewParamsBuilder<(T0, T1, T2, T3, T4, T5, SourceRange, T7)> {
-        let (t0, t1, t2, t3, t4, t5, _, t7) = self.required;
-        AdmissionRequestedViewParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, source_range.into(), t7),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> AdmissionRequestedViewParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, crate::support::Unset),
-> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> AdmissionRequestedViewParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, String)> {
-        let (t0, t1, t2, t3, t4, t5, t6, _) = self.required;
-        AdmissionRequestedViewParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionRequestedViewParamsBuilder<R> {
-    /// Sets (else it is left out) `heldBody`.
-    pub fn held_body(mut self, held_body: impl Into<String>) -> Self {
-        self.rest.held_body = Some(held_body.into());
-        self
-    }
-    /// Sets (else it is left out) `requesterWorkspace`.
-    pub fn requester_workspace(
-        mut self,
-        requester_workspace: impl Into<String>,
-    ) -> Self {
-        self.rest.requester_workspace = Some(requester_workspace.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> AdmissionRequestedViewParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionRequestedViewParams
-    where
-        T0: crate::support::Has<crate::members::admissionId, String>,
-        T1: crate::support::Has<crate::members::availableChoices, Vec<AdmissionChoice>>,
-        T2: crate::support::Has<crate::members::expiresAt, String>,
-        T3: crate::support::Has<crate::members::requesterLabel, String>,
-        T4: crate::support::Has<crate::members::requesterSessionId, String>,
-        T5: crate::support::Has<crate::members::sessionId, String>,
-        T6: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T7: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            admission_id,
-            available_choices,
-            expires_at,
-            requester_label,
-            requester_session_id,
-            session_id,
-            source_range,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        AdmissionRequestedViewParams {
-            admission_id: admission_id.value(),
-            available_choices: available_choices.value(),
-            expires_at: expires_at.value(),
-            requester_label: requester_label.value(),
-            requester_session_id: requester_session_id.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            held_body: rest.held_body,
-            requester_workspace: rest.requester_workspace,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionRequestedViewParams, AdmissionRequestedViewParamsBuilder, AdmissionRequestedViewParamsBuilderRest, unknown, " A builder of [`AdmissionRequestedViewParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 admission_id admission_id: String => String, "admissionId", admissionId;
+        T1 available_choices available_choices: Vec<AdmissionChoice> => Vec<AdmissionChoice>, "availableChoices", availableChoices;
+        T2 expires_at expires_at: String => String, "expiresAt", expiresAt;
+        T3 requester_label requester_label: String => String, "requesterLabel", requesterLabel;
+        T4 requester_session_id requester_session_id: String => String, "requesterSessionId", requesterSessionId;
+        T5 session_id session_id: String => String, "sessionId", sessionId;
+        T6 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T7 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional held_body held_body: String => String, "heldBody";
+        optional requester_workspace requester_workspace: String => String, "requesterWorkspace";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionRequestedViewParams {}
@@ -1630,98 +645,17 @@ impl crate::sample::Sample for AdmissionResolutionSummary {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionResolutionSummary {
-    /// Starts a [`AdmissionResolutionSummaryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionResolutionSummaryBuilder {
-        AdmissionResolutionSummaryBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: AdmissionResolutionSummaryBuilderRest {
-                resolved_by: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionResolutionSummary`]: set members by name; `build()` is there once the required ones (`decision`, `viewCursor`) are.
-#[must_use]
-pub struct AdmissionResolutionSummaryBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: AdmissionResolutionSummaryBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionResolutionSummaryBuilderRest {
-    resolved_by: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> AdmissionResolutionSummaryBuilder<(crate::support::Unset, T1)> {
-    /// Sets `decision`.
-    pub fn decision(
-        self,
-        decision: impl Into<String>,
-    ) -> AdmissionResolutionSummaryBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        AdmissionResolutionSummaryBuilder {
-            required: (decision.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> AdmissionResolutionSummaryBuilder<(T0, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> AdmissionResolutionSummaryBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        AdmissionResolutionSummaryBuilder {
-            required: (t0, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionResolutionSummaryBuilder<R> {
-    /// Sets (else it is left out) `resolvedBy`.
-    pub fn resolved_by(mut self, resolved_by: impl Into<String>) -> Self {
-        self.rest.resolved_by = Some(resolved_by.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> AdmissionResolutionSummaryBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionResolutionSummary
-    where
-        T0: crate::support::Has<crate::members::decision, String>,
-        T1: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (decision, view_cursor) = self.required;
-        let rest = self.rest;
-        AdmissionResolutionSummary {
-            decision: decision.value(),
-            view_cursor: view_cursor.value(),
-            resolved_by: rest.resolved_by,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionResolutionSummary, AdmissionResolutionSummaryBuilder, AdmissionResolutionSummaryBuilderRest, unknown, " A builder of [`AdmissionResolutionSummary`]: set members by name; `build()` compiles once the required ones (`decision`, `viewCursor`) are.";
+    required [
+        T0 decision decision: String => String, "decision", decision;
+        T1 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional resolved_by resolved_by: String => String, "resolvedBy";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionResolutionSummary {}
@@ -1817,204 +751,22 @@ impl crate::sample::Sample for AdmissionResolvedViewParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl AdmissionResolvedViewParams {
-    /// Starts a [`AdmissionResolvedViewParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AdmissionResolvedViewParamsBuilder {
-        AdmissionResolvedViewParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: AdmissionResolvedViewParamsBuilderRest {
-                decided_by_command_id: None,
-                resolved_by: None,
-                terminal_cause: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AdmissionResolvedViewParams`]: set members by name; `build()` is there once the required ones (`admissionId`, `decision`, `sessionId`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct AdmissionResolvedViewParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: AdmissionResolvedViewParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AdmissionResolvedViewParamsBuilderRest {
-    decided_by_command_id: Option<String>,
-    resolved_by: Option<String>,
-    terminal_cause: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> AdmissionResolvedViewParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `admissionId`.
-    pub fn admission_id(
-        self,
-        admission_id: impl Into<String>,
-    ) -> AdmissionResolvedViewParamsBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        AdmissionResolvedViewParamsBuilder {
-            required: (admission_id.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> AdmissionResolvedViewParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `decision`.
-    pub fn decision(
-        self,
-        decision: impl Into<AdmissionDecision>,
-    ) -> AdmissionResolvedViewParamsBuilder<(T0, AdmissionDecision, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        AdmissionResolvedViewParamsBuilder {
-            required: (t0, decision.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> AdmissionResolvedViewParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> AdmissionResolvedViewParamsBuilder<(T0, T1, String, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        AdmissionResolvedViewParamsBuilder {
-            required: (t0, t1, session_id.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> AdmissionResolvedViewParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> AdmissionResolvedViewParamsBuilder<(T0, T1, T2, SourceRange, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        AdmissionResolvedViewParamsBuilder {
-            required: (t0, t1, t2, source_range.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> AdmissionResolvedViewParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> AdmissionResolvedViewParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        AdmissionResolvedViewParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> AdmissionResolvedViewParamsBuilder<R> {
-    /// Sets (else it is left out) `decidedByCommandId`.
-    pub fn decided_by_command_id(
-        mut self,
-        decided_by_command_id: impl Into<String>,
-    ) -> Self {
-        self.rest.decided_by_command_id = Some(decided_by_command_id.into());
-        self
-    }
-    /// Sets (else it is left out) `resolvedBy`.
-    pub fn resolved_by(mut self, resolved_by: impl Into<String>) -> Self {
-        self.rest.resolved_by = Some(resolved_by.into());
-        self
-    }
-    /// Sets (else it is left out) `terminalCause`.
-    pub fn terminal_cause(mut self, terminal_cause: impl Into<String>) -> Self {
-        self.rest.terminal_cause = Some(terminal_cause.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3, T4> AdmissionResolvedViewParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AdmissionResolvedViewParams
-    where
-        T0: crate::support::Has<crate::members::admissionId, String>,
-        T1: crate::support::Has<crate::members::decision, AdmissionDecision>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (admission_id, decision, session_id, source_range, view_cursor) = self
-            .required;
-        let rest = self.rest;
-        AdmissionResolvedViewParams {
-            admission_id: admission_id.value(),
-            decision: decision.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            decided_by_command_id: rest.decided_by_command_id,
-            resolved_by: rest.resolved_by,
-            terminal_cause: rest.terminal_cause,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AdmissionResolvedViewParams, AdmissionResolvedViewParamsBuilder, AdmissionResolvedViewParamsBuilderRest, unknown, " A builder of [`AdmissionResolvedViewParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `decision`, `sessionId`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 admission_id admission_id: String => String, "admissionId", admissionId;
+        T1 decision decision: AdmissionDecision => AdmissionDecision, "decision", decision;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional decided_by_command_id decided_by_command_id: String => String, "decidedByCommandId";
+        optional resolved_by resolved_by: String => String, "resolvedBy";
+        optional terminal_cause terminal_cause: String => String, "terminalCause";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AdmissionResolvedViewParams {}

@@ -34,81 +34,13 @@ impl crate::sample::Sample for ApprovalAmendment {
         value
     }
 }
-impl ApprovalAmendment {
-    /// Starts a [`ApprovalAmendmentBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalAmendmentBuilder {
-        ApprovalAmendmentBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalAmendmentBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalAmendment`]: set members by name; `build()` is there once the required ones (`durability`, `rulePreview`) are.
-#[must_use]
-pub struct ApprovalAmendmentBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ApprovalAmendmentBuilderRest,
-}
-struct ApprovalAmendmentBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ApprovalAmendmentBuilder<(crate::support::Unset, T1)> {
-    /// Sets `durability`.
-    pub fn durability(
-        self,
-        durability: impl Into<ApprovalAmendmentDurability>,
-    ) -> ApprovalAmendmentBuilder<(ApprovalAmendmentDurability, T1)> {
-        let (_, t1) = self.required;
-        ApprovalAmendmentBuilder {
-            required: (durability.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ApprovalAmendmentBuilder<(T0, crate::support::Unset)> {
-    /// Sets `rulePreview`.
-    pub fn rule_preview(
-        self,
-        rule_preview: impl Into<String>,
-    ) -> ApprovalAmendmentBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ApprovalAmendmentBuilder {
-            required: (t0, rule_preview.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalAmendmentBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ApprovalAmendmentBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalAmendment
-    where
-        T0: crate::support::Has<crate::members::durability, ApprovalAmendmentDurability>,
-        T1: crate::support::Has<crate::members::rulePreview, String>,
-    {
-        let (durability, rule_preview) = self.required;
-        let rest = self.rest;
-        ApprovalAmendment {
-            durability: durability.value(),
-            rule_preview: rule_preview.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalAmendment, ApprovalAmendmentBuilder, ApprovalAmendmentBuilderRest, unknown, " A builder of [`ApprovalAmendment`]: set members by name; `build()` compiles once the required ones (`durability`, `rulePreview`) are.";
+    required [
+        T0 durability durability: ApprovalAmendmentDurability => ApprovalAmendmentDurability, "durability", durability;
+        T1 rule_preview rule_preview: String => String, "rulePreview", rulePreview;
+    ]
+    optional []
 }
 impl Validate for ApprovalAmendment {}
 #[cfg(feature = "schemars")]
@@ -230,122 +162,20 @@ impl crate::sample::Sample for ApprovalChange {
         value
     }
 }
-impl ApprovalChange {
-    /// Starts a [`ApprovalChangeBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalChangeBuilder {
-        ApprovalChangeBuilder {
-            required: (crate::support::Unset,),
-            rest: ApprovalChangeBuilderRest {
-                choice_id: None,
-                decision: None,
-                executable: None,
-                reason: None,
-                reparsed: None,
-                requirement_id: None,
-                status: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalChange`]: set members by name; `build()` is there once the required ones (`kind`) are.
-#[must_use]
-pub struct ApprovalChangeBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ApprovalChangeBuilderRest,
-}
-struct ApprovalChangeBuilderRest {
-    choice_id: Option<String>,
-    decision: Option<ApprovalDecision>,
-    executable: Option<bool>,
-    reason: Option<String>,
-    reparsed: Option<bool>,
-    requirement_id: Option<ApprovalRequirementRef>,
-    status: Option<ApprovalPersistenceStatus>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ApprovalChangeBuilder<(crate::support::Unset,)> {
-    /// Sets `kind`.
-    pub fn kind(self, kind: impl Into<String>) -> ApprovalChangeBuilder<(String,)> {
-        let (_,) = self.required;
-        ApprovalChangeBuilder {
-            required: (kind.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalChangeBuilder<R> {
-    /// Sets (else it is left out) `choiceId`.
-    pub fn choice_id(mut self, choice_id: impl Into<String>) -> Self {
-        self.rest.choice_id = Some(choice_id.into());
-        self
-    }
-    /// Sets (else it is left out) `decision`.
-    pub fn decision(mut self, decision: impl Into<ApprovalDecision>) -> Self {
-        self.rest.decision = Some(decision.into());
-        self
-    }
-    /// Sets (else it is left out) `executable`.
-    pub fn executable(mut self, executable: impl Into<bool>) -> Self {
-        self.rest.executable = Some(executable.into());
-        self
-    }
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Sets (else it is left out) `reparsed`.
-    pub fn reparsed(mut self, reparsed: impl Into<bool>) -> Self {
-        self.rest.reparsed = Some(reparsed.into());
-        self
-    }
-    /// Sets (else it is left out) `requirementId`.
-    pub fn requirement_id(
-        mut self,
-        requirement_id: impl Into<ApprovalRequirementRef>,
-    ) -> Self {
-        self.rest.requirement_id = Some(requirement_id.into());
-        self
-    }
-    /// Sets (else it is left out) `status`.
-    pub fn status(mut self, status: impl Into<ApprovalPersistenceStatus>) -> Self {
-        self.rest.status = Some(status.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ApprovalChangeBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalChange
-    where
-        T0: crate::support::Has<crate::members::kind, String>,
-    {
-        let (kind,) = self.required;
-        let rest = self.rest;
-        ApprovalChange {
-            kind: kind.value(),
-            choice_id: rest.choice_id,
-            decision: rest.decision,
-            executable: rest.executable,
-            reason: rest.reason,
-            reparsed: rest.reparsed,
-            requirement_id: rest.requirement_id,
-            status: rest.status,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalChange, ApprovalChangeBuilder, ApprovalChangeBuilderRest, unknown, " A builder of [`ApprovalChange`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
+    required [
+        T0 kind kind: String => String, "kind", kind;
+    ]
+    optional [
+        optional choice_id choice_id: String => String, "choiceId";
+        optional decision decision: ApprovalDecision => ApprovalDecision, "decision";
+        optional executable executable: bool => bool, "executable";
+        optional reason reason: String => String, "reason";
+        optional reparsed reparsed: bool => bool, "reparsed";
+        optional requirement_id requirement_id: ApprovalRequirementRef => ApprovalRequirementRef, "requirementId";
+        optional status status: ApprovalPersistenceStatus => ApprovalPersistenceStatus, "status";
+    ]
 }
 impl Validate for ApprovalChange {}
 #[cfg(feature = "schemars")]
@@ -423,140 +253,18 @@ impl crate::sample::Sample for ApprovalChoice {
         value
     }
 }
-impl ApprovalChoice {
-    /// Starts a [`ApprovalChoiceBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalChoiceBuilder {
-        ApprovalChoiceBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalChoiceBuilderRest {
-                accepts_feedback: None,
-                rule_preview: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalChoice`]: set members by name; `build()` is there once the required ones (`choiceId`, `decision`, `label`, `scope`) are.
-#[must_use]
-pub struct ApprovalChoiceBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalChoiceBuilderRest,
-}
-struct ApprovalChoiceBuilderRest {
-    accepts_feedback: Option<bool>,
-    rule_preview: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ApprovalChoiceBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `choiceId`.
-    pub fn choice_id(
-        self,
-        choice_id: impl Into<String>,
-    ) -> ApprovalChoiceBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ApprovalChoiceBuilder {
-            required: (choice_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ApprovalChoiceBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `decision`.
-    pub fn decision(
-        self,
-        decision: impl Into<ApprovalDecision>,
-    ) -> ApprovalChoiceBuilder<(T0, ApprovalDecision, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ApprovalChoiceBuilder {
-            required: (t0, decision.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ApprovalChoiceBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `label`.
-    pub fn label(
-        self,
-        label: impl Into<String>,
-    ) -> ApprovalChoiceBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ApprovalChoiceBuilder {
-            required: (t0, t1, label.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ApprovalChoiceBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `scope`.
-    pub fn scope(
-        self,
-        scope: impl Into<ApprovalChoiceScope>,
-    ) -> ApprovalChoiceBuilder<(T0, T1, T2, ApprovalChoiceScope)> {
-        let (t0, t1, t2, _) = self.required;
-        ApprovalChoiceBuilder {
-            required: (t0, t1, t2, scope.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalChoiceBuilder<R> {
-    /// Sets (else it is left out) `acceptsFeedback`.
-    pub fn accepts_feedback(mut self, accepts_feedback: impl Into<bool>) -> Self {
-        self.rest.accepts_feedback = Some(accepts_feedback.into());
-        self
-    }
-    /// Sets (else it is left out) `rulePreview`.
-    pub fn rule_preview(mut self, rule_preview: impl Into<String>) -> Self {
-        self.rest.rule_preview = Some(rule_preview.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ApprovalChoiceBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalChoice
-    where
-        T0: crate::support::Has<crate::members::choiceId, String>,
-        T1: crate::support::Has<crate::members::decision, ApprovalDecision>,
-        T2: crate::support::Has<crate::members::label, String>,
-        T3: crate::support::Has<crate::members::scope, ApprovalChoiceScope>,
-    {
-        let (choice_id, decision, label, scope) = self.required;
-        let rest = self.rest;
-        ApprovalChoice {
-            choice_id: choice_id.value(),
-            decision: decision.value(),
-            label: label.value(),
-            scope: scope.value(),
-            accepts_feedback: rest.accepts_feedback,
-            rule_preview: rest.rule_preview,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalChoice, ApprovalChoiceBuilder, ApprovalChoiceBuilderRest, unknown, " A builder of [`ApprovalChoice`]: set members by name; `build()` compiles once the required ones (`choiceId`, `decision`, `label`, `scope`) are.";
+    required [
+        T0 choice_id choice_id: String => String, "choiceId", choiceId;
+        T1 decision decision: ApprovalDecision => ApprovalDecision, "decision", decision;
+        T2 label label: String => String, "label", label;
+        T3 scope scope: ApprovalChoiceScope => ApprovalChoiceScope, "scope", scope;
+    ]
+    optional [
+        optional accepts_feedback accepts_feedback: bool => bool, "acceptsFeedback";
+        optional rule_preview rule_preview: String => String, "rulePreview";
+    ]
 }
 impl Validate for ApprovalChoice {}
 #[cfg(feature = "schemars")]
@@ -664,81 +372,15 @@ impl ApprovalCuaCardFacts {
         }
     }
 }
-impl ApprovalCuaCardFacts {
-    /// Starts a [`ApprovalCuaCardFactsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalCuaCardFactsBuilder {
-        ApprovalCuaCardFactsBuilder {
-            required: (),
-            rest: ApprovalCuaCardFactsBuilderRest {
-                data: None,
-                page: None,
-                steps: None,
-                window_title: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalCuaCardFacts`]: set members by name, then `build()`.
-#[must_use]
-pub struct ApprovalCuaCardFactsBuilder<R = ()> {
-    required: R,
-    rest: ApprovalCuaCardFactsBuilderRest,
-}
-struct ApprovalCuaCardFactsBuilderRest {
-    data: Option<Vec<ApprovalCuaDataFact>>,
-    page: Option<ApprovalCuaPage>,
-    steps: Option<Vec<ApprovalCuaStep>>,
-    window_title: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> ApprovalCuaCardFactsBuilder<R> {
-    /// Sets (else it is left out) `data`.
-    pub fn data(mut self, data: impl Into<Vec<ApprovalCuaDataFact>>) -> Self {
-        self.rest.data = Some(data.into());
-        self
-    }
-    /// Sets (else it is left out) `page`.
-    pub fn page(mut self, page: impl Into<ApprovalCuaPage>) -> Self {
-        self.rest.page = Some(page.into());
-        self
-    }
-    /// Sets (else it is left out) `steps`.
-    pub fn steps(mut self, steps: impl Into<Vec<ApprovalCuaStep>>) -> Self {
-        self.rest.steps = Some(steps.into());
-        self
-    }
-    /// Sets (else it is left out) `windowTitle`.
-    pub fn window_title(mut self, window_title: impl Into<String>) -> Self {
-        self.rest.window_title = Some(window_title.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl ApprovalCuaCardFactsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalCuaCardFacts {
-        let () = self.required;
-        let rest = self.rest;
-        ApprovalCuaCardFacts {
-            data: rest.data,
-            page: rest.page,
-            steps: rest.steps,
-            window_title: rest.window_title,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalCuaCardFacts, ApprovalCuaCardFactsBuilder, ApprovalCuaCardFactsBuilderRest, unknown, " A builder of [`ApprovalCuaCardFacts`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional data data: Vec<ApprovalCuaDataFact> => Vec<ApprovalCuaDataFact>, "data";
+        optional page page: ApprovalCuaPage => ApprovalCuaPage, "page";
+        optional steps steps: Vec<ApprovalCuaStep> => Vec<ApprovalCuaStep>, "steps";
+        optional window_title window_title: String => String, "windowTitle";
+    ]
 }
 impl Validate for ApprovalCuaCardFacts {}
 #[cfg(feature = "schemars")]
@@ -789,79 +431,15 @@ impl crate::sample::Sample for ApprovalCuaDataFact {
         value
     }
 }
-impl ApprovalCuaDataFact {
-    /// Starts a [`ApprovalCuaDataFactBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalCuaDataFactBuilder {
-        ApprovalCuaDataFactBuilder {
-            required: (crate::support::Unset,),
-            rest: ApprovalCuaDataFactBuilderRest {
-                mask: None,
-                secret_kind: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalCuaDataFact`]: set members by name; `build()` is there once the required ones (`kind`) are.
-#[must_use]
-pub struct ApprovalCuaDataFactBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ApprovalCuaDataFactBuilderRest,
-}
-struct ApprovalCuaDataFactBuilderRest {
-    mask: Option<Box<ApprovalCuaMask>>,
-    secret_kind: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ApprovalCuaDataFactBuilder<(crate::support::Unset,)> {
-    /// Sets `kind`.
-    pub fn kind(self, kind: impl Into<String>) -> ApprovalCuaDataFactBuilder<(String,)> {
-        let (_,) = self.required;
-        ApprovalCuaDataFactBuilder {
-            required: (kind.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalCuaDataFactBuilder<R> {
-    /// Sets (else it is left out) `mask`.
-    pub fn mask(mut self, mask: impl Into<ApprovalCuaMask>) -> Self {
-        self.rest.mask = Some(Box::new(mask.into()));
-        self
-    }
-    /// Sets (else it is left out) `secretKind`.
-    pub fn secret_kind(mut self, secret_kind: impl Into<String>) -> Self {
-        self.rest.secret_kind = Some(secret_kind.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ApprovalCuaDataFactBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalCuaDataFact
-    where
-        T0: crate::support::Has<crate::members::kind, String>,
-    {
-        let (kind,) = self.required;
-        let rest = self.rest;
-        ApprovalCuaDataFact {
-            kind: kind.value(),
-            mask: rest.mask,
-            secret_kind: rest.secret_kind,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalCuaDataFact, ApprovalCuaDataFactBuilder, ApprovalCuaDataFactBuilderRest, unknown, " A builder of [`ApprovalCuaDataFact`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
+    required [
+        T0 kind kind: String => String, "kind", kind;
+    ]
+    optional [
+        optional mask mask: ApprovalCuaMask => Box<ApprovalCuaMask>, "mask";
+        optional secret_kind secret_kind: String => String, "secretKind";
+    ]
 }
 impl Validate for ApprovalCuaDataFact {}
 #[cfg(feature = "schemars")]
@@ -925,73 +503,14 @@ impl ApprovalCuaMask {
         }
     }
 }
-impl ApprovalCuaMask {
-    /// Starts a [`ApprovalCuaMaskBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalCuaMaskBuilder {
-        ApprovalCuaMaskBuilder {
-            required: (),
-            rest: ApprovalCuaMaskBuilderRest {
-                chars: None,
-                last4: None,
-                prefix: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalCuaMask`]: set members by name, then `build()`.
-#[must_use]
-pub struct ApprovalCuaMaskBuilder<R = ()> {
-    required: R,
-    rest: ApprovalCuaMaskBuilderRest,
-}
-struct ApprovalCuaMaskBuilderRest {
-    chars: Option<i64>,
-    last4: Option<String>,
-    prefix: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> ApprovalCuaMaskBuilder<R> {
-    /// Sets (else it is left out) `chars`.
-    pub fn chars(mut self, chars: impl Into<i64>) -> Self {
-        self.rest.chars = Some(chars.into());
-        self
-    }
-    /// Sets (else it is left out) `last4`.
-    pub fn last4(mut self, last4: impl Into<String>) -> Self {
-        self.rest.last4 = Some(last4.into());
-        self
-    }
-    /// Sets (else it is left out) `prefix`.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.rest.prefix = Some(prefix.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl ApprovalCuaMaskBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalCuaMask {
-        let () = self.required;
-        let rest = self.rest;
-        ApprovalCuaMask {
-            chars: rest.chars,
-            last4: rest.last4,
-            prefix: rest.prefix,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalCuaMask, ApprovalCuaMaskBuilder, ApprovalCuaMaskBuilderRest, unknown, " A builder of [`ApprovalCuaMask`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional chars chars: i64 => i64, "chars";
+        optional last4 last4: String => String, "last4";
+        optional prefix prefix: String => String, "prefix";
+    ]
 }
 impl Validate for ApprovalCuaMask {}
 #[cfg(feature = "schemars")]
@@ -1037,78 +556,13 @@ impl crate::sample::Sample for ApprovalCuaPage {
         value
     }
 }
-impl ApprovalCuaPage {
-    /// Starts a [`ApprovalCuaPageBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalCuaPageBuilder {
-        ApprovalCuaPageBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalCuaPageBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalCuaPage`]: set members by name; `build()` is there once the required ones (`host`, `hostAscii`) are.
-#[must_use]
-pub struct ApprovalCuaPageBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ApprovalCuaPageBuilderRest,
-}
-struct ApprovalCuaPageBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ApprovalCuaPageBuilder<(crate::support::Unset, T1)> {
-    /// Sets `host`.
-    pub fn host(self, host: impl Into<String>) -> ApprovalCuaPageBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ApprovalCuaPageBuilder {
-            required: (host.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ApprovalCuaPageBuilder<(T0, crate::support::Unset)> {
-    /// Sets `hostAscii`.
-    pub fn host_ascii(
-        self,
-        host_ascii: impl Into<String>,
-    ) -> ApprovalCuaPageBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ApprovalCuaPageBuilder {
-            required: (t0, host_ascii.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalCuaPageBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ApprovalCuaPageBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalCuaPage
-    where
-        T0: crate::support::Has<crate::members::host, String>,
-        T1: crate::support::Has<crate::members::hostAscii, String>,
-    {
-        let (host, host_ascii) = self.required;
-        let rest = self.rest;
-        ApprovalCuaPage {
-            host: host.value(),
-            host_ascii: host_ascii.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalCuaPage, ApprovalCuaPageBuilder, ApprovalCuaPageBuilderRest, unknown, " A builder of [`ApprovalCuaPage`]: set members by name; `build()` compiles once the required ones (`host`, `hostAscii`) are.";
+    required [
+        T0 host host: String => String, "host", host;
+        T1 host_ascii host_ascii: String => String, "hostAscii", hostAscii;
+    ]
+    optional []
 }
 impl Validate for ApprovalCuaPage {}
 #[cfg(feature = "schemars")]
@@ -1153,75 +607,13 @@ impl crate::sample::Sample for ApprovalCuaPoint {
         value
     }
 }
-impl ApprovalCuaPoint {
-    /// Starts a [`ApprovalCuaPointBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalCuaPointBuilder {
-        ApprovalCuaPointBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalCuaPointBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalCuaPoint`]: set members by name; `build()` is there once the required ones (`x`, `y`) are.
-#[must_use]
-pub struct ApprovalCuaPointBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ApprovalCuaPointBuilderRest,
-}
-struct ApprovalCuaPointBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ApprovalCuaPointBuilder<(crate::support::Unset, T1)> {
-    /// Sets `x`.
-    pub fn x(self, x: impl Into<i64>) -> ApprovalCuaPointBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        ApprovalCuaPointBuilder {
-            required: (x.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ApprovalCuaPointBuilder<(T0, crate::support::Unset)> {
-    /// Sets `y`.
-    pub fn y(self, y: impl Into<i64>) -> ApprovalCuaPointBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        ApprovalCuaPointBuilder {
-            required: (t0, y.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalCuaPointBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ApprovalCuaPointBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalCuaPoint
-    where
-        T0: crate::support::Has<crate::members::x, i64>,
-        T1: crate::support::Has<crate::members::y, i64>,
-    {
-        let (x, y) = self.required;
-        let rest = self.rest;
-        ApprovalCuaPoint {
-            x: x.value(),
-            y: y.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalCuaPoint, ApprovalCuaPointBuilder, ApprovalCuaPointBuilderRest, unknown, " A builder of [`ApprovalCuaPoint`]: set members by name; `build()` compiles once the required ones (`x`, `y`) are.";
+    required [
+        T0 x x: i64 => i64, "x", x;
+        T1 y y: i64 => i64, "y", y;
+    ]
+    optional []
 }
 impl Validate for ApprovalCuaPoint {}
 #[cfg(feature = "schemars")]
@@ -1306,156 +698,20 @@ impl crate::sample::Sample for ApprovalCuaStep {
         value
     }
 }
-impl ApprovalCuaStep {
-    /// Starts a [`ApprovalCuaStepBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalCuaStepBuilder {
-        ApprovalCuaStepBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalCuaStepBuilderRest {
-                chord: None,
-                label: None,
-                point: None,
-                role_word: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalCuaStep`]: set members by name; `build()` is there once the required ones (`action`, `effect`, `kind`, `step`) are.
-#[must_use]
-pub struct ApprovalCuaStepBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalCuaStepBuilderRest,
-}
-struct ApprovalCuaStepBuilderRest {
-    chord: Option<String>,
-    label: Option<String>,
-    point: Option<ApprovalCuaPoint>,
-    role_word: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ApprovalCuaStepBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `action`.
-    pub fn action(
-        self,
-        action: impl Into<String>,
-    ) -> ApprovalCuaStepBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ApprovalCuaStepBuilder {
-            required: (action.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ApprovalCuaStepBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `effect`.
-    pub fn effect(
-        self,
-        effect: impl Into<String>,
-    ) -> ApprovalCuaStepBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ApprovalCuaStepBuilder {
-            required: (t0, effect.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ApprovalCuaStepBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `kind`.
-    pub fn kind(
-        self,
-        kind: impl Into<String>,
-    ) -> ApprovalCuaStepBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ApprovalCuaStepBuilder {
-            required: (t0, t1, kind.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ApprovalCuaStepBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `step`.
-    pub fn step(
-        self,
-        step: impl Into<i64>,
-    ) -> ApprovalCuaStepBuilder<(T0, T1, T2, i64)> {
-        let (t0, t1, t2, _) = self.required;
-        ApprovalCuaStepBuilder {
-            required: (t0, t1, t2, step.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalCuaStepBuilder<R> {
-    /// Sets (else it is left out) `chord`.
-    pub fn chord(mut self, chord: impl Into<String>) -> Self {
-        self.rest.chord = Some(chord.into());
-        self
-    }
-    /// Sets (else it is left out) `label`.
-    pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.rest.label = Some(label.into());
-        self
-    }
-    /// Sets (else it is left out) `point`.
-    pub fn point(mut self, point: impl Into<ApprovalCuaPoint>) -> Self {
-        self.rest.point = Some(point.into());
-        self
-    }
-    /// Sets (else it is left out) `roleWord`.
-    pub fn role_word(mut self, role_word: impl Into<String>) -> Self {
-        self.rest.role_word = Some(role_word.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ApprovalCuaStepBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalCuaStep
-    where
-        T0: crate::support::Has<crate::members::action, String>,
-        T1: crate::support::Has<crate::members::effect, String>,
-        T2: crate::support::Has<crate::members::kind, String>,
-        T3: crate::support::Has<crate::members::step, i64>,
-    {
-        let (action, effect, kind, step) = self.required;
-        let rest = self.rest;
-        ApprovalCuaStep {
-            action: action.value(),
-            effect: effect.value(),
-            kind: kind.value(),
-            step: step.value(),
-            chord: rest.chord,
-            label: rest.label,
-            point: rest.point,
-            role_word: rest.role_word,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalCuaStep, ApprovalCuaStepBuilder, ApprovalCuaStepBuilderRest, unknown, " A builder of [`ApprovalCuaStep`]: set members by name; `build()` compiles once the required ones (`action`, `effect`, `kind`, `step`) are.";
+    required [
+        T0 action action: String => String, "action", action;
+        T1 effect effect: String => String, "effect", effect;
+        T2 kind kind: String => String, "kind", kind;
+        T3 step step: i64 => i64, "step", step;
+    ]
+    optional [
+        optional chord chord: String => String, "chord";
+        optional label label: String => String, "label";
+        optional point point: ApprovalCuaPoint => ApprovalCuaPoint, "point";
+        optional role_word role_word: String => String, "roleWord";
+    ]
 }
 impl Validate for ApprovalCuaStep {}
 #[cfg(feature = "schemars")]
@@ -1539,180 +795,20 @@ impl crate::sample::Sample for ApprovalDecideParams {
         value
     }
 }
-impl ApprovalDecideParams {
-    /// Starts a [`ApprovalDecideParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalDecideParamsBuilder {
-        ApprovalDecideParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalDecideParamsBuilderRest {
-                feedback: crate::Tristate::Absent,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalDecideParams`]: set members by name; `build()` is there once the required ones (`approvalId`, `choiceId`, `commandId`, `requirementId`, `sessionId`) are.
-#[must_use]
-pub struct ApprovalDecideParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalDecideParamsBuilderRest,
-}
-struct ApprovalDecideParamsBuilderRest {
-    feedback: Tristate<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> ApprovalDecideParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `approvalId`.
-    pub fn approval_id(
-        self,
-        approval_id: impl Into<String>,
-    ) -> ApprovalDecideParamsBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        ApprovalDecideParamsBuilder {
-            required: (approval_id.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> ApprovalDecideParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `choiceId`.
-    pub fn choice_id(
-        self,
-        choice_id: impl Into<String>,
-    ) -> ApprovalDecideParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        ApprovalDecideParamsBuilder {
-            required: (t0, choice_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> ApprovalDecideParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> ApprovalDecideParamsBuilder<(T0, T1, String, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        ApprovalDecideParamsBuilder {
-            required: (t0, t1, command_id.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> ApprovalDecideParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `requirementId`.
-    pub fn requirement_id(
-        self,
-        requirement_id: impl Into<ApprovalRequirementRef>,
-    ) -> ApprovalDecideParamsBuilder<(T0, T1, T2, ApprovalRequirementRef, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        ApprovalDecideParamsBuilder {
-            required: (t0, t1, t2, requirement_id.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> ApprovalDecideParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ApprovalDecideParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        ApprovalDecideParamsBuilder {
-            required: (t0, t1, t2, t3, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalDecideParamsBuilder<R> {
-    /// Sets to a value (else it is left out) `feedback`.
-    pub fn feedback(mut self, feedback: impl Into<String>) -> Self {
-        self.rest.feedback = crate::Tristate::Value(feedback.into());
-        self
-    }
-    /// Sets `feedback` to `null` (else it is left out).
-    pub fn feedback_null(mut self) -> Self {
-        self.rest.feedback = crate::Tristate::Null;
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> ApprovalDecideParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalDecideParams
-    where
-        T0: crate::support::Has<crate::members::approvalId, String>,
-        T1: crate::support::Has<crate::members::choiceId, String>,
-        T2: crate::support::Has<crate::members::commandId, String>,
-        T3: crate::support::Has<crate::members::requirementId, ApprovalRequirementRef>,
-        T4: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (approval_id, choice_id, command_id, requirement_id, session_id) = self
-            .required;
-        let rest = self.rest;
-        ApprovalDecideParams {
-            approval_id: approval_id.value(),
-            choice_id: choice_id.value(),
-            command_id: command_id.value(),
-            requirement_id: requirement_id.value(),
-            session_id: session_id.value(),
-            feedback: rest.feedback,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalDecideParams, ApprovalDecideParamsBuilder, ApprovalDecideParamsBuilderRest, unknown, " A builder of [`ApprovalDecideParams`]: set members by name; `build()` compiles once the required ones (`approvalId`, `choiceId`, `commandId`, `requirementId`, `sessionId`) are.";
+    required [
+        T0 approval_id approval_id: String => String, "approvalId", approvalId;
+        T1 choice_id choice_id: String => String, "choiceId", choiceId;
+        T2 command_id command_id: String => String, "commandId", commandId;
+        T3 requirement_id requirement_id: ApprovalRequirementRef => ApprovalRequirementRef, "requirementId", requirementId;
+        T4 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        tristate feedback feedback [
+        feedback_null    ]
+    : String => String, "feedback";
+    ]
 }
 impl Validate for ApprovalDecideParams {}
 #[cfg(feature = "schemars")]
@@ -1768,124 +864,15 @@ impl crate::sample::Sample for ApprovalDecideResult {
         value
     }
 }
-impl ApprovalDecideResult {
-    /// Starts a [`ApprovalDecideResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalDecideResultBuilder {
-        ApprovalDecideResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalDecideResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalDecideResult`]: set members by name; `build()` is there once the required ones (`approvalId`, `commandId`, `status`, `terminal`) are.
-#[must_use]
-pub struct ApprovalDecideResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalDecideResultBuilderRest,
-}
-struct ApprovalDecideResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ApprovalDecideResultBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `approvalId`.
-    pub fn approval_id(
-        self,
-        approval_id: impl Into<String>,
-    ) -> ApprovalDecideResultBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ApprovalDecideResultBuilder {
-            required: (approval_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ApprovalDecideResultBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> ApprovalDecideResultBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ApprovalDecideResultBuilder {
-            required: (t0, command_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ApprovalDecideResultBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> ApprovalDecideResultBuilder<(T0, T1, CommandStatus, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ApprovalDecideResultBuilder {
-            required: (t0, t1, status.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ApprovalDecideResultBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `terminal`.
-    pub fn terminal(
-        self,
-        terminal: impl Into<bool>,
-    ) -> ApprovalDecideResultBuilder<(T0, T1, T2, bool)> {
-        let (t0, t1, t2, _) = self.required;
-        ApprovalDecideResultBuilder {
-            required: (t0, t1, t2, terminal.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalDecideResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ApprovalDecideResultBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalDecideResult
-    where
-        T0: crate::support::Has<crate::members::approvalId, String>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<crate::members::status, CommandStatus>,
-        T3: crate::support::Has<crate::members::terminal, bool>,
-    {
-        let (approval_id, command_id, status, terminal) = self.required;
-        let rest = self.rest;
-        ApprovalDecideResult {
-            approval_id: approval_id.value(),
-            command_id: command_id.value(),
-            status: status.value(),
-            terminal: terminal.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalDecideResult, ApprovalDecideResultBuilder, ApprovalDecideResultBuilderRest, unknown, " A builder of [`ApprovalDecideResult`]: set members by name; `build()` compiles once the required ones (`approvalId`, `commandId`, `status`, `terminal`) are.";
+    required [
+        T0 approval_id approval_id: String => String, "approvalId", approvalId;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 status status: CommandStatus => CommandStatus, "status", status;
+        T3 terminal terminal: bool => bool, "terminal", terminal;
+    ]
+    optional []
 }
 impl Validate for ApprovalDecideResult {}
 #[cfg(feature = "schemars")]
@@ -1981,66 +968,12 @@ impl crate::sample::Sample for ApprovalListPendingParams {
         value
     }
 }
-impl ApprovalListPendingParams {
-    /// Starts a [`ApprovalListPendingParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalListPendingParamsBuilder {
-        ApprovalListPendingParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: ApprovalListPendingParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalListPendingParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct ApprovalListPendingParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ApprovalListPendingParamsBuilderRest,
-}
-struct ApprovalListPendingParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ApprovalListPendingParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ApprovalListPendingParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        ApprovalListPendingParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalListPendingParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ApprovalListPendingParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalListPendingParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        ApprovalListPendingParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalListPendingParams, ApprovalListPendingParamsBuilder, ApprovalListPendingParamsBuilderRest, unknown, " A builder of [`ApprovalListPendingParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for ApprovalListPendingParams {}
 #[cfg(feature = "schemars")]
@@ -2086,83 +1019,13 @@ impl crate::sample::Sample for ApprovalListPendingResult {
         value
     }
 }
-impl ApprovalListPendingResult {
-    /// Starts a [`ApprovalListPendingResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalListPendingResultBuilder {
-        ApprovalListPendingResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalListPendingResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalListPendingResult`]: set members by name; `build()` is there once the required ones (`approvals`, `userInputs`) are.
-#[must_use]
-pub struct ApprovalListPendingResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ApprovalListPendingResultBuilderRest,
-}
-struct ApprovalListPendingResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ApprovalListPendingResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `approvals`.
-    pub fn approvals(
-        self,
-        approvals: impl Into<Vec<ApprovalRequestParams>>,
-    ) -> ApprovalListPendingResultBuilder<(Vec<ApprovalRequestParams>, T1)> {
-        let (_, t1) = self.required;
-        ApprovalListPendingResultBuilder {
-            required: (approvals.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ApprovalListPendingResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `userInputs`.
-    pub fn user_inputs(
-        self,
-        user_inputs: impl Into<Vec<UserInputRequestParams>>,
-    ) -> ApprovalListPendingResultBuilder<(T0, Vec<UserInputRequestParams>)> {
-        let (t0, _) = self.required;
-        ApprovalListPendingResultBuilder {
-            required: (t0, user_inputs.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalListPendingResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ApprovalListPendingResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalListPendingResult
-    where
-        T0: crate::support::Has<crate::members::approvals, Vec<ApprovalRequestParams>>,
-        T1: crate::support::Has<crate::members::userInputs, Vec<UserInputRequestParams>>,
-    {
-        let (approvals, user_inputs) = self.required;
-        let rest = self.rest;
-        ApprovalListPendingResult {
-            approvals: approvals.value(),
-            user_inputs: user_inputs.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalListPendingResult, ApprovalListPendingResultBuilder, ApprovalListPendingResultBuilderRest, unknown, " A builder of [`ApprovalListPendingResult`]: set members by name; `build()` compiles once the required ones (`approvals`, `userInputs`) are.";
+    required [
+        T0 approvals approvals: Vec<ApprovalRequestParams> => Vec<ApprovalRequestParams>, "approvals", approvals;
+        T1 user_inputs user_inputs: Vec<UserInputRequestParams> => Vec<UserInputRequestParams>, "userInputs", userInputs;
+    ]
+    optional []
 }
 impl Validate for ApprovalListPendingResult {}
 #[cfg(feature = "schemars")]
@@ -2325,79 +1188,15 @@ impl crate::sample::Sample for ApprovalOrigin {
         value
     }
 }
-impl ApprovalOrigin {
-    /// Starts a [`ApprovalOriginBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalOriginBuilder {
-        ApprovalOriginBuilder {
-            required: (crate::support::Unset,),
-            rest: ApprovalOriginBuilderRest {
-                command: None,
-                url: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalOrigin`]: set members by name; `build()` is there once the required ones (`kind`) are.
-#[must_use]
-pub struct ApprovalOriginBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ApprovalOriginBuilderRest,
-}
-struct ApprovalOriginBuilderRest {
-    command: Option<String>,
-    url: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ApprovalOriginBuilder<(crate::support::Unset,)> {
-    /// Sets `kind`.
-    pub fn kind(self, kind: impl Into<String>) -> ApprovalOriginBuilder<(String,)> {
-        let (_,) = self.required;
-        ApprovalOriginBuilder {
-            required: (kind.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalOriginBuilder<R> {
-    /// Sets (else it is left out) `command`.
-    pub fn command(mut self, command: impl Into<String>) -> Self {
-        self.rest.command = Some(command.into());
-        self
-    }
-    /// Sets (else it is left out) `url`.
-    pub fn url(mut self, url: impl Into<String>) -> Self {
-        self.rest.url = Some(url.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ApprovalOriginBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalOrigin
-    where
-        T0: crate::support::Has<crate::members::kind, String>,
-    {
-        let (kind,) = self.required;
-        let rest = self.rest;
-        ApprovalOrigin {
-            kind: kind.value(),
-            command: rest.command,
-            url: rest.url,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalOrigin, ApprovalOriginBuilder, ApprovalOriginBuilderRest, unknown, " A builder of [`ApprovalOrigin`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
+    required [
+        T0 kind kind: String => String, "kind", kind;
+    ]
+    optional [
+        optional command command: String => String, "command";
+        optional url url: String => String, "url";
+    ]
 }
 impl Validate for ApprovalOrigin {}
 #[cfg(feature = "schemars")]
@@ -2613,950 +1412,30 @@ impl crate::sample::Sample for ApprovalRequestParams {
         value
     }
 }
-impl ApprovalRequestParams {
-    /// Starts a [`ApprovalRequestParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalRequestParamsBuilder {
-        ApprovalRequestParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalRequestParamsBuilderRest {
-                cua_card_facts: None,
-                reviewer_reason: None,
-                subagent_origin: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalRequestParams`]: set members by name; `build()` is there once the required ones (`approvalId`, `availableChoices`, `currentRequirementId`, `itemId`, `judgeEscalated`, `protectedWrite`, `rawArgs`, `sessionId`, `sourceRange`, `subject`, `taskId`, `toolCallId`, `toolName`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct ApprovalRequestParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalRequestParamsBuilderRest,
-}
-struct ApprovalRequestParamsBuilderRest {
-    cua_card_facts: Option<Box<ApprovalCuaCardFacts>>,
-    reviewer_reason: Option<String>,
-    subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (crate::support::Unset, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `approvalId`.
-    pub fn approval_id(
-        self,
-        approval_id: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (String, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-    > {
-        let (_, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                approval_id.into(),
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, crate::support::Unset, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `availableChoices`.
-    pub fn available_choices(
-        self,
-        available_choices: impl Into<Vec<ApprovalChoice>>,
-    ) -> ApprovalRequestParamsBuilder<
-        (
-            T0,
-            Vec<ApprovalChoice>,
-            T2,
-            T3,
-            T4,
-            T5,
-            T6,
-            T7,
-            T8,
-            T9,
-            T10,
-            T11,
-            T12,
-            T13,
-            T14,
-        ),
-    > {
-        let (t0, _, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                available_choices.into(),
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, crate::support::Unset, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `currentRequirementId`.
-    pub fn current_requirement_id(
-        self,
-        current_requirement_id: impl Into<ApprovalRequirementRef>,
-    ) -> ApprovalRequestParamsBuilder<
-        (
-            T0,
-            T1,
-            ApprovalRequirementRef,
-            T3,
-            T4,
-            T5,
-            T6,
-            T7,
-            T8,
-            T9,
-            T10,
-            T11,
-            T12,
-            T13,
-            T14,
-        ),
-    > {
-        let (t0, t1, _, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                current_requirement_id.into(),
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, crate::support::Unset, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `itemId`.
-    pub fn item_id(
-        self,
-        item_id: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, String, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-    > {
-        let (t0, t1, t2, _, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                item_id.into(),
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, crate::support::Unset, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `judgeEscalated`.
-    pub fn judge_escalated(
-        self,
-        judge_escalated: impl Into<bool>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, bool, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-    > {
-        let (t0, t1, t2, t3, _, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                judge_escalated.into(),
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, crate::support::Unset, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `protectedWrite`.
-    pub fn protected_write(
-        self,
-        protected_write: impl Into<bool>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, bool, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-    > {
-        let (t0, t1, t2, t3, t4, _, t6, t7, t8, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                protected_write.into(),
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, crate::support::Unset, T7, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `rawArgs`.
-    pub fn raw_args(
-        self,
-        raw_args: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, String, T7, T8, T9, T10, T11, T12, T13, T14),
-    > {
-        let (t0, t1, t2, t3, t4, t5, _, t7, t8, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                raw_args.into(),
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, crate::support::Unset, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, String, T8, T9, T10, T11, T12, T13, T14),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, _, t8, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                session_id.into(),
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, crate::support::Unset, T9, T10, T11, T12, T13, T14),
-> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, T7, SourceRange, T9, T10, T11, T12, T13, T14),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, _, t9, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                source_range.into(),
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, crate::support::Unset, T10, T11, T12, T13, T14),
-> {
-    /// Sets `subject`.
-    pub fn subject(
-        self,
-        subject: impl Into<ApprovalSubject>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, T7, T8, ApprovalSubject, T10, T11, T12, T13, T14),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, t8, _, t10, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                subject.into(),
-                t10,
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, crate::support::Unset, T11, T12, T13, T14),
-> {
-    /// Sets `taskId`.
-    pub fn task_id(
-        self,
-        task_id: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, String, T11, T12, T13, T14),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, _, t11, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                task_id.into(),
-                t11,
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, crate::support::Unset, T12, T13, T14),
-> {
-    /// Sets `toolCallId`.
-    pub fn tool_call_id(
-        self,
-        tool_call_id: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, String, T12, T13, T14),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, _, t12, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                tool_call_id.into(),
-                t12,
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, crate::support::Unset, T13, T14),
-> {
-    /// Sets `toolName`.
-    pub fn tool_name(
-        self,
-        tool_name: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, String, T13, T14),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, _, t13, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                tool_name.into(),
-                t13,
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, crate::support::Unset, T14),
-> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, String, T14),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, _, t14) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                turn_id.into(),
-                t14,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, crate::support::Unset),
-> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ApprovalRequestParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, String),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, _) = self
-            .required;
-        ApprovalRequestParamsBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                t3,
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-                t10,
-                t11,
-                t12,
-                t13,
-                view_cursor.into(),
-            ),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalRequestParamsBuilder<R> {
-    /// Sets (else it is left out) `cuaCardFacts`.
-    pub fn cua_card_facts(
-        mut self,
-        cua_card_facts: impl Into<ApprovalCuaCardFacts>,
-    ) -> Self {
-        self.rest.cua_card_facts = Some(Box::new(cua_card_facts.into()));
-        self
-    }
-    /// Sets (else it is left out) `reviewerReason`.
-    pub fn reviewer_reason(mut self, reviewer_reason: impl Into<String>) -> Self {
-        self.rest.reviewer_reason = Some(reviewer_reason.into());
-        self
-    }
-    /// Sets (else it is left out) `subagentOrigin`.
-    pub fn subagent_origin(
-        mut self,
-        subagent_origin: impl Into<ApprovalSubagentOrigin>,
-    ) -> Self {
-        self.rest.subagent_origin = Some(Box::new(subagent_origin.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-    T10,
-    T11,
-    T12,
-    T13,
-    T14,
-> ApprovalRequestParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14),
-> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalRequestParams
-    where
-        T0: crate::support::Has<crate::members::approvalId, String>,
-        T1: crate::support::Has<crate::members::availableChoices, Vec<ApprovalChoice>>,
-        T2: crate::support::Has<
-            crate::members::currentRequirementId,
-            ApprovalRequirementRef,
-        >,
-        T3: crate::support::Has<crate::members::itemId, String>,
-        T4: crate::support::Has<crate::members::judgeEscalated, bool>,
-        T5: crate::support::Has<crate::members::protectedWrite, bool>,
-        T6: crate::support::Has<crate::members::rawArgs, String>,
-        T7: crate::support::Has<crate::members::sessionId, String>,
-        T8: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T9: crate::support::Has<crate::members::subject, ApprovalSubject>,
-        T10: crate::support::Has<crate::members::taskId, String>,
-        T11: crate::support::Has<crate::members::toolCallId, String>,
-        T12: crate::support::Has<crate::members::toolName, String>,
-        T13: crate::support::Has<crate::members::turnId, String>,
-        T14: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            approval_id,
-            available_choices,
-            current_requirement_id,
-            item_id,
-            judge_escalated,
-            protected_write,
-            raw_args,
-            session_id,
-            source_range,
-            subject,
-            task_id,
-            tool_call_id,
-            tool_name,
-            turn_id,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        ApprovalRequestParams {
-            approval_id: approval_id.value(),
-            available_choices: available_choices.value(),
-            current_requirement_id: current_requirement_id.value(),
-            item_id: item_id.value(),
-            judge_escalated: judge_escalated.value(),
-            protected_write: protected_write.value(),
-            raw_args: raw_args.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            subject: subject.value(),
-            task_id: task_id.value(),
-            tool_call_id: tool_call_id.value(),
-            tool_name: tool_name.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            cua_card_facts: rest.cua_card_facts,
-            reviewer_reason: rest.reviewer_reason,
-            subagent_origin: rest.subagent_origin,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalRequestParams, ApprovalRequestParamsBuilder, ApprovalRequestParamsBuilderRest, unknown, " A builder of [`ApprovalRequestParams`]: set members by name; `build()` compiles once the required ones (`approvalId`, `availableChoices`, `currentRequirementId`, `itemId`, `judgeEscalated`, `protectedWrite`, `rawArgs`, `sessionId`, `sourceRange`, `subject`, `taskId`, `toolCallId`, `toolName`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 approval_id approval_id: String => String, "approvalId", approvalId;
+        T1 available_choices available_choices: Vec<ApprovalChoice> => Vec<ApprovalChoice>, "availableChoices", availableChoices;
+        T2 current_requirement_id current_requirement_id: ApprovalRequirementRef => ApprovalRequirementRef, "currentRequirementId", currentRequirementId;
+        T3 item_id item_id: String => String, "itemId", itemId;
+        T4 judge_escalated judge_escalated: bool => bool, "judgeEscalated", judgeEscalated;
+        T5 protected_write protected_write: bool => bool, "protectedWrite", protectedWrite;
+        T6 raw_args raw_args: String => String, "rawArgs", rawArgs;
+        T7 session_id session_id: String => String, "sessionId", sessionId;
+        T8 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T9 subject subject: ApprovalSubject => ApprovalSubject, "subject", subject;
+        T10 task_id task_id: String => String, "taskId", taskId;
+        T11 tool_call_id tool_call_id: String => String, "toolCallId", toolCallId;
+        T12 tool_name tool_name: String => String, "toolName", toolName;
+        T13 turn_id turn_id: String => String, "turnId", turnId;
+        T14 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional cua_card_facts cua_card_facts: ApprovalCuaCardFacts => Box<ApprovalCuaCardFacts>, "cuaCardFacts";
+        optional reviewer_reason reviewer_reason: String => String, "reviewerReason";
+        optional subagent_origin subagent_origin: ApprovalSubagentOrigin => Box<ApprovalSubagentOrigin>, "subagentOrigin";
+    ]
 }
 impl Validate for ApprovalRequestParams {}
 #[cfg(feature = "schemars")]
@@ -3603,83 +1482,13 @@ impl crate::sample::Sample for ApprovalRequirementRef {
         value
     }
 }
-impl ApprovalRequirementRef {
-    /// Starts a [`ApprovalRequirementRefBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalRequirementRefBuilder {
-        ApprovalRequirementRefBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalRequirementRefBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalRequirementRef`]: set members by name; `build()` is there once the required ones (`approvalId`, `sourceIndex`) are.
-#[must_use]
-pub struct ApprovalRequirementRefBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ApprovalRequirementRefBuilderRest,
-}
-struct ApprovalRequirementRefBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ApprovalRequirementRefBuilder<(crate::support::Unset, T1)> {
-    /// Sets `approvalId`.
-    pub fn approval_id(
-        self,
-        approval_id: impl Into<String>,
-    ) -> ApprovalRequirementRefBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ApprovalRequirementRefBuilder {
-            required: (approval_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ApprovalRequirementRefBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sourceIndex`.
-    pub fn source_index(
-        self,
-        source_index: impl Into<i64>,
-    ) -> ApprovalRequirementRefBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        ApprovalRequirementRefBuilder {
-            required: (t0, source_index.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalRequirementRefBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ApprovalRequirementRefBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalRequirementRef
-    where
-        T0: crate::support::Has<crate::members::approvalId, String>,
-        T1: crate::support::Has<crate::members::sourceIndex, i64>,
-    {
-        let (approval_id, source_index) = self.required;
-        let rest = self.rest;
-        ApprovalRequirementRef {
-            approval_id: approval_id.value(),
-            source_index: source_index.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalRequirementRef, ApprovalRequirementRefBuilder, ApprovalRequirementRefBuilderRest, unknown, " A builder of [`ApprovalRequirementRef`]: set members by name; `build()` compiles once the required ones (`approvalId`, `sourceIndex`) are.";
+    required [
+        T0 approval_id approval_id: String => String, "approvalId", approvalId;
+        T1 source_index source_index: i64 => i64, "sourceIndex", sourceIndex;
+    ]
+    optional []
 }
 impl Validate for ApprovalRequirementRef {}
 #[cfg(feature = "schemars")]
@@ -3730,102 +1539,14 @@ impl crate::sample::Sample for ApprovalResolutionSummary {
         value
     }
 }
-impl ApprovalResolutionSummary {
-    /// Starts a [`ApprovalResolutionSummaryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalResolutionSummaryBuilder {
-        ApprovalResolutionSummaryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalResolutionSummaryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalResolutionSummary`]: set members by name; `build()` is there once the required ones (`decision`, `resolvedBy`, `viewCursor`) are.
-#[must_use]
-pub struct ApprovalResolutionSummaryBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ApprovalResolutionSummaryBuilderRest,
-}
-struct ApprovalResolutionSummaryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ApprovalResolutionSummaryBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `decision`.
-    pub fn decision(
-        self,
-        decision: impl Into<String>,
-    ) -> ApprovalResolutionSummaryBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ApprovalResolutionSummaryBuilder {
-            required: (decision.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ApprovalResolutionSummaryBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `resolvedBy`.
-    pub fn resolved_by(
-        self,
-        resolved_by: impl Into<String>,
-    ) -> ApprovalResolutionSummaryBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ApprovalResolutionSummaryBuilder {
-            required: (t0, resolved_by.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ApprovalResolutionSummaryBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ApprovalResolutionSummaryBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        ApprovalResolutionSummaryBuilder {
-            required: (t0, t1, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalResolutionSummaryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ApprovalResolutionSummaryBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalResolutionSummary
-    where
-        T0: crate::support::Has<crate::members::decision, String>,
-        T1: crate::support::Has<crate::members::resolvedBy, String>,
-        T2: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (decision, resolved_by, view_cursor) = self.required;
-        let rest = self.rest;
-        ApprovalResolutionSummary {
-            decision: decision.value(),
-            resolved_by: resolved_by.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalResolutionSummary, ApprovalResolutionSummaryBuilder, ApprovalResolutionSummaryBuilderRest, unknown, " A builder of [`ApprovalResolutionSummary`]: set members by name; `build()` compiles once the required ones (`decision`, `resolvedBy`, `viewCursor`) are.";
+    required [
+        T0 decision decision: String => String, "decision", decision;
+        T1 resolved_by resolved_by: String => String, "resolvedBy", resolvedBy;
+        T2 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for ApprovalResolutionSummary {}
 #[cfg(feature = "schemars")]
@@ -3991,419 +1712,26 @@ impl crate::sample::Sample for ApprovalResolvedParams {
         value
     }
 }
-impl ApprovalResolvedParams {
-    /// Starts a [`ApprovalResolvedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalResolvedParamsBuilder {
-        ApprovalResolvedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalResolvedParamsBuilderRest {
-                amendment: None,
-                decided_at: None,
-                decided_by_command_id: None,
-                subagent_origin: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalResolvedParams`]: set members by name; `build()` is there once the required ones (`approvalId`, `decision`, `itemId`, `policyResult`, `resolvedBy`, `sessionId`, `sourceRange`, `stageEvidence`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct ApprovalResolvedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalResolvedParamsBuilderRest,
-}
-struct ApprovalResolvedParamsBuilderRest {
-    amendment: Option<ApprovalAmendment>,
-    decided_at: Option<String>,
-    decided_by_command_id: Option<String>,
-    subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (crate::support::Unset, T1, T2, T3, T4, T5, T6, T7, T8, T9),
-> {
-    /// Sets `approvalId`.
-    pub fn approval_id(
-        self,
-        approval_id: impl Into<String>,
-    ) -> ApprovalResolvedParamsBuilder<(String, T1, T2, T3, T4, T5, T6, T7, T8, T9)> {
-        let (_, t1, t2, t3, t4, t5, t6, t7, t8, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (approval_id.into(), t1, t2, t3, t4, t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (T0, crate::support::Unset, T2, T3, T4, T5, T6, T7, T8, T9),
-> {
-    /// Sets `decision`.
-    pub fn decision(
-        self,
-        decision: impl Into<ApprovalDecision>,
-    ) -> ApprovalResolvedParamsBuilder<
-        (T0, ApprovalDecision, T2, T3, T4, T5, T6, T7, T8, T9),
-    > {
-        let (t0, _, t2, t3, t4, t5, t6, t7, t8, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, decision.into(), t2, t3, t4, t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (T0, T1, crate::support::Unset, T3, T4, T5, T6, T7, T8, T9),
-> {
-    /// Sets `itemId`.
-    pub fn item_id(
-        self,
-        item_id: impl Into<String>,
-    ) -> ApprovalResolvedParamsBuilder<(T0, T1, String, T3, T4, T5, T6, T7, T8, T9)> {
-        let (t0, t1, _, t3, t4, t5, t6, t7, t8, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, t1, item_id.into(), t3, t4, t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (T0, T1, T2, crate::support::Unset, T4, T5, T6, T7, T8, T9),
-> {
-    /// Sets `policyResult`.
-    pub fn policy_result(
-        self,
-        policy_result: impl Into<ApprovalPolicyResult>,
-    ) -> ApprovalResolvedParamsBuilder<
-        (T0, T1, T2, ApprovalPolicyResult, T4, T5, T6, T7, T8, T9),
-    > {
-        let (t0, t1, t2, _, t4, t5, t6, t7, t8, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, t1, t2, policy_result.into(), t4, t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (T0, T1, T2, T3, crate::support::Unset, T5, T6, T7, T8, T9),
-> {
-    /// Sets `resolvedBy`.
-    pub fn resolved_by(
-        self,
-        resolved_by: impl Into<ApprovalResolvedBy>,
-    ) -> ApprovalResolvedParamsBuilder<
-        (T0, T1, T2, T3, ApprovalResolvedBy, T5, T6, T7, T8, T9),
-    > {
-        let (t0, t1, t2, t3, _, t5, t6, t7, t8, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, t1, t2, t3, resolved_by.into(), t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (T0, T1, T2, T3, T4, crate::support::Unset, T6, T7, T8, T9),
-> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ApprovalResolvedParamsBuilder<(T0, T1, T2, T3, T4, String, T6, T7, T8, T9)> {
-        let (t0, t1, t2, t3, t4, _, t6, t7, t8, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, session_id.into(), t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, crate::support::Unset, T7, T8, T9),
-> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> ApprovalResolvedParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, SourceRange, T7, T8, T9),
-    > {
-        let (t0, t1, t2, t3, t4, t5, _, t7, t8, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, source_range.into(), t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, crate::support::Unset, T8, T9),
-> {
-    /// Sets `stageEvidence`.
-    pub fn stage_evidence(
-        self,
-        stage_evidence: impl Into<Vec<ApprovalStageEvidence>>,
-    ) -> ApprovalResolvedParamsBuilder<
-        (T0, T1, T2, T3, T4, T5, T6, Vec<ApprovalStageEvidence>, T8, T9),
-    > {
-        let (t0, t1, t2, t3, t4, t5, t6, _, t8, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, stage_evidence.into(), t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T9,
-> ApprovalResolvedParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, crate::support::Unset, T9),
-> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> ApprovalResolvedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, String, T9)> {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, _, t9) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, t7, turn_id.into(), t9),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> ApprovalResolvedParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, crate::support::Unset),
-> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ApprovalResolvedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, String)> {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, t8, _) = self.required;
-        ApprovalResolvedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, t7, t8, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalResolvedParamsBuilder<R> {
-    /// Sets (else it is left out) `amendment`.
-    pub fn amendment(mut self, amendment: impl Into<ApprovalAmendment>) -> Self {
-        self.rest.amendment = Some(amendment.into());
-        self
-    }
-    /// Sets (else it is left out) `decidedAt`.
-    pub fn decided_at(mut self, decided_at: impl Into<String>) -> Self {
-        self.rest.decided_at = Some(decided_at.into());
-        self
-    }
-    /// Sets (else it is left out) `decidedByCommandId`.
-    pub fn decided_by_command_id(
-        mut self,
-        decided_by_command_id: impl Into<String>,
-    ) -> Self {
-        self.rest.decided_by_command_id = Some(decided_by_command_id.into());
-        self
-    }
-    /// Sets (else it is left out) `subagentOrigin`.
-    pub fn subagent_origin(
-        mut self,
-        subagent_origin: impl Into<ApprovalSubagentOrigin>,
-    ) -> Self {
-        self.rest.subagent_origin = Some(Box::new(subagent_origin.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> ApprovalResolvedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalResolvedParams
-    where
-        T0: crate::support::Has<crate::members::approvalId, String>,
-        T1: crate::support::Has<crate::members::decision, ApprovalDecision>,
-        T2: crate::support::Has<crate::members::itemId, String>,
-        T3: crate::support::Has<crate::members::policyResult, ApprovalPolicyResult>,
-        T4: crate::support::Has<crate::members::resolvedBy, ApprovalResolvedBy>,
-        T5: crate::support::Has<crate::members::sessionId, String>,
-        T6: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T7: crate::support::Has<
-            crate::members::stageEvidence,
-            Vec<ApprovalStageEvidence>,
-        >,
-        T8: crate::support::Has<crate::members::turnId, String>,
-        T9: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            approval_id,
-            decision,
-            item_id,
-            policy_result,
-            resolved_by,
-            session_id,
-            source_range,
-            stage_evidence,
-            turn_id,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        ApprovalResolvedParams {
-            approval_id: approval_id.value(),
-            decision: decision.value(),
-            item_id: item_id.value(),
-            policy_result: policy_result.value(),
-            resolved_by: resolved_by.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            stage_evidence: stage_evidence.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            amendment: rest.amendment,
-            decided_at: rest.decided_at,
-            decided_by_command_id: rest.decided_by_command_id,
-            subagent_origin: rest.subagent_origin,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalResolvedParams, ApprovalResolvedParamsBuilder, ApprovalResolvedParamsBuilderRest, unknown, " A builder of [`ApprovalResolvedParams`]: set members by name; `build()` compiles once the required ones (`approvalId`, `decision`, `itemId`, `policyResult`, `resolvedBy`, `sessionId`, `sourceRange`, `stageEvidence`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 approval_id approval_id: String => String, "approvalId", approvalId;
+        T1 decision decision: ApprovalDecision => ApprovalDecision, "decision", decision;
+        T2 item_id item_id: String => String, "itemId", itemId;
+        T3 policy_result policy_result: ApprovalPolicyResult => ApprovalPolicyResult, "policyResult", policyResult;
+        T4 resolved_by resolved_by: ApprovalResolvedBy => ApprovalResolvedBy, "resolvedBy", resolvedBy;
+        T5 session_id session_id: String => String, "sessionId", sessionId;
+        T6 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T7 stage_evidence stage_evidence: Vec<ApprovalStageEvidence> => Vec<ApprovalStageEvidence>, "stageEvidence", stageEvidence;
+        T8 turn_id turn_id: String => String, "turnId", turnId;
+        T9 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional amendment amendment: ApprovalAmendment => ApprovalAmendment, "amendment";
+        optional decided_at decided_at: String => String, "decidedAt";
+        optional decided_by_command_id decided_by_command_id: String => String, "decidedByCommandId";
+        optional subagent_origin subagent_origin: ApprovalSubagentOrigin => Box<ApprovalSubagentOrigin>, "subagentOrigin";
+    ]
 }
 impl Validate for ApprovalResolvedParams {}
 #[cfg(feature = "schemars")]
@@ -4487,206 +1815,19 @@ impl crate::sample::Sample for ApprovalStage {
         value
     }
 }
-impl ApprovalStage {
-    /// Starts a [`ApprovalStageBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalStageBuilder {
-        ApprovalStageBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalStageBuilderRest {
-                suggested_prefix: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalStage`]: set members by name; `build()` is there once the required ones (`argv`, `argvComplete`, `position`, `requirementId`, `resolution`, `totalStages`) are.
-#[must_use]
-pub struct ApprovalStageBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalStageBuilderRest,
-}
-struct ApprovalStageBuilderRest {
-    suggested_prefix: Option<ApprovalSuggestedPrefix>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> ApprovalStageBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `argv`.
-    pub fn argv(
-        self,
-        argv: impl Into<Vec<String>>,
-    ) -> ApprovalStageBuilder<(Vec<String>, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        ApprovalStageBuilder {
-            required: (argv.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> ApprovalStageBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `argvComplete`.
-    pub fn argv_complete(
-        self,
-        argv_complete: impl Into<bool>,
-    ) -> ApprovalStageBuilder<(T0, bool, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        ApprovalStageBuilder {
-            required: (t0, argv_complete.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> ApprovalStageBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `position`.
-    pub fn position(
-        self,
-        position: impl Into<i64>,
-    ) -> ApprovalStageBuilder<(T0, T1, i64, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        ApprovalStageBuilder {
-            required: (t0, t1, position.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> ApprovalStageBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `requirementId`.
-    pub fn requirement_id(
-        self,
-        requirement_id: impl Into<ApprovalRequirementRef>,
-    ) -> ApprovalStageBuilder<(T0, T1, T2, ApprovalRequirementRef, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        ApprovalStageBuilder {
-            required: (t0, t1, t2, requirement_id.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> ApprovalStageBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `resolution`.
-    pub fn resolution(
-        self,
-        resolution: impl Into<ApprovalStageResolution>,
-    ) -> ApprovalStageBuilder<(T0, T1, T2, T3, ApprovalStageResolution, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        ApprovalStageBuilder {
-            required: (t0, t1, t2, t3, resolution.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> ApprovalStageBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `totalStages`.
-    pub fn total_stages(
-        self,
-        total_stages: impl Into<i64>,
-    ) -> ApprovalStageBuilder<(T0, T1, T2, T3, T4, i64)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        ApprovalStageBuilder {
-            required: (t0, t1, t2, t3, t4, total_stages.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalStageBuilder<R> {
-    /// Sets (else it is left out) `suggestedPrefix`.
-    pub fn suggested_prefix(
-        mut self,
-        suggested_prefix: impl Into<ApprovalSuggestedPrefix>,
-    ) -> Self {
-        self.rest.suggested_prefix = Some(suggested_prefix.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5> ApprovalStageBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalStage
-    where
-        T0: crate::support::Has<crate::members::argv, Vec<String>>,
-        T1: crate::support::Has<crate::members::argvComplete, bool>,
-        T2: crate::support::Has<crate::members::position, i64>,
-        T3: crate::support::Has<crate::members::requirementId, ApprovalRequirementRef>,
-        T4: crate::support::Has<crate::members::resolution, ApprovalStageResolution>,
-        T5: crate::support::Has<crate::members::totalStages, i64>,
-    {
-        let (argv, argv_complete, position, requirement_id, resolution, total_stages) = self
-            .required;
-        let rest = self.rest;
-        ApprovalStage {
-            argv: argv.value(),
-            argv_complete: argv_complete.value(),
-            position: position.value(),
-            requirement_id: requirement_id.value(),
-            resolution: resolution.value(),
-            total_stages: total_stages.value(),
-            suggested_prefix: rest.suggested_prefix,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalStage, ApprovalStageBuilder, ApprovalStageBuilderRest, unknown, " A builder of [`ApprovalStage`]: set members by name; `build()` compiles once the required ones (`argv`, `argvComplete`, `position`, `requirementId`, `resolution`, `totalStages`) are.";
+    required [
+        T0 argv argv: Vec<String> => Vec<String>, "argv", argv;
+        T1 argv_complete argv_complete: bool => bool, "argvComplete", argvComplete;
+        T2 position position: i64 => i64, "position", position;
+        T3 requirement_id requirement_id: ApprovalRequirementRef => ApprovalRequirementRef, "requirementId", requirementId;
+        T4 resolution resolution: ApprovalStageResolution => ApprovalStageResolution, "resolution", resolution;
+        T5 total_stages total_stages: i64 => i64, "totalStages", totalStages;
+    ]
+    optional [
+        optional suggested_prefix suggested_prefix: ApprovalSuggestedPrefix => ApprovalSuggestedPrefix, "suggestedPrefix";
+    ]
 }
 impl Validate for ApprovalStage {}
 #[cfg(feature = "schemars")]
@@ -4748,166 +1889,16 @@ impl crate::sample::Sample for ApprovalStageEvidence {
         value
     }
 }
-impl ApprovalStageEvidence {
-    /// Starts a [`ApprovalStageEvidenceBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalStageEvidenceBuilder {
-        ApprovalStageEvidenceBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalStageEvidenceBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalStageEvidence`]: set members by name; `build()` is there once the required ones (`argv`, `position`, `requirementId`, `resolution`, `totalStages`) are.
-#[must_use]
-pub struct ApprovalStageEvidenceBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalStageEvidenceBuilderRest,
-}
-struct ApprovalStageEvidenceBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> ApprovalStageEvidenceBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `argv`.
-    pub fn argv(
-        self,
-        argv: impl Into<Vec<String>>,
-    ) -> ApprovalStageEvidenceBuilder<(Vec<String>, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        ApprovalStageEvidenceBuilder {
-            required: (argv.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> ApprovalStageEvidenceBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `position`.
-    pub fn position(
-        self,
-        position: impl Into<i64>,
-    ) -> ApprovalStageEvidenceBuilder<(T0, i64, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        ApprovalStageEvidenceBuilder {
-            required: (t0, position.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> ApprovalStageEvidenceBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `requirementId`.
-    pub fn requirement_id(
-        self,
-        requirement_id: impl Into<ApprovalRequirementRef>,
-    ) -> ApprovalStageEvidenceBuilder<(T0, T1, ApprovalRequirementRef, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        ApprovalStageEvidenceBuilder {
-            required: (t0, t1, requirement_id.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> ApprovalStageEvidenceBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `resolution`.
-    pub fn resolution(
-        self,
-        resolution: impl Into<ApprovalStageResolution>,
-    ) -> ApprovalStageEvidenceBuilder<(T0, T1, T2, ApprovalStageResolution, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        ApprovalStageEvidenceBuilder {
-            required: (t0, t1, t2, resolution.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> ApprovalStageEvidenceBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `totalStages`.
-    pub fn total_stages(
-        self,
-        total_stages: impl Into<i64>,
-    ) -> ApprovalStageEvidenceBuilder<(T0, T1, T2, T3, i64)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        ApprovalStageEvidenceBuilder {
-            required: (t0, t1, t2, t3, total_stages.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalStageEvidenceBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> ApprovalStageEvidenceBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalStageEvidence
-    where
-        T0: crate::support::Has<crate::members::argv, Vec<String>>,
-        T1: crate::support::Has<crate::members::position, i64>,
-        T2: crate::support::Has<crate::members::requirementId, ApprovalRequirementRef>,
-        T3: crate::support::Has<crate::members::resolution, ApprovalStageResolution>,
-        T4: crate::support::Has<crate::members::totalStages, i64>,
-    {
-        let (argv, position, requirement_id, resolution, total_stages) = self.required;
-        let rest = self.rest;
-        ApprovalStageEvidence {
-            argv: argv.value(),
-            position: position.value(),
-            requirement_id: requirement_id.value(),
-            resolution: resolution.value(),
-            total_stages: total_stages.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalStageEvidence, ApprovalStageEvidenceBuilder, ApprovalStageEvidenceBuilderRest, unknown, " A builder of [`ApprovalStageEvidence`]: set members by name; `build()` compiles once the required ones (`argv`, `position`, `requirementId`, `resolution`, `totalStages`) are.";
+    required [
+        T0 argv argv: Vec<String> => Vec<String>, "argv", argv;
+        T1 position position: i64 => i64, "position", position;
+        T2 requirement_id requirement_id: ApprovalRequirementRef => ApprovalRequirementRef, "requirementId", requirementId;
+        T3 resolution resolution: ApprovalStageResolution => ApprovalStageResolution, "resolution", resolution;
+        T4 total_stages total_stages: i64 => i64, "totalStages", totalStages;
+    ]
+    optional []
 }
 impl Validate for ApprovalStageEvidence {}
 #[cfg(feature = "schemars")]
@@ -4958,82 +1949,15 @@ impl crate::sample::Sample for ApprovalStageResolution {
         value
     }
 }
-impl ApprovalStageResolution {
-    /// Starts a [`ApprovalStageResolutionBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalStageResolutionBuilder {
-        ApprovalStageResolutionBuilder {
-            required: (crate::support::Unset,),
-            rest: ApprovalStageResolutionBuilderRest {
-                argv_prefix: None,
-                diagnostic: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalStageResolution`]: set members by name; `build()` is there once the required ones (`kind`) are.
-#[must_use]
-pub struct ApprovalStageResolutionBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ApprovalStageResolutionBuilderRest,
-}
-struct ApprovalStageResolutionBuilderRest {
-    argv_prefix: Option<Vec<String>>,
-    diagnostic: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ApprovalStageResolutionBuilder<(crate::support::Unset,)> {
-    /// Sets `kind`.
-    pub fn kind(
-        self,
-        kind: impl Into<String>,
-    ) -> ApprovalStageResolutionBuilder<(String,)> {
-        let (_,) = self.required;
-        ApprovalStageResolutionBuilder {
-            required: (kind.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalStageResolutionBuilder<R> {
-    /// Sets (else it is left out) `argvPrefix`.
-    pub fn argv_prefix(mut self, argv_prefix: impl Into<Vec<String>>) -> Self {
-        self.rest.argv_prefix = Some(argv_prefix.into());
-        self
-    }
-    /// Sets (else it is left out) `diagnostic`.
-    pub fn diagnostic(mut self, diagnostic: impl Into<String>) -> Self {
-        self.rest.diagnostic = Some(diagnostic.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ApprovalStageResolutionBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalStageResolution
-    where
-        T0: crate::support::Has<crate::members::kind, String>,
-    {
-        let (kind,) = self.required;
-        let rest = self.rest;
-        ApprovalStageResolution {
-            kind: kind.value(),
-            argv_prefix: rest.argv_prefix,
-            diagnostic: rest.diagnostic,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalStageResolution, ApprovalStageResolutionBuilder, ApprovalStageResolutionBuilderRest, unknown, " A builder of [`ApprovalStageResolution`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
+    required [
+        T0 kind kind: String => String, "kind", kind;
+    ]
+    optional [
+        optional argv_prefix argv_prefix: Vec<String> => Vec<String>, "argvPrefix";
+        optional diagnostic diagnostic: String => String, "diagnostic";
+    ]
 }
 impl Validate for ApprovalStageResolution {}
 #[cfg(feature = "schemars")]
@@ -5085,102 +2009,14 @@ impl crate::sample::Sample for ApprovalSubagentOrigin {
         value
     }
 }
-impl ApprovalSubagentOrigin {
-    /// Starts a [`ApprovalSubagentOriginBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalSubagentOriginBuilder {
-        ApprovalSubagentOriginBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalSubagentOriginBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalSubagentOrigin`]: set members by name; `build()` is there once the required ones (`childRunId`, `childSessionId`, `subagentId`) are.
-#[must_use]
-pub struct ApprovalSubagentOriginBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ApprovalSubagentOriginBuilderRest,
-}
-struct ApprovalSubagentOriginBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ApprovalSubagentOriginBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `childRunId`.
-    pub fn child_run_id(
-        self,
-        child_run_id: impl Into<String>,
-    ) -> ApprovalSubagentOriginBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ApprovalSubagentOriginBuilder {
-            required: (child_run_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ApprovalSubagentOriginBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `childSessionId`.
-    pub fn child_session_id(
-        self,
-        child_session_id: impl Into<String>,
-    ) -> ApprovalSubagentOriginBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ApprovalSubagentOriginBuilder {
-            required: (t0, child_session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ApprovalSubagentOriginBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `subagentId`.
-    pub fn subagent_id(
-        self,
-        subagent_id: impl Into<String>,
-    ) -> ApprovalSubagentOriginBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        ApprovalSubagentOriginBuilder {
-            required: (t0, t1, subagent_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalSubagentOriginBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ApprovalSubagentOriginBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalSubagentOrigin
-    where
-        T0: crate::support::Has<crate::members::childRunId, String>,
-        T1: crate::support::Has<crate::members::childSessionId, String>,
-        T2: crate::support::Has<crate::members::subagentId, String>,
-    {
-        let (child_run_id, child_session_id, subagent_id) = self.required;
-        let rest = self.rest;
-        ApprovalSubagentOrigin {
-            child_run_id: child_run_id.value(),
-            child_session_id: child_session_id.value(),
-            subagent_id: subagent_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalSubagentOrigin, ApprovalSubagentOriginBuilder, ApprovalSubagentOriginBuilderRest, unknown, " A builder of [`ApprovalSubagentOrigin`]: set members by name; `build()` compiles once the required ones (`childRunId`, `childSessionId`, `subagentId`) are.";
+    required [
+        T0 child_run_id child_run_id: String => String, "childRunId", childRunId;
+        T1 child_session_id child_session_id: String => String, "childSessionId", childSessionId;
+        T2 subagent_id subagent_id: String => String, "subagentId", subagentId;
+    ]
+    optional []
 }
 impl Validate for ApprovalSubagentOrigin {}
 #[cfg(feature = "schemars")]
@@ -5292,151 +2128,24 @@ impl crate::sample::Sample for ApprovalSubject {
         value
     }
 }
-impl ApprovalSubject {
-    /// Starts a [`ApprovalSubjectBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalSubjectBuilder {
-        ApprovalSubjectBuilder {
-            required: (crate::support::Unset,),
-            rest: ApprovalSubjectBuilderRest {
-                access: None,
-                command: None,
-                host: None,
-                origin: None,
-                path: None,
-                port: None,
-                protocol: None,
-                stages: None,
-                target: None,
-                tool_name: None,
-                workspace_root: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalSubject`]: set members by name; `build()` is there once the required ones (`kind`) are.
-#[must_use]
-pub struct ApprovalSubjectBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ApprovalSubjectBuilderRest,
-}
-struct ApprovalSubjectBuilderRest {
-    access: Option<String>,
-    command: Option<String>,
-    host: Option<String>,
-    origin: Option<Box<ApprovalOrigin>>,
-    path: Option<String>,
-    port: Option<i64>,
-    protocol: Option<String>,
-    stages: Option<Vec<ApprovalStage>>,
-    target: Option<String>,
-    tool_name: Option<String>,
-    workspace_root: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ApprovalSubjectBuilder<(crate::support::Unset,)> {
-    /// Sets `kind`.
-    pub fn kind(self, kind: impl Into<String>) -> ApprovalSubjectBuilder<(String,)> {
-        let (_,) = self.required;
-        ApprovalSubjectBuilder {
-            required: (kind.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalSubjectBuilder<R> {
-    /// Sets (else it is left out) `access`.
-    pub fn access(mut self, access: impl Into<String>) -> Self {
-        self.rest.access = Some(access.into());
-        self
-    }
-    /// Sets (else it is left out) `command`.
-    pub fn command(mut self, command: impl Into<String>) -> Self {
-        self.rest.command = Some(command.into());
-        self
-    }
-    /// Sets (else it is left out) `host`.
-    pub fn host(mut self, host: impl Into<String>) -> Self {
-        self.rest.host = Some(host.into());
-        self
-    }
-    /// Sets (else it is left out) `origin`.
-    pub fn origin(mut self, origin: impl Into<ApprovalOrigin>) -> Self {
-        self.rest.origin = Some(Box::new(origin.into()));
-        self
-    }
-    /// Sets (else it is left out) `path`.
-    pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.rest.path = Some(path.into());
-        self
-    }
-    /// Sets (else it is left out) `port`.
-    pub fn port(mut self, port: impl Into<i64>) -> Self {
-        self.rest.port = Some(port.into());
-        self
-    }
-    /// Sets (else it is left out) `protocol`.
-    pub fn protocol(mut self, protocol: impl Into<String>) -> Self {
-        self.rest.protocol = Some(protocol.into());
-        self
-    }
-    /// Sets (else it is left out) `stages`.
-    pub fn stages(mut self, stages: impl Into<Vec<ApprovalStage>>) -> Self {
-        self.rest.stages = Some(stages.into());
-        self
-    }
-    /// Sets (else it is left out) `target`.
-    pub fn target(mut self, target: impl Into<String>) -> Self {
-        self.rest.target = Some(target.into());
-        self
-    }
-    /// Sets (else it is left out) `toolName`.
-    pub fn tool_name(mut self, tool_name: impl Into<String>) -> Self {
-        self.rest.tool_name = Some(tool_name.into());
-        self
-    }
-    /// Sets (else it is left out) `workspaceRoot`.
-    pub fn workspace_root(mut self, workspace_root: impl Into<String>) -> Self {
-        self.rest.workspace_root = Some(workspace_root.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ApprovalSubjectBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalSubject
-    where
-        T0: crate::support::Has<crate::members::kind, String>,
-    {
-        let (kind,) = self.required;
-        let rest = self.rest;
-        ApprovalSubject {
-            kind: kind.value(),
-            access: rest.access,
-            command: rest.command,
-            host: rest.host,
-            origin: rest.origin,
-            path: rest.path,
-            port: rest.port,
-            protocol: rest.protocol,
-            stages: rest.stages,
-            target: rest.target,
-            tool_name: rest.tool_name,
-            workspace_root: rest.workspace_root,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalSubject, ApprovalSubjectBuilder, ApprovalSubjectBuilderRest, unknown, " A builder of [`ApprovalSubject`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
+    required [
+        T0 kind kind: String => String, "kind", kind;
+    ]
+    optional [
+        optional access access: String => String, "access";
+        optional command command: String => String, "command";
+        optional host host: String => String, "host";
+        optional origin origin: ApprovalOrigin => Box<ApprovalOrigin>, "origin";
+        optional path path: String => String, "path";
+        optional port port: i64 => i64, "port";
+        optional protocol protocol: String => String, "protocol";
+        optional stages stages: Vec<ApprovalStage> => Vec<ApprovalStage>, "stages";
+        optional target target: String => String, "target";
+        optional tool_name tool_name: String => String, "toolName";
+        optional workspace_root workspace_root: String => String, "workspaceRoot";
+    ]
 }
 impl Validate for ApprovalSubject {}
 #[cfg(feature = "schemars")]
@@ -5482,83 +2191,13 @@ impl crate::sample::Sample for ApprovalSuggestedPrefix {
         value
     }
 }
-impl ApprovalSuggestedPrefix {
-    /// Starts a [`ApprovalSuggestedPrefixBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalSuggestedPrefixBuilder {
-        ApprovalSuggestedPrefixBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ApprovalSuggestedPrefixBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalSuggestedPrefix`]: set members by name; `build()` is there once the required ones (`argvPrefix`, `label`) are.
-#[must_use]
-pub struct ApprovalSuggestedPrefixBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ApprovalSuggestedPrefixBuilderRest,
-}
-struct ApprovalSuggestedPrefixBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ApprovalSuggestedPrefixBuilder<(crate::support::Unset, T1)> {
-    /// Sets `argvPrefix`.
-    pub fn argv_prefix(
-        self,
-        argv_prefix: impl Into<Vec<String>>,
-    ) -> ApprovalSuggestedPrefixBuilder<(Vec<String>, T1)> {
-        let (_, t1) = self.required;
-        ApprovalSuggestedPrefixBuilder {
-            required: (argv_prefix.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ApprovalSuggestedPrefixBuilder<(T0, crate::support::Unset)> {
-    /// Sets `label`.
-    pub fn label(
-        self,
-        label: impl Into<String>,
-    ) -> ApprovalSuggestedPrefixBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ApprovalSuggestedPrefixBuilder {
-            required: (t0, label.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalSuggestedPrefixBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ApprovalSuggestedPrefixBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalSuggestedPrefix
-    where
-        T0: crate::support::Has<crate::members::argvPrefix, Vec<String>>,
-        T1: crate::support::Has<crate::members::label, String>,
-    {
-        let (argv_prefix, label) = self.required;
-        let rest = self.rest;
-        ApprovalSuggestedPrefix {
-            argv_prefix: argv_prefix.value(),
-            label: label.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalSuggestedPrefix, ApprovalSuggestedPrefixBuilder, ApprovalSuggestedPrefixBuilderRest, unknown, " A builder of [`ApprovalSuggestedPrefix`]: set members by name; `build()` compiles once the required ones (`argvPrefix`, `label`) are.";
+    required [
+        T0 argv_prefix argv_prefix: Vec<String> => Vec<String>, "argvPrefix", argvPrefix;
+        T1 label label: String => String, "label", label;
+    ]
+    optional []
 }
 impl Validate for ApprovalSuggestedPrefix {}
 #[cfg(feature = "schemars")]
@@ -5651,292 +2290,21 @@ impl crate::sample::Sample for ApprovalUpdatedParams {
         value
     }
 }
-impl ApprovalUpdatedParams {
-    /// Starts a [`ApprovalUpdatedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ApprovalUpdatedParamsBuilder {
-        ApprovalUpdatedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ApprovalUpdatedParamsBuilderRest {
-                subagent_origin: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ApprovalUpdatedParams`]: set members by name; `build()` is there once the required ones (`approvalId`, `availableChoices`, `change`, `currentRequirementId`, `sessionId`, `sourceRange`, `subject`, `viewCursor`) are.
-#[must_use]
-pub struct ApprovalUpdatedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ApprovalUpdatedParamsBuilderRest,
-}
-struct ApprovalUpdatedParamsBuilderRest {
-    subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> ApprovalUpdatedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5, T6, T7)> {
-    /// Sets `approvalId`.
-    pub fn approval_id(
-        self,
-        approval_id: impl Into<String>,
-    ) -> ApprovalUpdatedParamsBuilder<(String, T1, T2, T3, T4, T5, T6, T7)> {
-        let (_, t1, t2, t3, t4, t5, t6, t7) = self.required;
-        ApprovalUpdatedParamsBuilder {
-            required: (approval_id.into(), t1, t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> ApprovalUpdatedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5, T6, T7)> {
-    /// Sets `availableChoices`.
-    pub fn available_choices(
-        self,
-        available_choices: impl Into<Vec<ApprovalChoice>>,
-    ) -> ApprovalUpdatedParamsBuilder<
-        (T0, Vec<ApprovalChoice>, T2, T3, T4, T5, T6, T7),
-    > {
-        let (t0, _, t2, t3, t4, t5, t6, t7) = self.required;
-        ApprovalUpdatedParamsBuilder {
-            required: (t0, available_choices.into(), t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> ApprovalUpdatedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5, T6, T7)> {
-    /// Sets `change`.
-    pub fn change(
-        self,
-        change: impl Into<ApprovalChange>,
-    ) -> ApprovalUpdatedParamsBuilder<(T0, T1, ApprovalChange, T3, T4, T5, T6, T7)> {
-        let (t0, t1, _, t3, t4, t5, t6, t7) = self.required;
-        ApprovalUpdatedParamsBuilder {
-            required: (t0, t1, change.into(), t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-> ApprovalUpdatedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5, T6, T7)> {
-    /// Sets `currentRequirementId`.
-    pub fn current_requirement_id(
-        self,
-        current_requirement_id: impl Into<ApprovalRequirementRef>,
-    ) -> ApprovalUpdatedParamsBuilder<
-        (T0, T1, T2, ApprovalRequirementRef, T4, T5, T6, T7),
-    > {
-        let (t0, t1, t2, _, t4, t5, t6, t7) = self.required;
-        ApprovalUpdatedParamsBuilder {
-            required: (t0, t1, t2, current_requirement_id.into(), t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5, T6, T7)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, String, T5, T6, T7)> {
-        let (t0, t1, t2, t3, _, t5, t6, t7) = self.required;
-        ApprovalUpdatedParamsBuilder {
-            required: (t0, t1, t2, t3, session_id.into(), t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset, T6, T7)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, T4, SourceRange, T6, T7)> {
-        let (t0, t1, t2, t3, t4, _, t6, t7) = self.required;
-        ApprovalUpdatedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, source_range.into(), t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, T4, T5, crate::support::Unset, T7)> {
-    /// Sets `subject`.
-    pub fn subject(
-        self,
-        subject: impl Into<ApprovalSubject>,
-    ) -> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, T4, T5, ApprovalSubject, T7)> {
-        let (t0, t1, t2, t3, t4, t5, _, t7) = self.required;
-        ApprovalUpdatedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, subject.into(), t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, String)> {
-        let (t0, t1, t2, t3, t4, t5, t6, _) = self.required;
-        ApprovalUpdatedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ApprovalUpdatedParamsBuilder<R> {
-    /// Sets (else it is left out) `subagentOrigin`.
-    pub fn subagent_origin(
-        mut self,
-        subagent_origin: impl Into<ApprovalSubagentOrigin>,
-    ) -> Self {
-        self.rest.subagent_origin = Some(Box::new(subagent_origin.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> ApprovalUpdatedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ApprovalUpdatedParams
-    where
-        T0: crate::support::Has<crate::members::approvalId, String>,
-        T1: crate::support::Has<crate::members::availableChoices, Vec<ApprovalChoice>>,
-        T2: crate::support::Has<crate::members::change, ApprovalChange>,
-        T3: crate::support::Has<
-            crate::members::currentRequirementId,
-            ApprovalRequirementRef,
-        >,
-        T4: crate::support::Has<crate::members::sessionId, String>,
-        T5: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T6: crate::support::Has<crate::members::subject, ApprovalSubject>,
-        T7: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            approval_id,
-            available_choices,
-            change,
-            current_requirement_id,
-            session_id,
-            source_range,
-            subject,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        ApprovalUpdatedParams {
-            approval_id: approval_id.value(),
-            available_choices: available_choices.value(),
-            change: change.value(),
-            current_requirement_id: current_requirement_id.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            subject: subject.value(),
-            view_cursor: view_cursor.value(),
-            subagent_origin: rest.subagent_origin,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ApprovalUpdatedParams, ApprovalUpdatedParamsBuilder, ApprovalUpdatedParamsBuilderRest, unknown, " A builder of [`ApprovalUpdatedParams`]: set members by name; `build()` compiles once the required ones (`approvalId`, `availableChoices`, `change`, `currentRequirementId`, `sessionId`, `sourceRange`, `subject`, `viewCursor`) are.";
+    required [
+        T0 approval_id approval_id: String => String, "approvalId", approvalId;
+        T1 available_choices available_choices: Vec<ApprovalChoice> => Vec<ApprovalChoice>, "availableChoices", availableChoices;
+        T2 change change: ApprovalChange => ApprovalChange, "change", change;
+        T3 current_requirement_id current_requirement_id: ApprovalRequirementRef => ApprovalRequirementRef, "currentRequirementId", currentRequirementId;
+        T4 session_id session_id: String => String, "sessionId", sessionId;
+        T5 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T6 subject subject: ApprovalSubject => ApprovalSubject, "subject", subject;
+        T7 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional subagent_origin subagent_origin: ApprovalSubagentOrigin => Box<ApprovalSubagentOrigin>, "subagentOrigin";
+    ]
 }
 impl Validate for ApprovalUpdatedParams {}
 #[cfg(feature = "schemars")]

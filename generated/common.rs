@@ -43,62 +43,14 @@ impl AbnormalEnd {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl AbnormalEnd {
-    /// Starts a [`AbnormalEndBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> AbnormalEndBuilder {
-        AbnormalEndBuilder {
-            required: (),
-            rest: AbnormalEndBuilderRest {
-                last_activity_at: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`AbnormalEnd`]: set members by name, then `build()`.
-#[must_use]
-pub struct AbnormalEndBuilder<R = ()> {
-    required: R,
-    rest: AbnormalEndBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct AbnormalEndBuilderRest {
-    last_activity_at: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> AbnormalEndBuilder<R> {
-    /// Sets (else it is left out) `lastActivityAt`.
-    pub fn last_activity_at(mut self, last_activity_at: impl Into<String>) -> Self {
-        self.rest.last_activity_at = Some(last_activity_at.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl AbnormalEndBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> AbnormalEnd {
-        let () = self.required;
-        let rest = self.rest;
-        AbnormalEnd {
-            last_activity_at: rest.last_activity_at,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    AbnormalEnd, AbnormalEndBuilder, AbnormalEndBuilderRest, unknown, " A builder of [`AbnormalEnd`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional last_activity_at last_activity_at: String => String, "lastActivityAt";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for AbnormalEnd {}
@@ -253,80 +205,16 @@ impl crate::sample::Sample for BackgroundStatus {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl BackgroundStatus {
-    /// Starts a [`BackgroundStatusBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> BackgroundStatusBuilder {
-        BackgroundStatusBuilder {
-            required: (crate::support::Unset,),
-            rest: BackgroundStatusBuilderRest {
-                detail: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`BackgroundStatus`]: set members by name; `build()` is there once the required ones (`state`) are.
-#[must_use]
-pub struct BackgroundStatusBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: BackgroundStatusBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct BackgroundStatusBuilderRest {
-    detail: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl BackgroundStatusBuilder<(crate::support::Unset,)> {
-    /// Sets `state`.
-    pub fn state(
-        self,
-        state: impl Into<BackgroundState>,
-    ) -> BackgroundStatusBuilder<(BackgroundState,)> {
-        let (_,) = self.required;
-        BackgroundStatusBuilder {
-            required: (state.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> BackgroundStatusBuilder<R> {
-    /// Sets (else it is left out) `detail`.
-    pub fn detail(mut self, detail: impl Into<String>) -> Self {
-        self.rest.detail = Some(detail.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> BackgroundStatusBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> BackgroundStatus
-    where
-        T0: crate::support::Has<crate::members::state, BackgroundState>,
-    {
-        let (state,) = self.required;
-        let rest = self.rest;
-        BackgroundStatus {
-            state: state.value(),
-            detail: rest.detail,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    BackgroundStatus, BackgroundStatusBuilder, BackgroundStatusBuilderRest, unknown, " A builder of [`BackgroundStatus`]: set members by name; `build()` compiles once the required ones (`state`) are.";
+    required [
+        T0 state state: BackgroundState => BackgroundState, "state", state;
+    ]
+    optional [
+        optional detail detail: String => String, "detail";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for BackgroundStatus {}
@@ -397,167 +285,16 @@ impl crate::sample::Sample for BackgroundTerminalCompletion {
         value
     }
 }
-impl BackgroundTerminalCompletion {
-    /// Starts a [`BackgroundTerminalCompletionBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> BackgroundTerminalCompletionBuilder {
-        BackgroundTerminalCompletionBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: BackgroundTerminalCompletionBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`BackgroundTerminalCompletion`]: set members by name; `build()` is there once the required ones (`command`, `output`, `outputTruncated`, `terminalStatus`, `toolCallId`) are.
-#[must_use]
-pub struct BackgroundTerminalCompletionBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: BackgroundTerminalCompletionBuilderRest,
-}
-struct BackgroundTerminalCompletionBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> BackgroundTerminalCompletionBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `command`.
-    pub fn command(
-        self,
-        command: impl Into<String>,
-    ) -> BackgroundTerminalCompletionBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        BackgroundTerminalCompletionBuilder {
-            required: (command.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> BackgroundTerminalCompletionBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `output`.
-    pub fn output(
-        self,
-        output: impl Into<String>,
-    ) -> BackgroundTerminalCompletionBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        BackgroundTerminalCompletionBuilder {
-            required: (t0, output.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> BackgroundTerminalCompletionBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `outputTruncated`.
-    pub fn output_truncated(
-        self,
-        output_truncated: impl Into<bool>,
-    ) -> BackgroundTerminalCompletionBuilder<(T0, T1, bool, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        BackgroundTerminalCompletionBuilder {
-            required: (t0, t1, output_truncated.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> BackgroundTerminalCompletionBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `terminalStatus`.
-    pub fn terminal_status(
-        self,
-        terminal_status: impl Into<String>,
-    ) -> BackgroundTerminalCompletionBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        BackgroundTerminalCompletionBuilder {
-            required: (t0, t1, t2, terminal_status.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> BackgroundTerminalCompletionBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `toolCallId`.
-    pub fn tool_call_id(
-        self,
-        tool_call_id: impl Into<String>,
-    ) -> BackgroundTerminalCompletionBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        BackgroundTerminalCompletionBuilder {
-            required: (t0, t1, t2, t3, tool_call_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> BackgroundTerminalCompletionBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> BackgroundTerminalCompletionBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> BackgroundTerminalCompletion
-    where
-        T0: crate::support::Has<crate::members::command, String>,
-        T1: crate::support::Has<crate::members::output, String>,
-        T2: crate::support::Has<crate::members::outputTruncated, bool>,
-        T3: crate::support::Has<crate::members::terminalStatus, String>,
-        T4: crate::support::Has<crate::members::toolCallId, String>,
-    {
-        let (command, output, output_truncated, terminal_status, tool_call_id) = self
-            .required;
-        let rest = self.rest;
-        BackgroundTerminalCompletion {
-            command: command.value(),
-            output: output.value(),
-            output_truncated: output_truncated.value(),
-            terminal_status: terminal_status.value(),
-            tool_call_id: tool_call_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    BackgroundTerminalCompletion, BackgroundTerminalCompletionBuilder, BackgroundTerminalCompletionBuilderRest, unknown, " A builder of [`BackgroundTerminalCompletion`]: set members by name; `build()` compiles once the required ones (`command`, `output`, `outputTruncated`, `terminalStatus`, `toolCallId`) are.";
+    required [
+        T0 command command: String => String, "command", command;
+        T1 output output: String => String, "output", output;
+        T2 output_truncated output_truncated: bool => bool, "outputTruncated", outputTruncated;
+        T3 terminal_status terminal_status: String => String, "terminalStatus", terminalStatus;
+        T4 tool_call_id tool_call_id: String => String, "toolCallId", toolCallId;
+    ]
+    optional []
 }
 impl Validate for BackgroundTerminalCompletion {}
 #[cfg(feature = "schemars")]
@@ -594,63 +331,12 @@ impl crate::sample::Sample for BlockedPrompt {
         value
     }
 }
-impl BlockedPrompt {
-    /// Starts a [`BlockedPromptBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> BlockedPromptBuilder {
-        BlockedPromptBuilder {
-            required: (crate::support::Unset,),
-            rest: BlockedPromptBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`BlockedPrompt`]: set members by name; `build()` is there once the required ones (`text`) are.
-#[must_use]
-pub struct BlockedPromptBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: BlockedPromptBuilderRest,
-}
-struct BlockedPromptBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl BlockedPromptBuilder<(crate::support::Unset,)> {
-    /// Sets `text`.
-    pub fn text(self, text: impl Into<String>) -> BlockedPromptBuilder<(String,)> {
-        let (_,) = self.required;
-        BlockedPromptBuilder {
-            required: (text.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> BlockedPromptBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> BlockedPromptBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> BlockedPrompt
-    where
-        T0: crate::support::Has<crate::members::text, String>,
-    {
-        let (text,) = self.required;
-        let rest = self.rest;
-        BlockedPrompt {
-            text: text.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    BlockedPrompt, BlockedPromptBuilder, BlockedPromptBuilderRest, unknown, " A builder of [`BlockedPrompt`]: set members by name; `build()` compiles once the required ones (`text`) are.";
+    required [
+        T0 text text: String => String, "text", text;
+    ]
+    optional []
 }
 impl Validate for BlockedPrompt {}
 #[cfg(feature = "schemars")]
@@ -704,82 +390,15 @@ impl crate::sample::Sample for BranchState {
         value
     }
 }
-impl BranchState {
-    /// Starts a [`BranchStateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> BranchStateBuilder {
-        BranchStateBuilder {
-            required: (crate::support::Unset,),
-            rest: BranchStateBuilderRest {
-                branch: None,
-                vcs: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`BranchState`]: set members by name; `build()` is there once the required ones (`workspaceRoot`) are.
-#[must_use]
-pub struct BranchStateBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: BranchStateBuilderRest,
-}
-struct BranchStateBuilderRest {
-    branch: Option<String>,
-    vcs: Option<Vcs>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl BranchStateBuilder<(crate::support::Unset,)> {
-    /// Sets `workspaceRoot`.
-    pub fn workspace_root(
-        self,
-        workspace_root: impl Into<String>,
-    ) -> BranchStateBuilder<(String,)> {
-        let (_,) = self.required;
-        BranchStateBuilder {
-            required: (workspace_root.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> BranchStateBuilder<R> {
-    /// Sets (else it is written as `null`) `branch`.
-    pub fn branch(mut self, branch: impl Into<String>) -> Self {
-        self.rest.branch = Some(branch.into());
-        self
-    }
-    /// Sets (else it is left out) `vcs`.
-    pub fn vcs(mut self, vcs: impl Into<Vcs>) -> Self {
-        self.rest.vcs = Some(vcs.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> BranchStateBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> BranchState
-    where
-        T0: crate::support::Has<crate::members::workspaceRoot, String>,
-    {
-        let (workspace_root,) = self.required;
-        let rest = self.rest;
-        BranchState {
-            workspace_root: workspace_root.value(),
-            branch: rest.branch,
-            vcs: rest.vcs,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    BranchState, BranchStateBuilder, BranchStateBuilderRest, unknown, " A builder of [`BranchState`]: set members by name; `build()` compiles once the required ones (`workspaceRoot`) are.";
+    required [
+        T0 workspace_root workspace_root: String => String, "workspaceRoot", workspaceRoot;
+    ]
+    optional [
+        nullable branch branch: String => String, "branch";
+        optional vcs vcs: Vcs => Vcs, "vcs";
+    ]
 }
 impl Validate for BranchState {}
 #[cfg(feature = "schemars")]
@@ -891,66 +510,12 @@ impl crate::sample::Sample for CheckpointBoundary {
         value
     }
 }
-impl CheckpointBoundary {
-    /// Starts a [`CheckpointBoundaryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> CheckpointBoundaryBuilder {
-        CheckpointBoundaryBuilder {
-            required: (crate::support::Unset,),
-            rest: CheckpointBoundaryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`CheckpointBoundary`]: set members by name; `build()` is there once the required ones (`throughItemId`) are.
-#[must_use]
-pub struct CheckpointBoundaryBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: CheckpointBoundaryBuilderRest,
-}
-struct CheckpointBoundaryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl CheckpointBoundaryBuilder<(crate::support::Unset,)> {
-    /// Sets `throughItemId`.
-    pub fn through_item_id(
-        self,
-        through_item_id: impl Into<String>,
-    ) -> CheckpointBoundaryBuilder<(String,)> {
-        let (_,) = self.required;
-        CheckpointBoundaryBuilder {
-            required: (through_item_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> CheckpointBoundaryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> CheckpointBoundaryBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> CheckpointBoundary
-    where
-        T0: crate::support::Has<crate::members::throughItemId, String>,
-    {
-        let (through_item_id,) = self.required;
-        let rest = self.rest;
-        CheckpointBoundary {
-            through_item_id: through_item_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    CheckpointBoundary, CheckpointBoundaryBuilder, CheckpointBoundaryBuilderRest, unknown, " A builder of [`CheckpointBoundary`]: set members by name; `build()` compiles once the required ones (`throughItemId`) are.";
+    required [
+        T0 through_item_id through_item_id: String => String, "throughItemId", throughItemId;
+    ]
+    optional []
 }
 impl Validate for CheckpointBoundary {}
 #[cfg(feature = "schemars")]
@@ -1048,89 +613,15 @@ impl ClientCapabilities {
         }
     }
 }
-impl ClientCapabilities {
-    /// Starts a [`ClientCapabilitiesBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ClientCapabilitiesBuilder {
-        ClientCapabilitiesBuilder {
-            required: (),
-            rest: ClientCapabilitiesBuilderRest {
-                experimental_api: None,
-                opt_out_notification_methods: None,
-                requested_capabilities: None,
-                user_input_dialogs: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ClientCapabilities`]: set members by name, then `build()`.
-#[must_use]
-pub struct ClientCapabilitiesBuilder<R = ()> {
-    required: R,
-    rest: ClientCapabilitiesBuilderRest,
-}
-struct ClientCapabilitiesBuilderRest {
-    experimental_api: Option<bool>,
-    opt_out_notification_methods: Option<Vec<String>>,
-    requested_capabilities: Option<Vec<String>>,
-    user_input_dialogs: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> ClientCapabilitiesBuilder<R> {
-    /// Sets (else it is left out) `experimentalApi`.
-    pub fn experimental_api(mut self, experimental_api: impl Into<bool>) -> Self {
-        self.rest.experimental_api = Some(experimental_api.into());
-        self
-    }
-    /// Sets (else it is left out) `optOutNotificationMethods`.
-    pub fn opt_out_notification_methods(
-        mut self,
-        opt_out_notification_methods: impl Into<Vec<String>>,
-    ) -> Self {
-        self.rest.opt_out_notification_methods = Some(
-            opt_out_notification_methods.into(),
-        );
-        self
-    }
-    /// Sets (else it is left out) `requestedCapabilities`.
-    pub fn requested_capabilities(
-        mut self,
-        requested_capabilities: impl Into<Vec<String>>,
-    ) -> Self {
-        self.rest.requested_capabilities = Some(requested_capabilities.into());
-        self
-    }
-    /// Sets (else it is left out) `userInputDialogs`.
-    pub fn user_input_dialogs(mut self, user_input_dialogs: impl Into<bool>) -> Self {
-        self.rest.user_input_dialogs = Some(user_input_dialogs.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl ClientCapabilitiesBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ClientCapabilities {
-        let () = self.required;
-        let rest = self.rest;
-        ClientCapabilities {
-            experimental_api: rest.experimental_api,
-            opt_out_notification_methods: rest.opt_out_notification_methods,
-            requested_capabilities: rest.requested_capabilities,
-            user_input_dialogs: rest.user_input_dialogs,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ClientCapabilities, ClientCapabilitiesBuilder, ClientCapabilitiesBuilderRest, unknown, " A builder of [`ClientCapabilities`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional experimental_api experimental_api: bool => bool, "experimentalApi";
+        optional opt_out_notification_methods opt_out_notification_methods: Vec<String> => Vec<String>, "optOutNotificationMethods";
+        optional requested_capabilities requested_capabilities: Vec<String> => Vec<String>, "requestedCapabilities";
+        optional user_input_dialogs user_input_dialogs: bool => bool, "userInputDialogs";
+    ]
 }
 impl Validate for ClientCapabilities {}
 #[cfg(feature = "schemars")]
@@ -1180,83 +671,15 @@ impl crate::sample::Sample for ClientInfo {
         value
     }
 }
-impl ClientInfo {
-    /// Starts a [`ClientInfoBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ClientInfoBuilder {
-        ClientInfoBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ClientInfoBuilderRest {
-                title: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ClientInfo`]: set members by name; `build()` is there once the required ones (`name`, `version`) are.
-#[must_use]
-pub struct ClientInfoBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ClientInfoBuilderRest,
-}
-struct ClientInfoBuilderRest {
-    title: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ClientInfoBuilder<(crate::support::Unset, T1)> {
-    /// Sets `name`.
-    pub fn name(self, name: impl Into<String>) -> ClientInfoBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ClientInfoBuilder {
-            required: (name.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ClientInfoBuilder<(T0, crate::support::Unset)> {
-    /// Sets `version`.
-    pub fn version(self, version: impl Into<String>) -> ClientInfoBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ClientInfoBuilder {
-            required: (t0, version.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ClientInfoBuilder<R> {
-    /// Sets (else it is left out) `title`.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.rest.title = Some(title.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ClientInfoBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ClientInfo
-    where
-        T0: crate::support::Has<crate::members::name, String>,
-        T1: crate::support::Has<crate::members::version, String>,
-    {
-        let (name, version) = self.required;
-        let rest = self.rest;
-        ClientInfo {
-            name: name.value(),
-            version: version.value(),
-            title: rest.title,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ClientInfo, ClientInfoBuilder, ClientInfoBuilderRest, unknown, " A builder of [`ClientInfo`]: set members by name; `build()` compiles once the required ones (`name`, `version`) are.";
+    required [
+        T0 name name: String => String, "name", name;
+        T1 version version: String => String, "version", version;
+    ]
+    optional [
+        optional title title: String => String, "title";
+    ]
 }
 impl Validate for ClientInfo {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -1349,102 +772,14 @@ impl crate::sample::Sample for CodeModeOutputSpan {
         value
     }
 }
-impl CodeModeOutputSpan {
-    /// Starts a [`CodeModeOutputSpanBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> CodeModeOutputSpanBuilder {
-        CodeModeOutputSpanBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: CodeModeOutputSpanBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`CodeModeOutputSpan`]: set members by name; `build()` is there once the required ones (`lengthBytes`, `offsetBytes`, `stream`) are.
-#[must_use]
-pub struct CodeModeOutputSpanBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: CodeModeOutputSpanBuilderRest,
-}
-struct CodeModeOutputSpanBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> CodeModeOutputSpanBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `lengthBytes`.
-    pub fn length_bytes(
-        self,
-        length_bytes: impl Into<i64>,
-    ) -> CodeModeOutputSpanBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        CodeModeOutputSpanBuilder {
-            required: (length_bytes.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> CodeModeOutputSpanBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `offsetBytes`.
-    pub fn offset_bytes(
-        self,
-        offset_bytes: impl Into<i64>,
-    ) -> CodeModeOutputSpanBuilder<(T0, i64, T2)> {
-        let (t0, _, t2) = self.required;
-        CodeModeOutputSpanBuilder {
-            required: (t0, offset_bytes.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> CodeModeOutputSpanBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `stream`.
-    pub fn stream(
-        self,
-        stream: impl Into<CodeModeOutputStream>,
-    ) -> CodeModeOutputSpanBuilder<(T0, T1, CodeModeOutputStream)> {
-        let (t0, t1, _) = self.required;
-        CodeModeOutputSpanBuilder {
-            required: (t0, t1, stream.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> CodeModeOutputSpanBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> CodeModeOutputSpanBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> CodeModeOutputSpan
-    where
-        T0: crate::support::Has<crate::members::lengthBytes, i64>,
-        T1: crate::support::Has<crate::members::offsetBytes, i64>,
-        T2: crate::support::Has<crate::members::stream, CodeModeOutputStream>,
-    {
-        let (length_bytes, offset_bytes, stream) = self.required;
-        let rest = self.rest;
-        CodeModeOutputSpan {
-            length_bytes: length_bytes.value(),
-            offset_bytes: offset_bytes.value(),
-            stream: stream.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    CodeModeOutputSpan, CodeModeOutputSpanBuilder, CodeModeOutputSpanBuilderRest, unknown, " A builder of [`CodeModeOutputSpan`]: set members by name; `build()` compiles once the required ones (`lengthBytes`, `offsetBytes`, `stream`) are.";
+    required [
+        T0 length_bytes length_bytes: i64 => i64, "lengthBytes", lengthBytes;
+        T1 offset_bytes offset_bytes: i64 => i64, "offsetBytes", offsetBytes;
+        T2 stream stream: CodeModeOutputStream => CodeModeOutputStream, "stream", stream;
+    ]
+    optional []
 }
 impl Validate for CodeModeOutputSpan {}
 #[cfg(feature = "schemars")]
@@ -1545,84 +880,15 @@ impl CodeModeReceipt {
         }
     }
 }
-impl CodeModeReceipt {
-    /// Starts a [`CodeModeReceiptBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> CodeModeReceiptBuilder {
-        CodeModeReceiptBuilder {
-            required: (),
-            rest: CodeModeReceiptBuilderRest {
-                cell_item_id: None,
-                language: None,
-                output_spans: None,
-                source_arg: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`CodeModeReceipt`]: set members by name, then `build()`.
-#[must_use]
-pub struct CodeModeReceiptBuilder<R = ()> {
-    required: R,
-    rest: CodeModeReceiptBuilderRest,
-}
-struct CodeModeReceiptBuilderRest {
-    cell_item_id: Option<String>,
-    language: Option<CodeModeLanguage>,
-    output_spans: Option<Vec<CodeModeOutputSpan>>,
-    source_arg: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> CodeModeReceiptBuilder<R> {
-    /// Sets (else it is left out) `cellItemId`.
-    pub fn cell_item_id(mut self, cell_item_id: impl Into<String>) -> Self {
-        self.rest.cell_item_id = Some(cell_item_id.into());
-        self
-    }
-    /// Sets (else it is left out) `language`.
-    pub fn language(mut self, language: impl Into<CodeModeLanguage>) -> Self {
-        self.rest.language = Some(language.into());
-        self
-    }
-    /// Sets (else it is left out) `outputSpans`.
-    pub fn output_spans(
-        mut self,
-        output_spans: impl Into<Vec<CodeModeOutputSpan>>,
-    ) -> Self {
-        self.rest.output_spans = Some(output_spans.into());
-        self
-    }
-    /// Sets (else it is left out) `sourceArg`.
-    pub fn source_arg(mut self, source_arg: impl Into<String>) -> Self {
-        self.rest.source_arg = Some(source_arg.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl CodeModeReceiptBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> CodeModeReceipt {
-        let () = self.required;
-        let rest = self.rest;
-        CodeModeReceipt {
-            cell_item_id: rest.cell_item_id,
-            language: rest.language,
-            output_spans: rest.output_spans,
-            source_arg: rest.source_arg,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    CodeModeReceipt, CodeModeReceiptBuilder, CodeModeReceiptBuilderRest, unknown, " A builder of [`CodeModeReceipt`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional cell_item_id cell_item_id: String => String, "cellItemId";
+        optional language language: CodeModeLanguage => CodeModeLanguage, "language";
+        optional output_spans output_spans: Vec<CodeModeOutputSpan> => Vec<CodeModeOutputSpan>, "outputSpans";
+        optional source_arg source_arg: String => String, "sourceArg";
+    ]
 }
 impl Validate for CodeModeReceipt {}
 #[cfg(feature = "schemars")]
@@ -1668,83 +934,13 @@ impl crate::sample::Sample for CommandAcceptedResult {
         value
     }
 }
-impl CommandAcceptedResult {
-    /// Starts a [`CommandAcceptedResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> CommandAcceptedResultBuilder {
-        CommandAcceptedResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: CommandAcceptedResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`CommandAcceptedResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct CommandAcceptedResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: CommandAcceptedResultBuilderRest,
-}
-struct CommandAcceptedResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> CommandAcceptedResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> CommandAcceptedResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        CommandAcceptedResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> CommandAcceptedResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandAckStatus>,
-    ) -> CommandAcceptedResultBuilder<(T0, CommandAckStatus)> {
-        let (t0, _) = self.required;
-        CommandAcceptedResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> CommandAcceptedResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> CommandAcceptedResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> CommandAcceptedResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandAckStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        CommandAcceptedResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    CommandAcceptedResult, CommandAcceptedResultBuilder, CommandAcceptedResultBuilderRest, unknown, " A builder of [`CommandAcceptedResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandAckStatus => CommandAckStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for CommandAcceptedResult {}
 #[cfg(feature = "schemars")]
@@ -1985,113 +1181,18 @@ impl crate::sample::Sample for ComputerUseApp {
         value
     }
 }
-impl ComputerUseApp {
-    /// Starts a [`ComputerUseAppBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseAppBuilder {
-        ComputerUseAppBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ComputerUseAppBuilderRest {
-                last_asked_at: None,
-                locked: None,
-                locked_by: None,
-                name: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseApp`]: set members by name; `build()` is there once the required ones (`bundleId`, `choice`) are.
-#[must_use]
-pub struct ComputerUseAppBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ComputerUseAppBuilderRest,
-}
-struct ComputerUseAppBuilderRest {
-    last_asked_at: Option<String>,
-    locked: Option<bool>,
-    locked_by: Option<ComputerUseAppLock>,
-    name: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ComputerUseAppBuilder<(crate::support::Unset, T1)> {
-    /// Sets `bundleId`.
-    pub fn bundle_id(
-        self,
-        bundle_id: impl Into<String>,
-    ) -> ComputerUseAppBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ComputerUseAppBuilder {
-            required: (bundle_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ComputerUseAppBuilder<(T0, crate::support::Unset)> {
-    /// Sets `choice`.
-    pub fn choice(
-        self,
-        choice: impl Into<ComputerUseAppChoice>,
-    ) -> ComputerUseAppBuilder<(T0, ComputerUseAppChoice)> {
-        let (t0, _) = self.required;
-        ComputerUseAppBuilder {
-            required: (t0, choice.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ComputerUseAppBuilder<R> {
-    /// Sets (else it is left out) `lastAskedAt`.
-    pub fn last_asked_at(mut self, last_asked_at: impl Into<String>) -> Self {
-        self.rest.last_asked_at = Some(last_asked_at.into());
-        self
-    }
-    /// Sets (else it is left out) `locked`.
-    pub fn locked(mut self, locked: impl Into<bool>) -> Self {
-        self.rest.locked = Some(locked.into());
-        self
-    }
-    /// Sets (else it is left out) `lockedBy`.
-    pub fn locked_by(mut self, locked_by: impl Into<ComputerUseAppLock>) -> Self {
-        self.rest.locked_by = Some(locked_by.into());
-        self
-    }
-    /// Sets (else it is left out) `name`.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.rest.name = Some(name.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ComputerUseAppBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseApp
-    where
-        T0: crate::support::Has<crate::members::bundleId, String>,
-        T1: crate::support::Has<crate::members::choice, ComputerUseAppChoice>,
-    {
-        let (bundle_id, choice) = self.required;
-        let rest = self.rest;
-        ComputerUseApp {
-            bundle_id: bundle_id.value(),
-            choice: choice.value(),
-            last_asked_at: rest.last_asked_at,
-            locked: rest.locked,
-            locked_by: rest.locked_by,
-            name: rest.name,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseApp, ComputerUseAppBuilder, ComputerUseAppBuilderRest, unknown, " A builder of [`ComputerUseApp`]: set members by name; `build()` compiles once the required ones (`bundleId`, `choice`) are.";
+    required [
+        T0 bundle_id bundle_id: String => String, "bundleId", bundleId;
+        T1 choice choice: ComputerUseAppChoice => ComputerUseAppChoice, "choice", choice;
+    ]
+    optional [
+        optional last_asked_at last_asked_at: String => String, "lastAskedAt";
+        optional locked locked: bool => bool, "locked";
+        optional locked_by locked_by: ComputerUseAppLock => ComputerUseAppLock, "lockedBy";
+        optional name name: String => String, "name";
+    ]
 }
 impl Validate for ComputerUseApp {}
 #[cfg(feature = "schemars")]
@@ -2209,83 +1310,13 @@ impl crate::sample::Sample for ComputerUseAppPatch {
         value
     }
 }
-impl ComputerUseAppPatch {
-    /// Starts a [`ComputerUseAppPatchBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseAppPatchBuilder {
-        ComputerUseAppPatchBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ComputerUseAppPatchBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseAppPatch`]: set members by name; `build()` is there once the required ones (`bundleId`, `choice`) are.
-#[must_use]
-pub struct ComputerUseAppPatchBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ComputerUseAppPatchBuilderRest,
-}
-struct ComputerUseAppPatchBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ComputerUseAppPatchBuilder<(crate::support::Unset, T1)> {
-    /// Sets `bundleId`.
-    pub fn bundle_id(
-        self,
-        bundle_id: impl Into<String>,
-    ) -> ComputerUseAppPatchBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ComputerUseAppPatchBuilder {
-            required: (bundle_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ComputerUseAppPatchBuilder<(T0, crate::support::Unset)> {
-    /// Sets `choice`.
-    pub fn choice(
-        self,
-        choice: impl Into<ComputerUseAppChoice>,
-    ) -> ComputerUseAppPatchBuilder<(T0, ComputerUseAppChoice)> {
-        let (t0, _) = self.required;
-        ComputerUseAppPatchBuilder {
-            required: (t0, choice.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ComputerUseAppPatchBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ComputerUseAppPatchBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseAppPatch
-    where
-        T0: crate::support::Has<crate::members::bundleId, String>,
-        T1: crate::support::Has<crate::members::choice, ComputerUseAppChoice>,
-    {
-        let (bundle_id, choice) = self.required;
-        let rest = self.rest;
-        ComputerUseAppPatch {
-            bundle_id: bundle_id.value(),
-            choice: choice.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseAppPatch, ComputerUseAppPatchBuilder, ComputerUseAppPatchBuilderRest, unknown, " A builder of [`ComputerUseAppPatch`]: set members by name; `build()` compiles once the required ones (`bundleId`, `choice`) are.";
+    required [
+        T0 bundle_id bundle_id: String => String, "bundleId", bundleId;
+        T1 choice choice: ComputerUseAppChoice => ComputerUseAppChoice, "choice", choice;
+    ]
+    optional []
 }
 impl Validate for ComputerUseAppPatch {}
 #[cfg(feature = "schemars")]
@@ -2336,91 +1367,15 @@ impl crate::sample::Sample for ComputerUseBlockedApp {
         value
     }
 }
-impl ComputerUseBlockedApp {
-    /// Starts a [`ComputerUseBlockedAppBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseBlockedAppBuilder {
-        ComputerUseBlockedAppBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ComputerUseBlockedAppBuilderRest {
-                prefix: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseBlockedApp`]: set members by name; `build()` is there once the required ones (`bundleId`, `locked`) are.
-#[must_use]
-pub struct ComputerUseBlockedAppBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ComputerUseBlockedAppBuilderRest,
-}
-struct ComputerUseBlockedAppBuilderRest {
-    prefix: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ComputerUseBlockedAppBuilder<(crate::support::Unset, T1)> {
-    /// Sets `bundleId`.
-    pub fn bundle_id(
-        self,
-        bundle_id: impl Into<String>,
-    ) -> ComputerUseBlockedAppBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ComputerUseBlockedAppBuilder {
-            required: (bundle_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ComputerUseBlockedAppBuilder<(T0, crate::support::Unset)> {
-    /// Sets `locked`.
-    pub fn locked(
-        self,
-        locked: impl Into<bool>,
-    ) -> ComputerUseBlockedAppBuilder<(T0, bool)> {
-        let (t0, _) = self.required;
-        ComputerUseBlockedAppBuilder {
-            required: (t0, locked.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ComputerUseBlockedAppBuilder<R> {
-    /// Sets (else it is left out) `prefix`.
-    pub fn prefix(mut self, prefix: impl Into<bool>) -> Self {
-        self.rest.prefix = Some(prefix.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ComputerUseBlockedAppBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseBlockedApp
-    where
-        T0: crate::support::Has<crate::members::bundleId, String>,
-        T1: crate::support::Has<crate::members::locked, bool>,
-    {
-        let (bundle_id, locked) = self.required;
-        let rest = self.rest;
-        ComputerUseBlockedApp {
-            bundle_id: bundle_id.value(),
-            locked: locked.value(),
-            prefix: rest.prefix,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseBlockedApp, ComputerUseBlockedAppBuilder, ComputerUseBlockedAppBuilderRest, unknown, " A builder of [`ComputerUseBlockedApp`]: set members by name; `build()` compiles once the required ones (`bundleId`, `locked`) are.";
+    required [
+        T0 bundle_id bundle_id: String => String, "bundleId", bundleId;
+        T1 locked locked: bool => bool, "locked", locked;
+    ]
+    optional [
+        optional prefix prefix: bool => bool, "prefix";
+    ]
 }
 impl Validate for ComputerUseBlockedApp {}
 #[cfg(feature = "schemars")]
@@ -2500,83 +1455,13 @@ impl crate::sample::Sample for ComputerUseInstalledApp {
         value
     }
 }
-impl ComputerUseInstalledApp {
-    /// Starts a [`ComputerUseInstalledAppBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseInstalledAppBuilder {
-        ComputerUseInstalledAppBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ComputerUseInstalledAppBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseInstalledApp`]: set members by name; `build()` is there once the required ones (`bundleId`, `name`) are.
-#[must_use]
-pub struct ComputerUseInstalledAppBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ComputerUseInstalledAppBuilderRest,
-}
-struct ComputerUseInstalledAppBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ComputerUseInstalledAppBuilder<(crate::support::Unset, T1)> {
-    /// Sets `bundleId`.
-    pub fn bundle_id(
-        self,
-        bundle_id: impl Into<String>,
-    ) -> ComputerUseInstalledAppBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ComputerUseInstalledAppBuilder {
-            required: (bundle_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ComputerUseInstalledAppBuilder<(T0, crate::support::Unset)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> ComputerUseInstalledAppBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ComputerUseInstalledAppBuilder {
-            required: (t0, name.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ComputerUseInstalledAppBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ComputerUseInstalledAppBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseInstalledApp
-    where
-        T0: crate::support::Has<crate::members::bundleId, String>,
-        T1: crate::support::Has<crate::members::name, String>,
-    {
-        let (bundle_id, name) = self.required;
-        let rest = self.rest;
-        ComputerUseInstalledApp {
-            bundle_id: bundle_id.value(),
-            name: name.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseInstalledApp, ComputerUseInstalledAppBuilder, ComputerUseInstalledAppBuilderRest, unknown, " A builder of [`ComputerUseInstalledApp`]: set members by name; `build()` compiles once the required ones (`bundleId`, `name`) are.";
+    required [
+        T0 bundle_id bundle_id: String => String, "bundleId", bundleId;
+        T1 name name: String => String, "name", name;
+    ]
+    optional []
 }
 impl Validate for ComputerUseInstalledApp {}
 #[cfg(feature = "schemars")]
@@ -2703,89 +1588,15 @@ impl crate::sample::Sample for ContextUsage {
         value
     }
 }
-impl ContextUsage {
-    /// Starts a [`ContextUsageBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ContextUsageBuilder {
-        ContextUsageBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ContextUsageBuilderRest {
-                window_tokens: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ContextUsage`]: set members by name; `build()` is there once the required ones (`pressure`, `usedTokens`) are.
-#[must_use]
-pub struct ContextUsageBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ContextUsageBuilderRest,
-}
-struct ContextUsageBuilderRest {
-    window_tokens: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ContextUsageBuilder<(crate::support::Unset, T1)> {
-    /// Sets `pressure`.
-    pub fn pressure(
-        self,
-        pressure: impl Into<ContextPressureLevel>,
-    ) -> ContextUsageBuilder<(ContextPressureLevel, T1)> {
-        let (_, t1) = self.required;
-        ContextUsageBuilder {
-            required: (pressure.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ContextUsageBuilder<(T0, crate::support::Unset)> {
-    /// Sets `usedTokens`.
-    pub fn used_tokens(
-        self,
-        used_tokens: impl Into<i64>,
-    ) -> ContextUsageBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        ContextUsageBuilder {
-            required: (t0, used_tokens.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ContextUsageBuilder<R> {
-    /// Sets (else it is left out) `windowTokens`.
-    pub fn window_tokens(mut self, window_tokens: impl Into<i64>) -> Self {
-        self.rest.window_tokens = Some(window_tokens.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ContextUsageBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ContextUsage
-    where
-        T0: crate::support::Has<crate::members::pressure, ContextPressureLevel>,
-        T1: crate::support::Has<crate::members::usedTokens, i64>,
-    {
-        let (pressure, used_tokens) = self.required;
-        let rest = self.rest;
-        ContextUsage {
-            pressure: pressure.value(),
-            used_tokens: used_tokens.value(),
-            window_tokens: rest.window_tokens,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ContextUsage, ContextUsageBuilder, ContextUsageBuilderRest, unknown, " A builder of [`ContextUsage`]: set members by name; `build()` compiles once the required ones (`pressure`, `usedTokens`) are.";
+    required [
+        T0 pressure pressure: ContextPressureLevel => ContextPressureLevel, "pressure", pressure;
+        T1 used_tokens used_tokens: i64 => i64, "usedTokens", usedTokens;
+    ]
+    optional [
+        optional window_tokens window_tokens: i64 => i64, "windowTokens";
+    ]
 }
 impl Validate for ContextUsage {}
 #[cfg(feature = "schemars")]
@@ -2853,73 +1664,14 @@ impl CronReceipt {
         }
     }
 }
-impl CronReceipt {
-    /// Starts a [`CronReceiptBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> CronReceiptBuilder {
-        CronReceiptBuilder {
-            required: (),
-            rest: CronReceiptBuilderRest {
-                job_id: None,
-                jobs: None,
-                next_fire_at_ms: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`CronReceipt`]: set members by name, then `build()`.
-#[must_use]
-pub struct CronReceiptBuilder<R = ()> {
-    required: R,
-    rest: CronReceiptBuilderRest,
-}
-struct CronReceiptBuilderRest {
-    job_id: Option<String>,
-    jobs: Option<Vec<CronReceiptJob>>,
-    next_fire_at_ms: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> CronReceiptBuilder<R> {
-    /// Sets (else it is left out) `jobId`.
-    pub fn job_id(mut self, job_id: impl Into<String>) -> Self {
-        self.rest.job_id = Some(job_id.into());
-        self
-    }
-    /// Sets (else it is left out) `jobs`.
-    pub fn jobs(mut self, jobs: impl Into<Vec<CronReceiptJob>>) -> Self {
-        self.rest.jobs = Some(jobs.into());
-        self
-    }
-    /// Sets (else it is left out) `nextFireAtMs`.
-    pub fn next_fire_at_ms(mut self, next_fire_at_ms: impl Into<i64>) -> Self {
-        self.rest.next_fire_at_ms = Some(next_fire_at_ms.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl CronReceiptBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> CronReceipt {
-        let () = self.required;
-        let rest = self.rest;
-        CronReceipt {
-            job_id: rest.job_id,
-            jobs: rest.jobs,
-            next_fire_at_ms: rest.next_fire_at_ms,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    CronReceipt, CronReceiptBuilder, CronReceiptBuilderRest, unknown, " A builder of [`CronReceipt`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional job_id job_id: String => String, "jobId";
+        optional jobs jobs: Vec<CronReceiptJob> => Vec<CronReceiptJob>, "jobs";
+        optional next_fire_at_ms next_fire_at_ms: i64 => i64, "nextFireAtMs";
+    ]
 }
 impl Validate for CronReceipt {}
 #[cfg(feature = "schemars")]
@@ -2966,81 +1718,13 @@ impl crate::sample::Sample for CronReceiptJob {
         value
     }
 }
-impl CronReceiptJob {
-    /// Starts a [`CronReceiptJobBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> CronReceiptJobBuilder {
-        CronReceiptJobBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: CronReceiptJobBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`CronReceiptJob`]: set members by name; `build()` is there once the required ones (`jobId`, `nextFireAtMs`) are.
-#[must_use]
-pub struct CronReceiptJobBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: CronReceiptJobBuilderRest,
-}
-struct CronReceiptJobBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> CronReceiptJobBuilder<(crate::support::Unset, T1)> {
-    /// Sets `jobId`.
-    pub fn job_id(
-        self,
-        job_id: impl Into<String>,
-    ) -> CronReceiptJobBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        CronReceiptJobBuilder {
-            required: (job_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> CronReceiptJobBuilder<(T0, crate::support::Unset)> {
-    /// Sets `nextFireAtMs`.
-    pub fn next_fire_at_ms(
-        self,
-        next_fire_at_ms: impl Into<i64>,
-    ) -> CronReceiptJobBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        CronReceiptJobBuilder {
-            required: (t0, next_fire_at_ms.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> CronReceiptJobBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> CronReceiptJobBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> CronReceiptJob
-    where
-        T0: crate::support::Has<crate::members::jobId, String>,
-        T1: crate::support::Has<crate::members::nextFireAtMs, i64>,
-    {
-        let (job_id, next_fire_at_ms) = self.required;
-        let rest = self.rest;
-        CronReceiptJob {
-            job_id: job_id.value(),
-            next_fire_at_ms: next_fire_at_ms.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    CronReceiptJob, CronReceiptJobBuilder, CronReceiptJobBuilderRest, unknown, " A builder of [`CronReceiptJob`]: set members by name; `build()` compiles once the required ones (`jobId`, `nextFireAtMs`) are.";
+    required [
+        T0 job_id job_id: String => String, "jobId", jobId;
+        T1 next_fire_at_ms next_fire_at_ms: i64 => i64, "nextFireAtMs", nextFireAtMs;
+    ]
+    optional []
 }
 impl Validate for CronReceiptJob {}
 #[cfg(feature = "schemars")]
@@ -3085,78 +1769,13 @@ impl crate::sample::Sample for CumulativeCost {
         value
     }
 }
-impl CumulativeCost {
-    /// Starts a [`CumulativeCostBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> CumulativeCostBuilder {
-        CumulativeCostBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: CumulativeCostBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`CumulativeCost`]: set members by name; `build()` is there once the required ones (`partial`, `usd`) are.
-#[must_use]
-pub struct CumulativeCostBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: CumulativeCostBuilderRest,
-}
-struct CumulativeCostBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> CumulativeCostBuilder<(crate::support::Unset, T1)> {
-    /// Sets `partial`.
-    pub fn partial(self, partial: impl Into<bool>) -> CumulativeCostBuilder<(bool, T1)> {
-        let (_, t1) = self.required;
-        CumulativeCostBuilder {
-            required: (partial.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> CumulativeCostBuilder<(T0, crate::support::Unset)> {
-    /// Sets `usd`.
-    pub fn usd(
-        self,
-        usd: impl Into<serde_json::Number>,
-    ) -> CumulativeCostBuilder<(T0, serde_json::Number)> {
-        let (t0, _) = self.required;
-        CumulativeCostBuilder {
-            required: (t0, usd.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> CumulativeCostBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> CumulativeCostBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> CumulativeCost
-    where
-        T0: crate::support::Has<crate::members::partial, bool>,
-        T1: crate::support::Has<crate::members::usd, serde_json::Number>,
-    {
-        let (partial, usd) = self.required;
-        let rest = self.rest;
-        CumulativeCost {
-            partial: partial.value(),
-            usd: usd.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    CumulativeCost, CumulativeCostBuilder, CumulativeCostBuilderRest, unknown, " A builder of [`CumulativeCost`]: set members by name; `build()` compiles once the required ones (`partial`, `usd`) are.";
+    required [
+        T0 partial partial: bool => bool, "partial", partial;
+        T1 usd usd: serde_json::Number => serde_json::Number, "usd", usd;
+    ]
+    optional []
 }
 impl Validate for CumulativeCost {}
 #[cfg(feature = "schemars")]
@@ -3249,126 +1868,18 @@ impl crate::sample::Sample for CumulativeTokenUsage {
         value
     }
 }
-impl CumulativeTokenUsage {
-    /// Starts a [`CumulativeTokenUsageBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> CumulativeTokenUsageBuilder {
-        CumulativeTokenUsageBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: CumulativeTokenUsageBuilderRest {
-                cache_read_tokens: None,
-                cache_write_tokens: None,
-                cost: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`CumulativeTokenUsage`]: set members by name; `build()` is there once the required ones (`outputTokens`, `promptTokens`, `totalTokens`) are.
-#[must_use]
-pub struct CumulativeTokenUsageBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: CumulativeTokenUsageBuilderRest,
-}
-struct CumulativeTokenUsageBuilderRest {
-    cache_read_tokens: Option<i64>,
-    cache_write_tokens: Option<i64>,
-    cost: Option<CumulativeCost>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> CumulativeTokenUsageBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `outputTokens`.
-    pub fn output_tokens(
-        self,
-        output_tokens: impl Into<i64>,
-    ) -> CumulativeTokenUsageBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        CumulativeTokenUsageBuilder {
-            required: (output_tokens.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> CumulativeTokenUsageBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `promptTokens`.
-    pub fn prompt_tokens(
-        self,
-        prompt_tokens: impl Into<i64>,
-    ) -> CumulativeTokenUsageBuilder<(T0, i64, T2)> {
-        let (t0, _, t2) = self.required;
-        CumulativeTokenUsageBuilder {
-            required: (t0, prompt_tokens.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> CumulativeTokenUsageBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `totalTokens`.
-    pub fn total_tokens(
-        self,
-        total_tokens: impl Into<i64>,
-    ) -> CumulativeTokenUsageBuilder<(T0, T1, i64)> {
-        let (t0, t1, _) = self.required;
-        CumulativeTokenUsageBuilder {
-            required: (t0, t1, total_tokens.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> CumulativeTokenUsageBuilder<R> {
-    /// Sets (else it is left out) `cacheReadTokens`.
-    pub fn cache_read_tokens(mut self, cache_read_tokens: impl Into<i64>) -> Self {
-        self.rest.cache_read_tokens = Some(cache_read_tokens.into());
-        self
-    }
-    /// Sets (else it is left out) `cacheWriteTokens`.
-    pub fn cache_write_tokens(mut self, cache_write_tokens: impl Into<i64>) -> Self {
-        self.rest.cache_write_tokens = Some(cache_write_tokens.into());
-        self
-    }
-    /// Sets (else it is left out) `cost`.
-    pub fn cost(mut self, cost: impl Into<CumulativeCost>) -> Self {
-        self.rest.cost = Some(cost.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> CumulativeTokenUsageBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> CumulativeTokenUsage
-    where
-        T0: crate::support::Has<crate::members::outputTokens, i64>,
-        T1: crate::support::Has<crate::members::promptTokens, i64>,
-        T2: crate::support::Has<crate::members::totalTokens, i64>,
-    {
-        let (output_tokens, prompt_tokens, total_tokens) = self.required;
-        let rest = self.rest;
-        CumulativeTokenUsage {
-            output_tokens: output_tokens.value(),
-            prompt_tokens: prompt_tokens.value(),
-            total_tokens: total_tokens.value(),
-            cache_read_tokens: rest.cache_read_tokens,
-            cache_write_tokens: rest.cache_write_tokens,
-            cost: rest.cost,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    CumulativeTokenUsage, CumulativeTokenUsageBuilder, CumulativeTokenUsageBuilderRest, unknown, " A builder of [`CumulativeTokenUsage`]: set members by name; `build()` compiles once the required ones (`outputTokens`, `promptTokens`, `totalTokens`) are.";
+    required [
+        T0 output_tokens output_tokens: i64 => i64, "outputTokens", outputTokens;
+        T1 prompt_tokens prompt_tokens: i64 => i64, "promptTokens", promptTokens;
+        T2 total_tokens total_tokens: i64 => i64, "totalTokens", totalTokens;
+    ]
+    optional [
+        optional cache_read_tokens cache_read_tokens: i64 => i64, "cacheReadTokens";
+        optional cache_write_tokens cache_write_tokens: i64 => i64, "cacheWriteTokens";
+        optional cost cost: CumulativeCost => CumulativeCost, "cost";
+    ]
 }
 impl Validate for CumulativeTokenUsage {}
 #[cfg(feature = "schemars")]
@@ -3443,118 +1954,17 @@ impl crate::sample::Sample for DamagedRange {
         value
     }
 }
-impl DamagedRange {
-    /// Starts a [`DamagedRangeBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> DamagedRangeBuilder {
-        DamagedRangeBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: DamagedRangeBuilderRest {
-                last_good_turn_id: None,
-                readable_before_at: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`DamagedRange`]: set members by name; `build()` is there once the required ones (`missingRecords`, `readableAfterAt`, `unreadableLines`) are.
-#[must_use]
-pub struct DamagedRangeBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: DamagedRangeBuilderRest,
-}
-struct DamagedRangeBuilderRest {
-    last_good_turn_id: Option<String>,
-    readable_before_at: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> DamagedRangeBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `missingRecords`.
-    pub fn missing_records(
-        self,
-        missing_records: impl Into<i64>,
-    ) -> DamagedRangeBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        DamagedRangeBuilder {
-            required: (missing_records.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> DamagedRangeBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `readableAfterAt`.
-    pub fn readable_after_at(
-        self,
-        readable_after_at: impl Into<String>,
-    ) -> DamagedRangeBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        DamagedRangeBuilder {
-            required: (t0, readable_after_at.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> DamagedRangeBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `unreadableLines`.
-    pub fn unreadable_lines(
-        self,
-        unreadable_lines: impl Into<i64>,
-    ) -> DamagedRangeBuilder<(T0, T1, i64)> {
-        let (t0, t1, _) = self.required;
-        DamagedRangeBuilder {
-            required: (t0, t1, unreadable_lines.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> DamagedRangeBuilder<R> {
-    /// Sets (else it is left out) `lastGoodTurnId`.
-    pub fn last_good_turn_id(mut self, last_good_turn_id: impl Into<String>) -> Self {
-        self.rest.last_good_turn_id = Some(last_good_turn_id.into());
-        self
-    }
-    /// Sets (else it is left out) `readableBeforeAt`.
-    pub fn readable_before_at(mut self, readable_before_at: impl Into<String>) -> Self {
-        self.rest.readable_before_at = Some(readable_before_at.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> DamagedRangeBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> DamagedRange
-    where
-        T0: crate::support::Has<crate::members::missingRecords, i64>,
-        T1: crate::support::Has<crate::members::readableAfterAt, String>,
-        T2: crate::support::Has<crate::members::unreadableLines, i64>,
-    {
-        let (missing_records, readable_after_at, unreadable_lines) = self.required;
-        let rest = self.rest;
-        DamagedRange {
-            missing_records: missing_records.value(),
-            readable_after_at: readable_after_at.value(),
-            unreadable_lines: unreadable_lines.value(),
-            last_good_turn_id: rest.last_good_turn_id,
-            readable_before_at: rest.readable_before_at,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    DamagedRange, DamagedRangeBuilder, DamagedRangeBuilderRest, unknown, " A builder of [`DamagedRange`]: set members by name; `build()` compiles once the required ones (`missingRecords`, `readableAfterAt`, `unreadableLines`) are.";
+    required [
+        T0 missing_records missing_records: i64 => i64, "missingRecords", missingRecords;
+        T1 readable_after_at readable_after_at: String => String, "readableAfterAt", readableAfterAt;
+        T2 unreadable_lines unreadable_lines: i64 => i64, "unreadableLines", unreadableLines;
+    ]
+    optional [
+        optional last_good_turn_id last_good_turn_id: String => String, "lastGoodTurnId";
+        optional readable_before_at readable_before_at: String => String, "readableBeforeAt";
+    ]
 }
 impl Validate for DamagedRange {}
 #[cfg(feature = "schemars")]
@@ -3595,66 +2005,12 @@ impl crate::sample::Sample for EarlierHistory {
         value
     }
 }
-impl EarlierHistory {
-    /// Starts a [`EarlierHistoryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> EarlierHistoryBuilder {
-        EarlierHistoryBuilder {
-            required: (crate::support::Unset,),
-            rest: EarlierHistoryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`EarlierHistory`]: set members by name; `build()` is there once the required ones (`messages`) are.
-#[must_use]
-pub struct EarlierHistoryBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: EarlierHistoryBuilderRest,
-}
-struct EarlierHistoryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl EarlierHistoryBuilder<(crate::support::Unset,)> {
-    /// Sets `messages`.
-    pub fn messages(
-        self,
-        messages: impl Into<Vec<EarlierHistoryMessage>>,
-    ) -> EarlierHistoryBuilder<(Vec<EarlierHistoryMessage>,)> {
-        let (_,) = self.required;
-        EarlierHistoryBuilder {
-            required: (messages.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> EarlierHistoryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> EarlierHistoryBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> EarlierHistory
-    where
-        T0: crate::support::Has<crate::members::messages, Vec<EarlierHistoryMessage>>,
-    {
-        let (messages,) = self.required;
-        let rest = self.rest;
-        EarlierHistory {
-            messages: messages.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    EarlierHistory, EarlierHistoryBuilder, EarlierHistoryBuilderRest, unknown, " A builder of [`EarlierHistory`]: set members by name; `build()` compiles once the required ones (`messages`) are.";
+    required [
+        T0 messages messages: Vec<EarlierHistoryMessage> => Vec<EarlierHistoryMessage>, "messages", messages;
+    ]
+    optional []
 }
 impl Validate for EarlierHistory {}
 #[cfg(feature = "schemars")]
@@ -3699,83 +2055,13 @@ impl crate::sample::Sample for EarlierHistoryMessage {
         value
     }
 }
-impl EarlierHistoryMessage {
-    /// Starts a [`EarlierHistoryMessageBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> EarlierHistoryMessageBuilder {
-        EarlierHistoryMessageBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: EarlierHistoryMessageBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`EarlierHistoryMessage`]: set members by name; `build()` is there once the required ones (`role`, `text`) are.
-#[must_use]
-pub struct EarlierHistoryMessageBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: EarlierHistoryMessageBuilderRest,
-}
-struct EarlierHistoryMessageBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> EarlierHistoryMessageBuilder<(crate::support::Unset, T1)> {
-    /// Sets `role`.
-    pub fn role(
-        self,
-        role: impl Into<String>,
-    ) -> EarlierHistoryMessageBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        EarlierHistoryMessageBuilder {
-            required: (role.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> EarlierHistoryMessageBuilder<(T0, crate::support::Unset)> {
-    /// Sets `text`.
-    pub fn text(
-        self,
-        text: impl Into<String>,
-    ) -> EarlierHistoryMessageBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        EarlierHistoryMessageBuilder {
-            required: (t0, text.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> EarlierHistoryMessageBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> EarlierHistoryMessageBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> EarlierHistoryMessage
-    where
-        T0: crate::support::Has<crate::members::role, String>,
-        T1: crate::support::Has<crate::members::text, String>,
-    {
-        let (role, text) = self.required;
-        let rest = self.rest;
-        EarlierHistoryMessage {
-            role: role.value(),
-            text: text.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    EarlierHistoryMessage, EarlierHistoryMessageBuilder, EarlierHistoryMessageBuilderRest, unknown, " A builder of [`EarlierHistoryMessage`]: set members by name; `build()` compiles once the required ones (`role`, `text`) are.";
+    required [
+        T0 role role: String => String, "role", role;
+        T1 text text: String => String, "text", text;
+    ]
+    optional []
 }
 impl Validate for EarlierHistoryMessage {}
 #[cfg(feature = "schemars")]
@@ -3827,91 +2113,15 @@ impl crate::sample::Sample for EffectiveApprovalModeState {
         value
     }
 }
-impl EffectiveApprovalModeState {
-    /// Starts a [`EffectiveApprovalModeStateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> EffectiveApprovalModeStateBuilder {
-        EffectiveApprovalModeStateBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: EffectiveApprovalModeStateBuilderRest {
-                last_command_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`EffectiveApprovalModeState`]: set members by name; `build()` is there once the required ones (`mode`, `source`) are.
-#[must_use]
-pub struct EffectiveApprovalModeStateBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: EffectiveApprovalModeStateBuilderRest,
-}
-struct EffectiveApprovalModeStateBuilderRest {
-    last_command_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> EffectiveApprovalModeStateBuilder<(crate::support::Unset, T1)> {
-    /// Sets `mode`.
-    pub fn mode(
-        self,
-        mode: impl Into<ApprovalMode>,
-    ) -> EffectiveApprovalModeStateBuilder<(ApprovalMode, T1)> {
-        let (_, t1) = self.required;
-        EffectiveApprovalModeStateBuilder {
-            required: (mode.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> EffectiveApprovalModeStateBuilder<(T0, crate::support::Unset)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<ApprovalModeSource>,
-    ) -> EffectiveApprovalModeStateBuilder<(T0, ApprovalModeSource)> {
-        let (t0, _) = self.required;
-        EffectiveApprovalModeStateBuilder {
-            required: (t0, source.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> EffectiveApprovalModeStateBuilder<R> {
-    /// Sets (else it is written as `null`) `lastCommandId`.
-    pub fn last_command_id(mut self, last_command_id: impl Into<String>) -> Self {
-        self.rest.last_command_id = Some(last_command_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> EffectiveApprovalModeStateBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> EffectiveApprovalModeState
-    where
-        T0: crate::support::Has<crate::members::mode, ApprovalMode>,
-        T1: crate::support::Has<crate::members::source, ApprovalModeSource>,
-    {
-        let (mode, source) = self.required;
-        let rest = self.rest;
-        EffectiveApprovalModeState {
-            mode: mode.value(),
-            source: source.value(),
-            last_command_id: rest.last_command_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    EffectiveApprovalModeState, EffectiveApprovalModeStateBuilder, EffectiveApprovalModeStateBuilderRest, unknown, " A builder of [`EffectiveApprovalModeState`]: set members by name; `build()` compiles once the required ones (`mode`, `source`) are.";
+    required [
+        T0 mode mode: ApprovalMode => ApprovalMode, "mode", mode;
+        T1 source source: ApprovalModeSource => ApprovalModeSource, "source", source;
+    ]
+    optional [
+        nullable last_command_id last_command_id: String => String, "lastCommandId";
+    ]
 }
 impl Validate for EffectiveApprovalModeState {}
 #[cfg(feature = "schemars")]
@@ -3964,89 +2174,15 @@ impl crate::sample::Sample for EffectiveModel {
         value
     }
 }
-impl EffectiveModel {
-    /// Starts a [`EffectiveModelBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> EffectiveModelBuilder {
-        EffectiveModelBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: EffectiveModelBuilderRest {
-                provider_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`EffectiveModel`]: set members by name; `build()` is there once the required ones (`modelId`, `source`) are.
-#[must_use]
-pub struct EffectiveModelBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: EffectiveModelBuilderRest,
-}
-struct EffectiveModelBuilderRest {
-    provider_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> EffectiveModelBuilder<(crate::support::Unset, T1)> {
-    /// Sets `modelId`.
-    pub fn model_id(
-        self,
-        model_id: impl Into<String>,
-    ) -> EffectiveModelBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        EffectiveModelBuilder {
-            required: (model_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> EffectiveModelBuilder<(T0, crate::support::Unset)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<ModelChangeSource>,
-    ) -> EffectiveModelBuilder<(T0, ModelChangeSource)> {
-        let (t0, _) = self.required;
-        EffectiveModelBuilder {
-            required: (t0, source.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> EffectiveModelBuilder<R> {
-    /// Sets (else it is written as `null`) `providerId`.
-    pub fn provider_id(mut self, provider_id: impl Into<String>) -> Self {
-        self.rest.provider_id = Some(provider_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> EffectiveModelBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> EffectiveModel
-    where
-        T0: crate::support::Has<crate::members::modelId, String>,
-        T1: crate::support::Has<crate::members::source, ModelChangeSource>,
-    {
-        let (model_id, source) = self.required;
-        let rest = self.rest;
-        EffectiveModel {
-            model_id: model_id.value(),
-            source: source.value(),
-            provider_id: rest.provider_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    EffectiveModel, EffectiveModelBuilder, EffectiveModelBuilderRest, unknown, " A builder of [`EffectiveModel`]: set members by name; `build()` compiles once the required ones (`modelId`, `source`) are.";
+    required [
+        T0 model_id model_id: String => String, "modelId", modelId;
+        T1 source source: ModelChangeSource => ModelChangeSource, "source", source;
+    ]
+    optional [
+        nullable provider_id provider_id: String => String, "providerId";
+    ]
 }
 impl Validate for EffectiveModel {}
 #[cfg(feature = "schemars")]
@@ -4110,106 +2246,18 @@ impl crate::sample::Sample for EffectivePermissionState {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl EffectivePermissionState {
-    /// Starts a [`EffectivePermissionStateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> EffectivePermissionStateBuilder {
-        EffectivePermissionStateBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: EffectivePermissionStateBuilderRest {
-                axes: None,
-                profile_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`EffectivePermissionState`]: set members by name; `build()` is there once the required ones (`reviewerAttached`, `reviewerAuthority`) are.
-#[must_use]
-pub struct EffectivePermissionStateBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: EffectivePermissionStateBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct EffectivePermissionStateBuilderRest {
-    axes: Option<Box<PermissionAxes>>,
-    profile_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> EffectivePermissionStateBuilder<(crate::support::Unset, T1)> {
-    /// Sets `reviewerAttached`.
-    pub fn reviewer_attached(
-        self,
-        reviewer_attached: impl Into<bool>,
-    ) -> EffectivePermissionStateBuilder<(bool, T1)> {
-        let (_, t1) = self.required;
-        EffectivePermissionStateBuilder {
-            required: (reviewer_attached.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> EffectivePermissionStateBuilder<(T0, crate::support::Unset)> {
-    /// Sets `reviewerAuthority`.
-    pub fn reviewer_authority(
-        self,
-        reviewer_authority: impl Into<ReviewerAuthority>,
-    ) -> EffectivePermissionStateBuilder<(T0, ReviewerAuthority)> {
-        let (t0, _) = self.required;
-        EffectivePermissionStateBuilder {
-            required: (t0, reviewer_authority.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> EffectivePermissionStateBuilder<R> {
-    /// Sets (else it is left out) `axes`.
-    pub fn axes(mut self, axes: impl Into<PermissionAxes>) -> Self {
-        self.rest.axes = Some(Box::new(axes.into()));
-        self
-    }
-    /// Sets (else it is written as `null`) `profileId`.
-    pub fn profile_id(mut self, profile_id: impl Into<String>) -> Self {
-        self.rest.profile_id = Some(profile_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> EffectivePermissionStateBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> EffectivePermissionState
-    where
-        T0: crate::support::Has<crate::members::reviewerAttached, bool>,
-        T1: crate::support::Has<crate::members::reviewerAuthority, ReviewerAuthority>,
-    {
-        let (reviewer_attached, reviewer_authority) = self.required;
-        let rest = self.rest;
-        EffectivePermissionState {
-            reviewer_attached: reviewer_attached.value(),
-            reviewer_authority: reviewer_authority.value(),
-            axes: rest.axes,
-            profile_id: rest.profile_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    EffectivePermissionState, EffectivePermissionStateBuilder, EffectivePermissionStateBuilderRest, unknown, " A builder of [`EffectivePermissionState`]: set members by name; `build()` compiles once the required ones (`reviewerAttached`, `reviewerAuthority`) are.";
+    required [
+        T0 reviewer_attached reviewer_attached: bool => bool, "reviewerAttached", reviewerAttached;
+        T1 reviewer_authority reviewer_authority: ReviewerAuthority => ReviewerAuthority, "reviewerAuthority", reviewerAuthority;
+    ]
+    optional [
+        optional axes axes: PermissionAxes => Box<PermissionAxes>, "axes";
+        nullable profile_id profile_id: String => String, "profileId";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for EffectivePermissionState {}
@@ -4626,528 +2674,93 @@ impl crate::sample::Sample for ErrorData {
         value
     }
 }
-impl ErrorData {
-    /// Starts a [`ErrorDataBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ErrorDataBuilder {
-        ErrorDataBuilder {
-            required: (crate::support::Unset,),
-            rest: ErrorDataBuilderRest {
-                #[cfg(feature = "experimental")]
-                admission_id: None,
-                #[cfg(feature = "experimental")]
-                admission_resolution: None,
-                #[cfg(feature = "experimental")]
-                after: None,
-                aligned_next_offset: None,
-                anchor: crate::Tristate::Absent,
-                approval_id: None,
-                availability: None,
-                #[cfg(feature = "experimental")]
-                axes: None,
-                capability: None,
-                capacity: None,
-                choice_id: None,
-                command_id: None,
-                current_requirement_id: None,
-                #[cfg(feature = "experimental")]
-                cursor_stream: None,
-                descriptor: None,
-                details: None,
-                earliest_cursor: crate::Tristate::Absent,
-                #[cfg(feature = "experimental")]
-                failure_kind: None,
-                #[cfg(feature = "experimental")]
-                index: None,
-                item_id: None,
-                #[cfg(feature = "experimental")]
-                key_path: None,
-                last_turn_id: None,
-                latest_boundary_cursor: crate::Tristate::Absent,
-                limit_bytes: None,
-                marketplace: None,
-                name: None,
-                #[cfg(feature = "experimental")]
-                next_available: None,
-                output_ref: None,
-                #[cfg(feature = "experimental")]
-                path: None,
-                paths: None,
-                #[cfg(feature = "experimental")]
-                projection: None,
-                reason: None,
-                recovery_observation: None,
-                #[cfg(feature = "experimental")]
-                requested_stream: None,
-                resolution: None,
-                #[cfg(feature = "experimental")]
-                retry_after_ms: None,
-                retryable: None,
-                seed_fallback_reason: None,
-                seed_path: None,
-                selector: None,
-                session_id: None,
-                settlement: None,
-                #[cfg(feature = "experimental")]
-                stream: None,
-                upload_id: None,
-                user_input_id: None,
-                view_cursor: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ErrorData`]: set members by name; `build()` is there once the required ones (`kind`) are.
-#[must_use]
-pub struct ErrorDataBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ErrorDataBuilderRest,
-}
-struct ErrorDataBuilderRest {
-    #[cfg(feature = "experimental")]
-    admission_id: Option<String>,
-    #[cfg(feature = "experimental")]
-    admission_resolution: Option<Box<AdmissionResolutionSummary>>,
-    #[cfg(feature = "experimental")]
-    after: Option<RecordPosition>,
-    aligned_next_offset: Option<i64>,
-    anchor: Tristate<String>,
-    approval_id: Option<String>,
-    availability: Option<String>,
-    #[cfg(feature = "experimental")]
-    axes: Option<Vec<LimitsAboveMaxAxis>>,
-    capability: Option<CapabilityName>,
-    capacity: Option<i64>,
-    choice_id: Option<String>,
-    command_id: Option<String>,
-    current_requirement_id: Option<ApprovalRequirementRef>,
-    #[cfg(feature = "experimental")]
-    cursor_stream: Option<StreamRef>,
-    descriptor: Option<String>,
-    details: Option<serde_json::Map<String, serde_json::Value>>,
-    earliest_cursor: Tristate<String>,
-    #[cfg(feature = "experimental")]
-    failure_kind: Option<String>,
-    #[cfg(feature = "experimental")]
-    index: Option<i64>,
-    item_id: Option<String>,
-    #[cfg(feature = "experimental")]
-    key_path: Option<String>,
-    last_turn_id: Option<String>,
-    latest_boundary_cursor: Tristate<String>,
-    limit_bytes: Option<i64>,
-    marketplace: Option<String>,
-    name: Option<String>,
-    #[cfg(feature = "experimental")]
-    next_available: Option<RecordPosition>,
-    output_ref: Option<String>,
-    #[cfg(feature = "experimental")]
-    path: Option<String>,
-    paths: Option<Vec<String>>,
-    #[cfg(feature = "experimental")]
-    projection: Option<String>,
-    reason: Option<String>,
-    recovery_observation: Option<Box<RecoveryObservation>>,
-    #[cfg(feature = "experimental")]
-    requested_stream: Option<StreamRef>,
-    resolution: Option<Box<ApprovalResolutionSummary>>,
-    #[cfg(feature = "experimental")]
-    retry_after_ms: Option<i64>,
-    retryable: Option<bool>,
-    seed_fallback_reason: Option<String>,
-    seed_path: Option<String>,
-    selector: Option<String>,
-    session_id: Option<String>,
-    settlement: Option<UserInputSettlementSummary>,
-    #[cfg(feature = "experimental")]
-    stream: Option<StreamRef>,
-    upload_id: Option<String>,
-    user_input_id: Option<String>,
-    view_cursor: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ErrorDataBuilder<(crate::support::Unset,)> {
-    /// Sets `kind`.
-    pub fn kind(self, kind: impl Into<ErrorKind>) -> ErrorDataBuilder<(ErrorKind,)> {
-        let (_,) = self.required;
-        ErrorDataBuilder {
-            required: (kind.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ErrorDataBuilder<R> {
-    /// Sets (else it is left out) `admissionId`.
-    #[cfg(feature = "experimental")]
-    pub fn admission_id(mut self, admission_id: impl Into<String>) -> Self {
-        self.rest.admission_id = Some(admission_id.into());
-        self
-    }
-    /// Sets (else it is left out) `admissionResolution`.
-    #[cfg(feature = "experimental")]
-    pub fn admission_resolution(
-        mut self,
-        admission_resolution: impl Into<AdmissionResolutionSummary>,
-    ) -> Self {
-        self.rest.admission_resolution = Some(Box::new(admission_resolution.into()));
-        self
-    }
-    /// Sets (else it is left out) `after`.
-    #[cfg(feature = "experimental")]
-    pub fn after(mut self, after: impl Into<RecordPosition>) -> Self {
-        self.rest.after = Some(after.into());
-        self
-    }
-    /// Sets (else it is left out) `alignedNextOffset`.
-    pub fn aligned_next_offset(mut self, aligned_next_offset: impl Into<i64>) -> Self {
-        self.rest.aligned_next_offset = Some(aligned_next_offset.into());
-        self
-    }
-    /// Sets to a value (else it is left out) `anchor`.
-    pub fn anchor(mut self, anchor: impl Into<String>) -> Self {
-        self.rest.anchor = crate::Tristate::Value(anchor.into());
-        self
-    }
-    /// Sets `anchor` to `null` (else it is left out).
-    pub fn anchor_null(mut self) -> Self {
-        self.rest.anchor = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `approvalId`.
-    pub fn approval_id(mut self, approval_id: impl Into<String>) -> Self {
-        self.rest.approval_id = Some(approval_id.into());
-        self
-    }
-    /// Sets (else it is left out) `availability`.
-    pub fn availability(mut self, availability: impl Into<String>) -> Self {
-        self.rest.availability = Some(availability.into());
-        self
-    }
-    /// Sets (else it is left out) `axes`.
-    #[cfg(feature = "experimental")]
-    pub fn axes(mut self, axes: impl Into<Vec<LimitsAboveMaxAxis>>) -> Self {
-        self.rest.axes = Some(axes.into());
-        self
-    }
-    /// Sets (else it is left out) `capability`.
-    pub fn capability(mut self, capability: impl Into<CapabilityName>) -> Self {
-        self.rest.capability = Some(capability.into());
-        self
-    }
-    /// Sets (else it is left out) `capacity`.
-    pub fn capacity(mut self, capacity: impl Into<i64>) -> Self {
-        self.rest.capacity = Some(capacity.into());
-        self
-    }
-    /// Sets (else it is left out) `choiceId`.
-    pub fn choice_id(mut self, choice_id: impl Into<String>) -> Self {
-        self.rest.choice_id = Some(choice_id.into());
-        self
-    }
-    /// Sets (else it is left out) `commandId`.
-    pub fn command_id(mut self, command_id: impl Into<String>) -> Self {
-        self.rest.command_id = Some(command_id.into());
-        self
-    }
-    /// Sets (else it is left out) `currentRequirementId`.
-    pub fn current_requirement_id(
-        mut self,
-        current_requirement_id: impl Into<ApprovalRequirementRef>,
-    ) -> Self {
-        self.rest.current_requirement_id = Some(current_requirement_id.into());
-        self
-    }
-    /// Sets (else it is left out) `cursorStream`.
-    #[cfg(feature = "experimental")]
-    pub fn cursor_stream(mut self, cursor_stream: impl Into<StreamRef>) -> Self {
-        self.rest.cursor_stream = Some(cursor_stream.into());
-        self
-    }
-    /// Sets (else it is left out) `descriptor`.
-    pub fn descriptor(mut self, descriptor: impl Into<String>) -> Self {
-        self.rest.descriptor = Some(descriptor.into());
-        self
-    }
-    /// Sets (else it is left out) `details`.
-    pub fn details(
-        mut self,
-        details: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> Self {
-        self.rest.details = Some(details.into());
-        self
-    }
-    /// Sets to a value (else it is left out) `earliestCursor`.
-    pub fn earliest_cursor(mut self, earliest_cursor: impl Into<String>) -> Self {
-        self.rest.earliest_cursor = crate::Tristate::Value(earliest_cursor.into());
-        self
-    }
-    /// Sets `earliestCursor` to `null` (else it is left out).
-    pub fn earliest_cursor_null(mut self) -> Self {
-        self.rest.earliest_cursor = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `failureKind`.
-    #[cfg(feature = "experimental")]
-    pub fn failure_kind(mut self, failure_kind: impl Into<String>) -> Self {
-        self.rest.failure_kind = Some(failure_kind.into());
-        self
-    }
-    /// Sets (else it is left out) `index`.
-    #[cfg(feature = "experimental")]
-    pub fn index(mut self, index: impl Into<i64>) -> Self {
-        self.rest.index = Some(index.into());
-        self
-    }
-    /// Sets (else it is left out) `itemId`.
-    pub fn item_id(mut self, item_id: impl Into<String>) -> Self {
-        self.rest.item_id = Some(item_id.into());
-        self
-    }
-    /// Sets (else it is left out) `keyPath`.
-    #[cfg(feature = "experimental")]
-    pub fn key_path(mut self, key_path: impl Into<String>) -> Self {
-        self.rest.key_path = Some(key_path.into());
-        self
-    }
-    /// Sets (else it is left out) `lastTurnId`.
-    pub fn last_turn_id(mut self, last_turn_id: impl Into<String>) -> Self {
-        self.rest.last_turn_id = Some(last_turn_id.into());
-        self
-    }
-    /// Sets to a value (else it is left out) `latestBoundaryCursor`.
-    pub fn latest_boundary_cursor(
-        mut self,
-        latest_boundary_cursor: impl Into<String>,
-    ) -> Self {
-        self.rest.latest_boundary_cursor = crate::Tristate::Value(
-            latest_boundary_cursor.into(),
-        );
-        self
-    }
-    /// Sets `latestBoundaryCursor` to `null` (else it is left out).
-    pub fn latest_boundary_cursor_null(mut self) -> Self {
-        self.rest.latest_boundary_cursor = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `limitBytes`.
-    pub fn limit_bytes(mut self, limit_bytes: impl Into<i64>) -> Self {
-        self.rest.limit_bytes = Some(limit_bytes.into());
-        self
-    }
-    /// Sets (else it is left out) `marketplace`.
-    pub fn marketplace(mut self, marketplace: impl Into<String>) -> Self {
-        self.rest.marketplace = Some(marketplace.into());
-        self
-    }
-    /// Sets (else it is left out) `name`.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.rest.name = Some(name.into());
-        self
-    }
-    /// Sets (else it is left out) `nextAvailable`.
-    #[cfg(feature = "experimental")]
-    pub fn next_available(mut self, next_available: impl Into<RecordPosition>) -> Self {
-        self.rest.next_available = Some(next_available.into());
-        self
-    }
-    /// Sets (else it is left out) `outputRef`.
-    pub fn output_ref(mut self, output_ref: impl Into<String>) -> Self {
-        self.rest.output_ref = Some(output_ref.into());
-        self
-    }
-    /// Sets (else it is left out) `path`.
-    #[cfg(feature = "experimental")]
-    pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.rest.path = Some(path.into());
-        self
-    }
-    /// Sets (else it is left out) `paths`.
-    pub fn paths(mut self, paths: impl Into<Vec<String>>) -> Self {
-        self.rest.paths = Some(paths.into());
-        self
-    }
-    /// Sets (else it is left out) `projection`.
-    #[cfg(feature = "experimental")]
-    pub fn projection(mut self, projection: impl Into<String>) -> Self {
-        self.rest.projection = Some(projection.into());
-        self
-    }
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Sets (else it is left out) `recoveryObservation`.
-    pub fn recovery_observation(
-        mut self,
-        recovery_observation: impl Into<RecoveryObservation>,
-    ) -> Self {
-        self.rest.recovery_observation = Some(Box::new(recovery_observation.into()));
-        self
-    }
-    /// Sets (else it is left out) `requestedStream`.
-    #[cfg(feature = "experimental")]
-    pub fn requested_stream(mut self, requested_stream: impl Into<StreamRef>) -> Self {
-        self.rest.requested_stream = Some(requested_stream.into());
-        self
-    }
-    /// Sets (else it is left out) `resolution`.
-    pub fn resolution(
-        mut self,
-        resolution: impl Into<ApprovalResolutionSummary>,
-    ) -> Self {
-        self.rest.resolution = Some(Box::new(resolution.into()));
-        self
-    }
-    /// Sets (else it is left out) `retryAfterMs`.
-    #[cfg(feature = "experimental")]
-    pub fn retry_after_ms(mut self, retry_after_ms: impl Into<i64>) -> Self {
-        self.rest.retry_after_ms = Some(retry_after_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `retryable`.
-    pub fn retryable(mut self, retryable: impl Into<bool>) -> Self {
-        self.rest.retryable = Some(retryable.into());
-        self
-    }
-    /// Sets (else it is left out) `seedFallbackReason`.
-    pub fn seed_fallback_reason(
-        mut self,
-        seed_fallback_reason: impl Into<String>,
-    ) -> Self {
-        self.rest.seed_fallback_reason = Some(seed_fallback_reason.into());
-        self
-    }
-    /// Sets (else it is left out) `seedPath`.
-    pub fn seed_path(mut self, seed_path: impl Into<String>) -> Self {
-        self.rest.seed_path = Some(seed_path.into());
-        self
-    }
-    /// Sets (else it is left out) `selector`.
-    pub fn selector(mut self, selector: impl Into<String>) -> Self {
-        self.rest.selector = Some(selector.into());
-        self
-    }
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Sets (else it is left out) `settlement`.
-    pub fn settlement(
-        mut self,
-        settlement: impl Into<UserInputSettlementSummary>,
-    ) -> Self {
-        self.rest.settlement = Some(settlement.into());
-        self
-    }
-    /// Sets (else it is left out) `stream`.
-    #[cfg(feature = "experimental")]
-    pub fn stream(mut self, stream: impl Into<StreamRef>) -> Self {
-        self.rest.stream = Some(stream.into());
-        self
-    }
-    /// Sets (else it is left out) `uploadId`.
-    pub fn upload_id(mut self, upload_id: impl Into<String>) -> Self {
-        self.rest.upload_id = Some(upload_id.into());
-        self
-    }
-    /// Sets (else it is left out) `userInputId`.
-    pub fn user_input_id(mut self, user_input_id: impl Into<String>) -> Self {
-        self.rest.user_input_id = Some(user_input_id.into());
-        self
-    }
-    /// Sets (else it is left out) `viewCursor`.
-    pub fn view_cursor(mut self, view_cursor: impl Into<String>) -> Self {
-        self.rest.view_cursor = Some(view_cursor.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ErrorDataBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ErrorData
-    where
-        T0: crate::support::Has<crate::members::kind, ErrorKind>,
-    {
-        let (kind,) = self.required;
-        let rest = self.rest;
-        ErrorData {
-            kind: kind.value(),
-            #[cfg(feature = "experimental")]
-            admission_id: rest.admission_id,
-            #[cfg(feature = "experimental")]
-            admission_resolution: rest.admission_resolution,
-            #[cfg(feature = "experimental")]
-            after: rest.after,
-            aligned_next_offset: rest.aligned_next_offset,
-            anchor: rest.anchor,
-            approval_id: rest.approval_id,
-            availability: rest.availability,
-            #[cfg(feature = "experimental")]
-            axes: rest.axes,
-            capability: rest.capability,
-            capacity: rest.capacity,
-            choice_id: rest.choice_id,
-            command_id: rest.command_id,
-            current_requirement_id: rest.current_requirement_id,
-            #[cfg(feature = "experimental")]
-            cursor_stream: rest.cursor_stream,
-            descriptor: rest.descriptor,
-            details: rest.details,
-            earliest_cursor: rest.earliest_cursor,
-            #[cfg(feature = "experimental")]
-            failure_kind: rest.failure_kind,
-            #[cfg(feature = "experimental")]
-            index: rest.index,
-            item_id: rest.item_id,
-            #[cfg(feature = "experimental")]
-            key_path: rest.key_path,
-            last_turn_id: rest.last_turn_id,
-            latest_boundary_cursor: rest.latest_boundary_cursor,
-            limit_bytes: rest.limit_bytes,
-            marketplace: rest.marketplace,
-            name: rest.name,
-            #[cfg(feature = "experimental")]
-            next_available: rest.next_available,
-            output_ref: rest.output_ref,
-            #[cfg(feature = "experimental")]
-            path: rest.path,
-            paths: rest.paths,
-            #[cfg(feature = "experimental")]
-            projection: rest.projection,
-            reason: rest.reason,
-            recovery_observation: rest.recovery_observation,
-            #[cfg(feature = "experimental")]
-            requested_stream: rest.requested_stream,
-            resolution: rest.resolution,
-            #[cfg(feature = "experimental")]
-            retry_after_ms: rest.retry_after_ms,
-            retryable: rest.retryable,
-            seed_fallback_reason: rest.seed_fallback_reason,
-            seed_path: rest.seed_path,
-            selector: rest.selector,
-            session_id: rest.session_id,
-            settlement: rest.settlement,
-            #[cfg(feature = "experimental")]
-            stream: rest.stream,
-            upload_id: rest.upload_id,
-            user_input_id: rest.user_input_id,
-            view_cursor: rest.view_cursor,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ErrorData, ErrorDataBuilder, ErrorDataBuilderRest, unknown, " A builder of [`ErrorData`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
+    required [
+        T0 kind kind: ErrorKind => ErrorKind, "kind", kind;
+    ]
+    optional [
+        # [
+        cfg(feature = "experimental")    ]
+    optional admission_id admission_id: String => String, "admissionId";
+        # [
+        cfg(feature = "experimental")    ]
+    optional admission_resolution admission_resolution: AdmissionResolutionSummary => Box<AdmissionResolutionSummary>, "admissionResolution";
+        # [
+        cfg(feature = "experimental")    ]
+    optional after after: RecordPosition => RecordPosition, "after";
+        optional aligned_next_offset aligned_next_offset: i64 => i64, "alignedNextOffset";
+        tristate anchor anchor [
+        anchor_null    ]
+    : String => String, "anchor";
+        optional approval_id approval_id: String => String, "approvalId";
+        optional availability availability: String => String, "availability";
+        # [
+        cfg(feature = "experimental")    ]
+    optional axes axes: Vec<LimitsAboveMaxAxis> => Vec<LimitsAboveMaxAxis>, "axes";
+        optional capability capability: CapabilityName => CapabilityName, "capability";
+        optional capacity capacity: i64 => i64, "capacity";
+        optional choice_id choice_id: String => String, "choiceId";
+        optional command_id command_id: String => String, "commandId";
+        optional current_requirement_id current_requirement_id: ApprovalRequirementRef => ApprovalRequirementRef, "currentRequirementId";
+        # [
+        cfg(feature = "experimental")    ]
+    optional cursor_stream cursor_stream: StreamRef => StreamRef, "cursorStream";
+        optional descriptor descriptor: String => String, "descriptor";
+        optional details details: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "details";
+        tristate earliest_cursor earliest_cursor [
+        earliest_cursor_null    ]
+    : String => String, "earliestCursor";
+        # [
+        cfg(feature = "experimental")    ]
+    optional failure_kind failure_kind: String => String, "failureKind";
+        # [
+        cfg(feature = "experimental")    ]
+    optional index index: i64 => i64, "index";
+        optional item_id item_id: String => String, "itemId";
+        # [
+        cfg(feature = "experimental")    ]
+    optional key_path key_path: String => String, "keyPath";
+        optional last_turn_id last_turn_id: String => String, "lastTurnId";
+        tristate latest_boundary_cursor latest_boundary_cursor [
+        latest_boundary_cursor_null    ]
+    : String => String, "latestBoundaryCursor";
+        optional limit_bytes limit_bytes: i64 => i64, "limitBytes";
+        optional marketplace marketplace: String => String, "marketplace";
+        optional name name: String => String, "name";
+        # [
+        cfg(feature = "experimental")    ]
+    optional next_available next_available: RecordPosition => RecordPosition, "nextAvailable";
+        optional output_ref output_ref: String => String, "outputRef";
+        # [
+        cfg(feature = "experimental")    ]
+    optional path path: String => String, "path";
+        optional paths paths: Vec<String> => Vec<String>, "paths";
+        # [
+        cfg(feature = "experimental")    ]
+    optional projection projection: String => String, "projection";
+        optional reason reason: String => String, "reason";
+        optional recovery_observation recovery_observation: RecoveryObservation => Box<RecoveryObservation>, "recoveryObservation";
+        # [
+        cfg(feature = "experimental")    ]
+    optional requested_stream requested_stream: StreamRef => StreamRef, "requestedStream";
+        optional resolution resolution: ApprovalResolutionSummary => Box<ApprovalResolutionSummary>, "resolution";
+        # [
+        cfg(feature = "experimental")    ]
+    optional retry_after_ms retry_after_ms: i64 => i64, "retryAfterMs";
+        optional retryable retryable: bool => bool, "retryable";
+        optional seed_fallback_reason seed_fallback_reason: String => String, "seedFallbackReason";
+        optional seed_path seed_path: String => String, "seedPath";
+        optional selector selector: String => String, "selector";
+        optional session_id session_id: String => String, "sessionId";
+        optional settlement settlement: UserInputSettlementSummary => UserInputSettlementSummary, "settlement";
+        # [
+        cfg(feature = "experimental")    ]
+    optional stream stream: StreamRef => StreamRef, "stream";
+        optional upload_id upload_id: String => String, "uploadId";
+        optional user_input_id user_input_id: String => String, "userInputId";
+        optional view_cursor view_cursor: String => String, "viewCursor";
+    ]
 }
 impl Validate for ErrorData {}
 #[cfg(feature = "schemars")]
@@ -5455,86 +3068,15 @@ impl crate::sample::Sample for ErrorObject {
         value
     }
 }
-impl ErrorObject {
-    /// Starts a [`ErrorObjectBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ErrorObjectBuilder {
-        ErrorObjectBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ErrorObjectBuilderRest {
-                data: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ErrorObject`]: set members by name; `build()` is there once the required ones (`code`, `message`) are.
-#[must_use]
-pub struct ErrorObjectBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ErrorObjectBuilderRest,
-}
-struct ErrorObjectBuilderRest {
-    data: Option<Box<ErrorData>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ErrorObjectBuilder<(crate::support::Unset, T1)> {
-    /// Sets `code`.
-    pub fn code(self, code: impl Into<i64>) -> ErrorObjectBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        ErrorObjectBuilder {
-            required: (code.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ErrorObjectBuilder<(T0, crate::support::Unset)> {
-    /// Sets `message`.
-    pub fn message(
-        self,
-        message: impl Into<String>,
-    ) -> ErrorObjectBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ErrorObjectBuilder {
-            required: (t0, message.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ErrorObjectBuilder<R> {
-    /// Sets (else it is left out) `data`.
-    pub fn data(mut self, data: impl Into<ErrorData>) -> Self {
-        self.rest.data = Some(Box::new(data.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ErrorObjectBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ErrorObject
-    where
-        T0: crate::support::Has<crate::members::code, i64>,
-        T1: crate::support::Has<crate::members::message, String>,
-    {
-        let (code, message) = self.required;
-        let rest = self.rest;
-        ErrorObject {
-            code: code.value(),
-            message: message.value(),
-            data: rest.data,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ErrorObject, ErrorObjectBuilder, ErrorObjectBuilderRest, unknown, " A builder of [`ErrorObject`]: set members by name; `build()` compiles once the required ones (`code`, `message`) are.";
+    required [
+        T0 code code: i64 => i64, "code", code;
+        T1 message message: String => String, "message", message;
+    ]
+    optional [
+        optional data data: ErrorData => Box<ErrorData>, "data";
+    ]
 }
 impl Validate for ErrorObject {}
 #[cfg(feature = "schemars")]
@@ -5586,89 +3128,15 @@ impl crate::sample::Sample for ErrorResponse {
         value
     }
 }
-impl ErrorResponse {
-    /// Starts a [`ErrorResponseBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ErrorResponseBuilder {
-        ErrorResponseBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ErrorResponseBuilderRest {
-                id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ErrorResponse`]: set members by name; `build()` is there once the required ones (`error`, `jsonrpc`) are.
-#[must_use]
-pub struct ErrorResponseBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ErrorResponseBuilderRest,
-}
-struct ErrorResponseBuilderRest {
-    id: Option<RequestId>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ErrorResponseBuilder<(crate::support::Unset, T1)> {
-    /// Sets `error`.
-    pub fn error(
-        self,
-        error: impl Into<ErrorObject>,
-    ) -> ErrorResponseBuilder<(ErrorObject, T1)> {
-        let (_, t1) = self.required;
-        ErrorResponseBuilder {
-            required: (error.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ErrorResponseBuilder<(T0, crate::support::Unset)> {
-    /// Sets `jsonrpc`.
-    pub fn jsonrpc(
-        self,
-        jsonrpc: impl Into<JsonRpcVersion>,
-    ) -> ErrorResponseBuilder<(T0, JsonRpcVersion)> {
-        let (t0, _) = self.required;
-        ErrorResponseBuilder {
-            required: (t0, jsonrpc.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ErrorResponseBuilder<R> {
-    /// Sets (else it is written as `null`) `id`.
-    pub fn id(mut self, id: impl Into<RequestId>) -> Self {
-        self.rest.id = Some(id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ErrorResponseBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ErrorResponse
-    where
-        T0: crate::support::Has<crate::members::error, ErrorObject>,
-        T1: crate::support::Has<crate::members::jsonrpc, JsonRpcVersion>,
-    {
-        let (error, jsonrpc) = self.required;
-        let rest = self.rest;
-        ErrorResponse {
-            error: error.value(),
-            jsonrpc: jsonrpc.value(),
-            id: rest.id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ErrorResponse, ErrorResponseBuilder, ErrorResponseBuilderRest, unknown, " A builder of [`ErrorResponse`]: set members by name; `build()` compiles once the required ones (`error`, `jsonrpc`) are.";
+    required [
+        T0 error error: ErrorObject => ErrorObject, "error", error;
+        T1 jsonrpc jsonrpc: JsonRpcVersion => JsonRpcVersion, "jsonrpc", jsonrpc;
+    ]
+    optional [
+        nullable id id: RequestId => RequestId, "id";
+    ]
 }
 impl Validate for ErrorResponse {}
 #[cfg(feature = "schemars")]
@@ -5710,66 +3178,12 @@ impl crate::sample::Sample for ForkCutPoint {
         value
     }
 }
-impl ForkCutPoint {
-    /// Starts a [`ForkCutPointBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ForkCutPointBuilder {
-        ForkCutPointBuilder {
-            required: (crate::support::Unset,),
-            rest: ForkCutPointBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ForkCutPoint`]: set members by name; `build()` is there once the required ones (`lastTurnId`) are.
-#[must_use]
-pub struct ForkCutPointBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ForkCutPointBuilderRest,
-}
-struct ForkCutPointBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ForkCutPointBuilder<(crate::support::Unset,)> {
-    /// Sets `lastTurnId`.
-    pub fn last_turn_id(
-        self,
-        last_turn_id: impl Into<String>,
-    ) -> ForkCutPointBuilder<(String,)> {
-        let (_,) = self.required;
-        ForkCutPointBuilder {
-            required: (last_turn_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ForkCutPointBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ForkCutPointBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ForkCutPoint
-    where
-        T0: crate::support::Has<crate::members::lastTurnId, String>,
-    {
-        let (last_turn_id,) = self.required;
-        let rest = self.rest;
-        ForkCutPoint {
-            last_turn_id: last_turn_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ForkCutPoint, ForkCutPointBuilder, ForkCutPointBuilderRest, unknown, " A builder of [`ForkCutPoint`]: set members by name; `build()` compiles once the required ones (`lastTurnId`) are.";
+    required [
+        T0 last_turn_id last_turn_id: String => String, "lastTurnId", lastTurnId;
+    ]
+    optional []
 }
 impl Validate for ForkCutPoint {}
 #[cfg(feature = "schemars")]
@@ -5827,124 +3241,15 @@ impl crate::sample::Sample for ForkProvenance {
         value
     }
 }
-impl ForkProvenance {
-    /// Starts a [`ForkProvenanceBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ForkProvenanceBuilder {
-        ForkProvenanceBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ForkProvenanceBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ForkProvenance`]: set members by name; `build()` is there once the required ones (`commandId`, `cutCursor`, `cutExplicit`, `sessionId`) are.
-#[must_use]
-pub struct ForkProvenanceBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ForkProvenanceBuilderRest,
-}
-struct ForkProvenanceBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ForkProvenanceBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> ForkProvenanceBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ForkProvenanceBuilder {
-            required: (command_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ForkProvenanceBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `cutCursor`.
-    pub fn cut_cursor(
-        self,
-        cut_cursor: impl Into<String>,
-    ) -> ForkProvenanceBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ForkProvenanceBuilder {
-            required: (t0, cut_cursor.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ForkProvenanceBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `cutExplicit`.
-    pub fn cut_explicit(
-        self,
-        cut_explicit: impl Into<bool>,
-    ) -> ForkProvenanceBuilder<(T0, T1, bool, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ForkProvenanceBuilder {
-            required: (t0, t1, cut_explicit.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ForkProvenanceBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ForkProvenanceBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        ForkProvenanceBuilder {
-            required: (t0, t1, t2, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ForkProvenanceBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ForkProvenanceBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ForkProvenance
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::cutCursor, String>,
-        T2: crate::support::Has<crate::members::cutExplicit, bool>,
-        T3: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, cut_cursor, cut_explicit, session_id) = self.required;
-        let rest = self.rest;
-        ForkProvenance {
-            command_id: command_id.value(),
-            cut_cursor: cut_cursor.value(),
-            cut_explicit: cut_explicit.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ForkProvenance, ForkProvenanceBuilder, ForkProvenanceBuilderRest, unknown, " A builder of [`ForkProvenance`]: set members by name; `build()` compiles once the required ones (`commandId`, `cutCursor`, `cutExplicit`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 cut_cursor cut_cursor: String => String, "cutCursor", cutCursor;
+        T2 cut_explicit cut_explicit: bool => bool, "cutExplicit", cutExplicit;
+        T3 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for ForkProvenance {}
 #[cfg(feature = "schemars")]
@@ -6226,94 +3531,16 @@ impl crate::sample::Sample for LastTurn {
         value
     }
 }
-impl LastTurn {
-    /// Starts a [`LastTurnBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LastTurnBuilder {
-        LastTurnBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: LastTurnBuilderRest {
-                error: None,
-                reason: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`LastTurn`]: set members by name; `build()` is there once the required ones (`terminal`, `turnId`) are.
-#[must_use]
-pub struct LastTurnBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: LastTurnBuilderRest,
-}
-struct LastTurnBuilderRest {
-    error: Option<Box<TurnError>>,
-    reason: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> LastTurnBuilder<(crate::support::Unset, T1)> {
-    /// Sets `terminal`.
-    pub fn terminal(
-        self,
-        terminal: impl Into<TurnTerminal>,
-    ) -> LastTurnBuilder<(TurnTerminal, T1)> {
-        let (_, t1) = self.required;
-        LastTurnBuilder {
-            required: (terminal.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> LastTurnBuilder<(T0, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(self, turn_id: impl Into<String>) -> LastTurnBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        LastTurnBuilder {
-            required: (t0, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> LastTurnBuilder<R> {
-    /// Sets (else it is left out) `error`.
-    pub fn error(mut self, error: impl Into<TurnError>) -> Self {
-        self.rest.error = Some(Box::new(error.into()));
-        self
-    }
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> LastTurnBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LastTurn
-    where
-        T0: crate::support::Has<crate::members::terminal, TurnTerminal>,
-        T1: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (terminal, turn_id) = self.required;
-        let rest = self.rest;
-        LastTurn {
-            terminal: terminal.value(),
-            turn_id: turn_id.value(),
-            error: rest.error,
-            reason: rest.reason,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    LastTurn, LastTurnBuilder, LastTurnBuilderRest, unknown, " A builder of [`LastTurn`]: set members by name; `build()` compiles once the required ones (`terminal`, `turnId`) are.";
+    required [
+        T0 terminal terminal: TurnTerminal => TurnTerminal, "terminal", terminal;
+        T1 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional [
+        optional error error: TurnError => Box<TurnError>, "error";
+        optional reason reason: String => String, "reason";
+    ]
 }
 impl Validate for LastTurn {}
 #[cfg(feature = "schemars")]
@@ -6394,110 +3621,16 @@ impl crate::sample::Sample for LimitsAboveMaxAxis {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LimitsAboveMaxAxis {
-    /// Starts a [`LimitsAboveMaxAxisBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LimitsAboveMaxAxisBuilder {
-        LimitsAboveMaxAxisBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: LimitsAboveMaxAxisBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LimitsAboveMaxAxis`]: set members by name; `build()` is there once the required ones (`axis`, `max`, `requested`) are.
-#[must_use]
-pub struct LimitsAboveMaxAxisBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: LimitsAboveMaxAxisBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LimitsAboveMaxAxisBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> LimitsAboveMaxAxisBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `axis`.
-    pub fn axis(
-        self,
-        axis: impl Into<String>,
-    ) -> LimitsAboveMaxAxisBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        LimitsAboveMaxAxisBuilder {
-            required: (axis.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> LimitsAboveMaxAxisBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `max`.
-    pub fn max(
-        self,
-        max: impl Into<LimitsAxisValue>,
-    ) -> LimitsAboveMaxAxisBuilder<(T0, LimitsAxisValue, T2)> {
-        let (t0, _, t2) = self.required;
-        LimitsAboveMaxAxisBuilder {
-            required: (t0, max.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> LimitsAboveMaxAxisBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `requested`.
-    pub fn requested(
-        self,
-        requested: impl Into<LimitsAxisValue>,
-    ) -> LimitsAboveMaxAxisBuilder<(T0, T1, LimitsAxisValue)> {
-        let (t0, t1, _) = self.required;
-        LimitsAboveMaxAxisBuilder {
-            required: (t0, t1, requested.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LimitsAboveMaxAxisBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> LimitsAboveMaxAxisBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LimitsAboveMaxAxis
-    where
-        T0: crate::support::Has<crate::members::axis, String>,
-        T1: crate::support::Has<crate::members::max, LimitsAxisValue>,
-        T2: crate::support::Has<crate::members::requested, LimitsAxisValue>,
-    {
-        let (axis, max, requested) = self.required;
-        let rest = self.rest;
-        LimitsAboveMaxAxis {
-            axis: axis.value(),
-            max: max.value(),
-            requested: requested.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LimitsAboveMaxAxis, LimitsAboveMaxAxisBuilder, LimitsAboveMaxAxisBuilderRest, unknown, " A builder of [`LimitsAboveMaxAxis`]: set members by name; `build()` compiles once the required ones (`axis`, `max`, `requested`) are.";
+    required [
+        T0 axis axis: String => String, "axis", axis;
+        T1 max max: LimitsAxisValue => LimitsAxisValue, "max", max;
+        T2 requested requested: LimitsAxisValue => LimitsAxisValue, "requested", requested;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LimitsAboveMaxAxis {}
@@ -6727,105 +3860,17 @@ impl crate::sample::Sample for MessageAttachment {
         value
     }
 }
-impl MessageAttachment {
-    /// Starts a [`MessageAttachmentBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> MessageAttachmentBuilder {
-        MessageAttachmentBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: MessageAttachmentBuilderRest {
-                attachment_id: None,
-                height: None,
-                width: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`MessageAttachment`]: set members by name; `build()` is there once the required ones (`mediaType`, `type`) are.
-#[must_use]
-pub struct MessageAttachmentBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: MessageAttachmentBuilderRest,
-}
-struct MessageAttachmentBuilderRest {
-    attachment_id: Option<String>,
-    height: Option<i64>,
-    width: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> MessageAttachmentBuilder<(crate::support::Unset, T1)> {
-    /// Sets `mediaType`.
-    pub fn media_type(
-        self,
-        media_type: impl Into<String>,
-    ) -> MessageAttachmentBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        MessageAttachmentBuilder {
-            required: (media_type.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> MessageAttachmentBuilder<(T0, crate::support::Unset)> {
-    /// Sets `type`.
-    pub fn type_(
-        self,
-        type_: impl Into<String>,
-    ) -> MessageAttachmentBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        MessageAttachmentBuilder {
-            required: (t0, type_.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> MessageAttachmentBuilder<R> {
-    /// Sets (else it is left out) `attachmentId`.
-    pub fn attachment_id(mut self, attachment_id: impl Into<String>) -> Self {
-        self.rest.attachment_id = Some(attachment_id.into());
-        self
-    }
-    /// Sets (else it is left out) `height`.
-    pub fn height(mut self, height: impl Into<i64>) -> Self {
-        self.rest.height = Some(height.into());
-        self
-    }
-    /// Sets (else it is left out) `width`.
-    pub fn width(mut self, width: impl Into<i64>) -> Self {
-        self.rest.width = Some(width.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> MessageAttachmentBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> MessageAttachment
-    where
-        T0: crate::support::Has<crate::members::mediaType, String>,
-        T1: crate::support::Has<crate::members::type_, String>,
-    {
-        let (media_type, type_) = self.required;
-        let rest = self.rest;
-        MessageAttachment {
-            media_type: media_type.value(),
-            type_: type_.value(),
-            attachment_id: rest.attachment_id,
-            height: rest.height,
-            width: rest.width,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    MessageAttachment, MessageAttachmentBuilder, MessageAttachmentBuilderRest, unknown, " A builder of [`MessageAttachment`]: set members by name; `build()` compiles once the required ones (`mediaType`, `type`) are.";
+    required [
+        T0 media_type media_type: String => String, "mediaType", mediaType;
+        T1 type_ type_: String => String, "type", type_;
+    ]
+    optional [
+        optional attachment_id attachment_id: String => String, "attachmentId";
+        optional height height: i64 => i64, "height";
+        optional width width: i64 => i64, "width";
+    ]
 }
 impl Validate for MessageAttachment {}
 #[cfg(feature = "schemars")]
@@ -6914,97 +3959,16 @@ impl crate::sample::Sample for Notification {
         value
     }
 }
-impl Notification {
-    /// Starts a [`NotificationBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> NotificationBuilder {
-        NotificationBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: NotificationBuilderRest {
-                emitted_at_ms: None,
-                params: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`Notification`]: set members by name; `build()` is there once the required ones (`jsonrpc`, `method`) are.
-#[must_use]
-pub struct NotificationBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: NotificationBuilderRest,
-}
-struct NotificationBuilderRest {
-    emitted_at_ms: Option<i64>,
-    params: Option<serde_json::Map<String, serde_json::Value>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> NotificationBuilder<(crate::support::Unset, T1)> {
-    /// Sets `jsonrpc`.
-    pub fn jsonrpc(
-        self,
-        jsonrpc: impl Into<JsonRpcVersion>,
-    ) -> NotificationBuilder<(JsonRpcVersion, T1)> {
-        let (_, t1) = self.required;
-        NotificationBuilder {
-            required: (jsonrpc.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> NotificationBuilder<(T0, crate::support::Unset)> {
-    /// Sets `method`.
-    pub fn method(self, method: impl Into<String>) -> NotificationBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        NotificationBuilder {
-            required: (t0, method.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> NotificationBuilder<R> {
-    /// Sets (else it is left out) `emittedAtMs`.
-    pub fn emitted_at_ms(mut self, emitted_at_ms: impl Into<i64>) -> Self {
-        self.rest.emitted_at_ms = Some(emitted_at_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `params`.
-    pub fn params(
-        mut self,
-        params: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> Self {
-        self.rest.params = Some(params.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> NotificationBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> Notification
-    where
-        T0: crate::support::Has<crate::members::jsonrpc, JsonRpcVersion>,
-        T1: crate::support::Has<crate::members::method, String>,
-    {
-        let (jsonrpc, method) = self.required;
-        let rest = self.rest;
-        Notification {
-            jsonrpc: jsonrpc.value(),
-            method: method.value(),
-            emitted_at_ms: rest.emitted_at_ms,
-            params: rest.params,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    Notification, NotificationBuilder, NotificationBuilderRest, unknown, " A builder of [`Notification`]: set members by name; `build()` compiles once the required ones (`jsonrpc`, `method`) are.";
+    required [
+        T0 jsonrpc jsonrpc: JsonRpcVersion => JsonRpcVersion, "jsonrpc", jsonrpc;
+        T1 method method: String => String, "method", method;
+    ]
+    optional [
+        optional emitted_at_ms emitted_at_ms: i64 => i64, "emittedAtMs";
+        optional params params: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "params";
+    ]
 }
 impl Validate for Notification {}
 #[cfg(feature = "schemars")]
@@ -7089,165 +4053,20 @@ impl crate::sample::Sample for OutputRef {
         value
     }
 }
-impl OutputRef {
-    /// Starts a [`OutputRefBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> OutputRefBuilder {
-        OutputRefBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: OutputRefBuilderRest {
-                digest: None,
-                media_type: None,
-                path: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`OutputRef`]: set members by name; `build()` is there once the required ones (`availability`, `byteLen`, `id`, `kind`, `uri`) are.
-#[must_use]
-pub struct OutputRefBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: OutputRefBuilderRest,
-}
-struct OutputRefBuilderRest {
-    digest: Option<String>,
-    media_type: Option<String>,
-    path: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3, T4> OutputRefBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `availability`.
-    pub fn availability(
-        self,
-        availability: impl Into<OutputRefAvailability>,
-    ) -> OutputRefBuilder<(OutputRefAvailability, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        OutputRefBuilder {
-            required: (availability.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3, T4> OutputRefBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `byteLen`.
-    pub fn byte_len(
-        self,
-        byte_len: impl Into<i64>,
-    ) -> OutputRefBuilder<(T0, i64, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        OutputRefBuilder {
-            required: (t0, byte_len.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3, T4> OutputRefBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<String>,
-    ) -> OutputRefBuilder<(T0, T1, String, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        OutputRefBuilder {
-            required: (t0, t1, id.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T4> OutputRefBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `kind`.
-    pub fn kind(
-        self,
-        kind: impl Into<String>,
-    ) -> OutputRefBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        OutputRefBuilder {
-            required: (t0, t1, t2, kind.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T3> OutputRefBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `uri`.
-    pub fn uri(
-        self,
-        uri: impl Into<String>,
-    ) -> OutputRefBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        OutputRefBuilder {
-            required: (t0, t1, t2, t3, uri.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> OutputRefBuilder<R> {
-    /// Sets (else it is left out) `digest`.
-    pub fn digest(mut self, digest: impl Into<String>) -> Self {
-        self.rest.digest = Some(digest.into());
-        self
-    }
-    /// Sets (else it is left out) `mediaType`.
-    pub fn media_type(mut self, media_type: impl Into<String>) -> Self {
-        self.rest.media_type = Some(media_type.into());
-        self
-    }
-    /// Sets (else it is left out) `path`.
-    pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.rest.path = Some(path.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> OutputRefBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> OutputRef
-    where
-        T0: crate::support::Has<crate::members::availability, OutputRefAvailability>,
-        T1: crate::support::Has<crate::members::byteLen, i64>,
-        T2: crate::support::Has<crate::members::id, String>,
-        T3: crate::support::Has<crate::members::kind, String>,
-        T4: crate::support::Has<crate::members::uri, String>,
-    {
-        let (availability, byte_len, id, kind, uri) = self.required;
-        let rest = self.rest;
-        OutputRef {
-            availability: availability.value(),
-            byte_len: byte_len.value(),
-            id: id.value(),
-            kind: kind.value(),
-            uri: uri.value(),
-            digest: rest.digest,
-            media_type: rest.media_type,
-            path: rest.path,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    OutputRef, OutputRefBuilder, OutputRefBuilderRest, unknown, " A builder of [`OutputRef`]: set members by name; `build()` compiles once the required ones (`availability`, `byteLen`, `id`, `kind`, `uri`) are.";
+    required [
+        T0 availability availability: OutputRefAvailability => OutputRefAvailability, "availability", availability;
+        T1 byte_len byte_len: i64 => i64, "byteLen", byteLen;
+        T2 id id: String => String, "id", id;
+        T3 kind kind: String => String, "kind", kind;
+        T4 uri uri: String => String, "uri", uri;
+    ]
+    optional [
+        optional digest digest: String => String, "digest";
+        optional media_type media_type: String => String, "mediaType";
+        optional path path: String => String, "path";
+    ]
 }
 impl Validate for OutputRef {}
 #[cfg(feature = "schemars")]
@@ -7338,93 +4157,14 @@ impl crate::sample::Sample for PatchSummary {
         value
     }
 }
-impl PatchSummary {
-    /// Starts a [`PatchSummaryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PatchSummaryBuilder {
-        PatchSummaryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PatchSummaryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PatchSummary`]: set members by name; `build()` is there once the required ones (`added`, `files`, `removed`) are.
-#[must_use]
-pub struct PatchSummaryBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PatchSummaryBuilderRest,
-}
-struct PatchSummaryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> PatchSummaryBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `added`.
-    pub fn added(self, added: impl Into<i64>) -> PatchSummaryBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        PatchSummaryBuilder {
-            required: (added.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> PatchSummaryBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `files`.
-    pub fn files(self, files: impl Into<i64>) -> PatchSummaryBuilder<(T0, i64, T2)> {
-        let (t0, _, t2) = self.required;
-        PatchSummaryBuilder {
-            required: (t0, files.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> PatchSummaryBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `removed`.
-    pub fn removed(self, removed: impl Into<i64>) -> PatchSummaryBuilder<(T0, T1, i64)> {
-        let (t0, t1, _) = self.required;
-        PatchSummaryBuilder {
-            required: (t0, t1, removed.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PatchSummaryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> PatchSummaryBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PatchSummary
-    where
-        T0: crate::support::Has<crate::members::added, i64>,
-        T1: crate::support::Has<crate::members::files, i64>,
-        T2: crate::support::Has<crate::members::removed, i64>,
-    {
-        let (added, files, removed) = self.required;
-        let rest = self.rest;
-        PatchSummary {
-            added: added.value(),
-            files: files.value(),
-            removed: removed.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PatchSummary, PatchSummaryBuilder, PatchSummaryBuilderRest, unknown, " A builder of [`PatchSummary`]: set members by name; `build()` compiles once the required ones (`added`, `files`, `removed`) are.";
+    required [
+        T0 added added: i64 => i64, "added", added;
+        T1 files files: i64 => i64, "files", files;
+        T2 removed removed: i64 => i64, "removed", removed;
+    ]
+    optional []
 }
 impl Validate for PatchSummary {}
 #[cfg(feature = "schemars")]
@@ -7476,91 +4216,15 @@ impl crate::sample::Sample for PendingApprovalPointer {
         value
     }
 }
-impl PendingApprovalPointer {
-    /// Starts a [`PendingApprovalPointerBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PendingApprovalPointerBuilder {
-        PendingApprovalPointerBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PendingApprovalPointerBuilderRest {
-                item_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PendingApprovalPointer`]: set members by name; `build()` is there once the required ones (`approvalId`, `viewCursor`) are.
-#[must_use]
-pub struct PendingApprovalPointerBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PendingApprovalPointerBuilderRest,
-}
-struct PendingApprovalPointerBuilderRest {
-    item_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> PendingApprovalPointerBuilder<(crate::support::Unset, T1)> {
-    /// Sets `approvalId`.
-    pub fn approval_id(
-        self,
-        approval_id: impl Into<String>,
-    ) -> PendingApprovalPointerBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        PendingApprovalPointerBuilder {
-            required: (approval_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> PendingApprovalPointerBuilder<(T0, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> PendingApprovalPointerBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        PendingApprovalPointerBuilder {
-            required: (t0, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PendingApprovalPointerBuilder<R> {
-    /// Sets (else it is left out) `itemId`.
-    pub fn item_id(mut self, item_id: impl Into<String>) -> Self {
-        self.rest.item_id = Some(item_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> PendingApprovalPointerBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PendingApprovalPointer
-    where
-        T0: crate::support::Has<crate::members::approvalId, String>,
-        T1: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (approval_id, view_cursor) = self.required;
-        let rest = self.rest;
-        PendingApprovalPointer {
-            approval_id: approval_id.value(),
-            view_cursor: view_cursor.value(),
-            item_id: rest.item_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PendingApprovalPointer, PendingApprovalPointerBuilder, PendingApprovalPointerBuilderRest, unknown, " A builder of [`PendingApprovalPointer`]: set members by name; `build()` compiles once the required ones (`approvalId`, `viewCursor`) are.";
+    required [
+        T0 approval_id approval_id: String => String, "approvalId", approvalId;
+        T1 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional item_id item_id: String => String, "itemId";
+    ]
 }
 impl Validate for PendingApprovalPointer {}
 #[cfg(feature = "schemars")]
@@ -7651,99 +4315,16 @@ impl crate::sample::Sample for PendingRequestPointer {
         value
     }
 }
-impl PendingRequestPointer {
-    /// Starts a [`PendingRequestPointerBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PendingRequestPointerBuilder {
-        PendingRequestPointerBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PendingRequestPointerBuilderRest {
-                approval_id: None,
-                user_input_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PendingRequestPointer`]: set members by name; `build()` is there once the required ones (`kind`, `viewCursor`) are.
-#[must_use]
-pub struct PendingRequestPointerBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PendingRequestPointerBuilderRest,
-}
-struct PendingRequestPointerBuilderRest {
-    approval_id: Option<String>,
-    user_input_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> PendingRequestPointerBuilder<(crate::support::Unset, T1)> {
-    /// Sets `kind`.
-    pub fn kind(
-        self,
-        kind: impl Into<PendingRequestKind>,
-    ) -> PendingRequestPointerBuilder<(PendingRequestKind, T1)> {
-        let (_, t1) = self.required;
-        PendingRequestPointerBuilder {
-            required: (kind.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> PendingRequestPointerBuilder<(T0, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> PendingRequestPointerBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        PendingRequestPointerBuilder {
-            required: (t0, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PendingRequestPointerBuilder<R> {
-    /// Sets (else it is left out) `approvalId`.
-    pub fn approval_id(mut self, approval_id: impl Into<String>) -> Self {
-        self.rest.approval_id = Some(approval_id.into());
-        self
-    }
-    /// Sets (else it is left out) `userInputId`.
-    pub fn user_input_id(mut self, user_input_id: impl Into<String>) -> Self {
-        self.rest.user_input_id = Some(user_input_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> PendingRequestPointerBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PendingRequestPointer
-    where
-        T0: crate::support::Has<crate::members::kind, PendingRequestKind>,
-        T1: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (kind, view_cursor) = self.required;
-        let rest = self.rest;
-        PendingRequestPointer {
-            kind: kind.value(),
-            view_cursor: view_cursor.value(),
-            approval_id: rest.approval_id,
-            user_input_id: rest.user_input_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PendingRequestPointer, PendingRequestPointerBuilder, PendingRequestPointerBuilderRest, unknown, " A builder of [`PendingRequestPointer`]: set members by name; `build()` compiles once the required ones (`kind`, `viewCursor`) are.";
+    required [
+        T0 kind kind: PendingRequestKind => PendingRequestKind, "kind", kind;
+        T1 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional approval_id approval_id: String => String, "approvalId";
+        optional user_input_id user_input_id: String => String, "userInputId";
+    ]
 }
 impl Validate for PendingRequestPointer {}
 #[cfg(feature = "schemars")]
@@ -7795,91 +4376,15 @@ impl crate::sample::Sample for PendingUserInputPointer {
         value
     }
 }
-impl PendingUserInputPointer {
-    /// Starts a [`PendingUserInputPointerBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PendingUserInputPointerBuilder {
-        PendingUserInputPointerBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PendingUserInputPointerBuilderRest {
-                item_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PendingUserInputPointer`]: set members by name; `build()` is there once the required ones (`userInputId`, `viewCursor`) are.
-#[must_use]
-pub struct PendingUserInputPointerBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PendingUserInputPointerBuilderRest,
-}
-struct PendingUserInputPointerBuilderRest {
-    item_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> PendingUserInputPointerBuilder<(crate::support::Unset, T1)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> PendingUserInputPointerBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        PendingUserInputPointerBuilder {
-            required: (user_input_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> PendingUserInputPointerBuilder<(T0, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> PendingUserInputPointerBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        PendingUserInputPointerBuilder {
-            required: (t0, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PendingUserInputPointerBuilder<R> {
-    /// Sets (else it is left out) `itemId`.
-    pub fn item_id(mut self, item_id: impl Into<String>) -> Self {
-        self.rest.item_id = Some(item_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> PendingUserInputPointerBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PendingUserInputPointer
-    where
-        T0: crate::support::Has<crate::members::userInputId, String>,
-        T1: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (user_input_id, view_cursor) = self.required;
-        let rest = self.rest;
-        PendingUserInputPointer {
-            user_input_id: user_input_id.value(),
-            view_cursor: view_cursor.value(),
-            item_id: rest.item_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PendingUserInputPointer, PendingUserInputPointerBuilder, PendingUserInputPointerBuilderRest, unknown, " A builder of [`PendingUserInputPointer`]: set members by name; `build()` compiles once the required ones (`userInputId`, `viewCursor`) are.";
+    required [
+        T0 user_input_id user_input_id: String => String, "userInputId", userInputId;
+        T1 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional item_id item_id: String => String, "itemId";
+    ]
 }
 impl Validate for PendingUserInputPointer {}
 #[cfg(feature = "schemars")]
@@ -7976,133 +4481,17 @@ impl crate::sample::Sample for PermissionAxes {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PermissionAxes {
-    /// Starts a [`PermissionAxesBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PermissionAxesBuilder {
-        PermissionAxesBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PermissionAxesBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PermissionAxes`]: set members by name; `build()` is there once the required ones (`approval`, `filesystem`, `network`, `reviewer`) are.
-#[must_use]
-pub struct PermissionAxesBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: PermissionAxesBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PermissionAxesBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2, T3> PermissionAxesBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `approval`.
-    pub fn approval(
-        self,
-        approval: impl Into<PermissionApprovalAxis>,
-    ) -> PermissionAxesBuilder<(PermissionApprovalAxis, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        PermissionAxesBuilder {
-            required: (approval.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2, T3> PermissionAxesBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `filesystem`.
-    pub fn filesystem(
-        self,
-        filesystem: impl Into<PermissionFilesystemAxis>,
-    ) -> PermissionAxesBuilder<(T0, PermissionFilesystemAxis, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        PermissionAxesBuilder {
-            required: (t0, filesystem.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T3> PermissionAxesBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `network`.
-    pub fn network(
-        self,
-        network: impl Into<PermissionNetworkAxis>,
-    ) -> PermissionAxesBuilder<(T0, T1, PermissionNetworkAxis, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        PermissionAxesBuilder {
-            required: (t0, t1, network.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> PermissionAxesBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `reviewer`.
-    pub fn reviewer(
-        self,
-        reviewer: impl Into<ReviewerAuthority>,
-    ) -> PermissionAxesBuilder<(T0, T1, T2, ReviewerAuthority)> {
-        let (t0, t1, t2, _) = self.required;
-        PermissionAxesBuilder {
-            required: (t0, t1, t2, reviewer.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PermissionAxesBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> PermissionAxesBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PermissionAxes
-    where
-        T0: crate::support::Has<crate::members::approval, PermissionApprovalAxis>,
-        T1: crate::support::Has<crate::members::filesystem, PermissionFilesystemAxis>,
-        T2: crate::support::Has<crate::members::network, PermissionNetworkAxis>,
-        T3: crate::support::Has<crate::members::reviewer, ReviewerAuthority>,
-    {
-        let (approval, filesystem, network, reviewer) = self.required;
-        let rest = self.rest;
-        PermissionAxes {
-            approval: approval.value(),
-            filesystem: filesystem.value(),
-            network: network.value(),
-            reviewer: reviewer.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PermissionAxes, PermissionAxesBuilder, PermissionAxesBuilderRest, unknown, " A builder of [`PermissionAxes`]: set members by name; `build()` compiles once the required ones (`approval`, `filesystem`, `network`, `reviewer`) are.";
+    required [
+        T0 approval approval: PermissionApprovalAxis => PermissionApprovalAxis, "approval", approval;
+        T1 filesystem filesystem: PermissionFilesystemAxis => PermissionFilesystemAxis, "filesystem", filesystem;
+        T2 network network: PermissionNetworkAxis => PermissionNetworkAxis, "network", network;
+        T3 reviewer reviewer: ReviewerAuthority => ReviewerAuthority, "reviewer", reviewer;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for PermissionAxes {}
@@ -8229,82 +4618,15 @@ impl crate::sample::Sample for PhysicalChunk {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PhysicalChunk {
-    /// Starts a [`PhysicalChunkBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PhysicalChunkBuilder {
-        PhysicalChunkBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PhysicalChunkBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PhysicalChunk`]: set members by name; `build()` is there once the required ones (`count`, `index`) are.
-#[must_use]
-pub struct PhysicalChunkBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: PhysicalChunkBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PhysicalChunkBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> PhysicalChunkBuilder<(crate::support::Unset, T1)> {
-    /// Sets `count`.
-    pub fn count(self, count: impl Into<i64>) -> PhysicalChunkBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        PhysicalChunkBuilder {
-            required: (count.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> PhysicalChunkBuilder<(T0, crate::support::Unset)> {
-    /// Sets `index`.
-    pub fn index(self, index: impl Into<i64>) -> PhysicalChunkBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        PhysicalChunkBuilder {
-            required: (t0, index.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PhysicalChunkBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> PhysicalChunkBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PhysicalChunk
-    where
-        T0: crate::support::Has<crate::members::count, i64>,
-        T1: crate::support::Has<crate::members::index, i64>,
-    {
-        let (count, index) = self.required;
-        let rest = self.rest;
-        PhysicalChunk {
-            count: count.value(),
-            index: index.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PhysicalChunk, PhysicalChunkBuilder, PhysicalChunkBuilderRest, unknown, " A builder of [`PhysicalChunk`]: set members by name; `build()` compiles once the required ones (`count`, `index`) are.";
+    required [
+        T0 count count: i64 => i64, "count", count;
+        T1 index index: i64 => i64, "index", index;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for PhysicalChunk {}
@@ -8355,88 +4677,15 @@ impl crate::sample::Sample for PhysicalCursor {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PhysicalCursor {
-    /// Starts a [`PhysicalCursorBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PhysicalCursorBuilder {
-        PhysicalCursorBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PhysicalCursorBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PhysicalCursor`]: set members by name; `build()` is there once the required ones (`byteOffset`, `nextOrdinal`) are.
-#[must_use]
-pub struct PhysicalCursorBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: PhysicalCursorBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PhysicalCursorBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> PhysicalCursorBuilder<(crate::support::Unset, T1)> {
-    /// Sets `byteOffset`.
-    pub fn byte_offset(
-        self,
-        byte_offset: impl Into<i64>,
-    ) -> PhysicalCursorBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        PhysicalCursorBuilder {
-            required: (byte_offset.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> PhysicalCursorBuilder<(T0, crate::support::Unset)> {
-    /// Sets `nextOrdinal`.
-    pub fn next_ordinal(
-        self,
-        next_ordinal: impl Into<i64>,
-    ) -> PhysicalCursorBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        PhysicalCursorBuilder {
-            required: (t0, next_ordinal.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PhysicalCursorBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> PhysicalCursorBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PhysicalCursor
-    where
-        T0: crate::support::Has<crate::members::byteOffset, i64>,
-        T1: crate::support::Has<crate::members::nextOrdinal, i64>,
-    {
-        let (byte_offset, next_ordinal) = self.required;
-        let rest = self.rest;
-        PhysicalCursor {
-            byte_offset: byte_offset.value(),
-            next_ordinal: next_ordinal.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PhysicalCursor, PhysicalCursorBuilder, PhysicalCursorBuilderRest, unknown, " A builder of [`PhysicalCursor`]: set members by name; `build()` compiles once the required ones (`byteOffset`, `nextOrdinal`) are.";
+    required [
+        T0 byte_offset byte_offset: i64 => i64, "byteOffset", byteOffset;
+        T1 next_ordinal next_ordinal: i64 => i64, "nextOrdinal", nextOrdinal;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for PhysicalCursor {}
@@ -8492,110 +4741,16 @@ impl crate::sample::Sample for PhysicalFileEntry {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PhysicalFileEntry {
-    /// Starts a [`PhysicalFileEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PhysicalFileEntryBuilder {
-        PhysicalFileEntryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PhysicalFileEntryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PhysicalFileEntry`]: set members by name; `build()` is there once the required ones (`relPath`, `sessionId`, `sizeBytes`) are.
-#[must_use]
-pub struct PhysicalFileEntryBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PhysicalFileEntryBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PhysicalFileEntryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> PhysicalFileEntryBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `relPath`.
-    pub fn rel_path(
-        self,
-        rel_path: impl Into<String>,
-    ) -> PhysicalFileEntryBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        PhysicalFileEntryBuilder {
-            required: (rel_path.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> PhysicalFileEntryBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PhysicalFileEntryBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        PhysicalFileEntryBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> PhysicalFileEntryBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sizeBytes`.
-    pub fn size_bytes(
-        self,
-        size_bytes: impl Into<i64>,
-    ) -> PhysicalFileEntryBuilder<(T0, T1, i64)> {
-        let (t0, t1, _) = self.required;
-        PhysicalFileEntryBuilder {
-            required: (t0, t1, size_bytes.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PhysicalFileEntryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> PhysicalFileEntryBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PhysicalFileEntry
-    where
-        T0: crate::support::Has<crate::members::relPath, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sizeBytes, i64>,
-    {
-        let (rel_path, session_id, size_bytes) = self.required;
-        let rest = self.rest;
-        PhysicalFileEntry {
-            rel_path: rel_path.value(),
-            session_id: session_id.value(),
-            size_bytes: size_bytes.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PhysicalFileEntry, PhysicalFileEntryBuilder, PhysicalFileEntryBuilderRest, unknown, " A builder of [`PhysicalFileEntry`]: set members by name; `build()` compiles once the required ones (`relPath`, `sessionId`, `sizeBytes`) are.";
+    required [
+        T0 rel_path rel_path: String => String, "relPath", relPath;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 size_bytes size_bytes: i64 => i64, "sizeBytes", sizeBytes;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for PhysicalFileEntry {}
@@ -8776,94 +4931,16 @@ impl crate::sample::Sample for QueuedInput {
         value
     }
 }
-impl QueuedInput {
-    /// Starts a [`QueuedInputBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> QueuedInputBuilder {
-        QueuedInputBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: QueuedInputBuilderRest {
-                source_command_id: None,
-                source_run_record_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`QueuedInput`]: set members by name; `build()` is there once the required ones (`sequence`, `text`) are.
-#[must_use]
-pub struct QueuedInputBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: QueuedInputBuilderRest,
-}
-struct QueuedInputBuilderRest {
-    source_command_id: Option<String>,
-    source_run_record_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> QueuedInputBuilder<(crate::support::Unset, T1)> {
-    /// Sets `sequence`.
-    pub fn sequence(self, sequence: impl Into<i64>) -> QueuedInputBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        QueuedInputBuilder {
-            required: (sequence.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> QueuedInputBuilder<(T0, crate::support::Unset)> {
-    /// Sets `text`.
-    pub fn text(self, text: impl Into<String>) -> QueuedInputBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        QueuedInputBuilder {
-            required: (t0, text.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> QueuedInputBuilder<R> {
-    /// Sets (else it is left out) `sourceCommandId`.
-    pub fn source_command_id(mut self, source_command_id: impl Into<String>) -> Self {
-        self.rest.source_command_id = Some(source_command_id.into());
-        self
-    }
-    /// Sets (else it is left out) `sourceRunRecordId`.
-    pub fn source_run_record_id(
-        mut self,
-        source_run_record_id: impl Into<String>,
-    ) -> Self {
-        self.rest.source_run_record_id = Some(source_run_record_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> QueuedInputBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> QueuedInput
-    where
-        T0: crate::support::Has<crate::members::sequence, i64>,
-        T1: crate::support::Has<crate::members::text, String>,
-    {
-        let (sequence, text) = self.required;
-        let rest = self.rest;
-        QueuedInput {
-            sequence: sequence.value(),
-            text: text.value(),
-            source_command_id: rest.source_command_id,
-            source_run_record_id: rest.source_run_record_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    QueuedInput, QueuedInputBuilder, QueuedInputBuilderRest, unknown, " A builder of [`QueuedInput`]: set members by name; `build()` compiles once the required ones (`sequence`, `text`) are.";
+    required [
+        T0 sequence sequence: i64 => i64, "sequence", sequence;
+        T1 text text: String => String, "text", text;
+    ]
+    optional [
+        optional source_command_id source_command_id: String => String, "sourceCommandId";
+        optional source_run_record_id source_run_record_id: String => String, "sourceRunRecordId";
+    ]
 }
 impl Validate for QueuedInput {}
 #[cfg(feature = "schemars")]
@@ -8910,81 +4987,13 @@ impl crate::sample::Sample for QuotaDetail {
         value
     }
 }
-impl QuotaDetail {
-    /// Starts a [`QuotaDetailBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> QuotaDetailBuilder {
-        QuotaDetailBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: QuotaDetailBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`QuotaDetail`]: set members by name; `build()` is there once the required ones (`limitKind`, `resetsAtMs`) are.
-#[must_use]
-pub struct QuotaDetailBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: QuotaDetailBuilderRest,
-}
-struct QuotaDetailBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> QuotaDetailBuilder<(crate::support::Unset, T1)> {
-    /// Sets `limitKind`.
-    pub fn limit_kind(
-        self,
-        limit_kind: impl Into<LimitKind>,
-    ) -> QuotaDetailBuilder<(LimitKind, T1)> {
-        let (_, t1) = self.required;
-        QuotaDetailBuilder {
-            required: (limit_kind.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> QuotaDetailBuilder<(T0, crate::support::Unset)> {
-    /// Sets `resetsAtMs`.
-    pub fn resets_at_ms(
-        self,
-        resets_at_ms: impl Into<i64>,
-    ) -> QuotaDetailBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        QuotaDetailBuilder {
-            required: (t0, resets_at_ms.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> QuotaDetailBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> QuotaDetailBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> QuotaDetail
-    where
-        T0: crate::support::Has<crate::members::limitKind, LimitKind>,
-        T1: crate::support::Has<crate::members::resetsAtMs, i64>,
-    {
-        let (limit_kind, resets_at_ms) = self.required;
-        let rest = self.rest;
-        QuotaDetail {
-            limit_kind: limit_kind.value(),
-            resets_at_ms: resets_at_ms.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    QuotaDetail, QuotaDetailBuilder, QuotaDetailBuilderRest, unknown, " A builder of [`QuotaDetail`]: set members by name; `build()` compiles once the required ones (`limitKind`, `resetsAtMs`) are.";
+    required [
+        T0 limit_kind limit_kind: LimitKind => LimitKind, "limitKind", limitKind;
+        T1 resets_at_ms resets_at_ms: i64 => i64, "resetsAtMs", resetsAtMs;
+    ]
+    optional []
 }
 impl Validate for QuotaDetail {}
 #[cfg(feature = "schemars")]
@@ -9031,88 +5040,15 @@ impl crate::sample::Sample for RawLogCursor {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl RawLogCursor {
-    /// Starts a [`RawLogCursorBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RawLogCursorBuilder {
-        RawLogCursorBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: RawLogCursorBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`RawLogCursor`]: set members by name; `build()` is there once the required ones (`after`, `stream`) are.
-#[must_use]
-pub struct RawLogCursorBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: RawLogCursorBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct RawLogCursorBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> RawLogCursorBuilder<(crate::support::Unset, T1)> {
-    /// Sets `after`.
-    pub fn after(
-        self,
-        after: impl Into<RecordPosition>,
-    ) -> RawLogCursorBuilder<(RecordPosition, T1)> {
-        let (_, t1) = self.required;
-        RawLogCursorBuilder {
-            required: (after.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> RawLogCursorBuilder<(T0, crate::support::Unset)> {
-    /// Sets `stream`.
-    pub fn stream(
-        self,
-        stream: impl Into<StreamRef>,
-    ) -> RawLogCursorBuilder<(T0, StreamRef)> {
-        let (t0, _) = self.required;
-        RawLogCursorBuilder {
-            required: (t0, stream.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> RawLogCursorBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> RawLogCursorBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RawLogCursor
-    where
-        T0: crate::support::Has<crate::members::after, RecordPosition>,
-        T1: crate::support::Has<crate::members::stream, StreamRef>,
-    {
-        let (after, stream) = self.required;
-        let rest = self.rest;
-        RawLogCursor {
-            after: after.value(),
-            stream: stream.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    RawLogCursor, RawLogCursorBuilder, RawLogCursorBuilderRest, unknown, " A builder of [`RawLogCursor`]: set members by name; `build()` compiles once the required ones (`after`, `stream`) are.";
+    required [
+        T0 after after: RecordPosition => RecordPosition, "after", after;
+        T1 stream stream: StreamRef => StreamRef, "stream", stream;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for RawLogCursor {}
@@ -9215,407 +5151,25 @@ impl crate::sample::Sample for RawLogRecordEnvelope {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl RawLogRecordEnvelope {
-    /// Starts a [`RawLogRecordEnvelopeBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RawLogRecordEnvelopeBuilder {
-        RawLogRecordEnvelopeBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: RawLogRecordEnvelopeBuilderRest {
-                causation_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`RawLogRecordEnvelope`]: set members by name; `build()` is there once the required ones (`durability`, `id`, `payload`, `payload_schema_version`, `payload_type`, `record_type`, `recorded_at`, `schema_version`, `sequence`, `stream`) are.
-#[must_use]
-pub struct RawLogRecordEnvelopeBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: RawLogRecordEnvelopeBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct RawLogRecordEnvelopeBuilderRest {
-    causation_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (crate::support::Unset, T1, T2, T3, T4, T5, T6, T7, T8, T9),
-> {
-    /// Sets `durability`.
-    pub fn durability(
-        self,
-        durability: impl Into<String>,
-    ) -> RawLogRecordEnvelopeBuilder<(String, T1, T2, T3, T4, T5, T6, T7, T8, T9)> {
-        let (_, t1, t2, t3, t4, t5, t6, t7, t8, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (durability.into(), t1, t2, t3, t4, t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (T0, crate::support::Unset, T2, T3, T4, T5, T6, T7, T8, T9),
-> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<String>,
-    ) -> RawLogRecordEnvelopeBuilder<(T0, String, T2, T3, T4, T5, T6, T7, T8, T9)> {
-        let (t0, _, t2, t3, t4, t5, t6, t7, t8, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (t0, id.into(), t2, t3, t4, t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (T0, T1, crate::support::Unset, T3, T4, T5, T6, T7, T8, T9),
-> {
-    /// Sets `payload`.
-    pub fn payload(
-        self,
-        payload: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> RawLogRecordEnvelopeBuilder<
-        (T0, T1, serde_json::Map<String, serde_json::Value>, T3, T4, T5, T6, T7, T8, T9),
-    > {
-        let (t0, t1, _, t3, t4, t5, t6, t7, t8, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (t0, t1, payload.into(), t3, t4, t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (T0, T1, T2, crate::support::Unset, T4, T5, T6, T7, T8, T9),
-> {
-    /// Sets `payload_schema_version`.
-    pub fn payload_schema_version(
-        self,
-        payload_schema_version: impl Into<i64>,
-    ) -> RawLogRecordEnvelopeBuilder<(T0, T1, T2, i64, T4, T5, T6, T7, T8, T9)> {
-        let (t0, t1, t2, _, t4, t5, t6, t7, t8, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (
-                t0,
-                t1,
-                t2,
-                payload_schema_version.into(),
-                t4,
-                t5,
-                t6,
-                t7,
-                t8,
-                t9,
-            ),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (T0, T1, T2, T3, crate::support::Unset, T5, T6, T7, T8, T9),
-> {
-    /// Sets `payload_type`.
-    pub fn payload_type(
-        self,
-        payload_type: impl Into<String>,
-    ) -> RawLogRecordEnvelopeBuilder<(T0, T1, T2, T3, String, T5, T6, T7, T8, T9)> {
-        let (t0, t1, t2, t3, _, t5, t6, t7, t8, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (t0, t1, t2, t3, payload_type.into(), t5, t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (T0, T1, T2, T3, T4, crate::support::Unset, T6, T7, T8, T9),
-> {
-    /// Sets `record_type`.
-    pub fn record_type(
-        self,
-        record_type: impl Into<String>,
-    ) -> RawLogRecordEnvelopeBuilder<(T0, T1, T2, T3, T4, String, T6, T7, T8, T9)> {
-        let (t0, t1, t2, t3, t4, _, t6, t7, t8, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (t0, t1, t2, t3, t4, record_type.into(), t6, t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (T0, T1, T2, T3, T4, T5, crate::support::Unset, T7, T8, T9),
-> {
-    /// Sets `recorded_at`.
-    pub fn recorded_at(
-        self,
-        recorded_at: impl Into<i64>,
-    ) -> RawLogRecordEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, i64, T7, T8, T9)> {
-        let (t0, t1, t2, t3, t4, t5, _, t7, t8, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (t0, t1, t2, t3, t4, t5, recorded_at.into(), t7, t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, crate::support::Unset, T8, T9),
-> {
-    /// Sets `schema_version`.
-    pub fn schema_version(
-        self,
-        schema_version: impl Into<i64>,
-    ) -> RawLogRecordEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, i64, T8, T9)> {
-        let (t0, t1, t2, t3, t4, t5, t6, _, t8, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, schema_version.into(), t8, t9),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T9,
-> RawLogRecordEnvelopeBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, crate::support::Unset, T9),
-> {
-    /// Sets `sequence`.
-    pub fn sequence(
-        self,
-        sequence: impl Into<i64>,
-    ) -> RawLogRecordEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, i64, T9)> {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, _, t9) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, t7, sequence.into(), t9),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> RawLogRecordEnvelopeBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, T8, crate::support::Unset),
-> {
-    /// Sets `stream`.
-    pub fn stream(
-        self,
-        stream: impl Into<StreamRef>,
-    ) -> RawLogRecordEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, StreamRef)> {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, t8, _) = self.required;
-        RawLogRecordEnvelopeBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, t7, t8, stream.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> RawLogRecordEnvelopeBuilder<R> {
-    /// Sets (else it is written as `null`) `causation_id`.
-    pub fn causation_id(mut self, causation_id: impl Into<String>) -> Self {
-        self.rest.causation_id = Some(causation_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-    T9,
-> RawLogRecordEnvelopeBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8, T9)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RawLogRecordEnvelope
-    where
-        T0: crate::support::Has<crate::members::durability, String>,
-        T1: crate::support::Has<crate::members::id, String>,
-        T2: crate::support::Has<
-            crate::members::payload,
-            serde_json::Map<String, serde_json::Value>,
-        >,
-        T3: crate::support::Has<crate::members::payload_schema_version, i64>,
-        T4: crate::support::Has<crate::members::payload_type, String>,
-        T5: crate::support::Has<crate::members::record_type, String>,
-        T6: crate::support::Has<crate::members::recorded_at, i64>,
-        T7: crate::support::Has<crate::members::schema_version, i64>,
-        T8: crate::support::Has<crate::members::sequence, i64>,
-        T9: crate::support::Has<crate::members::stream, StreamRef>,
-    {
-        let (
-            durability,
-            id,
-            payload,
-            payload_schema_version,
-            payload_type,
-            record_type,
-            recorded_at,
-            schema_version,
-            sequence,
-            stream,
-        ) = self.required;
-        let rest = self.rest;
-        RawLogRecordEnvelope {
-            durability: durability.value(),
-            id: id.value(),
-            payload: payload.value(),
-            payload_schema_version: payload_schema_version.value(),
-            payload_type: payload_type.value(),
-            record_type: record_type.value(),
-            recorded_at: recorded_at.value(),
-            schema_version: schema_version.value(),
-            sequence: sequence.value(),
-            stream: stream.value(),
-            causation_id: rest.causation_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    RawLogRecordEnvelope, RawLogRecordEnvelopeBuilder, RawLogRecordEnvelopeBuilderRest, unknown, " A builder of [`RawLogRecordEnvelope`]: set members by name; `build()` compiles once the required ones (`durability`, `id`, `payload`, `payload_schema_version`, `payload_type`, `record_type`, `recorded_at`, `schema_version`, `sequence`, `stream`) are.";
+    required [
+        T0 durability durability: String => String, "durability", durability;
+        T1 id id: String => String, "id", id;
+        T2 payload payload: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "payload", payload;
+        T3 payload_schema_version payload_schema_version: i64 => i64, "payload_schema_version", payload_schema_version;
+        T4 payload_type payload_type: String => String, "payload_type", payload_type;
+        T5 record_type record_type: String => String, "record_type", record_type;
+        T6 recorded_at recorded_at: i64 => i64, "recorded_at", recorded_at;
+        T7 schema_version schema_version: i64 => i64, "schema_version", schema_version;
+        T8 sequence sequence: i64 => i64, "sequence", sequence;
+        T9 stream stream: StreamRef => StreamRef, "stream", stream;
+    ]
+    optional [
+        nullable causation_id causation_id: String => String, "causation_id";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for RawLogRecordEnvelope {}
@@ -9757,83 +5311,13 @@ impl crate::sample::Sample for ReasoningEffortState {
         value
     }
 }
-impl ReasoningEffortState {
-    /// Starts a [`ReasoningEffortStateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ReasoningEffortStateBuilder {
-        ReasoningEffortStateBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ReasoningEffortStateBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ReasoningEffortState`]: set members by name; `build()` is there once the required ones (`reasoningEffort`, `source`) are.
-#[must_use]
-pub struct ReasoningEffortStateBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ReasoningEffortStateBuilderRest,
-}
-struct ReasoningEffortStateBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ReasoningEffortStateBuilder<(crate::support::Unset, T1)> {
-    /// Sets `reasoningEffort`.
-    pub fn reasoning_effort(
-        self,
-        reasoning_effort: impl Into<ReasoningEffort>,
-    ) -> ReasoningEffortStateBuilder<(ReasoningEffort, T1)> {
-        let (_, t1) = self.required;
-        ReasoningEffortStateBuilder {
-            required: (reasoning_effort.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ReasoningEffortStateBuilder<(T0, crate::support::Unset)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<ReasoningEffortChangeSource>,
-    ) -> ReasoningEffortStateBuilder<(T0, ReasoningEffortChangeSource)> {
-        let (t0, _) = self.required;
-        ReasoningEffortStateBuilder {
-            required: (t0, source.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ReasoningEffortStateBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ReasoningEffortStateBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ReasoningEffortState
-    where
-        T0: crate::support::Has<crate::members::reasoningEffort, ReasoningEffort>,
-        T1: crate::support::Has<crate::members::source, ReasoningEffortChangeSource>,
-    {
-        let (reasoning_effort, source) = self.required;
-        let rest = self.rest;
-        ReasoningEffortState {
-            reasoning_effort: reasoning_effort.value(),
-            source: source.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ReasoningEffortState, ReasoningEffortStateBuilder, ReasoningEffortStateBuilderRest, unknown, " A builder of [`ReasoningEffortState`]: set members by name; `build()` compiles once the required ones (`reasoningEffort`, `source`) are.";
+    required [
+        T0 reasoning_effort reasoning_effort: ReasoningEffort => ReasoningEffort, "reasoningEffort", reasoningEffort;
+        T1 source source: ReasoningEffortChangeSource => ReasoningEffortChangeSource, "source", source;
+    ]
+    optional []
 }
 impl Validate for ReasoningEffortState {}
 #[cfg(feature = "schemars")]
@@ -9878,75 +5362,13 @@ impl crate::sample::Sample for RecordPosition {
         value
     }
 }
-impl RecordPosition {
-    /// Starts a [`RecordPositionBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RecordPositionBuilder {
-        RecordPositionBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: RecordPositionBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RecordPosition`]: set members by name; `build()` is there once the required ones (`id`, `sequence`) are.
-#[must_use]
-pub struct RecordPositionBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: RecordPositionBuilderRest,
-}
-struct RecordPositionBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> RecordPositionBuilder<(crate::support::Unset, T1)> {
-    /// Sets `id`.
-    pub fn id(self, id: impl Into<String>) -> RecordPositionBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        RecordPositionBuilder {
-            required: (id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> RecordPositionBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sequence`.
-    pub fn sequence(self, sequence: impl Into<i64>) -> RecordPositionBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        RecordPositionBuilder {
-            required: (t0, sequence.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RecordPositionBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> RecordPositionBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RecordPosition
-    where
-        T0: crate::support::Has<crate::members::id, String>,
-        T1: crate::support::Has<crate::members::sequence, i64>,
-    {
-        let (id, sequence) = self.required;
-        let rest = self.rest;
-        RecordPosition {
-            id: id.value(),
-            sequence: sequence.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RecordPosition, RecordPositionBuilder, RecordPositionBuilderRest, unknown, " A builder of [`RecordPosition`]: set members by name; `build()` compiles once the required ones (`id`, `sequence`) are.";
+    required [
+        T0 id id: String => String, "id", id;
+        T1 sequence sequence: i64 => i64, "sequence", sequence;
+    ]
+    optional []
 }
 impl Validate for RecordPosition {}
 #[cfg(feature = "schemars")]
@@ -10100,204 +5522,17 @@ impl crate::sample::Sample for RecoveryObservation {
         value
     }
 }
-impl RecoveryObservation {
-    /// Starts a [`RecoveryObservationBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RecoveryObservationBuilder {
-        RecoveryObservationBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: RecoveryObservationBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RecoveryObservation`]: set members by name; `build()` is there once the required ones (`constructionId`, `effectiveMode`, `effectiveSource`, `qualification`, `requestedMode`, `sessionId`) are.
-#[must_use]
-pub struct RecoveryObservationBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: RecoveryObservationBuilderRest,
-}
-struct RecoveryObservationBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> RecoveryObservationBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `constructionId`.
-    pub fn construction_id(
-        self,
-        construction_id: impl Into<String>,
-    ) -> RecoveryObservationBuilder<(String, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        RecoveryObservationBuilder {
-            required: (construction_id.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> RecoveryObservationBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `effectiveMode`.
-    pub fn effective_mode(
-        self,
-        effective_mode: impl Into<RecoveryObservedMode>,
-    ) -> RecoveryObservationBuilder<(T0, RecoveryObservedMode, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        RecoveryObservationBuilder {
-            required: (t0, effective_mode.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> RecoveryObservationBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `effectiveSource`.
-    pub fn effective_source(
-        self,
-        effective_source: impl Into<RecoveryEffectiveSource>,
-    ) -> RecoveryObservationBuilder<(T0, T1, RecoveryEffectiveSource, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        RecoveryObservationBuilder {
-            required: (t0, t1, effective_source.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> RecoveryObservationBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `qualification`.
-    pub fn qualification(
-        self,
-        qualification: impl Into<RecoveryQualification>,
-    ) -> RecoveryObservationBuilder<(T0, T1, T2, RecoveryQualification, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        RecoveryObservationBuilder {
-            required: (t0, t1, t2, qualification.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> RecoveryObservationBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `requestedMode`.
-    pub fn requested_mode(
-        self,
-        requested_mode: impl Into<RecoveryObservedMode>,
-    ) -> RecoveryObservationBuilder<(T0, T1, T2, T3, RecoveryObservedMode, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        RecoveryObservationBuilder {
-            required: (t0, t1, t2, t3, requested_mode.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> RecoveryObservationBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> RecoveryObservationBuilder<(T0, T1, T2, T3, T4, String)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        RecoveryObservationBuilder {
-            required: (t0, t1, t2, t3, t4, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RecoveryObservationBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5> RecoveryObservationBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RecoveryObservation
-    where
-        T0: crate::support::Has<crate::members::constructionId, String>,
-        T1: crate::support::Has<crate::members::effectiveMode, RecoveryObservedMode>,
-        T2: crate::support::Has<
-            crate::members::effectiveSource,
-            RecoveryEffectiveSource,
-        >,
-        T3: crate::support::Has<crate::members::qualification, RecoveryQualification>,
-        T4: crate::support::Has<crate::members::requestedMode, RecoveryObservedMode>,
-        T5: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (
-            construction_id,
-            effective_mode,
-            effective_source,
-            qualification,
-            requested_mode,
-            session_id,
-        ) = self.required;
-        let rest = self.rest;
-        RecoveryObservation {
-            construction_id: construction_id.value(),
-            effective_mode: effective_mode.value(),
-            effective_source: effective_source.value(),
-            qualification: qualification.value(),
-            requested_mode: requested_mode.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RecoveryObservation, RecoveryObservationBuilder, RecoveryObservationBuilderRest, unknown, " A builder of [`RecoveryObservation`]: set members by name; `build()` compiles once the required ones (`constructionId`, `effectiveMode`, `effectiveSource`, `qualification`, `requestedMode`, `sessionId`) are.";
+    required [
+        T0 construction_id construction_id: String => String, "constructionId", constructionId;
+        T1 effective_mode effective_mode: RecoveryObservedMode => RecoveryObservedMode, "effectiveMode", effectiveMode;
+        T2 effective_source effective_source: RecoveryEffectiveSource => RecoveryEffectiveSource, "effectiveSource", effectiveSource;
+        T3 qualification qualification: RecoveryQualification => RecoveryQualification, "qualification", qualification;
+        T4 requested_mode requested_mode: RecoveryObservedMode => RecoveryObservedMode, "requestedMode", requestedMode;
+        T5 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for RecoveryObservation {}
 #[cfg(feature = "schemars")]
@@ -10424,81 +5659,13 @@ impl crate::sample::Sample for ReplayHint {
         value
     }
 }
-impl ReplayHint {
-    /// Starts a [`ReplayHintBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ReplayHintBuilder {
-        ReplayHintBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ReplayHintBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ReplayHint`]: set members by name; `build()` is there once the required ones (`afterItemId`, `rowKinds`) are.
-#[must_use]
-pub struct ReplayHintBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ReplayHintBuilderRest,
-}
-struct ReplayHintBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ReplayHintBuilder<(crate::support::Unset, T1)> {
-    /// Sets `afterItemId`.
-    pub fn after_item_id(
-        self,
-        after_item_id: impl Into<String>,
-    ) -> ReplayHintBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ReplayHintBuilder {
-            required: (after_item_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ReplayHintBuilder<(T0, crate::support::Unset)> {
-    /// Sets `rowKinds`.
-    pub fn row_kinds(
-        self,
-        row_kinds: impl Into<Vec<String>>,
-    ) -> ReplayHintBuilder<(T0, Vec<String>)> {
-        let (t0, _) = self.required;
-        ReplayHintBuilder {
-            required: (t0, row_kinds.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ReplayHintBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ReplayHintBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ReplayHint
-    where
-        T0: crate::support::Has<crate::members::afterItemId, String>,
-        T1: crate::support::Has<crate::members::rowKinds, Vec<String>>,
-    {
-        let (after_item_id, row_kinds) = self.required;
-        let rest = self.rest;
-        ReplayHint {
-            after_item_id: after_item_id.value(),
-            row_kinds: row_kinds.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ReplayHint, ReplayHintBuilder, ReplayHintBuilderRest, unknown, " A builder of [`ReplayHint`]: set members by name; `build()` compiles once the required ones (`afterItemId`, `rowKinds`) are.";
+    required [
+        T0 after_item_id after_item_id: String => String, "afterItemId", afterItemId;
+        T1 row_kinds row_kinds: Vec<String> => Vec<String>, "rowKinds", rowKinds;
+    ]
+    optional []
 }
 impl Validate for ReplayHint {}
 #[cfg(feature = "schemars")]
@@ -10557,115 +5724,17 @@ impl crate::sample::Sample for Request {
         value
     }
 }
-impl Request {
-    /// Starts a [`RequestBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RequestBuilder {
-        RequestBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: RequestBuilderRest {
-                params: None,
-                trace: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`Request`]: set members by name; `build()` is there once the required ones (`id`, `jsonrpc`, `method`) are.
-#[must_use]
-pub struct RequestBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: RequestBuilderRest,
-}
-struct RequestBuilderRest {
-    params: Option<serde_json::Map<String, serde_json::Value>>,
-    trace: Option<TraceContext>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> RequestBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `id`.
-    pub fn id(self, id: impl Into<RequestId>) -> RequestBuilder<(RequestId, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        RequestBuilder {
-            required: (id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> RequestBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `jsonrpc`.
-    pub fn jsonrpc(
-        self,
-        jsonrpc: impl Into<JsonRpcVersion>,
-    ) -> RequestBuilder<(T0, JsonRpcVersion, T2)> {
-        let (t0, _, t2) = self.required;
-        RequestBuilder {
-            required: (t0, jsonrpc.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> RequestBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `method`.
-    pub fn method(self, method: impl Into<String>) -> RequestBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        RequestBuilder {
-            required: (t0, t1, method.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RequestBuilder<R> {
-    /// Sets (else it is left out) `params`.
-    pub fn params(
-        mut self,
-        params: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> Self {
-        self.rest.params = Some(params.into());
-        self
-    }
-    /// Sets (else it is left out) `trace`.
-    pub fn trace(mut self, trace: impl Into<TraceContext>) -> Self {
-        self.rest.trace = Some(trace.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> RequestBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> Request
-    where
-        T0: crate::support::Has<crate::members::id, RequestId>,
-        T1: crate::support::Has<crate::members::jsonrpc, JsonRpcVersion>,
-        T2: crate::support::Has<crate::members::method, String>,
-    {
-        let (id, jsonrpc, method) = self.required;
-        let rest = self.rest;
-        Request {
-            id: id.value(),
-            jsonrpc: jsonrpc.value(),
-            method: method.value(),
-            params: rest.params,
-            trace: rest.trace,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    Request, RequestBuilder, RequestBuilderRest, unknown, " A builder of [`Request`]: set members by name; `build()` compiles once the required ones (`id`, `jsonrpc`, `method`) are.";
+    required [
+        T0 id id: RequestId => RequestId, "id", id;
+        T1 jsonrpc jsonrpc: JsonRpcVersion => JsonRpcVersion, "jsonrpc", jsonrpc;
+        T2 method method: String => String, "method", method;
+    ]
+    optional [
+        optional params params: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "params";
+        optional trace trace: TraceContext => TraceContext, "trace";
+    ]
 }
 impl Validate for Request {}
 #[cfg(feature = "schemars")]
@@ -10739,49 +5808,10 @@ impl RequestReceipt {
         }
     }
 }
-impl RequestReceipt {
-    /// Starts a [`RequestReceiptBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RequestReceiptBuilder {
-        RequestReceiptBuilder {
-            required: (),
-            rest: RequestReceiptBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RequestReceipt`]: set members by name, then `build()`.
-#[must_use]
-pub struct RequestReceiptBuilder<R = ()> {
-    required: R,
-    rest: RequestReceiptBuilderRest,
-}
-struct RequestReceiptBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> RequestReceiptBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl RequestReceiptBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RequestReceipt {
-        let () = self.required;
-        let rest = self.rest;
-        RequestReceipt {
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RequestReceipt, RequestReceiptBuilder, RequestReceiptBuilderRest, unknown, " A builder of [`RequestReceipt`]: set members by name, then `build()`.";
+    required []
+    optional []
 }
 impl Validate for RequestReceipt {}
 #[cfg(feature = "schemars")]
@@ -10911,62 +5941,14 @@ impl RunningElsewhere {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl RunningElsewhere {
-    /// Starts a [`RunningElsewhereBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RunningElsewhereBuilder {
-        RunningElsewhereBuilder {
-            required: (),
-            rest: RunningElsewhereBuilderRest {
-                origin: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`RunningElsewhere`]: set members by name, then `build()`.
-#[must_use]
-pub struct RunningElsewhereBuilder<R = ()> {
-    required: R,
-    rest: RunningElsewhereBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct RunningElsewhereBuilderRest {
-    origin: Option<RunningElsewhereOrigin>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> RunningElsewhereBuilder<R> {
-    /// Sets (else it is left out) `origin`.
-    pub fn origin(mut self, origin: impl Into<RunningElsewhereOrigin>) -> Self {
-        self.rest.origin = Some(origin.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl RunningElsewhereBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RunningElsewhere {
-        let () = self.required;
-        let rest = self.rest;
-        RunningElsewhere {
-            origin: rest.origin,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    RunningElsewhere, RunningElsewhereBuilder, RunningElsewhereBuilderRest, unknown, " A builder of [`RunningElsewhere`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional origin origin: RunningElsewhereOrigin => RunningElsewhereOrigin, "origin";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for RunningElsewhere {}
@@ -11091,238 +6073,18 @@ impl crate::sample::Sample for RuntimeWorktree {
         value
     }
 }
-impl RuntimeWorktree {
-    /// Starts a [`RuntimeWorktreeBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RuntimeWorktreeBuilder {
-        RuntimeWorktreeBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: RuntimeWorktreeBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RuntimeWorktree`]: set members by name; `build()` is there once the required ones (`baseCommit`, `cleanupPolicy`, `cleanupState`, `headCommit`, `ownership`, `parentDirtyExcluded`, `worktreeRoot`) are.
-#[must_use]
-pub struct RuntimeWorktreeBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: RuntimeWorktreeBuilderRest,
-}
-struct RuntimeWorktreeBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> RuntimeWorktreeBuilder<(crate::support::Unset, T1, T2, T3, T4, T5, T6)> {
-    /// Sets `baseCommit`.
-    pub fn base_commit(
-        self,
-        base_commit: impl Into<String>,
-    ) -> RuntimeWorktreeBuilder<(String, T1, T2, T3, T4, T5, T6)> {
-        let (_, t1, t2, t3, t4, t5, t6) = self.required;
-        RuntimeWorktreeBuilder {
-            required: (base_commit.into(), t1, t2, t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> RuntimeWorktreeBuilder<(T0, crate::support::Unset, T2, T3, T4, T5, T6)> {
-    /// Sets `cleanupPolicy`.
-    pub fn cleanup_policy(
-        self,
-        cleanup_policy: impl Into<RuntimeWorktreeCleanupPolicy>,
-    ) -> RuntimeWorktreeBuilder<(T0, RuntimeWorktreeCleanupPolicy, T2, T3, T4, T5, T6)> {
-        let (t0, _, t2, t3, t4, t5, t6) = self.required;
-        RuntimeWorktreeBuilder {
-            required: (t0, cleanup_policy.into(), t2, t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-> RuntimeWorktreeBuilder<(T0, T1, crate::support::Unset, T3, T4, T5, T6)> {
-    /// Sets `cleanupState`.
-    pub fn cleanup_state(
-        self,
-        cleanup_state: impl Into<RuntimeWorktreeCleanupState>,
-    ) -> RuntimeWorktreeBuilder<(T0, T1, RuntimeWorktreeCleanupState, T3, T4, T5, T6)> {
-        let (t0, t1, _, t3, t4, t5, t6) = self.required;
-        RuntimeWorktreeBuilder {
-            required: (t0, t1, cleanup_state.into(), t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-> RuntimeWorktreeBuilder<(T0, T1, T2, crate::support::Unset, T4, T5, T6)> {
-    /// Sets `headCommit`.
-    pub fn head_commit(
-        self,
-        head_commit: impl Into<String>,
-    ) -> RuntimeWorktreeBuilder<(T0, T1, T2, String, T4, T5, T6)> {
-        let (t0, t1, t2, _, t4, t5, t6) = self.required;
-        RuntimeWorktreeBuilder {
-            required: (t0, t1, t2, head_commit.into(), t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-> RuntimeWorktreeBuilder<(T0, T1, T2, T3, crate::support::Unset, T5, T6)> {
-    /// Sets `ownership`.
-    pub fn ownership(
-        self,
-        ownership: impl Into<RuntimeWorktreeOwnership>,
-    ) -> RuntimeWorktreeBuilder<(T0, T1, T2, T3, RuntimeWorktreeOwnership, T5, T6)> {
-        let (t0, t1, t2, t3, _, t5, t6) = self.required;
-        RuntimeWorktreeBuilder {
-            required: (t0, t1, t2, t3, ownership.into(), t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, crate::support::Unset, T6)> {
-    /// Sets `parentDirtyExcluded`.
-    pub fn parent_dirty_excluded(
-        self,
-        parent_dirty_excluded: impl Into<bool>,
-    ) -> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, bool, T6)> {
-        let (t0, t1, t2, t3, t4, _, t6) = self.required;
-        RuntimeWorktreeBuilder {
-            required: (t0, t1, t2, t3, t4, parent_dirty_excluded.into(), t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, T5, crate::support::Unset)> {
-    /// Sets `worktreeRoot`.
-    pub fn worktree_root(
-        self,
-        worktree_root: impl Into<String>,
-    ) -> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, T5, String)> {
-        let (t0, t1, t2, t3, t4, t5, _) = self.required;
-        RuntimeWorktreeBuilder {
-            required: (t0, t1, t2, t3, t4, t5, worktree_root.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RuntimeWorktreeBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5, T6> RuntimeWorktreeBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RuntimeWorktree
-    where
-        T0: crate::support::Has<crate::members::baseCommit, String>,
-        T1: crate::support::Has<
-            crate::members::cleanupPolicy,
-            RuntimeWorktreeCleanupPolicy,
-        >,
-        T2: crate::support::Has<
-            crate::members::cleanupState,
-            RuntimeWorktreeCleanupState,
-        >,
-        T3: crate::support::Has<crate::members::headCommit, String>,
-        T4: crate::support::Has<crate::members::ownership, RuntimeWorktreeOwnership>,
-        T5: crate::support::Has<crate::members::parentDirtyExcluded, bool>,
-        T6: crate::support::Has<crate::members::worktreeRoot, String>,
-    {
-        let (
-            base_commit,
-            cleanup_policy,
-            cleanup_state,
-            head_commit,
-            ownership,
-            parent_dirty_excluded,
-            worktree_root,
-        ) = self.required;
-        let rest = self.rest;
-        RuntimeWorktree {
-            base_commit: base_commit.value(),
-            cleanup_policy: cleanup_policy.value(),
-            cleanup_state: cleanup_state.value(),
-            head_commit: head_commit.value(),
-            ownership: ownership.value(),
-            parent_dirty_excluded: parent_dirty_excluded.value(),
-            worktree_root: worktree_root.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RuntimeWorktree, RuntimeWorktreeBuilder, RuntimeWorktreeBuilderRest, unknown, " A builder of [`RuntimeWorktree`]: set members by name; `build()` compiles once the required ones (`baseCommit`, `cleanupPolicy`, `cleanupState`, `headCommit`, `ownership`, `parentDirtyExcluded`, `worktreeRoot`) are.";
+    required [
+        T0 base_commit base_commit: String => String, "baseCommit", baseCommit;
+        T1 cleanup_policy cleanup_policy: RuntimeWorktreeCleanupPolicy => RuntimeWorktreeCleanupPolicy, "cleanupPolicy", cleanupPolicy;
+        T2 cleanup_state cleanup_state: RuntimeWorktreeCleanupState => RuntimeWorktreeCleanupState, "cleanupState", cleanupState;
+        T3 head_commit head_commit: String => String, "headCommit", headCommit;
+        T4 ownership ownership: RuntimeWorktreeOwnership => RuntimeWorktreeOwnership, "ownership", ownership;
+        T5 parent_dirty_excluded parent_dirty_excluded: bool => bool, "parentDirtyExcluded", parentDirtyExcluded;
+        T6 worktree_root worktree_root: String => String, "worktreeRoot", worktreeRoot;
+    ]
+    optional []
 }
 impl Validate for RuntimeWorktree {}
 #[cfg(feature = "schemars")]
@@ -11537,78 +6299,13 @@ impl crate::sample::Sample for SchemaInfo {
         value
     }
 }
-impl SchemaInfo {
-    /// Starts a [`SchemaInfoBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SchemaInfoBuilder {
-        SchemaInfoBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SchemaInfoBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SchemaInfo`]: set members by name; `build()` is there once the required ones (`fingerprint`, `version`) are.
-#[must_use]
-pub struct SchemaInfoBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: SchemaInfoBuilderRest,
-}
-struct SchemaInfoBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SchemaInfoBuilder<(crate::support::Unset, T1)> {
-    /// Sets `fingerprint`.
-    pub fn fingerprint(
-        self,
-        fingerprint: impl Into<String>,
-    ) -> SchemaInfoBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SchemaInfoBuilder {
-            required: (fingerprint.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SchemaInfoBuilder<(T0, crate::support::Unset)> {
-    /// Sets `version`.
-    pub fn version(self, version: impl Into<i64>) -> SchemaInfoBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        SchemaInfoBuilder {
-            required: (t0, version.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SchemaInfoBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SchemaInfoBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SchemaInfo
-    where
-        T0: crate::support::Has<crate::members::fingerprint, String>,
-        T1: crate::support::Has<crate::members::version, i64>,
-    {
-        let (fingerprint, version) = self.required;
-        let rest = self.rest;
-        SchemaInfo {
-            fingerprint: fingerprint.value(),
-            version: version.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SchemaInfo, SchemaInfoBuilder, SchemaInfoBuilderRest, unknown, " A builder of [`SchemaInfo`]: set members by name; `build()` compiles once the required ones (`fingerprint`, `version`) are.";
+    required [
+        T0 fingerprint fingerprint: String => String, "fingerprint", fingerprint;
+        T1 version version: i64 => i64, "version", version;
+    ]
+    optional []
 }
 impl Validate for SchemaInfo {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -11666,75 +6363,13 @@ impl crate::sample::Sample for ServerInfo {
         value
     }
 }
-impl ServerInfo {
-    /// Starts a [`ServerInfoBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ServerInfoBuilder {
-        ServerInfoBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ServerInfoBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ServerInfo`]: set members by name; `build()` is there once the required ones (`name`, `version`) are.
-#[must_use]
-pub struct ServerInfoBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ServerInfoBuilderRest,
-}
-struct ServerInfoBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ServerInfoBuilder<(crate::support::Unset, T1)> {
-    /// Sets `name`.
-    pub fn name(self, name: impl Into<String>) -> ServerInfoBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ServerInfoBuilder {
-            required: (name.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ServerInfoBuilder<(T0, crate::support::Unset)> {
-    /// Sets `version`.
-    pub fn version(self, version: impl Into<String>) -> ServerInfoBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ServerInfoBuilder {
-            required: (t0, version.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ServerInfoBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ServerInfoBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ServerInfo
-    where
-        T0: crate::support::Has<crate::members::name, String>,
-        T1: crate::support::Has<crate::members::version, String>,
-    {
-        let (name, version) = self.required;
-        let rest = self.rest;
-        ServerInfo {
-            name: name.value(),
-            version: version.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ServerInfo, ServerInfoBuilder, ServerInfoBuilderRest, unknown, " A builder of [`ServerInfo`]: set members by name; `build()` compiles once the required ones (`name`, `version`) are.";
+    required [
+        T0 name name: String => String, "name", name;
+        T1 version version: String => String, "version", version;
+    ]
+    optional []
 }
 impl Validate for ServerInfo {}
 #[cfg(feature = "schemars")]
@@ -11786,102 +6421,14 @@ impl crate::sample::Sample for SideProvenance {
         value
     }
 }
-impl SideProvenance {
-    /// Starts a [`SideProvenanceBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SideProvenanceBuilder {
-        SideProvenanceBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SideProvenanceBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SideProvenance`]: set members by name; `build()` is there once the required ones (`commandId`, `cutCursor`, `sessionId`) are.
-#[must_use]
-pub struct SideProvenanceBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SideProvenanceBuilderRest,
-}
-struct SideProvenanceBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SideProvenanceBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SideProvenanceBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SideProvenanceBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SideProvenanceBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `cutCursor`.
-    pub fn cut_cursor(
-        self,
-        cut_cursor: impl Into<String>,
-    ) -> SideProvenanceBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        SideProvenanceBuilder {
-            required: (t0, cut_cursor.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SideProvenanceBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SideProvenanceBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SideProvenanceBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SideProvenanceBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SideProvenanceBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SideProvenance
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::cutCursor, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, cut_cursor, session_id) = self.required;
-        let rest = self.rest;
-        SideProvenance {
-            command_id: command_id.value(),
-            cut_cursor: cut_cursor.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SideProvenance, SideProvenanceBuilder, SideProvenanceBuilderRest, unknown, " A builder of [`SideProvenance`]: set members by name; `build()` compiles once the required ones (`commandId`, `cutCursor`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 cut_cursor cut_cursor: String => String, "cutCursor", cutCursor;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SideProvenance {}
 #[cfg(feature = "schemars")]
@@ -11928,81 +6475,13 @@ impl crate::sample::Sample for SnapshotAnchor {
         value
     }
 }
-impl SnapshotAnchor {
-    /// Starts a [`SnapshotAnchorBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SnapshotAnchorBuilder {
-        SnapshotAnchorBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SnapshotAnchorBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SnapshotAnchor`]: set members by name; `build()` is there once the required ones (`boundaryCursor`, `summarizedThrough`) are.
-#[must_use]
-pub struct SnapshotAnchorBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: SnapshotAnchorBuilderRest,
-}
-struct SnapshotAnchorBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SnapshotAnchorBuilder<(crate::support::Unset, T1)> {
-    /// Sets `boundaryCursor`.
-    pub fn boundary_cursor(
-        self,
-        boundary_cursor: impl Into<String>,
-    ) -> SnapshotAnchorBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SnapshotAnchorBuilder {
-            required: (boundary_cursor.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SnapshotAnchorBuilder<(T0, crate::support::Unset)> {
-    /// Sets `summarizedThrough`.
-    pub fn summarized_through(
-        self,
-        summarized_through: impl Into<String>,
-    ) -> SnapshotAnchorBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SnapshotAnchorBuilder {
-            required: (t0, summarized_through.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SnapshotAnchorBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SnapshotAnchorBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SnapshotAnchor
-    where
-        T0: crate::support::Has<crate::members::boundaryCursor, String>,
-        T1: crate::support::Has<crate::members::summarizedThrough, String>,
-    {
-        let (boundary_cursor, summarized_through) = self.required;
-        let rest = self.rest;
-        SnapshotAnchor {
-            boundary_cursor: boundary_cursor.value(),
-            summarized_through: summarized_through.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SnapshotAnchor, SnapshotAnchorBuilder, SnapshotAnchorBuilderRest, unknown, " A builder of [`SnapshotAnchor`]: set members by name; `build()` compiles once the required ones (`boundaryCursor`, `summarizedThrough`) are.";
+    required [
+        T0 boundary_cursor boundary_cursor: String => String, "boundaryCursor", boundaryCursor;
+        T1 summarized_through summarized_through: String => String, "summarizedThrough", summarizedThrough;
+    ]
+    optional []
 }
 impl Validate for SnapshotAnchor {}
 #[cfg(feature = "schemars")]
@@ -12157,316 +6636,29 @@ impl crate::sample::Sample for SnapshotState {
         value
     }
 }
-impl SnapshotState {
-    /// Starts a [`SnapshotStateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SnapshotStateBuilder {
-        SnapshotStateBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SnapshotStateBuilderRest {
-                active_turn: None,
-                branch: None,
-                context_usage: None,
-                effective_model: None,
-                goal: None,
-                name: crate::Tristate::Absent,
-                reasoning_effort: None,
-                todo_list: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SnapshotState`]: set members by name; `build()` is there once the required ones (`approvalMode`, `items`, `pendingApprovals`, `pendingUserInputs`, `queuedTurns`, `tokenUsage`, `turnCount`) are.
-#[must_use]
-pub struct SnapshotStateBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SnapshotStateBuilderRest,
-}
-struct SnapshotStateBuilderRest {
-    active_turn: Option<Box<TurnRef>>,
-    branch: Option<Box<BranchState>>,
-    context_usage: Option<ContextUsage>,
-    effective_model: Option<Box<EffectiveModel>>,
-    goal: Option<Box<Goal>>,
-    name: Tristate<String>,
-    reasoning_effort: Option<Box<ReasoningEffortState>>,
-    todo_list: Option<Box<TodoListState>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> SnapshotStateBuilder<(crate::support::Unset, T1, T2, T3, T4, T5, T6)> {
-    /// Sets `approvalMode`.
-    pub fn approval_mode(
-        self,
-        approval_mode: impl Into<EffectiveApprovalModeState>,
-    ) -> SnapshotStateBuilder<(EffectiveApprovalModeState, T1, T2, T3, T4, T5, T6)> {
-        let (_, t1, t2, t3, t4, t5, t6) = self.required;
-        SnapshotStateBuilder {
-            required: (approval_mode.into(), t1, t2, t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> SnapshotStateBuilder<(T0, crate::support::Unset, T2, T3, T4, T5, T6)> {
-    /// Sets `items`.
-    pub fn items(
-        self,
-        items: impl Into<Vec<Item>>,
-    ) -> SnapshotStateBuilder<(T0, Vec<Item>, T2, T3, T4, T5, T6)> {
-        let (t0, _, t2, t3, t4, t5, t6) = self.required;
-        SnapshotStateBuilder {
-            required: (t0, items.into(), t2, t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-> SnapshotStateBuilder<(T0, T1, crate::support::Unset, T3, T4, T5, T6)> {
-    /// Sets `pendingApprovals`.
-    pub fn pending_approvals(
-        self,
-        pending_approvals: impl Into<Vec<PendingApprovalPointer>>,
-    ) -> SnapshotStateBuilder<(T0, T1, Vec<PendingApprovalPointer>, T3, T4, T5, T6)> {
-        let (t0, t1, _, t3, t4, t5, t6) = self.required;
-        SnapshotStateBuilder {
-            required: (t0, t1, pending_approvals.into(), t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-> SnapshotStateBuilder<(T0, T1, T2, crate::support::Unset, T4, T5, T6)> {
-    /// Sets `pendingUserInputs`.
-    pub fn pending_user_inputs(
-        self,
-        pending_user_inputs: impl Into<Vec<PendingUserInputPointer>>,
-    ) -> SnapshotStateBuilder<(T0, T1, T2, Vec<PendingUserInputPointer>, T4, T5, T6)> {
-        let (t0, t1, t2, _, t4, t5, t6) = self.required;
-        SnapshotStateBuilder {
-            required: (t0, t1, t2, pending_user_inputs.into(), t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-> SnapshotStateBuilder<(T0, T1, T2, T3, crate::support::Unset, T5, T6)> {
-    /// Sets `queuedTurns`.
-    pub fn queued_turns(
-        self,
-        queued_turns: impl Into<Vec<TurnRef>>,
-    ) -> SnapshotStateBuilder<(T0, T1, T2, T3, Vec<TurnRef>, T5, T6)> {
-        let (t0, t1, t2, t3, _, t5, t6) = self.required;
-        SnapshotStateBuilder {
-            required: (t0, t1, t2, t3, queued_turns.into(), t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-> SnapshotStateBuilder<(T0, T1, T2, T3, T4, crate::support::Unset, T6)> {
-    /// Sets `tokenUsage`.
-    pub fn token_usage(
-        self,
-        token_usage: impl Into<CumulativeTokenUsage>,
-    ) -> SnapshotStateBuilder<(T0, T1, T2, T3, T4, CumulativeTokenUsage, T6)> {
-        let (t0, t1, t2, t3, t4, _, t6) = self.required;
-        SnapshotStateBuilder {
-            required: (t0, t1, t2, t3, t4, token_usage.into(), t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> SnapshotStateBuilder<(T0, T1, T2, T3, T4, T5, crate::support::Unset)> {
-    /// Sets `turnCount`.
-    pub fn turn_count(
-        self,
-        turn_count: impl Into<i64>,
-    ) -> SnapshotStateBuilder<(T0, T1, T2, T3, T4, T5, i64)> {
-        let (t0, t1, t2, t3, t4, t5, _) = self.required;
-        SnapshotStateBuilder {
-            required: (t0, t1, t2, t3, t4, t5, turn_count.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SnapshotStateBuilder<R> {
-    /// Sets (else it is written as `null`) `activeTurn`.
-    pub fn active_turn(mut self, active_turn: impl Into<TurnRef>) -> Self {
-        self.rest.active_turn = Some(Box::new(active_turn.into()));
-        self
-    }
-    /// Sets (else it is written as `null`) `branch`.
-    pub fn branch(mut self, branch: impl Into<BranchState>) -> Self {
-        self.rest.branch = Some(Box::new(branch.into()));
-        self
-    }
-    /// Sets (else it is left out) `contextUsage`.
-    pub fn context_usage(mut self, context_usage: impl Into<ContextUsage>) -> Self {
-        self.rest.context_usage = Some(context_usage.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `effectiveModel`.
-    pub fn effective_model(
-        mut self,
-        effective_model: impl Into<EffectiveModel>,
-    ) -> Self {
-        self.rest.effective_model = Some(Box::new(effective_model.into()));
-        self
-    }
-    /// Sets (else it is written as `null`) `goal`.
-    pub fn goal(mut self, goal: impl Into<Goal>) -> Self {
-        self.rest.goal = Some(Box::new(goal.into()));
-        self
-    }
-    /// Sets to a value (else it is left out) `name`.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.rest.name = crate::Tristate::Value(name.into());
-        self
-    }
-    /// Sets `name` to `null` (else it is left out).
-    pub fn name_null(mut self) -> Self {
-        self.rest.name = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `reasoningEffort`.
-    pub fn reasoning_effort(
-        mut self,
-        reasoning_effort: impl Into<ReasoningEffortState>,
-    ) -> Self {
-        self.rest.reasoning_effort = Some(Box::new(reasoning_effort.into()));
-        self
-    }
-    /// Sets (else it is written as `null`) `todoList`.
-    pub fn todo_list(mut self, todo_list: impl Into<TodoListState>) -> Self {
-        self.rest.todo_list = Some(Box::new(todo_list.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5, T6> SnapshotStateBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SnapshotState
-    where
-        T0: crate::support::Has<
-            crate::members::approvalMode,
-            EffectiveApprovalModeState,
-        >,
-        T1: crate::support::Has<crate::members::items, Vec<Item>>,
-        T2: crate::support::Has<
-            crate::members::pendingApprovals,
-            Vec<PendingApprovalPointer>,
-        >,
-        T3: crate::support::Has<
-            crate::members::pendingUserInputs,
-            Vec<PendingUserInputPointer>,
-        >,
-        T4: crate::support::Has<crate::members::queuedTurns, Vec<TurnRef>>,
-        T5: crate::support::Has<crate::members::tokenUsage, CumulativeTokenUsage>,
-        T6: crate::support::Has<crate::members::turnCount, i64>,
-    {
-        let (
-            approval_mode,
-            items,
-            pending_approvals,
-            pending_user_inputs,
-            queued_turns,
-            token_usage,
-            turn_count,
-        ) = self.required;
-        let rest = self.rest;
-        SnapshotState {
-            approval_mode: approval_mode.value(),
-            items: items.value(),
-            pending_approvals: pending_approvals.value(),
-            pending_user_inputs: pending_user_inputs.value(),
-            queued_turns: queued_turns.value(),
-            token_usage: token_usage.value(),
-            turn_count: turn_count.value(),
-            active_turn: rest.active_turn,
-            branch: rest.branch,
-            context_usage: rest.context_usage,
-            effective_model: rest.effective_model,
-            goal: rest.goal,
-            name: rest.name,
-            reasoning_effort: rest.reasoning_effort,
-            todo_list: rest.todo_list,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SnapshotState, SnapshotStateBuilder, SnapshotStateBuilderRest, unknown, " A builder of [`SnapshotState`]: set members by name; `build()` compiles once the required ones (`approvalMode`, `items`, `pendingApprovals`, `pendingUserInputs`, `queuedTurns`, `tokenUsage`, `turnCount`) are.";
+    required [
+        T0 approval_mode approval_mode: EffectiveApprovalModeState => EffectiveApprovalModeState, "approvalMode", approvalMode;
+        T1 items items: Vec<Item> => Vec<Item>, "items", items;
+        T2 pending_approvals pending_approvals: Vec<PendingApprovalPointer> => Vec<PendingApprovalPointer>, "pendingApprovals", pendingApprovals;
+        T3 pending_user_inputs pending_user_inputs: Vec<PendingUserInputPointer> => Vec<PendingUserInputPointer>, "pendingUserInputs", pendingUserInputs;
+        T4 queued_turns queued_turns: Vec<TurnRef> => Vec<TurnRef>, "queuedTurns", queuedTurns;
+        T5 token_usage token_usage: CumulativeTokenUsage => CumulativeTokenUsage, "tokenUsage", tokenUsage;
+        T6 turn_count turn_count: i64 => i64, "turnCount", turnCount;
+    ]
+    optional [
+        nullable active_turn active_turn: TurnRef => Box<TurnRef>, "activeTurn";
+        nullable branch branch: BranchState => Box<BranchState>, "branch";
+        optional context_usage context_usage: ContextUsage => ContextUsage, "contextUsage";
+        nullable effective_model effective_model: EffectiveModel => Box<EffectiveModel>, "effectiveModel";
+        nullable goal goal: Goal => Box<Goal>, "goal";
+        tristate name name [
+        name_null    ]
+    : String => String, "name";
+        optional reasoning_effort reasoning_effort: ReasoningEffortState => Box<ReasoningEffortState>, "reasoningEffort";
+        nullable todo_list todo_list: TodoListState => Box<TodoListState>, "todoList";
+    ]
 }
 impl Validate for SnapshotState {}
 #[cfg(feature = "schemars")]
@@ -12515,102 +6707,14 @@ impl crate::sample::Sample for SourceRange {
         value
     }
 }
-impl SourceRange {
-    /// Starts a [`SourceRangeBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SourceRangeBuilder {
-        SourceRangeBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SourceRangeBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SourceRange`]: set members by name; `build()` is there once the required ones (`first`, `last`, `stream`) are.
-#[must_use]
-pub struct SourceRangeBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SourceRangeBuilderRest,
-}
-struct SourceRangeBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SourceRangeBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `first`.
-    pub fn first(
-        self,
-        first: impl Into<RecordPosition>,
-    ) -> SourceRangeBuilder<(RecordPosition, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SourceRangeBuilder {
-            required: (first.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SourceRangeBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `last`.
-    pub fn last(
-        self,
-        last: impl Into<RecordPosition>,
-    ) -> SourceRangeBuilder<(T0, RecordPosition, T2)> {
-        let (t0, _, t2) = self.required;
-        SourceRangeBuilder {
-            required: (t0, last.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SourceRangeBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `stream`.
-    pub fn stream(
-        self,
-        stream: impl Into<StreamRef>,
-    ) -> SourceRangeBuilder<(T0, T1, StreamRef)> {
-        let (t0, t1, _) = self.required;
-        SourceRangeBuilder {
-            required: (t0, t1, stream.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SourceRangeBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SourceRangeBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SourceRange
-    where
-        T0: crate::support::Has<crate::members::first, RecordPosition>,
-        T1: crate::support::Has<crate::members::last, RecordPosition>,
-        T2: crate::support::Has<crate::members::stream, StreamRef>,
-    {
-        let (first, last, stream) = self.required;
-        let rest = self.rest;
-        SourceRange {
-            first: first.value(),
-            last: last.value(),
-            stream: stream.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SourceRange, SourceRangeBuilder, SourceRangeBuilderRest, unknown, " A builder of [`SourceRange`]: set members by name; `build()` compiles once the required ones (`first`, `last`, `stream`) are.";
+    required [
+        T0 first first: RecordPosition => RecordPosition, "first", first;
+        T1 last last: RecordPosition => RecordPosition, "last", last;
+        T2 stream stream: StreamRef => StreamRef, "stream", stream;
+    ]
+    optional []
 }
 impl Validate for SourceRange {}
 #[cfg(feature = "schemars")]
@@ -12696,142 +6800,20 @@ impl crate::sample::Sample for StatusAttempt {
         value
     }
 }
-impl StatusAttempt {
-    /// Starts a [`StatusAttemptBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> StatusAttemptBuilder {
-        StatusAttemptBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: StatusAttemptBuilderRest {
-                error_kind: None,
-                http_status: None,
-                max_attempts: None,
-                next_attempt: None,
-                retry_delay_ms: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`StatusAttempt`]: set members by name; `build()` is there once the required ones (`attempt`, `operation`, `system`) are.
-#[must_use]
-pub struct StatusAttemptBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: StatusAttemptBuilderRest,
-}
-struct StatusAttemptBuilderRest {
-    error_kind: Option<String>,
-    http_status: Option<i64>,
-    max_attempts: Option<i64>,
-    next_attempt: Option<i64>,
-    retry_delay_ms: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> StatusAttemptBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `attempt`.
-    pub fn attempt(
-        self,
-        attempt: impl Into<i64>,
-    ) -> StatusAttemptBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        StatusAttemptBuilder {
-            required: (attempt.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> StatusAttemptBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `operation`.
-    pub fn operation(
-        self,
-        operation: impl Into<String>,
-    ) -> StatusAttemptBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        StatusAttemptBuilder {
-            required: (t0, operation.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> StatusAttemptBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `system`.
-    pub fn system(
-        self,
-        system: impl Into<String>,
-    ) -> StatusAttemptBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        StatusAttemptBuilder {
-            required: (t0, t1, system.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> StatusAttemptBuilder<R> {
-    /// Sets (else it is left out) `errorKind`.
-    pub fn error_kind(mut self, error_kind: impl Into<String>) -> Self {
-        self.rest.error_kind = Some(error_kind.into());
-        self
-    }
-    /// Sets (else it is left out) `httpStatus`.
-    pub fn http_status(mut self, http_status: impl Into<i64>) -> Self {
-        self.rest.http_status = Some(http_status.into());
-        self
-    }
-    /// Sets (else it is left out) `maxAttempts`.
-    pub fn max_attempts(mut self, max_attempts: impl Into<i64>) -> Self {
-        self.rest.max_attempts = Some(max_attempts.into());
-        self
-    }
-    /// Sets (else it is left out) `nextAttempt`.
-    pub fn next_attempt(mut self, next_attempt: impl Into<i64>) -> Self {
-        self.rest.next_attempt = Some(next_attempt.into());
-        self
-    }
-    /// Sets (else it is left out) `retryDelayMs`.
-    pub fn retry_delay_ms(mut self, retry_delay_ms: impl Into<i64>) -> Self {
-        self.rest.retry_delay_ms = Some(retry_delay_ms.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> StatusAttemptBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> StatusAttempt
-    where
-        T0: crate::support::Has<crate::members::attempt, i64>,
-        T1: crate::support::Has<crate::members::operation, String>,
-        T2: crate::support::Has<crate::members::system, String>,
-    {
-        let (attempt, operation, system) = self.required;
-        let rest = self.rest;
-        StatusAttempt {
-            attempt: attempt.value(),
-            operation: operation.value(),
-            system: system.value(),
-            error_kind: rest.error_kind,
-            http_status: rest.http_status,
-            max_attempts: rest.max_attempts,
-            next_attempt: rest.next_attempt,
-            retry_delay_ms: rest.retry_delay_ms,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    StatusAttempt, StatusAttemptBuilder, StatusAttemptBuilderRest, unknown, " A builder of [`StatusAttempt`]: set members by name; `build()` compiles once the required ones (`attempt`, `operation`, `system`) are.";
+    required [
+        T0 attempt attempt: i64 => i64, "attempt", attempt;
+        T1 operation operation: String => String, "operation", operation;
+        T2 system system: String => String, "system", system;
+    ]
+    optional [
+        optional error_kind error_kind: String => String, "errorKind";
+        optional http_status http_status: i64 => i64, "httpStatus";
+        optional max_attempts max_attempts: i64 => i64, "maxAttempts";
+        optional next_attempt next_attempt: i64 => i64, "nextAttempt";
+        optional retry_delay_ms retry_delay_ms: i64 => i64, "retryDelayMs";
+    ]
 }
 impl Validate for StatusAttempt {}
 #[cfg(feature = "schemars")]
@@ -12892,132 +6874,17 @@ impl crate::sample::Sample for StatusChildren {
         value
     }
 }
-impl StatusChildren {
-    /// Starts a [`StatusChildrenBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> StatusChildrenBuilder {
-        StatusChildrenBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: StatusChildrenBuilderRest {
-                total: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`StatusChildren`]: set members by name; `build()` is there once the required ones (`active`, `cancelled`, `completed`, `failed`) are.
-#[must_use]
-pub struct StatusChildrenBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: StatusChildrenBuilderRest,
-}
-struct StatusChildrenBuilderRest {
-    total: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> StatusChildrenBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `active`.
-    pub fn active(
-        self,
-        active: impl Into<i64>,
-    ) -> StatusChildrenBuilder<(i64, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        StatusChildrenBuilder {
-            required: (active.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> StatusChildrenBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `cancelled`.
-    pub fn cancelled(
-        self,
-        cancelled: impl Into<i64>,
-    ) -> StatusChildrenBuilder<(T0, i64, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        StatusChildrenBuilder {
-            required: (t0, cancelled.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> StatusChildrenBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `completed`.
-    pub fn completed(
-        self,
-        completed: impl Into<i64>,
-    ) -> StatusChildrenBuilder<(T0, T1, i64, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        StatusChildrenBuilder {
-            required: (t0, t1, completed.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> StatusChildrenBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `failed`.
-    pub fn failed(
-        self,
-        failed: impl Into<i64>,
-    ) -> StatusChildrenBuilder<(T0, T1, T2, i64)> {
-        let (t0, t1, t2, _) = self.required;
-        StatusChildrenBuilder {
-            required: (t0, t1, t2, failed.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> StatusChildrenBuilder<R> {
-    /// Sets (else it is left out) `total`.
-    pub fn total(mut self, total: impl Into<i64>) -> Self {
-        self.rest.total = Some(total.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> StatusChildrenBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> StatusChildren
-    where
-        T0: crate::support::Has<crate::members::active, i64>,
-        T1: crate::support::Has<crate::members::cancelled, i64>,
-        T2: crate::support::Has<crate::members::completed, i64>,
-        T3: crate::support::Has<crate::members::failed, i64>,
-    {
-        let (active, cancelled, completed, failed) = self.required;
-        let rest = self.rest;
-        StatusChildren {
-            active: active.value(),
-            cancelled: cancelled.value(),
-            completed: completed.value(),
-            failed: failed.value(),
-            total: rest.total,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    StatusChildren, StatusChildrenBuilder, StatusChildrenBuilderRest, unknown, " A builder of [`StatusChildren`]: set members by name; `build()` compiles once the required ones (`active`, `cancelled`, `completed`, `failed`) are.";
+    required [
+        T0 active active: i64 => i64, "active", active;
+        T1 cancelled cancelled: i64 => i64, "cancelled", cancelled;
+        T2 completed completed: i64 => i64, "completed", completed;
+        T3 failed failed: i64 => i64, "failed", failed;
+    ]
+    optional [
+        optional total total: i64 => i64, "total";
+    ]
 }
 impl Validate for StatusChildren {}
 #[cfg(feature = "schemars")]
@@ -13063,74 +6930,14 @@ impl crate::sample::Sample for StatusHealth {
         value
     }
 }
-impl StatusHealth {
-    /// Starts a [`StatusHealthBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> StatusHealthBuilder {
-        StatusHealthBuilder {
-            required: (crate::support::Unset,),
-            rest: StatusHealthBuilderRest {
-                reason: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`StatusHealth`]: set members by name; `build()` is there once the required ones (`level`) are.
-#[must_use]
-pub struct StatusHealthBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: StatusHealthBuilderRest,
-}
-struct StatusHealthBuilderRest {
-    reason: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl StatusHealthBuilder<(crate::support::Unset,)> {
-    /// Sets `level`.
-    pub fn level(
-        self,
-        level: impl Into<StatusHealthLevel>,
-    ) -> StatusHealthBuilder<(StatusHealthLevel,)> {
-        let (_,) = self.required;
-        StatusHealthBuilder {
-            required: (level.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> StatusHealthBuilder<R> {
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> StatusHealthBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> StatusHealth
-    where
-        T0: crate::support::Has<crate::members::level, StatusHealthLevel>,
-    {
-        let (level,) = self.required;
-        let rest = self.rest;
-        StatusHealth {
-            level: level.value(),
-            reason: rest.reason,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    StatusHealth, StatusHealthBuilder, StatusHealthBuilderRest, unknown, " A builder of [`StatusHealth`]: set members by name; `build()` compiles once the required ones (`level`) are.";
+    required [
+        T0 level level: StatusHealthLevel => StatusHealthLevel, "level", level;
+    ]
+    optional [
+        optional reason reason: String => String, "reason";
+    ]
 }
 impl Validate for StatusHealth {}
 #[cfg(feature = "schemars")]
@@ -13231,79 +7038,15 @@ impl crate::sample::Sample for StatusProgress {
         value
     }
 }
-impl StatusProgress {
-    /// Starts a [`StatusProgressBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> StatusProgressBuilder {
-        StatusProgressBuilder {
-            required: (crate::support::Unset,),
-            rest: StatusProgressBuilderRest {
-                total: None,
-                unit: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`StatusProgress`]: set members by name; `build()` is there once the required ones (`current`) are.
-#[must_use]
-pub struct StatusProgressBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: StatusProgressBuilderRest,
-}
-struct StatusProgressBuilderRest {
-    total: Option<i64>,
-    unit: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl StatusProgressBuilder<(crate::support::Unset,)> {
-    /// Sets `current`.
-    pub fn current(self, current: impl Into<i64>) -> StatusProgressBuilder<(i64,)> {
-        let (_,) = self.required;
-        StatusProgressBuilder {
-            required: (current.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> StatusProgressBuilder<R> {
-    /// Sets (else it is left out) `total`.
-    pub fn total(mut self, total: impl Into<i64>) -> Self {
-        self.rest.total = Some(total.into());
-        self
-    }
-    /// Sets (else it is left out) `unit`.
-    pub fn unit(mut self, unit: impl Into<String>) -> Self {
-        self.rest.unit = Some(unit.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> StatusProgressBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> StatusProgress
-    where
-        T0: crate::support::Has<crate::members::current, i64>,
-    {
-        let (current,) = self.required;
-        let rest = self.rest;
-        StatusProgress {
-            current: current.value(),
-            total: rest.total,
-            unit: rest.unit,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    StatusProgress, StatusProgressBuilder, StatusProgressBuilderRest, unknown, " A builder of [`StatusProgress`]: set members by name; `build()` compiles once the required ones (`current`) are.";
+    required [
+        T0 current current: i64 => i64, "current", current;
+    ]
+    optional [
+        optional total total: i64 => i64, "total";
+        optional unit unit: String => String, "unit";
+    ]
 }
 impl Validate for StatusProgress {}
 #[cfg(feature = "schemars")]
@@ -13354,79 +7097,15 @@ impl crate::sample::Sample for StatusStep {
         value
     }
 }
-impl StatusStep {
-    /// Starts a [`StatusStepBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> StatusStepBuilder {
-        StatusStepBuilder {
-            required: (crate::support::Unset,),
-            rest: StatusStepBuilderRest {
-                index: None,
-                total: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`StatusStep`]: set members by name; `build()` is there once the required ones (`label`) are.
-#[must_use]
-pub struct StatusStepBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: StatusStepBuilderRest,
-}
-struct StatusStepBuilderRest {
-    index: Option<i64>,
-    total: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl StatusStepBuilder<(crate::support::Unset,)> {
-    /// Sets `label`.
-    pub fn label(self, label: impl Into<String>) -> StatusStepBuilder<(String,)> {
-        let (_,) = self.required;
-        StatusStepBuilder {
-            required: (label.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> StatusStepBuilder<R> {
-    /// Sets (else it is left out) `index`.
-    pub fn index(mut self, index: impl Into<i64>) -> Self {
-        self.rest.index = Some(index.into());
-        self
-    }
-    /// Sets (else it is left out) `total`.
-    pub fn total(mut self, total: impl Into<i64>) -> Self {
-        self.rest.total = Some(total.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> StatusStepBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> StatusStep
-    where
-        T0: crate::support::Has<crate::members::label, String>,
-    {
-        let (label,) = self.required;
-        let rest = self.rest;
-        StatusStep {
-            label: label.value(),
-            index: rest.index,
-            total: rest.total,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    StatusStep, StatusStepBuilder, StatusStepBuilderRest, unknown, " A builder of [`StatusStep`]: set members by name; `build()` compiles once the required ones (`label`) are.";
+    required [
+        T0 label label: String => String, "label", label;
+    ]
+    optional [
+        optional index index: i64 => i64, "index";
+        optional total total: i64 => i64, "total";
+    ]
 }
 impl Validate for StatusStep {}
 #[cfg(feature = "schemars")]
@@ -13471,75 +7150,13 @@ impl crate::sample::Sample for StreamRef {
         value
     }
 }
-impl StreamRef {
-    /// Starts a [`StreamRefBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> StreamRefBuilder {
-        StreamRefBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: StreamRefBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`StreamRef`]: set members by name; `build()` is there once the required ones (`id`, `kind`) are.
-#[must_use]
-pub struct StreamRefBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: StreamRefBuilderRest,
-}
-struct StreamRefBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> StreamRefBuilder<(crate::support::Unset, T1)> {
-    /// Sets `id`.
-    pub fn id(self, id: impl Into<String>) -> StreamRefBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        StreamRefBuilder {
-            required: (id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> StreamRefBuilder<(T0, crate::support::Unset)> {
-    /// Sets `kind`.
-    pub fn kind(self, kind: impl Into<String>) -> StreamRefBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        StreamRefBuilder {
-            required: (t0, kind.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> StreamRefBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> StreamRefBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> StreamRef
-    where
-        T0: crate::support::Has<crate::members::id, String>,
-        T1: crate::support::Has<crate::members::kind, String>,
-    {
-        let (id, kind) = self.required;
-        let rest = self.rest;
-        StreamRef {
-            id: id.value(),
-            kind: kind.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    StreamRef, StreamRefBuilder, StreamRefBuilderRest, unknown, " A builder of [`StreamRef`]: set members by name; `build()` compiles once the required ones (`id`, `kind`) are.";
+    required [
+        T0 id id: String => String, "id", id;
+        T1 kind kind: String => String, "kind", kind;
+    ]
+    optional []
 }
 impl Validate for StreamRef {}
 #[cfg(feature = "schemars")]
@@ -13593,124 +7210,15 @@ impl crate::sample::Sample for SubscriptionUsage {
         value
     }
 }
-impl SubscriptionUsage {
-    /// Starts a [`SubscriptionUsageBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SubscriptionUsageBuilder {
-        SubscriptionUsageBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SubscriptionUsageBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SubscriptionUsage`]: set members by name; `build()` is there once the required ones (`observedAtMs`, `tier`, `weekly`, `window`) are.
-#[must_use]
-pub struct SubscriptionUsageBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SubscriptionUsageBuilderRest,
-}
-struct SubscriptionUsageBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SubscriptionUsageBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `observedAtMs`.
-    pub fn observed_at_ms(
-        self,
-        observed_at_ms: impl Into<i64>,
-    ) -> SubscriptionUsageBuilder<(i64, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SubscriptionUsageBuilder {
-            required: (observed_at_ms.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SubscriptionUsageBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `tier`.
-    pub fn tier(
-        self,
-        tier: impl Into<String>,
-    ) -> SubscriptionUsageBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SubscriptionUsageBuilder {
-            required: (t0, tier.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SubscriptionUsageBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `weekly`.
-    pub fn weekly(
-        self,
-        weekly: impl Into<SubscriptionUsageWeekly>,
-    ) -> SubscriptionUsageBuilder<(T0, T1, SubscriptionUsageWeekly, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SubscriptionUsageBuilder {
-            required: (t0, t1, weekly.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SubscriptionUsageBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `window`.
-    pub fn window(
-        self,
-        window: impl Into<SubscriptionUsageWindow>,
-    ) -> SubscriptionUsageBuilder<(T0, T1, T2, SubscriptionUsageWindow)> {
-        let (t0, t1, t2, _) = self.required;
-        SubscriptionUsageBuilder {
-            required: (t0, t1, t2, window.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SubscriptionUsageBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SubscriptionUsageBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SubscriptionUsage
-    where
-        T0: crate::support::Has<crate::members::observedAtMs, i64>,
-        T1: crate::support::Has<crate::members::tier, String>,
-        T2: crate::support::Has<crate::members::weekly, SubscriptionUsageWeekly>,
-        T3: crate::support::Has<crate::members::window, SubscriptionUsageWindow>,
-    {
-        let (observed_at_ms, tier, weekly, window) = self.required;
-        let rest = self.rest;
-        SubscriptionUsage {
-            observed_at_ms: observed_at_ms.value(),
-            tier: tier.value(),
-            weekly: weekly.value(),
-            window: window.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SubscriptionUsage, SubscriptionUsageBuilder, SubscriptionUsageBuilderRest, unknown, " A builder of [`SubscriptionUsage`]: set members by name; `build()` compiles once the required ones (`observedAtMs`, `tier`, `weekly`, `window`) are.";
+    required [
+        T0 observed_at_ms observed_at_ms: i64 => i64, "observedAtMs", observedAtMs;
+        T1 tier tier: String => String, "tier", tier;
+        T2 weekly weekly: SubscriptionUsageWeekly => SubscriptionUsageWeekly, "weekly", weekly;
+        T3 window window: SubscriptionUsageWindow => SubscriptionUsageWindow, "window", window;
+    ]
+    optional []
 }
 impl Validate for SubscriptionUsage {}
 #[cfg(feature = "schemars")]
@@ -13757,83 +7265,13 @@ impl crate::sample::Sample for SubscriptionUsageWeekly {
         value
     }
 }
-impl SubscriptionUsageWeekly {
-    /// Starts a [`SubscriptionUsageWeeklyBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SubscriptionUsageWeeklyBuilder {
-        SubscriptionUsageWeeklyBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SubscriptionUsageWeeklyBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SubscriptionUsageWeekly`]: set members by name; `build()` is there once the required ones (`resetsAtMs`, `usedPercent`) are.
-#[must_use]
-pub struct SubscriptionUsageWeeklyBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SubscriptionUsageWeeklyBuilderRest,
-}
-struct SubscriptionUsageWeeklyBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SubscriptionUsageWeeklyBuilder<(crate::support::Unset, T1)> {
-    /// Sets `resetsAtMs`.
-    pub fn resets_at_ms(
-        self,
-        resets_at_ms: impl Into<i64>,
-    ) -> SubscriptionUsageWeeklyBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        SubscriptionUsageWeeklyBuilder {
-            required: (resets_at_ms.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SubscriptionUsageWeeklyBuilder<(T0, crate::support::Unset)> {
-    /// Sets `usedPercent`.
-    pub fn used_percent(
-        self,
-        used_percent: impl Into<i64>,
-    ) -> SubscriptionUsageWeeklyBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        SubscriptionUsageWeeklyBuilder {
-            required: (t0, used_percent.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SubscriptionUsageWeeklyBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SubscriptionUsageWeeklyBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SubscriptionUsageWeekly
-    where
-        T0: crate::support::Has<crate::members::resetsAtMs, i64>,
-        T1: crate::support::Has<crate::members::usedPercent, i64>,
-    {
-        let (resets_at_ms, used_percent) = self.required;
-        let rest = self.rest;
-        SubscriptionUsageWeekly {
-            resets_at_ms: resets_at_ms.value(),
-            used_percent: used_percent.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SubscriptionUsageWeekly, SubscriptionUsageWeeklyBuilder, SubscriptionUsageWeeklyBuilderRest, unknown, " A builder of [`SubscriptionUsageWeekly`]: set members by name; `build()` compiles once the required ones (`resetsAtMs`, `usedPercent`) are.";
+    required [
+        T0 resets_at_ms resets_at_ms: i64 => i64, "resetsAtMs", resetsAtMs;
+        T1 used_percent used_percent: i64 => i64, "usedPercent", usedPercent;
+    ]
+    optional []
 }
 impl Validate for SubscriptionUsageWeekly {}
 #[cfg(feature = "schemars")]
@@ -13886,102 +7324,14 @@ impl crate::sample::Sample for SubscriptionUsageWindow {
         value
     }
 }
-impl SubscriptionUsageWindow {
-    /// Starts a [`SubscriptionUsageWindowBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SubscriptionUsageWindowBuilder {
-        SubscriptionUsageWindowBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SubscriptionUsageWindowBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SubscriptionUsageWindow`]: set members by name; `build()` is there once the required ones (`resetsAtMs`, `usedPercent`, `windowDurationMins`) are.
-#[must_use]
-pub struct SubscriptionUsageWindowBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SubscriptionUsageWindowBuilderRest,
-}
-struct SubscriptionUsageWindowBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SubscriptionUsageWindowBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `resetsAtMs`.
-    pub fn resets_at_ms(
-        self,
-        resets_at_ms: impl Into<i64>,
-    ) -> SubscriptionUsageWindowBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SubscriptionUsageWindowBuilder {
-            required: (resets_at_ms.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SubscriptionUsageWindowBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `usedPercent`.
-    pub fn used_percent(
-        self,
-        used_percent: impl Into<i64>,
-    ) -> SubscriptionUsageWindowBuilder<(T0, i64, T2)> {
-        let (t0, _, t2) = self.required;
-        SubscriptionUsageWindowBuilder {
-            required: (t0, used_percent.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SubscriptionUsageWindowBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `windowDurationMins`.
-    pub fn window_duration_mins(
-        self,
-        window_duration_mins: impl Into<i64>,
-    ) -> SubscriptionUsageWindowBuilder<(T0, T1, i64)> {
-        let (t0, t1, _) = self.required;
-        SubscriptionUsageWindowBuilder {
-            required: (t0, t1, window_duration_mins.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SubscriptionUsageWindowBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SubscriptionUsageWindowBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SubscriptionUsageWindow
-    where
-        T0: crate::support::Has<crate::members::resetsAtMs, i64>,
-        T1: crate::support::Has<crate::members::usedPercent, i64>,
-        T2: crate::support::Has<crate::members::windowDurationMins, i64>,
-    {
-        let (resets_at_ms, used_percent, window_duration_mins) = self.required;
-        let rest = self.rest;
-        SubscriptionUsageWindow {
-            resets_at_ms: resets_at_ms.value(),
-            used_percent: used_percent.value(),
-            window_duration_mins: window_duration_mins.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SubscriptionUsageWindow, SubscriptionUsageWindowBuilder, SubscriptionUsageWindowBuilderRest, unknown, " A builder of [`SubscriptionUsageWindow`]: set members by name; `build()` compiles once the required ones (`resetsAtMs`, `usedPercent`, `windowDurationMins`) are.";
+    required [
+        T0 resets_at_ms resets_at_ms: i64 => i64, "resetsAtMs", resetsAtMs;
+        T1 used_percent used_percent: i64 => i64, "usedPercent", usedPercent;
+        T2 window_duration_mins window_duration_mins: i64 => i64, "windowDurationMins", windowDurationMins;
+    ]
+    optional []
 }
 impl Validate for SubscriptionUsageWindow {}
 #[cfg(feature = "schemars")]
@@ -14030,105 +7380,14 @@ impl crate::sample::Sample for SuccessResponse {
         value
     }
 }
-impl SuccessResponse {
-    /// Starts a [`SuccessResponseBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SuccessResponseBuilder {
-        SuccessResponseBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SuccessResponseBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SuccessResponse`]: set members by name; `build()` is there once the required ones (`id`, `jsonrpc`, `result`) are.
-#[must_use]
-pub struct SuccessResponseBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SuccessResponseBuilderRest,
-}
-struct SuccessResponseBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SuccessResponseBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<RequestId>,
-    ) -> SuccessResponseBuilder<(RequestId, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SuccessResponseBuilder {
-            required: (id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SuccessResponseBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `jsonrpc`.
-    pub fn jsonrpc(
-        self,
-        jsonrpc: impl Into<JsonRpcVersion>,
-    ) -> SuccessResponseBuilder<(T0, JsonRpcVersion, T2)> {
-        let (t0, _, t2) = self.required;
-        SuccessResponseBuilder {
-            required: (t0, jsonrpc.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SuccessResponseBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `result`.
-    pub fn result(
-        self,
-        result: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> SuccessResponseBuilder<(T0, T1, serde_json::Map<String, serde_json::Value>)> {
-        let (t0, t1, _) = self.required;
-        SuccessResponseBuilder {
-            required: (t0, t1, result.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SuccessResponseBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SuccessResponseBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SuccessResponse
-    where
-        T0: crate::support::Has<crate::members::id, RequestId>,
-        T1: crate::support::Has<crate::members::jsonrpc, JsonRpcVersion>,
-        T2: crate::support::Has<
-            crate::members::result,
-            serde_json::Map<String, serde_json::Value>,
-        >,
-    {
-        let (id, jsonrpc, result) = self.required;
-        let rest = self.rest;
-        SuccessResponse {
-            id: id.value(),
-            jsonrpc: jsonrpc.value(),
-            result: result.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SuccessResponse, SuccessResponseBuilder, SuccessResponseBuilderRest, unknown, " A builder of [`SuccessResponse`]: set members by name; `build()` compiles once the required ones (`id`, `jsonrpc`, `result`) are.";
+    required [
+        T0 id id: RequestId => RequestId, "id", id;
+        T1 jsonrpc jsonrpc: JsonRpcVersion => JsonRpcVersion, "jsonrpc", jsonrpc;
+        T2 result result: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "result", result;
+    ]
+    optional []
 }
 impl Validate for SuccessResponse {}
 #[cfg(feature = "schemars")]
@@ -14178,86 +7437,15 @@ impl crate::sample::Sample for TodoItem {
         value
     }
 }
-impl TodoItem {
-    /// Starts a [`TodoItemBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TodoItemBuilder {
-        TodoItemBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: TodoItemBuilderRest {
-                active_form: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TodoItem`]: set members by name; `build()` is there once the required ones (`status`, `text`) are.
-#[must_use]
-pub struct TodoItemBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: TodoItemBuilderRest,
-}
-struct TodoItemBuilderRest {
-    active_form: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> TodoItemBuilder<(crate::support::Unset, T1)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<TodoStatus>,
-    ) -> TodoItemBuilder<(TodoStatus, T1)> {
-        let (_, t1) = self.required;
-        TodoItemBuilder {
-            required: (status.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> TodoItemBuilder<(T0, crate::support::Unset)> {
-    /// Sets `text`.
-    pub fn text(self, text: impl Into<String>) -> TodoItemBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        TodoItemBuilder {
-            required: (t0, text.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TodoItemBuilder<R> {
-    /// Sets (else it is left out) `activeForm`.
-    pub fn active_form(mut self, active_form: impl Into<String>) -> Self {
-        self.rest.active_form = Some(active_form.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> TodoItemBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TodoItem
-    where
-        T0: crate::support::Has<crate::members::status, TodoStatus>,
-        T1: crate::support::Has<crate::members::text, String>,
-    {
-        let (status, text) = self.required;
-        let rest = self.rest;
-        TodoItem {
-            status: status.value(),
-            text: text.value(),
-            active_form: rest.active_form,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TodoItem, TodoItemBuilder, TodoItemBuilderRest, unknown, " A builder of [`TodoItem`]: set members by name; `build()` compiles once the required ones (`status`, `text`) are.";
+    required [
+        T0 status status: TodoStatus => TodoStatus, "status", status;
+        T1 text text: String => String, "text", text;
+    ]
+    optional [
+        optional active_form active_form: String => String, "activeForm";
+    ]
 }
 impl Validate for TodoItem {}
 #[cfg(feature = "schemars")]
@@ -14307,102 +7495,14 @@ impl crate::sample::Sample for TodoListState {
         value
     }
 }
-impl TodoListState {
-    /// Starts a [`TodoListStateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TodoListStateBuilder {
-        TodoListStateBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TodoListStateBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TodoListState`]: set members by name; `build()` is there once the required ones (`items`, `revision`, `sourceTool`) are.
-#[must_use]
-pub struct TodoListStateBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TodoListStateBuilderRest,
-}
-struct TodoListStateBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TodoListStateBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `items`.
-    pub fn items(
-        self,
-        items: impl Into<Vec<TodoItem>>,
-    ) -> TodoListStateBuilder<(Vec<TodoItem>, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TodoListStateBuilder {
-            required: (items.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TodoListStateBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `revision`.
-    pub fn revision(
-        self,
-        revision: impl Into<i64>,
-    ) -> TodoListStateBuilder<(T0, i64, T2)> {
-        let (t0, _, t2) = self.required;
-        TodoListStateBuilder {
-            required: (t0, revision.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TodoListStateBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sourceTool`.
-    pub fn source_tool(
-        self,
-        source_tool: impl Into<String>,
-    ) -> TodoListStateBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TodoListStateBuilder {
-            required: (t0, t1, source_tool.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TodoListStateBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TodoListStateBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TodoListState
-    where
-        T0: crate::support::Has<crate::members::items, Vec<TodoItem>>,
-        T1: crate::support::Has<crate::members::revision, i64>,
-        T2: crate::support::Has<crate::members::sourceTool, String>,
-    {
-        let (items, revision, source_tool) = self.required;
-        let rest = self.rest;
-        TodoListState {
-            items: items.value(),
-            revision: revision.value(),
-            source_tool: source_tool.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TodoListState, TodoListStateBuilder, TodoListStateBuilderRest, unknown, " A builder of [`TodoListState`]: set members by name; `build()` compiles once the required ones (`items`, `revision`, `sourceTool`) are.";
+    required [
+        T0 items items: Vec<TodoItem> => Vec<TodoItem>, "items", items;
+        T1 revision revision: i64 => i64, "revision", revision;
+        T2 source_tool source_tool: String => String, "sourceTool", sourceTool;
+    ]
+    optional []
 }
 impl Validate for TodoListState {}
 #[cfg(feature = "schemars")]
@@ -14537,141 +7637,18 @@ impl crate::sample::Sample for TokenUsage {
         value
     }
 }
-impl TokenUsage {
-    /// Starts a [`TokenUsageBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TokenUsageBuilder {
-        TokenUsageBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TokenUsageBuilderRest {
-                cache_read_tokens: None,
-                cache_write_tokens: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TokenUsage`]: set members by name; `build()` is there once the required ones (`cachedTokens`, `inputTokens`, `outputTokens`, `reasoningTokens`) are.
-#[must_use]
-pub struct TokenUsageBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TokenUsageBuilderRest,
-}
-struct TokenUsageBuilderRest {
-    cache_read_tokens: Option<i64>,
-    cache_write_tokens: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> TokenUsageBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `cachedTokens`.
-    pub fn cached_tokens(
-        self,
-        cached_tokens: impl Into<i64>,
-    ) -> TokenUsageBuilder<(i64, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        TokenUsageBuilder {
-            required: (cached_tokens.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> TokenUsageBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `inputTokens`.
-    pub fn input_tokens(
-        self,
-        input_tokens: impl Into<i64>,
-    ) -> TokenUsageBuilder<(T0, i64, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        TokenUsageBuilder {
-            required: (t0, input_tokens.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> TokenUsageBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `outputTokens`.
-    pub fn output_tokens(
-        self,
-        output_tokens: impl Into<i64>,
-    ) -> TokenUsageBuilder<(T0, T1, i64, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        TokenUsageBuilder {
-            required: (t0, t1, output_tokens.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> TokenUsageBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `reasoningTokens`.
-    pub fn reasoning_tokens(
-        self,
-        reasoning_tokens: impl Into<i64>,
-    ) -> TokenUsageBuilder<(T0, T1, T2, i64)> {
-        let (t0, t1, t2, _) = self.required;
-        TokenUsageBuilder {
-            required: (t0, t1, t2, reasoning_tokens.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TokenUsageBuilder<R> {
-    /// Sets (else it is left out) `cacheReadTokens`.
-    pub fn cache_read_tokens(mut self, cache_read_tokens: impl Into<i64>) -> Self {
-        self.rest.cache_read_tokens = Some(cache_read_tokens.into());
-        self
-    }
-    /// Sets (else it is left out) `cacheWriteTokens`.
-    pub fn cache_write_tokens(mut self, cache_write_tokens: impl Into<i64>) -> Self {
-        self.rest.cache_write_tokens = Some(cache_write_tokens.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> TokenUsageBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TokenUsage
-    where
-        T0: crate::support::Has<crate::members::cachedTokens, i64>,
-        T1: crate::support::Has<crate::members::inputTokens, i64>,
-        T2: crate::support::Has<crate::members::outputTokens, i64>,
-        T3: crate::support::Has<crate::members::reasoningTokens, i64>,
-    {
-        let (cached_tokens, input_tokens, output_tokens, reasoning_tokens) = self
-            .required;
-        let rest = self.rest;
-        TokenUsage {
-            cached_tokens: cached_tokens.value(),
-            input_tokens: input_tokens.value(),
-            output_tokens: output_tokens.value(),
-            reasoning_tokens: reasoning_tokens.value(),
-            cache_read_tokens: rest.cache_read_tokens,
-            cache_write_tokens: rest.cache_write_tokens,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TokenUsage, TokenUsageBuilder, TokenUsageBuilderRest, unknown, " A builder of [`TokenUsage`]: set members by name; `build()` compiles once the required ones (`cachedTokens`, `inputTokens`, `outputTokens`, `reasoningTokens`) are.";
+    required [
+        T0 cached_tokens cached_tokens: i64 => i64, "cachedTokens", cachedTokens;
+        T1 input_tokens input_tokens: i64 => i64, "inputTokens", inputTokens;
+        T2 output_tokens output_tokens: i64 => i64, "outputTokens", outputTokens;
+        T3 reasoning_tokens reasoning_tokens: i64 => i64, "reasoningTokens", reasoningTokens;
+    ]
+    optional [
+        optional cache_read_tokens cache_read_tokens: i64 => i64, "cacheReadTokens";
+        optional cache_write_tokens cache_write_tokens: i64 => i64, "cacheWriteTokens";
+    ]
 }
 impl Validate for TokenUsage {}
 #[cfg(feature = "schemars")]
@@ -14720,102 +7697,14 @@ impl crate::sample::Sample for ToolDisplayLabel {
         value
     }
 }
-impl ToolDisplayLabel {
-    /// Starts a [`ToolDisplayLabelBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ToolDisplayLabelBuilder {
-        ToolDisplayLabelBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ToolDisplayLabelBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ToolDisplayLabel`]: set members by name; `build()` is there once the required ones (`active`, `done`, `neutral`) are.
-#[must_use]
-pub struct ToolDisplayLabelBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ToolDisplayLabelBuilderRest,
-}
-struct ToolDisplayLabelBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ToolDisplayLabelBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `active`.
-    pub fn active(
-        self,
-        active: impl Into<String>,
-    ) -> ToolDisplayLabelBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ToolDisplayLabelBuilder {
-            required: (active.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ToolDisplayLabelBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `done`.
-    pub fn done(
-        self,
-        done: impl Into<String>,
-    ) -> ToolDisplayLabelBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ToolDisplayLabelBuilder {
-            required: (t0, done.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ToolDisplayLabelBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `neutral`.
-    pub fn neutral(
-        self,
-        neutral: impl Into<String>,
-    ) -> ToolDisplayLabelBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        ToolDisplayLabelBuilder {
-            required: (t0, t1, neutral.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ToolDisplayLabelBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ToolDisplayLabelBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ToolDisplayLabel
-    where
-        T0: crate::support::Has<crate::members::active, String>,
-        T1: crate::support::Has<crate::members::done, String>,
-        T2: crate::support::Has<crate::members::neutral, String>,
-    {
-        let (active, done, neutral) = self.required;
-        let rest = self.rest;
-        ToolDisplayLabel {
-            active: active.value(),
-            done: done.value(),
-            neutral: neutral.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ToolDisplayLabel, ToolDisplayLabelBuilder, ToolDisplayLabelBuilderRest, unknown, " A builder of [`ToolDisplayLabel`]: set members by name; `build()` compiles once the required ones (`active`, `done`, `neutral`) are.";
+    required [
+        T0 active active: String => String, "active", active;
+        T1 done done: String => String, "done", done;
+        T2 neutral neutral: String => String, "neutral", neutral;
+    ]
+    optional []
 }
 impl Validate for ToolDisplayLabel {}
 #[cfg(feature = "schemars")]
@@ -14865,89 +7754,15 @@ impl crate::sample::Sample for ToolReceiptCron {
         value
     }
 }
-impl ToolReceiptCron {
-    /// Starts a [`ToolReceiptCronBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ToolReceiptCronBuilder {
-        ToolReceiptCronBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ToolReceiptCronBuilderRest {
-                details: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ToolReceiptCron`]: set members by name; `build()` is there once the required ones (`operation`, `outcome`) are.
-#[must_use]
-pub struct ToolReceiptCronBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ToolReceiptCronBuilderRest,
-}
-struct ToolReceiptCronBuilderRest {
-    details: Option<Box<CronReceipt>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ToolReceiptCronBuilder<(crate::support::Unset, T1)> {
-    /// Sets `operation`.
-    pub fn operation(
-        self,
-        operation: impl Into<ToolReceiptOperation>,
-    ) -> ToolReceiptCronBuilder<(ToolReceiptOperation, T1)> {
-        let (_, t1) = self.required;
-        ToolReceiptCronBuilder {
-            required: (operation.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ToolReceiptCronBuilder<(T0, crate::support::Unset)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<ToolReceiptOutcome>,
-    ) -> ToolReceiptCronBuilder<(T0, ToolReceiptOutcome)> {
-        let (t0, _) = self.required;
-        ToolReceiptCronBuilder {
-            required: (t0, outcome.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ToolReceiptCronBuilder<R> {
-    /// Sets (else it is left out) `details`.
-    pub fn details(mut self, details: impl Into<CronReceipt>) -> Self {
-        self.rest.details = Some(Box::new(details.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ToolReceiptCronBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ToolReceiptCron
-    where
-        T0: crate::support::Has<crate::members::operation, ToolReceiptOperation>,
-        T1: crate::support::Has<crate::members::outcome, ToolReceiptOutcome>,
-    {
-        let (operation, outcome) = self.required;
-        let rest = self.rest;
-        ToolReceiptCron {
-            operation: operation.value(),
-            outcome: outcome.value(),
-            details: rest.details,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ToolReceiptCron, ToolReceiptCronBuilder, ToolReceiptCronBuilderRest, unknown, " A builder of [`ToolReceiptCron`]: set members by name; `build()` compiles once the required ones (`operation`, `outcome`) are.";
+    required [
+        T0 operation operation: ToolReceiptOperation => ToolReceiptOperation, "operation", operation;
+        T1 outcome outcome: ToolReceiptOutcome => ToolReceiptOutcome, "outcome", outcome;
+    ]
+    optional [
+        optional details details: CronReceipt => Box<CronReceipt>, "details";
+    ]
 }
 impl Validate for ToolReceiptCron {}
 /// Receipt from Code Mode, which runs code cells.
@@ -14985,91 +7800,15 @@ impl crate::sample::Sample for ToolReceiptCodeMode {
         value
     }
 }
-impl ToolReceiptCodeMode {
-    /// Starts a [`ToolReceiptCodeModeBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ToolReceiptCodeModeBuilder {
-        ToolReceiptCodeModeBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ToolReceiptCodeModeBuilderRest {
-                details: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ToolReceiptCodeMode`]: set members by name; `build()` is there once the required ones (`operation`, `outcome`) are.
-#[must_use]
-pub struct ToolReceiptCodeModeBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ToolReceiptCodeModeBuilderRest,
-}
-struct ToolReceiptCodeModeBuilderRest {
-    details: Option<Box<CodeModeReceipt>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ToolReceiptCodeModeBuilder<(crate::support::Unset, T1)> {
-    /// Sets `operation`.
-    pub fn operation(
-        self,
-        operation: impl Into<ToolReceiptOperation>,
-    ) -> ToolReceiptCodeModeBuilder<(ToolReceiptOperation, T1)> {
-        let (_, t1) = self.required;
-        ToolReceiptCodeModeBuilder {
-            required: (operation.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ToolReceiptCodeModeBuilder<(T0, crate::support::Unset)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<ToolReceiptOutcome>,
-    ) -> ToolReceiptCodeModeBuilder<(T0, ToolReceiptOutcome)> {
-        let (t0, _) = self.required;
-        ToolReceiptCodeModeBuilder {
-            required: (t0, outcome.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ToolReceiptCodeModeBuilder<R> {
-    /// Sets (else it is left out) `details`.
-    pub fn details(mut self, details: impl Into<CodeModeReceipt>) -> Self {
-        self.rest.details = Some(Box::new(details.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ToolReceiptCodeModeBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ToolReceiptCodeMode
-    where
-        T0: crate::support::Has<crate::members::operation, ToolReceiptOperation>,
-        T1: crate::support::Has<crate::members::outcome, ToolReceiptOutcome>,
-    {
-        let (operation, outcome) = self.required;
-        let rest = self.rest;
-        ToolReceiptCodeMode {
-            operation: operation.value(),
-            outcome: outcome.value(),
-            details: rest.details,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ToolReceiptCodeMode, ToolReceiptCodeModeBuilder, ToolReceiptCodeModeBuilderRest, unknown, " A builder of [`ToolReceiptCodeMode`]: set members by name; `build()` compiles once the required ones (`operation`, `outcome`) are.";
+    required [
+        T0 operation operation: ToolReceiptOperation => ToolReceiptOperation, "operation", operation;
+        T1 outcome outcome: ToolReceiptOutcome => ToolReceiptOutcome, "outcome", outcome;
+    ]
+    optional [
+        optional details details: CodeModeReceipt => Box<CodeModeReceipt>, "details";
+    ]
 }
 impl Validate for ToolReceiptCodeMode {}
 #[cfg(feature = "sample")]
@@ -15343,65 +8082,13 @@ impl TraceContext {
         }
     }
 }
-impl TraceContext {
-    /// Starts a [`TraceContextBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TraceContextBuilder {
-        TraceContextBuilder {
-            required: (),
-            rest: TraceContextBuilderRest {
-                traceparent: None,
-                tracestate: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TraceContext`]: set members by name, then `build()`.
-#[must_use]
-pub struct TraceContextBuilder<R = ()> {
-    required: R,
-    rest: TraceContextBuilderRest,
-}
-struct TraceContextBuilderRest {
-    traceparent: Option<String>,
-    tracestate: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> TraceContextBuilder<R> {
-    /// Sets (else it is left out) `traceparent`.
-    pub fn traceparent(mut self, traceparent: impl Into<String>) -> Self {
-        self.rest.traceparent = Some(traceparent.into());
-        self
-    }
-    /// Sets (else it is left out) `tracestate`.
-    pub fn tracestate(mut self, tracestate: impl Into<String>) -> Self {
-        self.rest.tracestate = Some(tracestate.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl TraceContextBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TraceContext {
-        let () = self.required;
-        let rest = self.rest;
-        TraceContext {
-            traceparent: rest.traceparent,
-            tracestate: rest.tracestate,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TraceContext, TraceContextBuilder, TraceContextBuilderRest, unknown, " A builder of [`TraceContext`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional traceparent traceparent: String => String, "traceparent";
+        optional tracestate tracestate: String => String, "tracestate";
+    ]
 }
 impl Validate for TraceContext {}
 #[cfg(feature = "schemars")]
@@ -15446,83 +8133,13 @@ impl crate::sample::Sample for UnframedViewNotification {
         value
     }
 }
-impl UnframedViewNotification {
-    /// Starts a [`UnframedViewNotificationBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UnframedViewNotificationBuilder {
-        UnframedViewNotificationBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: UnframedViewNotificationBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UnframedViewNotification`]: set members by name; `build()` is there once the required ones (`method`, `params`) are.
-#[must_use]
-pub struct UnframedViewNotificationBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UnframedViewNotificationBuilderRest,
-}
-struct UnframedViewNotificationBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> UnframedViewNotificationBuilder<(crate::support::Unset, T1)> {
-    /// Sets `method`.
-    pub fn method(
-        self,
-        method: impl Into<String>,
-    ) -> UnframedViewNotificationBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        UnframedViewNotificationBuilder {
-            required: (method.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> UnframedViewNotificationBuilder<(T0, crate::support::Unset)> {
-    /// Sets `params`.
-    pub fn params(
-        self,
-        params: impl Into<UnframedViewNotificationParams>,
-    ) -> UnframedViewNotificationBuilder<(T0, UnframedViewNotificationParams)> {
-        let (t0, _) = self.required;
-        UnframedViewNotificationBuilder {
-            required: (t0, params.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UnframedViewNotificationBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> UnframedViewNotificationBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UnframedViewNotification
-    where
-        T0: crate::support::Has<crate::members::method, String>,
-        T1: crate::support::Has<crate::members::params, UnframedViewNotificationParams>,
-    {
-        let (method, params) = self.required;
-        let rest = self.rest;
-        UnframedViewNotification {
-            method: method.value(),
-            params: params.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UnframedViewNotification, UnframedViewNotificationBuilder, UnframedViewNotificationBuilderRest, unknown, " A builder of [`UnframedViewNotification`]: set members by name; `build()` compiles once the required ones (`method`, `params`) are.";
+    required [
+        T0 method method: String => String, "method", method;
+        T1 params params: UnframedViewNotificationParams => UnframedViewNotificationParams, "params", params;
+    ]
+    optional []
 }
 impl Validate for UnframedViewNotification {}
 #[cfg(feature = "schemars")]
@@ -15574,102 +8191,14 @@ impl crate::sample::Sample for UnframedViewNotificationParams {
         value
     }
 }
-impl UnframedViewNotificationParams {
-    /// Starts a [`UnframedViewNotificationParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UnframedViewNotificationParamsBuilder {
-        UnframedViewNotificationParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UnframedViewNotificationParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UnframedViewNotificationParams`]: set members by name; `build()` is there once the required ones (`sessionId`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct UnframedViewNotificationParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UnframedViewNotificationParamsBuilderRest,
-}
-struct UnframedViewNotificationParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> UnframedViewNotificationParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> UnframedViewNotificationParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        UnframedViewNotificationParamsBuilder {
-            required: (session_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> UnframedViewNotificationParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> UnframedViewNotificationParamsBuilder<(T0, SourceRange, T2)> {
-        let (t0, _, t2) = self.required;
-        UnframedViewNotificationParamsBuilder {
-            required: (t0, source_range.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> UnframedViewNotificationParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> UnframedViewNotificationParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        UnframedViewNotificationParamsBuilder {
-            required: (t0, t1, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UnframedViewNotificationParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> UnframedViewNotificationParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UnframedViewNotificationParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-        T1: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T2: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (session_id, source_range, view_cursor) = self.required;
-        let rest = self.rest;
-        UnframedViewNotificationParams {
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UnframedViewNotificationParams, UnframedViewNotificationParamsBuilder, UnframedViewNotificationParamsBuilderRest, unknown, " A builder of [`UnframedViewNotificationParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+        T1 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T2 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for UnframedViewNotificationParams {}
 #[cfg(feature = "schemars")]
@@ -15778,82 +8307,15 @@ impl crate::sample::Sample for WebSearchHit {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl WebSearchHit {
-    /// Starts a [`WebSearchHitBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WebSearchHitBuilder {
-        WebSearchHitBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: WebSearchHitBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`WebSearchHit`]: set members by name; `build()` is there once the required ones (`title`, `url`) are.
-#[must_use]
-pub struct WebSearchHitBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: WebSearchHitBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct WebSearchHitBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> WebSearchHitBuilder<(crate::support::Unset, T1)> {
-    /// Sets `title`.
-    pub fn title(self, title: impl Into<String>) -> WebSearchHitBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        WebSearchHitBuilder {
-            required: (title.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> WebSearchHitBuilder<(T0, crate::support::Unset)> {
-    /// Sets `url`.
-    pub fn url(self, url: impl Into<String>) -> WebSearchHitBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        WebSearchHitBuilder {
-            required: (t0, url.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> WebSearchHitBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> WebSearchHitBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WebSearchHit
-    where
-        T0: crate::support::Has<crate::members::title, String>,
-        T1: crate::support::Has<crate::members::url, String>,
-    {
-        let (title, url) = self.required;
-        let rest = self.rest;
-        WebSearchHit {
-            title: title.value(),
-            url: url.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    WebSearchHit, WebSearchHitBuilder, WebSearchHitBuilderRest, unknown, " A builder of [`WebSearchHit`]: set members by name; `build()` compiles once the required ones (`title`, `url`) are.";
+    required [
+        T0 title title: String => String, "title", title;
+        T1 url url: String => String, "url", url;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for WebSearchHit {}

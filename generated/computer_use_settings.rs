@@ -58,121 +58,17 @@ impl crate::sample::Sample for ComputerUseSettings {
         value
     }
 }
-impl ComputerUseSettings {
-    /// Starts a [`ComputerUseSettingsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseSettingsBuilder {
-        ComputerUseSettingsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ComputerUseSettingsBuilderRest {
-                apps: None,
-                installed_apps: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseSettings`]: set members by name; `build()` is there once the required ones (`blockedApps`, `computerControl`, `screenshots`) are.
-#[must_use]
-pub struct ComputerUseSettingsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ComputerUseSettingsBuilderRest,
-}
-struct ComputerUseSettingsBuilderRest {
-    apps: Option<Vec<ComputerUseApp>>,
-    installed_apps: Option<Vec<ComputerUseInstalledApp>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ComputerUseSettingsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `blockedApps`.
-    pub fn blocked_apps(
-        self,
-        blocked_apps: impl Into<Vec<ComputerUseBlockedApp>>,
-    ) -> ComputerUseSettingsBuilder<(Vec<ComputerUseBlockedApp>, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ComputerUseSettingsBuilder {
-            required: (blocked_apps.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ComputerUseSettingsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `computerControl`.
-    pub fn computer_control(
-        self,
-        computer_control: impl Into<ComputerUseChoice>,
-    ) -> ComputerUseSettingsBuilder<(T0, ComputerUseChoice, T2)> {
-        let (t0, _, t2) = self.required;
-        ComputerUseSettingsBuilder {
-            required: (t0, computer_control.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ComputerUseSettingsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `screenshots`.
-    pub fn screenshots(
-        self,
-        screenshots: impl Into<ComputerUseChoice>,
-    ) -> ComputerUseSettingsBuilder<(T0, T1, ComputerUseChoice)> {
-        let (t0, t1, _) = self.required;
-        ComputerUseSettingsBuilder {
-            required: (t0, t1, screenshots.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ComputerUseSettingsBuilder<R> {
-    /// Sets (else it is left out) `apps`.
-    pub fn apps(mut self, apps: impl Into<Vec<ComputerUseApp>>) -> Self {
-        self.rest.apps = Some(apps.into());
-        self
-    }
-    /// Sets (else it is left out) `installedApps`.
-    pub fn installed_apps(
-        mut self,
-        installed_apps: impl Into<Vec<ComputerUseInstalledApp>>,
-    ) -> Self {
-        self.rest.installed_apps = Some(installed_apps.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ComputerUseSettingsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseSettings
-    where
-        T0: crate::support::Has<crate::members::blockedApps, Vec<ComputerUseBlockedApp>>,
-        T1: crate::support::Has<crate::members::computerControl, ComputerUseChoice>,
-        T2: crate::support::Has<crate::members::screenshots, ComputerUseChoice>,
-    {
-        let (blocked_apps, computer_control, screenshots) = self.required;
-        let rest = self.rest;
-        ComputerUseSettings {
-            blocked_apps: blocked_apps.value(),
-            computer_control: computer_control.value(),
-            screenshots: screenshots.value(),
-            apps: rest.apps,
-            installed_apps: rest.installed_apps,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseSettings, ComputerUseSettingsBuilder, ComputerUseSettingsBuilderRest, unknown, " A builder of [`ComputerUseSettings`]: set members by name; `build()` compiles once the required ones (`blockedApps`, `computerControl`, `screenshots`) are.";
+    required [
+        T0 blocked_apps blocked_apps: Vec<ComputerUseBlockedApp> => Vec<ComputerUseBlockedApp>, "blockedApps", blockedApps;
+        T1 computer_control computer_control: ComputerUseChoice => ComputerUseChoice, "computerControl", computerControl;
+        T2 screenshots screenshots: ComputerUseChoice => ComputerUseChoice, "screenshots", screenshots;
+    ]
+    optional [
+        optional apps apps: Vec<ComputerUseApp> => Vec<ComputerUseApp>, "apps";
+        optional installed_apps installed_apps: Vec<ComputerUseInstalledApp> => Vec<ComputerUseInstalledApp>, "installedApps";
+    ]
 }
 impl Validate for ComputerUseSettings {}
 #[cfg(feature = "schemars")]
@@ -230,65 +126,13 @@ impl ComputerUseSettingsReadParams {
         }
     }
 }
-impl ComputerUseSettingsReadParams {
-    /// Starts a [`ComputerUseSettingsReadParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseSettingsReadParamsBuilder {
-        ComputerUseSettingsReadParamsBuilder {
-            required: (),
-            rest: ComputerUseSettingsReadParamsBuilderRest {
-                installed: None,
-                show_built_ins: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseSettingsReadParams`]: set members by name, then `build()`.
-#[must_use]
-pub struct ComputerUseSettingsReadParamsBuilder<R = ()> {
-    required: R,
-    rest: ComputerUseSettingsReadParamsBuilderRest,
-}
-struct ComputerUseSettingsReadParamsBuilderRest {
-    installed: Option<bool>,
-    show_built_ins: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> ComputerUseSettingsReadParamsBuilder<R> {
-    /// Sets (else it is left out) `installed`.
-    pub fn installed(mut self, installed: impl Into<bool>) -> Self {
-        self.rest.installed = Some(installed.into());
-        self
-    }
-    /// Sets (else it is left out) `showBuiltIns`.
-    pub fn show_built_ins(mut self, show_built_ins: impl Into<bool>) -> Self {
-        self.rest.show_built_ins = Some(show_built_ins.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl ComputerUseSettingsReadParamsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseSettingsReadParams {
-        let () = self.required;
-        let rest = self.rest;
-        ComputerUseSettingsReadParams {
-            installed: rest.installed,
-            show_built_ins: rest.show_built_ins,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseSettingsReadParams, ComputerUseSettingsReadParamsBuilder, ComputerUseSettingsReadParamsBuilderRest, unknown, " A builder of [`ComputerUseSettingsReadParams`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional installed installed: bool => bool, "installed";
+        optional show_built_ins show_built_ins: bool => bool, "showBuiltIns";
+    ]
 }
 impl Validate for ComputerUseSettingsReadParams {}
 #[cfg(feature = "schemars")]
@@ -377,92 +221,16 @@ impl ComputerUseSettingsUpdateParams {
         }
     }
 }
-impl ComputerUseSettingsUpdateParams {
-    /// Starts a [`ComputerUseSettingsUpdateParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseSettingsUpdateParamsBuilder {
-        ComputerUseSettingsUpdateParamsBuilder {
-            required: (),
-            rest: ComputerUseSettingsUpdateParamsBuilderRest {
-                apps: None,
-                block_apps: None,
-                computer_control: None,
-                screenshots: None,
-                unblock_apps: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseSettingsUpdateParams`]: set members by name, then `build()`.
-#[must_use]
-pub struct ComputerUseSettingsUpdateParamsBuilder<R = ()> {
-    required: R,
-    rest: ComputerUseSettingsUpdateParamsBuilderRest,
-}
-struct ComputerUseSettingsUpdateParamsBuilderRest {
-    apps: Option<Vec<ComputerUseAppPatch>>,
-    block_apps: Option<Vec<String>>,
-    computer_control: Option<ComputerUseChoice>,
-    screenshots: Option<ComputerUseChoice>,
-    unblock_apps: Option<Vec<String>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> ComputerUseSettingsUpdateParamsBuilder<R> {
-    /// Sets (else it is left out) `apps`.
-    pub fn apps(mut self, apps: impl Into<Vec<ComputerUseAppPatch>>) -> Self {
-        self.rest.apps = Some(apps.into());
-        self
-    }
-    /// Sets (else it is left out) `blockApps`.
-    pub fn block_apps(mut self, block_apps: impl Into<Vec<String>>) -> Self {
-        self.rest.block_apps = Some(block_apps.into());
-        self
-    }
-    /// Sets (else it is left out) `computerControl`.
-    pub fn computer_control(
-        mut self,
-        computer_control: impl Into<ComputerUseChoice>,
-    ) -> Self {
-        self.rest.computer_control = Some(computer_control.into());
-        self
-    }
-    /// Sets (else it is left out) `screenshots`.
-    pub fn screenshots(mut self, screenshots: impl Into<ComputerUseChoice>) -> Self {
-        self.rest.screenshots = Some(screenshots.into());
-        self
-    }
-    /// Sets (else it is left out) `unblockApps`.
-    pub fn unblock_apps(mut self, unblock_apps: impl Into<Vec<String>>) -> Self {
-        self.rest.unblock_apps = Some(unblock_apps.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl ComputerUseSettingsUpdateParamsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseSettingsUpdateParams {
-        let () = self.required;
-        let rest = self.rest;
-        ComputerUseSettingsUpdateParams {
-            apps: rest.apps,
-            block_apps: rest.block_apps,
-            computer_control: rest.computer_control,
-            screenshots: rest.screenshots,
-            unblock_apps: rest.unblock_apps,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseSettingsUpdateParams, ComputerUseSettingsUpdateParamsBuilder, ComputerUseSettingsUpdateParamsBuilderRest, unknown, " A builder of [`ComputerUseSettingsUpdateParams`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional apps apps: Vec<ComputerUseAppPatch> => Vec<ComputerUseAppPatch>, "apps";
+        optional block_apps block_apps: Vec<String> => Vec<String>, "blockApps";
+        optional computer_control computer_control: ComputerUseChoice => ComputerUseChoice, "computerControl";
+        optional screenshots screenshots: ComputerUseChoice => ComputerUseChoice, "screenshots";
+        optional unblock_apps unblock_apps: Vec<String> => Vec<String>, "unblockApps";
+    ]
 }
 impl Validate for ComputerUseSettingsUpdateParams {}
 #[cfg(feature = "schemars")]

@@ -34,74 +34,14 @@ impl crate::sample::Sample for ComputerUseSetupChanged {
         value
     }
 }
-impl ComputerUseSetupChanged {
-    /// Starts a [`ComputerUseSetupChangedBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseSetupChangedBuilder {
-        ComputerUseSetupChangedBuilder {
-            required: (crate::support::Unset,),
-            rest: ComputerUseSetupChangedBuilderRest {
-                session_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseSetupChanged`]: set members by name; `build()` is there once the required ones (`state`) are.
-#[must_use]
-pub struct ComputerUseSetupChangedBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ComputerUseSetupChangedBuilderRest,
-}
-struct ComputerUseSetupChangedBuilderRest {
-    session_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ComputerUseSetupChangedBuilder<(crate::support::Unset,)> {
-    /// Sets `state`.
-    pub fn state(
-        self,
-        state: impl Into<ComputerUseSetupState>,
-    ) -> ComputerUseSetupChangedBuilder<(ComputerUseSetupState,)> {
-        let (_,) = self.required;
-        ComputerUseSetupChangedBuilder {
-            required: (state.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ComputerUseSetupChangedBuilder<R> {
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ComputerUseSetupChangedBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseSetupChanged
-    where
-        T0: crate::support::Has<crate::members::state, ComputerUseSetupState>,
-    {
-        let (state,) = self.required;
-        let rest = self.rest;
-        ComputerUseSetupChanged {
-            state: state.value(),
-            session_id: rest.session_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseSetupChanged, ComputerUseSetupChangedBuilder, ComputerUseSetupChangedBuilderRest, unknown, " A builder of [`ComputerUseSetupChanged`]: set members by name; `build()` compiles once the required ones (`state`) are.";
+    required [
+        T0 state state: ComputerUseSetupState => ComputerUseSetupState, "state", state;
+    ]
+    optional [
+        optional session_id session_id: String => String, "sessionId";
+    ]
 }
 impl Validate for ComputerUseSetupChanged {}
 #[cfg(feature = "schemars")]
@@ -199,57 +139,12 @@ impl ComputerUseSetupReadParams {
         }
     }
 }
-impl ComputerUseSetupReadParams {
-    /// Starts a [`ComputerUseSetupReadParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseSetupReadParamsBuilder {
-        ComputerUseSetupReadParamsBuilder {
-            required: (),
-            rest: ComputerUseSetupReadParamsBuilderRest {
-                session_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseSetupReadParams`]: set members by name, then `build()`.
-#[must_use]
-pub struct ComputerUseSetupReadParamsBuilder<R = ()> {
-    required: R,
-    rest: ComputerUseSetupReadParamsBuilderRest,
-}
-struct ComputerUseSetupReadParamsBuilderRest {
-    session_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> ComputerUseSetupReadParamsBuilder<R> {
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl ComputerUseSetupReadParamsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseSetupReadParams {
-        let () = self.required;
-        let rest = self.rest;
-        ComputerUseSetupReadParams {
-            session_id: rest.session_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseSetupReadParams, ComputerUseSetupReadParamsBuilder, ComputerUseSetupReadParamsBuilderRest, unknown, " A builder of [`ComputerUseSetupReadParams`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional session_id session_id: String => String, "sessionId";
+    ]
 }
 impl Validate for ComputerUseSetupReadParams {}
 #[cfg(feature = "schemars")]
@@ -296,74 +191,14 @@ impl crate::sample::Sample for ComputerUseSetupStartParams {
         value
     }
 }
-impl ComputerUseSetupStartParams {
-    /// Starts a [`ComputerUseSetupStartParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseSetupStartParamsBuilder {
-        ComputerUseSetupStartParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: ComputerUseSetupStartParamsBuilderRest {
-                session_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseSetupStartParams`]: set members by name; `build()` is there once the required ones (`commandId`) are.
-#[must_use]
-pub struct ComputerUseSetupStartParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ComputerUseSetupStartParamsBuilderRest,
-}
-struct ComputerUseSetupStartParamsBuilderRest {
-    session_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ComputerUseSetupStartParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> ComputerUseSetupStartParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        ComputerUseSetupStartParamsBuilder {
-            required: (command_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ComputerUseSetupStartParamsBuilder<R> {
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ComputerUseSetupStartParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseSetupStartParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-    {
-        let (command_id,) = self.required;
-        let rest = self.rest;
-        ComputerUseSetupStartParams {
-            command_id: command_id.value(),
-            session_id: rest.session_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseSetupStartParams, ComputerUseSetupStartParamsBuilder, ComputerUseSetupStartParamsBuilderRest, unknown, " A builder of [`ComputerUseSetupStartParams`]: set members by name; `build()` compiles once the required ones (`commandId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+    ]
+    optional [
+        optional session_id session_id: String => String, "sessionId";
+    ]
 }
 impl Validate for ComputerUseSetupStartParams {}
 #[cfg(feature = "schemars")]
@@ -438,140 +273,18 @@ impl crate::sample::Sample for ComputerUseSetupState {
         value
     }
 }
-impl ComputerUseSetupState {
-    /// Starts a [`ComputerUseSetupStateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ComputerUseSetupStateBuilder {
-        ComputerUseSetupStateBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ComputerUseSetupStateBuilderRest {
-                message: None,
-                refused: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ComputerUseSetupState`]: set members by name; `build()` is there once the required ones (`accessibility`, `inputMonitoring`, `screenRecording`, `setup`) are.
-#[must_use]
-pub struct ComputerUseSetupStateBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ComputerUseSetupStateBuilderRest,
-}
-struct ComputerUseSetupStateBuilderRest {
-    message: Option<String>,
-    refused: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ComputerUseSetupStateBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `accessibility`.
-    pub fn accessibility(
-        self,
-        accessibility: impl Into<ComputerUsePermission>,
-    ) -> ComputerUseSetupStateBuilder<(ComputerUsePermission, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ComputerUseSetupStateBuilder {
-            required: (accessibility.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ComputerUseSetupStateBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `inputMonitoring`.
-    pub fn input_monitoring(
-        self,
-        input_monitoring: impl Into<ComputerUsePermission>,
-    ) -> ComputerUseSetupStateBuilder<(T0, ComputerUsePermission, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ComputerUseSetupStateBuilder {
-            required: (t0, input_monitoring.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ComputerUseSetupStateBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `screenRecording`.
-    pub fn screen_recording(
-        self,
-        screen_recording: impl Into<ComputerUsePermission>,
-    ) -> ComputerUseSetupStateBuilder<(T0, T1, ComputerUsePermission, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ComputerUseSetupStateBuilder {
-            required: (t0, t1, screen_recording.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ComputerUseSetupStateBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `setup`.
-    pub fn setup(
-        self,
-        setup: impl Into<ComputerUseSetupPhase>,
-    ) -> ComputerUseSetupStateBuilder<(T0, T1, T2, ComputerUseSetupPhase)> {
-        let (t0, t1, t2, _) = self.required;
-        ComputerUseSetupStateBuilder {
-            required: (t0, t1, t2, setup.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ComputerUseSetupStateBuilder<R> {
-    /// Sets (else it is left out) `message`.
-    pub fn message(mut self, message: impl Into<String>) -> Self {
-        self.rest.message = Some(message.into());
-        self
-    }
-    /// Sets (else it is left out) `refused`.
-    pub fn refused(mut self, refused: impl Into<String>) -> Self {
-        self.rest.refused = Some(refused.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ComputerUseSetupStateBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ComputerUseSetupState
-    where
-        T0: crate::support::Has<crate::members::accessibility, ComputerUsePermission>,
-        T1: crate::support::Has<crate::members::inputMonitoring, ComputerUsePermission>,
-        T2: crate::support::Has<crate::members::screenRecording, ComputerUsePermission>,
-        T3: crate::support::Has<crate::members::setup, ComputerUseSetupPhase>,
-    {
-        let (accessibility, input_monitoring, screen_recording, setup) = self.required;
-        let rest = self.rest;
-        ComputerUseSetupState {
-            accessibility: accessibility.value(),
-            input_monitoring: input_monitoring.value(),
-            screen_recording: screen_recording.value(),
-            setup: setup.value(),
-            message: rest.message,
-            refused: rest.refused,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ComputerUseSetupState, ComputerUseSetupStateBuilder, ComputerUseSetupStateBuilderRest, unknown, " A builder of [`ComputerUseSetupState`]: set members by name; `build()` compiles once the required ones (`accessibility`, `inputMonitoring`, `screenRecording`, `setup`) are.";
+    required [
+        T0 accessibility accessibility: ComputerUsePermission => ComputerUsePermission, "accessibility", accessibility;
+        T1 input_monitoring input_monitoring: ComputerUsePermission => ComputerUsePermission, "inputMonitoring", inputMonitoring;
+        T2 screen_recording screen_recording: ComputerUsePermission => ComputerUsePermission, "screenRecording", screenRecording;
+        T3 setup setup: ComputerUseSetupPhase => ComputerUseSetupPhase, "setup", setup;
+    ]
+    optional [
+        optional message message: String => String, "message";
+        optional refused refused: String => String, "refused";
+    ]
 }
 impl Validate for ComputerUseSetupState {}
 #[cfg(feature = "schemars")]

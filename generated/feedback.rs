@@ -181,132 +181,18 @@ impl crate::sample::Sample for FeedbackSubmitParams {
         value
     }
 }
-impl FeedbackSubmitParams {
-    /// Starts a [`FeedbackSubmitParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> FeedbackSubmitParamsBuilder {
-        FeedbackSubmitParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: FeedbackSubmitParamsBuilderRest {
-                attach_session_record: None,
-                client_artifacts_path: None,
-                session_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`FeedbackSubmitParams`]: set members by name; `build()` is there once the required ones (`classification`, `note`, `withFiles`) are.
-#[must_use]
-pub struct FeedbackSubmitParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: FeedbackSubmitParamsBuilderRest,
-}
-struct FeedbackSubmitParamsBuilderRest {
-    attach_session_record: Option<bool>,
-    client_artifacts_path: Option<String>,
-    session_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> FeedbackSubmitParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `classification`.
-    pub fn classification(
-        self,
-        classification: impl Into<FeedbackClassification>,
-    ) -> FeedbackSubmitParamsBuilder<(FeedbackClassification, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        FeedbackSubmitParamsBuilder {
-            required: (classification.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> FeedbackSubmitParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `note`.
-    pub fn note(
-        self,
-        note: impl Into<String>,
-    ) -> FeedbackSubmitParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        FeedbackSubmitParamsBuilder {
-            required: (t0, note.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> FeedbackSubmitParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `withFiles`.
-    pub fn with_files(
-        self,
-        with_files: impl Into<bool>,
-    ) -> FeedbackSubmitParamsBuilder<(T0, T1, bool)> {
-        let (t0, t1, _) = self.required;
-        FeedbackSubmitParamsBuilder {
-            required: (t0, t1, with_files.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> FeedbackSubmitParamsBuilder<R> {
-    /// Sets (else it is left out) `attachSessionRecord`.
-    pub fn attach_session_record(
-        mut self,
-        attach_session_record: impl Into<bool>,
-    ) -> Self {
-        self.rest.attach_session_record = Some(attach_session_record.into());
-        self
-    }
-    /// Sets (else it is left out) `clientArtifactsPath`.
-    pub fn client_artifacts_path(
-        mut self,
-        client_artifacts_path: impl Into<String>,
-    ) -> Self {
-        self.rest.client_artifacts_path = Some(client_artifacts_path.into());
-        self
-    }
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> FeedbackSubmitParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> FeedbackSubmitParams
-    where
-        T0: crate::support::Has<crate::members::classification, FeedbackClassification>,
-        T1: crate::support::Has<crate::members::note, String>,
-        T2: crate::support::Has<crate::members::withFiles, bool>,
-    {
-        let (classification, note, with_files) = self.required;
-        let rest = self.rest;
-        FeedbackSubmitParams {
-            classification: classification.value(),
-            note: note.value(),
-            with_files: with_files.value(),
-            attach_session_record: rest.attach_session_record,
-            client_artifacts_path: rest.client_artifacts_path,
-            session_id: rest.session_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    FeedbackSubmitParams, FeedbackSubmitParamsBuilder, FeedbackSubmitParamsBuilderRest, unknown, " A builder of [`FeedbackSubmitParams`]: set members by name; `build()` compiles once the required ones (`classification`, `note`, `withFiles`) are.";
+    required [
+        T0 classification classification: FeedbackClassification => FeedbackClassification, "classification", classification;
+        T1 note note: String => String, "note", note;
+        T2 with_files with_files: bool => bool, "withFiles", withFiles;
+    ]
+    optional [
+        optional attach_session_record attach_session_record: bool => bool, "attachSessionRecord";
+        optional client_artifacts_path client_artifacts_path: String => String, "clientArtifactsPath";
+        optional session_id session_id: String => String, "sessionId";
+    ]
 }
 impl Validate for FeedbackSubmitParams {}
 #[cfg(feature = "schemars")]
@@ -410,173 +296,22 @@ impl crate::sample::Sample for FeedbackSubmitResult {
         value
     }
 }
-impl FeedbackSubmitResult {
-    /// Starts a [`FeedbackSubmitResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> FeedbackSubmitResultBuilder {
-        FeedbackSubmitResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: FeedbackSubmitResultBuilderRest {
-                cause: None,
-                local_tracing_note: None,
-                retry_after_ms: None,
-                session_note: None,
-                task_id: None,
-                upload_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`FeedbackSubmitResult`]: set members by name; `build()` is there once the required ones (`bundlePath`, `outcome`, `sessionRecordAttached`, `sessionRecordTruncated`) are.
-#[must_use]
-pub struct FeedbackSubmitResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: FeedbackSubmitResultBuilderRest,
-}
-struct FeedbackSubmitResultBuilderRest {
-    cause: Option<String>,
-    local_tracing_note: Option<String>,
-    retry_after_ms: Option<i64>,
-    session_note: Option<String>,
-    task_id: Option<String>,
-    upload_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> FeedbackSubmitResultBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `bundlePath`.
-    pub fn bundle_path(
-        self,
-        bundle_path: impl Into<String>,
-    ) -> FeedbackSubmitResultBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        FeedbackSubmitResultBuilder {
-            required: (bundle_path.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> FeedbackSubmitResultBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<FeedbackSubmitOutcome>,
-    ) -> FeedbackSubmitResultBuilder<(T0, FeedbackSubmitOutcome, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        FeedbackSubmitResultBuilder {
-            required: (t0, outcome.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> FeedbackSubmitResultBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sessionRecordAttached`.
-    pub fn session_record_attached(
-        self,
-        session_record_attached: impl Into<bool>,
-    ) -> FeedbackSubmitResultBuilder<(T0, T1, bool, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        FeedbackSubmitResultBuilder {
-            required: (t0, t1, session_record_attached.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> FeedbackSubmitResultBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `sessionRecordTruncated`.
-    pub fn session_record_truncated(
-        self,
-        session_record_truncated: impl Into<bool>,
-    ) -> FeedbackSubmitResultBuilder<(T0, T1, T2, bool)> {
-        let (t0, t1, t2, _) = self.required;
-        FeedbackSubmitResultBuilder {
-            required: (t0, t1, t2, session_record_truncated.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> FeedbackSubmitResultBuilder<R> {
-    /// Sets (else it is left out) `cause`.
-    pub fn cause(mut self, cause: impl Into<String>) -> Self {
-        self.rest.cause = Some(cause.into());
-        self
-    }
-    /// Sets (else it is left out) `localTracingNote`.
-    pub fn local_tracing_note(mut self, local_tracing_note: impl Into<String>) -> Self {
-        self.rest.local_tracing_note = Some(local_tracing_note.into());
-        self
-    }
-    /// Sets (else it is left out) `retryAfterMs`.
-    pub fn retry_after_ms(mut self, retry_after_ms: impl Into<i64>) -> Self {
-        self.rest.retry_after_ms = Some(retry_after_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `sessionNote`.
-    pub fn session_note(mut self, session_note: impl Into<String>) -> Self {
-        self.rest.session_note = Some(session_note.into());
-        self
-    }
-    /// Sets (else it is left out) `taskId`.
-    pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
-        self.rest.task_id = Some(task_id.into());
-        self
-    }
-    /// Sets (else it is left out) `uploadId`.
-    pub fn upload_id(mut self, upload_id: impl Into<String>) -> Self {
-        self.rest.upload_id = Some(upload_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> FeedbackSubmitResultBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> FeedbackSubmitResult
-    where
-        T0: crate::support::Has<crate::members::bundlePath, String>,
-        T1: crate::support::Has<crate::members::outcome, FeedbackSubmitOutcome>,
-        T2: crate::support::Has<crate::members::sessionRecordAttached, bool>,
-        T3: crate::support::Has<crate::members::sessionRecordTruncated, bool>,
-    {
-        let (bundle_path, outcome, session_record_attached, session_record_truncated) = self
-            .required;
-        let rest = self.rest;
-        FeedbackSubmitResult {
-            bundle_path: bundle_path.value(),
-            outcome: outcome.value(),
-            session_record_attached: session_record_attached.value(),
-            session_record_truncated: session_record_truncated.value(),
-            cause: rest.cause,
-            local_tracing_note: rest.local_tracing_note,
-            retry_after_ms: rest.retry_after_ms,
-            session_note: rest.session_note,
-            task_id: rest.task_id,
-            upload_id: rest.upload_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    FeedbackSubmitResult, FeedbackSubmitResultBuilder, FeedbackSubmitResultBuilderRest, unknown, " A builder of [`FeedbackSubmitResult`]: set members by name; `build()` compiles once the required ones (`bundlePath`, `outcome`, `sessionRecordAttached`, `sessionRecordTruncated`) are.";
+    required [
+        T0 bundle_path bundle_path: String => String, "bundlePath", bundlePath;
+        T1 outcome outcome: FeedbackSubmitOutcome => FeedbackSubmitOutcome, "outcome", outcome;
+        T2 session_record_attached session_record_attached: bool => bool, "sessionRecordAttached", sessionRecordAttached;
+        T3 session_record_truncated session_record_truncated: bool => bool, "sessionRecordTruncated", sessionRecordTruncated;
+    ]
+    optional [
+        optional cause cause: String => String, "cause";
+        optional local_tracing_note local_tracing_note: String => String, "localTracingNote";
+        optional retry_after_ms retry_after_ms: i64 => i64, "retryAfterMs";
+        optional session_note session_note: String => String, "sessionNote";
+        optional task_id task_id: String => String, "taskId";
+        optional upload_id upload_id: String => String, "uploadId";
+    ]
 }
 impl Validate for FeedbackSubmitResult {}
 #[cfg(feature = "schemars")]

@@ -69,131 +69,19 @@ impl crate::sample::Sample for Goal {
         value
     }
 }
-impl Goal {
-    /// Starts a [`GoalBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> GoalBuilder {
-        GoalBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: GoalBuilderRest {
-                created_at_ms: None,
-                current_work: None,
-                next_work: None,
-                updated_at_ms: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`Goal`]: set members by name; `build()` is there once the required ones (`objective`, `percentComplete`, `status`) are.
-#[must_use]
-pub struct GoalBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: GoalBuilderRest,
-}
-struct GoalBuilderRest {
-    created_at_ms: Option<i64>,
-    current_work: Option<String>,
-    next_work: Option<String>,
-    updated_at_ms: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> GoalBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `objective`.
-    pub fn objective(
-        self,
-        objective: impl Into<String>,
-    ) -> GoalBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        GoalBuilder {
-            required: (objective.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> GoalBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `percentComplete`.
-    pub fn percent_complete(
-        self,
-        percent_complete: impl Into<i64>,
-    ) -> GoalBuilder<(T0, i64, T2)> {
-        let (t0, _, t2) = self.required;
-        GoalBuilder {
-            required: (t0, percent_complete.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> GoalBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(self, status: impl Into<String>) -> GoalBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        GoalBuilder {
-            required: (t0, t1, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> GoalBuilder<R> {
-    /// Sets (else it is left out) `createdAtMs`.
-    pub fn created_at_ms(mut self, created_at_ms: impl Into<i64>) -> Self {
-        self.rest.created_at_ms = Some(created_at_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `currentWork`.
-    pub fn current_work(mut self, current_work: impl Into<String>) -> Self {
-        self.rest.current_work = Some(current_work.into());
-        self
-    }
-    /// Sets (else it is left out) `nextWork`.
-    pub fn next_work(mut self, next_work: impl Into<String>) -> Self {
-        self.rest.next_work = Some(next_work.into());
-        self
-    }
-    /// Sets (else it is left out) `updatedAtMs`.
-    pub fn updated_at_ms(mut self, updated_at_ms: impl Into<i64>) -> Self {
-        self.rest.updated_at_ms = Some(updated_at_ms.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> GoalBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> Goal
-    where
-        T0: crate::support::Has<crate::members::objective, String>,
-        T1: crate::support::Has<crate::members::percentComplete, i64>,
-        T2: crate::support::Has<crate::members::status, String>,
-    {
-        let (objective, percent_complete, status) = self.required;
-        let rest = self.rest;
-        Goal {
-            objective: objective.value(),
-            percent_complete: percent_complete.value(),
-            status: status.value(),
-            created_at_ms: rest.created_at_ms,
-            current_work: rest.current_work,
-            next_work: rest.next_work,
-            updated_at_ms: rest.updated_at_ms,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    Goal, GoalBuilder, GoalBuilderRest, unknown, " A builder of [`Goal`]: set members by name; `build()` compiles once the required ones (`objective`, `percentComplete`, `status`) are.";
+    required [
+        T0 objective objective: String => String, "objective", objective;
+        T1 percent_complete percent_complete: i64 => i64, "percentComplete", percentComplete;
+        T2 status status: String => String, "status", status;
+    ]
+    optional [
+        optional created_at_ms created_at_ms: i64 => i64, "createdAtMs";
+        optional current_work current_work: String => String, "currentWork";
+        optional next_work next_work: String => String, "nextWork";
+        optional updated_at_ms updated_at_ms: i64 => i64, "updatedAtMs";
+    ]
 }
 impl Validate for Goal {}
 #[cfg(feature = "schemars")]
@@ -240,81 +128,13 @@ impl crate::sample::Sample for GoalClearParams {
         value
     }
 }
-impl GoalClearParams {
-    /// Starts a [`GoalClearParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> GoalClearParamsBuilder {
-        GoalClearParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: GoalClearParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`GoalClearParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct GoalClearParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: GoalClearParamsBuilderRest,
-}
-struct GoalClearParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> GoalClearParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> GoalClearParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        GoalClearParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> GoalClearParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> GoalClearParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        GoalClearParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> GoalClearParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> GoalClearParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> GoalClearParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        GoalClearParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    GoalClearParams, GoalClearParamsBuilder, GoalClearParamsBuilderRest, unknown, " A builder of [`GoalClearParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for GoalClearParams {}
 #[cfg(feature = "schemars")]
@@ -365,89 +185,15 @@ impl crate::sample::Sample for GoalCommandResult {
         value
     }
 }
-impl GoalCommandResult {
-    /// Starts a [`GoalCommandResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> GoalCommandResultBuilder {
-        GoalCommandResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: GoalCommandResultBuilderRest {
-                turn_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`GoalCommandResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct GoalCommandResultBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: GoalCommandResultBuilderRest,
-}
-struct GoalCommandResultBuilderRest {
-    turn_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> GoalCommandResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> GoalCommandResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        GoalCommandResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> GoalCommandResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> GoalCommandResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        GoalCommandResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> GoalCommandResultBuilder<R> {
-    /// Sets (else it is left out) `turnId`.
-    pub fn turn_id(mut self, turn_id: impl Into<String>) -> Self {
-        self.rest.turn_id = Some(turn_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> GoalCommandResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> GoalCommandResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        GoalCommandResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            turn_id: rest.turn_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    GoalCommandResult, GoalCommandResultBuilder, GoalCommandResultBuilderRest, unknown, " A builder of [`GoalCommandResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional [
+        optional turn_id turn_id: String => String, "turnId";
+    ]
 }
 impl Validate for GoalCommandResult {}
 #[cfg(feature = "schemars")]
@@ -498,102 +244,14 @@ impl crate::sample::Sample for GoalEditParams {
         value
     }
 }
-impl GoalEditParams {
-    /// Starts a [`GoalEditParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> GoalEditParamsBuilder {
-        GoalEditParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: GoalEditParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`GoalEditParams`]: set members by name; `build()` is there once the required ones (`commandId`, `objective`, `sessionId`) are.
-#[must_use]
-pub struct GoalEditParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: GoalEditParamsBuilderRest,
-}
-struct GoalEditParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> GoalEditParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> GoalEditParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        GoalEditParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> GoalEditParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `objective`.
-    pub fn objective(
-        self,
-        objective: impl Into<String>,
-    ) -> GoalEditParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        GoalEditParamsBuilder {
-            required: (t0, objective.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> GoalEditParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> GoalEditParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        GoalEditParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> GoalEditParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> GoalEditParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> GoalEditParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::objective, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, objective, session_id) = self.required;
-        let rest = self.rest;
-        GoalEditParams {
-            command_id: command_id.value(),
-            objective: objective.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    GoalEditParams, GoalEditParamsBuilder, GoalEditParamsBuilderRest, unknown, " A builder of [`GoalEditParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `objective`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 objective objective: String => String, "objective", objective;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for GoalEditParams {}
 #[cfg(feature = "schemars")]
@@ -640,81 +298,13 @@ impl crate::sample::Sample for GoalPauseParams {
         value
     }
 }
-impl GoalPauseParams {
-    /// Starts a [`GoalPauseParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> GoalPauseParamsBuilder {
-        GoalPauseParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: GoalPauseParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`GoalPauseParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct GoalPauseParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: GoalPauseParamsBuilderRest,
-}
-struct GoalPauseParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> GoalPauseParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> GoalPauseParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        GoalPauseParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> GoalPauseParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> GoalPauseParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        GoalPauseParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> GoalPauseParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> GoalPauseParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> GoalPauseParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        GoalPauseParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    GoalPauseParams, GoalPauseParamsBuilder, GoalPauseParamsBuilderRest, unknown, " A builder of [`GoalPauseParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for GoalPauseParams {}
 #[cfg(feature = "schemars")]
@@ -761,81 +351,13 @@ impl crate::sample::Sample for GoalResumeParams {
         value
     }
 }
-impl GoalResumeParams {
-    /// Starts a [`GoalResumeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> GoalResumeParamsBuilder {
-        GoalResumeParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: GoalResumeParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`GoalResumeParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct GoalResumeParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: GoalResumeParamsBuilderRest,
-}
-struct GoalResumeParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> GoalResumeParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> GoalResumeParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        GoalResumeParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> GoalResumeParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> GoalResumeParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        GoalResumeParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> GoalResumeParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> GoalResumeParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> GoalResumeParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        GoalResumeParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    GoalResumeParams, GoalResumeParamsBuilder, GoalResumeParamsBuilderRest, unknown, " A builder of [`GoalResumeParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for GoalResumeParams {}
 #[cfg(feature = "schemars")]
@@ -886,102 +408,14 @@ impl crate::sample::Sample for GoalSetParams {
         value
     }
 }
-impl GoalSetParams {
-    /// Starts a [`GoalSetParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> GoalSetParamsBuilder {
-        GoalSetParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: GoalSetParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`GoalSetParams`]: set members by name; `build()` is there once the required ones (`commandId`, `objective`, `sessionId`) are.
-#[must_use]
-pub struct GoalSetParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: GoalSetParamsBuilderRest,
-}
-struct GoalSetParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> GoalSetParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> GoalSetParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        GoalSetParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> GoalSetParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `objective`.
-    pub fn objective(
-        self,
-        objective: impl Into<String>,
-    ) -> GoalSetParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        GoalSetParamsBuilder {
-            required: (t0, objective.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> GoalSetParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> GoalSetParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        GoalSetParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> GoalSetParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> GoalSetParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> GoalSetParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::objective, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, objective, session_id) = self.required;
-        let rest = self.rest;
-        GoalSetParams {
-            command_id: command_id.value(),
-            objective: objective.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    GoalSetParams, GoalSetParamsBuilder, GoalSetParamsBuilderRest, unknown, " A builder of [`GoalSetParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `objective`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 objective objective: String => String, "objective", objective;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for GoalSetParams {}
 #[cfg(feature = "schemars")]

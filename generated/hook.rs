@@ -42,124 +42,15 @@ impl crate::sample::Sample for HookCatalogEntry {
         value
     }
 }
-impl HookCatalogEntry {
-    /// Starts a [`HookCatalogEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> HookCatalogEntryBuilder {
-        HookCatalogEntryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: HookCatalogEntryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`HookCatalogEntry`]: set members by name; `build()` is there once the required ones (`enabled`, `event`, `handlerKind`, `key`) are.
-#[must_use]
-pub struct HookCatalogEntryBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: HookCatalogEntryBuilderRest,
-}
-struct HookCatalogEntryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> HookCatalogEntryBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `enabled`.
-    pub fn enabled(
-        self,
-        enabled: impl Into<bool>,
-    ) -> HookCatalogEntryBuilder<(bool, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        HookCatalogEntryBuilder {
-            required: (enabled.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> HookCatalogEntryBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `event`.
-    pub fn event(
-        self,
-        event: impl Into<HookEventName>,
-    ) -> HookCatalogEntryBuilder<(T0, HookEventName, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        HookCatalogEntryBuilder {
-            required: (t0, event.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> HookCatalogEntryBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `handlerKind`.
-    pub fn handler_kind(
-        self,
-        handler_kind: impl Into<HookHandlerKind>,
-    ) -> HookCatalogEntryBuilder<(T0, T1, HookHandlerKind, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        HookCatalogEntryBuilder {
-            required: (t0, t1, handler_kind.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> HookCatalogEntryBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `key`.
-    pub fn key(
-        self,
-        key: impl Into<String>,
-    ) -> HookCatalogEntryBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        HookCatalogEntryBuilder {
-            required: (t0, t1, t2, key.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> HookCatalogEntryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> HookCatalogEntryBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> HookCatalogEntry
-    where
-        T0: crate::support::Has<crate::members::enabled, bool>,
-        T1: crate::support::Has<crate::members::event, HookEventName>,
-        T2: crate::support::Has<crate::members::handlerKind, HookHandlerKind>,
-        T3: crate::support::Has<crate::members::key, String>,
-    {
-        let (enabled, event, handler_kind, key) = self.required;
-        let rest = self.rest;
-        HookCatalogEntry {
-            enabled: enabled.value(),
-            event: event.value(),
-            handler_kind: handler_kind.value(),
-            key: key.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    HookCatalogEntry, HookCatalogEntryBuilder, HookCatalogEntryBuilderRest, unknown, " A builder of [`HookCatalogEntry`]: set members by name; `build()` compiles once the required ones (`enabled`, `event`, `handlerKind`, `key`) are.";
+    required [
+        T0 enabled enabled: bool => bool, "enabled", enabled;
+        T1 event event: HookEventName => HookEventName, "event", event;
+        T2 handler_kind handler_kind: HookHandlerKind => HookHandlerKind, "handlerKind", handlerKind;
+        T3 key key: String => String, "key", key;
+    ]
+    optional []
 }
 impl Validate for HookCatalogEntry {}
 #[cfg(feature = "schemars")]
@@ -349,66 +240,12 @@ impl crate::sample::Sample for HookListParams {
         value
     }
 }
-impl HookListParams {
-    /// Starts a [`HookListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> HookListParamsBuilder {
-        HookListParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: HookListParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`HookListParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct HookListParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: HookListParamsBuilderRest,
-}
-struct HookListParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl HookListParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> HookListParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        HookListParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> HookListParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> HookListParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> HookListParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        HookListParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    HookListParams, HookListParamsBuilder, HookListParamsBuilderRest, unknown, " A builder of [`HookListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for HookListParams {}
 #[cfg(feature = "schemars")]
@@ -445,66 +282,12 @@ impl crate::sample::Sample for HookListResult {
         value
     }
 }
-impl HookListResult {
-    /// Starts a [`HookListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> HookListResultBuilder {
-        HookListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: HookListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`HookListResult`]: set members by name; `build()` is there once the required ones (`hooks`) are.
-#[must_use]
-pub struct HookListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: HookListResultBuilderRest,
-}
-struct HookListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl HookListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `hooks`.
-    pub fn hooks(
-        self,
-        hooks: impl Into<Vec<HookCatalogEntry>>,
-    ) -> HookListResultBuilder<(Vec<HookCatalogEntry>,)> {
-        let (_,) = self.required;
-        HookListResultBuilder {
-            required: (hooks.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> HookListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> HookListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> HookListResult
-    where
-        T0: crate::support::Has<crate::members::hooks, Vec<HookCatalogEntry>>,
-    {
-        let (hooks,) = self.required;
-        let rest = self.rest;
-        HookListResult {
-            hooks: hooks.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    HookListResult, HookListResultBuilder, HookListResultBuilderRest, unknown, " A builder of [`HookListResult`]: set members by name; `build()` compiles once the required ones (`hooks`) are.";
+    required [
+        T0 hooks hooks: Vec<HookCatalogEntry> => Vec<HookCatalogEntry>, "hooks", hooks;
+    ]
+    optional []
 }
 impl Validate for HookListResult {}
 #[cfg(feature = "schemars")]

@@ -32,72 +32,14 @@ impl crate::sample::Sample for HostReadLimitsResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl HostReadLimitsResult {
-    /// Starts a [`HostReadLimitsResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> HostReadLimitsResultBuilder {
-        HostReadLimitsResultBuilder {
-            required: (crate::support::Unset,),
-            rest: HostReadLimitsResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`HostReadLimitsResult`]: set members by name; `build()` is there once the required ones (`maxLimits`) are.
-#[must_use]
-pub struct HostReadLimitsResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: HostReadLimitsResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct HostReadLimitsResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl HostReadLimitsResultBuilder<(crate::support::Unset,)> {
-    /// Sets `maxLimits`.
-    pub fn max_limits(
-        self,
-        max_limits: impl Into<SessionLimits>,
-    ) -> HostReadLimitsResultBuilder<(SessionLimits,)> {
-        let (_,) = self.required;
-        HostReadLimitsResultBuilder {
-            required: (max_limits.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> HostReadLimitsResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> HostReadLimitsResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> HostReadLimitsResult
-    where
-        T0: crate::support::Has<crate::members::maxLimits, SessionLimits>,
-    {
-        let (max_limits,) = self.required;
-        let rest = self.rest;
-        HostReadLimitsResult {
-            max_limits: max_limits.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    HostReadLimitsResult, HostReadLimitsResultBuilder, HostReadLimitsResultBuilderRest, unknown, " A builder of [`HostReadLimitsResult`]: set members by name; `build()` compiles once the required ones (`maxLimits`) are.";
+    required [
+        T0 max_limits max_limits: SessionLimits => SessionLimits, "maxLimits", maxLimits;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for HostReadLimitsResult {}

@@ -783,1047 +783,143 @@ impl crate::sample::Sample for Item {
         value
     }
 }
-impl Item {
-    /// Starts a [`ItemBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ItemBuilder {
-        ItemBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ItemBuilderRest {
-                #[cfg(feature = "experimental")]
-                action: None,
-                agent_path: None,
-                approval_id: None,
-                args: None,
-                attachments: None,
-                background: None,
-                background_initiator: None,
-                #[cfg(feature = "experimental")]
-                background_status: None,
-                background_terminal_completion: None,
-                blocking: None,
-                call_id: None,
-                child_prompt_refs: None,
-                child_session_id: None,
-                child_session_log_path: None,
-                children: None,
-                command_id: None,
-                command_text: None,
-                control_status: None,
-                cut_off: None,
-                damaged_range: None,
-                declared_phase: None,
-                delivery_number: None,
-                depth: None,
-                display_label: None,
-                display_text: None,
-                duration_ms: None,
-                earlier_history: None,
-                entry_id: None,
-                event: None,
-                exit_code: None,
-                exit_signal: None,
-                failure_kind: None,
-                failure_reason: None,
-                fallback_text: None,
-                final_summary: None,
-                generation_id: None,
-                held: None,
-                held_for: None,
-                history_unreadable: None,
-                hook_key: None,
-                job_id: None,
-                label: None,
-                message: None,
-                message_phase: None,
-                model_visible_content: None,
-                monitor_description: None,
-                monitor_id: None,
-                next_fire_at_ms: None,
-                objective: None,
-                outcome: None,
-                output_ref: None,
-                patch_ref: None,
-                patch_summary: None,
-                #[cfg(feature = "experimental")]
-                pattern: None,
-                paused: None,
-                provider_item_id: None,
-                #[cfg(feature = "experimental")]
-                provider_status: None,
-                #[cfg(feature = "experimental")]
-                query: None,
-                #[cfg(feature = "experimental")]
-                raw_item: None,
-                reason: None,
-                recorded_at: None,
-                reminder_agent_id: None,
-                replay_hint: None,
-                result: None,
-                #[cfg(feature = "experimental")]
-                results: None,
-                resume_from_run_id: None,
-                retracted: None,
-                role: None,
-                run_status: None,
-                scheduled_fire_at_ms: None,
-                script_id: None,
-                #[cfg(feature = "experimental")]
-                selector: None,
-                side_session_id: None,
-                #[cfg(feature = "experimental")]
-                source: None,
-                status_attempt: None,
-                status_children: None,
-                status_health: None,
-                status_line: None,
-                status_phase: None,
-                status_progress: None,
-                status_step: None,
-                steered: None,
-                stop_available: None,
-                strategy_id: None,
-                subagent_id: None,
-                summarized_through: None,
-                summary: None,
-                task_id: None,
-                terminal_row_after_item_id: None,
-                text: None,
-                token_budget: None,
-                tokens_after: None,
-                tokens_before: None,
-                tool: None,
-                tool_receipt: None,
-                trigger: None,
-                trigger_source: None,
-                truncated: None,
-                turn_id: crate::Tristate::Absent,
-                #[cfg(feature = "experimental")]
-                url: None,
-                usage: None,
-                visible_output: None,
-                wake_source_descriptions: None,
-                work_id: None,
-                workflow_run_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`Item`]: set members by name; `build()` is there once the required ones (`itemId`, `kind`, `revision`, `status`) are.
-#[must_use]
-pub struct ItemBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ItemBuilderRest,
-}
-struct ItemBuilderRest {
-    #[cfg(feature = "experimental")]
-    action: Option<String>,
-    agent_path: Option<String>,
-    approval_id: Option<String>,
-    args: Option<String>,
-    attachments: Option<Vec<MessageAttachment>>,
-    background: Option<bool>,
-    background_initiator: Option<BackgroundInitiator>,
-    #[cfg(feature = "experimental")]
-    background_status: Option<BackgroundStatus>,
-    background_terminal_completion: Option<Box<BackgroundTerminalCompletion>>,
-    blocking: Option<bool>,
-    call_id: Option<String>,
-    child_prompt_refs: Option<Vec<OutputRef>>,
-    child_session_id: Option<String>,
-    child_session_log_path: Option<String>,
-    children: Option<Vec<WorkflowChild>>,
-    command_id: Option<String>,
-    command_text: Option<String>,
-    control_status: Option<SubagentControlStatus>,
-    cut_off: Option<bool>,
-    damaged_range: Option<Box<DamagedRange>>,
-    declared_phase: Option<String>,
-    delivery_number: Option<i64>,
-    depth: Option<i64>,
-    display_label: Option<Box<ToolDisplayLabel>>,
-    display_text: Option<String>,
-    duration_ms: Option<i64>,
-    earlier_history: Option<EarlierHistory>,
-    entry_id: Option<String>,
-    event: Option<HookEventName>,
-    exit_code: Option<i64>,
-    exit_signal: Option<i64>,
-    failure_kind: Option<String>,
-    failure_reason: Option<String>,
-    fallback_text: Option<String>,
-    final_summary: Option<String>,
-    generation_id: Option<i64>,
-    held: Option<bool>,
-    held_for: Option<HeldFor>,
-    history_unreadable: Option<bool>,
-    hook_key: Option<String>,
-    job_id: Option<String>,
-    label: Option<String>,
-    message: Option<String>,
-    message_phase: Option<MessagePhase>,
-    model_visible_content: Option<Vec<ModelVisibleContent>>,
-    monitor_description: Option<String>,
-    monitor_id: Option<String>,
-    next_fire_at_ms: Option<i64>,
-    objective: Option<String>,
-    outcome: Option<CompactionOutcome>,
-    output_ref: Option<Box<OutputRef>>,
-    patch_ref: Option<Box<OutputRef>>,
-    patch_summary: Option<PatchSummary>,
-    #[cfg(feature = "experimental")]
-    pattern: Option<String>,
-    paused: Option<bool>,
-    provider_item_id: Option<String>,
-    #[cfg(feature = "experimental")]
-    provider_status: Option<String>,
-    #[cfg(feature = "experimental")]
-    query: Option<String>,
-    #[cfg(feature = "experimental")]
-    raw_item: Option<String>,
-    reason: Option<String>,
-    recorded_at: Option<String>,
-    reminder_agent_id: Option<String>,
-    replay_hint: Option<ReplayHint>,
-    result: Option<Box<SubagentResult>>,
-    #[cfg(feature = "experimental")]
-    results: Option<Vec<WebSearchHit>>,
-    resume_from_run_id: Option<String>,
-    retracted: Option<bool>,
-    role: Option<String>,
-    run_status: Option<HookRunStatus>,
-    scheduled_fire_at_ms: Option<i64>,
-    script_id: Option<String>,
-    #[cfg(feature = "experimental")]
-    selector: Option<String>,
-    side_session_id: Option<String>,
-    #[cfg(feature = "experimental")]
-    source: Option<String>,
-    status_attempt: Option<Box<StatusAttempt>>,
-    status_children: Option<Box<StatusChildren>>,
-    status_health: Option<StatusHealth>,
-    status_line: Option<String>,
-    status_phase: Option<String>,
-    status_progress: Option<StatusProgress>,
-    status_step: Option<StatusStep>,
-    steered: Option<bool>,
-    stop_available: Option<bool>,
-    strategy_id: Option<String>,
-    subagent_id: Option<String>,
-    summarized_through: Option<String>,
-    summary: Option<Vec<String>>,
-    task_id: Option<String>,
-    terminal_row_after_item_id: Option<String>,
-    text: Option<String>,
-    token_budget: Option<WorkflowTokenBudget>,
-    tokens_after: Option<i64>,
-    tokens_before: Option<i64>,
-    tool: Option<String>,
-    tool_receipt: Option<ToolReceipt>,
-    trigger: Option<CompactionTrigger>,
-    trigger_source: Option<String>,
-    truncated: Option<bool>,
-    turn_id: Tristate<String>,
-    #[cfg(feature = "experimental")]
-    url: Option<String>,
-    usage: Option<Box<TokenUsage>>,
-    visible_output: Option<String>,
-    wake_source_descriptions: Option<Vec<String>>,
-    work_id: Option<String>,
-    workflow_run_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ItemBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `itemId`.
-    pub fn item_id(
-        self,
-        item_id: impl Into<String>,
-    ) -> ItemBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ItemBuilder {
-            required: (item_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ItemBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `kind`.
-    pub fn kind(self, kind: impl Into<ItemKind>) -> ItemBuilder<(T0, ItemKind, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ItemBuilder {
-            required: (t0, kind.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ItemBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `revision`.
-    pub fn revision(self, revision: impl Into<i64>) -> ItemBuilder<(T0, T1, i64, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ItemBuilder {
-            required: (t0, t1, revision.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ItemBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<ItemStatus>,
-    ) -> ItemBuilder<(T0, T1, T2, ItemStatus)> {
-        let (t0, t1, t2, _) = self.required;
-        ItemBuilder {
-            required: (t0, t1, t2, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ItemBuilder<R> {
-    /// Sets (else it is left out) `action`.
-    #[cfg(feature = "experimental")]
-    pub fn action(mut self, action: impl Into<String>) -> Self {
-        self.rest.action = Some(action.into());
-        self
-    }
-    /// Sets (else it is left out) `agentPath`.
-    pub fn agent_path(mut self, agent_path: impl Into<String>) -> Self {
-        self.rest.agent_path = Some(agent_path.into());
-        self
-    }
-    /// Sets (else it is left out) `approvalId`.
-    pub fn approval_id(mut self, approval_id: impl Into<String>) -> Self {
-        self.rest.approval_id = Some(approval_id.into());
-        self
-    }
-    /// Sets (else it is left out) `args`.
-    pub fn args(mut self, args: impl Into<String>) -> Self {
-        self.rest.args = Some(args.into());
-        self
-    }
-    /// Sets (else it is left out) `attachments`.
-    pub fn attachments(
-        mut self,
-        attachments: impl Into<Vec<MessageAttachment>>,
-    ) -> Self {
-        self.rest.attachments = Some(attachments.into());
-        self
-    }
-    /// Sets (else it is left out) `background`.
-    pub fn background(mut self, background: impl Into<bool>) -> Self {
-        self.rest.background = Some(background.into());
-        self
-    }
-    /// Sets (else it is left out) `backgroundInitiator`.
-    pub fn background_initiator(
-        mut self,
-        background_initiator: impl Into<BackgroundInitiator>,
-    ) -> Self {
-        self.rest.background_initiator = Some(background_initiator.into());
-        self
-    }
-    /// Sets (else it is left out) `backgroundStatus`.
-    #[cfg(feature = "experimental")]
-    pub fn background_status(
-        mut self,
-        background_status: impl Into<BackgroundStatus>,
-    ) -> Self {
-        self.rest.background_status = Some(background_status.into());
-        self
-    }
-    /// Sets (else it is left out) `backgroundTerminalCompletion`.
-    pub fn background_terminal_completion(
-        mut self,
-        background_terminal_completion: impl Into<BackgroundTerminalCompletion>,
-    ) -> Self {
-        self.rest.background_terminal_completion = Some(
-            Box::new(background_terminal_completion.into()),
-        );
-        self
-    }
-    /// Sets (else it is left out) `blocking`.
-    pub fn blocking(mut self, blocking: impl Into<bool>) -> Self {
-        self.rest.blocking = Some(blocking.into());
-        self
-    }
-    /// Sets (else it is left out) `callId`.
-    pub fn call_id(mut self, call_id: impl Into<String>) -> Self {
-        self.rest.call_id = Some(call_id.into());
-        self
-    }
-    /// Sets (else it is left out) `childPromptRefs`.
-    pub fn child_prompt_refs(
-        mut self,
-        child_prompt_refs: impl Into<Vec<OutputRef>>,
-    ) -> Self {
-        self.rest.child_prompt_refs = Some(child_prompt_refs.into());
-        self
-    }
-    /// Sets (else it is left out) `childSessionId`.
-    pub fn child_session_id(mut self, child_session_id: impl Into<String>) -> Self {
-        self.rest.child_session_id = Some(child_session_id.into());
-        self
-    }
-    /// Sets (else it is left out) `childSessionLogPath`.
-    pub fn child_session_log_path(
-        mut self,
-        child_session_log_path: impl Into<String>,
-    ) -> Self {
-        self.rest.child_session_log_path = Some(child_session_log_path.into());
-        self
-    }
-    /// Sets (else it is left out) `children`.
-    pub fn children(mut self, children: impl Into<Vec<WorkflowChild>>) -> Self {
-        self.rest.children = Some(children.into());
-        self
-    }
-    /// Sets (else it is left out) `commandId`.
-    pub fn command_id(mut self, command_id: impl Into<String>) -> Self {
-        self.rest.command_id = Some(command_id.into());
-        self
-    }
-    /// Sets (else it is left out) `commandText`.
-    pub fn command_text(mut self, command_text: impl Into<String>) -> Self {
-        self.rest.command_text = Some(command_text.into());
-        self
-    }
-    /// Sets (else it is left out) `controlStatus`.
-    pub fn control_status(
-        mut self,
-        control_status: impl Into<SubagentControlStatus>,
-    ) -> Self {
-        self.rest.control_status = Some(control_status.into());
-        self
-    }
-    /// Sets (else it is left out) `cutOff`.
-    pub fn cut_off(mut self, cut_off: impl Into<bool>) -> Self {
-        self.rest.cut_off = Some(cut_off.into());
-        self
-    }
-    /// Sets (else it is left out) `damagedRange`.
-    pub fn damaged_range(mut self, damaged_range: impl Into<DamagedRange>) -> Self {
-        self.rest.damaged_range = Some(Box::new(damaged_range.into()));
-        self
-    }
-    /// Sets (else it is left out) `declaredPhase`.
-    pub fn declared_phase(mut self, declared_phase: impl Into<String>) -> Self {
-        self.rest.declared_phase = Some(declared_phase.into());
-        self
-    }
-    /// Sets (else it is left out) `deliveryNumber`.
-    pub fn delivery_number(mut self, delivery_number: impl Into<i64>) -> Self {
-        self.rest.delivery_number = Some(delivery_number.into());
-        self
-    }
-    /// Sets (else it is left out) `depth`.
-    pub fn depth(mut self, depth: impl Into<i64>) -> Self {
-        self.rest.depth = Some(depth.into());
-        self
-    }
-    /// Sets (else it is left out) `displayLabel`.
-    pub fn display_label(mut self, display_label: impl Into<ToolDisplayLabel>) -> Self {
-        self.rest.display_label = Some(Box::new(display_label.into()));
-        self
-    }
-    /// Sets (else it is left out) `displayText`.
-    pub fn display_text(mut self, display_text: impl Into<String>) -> Self {
-        self.rest.display_text = Some(display_text.into());
-        self
-    }
-    /// Sets (else it is left out) `durationMs`.
-    pub fn duration_ms(mut self, duration_ms: impl Into<i64>) -> Self {
-        self.rest.duration_ms = Some(duration_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `earlierHistory`.
-    pub fn earlier_history(
-        mut self,
-        earlier_history: impl Into<EarlierHistory>,
-    ) -> Self {
-        self.rest.earlier_history = Some(earlier_history.into());
-        self
-    }
-    /// Sets (else it is left out) `entryId`.
-    pub fn entry_id(mut self, entry_id: impl Into<String>) -> Self {
-        self.rest.entry_id = Some(entry_id.into());
-        self
-    }
-    /// Sets (else it is left out) `event`.
-    pub fn event(mut self, event: impl Into<HookEventName>) -> Self {
-        self.rest.event = Some(event.into());
-        self
-    }
-    /// Sets (else it is left out) `exitCode`.
-    pub fn exit_code(mut self, exit_code: impl Into<i64>) -> Self {
-        self.rest.exit_code = Some(exit_code.into());
-        self
-    }
-    /// Sets (else it is left out) `exitSignal`.
-    pub fn exit_signal(mut self, exit_signal: impl Into<i64>) -> Self {
-        self.rest.exit_signal = Some(exit_signal.into());
-        self
-    }
-    /// Sets (else it is left out) `failureKind`.
-    pub fn failure_kind(mut self, failure_kind: impl Into<String>) -> Self {
-        self.rest.failure_kind = Some(failure_kind.into());
-        self
-    }
-    /// Sets (else it is left out) `failureReason`.
-    pub fn failure_reason(mut self, failure_reason: impl Into<String>) -> Self {
-        self.rest.failure_reason = Some(failure_reason.into());
-        self
-    }
-    /// Sets (else it is left out) `fallbackText`.
-    pub fn fallback_text(mut self, fallback_text: impl Into<String>) -> Self {
-        self.rest.fallback_text = Some(fallback_text.into());
-        self
-    }
-    /// Sets (else it is left out) `finalSummary`.
-    pub fn final_summary(mut self, final_summary: impl Into<String>) -> Self {
-        self.rest.final_summary = Some(final_summary.into());
-        self
-    }
-    /// Sets (else it is left out) `generationId`.
-    pub fn generation_id(mut self, generation_id: impl Into<i64>) -> Self {
-        self.rest.generation_id = Some(generation_id.into());
-        self
-    }
-    /// Sets (else it is left out) `held`.
-    pub fn held(mut self, held: impl Into<bool>) -> Self {
-        self.rest.held = Some(held.into());
-        self
-    }
-    /// Sets (else it is left out) `heldFor`.
-    pub fn held_for(mut self, held_for: impl Into<HeldFor>) -> Self {
-        self.rest.held_for = Some(held_for.into());
-        self
-    }
-    /// Sets (else it is left out) `historyUnreadable`.
-    pub fn history_unreadable(mut self, history_unreadable: impl Into<bool>) -> Self {
-        self.rest.history_unreadable = Some(history_unreadable.into());
-        self
-    }
-    /// Sets (else it is left out) `hookKey`.
-    pub fn hook_key(mut self, hook_key: impl Into<String>) -> Self {
-        self.rest.hook_key = Some(hook_key.into());
-        self
-    }
-    /// Sets (else it is left out) `jobId`.
-    pub fn job_id(mut self, job_id: impl Into<String>) -> Self {
-        self.rest.job_id = Some(job_id.into());
-        self
-    }
-    /// Sets (else it is left out) `label`.
-    pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.rest.label = Some(label.into());
-        self
-    }
-    /// Sets (else it is left out) `message`.
-    pub fn message(mut self, message: impl Into<String>) -> Self {
-        self.rest.message = Some(message.into());
-        self
-    }
-    /// Sets (else it is left out) `messagePhase`.
-    pub fn message_phase(mut self, message_phase: impl Into<MessagePhase>) -> Self {
-        self.rest.message_phase = Some(message_phase.into());
-        self
-    }
-    /// Sets (else it is left out) `modelVisibleContent`.
-    pub fn model_visible_content(
-        mut self,
-        model_visible_content: impl Into<Vec<ModelVisibleContent>>,
-    ) -> Self {
-        self.rest.model_visible_content = Some(model_visible_content.into());
-        self
-    }
-    /// Sets (else it is left out) `monitorDescription`.
-    pub fn monitor_description(
-        mut self,
-        monitor_description: impl Into<String>,
-    ) -> Self {
-        self.rest.monitor_description = Some(monitor_description.into());
-        self
-    }
-    /// Sets (else it is left out) `monitorId`.
-    pub fn monitor_id(mut self, monitor_id: impl Into<String>) -> Self {
-        self.rest.monitor_id = Some(monitor_id.into());
-        self
-    }
-    /// Sets (else it is left out) `nextFireAtMs`.
-    pub fn next_fire_at_ms(mut self, next_fire_at_ms: impl Into<i64>) -> Self {
-        self.rest.next_fire_at_ms = Some(next_fire_at_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `objective`.
-    pub fn objective(mut self, objective: impl Into<String>) -> Self {
-        self.rest.objective = Some(objective.into());
-        self
-    }
-    /// Sets (else it is left out) `outcome`.
-    pub fn outcome(mut self, outcome: impl Into<CompactionOutcome>) -> Self {
-        self.rest.outcome = Some(outcome.into());
-        self
-    }
-    /// Sets (else it is left out) `outputRef`.
-    pub fn output_ref(mut self, output_ref: impl Into<OutputRef>) -> Self {
-        self.rest.output_ref = Some(Box::new(output_ref.into()));
-        self
-    }
-    /// Sets (else it is left out) `patchRef`.
-    pub fn patch_ref(mut self, patch_ref: impl Into<OutputRef>) -> Self {
-        self.rest.patch_ref = Some(Box::new(patch_ref.into()));
-        self
-    }
-    /// Sets (else it is left out) `patchSummary`.
-    pub fn patch_summary(mut self, patch_summary: impl Into<PatchSummary>) -> Self {
-        self.rest.patch_summary = Some(patch_summary.into());
-        self
-    }
-    /// Sets (else it is left out) `pattern`.
-    #[cfg(feature = "experimental")]
-    pub fn pattern(mut self, pattern: impl Into<String>) -> Self {
-        self.rest.pattern = Some(pattern.into());
-        self
-    }
-    /// Sets (else it is left out) `paused`.
-    pub fn paused(mut self, paused: impl Into<bool>) -> Self {
-        self.rest.paused = Some(paused.into());
-        self
-    }
-    /// Sets (else it is left out) `providerItemId`.
-    pub fn provider_item_id(mut self, provider_item_id: impl Into<String>) -> Self {
-        self.rest.provider_item_id = Some(provider_item_id.into());
-        self
-    }
-    /// Sets (else it is left out) `providerStatus`.
-    #[cfg(feature = "experimental")]
-    pub fn provider_status(mut self, provider_status: impl Into<String>) -> Self {
-        self.rest.provider_status = Some(provider_status.into());
-        self
-    }
-    /// Sets (else it is left out) `query`.
-    #[cfg(feature = "experimental")]
-    pub fn query(mut self, query: impl Into<String>) -> Self {
-        self.rest.query = Some(query.into());
-        self
-    }
-    /// Sets (else it is left out) `rawItem`.
-    #[cfg(feature = "experimental")]
-    pub fn raw_item(mut self, raw_item: impl Into<String>) -> Self {
-        self.rest.raw_item = Some(raw_item.into());
-        self
-    }
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Sets (else it is left out) `recordedAt`.
-    pub fn recorded_at(mut self, recorded_at: impl Into<String>) -> Self {
-        self.rest.recorded_at = Some(recorded_at.into());
-        self
-    }
-    /// Sets (else it is left out) `reminderAgentId`.
-    pub fn reminder_agent_id(mut self, reminder_agent_id: impl Into<String>) -> Self {
-        self.rest.reminder_agent_id = Some(reminder_agent_id.into());
-        self
-    }
-    /// Sets (else it is left out) `replayHint`.
-    pub fn replay_hint(mut self, replay_hint: impl Into<ReplayHint>) -> Self {
-        self.rest.replay_hint = Some(replay_hint.into());
-        self
-    }
-    /// Sets (else it is left out) `result`.
-    pub fn result(mut self, result: impl Into<SubagentResult>) -> Self {
-        self.rest.result = Some(Box::new(result.into()));
-        self
-    }
-    /// Sets (else it is left out) `results`.
-    #[cfg(feature = "experimental")]
-    pub fn results(mut self, results: impl Into<Vec<WebSearchHit>>) -> Self {
-        self.rest.results = Some(results.into());
-        self
-    }
-    /// Sets (else it is left out) `resumeFromRunId`.
-    pub fn resume_from_run_id(mut self, resume_from_run_id: impl Into<String>) -> Self {
-        self.rest.resume_from_run_id = Some(resume_from_run_id.into());
-        self
-    }
-    /// Sets (else it is left out) `retracted`.
-    pub fn retracted(mut self, retracted: impl Into<bool>) -> Self {
-        self.rest.retracted = Some(retracted.into());
-        self
-    }
-    /// Sets (else it is left out) `role`.
-    pub fn role(mut self, role: impl Into<String>) -> Self {
-        self.rest.role = Some(role.into());
-        self
-    }
-    /// Sets (else it is left out) `runStatus`.
-    pub fn run_status(mut self, run_status: impl Into<HookRunStatus>) -> Self {
-        self.rest.run_status = Some(run_status.into());
-        self
-    }
-    /// Sets (else it is left out) `scheduledFireAtMs`.
-    pub fn scheduled_fire_at_ms(mut self, scheduled_fire_at_ms: impl Into<i64>) -> Self {
-        self.rest.scheduled_fire_at_ms = Some(scheduled_fire_at_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `scriptId`.
-    pub fn script_id(mut self, script_id: impl Into<String>) -> Self {
-        self.rest.script_id = Some(script_id.into());
-        self
-    }
-    /// Sets (else it is left out) `selector`.
-    #[cfg(feature = "experimental")]
-    pub fn selector(mut self, selector: impl Into<String>) -> Self {
-        self.rest.selector = Some(selector.into());
-        self
-    }
-    /// Sets (else it is left out) `sideSessionId`.
-    pub fn side_session_id(mut self, side_session_id: impl Into<String>) -> Self {
-        self.rest.side_session_id = Some(side_session_id.into());
-        self
-    }
-    /// Sets (else it is left out) `source`.
-    #[cfg(feature = "experimental")]
-    pub fn source(mut self, source: impl Into<String>) -> Self {
-        self.rest.source = Some(source.into());
-        self
-    }
-    /// Sets (else it is left out) `statusAttempt`.
-    pub fn status_attempt(mut self, status_attempt: impl Into<StatusAttempt>) -> Self {
-        self.rest.status_attempt = Some(Box::new(status_attempt.into()));
-        self
-    }
-    /// Sets (else it is left out) `statusChildren`.
-    pub fn status_children(
-        mut self,
-        status_children: impl Into<StatusChildren>,
-    ) -> Self {
-        self.rest.status_children = Some(Box::new(status_children.into()));
-        self
-    }
-    /// Sets (else it is left out) `statusHealth`.
-    pub fn status_health(mut self, status_health: impl Into<StatusHealth>) -> Self {
-        self.rest.status_health = Some(status_health.into());
-        self
-    }
-    /// Sets (else it is left out) `statusLine`.
-    pub fn status_line(mut self, status_line: impl Into<String>) -> Self {
-        self.rest.status_line = Some(status_line.into());
-        self
-    }
-    /// Sets (else it is left out) `statusPhase`.
-    pub fn status_phase(mut self, status_phase: impl Into<String>) -> Self {
-        self.rest.status_phase = Some(status_phase.into());
-        self
-    }
-    /// Sets (else it is left out) `statusProgress`.
-    pub fn status_progress(
-        mut self,
-        status_progress: impl Into<StatusProgress>,
-    ) -> Self {
-        self.rest.status_progress = Some(status_progress.into());
-        self
-    }
-    /// Sets (else it is left out) `statusStep`.
-    pub fn status_step(mut self, status_step: impl Into<StatusStep>) -> Self {
-        self.rest.status_step = Some(status_step.into());
-        self
-    }
-    /// Sets (else it is left out) `steered`.
-    pub fn steered(mut self, steered: impl Into<bool>) -> Self {
-        self.rest.steered = Some(steered.into());
-        self
-    }
-    /// Sets (else it is left out) `stopAvailable`.
-    pub fn stop_available(mut self, stop_available: impl Into<bool>) -> Self {
-        self.rest.stop_available = Some(stop_available.into());
-        self
-    }
-    /// Sets (else it is left out) `strategyId`.
-    pub fn strategy_id(mut self, strategy_id: impl Into<String>) -> Self {
-        self.rest.strategy_id = Some(strategy_id.into());
-        self
-    }
-    /// Sets (else it is left out) `subagentId`.
-    pub fn subagent_id(mut self, subagent_id: impl Into<String>) -> Self {
-        self.rest.subagent_id = Some(subagent_id.into());
-        self
-    }
-    /// Sets (else it is left out) `summarizedThrough`.
-    pub fn summarized_through(mut self, summarized_through: impl Into<String>) -> Self {
-        self.rest.summarized_through = Some(summarized_through.into());
-        self
-    }
-    /// Sets (else it is left out) `summary`.
-    pub fn summary(mut self, summary: impl Into<Vec<String>>) -> Self {
-        self.rest.summary = Some(summary.into());
-        self
-    }
-    /// Sets (else it is left out) `taskId`.
-    pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
-        self.rest.task_id = Some(task_id.into());
-        self
-    }
-    /// Sets (else it is left out) `terminalRowAfterItemId`.
-    pub fn terminal_row_after_item_id(
-        mut self,
-        terminal_row_after_item_id: impl Into<String>,
-    ) -> Self {
-        self.rest.terminal_row_after_item_id = Some(terminal_row_after_item_id.into());
-        self
-    }
-    /// Sets (else it is left out) `text`.
-    pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.rest.text = Some(text.into());
-        self
-    }
-    /// Sets (else it is left out) `tokenBudget`.
-    pub fn token_budget(mut self, token_budget: impl Into<WorkflowTokenBudget>) -> Self {
-        self.rest.token_budget = Some(token_budget.into());
-        self
-    }
-    /// Sets (else it is left out) `tokensAfter`.
-    pub fn tokens_after(mut self, tokens_after: impl Into<i64>) -> Self {
-        self.rest.tokens_after = Some(tokens_after.into());
-        self
-    }
-    /// Sets (else it is left out) `tokensBefore`.
-    pub fn tokens_before(mut self, tokens_before: impl Into<i64>) -> Self {
-        self.rest.tokens_before = Some(tokens_before.into());
-        self
-    }
-    /// Sets (else it is left out) `tool`.
-    pub fn tool(mut self, tool: impl Into<String>) -> Self {
-        self.rest.tool = Some(tool.into());
-        self
-    }
-    /// Sets (else it is left out) `toolReceipt`.
-    pub fn tool_receipt(mut self, tool_receipt: impl Into<ToolReceipt>) -> Self {
-        self.rest.tool_receipt = Some(tool_receipt.into());
-        self
-    }
-    /// Sets (else it is left out) `trigger`.
-    pub fn trigger(mut self, trigger: impl Into<CompactionTrigger>) -> Self {
-        self.rest.trigger = Some(trigger.into());
-        self
-    }
-    /// Sets (else it is left out) `triggerSource`.
-    pub fn trigger_source(mut self, trigger_source: impl Into<String>) -> Self {
-        self.rest.trigger_source = Some(trigger_source.into());
-        self
-    }
-    /// Sets (else it is left out) `truncated`.
-    pub fn truncated(mut self, truncated: impl Into<bool>) -> Self {
-        self.rest.truncated = Some(truncated.into());
-        self
-    }
-    /// Sets to a value (else it is left out) `turnId`.
-    pub fn turn_id(mut self, turn_id: impl Into<String>) -> Self {
-        self.rest.turn_id = crate::Tristate::Value(turn_id.into());
-        self
-    }
-    /// Sets `turnId` to `null` (else it is left out).
-    pub fn turn_id_null(mut self) -> Self {
-        self.rest.turn_id = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `url`.
-    #[cfg(feature = "experimental")]
-    pub fn url(mut self, url: impl Into<String>) -> Self {
-        self.rest.url = Some(url.into());
-        self
-    }
-    /// Sets (else it is left out) `usage`.
-    pub fn usage(mut self, usage: impl Into<TokenUsage>) -> Self {
-        self.rest.usage = Some(Box::new(usage.into()));
-        self
-    }
-    /// Sets (else it is left out) `visibleOutput`.
-    pub fn visible_output(mut self, visible_output: impl Into<String>) -> Self {
-        self.rest.visible_output = Some(visible_output.into());
-        self
-    }
-    /// Sets (else it is left out) `wakeSourceDescriptions`.
-    pub fn wake_source_descriptions(
-        mut self,
-        wake_source_descriptions: impl Into<Vec<String>>,
-    ) -> Self {
-        self.rest.wake_source_descriptions = Some(wake_source_descriptions.into());
-        self
-    }
-    /// Sets (else it is left out) `workId`.
-    pub fn work_id(mut self, work_id: impl Into<String>) -> Self {
-        self.rest.work_id = Some(work_id.into());
-        self
-    }
-    /// Sets (else it is left out) `workflowRunId`.
-    pub fn workflow_run_id(mut self, workflow_run_id: impl Into<String>) -> Self {
-        self.rest.workflow_run_id = Some(workflow_run_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ItemBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> Item
-    where
-        T0: crate::support::Has<crate::members::itemId, String>,
-        T1: crate::support::Has<crate::members::kind, ItemKind>,
-        T2: crate::support::Has<crate::members::revision, i64>,
-        T3: crate::support::Has<crate::members::status, ItemStatus>,
-    {
-        let (item_id, kind, revision, status) = self.required;
-        let rest = self.rest;
-        Item {
-            item_id: item_id.value(),
-            kind: kind.value(),
-            revision: revision.value(),
-            status: status.value(),
-            #[cfg(feature = "experimental")]
-            action: rest.action,
-            agent_path: rest.agent_path,
-            approval_id: rest.approval_id,
-            args: rest.args,
-            attachments: rest.attachments,
-            background: rest.background,
-            background_initiator: rest.background_initiator,
-            #[cfg(feature = "experimental")]
-            background_status: rest.background_status,
-            background_terminal_completion: rest.background_terminal_completion,
-            blocking: rest.blocking,
-            call_id: rest.call_id,
-            child_prompt_refs: rest.child_prompt_refs,
-            child_session_id: rest.child_session_id,
-            child_session_log_path: rest.child_session_log_path,
-            children: rest.children,
-            command_id: rest.command_id,
-            command_text: rest.command_text,
-            control_status: rest.control_status,
-            cut_off: rest.cut_off,
-            damaged_range: rest.damaged_range,
-            declared_phase: rest.declared_phase,
-            delivery_number: rest.delivery_number,
-            depth: rest.depth,
-            display_label: rest.display_label,
-            display_text: rest.display_text,
-            duration_ms: rest.duration_ms,
-            earlier_history: rest.earlier_history,
-            entry_id: rest.entry_id,
-            event: rest.event,
-            exit_code: rest.exit_code,
-            exit_signal: rest.exit_signal,
-            failure_kind: rest.failure_kind,
-            failure_reason: rest.failure_reason,
-            fallback_text: rest.fallback_text,
-            final_summary: rest.final_summary,
-            generation_id: rest.generation_id,
-            held: rest.held,
-            held_for: rest.held_for,
-            history_unreadable: rest.history_unreadable,
-            hook_key: rest.hook_key,
-            job_id: rest.job_id,
-            label: rest.label,
-            message: rest.message,
-            message_phase: rest.message_phase,
-            model_visible_content: rest.model_visible_content,
-            monitor_description: rest.monitor_description,
-            monitor_id: rest.monitor_id,
-            next_fire_at_ms: rest.next_fire_at_ms,
-            objective: rest.objective,
-            outcome: rest.outcome,
-            output_ref: rest.output_ref,
-            patch_ref: rest.patch_ref,
-            patch_summary: rest.patch_summary,
-            #[cfg(feature = "experimental")]
-            pattern: rest.pattern,
-            paused: rest.paused,
-            provider_item_id: rest.provider_item_id,
-            #[cfg(feature = "experimental")]
-            provider_status: rest.provider_status,
-            #[cfg(feature = "experimental")]
-            query: rest.query,
-            #[cfg(feature = "experimental")]
-            raw_item: rest.raw_item,
-            reason: rest.reason,
-            recorded_at: rest.recorded_at,
-            reminder_agent_id: rest.reminder_agent_id,
-            replay_hint: rest.replay_hint,
-            result: rest.result,
-            #[cfg(feature = "experimental")]
-            results: rest.results,
-            resume_from_run_id: rest.resume_from_run_id,
-            retracted: rest.retracted,
-            role: rest.role,
-            run_status: rest.run_status,
-            scheduled_fire_at_ms: rest.scheduled_fire_at_ms,
-            script_id: rest.script_id,
-            #[cfg(feature = "experimental")]
-            selector: rest.selector,
-            side_session_id: rest.side_session_id,
-            #[cfg(feature = "experimental")]
-            source: rest.source,
-            status_attempt: rest.status_attempt,
-            status_children: rest.status_children,
-            status_health: rest.status_health,
-            status_line: rest.status_line,
-            status_phase: rest.status_phase,
-            status_progress: rest.status_progress,
-            status_step: rest.status_step,
-            steered: rest.steered,
-            stop_available: rest.stop_available,
-            strategy_id: rest.strategy_id,
-            subagent_id: rest.subagent_id,
-            summarized_through: rest.summarized_through,
-            summary: rest.summary,
-            task_id: rest.task_id,
-            terminal_row_after_item_id: rest.terminal_row_after_item_id,
-            text: rest.text,
-            token_budget: rest.token_budget,
-            tokens_after: rest.tokens_after,
-            tokens_before: rest.tokens_before,
-            tool: rest.tool,
-            tool_receipt: rest.tool_receipt,
-            trigger: rest.trigger,
-            trigger_source: rest.trigger_source,
-            truncated: rest.truncated,
-            turn_id: rest.turn_id,
-            #[cfg(feature = "experimental")]
-            url: rest.url,
-            usage: rest.usage,
-            visible_output: rest.visible_output,
-            wake_source_descriptions: rest.wake_source_descriptions,
-            work_id: rest.work_id,
-            workflow_run_id: rest.workflow_run_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    Item, ItemBuilder, ItemBuilderRest, unknown, " A builder of [`Item`]: set members by name; `build()` compiles once the required ones (`itemId`, `kind`, `revision`, `status`) are.";
+    required [
+        T0 item_id item_id: String => String, "itemId", itemId;
+        T1 kind kind: ItemKind => ItemKind, "kind", kind;
+        T2 revision revision: i64 => i64, "revision", revision;
+        T3 status status: ItemStatus => ItemStatus, "status", status;
+    ]
+    optional [
+        # [
+        cfg(feature = "experimental")    ]
+    optional action action: String => String, "action";
+        optional agent_path agent_path: String => String, "agentPath";
+        optional approval_id approval_id: String => String, "approvalId";
+        optional args args: String => String, "args";
+        optional attachments attachments: Vec<MessageAttachment> => Vec<MessageAttachment>, "attachments";
+        optional background background: bool => bool, "background";
+        optional background_initiator background_initiator: BackgroundInitiator => BackgroundInitiator, "backgroundInitiator";
+        # [
+        cfg(feature = "experimental")    ]
+    optional background_status background_status: BackgroundStatus => BackgroundStatus, "backgroundStatus";
+        optional background_terminal_completion background_terminal_completion: BackgroundTerminalCompletion => Box<BackgroundTerminalCompletion>, "backgroundTerminalCompletion";
+        optional blocking blocking: bool => bool, "blocking";
+        optional call_id call_id: String => String, "callId";
+        optional child_prompt_refs child_prompt_refs: Vec<OutputRef> => Vec<OutputRef>, "childPromptRefs";
+        optional child_session_id child_session_id: String => String, "childSessionId";
+        optional child_session_log_path child_session_log_path: String => String, "childSessionLogPath";
+        optional children children: Vec<WorkflowChild> => Vec<WorkflowChild>, "children";
+        optional command_id command_id: String => String, "commandId";
+        optional command_text command_text: String => String, "commandText";
+        optional control_status control_status: SubagentControlStatus => SubagentControlStatus, "controlStatus";
+        optional cut_off cut_off: bool => bool, "cutOff";
+        optional damaged_range damaged_range: DamagedRange => Box<DamagedRange>, "damagedRange";
+        optional declared_phase declared_phase: String => String, "declaredPhase";
+        optional delivery_number delivery_number: i64 => i64, "deliveryNumber";
+        optional depth depth: i64 => i64, "depth";
+        optional display_label display_label: ToolDisplayLabel => Box<ToolDisplayLabel>, "displayLabel";
+        optional display_text display_text: String => String, "displayText";
+        optional duration_ms duration_ms: i64 => i64, "durationMs";
+        optional earlier_history earlier_history: EarlierHistory => EarlierHistory, "earlierHistory";
+        optional entry_id entry_id: String => String, "entryId";
+        optional event event: HookEventName => HookEventName, "event";
+        optional exit_code exit_code: i64 => i64, "exitCode";
+        optional exit_signal exit_signal: i64 => i64, "exitSignal";
+        optional failure_kind failure_kind: String => String, "failureKind";
+        optional failure_reason failure_reason: String => String, "failureReason";
+        optional fallback_text fallback_text: String => String, "fallbackText";
+        optional final_summary final_summary: String => String, "finalSummary";
+        optional generation_id generation_id: i64 => i64, "generationId";
+        optional held held: bool => bool, "held";
+        optional held_for held_for: HeldFor => HeldFor, "heldFor";
+        optional history_unreadable history_unreadable: bool => bool, "historyUnreadable";
+        optional hook_key hook_key: String => String, "hookKey";
+        optional job_id job_id: String => String, "jobId";
+        optional label label: String => String, "label";
+        optional message message: String => String, "message";
+        optional message_phase message_phase: MessagePhase => MessagePhase, "messagePhase";
+        optional model_visible_content model_visible_content: Vec<ModelVisibleContent> => Vec<ModelVisibleContent>, "modelVisibleContent";
+        optional monitor_description monitor_description: String => String, "monitorDescription";
+        optional monitor_id monitor_id: String => String, "monitorId";
+        optional next_fire_at_ms next_fire_at_ms: i64 => i64, "nextFireAtMs";
+        optional objective objective: String => String, "objective";
+        optional outcome outcome: CompactionOutcome => CompactionOutcome, "outcome";
+        optional output_ref output_ref: OutputRef => Box<OutputRef>, "outputRef";
+        optional patch_ref patch_ref: OutputRef => Box<OutputRef>, "patchRef";
+        optional patch_summary patch_summary: PatchSummary => PatchSummary, "patchSummary";
+        # [
+        cfg(feature = "experimental")    ]
+    optional pattern pattern: String => String, "pattern";
+        optional paused paused: bool => bool, "paused";
+        optional provider_item_id provider_item_id: String => String, "providerItemId";
+        # [
+        cfg(feature = "experimental")    ]
+    optional provider_status provider_status: String => String, "providerStatus";
+        # [
+        cfg(feature = "experimental")    ]
+    optional query query: String => String, "query";
+        # [
+        cfg(feature = "experimental")    ]
+    optional raw_item raw_item: String => String, "rawItem";
+        optional reason reason: String => String, "reason";
+        optional recorded_at recorded_at: String => String, "recordedAt";
+        optional reminder_agent_id reminder_agent_id: String => String, "reminderAgentId";
+        optional replay_hint replay_hint: ReplayHint => ReplayHint, "replayHint";
+        optional result result: SubagentResult => Box<SubagentResult>, "result";
+        # [
+        cfg(feature = "experimental")    ]
+    optional results results: Vec<WebSearchHit> => Vec<WebSearchHit>, "results";
+        optional resume_from_run_id resume_from_run_id: String => String, "resumeFromRunId";
+        optional retracted retracted: bool => bool, "retracted";
+        optional role role: String => String, "role";
+        optional run_status run_status: HookRunStatus => HookRunStatus, "runStatus";
+        optional scheduled_fire_at_ms scheduled_fire_at_ms: i64 => i64, "scheduledFireAtMs";
+        optional script_id script_id: String => String, "scriptId";
+        # [
+        cfg(feature = "experimental")    ]
+    optional selector selector: String => String, "selector";
+        optional side_session_id side_session_id: String => String, "sideSessionId";
+        # [
+        cfg(feature = "experimental")    ]
+    optional source source: String => String, "source";
+        optional status_attempt status_attempt: StatusAttempt => Box<StatusAttempt>, "statusAttempt";
+        optional status_children status_children: StatusChildren => Box<StatusChildren>, "statusChildren";
+        optional status_health status_health: StatusHealth => StatusHealth, "statusHealth";
+        optional status_line status_line: String => String, "statusLine";
+        optional status_phase status_phase: String => String, "statusPhase";
+        optional status_progress status_progress: StatusProgress => StatusProgress, "statusProgress";
+        optional status_step status_step: StatusStep => StatusStep, "statusStep";
+        optional steered steered: bool => bool, "steered";
+        optional stop_available stop_available: bool => bool, "stopAvailable";
+        optional strategy_id strategy_id: String => String, "strategyId";
+        optional subagent_id subagent_id: String => String, "subagentId";
+        optional summarized_through summarized_through: String => String, "summarizedThrough";
+        optional summary summary: Vec<String> => Vec<String>, "summary";
+        optional task_id task_id: String => String, "taskId";
+        optional terminal_row_after_item_id terminal_row_after_item_id: String => String, "terminalRowAfterItemId";
+        optional text text: String => String, "text";
+        optional token_budget token_budget: WorkflowTokenBudget => WorkflowTokenBudget, "tokenBudget";
+        optional tokens_after tokens_after: i64 => i64, "tokensAfter";
+        optional tokens_before tokens_before: i64 => i64, "tokensBefore";
+        optional tool tool: String => String, "tool";
+        optional tool_receipt tool_receipt: ToolReceipt => ToolReceipt, "toolReceipt";
+        optional trigger trigger: CompactionTrigger => CompactionTrigger, "trigger";
+        optional trigger_source trigger_source: String => String, "triggerSource";
+        optional truncated truncated: bool => bool, "truncated";
+        tristate turn_id turn_id [
+        turn_id_null    ]
+    : String => String, "turnId";
+        # [
+        cfg(feature = "experimental")    ]
+    optional url url: String => String, "url";
+        optional usage usage: TokenUsage => Box<TokenUsage>, "usage";
+        optional visible_output visible_output: String => String, "visibleOutput";
+        optional wake_source_descriptions wake_source_descriptions: Vec<String> => Vec<String>, "wakeSourceDescriptions";
+        optional work_id work_id: String => String, "workId";
+        optional workflow_run_id workflow_run_id: String => String, "workflowRunId";
+    ]
 }
 impl Validate for Item {}
 #[cfg(feature = "schemars")]
@@ -1880,124 +976,15 @@ impl crate::sample::Sample for ItemCompletedParams {
         value
     }
 }
-impl ItemCompletedParams {
-    /// Starts a [`ItemCompletedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ItemCompletedParamsBuilder {
-        ItemCompletedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ItemCompletedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ItemCompletedParams`]: set members by name; `build()` is there once the required ones (`item`, `sessionId`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct ItemCompletedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ItemCompletedParamsBuilderRest,
-}
-struct ItemCompletedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ItemCompletedParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `item`.
-    pub fn item(
-        self,
-        item: impl Into<Item>,
-    ) -> ItemCompletedParamsBuilder<(Box<Item>, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ItemCompletedParamsBuilder {
-            required: (Box::new(item.into()), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ItemCompletedParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ItemCompletedParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ItemCompletedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ItemCompletedParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> ItemCompletedParamsBuilder<(T0, T1, SourceRange, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ItemCompletedParamsBuilder {
-            required: (t0, t1, source_range.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ItemCompletedParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ItemCompletedParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        ItemCompletedParamsBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ItemCompletedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ItemCompletedParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ItemCompletedParams
-    where
-        T0: crate::support::Has<crate::members::item, Box<Item>>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (item, session_id, source_range, view_cursor) = self.required;
-        let rest = self.rest;
-        ItemCompletedParams {
-            item: item.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ItemCompletedParams, ItemCompletedParamsBuilder, ItemCompletedParamsBuilderRest, unknown, " A builder of [`ItemCompletedParams`]: set members by name; `build()` compiles once the required ones (`item`, `sessionId`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 item item: Item => Box<Item>, "item", item;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for ItemCompletedParams {}
 #[cfg(feature = "schemars")]
@@ -2061,132 +1048,17 @@ impl crate::sample::Sample for ItemDeltaParams {
         value
     }
 }
-impl ItemDeltaParams {
-    /// Starts a [`ItemDeltaParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ItemDeltaParamsBuilder {
-        ItemDeltaParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ItemDeltaParamsBuilderRest {
-                field: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ItemDeltaParams`]: set members by name; `build()` is there once the required ones (`delta`, `itemId`, `sessionId`, `viewCursor`) are.
-#[must_use]
-pub struct ItemDeltaParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ItemDeltaParamsBuilderRest,
-}
-struct ItemDeltaParamsBuilderRest {
-    field: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ItemDeltaParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `delta`.
-    pub fn delta(
-        self,
-        delta: impl Into<String>,
-    ) -> ItemDeltaParamsBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ItemDeltaParamsBuilder {
-            required: (delta.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ItemDeltaParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `itemId`.
-    pub fn item_id(
-        self,
-        item_id: impl Into<String>,
-    ) -> ItemDeltaParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ItemDeltaParamsBuilder {
-            required: (t0, item_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ItemDeltaParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ItemDeltaParamsBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ItemDeltaParamsBuilder {
-            required: (t0, t1, session_id.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ItemDeltaParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ItemDeltaParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        ItemDeltaParamsBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ItemDeltaParamsBuilder<R> {
-    /// Sets (else it is left out) `field`.
-    pub fn field(mut self, field: impl Into<String>) -> Self {
-        self.rest.field = Some(field.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ItemDeltaParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ItemDeltaParams
-    where
-        T0: crate::support::Has<crate::members::delta, String>,
-        T1: crate::support::Has<crate::members::itemId, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (delta, item_id, session_id, view_cursor) = self.required;
-        let rest = self.rest;
-        ItemDeltaParams {
-            delta: delta.value(),
-            item_id: item_id.value(),
-            session_id: session_id.value(),
-            view_cursor: view_cursor.value(),
-            field: rest.field,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ItemDeltaParams, ItemDeltaParamsBuilder, ItemDeltaParamsBuilderRest, unknown, " A builder of [`ItemDeltaParams`]: set members by name; `build()` compiles once the required ones (`delta`, `itemId`, `sessionId`, `viewCursor`) are.";
+    required [
+        T0 delta delta: String => String, "delta", delta;
+        T1 item_id item_id: String => String, "itemId", itemId;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional field field: String => String, "field";
+    ]
 }
 impl Validate for ItemDeltaParams {}
 #[cfg(feature = "schemars")]
@@ -2385,118 +1257,17 @@ impl crate::sample::Sample for ItemReadOutputParams {
         value
     }
 }
-impl ItemReadOutputParams {
-    /// Starts a [`ItemReadOutputParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ItemReadOutputParamsBuilder {
-        ItemReadOutputParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ItemReadOutputParamsBuilderRest {
-                length_bytes: None,
-                offset_bytes: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ItemReadOutputParams`]: set members by name; `build()` is there once the required ones (`itemId`, `outputRef`, `sessionId`) are.
-#[must_use]
-pub struct ItemReadOutputParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ItemReadOutputParamsBuilderRest,
-}
-struct ItemReadOutputParamsBuilderRest {
-    length_bytes: Option<i64>,
-    offset_bytes: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ItemReadOutputParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `itemId`.
-    pub fn item_id(
-        self,
-        item_id: impl Into<String>,
-    ) -> ItemReadOutputParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ItemReadOutputParamsBuilder {
-            required: (item_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ItemReadOutputParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `outputRef`.
-    pub fn output_ref(
-        self,
-        output_ref: impl Into<String>,
-    ) -> ItemReadOutputParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ItemReadOutputParamsBuilder {
-            required: (t0, output_ref.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ItemReadOutputParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ItemReadOutputParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        ItemReadOutputParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ItemReadOutputParamsBuilder<R> {
-    /// Sets (else it is left out) `lengthBytes`.
-    pub fn length_bytes(mut self, length_bytes: impl Into<i64>) -> Self {
-        self.rest.length_bytes = Some(length_bytes.into());
-        self
-    }
-    /// Sets (else it is left out) `offsetBytes`.
-    pub fn offset_bytes(mut self, offset_bytes: impl Into<i64>) -> Self {
-        self.rest.offset_bytes = Some(offset_bytes.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ItemReadOutputParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ItemReadOutputParams
-    where
-        T0: crate::support::Has<crate::members::itemId, String>,
-        T1: crate::support::Has<crate::members::outputRef, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (item_id, output_ref, session_id) = self.required;
-        let rest = self.rest;
-        ItemReadOutputParams {
-            item_id: item_id.value(),
-            output_ref: output_ref.value(),
-            session_id: session_id.value(),
-            length_bytes: rest.length_bytes,
-            offset_bytes: rest.offset_bytes,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ItemReadOutputParams, ItemReadOutputParamsBuilder, ItemReadOutputParamsBuilderRest, unknown, " A builder of [`ItemReadOutputParams`]: set members by name; `build()` compiles once the required ones (`itemId`, `outputRef`, `sessionId`) are.";
+    required [
+        T0 item_id item_id: String => String, "itemId", itemId;
+        T1 output_ref output_ref: String => String, "outputRef", outputRef;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional length_bytes length_bytes: i64 => i64, "lengthBytes";
+        optional offset_bytes offset_bytes: i64 => i64, "offsetBytes";
+    ]
 }
 impl Validate for ItemReadOutputParams {}
 #[cfg(feature = "schemars")]
@@ -2570,194 +1341,17 @@ impl crate::sample::Sample for ItemReadOutputResult {
         value
     }
 }
-impl ItemReadOutputResult {
-    /// Starts a [`ItemReadOutputResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ItemReadOutputResultBuilder {
-        ItemReadOutputResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ItemReadOutputResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ItemReadOutputResult`]: set members by name; `build()` is there once the required ones (`byteLen`, `content`, `encoding`, `eof`, `mediaType`, `offsetBytes`) are.
-#[must_use]
-pub struct ItemReadOutputResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ItemReadOutputResultBuilderRest,
-}
-struct ItemReadOutputResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> ItemReadOutputResultBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `byteLen`.
-    pub fn byte_len(
-        self,
-        byte_len: impl Into<i64>,
-    ) -> ItemReadOutputResultBuilder<(i64, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        ItemReadOutputResultBuilder {
-            required: (byte_len.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> ItemReadOutputResultBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `content`.
-    pub fn content(
-        self,
-        content: impl Into<String>,
-    ) -> ItemReadOutputResultBuilder<(T0, String, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        ItemReadOutputResultBuilder {
-            required: (t0, content.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> ItemReadOutputResultBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `encoding`.
-    pub fn encoding(
-        self,
-        encoding: impl Into<ItemReadOutputEncoding>,
-    ) -> ItemReadOutputResultBuilder<(T0, T1, ItemReadOutputEncoding, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        ItemReadOutputResultBuilder {
-            required: (t0, t1, encoding.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> ItemReadOutputResultBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `eof`.
-    pub fn eof(
-        self,
-        eof: impl Into<bool>,
-    ) -> ItemReadOutputResultBuilder<(T0, T1, T2, bool, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        ItemReadOutputResultBuilder {
-            required: (t0, t1, t2, eof.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> ItemReadOutputResultBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `mediaType`.
-    pub fn media_type(
-        self,
-        media_type: impl Into<String>,
-    ) -> ItemReadOutputResultBuilder<(T0, T1, T2, T3, String, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        ItemReadOutputResultBuilder {
-            required: (t0, t1, t2, t3, media_type.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> ItemReadOutputResultBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `offsetBytes`.
-    pub fn offset_bytes(
-        self,
-        offset_bytes: impl Into<i64>,
-    ) -> ItemReadOutputResultBuilder<(T0, T1, T2, T3, T4, i64)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        ItemReadOutputResultBuilder {
-            required: (t0, t1, t2, t3, t4, offset_bytes.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ItemReadOutputResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5> ItemReadOutputResultBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ItemReadOutputResult
-    where
-        T0: crate::support::Has<crate::members::byteLen, i64>,
-        T1: crate::support::Has<crate::members::content, String>,
-        T2: crate::support::Has<crate::members::encoding, ItemReadOutputEncoding>,
-        T3: crate::support::Has<crate::members::eof, bool>,
-        T4: crate::support::Has<crate::members::mediaType, String>,
-        T5: crate::support::Has<crate::members::offsetBytes, i64>,
-    {
-        let (byte_len, content, encoding, eof, media_type, offset_bytes) = self.required;
-        let rest = self.rest;
-        ItemReadOutputResult {
-            byte_len: byte_len.value(),
-            content: content.value(),
-            encoding: encoding.value(),
-            eof: eof.value(),
-            media_type: media_type.value(),
-            offset_bytes: offset_bytes.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ItemReadOutputResult, ItemReadOutputResultBuilder, ItemReadOutputResultBuilderRest, unknown, " A builder of [`ItemReadOutputResult`]: set members by name; `build()` compiles once the required ones (`byteLen`, `content`, `encoding`, `eof`, `mediaType`, `offsetBytes`) are.";
+    required [
+        T0 byte_len byte_len: i64 => i64, "byteLen", byteLen;
+        T1 content content: String => String, "content", content;
+        T2 encoding encoding: ItemReadOutputEncoding => ItemReadOutputEncoding, "encoding", encoding;
+        T3 eof eof: bool => bool, "eof", eof;
+        T4 media_type media_type: String => String, "mediaType", mediaType;
+        T5 offset_bytes offset_bytes: i64 => i64, "offsetBytes", offsetBytes;
+    ]
+    optional []
 }
 impl Validate for ItemReadOutputResult {}
 #[cfg(feature = "schemars")]
@@ -2814,110 +1408,16 @@ impl crate::sample::Sample for ItemStartedParams {
         value
     }
 }
-impl ItemStartedParams {
-    /// Starts a [`ItemStartedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ItemStartedParamsBuilder {
-        ItemStartedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ItemStartedParamsBuilderRest {
-                source_range: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ItemStartedParams`]: set members by name; `build()` is there once the required ones (`item`, `sessionId`, `viewCursor`) are.
-#[must_use]
-pub struct ItemStartedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ItemStartedParamsBuilderRest,
-}
-struct ItemStartedParamsBuilderRest {
-    source_range: Option<Box<SourceRange>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ItemStartedParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `item`.
-    pub fn item(
-        self,
-        item: impl Into<Item>,
-    ) -> ItemStartedParamsBuilder<(Box<Item>, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ItemStartedParamsBuilder {
-            required: (Box::new(item.into()), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ItemStartedParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ItemStartedParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ItemStartedParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ItemStartedParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ItemStartedParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        ItemStartedParamsBuilder {
-            required: (t0, t1, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ItemStartedParamsBuilder<R> {
-    /// Sets (else it is left out) `sourceRange`.
-    pub fn source_range(mut self, source_range: impl Into<SourceRange>) -> Self {
-        self.rest.source_range = Some(Box::new(source_range.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ItemStartedParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ItemStartedParams
-    where
-        T0: crate::support::Has<crate::members::item, Box<Item>>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (item, session_id, view_cursor) = self.required;
-        let rest = self.rest;
-        ItemStartedParams {
-            item: item.value(),
-            session_id: session_id.value(),
-            view_cursor: view_cursor.value(),
-            source_range: rest.source_range,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ItemStartedParams, ItemStartedParamsBuilder, ItemStartedParamsBuilderRest, unknown, " A builder of [`ItemStartedParams`]: set members by name; `build()` compiles once the required ones (`item`, `sessionId`, `viewCursor`) are.";
+    required [
+        T0 item item: Item => Box<Item>, "item", item;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional source_range source_range: SourceRange => Box<SourceRange>, "sourceRange";
+    ]
 }
 impl Validate for ItemStartedParams {}
 #[cfg(feature = "schemars")]
@@ -3024,124 +1524,15 @@ impl crate::sample::Sample for ItemUpdatedParams {
         value
     }
 }
-impl ItemUpdatedParams {
-    /// Starts a [`ItemUpdatedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ItemUpdatedParamsBuilder {
-        ItemUpdatedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ItemUpdatedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ItemUpdatedParams`]: set members by name; `build()` is there once the required ones (`item`, `sessionId`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct ItemUpdatedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ItemUpdatedParamsBuilderRest,
-}
-struct ItemUpdatedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ItemUpdatedParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `item`.
-    pub fn item(
-        self,
-        item: impl Into<Item>,
-    ) -> ItemUpdatedParamsBuilder<(Box<Item>, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ItemUpdatedParamsBuilder {
-            required: (Box::new(item.into()), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ItemUpdatedParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ItemUpdatedParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ItemUpdatedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ItemUpdatedParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> ItemUpdatedParamsBuilder<(T0, T1, SourceRange, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ItemUpdatedParamsBuilder {
-            required: (t0, t1, source_range.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ItemUpdatedParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ItemUpdatedParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        ItemUpdatedParamsBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ItemUpdatedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ItemUpdatedParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ItemUpdatedParams
-    where
-        T0: crate::support::Has<crate::members::item, Box<Item>>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (item, session_id, source_range, view_cursor) = self.required;
-        let rest = self.rest;
-        ItemUpdatedParams {
-            item: item.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ItemUpdatedParams, ItemUpdatedParamsBuilder, ItemUpdatedParamsBuilderRest, unknown, " A builder of [`ItemUpdatedParams`]: set members by name; `build()` compiles once the required ones (`item`, `sessionId`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 item item: Item => Box<Item>, "item", item;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for ItemUpdatedParams {}
 #[cfg(feature = "schemars")]

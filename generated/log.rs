@@ -52,141 +52,19 @@ impl crate::sample::Sample for LogGapParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogGapParams {
-    /// Starts a [`LogGapParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogGapParamsBuilder {
-        LogGapParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: LogGapParamsBuilderRest {
-                reason: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogGapParams`]: set members by name; `build()` is there once the required ones (`after`, `next`, `stream`, `subscriptionId`) are.
-#[must_use]
-pub struct LogGapParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: LogGapParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogGapParamsBuilderRest {
-    reason: Option<LogGapReason>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2, T3> LogGapParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `after`.
-    pub fn after(
-        self,
-        after: impl Into<RecordPosition>,
-    ) -> LogGapParamsBuilder<(RecordPosition, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        LogGapParamsBuilder {
-            required: (after.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2, T3> LogGapParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `next`.
-    pub fn next(
-        self,
-        next: impl Into<RecordPosition>,
-    ) -> LogGapParamsBuilder<(T0, RecordPosition, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        LogGapParamsBuilder {
-            required: (t0, next.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T3> LogGapParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `stream`.
-    pub fn stream(
-        self,
-        stream: impl Into<StreamRef>,
-    ) -> LogGapParamsBuilder<(T0, T1, StreamRef, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        LogGapParamsBuilder {
-            required: (t0, t1, stream.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> LogGapParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `subscriptionId`.
-    pub fn subscription_id(
-        self,
-        subscription_id: impl Into<i64>,
-    ) -> LogGapParamsBuilder<(T0, T1, T2, i64)> {
-        let (t0, t1, t2, _) = self.required;
-        LogGapParamsBuilder {
-            required: (t0, t1, t2, subscription_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogGapParamsBuilder<R> {
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<LogGapReason>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> LogGapParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogGapParams
-    where
-        T0: crate::support::Has<crate::members::after, RecordPosition>,
-        T1: crate::support::Has<crate::members::next, RecordPosition>,
-        T2: crate::support::Has<crate::members::stream, StreamRef>,
-        T3: crate::support::Has<crate::members::subscriptionId, i64>,
-    {
-        let (after, next, stream, subscription_id) = self.required;
-        let rest = self.rest;
-        LogGapParams {
-            after: after.value(),
-            next: next.value(),
-            stream: stream.value(),
-            subscription_id: subscription_id.value(),
-            reason: rest.reason,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogGapParams, LogGapParamsBuilder, LogGapParamsBuilderRest, unknown, " A builder of [`LogGapParams`]: set members by name; `build()` compiles once the required ones (`after`, `next`, `stream`, `subscriptionId`) are.";
+    required [
+        T0 after after: RecordPosition => RecordPosition, "after", after;
+        T1 next next: RecordPosition => RecordPosition, "next", next;
+        T2 stream stream: StreamRef => StreamRef, "stream", stream;
+        T3 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
+    ]
+    optional [
+        optional reason reason: LogGapReason => LogGapReason, "reason";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogGapParams {}
@@ -298,86 +176,17 @@ impl LogPageParams {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPageParams {
-    /// Starts a [`LogPageParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPageParamsBuilder {
-        LogPageParamsBuilder {
-            required: (),
-            rest: LogPageParamsBuilderRest {
-                from: None,
-                limit: None,
-                session_id: None,
-                stream: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPageParams`]: set members by name, then `build()`.
-#[must_use]
-pub struct LogPageParamsBuilder<R = ()> {
-    required: R,
-    rest: LogPageParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPageParamsBuilderRest {
-    from: Option<RecordPosition>,
-    limit: Option<i64>,
-    session_id: Option<String>,
-    stream: Option<StreamRef>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPageParamsBuilder<R> {
-    /// Sets (else it is left out) `from`.
-    pub fn from(mut self, from: impl Into<RecordPosition>) -> Self {
-        self.rest.from = Some(from.into());
-        self
-    }
-    /// Sets (else it is left out) `limit`.
-    pub fn limit(mut self, limit: impl Into<i64>) -> Self {
-        self.rest.limit = Some(limit.into());
-        self
-    }
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Sets (else it is left out) `stream`.
-    pub fn stream(mut self, stream: impl Into<StreamRef>) -> Self {
-        self.rest.stream = Some(stream.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl LogPageParamsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPageParams {
-        let () = self.required;
-        let rest = self.rest;
-        LogPageParams {
-            from: rest.from,
-            limit: rest.limit,
-            session_id: rest.session_id,
-            stream: rest.stream,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPageParams, LogPageParamsBuilder, LogPageParamsBuilderRest, unknown, " A builder of [`LogPageParams`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional from from: RecordPosition => RecordPosition, "from";
+        optional limit limit: i64 => i64, "limit";
+        optional session_id session_id: String => String, "sessionId";
+        optional stream stream: StreamRef => StreamRef, "stream";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPageParams {}
@@ -429,83 +238,16 @@ impl crate::sample::Sample for LogPageResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPageResult {
-    /// Starts a [`LogPageResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPageResultBuilder {
-        LogPageResultBuilder {
-            required: (crate::support::Unset,),
-            rest: LogPageResultBuilderRest {
-                next_cursor: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPageResult`]: set members by name; `build()` is there once the required ones (`records`) are.
-#[must_use]
-pub struct LogPageResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: LogPageResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPageResultBuilderRest {
-    next_cursor: Option<Box<RawLogCursor>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl LogPageResultBuilder<(crate::support::Unset,)> {
-    /// Sets `records`.
-    pub fn records(
-        self,
-        records: impl Into<Vec<serde_json::Map<String, serde_json::Value>>>,
-    ) -> LogPageResultBuilder<(Vec<serde_json::Map<String, serde_json::Value>>,)> {
-        let (_,) = self.required;
-        LogPageResultBuilder {
-            required: (records.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPageResultBuilder<R> {
-    /// Sets (else it is written as `null`) `nextCursor`.
-    pub fn next_cursor(mut self, next_cursor: impl Into<RawLogCursor>) -> Self {
-        self.rest.next_cursor = Some(Box::new(next_cursor.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogPageResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPageResult
-    where
-        T0: crate::support::Has<
-            crate::members::records,
-            Vec<serde_json::Map<String, serde_json::Value>>,
-        >,
-    {
-        let (records,) = self.required;
-        let rest = self.rest;
-        LogPageResult {
-            records: records.value(),
-            next_cursor: rest.next_cursor,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPageResult, LogPageResultBuilder, LogPageResultBuilderRest, unknown, " A builder of [`LogPageResult`]: set members by name; `build()` compiles once the required ones (`records`) are.";
+    required [
+        T0 records records: Vec<serde_json::Map<String, serde_json::Value>> => Vec<serde_json::Map<String, serde_json::Value>>, "records", records;
+    ]
+    optional [
+        nullable next_cursor next_cursor: RawLogCursor => Box<RawLogCursor>, "nextCursor";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPageResult {}
@@ -551,72 +293,14 @@ impl crate::sample::Sample for LogPhysicalFilesParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPhysicalFilesParams {
-    /// Starts a [`LogPhysicalFilesParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPhysicalFilesParamsBuilder {
-        LogPhysicalFilesParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: LogPhysicalFilesParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPhysicalFilesParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct LogPhysicalFilesParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: LogPhysicalFilesParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPhysicalFilesParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl LogPhysicalFilesParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> LogPhysicalFilesParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        LogPhysicalFilesParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPhysicalFilesParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogPhysicalFilesParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPhysicalFilesParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        LogPhysicalFilesParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPhysicalFilesParams, LogPhysicalFilesParamsBuilder, LogPhysicalFilesParamsBuilderRest, unknown, " A builder of [`LogPhysicalFilesParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalFilesParams {}
@@ -661,72 +345,14 @@ impl crate::sample::Sample for LogPhysicalFilesResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPhysicalFilesResult {
-    /// Starts a [`LogPhysicalFilesResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPhysicalFilesResultBuilder {
-        LogPhysicalFilesResultBuilder {
-            required: (crate::support::Unset,),
-            rest: LogPhysicalFilesResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPhysicalFilesResult`]: set members by name; `build()` is there once the required ones (`files`) are.
-#[must_use]
-pub struct LogPhysicalFilesResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: LogPhysicalFilesResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPhysicalFilesResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl LogPhysicalFilesResultBuilder<(crate::support::Unset,)> {
-    /// Sets `files`.
-    pub fn files(
-        self,
-        files: impl Into<Vec<PhysicalFileEntry>>,
-    ) -> LogPhysicalFilesResultBuilder<(Vec<PhysicalFileEntry>,)> {
-        let (_,) = self.required;
-        LogPhysicalFilesResultBuilder {
-            required: (files.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPhysicalFilesResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogPhysicalFilesResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPhysicalFilesResult
-    where
-        T0: crate::support::Has<crate::members::files, Vec<PhysicalFileEntry>>,
-    {
-        let (files,) = self.required;
-        let rest = self.rest;
-        LogPhysicalFilesResult {
-            files: files.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPhysicalFilesResult, LogPhysicalFilesResultBuilder, LogPhysicalFilesResultBuilderRest, unknown, " A builder of [`LogPhysicalFilesResult`]: set members by name; `build()` compiles once the required ones (`files`) are.";
+    required [
+        T0 files files: Vec<PhysicalFileEntry> => Vec<PhysicalFileEntry>, "files", files;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalFilesResult {}
@@ -804,206 +430,19 @@ impl crate::sample::Sample for LogPhysicalLineParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPhysicalLineParams {
-    /// Starts a [`LogPhysicalLineParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPhysicalLineParamsBuilder {
-        LogPhysicalLineParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: LogPhysicalLineParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPhysicalLineParams`]: set members by name; `build()` is there once the required ones (`chunk`, `data`, `endOffset`, `ordinal`, `startOffset`, `subscriptionId`) are.
-#[must_use]
-pub struct LogPhysicalLineParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: LogPhysicalLineParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPhysicalLineParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> LogPhysicalLineParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `chunk`.
-    pub fn chunk(
-        self,
-        chunk: impl Into<PhysicalChunk>,
-    ) -> LogPhysicalLineParamsBuilder<(PhysicalChunk, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        LogPhysicalLineParamsBuilder {
-            required: (chunk.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> LogPhysicalLineParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `data`.
-    pub fn data(
-        self,
-        data: impl Into<String>,
-    ) -> LogPhysicalLineParamsBuilder<(T0, String, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        LogPhysicalLineParamsBuilder {
-            required: (t0, data.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> LogPhysicalLineParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `endOffset`.
-    pub fn end_offset(
-        self,
-        end_offset: impl Into<i64>,
-    ) -> LogPhysicalLineParamsBuilder<(T0, T1, i64, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        LogPhysicalLineParamsBuilder {
-            required: (t0, t1, end_offset.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> LogPhysicalLineParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `ordinal`.
-    pub fn ordinal(
-        self,
-        ordinal: impl Into<i64>,
-    ) -> LogPhysicalLineParamsBuilder<(T0, T1, T2, i64, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        LogPhysicalLineParamsBuilder {
-            required: (t0, t1, t2, ordinal.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> LogPhysicalLineParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `startOffset`.
-    pub fn start_offset(
-        self,
-        start_offset: impl Into<i64>,
-    ) -> LogPhysicalLineParamsBuilder<(T0, T1, T2, T3, i64, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        LogPhysicalLineParamsBuilder {
-            required: (t0, t1, t2, t3, start_offset.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> LogPhysicalLineParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `subscriptionId`.
-    pub fn subscription_id(
-        self,
-        subscription_id: impl Into<i64>,
-    ) -> LogPhysicalLineParamsBuilder<(T0, T1, T2, T3, T4, i64)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        LogPhysicalLineParamsBuilder {
-            required: (t0, t1, t2, t3, t4, subscription_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPhysicalLineParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3, T4, T5> LogPhysicalLineParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPhysicalLineParams
-    where
-        T0: crate::support::Has<crate::members::chunk, PhysicalChunk>,
-        T1: crate::support::Has<crate::members::data, String>,
-        T2: crate::support::Has<crate::members::endOffset, i64>,
-        T3: crate::support::Has<crate::members::ordinal, i64>,
-        T4: crate::support::Has<crate::members::startOffset, i64>,
-        T5: crate::support::Has<crate::members::subscriptionId, i64>,
-    {
-        let (chunk, data, end_offset, ordinal, start_offset, subscription_id) = self
-            .required;
-        let rest = self.rest;
-        LogPhysicalLineParams {
-            chunk: chunk.value(),
-            data: data.value(),
-            end_offset: end_offset.value(),
-            ordinal: ordinal.value(),
-            start_offset: start_offset.value(),
-            subscription_id: subscription_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPhysicalLineParams, LogPhysicalLineParamsBuilder, LogPhysicalLineParamsBuilderRest, unknown, " A builder of [`LogPhysicalLineParams`]: set members by name; `build()` compiles once the required ones (`chunk`, `data`, `endOffset`, `ordinal`, `startOffset`, `subscriptionId`) are.";
+    required [
+        T0 chunk chunk: PhysicalChunk => PhysicalChunk, "chunk", chunk;
+        T1 data data: String => String, "data", data;
+        T2 end_offset end_offset: i64 => i64, "endOffset", endOffset;
+        T3 ordinal ordinal: i64 => i64, "ordinal", ordinal;
+        T4 start_offset start_offset: i64 => i64, "startOffset", startOffset;
+        T5 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalLineParams {}
@@ -1057,110 +496,16 @@ impl crate::sample::Sample for LogPhysicalResetParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPhysicalResetParams {
-    /// Starts a [`LogPhysicalResetParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPhysicalResetParamsBuilder {
-        LogPhysicalResetParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: LogPhysicalResetParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPhysicalResetParams`]: set members by name; `build()` is there once the required ones (`at`, `reason`, `subscriptionId`) are.
-#[must_use]
-pub struct LogPhysicalResetParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: LogPhysicalResetParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPhysicalResetParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> LogPhysicalResetParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `at`.
-    pub fn at(
-        self,
-        at: impl Into<PhysicalCursor>,
-    ) -> LogPhysicalResetParamsBuilder<(PhysicalCursor, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        LogPhysicalResetParamsBuilder {
-            required: (at.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> LogPhysicalResetParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `reason`.
-    pub fn reason(
-        self,
-        reason: impl Into<PhysicalResetReason>,
-    ) -> LogPhysicalResetParamsBuilder<(T0, PhysicalResetReason, T2)> {
-        let (t0, _, t2) = self.required;
-        LogPhysicalResetParamsBuilder {
-            required: (t0, reason.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> LogPhysicalResetParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `subscriptionId`.
-    pub fn subscription_id(
-        self,
-        subscription_id: impl Into<i64>,
-    ) -> LogPhysicalResetParamsBuilder<(T0, T1, i64)> {
-        let (t0, t1, _) = self.required;
-        LogPhysicalResetParamsBuilder {
-            required: (t0, t1, subscription_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPhysicalResetParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> LogPhysicalResetParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPhysicalResetParams
-    where
-        T0: crate::support::Has<crate::members::at, PhysicalCursor>,
-        T1: crate::support::Has<crate::members::reason, PhysicalResetReason>,
-        T2: crate::support::Has<crate::members::subscriptionId, i64>,
-    {
-        let (at, reason, subscription_id) = self.required;
-        let rest = self.rest;
-        LogPhysicalResetParams {
-            at: at.value(),
-            reason: reason.value(),
-            subscription_id: subscription_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPhysicalResetParams, LogPhysicalResetParamsBuilder, LogPhysicalResetParamsBuilderRest, unknown, " A builder of [`LogPhysicalResetParams`]: set members by name; `build()` compiles once the required ones (`at`, `reason`, `subscriptionId`) are.";
+    required [
+        T0 at at: PhysicalCursor => PhysicalCursor, "at", at;
+        T1 reason reason: PhysicalResetReason => PhysicalResetReason, "reason", reason;
+        T2 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalResetParams {}
@@ -1215,98 +560,17 @@ impl crate::sample::Sample for LogPhysicalSubscribeParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPhysicalSubscribeParams {
-    /// Starts a [`LogPhysicalSubscribeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPhysicalSubscribeParamsBuilder {
-        LogPhysicalSubscribeParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: LogPhysicalSubscribeParamsBuilderRest {
-                chunk_bytes: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPhysicalSubscribeParams`]: set members by name; `build()` is there once the required ones (`after`, `sessionId`) are.
-#[must_use]
-pub struct LogPhysicalSubscribeParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: LogPhysicalSubscribeParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPhysicalSubscribeParamsBuilderRest {
-    chunk_bytes: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> LogPhysicalSubscribeParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `after`.
-    pub fn after(
-        self,
-        after: impl Into<PhysicalCursor>,
-    ) -> LogPhysicalSubscribeParamsBuilder<(PhysicalCursor, T1)> {
-        let (_, t1) = self.required;
-        LogPhysicalSubscribeParamsBuilder {
-            required: (after.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogPhysicalSubscribeParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> LogPhysicalSubscribeParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        LogPhysicalSubscribeParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPhysicalSubscribeParamsBuilder<R> {
-    /// Sets (else it is left out) `chunkBytes`.
-    pub fn chunk_bytes(mut self, chunk_bytes: impl Into<i64>) -> Self {
-        self.rest.chunk_bytes = Some(chunk_bytes.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> LogPhysicalSubscribeParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPhysicalSubscribeParams
-    where
-        T0: crate::support::Has<crate::members::after, PhysicalCursor>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (after, session_id) = self.required;
-        let rest = self.rest;
-        LogPhysicalSubscribeParams {
-            after: after.value(),
-            session_id: session_id.value(),
-            chunk_bytes: rest.chunk_bytes,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPhysicalSubscribeParams, LogPhysicalSubscribeParamsBuilder, LogPhysicalSubscribeParamsBuilderRest, unknown, " A builder of [`LogPhysicalSubscribeParams`]: set members by name; `build()` compiles once the required ones (`after`, `sessionId`) are.";
+    required [
+        T0 after after: PhysicalCursor => PhysicalCursor, "after", after;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional chunk_bytes chunk_bytes: i64 => i64, "chunkBytes";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalSubscribeParams {}
@@ -1362,110 +626,16 @@ impl crate::sample::Sample for LogPhysicalSubscribeResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPhysicalSubscribeResult {
-    /// Starts a [`LogPhysicalSubscribeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPhysicalSubscribeResultBuilder {
-        LogPhysicalSubscribeResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: LogPhysicalSubscribeResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPhysicalSubscribeResult`]: set members by name; `build()` is there once the required ones (`relPath`, `subscriptionId`, `tailOffset`) are.
-#[must_use]
-pub struct LogPhysicalSubscribeResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: LogPhysicalSubscribeResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPhysicalSubscribeResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> LogPhysicalSubscribeResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `relPath`.
-    pub fn rel_path(
-        self,
-        rel_path: impl Into<String>,
-    ) -> LogPhysicalSubscribeResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        LogPhysicalSubscribeResultBuilder {
-            required: (rel_path.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> LogPhysicalSubscribeResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `subscriptionId`.
-    pub fn subscription_id(
-        self,
-        subscription_id: impl Into<i64>,
-    ) -> LogPhysicalSubscribeResultBuilder<(T0, i64, T2)> {
-        let (t0, _, t2) = self.required;
-        LogPhysicalSubscribeResultBuilder {
-            required: (t0, subscription_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> LogPhysicalSubscribeResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `tailOffset`.
-    pub fn tail_offset(
-        self,
-        tail_offset: impl Into<i64>,
-    ) -> LogPhysicalSubscribeResultBuilder<(T0, T1, i64)> {
-        let (t0, t1, _) = self.required;
-        LogPhysicalSubscribeResultBuilder {
-            required: (t0, t1, tail_offset.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPhysicalSubscribeResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> LogPhysicalSubscribeResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPhysicalSubscribeResult
-    where
-        T0: crate::support::Has<crate::members::relPath, String>,
-        T1: crate::support::Has<crate::members::subscriptionId, i64>,
-        T2: crate::support::Has<crate::members::tailOffset, i64>,
-    {
-        let (rel_path, subscription_id, tail_offset) = self.required;
-        let rest = self.rest;
-        LogPhysicalSubscribeResult {
-            rel_path: rel_path.value(),
-            subscription_id: subscription_id.value(),
-            tail_offset: tail_offset.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPhysicalSubscribeResult, LogPhysicalSubscribeResultBuilder, LogPhysicalSubscribeResultBuilderRest, unknown, " A builder of [`LogPhysicalSubscribeResult`]: set members by name; `build()` compiles once the required ones (`relPath`, `subscriptionId`, `tailOffset`) are.";
+    required [
+        T0 rel_path rel_path: String => String, "relPath", relPath;
+        T1 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
+        T2 tail_offset tail_offset: i64 => i64, "tailOffset", tailOffset;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalSubscribeResult {}
@@ -1511,72 +681,14 @@ impl crate::sample::Sample for LogPhysicalUnsubscribeParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPhysicalUnsubscribeParams {
-    /// Starts a [`LogPhysicalUnsubscribeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPhysicalUnsubscribeParamsBuilder {
-        LogPhysicalUnsubscribeParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: LogPhysicalUnsubscribeParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPhysicalUnsubscribeParams`]: set members by name; `build()` is there once the required ones (`subscriptionId`) are.
-#[must_use]
-pub struct LogPhysicalUnsubscribeParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: LogPhysicalUnsubscribeParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPhysicalUnsubscribeParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl LogPhysicalUnsubscribeParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `subscriptionId`.
-    pub fn subscription_id(
-        self,
-        subscription_id: impl Into<i64>,
-    ) -> LogPhysicalUnsubscribeParamsBuilder<(i64,)> {
-        let (_,) = self.required;
-        LogPhysicalUnsubscribeParamsBuilder {
-            required: (subscription_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPhysicalUnsubscribeParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogPhysicalUnsubscribeParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPhysicalUnsubscribeParams
-    where
-        T0: crate::support::Has<crate::members::subscriptionId, i64>,
-    {
-        let (subscription_id,) = self.required;
-        let rest = self.rest;
-        LogPhysicalUnsubscribeParams {
-            subscription_id: subscription_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPhysicalUnsubscribeParams, LogPhysicalUnsubscribeParamsBuilder, LogPhysicalUnsubscribeParamsBuilderRest, unknown, " A builder of [`LogPhysicalUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`subscriptionId`) are.";
+    required [
+        T0 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalUnsubscribeParams {}
@@ -1624,54 +736,12 @@ impl LogPhysicalUnsubscribeResult {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl LogPhysicalUnsubscribeResult {
-    /// Starts a [`LogPhysicalUnsubscribeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogPhysicalUnsubscribeResultBuilder {
-        LogPhysicalUnsubscribeResultBuilder {
-            required: (),
-            rest: LogPhysicalUnsubscribeResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogPhysicalUnsubscribeResult`]: set members by name, then `build()`.
-#[must_use]
-pub struct LogPhysicalUnsubscribeResultBuilder<R = ()> {
-    required: R,
-    rest: LogPhysicalUnsubscribeResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogPhysicalUnsubscribeResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> LogPhysicalUnsubscribeResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl LogPhysicalUnsubscribeResultBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogPhysicalUnsubscribeResult {
-        let () = self.required;
-        let rest = self.rest;
-        LogPhysicalUnsubscribeResult {
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogPhysicalUnsubscribeResult, LogPhysicalUnsubscribeResultBuilder, LogPhysicalUnsubscribeResultBuilderRest, unknown, " A builder of [`LogPhysicalUnsubscribeResult`]: set members by name, then `build()`.";
+    required []
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogPhysicalUnsubscribeResult {}
@@ -1721,91 +791,15 @@ impl crate::sample::Sample for LogRecordParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogRecordParams {
-    /// Starts a [`LogRecordParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogRecordParamsBuilder {
-        LogRecordParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: LogRecordParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogRecordParams`]: set members by name; `build()` is there once the required ones (`record`, `subscriptionId`) are.
-#[must_use]
-pub struct LogRecordParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: LogRecordParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogRecordParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> LogRecordParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `record`.
-    pub fn record(
-        self,
-        record: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> LogRecordParamsBuilder<(serde_json::Map<String, serde_json::Value>, T1)> {
-        let (_, t1) = self.required;
-        LogRecordParamsBuilder {
-            required: (record.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogRecordParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `subscriptionId`.
-    pub fn subscription_id(
-        self,
-        subscription_id: impl Into<i64>,
-    ) -> LogRecordParamsBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        LogRecordParamsBuilder {
-            required: (t0, subscription_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogRecordParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> LogRecordParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogRecordParams
-    where
-        T0: crate::support::Has<
-            crate::members::record,
-            serde_json::Map<String, serde_json::Value>,
-        >,
-        T1: crate::support::Has<crate::members::subscriptionId, i64>,
-    {
-        let (record, subscription_id) = self.required;
-        let rest = self.rest;
-        LogRecordParams {
-            record: record.value(),
-            subscription_id: subscription_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogRecordParams, LogRecordParamsBuilder, LogRecordParamsBuilderRest, unknown, " A builder of [`LogRecordParams`]: set members by name; `build()` compiles once the required ones (`record`, `subscriptionId`) are.";
+    required [
+        T0 record record: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "record", record;
+        T1 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogRecordParams {}
@@ -1870,104 +864,18 @@ impl crate::sample::Sample for LogStreamEntry {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogStreamEntry {
-    /// Starts a [`LogStreamEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogStreamEntryBuilder {
-        LogStreamEntryBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: LogStreamEntryBuilderRest {
-                pruned_through: None,
-                tail: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogStreamEntry`]: set members by name; `build()` is there once the required ones (`firstAvailable`, `stream`) are.
-#[must_use]
-pub struct LogStreamEntryBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: LogStreamEntryBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogStreamEntryBuilderRest {
-    pruned_through: Option<RecordPosition>,
-    tail: Option<RecordPosition>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> LogStreamEntryBuilder<(crate::support::Unset, T1)> {
-    /// Sets `firstAvailable`.
-    pub fn first_available(
-        self,
-        first_available: impl Into<RecordPosition>,
-    ) -> LogStreamEntryBuilder<(RecordPosition, T1)> {
-        let (_, t1) = self.required;
-        LogStreamEntryBuilder {
-            required: (first_available.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogStreamEntryBuilder<(T0, crate::support::Unset)> {
-    /// Sets `stream`.
-    pub fn stream(
-        self,
-        stream: impl Into<StreamRef>,
-    ) -> LogStreamEntryBuilder<(T0, StreamRef)> {
-        let (t0, _) = self.required;
-        LogStreamEntryBuilder {
-            required: (t0, stream.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogStreamEntryBuilder<R> {
-    /// Sets (else it is written as `null`) `prunedThrough`.
-    pub fn pruned_through(mut self, pruned_through: impl Into<RecordPosition>) -> Self {
-        self.rest.pruned_through = Some(pruned_through.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `tail`.
-    pub fn tail(mut self, tail: impl Into<RecordPosition>) -> Self {
-        self.rest.tail = Some(tail.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> LogStreamEntryBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogStreamEntry
-    where
-        T0: crate::support::Has<crate::members::firstAvailable, RecordPosition>,
-        T1: crate::support::Has<crate::members::stream, StreamRef>,
-    {
-        let (first_available, stream) = self.required;
-        let rest = self.rest;
-        LogStreamEntry {
-            first_available: first_available.value(),
-            stream: stream.value(),
-            pruned_through: rest.pruned_through,
-            tail: rest.tail,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogStreamEntry, LogStreamEntryBuilder, LogStreamEntryBuilderRest, unknown, " A builder of [`LogStreamEntry`]: set members by name; `build()` compiles once the required ones (`firstAvailable`, `stream`) are.";
+    required [
+        T0 first_available first_available: RecordPosition => RecordPosition, "firstAvailable", firstAvailable;
+        T1 stream stream: StreamRef => StreamRef, "stream", stream;
+    ]
+    optional [
+        nullable pruned_through pruned_through: RecordPosition => RecordPosition, "prunedThrough";
+        nullable tail tail: RecordPosition => RecordPosition, "tail";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogStreamEntry {}
@@ -2013,72 +921,14 @@ impl crate::sample::Sample for LogStreamsParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogStreamsParams {
-    /// Starts a [`LogStreamsParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogStreamsParamsBuilder {
-        LogStreamsParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: LogStreamsParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogStreamsParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct LogStreamsParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: LogStreamsParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogStreamsParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl LogStreamsParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> LogStreamsParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        LogStreamsParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogStreamsParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogStreamsParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogStreamsParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        LogStreamsParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogStreamsParams, LogStreamsParamsBuilder, LogStreamsParamsBuilderRest, unknown, " A builder of [`LogStreamsParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogStreamsParams {}
@@ -2123,72 +973,14 @@ impl crate::sample::Sample for LogStreamsResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogStreamsResult {
-    /// Starts a [`LogStreamsResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogStreamsResultBuilder {
-        LogStreamsResultBuilder {
-            required: (crate::support::Unset,),
-            rest: LogStreamsResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogStreamsResult`]: set members by name; `build()` is there once the required ones (`streams`) are.
-#[must_use]
-pub struct LogStreamsResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: LogStreamsResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogStreamsResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl LogStreamsResultBuilder<(crate::support::Unset,)> {
-    /// Sets `streams`.
-    pub fn streams(
-        self,
-        streams: impl Into<Vec<LogStreamEntry>>,
-    ) -> LogStreamsResultBuilder<(Vec<LogStreamEntry>,)> {
-        let (_,) = self.required;
-        LogStreamsResultBuilder {
-            required: (streams.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogStreamsResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogStreamsResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogStreamsResult
-    where
-        T0: crate::support::Has<crate::members::streams, Vec<LogStreamEntry>>,
-    {
-        let (streams,) = self.required;
-        let rest = self.rest;
-        LogStreamsResult {
-            streams: streams.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogStreamsResult, LogStreamsResultBuilder, LogStreamsResultBuilderRest, unknown, " A builder of [`LogStreamsResult`]: set members by name; `build()` compiles once the required ones (`streams`) are.";
+    required [
+        T0 streams streams: Vec<LogStreamEntry> => Vec<LogStreamEntry>, "streams", streams;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogStreamsResult {}
@@ -2243,98 +1035,17 @@ impl crate::sample::Sample for LogSubscribeParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogSubscribeParams {
-    /// Starts a [`LogSubscribeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogSubscribeParamsBuilder {
-        LogSubscribeParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: LogSubscribeParamsBuilderRest {
-                after: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogSubscribeParams`]: set members by name; `build()` is there once the required ones (`sessionId`, `stream`) are.
-#[must_use]
-pub struct LogSubscribeParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: LogSubscribeParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogSubscribeParamsBuilderRest {
-    after: Option<RecordPosition>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> LogSubscribeParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> LogSubscribeParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        LogSubscribeParamsBuilder {
-            required: (session_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogSubscribeParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `stream`.
-    pub fn stream(
-        self,
-        stream: impl Into<StreamRef>,
-    ) -> LogSubscribeParamsBuilder<(T0, StreamRef)> {
-        let (t0, _) = self.required;
-        LogSubscribeParamsBuilder {
-            required: (t0, stream.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogSubscribeParamsBuilder<R> {
-    /// Sets (else it is left out) `after`.
-    pub fn after(mut self, after: impl Into<RecordPosition>) -> Self {
-        self.rest.after = Some(after.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> LogSubscribeParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogSubscribeParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-        T1: crate::support::Has<crate::members::stream, StreamRef>,
-    {
-        let (session_id, stream) = self.required;
-        let rest = self.rest;
-        LogSubscribeParams {
-            session_id: session_id.value(),
-            stream: stream.value(),
-            after: rest.after,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogSubscribeParams, LogSubscribeParamsBuilder, LogSubscribeParamsBuilderRest, unknown, " A builder of [`LogSubscribeParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `stream`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+        T1 stream stream: StreamRef => StreamRef, "stream", stream;
+    ]
+    optional [
+        optional after after: RecordPosition => RecordPosition, "after";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogSubscribeParams {}
@@ -2384,90 +1095,15 @@ impl crate::sample::Sample for LogSubscribeResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogSubscribeResult {
-    /// Starts a [`LogSubscribeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogSubscribeResultBuilder {
-        LogSubscribeResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: LogSubscribeResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogSubscribeResult`]: set members by name; `build()` is there once the required ones (`subscriptionId`, `tail`) are.
-#[must_use]
-pub struct LogSubscribeResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: LogSubscribeResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogSubscribeResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> LogSubscribeResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `subscriptionId`.
-    pub fn subscription_id(
-        self,
-        subscription_id: impl Into<i64>,
-    ) -> LogSubscribeResultBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        LogSubscribeResultBuilder {
-            required: (subscription_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogSubscribeResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `tail`.
-    pub fn tail(
-        self,
-        tail: impl Into<RecordPosition>,
-    ) -> LogSubscribeResultBuilder<(T0, RecordPosition)> {
-        let (t0, _) = self.required;
-        LogSubscribeResultBuilder {
-            required: (t0, tail.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogSubscribeResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> LogSubscribeResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogSubscribeResult
-    where
-        T0: crate::support::Has<crate::members::subscriptionId, i64>,
-        T1: crate::support::Has<crate::members::tail, RecordPosition>,
-    {
-        let (subscription_id, tail) = self.required;
-        let rest = self.rest;
-        LogSubscribeResult {
-            subscription_id: subscription_id.value(),
-            tail: tail.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogSubscribeResult, LogSubscribeResultBuilder, LogSubscribeResultBuilderRest, unknown, " A builder of [`LogSubscribeResult`]: set members by name; `build()` compiles once the required ones (`subscriptionId`, `tail`) are.";
+    required [
+        T0 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
+        T1 tail tail: RecordPosition => RecordPosition, "tail", tail;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogSubscribeResult {}
@@ -2513,72 +1149,14 @@ impl crate::sample::Sample for LogUnsubscribeParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl LogUnsubscribeParams {
-    /// Starts a [`LogUnsubscribeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogUnsubscribeParamsBuilder {
-        LogUnsubscribeParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: LogUnsubscribeParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogUnsubscribeParams`]: set members by name; `build()` is there once the required ones (`subscriptionId`) are.
-#[must_use]
-pub struct LogUnsubscribeParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: LogUnsubscribeParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogUnsubscribeParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl LogUnsubscribeParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `subscriptionId`.
-    pub fn subscription_id(
-        self,
-        subscription_id: impl Into<i64>,
-    ) -> LogUnsubscribeParamsBuilder<(i64,)> {
-        let (_,) = self.required;
-        LogUnsubscribeParamsBuilder {
-            required: (subscription_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> LogUnsubscribeParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> LogUnsubscribeParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogUnsubscribeParams
-    where
-        T0: crate::support::Has<crate::members::subscriptionId, i64>,
-    {
-        let (subscription_id,) = self.required;
-        let rest = self.rest;
-        LogUnsubscribeParams {
-            subscription_id: subscription_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogUnsubscribeParams, LogUnsubscribeParamsBuilder, LogUnsubscribeParamsBuilderRest, unknown, " A builder of [`LogUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`subscriptionId`) are.";
+    required [
+        T0 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogUnsubscribeParams {}
@@ -2626,54 +1204,12 @@ impl LogUnsubscribeResult {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl LogUnsubscribeResult {
-    /// Starts a [`LogUnsubscribeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> LogUnsubscribeResultBuilder {
-        LogUnsubscribeResultBuilder {
-            required: (),
-            rest: LogUnsubscribeResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`LogUnsubscribeResult`]: set members by name, then `build()`.
-#[must_use]
-pub struct LogUnsubscribeResultBuilder<R = ()> {
-    required: R,
-    rest: LogUnsubscribeResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct LogUnsubscribeResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> LogUnsubscribeResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl LogUnsubscribeResultBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> LogUnsubscribeResult {
-        let () = self.required;
-        let rest = self.rest;
-        LogUnsubscribeResult {
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    LogUnsubscribeResult, LogUnsubscribeResultBuilder, LogUnsubscribeResultBuilderRest, unknown, " A builder of [`LogUnsubscribeResult`]: set members by name, then `build()`.";
+    required []
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for LogUnsubscribeResult {}

@@ -84,62 +84,14 @@ impl McpServerListParams {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerListParams {
-    /// Starts a [`McpServerListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerListParamsBuilder {
-        McpServerListParamsBuilder {
-            required: (),
-            rest: McpServerListParamsBuilderRest {
-                session_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerListParams`]: set members by name, then `build()`.
-#[must_use]
-pub struct McpServerListParamsBuilder<R = ()> {
-    required: R,
-    rest: McpServerListParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerListParamsBuilderRest {
-    session_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerListParamsBuilder<R> {
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl McpServerListParamsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerListParams {
-        let () = self.required;
-        let rest = self.rest;
-        McpServerListParams {
-            session_id: rest.session_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerListParams, McpServerListParamsBuilder, McpServerListParamsBuilderRest, unknown, " A builder of [`McpServerListParams`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional session_id session_id: String => String, "sessionId";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerListParams {}
@@ -184,72 +136,14 @@ impl crate::sample::Sample for McpServerListResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerListResult {
-    /// Starts a [`McpServerListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerListResultBuilder {
-        McpServerListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: McpServerListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerListResult`]: set members by name; `build()` is there once the required ones (`servers`) are.
-#[must_use]
-pub struct McpServerListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: McpServerListResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl McpServerListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `servers`.
-    pub fn servers(
-        self,
-        servers: impl Into<Vec<McpServerListRow>>,
-    ) -> McpServerListResultBuilder<(Vec<McpServerListRow>,)> {
-        let (_,) = self.required;
-        McpServerListResultBuilder {
-            required: (servers.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> McpServerListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerListResult
-    where
-        T0: crate::support::Has<crate::members::servers, Vec<McpServerListRow>>,
-    {
-        let (servers,) = self.required;
-        let rest = self.rest;
-        McpServerListResult {
-            servers: servers.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerListResult, McpServerListResultBuilder, McpServerListResultBuilderRest, unknown, " A builder of [`McpServerListResult`]: set members by name; `build()` compiles once the required ones (`servers`) are.";
+    required [
+        T0 servers servers: Vec<McpServerListRow> => Vec<McpServerListRow>, "servers", servers;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerListResult {}
@@ -306,133 +200,17 @@ impl crate::sample::Sample for McpServerListRow {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerListRow {
-    /// Starts a [`McpServerListRowBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerListRowBuilder {
-        McpServerListRowBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: McpServerListRowBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerListRow`]: set members by name; `build()` is there once the required ones (`name`, `oauth`, `source`, `transport`) are.
-#[must_use]
-pub struct McpServerListRowBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: McpServerListRowBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerListRowBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2, T3> McpServerListRowBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> McpServerListRowBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        McpServerListRowBuilder {
-            required: (name.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2, T3> McpServerListRowBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `oauth`.
-    pub fn oauth(
-        self,
-        oauth: impl Into<McpServerListOAuth>,
-    ) -> McpServerListRowBuilder<(T0, McpServerListOAuth, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        McpServerListRowBuilder {
-            required: (t0, oauth.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T3> McpServerListRowBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<McpServerListSource>,
-    ) -> McpServerListRowBuilder<(T0, T1, McpServerListSource, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        McpServerListRowBuilder {
-            required: (t0, t1, source.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> McpServerListRowBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `transport`.
-    pub fn transport(
-        self,
-        transport: impl Into<McpServerListTransport>,
-    ) -> McpServerListRowBuilder<(T0, T1, T2, McpServerListTransport)> {
-        let (t0, t1, t2, _) = self.required;
-        McpServerListRowBuilder {
-            required: (t0, t1, t2, transport.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerListRowBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> McpServerListRowBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerListRow
-    where
-        T0: crate::support::Has<crate::members::name, String>,
-        T1: crate::support::Has<crate::members::oauth, McpServerListOAuth>,
-        T2: crate::support::Has<crate::members::source, McpServerListSource>,
-        T3: crate::support::Has<crate::members::transport, McpServerListTransport>,
-    {
-        let (name, oauth, source, transport) = self.required;
-        let rest = self.rest;
-        McpServerListRow {
-            name: name.value(),
-            oauth: oauth.value(),
-            source: source.value(),
-            transport: transport.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerListRow, McpServerListRowBuilder, McpServerListRowBuilderRest, unknown, " A builder of [`McpServerListRow`]: set members by name; `build()` compiles once the required ones (`name`, `oauth`, `source`, `transport`) are.";
+    required [
+        T0 name name: String => String, "name", name;
+        T1 oauth oauth: McpServerListOAuth => McpServerListOAuth, "oauth", oauth;
+        T2 source source: McpServerListSource => McpServerListSource, "source", source;
+        T3 transport transport: McpServerListTransport => McpServerListTransport, "transport", transport;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerListRow {}
@@ -559,72 +337,14 @@ impl crate::sample::Sample for McpServerOAuthLoginCancelParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginCancelParams {
-    /// Starts a [`McpServerOAuthLoginCancelParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerOAuthLoginCancelParamsBuilder {
-        McpServerOAuthLoginCancelParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: McpServerOAuthLoginCancelParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerOAuthLoginCancelParams`]: set members by name; `build()` is there once the required ones (`server`) are.
-#[must_use]
-pub struct McpServerOAuthLoginCancelParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: McpServerOAuthLoginCancelParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerOAuthLoginCancelParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginCancelParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `server`.
-    pub fn server(
-        self,
-        server: impl Into<String>,
-    ) -> McpServerOAuthLoginCancelParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        McpServerOAuthLoginCancelParamsBuilder {
-            required: (server.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerOAuthLoginCancelParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> McpServerOAuthLoginCancelParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerOAuthLoginCancelParams
-    where
-        T0: crate::support::Has<crate::members::server, String>,
-    {
-        let (server,) = self.required;
-        let rest = self.rest;
-        McpServerOAuthLoginCancelParams {
-            server: server.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerOAuthLoginCancelParams, McpServerOAuthLoginCancelParamsBuilder, McpServerOAuthLoginCancelParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCancelParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
+    required [
+        T0 server server: String => String, "server", server;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginCancelParams {}
@@ -669,72 +389,14 @@ impl crate::sample::Sample for McpServerOAuthLoginCancelResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginCancelResult {
-    /// Starts a [`McpServerOAuthLoginCancelResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerOAuthLoginCancelResultBuilder {
-        McpServerOAuthLoginCancelResultBuilder {
-            required: (crate::support::Unset,),
-            rest: McpServerOAuthLoginCancelResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerOAuthLoginCancelResult`]: set members by name; `build()` is there once the required ones (`cancelled`) are.
-#[must_use]
-pub struct McpServerOAuthLoginCancelResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: McpServerOAuthLoginCancelResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerOAuthLoginCancelResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginCancelResultBuilder<(crate::support::Unset,)> {
-    /// Sets `cancelled`.
-    pub fn cancelled(
-        self,
-        cancelled: impl Into<bool>,
-    ) -> McpServerOAuthLoginCancelResultBuilder<(bool,)> {
-        let (_,) = self.required;
-        McpServerOAuthLoginCancelResultBuilder {
-            required: (cancelled.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerOAuthLoginCancelResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> McpServerOAuthLoginCancelResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerOAuthLoginCancelResult
-    where
-        T0: crate::support::Has<crate::members::cancelled, bool>,
-    {
-        let (cancelled,) = self.required;
-        let rest = self.rest;
-        McpServerOAuthLoginCancelResult {
-            cancelled: cancelled.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerOAuthLoginCancelResult, McpServerOAuthLoginCancelResultBuilder, McpServerOAuthLoginCancelResultBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCancelResult`]: set members by name; `build()` compiles once the required ones (`cancelled`) are.";
+    required [
+        T0 cancelled cancelled: bool => bool, "cancelled", cancelled;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginCancelResult {}
@@ -788,98 +450,17 @@ impl crate::sample::Sample for McpServerOAuthLoginCompletedParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginCompletedParams {
-    /// Starts a [`McpServerOAuthLoginCompletedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerOAuthLoginCompletedParamsBuilder {
-        McpServerOAuthLoginCompletedParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: McpServerOAuthLoginCompletedParamsBuilderRest {
-                message: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerOAuthLoginCompletedParams`]: set members by name; `build()` is there once the required ones (`outcome`, `server`) are.
-#[must_use]
-pub struct McpServerOAuthLoginCompletedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: McpServerOAuthLoginCompletedParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerOAuthLoginCompletedParamsBuilderRest {
-    message: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> McpServerOAuthLoginCompletedParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<McpOAuthLoginOutcome>,
-    ) -> McpServerOAuthLoginCompletedParamsBuilder<(McpOAuthLoginOutcome, T1)> {
-        let (_, t1) = self.required;
-        McpServerOAuthLoginCompletedParamsBuilder {
-            required: (outcome.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> McpServerOAuthLoginCompletedParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `server`.
-    pub fn server(
-        self,
-        server: impl Into<String>,
-    ) -> McpServerOAuthLoginCompletedParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        McpServerOAuthLoginCompletedParamsBuilder {
-            required: (t0, server.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerOAuthLoginCompletedParamsBuilder<R> {
-    /// Sets (else it is left out) `message`.
-    pub fn message(mut self, message: impl Into<String>) -> Self {
-        self.rest.message = Some(message.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> McpServerOAuthLoginCompletedParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerOAuthLoginCompletedParams
-    where
-        T0: crate::support::Has<crate::members::outcome, McpOAuthLoginOutcome>,
-        T1: crate::support::Has<crate::members::server, String>,
-    {
-        let (outcome, server) = self.required;
-        let rest = self.rest;
-        McpServerOAuthLoginCompletedParams {
-            outcome: outcome.value(),
-            server: server.value(),
-            message: rest.message,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerOAuthLoginCompletedParams, McpServerOAuthLoginCompletedParamsBuilder, McpServerOAuthLoginCompletedParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCompletedParams`]: set members by name; `build()` compiles once the required ones (`outcome`, `server`) are.";
+    required [
+        T0 outcome outcome: McpOAuthLoginOutcome => McpOAuthLoginOutcome, "outcome", outcome;
+        T1 server server: String => String, "server", server;
+    ]
+    optional [
+        optional message message: String => String, "message";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginCompletedParams {}
@@ -924,72 +505,14 @@ impl crate::sample::Sample for McpServerOAuthLoginParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginParams {
-    /// Starts a [`McpServerOAuthLoginParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerOAuthLoginParamsBuilder {
-        McpServerOAuthLoginParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: McpServerOAuthLoginParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerOAuthLoginParams`]: set members by name; `build()` is there once the required ones (`server`) are.
-#[must_use]
-pub struct McpServerOAuthLoginParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: McpServerOAuthLoginParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerOAuthLoginParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `server`.
-    pub fn server(
-        self,
-        server: impl Into<String>,
-    ) -> McpServerOAuthLoginParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        McpServerOAuthLoginParamsBuilder {
-            required: (server.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerOAuthLoginParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> McpServerOAuthLoginParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerOAuthLoginParams
-    where
-        T0: crate::support::Has<crate::members::server, String>,
-    {
-        let (server,) = self.required;
-        let rest = self.rest;
-        McpServerOAuthLoginParams {
-            server: server.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerOAuthLoginParams, McpServerOAuthLoginParamsBuilder, McpServerOAuthLoginParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
+    required [
+        T0 server server: String => String, "server", server;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginParams {}
@@ -1035,72 +558,14 @@ impl crate::sample::Sample for McpServerOAuthLoginResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginResult {
-    /// Starts a [`McpServerOAuthLoginResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerOAuthLoginResultBuilder {
-        McpServerOAuthLoginResultBuilder {
-            required: (crate::support::Unset,),
-            rest: McpServerOAuthLoginResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerOAuthLoginResult`]: set members by name; `build()` is there once the required ones (`authorizationUrl`) are.
-#[must_use]
-pub struct McpServerOAuthLoginResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: McpServerOAuthLoginResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerOAuthLoginResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLoginResultBuilder<(crate::support::Unset,)> {
-    /// Sets `authorizationUrl`.
-    pub fn authorization_url(
-        self,
-        authorization_url: impl Into<String>,
-    ) -> McpServerOAuthLoginResultBuilder<(String,)> {
-        let (_,) = self.required;
-        McpServerOAuthLoginResultBuilder {
-            required: (authorization_url.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerOAuthLoginResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> McpServerOAuthLoginResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerOAuthLoginResult
-    where
-        T0: crate::support::Has<crate::members::authorizationUrl, String>,
-    {
-        let (authorization_url,) = self.required;
-        let rest = self.rest;
-        McpServerOAuthLoginResult {
-            authorization_url: authorization_url.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerOAuthLoginResult, McpServerOAuthLoginResultBuilder, McpServerOAuthLoginResultBuilderRest, unknown, " A builder of [`McpServerOAuthLoginResult`]: set members by name; `build()` compiles once the required ones (`authorizationUrl`) are.";
+    required [
+        T0 authorization_url authorization_url: String => String, "authorizationUrl", authorizationUrl;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLoginResult {}
@@ -1145,72 +610,14 @@ impl crate::sample::Sample for McpServerOAuthLogoutParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLogoutParams {
-    /// Starts a [`McpServerOAuthLogoutParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerOAuthLogoutParamsBuilder {
-        McpServerOAuthLogoutParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: McpServerOAuthLogoutParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerOAuthLogoutParams`]: set members by name; `build()` is there once the required ones (`server`) are.
-#[must_use]
-pub struct McpServerOAuthLogoutParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: McpServerOAuthLogoutParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerOAuthLogoutParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLogoutParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `server`.
-    pub fn server(
-        self,
-        server: impl Into<String>,
-    ) -> McpServerOAuthLogoutParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        McpServerOAuthLogoutParamsBuilder {
-            required: (server.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerOAuthLogoutParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> McpServerOAuthLogoutParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerOAuthLogoutParams
-    where
-        T0: crate::support::Has<crate::members::server, String>,
-    {
-        let (server,) = self.required;
-        let rest = self.rest;
-        McpServerOAuthLogoutParams {
-            server: server.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerOAuthLogoutParams, McpServerOAuthLogoutParamsBuilder, McpServerOAuthLogoutParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLogoutParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
+    required [
+        T0 server server: String => String, "server", server;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLogoutParams {}
@@ -1259,90 +666,15 @@ impl crate::sample::Sample for McpServerOAuthLogoutResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl McpServerOAuthLogoutResult {
-    /// Starts a [`McpServerOAuthLogoutResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> McpServerOAuthLogoutResultBuilder {
-        McpServerOAuthLogoutResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: McpServerOAuthLogoutResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`McpServerOAuthLogoutResult`]: set members by name; `build()` is there once the required ones (`removed`, `revocation`) are.
-#[must_use]
-pub struct McpServerOAuthLogoutResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: McpServerOAuthLogoutResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct McpServerOAuthLogoutResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> McpServerOAuthLogoutResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `removed`.
-    pub fn removed(
-        self,
-        removed: impl Into<bool>,
-    ) -> McpServerOAuthLogoutResultBuilder<(bool, T1)> {
-        let (_, t1) = self.required;
-        McpServerOAuthLogoutResultBuilder {
-            required: (removed.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> McpServerOAuthLogoutResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `revocation`.
-    pub fn revocation(
-        self,
-        revocation: impl Into<McpOAuthRevocation>,
-    ) -> McpServerOAuthLogoutResultBuilder<(T0, McpOAuthRevocation)> {
-        let (t0, _) = self.required;
-        McpServerOAuthLogoutResultBuilder {
-            required: (t0, revocation.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> McpServerOAuthLogoutResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> McpServerOAuthLogoutResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> McpServerOAuthLogoutResult
-    where
-        T0: crate::support::Has<crate::members::removed, bool>,
-        T1: crate::support::Has<crate::members::revocation, McpOAuthRevocation>,
-    {
-        let (removed, revocation) = self.required;
-        let rest = self.rest;
-        McpServerOAuthLogoutResult {
-            removed: removed.value(),
-            revocation: revocation.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    McpServerOAuthLogoutResult, McpServerOAuthLogoutResultBuilder, McpServerOAuthLogoutResultBuilderRest, unknown, " A builder of [`McpServerOAuthLogoutResult`]: set members by name; `build()` compiles once the required ones (`removed`, `revocation`) are.";
+    required [
+        T0 removed removed: bool => bool, "removed", removed;
+        T1 revocation revocation: McpOAuthRevocation => McpOAuthRevocation, "revocation", revocation;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for McpServerOAuthLogoutResult {}

@@ -133,223 +133,26 @@ impl crate::sample::Sample for ModelCatalogEntry {
         value
     }
 }
-impl ModelCatalogEntry {
-    /// Starts a [`ModelCatalogEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ModelCatalogEntryBuilder {
-        ModelCatalogEntryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ModelCatalogEntryBuilderRest {
-                context_limit: None,
-                cost: None,
-                default_reasoning_effort: None,
-                description: None,
-                output_limit: None,
-                profile_id: None,
-                reasoning_effort_variants: None,
-                release_date: None,
-                variants: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ModelCatalogEntry`]: set members by name; `build()` is there once the required ones (`displayLabel`, `isActive`, `isDefault`, `modelId`, `providerId`) are.
-#[must_use]
-pub struct ModelCatalogEntryBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ModelCatalogEntryBuilderRest,
-}
-struct ModelCatalogEntryBuilderRest {
-    context_limit: Option<i64>,
-    cost: Option<Box<ModelCost>>,
-    default_reasoning_effort: Option<ReasoningEffort>,
-    description: Option<String>,
-    output_limit: Option<i64>,
-    profile_id: Option<String>,
-    reasoning_effort_variants: Option<Vec<ModelDescribedReasoningEffort>>,
-    release_date: Option<String>,
-    variants: Option<ModelReasoningEffortVariants>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3, T4> ModelCatalogEntryBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `displayLabel`.
-    pub fn display_label(
-        self,
-        display_label: impl Into<String>,
-    ) -> ModelCatalogEntryBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        ModelCatalogEntryBuilder {
-            required: (display_label.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3, T4> ModelCatalogEntryBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `isActive`.
-    pub fn is_active(
-        self,
-        is_active: impl Into<bool>,
-    ) -> ModelCatalogEntryBuilder<(T0, bool, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        ModelCatalogEntryBuilder {
-            required: (t0, is_active.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3, T4> ModelCatalogEntryBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `isDefault`.
-    pub fn is_default(
-        self,
-        is_default: impl Into<bool>,
-    ) -> ModelCatalogEntryBuilder<(T0, T1, bool, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        ModelCatalogEntryBuilder {
-            required: (t0, t1, is_default.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T4> ModelCatalogEntryBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `modelId`.
-    pub fn model_id(
-        self,
-        model_id: impl Into<String>,
-    ) -> ModelCatalogEntryBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        ModelCatalogEntryBuilder {
-            required: (t0, t1, t2, model_id.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T3> ModelCatalogEntryBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `providerId`.
-    pub fn provider_id(
-        self,
-        provider_id: impl Into<String>,
-    ) -> ModelCatalogEntryBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        ModelCatalogEntryBuilder {
-            required: (t0, t1, t2, t3, provider_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ModelCatalogEntryBuilder<R> {
-    /// Sets (else it is written as `null`) `contextLimit`.
-    pub fn context_limit(mut self, context_limit: impl Into<i64>) -> Self {
-        self.rest.context_limit = Some(context_limit.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `cost`.
-    pub fn cost(mut self, cost: impl Into<ModelCost>) -> Self {
-        self.rest.cost = Some(Box::new(cost.into()));
-        self
-    }
-    /// Sets (else it is left out) `defaultReasoningEffort`.
-    pub fn default_reasoning_effort(
-        mut self,
-        default_reasoning_effort: impl Into<ReasoningEffort>,
-    ) -> Self {
-        self.rest.default_reasoning_effort = Some(default_reasoning_effort.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `description`.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.rest.description = Some(description.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `outputLimit`.
-    pub fn output_limit(mut self, output_limit: impl Into<i64>) -> Self {
-        self.rest.output_limit = Some(output_limit.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `profileId`.
-    pub fn profile_id(mut self, profile_id: impl Into<String>) -> Self {
-        self.rest.profile_id = Some(profile_id.into());
-        self
-    }
-    /// Sets (else it is left out) `reasoningEffortVariants`.
-    pub fn reasoning_effort_variants(
-        mut self,
-        reasoning_effort_variants: impl Into<Vec<ModelDescribedReasoningEffort>>,
-    ) -> Self {
-        self.rest.reasoning_effort_variants = Some(reasoning_effort_variants.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `releaseDate`.
-    pub fn release_date(mut self, release_date: impl Into<String>) -> Self {
-        self.rest.release_date = Some(release_date.into());
-        self
-    }
-    /// Sets (else it is left out) `variants`.
-    pub fn variants(
-        mut self,
-        variants: impl Into<ModelReasoningEffortVariants>,
-    ) -> Self {
-        self.rest.variants = Some(variants.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> ModelCatalogEntryBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ModelCatalogEntry
-    where
-        T0: crate::support::Has<crate::members::displayLabel, String>,
-        T1: crate::support::Has<crate::members::isActive, bool>,
-        T2: crate::support::Has<crate::members::isDefault, bool>,
-        T3: crate::support::Has<crate::members::modelId, String>,
-        T4: crate::support::Has<crate::members::providerId, String>,
-    {
-        let (display_label, is_active, is_default, model_id, provider_id) = self
-            .required;
-        let rest = self.rest;
-        ModelCatalogEntry {
-            display_label: display_label.value(),
-            is_active: is_active.value(),
-            is_default: is_default.value(),
-            model_id: model_id.value(),
-            provider_id: provider_id.value(),
-            context_limit: rest.context_limit,
-            cost: rest.cost,
-            default_reasoning_effort: rest.default_reasoning_effort,
-            description: rest.description,
-            output_limit: rest.output_limit,
-            profile_id: rest.profile_id,
-            reasoning_effort_variants: rest.reasoning_effort_variants,
-            release_date: rest.release_date,
-            variants: rest.variants,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ModelCatalogEntry, ModelCatalogEntryBuilder, ModelCatalogEntryBuilderRest, unknown, " A builder of [`ModelCatalogEntry`]: set members by name; `build()` compiles once the required ones (`displayLabel`, `isActive`, `isDefault`, `modelId`, `providerId`) are.";
+    required [
+        T0 display_label display_label: String => String, "displayLabel", displayLabel;
+        T1 is_active is_active: bool => bool, "isActive", isActive;
+        T2 is_default is_default: bool => bool, "isDefault", isDefault;
+        T3 model_id model_id: String => String, "modelId", modelId;
+        T4 provider_id provider_id: String => String, "providerId", providerId;
+    ]
+    optional [
+        nullable context_limit context_limit: i64 => i64, "contextLimit";
+        nullable cost cost: ModelCost => Box<ModelCost>, "cost";
+        optional default_reasoning_effort default_reasoning_effort: ReasoningEffort => ReasoningEffort, "defaultReasoningEffort";
+        nullable description description: String => String, "description";
+        nullable output_limit output_limit: i64 => i64, "outputLimit";
+        nullable profile_id profile_id: String => String, "profileId";
+        optional reasoning_effort_variants reasoning_effort_variants: Vec<ModelDescribedReasoningEffort> => Vec<ModelDescribedReasoningEffort>, "reasoningEffortVariants";
+        nullable release_date release_date: String => String, "releaseDate";
+        optional variants variants: ModelReasoningEffortVariants => ModelReasoningEffortVariants, "variants";
+    ]
 }
 impl Validate for ModelCatalogEntry {}
 #[cfg(feature = "schemars")]
@@ -489,107 +292,16 @@ impl crate::sample::Sample for ModelCost {
         value
     }
 }
-impl ModelCost {
-    /// Starts a [`ModelCostBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ModelCostBuilder {
-        ModelCostBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ModelCostBuilderRest {
-                currency: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ModelCost`]: set members by name; `build()` is there once the required ones (`cached`, `input`, `output`) are.
-#[must_use]
-pub struct ModelCostBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ModelCostBuilderRest,
-}
-struct ModelCostBuilderRest {
-    currency: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ModelCostBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `cached`.
-    pub fn cached(
-        self,
-        cached: impl Into<String>,
-    ) -> ModelCostBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ModelCostBuilder {
-            required: (cached.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ModelCostBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `input`.
-    pub fn input(self, input: impl Into<String>) -> ModelCostBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ModelCostBuilder {
-            required: (t0, input.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ModelCostBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `output`.
-    pub fn output(
-        self,
-        output: impl Into<String>,
-    ) -> ModelCostBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        ModelCostBuilder {
-            required: (t0, t1, output.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ModelCostBuilder<R> {
-    /// Sets (else it is written as `null`) `currency`.
-    pub fn currency(mut self, currency: impl Into<String>) -> Self {
-        self.rest.currency = Some(currency.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ModelCostBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ModelCost
-    where
-        T0: crate::support::Has<crate::members::cached, String>,
-        T1: crate::support::Has<crate::members::input, String>,
-        T2: crate::support::Has<crate::members::output, String>,
-    {
-        let (cached, input, output) = self.required;
-        let rest = self.rest;
-        ModelCost {
-            cached: cached.value(),
-            input: input.value(),
-            output: output.value(),
-            currency: rest.currency,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ModelCost, ModelCostBuilder, ModelCostBuilderRest, unknown, " A builder of [`ModelCost`]: set members by name; `build()` compiles once the required ones (`cached`, `input`, `output`) are.";
+    required [
+        T0 cached cached: String => String, "cached", cached;
+        T1 input input: String => String, "input", input;
+        T2 output output: String => String, "output", output;
+    ]
+    optional [
+        nullable currency currency: String => String, "currency";
+    ]
 }
 impl Validate for ModelCost {}
 #[cfg(feature = "schemars")]
@@ -635,74 +347,14 @@ impl crate::sample::Sample for ModelDescribedReasoningEffort {
         value
     }
 }
-impl ModelDescribedReasoningEffort {
-    /// Starts a [`ModelDescribedReasoningEffortBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ModelDescribedReasoningEffortBuilder {
-        ModelDescribedReasoningEffortBuilder {
-            required: (crate::support::Unset,),
-            rest: ModelDescribedReasoningEffortBuilderRest {
-                description: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ModelDescribedReasoningEffort`]: set members by name; `build()` is there once the required ones (`tier`) are.
-#[must_use]
-pub struct ModelDescribedReasoningEffortBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ModelDescribedReasoningEffortBuilderRest,
-}
-struct ModelDescribedReasoningEffortBuilderRest {
-    description: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ModelDescribedReasoningEffortBuilder<(crate::support::Unset,)> {
-    /// Sets `tier`.
-    pub fn tier(
-        self,
-        tier: impl Into<ReasoningEffort>,
-    ) -> ModelDescribedReasoningEffortBuilder<(ReasoningEffort,)> {
-        let (_,) = self.required;
-        ModelDescribedReasoningEffortBuilder {
-            required: (tier.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ModelDescribedReasoningEffortBuilder<R> {
-    /// Sets (else it is left out) `description`.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.rest.description = Some(description.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ModelDescribedReasoningEffortBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ModelDescribedReasoningEffort
-    where
-        T0: crate::support::Has<crate::members::tier, ReasoningEffort>,
-    {
-        let (tier,) = self.required;
-        let rest = self.rest;
-        ModelDescribedReasoningEffort {
-            tier: tier.value(),
-            description: rest.description,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ModelDescribedReasoningEffort, ModelDescribedReasoningEffortBuilder, ModelDescribedReasoningEffortBuilderRest, unknown, " A builder of [`ModelDescribedReasoningEffort`]: set members by name; `build()` compiles once the required ones (`tier`) are.";
+    required [
+        T0 tier tier: ReasoningEffort => ReasoningEffort, "tier", tier;
+    ]
+    optional [
+        optional description description: String => String, "description";
+    ]
 }
 impl Validate for ModelDescribedReasoningEffort {}
 #[cfg(feature = "schemars")]
@@ -754,57 +406,12 @@ impl ModelListParams {
         }
     }
 }
-impl ModelListParams {
-    /// Starts a [`ModelListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ModelListParamsBuilder {
-        ModelListParamsBuilder {
-            required: (),
-            rest: ModelListParamsBuilderRest {
-                session_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ModelListParams`]: set members by name, then `build()`.
-#[must_use]
-pub struct ModelListParamsBuilder<R = ()> {
-    required: R,
-    rest: ModelListParamsBuilderRest,
-}
-struct ModelListParamsBuilderRest {
-    session_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> ModelListParamsBuilder<R> {
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl ModelListParamsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ModelListParams {
-        let () = self.required;
-        let rest = self.rest;
-        ModelListParams {
-            session_id: rest.session_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ModelListParams, ModelListParamsBuilder, ModelListParamsBuilderRest, unknown, " A builder of [`ModelListParams`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional session_id session_id: String => String, "sessionId";
+    ]
 }
 impl Validate for ModelListParams {}
 #[cfg(feature = "schemars")]
@@ -861,110 +468,16 @@ impl crate::sample::Sample for ModelListResult {
         value
     }
 }
-impl ModelListResult {
-    /// Starts a [`ModelListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ModelListResultBuilder {
-        ModelListResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ModelListResultBuilderRest {
-                profile_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ModelListResult`]: set members by name; `build()` is there once the required ones (`models`, `providerId`, `source`) are.
-#[must_use]
-pub struct ModelListResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ModelListResultBuilderRest,
-}
-struct ModelListResultBuilderRest {
-    profile_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ModelListResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `models`.
-    pub fn models(
-        self,
-        models: impl Into<Vec<ModelCatalogEntry>>,
-    ) -> ModelListResultBuilder<(Vec<ModelCatalogEntry>, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ModelListResultBuilder {
-            required: (models.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ModelListResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `providerId`.
-    pub fn provider_id(
-        self,
-        provider_id: impl Into<String>,
-    ) -> ModelListResultBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ModelListResultBuilder {
-            required: (t0, provider_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ModelListResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<ModelCatalogSource>,
-    ) -> ModelListResultBuilder<(T0, T1, ModelCatalogSource)> {
-        let (t0, t1, _) = self.required;
-        ModelListResultBuilder {
-            required: (t0, t1, source.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ModelListResultBuilder<R> {
-    /// Sets (else it is written as `null`) `profileId`.
-    pub fn profile_id(mut self, profile_id: impl Into<String>) -> Self {
-        self.rest.profile_id = Some(profile_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ModelListResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ModelListResult
-    where
-        T0: crate::support::Has<crate::members::models, Vec<ModelCatalogEntry>>,
-        T1: crate::support::Has<crate::members::providerId, String>,
-        T2: crate::support::Has<crate::members::source, ModelCatalogSource>,
-    {
-        let (models, provider_id, source) = self.required;
-        let rest = self.rest;
-        ModelListResult {
-            models: models.value(),
-            provider_id: provider_id.value(),
-            source: source.value(),
-            profile_id: rest.profile_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ModelListResult, ModelListResultBuilder, ModelListResultBuilderRest, unknown, " A builder of [`ModelListResult`]: set members by name; `build()` compiles once the required ones (`models`, `providerId`, `source`) are.";
+    required [
+        T0 models models: Vec<ModelCatalogEntry> => Vec<ModelCatalogEntry>, "models", models;
+        T1 provider_id provider_id: String => String, "providerId", providerId;
+        T2 source source: ModelCatalogSource => ModelCatalogSource, "source", source;
+    ]
+    optional [
+        nullable profile_id profile_id: String => String, "profileId";
+    ]
 }
 impl Validate for ModelListResult {}
 #[cfg(feature = "schemars")]
@@ -1064,95 +577,18 @@ impl crate::sample::Sample for ModelSelection {
         value
     }
 }
-impl ModelSelection {
-    /// Starts a [`ModelSelectionBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ModelSelectionBuilder {
-        ModelSelectionBuilder {
-            required: (crate::support::Unset,),
-            rest: ModelSelectionBuilderRest {
-                display_label: None,
-                profile_id: crate::Tristate::Absent,
-                provider_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ModelSelection`]: set members by name; `build()` is there once the required ones (`modelId`) are.
-#[must_use]
-pub struct ModelSelectionBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ModelSelectionBuilderRest,
-}
-struct ModelSelectionBuilderRest {
-    display_label: Option<String>,
-    profile_id: Tristate<String>,
-    provider_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ModelSelectionBuilder<(crate::support::Unset,)> {
-    /// Sets `modelId`.
-    pub fn model_id(
-        self,
-        model_id: impl Into<String>,
-    ) -> ModelSelectionBuilder<(String,)> {
-        let (_,) = self.required;
-        ModelSelectionBuilder {
-            required: (model_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ModelSelectionBuilder<R> {
-    /// Sets (else it is left out) `displayLabel`.
-    pub fn display_label(mut self, display_label: impl Into<String>) -> Self {
-        self.rest.display_label = Some(display_label.into());
-        self
-    }
-    /// Sets to a value (else it is left out) `profileId`.
-    pub fn profile_id(mut self, profile_id: impl Into<String>) -> Self {
-        self.rest.profile_id = crate::Tristate::Value(profile_id.into());
-        self
-    }
-    /// Sets `profileId` to `null` (else it is left out).
-    pub fn profile_id_null(mut self) -> Self {
-        self.rest.profile_id = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `providerId`.
-    pub fn provider_id(mut self, provider_id: impl Into<String>) -> Self {
-        self.rest.provider_id = Some(provider_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ModelSelectionBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ModelSelection
-    where
-        T0: crate::support::Has<crate::members::modelId, String>,
-    {
-        let (model_id,) = self.required;
-        let rest = self.rest;
-        ModelSelection {
-            model_id: model_id.value(),
-            display_label: rest.display_label,
-            profile_id: rest.profile_id,
-            provider_id: rest.provider_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ModelSelection, ModelSelectionBuilder, ModelSelectionBuilderRest, unknown, " A builder of [`ModelSelection`]: set members by name; `build()` compiles once the required ones (`modelId`) are.";
+    required [
+        T0 model_id model_id: String => String, "modelId", modelId;
+    ]
+    optional [
+        optional display_label display_label: String => String, "displayLabel";
+        tristate profile_id profile_id [
+        profile_id_null    ]
+    : String => String, "profileId";
+        optional provider_id provider_id: String => String, "providerId";
+    ]
 }
 impl Validate for ModelSelection {}
 #[cfg(feature = "schemars")]
@@ -1221,140 +657,18 @@ impl crate::sample::Sample for ModelVisibleContent {
         value
     }
 }
-impl ModelVisibleContent {
-    /// Starts a [`ModelVisibleContentBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ModelVisibleContentBuilder {
-        ModelVisibleContentBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ModelVisibleContentBuilderRest {
-                height: None,
-                width: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ModelVisibleContent`]: set members by name; `build()` is there once the required ones (`mediaType`, `path`, `sourceToolName`, `type`) are.
-#[must_use]
-pub struct ModelVisibleContentBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: ModelVisibleContentBuilderRest,
-}
-struct ModelVisibleContentBuilderRest {
-    height: Option<i64>,
-    width: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> ModelVisibleContentBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `mediaType`.
-    pub fn media_type(
-        self,
-        media_type: impl Into<String>,
-    ) -> ModelVisibleContentBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        ModelVisibleContentBuilder {
-            required: (media_type.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> ModelVisibleContentBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `path`.
-    pub fn path(
-        self,
-        path: impl Into<String>,
-    ) -> ModelVisibleContentBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        ModelVisibleContentBuilder {
-            required: (t0, path.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> ModelVisibleContentBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sourceToolName`.
-    pub fn source_tool_name(
-        self,
-        source_tool_name: impl Into<String>,
-    ) -> ModelVisibleContentBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        ModelVisibleContentBuilder {
-            required: (t0, t1, source_tool_name.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> ModelVisibleContentBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `type`.
-    pub fn type_(
-        self,
-        type_: impl Into<String>,
-    ) -> ModelVisibleContentBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        ModelVisibleContentBuilder {
-            required: (t0, t1, t2, type_.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ModelVisibleContentBuilder<R> {
-    /// Sets (else it is left out) `height`.
-    pub fn height(mut self, height: impl Into<i64>) -> Self {
-        self.rest.height = Some(height.into());
-        self
-    }
-    /// Sets (else it is left out) `width`.
-    pub fn width(mut self, width: impl Into<i64>) -> Self {
-        self.rest.width = Some(width.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> ModelVisibleContentBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ModelVisibleContent
-    where
-        T0: crate::support::Has<crate::members::mediaType, String>,
-        T1: crate::support::Has<crate::members::path, String>,
-        T2: crate::support::Has<crate::members::sourceToolName, String>,
-        T3: crate::support::Has<crate::members::type_, String>,
-    {
-        let (media_type, path, source_tool_name, type_) = self.required;
-        let rest = self.rest;
-        ModelVisibleContent {
-            media_type: media_type.value(),
-            path: path.value(),
-            source_tool_name: source_tool_name.value(),
-            type_: type_.value(),
-            height: rest.height,
-            width: rest.width,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ModelVisibleContent, ModelVisibleContentBuilder, ModelVisibleContentBuilderRest, unknown, " A builder of [`ModelVisibleContent`]: set members by name; `build()` compiles once the required ones (`mediaType`, `path`, `sourceToolName`, `type`) are.";
+    required [
+        T0 media_type media_type: String => String, "mediaType", mediaType;
+        T1 path path: String => String, "path", path;
+        T2 source_tool_name source_tool_name: String => String, "sourceToolName", sourceToolName;
+        T3 type_ type_: String => String, "type", type_;
+    ]
+    optional [
+        optional height height: i64 => i64, "height";
+        optional width width: i64 => i64, "width";
+    ]
 }
 impl Validate for ModelVisibleContent {}
 #[cfg(feature = "schemars")]

@@ -32,72 +32,14 @@ impl crate::sample::Sample for PeerListParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PeerListParams {
-    /// Starts a [`PeerListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PeerListParamsBuilder {
-        PeerListParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: PeerListParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PeerListParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct PeerListParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: PeerListParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PeerListParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl PeerListParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PeerListParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        PeerListParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PeerListParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> PeerListParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PeerListParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        PeerListParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PeerListParams, PeerListParamsBuilder, PeerListParamsBuilderRest, unknown, " A builder of [`PeerListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for PeerListParams {}
@@ -147,88 +89,15 @@ impl crate::sample::Sample for PeerListResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PeerListResult {
-    /// Starts a [`PeerListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PeerListResultBuilder {
-        PeerListResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PeerListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PeerListResult`]: set members by name; `build()` is there once the required ones (`peers`, `sessionId`) are.
-#[must_use]
-pub struct PeerListResultBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: PeerListResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PeerListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> PeerListResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `peers`.
-    pub fn peers(
-        self,
-        peers: impl Into<Vec<PeerRow>>,
-    ) -> PeerListResultBuilder<(Vec<PeerRow>, T1)> {
-        let (_, t1) = self.required;
-        PeerListResultBuilder {
-            required: (peers.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> PeerListResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PeerListResultBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        PeerListResultBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PeerListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> PeerListResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PeerListResult
-    where
-        T0: crate::support::Has<crate::members::peers, Vec<PeerRow>>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (peers, session_id) = self.required;
-        let rest = self.rest;
-        PeerListResult {
-            peers: peers.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PeerListResult, PeerListResultBuilder, PeerListResultBuilderRest, unknown, " A builder of [`PeerListResult`]: set members by name; `build()` compiles once the required ones (`peers`, `sessionId`) are.";
+    required [
+        T0 peers peers: Vec<PeerRow> => Vec<PeerRow>, "peers", peers;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for PeerListResult {}
@@ -310,160 +179,20 @@ impl crate::sample::Sample for PeerRow {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PeerRow {
-    /// Starts a [`PeerRowBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PeerRowBuilder {
-        PeerRowBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PeerRowBuilderRest {
-                session_name: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PeerRow`]: set members by name; `build()` is there once the required ones (`canReceive`, `displayLabel`, `lastSeenAgeMs`, `sessionId`, `status`) are.
-#[must_use]
-pub struct PeerRowBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: PeerRowBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PeerRowBuilderRest {
-    session_name: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2, T3, T4> PeerRowBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `canReceive`.
-    pub fn can_receive(
-        self,
-        can_receive: impl Into<bool>,
-    ) -> PeerRowBuilder<(bool, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        PeerRowBuilder {
-            required: (can_receive.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2, T3, T4> PeerRowBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `displayLabel`.
-    pub fn display_label(
-        self,
-        display_label: impl Into<String>,
-    ) -> PeerRowBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        PeerRowBuilder {
-            required: (t0, display_label.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T3, T4> PeerRowBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `lastSeenAgeMs`.
-    pub fn last_seen_age_ms(
-        self,
-        last_seen_age_ms: impl Into<i64>,
-    ) -> PeerRowBuilder<(T0, T1, i64, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        PeerRowBuilder {
-            required: (t0, t1, last_seen_age_ms.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T4> PeerRowBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PeerRowBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        PeerRowBuilder {
-            required: (t0, t1, t2, session_id.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> PeerRowBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<PeerStatus>,
-    ) -> PeerRowBuilder<(T0, T1, T2, T3, PeerStatus)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        PeerRowBuilder {
-            required: (t0, t1, t2, t3, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PeerRowBuilder<R> {
-    /// Sets (else it is written as `null`) `sessionName`.
-    pub fn session_name(mut self, session_name: impl Into<String>) -> Self {
-        self.rest.session_name = Some(session_name.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3, T4> PeerRowBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PeerRow
-    where
-        T0: crate::support::Has<crate::members::canReceive, bool>,
-        T1: crate::support::Has<crate::members::displayLabel, String>,
-        T2: crate::support::Has<crate::members::lastSeenAgeMs, i64>,
-        T3: crate::support::Has<crate::members::sessionId, String>,
-        T4: crate::support::Has<crate::members::status, PeerStatus>,
-    {
-        let (can_receive, display_label, last_seen_age_ms, session_id, status) = self
-            .required;
-        let rest = self.rest;
-        PeerRow {
-            can_receive: can_receive.value(),
-            display_label: display_label.value(),
-            last_seen_age_ms: last_seen_age_ms.value(),
-            session_id: session_id.value(),
-            status: status.value(),
-            session_name: rest.session_name,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PeerRow, PeerRowBuilder, PeerRowBuilderRest, unknown, " A builder of [`PeerRow`]: set members by name; `build()` compiles once the required ones (`canReceive`, `displayLabel`, `lastSeenAgeMs`, `sessionId`, `status`) are.";
+    required [
+        T0 can_receive can_receive: bool => bool, "canReceive", canReceive;
+        T1 display_label display_label: String => String, "displayLabel", displayLabel;
+        T2 last_seen_age_ms last_seen_age_ms: i64 => i64, "lastSeenAgeMs", lastSeenAgeMs;
+        T3 session_id session_id: String => String, "sessionId", sessionId;
+        T4 status status: PeerStatus => PeerStatus, "status", status;
+    ]
+    optional [
+        nullable session_name session_name: String => String, "sessionName";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for PeerRow {}

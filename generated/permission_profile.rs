@@ -80,62 +80,14 @@ impl PermissionProfileListParams {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl PermissionProfileListParams {
-    /// Starts a [`PermissionProfileListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PermissionProfileListParamsBuilder {
-        PermissionProfileListParamsBuilder {
-            required: (),
-            rest: PermissionProfileListParamsBuilderRest {
-                session_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PermissionProfileListParams`]: set members by name, then `build()`.
-#[must_use]
-pub struct PermissionProfileListParamsBuilder<R = ()> {
-    required: R,
-    rest: PermissionProfileListParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PermissionProfileListParamsBuilderRest {
-    session_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> PermissionProfileListParamsBuilder<R> {
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl PermissionProfileListParamsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PermissionProfileListParams {
-        let () = self.required;
-        let rest = self.rest;
-        PermissionProfileListParams {
-            session_id: rest.session_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PermissionProfileListParams, PermissionProfileListParamsBuilder, PermissionProfileListParamsBuilderRest, unknown, " A builder of [`PermissionProfileListParams`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional session_id session_id: String => String, "sessionId";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for PermissionProfileListParams {}
@@ -180,72 +132,14 @@ impl crate::sample::Sample for PermissionProfileListResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PermissionProfileListResult {
-    /// Starts a [`PermissionProfileListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PermissionProfileListResultBuilder {
-        PermissionProfileListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: PermissionProfileListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PermissionProfileListResult`]: set members by name; `build()` is there once the required ones (`profiles`) are.
-#[must_use]
-pub struct PermissionProfileListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: PermissionProfileListResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PermissionProfileListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl PermissionProfileListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `profiles`.
-    pub fn profiles(
-        self,
-        profiles: impl Into<Vec<PermissionProfileRow>>,
-    ) -> PermissionProfileListResultBuilder<(Vec<PermissionProfileRow>,)> {
-        let (_,) = self.required;
-        PermissionProfileListResultBuilder {
-            required: (profiles.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PermissionProfileListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> PermissionProfileListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PermissionProfileListResult
-    where
-        T0: crate::support::Has<crate::members::profiles, Vec<PermissionProfileRow>>,
-    {
-        let (profiles,) = self.required;
-        let rest = self.rest;
-        PermissionProfileListResult {
-            profiles: profiles.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PermissionProfileListResult, PermissionProfileListResultBuilder, PermissionProfileListResultBuilderRest, unknown, " A builder of [`PermissionProfileListResult`]: set members by name; `build()` compiles once the required ones (`profiles`) are.";
+    required [
+        T0 profiles profiles: Vec<PermissionProfileRow> => Vec<PermissionProfileRow>, "profiles", profiles;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for PermissionProfileListResult {}
@@ -328,152 +222,20 @@ impl crate::sample::Sample for PermissionProfileRow {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl PermissionProfileRow {
-    /// Starts a [`PermissionProfileRowBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PermissionProfileRowBuilder {
-        PermissionProfileRowBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PermissionProfileRowBuilderRest {
-                description: None,
-                unavailable_reasons: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`PermissionProfileRow`]: set members by name; `build()` is there once the required ones (`available`, `label`, `profileId`, `reviewerAuthority`) are.
-#[must_use]
-pub struct PermissionProfileRowBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: PermissionProfileRowBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct PermissionProfileRowBuilderRest {
-    description: Option<String>,
-    unavailable_reasons: Option<Vec<PermissionProfileUnavailableReason>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2, T3> PermissionProfileRowBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `available`.
-    pub fn available(
-        self,
-        available: impl Into<bool>,
-    ) -> PermissionProfileRowBuilder<(bool, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        PermissionProfileRowBuilder {
-            required: (available.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2, T3> PermissionProfileRowBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `label`.
-    pub fn label(
-        self,
-        label: impl Into<String>,
-    ) -> PermissionProfileRowBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        PermissionProfileRowBuilder {
-            required: (t0, label.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T3> PermissionProfileRowBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `profileId`.
-    pub fn profile_id(
-        self,
-        profile_id: impl Into<String>,
-    ) -> PermissionProfileRowBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        PermissionProfileRowBuilder {
-            required: (t0, t1, profile_id.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> PermissionProfileRowBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `reviewerAuthority`.
-    pub fn reviewer_authority(
-        self,
-        reviewer_authority: impl Into<ReviewerAuthority>,
-    ) -> PermissionProfileRowBuilder<(T0, T1, T2, ReviewerAuthority)> {
-        let (t0, t1, t2, _) = self.required;
-        PermissionProfileRowBuilder {
-            required: (t0, t1, t2, reviewer_authority.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> PermissionProfileRowBuilder<R> {
-    /// Sets (else it is left out) `description`.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.rest.description = Some(description.into());
-        self
-    }
-    /// Sets (else it is left out) `unavailableReasons`.
-    pub fn unavailable_reasons(
-        mut self,
-        unavailable_reasons: impl Into<Vec<PermissionProfileUnavailableReason>>,
-    ) -> Self {
-        self.rest.unavailable_reasons = Some(unavailable_reasons.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> PermissionProfileRowBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PermissionProfileRow
-    where
-        T0: crate::support::Has<crate::members::available, bool>,
-        T1: crate::support::Has<crate::members::label, String>,
-        T2: crate::support::Has<crate::members::profileId, String>,
-        T3: crate::support::Has<crate::members::reviewerAuthority, ReviewerAuthority>,
-    {
-        let (available, label, profile_id, reviewer_authority) = self.required;
-        let rest = self.rest;
-        PermissionProfileRow {
-            available: available.value(),
-            label: label.value(),
-            profile_id: profile_id.value(),
-            reviewer_authority: reviewer_authority.value(),
-            description: rest.description,
-            unavailable_reasons: rest.unavailable_reasons,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    PermissionProfileRow, PermissionProfileRowBuilder, PermissionProfileRowBuilderRest, unknown, " A builder of [`PermissionProfileRow`]: set members by name; `build()` compiles once the required ones (`available`, `label`, `profileId`, `reviewerAuthority`) are.";
+    required [
+        T0 available available: bool => bool, "available", available;
+        T1 label label: String => String, "label", label;
+        T2 profile_id profile_id: String => String, "profileId", profileId;
+        T3 reviewer_authority reviewer_authority: ReviewerAuthority => ReviewerAuthority, "reviewerAuthority", reviewerAuthority;
+    ]
+    optional [
+        optional description description: String => String, "description";
+        optional unavailable_reasons unavailable_reasons: Vec<PermissionProfileUnavailableReason> => Vec<PermissionProfileUnavailableReason>, "unavailableReasons";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for PermissionProfileRow {}

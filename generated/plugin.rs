@@ -41,124 +41,15 @@ impl crate::sample::Sample for PluginCatalogEntry {
         value
     }
 }
-impl PluginCatalogEntry {
-    /// Starts a [`PluginCatalogEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginCatalogEntryBuilder {
-        PluginCatalogEntryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginCatalogEntryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginCatalogEntry`]: set members by name; `build()` is there once the required ones (`enabled`, `id`, `source`, `version`) are.
-#[must_use]
-pub struct PluginCatalogEntryBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: PluginCatalogEntryBuilderRest,
-}
-struct PluginCatalogEntryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> PluginCatalogEntryBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `enabled`.
-    pub fn enabled(
-        self,
-        enabled: impl Into<bool>,
-    ) -> PluginCatalogEntryBuilder<(bool, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        PluginCatalogEntryBuilder {
-            required: (enabled.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> PluginCatalogEntryBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<String>,
-    ) -> PluginCatalogEntryBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        PluginCatalogEntryBuilder {
-            required: (t0, id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> PluginCatalogEntryBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<PluginSource>,
-    ) -> PluginCatalogEntryBuilder<(T0, T1, PluginSource, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        PluginCatalogEntryBuilder {
-            required: (t0, t1, source.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> PluginCatalogEntryBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `version`.
-    pub fn version(
-        self,
-        version: impl Into<String>,
-    ) -> PluginCatalogEntryBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        PluginCatalogEntryBuilder {
-            required: (t0, t1, t2, version.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginCatalogEntryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> PluginCatalogEntryBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginCatalogEntry
-    where
-        T0: crate::support::Has<crate::members::enabled, bool>,
-        T1: crate::support::Has<crate::members::id, String>,
-        T2: crate::support::Has<crate::members::source, PluginSource>,
-        T3: crate::support::Has<crate::members::version, String>,
-    {
-        let (enabled, id, source, version) = self.required;
-        let rest = self.rest;
-        PluginCatalogEntry {
-            enabled: enabled.value(),
-            id: id.value(),
-            source: source.value(),
-            version: version.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginCatalogEntry, PluginCatalogEntryBuilder, PluginCatalogEntryBuilderRest, unknown, " A builder of [`PluginCatalogEntry`]: set members by name; `build()` compiles once the required ones (`enabled`, `id`, `source`, `version`) are.";
+    required [
+        T0 enabled enabled: bool => bool, "enabled", enabled;
+        T1 id id: String => String, "id", id;
+        T2 source source: PluginSource => PluginSource, "source", source;
+        T3 version version: String => String, "version", version;
+    ]
+    optional []
 }
 impl Validate for PluginCatalogEntry {}
 #[cfg(feature = "schemars")]
@@ -217,166 +108,16 @@ impl crate::sample::Sample for PluginChangedParams {
         value
     }
 }
-impl PluginChangedParams {
-    /// Starts a [`PluginChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginChangedParamsBuilder {
-        PluginChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginChangedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginChangedParams`]: set members by name; `build()` is there once the required ones (`enabled`, `id`, `sessionId`, `source`, `version`) are.
-#[must_use]
-pub struct PluginChangedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: PluginChangedParamsBuilderRest,
-}
-struct PluginChangedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> PluginChangedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `enabled`.
-    pub fn enabled(
-        self,
-        enabled: impl Into<bool>,
-    ) -> PluginChangedParamsBuilder<(bool, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        PluginChangedParamsBuilder {
-            required: (enabled.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> PluginChangedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<String>,
-    ) -> PluginChangedParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        PluginChangedParamsBuilder {
-            required: (t0, id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> PluginChangedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PluginChangedParamsBuilder<(T0, T1, String, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        PluginChangedParamsBuilder {
-            required: (t0, t1, session_id.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> PluginChangedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<PluginSource>,
-    ) -> PluginChangedParamsBuilder<(T0, T1, T2, PluginSource, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        PluginChangedParamsBuilder {
-            required: (t0, t1, t2, source.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> PluginChangedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `version`.
-    pub fn version(
-        self,
-        version: impl Into<String>,
-    ) -> PluginChangedParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        PluginChangedParamsBuilder {
-            required: (t0, t1, t2, t3, version.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginChangedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> PluginChangedParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginChangedParams
-    where
-        T0: crate::support::Has<crate::members::enabled, bool>,
-        T1: crate::support::Has<crate::members::id, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::source, PluginSource>,
-        T4: crate::support::Has<crate::members::version, String>,
-    {
-        let (enabled, id, session_id, source, version) = self.required;
-        let rest = self.rest;
-        PluginChangedParams {
-            enabled: enabled.value(),
-            id: id.value(),
-            session_id: session_id.value(),
-            source: source.value(),
-            version: version.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginChangedParams, PluginChangedParamsBuilder, PluginChangedParamsBuilderRest, unknown, " A builder of [`PluginChangedParams`]: set members by name; `build()` compiles once the required ones (`enabled`, `id`, `sessionId`, `source`, `version`) are.";
+    required [
+        T0 enabled enabled: bool => bool, "enabled", enabled;
+        T1 id id: String => String, "id", id;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 source source: PluginSource => PluginSource, "source", source;
+        T4 version version: String => String, "version", version;
+    ]
+    optional []
 }
 impl Validate for PluginChangedParams {}
 #[cfg(feature = "schemars")]
@@ -422,74 +163,14 @@ impl crate::sample::Sample for PluginInstallLocalPathTarget {
         value
     }
 }
-impl PluginInstallLocalPathTarget {
-    /// Starts a [`PluginInstallLocalPathTargetBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginInstallLocalPathTargetBuilder {
-        PluginInstallLocalPathTargetBuilder {
-            required: (crate::support::Unset,),
-            rest: PluginInstallLocalPathTargetBuilderRest {
-                scope: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginInstallLocalPathTarget`]: set members by name; `build()` is there once the required ones (`path`) are.
-#[must_use]
-pub struct PluginInstallLocalPathTargetBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: PluginInstallLocalPathTargetBuilderRest,
-}
-struct PluginInstallLocalPathTargetBuilderRest {
-    scope: Option<PluginInstallScope>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl PluginInstallLocalPathTargetBuilder<(crate::support::Unset,)> {
-    /// Sets `path`.
-    pub fn path(
-        self,
-        path: impl Into<String>,
-    ) -> PluginInstallLocalPathTargetBuilder<(String,)> {
-        let (_,) = self.required;
-        PluginInstallLocalPathTargetBuilder {
-            required: (path.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginInstallLocalPathTargetBuilder<R> {
-    /// Sets (else it is left out) `scope`.
-    pub fn scope(mut self, scope: impl Into<PluginInstallScope>) -> Self {
-        self.rest.scope = Some(scope.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> PluginInstallLocalPathTargetBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginInstallLocalPathTarget
-    where
-        T0: crate::support::Has<crate::members::path, String>,
-    {
-        let (path,) = self.required;
-        let rest = self.rest;
-        PluginInstallLocalPathTarget {
-            path: path.value(),
-            scope: rest.scope,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginInstallLocalPathTarget, PluginInstallLocalPathTargetBuilder, PluginInstallLocalPathTargetBuilderRest, unknown, " A builder of [`PluginInstallLocalPathTarget`]: set members by name; `build()` compiles once the required ones (`path`) are.";
+    required [
+        T0 path path: String => String, "path", path;
+    ]
+    optional [
+        optional scope scope: PluginInstallScope => PluginInstallScope, "scope";
+    ]
 }
 impl Validate for PluginInstallLocalPathTarget {}
 #[cfg(feature = "schemars")]
@@ -534,83 +215,13 @@ impl crate::sample::Sample for PluginInstallMarketplaceTarget {
         value
     }
 }
-impl PluginInstallMarketplaceTarget {
-    /// Starts a [`PluginInstallMarketplaceTargetBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginInstallMarketplaceTargetBuilder {
-        PluginInstallMarketplaceTargetBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PluginInstallMarketplaceTargetBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginInstallMarketplaceTarget`]: set members by name; `build()` is there once the required ones (`marketplace`, `name`) are.
-#[must_use]
-pub struct PluginInstallMarketplaceTargetBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PluginInstallMarketplaceTargetBuilderRest,
-}
-struct PluginInstallMarketplaceTargetBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> PluginInstallMarketplaceTargetBuilder<(crate::support::Unset, T1)> {
-    /// Sets `marketplace`.
-    pub fn marketplace(
-        self,
-        marketplace: impl Into<String>,
-    ) -> PluginInstallMarketplaceTargetBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        PluginInstallMarketplaceTargetBuilder {
-            required: (marketplace.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> PluginInstallMarketplaceTargetBuilder<(T0, crate::support::Unset)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> PluginInstallMarketplaceTargetBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        PluginInstallMarketplaceTargetBuilder {
-            required: (t0, name.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginInstallMarketplaceTargetBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> PluginInstallMarketplaceTargetBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginInstallMarketplaceTarget
-    where
-        T0: crate::support::Has<crate::members::marketplace, String>,
-        T1: crate::support::Has<crate::members::name, String>,
-    {
-        let (marketplace, name) = self.required;
-        let rest = self.rest;
-        PluginInstallMarketplaceTarget {
-            marketplace: marketplace.value(),
-            name: name.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginInstallMarketplaceTarget, PluginInstallMarketplaceTargetBuilder, PluginInstallMarketplaceTargetBuilderRest, unknown, " A builder of [`PluginInstallMarketplaceTarget`]: set members by name; `build()` compiles once the required ones (`marketplace`, `name`) are.";
+    required [
+        T0 marketplace marketplace: String => String, "marketplace", marketplace;
+        T1 name name: String => String, "name", name;
+    ]
+    optional []
 }
 impl Validate for PluginInstallMarketplaceTarget {}
 #[cfg(feature = "schemars")]
@@ -661,102 +272,14 @@ impl crate::sample::Sample for PluginInstallParams {
         value
     }
 }
-impl PluginInstallParams {
-    /// Starts a [`PluginInstallParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginInstallParamsBuilder {
-        PluginInstallParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginInstallParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginInstallParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `target`) are.
-#[must_use]
-pub struct PluginInstallParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PluginInstallParamsBuilderRest,
-}
-struct PluginInstallParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> PluginInstallParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> PluginInstallParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        PluginInstallParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> PluginInstallParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PluginInstallParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        PluginInstallParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> PluginInstallParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `target`.
-    pub fn target(
-        self,
-        target: impl Into<PluginInstallTarget>,
-    ) -> PluginInstallParamsBuilder<(T0, T1, PluginInstallTarget)> {
-        let (t0, t1, _) = self.required;
-        PluginInstallParamsBuilder {
-            required: (t0, t1, target.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginInstallParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> PluginInstallParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginInstallParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::target, PluginInstallTarget>,
-    {
-        let (command_id, session_id, target) = self.required;
-        let rest = self.rest;
-        PluginInstallParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            target: target.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginInstallParams, PluginInstallParamsBuilder, PluginInstallParamsBuilderRest, unknown, " A builder of [`PluginInstallParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `target`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 target target: PluginInstallTarget => PluginInstallTarget, "target", target;
+    ]
+    optional []
 }
 impl Validate for PluginInstallParams {}
 #[cfg(feature = "schemars")]
@@ -834,202 +357,19 @@ impl crate::sample::Sample for PluginInstallResult {
         value
     }
 }
-impl PluginInstallResult {
-    /// Starts a [`PluginInstallResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginInstallResultBuilder {
-        PluginInstallResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginInstallResultBuilderRest {
-                warning: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginInstallResult`]: set members by name; `build()` is there once the required ones (`commandId`, `enabled`, `id`, `source`, `status`, `version`) are.
-#[must_use]
-pub struct PluginInstallResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: PluginInstallResultBuilderRest,
-}
-struct PluginInstallResultBuilderRest {
-    warning: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> PluginInstallResultBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> PluginInstallResultBuilder<(String, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        PluginInstallResultBuilder {
-            required: (command_id.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> PluginInstallResultBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `enabled`.
-    pub fn enabled(
-        self,
-        enabled: impl Into<bool>,
-    ) -> PluginInstallResultBuilder<(T0, bool, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        PluginInstallResultBuilder {
-            required: (t0, enabled.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> PluginInstallResultBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<String>,
-    ) -> PluginInstallResultBuilder<(T0, T1, String, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        PluginInstallResultBuilder {
-            required: (t0, t1, id.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> PluginInstallResultBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<PluginSource>,
-    ) -> PluginInstallResultBuilder<(T0, T1, T2, PluginSource, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        PluginInstallResultBuilder {
-            required: (t0, t1, t2, source.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> PluginInstallResultBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> PluginInstallResultBuilder<(T0, T1, T2, T3, CommandStatus, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        PluginInstallResultBuilder {
-            required: (t0, t1, t2, t3, status.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> PluginInstallResultBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `version`.
-    pub fn version(
-        self,
-        version: impl Into<String>,
-    ) -> PluginInstallResultBuilder<(T0, T1, T2, T3, T4, String)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        PluginInstallResultBuilder {
-            required: (t0, t1, t2, t3, t4, version.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginInstallResultBuilder<R> {
-    /// Sets (else it is left out) `warning`.
-    pub fn warning(mut self, warning: impl Into<String>) -> Self {
-        self.rest.warning = Some(warning.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5> PluginInstallResultBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginInstallResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::enabled, bool>,
-        T2: crate::support::Has<crate::members::id, String>,
-        T3: crate::support::Has<crate::members::source, PluginSource>,
-        T4: crate::support::Has<crate::members::status, CommandStatus>,
-        T5: crate::support::Has<crate::members::version, String>,
-    {
-        let (command_id, enabled, id, source, status, version) = self.required;
-        let rest = self.rest;
-        PluginInstallResult {
-            command_id: command_id.value(),
-            enabled: enabled.value(),
-            id: id.value(),
-            source: source.value(),
-            status: status.value(),
-            version: version.value(),
-            warning: rest.warning,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginInstallResult, PluginInstallResultBuilder, PluginInstallResultBuilderRest, unknown, " A builder of [`PluginInstallResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `enabled`, `id`, `source`, `status`, `version`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 enabled enabled: bool => bool, "enabled", enabled;
+        T2 id id: String => String, "id", id;
+        T3 source source: PluginSource => PluginSource, "source", source;
+        T4 status status: CommandStatus => CommandStatus, "status", status;
+        T5 version version: String => String, "version", version;
+    ]
+    optional [
+        optional warning warning: String => String, "warning";
+    ]
 }
 impl Validate for PluginInstallResult {}
 #[cfg(feature = "schemars")]
@@ -1123,71 +463,13 @@ impl PluginInstallTarget {
         }
     }
 }
-impl PluginInstallTarget {
-    /// Starts a [`PluginInstallTargetBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginInstallTargetBuilder {
-        PluginInstallTargetBuilder {
-            required: (),
-            rest: PluginInstallTargetBuilderRest {
-                local_path: None,
-                marketplace: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginInstallTarget`]: set members by name, then `build()`.
-#[must_use]
-pub struct PluginInstallTargetBuilder<R = ()> {
-    required: R,
-    rest: PluginInstallTargetBuilderRest,
-}
-struct PluginInstallTargetBuilderRest {
-    local_path: Option<PluginInstallLocalPathTarget>,
-    marketplace: Option<PluginInstallMarketplaceTarget>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> PluginInstallTargetBuilder<R> {
-    /// Sets (else it is left out) `localPath`.
-    pub fn local_path(
-        mut self,
-        local_path: impl Into<PluginInstallLocalPathTarget>,
-    ) -> Self {
-        self.rest.local_path = Some(local_path.into());
-        self
-    }
-    /// Sets (else it is left out) `marketplace`.
-    pub fn marketplace(
-        mut self,
-        marketplace: impl Into<PluginInstallMarketplaceTarget>,
-    ) -> Self {
-        self.rest.marketplace = Some(marketplace.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl PluginInstallTargetBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginInstallTarget {
-        let () = self.required;
-        let rest = self.rest;
-        PluginInstallTarget {
-            local_path: rest.local_path,
-            marketplace: rest.marketplace,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginInstallTarget, PluginInstallTargetBuilder, PluginInstallTargetBuilderRest, unknown, " A builder of [`PluginInstallTarget`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional local_path local_path: PluginInstallLocalPathTarget => PluginInstallLocalPathTarget, "localPath";
+        optional marketplace marketplace: PluginInstallMarketplaceTarget => PluginInstallMarketplaceTarget, "marketplace";
+    ]
 }
 impl Validate for PluginInstallTarget {}
 #[cfg(feature = "schemars")]
@@ -1229,66 +511,12 @@ impl crate::sample::Sample for PluginListParams {
         value
     }
 }
-impl PluginListParams {
-    /// Starts a [`PluginListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginListParamsBuilder {
-        PluginListParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: PluginListParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginListParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct PluginListParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: PluginListParamsBuilderRest,
-}
-struct PluginListParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl PluginListParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PluginListParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        PluginListParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginListParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> PluginListParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginListParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        PluginListParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginListParams, PluginListParamsBuilder, PluginListParamsBuilderRest, unknown, " A builder of [`PluginListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for PluginListParams {}
 #[cfg(feature = "schemars")]
@@ -1329,66 +557,12 @@ impl crate::sample::Sample for PluginListResult {
         value
     }
 }
-impl PluginListResult {
-    /// Starts a [`PluginListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginListResultBuilder {
-        PluginListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: PluginListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginListResult`]: set members by name; `build()` is there once the required ones (`plugins`) are.
-#[must_use]
-pub struct PluginListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: PluginListResultBuilderRest,
-}
-struct PluginListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl PluginListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `plugins`.
-    pub fn plugins(
-        self,
-        plugins: impl Into<Vec<PluginCatalogEntry>>,
-    ) -> PluginListResultBuilder<(Vec<PluginCatalogEntry>,)> {
-        let (_,) = self.required;
-        PluginListResultBuilder {
-            required: (plugins.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> PluginListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginListResult
-    where
-        T0: crate::support::Has<crate::members::plugins, Vec<PluginCatalogEntry>>,
-    {
-        let (plugins,) = self.required;
-        let rest = self.rest;
-        PluginListResult {
-            plugins: plugins.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginListResult, PluginListResultBuilder, PluginListResultBuilderRest, unknown, " A builder of [`PluginListResult`]: set members by name; `build()` compiles once the required ones (`plugins`) are.";
+    required [
+        T0 plugins plugins: Vec<PluginCatalogEntry> => Vec<PluginCatalogEntry>, "plugins", plugins;
+    ]
+    optional []
 }
 impl Validate for PluginListResult {}
 #[cfg(feature = "schemars")]
@@ -1443,124 +617,15 @@ impl crate::sample::Sample for PluginMarketplaceAddParams {
         value
     }
 }
-impl PluginMarketplaceAddParams {
-    /// Starts a [`PluginMarketplaceAddParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginMarketplaceAddParamsBuilder {
-        PluginMarketplaceAddParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginMarketplaceAddParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginMarketplaceAddParams`]: set members by name; `build()` is there once the required ones (`commandId`, `name`, `sessionId`, `source`) are.
-#[must_use]
-pub struct PluginMarketplaceAddParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: PluginMarketplaceAddParamsBuilderRest,
-}
-struct PluginMarketplaceAddParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> PluginMarketplaceAddParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> PluginMarketplaceAddParamsBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        PluginMarketplaceAddParamsBuilder {
-            required: (command_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> PluginMarketplaceAddParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> PluginMarketplaceAddParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        PluginMarketplaceAddParamsBuilder {
-            required: (t0, name.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> PluginMarketplaceAddParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PluginMarketplaceAddParamsBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        PluginMarketplaceAddParamsBuilder {
-            required: (t0, t1, session_id.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> PluginMarketplaceAddParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<String>,
-    ) -> PluginMarketplaceAddParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        PluginMarketplaceAddParamsBuilder {
-            required: (t0, t1, t2, source.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginMarketplaceAddParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> PluginMarketplaceAddParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginMarketplaceAddParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::name, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::source, String>,
-    {
-        let (command_id, name, session_id, source) = self.required;
-        let rest = self.rest;
-        PluginMarketplaceAddParams {
-            command_id: command_id.value(),
-            name: name.value(),
-            session_id: session_id.value(),
-            source: source.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginMarketplaceAddParams, PluginMarketplaceAddParamsBuilder, PluginMarketplaceAddParamsBuilderRest, unknown, " A builder of [`PluginMarketplaceAddParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `sessionId`, `source`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 name name: String => String, "name", name;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 source source: String => String, "source", source;
+    ]
+    optional []
 }
 impl Validate for PluginMarketplaceAddParams {}
 #[cfg(feature = "schemars")]
@@ -1659,118 +724,17 @@ impl crate::sample::Sample for PluginMarketplaceChangedParams {
         value
     }
 }
-impl PluginMarketplaceChangedParams {
-    /// Starts a [`PluginMarketplaceChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginMarketplaceChangedParamsBuilder {
-        PluginMarketplaceChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginMarketplaceChangedParamsBuilderRest {
-                plugin_count: None,
-                skipped_count: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginMarketplaceChangedParams`]: set members by name; `build()` is there once the required ones (`change`, `name`, `sessionId`) are.
-#[must_use]
-pub struct PluginMarketplaceChangedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PluginMarketplaceChangedParamsBuilderRest,
-}
-struct PluginMarketplaceChangedParamsBuilderRest {
-    plugin_count: Option<i64>,
-    skipped_count: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> PluginMarketplaceChangedParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `change`.
-    pub fn change(
-        self,
-        change: impl Into<PluginMarketplaceChange>,
-    ) -> PluginMarketplaceChangedParamsBuilder<(PluginMarketplaceChange, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        PluginMarketplaceChangedParamsBuilder {
-            required: (change.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> PluginMarketplaceChangedParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> PluginMarketplaceChangedParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        PluginMarketplaceChangedParamsBuilder {
-            required: (t0, name.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> PluginMarketplaceChangedParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PluginMarketplaceChangedParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        PluginMarketplaceChangedParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginMarketplaceChangedParamsBuilder<R> {
-    /// Sets (else it is left out) `pluginCount`.
-    pub fn plugin_count(mut self, plugin_count: impl Into<i64>) -> Self {
-        self.rest.plugin_count = Some(plugin_count.into());
-        self
-    }
-    /// Sets (else it is left out) `skippedCount`.
-    pub fn skipped_count(mut self, skipped_count: impl Into<i64>) -> Self {
-        self.rest.skipped_count = Some(skipped_count.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> PluginMarketplaceChangedParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginMarketplaceChangedParams
-    where
-        T0: crate::support::Has<crate::members::change, PluginMarketplaceChange>,
-        T1: crate::support::Has<crate::members::name, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (change, name, session_id) = self.required;
-        let rest = self.rest;
-        PluginMarketplaceChangedParams {
-            change: change.value(),
-            name: name.value(),
-            session_id: session_id.value(),
-            plugin_count: rest.plugin_count,
-            skipped_count: rest.skipped_count,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginMarketplaceChangedParams, PluginMarketplaceChangedParamsBuilder, PluginMarketplaceChangedParamsBuilderRest, unknown, " A builder of [`PluginMarketplaceChangedParams`]: set members by name; `build()` compiles once the required ones (`change`, `name`, `sessionId`) are.";
+    required [
+        T0 change change: PluginMarketplaceChange => PluginMarketplaceChange, "change", change;
+        T1 name name: String => String, "name", name;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional plugin_count plugin_count: i64 => i64, "pluginCount";
+        optional skipped_count skipped_count: i64 => i64, "skippedCount";
+    ]
 }
 impl Validate for PluginMarketplaceChangedParams {}
 #[cfg(feature = "schemars")]
@@ -1836,208 +800,17 @@ impl crate::sample::Sample for PluginMarketplaceRecordResult {
         value
     }
 }
-impl PluginMarketplaceRecordResult {
-    /// Starts a [`PluginMarketplaceRecordResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginMarketplaceRecordResultBuilder {
-        PluginMarketplaceRecordResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginMarketplaceRecordResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginMarketplaceRecordResult`]: set members by name; `build()` is there once the required ones (`commandId`, `name`, `pluginCount`, `skipped`, `source`, `status`) are.
-#[must_use]
-pub struct PluginMarketplaceRecordResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: PluginMarketplaceRecordResultBuilderRest,
-}
-struct PluginMarketplaceRecordResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> PluginMarketplaceRecordResultBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> PluginMarketplaceRecordResultBuilder<(String, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        PluginMarketplaceRecordResultBuilder {
-            required: (command_id.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> PluginMarketplaceRecordResultBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> PluginMarketplaceRecordResultBuilder<(T0, String, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        PluginMarketplaceRecordResultBuilder {
-            required: (t0, name.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> PluginMarketplaceRecordResultBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `pluginCount`.
-    pub fn plugin_count(
-        self,
-        plugin_count: impl Into<i64>,
-    ) -> PluginMarketplaceRecordResultBuilder<(T0, T1, i64, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        PluginMarketplaceRecordResultBuilder {
-            required: (t0, t1, plugin_count.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> PluginMarketplaceRecordResultBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `skipped`.
-    pub fn skipped(
-        self,
-        skipped: impl Into<Vec<PluginMarketplaceSkippedEntry>>,
-    ) -> PluginMarketplaceRecordResultBuilder<
-        (T0, T1, T2, Vec<PluginMarketplaceSkippedEntry>, T4, T5),
-    > {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        PluginMarketplaceRecordResultBuilder {
-            required: (t0, t1, t2, skipped.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> PluginMarketplaceRecordResultBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<PluginMarketplaceSourceShape>,
-    ) -> PluginMarketplaceRecordResultBuilder<
-        (T0, T1, T2, T3, PluginMarketplaceSourceShape, T5),
-    > {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        PluginMarketplaceRecordResultBuilder {
-            required: (t0, t1, t2, t3, source.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> PluginMarketplaceRecordResultBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> PluginMarketplaceRecordResultBuilder<(T0, T1, T2, T3, T4, CommandStatus)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        PluginMarketplaceRecordResultBuilder {
-            required: (t0, t1, t2, t3, t4, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginMarketplaceRecordResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> PluginMarketplaceRecordResultBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginMarketplaceRecordResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::name, String>,
-        T2: crate::support::Has<crate::members::pluginCount, i64>,
-        T3: crate::support::Has<
-            crate::members::skipped,
-            Vec<PluginMarketplaceSkippedEntry>,
-        >,
-        T4: crate::support::Has<crate::members::source, PluginMarketplaceSourceShape>,
-        T5: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, name, plugin_count, skipped, source, status) = self.required;
-        let rest = self.rest;
-        PluginMarketplaceRecordResult {
-            command_id: command_id.value(),
-            name: name.value(),
-            plugin_count: plugin_count.value(),
-            skipped: skipped.value(),
-            source: source.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginMarketplaceRecordResult, PluginMarketplaceRecordResultBuilder, PluginMarketplaceRecordResultBuilderRest, unknown, " A builder of [`PluginMarketplaceRecordResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `pluginCount`, `skipped`, `source`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 name name: String => String, "name", name;
+        T2 plugin_count plugin_count: i64 => i64, "pluginCount", pluginCount;
+        T3 skipped skipped: Vec<PluginMarketplaceSkippedEntry> => Vec<PluginMarketplaceSkippedEntry>, "skipped", skipped;
+        T4 source source: PluginMarketplaceSourceShape => PluginMarketplaceSourceShape, "source", source;
+        T5 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for PluginMarketplaceRecordResult {}
 #[cfg(feature = "schemars")]
@@ -2088,102 +861,14 @@ impl crate::sample::Sample for PluginMarketplaceRemoveParams {
         value
     }
 }
-impl PluginMarketplaceRemoveParams {
-    /// Starts a [`PluginMarketplaceRemoveParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginMarketplaceRemoveParamsBuilder {
-        PluginMarketplaceRemoveParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginMarketplaceRemoveParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginMarketplaceRemoveParams`]: set members by name; `build()` is there once the required ones (`commandId`, `name`, `sessionId`) are.
-#[must_use]
-pub struct PluginMarketplaceRemoveParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PluginMarketplaceRemoveParamsBuilderRest,
-}
-struct PluginMarketplaceRemoveParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> PluginMarketplaceRemoveParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> PluginMarketplaceRemoveParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        PluginMarketplaceRemoveParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> PluginMarketplaceRemoveParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> PluginMarketplaceRemoveParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        PluginMarketplaceRemoveParamsBuilder {
-            required: (t0, name.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> PluginMarketplaceRemoveParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PluginMarketplaceRemoveParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        PluginMarketplaceRemoveParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginMarketplaceRemoveParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> PluginMarketplaceRemoveParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginMarketplaceRemoveParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::name, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, name, session_id) = self.required;
-        let rest = self.rest;
-        PluginMarketplaceRemoveParams {
-            command_id: command_id.value(),
-            name: name.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginMarketplaceRemoveParams, PluginMarketplaceRemoveParamsBuilder, PluginMarketplaceRemoveParamsBuilderRest, unknown, " A builder of [`PluginMarketplaceRemoveParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 name name: String => String, "name", name;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for PluginMarketplaceRemoveParams {}
 #[cfg(feature = "schemars")]
@@ -2233,102 +918,14 @@ impl crate::sample::Sample for PluginMarketplaceRemoveResult {
         value
     }
 }
-impl PluginMarketplaceRemoveResult {
-    /// Starts a [`PluginMarketplaceRemoveResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginMarketplaceRemoveResultBuilder {
-        PluginMarketplaceRemoveResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginMarketplaceRemoveResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginMarketplaceRemoveResult`]: set members by name; `build()` is there once the required ones (`commandId`, `name`, `status`) are.
-#[must_use]
-pub struct PluginMarketplaceRemoveResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PluginMarketplaceRemoveResultBuilderRest,
-}
-struct PluginMarketplaceRemoveResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> PluginMarketplaceRemoveResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> PluginMarketplaceRemoveResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        PluginMarketplaceRemoveResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> PluginMarketplaceRemoveResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> PluginMarketplaceRemoveResultBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        PluginMarketplaceRemoveResultBuilder {
-            required: (t0, name.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> PluginMarketplaceRemoveResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> PluginMarketplaceRemoveResultBuilder<(T0, T1, CommandStatus)> {
-        let (t0, t1, _) = self.required;
-        PluginMarketplaceRemoveResultBuilder {
-            required: (t0, t1, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginMarketplaceRemoveResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> PluginMarketplaceRemoveResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginMarketplaceRemoveResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::name, String>,
-        T2: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, name, status) = self.required;
-        let rest = self.rest;
-        PluginMarketplaceRemoveResult {
-            command_id: command_id.value(),
-            name: name.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginMarketplaceRemoveResult, PluginMarketplaceRemoveResultBuilder, PluginMarketplaceRemoveResultBuilderRest, unknown, " A builder of [`PluginMarketplaceRemoveResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 name name: String => String, "name", name;
+        T2 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for PluginMarketplaceRemoveResult {}
 #[cfg(feature = "schemars")]
@@ -2373,83 +970,13 @@ impl crate::sample::Sample for PluginMarketplaceSkippedEntry {
         value
     }
 }
-impl PluginMarketplaceSkippedEntry {
-    /// Starts a [`PluginMarketplaceSkippedEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginMarketplaceSkippedEntryBuilder {
-        PluginMarketplaceSkippedEntryBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PluginMarketplaceSkippedEntryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginMarketplaceSkippedEntry`]: set members by name; `build()` is there once the required ones (`plugin`, `reason`) are.
-#[must_use]
-pub struct PluginMarketplaceSkippedEntryBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PluginMarketplaceSkippedEntryBuilderRest,
-}
-struct PluginMarketplaceSkippedEntryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> PluginMarketplaceSkippedEntryBuilder<(crate::support::Unset, T1)> {
-    /// Sets `plugin`.
-    pub fn plugin(
-        self,
-        plugin: impl Into<String>,
-    ) -> PluginMarketplaceSkippedEntryBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        PluginMarketplaceSkippedEntryBuilder {
-            required: (plugin.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> PluginMarketplaceSkippedEntryBuilder<(T0, crate::support::Unset)> {
-    /// Sets `reason`.
-    pub fn reason(
-        self,
-        reason: impl Into<String>,
-    ) -> PluginMarketplaceSkippedEntryBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        PluginMarketplaceSkippedEntryBuilder {
-            required: (t0, reason.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginMarketplaceSkippedEntryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> PluginMarketplaceSkippedEntryBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginMarketplaceSkippedEntry
-    where
-        T0: crate::support::Has<crate::members::plugin, String>,
-        T1: crate::support::Has<crate::members::reason, String>,
-    {
-        let (plugin, reason) = self.required;
-        let rest = self.rest;
-        PluginMarketplaceSkippedEntry {
-            plugin: plugin.value(),
-            reason: reason.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginMarketplaceSkippedEntry, PluginMarketplaceSkippedEntryBuilder, PluginMarketplaceSkippedEntryBuilderRest, unknown, " A builder of [`PluginMarketplaceSkippedEntry`]: set members by name; `build()` compiles once the required ones (`plugin`, `reason`) are.";
+    required [
+        T0 plugin plugin: String => String, "plugin", plugin;
+        T1 reason reason: String => String, "reason", reason;
+    ]
+    optional []
 }
 impl Validate for PluginMarketplaceSkippedEntry {}
 #[cfg(feature = "schemars")]
@@ -2494,83 +1021,13 @@ impl crate::sample::Sample for PluginMarketplaceSourceShape {
         value
     }
 }
-impl PluginMarketplaceSourceShape {
-    /// Starts a [`PluginMarketplaceSourceShapeBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginMarketplaceSourceShapeBuilder {
-        PluginMarketplaceSourceShapeBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: PluginMarketplaceSourceShapeBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginMarketplaceSourceShape`]: set members by name; `build()` is there once the required ones (`kind`, `path`) are.
-#[must_use]
-pub struct PluginMarketplaceSourceShapeBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PluginMarketplaceSourceShapeBuilderRest,
-}
-struct PluginMarketplaceSourceShapeBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> PluginMarketplaceSourceShapeBuilder<(crate::support::Unset, T1)> {
-    /// Sets `kind`.
-    pub fn kind(
-        self,
-        kind: impl Into<String>,
-    ) -> PluginMarketplaceSourceShapeBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        PluginMarketplaceSourceShapeBuilder {
-            required: (kind.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> PluginMarketplaceSourceShapeBuilder<(T0, crate::support::Unset)> {
-    /// Sets `path`.
-    pub fn path(
-        self,
-        path: impl Into<String>,
-    ) -> PluginMarketplaceSourceShapeBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        PluginMarketplaceSourceShapeBuilder {
-            required: (t0, path.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginMarketplaceSourceShapeBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> PluginMarketplaceSourceShapeBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginMarketplaceSourceShape
-    where
-        T0: crate::support::Has<crate::members::kind, String>,
-        T1: crate::support::Has<crate::members::path, String>,
-    {
-        let (kind, path) = self.required;
-        let rest = self.rest;
-        PluginMarketplaceSourceShape {
-            kind: kind.value(),
-            path: path.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginMarketplaceSourceShape, PluginMarketplaceSourceShapeBuilder, PluginMarketplaceSourceShapeBuilderRest, unknown, " A builder of [`PluginMarketplaceSourceShape`]: set members by name; `build()` compiles once the required ones (`kind`, `path`) are.";
+    required [
+        T0 kind kind: String => String, "kind", kind;
+        T1 path path: String => String, "path", path;
+    ]
+    optional []
 }
 impl Validate for PluginMarketplaceSourceShape {}
 #[cfg(feature = "schemars")]
@@ -2621,102 +1078,14 @@ impl crate::sample::Sample for PluginMarketplaceUpdateParams {
         value
     }
 }
-impl PluginMarketplaceUpdateParams {
-    /// Starts a [`PluginMarketplaceUpdateParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> PluginMarketplaceUpdateParamsBuilder {
-        PluginMarketplaceUpdateParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: PluginMarketplaceUpdateParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`PluginMarketplaceUpdateParams`]: set members by name; `build()` is there once the required ones (`commandId`, `name`, `sessionId`) are.
-#[must_use]
-pub struct PluginMarketplaceUpdateParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: PluginMarketplaceUpdateParamsBuilderRest,
-}
-struct PluginMarketplaceUpdateParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> PluginMarketplaceUpdateParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> PluginMarketplaceUpdateParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        PluginMarketplaceUpdateParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> PluginMarketplaceUpdateParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> PluginMarketplaceUpdateParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        PluginMarketplaceUpdateParamsBuilder {
-            required: (t0, name.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> PluginMarketplaceUpdateParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> PluginMarketplaceUpdateParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        PluginMarketplaceUpdateParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> PluginMarketplaceUpdateParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> PluginMarketplaceUpdateParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> PluginMarketplaceUpdateParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::name, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, name, session_id) = self.required;
-        let rest = self.rest;
-        PluginMarketplaceUpdateParams {
-            command_id: command_id.value(),
-            name: name.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    PluginMarketplaceUpdateParams, PluginMarketplaceUpdateParamsBuilder, PluginMarketplaceUpdateParamsBuilderRest, unknown, " A builder of [`PluginMarketplaceUpdateParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 name name: String => String, "name", name;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for PluginMarketplaceUpdateParams {}
 #[cfg(feature = "schemars")]

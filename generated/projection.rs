@@ -36,88 +36,15 @@ impl crate::sample::Sample for ProjectionBasis {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl ProjectionBasis {
-    /// Starts a [`ProjectionBasisBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ProjectionBasisBuilder {
-        ProjectionBasisBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ProjectionBasisBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`ProjectionBasis`]: set members by name; `build()` is there once the required ones (`positions`, `recordCount`) are.
-#[must_use]
-pub struct ProjectionBasisBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ProjectionBasisBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct ProjectionBasisBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> ProjectionBasisBuilder<(crate::support::Unset, T1)> {
-    /// Sets `positions`.
-    pub fn positions(
-        self,
-        positions: impl Into<Vec<RawLogCursor>>,
-    ) -> ProjectionBasisBuilder<(Vec<RawLogCursor>, T1)> {
-        let (_, t1) = self.required;
-        ProjectionBasisBuilder {
-            required: (positions.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> ProjectionBasisBuilder<(T0, crate::support::Unset)> {
-    /// Sets `recordCount`.
-    pub fn record_count(
-        self,
-        record_count: impl Into<i64>,
-    ) -> ProjectionBasisBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        ProjectionBasisBuilder {
-            required: (t0, record_count.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> ProjectionBasisBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> ProjectionBasisBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ProjectionBasis
-    where
-        T0: crate::support::Has<crate::members::positions, Vec<RawLogCursor>>,
-        T1: crate::support::Has<crate::members::recordCount, i64>,
-    {
-        let (positions, record_count) = self.required;
-        let rest = self.rest;
-        ProjectionBasis {
-            positions: positions.value(),
-            record_count: record_count.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    ProjectionBasis, ProjectionBasisBuilder, ProjectionBasisBuilderRest, unknown, " A builder of [`ProjectionBasis`]: set members by name; `build()` compiles once the required ones (`positions`, `recordCount`) are.";
+    required [
+        T0 positions positions: Vec<RawLogCursor> => Vec<RawLogCursor>, "positions", positions;
+        T1 record_count record_count: i64 => i64, "recordCount", recordCount;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionBasis {}
@@ -166,85 +93,15 @@ impl crate::sample::Sample for ProjectionEntry {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl ProjectionEntry {
-    /// Starts a [`ProjectionEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ProjectionEntryBuilder {
-        ProjectionEntryBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ProjectionEntryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`ProjectionEntry`]: set members by name; `build()` is there once the required ones (`experimental`, `name`) are.
-#[must_use]
-pub struct ProjectionEntryBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ProjectionEntryBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct ProjectionEntryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> ProjectionEntryBuilder<(crate::support::Unset, T1)> {
-    /// Sets `experimental`.
-    pub fn experimental(
-        self,
-        experimental: impl Into<bool>,
-    ) -> ProjectionEntryBuilder<(bool, T1)> {
-        let (_, t1) = self.required;
-        ProjectionEntryBuilder {
-            required: (experimental.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> ProjectionEntryBuilder<(T0, crate::support::Unset)> {
-    /// Sets `name`.
-    pub fn name(self, name: impl Into<String>) -> ProjectionEntryBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ProjectionEntryBuilder {
-            required: (t0, name.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> ProjectionEntryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> ProjectionEntryBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ProjectionEntry
-    where
-        T0: crate::support::Has<crate::members::experimental, bool>,
-        T1: crate::support::Has<crate::members::name, String>,
-    {
-        let (experimental, name) = self.required;
-        let rest = self.rest;
-        ProjectionEntry {
-            experimental: experimental.value(),
-            name: name.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    ProjectionEntry, ProjectionEntryBuilder, ProjectionEntryBuilderRest, unknown, " A builder of [`ProjectionEntry`]: set members by name; `build()` compiles once the required ones (`experimental`, `name`) are.";
+    required [
+        T0 experimental experimental: bool => bool, "experimental", experimental;
+        T1 name name: String => String, "name", name;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionEntry {}
@@ -290,72 +147,14 @@ impl crate::sample::Sample for ProjectionListParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl ProjectionListParams {
-    /// Starts a [`ProjectionListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ProjectionListParamsBuilder {
-        ProjectionListParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: ProjectionListParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`ProjectionListParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct ProjectionListParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ProjectionListParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct ProjectionListParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl ProjectionListParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ProjectionListParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        ProjectionListParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> ProjectionListParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> ProjectionListParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ProjectionListParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        ProjectionListParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    ProjectionListParams, ProjectionListParamsBuilder, ProjectionListParamsBuilderRest, unknown, " A builder of [`ProjectionListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionListParams {}
@@ -400,72 +199,14 @@ impl crate::sample::Sample for ProjectionListResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl ProjectionListResult {
-    /// Starts a [`ProjectionListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ProjectionListResultBuilder {
-        ProjectionListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: ProjectionListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`ProjectionListResult`]: set members by name; `build()` is there once the required ones (`projections`) are.
-#[must_use]
-pub struct ProjectionListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ProjectionListResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct ProjectionListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl ProjectionListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `projections`.
-    pub fn projections(
-        self,
-        projections: impl Into<Vec<ProjectionEntry>>,
-    ) -> ProjectionListResultBuilder<(Vec<ProjectionEntry>,)> {
-        let (_,) = self.required;
-        ProjectionListResultBuilder {
-            required: (projections.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> ProjectionListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> ProjectionListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ProjectionListResult
-    where
-        T0: crate::support::Has<crate::members::projections, Vec<ProjectionEntry>>,
-    {
-        let (projections,) = self.required;
-        let rest = self.rest;
-        ProjectionListResult {
-            projections: projections.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    ProjectionListResult, ProjectionListResultBuilder, ProjectionListResultBuilderRest, unknown, " A builder of [`ProjectionListResult`]: set members by name; `build()` compiles once the required ones (`projections`) are.";
+    required [
+        T0 projections projections: Vec<ProjectionEntry> => Vec<ProjectionEntry>, "projections", projections;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionListResult {}
@@ -515,90 +256,15 @@ impl crate::sample::Sample for ProjectionReadParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl ProjectionReadParams {
-    /// Starts a [`ProjectionReadParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ProjectionReadParamsBuilder {
-        ProjectionReadParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ProjectionReadParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`ProjectionReadParams`]: set members by name; `build()` is there once the required ones (`projection`, `sessionId`) are.
-#[must_use]
-pub struct ProjectionReadParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ProjectionReadParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct ProjectionReadParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> ProjectionReadParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `projection`.
-    pub fn projection(
-        self,
-        projection: impl Into<String>,
-    ) -> ProjectionReadParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        ProjectionReadParamsBuilder {
-            required: (projection.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> ProjectionReadParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ProjectionReadParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ProjectionReadParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> ProjectionReadParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> ProjectionReadParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ProjectionReadParams
-    where
-        T0: crate::support::Has<crate::members::projection, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (projection, session_id) = self.required;
-        let rest = self.rest;
-        ProjectionReadParams {
-            projection: projection.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    ProjectionReadParams, ProjectionReadParamsBuilder, ProjectionReadParamsBuilderRest, unknown, " A builder of [`ProjectionReadParams`]: set members by name; `build()` compiles once the required ones (`projection`, `sessionId`) are.";
+    required [
+        T0 projection projection: String => String, "projection", projection;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionReadParams {}
@@ -651,115 +317,16 @@ impl crate::sample::Sample for ProjectionReadResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl ProjectionReadResult {
-    /// Starts a [`ProjectionReadResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ProjectionReadResultBuilder {
-        ProjectionReadResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ProjectionReadResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`ProjectionReadResult`]: set members by name; `build()` is there once the required ones (`basis`, `projection`, `state`) are.
-#[must_use]
-pub struct ProjectionReadResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ProjectionReadResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct ProjectionReadResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> ProjectionReadResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `basis`.
-    pub fn basis(
-        self,
-        basis: impl Into<ProjectionBasis>,
-    ) -> ProjectionReadResultBuilder<(ProjectionBasis, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ProjectionReadResultBuilder {
-            required: (basis.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> ProjectionReadResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `projection`.
-    pub fn projection(
-        self,
-        projection: impl Into<String>,
-    ) -> ProjectionReadResultBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ProjectionReadResultBuilder {
-            required: (t0, projection.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> ProjectionReadResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `state`.
-    pub fn state(
-        self,
-        state: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> ProjectionReadResultBuilder<
-        (T0, T1, serde_json::Map<String, serde_json::Value>),
-    > {
-        let (t0, t1, _) = self.required;
-        ProjectionReadResultBuilder {
-            required: (t0, t1, state.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> ProjectionReadResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> ProjectionReadResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ProjectionReadResult
-    where
-        T0: crate::support::Has<crate::members::basis, ProjectionBasis>,
-        T1: crate::support::Has<crate::members::projection, String>,
-        T2: crate::support::Has<
-            crate::members::state,
-            serde_json::Map<String, serde_json::Value>,
-        >,
-    {
-        let (basis, projection, state) = self.required;
-        let rest = self.rest;
-        ProjectionReadResult {
-            basis: basis.value(),
-            projection: projection.value(),
-            state: state.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    ProjectionReadResult, ProjectionReadResultBuilder, ProjectionReadResultBuilderRest, unknown, " A builder of [`ProjectionReadResult`]: set members by name; `build()` compiles once the required ones (`basis`, `projection`, `state`) are.";
+    required [
+        T0 basis basis: ProjectionBasis => ProjectionBasis, "basis", basis;
+        T1 projection projection: String => String, "projection", projection;
+        T2 state state: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "state", state;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for ProjectionReadResult {}

@@ -35,81 +35,13 @@ impl crate::sample::Sample for RecapCancelParams {
         value
     }
 }
-impl RecapCancelParams {
-    /// Starts a [`RecapCancelParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RecapCancelParamsBuilder {
-        RecapCancelParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: RecapCancelParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RecapCancelParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct RecapCancelParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: RecapCancelParamsBuilderRest,
-}
-struct RecapCancelParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> RecapCancelParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> RecapCancelParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        RecapCancelParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> RecapCancelParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> RecapCancelParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        RecapCancelParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RecapCancelParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> RecapCancelParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RecapCancelParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        RecapCancelParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RecapCancelParams, RecapCancelParamsBuilder, RecapCancelParamsBuilderRest, unknown, " A builder of [`RecapCancelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for RecapCancelParams {}
 #[cfg(feature = "schemars")]
@@ -155,81 +87,13 @@ impl crate::sample::Sample for RecapCancelResult {
         value
     }
 }
-impl RecapCancelResult {
-    /// Starts a [`RecapCancelResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RecapCancelResultBuilder {
-        RecapCancelResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: RecapCancelResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RecapCancelResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct RecapCancelResultBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: RecapCancelResultBuilderRest,
-}
-struct RecapCancelResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> RecapCancelResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> RecapCancelResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        RecapCancelResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> RecapCancelResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> RecapCancelResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        RecapCancelResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RecapCancelResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> RecapCancelResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RecapCancelResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        RecapCancelResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RecapCancelResult, RecapCancelResultBuilder, RecapCancelResultBuilderRest, unknown, " A builder of [`RecapCancelResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for RecapCancelResult {}
 #[cfg(feature = "schemars")]
@@ -298,126 +162,18 @@ impl crate::sample::Sample for RecapCompletedParams {
         value
     }
 }
-impl RecapCompletedParams {
-    /// Starts a [`RecapCompletedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RecapCompletedParamsBuilder {
-        RecapCompletedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: RecapCompletedParamsBuilderRest {
-                reason: None,
-                text: None,
-                title: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RecapCompletedParams`]: set members by name; `build()` is there once the required ones (`commandId`, `outcome`, `sessionId`) are.
-#[must_use]
-pub struct RecapCompletedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: RecapCompletedParamsBuilderRest,
-}
-struct RecapCompletedParamsBuilderRest {
-    reason: Option<RecapFailureReason>,
-    text: Option<String>,
-    title: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> RecapCompletedParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> RecapCompletedParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        RecapCompletedParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> RecapCompletedParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<RecapOutcome>,
-    ) -> RecapCompletedParamsBuilder<(T0, RecapOutcome, T2)> {
-        let (t0, _, t2) = self.required;
-        RecapCompletedParamsBuilder {
-            required: (t0, outcome.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> RecapCompletedParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> RecapCompletedParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        RecapCompletedParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RecapCompletedParamsBuilder<R> {
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<RecapFailureReason>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Sets (else it is left out) `text`.
-    pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.rest.text = Some(text.into());
-        self
-    }
-    /// Sets (else it is left out) `title`.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.rest.title = Some(title.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> RecapCompletedParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RecapCompletedParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::outcome, RecapOutcome>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, outcome, session_id) = self.required;
-        let rest = self.rest;
-        RecapCompletedParams {
-            command_id: command_id.value(),
-            outcome: outcome.value(),
-            session_id: session_id.value(),
-            reason: rest.reason,
-            text: rest.text,
-            title: rest.title,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RecapCompletedParams, RecapCompletedParamsBuilder, RecapCompletedParamsBuilderRest, unknown, " A builder of [`RecapCompletedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `outcome`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 outcome outcome: RecapOutcome => RecapOutcome, "outcome", outcome;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional reason reason: RecapFailureReason => RecapFailureReason, "reason";
+        optional text text: String => String, "text";
+        optional title title: String => String, "title";
+    ]
 }
 impl Validate for RecapCompletedParams {}
 #[cfg(feature = "schemars")]
@@ -536,83 +292,13 @@ impl crate::sample::Sample for RecapRequestParams {
         value
     }
 }
-impl RecapRequestParams {
-    /// Starts a [`RecapRequestParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RecapRequestParamsBuilder {
-        RecapRequestParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: RecapRequestParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RecapRequestParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct RecapRequestParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: RecapRequestParamsBuilderRest,
-}
-struct RecapRequestParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> RecapRequestParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> RecapRequestParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        RecapRequestParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> RecapRequestParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> RecapRequestParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        RecapRequestParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RecapRequestParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> RecapRequestParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RecapRequestParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        RecapRequestParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RecapRequestParams, RecapRequestParamsBuilder, RecapRequestParamsBuilderRest, unknown, " A builder of [`RecapRequestParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for RecapRequestParams {}
 #[cfg(feature = "schemars")]
@@ -658,83 +344,13 @@ impl crate::sample::Sample for RecapRequestResult {
         value
     }
 }
-impl RecapRequestResult {
-    /// Starts a [`RecapRequestResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> RecapRequestResultBuilder {
-        RecapRequestResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: RecapRequestResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`RecapRequestResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct RecapRequestResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: RecapRequestResultBuilderRest,
-}
-struct RecapRequestResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> RecapRequestResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> RecapRequestResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        RecapRequestResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> RecapRequestResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> RecapRequestResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        RecapRequestResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> RecapRequestResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> RecapRequestResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> RecapRequestResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        RecapRequestResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    RecapRequestResult, RecapRequestResultBuilder, RecapRequestResultBuilderRest, unknown, " A builder of [`RecapRequestResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for RecapRequestResult {}
 #[cfg(feature = "schemars")]

@@ -286,411 +286,55 @@ impl crate::sample::Sample for Session {
         value
     }
 }
-impl Session {
-    /// Starts a [`SessionBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionBuilder {
-        SessionBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionBuilderRest {
-                active_turn_id: None,
-                approval_mode: None,
-                attention: None,
-                branch: None,
-                created_by_client: None,
-                #[cfg(feature = "experimental")]
-                current_limits: None,
-                drive_holder: None,
-                first_user_prompt: None,
-                forked_from: None,
-                generated_name: None,
-                item_count: None,
-                kind: None,
-                last_activity_at: None,
-                log_bytes: None,
-                model_id: None,
-                name: None,
-                name_origin: None,
-                parent_session_id: None,
-                #[cfg(feature = "experimental")]
-                permission_state: None,
-                provider_id: None,
-                resumed_by_client: None,
-                #[cfg(feature = "experimental")]
-                running_elsewhere: None,
-                side_from: crate::Tristate::Absent,
-                spawned_by: None,
-                title: None,
-                workspace_root: None,
-                #[cfg(feature = "experimental")]
-                worktree: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`Session`]: set members by name; `build()` is there once the required ones (`createdAt`, `path`, `sessionId`, `status`, `turnCount`, `updatedAt`) are.
-#[must_use]
-pub struct SessionBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionBuilderRest,
-}
-struct SessionBuilderRest {
-    active_turn_id: Option<String>,
-    approval_mode: Option<Box<EffectiveApprovalModeState>>,
-    attention: Option<Vec<AttentionFlag>>,
-    branch: Option<String>,
-    created_by_client: Option<Box<ClientInfo>>,
-    #[cfg(feature = "experimental")]
-    current_limits: Option<Box<SessionLimits>>,
-    drive_holder: Option<Box<ClientInfo>>,
-    first_user_prompt: Option<String>,
-    forked_from: Option<Box<ForkProvenance>>,
-    generated_name: Option<String>,
-    item_count: Option<i64>,
-    kind: Option<SessionKind>,
-    last_activity_at: Option<String>,
-    log_bytes: Option<i64>,
-    model_id: Option<String>,
-    name: Option<String>,
-    name_origin: Option<SessionNameOrigin>,
-    parent_session_id: Option<String>,
-    #[cfg(feature = "experimental")]
-    permission_state: Option<Box<EffectivePermissionState>>,
-    provider_id: Option<String>,
-    resumed_by_client: Option<Box<ClientInfo>>,
-    #[cfg(feature = "experimental")]
-    running_elsewhere: Option<RunningElsewhere>,
-    side_from: Tristate<Box<SideProvenance>>,
-    spawned_by: Option<Box<SessionSpawnedBy>>,
-    title: Option<String>,
-    workspace_root: Option<String>,
-    #[cfg(feature = "experimental")]
-    worktree: Option<SessionWorktree>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3, T4, T5> SessionBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `createdAt`.
-    pub fn created_at(
-        self,
-        created_at: impl Into<String>,
-    ) -> SessionBuilder<(String, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        SessionBuilder {
-            required: (created_at.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3, T4, T5> SessionBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `path`.
-    pub fn path(
-        self,
-        path: impl Into<String>,
-    ) -> SessionBuilder<(T0, String, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        SessionBuilder {
-            required: (t0, path.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3, T4, T5> SessionBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionBuilder<(T0, T1, String, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        SessionBuilder {
-            required: (t0, t1, session_id.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T4, T5> SessionBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<SessionStatus>,
-    ) -> SessionBuilder<(T0, T1, T2, SessionStatus, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        SessionBuilder {
-            required: (t0, t1, t2, status.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T3, T5> SessionBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `turnCount`.
-    pub fn turn_count(
-        self,
-        turn_count: impl Into<i64>,
-    ) -> SessionBuilder<(T0, T1, T2, T3, i64, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        SessionBuilder {
-            required: (t0, t1, t2, t3, turn_count.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T3, T4> SessionBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `updatedAt`.
-    pub fn updated_at(
-        self,
-        updated_at: impl Into<String>,
-    ) -> SessionBuilder<(T0, T1, T2, T3, T4, String)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        SessionBuilder {
-            required: (t0, t1, t2, t3, t4, updated_at.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionBuilder<R> {
-    /// Sets (else it is written as `null`) `activeTurnId`.
-    pub fn active_turn_id(mut self, active_turn_id: impl Into<String>) -> Self {
-        self.rest.active_turn_id = Some(active_turn_id.into());
-        self
-    }
-    /// Sets (else it is left out) `approvalMode`.
-    pub fn approval_mode(
-        mut self,
-        approval_mode: impl Into<EffectiveApprovalModeState>,
-    ) -> Self {
-        self.rest.approval_mode = Some(Box::new(approval_mode.into()));
-        self
-    }
-    /// Sets (else it is left out) `attention`.
-    pub fn attention(mut self, attention: impl Into<Vec<AttentionFlag>>) -> Self {
-        self.rest.attention = Some(attention.into());
-        self
-    }
-    /// Sets (else it is left out) `branch`.
-    pub fn branch(mut self, branch: impl Into<String>) -> Self {
-        self.rest.branch = Some(branch.into());
-        self
-    }
-    /// Sets (else it is left out) `createdByClient`.
-    pub fn created_by_client(
-        mut self,
-        created_by_client: impl Into<ClientInfo>,
-    ) -> Self {
-        self.rest.created_by_client = Some(Box::new(created_by_client.into()));
-        self
-    }
-    /// Sets (else it is left out) `currentLimits`.
-    #[cfg(feature = "experimental")]
-    pub fn current_limits(mut self, current_limits: impl Into<SessionLimits>) -> Self {
-        self.rest.current_limits = Some(Box::new(current_limits.into()));
-        self
-    }
-    /// Sets (else it is left out) `driveHolder`.
-    pub fn drive_holder(mut self, drive_holder: impl Into<ClientInfo>) -> Self {
-        self.rest.drive_holder = Some(Box::new(drive_holder.into()));
-        self
-    }
-    /// Sets (else it is left out) `firstUserPrompt`.
-    pub fn first_user_prompt(mut self, first_user_prompt: impl Into<String>) -> Self {
-        self.rest.first_user_prompt = Some(first_user_prompt.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `forkedFrom`.
-    pub fn forked_from(mut self, forked_from: impl Into<ForkProvenance>) -> Self {
-        self.rest.forked_from = Some(Box::new(forked_from.into()));
-        self
-    }
-    /// Sets (else it is left out) `generatedName`.
-    pub fn generated_name(mut self, generated_name: impl Into<String>) -> Self {
-        self.rest.generated_name = Some(generated_name.into());
-        self
-    }
-    /// Sets (else it is left out) `itemCount`.
-    pub fn item_count(mut self, item_count: impl Into<i64>) -> Self {
-        self.rest.item_count = Some(item_count.into());
-        self
-    }
-    /// Sets (else it is left out) `kind`.
-    pub fn kind(mut self, kind: impl Into<SessionKind>) -> Self {
-        self.rest.kind = Some(kind.into());
-        self
-    }
-    /// Sets (else it is left out) `lastActivityAt`.
-    pub fn last_activity_at(mut self, last_activity_at: impl Into<String>) -> Self {
-        self.rest.last_activity_at = Some(last_activity_at.into());
-        self
-    }
-    /// Sets (else it is left out) `logBytes`.
-    pub fn log_bytes(mut self, log_bytes: impl Into<i64>) -> Self {
-        self.rest.log_bytes = Some(log_bytes.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `modelId`.
-    pub fn model_id(mut self, model_id: impl Into<String>) -> Self {
-        self.rest.model_id = Some(model_id.into());
-        self
-    }
-    /// Sets (else it is left out) `name`.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.rest.name = Some(name.into());
-        self
-    }
-    /// Sets (else it is left out) `nameOrigin`.
-    pub fn name_origin(mut self, name_origin: impl Into<SessionNameOrigin>) -> Self {
-        self.rest.name_origin = Some(name_origin.into());
-        self
-    }
-    /// Sets (else it is left out) `parentSessionId`.
-    pub fn parent_session_id(mut self, parent_session_id: impl Into<String>) -> Self {
-        self.rest.parent_session_id = Some(parent_session_id.into());
-        self
-    }
-    /// Sets (else it is left out) `permissionState`.
-    #[cfg(feature = "experimental")]
-    pub fn permission_state(
-        mut self,
-        permission_state: impl Into<EffectivePermissionState>,
-    ) -> Self {
-        self.rest.permission_state = Some(Box::new(permission_state.into()));
-        self
-    }
-    /// Sets (else it is written as `null`) `providerId`.
-    pub fn provider_id(mut self, provider_id: impl Into<String>) -> Self {
-        self.rest.provider_id = Some(provider_id.into());
-        self
-    }
-    /// Sets (else it is left out) `resumedByClient`.
-    pub fn resumed_by_client(
-        mut self,
-        resumed_by_client: impl Into<ClientInfo>,
-    ) -> Self {
-        self.rest.resumed_by_client = Some(Box::new(resumed_by_client.into()));
-        self
-    }
-    /// Sets (else it is left out) `runningElsewhere`.
-    #[cfg(feature = "experimental")]
-    pub fn running_elsewhere(
-        mut self,
-        running_elsewhere: impl Into<RunningElsewhere>,
-    ) -> Self {
-        self.rest.running_elsewhere = Some(running_elsewhere.into());
-        self
-    }
-    /// Sets to a value (else it is left out) `sideFrom`.
-    pub fn side_from(mut self, side_from: impl Into<SideProvenance>) -> Self {
-        self.rest.side_from = crate::Tristate::Value(Box::new(side_from.into()));
-        self
-    }
-    /// Sets `sideFrom` to `null` (else it is left out).
-    pub fn side_from_null(mut self) -> Self {
-        self.rest.side_from = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `spawnedBy`.
-    pub fn spawned_by(mut self, spawned_by: impl Into<SessionSpawnedBy>) -> Self {
-        self.rest.spawned_by = Some(Box::new(spawned_by.into()));
-        self
-    }
-    /// Sets (else it is left out) `title`.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.rest.title = Some(title.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `workspaceRoot`.
-    pub fn workspace_root(mut self, workspace_root: impl Into<String>) -> Self {
-        self.rest.workspace_root = Some(workspace_root.into());
-        self
-    }
-    /// Sets (else it is left out) `worktree`.
-    #[cfg(feature = "experimental")]
-    pub fn worktree(mut self, worktree: impl Into<SessionWorktree>) -> Self {
-        self.rest.worktree = Some(worktree.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5> SessionBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> Session
-    where
-        T0: crate::support::Has<crate::members::createdAt, String>,
-        T1: crate::support::Has<crate::members::path, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::status, SessionStatus>,
-        T4: crate::support::Has<crate::members::turnCount, i64>,
-        T5: crate::support::Has<crate::members::updatedAt, String>,
-    {
-        let (created_at, path, session_id, status, turn_count, updated_at) = self
-            .required;
-        let rest = self.rest;
-        Session {
-            created_at: created_at.value(),
-            path: path.value(),
-            session_id: session_id.value(),
-            status: status.value(),
-            turn_count: turn_count.value(),
-            updated_at: updated_at.value(),
-            active_turn_id: rest.active_turn_id,
-            approval_mode: rest.approval_mode,
-            attention: rest.attention,
-            branch: rest.branch,
-            created_by_client: rest.created_by_client,
-            #[cfg(feature = "experimental")]
-            current_limits: rest.current_limits,
-            drive_holder: rest.drive_holder,
-            first_user_prompt: rest.first_user_prompt,
-            forked_from: rest.forked_from,
-            generated_name: rest.generated_name,
-            item_count: rest.item_count,
-            kind: rest.kind,
-            last_activity_at: rest.last_activity_at,
-            log_bytes: rest.log_bytes,
-            model_id: rest.model_id,
-            name: rest.name,
-            name_origin: rest.name_origin,
-            parent_session_id: rest.parent_session_id,
-            #[cfg(feature = "experimental")]
-            permission_state: rest.permission_state,
-            provider_id: rest.provider_id,
-            resumed_by_client: rest.resumed_by_client,
-            #[cfg(feature = "experimental")]
-            running_elsewhere: rest.running_elsewhere,
-            side_from: rest.side_from,
-            spawned_by: rest.spawned_by,
-            title: rest.title,
-            workspace_root: rest.workspace_root,
-            #[cfg(feature = "experimental")]
-            worktree: rest.worktree,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    Session, SessionBuilder, SessionBuilderRest, unknown, " A builder of [`Session`]: set members by name; `build()` compiles once the required ones (`createdAt`, `path`, `sessionId`, `status`, `turnCount`, `updatedAt`) are.";
+    required [
+        T0 created_at created_at: String => String, "createdAt", createdAt;
+        T1 path path: String => String, "path", path;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 status status: SessionStatus => SessionStatus, "status", status;
+        T4 turn_count turn_count: i64 => i64, "turnCount", turnCount;
+        T5 updated_at updated_at: String => String, "updatedAt", updatedAt;
+    ]
+    optional [
+        nullable active_turn_id active_turn_id: String => String, "activeTurnId";
+        optional approval_mode approval_mode: EffectiveApprovalModeState => Box<EffectiveApprovalModeState>, "approvalMode";
+        optional attention attention: Vec<AttentionFlag> => Vec<AttentionFlag>, "attention";
+        optional branch branch: String => String, "branch";
+        optional created_by_client created_by_client: ClientInfo => Box<ClientInfo>, "createdByClient";
+        # [
+        cfg(feature = "experimental")    ]
+    optional current_limits current_limits: SessionLimits => Box<SessionLimits>, "currentLimits";
+        optional drive_holder drive_holder: ClientInfo => Box<ClientInfo>, "driveHolder";
+        optional first_user_prompt first_user_prompt: String => String, "firstUserPrompt";
+        nullable forked_from forked_from: ForkProvenance => Box<ForkProvenance>, "forkedFrom";
+        optional generated_name generated_name: String => String, "generatedName";
+        optional item_count item_count: i64 => i64, "itemCount";
+        optional kind kind: SessionKind => SessionKind, "kind";
+        optional last_activity_at last_activity_at: String => String, "lastActivityAt";
+        optional log_bytes log_bytes: i64 => i64, "logBytes";
+        nullable model_id model_id: String => String, "modelId";
+        optional name name: String => String, "name";
+        optional name_origin name_origin: SessionNameOrigin => SessionNameOrigin, "nameOrigin";
+        optional parent_session_id parent_session_id: String => String, "parentSessionId";
+        # [
+        cfg(feature = "experimental")    ]
+    optional permission_state permission_state: EffectivePermissionState => Box<EffectivePermissionState>, "permissionState";
+        nullable provider_id provider_id: String => String, "providerId";
+        optional resumed_by_client resumed_by_client: ClientInfo => Box<ClientInfo>, "resumedByClient";
+        # [
+        cfg(feature = "experimental")    ]
+    optional running_elsewhere running_elsewhere: RunningElsewhere => RunningElsewhere, "runningElsewhere";
+        tristate side_from side_from [
+        side_from_null    ]
+    : SideProvenance => Box<SideProvenance>, "sideFrom";
+        optional spawned_by spawned_by: SessionSpawnedBy => Box<SessionSpawnedBy>, "spawnedBy";
+        optional title title: String => String, "title";
+        nullable workspace_root workspace_root: String => String, "workspaceRoot";
+        # [
+        cfg(feature = "experimental")    ]
+    optional worktree worktree: SessionWorktree => SessionWorktree, "worktree";
+    ]
 }
 impl Validate for Session {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -786,258 +430,18 @@ impl crate::sample::Sample for SessionApprovalModeChangedParams {
         value
     }
 }
-impl SessionApprovalModeChangedParams {
-    /// Starts a [`SessionApprovalModeChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionApprovalModeChangedParamsBuilder {
-        SessionApprovalModeChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionApprovalModeChangedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionApprovalModeChangedParams`]: set members by name; `build()` is there once the required ones (`clientName`, `commandId`, `mode`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct SessionApprovalModeChangedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionApprovalModeChangedParamsBuilderRest,
-}
-struct SessionApprovalModeChangedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> SessionApprovalModeChangedParamsBuilder<
-    (crate::support::Unset, T1, T2, T3, T4, T5, T6),
-> {
-    /// Sets `clientName`.
-    pub fn client_name(
-        self,
-        client_name: impl Into<String>,
-    ) -> SessionApprovalModeChangedParamsBuilder<(String, T1, T2, T3, T4, T5, T6)> {
-        let (_, t1, t2, t3, t4, t5, t6) = self.required;
-        SessionApprovalModeChangedParamsBuilder {
-            required: (client_name.into(), t1, t2, t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> SessionApprovalModeChangedParamsBuilder<
-    (T0, crate::support::Unset, T2, T3, T4, T5, T6),
-> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionApprovalModeChangedParamsBuilder<(T0, String, T2, T3, T4, T5, T6)> {
-        let (t0, _, t2, t3, t4, t5, t6) = self.required;
-        SessionApprovalModeChangedParamsBuilder {
-            required: (t0, command_id.into(), t2, t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-> SessionApprovalModeChangedParamsBuilder<
-    (T0, T1, crate::support::Unset, T3, T4, T5, T6),
-> {
-    /// Sets `mode`.
-    pub fn mode(
-        self,
-        mode: impl Into<ApprovalMode>,
-    ) -> SessionApprovalModeChangedParamsBuilder<
-        (T0, T1, ApprovalMode, T3, T4, T5, T6),
-    > {
-        let (t0, t1, _, t3, t4, t5, t6) = self.required;
-        SessionApprovalModeChangedParamsBuilder {
-            required: (t0, t1, mode.into(), t3, t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-> SessionApprovalModeChangedParamsBuilder<
-    (T0, T1, T2, crate::support::Unset, T4, T5, T6),
-> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionApprovalModeChangedParamsBuilder<(T0, T1, T2, String, T4, T5, T6)> {
-        let (t0, t1, t2, _, t4, t5, t6) = self.required;
-        SessionApprovalModeChangedParamsBuilder {
-            required: (t0, t1, t2, session_id.into(), t4, t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-> SessionApprovalModeChangedParamsBuilder<
-    (T0, T1, T2, T3, crate::support::Unset, T5, T6),
-> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<ApprovalModeSource>,
-    ) -> SessionApprovalModeChangedParamsBuilder<
-        (T0, T1, T2, T3, ApprovalModeSource, T5, T6),
-    > {
-        let (t0, t1, t2, t3, _, t5, t6) = self.required;
-        SessionApprovalModeChangedParamsBuilder {
-            required: (t0, t1, t2, t3, source.into(), t5, t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-> SessionApprovalModeChangedParamsBuilder<
-    (T0, T1, T2, T3, T4, crate::support::Unset, T6),
-> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionApprovalModeChangedParamsBuilder<(T0, T1, T2, T3, T4, SourceRange, T6)> {
-        let (t0, t1, t2, t3, t4, _, t6) = self.required;
-        SessionApprovalModeChangedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, source_range.into(), t6),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> SessionApprovalModeChangedParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, crate::support::Unset),
-> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionApprovalModeChangedParamsBuilder<(T0, T1, T2, T3, T4, T5, String)> {
-        let (t0, t1, t2, t3, t4, t5, _) = self.required;
-        SessionApprovalModeChangedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionApprovalModeChangedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> SessionApprovalModeChangedParamsBuilder<(T0, T1, T2, T3, T4, T5, T6)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionApprovalModeChangedParams
-    where
-        T0: crate::support::Has<crate::members::clientName, String>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<crate::members::mode, ApprovalMode>,
-        T3: crate::support::Has<crate::members::sessionId, String>,
-        T4: crate::support::Has<crate::members::source, ApprovalModeSource>,
-        T5: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T6: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            client_name,
-            command_id,
-            mode,
-            session_id,
-            source,
-            source_range,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        SessionApprovalModeChangedParams {
-            client_name: client_name.value(),
-            command_id: command_id.value(),
-            mode: mode.value(),
-            session_id: session_id.value(),
-            source: source.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionApprovalModeChangedParams, SessionApprovalModeChangedParamsBuilder, SessionApprovalModeChangedParamsBuilderRest, unknown, " A builder of [`SessionApprovalModeChangedParams`]: set members by name; `build()` compiles once the required ones (`clientName`, `commandId`, `mode`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 client_name client_name: String => String, "clientName", clientName;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 mode mode: ApprovalMode => ApprovalMode, "mode", mode;
+        T3 session_id session_id: String => String, "sessionId", sessionId;
+        T4 source source: ApprovalModeSource => ApprovalModeSource, "source", source;
+        T5 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T6 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for SessionApprovalModeChangedParams {}
 #[cfg(feature = "schemars")]
@@ -1116,140 +520,18 @@ impl crate::sample::Sample for SessionBranchChangedParams {
         value
     }
 }
-impl SessionBranchChangedParams {
-    /// Starts a [`SessionBranchChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionBranchChangedParamsBuilder {
-        SessionBranchChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionBranchChangedParamsBuilderRest {
-                branch: None,
-                vcs: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionBranchChangedParams`]: set members by name; `build()` is there once the required ones (`sessionId`, `sourceRange`, `viewCursor`, `workspaceRoot`) are.
-#[must_use]
-pub struct SessionBranchChangedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionBranchChangedParamsBuilderRest,
-}
-struct SessionBranchChangedParamsBuilderRest {
-    branch: Option<String>,
-    vcs: Option<Vcs>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SessionBranchChangedParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionBranchChangedParamsBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SessionBranchChangedParamsBuilder {
-            required: (session_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SessionBranchChangedParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionBranchChangedParamsBuilder<(T0, SourceRange, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SessionBranchChangedParamsBuilder {
-            required: (t0, source_range.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SessionBranchChangedParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionBranchChangedParamsBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SessionBranchChangedParamsBuilder {
-            required: (t0, t1, view_cursor.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SessionBranchChangedParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `workspaceRoot`.
-    pub fn workspace_root(
-        self,
-        workspace_root: impl Into<String>,
-    ) -> SessionBranchChangedParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionBranchChangedParamsBuilder {
-            required: (t0, t1, t2, workspace_root.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionBranchChangedParamsBuilder<R> {
-    /// Sets (else it is written as `null`) `branch`.
-    pub fn branch(mut self, branch: impl Into<String>) -> Self {
-        self.rest.branch = Some(branch.into());
-        self
-    }
-    /// Sets (else it is left out) `vcs`.
-    pub fn vcs(mut self, vcs: impl Into<Vcs>) -> Self {
-        self.rest.vcs = Some(vcs.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SessionBranchChangedParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionBranchChangedParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-        T1: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T2: crate::support::Has<crate::members::viewCursor, String>,
-        T3: crate::support::Has<crate::members::workspaceRoot, String>,
-    {
-        let (session_id, source_range, view_cursor, workspace_root) = self.required;
-        let rest = self.rest;
-        SessionBranchChangedParams {
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            workspace_root: workspace_root.value(),
-            branch: rest.branch,
-            vcs: rest.vcs,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionBranchChangedParams, SessionBranchChangedParamsBuilder, SessionBranchChangedParamsBuilderRest, unknown, " A builder of [`SessionBranchChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `sourceRange`, `viewCursor`, `workspaceRoot`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+        T1 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T2 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+        T3 workspace_root workspace_root: String => String, "workspaceRoot", workspaceRoot;
+    ]
+    optional [
+        nullable branch branch: String => String, "branch";
+        optional vcs vcs: Vcs => Vcs, "vcs";
+    ]
 }
 impl Validate for SessionBranchChangedParams {}
 #[cfg(feature = "schemars")]
@@ -1302,91 +584,15 @@ impl crate::sample::Sample for SessionClosedParams {
         value
     }
 }
-impl SessionClosedParams {
-    /// Starts a [`SessionClosedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionClosedParamsBuilder {
-        SessionClosedParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionClosedParamsBuilderRest {
-                view_cursor: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionClosedParams`]: set members by name; `build()` is there once the required ones (`reason`, `sessionId`) are.
-#[must_use]
-pub struct SessionClosedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionClosedParamsBuilderRest,
-}
-struct SessionClosedParamsBuilderRest {
-    view_cursor: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionClosedParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `reason`.
-    pub fn reason(
-        self,
-        reason: impl Into<SessionClosedReason>,
-    ) -> SessionClosedParamsBuilder<(SessionClosedReason, T1)> {
-        let (_, t1) = self.required;
-        SessionClosedParamsBuilder {
-            required: (reason.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionClosedParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionClosedParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionClosedParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionClosedParamsBuilder<R> {
-    /// Sets (else it is written as `null`) `viewCursor`.
-    pub fn view_cursor(mut self, view_cursor: impl Into<String>) -> Self {
-        self.rest.view_cursor = Some(view_cursor.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionClosedParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionClosedParams
-    where
-        T0: crate::support::Has<crate::members::reason, SessionClosedReason>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (reason, session_id) = self.required;
-        let rest = self.rest;
-        SessionClosedParams {
-            reason: reason.value(),
-            session_id: session_id.value(),
-            view_cursor: rest.view_cursor,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionClosedParams, SessionClosedParamsBuilder, SessionClosedParamsBuilderRest, unknown, " A builder of [`SessionClosedParams`]: set members by name; `build()` compiles once the required ones (`reason`, `sessionId`) are.";
+    required [
+        T0 reason reason: SessionClosedReason => SessionClosedReason, "reason", reason;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        nullable view_cursor view_cursor: String => String, "viewCursor";
+    ]
 }
 impl Validate for SessionClosedParams {}
 #[cfg(feature = "schemars")]
@@ -1480,91 +686,15 @@ impl crate::sample::Sample for SessionCompactParams {
         value
     }
 }
-impl SessionCompactParams {
-    /// Starts a [`SessionCompactParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionCompactParamsBuilder {
-        SessionCompactParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionCompactParamsBuilderRest {
-                turn_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionCompactParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct SessionCompactParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionCompactParamsBuilderRest,
-}
-struct SessionCompactParamsBuilderRest {
-    turn_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionCompactParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionCompactParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionCompactParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionCompactParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionCompactParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionCompactParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionCompactParamsBuilder<R> {
-    /// Sets (else it is left out) `turnId`.
-    pub fn turn_id(mut self, turn_id: impl Into<String>) -> Self {
-        self.rest.turn_id = Some(turn_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionCompactParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionCompactParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        SessionCompactParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            turn_id: rest.turn_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionCompactParams, SessionCompactParamsBuilder, SessionCompactParamsBuilderRest, unknown, " A builder of [`SessionCompactParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional turn_id turn_id: String => String, "turnId";
+    ]
 }
 impl Validate for SessionCompactParams {}
 #[cfg(feature = "schemars")]
@@ -1615,91 +745,15 @@ impl crate::sample::Sample for SessionCompactResult {
         value
     }
 }
-impl SessionCompactResult {
-    /// Starts a [`SessionCompactResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionCompactResultBuilder {
-        SessionCompactResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionCompactResultBuilderRest {
-                reason: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionCompactResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct SessionCompactResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionCompactResultBuilderRest,
-}
-struct SessionCompactResultBuilderRest {
-    reason: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionCompactResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionCompactResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionCompactResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionCompactResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CompactStatus>,
-    ) -> SessionCompactResultBuilder<(T0, CompactStatus)> {
-        let (t0, _) = self.required;
-        SessionCompactResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionCompactResultBuilder<R> {
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionCompactResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionCompactResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CompactStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        SessionCompactResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            reason: rest.reason,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionCompactResult, SessionCompactResultBuilder, SessionCompactResultBuilderRest, unknown, " A builder of [`SessionCompactResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CompactStatus => CompactStatus, "status", status;
+    ]
+    optional [
+        optional reason reason: String => String, "reason";
+    ]
 }
 impl Validate for SessionCompactResult {}
 #[cfg(feature = "schemars")]
@@ -1751,62 +805,12 @@ impl SessionConfig {
         }
     }
 }
-impl SessionConfig {
-    /// Starts a [`SessionConfigBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionConfigBuilder {
-        SessionConfigBuilder {
-            required: (),
-            rest: SessionConfigBuilderRest {
-                mcp_servers: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionConfig`]: set members by name, then `build()`.
-#[must_use]
-pub struct SessionConfigBuilder<R = ()> {
-    required: R,
-    rest: SessionConfigBuilderRest,
-}
-struct SessionConfigBuilderRest {
-    mcp_servers: Option<std::collections::BTreeMap<String, SessionMcpServerConfig>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> SessionConfigBuilder<R> {
-    /// Sets (else it is left out) `mcpServers`.
-    pub fn mcp_servers(
-        mut self,
-        mcp_servers: impl Into<
-            std::collections::BTreeMap<String, SessionMcpServerConfig>,
-        >,
-    ) -> Self {
-        self.rest.mcp_servers = Some(mcp_servers.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl SessionConfigBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionConfig {
-        let () = self.required;
-        let rest = self.rest;
-        SessionConfig {
-            mcp_servers: rest.mcp_servers,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionConfig, SessionConfigBuilder, SessionConfigBuilderRest, unknown, " A builder of [`SessionConfig`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional mcp_servers mcp_servers: std::collections::BTreeMap<String, SessionMcpServerConfig> => std::collections::BTreeMap<String, SessionMcpServerConfig>, "mcpServers";
+    ]
 }
 impl Validate for SessionConfig {}
 #[cfg(feature = "schemars")]
@@ -1882,175 +886,18 @@ impl crate::sample::Sample for SessionContextUsageParams {
         value
     }
 }
-impl SessionContextUsageParams {
-    /// Starts a [`SessionContextUsageParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionContextUsageParamsBuilder {
-        SessionContextUsageParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionContextUsageParamsBuilderRest {
-                window_tokens: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionContextUsageParams`]: set members by name; `build()` is there once the required ones (`pressure`, `sessionId`, `sourceRange`, `usedTokens`, `viewCursor`) are.
-#[must_use]
-pub struct SessionContextUsageParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionContextUsageParamsBuilderRest,
-}
-struct SessionContextUsageParamsBuilderRest {
-    window_tokens: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> SessionContextUsageParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `pressure`.
-    pub fn pressure(
-        self,
-        pressure: impl Into<ContextPressureLevel>,
-    ) -> SessionContextUsageParamsBuilder<(ContextPressureLevel, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        SessionContextUsageParamsBuilder {
-            required: (pressure.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> SessionContextUsageParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionContextUsageParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        SessionContextUsageParamsBuilder {
-            required: (t0, session_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> SessionContextUsageParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionContextUsageParamsBuilder<(T0, T1, SourceRange, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        SessionContextUsageParamsBuilder {
-            required: (t0, t1, source_range.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> SessionContextUsageParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `usedTokens`.
-    pub fn used_tokens(
-        self,
-        used_tokens: impl Into<i64>,
-    ) -> SessionContextUsageParamsBuilder<(T0, T1, T2, i64, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        SessionContextUsageParamsBuilder {
-            required: (t0, t1, t2, used_tokens.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> SessionContextUsageParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionContextUsageParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        SessionContextUsageParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionContextUsageParamsBuilder<R> {
-    /// Sets (else it is left out) `windowTokens`.
-    pub fn window_tokens(mut self, window_tokens: impl Into<i64>) -> Self {
-        self.rest.window_tokens = Some(window_tokens.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> SessionContextUsageParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionContextUsageParams
-    where
-        T0: crate::support::Has<crate::members::pressure, ContextPressureLevel>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::usedTokens, i64>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (pressure, session_id, source_range, used_tokens, view_cursor) = self
-            .required;
-        let rest = self.rest;
-        SessionContextUsageParams {
-            pressure: pressure.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            used_tokens: used_tokens.value(),
-            view_cursor: view_cursor.value(),
-            window_tokens: rest.window_tokens,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionContextUsageParams, SessionContextUsageParamsBuilder, SessionContextUsageParamsBuilderRest, unknown, " A builder of [`SessionContextUsageParams`]: set members by name; `build()` compiles once the required ones (`pressure`, `sessionId`, `sourceRange`, `usedTokens`, `viewCursor`) are.";
+    required [
+        T0 pressure pressure: ContextPressureLevel => ContextPressureLevel, "pressure", pressure;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 used_tokens used_tokens: i64 => i64, "usedTokens", usedTokens;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional window_tokens window_tokens: i64 => i64, "windowTokens";
+    ]
 }
 impl Validate for SessionContextUsageParams {}
 #[cfg(feature = "schemars")]
@@ -2142,97 +989,16 @@ impl crate::sample::Sample for SessionForkParams {
         value
     }
 }
-impl SessionForkParams {
-    /// Starts a [`SessionForkParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionForkParamsBuilder {
-        SessionForkParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionForkParamsBuilderRest {
-                cut_point: None,
-                exclude_items: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionForkParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct SessionForkParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: SessionForkParamsBuilderRest,
-}
-struct SessionForkParamsBuilderRest {
-    cut_point: Option<ForkCutPoint>,
-    exclude_items: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionForkParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionForkParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionForkParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionForkParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionForkParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionForkParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionForkParamsBuilder<R> {
-    /// Sets (else it is left out) `cutPoint`.
-    pub fn cut_point(mut self, cut_point: impl Into<ForkCutPoint>) -> Self {
-        self.rest.cut_point = Some(cut_point.into());
-        self
-    }
-    /// Sets (else it is left out) `excludeItems`.
-    pub fn exclude_items(mut self, exclude_items: impl Into<bool>) -> Self {
-        self.rest.exclude_items = Some(exclude_items.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionForkParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionForkParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        SessionForkParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            cut_point: rest.cut_point,
-            exclude_items: rest.exclude_items,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionForkParams, SessionForkParamsBuilder, SessionForkParamsBuilderRest, unknown, " A builder of [`SessionForkParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional cut_point cut_point: ForkCutPoint => ForkCutPoint, "cutPoint";
+        optional exclude_items exclude_items: bool => bool, "excludeItems";
+    ]
 }
 impl Validate for SessionForkParams {}
 #[cfg(feature = "schemars")]
@@ -2290,127 +1056,15 @@ impl crate::sample::Sample for SessionForkResult {
         value
     }
 }
-impl SessionForkResult {
-    /// Starts a [`SessionForkResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionForkResultBuilder {
-        SessionForkResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionForkResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionForkResult`]: set members by name; `build()` is there once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.
-#[must_use]
-pub struct SessionForkResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionForkResultBuilderRest,
-}
-struct SessionForkResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SessionForkResultBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `history`.
-    pub fn history(
-        self,
-        history: impl Into<SessionHistory>,
-    ) -> SessionForkResultBuilder<(SessionHistory, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SessionForkResultBuilder {
-            required: (history.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SessionForkResultBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `pendingRequests`.
-    pub fn pending_requests(
-        self,
-        pending_requests: impl Into<Vec<PendingRequestPointer>>,
-    ) -> SessionForkResultBuilder<(T0, Vec<PendingRequestPointer>, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SessionForkResultBuilder {
-            required: (t0, pending_requests.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SessionForkResultBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `session`.
-    pub fn session(
-        self,
-        session: impl Into<Session>,
-    ) -> SessionForkResultBuilder<(T0, T1, Box<Session>, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SessionForkResultBuilder {
-            required: (t0, t1, Box::new(session.into()), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SessionForkResultBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionForkResultBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionForkResultBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionForkResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SessionForkResultBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionForkResult
-    where
-        T0: crate::support::Has<crate::members::history, SessionHistory>,
-        T1: crate::support::Has<
-            crate::members::pendingRequests,
-            Vec<PendingRequestPointer>,
-        >,
-        T2: crate::support::Has<crate::members::session, Box<Session>>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (history, pending_requests, session, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionForkResult {
-            history: history.value(),
-            pending_requests: pending_requests.value(),
-            session: session.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionForkResult, SessionForkResultBuilder, SessionForkResultBuilderRest, unknown, " A builder of [`SessionForkResult`]: set members by name; `build()` compiles once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.";
+    required [
+        T0 history history: SessionHistory => SessionHistory, "history", history;
+        T1 pending_requests pending_requests: Vec<PendingRequestPointer> => Vec<PendingRequestPointer>, "pendingRequests", pendingRequests;
+        T2 session session: Session => Box<Session>, "session", session;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for SessionForkResult {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -2477,110 +1131,16 @@ impl crate::sample::Sample for SessionGoalChangedParams {
         value
     }
 }
-impl SessionGoalChangedParams {
-    /// Starts a [`SessionGoalChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionGoalChangedParamsBuilder {
-        SessionGoalChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionGoalChangedParamsBuilderRest {
-                goal: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionGoalChangedParams`]: set members by name; `build()` is there once the required ones (`sessionId`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct SessionGoalChangedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionGoalChangedParamsBuilderRest,
-}
-struct SessionGoalChangedParamsBuilderRest {
-    goal: Option<Box<Goal>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SessionGoalChangedParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionGoalChangedParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionGoalChangedParamsBuilder {
-            required: (session_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SessionGoalChangedParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionGoalChangedParamsBuilder<(T0, SourceRange, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionGoalChangedParamsBuilder {
-            required: (t0, source_range.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SessionGoalChangedParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionGoalChangedParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionGoalChangedParamsBuilder {
-            required: (t0, t1, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionGoalChangedParamsBuilder<R> {
-    /// Sets (else it is written as `null`) `goal`.
-    pub fn goal(mut self, goal: impl Into<Goal>) -> Self {
-        self.rest.goal = Some(Box::new(goal.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SessionGoalChangedParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionGoalChangedParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-        T1: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T2: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (session_id, source_range, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionGoalChangedParams {
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            goal: rest.goal,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionGoalChangedParams, SessionGoalChangedParamsBuilder, SessionGoalChangedParamsBuilderRest, unknown, " A builder of [`SessionGoalChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+        T1 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T2 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        nullable goal goal: Goal => Box<Goal>, "goal";
+    ]
 }
 impl Validate for SessionGoalChangedParams {}
 #[cfg(feature = "schemars")]
@@ -2652,101 +1212,17 @@ impl crate::sample::Sample for SessionHistory {
         value
     }
 }
-impl SessionHistory {
-    /// Starts a [`SessionHistoryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionHistoryBuilder {
-        SessionHistoryBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionHistoryBuilderRest {
-                checkpoint_boundary: None,
-                items: None,
-                none_reason: None,
-                snapshot: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionHistory`]: set members by name; `build()` is there once the required ones (`mode`) are.
-#[must_use]
-pub struct SessionHistoryBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionHistoryBuilderRest,
-}
-struct SessionHistoryBuilderRest {
-    checkpoint_boundary: Option<CheckpointBoundary>,
-    items: Option<Vec<Item>>,
-    none_reason: Option<HistoryNoneReason>,
-    snapshot: Option<Box<ViewSnapshot>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionHistoryBuilder<(crate::support::Unset,)> {
-    /// Sets `mode`.
-    pub fn mode(
-        self,
-        mode: impl Into<HistoryMode>,
-    ) -> SessionHistoryBuilder<(HistoryMode,)> {
-        let (_,) = self.required;
-        SessionHistoryBuilder {
-            required: (mode.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionHistoryBuilder<R> {
-    /// Sets (else it is left out) `checkpointBoundary`.
-    pub fn checkpoint_boundary(
-        mut self,
-        checkpoint_boundary: impl Into<CheckpointBoundary>,
-    ) -> Self {
-        self.rest.checkpoint_boundary = Some(checkpoint_boundary.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `items`.
-    pub fn items(mut self, items: impl Into<Vec<Item>>) -> Self {
-        self.rest.items = Some(items.into());
-        self
-    }
-    /// Sets (else it is left out) `noneReason`.
-    pub fn none_reason(mut self, none_reason: impl Into<HistoryNoneReason>) -> Self {
-        self.rest.none_reason = Some(none_reason.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `snapshot`.
-    pub fn snapshot(mut self, snapshot: impl Into<ViewSnapshot>) -> Self {
-        self.rest.snapshot = Some(Box::new(snapshot.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionHistoryBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionHistory
-    where
-        T0: crate::support::Has<crate::members::mode, HistoryMode>,
-    {
-        let (mode,) = self.required;
-        let rest = self.rest;
-        SessionHistory {
-            mode: mode.value(),
-            checkpoint_boundary: rest.checkpoint_boundary,
-            items: rest.items,
-            none_reason: rest.none_reason,
-            snapshot: rest.snapshot,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionHistory, SessionHistoryBuilder, SessionHistoryBuilderRest, unknown, " A builder of [`SessionHistory`]: set members by name; `build()` compiles once the required ones (`mode`) are.";
+    required [
+        T0 mode mode: HistoryMode => HistoryMode, "mode", mode;
+    ]
+    optional [
+        optional checkpoint_boundary checkpoint_boundary: CheckpointBoundary => CheckpointBoundary, "checkpointBoundary";
+        nullable items items: Vec<Item> => Vec<Item>, "items";
+        optional none_reason none_reason: HistoryNoneReason => HistoryNoneReason, "noneReason";
+        nullable snapshot snapshot: ViewSnapshot => Box<ViewSnapshot>, "snapshot";
+    ]
 }
 impl Validate for SessionHistory {}
 #[cfg(feature = "schemars")]
@@ -2844,118 +1320,17 @@ impl crate::sample::Sample for SessionLeaveCompletedParams {
         value
     }
 }
-impl SessionLeaveCompletedParams {
-    /// Starts a [`SessionLeaveCompletedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionLeaveCompletedParamsBuilder {
-        SessionLeaveCompletedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionLeaveCompletedParamsBuilderRest {
-                reason: None,
-                view_cursor: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionLeaveCompletedParams`]: set members by name; `build()` is there once the required ones (`commandId`, `outcome`, `sessionId`) are.
-#[must_use]
-pub struct SessionLeaveCompletedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionLeaveCompletedParamsBuilderRest,
-}
-struct SessionLeaveCompletedParamsBuilderRest {
-    reason: Option<SessionLeaveFailureReason>,
-    view_cursor: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SessionLeaveCompletedParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionLeaveCompletedParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionLeaveCompletedParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SessionLeaveCompletedParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<SessionLeaveOutcome>,
-    ) -> SessionLeaveCompletedParamsBuilder<(T0, SessionLeaveOutcome, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionLeaveCompletedParamsBuilder {
-            required: (t0, outcome.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SessionLeaveCompletedParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionLeaveCompletedParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionLeaveCompletedParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionLeaveCompletedParamsBuilder<R> {
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<SessionLeaveFailureReason>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Sets (else it is left out) `viewCursor`.
-    pub fn view_cursor(mut self, view_cursor: impl Into<String>) -> Self {
-        self.rest.view_cursor = Some(view_cursor.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SessionLeaveCompletedParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionLeaveCompletedParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::outcome, SessionLeaveOutcome>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, outcome, session_id) = self.required;
-        let rest = self.rest;
-        SessionLeaveCompletedParams {
-            command_id: command_id.value(),
-            outcome: outcome.value(),
-            session_id: session_id.value(),
-            reason: rest.reason,
-            view_cursor: rest.view_cursor,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionLeaveCompletedParams, SessionLeaveCompletedParamsBuilder, SessionLeaveCompletedParamsBuilderRest, unknown, " A builder of [`SessionLeaveCompletedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `outcome`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 outcome outcome: SessionLeaveOutcome => SessionLeaveOutcome, "outcome", outcome;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional reason reason: SessionLeaveFailureReason => SessionLeaveFailureReason, "reason";
+        optional view_cursor view_cursor: String => String, "viewCursor";
+    ]
 }
 impl Validate for SessionLeaveCompletedParams {}
 #[cfg(feature = "schemars")]
@@ -3087,91 +1462,15 @@ impl crate::sample::Sample for SessionLeaveParams {
         value
     }
 }
-impl SessionLeaveParams {
-    /// Starts a [`SessionLeaveParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionLeaveParamsBuilder {
-        SessionLeaveParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionLeaveParamsBuilderRest {
-                stop: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionLeaveParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct SessionLeaveParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionLeaveParamsBuilderRest,
-}
-struct SessionLeaveParamsBuilderRest {
-    stop: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionLeaveParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionLeaveParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionLeaveParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionLeaveParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionLeaveParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionLeaveParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionLeaveParamsBuilder<R> {
-    /// Sets (else it is left out) `stop`.
-    pub fn stop(mut self, stop: impl Into<bool>) -> Self {
-        self.rest.stop = Some(stop.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionLeaveParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionLeaveParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        SessionLeaveParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            stop: rest.stop,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionLeaveParams, SessionLeaveParamsBuilder, SessionLeaveParamsBuilderRest, unknown, " A builder of [`SessionLeaveParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional stop stop: bool => bool, "stop";
+    ]
 }
 impl Validate for SessionLeaveParams {}
 #[cfg(feature = "schemars")]
@@ -3217,83 +1516,13 @@ impl crate::sample::Sample for SessionLeaveResult {
         value
     }
 }
-impl SessionLeaveResult {
-    /// Starts a [`SessionLeaveResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionLeaveResultBuilder {
-        SessionLeaveResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionLeaveResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionLeaveResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct SessionLeaveResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionLeaveResultBuilderRest,
-}
-struct SessionLeaveResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionLeaveResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionLeaveResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionLeaveResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionLeaveResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandAckStatus>,
-    ) -> SessionLeaveResultBuilder<(T0, CommandAckStatus)> {
-        let (t0, _) = self.required;
-        SessionLeaveResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionLeaveResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionLeaveResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionLeaveResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandAckStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        SessionLeaveResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionLeaveResult, SessionLeaveResultBuilder, SessionLeaveResultBuilderRest, unknown, " A builder of [`SessionLeaveResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandAckStatus => CommandAckStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for SessionLeaveResult {}
 #[cfg(feature = "schemars")]
@@ -3366,157 +1595,18 @@ impl crate::sample::Sample for SessionLimits {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionLimits {
-    /// Starts a [`SessionLimitsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionLimitsBuilder {
-        SessionLimitsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionLimitsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionLimits`]: set members by name; `build()` is there once the required ones (`sandboxEnabled`, `sandboxNetwork`, `shellEnabled`, `workspaceTrusted`, `writesEnabled`) are.
-#[must_use]
-pub struct SessionLimitsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionLimitsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionLimitsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2, T3, T4> SessionLimitsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `sandboxEnabled`.
-    pub fn sandbox_enabled(
-        self,
-        sandbox_enabled: impl Into<bool>,
-    ) -> SessionLimitsBuilder<(bool, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        SessionLimitsBuilder {
-            required: (sandbox_enabled.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2, T3, T4> SessionLimitsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sandboxNetwork`.
-    pub fn sandbox_network(
-        self,
-        sandbox_network: impl Into<LimitsNetworkMode>,
-    ) -> SessionLimitsBuilder<(T0, LimitsNetworkMode, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        SessionLimitsBuilder {
-            required: (t0, sandbox_network.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T3, T4> SessionLimitsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `shellEnabled`.
-    pub fn shell_enabled(
-        self,
-        shell_enabled: impl Into<bool>,
-    ) -> SessionLimitsBuilder<(T0, T1, bool, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        SessionLimitsBuilder {
-            required: (t0, t1, shell_enabled.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T4> SessionLimitsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `workspaceTrusted`.
-    pub fn workspace_trusted(
-        self,
-        workspace_trusted: impl Into<bool>,
-    ) -> SessionLimitsBuilder<(T0, T1, T2, bool, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        SessionLimitsBuilder {
-            required: (t0, t1, t2, workspace_trusted.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> SessionLimitsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `writesEnabled`.
-    pub fn writes_enabled(
-        self,
-        writes_enabled: impl Into<bool>,
-    ) -> SessionLimitsBuilder<(T0, T1, T2, T3, bool)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        SessionLimitsBuilder {
-            required: (t0, t1, t2, t3, writes_enabled.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionLimitsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3, T4> SessionLimitsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionLimits
-    where
-        T0: crate::support::Has<crate::members::sandboxEnabled, bool>,
-        T1: crate::support::Has<crate::members::sandboxNetwork, LimitsNetworkMode>,
-        T2: crate::support::Has<crate::members::shellEnabled, bool>,
-        T3: crate::support::Has<crate::members::workspaceTrusted, bool>,
-        T4: crate::support::Has<crate::members::writesEnabled, bool>,
-    {
-        let (
-            sandbox_enabled,
-            sandbox_network,
-            shell_enabled,
-            workspace_trusted,
-            writes_enabled,
-        ) = self.required;
-        let rest = self.rest;
-        SessionLimits {
-            sandbox_enabled: sandbox_enabled.value(),
-            sandbox_network: sandbox_network.value(),
-            shell_enabled: shell_enabled.value(),
-            workspace_trusted: workspace_trusted.value(),
-            writes_enabled: writes_enabled.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionLimits, SessionLimitsBuilder, SessionLimitsBuilderRest, unknown, " A builder of [`SessionLimits`]: set members by name; `build()` compiles once the required ones (`sandboxEnabled`, `sandboxNetwork`, `shellEnabled`, `workspaceTrusted`, `writesEnabled`) are.";
+    required [
+        T0 sandbox_enabled sandbox_enabled: bool => bool, "sandboxEnabled", sandboxEnabled;
+        T1 sandbox_network sandbox_network: LimitsNetworkMode => LimitsNetworkMode, "sandboxNetwork", sandboxNetwork;
+        T2 shell_enabled shell_enabled: bool => bool, "shellEnabled", shellEnabled;
+        T3 workspace_trusted workspace_trusted: bool => bool, "workspaceTrusted", workspaceTrusted;
+        T4 writes_enabled writes_enabled: bool => bool, "writesEnabled", writesEnabled;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionLimits {}
@@ -3610,97 +1700,18 @@ impl SessionLimitsChoice {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionLimitsChoice {
-    /// Starts a [`SessionLimitsChoiceBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionLimitsChoiceBuilder {
-        SessionLimitsChoiceBuilder {
-            required: (),
-            rest: SessionLimitsChoiceBuilderRest {
-                sandbox_enabled: None,
-                sandbox_network: None,
-                shell_enabled: None,
-                workspace_trusted: None,
-                writes_enabled: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionLimitsChoice`]: set members by name, then `build()`.
-#[must_use]
-pub struct SessionLimitsChoiceBuilder<R = ()> {
-    required: R,
-    rest: SessionLimitsChoiceBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionLimitsChoiceBuilderRest {
-    sandbox_enabled: Option<bool>,
-    sandbox_network: Option<LimitsNetworkMode>,
-    shell_enabled: Option<bool>,
-    workspace_trusted: Option<bool>,
-    writes_enabled: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionLimitsChoiceBuilder<R> {
-    /// Sets (else it is left out) `sandboxEnabled`.
-    pub fn sandbox_enabled(mut self, sandbox_enabled: impl Into<bool>) -> Self {
-        self.rest.sandbox_enabled = Some(sandbox_enabled.into());
-        self
-    }
-    /// Sets (else it is left out) `sandboxNetwork`.
-    pub fn sandbox_network(
-        mut self,
-        sandbox_network: impl Into<LimitsNetworkMode>,
-    ) -> Self {
-        self.rest.sandbox_network = Some(sandbox_network.into());
-        self
-    }
-    /// Sets (else it is left out) `shellEnabled`.
-    pub fn shell_enabled(mut self, shell_enabled: impl Into<bool>) -> Self {
-        self.rest.shell_enabled = Some(shell_enabled.into());
-        self
-    }
-    /// Sets (else it is left out) `workspaceTrusted`.
-    pub fn workspace_trusted(mut self, workspace_trusted: impl Into<bool>) -> Self {
-        self.rest.workspace_trusted = Some(workspace_trusted.into());
-        self
-    }
-    /// Sets (else it is left out) `writesEnabled`.
-    pub fn writes_enabled(mut self, writes_enabled: impl Into<bool>) -> Self {
-        self.rest.writes_enabled = Some(writes_enabled.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl SessionLimitsChoiceBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionLimitsChoice {
-        let () = self.required;
-        let rest = self.rest;
-        SessionLimitsChoice {
-            sandbox_enabled: rest.sandbox_enabled,
-            sandbox_network: rest.sandbox_network,
-            shell_enabled: rest.shell_enabled,
-            workspace_trusted: rest.workspace_trusted,
-            writes_enabled: rest.writes_enabled,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionLimitsChoice, SessionLimitsChoiceBuilder, SessionLimitsChoiceBuilderRest, unknown, " A builder of [`SessionLimitsChoice`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional sandbox_enabled sandbox_enabled: bool => bool, "sandboxEnabled";
+        optional sandbox_network sandbox_network: LimitsNetworkMode => LimitsNetworkMode, "sandboxNetwork";
+        optional shell_enabled shell_enabled: bool => bool, "shellEnabled";
+        optional workspace_trusted workspace_trusted: bool => bool, "workspaceTrusted";
+        optional writes_enabled writes_enabled: bool => bool, "writesEnabled";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionLimitsChoice {}
@@ -3744,66 +1755,12 @@ impl crate::sample::Sample for SessionListBranchFilter {
         value
     }
 }
-impl SessionListBranchFilter {
-    /// Starts a [`SessionListBranchFilterBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionListBranchFilterBuilder {
-        SessionListBranchFilterBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionListBranchFilterBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionListBranchFilter`]: set members by name; `build()` is there once the required ones (`anyOf`) are.
-#[must_use]
-pub struct SessionListBranchFilterBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionListBranchFilterBuilderRest,
-}
-struct SessionListBranchFilterBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionListBranchFilterBuilder<(crate::support::Unset,)> {
-    /// Sets `anyOf`.
-    pub fn any_of(
-        self,
-        any_of: impl Into<Vec<Option<String>>>,
-    ) -> SessionListBranchFilterBuilder<(Vec<Option<String>>,)> {
-        let (_,) = self.required;
-        SessionListBranchFilterBuilder {
-            required: (any_of.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionListBranchFilterBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionListBranchFilterBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionListBranchFilter
-    where
-        T0: crate::support::Has<crate::members::anyOf, Vec<Option<String>>>,
-    {
-        let (any_of,) = self.required;
-        let rest = self.rest;
-        SessionListBranchFilter {
-            any_of: any_of.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionListBranchFilter, SessionListBranchFilterBuilder, SessionListBranchFilterBuilderRest, unknown, " A builder of [`SessionListBranchFilter`]: set members by name; `build()` compiles once the required ones (`anyOf`) are.";
+    required [
+        T0 any_of any_of: Vec<Option<String>> => Vec<Option<String>>, "anyOf", anyOf;
+    ]
+    optional []
 }
 impl Validate for SessionListBranchFilter {}
 #[cfg(feature = "schemars")]
@@ -3844,66 +1801,12 @@ impl crate::sample::Sample for SessionListChangedParams {
         value
     }
 }
-impl SessionListChangedParams {
-    /// Starts a [`SessionListChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionListChangedParamsBuilder {
-        SessionListChangedParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionListChangedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionListChangedParams`]: set members by name; `build()` is there once the required ones (`session`) are.
-#[must_use]
-pub struct SessionListChangedParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionListChangedParamsBuilderRest,
-}
-struct SessionListChangedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionListChangedParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `session`.
-    pub fn session(
-        self,
-        session: impl Into<Session>,
-    ) -> SessionListChangedParamsBuilder<(Box<Session>,)> {
-        let (_,) = self.required;
-        SessionListChangedParamsBuilder {
-            required: (Box::new(session.into()),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionListChangedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionListChangedParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionListChangedParams
-    where
-        T0: crate::support::Has<crate::members::session, Box<Session>>,
-    {
-        let (session,) = self.required;
-        let rest = self.rest;
-        SessionListChangedParams {
-            session: session.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionListChangedParams, SessionListChangedParamsBuilder, SessionListChangedParamsBuilderRest, unknown, " A builder of [`SessionListChangedParams`]: set members by name; `build()` compiles once the required ones (`session`) are.";
+    required [
+        T0 session session: Session => Box<Session>, "session", session;
+    ]
+    optional []
 }
 impl Validate for SessionListChangedParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -3974,76 +1877,14 @@ impl SessionListFilter {
         }
     }
 }
-impl SessionListFilter {
-    /// Starts a [`SessionListFilterBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionListFilterBuilder {
-        SessionListFilterBuilder {
-            required: (),
-            rest: SessionListFilterBuilderRest {
-                branch: None,
-                session_id: None,
-                text: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionListFilter`]: set members by name, then `build()`.
-#[must_use]
-pub struct SessionListFilterBuilder<R = ()> {
-    required: R,
-    rest: SessionListFilterBuilderRest,
-}
-struct SessionListFilterBuilderRest {
-    branch: Option<SessionListBranchFilter>,
-    session_id: Option<SessionListSessionIdFilter>,
-    text: Option<Box<SessionListTextFilter>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> SessionListFilterBuilder<R> {
-    /// Sets (else it is left out) `branch`.
-    pub fn branch(mut self, branch: impl Into<SessionListBranchFilter>) -> Self {
-        self.rest.branch = Some(branch.into());
-        self
-    }
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(
-        mut self,
-        session_id: impl Into<SessionListSessionIdFilter>,
-    ) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Sets (else it is left out) `text`.
-    pub fn text(mut self, text: impl Into<SessionListTextFilter>) -> Self {
-        self.rest.text = Some(Box::new(text.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl SessionListFilterBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionListFilter {
-        let () = self.required;
-        let rest = self.rest;
-        SessionListFilter {
-            branch: rest.branch,
-            session_id: rest.session_id,
-            text: rest.text,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionListFilter, SessionListFilterBuilder, SessionListFilterBuilderRest, unknown, " A builder of [`SessionListFilter`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional branch branch: SessionListBranchFilter => SessionListBranchFilter, "branch";
+        optional session_id session_id: SessionListSessionIdFilter => SessionListSessionIdFilter, "sessionId";
+        optional text text: SessionListTextFilter => Box<SessionListTextFilter>, "text";
+    ]
 }
 impl Validate for SessionListFilter {}
 #[cfg(feature = "schemars")]
@@ -4129,94 +1970,18 @@ impl SessionListParams {
         }
     }
 }
-impl SessionListParams {
-    /// Starts a [`SessionListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionListParamsBuilder {
-        SessionListParamsBuilder {
-            required: (),
-            rest: SessionListParamsBuilderRest {
-                cursor: crate::Tristate::Absent,
-                filter: None,
-                limit: None,
-                updated_after: None,
-                workspace_root: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionListParams`]: set members by name, then `build()`.
-#[must_use]
-pub struct SessionListParamsBuilder<R = ()> {
-    required: R,
-    rest: SessionListParamsBuilderRest,
-}
-struct SessionListParamsBuilderRest {
-    cursor: Tristate<String>,
-    filter: Option<Box<SessionListFilter>>,
-    limit: Option<i64>,
-    updated_after: Option<String>,
-    workspace_root: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> SessionListParamsBuilder<R> {
-    /// Sets to a value (else it is left out) `cursor`.
-    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
-        self.rest.cursor = crate::Tristate::Value(cursor.into());
-        self
-    }
-    /// Sets `cursor` to `null` (else it is left out).
-    pub fn cursor_null(mut self) -> Self {
-        self.rest.cursor = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `filter`.
-    pub fn filter(mut self, filter: impl Into<SessionListFilter>) -> Self {
-        self.rest.filter = Some(Box::new(filter.into()));
-        self
-    }
-    /// Sets (else it is left out) `limit`.
-    pub fn limit(mut self, limit: impl Into<i64>) -> Self {
-        self.rest.limit = Some(limit.into());
-        self
-    }
-    /// Sets (else it is left out) `updatedAfter`.
-    pub fn updated_after(mut self, updated_after: impl Into<String>) -> Self {
-        self.rest.updated_after = Some(updated_after.into());
-        self
-    }
-    /// Sets (else it is left out) `workspaceRoot`.
-    pub fn workspace_root(mut self, workspace_root: impl Into<String>) -> Self {
-        self.rest.workspace_root = Some(workspace_root.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl SessionListParamsBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionListParams {
-        let () = self.required;
-        let rest = self.rest;
-        SessionListParams {
-            cursor: rest.cursor,
-            filter: rest.filter,
-            limit: rest.limit,
-            updated_after: rest.updated_after,
-            workspace_root: rest.workspace_root,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionListParams, SessionListParamsBuilder, SessionListParamsBuilderRest, unknown, " A builder of [`SessionListParams`]: set members by name, then `build()`.";
+    required []
+    optional [
+        tristate cursor cursor [
+        cursor_null    ]
+    : String => String, "cursor";
+        optional filter filter: SessionListFilter => Box<SessionListFilter>, "filter";
+        optional limit limit: i64 => i64, "limit";
+        optional updated_after updated_after: String => String, "updatedAfter";
+        optional workspace_root workspace_root: String => String, "workspaceRoot";
+    ]
 }
 impl Validate for SessionListParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -4282,85 +2047,15 @@ impl crate::sample::Sample for SessionListResult {
         value
     }
 }
-impl SessionListResult {
-    /// Starts a [`SessionListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionListResultBuilder {
-        SessionListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionListResultBuilderRest {
-                applied_filter: None,
-                next_cursor: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionListResult`]: set members by name; `build()` is there once the required ones (`sessions`) are.
-#[must_use]
-pub struct SessionListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionListResultBuilderRest,
-}
-struct SessionListResultBuilderRest {
-    applied_filter: Option<Box<SessionListFilter>>,
-    next_cursor: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `sessions`.
-    pub fn sessions(
-        self,
-        sessions: impl Into<Vec<Session>>,
-    ) -> SessionListResultBuilder<(Vec<Session>,)> {
-        let (_,) = self.required;
-        SessionListResultBuilder {
-            required: (sessions.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionListResultBuilder<R> {
-    /// Sets (else it is left out) `appliedFilter`.
-    pub fn applied_filter(
-        mut self,
-        applied_filter: impl Into<SessionListFilter>,
-    ) -> Self {
-        self.rest.applied_filter = Some(Box::new(applied_filter.into()));
-        self
-    }
-    /// Sets (else it is written as `null`) `nextCursor`.
-    pub fn next_cursor(mut self, next_cursor: impl Into<String>) -> Self {
-        self.rest.next_cursor = Some(next_cursor.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionListResult
-    where
-        T0: crate::support::Has<crate::members::sessions, Vec<Session>>,
-    {
-        let (sessions,) = self.required;
-        let rest = self.rest;
-        SessionListResult {
-            sessions: sessions.value(),
-            applied_filter: rest.applied_filter,
-            next_cursor: rest.next_cursor,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionListResult, SessionListResultBuilder, SessionListResultBuilderRest, unknown, " A builder of [`SessionListResult`]: set members by name; `build()` compiles once the required ones (`sessions`) are.";
+    required [
+        T0 sessions sessions: Vec<Session> => Vec<Session>, "sessions", sessions;
+    ]
+    optional [
+        optional applied_filter applied_filter: SessionListFilter => Box<SessionListFilter>, "appliedFilter";
+        nullable next_cursor next_cursor: String => String, "nextCursor";
+    ]
 }
 impl Validate for SessionListResult {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -4409,66 +2104,12 @@ impl crate::sample::Sample for SessionListSessionIdFilter {
         value
     }
 }
-impl SessionListSessionIdFilter {
-    /// Starts a [`SessionListSessionIdFilterBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionListSessionIdFilterBuilder {
-        SessionListSessionIdFilterBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionListSessionIdFilterBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionListSessionIdFilter`]: set members by name; `build()` is there once the required ones (`anyOf`) are.
-#[must_use]
-pub struct SessionListSessionIdFilterBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionListSessionIdFilterBuilderRest,
-}
-struct SessionListSessionIdFilterBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionListSessionIdFilterBuilder<(crate::support::Unset,)> {
-    /// Sets `anyOf`.
-    pub fn any_of(
-        self,
-        any_of: impl Into<Vec<String>>,
-    ) -> SessionListSessionIdFilterBuilder<(Vec<String>,)> {
-        let (_,) = self.required;
-        SessionListSessionIdFilterBuilder {
-            required: (any_of.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionListSessionIdFilterBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionListSessionIdFilterBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionListSessionIdFilter
-    where
-        T0: crate::support::Has<crate::members::anyOf, Vec<String>>,
-    {
-        let (any_of,) = self.required;
-        let rest = self.rest;
-        SessionListSessionIdFilter {
-            any_of: any_of.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionListSessionIdFilter, SessionListSessionIdFilterBuilder, SessionListSessionIdFilterBuilderRest, unknown, " A builder of [`SessionListSessionIdFilter`]: set members by name; `build()` compiles once the required ones (`anyOf`) are.";
+    required [
+        T0 any_of any_of: Vec<String> => Vec<String>, "anyOf", anyOf;
+    ]
+    optional []
 }
 impl Validate for SessionListSessionIdFilter {}
 #[cfg(feature = "schemars")]
@@ -4551,82 +2192,15 @@ impl crate::sample::Sample for SessionListTextFilter {
         value
     }
 }
-impl SessionListTextFilter {
-    /// Starts a [`SessionListTextFilterBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionListTextFilterBuilder {
-        SessionListTextFilterBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionListTextFilterBuilderRest {
-                all_of: None,
-                any_of: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionListTextFilter`]: set members by name; `build()` is there once the required ones (`fields`) are.
-#[must_use]
-pub struct SessionListTextFilterBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionListTextFilterBuilderRest,
-}
-struct SessionListTextFilterBuilderRest {
-    all_of: Option<Vec<String>>,
-    any_of: Option<Vec<String>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionListTextFilterBuilder<(crate::support::Unset,)> {
-    /// Sets `fields`.
-    pub fn fields(
-        self,
-        fields: impl Into<Vec<SessionListTextField>>,
-    ) -> SessionListTextFilterBuilder<(Vec<SessionListTextField>,)> {
-        let (_,) = self.required;
-        SessionListTextFilterBuilder {
-            required: (fields.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionListTextFilterBuilder<R> {
-    /// Sets (else it is left out) `allOf`.
-    pub fn all_of(mut self, all_of: impl Into<Vec<String>>) -> Self {
-        self.rest.all_of = Some(all_of.into());
-        self
-    }
-    /// Sets (else it is left out) `anyOf`.
-    pub fn any_of(mut self, any_of: impl Into<Vec<String>>) -> Self {
-        self.rest.any_of = Some(any_of.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionListTextFilterBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionListTextFilter
-    where
-        T0: crate::support::Has<crate::members::fields, Vec<SessionListTextField>>,
-    {
-        let (fields,) = self.required;
-        let rest = self.rest;
-        SessionListTextFilter {
-            fields: fields.value(),
-            all_of: rest.all_of,
-            any_of: rest.any_of,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionListTextFilter, SessionListTextFilterBuilder, SessionListTextFilterBuilderRest, unknown, " A builder of [`SessionListTextFilter`]: set members by name; `build()` compiles once the required ones (`fields`) are.";
+    required [
+        T0 fields fields: Vec<SessionListTextField> => Vec<SessionListTextField>, "fields", fields;
+    ]
+    optional [
+        optional all_of all_of: Vec<String> => Vec<String>, "allOf";
+        optional any_of any_of: Vec<String> => Vec<String>, "anyOf";
+    ]
 }
 impl Validate for SessionListTextFilter {}
 #[cfg(feature = "schemars")]
@@ -4687,101 +2261,17 @@ impl crate::sample::Sample for SessionMcpServerConfigStdio {
         value
     }
 }
-impl SessionMcpServerConfigStdio {
-    /// Starts a [`SessionMcpServerConfigStdioBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionMcpServerConfigStdioBuilder {
-        SessionMcpServerConfigStdioBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionMcpServerConfigStdioBuilderRest {
-                args: None,
-                env: None,
-                framing: None,
-                mode: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionMcpServerConfigStdio`]: set members by name; `build()` is there once the required ones (`command`) are.
-#[must_use]
-pub struct SessionMcpServerConfigStdioBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionMcpServerConfigStdioBuilderRest,
-}
-struct SessionMcpServerConfigStdioBuilderRest {
-    args: Option<Vec<String>>,
-    env: Option<std::collections::BTreeMap<String, String>>,
-    framing: Option<SessionMcpStdioFraming>,
-    mode: Option<SessionMcpServerMode>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionMcpServerConfigStdioBuilder<(crate::support::Unset,)> {
-    /// Sets `command`.
-    pub fn command(
-        self,
-        command: impl Into<String>,
-    ) -> SessionMcpServerConfigStdioBuilder<(String,)> {
-        let (_,) = self.required;
-        SessionMcpServerConfigStdioBuilder {
-            required: (command.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionMcpServerConfigStdioBuilder<R> {
-    /// Sets (else it is left out) `args`.
-    pub fn args(mut self, args: impl Into<Vec<String>>) -> Self {
-        self.rest.args = Some(args.into());
-        self
-    }
-    /// Sets (else it is left out) `env`.
-    pub fn env(
-        mut self,
-        env: impl Into<std::collections::BTreeMap<String, String>>,
-    ) -> Self {
-        self.rest.env = Some(env.into());
-        self
-    }
-    /// Sets (else it is left out) `framing`.
-    pub fn framing(mut self, framing: impl Into<SessionMcpStdioFraming>) -> Self {
-        self.rest.framing = Some(framing.into());
-        self
-    }
-    /// Sets (else it is left out) `mode`.
-    pub fn mode(mut self, mode: impl Into<SessionMcpServerMode>) -> Self {
-        self.rest.mode = Some(mode.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionMcpServerConfigStdioBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionMcpServerConfigStdio
-    where
-        T0: crate::support::Has<crate::members::command, String>,
-    {
-        let (command,) = self.required;
-        let rest = self.rest;
-        SessionMcpServerConfigStdio {
-            command: command.value(),
-            args: rest.args,
-            env: rest.env,
-            framing: rest.framing,
-            mode: rest.mode,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionMcpServerConfigStdio, SessionMcpServerConfigStdioBuilder, SessionMcpServerConfigStdioBuilderRest, unknown, " A builder of [`SessionMcpServerConfigStdio`]: set members by name; `build()` compiles once the required ones (`command`) are.";
+    required [
+        T0 command command: String => String, "command", command;
+    ]
+    optional [
+        optional args args: Vec<String> => Vec<String>, "args";
+        optional env env: std::collections::BTreeMap<String, String> => std::collections::BTreeMap<String, String>, "env";
+        optional framing framing: SessionMcpStdioFraming => SessionMcpStdioFraming, "framing";
+        optional mode mode: SessionMcpServerMode => SessionMcpServerMode, "mode";
+    ]
 }
 impl Validate for SessionMcpServerConfigStdio {}
 /// A remote MCP server reached over streamable HTTP.
@@ -4820,85 +2310,15 @@ impl crate::sample::Sample for SessionMcpServerConfigStreamableHttp {
         value
     }
 }
-impl SessionMcpServerConfigStreamableHttp {
-    /// Starts a [`SessionMcpServerConfigStreamableHttpBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionMcpServerConfigStreamableHttpBuilder {
-        SessionMcpServerConfigStreamableHttpBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionMcpServerConfigStreamableHttpBuilderRest {
-                headers: None,
-                mode: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionMcpServerConfigStreamableHttp`]: set members by name; `build()` is there once the required ones (`url`) are.
-#[must_use]
-pub struct SessionMcpServerConfigStreamableHttpBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionMcpServerConfigStreamableHttpBuilderRest,
-}
-struct SessionMcpServerConfigStreamableHttpBuilderRest {
-    headers: Option<std::collections::BTreeMap<String, String>>,
-    mode: Option<SessionMcpServerMode>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionMcpServerConfigStreamableHttpBuilder<(crate::support::Unset,)> {
-    /// Sets `url`.
-    pub fn url(
-        self,
-        url: impl Into<String>,
-    ) -> SessionMcpServerConfigStreamableHttpBuilder<(String,)> {
-        let (_,) = self.required;
-        SessionMcpServerConfigStreamableHttpBuilder {
-            required: (url.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionMcpServerConfigStreamableHttpBuilder<R> {
-    /// Sets (else it is left out) `headers`.
-    pub fn headers(
-        mut self,
-        headers: impl Into<std::collections::BTreeMap<String, String>>,
-    ) -> Self {
-        self.rest.headers = Some(headers.into());
-        self
-    }
-    /// Sets (else it is left out) `mode`.
-    pub fn mode(mut self, mode: impl Into<SessionMcpServerMode>) -> Self {
-        self.rest.mode = Some(mode.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionMcpServerConfigStreamableHttpBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionMcpServerConfigStreamableHttp
-    where
-        T0: crate::support::Has<crate::members::url, String>,
-    {
-        let (url,) = self.required;
-        let rest = self.rest;
-        SessionMcpServerConfigStreamableHttp {
-            url: url.value(),
-            headers: rest.headers,
-            mode: rest.mode,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionMcpServerConfigStreamableHttp, SessionMcpServerConfigStreamableHttpBuilder, SessionMcpServerConfigStreamableHttpBuilderRest, unknown, " A builder of [`SessionMcpServerConfigStreamableHttp`]: set members by name; `build()` compiles once the required ones (`url`) are.";
+    required [
+        T0 url url: String => String, "url", url;
+    ]
+    optional [
+        optional headers headers: std::collections::BTreeMap<String, String> => std::collections::BTreeMap<String, String>, "headers";
+        optional mode mode: SessionMcpServerMode => SessionMcpServerMode, "mode";
+    ]
 }
 impl Validate for SessionMcpServerConfigStreamableHttp {}
 #[cfg(feature = "sample")]
@@ -5134,174 +2554,18 @@ impl crate::sample::Sample for SessionModelChangedParams {
         value
     }
 }
-impl SessionModelChangedParams {
-    /// Starts a [`SessionModelChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionModelChangedParamsBuilder {
-        SessionModelChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionModelChangedParamsBuilderRest {
-                provider_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionModelChangedParams`]: set members by name; `build()` is there once the required ones (`modelId`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct SessionModelChangedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionModelChangedParamsBuilderRest,
-}
-struct SessionModelChangedParamsBuilderRest {
-    provider_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> SessionModelChangedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `modelId`.
-    pub fn model_id(
-        self,
-        model_id: impl Into<String>,
-    ) -> SessionModelChangedParamsBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        SessionModelChangedParamsBuilder {
-            required: (model_id.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> SessionModelChangedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionModelChangedParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        SessionModelChangedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> SessionModelChangedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<ModelChangeSource>,
-    ) -> SessionModelChangedParamsBuilder<(T0, T1, ModelChangeSource, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        SessionModelChangedParamsBuilder {
-            required: (t0, t1, source.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> SessionModelChangedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionModelChangedParamsBuilder<(T0, T1, T2, SourceRange, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        SessionModelChangedParamsBuilder {
-            required: (t0, t1, t2, source_range.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> SessionModelChangedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionModelChangedParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        SessionModelChangedParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionModelChangedParamsBuilder<R> {
-    /// Sets (else it is written as `null`) `providerId`.
-    pub fn provider_id(mut self, provider_id: impl Into<String>) -> Self {
-        self.rest.provider_id = Some(provider_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> SessionModelChangedParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionModelChangedParams
-    where
-        T0: crate::support::Has<crate::members::modelId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::source, ModelChangeSource>,
-        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (model_id, session_id, source, source_range, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionModelChangedParams {
-            model_id: model_id.value(),
-            session_id: session_id.value(),
-            source: source.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            provider_id: rest.provider_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionModelChangedParams, SessionModelChangedParamsBuilder, SessionModelChangedParamsBuilderRest, unknown, " A builder of [`SessionModelChangedParams`]: set members by name; `build()` compiles once the required ones (`modelId`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 model_id model_id: String => String, "modelId", modelId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source source: ModelChangeSource => ModelChangeSource, "source", source;
+        T3 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        nullable provider_id provider_id: String => String, "providerId";
+    ]
 }
 impl Validate for SessionModelChangedParams {}
 #[cfg(feature = "schemars")]
@@ -5386,216 +2650,19 @@ impl crate::sample::Sample for SessionModelRouteUnservedParams {
         value
     }
 }
-impl SessionModelRouteUnservedParams {
-    /// Starts a [`SessionModelRouteUnservedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionModelRouteUnservedParamsBuilder {
-        SessionModelRouteUnservedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionModelRouteUnservedParamsBuilderRest {
-                provider_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionModelRouteUnservedParams`]: set members by name; `build()` is there once the required ones (`commandId`, `installedProviderId`, `modelId`, `sessionId`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct SessionModelRouteUnservedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionModelRouteUnservedParamsBuilderRest,
-}
-struct SessionModelRouteUnservedParamsBuilderRest {
-    provider_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> SessionModelRouteUnservedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionModelRouteUnservedParamsBuilder<(String, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        SessionModelRouteUnservedParamsBuilder {
-            required: (command_id.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> SessionModelRouteUnservedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `installedProviderId`.
-    pub fn installed_provider_id(
-        self,
-        installed_provider_id: impl Into<String>,
-    ) -> SessionModelRouteUnservedParamsBuilder<(T0, String, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        SessionModelRouteUnservedParamsBuilder {
-            required: (t0, installed_provider_id.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> SessionModelRouteUnservedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `modelId`.
-    pub fn model_id(
-        self,
-        model_id: impl Into<String>,
-    ) -> SessionModelRouteUnservedParamsBuilder<(T0, T1, String, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        SessionModelRouteUnservedParamsBuilder {
-            required: (t0, t1, model_id.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> SessionModelRouteUnservedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionModelRouteUnservedParamsBuilder<(T0, T1, T2, String, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        SessionModelRouteUnservedParamsBuilder {
-            required: (t0, t1, t2, session_id.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> SessionModelRouteUnservedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionModelRouteUnservedParamsBuilder<(T0, T1, T2, T3, SourceRange, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        SessionModelRouteUnservedParamsBuilder {
-            required: (t0, t1, t2, t3, source_range.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> SessionModelRouteUnservedParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionModelRouteUnservedParamsBuilder<(T0, T1, T2, T3, T4, String)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        SessionModelRouteUnservedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionModelRouteUnservedParamsBuilder<R> {
-    /// Sets (else it is written as `null`) `providerId`.
-    pub fn provider_id(mut self, provider_id: impl Into<String>) -> Self {
-        self.rest.provider_id = Some(provider_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> SessionModelRouteUnservedParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionModelRouteUnservedParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::installedProviderId, String>,
-        T2: crate::support::Has<crate::members::modelId, String>,
-        T3: crate::support::Has<crate::members::sessionId, String>,
-        T4: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T5: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            command_id,
-            installed_provider_id,
-            model_id,
-            session_id,
-            source_range,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        SessionModelRouteUnservedParams {
-            command_id: command_id.value(),
-            installed_provider_id: installed_provider_id.value(),
-            model_id: model_id.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            provider_id: rest.provider_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionModelRouteUnservedParams, SessionModelRouteUnservedParamsBuilder, SessionModelRouteUnservedParamsBuilderRest, unknown, " A builder of [`SessionModelRouteUnservedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `installedProviderId`, `modelId`, `sessionId`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 installed_provider_id installed_provider_id: String => String, "installedProviderId", installedProviderId;
+        T2 model_id model_id: String => String, "modelId", modelId;
+        T3 session_id session_id: String => String, "sessionId", sessionId;
+        T4 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T5 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        nullable provider_id provider_id: String => String, "providerId";
+    ]
 }
 impl Validate for SessionModelRouteUnservedParams {}
 #[cfg(feature = "schemars")]
@@ -5671,140 +2738,18 @@ impl crate::sample::Sample for SessionNameChangedParams {
         value
     }
 }
-impl SessionNameChangedParams {
-    /// Starts a [`SessionNameChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionNameChangedParamsBuilder {
-        SessionNameChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionNameChangedParamsBuilderRest {
-                generated_name: None,
-                name_origin: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionNameChangedParams`]: set members by name; `build()` is there once the required ones (`name`, `sessionId`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct SessionNameChangedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionNameChangedParamsBuilderRest,
-}
-struct SessionNameChangedParamsBuilderRest {
-    generated_name: Option<String>,
-    name_origin: Option<SessionNameOrigin>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SessionNameChangedParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> SessionNameChangedParamsBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SessionNameChangedParamsBuilder {
-            required: (name.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SessionNameChangedParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionNameChangedParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SessionNameChangedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SessionNameChangedParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionNameChangedParamsBuilder<(T0, T1, SourceRange, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SessionNameChangedParamsBuilder {
-            required: (t0, t1, source_range.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SessionNameChangedParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionNameChangedParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionNameChangedParamsBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionNameChangedParamsBuilder<R> {
-    /// Sets (else it is left out) `generatedName`.
-    pub fn generated_name(mut self, generated_name: impl Into<String>) -> Self {
-        self.rest.generated_name = Some(generated_name.into());
-        self
-    }
-    /// Sets (else it is left out) `nameOrigin`.
-    pub fn name_origin(mut self, name_origin: impl Into<SessionNameOrigin>) -> Self {
-        self.rest.name_origin = Some(name_origin.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SessionNameChangedParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionNameChangedParams
-    where
-        T0: crate::support::Has<crate::members::name, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (name, session_id, source_range, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionNameChangedParams {
-            name: name.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            generated_name: rest.generated_name,
-            name_origin: rest.name_origin,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionNameChangedParams, SessionNameChangedParamsBuilder, SessionNameChangedParamsBuilderRest, unknown, " A builder of [`SessionNameChangedParams`]: set members by name; `build()` compiles once the required ones (`name`, `sessionId`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 name name: String => String, "name", name;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional generated_name generated_name: String => String, "generatedName";
+        optional name_origin name_origin: SessionNameOrigin => SessionNameOrigin, "nameOrigin";
+    ]
 }
 impl Validate for SessionNameChangedParams {}
 #[cfg(feature = "schemars")]
@@ -5928,175 +2873,21 @@ impl crate::sample::Sample for SessionPermissionProfileChangedParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionPermissionProfileChangedParams {
-    /// Starts a [`SessionPermissionProfileChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionPermissionProfileChangedParamsBuilder {
-        SessionPermissionProfileChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionPermissionProfileChangedParamsBuilderRest {
-                client_name: None,
-                command_id: None,
-                profile_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionPermissionProfileChangedParams`]: set members by name; `build()` is there once the required ones (`sessionId`, `source`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct SessionPermissionProfileChangedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionPermissionProfileChangedParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionPermissionProfileChangedParamsBuilderRest {
-    client_name: Option<String>,
-    command_id: Option<String>,
-    profile_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<
-    T1,
-    T2,
-    T3,
-> SessionPermissionProfileChangedParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionPermissionProfileChangedParamsBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SessionPermissionProfileChangedParamsBuilder {
-            required: (session_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T2,
-    T3,
-> SessionPermissionProfileChangedParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<PermissionProfileSource>,
-    ) -> SessionPermissionProfileChangedParamsBuilder<
-        (T0, PermissionProfileSource, T2, T3),
-    > {
-        let (t0, _, t2, t3) = self.required;
-        SessionPermissionProfileChangedParamsBuilder {
-            required: (t0, source.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T3,
-> SessionPermissionProfileChangedParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionPermissionProfileChangedParamsBuilder<(T0, T1, SourceRange, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SessionPermissionProfileChangedParamsBuilder {
-            required: (t0, t1, source_range.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-> SessionPermissionProfileChangedParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionPermissionProfileChangedParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionPermissionProfileChangedParamsBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionPermissionProfileChangedParamsBuilder<R> {
-    /// Sets (else it is written as `null`) `clientName`.
-    pub fn client_name(mut self, client_name: impl Into<String>) -> Self {
-        self.rest.client_name = Some(client_name.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `commandId`.
-    pub fn command_id(mut self, command_id: impl Into<String>) -> Self {
-        self.rest.command_id = Some(command_id.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `profileId`.
-    pub fn profile_id(mut self, profile_id: impl Into<String>) -> Self {
-        self.rest.profile_id = Some(profile_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> SessionPermissionProfileChangedParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionPermissionProfileChangedParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-        T1: crate::support::Has<crate::members::source, PermissionProfileSource>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (session_id, source, source_range, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionPermissionProfileChangedParams {
-            session_id: session_id.value(),
-            source: source.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            client_name: rest.client_name,
-            command_id: rest.command_id,
-            profile_id: rest.profile_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionPermissionProfileChangedParams, SessionPermissionProfileChangedParamsBuilder, SessionPermissionProfileChangedParamsBuilderRest, unknown, " A builder of [`SessionPermissionProfileChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+        T1 source source: PermissionProfileSource => PermissionProfileSource, "source", source;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        nullable client_name client_name: String => String, "clientName";
+        nullable command_id command_id: String => String, "commandId";
+        nullable profile_id profile_id: String => String, "profileId";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionPermissionProfileChangedParams {}
@@ -6145,90 +2936,15 @@ impl crate::sample::Sample for SessionPromptHintCandidate {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionPromptHintCandidate {
-    /// Starts a [`SessionPromptHintCandidateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionPromptHintCandidateBuilder {
-        SessionPromptHintCandidateBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionPromptHintCandidateBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionPromptHintCandidate`]: set members by name; `build()` is there once the required ones (`description`, `id`) are.
-#[must_use]
-pub struct SessionPromptHintCandidateBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionPromptHintCandidateBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionPromptHintCandidateBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> SessionPromptHintCandidateBuilder<(crate::support::Unset, T1)> {
-    /// Sets `description`.
-    pub fn description(
-        self,
-        description: impl Into<String>,
-    ) -> SessionPromptHintCandidateBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionPromptHintCandidateBuilder {
-            required: (description.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SessionPromptHintCandidateBuilder<(T0, crate::support::Unset)> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<String>,
-    ) -> SessionPromptHintCandidateBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionPromptHintCandidateBuilder {
-            required: (t0, id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionPromptHintCandidateBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SessionPromptHintCandidateBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionPromptHintCandidate
-    where
-        T0: crate::support::Has<crate::members::description, String>,
-        T1: crate::support::Has<crate::members::id, String>,
-    {
-        let (description, id) = self.required;
-        let rest = self.rest;
-        SessionPromptHintCandidate {
-            description: description.value(),
-            id: id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionPromptHintCandidate, SessionPromptHintCandidateBuilder, SessionPromptHintCandidateBuilderRest, unknown, " A builder of [`SessionPromptHintCandidate`]: set members by name; `build()` compiles once the required ones (`description`, `id`) are.";
+    required [
+        T0 description description: String => String, "description", description;
+        T1 id id: String => String, "id", id;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionPromptHintCandidate {}
@@ -6278,93 +2994,15 @@ impl crate::sample::Sample for SessionPromptHintParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionPromptHintParams {
-    /// Starts a [`SessionPromptHintParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionPromptHintParamsBuilder {
-        SessionPromptHintParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionPromptHintParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionPromptHintParams`]: set members by name; `build()` is there once the required ones (`candidates`, `sessionId`) are.
-#[must_use]
-pub struct SessionPromptHintParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionPromptHintParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionPromptHintParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> SessionPromptHintParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `candidates`.
-    pub fn candidates(
-        self,
-        candidates: impl Into<Vec<SessionPromptHintCandidate>>,
-    ) -> SessionPromptHintParamsBuilder<(Vec<SessionPromptHintCandidate>, T1)> {
-        let (_, t1) = self.required;
-        SessionPromptHintParamsBuilder {
-            required: (candidates.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SessionPromptHintParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionPromptHintParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionPromptHintParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionPromptHintParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SessionPromptHintParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionPromptHintParams
-    where
-        T0: crate::support::Has<
-            crate::members::candidates,
-            Vec<SessionPromptHintCandidate>,
-        >,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (candidates, session_id) = self.required;
-        let rest = self.rest;
-        SessionPromptHintParams {
-            candidates: candidates.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionPromptHintParams, SessionPromptHintParamsBuilder, SessionPromptHintParamsBuilderRest, unknown, " A builder of [`SessionPromptHintParams`]: set members by name; `build()` compiles once the required ones (`candidates`, `sessionId`) are.";
+    required [
+        T0 candidates candidates: Vec<SessionPromptHintCandidate> => Vec<SessionPromptHintCandidate>, "candidates", candidates;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionPromptHintParams {}
@@ -6421,62 +3059,14 @@ impl SessionPromptHintResult {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionPromptHintResult {
-    /// Starts a [`SessionPromptHintResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionPromptHintResultBuilder {
-        SessionPromptHintResultBuilder {
-            required: (),
-            rest: SessionPromptHintResultBuilderRest {
-                hint_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionPromptHintResult`]: set members by name, then `build()`.
-#[must_use]
-pub struct SessionPromptHintResultBuilder<R = ()> {
-    required: R,
-    rest: SessionPromptHintResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionPromptHintResultBuilderRest {
-    hint_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionPromptHintResultBuilder<R> {
-    /// Sets (else it is left out) `hintId`.
-    pub fn hint_id(mut self, hint_id: impl Into<String>) -> Self {
-        self.rest.hint_id = Some(hint_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl SessionPromptHintResultBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionPromptHintResult {
-        let () = self.required;
-        let rest = self.rest;
-        SessionPromptHintResult {
-            hint_id: rest.hint_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionPromptHintResult, SessionPromptHintResultBuilder, SessionPromptHintResultBuilderRest, unknown, " A builder of [`SessionPromptHintResult`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional hint_id hint_id: String => String, "hintId";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionPromptHintResult {}
@@ -6522,72 +3112,14 @@ impl crate::sample::Sample for SessionReadLimitsParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionReadLimitsParams {
-    /// Starts a [`SessionReadLimitsParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionReadLimitsParamsBuilder {
-        SessionReadLimitsParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionReadLimitsParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionReadLimitsParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct SessionReadLimitsParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionReadLimitsParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionReadLimitsParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl SessionReadLimitsParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionReadLimitsParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        SessionReadLimitsParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionReadLimitsParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SessionReadLimitsParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionReadLimitsParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        SessionReadLimitsParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionReadLimitsParams, SessionReadLimitsParamsBuilder, SessionReadLimitsParamsBuilderRest, unknown, " A builder of [`SessionReadLimitsParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionReadLimitsParams {}
@@ -6638,90 +3170,15 @@ impl crate::sample::Sample for SessionReadLimitsResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionReadLimitsResult {
-    /// Starts a [`SessionReadLimitsResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionReadLimitsResultBuilder {
-        SessionReadLimitsResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionReadLimitsResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionReadLimitsResult`]: set members by name; `build()` is there once the required ones (`currentLimits`, `sessionId`) are.
-#[must_use]
-pub struct SessionReadLimitsResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionReadLimitsResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionReadLimitsResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> SessionReadLimitsResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `currentLimits`.
-    pub fn current_limits(
-        self,
-        current_limits: impl Into<SessionLimits>,
-    ) -> SessionReadLimitsResultBuilder<(SessionLimits, T1)> {
-        let (_, t1) = self.required;
-        SessionReadLimitsResultBuilder {
-            required: (current_limits.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SessionReadLimitsResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionReadLimitsResultBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionReadLimitsResultBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionReadLimitsResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SessionReadLimitsResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionReadLimitsResult
-    where
-        T0: crate::support::Has<crate::members::currentLimits, SessionLimits>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (current_limits, session_id) = self.required;
-        let rest = self.rest;
-        SessionReadLimitsResult {
-            current_limits: current_limits.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionReadLimitsResult, SessionReadLimitsResultBuilder, SessionReadLimitsResultBuilderRest, unknown, " A builder of [`SessionReadLimitsResult`]: set members by name; `build()` compiles once the required ones (`currentLimits`, `sessionId`) are.";
+    required [
+        T0 current_limits current_limits: SessionLimits => SessionLimits, "currentLimits", currentLimits;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionReadLimitsResult {}
@@ -6770,74 +3227,14 @@ impl crate::sample::Sample for SessionReadParams {
         value
     }
 }
-impl SessionReadParams {
-    /// Starts a [`SessionReadParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionReadParamsBuilder {
-        SessionReadParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionReadParamsBuilderRest {
-                exclude_items: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionReadParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct SessionReadParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionReadParamsBuilderRest,
-}
-struct SessionReadParamsBuilderRest {
-    exclude_items: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionReadParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionReadParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        SessionReadParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionReadParamsBuilder<R> {
-    /// Sets (else it is left out) `excludeItems`.
-    pub fn exclude_items(mut self, exclude_items: impl Into<bool>) -> Self {
-        self.rest.exclude_items = Some(exclude_items.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionReadParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionReadParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        SessionReadParams {
-            session_id: session_id.value(),
-            exclude_items: rest.exclude_items,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionReadParams, SessionReadParamsBuilder, SessionReadParamsBuilderRest, unknown, " A builder of [`SessionReadParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional exclude_items exclude_items: bool => bool, "excludeItems";
+    ]
 }
 impl Validate for SessionReadParams {}
 #[cfg(feature = "schemars")]
@@ -6938,170 +3335,21 @@ impl crate::sample::Sample for SessionReadResult {
         value
     }
 }
-impl SessionReadResult {
-    /// Starts a [`SessionReadResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionReadResultBuilder {
-        SessionReadResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionReadResultBuilderRest {
-                blocked_prompt: None,
-                last_turn: None,
-                queued_inputs: None,
-                recovery_observation: None,
-                worktree: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionReadResult`]: set members by name; `build()` is there once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.
-#[must_use]
-pub struct SessionReadResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionReadResultBuilderRest,
-}
-struct SessionReadResultBuilderRest {
-    blocked_prompt: Option<BlockedPrompt>,
-    last_turn: Option<Box<LastTurn>>,
-    queued_inputs: Option<Vec<QueuedInput>>,
-    recovery_observation: Option<Box<RecoveryObservation>>,
-    worktree: Option<Box<RuntimeWorktree>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SessionReadResultBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `history`.
-    pub fn history(
-        self,
-        history: impl Into<SessionHistory>,
-    ) -> SessionReadResultBuilder<(SessionHistory, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SessionReadResultBuilder {
-            required: (history.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SessionReadResultBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `pendingRequests`.
-    pub fn pending_requests(
-        self,
-        pending_requests: impl Into<Vec<PendingRequestPointer>>,
-    ) -> SessionReadResultBuilder<(T0, Vec<PendingRequestPointer>, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SessionReadResultBuilder {
-            required: (t0, pending_requests.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SessionReadResultBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `session`.
-    pub fn session(
-        self,
-        session: impl Into<Session>,
-    ) -> SessionReadResultBuilder<(T0, T1, Box<Session>, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SessionReadResultBuilder {
-            required: (t0, t1, Box::new(session.into()), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SessionReadResultBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionReadResultBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionReadResultBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionReadResultBuilder<R> {
-    /// Sets (else it is left out) `blockedPrompt`.
-    pub fn blocked_prompt(mut self, blocked_prompt: impl Into<BlockedPrompt>) -> Self {
-        self.rest.blocked_prompt = Some(blocked_prompt.into());
-        self
-    }
-    /// Sets (else it is left out) `lastTurn`.
-    pub fn last_turn(mut self, last_turn: impl Into<LastTurn>) -> Self {
-        self.rest.last_turn = Some(Box::new(last_turn.into()));
-        self
-    }
-    /// Sets (else it is left out) `queuedInputs`.
-    pub fn queued_inputs(mut self, queued_inputs: impl Into<Vec<QueuedInput>>) -> Self {
-        self.rest.queued_inputs = Some(queued_inputs.into());
-        self
-    }
-    /// Sets (else it is left out) `recoveryObservation`.
-    pub fn recovery_observation(
-        mut self,
-        recovery_observation: impl Into<RecoveryObservation>,
-    ) -> Self {
-        self.rest.recovery_observation = Some(Box::new(recovery_observation.into()));
-        self
-    }
-    /// Sets (else it is left out) `worktree`.
-    pub fn worktree(mut self, worktree: impl Into<RuntimeWorktree>) -> Self {
-        self.rest.worktree = Some(Box::new(worktree.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SessionReadResultBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionReadResult
-    where
-        T0: crate::support::Has<crate::members::history, SessionHistory>,
-        T1: crate::support::Has<
-            crate::members::pendingRequests,
-            Vec<PendingRequestPointer>,
-        >,
-        T2: crate::support::Has<crate::members::session, Box<Session>>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (history, pending_requests, session, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionReadResult {
-            history: history.value(),
-            pending_requests: pending_requests.value(),
-            session: session.value(),
-            view_cursor: view_cursor.value(),
-            blocked_prompt: rest.blocked_prompt,
-            last_turn: rest.last_turn,
-            queued_inputs: rest.queued_inputs,
-            recovery_observation: rest.recovery_observation,
-            worktree: rest.worktree,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionReadResult, SessionReadResultBuilder, SessionReadResultBuilderRest, unknown, " A builder of [`SessionReadResult`]: set members by name; `build()` compiles once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.";
+    required [
+        T0 history history: SessionHistory => SessionHistory, "history", history;
+        T1 pending_requests pending_requests: Vec<PendingRequestPointer> => Vec<PendingRequestPointer>, "pendingRequests", pendingRequests;
+        T2 session session: Session => Box<Session>, "session", session;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional blocked_prompt blocked_prompt: BlockedPrompt => BlockedPrompt, "blockedPrompt";
+        optional last_turn last_turn: LastTurn => Box<LastTurn>, "lastTurn";
+        optional queued_inputs queued_inputs: Vec<QueuedInput> => Vec<QueuedInput>, "queuedInputs";
+        optional recovery_observation recovery_observation: RecoveryObservation => Box<RecoveryObservation>, "recoveryObservation";
+        optional worktree worktree: RuntimeWorktree => Box<RuntimeWorktree>, "worktree";
+    ]
 }
 impl Validate for SessionReadResult {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -7178,175 +3426,16 @@ impl crate::sample::Sample for SessionReasoningEffortChangedParams {
         value
     }
 }
-impl SessionReasoningEffortChangedParams {
-    /// Starts a [`SessionReasoningEffortChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionReasoningEffortChangedParamsBuilder {
-        SessionReasoningEffortChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionReasoningEffortChangedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionReasoningEffortChangedParams`]: set members by name; `build()` is there once the required ones (`reasoningEffort`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.
-#[must_use]
-pub struct SessionReasoningEffortChangedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionReasoningEffortChangedParamsBuilderRest,
-}
-struct SessionReasoningEffortChangedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> SessionReasoningEffortChangedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `reasoningEffort`.
-    pub fn reasoning_effort(
-        self,
-        reasoning_effort: impl Into<ReasoningEffort>,
-    ) -> SessionReasoningEffortChangedParamsBuilder<(ReasoningEffort, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        SessionReasoningEffortChangedParamsBuilder {
-            required: (reasoning_effort.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> SessionReasoningEffortChangedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionReasoningEffortChangedParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        SessionReasoningEffortChangedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> SessionReasoningEffortChangedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<ReasoningEffortChangeSource>,
-    ) -> SessionReasoningEffortChangedParamsBuilder<
-        (T0, T1, ReasoningEffortChangeSource, T3, T4),
-    > {
-        let (t0, t1, _, t3, t4) = self.required;
-        SessionReasoningEffortChangedParamsBuilder {
-            required: (t0, t1, source.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> SessionReasoningEffortChangedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionReasoningEffortChangedParamsBuilder<(T0, T1, T2, SourceRange, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        SessionReasoningEffortChangedParamsBuilder {
-            required: (t0, t1, t2, source_range.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> SessionReasoningEffortChangedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionReasoningEffortChangedParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        SessionReasoningEffortChangedParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionReasoningEffortChangedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> SessionReasoningEffortChangedParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionReasoningEffortChangedParams
-    where
-        T0: crate::support::Has<crate::members::reasoningEffort, ReasoningEffort>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::source, ReasoningEffortChangeSource>,
-        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (reasoning_effort, session_id, source, source_range, view_cursor) = self
-            .required;
-        let rest = self.rest;
-        SessionReasoningEffortChangedParams {
-            reasoning_effort: reasoning_effort.value(),
-            session_id: session_id.value(),
-            source: source.value(),
-            source_range: source_range.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionReasoningEffortChangedParams, SessionReasoningEffortChangedParamsBuilder, SessionReasoningEffortChangedParamsBuilderRest, unknown, " A builder of [`SessionReasoningEffortChangedParams`]: set members by name; `build()` compiles once the required ones (`reasoningEffort`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
+    required [
+        T0 reasoning_effort reasoning_effort: ReasoningEffort => ReasoningEffort, "reasoningEffort", reasoningEffort;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source source: ReasoningEffortChangeSource => ReasoningEffortChangeSource, "source", source;
+        T3 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for SessionReasoningEffortChangedParams {}
 #[cfg(feature = "schemars")]
@@ -7397,102 +3486,14 @@ impl crate::sample::Sample for SessionRenameParams {
         value
     }
 }
-impl SessionRenameParams {
-    /// Starts a [`SessionRenameParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionRenameParamsBuilder {
-        SessionRenameParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionRenameParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionRenameParams`]: set members by name; `build()` is there once the required ones (`commandId`, `name`, `sessionId`) are.
-#[must_use]
-pub struct SessionRenameParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionRenameParamsBuilderRest,
-}
-struct SessionRenameParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SessionRenameParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionRenameParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionRenameParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SessionRenameParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `name`.
-    pub fn name(
-        self,
-        name: impl Into<String>,
-    ) -> SessionRenameParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionRenameParamsBuilder {
-            required: (t0, name.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SessionRenameParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionRenameParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionRenameParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionRenameParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SessionRenameParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionRenameParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::name, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, name, session_id) = self.required;
-        let rest = self.rest;
-        SessionRenameParams {
-            command_id: command_id.value(),
-            name: name.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionRenameParams, SessionRenameParamsBuilder, SessionRenameParamsBuilderRest, unknown, " A builder of [`SessionRenameParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 name name: String => String, "name", name;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SessionRenameParams {}
 #[cfg(feature = "schemars")]
@@ -7543,91 +3544,15 @@ impl crate::sample::Sample for SessionRenameResult {
         value
     }
 }
-impl SessionRenameResult {
-    /// Starts a [`SessionRenameResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionRenameResultBuilder {
-        SessionRenameResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionRenameResultBuilderRest {
-                name: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionRenameResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct SessionRenameResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionRenameResultBuilderRest,
-}
-struct SessionRenameResultBuilderRest {
-    name: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionRenameResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionRenameResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionRenameResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionRenameResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> SessionRenameResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        SessionRenameResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionRenameResultBuilder<R> {
-    /// Sets (else it is left out) `name`.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.rest.name = Some(name.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionRenameResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionRenameResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        SessionRenameResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            name: rest.name,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionRenameResult, SessionRenameResultBuilder, SessionRenameResultBuilderRest, unknown, " A builder of [`SessionRenameResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional [
+        optional name name: String => String, "name";
+    ]
 }
 impl Validate for SessionRenameResult {}
 #[cfg(feature = "schemars")]
@@ -7737,121 +3662,18 @@ impl crate::sample::Sample for SessionReportStartupPhaseSpan {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionReportStartupPhaseSpan {
-    /// Starts a [`SessionReportStartupPhaseSpanBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionReportStartupPhaseSpanBuilder {
-        SessionReportStartupPhaseSpanBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionReportStartupPhaseSpanBuilderRest {
-                color_provenance: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionReportStartupPhaseSpan`]: set members by name; `build()` is there once the required ones (`durationMs`, `phase`, `startMs`) are.
-#[must_use]
-pub struct SessionReportStartupPhaseSpanBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionReportStartupPhaseSpanBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionReportStartupPhaseSpanBuilderRest {
-    color_provenance: Option<SessionReportTerminalColorProvenance>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> SessionReportStartupPhaseSpanBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `durationMs`.
-    pub fn duration_ms(
-        self,
-        duration_ms: impl Into<i64>,
-    ) -> SessionReportStartupPhaseSpanBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionReportStartupPhaseSpanBuilder {
-            required: (duration_ms.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> SessionReportStartupPhaseSpanBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `phase`.
-    pub fn phase(
-        self,
-        phase: impl Into<SessionReportStartupPhase>,
-    ) -> SessionReportStartupPhaseSpanBuilder<(T0, SessionReportStartupPhase, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionReportStartupPhaseSpanBuilder {
-            required: (t0, phase.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SessionReportStartupPhaseSpanBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `startMs`.
-    pub fn start_ms(
-        self,
-        start_ms: impl Into<i64>,
-    ) -> SessionReportStartupPhaseSpanBuilder<(T0, T1, i64)> {
-        let (t0, t1, _) = self.required;
-        SessionReportStartupPhaseSpanBuilder {
-            required: (t0, t1, start_ms.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionReportStartupPhaseSpanBuilder<R> {
-    /// Sets (else it is left out) `colorProvenance`.
-    pub fn color_provenance(
-        mut self,
-        color_provenance: impl Into<SessionReportTerminalColorProvenance>,
-    ) -> Self {
-        self.rest.color_provenance = Some(color_provenance.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> SessionReportStartupPhaseSpanBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionReportStartupPhaseSpan
-    where
-        T0: crate::support::Has<crate::members::durationMs, i64>,
-        T1: crate::support::Has<crate::members::phase, SessionReportStartupPhase>,
-        T2: crate::support::Has<crate::members::startMs, i64>,
-    {
-        let (duration_ms, phase, start_ms) = self.required;
-        let rest = self.rest;
-        SessionReportStartupPhaseSpan {
-            duration_ms: duration_ms.value(),
-            phase: phase.value(),
-            start_ms: start_ms.value(),
-            color_provenance: rest.color_provenance,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionReportStartupPhaseSpan, SessionReportStartupPhaseSpanBuilder, SessionReportStartupPhaseSpanBuilderRest, unknown, " A builder of [`SessionReportStartupPhaseSpan`]: set members by name; `build()` compiles once the required ones (`durationMs`, `phase`, `startMs`) are.";
+    required [
+        T0 duration_ms duration_ms: i64 => i64, "durationMs", durationMs;
+        T1 phase phase: SessionReportStartupPhase => SessionReportStartupPhase, "phase", phase;
+        T2 start_ms start_ms: i64 => i64, "startMs", startMs;
+    ]
+    optional [
+        optional color_provenance color_provenance: SessionReportTerminalColorProvenance => SessionReportTerminalColorProvenance, "colorProvenance";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionReportStartupPhaseSpan {}
@@ -7906,115 +3728,16 @@ impl crate::sample::Sample for SessionReportStartupPhasesParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionReportStartupPhasesParams {
-    /// Starts a [`SessionReportStartupPhasesParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionReportStartupPhasesParamsBuilder {
-        SessionReportStartupPhasesParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionReportStartupPhasesParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionReportStartupPhasesParams`]: set members by name; `build()` is there once the required ones (`launchNonce`, `phases`, `sessionId`) are.
-#[must_use]
-pub struct SessionReportStartupPhasesParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionReportStartupPhasesParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionReportStartupPhasesParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> SessionReportStartupPhasesParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `launchNonce`.
-    pub fn launch_nonce(
-        self,
-        launch_nonce: impl Into<String>,
-    ) -> SessionReportStartupPhasesParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionReportStartupPhasesParamsBuilder {
-            required: (launch_nonce.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> SessionReportStartupPhasesParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `phases`.
-    pub fn phases(
-        self,
-        phases: impl Into<Vec<SessionReportStartupPhaseSpan>>,
-    ) -> SessionReportStartupPhasesParamsBuilder<
-        (T0, Vec<SessionReportStartupPhaseSpan>, T2),
-    > {
-        let (t0, _, t2) = self.required;
-        SessionReportStartupPhasesParamsBuilder {
-            required: (t0, phases.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SessionReportStartupPhasesParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionReportStartupPhasesParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionReportStartupPhasesParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionReportStartupPhasesParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> SessionReportStartupPhasesParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionReportStartupPhasesParams
-    where
-        T0: crate::support::Has<crate::members::launchNonce, String>,
-        T1: crate::support::Has<
-            crate::members::phases,
-            Vec<SessionReportStartupPhaseSpan>,
-        >,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (launch_nonce, phases, session_id) = self.required;
-        let rest = self.rest;
-        SessionReportStartupPhasesParams {
-            launch_nonce: launch_nonce.value(),
-            phases: phases.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionReportStartupPhasesParams, SessionReportStartupPhasesParamsBuilder, SessionReportStartupPhasesParamsBuilderRest, unknown, " A builder of [`SessionReportStartupPhasesParams`]: set members by name; `build()` compiles once the required ones (`launchNonce`, `phases`, `sessionId`) are.";
+    required [
+        T0 launch_nonce launch_nonce: String => String, "launchNonce", launchNonce;
+        T1 phases phases: Vec<SessionReportStartupPhaseSpan> => Vec<SessionReportStartupPhaseSpan>, "phases", phases;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionReportStartupPhasesParams {}
@@ -8059,72 +3782,14 @@ impl crate::sample::Sample for SessionReportStartupPhasesResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionReportStartupPhasesResult {
-    /// Starts a [`SessionReportStartupPhasesResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionReportStartupPhasesResultBuilder {
-        SessionReportStartupPhasesResultBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionReportStartupPhasesResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionReportStartupPhasesResult`]: set members by name; `build()` is there once the required ones (`recorded`) are.
-#[must_use]
-pub struct SessionReportStartupPhasesResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionReportStartupPhasesResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionReportStartupPhasesResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl SessionReportStartupPhasesResultBuilder<(crate::support::Unset,)> {
-    /// Sets `recorded`.
-    pub fn recorded(
-        self,
-        recorded: impl Into<bool>,
-    ) -> SessionReportStartupPhasesResultBuilder<(bool,)> {
-        let (_,) = self.required;
-        SessionReportStartupPhasesResultBuilder {
-            required: (recorded.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionReportStartupPhasesResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SessionReportStartupPhasesResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionReportStartupPhasesResult
-    where
-        T0: crate::support::Has<crate::members::recorded, bool>,
-    {
-        let (recorded,) = self.required;
-        let rest = self.rest;
-        SessionReportStartupPhasesResult {
-            recorded: recorded.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionReportStartupPhasesResult, SessionReportStartupPhasesResultBuilder, SessionReportStartupPhasesResultBuilderRest, unknown, " A builder of [`SessionReportStartupPhasesResult`]: set members by name; `build()` compiles once the required ones (`recorded`) are.";
+    required [
+        T0 recorded recorded: bool => bool, "recorded", recorded;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionReportStartupPhasesResult {}
@@ -8271,144 +3936,23 @@ impl crate::sample::Sample for SessionResumeParams {
         value
     }
 }
-impl SessionResumeParams {
-    /// Starts a [`SessionResumeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionResumeParamsBuilder {
-        SessionResumeParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionResumeParamsBuilderRest {
-                config: None,
-                cursor: crate::Tristate::Absent,
-                exclude_items: None,
-                history: None,
-                model_id: None,
-                permission_profile: None,
-                recovery_mode: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionResumeParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct SessionResumeParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionResumeParamsBuilderRest,
-}
-struct SessionResumeParamsBuilderRest {
-    config: Option<SessionConfig>,
-    cursor: Tristate<String>,
-    exclude_items: Option<bool>,
-    history: Option<HistoryPreference>,
-    model_id: Option<String>,
-    permission_profile: Option<String>,
-    recovery_mode: Option<RecoveryMode>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionResumeParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionResumeParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionResumeParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionResumeParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionResumeParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionResumeParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionResumeParamsBuilder<R> {
-    /// Sets (else it is left out) `config`.
-    pub fn config(mut self, config: impl Into<SessionConfig>) -> Self {
-        self.rest.config = Some(config.into());
-        self
-    }
-    /// Sets to a value (else it is left out) `cursor`.
-    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
-        self.rest.cursor = crate::Tristate::Value(cursor.into());
-        self
-    }
-    /// Sets `cursor` to `null` (else it is left out).
-    pub fn cursor_null(mut self) -> Self {
-        self.rest.cursor = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `excludeItems`.
-    pub fn exclude_items(mut self, exclude_items: impl Into<bool>) -> Self {
-        self.rest.exclude_items = Some(exclude_items.into());
-        self
-    }
-    /// Sets (else it is left out) `history`.
-    pub fn history(mut self, history: impl Into<HistoryPreference>) -> Self {
-        self.rest.history = Some(history.into());
-        self
-    }
-    /// Sets (else it is left out) `modelId`.
-    pub fn model_id(mut self, model_id: impl Into<String>) -> Self {
-        self.rest.model_id = Some(model_id.into());
-        self
-    }
-    /// Sets (else it is left out) `permissionProfile`.
-    pub fn permission_profile(mut self, permission_profile: impl Into<String>) -> Self {
-        self.rest.permission_profile = Some(permission_profile.into());
-        self
-    }
-    /// Sets (else it is left out) `recoveryMode`.
-    pub fn recovery_mode(mut self, recovery_mode: impl Into<RecoveryMode>) -> Self {
-        self.rest.recovery_mode = Some(recovery_mode.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionResumeParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionResumeParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        SessionResumeParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            config: rest.config,
-            cursor: rest.cursor,
-            exclude_items: rest.exclude_items,
-            history: rest.history,
-            model_id: rest.model_id,
-            permission_profile: rest.permission_profile,
-            recovery_mode: rest.recovery_mode,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionResumeParams, SessionResumeParamsBuilder, SessionResumeParamsBuilderRest, unknown, " A builder of [`SessionResumeParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional config config: SessionConfig => SessionConfig, "config";
+        tristate cursor cursor [
+        cursor_null    ]
+    : String => String, "cursor";
+        optional exclude_items exclude_items: bool => bool, "excludeItems";
+        optional history history: HistoryPreference => HistoryPreference, "history";
+        optional model_id model_id: String => String, "modelId";
+        optional permission_profile permission_profile: String => String, "permissionProfile";
+        optional recovery_mode recovery_mode: RecoveryMode => RecoveryMode, "recoveryMode";
+    ]
 }
 impl Validate for SessionResumeParams {}
 #[cfg(feature = "schemars")]
@@ -8499,167 +4043,24 @@ impl crate::sample::Sample for SessionResumeResult {
         value
     }
 }
-impl SessionResumeResult {
-    /// Starts a [`SessionResumeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionResumeResultBuilder {
-        SessionResumeResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionResumeResultBuilderRest {
-                #[cfg(feature = "experimental")]
-                abnormal_end: None,
-                blocked_prompt: None,
-                last_turn: None,
-                #[cfg(feature = "experimental")]
-                tightened_axes: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionResumeResult`]: set members by name; `build()` is there once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.
-#[must_use]
-pub struct SessionResumeResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionResumeResultBuilderRest,
-}
-struct SessionResumeResultBuilderRest {
-    #[cfg(feature = "experimental")]
-    abnormal_end: Option<AbnormalEnd>,
-    blocked_prompt: Option<BlockedPrompt>,
-    last_turn: Option<Box<LastTurn>>,
-    #[cfg(feature = "experimental")]
-    tightened_axes: Option<Vec<String>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SessionResumeResultBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `history`.
-    pub fn history(
-        self,
-        history: impl Into<SessionHistory>,
-    ) -> SessionResumeResultBuilder<(SessionHistory, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SessionResumeResultBuilder {
-            required: (history.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SessionResumeResultBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `pendingRequests`.
-    pub fn pending_requests(
-        self,
-        pending_requests: impl Into<Vec<PendingRequestPointer>>,
-    ) -> SessionResumeResultBuilder<(T0, Vec<PendingRequestPointer>, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SessionResumeResultBuilder {
-            required: (t0, pending_requests.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SessionResumeResultBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `session`.
-    pub fn session(
-        self,
-        session: impl Into<Session>,
-    ) -> SessionResumeResultBuilder<(T0, T1, Box<Session>, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SessionResumeResultBuilder {
-            required: (t0, t1, Box::new(session.into()), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SessionResumeResultBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionResumeResultBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionResumeResultBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionResumeResultBuilder<R> {
-    /// Sets (else it is left out) `abnormalEnd`.
-    #[cfg(feature = "experimental")]
-    pub fn abnormal_end(mut self, abnormal_end: impl Into<AbnormalEnd>) -> Self {
-        self.rest.abnormal_end = Some(abnormal_end.into());
-        self
-    }
-    /// Sets (else it is left out) `blockedPrompt`.
-    pub fn blocked_prompt(mut self, blocked_prompt: impl Into<BlockedPrompt>) -> Self {
-        self.rest.blocked_prompt = Some(blocked_prompt.into());
-        self
-    }
-    /// Sets (else it is left out) `lastTurn`.
-    pub fn last_turn(mut self, last_turn: impl Into<LastTurn>) -> Self {
-        self.rest.last_turn = Some(Box::new(last_turn.into()));
-        self
-    }
-    /// Sets (else it is left out) `tightenedAxes`.
-    #[cfg(feature = "experimental")]
-    pub fn tightened_axes(mut self, tightened_axes: impl Into<Vec<String>>) -> Self {
-        self.rest.tightened_axes = Some(tightened_axes.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SessionResumeResultBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionResumeResult
-    where
-        T0: crate::support::Has<crate::members::history, SessionHistory>,
-        T1: crate::support::Has<
-            crate::members::pendingRequests,
-            Vec<PendingRequestPointer>,
-        >,
-        T2: crate::support::Has<crate::members::session, Box<Session>>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (history, pending_requests, session, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionResumeResult {
-            history: history.value(),
-            pending_requests: pending_requests.value(),
-            session: session.value(),
-            view_cursor: view_cursor.value(),
-            #[cfg(feature = "experimental")]
-            abnormal_end: rest.abnormal_end,
-            blocked_prompt: rest.blocked_prompt,
-            last_turn: rest.last_turn,
-            #[cfg(feature = "experimental")]
-            tightened_axes: rest.tightened_axes,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionResumeResult, SessionResumeResultBuilder, SessionResumeResultBuilderRest, unknown, " A builder of [`SessionResumeResult`]: set members by name; `build()` compiles once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.";
+    required [
+        T0 history history: SessionHistory => SessionHistory, "history", history;
+        T1 pending_requests pending_requests: Vec<PendingRequestPointer> => Vec<PendingRequestPointer>, "pendingRequests", pendingRequests;
+        T2 session session: Session => Box<Session>, "session", session;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        # [
+        cfg(feature = "experimental")    ]
+    optional abnormal_end abnormal_end: AbnormalEnd => AbnormalEnd, "abnormalEnd";
+        optional blocked_prompt blocked_prompt: BlockedPrompt => BlockedPrompt, "blockedPrompt";
+        optional last_turn last_turn: LastTurn => Box<LastTurn>, "lastTurn";
+        # [
+        cfg(feature = "experimental")    ]
+    optional tightened_axes tightened_axes: Vec<String> => Vec<String>, "tightenedAxes";
+    ]
 }
 impl Validate for SessionResumeResult {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -8717,102 +4118,14 @@ impl crate::sample::Sample for SessionSetApprovalModeParams {
         value
     }
 }
-impl SessionSetApprovalModeParams {
-    /// Starts a [`SessionSetApprovalModeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSetApprovalModeParamsBuilder {
-        SessionSetApprovalModeParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionSetApprovalModeParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSetApprovalModeParams`]: set members by name; `build()` is there once the required ones (`commandId`, `mode`, `sessionId`) are.
-#[must_use]
-pub struct SessionSetApprovalModeParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionSetApprovalModeParamsBuilderRest,
-}
-struct SessionSetApprovalModeParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SessionSetApprovalModeParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSetApprovalModeParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionSetApprovalModeParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SessionSetApprovalModeParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `mode`.
-    pub fn mode(
-        self,
-        mode: impl Into<ApprovalMode>,
-    ) -> SessionSetApprovalModeParamsBuilder<(T0, ApprovalMode, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionSetApprovalModeParamsBuilder {
-            required: (t0, mode.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SessionSetApprovalModeParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionSetApprovalModeParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionSetApprovalModeParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSetApprovalModeParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SessionSetApprovalModeParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSetApprovalModeParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::mode, ApprovalMode>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, mode, session_id) = self.required;
-        let rest = self.rest;
-        SessionSetApprovalModeParams {
-            command_id: command_id.value(),
-            mode: mode.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSetApprovalModeParams, SessionSetApprovalModeParamsBuilder, SessionSetApprovalModeParamsBuilderRest, unknown, " A builder of [`SessionSetApprovalModeParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `mode`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 mode mode: ApprovalMode => ApprovalMode, "mode", mode;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SessionSetApprovalModeParams {}
 #[cfg(feature = "schemars")]
@@ -8871,143 +4184,15 @@ impl crate::sample::Sample for SessionSetApprovalModeResult {
         value
     }
 }
-impl SessionSetApprovalModeResult {
-    /// Starts a [`SessionSetApprovalModeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSetApprovalModeResultBuilder {
-        SessionSetApprovalModeResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionSetApprovalModeResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSetApprovalModeResult`]: set members by name; `build()` is there once the required ones (`applyOutcome`, `commandId`, `effectiveMode`, `status`) are.
-#[must_use]
-pub struct SessionSetApprovalModeResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionSetApprovalModeResultBuilderRest,
-}
-struct SessionSetApprovalModeResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-> SessionSetApprovalModeResultBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `applyOutcome`.
-    pub fn apply_outcome(
-        self,
-        apply_outcome: impl Into<ApprovalModeApplyOutcome>,
-    ) -> SessionSetApprovalModeResultBuilder<(ApprovalModeApplyOutcome, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SessionSetApprovalModeResultBuilder {
-            required: (apply_outcome.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-> SessionSetApprovalModeResultBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSetApprovalModeResultBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SessionSetApprovalModeResultBuilder {
-            required: (t0, command_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-> SessionSetApprovalModeResultBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `effectiveMode`.
-    pub fn effective_mode(
-        self,
-        effective_mode: impl Into<EffectiveApprovalModeState>,
-    ) -> SessionSetApprovalModeResultBuilder<(T0, T1, EffectiveApprovalModeState, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SessionSetApprovalModeResultBuilder {
-            required: (t0, t1, effective_mode.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-> SessionSetApprovalModeResultBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> SessionSetApprovalModeResultBuilder<(T0, T1, T2, CommandStatus)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionSetApprovalModeResultBuilder {
-            required: (t0, t1, t2, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSetApprovalModeResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SessionSetApprovalModeResultBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSetApprovalModeResult
-    where
-        T0: crate::support::Has<crate::members::applyOutcome, ApprovalModeApplyOutcome>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<
-            crate::members::effectiveMode,
-            EffectiveApprovalModeState,
-        >,
-        T3: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (apply_outcome, command_id, effective_mode, status) = self.required;
-        let rest = self.rest;
-        SessionSetApprovalModeResult {
-            apply_outcome: apply_outcome.value(),
-            command_id: command_id.value(),
-            effective_mode: effective_mode.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSetApprovalModeResult, SessionSetApprovalModeResultBuilder, SessionSetApprovalModeResultBuilderRest, unknown, " A builder of [`SessionSetApprovalModeResult`]: set members by name; `build()` compiles once the required ones (`applyOutcome`, `commandId`, `effectiveMode`, `status`) are.";
+    required [
+        T0 apply_outcome apply_outcome: ApprovalModeApplyOutcome => ApprovalModeApplyOutcome, "applyOutcome", applyOutcome;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 effective_mode effective_mode: EffectiveApprovalModeState => EffectiveApprovalModeState, "effectiveMode", effectiveMode;
+        T3 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for SessionSetApprovalModeResult {}
 #[cfg(feature = "schemars")]
@@ -9058,102 +4243,14 @@ impl crate::sample::Sample for SessionSetModelParams {
         value
     }
 }
-impl SessionSetModelParams {
-    /// Starts a [`SessionSetModelParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSetModelParamsBuilder {
-        SessionSetModelParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionSetModelParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSetModelParams`]: set members by name; `build()` is there once the required ones (`commandId`, `model`, `sessionId`) are.
-#[must_use]
-pub struct SessionSetModelParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionSetModelParamsBuilderRest,
-}
-struct SessionSetModelParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SessionSetModelParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSetModelParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionSetModelParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SessionSetModelParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `model`.
-    pub fn model(
-        self,
-        model: impl Into<ModelSelection>,
-    ) -> SessionSetModelParamsBuilder<(T0, ModelSelection, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionSetModelParamsBuilder {
-            required: (t0, model.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SessionSetModelParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionSetModelParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionSetModelParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSetModelParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SessionSetModelParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSetModelParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::model, ModelSelection>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, model, session_id) = self.required;
-        let rest = self.rest;
-        SessionSetModelParams {
-            command_id: command_id.value(),
-            model: model.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSetModelParams, SessionSetModelParamsBuilder, SessionSetModelParamsBuilderRest, unknown, " A builder of [`SessionSetModelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `model`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 model model: ModelSelection => ModelSelection, "model", model;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SessionSetModelParams {}
 #[cfg(feature = "schemars")]
@@ -9199,83 +4296,13 @@ impl crate::sample::Sample for SessionSetModelResult {
         value
     }
 }
-impl SessionSetModelResult {
-    /// Starts a [`SessionSetModelResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSetModelResultBuilder {
-        SessionSetModelResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionSetModelResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSetModelResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct SessionSetModelResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionSetModelResultBuilderRest,
-}
-struct SessionSetModelResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionSetModelResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSetModelResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionSetModelResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionSetModelResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> SessionSetModelResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        SessionSetModelResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSetModelResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionSetModelResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSetModelResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        SessionSetModelResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSetModelResult, SessionSetModelResultBuilder, SessionSetModelResultBuilderRest, unknown, " A builder of [`SessionSetModelResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for SessionSetModelResult {}
 #[cfg(feature = "schemars")]
@@ -9329,110 +4356,16 @@ impl crate::sample::Sample for SessionSetPermissionProfileParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionSetPermissionProfileParams {
-    /// Starts a [`SessionSetPermissionProfileParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSetPermissionProfileParamsBuilder {
-        SessionSetPermissionProfileParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionSetPermissionProfileParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionSetPermissionProfileParams`]: set members by name; `build()` is there once the required ones (`commandId`, `profileId`, `sessionId`) are.
-#[must_use]
-pub struct SessionSetPermissionProfileParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionSetPermissionProfileParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionSetPermissionProfileParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> SessionSetPermissionProfileParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSetPermissionProfileParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionSetPermissionProfileParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> SessionSetPermissionProfileParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `profileId`.
-    pub fn profile_id(
-        self,
-        profile_id: impl Into<String>,
-    ) -> SessionSetPermissionProfileParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionSetPermissionProfileParamsBuilder {
-            required: (t0, profile_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SessionSetPermissionProfileParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionSetPermissionProfileParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionSetPermissionProfileParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionSetPermissionProfileParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> SessionSetPermissionProfileParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSetPermissionProfileParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::profileId, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, profile_id, session_id) = self.required;
-        let rest = self.rest;
-        SessionSetPermissionProfileParams {
-            command_id: command_id.value(),
-            profile_id: profile_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionSetPermissionProfileParams, SessionSetPermissionProfileParamsBuilder, SessionSetPermissionProfileParamsBuilderRest, unknown, " A builder of [`SessionSetPermissionProfileParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `profileId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 profile_id profile_id: String => String, "profileId", profileId;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionSetPermissionProfileParams {}
@@ -9495,159 +4428,17 @@ impl crate::sample::Sample for SessionSetPermissionProfileResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionSetPermissionProfileResult {
-    /// Starts a [`SessionSetPermissionProfileResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSetPermissionProfileResultBuilder {
-        SessionSetPermissionProfileResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionSetPermissionProfileResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionSetPermissionProfileResult`]: set members by name; `build()` is there once the required ones (`applyOutcome`, `commandId`, `permissionState`, `status`) are.
-#[must_use]
-pub struct SessionSetPermissionProfileResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionSetPermissionProfileResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionSetPermissionProfileResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<
-    T1,
-    T2,
-    T3,
-> SessionSetPermissionProfileResultBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `applyOutcome`.
-    pub fn apply_outcome(
-        self,
-        apply_outcome: impl Into<PermissionProfileApplyOutcome>,
-    ) -> SessionSetPermissionProfileResultBuilder<
-        (PermissionProfileApplyOutcome, T1, T2, T3),
-    > {
-        let (_, t1, t2, t3) = self.required;
-        SessionSetPermissionProfileResultBuilder {
-            required: (apply_outcome.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T2,
-    T3,
-> SessionSetPermissionProfileResultBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSetPermissionProfileResultBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SessionSetPermissionProfileResultBuilder {
-            required: (t0, command_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T3,
-> SessionSetPermissionProfileResultBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `permissionState`.
-    pub fn permission_state(
-        self,
-        permission_state: impl Into<EffectivePermissionState>,
-    ) -> SessionSetPermissionProfileResultBuilder<
-        (T0, T1, EffectivePermissionState, T3),
-    > {
-        let (t0, t1, _, t3) = self.required;
-        SessionSetPermissionProfileResultBuilder {
-            required: (t0, t1, permission_state.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<
-    T0,
-    T1,
-    T2,
-> SessionSetPermissionProfileResultBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> SessionSetPermissionProfileResultBuilder<(T0, T1, T2, CommandStatus)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionSetPermissionProfileResultBuilder {
-            required: (t0, t1, t2, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionSetPermissionProfileResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2, T3> SessionSetPermissionProfileResultBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSetPermissionProfileResult
-    where
-        T0: crate::support::Has<
-            crate::members::applyOutcome,
-            PermissionProfileApplyOutcome,
-        >,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<
-            crate::members::permissionState,
-            EffectivePermissionState,
-        >,
-        T3: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (apply_outcome, command_id, permission_state, status) = self.required;
-        let rest = self.rest;
-        SessionSetPermissionProfileResult {
-            apply_outcome: apply_outcome.value(),
-            command_id: command_id.value(),
-            permission_state: permission_state.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionSetPermissionProfileResult, SessionSetPermissionProfileResultBuilder, SessionSetPermissionProfileResultBuilderRest, unknown, " A builder of [`SessionSetPermissionProfileResult`]: set members by name; `build()` compiles once the required ones (`applyOutcome`, `commandId`, `permissionState`, `status`) are.";
+    required [
+        T0 apply_outcome apply_outcome: PermissionProfileApplyOutcome => PermissionProfileApplyOutcome, "applyOutcome", applyOutcome;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 permission_state permission_state: EffectivePermissionState => EffectivePermissionState, "permissionState", permissionState;
+        T3 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionSetPermissionProfileResult {}
@@ -9701,102 +4492,14 @@ impl crate::sample::Sample for SessionSetReasoningEffortParams {
         value
     }
 }
-impl SessionSetReasoningEffortParams {
-    /// Starts a [`SessionSetReasoningEffortParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSetReasoningEffortParamsBuilder {
-        SessionSetReasoningEffortParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionSetReasoningEffortParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSetReasoningEffortParams`]: set members by name; `build()` is there once the required ones (`commandId`, `reasoningEffort`, `sessionId`) are.
-#[must_use]
-pub struct SessionSetReasoningEffortParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionSetReasoningEffortParamsBuilderRest,
-}
-struct SessionSetReasoningEffortParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SessionSetReasoningEffortParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSetReasoningEffortParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionSetReasoningEffortParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SessionSetReasoningEffortParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `reasoningEffort`.
-    pub fn reasoning_effort(
-        self,
-        reasoning_effort: impl Into<ReasoningEffort>,
-    ) -> SessionSetReasoningEffortParamsBuilder<(T0, ReasoningEffort, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionSetReasoningEffortParamsBuilder {
-            required: (t0, reasoning_effort.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SessionSetReasoningEffortParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionSetReasoningEffortParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionSetReasoningEffortParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSetReasoningEffortParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SessionSetReasoningEffortParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSetReasoningEffortParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::reasoningEffort, ReasoningEffort>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, reasoning_effort, session_id) = self.required;
-        let rest = self.rest;
-        SessionSetReasoningEffortParams {
-            command_id: command_id.value(),
-            reasoning_effort: reasoning_effort.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSetReasoningEffortParams, SessionSetReasoningEffortParamsBuilder, SessionSetReasoningEffortParamsBuilderRest, unknown, " A builder of [`SessionSetReasoningEffortParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `reasoningEffort`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 reasoning_effort reasoning_effort: ReasoningEffort => ReasoningEffort, "reasoningEffort", reasoningEffort;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SessionSetReasoningEffortParams {}
 #[cfg(feature = "schemars")]
@@ -9842,83 +4545,13 @@ impl crate::sample::Sample for SessionSetReasoningEffortResult {
         value
     }
 }
-impl SessionSetReasoningEffortResult {
-    /// Starts a [`SessionSetReasoningEffortResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSetReasoningEffortResultBuilder {
-        SessionSetReasoningEffortResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionSetReasoningEffortResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSetReasoningEffortResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct SessionSetReasoningEffortResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionSetReasoningEffortResultBuilderRest,
-}
-struct SessionSetReasoningEffortResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionSetReasoningEffortResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSetReasoningEffortResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionSetReasoningEffortResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionSetReasoningEffortResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> SessionSetReasoningEffortResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        SessionSetReasoningEffortResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSetReasoningEffortResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionSetReasoningEffortResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSetReasoningEffortResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        SessionSetReasoningEffortResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSetReasoningEffortResult, SessionSetReasoningEffortResultBuilder, SessionSetReasoningEffortResultBuilderRest, unknown, " A builder of [`SessionSetReasoningEffortResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for SessionSetReasoningEffortResult {}
 #[cfg(feature = "schemars")]
@@ -9965,83 +4598,13 @@ impl crate::sample::Sample for SessionSideChatParams {
         value
     }
 }
-impl SessionSideChatParams {
-    /// Starts a [`SessionSideChatParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSideChatParamsBuilder {
-        SessionSideChatParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionSideChatParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSideChatParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct SessionSideChatParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionSideChatParamsBuilderRest,
-}
-struct SessionSideChatParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionSideChatParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionSideChatParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionSideChatParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionSideChatParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionSideChatParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionSideChatParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSideChatParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionSideChatParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSideChatParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        SessionSideChatParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSideChatParams, SessionSideChatParamsBuilder, SessionSideChatParamsBuilderRest, unknown, " A builder of [`SessionSideChatParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SessionSideChatParams {}
 #[cfg(feature = "schemars")]
@@ -10099,127 +4662,15 @@ impl crate::sample::Sample for SessionSideChatResult {
         value
     }
 }
-impl SessionSideChatResult {
-    /// Starts a [`SessionSideChatResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSideChatResultBuilder {
-        SessionSideChatResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionSideChatResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSideChatResult`]: set members by name; `build()` is there once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.
-#[must_use]
-pub struct SessionSideChatResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionSideChatResultBuilderRest,
-}
-struct SessionSideChatResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SessionSideChatResultBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `history`.
-    pub fn history(
-        self,
-        history: impl Into<SessionHistory>,
-    ) -> SessionSideChatResultBuilder<(SessionHistory, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SessionSideChatResultBuilder {
-            required: (history.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SessionSideChatResultBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `pendingRequests`.
-    pub fn pending_requests(
-        self,
-        pending_requests: impl Into<Vec<PendingRequestPointer>>,
-    ) -> SessionSideChatResultBuilder<(T0, Vec<PendingRequestPointer>, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SessionSideChatResultBuilder {
-            required: (t0, pending_requests.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SessionSideChatResultBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `session`.
-    pub fn session(
-        self,
-        session: impl Into<Session>,
-    ) -> SessionSideChatResultBuilder<(T0, T1, Box<Session>, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SessionSideChatResultBuilder {
-            required: (t0, t1, Box::new(session.into()), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SessionSideChatResultBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionSideChatResultBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        SessionSideChatResultBuilder {
-            required: (t0, t1, t2, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSideChatResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SessionSideChatResultBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSideChatResult
-    where
-        T0: crate::support::Has<crate::members::history, SessionHistory>,
-        T1: crate::support::Has<
-            crate::members::pendingRequests,
-            Vec<PendingRequestPointer>,
-        >,
-        T2: crate::support::Has<crate::members::session, Box<Session>>,
-        T3: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (history, pending_requests, session, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionSideChatResult {
-            history: history.value(),
-            pending_requests: pending_requests.value(),
-            session: session.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSideChatResult, SessionSideChatResultBuilder, SessionSideChatResultBuilderRest, unknown, " A builder of [`SessionSideChatResult`]: set members by name; `build()` compiles once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.";
+    required [
+        T0 history history: SessionHistory => SessionHistory, "history", history;
+        T1 pending_requests pending_requests: Vec<PendingRequestPointer> => Vec<PendingRequestPointer>, "pendingRequests", pendingRequests;
+        T2 session session: Session => Box<Session>, "session", session;
+        T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for SessionSideChatResult {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -10278,82 +4729,15 @@ impl crate::sample::Sample for SessionSpawnedBy {
         value
     }
 }
-impl SessionSpawnedBy {
-    /// Starts a [`SessionSpawnedByBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionSpawnedByBuilder {
-        SessionSpawnedByBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionSpawnedByBuilderRest {
-                project: None,
-                thread: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionSpawnedBy`]: set members by name; `build()` is there once the required ones (`parentSessionId`) are.
-#[must_use]
-pub struct SessionSpawnedByBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionSpawnedByBuilderRest,
-}
-struct SessionSpawnedByBuilderRest {
-    project: Option<String>,
-    thread: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionSpawnedByBuilder<(crate::support::Unset,)> {
-    /// Sets `parentSessionId`.
-    pub fn parent_session_id(
-        self,
-        parent_session_id: impl Into<String>,
-    ) -> SessionSpawnedByBuilder<(String,)> {
-        let (_,) = self.required;
-        SessionSpawnedByBuilder {
-            required: (parent_session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionSpawnedByBuilder<R> {
-    /// Sets (else it is left out) `project`.
-    pub fn project(mut self, project: impl Into<String>) -> Self {
-        self.rest.project = Some(project.into());
-        self
-    }
-    /// Sets (else it is left out) `thread`.
-    pub fn thread(mut self, thread: impl Into<String>) -> Self {
-        self.rest.thread = Some(thread.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionSpawnedByBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionSpawnedBy
-    where
-        T0: crate::support::Has<crate::members::parentSessionId, String>,
-    {
-        let (parent_session_id,) = self.required;
-        let rest = self.rest;
-        SessionSpawnedBy {
-            parent_session_id: parent_session_id.value(),
-            project: rest.project,
-            thread: rest.thread,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionSpawnedBy, SessionSpawnedByBuilder, SessionSpawnedByBuilderRest, unknown, " A builder of [`SessionSpawnedBy`]: set members by name; `build()` compiles once the required ones (`parentSessionId`) are.";
+    required [
+        T0 parent_session_id parent_session_id: String => String, "parentSessionId", parentSessionId;
+    ]
+    optional [
+        optional project project: String => String, "project";
+        optional thread thread: String => String, "thread";
+    ]
 }
 impl Validate for SessionSpawnedBy {}
 #[cfg(feature = "schemars")]
@@ -10508,191 +4892,34 @@ impl crate::sample::Sample for SessionStartParams {
         value
     }
 }
-impl SessionStartParams {
-    /// Starts a [`SessionStartParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionStartParamsBuilder {
-        SessionStartParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionStartParamsBuilderRest {
-                approval_mode: crate::Tristate::Absent,
-                config: None,
-                #[cfg(feature = "experimental")]
-                limits: None,
-                model_id: None,
-                permission_profile: None,
-                previous_session_id: None,
-                provider_id: crate::Tristate::Absent,
-                recovery_mode: None,
-                session_id: None,
-                spawned_by: None,
-                workspace_root: None,
-                workspace_roots: None,
-                #[cfg(feature = "experimental")]
-                worktree: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionStartParams`]: set members by name; `build()` is there once the required ones (`commandId`) are.
-#[must_use]
-pub struct SessionStartParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionStartParamsBuilderRest,
-}
-struct SessionStartParamsBuilderRest {
-    approval_mode: Tristate<ApprovalMode>,
-    config: Option<SessionConfig>,
-    #[cfg(feature = "experimental")]
-    limits: Option<Box<SessionLimitsChoice>>,
-    model_id: Option<String>,
-    permission_profile: Option<String>,
-    previous_session_id: Option<String>,
-    provider_id: Tristate<String>,
-    recovery_mode: Option<RecoveryMode>,
-    session_id: Option<String>,
-    spawned_by: Option<Box<SessionSpawnedBy>>,
-    workspace_root: Option<String>,
-    workspace_roots: Option<Vec<String>>,
-    #[cfg(feature = "experimental")]
-    worktree: Option<WorktreeStartRequest>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionStartParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionStartParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        SessionStartParamsBuilder {
-            required: (command_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionStartParamsBuilder<R> {
-    /// Sets to a value (else it is left out) `approvalMode`.
-    pub fn approval_mode(mut self, approval_mode: impl Into<ApprovalMode>) -> Self {
-        self.rest.approval_mode = crate::Tristate::Value(approval_mode.into());
-        self
-    }
-    /// Sets `approvalMode` to `null` (else it is left out).
-    pub fn approval_mode_null(mut self) -> Self {
-        self.rest.approval_mode = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `config`.
-    pub fn config(mut self, config: impl Into<SessionConfig>) -> Self {
-        self.rest.config = Some(config.into());
-        self
-    }
-    /// Sets (else it is left out) `limits`.
-    #[cfg(feature = "experimental")]
-    pub fn limits(mut self, limits: impl Into<SessionLimitsChoice>) -> Self {
-        self.rest.limits = Some(Box::new(limits.into()));
-        self
-    }
-    /// Sets (else it is left out) `modelId`.
-    pub fn model_id(mut self, model_id: impl Into<String>) -> Self {
-        self.rest.model_id = Some(model_id.into());
-        self
-    }
-    /// Sets (else it is left out) `permissionProfile`.
-    pub fn permission_profile(mut self, permission_profile: impl Into<String>) -> Self {
-        self.rest.permission_profile = Some(permission_profile.into());
-        self
-    }
-    /// Sets (else it is left out) `previousSessionId`.
-    pub fn previous_session_id(
-        mut self,
-        previous_session_id: impl Into<String>,
-    ) -> Self {
-        self.rest.previous_session_id = Some(previous_session_id.into());
-        self
-    }
-    /// Sets to a value (else it is left out) `providerId`.
-    pub fn provider_id(mut self, provider_id: impl Into<String>) -> Self {
-        self.rest.provider_id = crate::Tristate::Value(provider_id.into());
-        self
-    }
-    /// Sets `providerId` to `null` (else it is left out).
-    pub fn provider_id_null(mut self) -> Self {
-        self.rest.provider_id = crate::Tristate::Null;
-        self
-    }
-    /// Sets (else it is left out) `recoveryMode`.
-    pub fn recovery_mode(mut self, recovery_mode: impl Into<RecoveryMode>) -> Self {
-        self.rest.recovery_mode = Some(recovery_mode.into());
-        self
-    }
-    /// Sets (else it is left out) `sessionId`.
-    pub fn session_id(mut self, session_id: impl Into<String>) -> Self {
-        self.rest.session_id = Some(session_id.into());
-        self
-    }
-    /// Sets (else it is left out) `spawnedBy`.
-    pub fn spawned_by(mut self, spawned_by: impl Into<SessionSpawnedBy>) -> Self {
-        self.rest.spawned_by = Some(Box::new(spawned_by.into()));
-        self
-    }
-    /// Sets (else it is left out) `workspaceRoot`.
-    pub fn workspace_root(mut self, workspace_root: impl Into<String>) -> Self {
-        self.rest.workspace_root = Some(workspace_root.into());
-        self
-    }
-    /// Sets (else it is left out) `workspaceRoots`.
-    pub fn workspace_roots(mut self, workspace_roots: impl Into<Vec<String>>) -> Self {
-        self.rest.workspace_roots = Some(workspace_roots.into());
-        self
-    }
-    /// Sets (else it is left out) `worktree`.
-    #[cfg(feature = "experimental")]
-    pub fn worktree(mut self, worktree: impl Into<WorktreeStartRequest>) -> Self {
-        self.rest.worktree = Some(worktree.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionStartParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionStartParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-    {
-        let (command_id,) = self.required;
-        let rest = self.rest;
-        SessionStartParams {
-            command_id: command_id.value(),
-            approval_mode: rest.approval_mode,
-            config: rest.config,
-            #[cfg(feature = "experimental")]
-            limits: rest.limits,
-            model_id: rest.model_id,
-            permission_profile: rest.permission_profile,
-            previous_session_id: rest.previous_session_id,
-            provider_id: rest.provider_id,
-            recovery_mode: rest.recovery_mode,
-            session_id: rest.session_id,
-            spawned_by: rest.spawned_by,
-            workspace_root: rest.workspace_root,
-            workspace_roots: rest.workspace_roots,
-            #[cfg(feature = "experimental")]
-            worktree: rest.worktree,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionStartParams, SessionStartParamsBuilder, SessionStartParamsBuilderRest, unknown, " A builder of [`SessionStartParams`]: set members by name; `build()` compiles once the required ones (`commandId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+    ]
+    optional [
+        tristate approval_mode approval_mode [
+        approval_mode_null    ]
+    : ApprovalMode => ApprovalMode, "approvalMode";
+        optional config config: SessionConfig => SessionConfig, "config";
+        # [
+        cfg(feature = "experimental")    ]
+    optional limits limits: SessionLimitsChoice => Box<SessionLimitsChoice>, "limits";
+        optional model_id model_id: String => String, "modelId";
+        optional permission_profile permission_profile: String => String, "permissionProfile";
+        optional previous_session_id previous_session_id: String => String, "previousSessionId";
+        tristate provider_id provider_id [
+        provider_id_null    ]
+    : String => String, "providerId";
+        optional recovery_mode recovery_mode: RecoveryMode => RecoveryMode, "recoveryMode";
+        optional session_id session_id: String => String, "sessionId";
+        optional spawned_by spawned_by: SessionSpawnedBy => Box<SessionSpawnedBy>, "spawnedBy";
+        optional workspace_root workspace_root: String => String, "workspaceRoot";
+        optional workspace_roots workspace_roots: Vec<String> => Vec<String>, "workspaceRoots";
+        # [
+        cfg(feature = "experimental")    ]
+    optional worktree worktree: WorktreeStartRequest => WorktreeStartRequest, "worktree";
+    ]
 }
 impl Validate for SessionStartParams {}
 #[cfg(feature = "schemars")]
@@ -10738,83 +4965,13 @@ impl crate::sample::Sample for SessionStartResult {
         value
     }
 }
-impl SessionStartResult {
-    /// Starts a [`SessionStartResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionStartResultBuilder {
-        SessionStartResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionStartResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionStartResult`]: set members by name; `build()` is there once the required ones (`session`, `viewCursor`) are.
-#[must_use]
-pub struct SessionStartResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionStartResultBuilderRest,
-}
-struct SessionStartResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionStartResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `session`.
-    pub fn session(
-        self,
-        session: impl Into<Session>,
-    ) -> SessionStartResultBuilder<(Box<Session>, T1)> {
-        let (_, t1) = self.required;
-        SessionStartResultBuilder {
-            required: (Box::new(session.into()), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionStartResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionStartResultBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionStartResultBuilder {
-            required: (t0, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionStartResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionStartResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionStartResult
-    where
-        T0: crate::support::Has<crate::members::session, Box<Session>>,
-        T1: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (session, view_cursor) = self.required;
-        let rest = self.rest;
-        SessionStartResult {
-            session: session.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionStartResult, SessionStartResultBuilder, SessionStartResultBuilderRest, unknown, " A builder of [`SessionStartResult`]: set members by name; `build()` compiles once the required ones (`session`, `viewCursor`) are.";
+    required [
+        T0 session session: Session => Box<Session>, "session", session;
+        T1 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for SessionStartResult {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -10862,66 +5019,12 @@ impl crate::sample::Sample for SessionStartedParams {
         value
     }
 }
-impl SessionStartedParams {
-    /// Starts a [`SessionStartedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionStartedParamsBuilder {
-        SessionStartedParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SessionStartedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionStartedParams`]: set members by name; `build()` is there once the required ones (`session`) are.
-#[must_use]
-pub struct SessionStartedParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SessionStartedParamsBuilderRest,
-}
-struct SessionStartedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SessionStartedParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `session`.
-    pub fn session(
-        self,
-        session: impl Into<Session>,
-    ) -> SessionStartedParamsBuilder<(Box<Session>,)> {
-        let (_,) = self.required;
-        SessionStartedParamsBuilder {
-            required: (Box::new(session.into()),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionStartedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SessionStartedParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionStartedParams
-    where
-        T0: crate::support::Has<crate::members::session, Box<Session>>,
-    {
-        let (session,) = self.required;
-        let rest = self.rest;
-        SessionStartedParams {
-            session: session.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionStartedParams, SessionStartedParamsBuilder, SessionStartedParamsBuilderRest, unknown, " A builder of [`SessionStartedParams`]: set members by name; `build()` compiles once the required ones (`session`) are.";
+    required [
+        T0 session session: Session => Box<Session>, "session", session;
+    ]
+    optional []
 }
 impl Validate for SessionStartedParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -11048,114 +5151,19 @@ impl crate::sample::Sample for SessionStatusChangedParams {
         value
     }
 }
-impl SessionStatusChangedParams {
-    /// Starts a [`SessionStatusChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionStatusChangedParamsBuilder {
-        SessionStatusChangedParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionStatusChangedParamsBuilderRest {
-                attention: None,
-                #[cfg(feature = "experimental")]
-                permission_state: None,
-                view_cursor: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionStatusChangedParams`]: set members by name; `build()` is there once the required ones (`sessionId`, `status`) are.
-#[must_use]
-pub struct SessionStatusChangedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionStatusChangedParamsBuilderRest,
-}
-struct SessionStatusChangedParamsBuilderRest {
-    attention: Option<Vec<AttentionFlag>>,
-    #[cfg(feature = "experimental")]
-    permission_state: Option<Box<EffectivePermissionState>>,
-    view_cursor: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionStatusChangedParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionStatusChangedParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionStatusChangedParamsBuilder {
-            required: (session_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionStatusChangedParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<SessionStatus>,
-    ) -> SessionStatusChangedParamsBuilder<(T0, SessionStatus)> {
-        let (t0, _) = self.required;
-        SessionStatusChangedParamsBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionStatusChangedParamsBuilder<R> {
-    /// Sets (else it is left out) `attention`.
-    pub fn attention(mut self, attention: impl Into<Vec<AttentionFlag>>) -> Self {
-        self.rest.attention = Some(attention.into());
-        self
-    }
-    /// Sets (else it is left out) `permissionState`.
-    #[cfg(feature = "experimental")]
-    pub fn permission_state(
-        mut self,
-        permission_state: impl Into<EffectivePermissionState>,
-    ) -> Self {
-        self.rest.permission_state = Some(Box::new(permission_state.into()));
-        self
-    }
-    /// Sets (else it is written as `null`) `viewCursor`.
-    pub fn view_cursor(mut self, view_cursor: impl Into<String>) -> Self {
-        self.rest.view_cursor = Some(view_cursor.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionStatusChangedParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionStatusChangedParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-        T1: crate::support::Has<crate::members::status, SessionStatus>,
-    {
-        let (session_id, status) = self.required;
-        let rest = self.rest;
-        SessionStatusChangedParams {
-            session_id: session_id.value(),
-            status: status.value(),
-            attention: rest.attention,
-            #[cfg(feature = "experimental")]
-            permission_state: rest.permission_state,
-            view_cursor: rest.view_cursor,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionStatusChangedParams, SessionStatusChangedParamsBuilder, SessionStatusChangedParamsBuilderRest, unknown, " A builder of [`SessionStatusChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `status`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+        T1 status status: SessionStatus => SessionStatus, "status", status;
+    ]
+    optional [
+        optional attention attention: Vec<AttentionFlag> => Vec<AttentionFlag>, "attention";
+        # [
+        cfg(feature = "experimental")    ]
+    optional permission_state permission_state: EffectivePermissionState => Box<EffectivePermissionState>, "permissionState";
+        nullable view_cursor view_cursor: String => String, "viewCursor";
+    ]
 }
 impl Validate for SessionStatusChangedParams {}
 #[cfg(feature = "schemars")]
@@ -11230,202 +5238,17 @@ impl crate::sample::Sample for SessionTodoListChangedParams {
         value
     }
 }
-impl SessionTodoListChangedParams {
-    /// Starts a [`SessionTodoListChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionTodoListChangedParamsBuilder {
-        SessionTodoListChangedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionTodoListChangedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionTodoListChangedParams`]: set members by name; `build()` is there once the required ones (`items`, `revision`, `sessionId`, `sourceRange`, `sourceTool`, `viewCursor`) are.
-#[must_use]
-pub struct SessionTodoListChangedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionTodoListChangedParamsBuilderRest,
-}
-struct SessionTodoListChangedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> SessionTodoListChangedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `items`.
-    pub fn items(
-        self,
-        items: impl Into<Vec<TodoItem>>,
-    ) -> SessionTodoListChangedParamsBuilder<(Vec<TodoItem>, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        SessionTodoListChangedParamsBuilder {
-            required: (items.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> SessionTodoListChangedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `revision`.
-    pub fn revision(
-        self,
-        revision: impl Into<i64>,
-    ) -> SessionTodoListChangedParamsBuilder<(T0, i64, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        SessionTodoListChangedParamsBuilder {
-            required: (t0, revision.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> SessionTodoListChangedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionTodoListChangedParamsBuilder<(T0, T1, String, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        SessionTodoListChangedParamsBuilder {
-            required: (t0, t1, session_id.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> SessionTodoListChangedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionTodoListChangedParamsBuilder<(T0, T1, T2, SourceRange, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        SessionTodoListChangedParamsBuilder {
-            required: (t0, t1, t2, source_range.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> SessionTodoListChangedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `sourceTool`.
-    pub fn source_tool(
-        self,
-        source_tool: impl Into<String>,
-    ) -> SessionTodoListChangedParamsBuilder<(T0, T1, T2, T3, String, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        SessionTodoListChangedParamsBuilder {
-            required: (t0, t1, t2, t3, source_tool.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> SessionTodoListChangedParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionTodoListChangedParamsBuilder<(T0, T1, T2, T3, T4, String)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        SessionTodoListChangedParamsBuilder {
-            required: (t0, t1, t2, t3, t4, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionTodoListChangedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> SessionTodoListChangedParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionTodoListChangedParams
-    where
-        T0: crate::support::Has<crate::members::items, Vec<TodoItem>>,
-        T1: crate::support::Has<crate::members::revision, i64>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T4: crate::support::Has<crate::members::sourceTool, String>,
-        T5: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (items, revision, session_id, source_range, source_tool, view_cursor) = self
-            .required;
-        let rest = self.rest;
-        SessionTodoListChangedParams {
-            items: items.value(),
-            revision: revision.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            source_tool: source_tool.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionTodoListChangedParams, SessionTodoListChangedParamsBuilder, SessionTodoListChangedParamsBuilderRest, unknown, " A builder of [`SessionTodoListChangedParams`]: set members by name; `build()` compiles once the required ones (`items`, `revision`, `sessionId`, `sourceRange`, `sourceTool`, `viewCursor`) are.";
+    required [
+        T0 items items: Vec<TodoItem> => Vec<TodoItem>, "items", items;
+        T1 revision revision: i64 => i64, "revision", revision;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T4 source_tool source_tool: String => String, "sourceTool", sourceTool;
+        T5 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for SessionTodoListChangedParams {}
 #[cfg(feature = "schemars")]
@@ -11532,300 +5355,23 @@ impl crate::sample::Sample for SessionTokenUsageParams {
         value
     }
 }
-impl SessionTokenUsageParams {
-    /// Starts a [`SessionTokenUsageParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionTokenUsageParamsBuilder {
-        SessionTokenUsageParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionTokenUsageParamsBuilderRest {
-                duration_ms: None,
-                finish_reason: None,
-                model_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionTokenUsageParams`]: set members by name; `build()` is there once the required ones (`cumulative`, `promptTokens`, `sessionId`, `sourceRange`, `totalTokens`, `turnId`, `usage`, `viewCursor`) are.
-#[must_use]
-pub struct SessionTokenUsageParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SessionTokenUsageParamsBuilderRest,
-}
-struct SessionTokenUsageParamsBuilderRest {
-    duration_ms: Option<i64>,
-    finish_reason: Option<String>,
-    model_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> SessionTokenUsageParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5, T6, T7)> {
-    /// Sets `cumulative`.
-    pub fn cumulative(
-        self,
-        cumulative: impl Into<CumulativeTokenUsage>,
-    ) -> SessionTokenUsageParamsBuilder<
-        (CumulativeTokenUsage, T1, T2, T3, T4, T5, T6, T7),
-    > {
-        let (_, t1, t2, t3, t4, t5, t6, t7) = self.required;
-        SessionTokenUsageParamsBuilder {
-            required: (cumulative.into(), t1, t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> SessionTokenUsageParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5, T6, T7)> {
-    /// Sets `promptTokens`.
-    pub fn prompt_tokens(
-        self,
-        prompt_tokens: impl Into<i64>,
-    ) -> SessionTokenUsageParamsBuilder<(T0, i64, T2, T3, T4, T5, T6, T7)> {
-        let (t0, _, t2, t3, t4, t5, t6, t7) = self.required;
-        SessionTokenUsageParamsBuilder {
-            required: (t0, prompt_tokens.into(), t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> SessionTokenUsageParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5, T6, T7)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionTokenUsageParamsBuilder<(T0, T1, String, T3, T4, T5, T6, T7)> {
-        let (t0, t1, _, t3, t4, t5, t6, t7) = self.required;
-        SessionTokenUsageParamsBuilder {
-            required: (t0, t1, session_id.into(), t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-> SessionTokenUsageParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5, T6, T7)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> SessionTokenUsageParamsBuilder<(T0, T1, T2, SourceRange, T4, T5, T6, T7)> {
-        let (t0, t1, t2, _, t4, t5, t6, t7) = self.required;
-        SessionTokenUsageParamsBuilder {
-            required: (t0, t1, t2, source_range.into(), t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5, T6, T7)> {
-    /// Sets `totalTokens`.
-    pub fn total_tokens(
-        self,
-        total_tokens: impl Into<i64>,
-    ) -> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, i64, T5, T6, T7)> {
-        let (t0, t1, t2, t3, _, t5, t6, t7) = self.required;
-        SessionTokenUsageParamsBuilder {
-            required: (t0, t1, t2, t3, total_tokens.into(), t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset, T6, T7)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, T4, String, T6, T7)> {
-        let (t0, t1, t2, t3, t4, _, t6, t7) = self.required;
-        SessionTokenUsageParamsBuilder {
-            required: (t0, t1, t2, t3, t4, turn_id.into(), t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, T4, T5, crate::support::Unset, T7)> {
-    /// Sets `usage`.
-    pub fn usage(
-        self,
-        usage: impl Into<TokenUsage>,
-    ) -> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, T4, T5, TokenUsage, T7)> {
-        let (t0, t1, t2, t3, t4, t5, _, t7) = self.required;
-        SessionTokenUsageParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, usage.into(), t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, String)> {
-        let (t0, t1, t2, t3, t4, t5, t6, _) = self.required;
-        SessionTokenUsageParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionTokenUsageParamsBuilder<R> {
-    /// Sets (else it is left out) `durationMs`.
-    pub fn duration_ms(mut self, duration_ms: impl Into<i64>) -> Self {
-        self.rest.duration_ms = Some(duration_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `finishReason`.
-    pub fn finish_reason(mut self, finish_reason: impl Into<String>) -> Self {
-        self.rest.finish_reason = Some(finish_reason.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `modelId`.
-    pub fn model_id(mut self, model_id: impl Into<String>) -> Self {
-        self.rest.model_id = Some(model_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> SessionTokenUsageParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionTokenUsageParams
-    where
-        T0: crate::support::Has<crate::members::cumulative, CumulativeTokenUsage>,
-        T1: crate::support::Has<crate::members::promptTokens, i64>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T4: crate::support::Has<crate::members::totalTokens, i64>,
-        T5: crate::support::Has<crate::members::turnId, String>,
-        T6: crate::support::Has<crate::members::usage, TokenUsage>,
-        T7: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            cumulative,
-            prompt_tokens,
-            session_id,
-            source_range,
-            total_tokens,
-            turn_id,
-            usage,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        SessionTokenUsageParams {
-            cumulative: cumulative.value(),
-            prompt_tokens: prompt_tokens.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            total_tokens: total_tokens.value(),
-            turn_id: turn_id.value(),
-            usage: usage.value(),
-            view_cursor: view_cursor.value(),
-            duration_ms: rest.duration_ms,
-            finish_reason: rest.finish_reason,
-            model_id: rest.model_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionTokenUsageParams, SessionTokenUsageParamsBuilder, SessionTokenUsageParamsBuilderRest, unknown, " A builder of [`SessionTokenUsageParams`]: set members by name; `build()` compiles once the required ones (`cumulative`, `promptTokens`, `sessionId`, `sourceRange`, `totalTokens`, `turnId`, `usage`, `viewCursor`) are.";
+    required [
+        T0 cumulative cumulative: CumulativeTokenUsage => CumulativeTokenUsage, "cumulative", cumulative;
+        T1 prompt_tokens prompt_tokens: i64 => i64, "promptTokens", promptTokens;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T4 total_tokens total_tokens: i64 => i64, "totalTokens", totalTokens;
+        T5 turn_id turn_id: String => String, "turnId", turnId;
+        T6 usage usage: TokenUsage => TokenUsage, "usage", usage;
+        T7 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional duration_ms duration_ms: i64 => i64, "durationMs";
+        optional finish_reason finish_reason: String => String, "finishReason";
+        nullable model_id model_id: String => String, "modelId";
+    ]
 }
 impl Validate for SessionTokenUsageParams {}
 #[cfg(feature = "schemars")]
@@ -11877,102 +5423,14 @@ impl crate::sample::Sample for SessionUserShellParams {
         value
     }
 }
-impl SessionUserShellParams {
-    /// Starts a [`SessionUserShellParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionUserShellParamsBuilder {
-        SessionUserShellParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SessionUserShellParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionUserShellParams`]: set members by name; `build()` is there once the required ones (`commandId`, `commandText`, `sessionId`) are.
-#[must_use]
-pub struct SessionUserShellParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionUserShellParamsBuilderRest,
-}
-struct SessionUserShellParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SessionUserShellParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionUserShellParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SessionUserShellParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SessionUserShellParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `commandText`.
-    pub fn command_text(
-        self,
-        command_text: impl Into<String>,
-    ) -> SessionUserShellParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        SessionUserShellParamsBuilder {
-            required: (t0, command_text.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SessionUserShellParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionUserShellParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SessionUserShellParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionUserShellParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SessionUserShellParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionUserShellParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::commandText, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, command_text, session_id) = self.required;
-        let rest = self.rest;
-        SessionUserShellParams {
-            command_id: command_id.value(),
-            command_text: command_text.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionUserShellParams, SessionUserShellParamsBuilder, SessionUserShellParamsBuilderRest, unknown, " A builder of [`SessionUserShellParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `commandText`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 command_text command_text: String => String, "commandText", commandText;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SessionUserShellParams {}
 #[cfg(feature = "schemars")]
@@ -12018,83 +5476,13 @@ impl crate::sample::Sample for SessionUserShellResult {
         value
     }
 }
-impl SessionUserShellResult {
-    /// Starts a [`SessionUserShellResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionUserShellResultBuilder {
-        SessionUserShellResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionUserShellResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionUserShellResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct SessionUserShellResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionUserShellResultBuilderRest,
-}
-struct SessionUserShellResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionUserShellResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SessionUserShellResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SessionUserShellResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionUserShellResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> SessionUserShellResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        SessionUserShellResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionUserShellResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionUserShellResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionUserShellResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        SessionUserShellResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionUserShellResult, SessionUserShellResultBuilder, SessionUserShellResultBuilderRest, unknown, " A builder of [`SessionUserShellResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for SessionUserShellResult {}
 #[cfg(feature = "schemars")]
@@ -12175,91 +5563,15 @@ impl crate::sample::Sample for SessionViewHealthChangedParams {
         value
     }
 }
-impl SessionViewHealthChangedParams {
-    /// Starts a [`SessionViewHealthChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionViewHealthChangedParamsBuilder {
-        SessionViewHealthChangedParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionViewHealthChangedParamsBuilderRest {
-                none_reason: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SessionViewHealthChangedParams`]: set members by name; `build()` is there once the required ones (`health`, `sessionId`) are.
-#[must_use]
-pub struct SessionViewHealthChangedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SessionViewHealthChangedParamsBuilderRest,
-}
-struct SessionViewHealthChangedParamsBuilderRest {
-    none_reason: Option<HistoryNoneReason>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SessionViewHealthChangedParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `health`.
-    pub fn health(
-        self,
-        health: impl Into<SessionViewHealth>,
-    ) -> SessionViewHealthChangedParamsBuilder<(SessionViewHealth, T1)> {
-        let (_, t1) = self.required;
-        SessionViewHealthChangedParamsBuilder {
-            required: (health.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SessionViewHealthChangedParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SessionViewHealthChangedParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionViewHealthChangedParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SessionViewHealthChangedParamsBuilder<R> {
-    /// Sets (else it is left out) `noneReason`.
-    pub fn none_reason(mut self, none_reason: impl Into<HistoryNoneReason>) -> Self {
-        self.rest.none_reason = Some(none_reason.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SessionViewHealthChangedParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionViewHealthChangedParams
-    where
-        T0: crate::support::Has<crate::members::health, SessionViewHealth>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (health, session_id) = self.required;
-        let rest = self.rest;
-        SessionViewHealthChangedParams {
-            health: health.value(),
-            session_id: session_id.value(),
-            none_reason: rest.none_reason,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SessionViewHealthChangedParams, SessionViewHealthChangedParamsBuilder, SessionViewHealthChangedParamsBuilderRest, unknown, " A builder of [`SessionViewHealthChangedParams`]: set members by name; `build()` compiles once the required ones (`health`, `sessionId`) are.";
+    required [
+        T0 health health: SessionViewHealth => SessionViewHealth, "health", health;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional none_reason none_reason: HistoryNoneReason => HistoryNoneReason, "noneReason";
+    ]
 }
 impl Validate for SessionViewHealthChangedParams {}
 #[cfg(feature = "schemars")]
@@ -12306,85 +5618,15 @@ impl crate::sample::Sample for SessionWorktree {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SessionWorktree {
-    /// Starts a [`SessionWorktreeBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SessionWorktreeBuilder {
-        SessionWorktreeBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SessionWorktreeBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SessionWorktree`]: set members by name; `build()` is there once the required ones (`origin`, `path`) are.
-#[must_use]
-pub struct SessionWorktreeBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: SessionWorktreeBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SessionWorktreeBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> SessionWorktreeBuilder<(crate::support::Unset, T1)> {
-    /// Sets `origin`.
-    pub fn origin(
-        self,
-        origin: impl Into<WorktreeOrigin>,
-    ) -> SessionWorktreeBuilder<(WorktreeOrigin, T1)> {
-        let (_, t1) = self.required;
-        SessionWorktreeBuilder {
-            required: (origin.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SessionWorktreeBuilder<(T0, crate::support::Unset)> {
-    /// Sets `path`.
-    pub fn path(self, path: impl Into<String>) -> SessionWorktreeBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        SessionWorktreeBuilder {
-            required: (t0, path.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SessionWorktreeBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SessionWorktreeBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SessionWorktree
-    where
-        T0: crate::support::Has<crate::members::origin, WorktreeOrigin>,
-        T1: crate::support::Has<crate::members::path, String>,
-    {
-        let (origin, path) = self.required;
-        let rest = self.rest;
-        SessionWorktree {
-            origin: origin.value(),
-            path: path.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SessionWorktree, SessionWorktreeBuilder, SessionWorktreeBuilderRest, unknown, " A builder of [`SessionWorktree`]: set members by name; `build()` compiles once the required ones (`origin`, `path`) are.";
+    required [
+        T0 origin origin: WorktreeOrigin => WorktreeOrigin, "origin", origin;
+        T1 path path: String => String, "path", path;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SessionWorktree {}

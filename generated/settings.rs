@@ -36,93 +36,15 @@ impl crate::sample::Sample for SettingsReadResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SettingsReadResult {
-    /// Starts a [`SettingsReadResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SettingsReadResultBuilder {
-        SettingsReadResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SettingsReadResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SettingsReadResult`]: set members by name; `build()` is there once the required ones (`schemaVersion`, `values`) are.
-#[must_use]
-pub struct SettingsReadResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SettingsReadResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SettingsReadResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> SettingsReadResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `schemaVersion`.
-    pub fn schema_version(
-        self,
-        schema_version: impl Into<i64>,
-    ) -> SettingsReadResultBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        SettingsReadResultBuilder {
-            required: (schema_version.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SettingsReadResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `values`.
-    pub fn values(
-        self,
-        values: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> SettingsReadResultBuilder<(T0, serde_json::Map<String, serde_json::Value>)> {
-        let (t0, _) = self.required;
-        SettingsReadResultBuilder {
-            required: (t0, values.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SettingsReadResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SettingsReadResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SettingsReadResult
-    where
-        T0: crate::support::Has<crate::members::schemaVersion, i64>,
-        T1: crate::support::Has<
-            crate::members::values,
-            serde_json::Map<String, serde_json::Value>,
-        >,
-    {
-        let (schema_version, values) = self.required;
-        let rest = self.rest;
-        SettingsReadResult {
-            schema_version: schema_version.value(),
-            values: values.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SettingsReadResult, SettingsReadResultBuilder, SettingsReadResultBuilderRest, unknown, " A builder of [`SettingsReadResult`]: set members by name; `build()` compiles once the required ones (`schemaVersion`, `values`) are.";
+    required [
+        T0 schema_version schema_version: i64 => i64, "schemaVersion", schemaVersion;
+        T1 values values: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "values", values;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsReadResult {}
@@ -172,95 +94,15 @@ impl crate::sample::Sample for SettingsReadSchemaResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SettingsReadSchemaResult {
-    /// Starts a [`SettingsReadSchemaResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SettingsReadSchemaResultBuilder {
-        SettingsReadSchemaResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SettingsReadSchemaResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SettingsReadSchemaResult`]: set members by name; `build()` is there once the required ones (`keys`, `schemaVersion`) are.
-#[must_use]
-pub struct SettingsReadSchemaResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SettingsReadSchemaResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SettingsReadSchemaResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1> SettingsReadSchemaResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `keys`.
-    pub fn keys(
-        self,
-        keys: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> SettingsReadSchemaResultBuilder<
-        (serde_json::Map<String, serde_json::Value>, T1),
-    > {
-        let (_, t1) = self.required;
-        SettingsReadSchemaResultBuilder {
-            required: (keys.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SettingsReadSchemaResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `schemaVersion`.
-    pub fn schema_version(
-        self,
-        schema_version: impl Into<i64>,
-    ) -> SettingsReadSchemaResultBuilder<(T0, i64)> {
-        let (t0, _) = self.required;
-        SettingsReadSchemaResultBuilder {
-            required: (t0, schema_version.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SettingsReadSchemaResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> SettingsReadSchemaResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SettingsReadSchemaResult
-    where
-        T0: crate::support::Has<
-            crate::members::keys,
-            serde_json::Map<String, serde_json::Value>,
-        >,
-        T1: crate::support::Has<crate::members::schemaVersion, i64>,
-    {
-        let (keys, schema_version) = self.required;
-        let rest = self.rest;
-        SettingsReadSchemaResult {
-            keys: keys.value(),
-            schema_version: schema_version.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SettingsReadSchemaResult, SettingsReadSchemaResultBuilder, SettingsReadSchemaResultBuilderRest, unknown, " A builder of [`SettingsReadSchemaResult`]: set members by name; `build()` compiles once the required ones (`keys`, `schemaVersion`) are.";
+    required [
+        T0 keys keys: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "keys", keys;
+        T1 schema_version schema_version: i64 => i64, "schemaVersion", schemaVersion;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsReadSchemaResult {}
@@ -313,80 +155,16 @@ impl crate::sample::Sample for SettingsWriteEdit {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SettingsWriteEdit {
-    /// Starts a [`SettingsWriteEditBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SettingsWriteEditBuilder {
-        SettingsWriteEditBuilder {
-            required: (crate::support::Unset,),
-            rest: SettingsWriteEditBuilderRest {
-                value: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SettingsWriteEdit`]: set members by name; `build()` is there once the required ones (`keyPath`) are.
-#[must_use]
-pub struct SettingsWriteEditBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SettingsWriteEditBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SettingsWriteEditBuilderRest {
-    value: Option<SettingsWriteEditValue>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl SettingsWriteEditBuilder<(crate::support::Unset,)> {
-    /// Sets `keyPath`.
-    pub fn key_path(
-        self,
-        key_path: impl Into<String>,
-    ) -> SettingsWriteEditBuilder<(String,)> {
-        let (_,) = self.required;
-        SettingsWriteEditBuilder {
-            required: (key_path.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SettingsWriteEditBuilder<R> {
-    /// Sets (else it is written as `null`) `value`.
-    pub fn value(mut self, value: impl Into<SettingsWriteEditValue>) -> Self {
-        self.rest.value = Some(value.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SettingsWriteEditBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SettingsWriteEdit
-    where
-        T0: crate::support::Has<crate::members::keyPath, String>,
-    {
-        let (key_path,) = self.required;
-        let rest = self.rest;
-        SettingsWriteEdit {
-            key_path: key_path.value(),
-            value: rest.value,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SettingsWriteEdit, SettingsWriteEditBuilder, SettingsWriteEditBuilderRest, unknown, " A builder of [`SettingsWriteEdit`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
+    required [
+        T0 key_path key_path: String => String, "keyPath", keyPath;
+    ]
+    optional [
+        nullable value value: SettingsWriteEditValue => SettingsWriteEditValue, "value";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteEdit {}
@@ -465,72 +243,14 @@ impl crate::sample::Sample for SettingsWriteManyParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SettingsWriteManyParams {
-    /// Starts a [`SettingsWriteManyParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SettingsWriteManyParamsBuilder {
-        SettingsWriteManyParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SettingsWriteManyParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SettingsWriteManyParams`]: set members by name; `build()` is there once the required ones (`edits`) are.
-#[must_use]
-pub struct SettingsWriteManyParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SettingsWriteManyParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SettingsWriteManyParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl SettingsWriteManyParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `edits`.
-    pub fn edits(
-        self,
-        edits: impl Into<Vec<SettingsWriteEdit>>,
-    ) -> SettingsWriteManyParamsBuilder<(Vec<SettingsWriteEdit>,)> {
-        let (_,) = self.required;
-        SettingsWriteManyParamsBuilder {
-            required: (edits.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SettingsWriteManyParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SettingsWriteManyParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SettingsWriteManyParams
-    where
-        T0: crate::support::Has<crate::members::edits, Vec<SettingsWriteEdit>>,
-    {
-        let (edits,) = self.required;
-        let rest = self.rest;
-        SettingsWriteManyParams {
-            edits: edits.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SettingsWriteManyParams, SettingsWriteManyParamsBuilder, SettingsWriteManyParamsBuilderRest, unknown, " A builder of [`SettingsWriteManyParams`]: set members by name; `build()` compiles once the required ones (`edits`) are.";
+    required [
+        T0 edits edits: Vec<SettingsWriteEdit> => Vec<SettingsWriteEdit>, "edits", edits;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteManyParams {}
@@ -575,72 +295,14 @@ impl crate::sample::Sample for SettingsWriteManyResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SettingsWriteManyResult {
-    /// Starts a [`SettingsWriteManyResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SettingsWriteManyResultBuilder {
-        SettingsWriteManyResultBuilder {
-            required: (crate::support::Unset,),
-            rest: SettingsWriteManyResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SettingsWriteManyResult`]: set members by name; `build()` is there once the required ones (`results`) are.
-#[must_use]
-pub struct SettingsWriteManyResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SettingsWriteManyResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SettingsWriteManyResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl SettingsWriteManyResultBuilder<(crate::support::Unset,)> {
-    /// Sets `results`.
-    pub fn results(
-        self,
-        results: impl Into<Vec<SettingsWriteResultEntry>>,
-    ) -> SettingsWriteManyResultBuilder<(Vec<SettingsWriteResultEntry>,)> {
-        let (_,) = self.required;
-        SettingsWriteManyResultBuilder {
-            required: (results.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SettingsWriteManyResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SettingsWriteManyResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SettingsWriteManyResult
-    where
-        T0: crate::support::Has<crate::members::results, Vec<SettingsWriteResultEntry>>,
-    {
-        let (results,) = self.required;
-        let rest = self.rest;
-        SettingsWriteManyResult {
-            results: results.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SettingsWriteManyResult, SettingsWriteManyResultBuilder, SettingsWriteManyResultBuilderRest, unknown, " A builder of [`SettingsWriteManyResult`]: set members by name; `build()` compiles once the required ones (`results`) are.";
+    required [
+        T0 results results: Vec<SettingsWriteResultEntry> => Vec<SettingsWriteResultEntry>, "results", results;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteManyResult {}
@@ -693,83 +355,16 @@ impl crate::sample::Sample for SettingsWriteResultEntry {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SettingsWriteResultEntry {
-    /// Starts a [`SettingsWriteResultEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SettingsWriteResultEntryBuilder {
-        SettingsWriteResultEntryBuilder {
-            required: (crate::support::Unset,),
-            rest: SettingsWriteResultEntryBuilderRest {
-                effective_value: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SettingsWriteResultEntry`]: set members by name; `build()` is there once the required ones (`keyPath`) are.
-#[must_use]
-pub struct SettingsWriteResultEntryBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SettingsWriteResultEntryBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SettingsWriteResultEntryBuilderRest {
-    effective_value: Option<SettingsWriteResultEntryEffectiveValue>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl SettingsWriteResultEntryBuilder<(crate::support::Unset,)> {
-    /// Sets `keyPath`.
-    pub fn key_path(
-        self,
-        key_path: impl Into<String>,
-    ) -> SettingsWriteResultEntryBuilder<(String,)> {
-        let (_,) = self.required;
-        SettingsWriteResultEntryBuilder {
-            required: (key_path.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SettingsWriteResultEntryBuilder<R> {
-    /// Sets (else it is written as `null`) `effectiveValue`.
-    pub fn effective_value(
-        mut self,
-        effective_value: impl Into<SettingsWriteResultEntryEffectiveValue>,
-    ) -> Self {
-        self.rest.effective_value = Some(effective_value.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SettingsWriteResultEntryBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SettingsWriteResultEntry
-    where
-        T0: crate::support::Has<crate::members::keyPath, String>,
-    {
-        let (key_path,) = self.required;
-        let rest = self.rest;
-        SettingsWriteResultEntry {
-            key_path: key_path.value(),
-            effective_value: rest.effective_value,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SettingsWriteResultEntry, SettingsWriteResultEntryBuilder, SettingsWriteResultEntryBuilderRest, unknown, " A builder of [`SettingsWriteResultEntry`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
+    required [
+        T0 key_path key_path: String => String, "keyPath", keyPath;
+    ]
+    optional [
+        nullable effective_value effective_value: SettingsWriteResultEntryEffectiveValue => SettingsWriteResultEntryEffectiveValue, "effectiveValue";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteResultEntry {}
@@ -859,80 +454,16 @@ impl crate::sample::Sample for SettingsWriteValueParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SettingsWriteValueParams {
-    /// Starts a [`SettingsWriteValueParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SettingsWriteValueParamsBuilder {
-        SettingsWriteValueParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SettingsWriteValueParamsBuilderRest {
-                value: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SettingsWriteValueParams`]: set members by name; `build()` is there once the required ones (`keyPath`) are.
-#[must_use]
-pub struct SettingsWriteValueParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SettingsWriteValueParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SettingsWriteValueParamsBuilderRest {
-    value: Option<SettingsWriteValueParamsValue>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl SettingsWriteValueParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `keyPath`.
-    pub fn key_path(
-        self,
-        key_path: impl Into<String>,
-    ) -> SettingsWriteValueParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        SettingsWriteValueParamsBuilder {
-            required: (key_path.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SettingsWriteValueParamsBuilder<R> {
-    /// Sets (else it is written as `null`) `value`.
-    pub fn value(mut self, value: impl Into<SettingsWriteValueParamsValue>) -> Self {
-        self.rest.value = Some(value.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SettingsWriteValueParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SettingsWriteValueParams
-    where
-        T0: crate::support::Has<crate::members::keyPath, String>,
-    {
-        let (key_path,) = self.required;
-        let rest = self.rest;
-        SettingsWriteValueParams {
-            key_path: key_path.value(),
-            value: rest.value,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SettingsWriteValueParams, SettingsWriteValueParamsBuilder, SettingsWriteValueParamsBuilderRest, unknown, " A builder of [`SettingsWriteValueParams`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
+    required [
+        T0 key_path key_path: String => String, "keyPath", keyPath;
+    ]
+    optional [
+        nullable value value: SettingsWriteValueParamsValue => SettingsWriteValueParamsValue, "value";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteValueParams {}
@@ -1019,83 +550,16 @@ impl crate::sample::Sample for SettingsWriteValueResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl SettingsWriteValueResult {
-    /// Starts a [`SettingsWriteValueResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SettingsWriteValueResultBuilder {
-        SettingsWriteValueResultBuilder {
-            required: (crate::support::Unset,),
-            rest: SettingsWriteValueResultBuilderRest {
-                effective_value: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`SettingsWriteValueResult`]: set members by name; `build()` is there once the required ones (`keyPath`) are.
-#[must_use]
-pub struct SettingsWriteValueResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SettingsWriteValueResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct SettingsWriteValueResultBuilderRest {
-    effective_value: Option<SettingsWriteValueResultEffectiveValue>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl SettingsWriteValueResultBuilder<(crate::support::Unset,)> {
-    /// Sets `keyPath`.
-    pub fn key_path(
-        self,
-        key_path: impl Into<String>,
-    ) -> SettingsWriteValueResultBuilder<(String,)> {
-        let (_,) = self.required;
-        SettingsWriteValueResultBuilder {
-            required: (key_path.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> SettingsWriteValueResultBuilder<R> {
-    /// Sets (else it is written as `null`) `effectiveValue`.
-    pub fn effective_value(
-        mut self,
-        effective_value: impl Into<SettingsWriteValueResultEffectiveValue>,
-    ) -> Self {
-        self.rest.effective_value = Some(effective_value.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> SettingsWriteValueResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SettingsWriteValueResult
-    where
-        T0: crate::support::Has<crate::members::keyPath, String>,
-    {
-        let (key_path,) = self.required;
-        let rest = self.rest;
-        SettingsWriteValueResult {
-            key_path: key_path.value(),
-            effective_value: rest.effective_value,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    SettingsWriteValueResult, SettingsWriteValueResultBuilder, SettingsWriteValueResultBuilderRest, unknown, " A builder of [`SettingsWriteValueResult`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
+    required [
+        T0 key_path key_path: String => String, "keyPath", keyPath;
+    ]
+    optional [
+        nullable effective_value effective_value: SettingsWriteValueResultEffectiveValue => SettingsWriteValueResultEffectiveValue, "effectiveValue";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for SettingsWriteValueResult {}

@@ -144,148 +144,19 @@ impl crate::sample::Sample for SkillCatalogEntry {
         value
     }
 }
-impl SkillCatalogEntry {
-    /// Starts a [`SkillCatalogEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillCatalogEntryBuilder {
-        SkillCatalogEntryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SkillCatalogEntryBuilderRest {
-                argument_hint: None,
-                plugin_id: None,
-                title: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillCatalogEntry`]: set members by name; `build()` is there once the required ones (`description`, `displayName`, `selector`, `source`) are.
-#[must_use]
-pub struct SkillCatalogEntryBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SkillCatalogEntryBuilderRest,
-}
-struct SkillCatalogEntryBuilderRest {
-    argument_hint: Option<String>,
-    plugin_id: Option<String>,
-    title: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SkillCatalogEntryBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `description`.
-    pub fn description(
-        self,
-        description: impl Into<String>,
-    ) -> SkillCatalogEntryBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SkillCatalogEntryBuilder {
-            required: (description.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SkillCatalogEntryBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `displayName`.
-    pub fn display_name(
-        self,
-        display_name: impl Into<String>,
-    ) -> SkillCatalogEntryBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SkillCatalogEntryBuilder {
-            required: (t0, display_name.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SkillCatalogEntryBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `selector`.
-    pub fn selector(
-        self,
-        selector: impl Into<String>,
-    ) -> SkillCatalogEntryBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SkillCatalogEntryBuilder {
-            required: (t0, t1, selector.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SkillCatalogEntryBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<SkillSource>,
-    ) -> SkillCatalogEntryBuilder<(T0, T1, T2, SkillSource)> {
-        let (t0, t1, t2, _) = self.required;
-        SkillCatalogEntryBuilder {
-            required: (t0, t1, t2, source.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillCatalogEntryBuilder<R> {
-    /// Sets (else it is left out) `argumentHint`.
-    pub fn argument_hint(mut self, argument_hint: impl Into<String>) -> Self {
-        self.rest.argument_hint = Some(argument_hint.into());
-        self
-    }
-    /// Sets (else it is left out) `pluginId`.
-    pub fn plugin_id(mut self, plugin_id: impl Into<String>) -> Self {
-        self.rest.plugin_id = Some(plugin_id.into());
-        self
-    }
-    /// Sets (else it is left out) `title`.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.rest.title = Some(title.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SkillCatalogEntryBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillCatalogEntry
-    where
-        T0: crate::support::Has<crate::members::description, String>,
-        T1: crate::support::Has<crate::members::displayName, String>,
-        T2: crate::support::Has<crate::members::selector, String>,
-        T3: crate::support::Has<crate::members::source, SkillSource>,
-    {
-        let (description, display_name, selector, source) = self.required;
-        let rest = self.rest;
-        SkillCatalogEntry {
-            description: description.value(),
-            display_name: display_name.value(),
-            selector: selector.value(),
-            source: source.value(),
-            argument_hint: rest.argument_hint,
-            plugin_id: rest.plugin_id,
-            title: rest.title,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillCatalogEntry, SkillCatalogEntryBuilder, SkillCatalogEntryBuilderRest, unknown, " A builder of [`SkillCatalogEntry`]: set members by name; `build()` compiles once the required ones (`description`, `displayName`, `selector`, `source`) are.";
+    required [
+        T0 description description: String => String, "description", description;
+        T1 display_name display_name: String => String, "displayName", displayName;
+        T2 selector selector: String => String, "selector", selector;
+        T3 source source: SkillSource => SkillSource, "source", source;
+    ]
+    optional [
+        optional argument_hint argument_hint: String => String, "argumentHint";
+        optional plugin_id plugin_id: String => String, "pluginId";
+        optional title title: String => String, "title";
+    ]
 }
 impl Validate for SkillCatalogEntry {}
 #[cfg(feature = "schemars")]
@@ -327,66 +198,12 @@ impl crate::sample::Sample for SkillChangedParams {
         value
     }
 }
-impl SkillChangedParams {
-    /// Starts a [`SkillChangedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillChangedParamsBuilder {
-        SkillChangedParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SkillChangedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillChangedParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct SkillChangedParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SkillChangedParamsBuilderRest,
-}
-struct SkillChangedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SkillChangedParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SkillChangedParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        SkillChangedParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillChangedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SkillChangedParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillChangedParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        SkillChangedParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillChangedParams, SkillChangedParamsBuilder, SkillChangedParamsBuilderRest, unknown, " A builder of [`SkillChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SkillChangedParams {}
 #[cfg(feature = "schemars")]
@@ -440,124 +257,15 @@ impl crate::sample::Sample for SkillImportCounts {
         value
     }
 }
-impl SkillImportCounts {
-    /// Starts a [`SkillImportCountsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillImportCountsBuilder {
-        SkillImportCountsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SkillImportCountsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillImportCounts`]: set members by name; `build()` is there once the required ones (`failed`, `installed`, `quarantined`, `skipped`) are.
-#[must_use]
-pub struct SkillImportCountsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SkillImportCountsBuilderRest,
-}
-struct SkillImportCountsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SkillImportCountsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `failed`.
-    pub fn failed(
-        self,
-        failed: impl Into<i64>,
-    ) -> SkillImportCountsBuilder<(i64, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SkillImportCountsBuilder {
-            required: (failed.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SkillImportCountsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `installed`.
-    pub fn installed(
-        self,
-        installed: impl Into<i64>,
-    ) -> SkillImportCountsBuilder<(T0, i64, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SkillImportCountsBuilder {
-            required: (t0, installed.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SkillImportCountsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `quarantined`.
-    pub fn quarantined(
-        self,
-        quarantined: impl Into<i64>,
-    ) -> SkillImportCountsBuilder<(T0, T1, i64, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SkillImportCountsBuilder {
-            required: (t0, t1, quarantined.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SkillImportCountsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `skipped`.
-    pub fn skipped(
-        self,
-        skipped: impl Into<i64>,
-    ) -> SkillImportCountsBuilder<(T0, T1, T2, i64)> {
-        let (t0, t1, t2, _) = self.required;
-        SkillImportCountsBuilder {
-            required: (t0, t1, t2, skipped.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillImportCountsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SkillImportCountsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillImportCounts
-    where
-        T0: crate::support::Has<crate::members::failed, i64>,
-        T1: crate::support::Has<crate::members::installed, i64>,
-        T2: crate::support::Has<crate::members::quarantined, i64>,
-        T3: crate::support::Has<crate::members::skipped, i64>,
-    {
-        let (failed, installed, quarantined, skipped) = self.required;
-        let rest = self.rest;
-        SkillImportCounts {
-            failed: failed.value(),
-            installed: installed.value(),
-            quarantined: quarantined.value(),
-            skipped: skipped.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillImportCounts, SkillImportCountsBuilder, SkillImportCountsBuilderRest, unknown, " A builder of [`SkillImportCounts`]: set members by name; `build()` compiles once the required ones (`failed`, `installed`, `quarantined`, `skipped`) are.";
+    required [
+        T0 failed failed: i64 => i64, "failed", failed;
+        T1 installed installed: i64 => i64, "installed", installed;
+        T2 quarantined quarantined: i64 => i64, "quarantined", quarantined;
+        T3 skipped skipped: i64 => i64, "skipped", skipped;
+    ]
+    optional []
 }
 impl Validate for SkillImportCounts {}
 #[cfg(feature = "schemars")]
@@ -605,74 +313,14 @@ impl crate::sample::Sample for SkillImportFailure {
         value
     }
 }
-impl SkillImportFailure {
-    /// Starts a [`SkillImportFailureBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillImportFailureBuilder {
-        SkillImportFailureBuilder {
-            required: (crate::support::Unset,),
-            rest: SkillImportFailureBuilderRest {
-                id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillImportFailure`]: set members by name; `build()` is there once the required ones (`reason`) are.
-#[must_use]
-pub struct SkillImportFailureBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SkillImportFailureBuilderRest,
-}
-struct SkillImportFailureBuilderRest {
-    id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SkillImportFailureBuilder<(crate::support::Unset,)> {
-    /// Sets `reason`.
-    pub fn reason(
-        self,
-        reason: impl Into<String>,
-    ) -> SkillImportFailureBuilder<(String,)> {
-        let (_,) = self.required;
-        SkillImportFailureBuilder {
-            required: (reason.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillImportFailureBuilder<R> {
-    /// Sets (else it is written as `null`) `id`.
-    pub fn id(mut self, id: impl Into<String>) -> Self {
-        self.rest.id = Some(id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SkillImportFailureBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillImportFailure
-    where
-        T0: crate::support::Has<crate::members::reason, String>,
-    {
-        let (reason,) = self.required;
-        let rest = self.rest;
-        SkillImportFailure {
-            reason: reason.value(),
-            id: rest.id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillImportFailure, SkillImportFailureBuilder, SkillImportFailureBuilderRest, unknown, " A builder of [`SkillImportFailure`]: set members by name; `build()` compiles once the required ones (`reason`) are.";
+    required [
+        T0 reason reason: String => String, "reason", reason;
+    ]
+    optional [
+        nullable id id: String => String, "id";
+    ]
 }
 impl Validate for SkillImportFailure {}
 #[cfg(feature = "schemars")]
@@ -736,118 +384,17 @@ impl crate::sample::Sample for SkillImportParams {
         value
     }
 }
-impl SkillImportParams {
-    /// Starts a [`SkillImportParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillImportParamsBuilder {
-        SkillImportParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SkillImportParamsBuilderRest {
-                dry_run: None,
-                force: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillImportParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `source`) are.
-#[must_use]
-pub struct SkillImportParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SkillImportParamsBuilderRest,
-}
-struct SkillImportParamsBuilderRest {
-    dry_run: Option<bool>,
-    force: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SkillImportParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SkillImportParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SkillImportParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SkillImportParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SkillImportParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        SkillImportParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SkillImportParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<SkillImportSource>,
-    ) -> SkillImportParamsBuilder<(T0, T1, SkillImportSource)> {
-        let (t0, t1, _) = self.required;
-        SkillImportParamsBuilder {
-            required: (t0, t1, source.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillImportParamsBuilder<R> {
-    /// Sets (else it is left out) `dryRun`.
-    pub fn dry_run(mut self, dry_run: impl Into<bool>) -> Self {
-        self.rest.dry_run = Some(dry_run.into());
-        self
-    }
-    /// Sets (else it is left out) `force`.
-    pub fn force(mut self, force: impl Into<bool>) -> Self {
-        self.rest.force = Some(force.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SkillImportParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillImportParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::source, SkillImportSource>,
-    {
-        let (command_id, session_id, source) = self.required;
-        let rest = self.rest;
-        SkillImportParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            source: source.value(),
-            dry_run: rest.dry_run,
-            force: rest.force,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillImportParams, SkillImportParamsBuilder, SkillImportParamsBuilderRest, unknown, " A builder of [`SkillImportParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `source`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source source: SkillImportSource => SkillImportSource, "source", source;
+    ]
+    optional [
+        optional dry_run dry_run: bool => bool, "dryRun";
+        optional force force: bool => bool, "force";
+    ]
 }
 impl Validate for SkillImportParams {}
 #[cfg(feature = "schemars")]
@@ -892,83 +439,13 @@ impl crate::sample::Sample for SkillImportQuarantine {
         value
     }
 }
-impl SkillImportQuarantine {
-    /// Starts a [`SkillImportQuarantineBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillImportQuarantineBuilder {
-        SkillImportQuarantineBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: SkillImportQuarantineBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillImportQuarantine`]: set members by name; `build()` is there once the required ones (`id`, `reasons`) are.
-#[must_use]
-pub struct SkillImportQuarantineBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SkillImportQuarantineBuilderRest,
-}
-struct SkillImportQuarantineBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> SkillImportQuarantineBuilder<(crate::support::Unset, T1)> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<String>,
-    ) -> SkillImportQuarantineBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        SkillImportQuarantineBuilder {
-            required: (id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> SkillImportQuarantineBuilder<(T0, crate::support::Unset)> {
-    /// Sets `reasons`.
-    pub fn reasons(
-        self,
-        reasons: impl Into<Vec<String>>,
-    ) -> SkillImportQuarantineBuilder<(T0, Vec<String>)> {
-        let (t0, _) = self.required;
-        SkillImportQuarantineBuilder {
-            required: (t0, reasons.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillImportQuarantineBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> SkillImportQuarantineBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillImportQuarantine
-    where
-        T0: crate::support::Has<crate::members::id, String>,
-        T1: crate::support::Has<crate::members::reasons, Vec<String>>,
-    {
-        let (id, reasons) = self.required;
-        let rest = self.rest;
-        SkillImportQuarantine {
-            id: id.value(),
-            reasons: reasons.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillImportQuarantine, SkillImportQuarantineBuilder, SkillImportQuarantineBuilderRest, unknown, " A builder of [`SkillImportQuarantine`]: set members by name; `build()` compiles once the required ones (`id`, `reasons`) are.";
+    required [
+        T0 id id: String => String, "id", id;
+        T1 reasons reasons: Vec<String> => Vec<String>, "reasons", reasons;
+    ]
+    optional []
 }
 impl Validate for SkillImportQuarantine {}
 #[cfg(feature = "schemars")]
@@ -1056,314 +533,20 @@ impl crate::sample::Sample for SkillImportResult {
         value
     }
 }
-impl SkillImportResult {
-    /// Starts a [`SkillImportResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillImportResultBuilder {
-        SkillImportResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SkillImportResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillImportResult`]: set members by name; `build()` is there once the required ones (`commandId`, `counts`, `dryRun`, `failed`, `installed`, `quarantined`, `skipped`, `source`, `status`) are.
-#[must_use]
-pub struct SkillImportResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SkillImportResultBuilderRest,
-}
-struct SkillImportResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> SkillImportResultBuilder<(crate::support::Unset, T1, T2, T3, T4, T5, T6, T7, T8)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SkillImportResultBuilder<(String, T1, T2, T3, T4, T5, T6, T7, T8)> {
-        let (_, t1, t2, t3, t4, t5, t6, t7, t8) = self.required;
-        SkillImportResultBuilder {
-            required: (command_id.into(), t1, t2, t3, t4, t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> SkillImportResultBuilder<(T0, crate::support::Unset, T2, T3, T4, T5, T6, T7, T8)> {
-    /// Sets `counts`.
-    pub fn counts(
-        self,
-        counts: impl Into<SkillImportCounts>,
-    ) -> SkillImportResultBuilder<(T0, SkillImportCounts, T2, T3, T4, T5, T6, T7, T8)> {
-        let (t0, _, t2, t3, t4, t5, t6, t7, t8) = self.required;
-        SkillImportResultBuilder {
-            required: (t0, counts.into(), t2, t3, t4, t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> SkillImportResultBuilder<(T0, T1, crate::support::Unset, T3, T4, T5, T6, T7, T8)> {
-    /// Sets `dryRun`.
-    pub fn dry_run(
-        self,
-        dry_run: impl Into<bool>,
-    ) -> SkillImportResultBuilder<(T0, T1, bool, T3, T4, T5, T6, T7, T8)> {
-        let (t0, t1, _, t3, t4, t5, t6, t7, t8) = self.required;
-        SkillImportResultBuilder {
-            required: (t0, t1, dry_run.into(), t3, t4, t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> SkillImportResultBuilder<(T0, T1, T2, crate::support::Unset, T4, T5, T6, T7, T8)> {
-    /// Sets `failed`.
-    pub fn failed(
-        self,
-        failed: impl Into<Vec<SkillImportFailure>>,
-    ) -> SkillImportResultBuilder<
-        (T0, T1, T2, Vec<SkillImportFailure>, T4, T5, T6, T7, T8),
-    > {
-        let (t0, t1, t2, _, t4, t5, t6, t7, t8) = self.required;
-        SkillImportResultBuilder {
-            required: (t0, t1, t2, failed.into(), t4, t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-    T8,
-> SkillImportResultBuilder<(T0, T1, T2, T3, crate::support::Unset, T5, T6, T7, T8)> {
-    /// Sets `installed`.
-    pub fn installed(
-        self,
-        installed: impl Into<Vec<String>>,
-    ) -> SkillImportResultBuilder<(T0, T1, T2, T3, Vec<String>, T5, T6, T7, T8)> {
-        let (t0, t1, t2, t3, _, t5, t6, t7, t8) = self.required;
-        SkillImportResultBuilder {
-            required: (t0, t1, t2, t3, installed.into(), t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-    T8,
-> SkillImportResultBuilder<(T0, T1, T2, T3, T4, crate::support::Unset, T6, T7, T8)> {
-    /// Sets `quarantined`.
-    pub fn quarantined(
-        self,
-        quarantined: impl Into<Vec<SkillImportQuarantine>>,
-    ) -> SkillImportResultBuilder<
-        (T0, T1, T2, T3, T4, Vec<SkillImportQuarantine>, T6, T7, T8),
-    > {
-        let (t0, t1, t2, t3, t4, _, t6, t7, t8) = self.required;
-        SkillImportResultBuilder {
-            required: (t0, t1, t2, t3, t4, quarantined.into(), t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-    T8,
-> SkillImportResultBuilder<(T0, T1, T2, T3, T4, T5, crate::support::Unset, T7, T8)> {
-    /// Sets `skipped`.
-    pub fn skipped(
-        self,
-        skipped: impl Into<Vec<String>>,
-    ) -> SkillImportResultBuilder<(T0, T1, T2, T3, T4, T5, Vec<String>, T7, T8)> {
-        let (t0, t1, t2, t3, t4, t5, _, t7, t8) = self.required;
-        SkillImportResultBuilder {
-            required: (t0, t1, t2, t3, t4, t5, skipped.into(), t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T8,
-> SkillImportResultBuilder<(T0, T1, T2, T3, T4, T5, T6, crate::support::Unset, T8)> {
-    /// Sets `source`.
-    pub fn source(
-        self,
-        source: impl Into<SkillImportSource>,
-    ) -> SkillImportResultBuilder<(T0, T1, T2, T3, T4, T5, T6, SkillImportSource, T8)> {
-        let (t0, t1, t2, t3, t4, t5, t6, _, t8) = self.required;
-        SkillImportResultBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, source.into(), t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> SkillImportResultBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> SkillImportResultBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, CommandStatus)> {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, _) = self.required;
-        SkillImportResultBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, t7, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillImportResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> SkillImportResultBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillImportResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::counts, SkillImportCounts>,
-        T2: crate::support::Has<crate::members::dryRun, bool>,
-        T3: crate::support::Has<crate::members::failed, Vec<SkillImportFailure>>,
-        T4: crate::support::Has<crate::members::installed, Vec<String>>,
-        T5: crate::support::Has<crate::members::quarantined, Vec<SkillImportQuarantine>>,
-        T6: crate::support::Has<crate::members::skipped, Vec<String>>,
-        T7: crate::support::Has<crate::members::source, SkillImportSource>,
-        T8: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (
-            command_id,
-            counts,
-            dry_run,
-            failed,
-            installed,
-            quarantined,
-            skipped,
-            source,
-            status,
-        ) = self.required;
-        let rest = self.rest;
-        SkillImportResult {
-            command_id: command_id.value(),
-            counts: counts.value(),
-            dry_run: dry_run.value(),
-            failed: failed.value(),
-            installed: installed.value(),
-            quarantined: quarantined.value(),
-            skipped: skipped.value(),
-            source: source.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillImportResult, SkillImportResultBuilder, SkillImportResultBuilderRest, unknown, " A builder of [`SkillImportResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `counts`, `dryRun`, `failed`, `installed`, `quarantined`, `skipped`, `source`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 counts counts: SkillImportCounts => SkillImportCounts, "counts", counts;
+        T2 dry_run dry_run: bool => bool, "dryRun", dryRun;
+        T3 failed failed: Vec<SkillImportFailure> => Vec<SkillImportFailure>, "failed", failed;
+        T4 installed installed: Vec<String> => Vec<String>, "installed", installed;
+        T5 quarantined quarantined: Vec<SkillImportQuarantine> => Vec<SkillImportQuarantine>, "quarantined", quarantined;
+        T6 skipped skipped: Vec<String> => Vec<String>, "skipped", skipped;
+        T7 source source: SkillImportSource => SkillImportSource, "source", source;
+        T8 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for SkillImportResult {}
 #[cfg(feature = "schemars")]
@@ -1477,66 +660,12 @@ impl crate::sample::Sample for SkillListParams {
         value
     }
 }
-impl SkillListParams {
-    /// Starts a [`SkillListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillListParamsBuilder {
-        SkillListParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: SkillListParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillListParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct SkillListParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SkillListParamsBuilderRest,
-}
-struct SkillListParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SkillListParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SkillListParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        SkillListParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillListParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SkillListParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillListParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        SkillListParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillListParams, SkillListParamsBuilder, SkillListParamsBuilderRest, unknown, " A builder of [`SkillListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SkillListParams {}
 #[cfg(feature = "schemars")]
@@ -1577,66 +706,12 @@ impl crate::sample::Sample for SkillListResult {
         value
     }
 }
-impl SkillListResult {
-    /// Starts a [`SkillListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillListResultBuilder {
-        SkillListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: SkillListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillListResult`]: set members by name; `build()` is there once the required ones (`skills`) are.
-#[must_use]
-pub struct SkillListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: SkillListResultBuilderRest,
-}
-struct SkillListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl SkillListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `skills`.
-    pub fn skills(
-        self,
-        skills: impl Into<Vec<SkillCatalogEntry>>,
-    ) -> SkillListResultBuilder<(Vec<SkillCatalogEntry>,)> {
-        let (_,) = self.required;
-        SkillListResultBuilder {
-            required: (skills.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> SkillListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillListResult
-    where
-        T0: crate::support::Has<crate::members::skills, Vec<SkillCatalogEntry>>,
-    {
-        let (skills,) = self.required;
-        let rest = self.rest;
-        SkillListResult {
-            skills: skills.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillListResult, SkillListResultBuilder, SkillListResultBuilderRest, unknown, " A builder of [`SkillListResult`]: set members by name; `build()` compiles once the required ones (`skills`) are.";
+    required [
+        T0 skills skills: Vec<SkillCatalogEntry> => Vec<SkillCatalogEntry>, "skills", skills;
+    ]
+    optional []
 }
 impl Validate for SkillListResult {}
 #[cfg(feature = "schemars")]
@@ -1698,166 +773,16 @@ impl crate::sample::Sample for SkillSetActivationParams {
         value
     }
 }
-impl SkillSetActivationParams {
-    /// Starts a [`SkillSetActivationParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillSetActivationParamsBuilder {
-        SkillSetActivationParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SkillSetActivationParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillSetActivationParams`]: set members by name; `build()` is there once the required ones (`activation`, `commandId`, `scope`, `selector`, `sessionId`) are.
-#[must_use]
-pub struct SkillSetActivationParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SkillSetActivationParamsBuilderRest,
-}
-struct SkillSetActivationParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> SkillSetActivationParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `activation`.
-    pub fn activation(
-        self,
-        activation: impl Into<SkillActivationState>,
-    ) -> SkillSetActivationParamsBuilder<(SkillActivationState, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        SkillSetActivationParamsBuilder {
-            required: (activation.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> SkillSetActivationParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SkillSetActivationParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        SkillSetActivationParamsBuilder {
-            required: (t0, command_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> SkillSetActivationParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `scope`.
-    pub fn scope(
-        self,
-        scope: impl Into<SkillActivationScope>,
-    ) -> SkillSetActivationParamsBuilder<(T0, T1, SkillActivationScope, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        SkillSetActivationParamsBuilder {
-            required: (t0, t1, scope.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> SkillSetActivationParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `selector`.
-    pub fn selector(
-        self,
-        selector: impl Into<String>,
-    ) -> SkillSetActivationParamsBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        SkillSetActivationParamsBuilder {
-            required: (t0, t1, t2, selector.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> SkillSetActivationParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SkillSetActivationParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        SkillSetActivationParamsBuilder {
-            required: (t0, t1, t2, t3, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillSetActivationParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> SkillSetActivationParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillSetActivationParams
-    where
-        T0: crate::support::Has<crate::members::activation, SkillActivationState>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<crate::members::scope, SkillActivationScope>,
-        T3: crate::support::Has<crate::members::selector, String>,
-        T4: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (activation, command_id, scope, selector, session_id) = self.required;
-        let rest = self.rest;
-        SkillSetActivationParams {
-            activation: activation.value(),
-            command_id: command_id.value(),
-            scope: scope.value(),
-            selector: selector.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillSetActivationParams, SkillSetActivationParamsBuilder, SkillSetActivationParamsBuilderRest, unknown, " A builder of [`SkillSetActivationParams`]: set members by name; `build()` compiles once the required ones (`activation`, `commandId`, `scope`, `selector`, `sessionId`) are.";
+    required [
+        T0 activation activation: SkillActivationState => SkillActivationState, "activation", activation;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 scope scope: SkillActivationScope => SkillActivationScope, "scope", scope;
+        T3 selector selector: String => String, "selector", selector;
+        T4 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for SkillSetActivationParams {}
 #[cfg(feature = "schemars")]
@@ -1929,194 +854,17 @@ impl crate::sample::Sample for SkillSetActivationResult {
         value
     }
 }
-impl SkillSetActivationResult {
-    /// Starts a [`SkillSetActivationResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SkillSetActivationResultBuilder {
-        SkillSetActivationResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SkillSetActivationResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SkillSetActivationResult`]: set members by name; `build()` is there once the required ones (`activation`, `commandId`, `previous`, `scope`, `selector`, `status`) are.
-#[must_use]
-pub struct SkillSetActivationResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SkillSetActivationResultBuilderRest,
-}
-struct SkillSetActivationResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> SkillSetActivationResultBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `activation`.
-    pub fn activation(
-        self,
-        activation: impl Into<SkillActivationState>,
-    ) -> SkillSetActivationResultBuilder<(SkillActivationState, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        SkillSetActivationResultBuilder {
-            required: (activation.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> SkillSetActivationResultBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SkillSetActivationResultBuilder<(T0, String, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        SkillSetActivationResultBuilder {
-            required: (t0, command_id.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> SkillSetActivationResultBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `previous`.
-    pub fn previous(
-        self,
-        previous: impl Into<SkillActivationState>,
-    ) -> SkillSetActivationResultBuilder<(T0, T1, SkillActivationState, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        SkillSetActivationResultBuilder {
-            required: (t0, t1, previous.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> SkillSetActivationResultBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `scope`.
-    pub fn scope(
-        self,
-        scope: impl Into<SkillActivationScope>,
-    ) -> SkillSetActivationResultBuilder<(T0, T1, T2, SkillActivationScope, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        SkillSetActivationResultBuilder {
-            required: (t0, t1, t2, scope.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> SkillSetActivationResultBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `selector`.
-    pub fn selector(
-        self,
-        selector: impl Into<String>,
-    ) -> SkillSetActivationResultBuilder<(T0, T1, T2, T3, String, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        SkillSetActivationResultBuilder {
-            required: (t0, t1, t2, t3, selector.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> SkillSetActivationResultBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> SkillSetActivationResultBuilder<(T0, T1, T2, T3, T4, CommandStatus)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        SkillSetActivationResultBuilder {
-            required: (t0, t1, t2, t3, t4, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SkillSetActivationResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5> SkillSetActivationResultBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SkillSetActivationResult
-    where
-        T0: crate::support::Has<crate::members::activation, SkillActivationState>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<crate::members::previous, SkillActivationState>,
-        T3: crate::support::Has<crate::members::scope, SkillActivationScope>,
-        T4: crate::support::Has<crate::members::selector, String>,
-        T5: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (activation, command_id, previous, scope, selector, status) = self.required;
-        let rest = self.rest;
-        SkillSetActivationResult {
-            activation: activation.value(),
-            command_id: command_id.value(),
-            previous: previous.value(),
-            scope: scope.value(),
-            selector: selector.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SkillSetActivationResult, SkillSetActivationResultBuilder, SkillSetActivationResultBuilderRest, unknown, " A builder of [`SkillSetActivationResult`]: set members by name; `build()` compiles once the required ones (`activation`, `commandId`, `previous`, `scope`, `selector`, `status`) are.";
+    required [
+        T0 activation activation: SkillActivationState => SkillActivationState, "activation", activation;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 previous previous: SkillActivationState => SkillActivationState, "previous", previous;
+        T3 scope scope: SkillActivationScope => SkillActivationScope, "scope", scope;
+        T4 selector selector: String => String, "selector", selector;
+        T5 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for SkillSetActivationResult {}
 #[cfg(feature = "schemars")]

@@ -102,124 +102,15 @@ impl crate::sample::Sample for SubagentInputParams {
         value
     }
 }
-impl SubagentInputParams {
-    /// Starts a [`SubagentInputParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SubagentInputParamsBuilder {
-        SubagentInputParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SubagentInputParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SubagentInputParams`]: set members by name; `build()` is there once the required ones (`body`, `commandId`, `sessionId`, `subagentId`) are.
-#[must_use]
-pub struct SubagentInputParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: SubagentInputParamsBuilderRest,
-}
-struct SubagentInputParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> SubagentInputParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `body`.
-    pub fn body(
-        self,
-        body: impl Into<String>,
-    ) -> SubagentInputParamsBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        SubagentInputParamsBuilder {
-            required: (body.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> SubagentInputParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SubagentInputParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        SubagentInputParamsBuilder {
-            required: (t0, command_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> SubagentInputParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SubagentInputParamsBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        SubagentInputParamsBuilder {
-            required: (t0, t1, session_id.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> SubagentInputParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `subagentId`.
-    pub fn subagent_id(
-        self,
-        subagent_id: impl Into<String>,
-    ) -> SubagentInputParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        SubagentInputParamsBuilder {
-            required: (t0, t1, t2, subagent_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SubagentInputParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> SubagentInputParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SubagentInputParams
-    where
-        T0: crate::support::Has<crate::members::body, String>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::subagentId, String>,
-    {
-        let (body, command_id, session_id, subagent_id) = self.required;
-        let rest = self.rest;
-        SubagentInputParams {
-            body: body.value(),
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            subagent_id: subagent_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SubagentInputParams, SubagentInputParamsBuilder, SubagentInputParamsBuilderRest, unknown, " A builder of [`SubagentInputParams`]: set members by name; `build()` compiles once the required ones (`body`, `commandId`, `sessionId`, `subagentId`) are.";
+    required [
+        T0 body body: String => String, "body", body;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 subagent_id subagent_id: String => String, "subagentId", subagentId;
+    ]
+    optional []
 }
 impl Validate for SubagentInputParams {}
 #[cfg(feature = "schemars")]
@@ -277,110 +168,16 @@ impl crate::sample::Sample for SubagentOwnerReasonParams {
         value
     }
 }
-impl SubagentOwnerReasonParams {
-    /// Starts a [`SubagentOwnerReasonParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SubagentOwnerReasonParamsBuilder {
-        SubagentOwnerReasonParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SubagentOwnerReasonParamsBuilderRest {
-                reason: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SubagentOwnerReasonParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `subagentId`) are.
-#[must_use]
-pub struct SubagentOwnerReasonParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SubagentOwnerReasonParamsBuilderRest,
-}
-struct SubagentOwnerReasonParamsBuilderRest {
-    reason: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SubagentOwnerReasonParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SubagentOwnerReasonParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SubagentOwnerReasonParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SubagentOwnerReasonParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SubagentOwnerReasonParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        SubagentOwnerReasonParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SubagentOwnerReasonParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `subagentId`.
-    pub fn subagent_id(
-        self,
-        subagent_id: impl Into<String>,
-    ) -> SubagentOwnerReasonParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SubagentOwnerReasonParamsBuilder {
-            required: (t0, t1, subagent_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SubagentOwnerReasonParamsBuilder<R> {
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SubagentOwnerReasonParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SubagentOwnerReasonParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::subagentId, String>,
-    {
-        let (command_id, session_id, subagent_id) = self.required;
-        let rest = self.rest;
-        SubagentOwnerReasonParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            subagent_id: subagent_id.value(),
-            reason: rest.reason,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SubagentOwnerReasonParams, SubagentOwnerReasonParamsBuilder, SubagentOwnerReasonParamsBuilderRest, unknown, " A builder of [`SubagentOwnerReasonParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `subagentId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 subagent_id subagent_id: String => String, "subagentId", subagentId;
+    ]
+    optional [
+        optional reason reason: String => String, "reason";
+    ]
 }
 impl Validate for SubagentOwnerReasonParams {}
 #[cfg(feature = "schemars")]
@@ -462,137 +259,19 @@ impl crate::sample::Sample for SubagentResult {
         value
     }
 }
-impl SubagentResult {
-    /// Starts a [`SubagentResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SubagentResultBuilder {
-        SubagentResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SubagentResultBuilderRest {
-                drained: None,
-                error_kind: None,
-                structured_data: None,
-                text: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SubagentResult`]: set members by name; `build()` is there once the required ones (`artifactRefs`, `evidenceRefs`, `summary`) are.
-#[must_use]
-pub struct SubagentResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SubagentResultBuilderRest,
-}
-struct SubagentResultBuilderRest {
-    drained: Option<bool>,
-    error_kind: Option<String>,
-    structured_data: Option<serde_json::Map<String, serde_json::Value>>,
-    text: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SubagentResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `artifactRefs`.
-    pub fn artifact_refs(
-        self,
-        artifact_refs: impl Into<Vec<String>>,
-    ) -> SubagentResultBuilder<(Vec<String>, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SubagentResultBuilder {
-            required: (artifact_refs.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SubagentResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `evidenceRefs`.
-    pub fn evidence_refs(
-        self,
-        evidence_refs: impl Into<Vec<String>>,
-    ) -> SubagentResultBuilder<(T0, Vec<String>, T2)> {
-        let (t0, _, t2) = self.required;
-        SubagentResultBuilder {
-            required: (t0, evidence_refs.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SubagentResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `summary`.
-    pub fn summary(
-        self,
-        summary: impl Into<String>,
-    ) -> SubagentResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SubagentResultBuilder {
-            required: (t0, t1, summary.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SubagentResultBuilder<R> {
-    /// Sets (else it is left out) `drained`.
-    pub fn drained(mut self, drained: impl Into<bool>) -> Self {
-        self.rest.drained = Some(drained.into());
-        self
-    }
-    /// Sets (else it is left out) `errorKind`.
-    pub fn error_kind(mut self, error_kind: impl Into<String>) -> Self {
-        self.rest.error_kind = Some(error_kind.into());
-        self
-    }
-    /// Sets (else it is left out) `structuredData`.
-    pub fn structured_data(
-        mut self,
-        structured_data: impl Into<serde_json::Map<String, serde_json::Value>>,
-    ) -> Self {
-        self.rest.structured_data = Some(structured_data.into());
-        self
-    }
-    /// Sets (else it is left out) `text`.
-    pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.rest.text = Some(text.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SubagentResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SubagentResult
-    where
-        T0: crate::support::Has<crate::members::artifactRefs, Vec<String>>,
-        T1: crate::support::Has<crate::members::evidenceRefs, Vec<String>>,
-        T2: crate::support::Has<crate::members::summary, String>,
-    {
-        let (artifact_refs, evidence_refs, summary) = self.required;
-        let rest = self.rest;
-        SubagentResult {
-            artifact_refs: artifact_refs.value(),
-            evidence_refs: evidence_refs.value(),
-            summary: summary.value(),
-            drained: rest.drained,
-            error_kind: rest.error_kind,
-            structured_data: rest.structured_data,
-            text: rest.text,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SubagentResult, SubagentResultBuilder, SubagentResultBuilderRest, unknown, " A builder of [`SubagentResult`]: set members by name; `build()` compiles once the required ones (`artifactRefs`, `evidenceRefs`, `summary`) are.";
+    required [
+        T0 artifact_refs artifact_refs: Vec<String> => Vec<String>, "artifactRefs", artifactRefs;
+        T1 evidence_refs evidence_refs: Vec<String> => Vec<String>, "evidenceRefs", evidenceRefs;
+        T2 summary summary: String => String, "summary", summary;
+    ]
+    optional [
+        optional drained drained: bool => bool, "drained";
+        optional error_kind error_kind: String => String, "errorKind";
+        optional structured_data structured_data: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "structuredData";
+        optional text text: String => String, "text";
+    ]
 }
 impl Validate for SubagentResult {}
 #[cfg(feature = "schemars")]
@@ -644,102 +323,14 @@ impl crate::sample::Sample for SubagentTargetParams {
         value
     }
 }
-impl SubagentTargetParams {
-    /// Starts a [`SubagentTargetParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> SubagentTargetParamsBuilder {
-        SubagentTargetParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: SubagentTargetParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`SubagentTargetParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `subagentId`) are.
-#[must_use]
-pub struct SubagentTargetParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: SubagentTargetParamsBuilderRest,
-}
-struct SubagentTargetParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> SubagentTargetParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> SubagentTargetParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        SubagentTargetParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> SubagentTargetParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> SubagentTargetParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        SubagentTargetParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> SubagentTargetParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `subagentId`.
-    pub fn subagent_id(
-        self,
-        subagent_id: impl Into<String>,
-    ) -> SubagentTargetParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        SubagentTargetParamsBuilder {
-            required: (t0, t1, subagent_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> SubagentTargetParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> SubagentTargetParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> SubagentTargetParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::subagentId, String>,
-    {
-        let (command_id, session_id, subagent_id) = self.required;
-        let rest = self.rest;
-        SubagentTargetParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            subagent_id: subagent_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    SubagentTargetParams, SubagentTargetParamsBuilder, SubagentTargetParamsBuilderRest, unknown, " A builder of [`SubagentTargetParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `subagentId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 subagent_id subagent_id: String => String, "subagentId", subagentId;
+    ]
+    optional []
 }
 impl Validate for SubagentTargetParams {}
 #[cfg(feature = "schemars")]

@@ -40,102 +40,14 @@ impl crate::sample::Sample for TaskBackgroundParams {
         value
     }
 }
-impl TaskBackgroundParams {
-    /// Starts a [`TaskBackgroundParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TaskBackgroundParamsBuilder {
-        TaskBackgroundParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TaskBackgroundParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TaskBackgroundParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `taskId`) are.
-#[must_use]
-pub struct TaskBackgroundParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TaskBackgroundParamsBuilderRest,
-}
-struct TaskBackgroundParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TaskBackgroundParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TaskBackgroundParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TaskBackgroundParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TaskBackgroundParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TaskBackgroundParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        TaskBackgroundParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TaskBackgroundParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `taskId`.
-    pub fn task_id(
-        self,
-        task_id: impl Into<String>,
-    ) -> TaskBackgroundParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TaskBackgroundParamsBuilder {
-            required: (t0, t1, task_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TaskBackgroundParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TaskBackgroundParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TaskBackgroundParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::taskId, String>,
-    {
-        let (command_id, session_id, task_id) = self.required;
-        let rest = self.rest;
-        TaskBackgroundParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            task_id: task_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TaskBackgroundParams, TaskBackgroundParamsBuilder, TaskBackgroundParamsBuilderRest, unknown, " A builder of [`TaskBackgroundParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `taskId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 task_id task_id: String => String, "taskId", taskId;
+    ]
+    optional []
 }
 impl Validate for TaskBackgroundParams {}
 #[cfg(feature = "schemars")]
@@ -186,102 +98,14 @@ impl crate::sample::Sample for TaskCommandResult {
         value
     }
 }
-impl TaskCommandResult {
-    /// Starts a [`TaskCommandResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TaskCommandResultBuilder {
-        TaskCommandResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TaskCommandResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TaskCommandResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `taskId`) are.
-#[must_use]
-pub struct TaskCommandResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TaskCommandResultBuilderRest,
-}
-struct TaskCommandResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TaskCommandResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TaskCommandResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TaskCommandResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TaskCommandResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> TaskCommandResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        TaskCommandResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TaskCommandResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `taskId`.
-    pub fn task_id(
-        self,
-        task_id: impl Into<String>,
-    ) -> TaskCommandResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TaskCommandResultBuilder {
-            required: (t0, t1, task_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TaskCommandResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TaskCommandResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TaskCommandResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::taskId, String>,
-    {
-        let (command_id, status, task_id) = self.required;
-        let rest = self.rest;
-        TaskCommandResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            task_id: task_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TaskCommandResult, TaskCommandResultBuilder, TaskCommandResultBuilderRest, unknown, " A builder of [`TaskCommandResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `taskId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 task_id task_id: String => String, "taskId", taskId;
+    ]
+    optional []
 }
 impl Validate for TaskCommandResult {}
 #[cfg(feature = "schemars")]
@@ -406,148 +230,20 @@ impl crate::sample::Sample for TaskListEntry {
         value
     }
 }
-impl TaskListEntry {
-    /// Starts a [`TaskListEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TaskListEntryBuilder {
-        TaskListEntryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TaskListEntryBuilderRest {
-                background_initiator: None,
-                command: None,
-                execution_mode: None,
-                started_at: None,
-                tool: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TaskListEntry`]: set members by name; `build()` is there once the required ones (`kind`, `status`, `taskId`) are.
-#[must_use]
-pub struct TaskListEntryBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TaskListEntryBuilderRest,
-}
-struct TaskListEntryBuilderRest {
-    background_initiator: Option<BackgroundInitiator>,
-    command: Option<String>,
-    execution_mode: Option<TaskExecutionMode>,
-    started_at: Option<String>,
-    tool: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TaskListEntryBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `kind`.
-    pub fn kind(
-        self,
-        kind: impl Into<String>,
-    ) -> TaskListEntryBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TaskListEntryBuilder {
-            required: (kind.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TaskListEntryBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<TaskListStatus>,
-    ) -> TaskListEntryBuilder<(T0, TaskListStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        TaskListEntryBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TaskListEntryBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `taskId`.
-    pub fn task_id(
-        self,
-        task_id: impl Into<String>,
-    ) -> TaskListEntryBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TaskListEntryBuilder {
-            required: (t0, t1, task_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TaskListEntryBuilder<R> {
-    /// Sets (else it is left out) `backgroundInitiator`.
-    pub fn background_initiator(
-        mut self,
-        background_initiator: impl Into<BackgroundInitiator>,
-    ) -> Self {
-        self.rest.background_initiator = Some(background_initiator.into());
-        self
-    }
-    /// Sets (else it is left out) `command`.
-    pub fn command(mut self, command: impl Into<String>) -> Self {
-        self.rest.command = Some(command.into());
-        self
-    }
-    /// Sets (else it is left out) `executionMode`.
-    pub fn execution_mode(
-        mut self,
-        execution_mode: impl Into<TaskExecutionMode>,
-    ) -> Self {
-        self.rest.execution_mode = Some(execution_mode.into());
-        self
-    }
-    /// Sets (else it is left out) `startedAt`.
-    pub fn started_at(mut self, started_at: impl Into<String>) -> Self {
-        self.rest.started_at = Some(started_at.into());
-        self
-    }
-    /// Sets (else it is left out) `tool`.
-    pub fn tool(mut self, tool: impl Into<String>) -> Self {
-        self.rest.tool = Some(tool.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TaskListEntryBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TaskListEntry
-    where
-        T0: crate::support::Has<crate::members::kind, String>,
-        T1: crate::support::Has<crate::members::status, TaskListStatus>,
-        T2: crate::support::Has<crate::members::taskId, String>,
-    {
-        let (kind, status, task_id) = self.required;
-        let rest = self.rest;
-        TaskListEntry {
-            kind: kind.value(),
-            status: status.value(),
-            task_id: task_id.value(),
-            background_initiator: rest.background_initiator,
-            command: rest.command,
-            execution_mode: rest.execution_mode,
-            started_at: rest.started_at,
-            tool: rest.tool,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TaskListEntry, TaskListEntryBuilder, TaskListEntryBuilderRest, unknown, " A builder of [`TaskListEntry`]: set members by name; `build()` compiles once the required ones (`kind`, `status`, `taskId`) are.";
+    required [
+        T0 kind kind: String => String, "kind", kind;
+        T1 status status: TaskListStatus => TaskListStatus, "status", status;
+        T2 task_id task_id: String => String, "taskId", taskId;
+    ]
+    optional [
+        optional background_initiator background_initiator: BackgroundInitiator => BackgroundInitiator, "backgroundInitiator";
+        optional command command: String => String, "command";
+        optional execution_mode execution_mode: TaskExecutionMode => TaskExecutionMode, "executionMode";
+        optional started_at started_at: String => String, "startedAt";
+        optional tool tool: String => String, "tool";
+    ]
 }
 impl Validate for TaskListEntry {}
 #[cfg(feature = "schemars")]
@@ -589,66 +285,12 @@ impl crate::sample::Sample for TaskListParams {
         value
     }
 }
-impl TaskListParams {
-    /// Starts a [`TaskListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TaskListParamsBuilder {
-        TaskListParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: TaskListParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TaskListParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct TaskListParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: TaskListParamsBuilderRest,
-}
-struct TaskListParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl TaskListParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TaskListParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        TaskListParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TaskListParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> TaskListParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TaskListParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        TaskListParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TaskListParams, TaskListParamsBuilder, TaskListParamsBuilderRest, unknown, " A builder of [`TaskListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for TaskListParams {}
 #[cfg(feature = "schemars")]
@@ -685,66 +327,12 @@ impl crate::sample::Sample for TaskListResult {
         value
     }
 }
-impl TaskListResult {
-    /// Starts a [`TaskListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TaskListResultBuilder {
-        TaskListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: TaskListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TaskListResult`]: set members by name; `build()` is there once the required ones (`tasks`) are.
-#[must_use]
-pub struct TaskListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: TaskListResultBuilderRest,
-}
-struct TaskListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl TaskListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `tasks`.
-    pub fn tasks(
-        self,
-        tasks: impl Into<Vec<TaskListEntry>>,
-    ) -> TaskListResultBuilder<(Vec<TaskListEntry>,)> {
-        let (_,) = self.required;
-        TaskListResultBuilder {
-            required: (tasks.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TaskListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> TaskListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TaskListResult
-    where
-        T0: crate::support::Has<crate::members::tasks, Vec<TaskListEntry>>,
-    {
-        let (tasks,) = self.required;
-        let rest = self.rest;
-        TaskListResult {
-            tasks: tasks.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TaskListResult, TaskListResultBuilder, TaskListResultBuilderRest, unknown, " A builder of [`TaskListResult`]: set members by name; `build()` compiles once the required ones (`tasks`) are.";
+    required [
+        T0 tasks tasks: Vec<TaskListEntry> => Vec<TaskListEntry>, "tasks", tasks;
+    ]
+    optional []
 }
 impl Validate for TaskListResult {}
 #[cfg(feature = "schemars")]
@@ -821,81 +409,13 @@ impl crate::sample::Sample for TaskStopAllParams {
         value
     }
 }
-impl TaskStopAllParams {
-    /// Starts a [`TaskStopAllParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TaskStopAllParamsBuilder {
-        TaskStopAllParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: TaskStopAllParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TaskStopAllParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct TaskStopAllParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: TaskStopAllParamsBuilderRest,
-}
-struct TaskStopAllParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> TaskStopAllParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TaskStopAllParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        TaskStopAllParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> TaskStopAllParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TaskStopAllParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        TaskStopAllParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TaskStopAllParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> TaskStopAllParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TaskStopAllParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        TaskStopAllParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TaskStopAllParams, TaskStopAllParamsBuilder, TaskStopAllParamsBuilderRest, unknown, " A builder of [`TaskStopAllParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for TaskStopAllParams {}
 #[cfg(feature = "schemars")]
@@ -941,81 +461,13 @@ impl crate::sample::Sample for TaskStopAllResult {
         value
     }
 }
-impl TaskStopAllResult {
-    /// Starts a [`TaskStopAllResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TaskStopAllResultBuilder {
-        TaskStopAllResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: TaskStopAllResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TaskStopAllResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct TaskStopAllResultBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: TaskStopAllResultBuilderRest,
-}
-struct TaskStopAllResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> TaskStopAllResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TaskStopAllResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        TaskStopAllResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> TaskStopAllResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> TaskStopAllResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        TaskStopAllResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TaskStopAllResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> TaskStopAllResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TaskStopAllResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        TaskStopAllResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TaskStopAllResult, TaskStopAllResultBuilder, TaskStopAllResultBuilderRest, unknown, " A builder of [`TaskStopAllResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for TaskStopAllResult {}
 #[cfg(feature = "schemars")]
@@ -1067,102 +519,14 @@ impl crate::sample::Sample for TaskStopParams {
         value
     }
 }
-impl TaskStopParams {
-    /// Starts a [`TaskStopParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TaskStopParamsBuilder {
-        TaskStopParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TaskStopParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TaskStopParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `taskId`) are.
-#[must_use]
-pub struct TaskStopParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TaskStopParamsBuilderRest,
-}
-struct TaskStopParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TaskStopParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TaskStopParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TaskStopParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TaskStopParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TaskStopParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        TaskStopParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TaskStopParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `taskId`.
-    pub fn task_id(
-        self,
-        task_id: impl Into<String>,
-    ) -> TaskStopParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TaskStopParamsBuilder {
-            required: (t0, t1, task_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TaskStopParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TaskStopParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TaskStopParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::taskId, String>,
-    {
-        let (command_id, session_id, task_id) = self.required;
-        let rest = self.rest;
-        TaskStopParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            task_id: task_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TaskStopParams, TaskStopParamsBuilder, TaskStopParamsBuilderRest, unknown, " A builder of [`TaskStopParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `taskId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 task_id task_id: String => String, "taskId", taskId;
+    ]
+    optional []
 }
 impl Validate for TaskStopParams {}
 #[cfg(feature = "schemars")]

@@ -40,89 +40,15 @@ impl crate::sample::Sample for TurnCancelParams {
         value
     }
 }
-impl TurnCancelParams {
-    /// Starts a [`TurnCancelParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnCancelParamsBuilder {
-        TurnCancelParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: TurnCancelParamsBuilderRest {
-                turn_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnCancelParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct TurnCancelParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: TurnCancelParamsBuilderRest,
-}
-struct TurnCancelParamsBuilderRest {
-    turn_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> TurnCancelParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnCancelParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        TurnCancelParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> TurnCancelParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnCancelParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        TurnCancelParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnCancelParamsBuilder<R> {
-    /// Sets (else it is left out) `turnId`.
-    pub fn turn_id(mut self, turn_id: impl Into<String>) -> Self {
-        self.rest.turn_id = Some(turn_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> TurnCancelParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnCancelParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        TurnCancelParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            turn_id: rest.turn_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnCancelParams, TurnCancelParamsBuilder, TurnCancelParamsBuilderRest, unknown, " A builder of [`TurnCancelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional turn_id turn_id: String => String, "turnId";
+    ]
 }
 impl Validate for TurnCancelParams {}
 #[cfg(feature = "schemars")]
@@ -173,102 +99,14 @@ impl crate::sample::Sample for TurnCancelResult {
         value
     }
 }
-impl TurnCancelResult {
-    /// Starts a [`TurnCancelResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnCancelResultBuilder {
-        TurnCancelResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnCancelResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnCancelResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `turnId`) are.
-#[must_use]
-pub struct TurnCancelResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TurnCancelResultBuilderRest,
-}
-struct TurnCancelResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TurnCancelResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnCancelResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TurnCancelResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TurnCancelResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> TurnCancelResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        TurnCancelResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TurnCancelResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnCancelResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TurnCancelResultBuilder {
-            required: (t0, t1, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnCancelResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TurnCancelResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnCancelResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (command_id, status, turn_id) = self.required;
-        let rest = self.rest;
-        TurnCancelResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            turn_id: turn_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnCancelResult, TurnCancelResultBuilder, TurnCancelResultBuilderRest, unknown, " A builder of [`TurnCancelResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional []
 }
 impl Validate for TurnCancelResult {}
 #[cfg(feature = "schemars")]
@@ -376,209 +214,22 @@ impl crate::sample::Sample for TurnCompletedParams {
         value
     }
 }
-impl TurnCompletedParams {
-    /// Starts a [`TurnCompletedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnCompletedParamsBuilder {
-        TurnCompletedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnCompletedParamsBuilderRest {
-                duration_ms: None,
-                error: None,
-                reason: None,
-                time_to_first_token_ms: None,
-                usage: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnCompletedParams`]: set members by name; `build()` is there once the required ones (`sessionId`, `sourceRange`, `terminal`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct TurnCompletedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnCompletedParamsBuilderRest,
-}
-struct TurnCompletedParamsBuilderRest {
-    duration_ms: Option<i64>,
-    error: Option<Box<TurnError>>,
-    reason: Option<String>,
-    time_to_first_token_ms: Option<i64>,
-    usage: Option<Box<TokenUsage>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> TurnCompletedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnCompletedParamsBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        TurnCompletedParamsBuilder {
-            required: (session_id.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> TurnCompletedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> TurnCompletedParamsBuilder<(T0, SourceRange, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        TurnCompletedParamsBuilder {
-            required: (t0, source_range.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> TurnCompletedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `terminal`.
-    pub fn terminal(
-        self,
-        terminal: impl Into<TurnTerminal>,
-    ) -> TurnCompletedParamsBuilder<(T0, T1, TurnTerminal, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        TurnCompletedParamsBuilder {
-            required: (t0, t1, terminal.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> TurnCompletedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnCompletedParamsBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        TurnCompletedParamsBuilder {
-            required: (t0, t1, t2, turn_id.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> TurnCompletedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> TurnCompletedParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        TurnCompletedParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnCompletedParamsBuilder<R> {
-    /// Sets (else it is left out) `durationMs`.
-    pub fn duration_ms(mut self, duration_ms: impl Into<i64>) -> Self {
-        self.rest.duration_ms = Some(duration_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `error`.
-    pub fn error(mut self, error: impl Into<TurnError>) -> Self {
-        self.rest.error = Some(Box::new(error.into()));
-        self
-    }
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Sets (else it is left out) `timeToFirstTokenMs`.
-    pub fn time_to_first_token_ms(
-        mut self,
-        time_to_first_token_ms: impl Into<i64>,
-    ) -> Self {
-        self.rest.time_to_first_token_ms = Some(time_to_first_token_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `usage`.
-    pub fn usage(mut self, usage: impl Into<TokenUsage>) -> Self {
-        self.rest.usage = Some(Box::new(usage.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> TurnCompletedParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnCompletedParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-        T1: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T2: crate::support::Has<crate::members::terminal, TurnTerminal>,
-        T3: crate::support::Has<crate::members::turnId, String>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (session_id, source_range, terminal, turn_id, view_cursor) = self.required;
-        let rest = self.rest;
-        TurnCompletedParams {
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            terminal: terminal.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            duration_ms: rest.duration_ms,
-            error: rest.error,
-            reason: rest.reason,
-            time_to_first_token_ms: rest.time_to_first_token_ms,
-            usage: rest.usage,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnCompletedParams, TurnCompletedParamsBuilder, TurnCompletedParamsBuilderRest, unknown, " A builder of [`TurnCompletedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `sourceRange`, `terminal`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+        T1 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T2 terminal terminal: TurnTerminal => TurnTerminal, "terminal", terminal;
+        T3 turn_id turn_id: String => String, "turnId", turnId;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional duration_ms duration_ms: i64 => i64, "durationMs";
+        optional error error: TurnError => Box<TurnError>, "error";
+        optional reason reason: String => String, "reason";
+        optional time_to_first_token_ms time_to_first_token_ms: i64 => i64, "timeToFirstTokenMs";
+        optional usage usage: TokenUsage => Box<TokenUsage>, "usage";
+    ]
 }
 impl Validate for TurnCompletedParams {}
 #[cfg(feature = "schemars")]
@@ -640,118 +291,17 @@ impl crate::sample::Sample for TurnError {
         value
     }
 }
-impl TurnError {
-    /// Starts a [`TurnErrorBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnErrorBuilder {
-        TurnErrorBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnErrorBuilderRest {
-                quota: None,
-                request_denied: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnError`]: set members by name; `build()` is there once the required ones (`kind`, `message`, `retryable`) are.
-#[must_use]
-pub struct TurnErrorBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TurnErrorBuilderRest,
-}
-struct TurnErrorBuilderRest {
-    quota: Option<QuotaDetail>,
-    request_denied: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TurnErrorBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `kind`.
-    pub fn kind(
-        self,
-        kind: impl Into<TurnErrorKind>,
-    ) -> TurnErrorBuilder<(TurnErrorKind, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TurnErrorBuilder {
-            required: (kind.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TurnErrorBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `message`.
-    pub fn message(
-        self,
-        message: impl Into<String>,
-    ) -> TurnErrorBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        TurnErrorBuilder {
-            required: (t0, message.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TurnErrorBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `retryable`.
-    pub fn retryable(
-        self,
-        retryable: impl Into<bool>,
-    ) -> TurnErrorBuilder<(T0, T1, bool)> {
-        let (t0, t1, _) = self.required;
-        TurnErrorBuilder {
-            required: (t0, t1, retryable.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnErrorBuilder<R> {
-    /// Sets (else it is left out) `quota`.
-    pub fn quota(mut self, quota: impl Into<QuotaDetail>) -> Self {
-        self.rest.quota = Some(quota.into());
-        self
-    }
-    /// Sets (else it is left out) `requestDenied`.
-    pub fn request_denied(mut self, request_denied: impl Into<bool>) -> Self {
-        self.rest.request_denied = Some(request_denied.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TurnErrorBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnError
-    where
-        T0: crate::support::Has<crate::members::kind, TurnErrorKind>,
-        T1: crate::support::Has<crate::members::message, String>,
-        T2: crate::support::Has<crate::members::retryable, bool>,
-    {
-        let (kind, message, retryable) = self.required;
-        let rest = self.rest;
-        TurnError {
-            kind: kind.value(),
-            message: message.value(),
-            retryable: retryable.value(),
-            quota: rest.quota,
-            request_denied: rest.request_denied,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnError, TurnErrorBuilder, TurnErrorBuilderRest, unknown, " A builder of [`TurnError`]: set members by name; `build()` compiles once the required ones (`kind`, `message`, `retryable`) are.";
+    required [
+        T0 kind kind: TurnErrorKind => TurnErrorKind, "kind", kind;
+        T1 message message: String => String, "message", message;
+        T2 retryable retryable: bool => bool, "retryable", retryable;
+    ]
+    optional [
+        optional quota quota: QuotaDetail => QuotaDetail, "quota";
+        optional request_denied request_denied: bool => bool, "requestDenied";
+    ]
 }
 impl Validate for TurnError {}
 #[cfg(feature = "schemars")]
@@ -888,167 +438,16 @@ impl crate::sample::Sample for TurnForegroundCompletedParams {
         value
     }
 }
-impl TurnForegroundCompletedParams {
-    /// Starts a [`TurnForegroundCompletedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnForegroundCompletedParamsBuilder {
-        TurnForegroundCompletedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnForegroundCompletedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnForegroundCompletedParams`]: set members by name; `build()` is there once the required ones (`blockingAgents`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct TurnForegroundCompletedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnForegroundCompletedParamsBuilderRest,
-}
-struct TurnForegroundCompletedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> TurnForegroundCompletedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `blockingAgents`.
-    pub fn blocking_agents(
-        self,
-        blocking_agents: impl Into<Vec<String>>,
-    ) -> TurnForegroundCompletedParamsBuilder<(Vec<String>, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        TurnForegroundCompletedParamsBuilder {
-            required: (blocking_agents.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> TurnForegroundCompletedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnForegroundCompletedParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        TurnForegroundCompletedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> TurnForegroundCompletedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> TurnForegroundCompletedParamsBuilder<(T0, T1, SourceRange, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        TurnForegroundCompletedParamsBuilder {
-            required: (t0, t1, source_range.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> TurnForegroundCompletedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnForegroundCompletedParamsBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        TurnForegroundCompletedParamsBuilder {
-            required: (t0, t1, t2, turn_id.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> TurnForegroundCompletedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> TurnForegroundCompletedParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        TurnForegroundCompletedParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnForegroundCompletedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> TurnForegroundCompletedParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnForegroundCompletedParams
-    where
-        T0: crate::support::Has<crate::members::blockingAgents, Vec<String>>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::turnId, String>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (blocking_agents, session_id, source_range, turn_id, view_cursor) = self
-            .required;
-        let rest = self.rest;
-        TurnForegroundCompletedParams {
-            blocking_agents: blocking_agents.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnForegroundCompletedParams, TurnForegroundCompletedParamsBuilder, TurnForegroundCompletedParamsBuilderRest, unknown, " A builder of [`TurnForegroundCompletedParams`]: set members by name; `build()` compiles once the required ones (`blockingAgents`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 blocking_agents blocking_agents: Vec<String> => Vec<String>, "blockingAgents", blockingAgents;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 turn_id turn_id: String => String, "turnId", turnId;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for TurnForegroundCompletedParams {}
 #[cfg(feature = "schemars")]
@@ -1155,138 +554,22 @@ impl crate::sample::Sample for TurnInputPart {
         value
     }
 }
-impl TurnInputPart {
-    /// Starts a [`TurnInputPartBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnInputPartBuilder {
-        TurnInputPartBuilder {
-            required: (crate::support::Unset,),
-            rest: TurnInputPartBuilderRest {
-                arguments: None,
-                base64_data: None,
-                height: None,
-                media_type: None,
-                selector: None,
-                source: None,
-                text: None,
-                upload_id: None,
-                width: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnInputPart`]: set members by name; `build()` is there once the required ones (`type`) are.
-#[must_use]
-pub struct TurnInputPartBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: TurnInputPartBuilderRest,
-}
-struct TurnInputPartBuilderRest {
-    arguments: Option<String>,
-    base64_data: Option<String>,
-    height: Option<i64>,
-    media_type: Option<String>,
-    selector: Option<String>,
-    source: Option<SkillInvocationSource>,
-    text: Option<String>,
-    upload_id: Option<String>,
-    width: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl TurnInputPartBuilder<(crate::support::Unset,)> {
-    /// Sets `type`.
-    pub fn type_(
-        self,
-        type_: impl Into<TurnInputPartType>,
-    ) -> TurnInputPartBuilder<(TurnInputPartType,)> {
-        let (_,) = self.required;
-        TurnInputPartBuilder {
-            required: (type_.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnInputPartBuilder<R> {
-    /// Sets (else it is left out) `arguments`.
-    pub fn arguments(mut self, arguments: impl Into<String>) -> Self {
-        self.rest.arguments = Some(arguments.into());
-        self
-    }
-    /// Sets (else it is left out) `base64Data`.
-    pub fn base64_data(mut self, base64_data: impl Into<String>) -> Self {
-        self.rest.base64_data = Some(base64_data.into());
-        self
-    }
-    /// Sets (else it is left out) `height`.
-    pub fn height(mut self, height: impl Into<i64>) -> Self {
-        self.rest.height = Some(height.into());
-        self
-    }
-    /// Sets (else it is left out) `mediaType`.
-    pub fn media_type(mut self, media_type: impl Into<String>) -> Self {
-        self.rest.media_type = Some(media_type.into());
-        self
-    }
-    /// Sets (else it is left out) `selector`.
-    pub fn selector(mut self, selector: impl Into<String>) -> Self {
-        self.rest.selector = Some(selector.into());
-        self
-    }
-    /// Sets (else it is left out) `source`.
-    pub fn source(mut self, source: impl Into<SkillInvocationSource>) -> Self {
-        self.rest.source = Some(source.into());
-        self
-    }
-    /// Sets (else it is left out) `text`.
-    pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.rest.text = Some(text.into());
-        self
-    }
-    /// Sets (else it is left out) `uploadId`.
-    pub fn upload_id(mut self, upload_id: impl Into<String>) -> Self {
-        self.rest.upload_id = Some(upload_id.into());
-        self
-    }
-    /// Sets (else it is left out) `width`.
-    pub fn width(mut self, width: impl Into<i64>) -> Self {
-        self.rest.width = Some(width.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> TurnInputPartBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnInputPart
-    where
-        T0: crate::support::Has<crate::members::type_, TurnInputPartType>,
-    {
-        let (type_,) = self.required;
-        let rest = self.rest;
-        TurnInputPart {
-            type_: type_.value(),
-            arguments: rest.arguments,
-            base64_data: rest.base64_data,
-            height: rest.height,
-            media_type: rest.media_type,
-            selector: rest.selector,
-            source: rest.source,
-            text: rest.text,
-            upload_id: rest.upload_id,
-            width: rest.width,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnInputPart, TurnInputPartBuilder, TurnInputPartBuilderRest, unknown, " A builder of [`TurnInputPart`]: set members by name; `build()` compiles once the required ones (`type`) are.";
+    required [
+        T0 type_ type_: TurnInputPartType => TurnInputPartType, "type", type_;
+    ]
+    optional [
+        optional arguments arguments: String => String, "arguments";
+        optional base64_data base64_data: String => String, "base64Data";
+        optional height height: i64 => i64, "height";
+        optional media_type media_type: String => String, "mediaType";
+        optional selector selector: String => String, "selector";
+        optional source source: SkillInvocationSource => SkillInvocationSource, "source";
+        optional text text: String => String, "text";
+        optional upload_id upload_id: String => String, "uploadId";
+        optional width width: i64 => i64, "width";
+    ]
 }
 impl Validate for TurnInputPart {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -1398,99 +681,16 @@ impl crate::sample::Sample for TurnInterruptParams {
         value
     }
 }
-impl TurnInterruptParams {
-    /// Starts a [`TurnInterruptParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnInterruptParamsBuilder {
-        TurnInterruptParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: TurnInterruptParamsBuilderRest {
-                retract: None,
-                turn_id: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnInterruptParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`) are.
-#[must_use]
-pub struct TurnInterruptParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TurnInterruptParamsBuilderRest,
-}
-struct TurnInterruptParamsBuilderRest {
-    retract: Option<bool>,
-    turn_id: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> TurnInterruptParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnInterruptParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        TurnInterruptParamsBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> TurnInterruptParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnInterruptParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        TurnInterruptParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnInterruptParamsBuilder<R> {
-    /// Sets (else it is left out) `retract`.
-    pub fn retract(mut self, retract: impl Into<bool>) -> Self {
-        self.rest.retract = Some(retract.into());
-        self
-    }
-    /// Sets (else it is left out) `turnId`.
-    pub fn turn_id(mut self, turn_id: impl Into<String>) -> Self {
-        self.rest.turn_id = Some(turn_id.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> TurnInterruptParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnInterruptParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, session_id) = self.required;
-        let rest = self.rest;
-        TurnInterruptParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            retract: rest.retract,
-            turn_id: rest.turn_id,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnInterruptParams, TurnInterruptParamsBuilder, TurnInterruptParamsBuilderRest, unknown, " A builder of [`TurnInterruptParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional retract retract: bool => bool, "retract";
+        optional turn_id turn_id: String => String, "turnId";
+    ]
 }
 impl Validate for TurnInterruptParams {}
 #[cfg(feature = "schemars")]
@@ -1541,102 +741,14 @@ impl crate::sample::Sample for TurnInterruptResult {
         value
     }
 }
-impl TurnInterruptResult {
-    /// Starts a [`TurnInterruptResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnInterruptResultBuilder {
-        TurnInterruptResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnInterruptResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnInterruptResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `turnId`) are.
-#[must_use]
-pub struct TurnInterruptResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TurnInterruptResultBuilderRest,
-}
-struct TurnInterruptResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TurnInterruptResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnInterruptResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TurnInterruptResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TurnInterruptResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> TurnInterruptResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        TurnInterruptResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TurnInterruptResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnInterruptResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TurnInterruptResultBuilder {
-            required: (t0, t1, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnInterruptResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TurnInterruptResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnInterruptResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (command_id, status, turn_id) = self.required;
-        let rest = self.rest;
-        TurnInterruptResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            turn_id: turn_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnInterruptResult, TurnInterruptResultBuilder, TurnInterruptResultBuilderRest, unknown, " A builder of [`TurnInterruptResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional []
 }
 impl Validate for TurnInterruptResult {}
 #[cfg(feature = "schemars")]
@@ -1742,316 +854,23 @@ impl crate::sample::Sample for TurnModelRetryScheduledParams {
         value
     }
 }
-impl TurnModelRetryScheduledParams {
-    /// Starts a [`TurnModelRetryScheduledParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnModelRetryScheduledParamsBuilder {
-        TurnModelRetryScheduledParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnModelRetryScheduledParamsBuilderRest {
-                error_kind: None,
-                http_status: None,
-                system: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnModelRetryScheduledParams`]: set members by name; `build()` is there once the required ones (`attempt`, `maxAttempts`, `nextAttempt`, `retryDelayMs`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct TurnModelRetryScheduledParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnModelRetryScheduledParamsBuilderRest,
-}
-struct TurnModelRetryScheduledParamsBuilderRest {
-    error_kind: Option<String>,
-    http_status: Option<i64>,
-    system: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> TurnModelRetryScheduledParamsBuilder<
-    (crate::support::Unset, T1, T2, T3, T4, T5, T6, T7),
-> {
-    /// Sets `attempt`.
-    pub fn attempt(
-        self,
-        attempt: impl Into<i64>,
-    ) -> TurnModelRetryScheduledParamsBuilder<(i64, T1, T2, T3, T4, T5, T6, T7)> {
-        let (_, t1, t2, t3, t4, t5, t6, t7) = self.required;
-        TurnModelRetryScheduledParamsBuilder {
-            required: (attempt.into(), t1, t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> TurnModelRetryScheduledParamsBuilder<
-    (T0, crate::support::Unset, T2, T3, T4, T5, T6, T7),
-> {
-    /// Sets `maxAttempts`.
-    pub fn max_attempts(
-        self,
-        max_attempts: impl Into<i64>,
-    ) -> TurnModelRetryScheduledParamsBuilder<(T0, i64, T2, T3, T4, T5, T6, T7)> {
-        let (t0, _, t2, t3, t4, t5, t6, t7) = self.required;
-        TurnModelRetryScheduledParamsBuilder {
-            required: (t0, max_attempts.into(), t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> TurnModelRetryScheduledParamsBuilder<
-    (T0, T1, crate::support::Unset, T3, T4, T5, T6, T7),
-> {
-    /// Sets `nextAttempt`.
-    pub fn next_attempt(
-        self,
-        next_attempt: impl Into<i64>,
-    ) -> TurnModelRetryScheduledParamsBuilder<(T0, T1, i64, T3, T4, T5, T6, T7)> {
-        let (t0, t1, _, t3, t4, t5, t6, t7) = self.required;
-        TurnModelRetryScheduledParamsBuilder {
-            required: (t0, t1, next_attempt.into(), t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-> TurnModelRetryScheduledParamsBuilder<
-    (T0, T1, T2, crate::support::Unset, T4, T5, T6, T7),
-> {
-    /// Sets `retryDelayMs`.
-    pub fn retry_delay_ms(
-        self,
-        retry_delay_ms: impl Into<i64>,
-    ) -> TurnModelRetryScheduledParamsBuilder<(T0, T1, T2, i64, T4, T5, T6, T7)> {
-        let (t0, t1, t2, _, t4, t5, t6, t7) = self.required;
-        TurnModelRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, retry_delay_ms.into(), t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-> TurnModelRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, crate::support::Unset, T5, T6, T7),
-> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnModelRetryScheduledParamsBuilder<(T0, T1, T2, T3, String, T5, T6, T7)> {
-        let (t0, t1, t2, t3, _, t5, t6, t7) = self.required;
-        TurnModelRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, session_id.into(), t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-> TurnModelRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, T4, crate::support::Unset, T6, T7),
-> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> TurnModelRetryScheduledParamsBuilder<
-        (T0, T1, T2, T3, T4, SourceRange, T6, T7),
-    > {
-        let (t0, t1, t2, t3, t4, _, t6, t7) = self.required;
-        TurnModelRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, t4, source_range.into(), t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-> TurnModelRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, crate::support::Unset, T7),
-> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnModelRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, String, T7)> {
-        let (t0, t1, t2, t3, t4, t5, _, t7) = self.required;
-        TurnModelRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, turn_id.into(), t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> TurnModelRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, crate::support::Unset),
-> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> TurnModelRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, String)> {
-        let (t0, t1, t2, t3, t4, t5, t6, _) = self.required;
-        TurnModelRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnModelRetryScheduledParamsBuilder<R> {
-    /// Sets (else it is left out) `errorKind`.
-    pub fn error_kind(mut self, error_kind: impl Into<String>) -> Self {
-        self.rest.error_kind = Some(error_kind.into());
-        self
-    }
-    /// Sets (else it is left out) `httpStatus`.
-    pub fn http_status(mut self, http_status: impl Into<i64>) -> Self {
-        self.rest.http_status = Some(http_status.into());
-        self
-    }
-    /// Sets (else it is left out) `system`.
-    pub fn system(mut self, system: impl Into<String>) -> Self {
-        self.rest.system = Some(system.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> TurnModelRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnModelRetryScheduledParams
-    where
-        T0: crate::support::Has<crate::members::attempt, i64>,
-        T1: crate::support::Has<crate::members::maxAttempts, i64>,
-        T2: crate::support::Has<crate::members::nextAttempt, i64>,
-        T3: crate::support::Has<crate::members::retryDelayMs, i64>,
-        T4: crate::support::Has<crate::members::sessionId, String>,
-        T5: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T6: crate::support::Has<crate::members::turnId, String>,
-        T7: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            attempt,
-            max_attempts,
-            next_attempt,
-            retry_delay_ms,
-            session_id,
-            source_range,
-            turn_id,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        TurnModelRetryScheduledParams {
-            attempt: attempt.value(),
-            max_attempts: max_attempts.value(),
-            next_attempt: next_attempt.value(),
-            retry_delay_ms: retry_delay_ms.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            error_kind: rest.error_kind,
-            http_status: rest.http_status,
-            system: rest.system,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnModelRetryScheduledParams, TurnModelRetryScheduledParamsBuilder, TurnModelRetryScheduledParamsBuilderRest, unknown, " A builder of [`TurnModelRetryScheduledParams`]: set members by name; `build()` compiles once the required ones (`attempt`, `maxAttempts`, `nextAttempt`, `retryDelayMs`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 attempt attempt: i64 => i64, "attempt", attempt;
+        T1 max_attempts max_attempts: i64 => i64, "maxAttempts", maxAttempts;
+        T2 next_attempt next_attempt: i64 => i64, "nextAttempt", nextAttempt;
+        T3 retry_delay_ms retry_delay_ms: i64 => i64, "retryDelayMs", retryDelayMs;
+        T4 session_id session_id: String => String, "sessionId", sessionId;
+        T5 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T6 turn_id turn_id: String => String, "turnId", turnId;
+        T7 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional error_kind error_kind: String => String, "errorKind";
+        optional http_status http_status: i64 => i64, "httpStatus";
+        optional system system: String => String, "system";
+    ]
 }
 impl Validate for TurnModelRetryScheduledParams {}
 #[cfg(feature = "schemars")]
@@ -2109,94 +928,16 @@ impl crate::sample::Sample for TurnRef {
         value
     }
 }
-impl TurnRef {
-    /// Starts a [`TurnRefBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnRefBuilder {
-        TurnRefBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: TurnRefBuilderRest {
-                display_text: None,
-                truncated: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnRef`]: set members by name; `build()` is there once the required ones (`commandId`, `turnId`) are.
-#[must_use]
-pub struct TurnRefBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: TurnRefBuilderRest,
-}
-struct TurnRefBuilderRest {
-    display_text: Option<String>,
-    truncated: Option<bool>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> TurnRefBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnRefBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        TurnRefBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> TurnRefBuilder<(T0, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(self, turn_id: impl Into<String>) -> TurnRefBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        TurnRefBuilder {
-            required: (t0, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnRefBuilder<R> {
-    /// Sets (else it is left out) `displayText`.
-    pub fn display_text(mut self, display_text: impl Into<String>) -> Self {
-        self.rest.display_text = Some(display_text.into());
-        self
-    }
-    /// Sets (else it is left out) `truncated`.
-    pub fn truncated(mut self, truncated: impl Into<bool>) -> Self {
-        self.rest.truncated = Some(truncated.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> TurnRefBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnRef
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (command_id, turn_id) = self.required;
-        let rest = self.rest;
-        TurnRef {
-            command_id: command_id.value(),
-            turn_id: turn_id.value(),
-            display_text: rest.display_text,
-            truncated: rest.truncated,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnRef, TurnRefBuilder, TurnRefBuilderRest, unknown, " A builder of [`TurnRef`]: set members by name; `build()` compiles once the required ones (`commandId`, `turnId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional [
+        optional display_text display_text: String => String, "displayText";
+        optional truncated truncated: bool => bool, "truncated";
+    ]
 }
 impl Validate for TurnRef {}
 #[cfg(feature = "schemars")]
@@ -2273,174 +1014,18 @@ impl crate::sample::Sample for TurnRetractedParams {
         value
     }
 }
-impl TurnRetractedParams {
-    /// Starts a [`TurnRetractedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnRetractedParamsBuilder {
-        TurnRetractedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnRetractedParamsBuilderRest {
-                outcome: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnRetractedParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct TurnRetractedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnRetractedParamsBuilderRest,
-}
-struct TurnRetractedParamsBuilderRest {
-    outcome: Option<RetractOutcome>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-> TurnRetractedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnRetractedParamsBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        TurnRetractedParamsBuilder {
-            required: (command_id.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-> TurnRetractedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnRetractedParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        TurnRetractedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-> TurnRetractedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> TurnRetractedParamsBuilder<(T0, T1, SourceRange, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        TurnRetractedParamsBuilder {
-            required: (t0, t1, source_range.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-> TurnRetractedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnRetractedParamsBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        TurnRetractedParamsBuilder {
-            required: (t0, t1, t2, turn_id.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-> TurnRetractedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> TurnRetractedParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        TurnRetractedParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnRetractedParamsBuilder<R> {
-    /// Sets (else it is left out) `outcome`.
-    pub fn outcome(mut self, outcome: impl Into<RetractOutcome>) -> Self {
-        self.rest.outcome = Some(outcome.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> TurnRetractedParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnRetractedParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::turnId, String>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
-        let rest = self.rest;
-        TurnRetractedParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            outcome: rest.outcome,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnRetractedParams, TurnRetractedParamsBuilder, TurnRetractedParamsBuilderRest, unknown, " A builder of [`TurnRetractedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 turn_id turn_id: String => String, "turnId", turnId;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional outcome outcome: RetractOutcome => RetractOutcome, "outcome";
+    ]
 }
 impl Validate for TurnRetractedParams {}
 #[cfg(feature = "schemars")]
@@ -2551,352 +1136,24 @@ impl crate::sample::Sample for TurnRetryScheduledParams {
         value
     }
 }
-impl TurnRetryScheduledParams {
-    /// Starts a [`TurnRetryScheduledParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnRetryScheduledParamsBuilder {
-        TurnRetryScheduledParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnRetryScheduledParamsBuilderRest {
-                error_kind: None,
-                http_status: None,
-                system: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnRetryScheduledParams`]: set members by name; `build()` is there once the required ones (`attempt`, `maxAttempts`, `nextAttempt`, `reason`, `retryDelayMs`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct TurnRetryScheduledParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnRetryScheduledParamsBuilderRest,
-}
-struct TurnRetryScheduledParamsBuilderRest {
-    error_kind: Option<String>,
-    http_status: Option<i64>,
-    system: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> TurnRetryScheduledParamsBuilder<
-    (crate::support::Unset, T1, T2, T3, T4, T5, T6, T7, T8),
-> {
-    /// Sets `attempt`.
-    pub fn attempt(
-        self,
-        attempt: impl Into<i64>,
-    ) -> TurnRetryScheduledParamsBuilder<(i64, T1, T2, T3, T4, T5, T6, T7, T8)> {
-        let (_, t1, t2, t3, t4, t5, t6, t7, t8) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (attempt.into(), t1, t2, t3, t4, t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> TurnRetryScheduledParamsBuilder<
-    (T0, crate::support::Unset, T2, T3, T4, T5, T6, T7, T8),
-> {
-    /// Sets `maxAttempts`.
-    pub fn max_attempts(
-        self,
-        max_attempts: impl Into<i64>,
-    ) -> TurnRetryScheduledParamsBuilder<(T0, i64, T2, T3, T4, T5, T6, T7, T8)> {
-        let (t0, _, t2, t3, t4, t5, t6, t7, t8) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (t0, max_attempts.into(), t2, t3, t4, t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> TurnRetryScheduledParamsBuilder<
-    (T0, T1, crate::support::Unset, T3, T4, T5, T6, T7, T8),
-> {
-    /// Sets `nextAttempt`.
-    pub fn next_attempt(
-        self,
-        next_attempt: impl Into<i64>,
-    ) -> TurnRetryScheduledParamsBuilder<(T0, T1, i64, T3, T4, T5, T6, T7, T8)> {
-        let (t0, t1, _, t3, t4, t5, t6, t7, t8) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (t0, t1, next_attempt.into(), t3, t4, t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> TurnRetryScheduledParamsBuilder<
-    (T0, T1, T2, crate::support::Unset, T4, T5, T6, T7, T8),
-> {
-    /// Sets `reason`.
-    pub fn reason(
-        self,
-        reason: impl Into<String>,
-    ) -> TurnRetryScheduledParamsBuilder<(T0, T1, T2, String, T4, T5, T6, T7, T8)> {
-        let (t0, t1, t2, _, t4, t5, t6, t7, t8) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, reason.into(), t4, t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-    T8,
-> TurnRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, crate::support::Unset, T5, T6, T7, T8),
-> {
-    /// Sets `retryDelayMs`.
-    pub fn retry_delay_ms(
-        self,
-        retry_delay_ms: impl Into<i64>,
-    ) -> TurnRetryScheduledParamsBuilder<(T0, T1, T2, T3, i64, T5, T6, T7, T8)> {
-        let (t0, t1, t2, t3, _, t5, t6, t7, t8) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, retry_delay_ms.into(), t5, t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-    T8,
-> TurnRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, T4, crate::support::Unset, T6, T7, T8),
-> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, String, T6, T7, T8)> {
-        let (t0, t1, t2, t3, t4, _, t6, t7, t8) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, t4, session_id.into(), t6, t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-    T8,
-> TurnRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, crate::support::Unset, T7, T8),
-> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> TurnRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, SourceRange, T7, T8)> {
-        let (t0, t1, t2, t3, t4, t5, _, t7, t8) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, source_range.into(), t7, t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T8,
-> TurnRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, crate::support::Unset, T8),
-> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, String, T8)> {
-        let (t0, t1, t2, t3, t4, t5, t6, _, t8) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, turn_id.into(), t8),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> TurnRetryScheduledParamsBuilder<
-    (T0, T1, T2, T3, T4, T5, T6, T7, crate::support::Unset),
-> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> TurnRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, String)> {
-        let (t0, t1, t2, t3, t4, t5, t6, t7, _) = self.required;
-        TurnRetryScheduledParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, t7, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnRetryScheduledParamsBuilder<R> {
-    /// Sets (else it is left out) `errorKind`.
-    pub fn error_kind(mut self, error_kind: impl Into<String>) -> Self {
-        self.rest.error_kind = Some(error_kind.into());
-        self
-    }
-    /// Sets (else it is left out) `httpStatus`.
-    pub fn http_status(mut self, http_status: impl Into<i64>) -> Self {
-        self.rest.http_status = Some(http_status.into());
-        self
-    }
-    /// Sets (else it is left out) `system`.
-    pub fn system(mut self, system: impl Into<String>) -> Self {
-        self.rest.system = Some(system.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-    T8,
-> TurnRetryScheduledParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7, T8)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnRetryScheduledParams
-    where
-        T0: crate::support::Has<crate::members::attempt, i64>,
-        T1: crate::support::Has<crate::members::maxAttempts, i64>,
-        T2: crate::support::Has<crate::members::nextAttempt, i64>,
-        T3: crate::support::Has<crate::members::reason, String>,
-        T4: crate::support::Has<crate::members::retryDelayMs, i64>,
-        T5: crate::support::Has<crate::members::sessionId, String>,
-        T6: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T7: crate::support::Has<crate::members::turnId, String>,
-        T8: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            attempt,
-            max_attempts,
-            next_attempt,
-            reason,
-            retry_delay_ms,
-            session_id,
-            source_range,
-            turn_id,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        TurnRetryScheduledParams {
-            attempt: attempt.value(),
-            max_attempts: max_attempts.value(),
-            next_attempt: next_attempt.value(),
-            reason: reason.value(),
-            retry_delay_ms: retry_delay_ms.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            error_kind: rest.error_kind,
-            http_status: rest.http_status,
-            system: rest.system,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnRetryScheduledParams, TurnRetryScheduledParamsBuilder, TurnRetryScheduledParamsBuilderRest, unknown, " A builder of [`TurnRetryScheduledParams`]: set members by name; `build()` compiles once the required ones (`attempt`, `maxAttempts`, `nextAttempt`, `reason`, `retryDelayMs`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 attempt attempt: i64 => i64, "attempt", attempt;
+        T1 max_attempts max_attempts: i64 => i64, "maxAttempts", maxAttempts;
+        T2 next_attempt next_attempt: i64 => i64, "nextAttempt", nextAttempt;
+        T3 reason reason: String => String, "reason", reason;
+        T4 retry_delay_ms retry_delay_ms: i64 => i64, "retryDelayMs", retryDelayMs;
+        T5 session_id session_id: String => String, "sessionId", sessionId;
+        T6 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T7 turn_id turn_id: String => String, "turnId", turnId;
+        T8 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional error_kind error_kind: String => String, "errorKind";
+        optional http_status http_status: i64 => i64, "httpStatus";
+        optional system system: String => String, "system";
+    ]
 }
 impl Validate for TurnRetryScheduledParams {}
 #[cfg(feature = "schemars")]
@@ -3034,157 +1291,23 @@ impl crate::sample::Sample for TurnStartParams {
         value
     }
 }
-impl TurnStartParams {
-    /// Starts a [`TurnStartParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnStartParamsBuilder {
-        TurnStartParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnStartParamsBuilderRest {
-                display_text: None,
-                if_busy: None,
-                reasoning_effort: None,
-                #[cfg(feature = "experimental")]
-                token_budget: None,
-                user_shell: None,
-                workspace_roots: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnStartParams`]: set members by name; `build()` is there once the required ones (`commandId`, `input`, `sessionId`) are.
-#[must_use]
-pub struct TurnStartParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TurnStartParamsBuilderRest,
-}
-struct TurnStartParamsBuilderRest {
-    display_text: Option<String>,
-    if_busy: Option<IfBusy>,
-    reasoning_effort: Option<ReasoningEffort>,
-    #[cfg(feature = "experimental")]
-    token_budget: Option<i64>,
-    user_shell: Option<TurnUserShell>,
-    workspace_roots: Option<Vec<String>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TurnStartParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnStartParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TurnStartParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TurnStartParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `input`.
-    pub fn input(
-        self,
-        input: impl Into<Vec<TurnInputPart>>,
-    ) -> TurnStartParamsBuilder<(T0, Vec<TurnInputPart>, T2)> {
-        let (t0, _, t2) = self.required;
-        TurnStartParamsBuilder {
-            required: (t0, input.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TurnStartParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnStartParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TurnStartParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnStartParamsBuilder<R> {
-    /// Sets (else it is left out) `displayText`.
-    pub fn display_text(mut self, display_text: impl Into<String>) -> Self {
-        self.rest.display_text = Some(display_text.into());
-        self
-    }
-    /// Sets (else it is left out) `ifBusy`.
-    pub fn if_busy(mut self, if_busy: impl Into<IfBusy>) -> Self {
-        self.rest.if_busy = Some(if_busy.into());
-        self
-    }
-    /// Sets (else it is left out) `reasoningEffort`.
-    pub fn reasoning_effort(
-        mut self,
-        reasoning_effort: impl Into<ReasoningEffort>,
-    ) -> Self {
-        self.rest.reasoning_effort = Some(reasoning_effort.into());
-        self
-    }
-    /// Sets (else it is left out) `tokenBudget`.
-    #[cfg(feature = "experimental")]
-    pub fn token_budget(mut self, token_budget: impl Into<i64>) -> Self {
-        self.rest.token_budget = Some(token_budget.into());
-        self
-    }
-    /// Sets (else it is left out) `userShell`.
-    pub fn user_shell(mut self, user_shell: impl Into<TurnUserShell>) -> Self {
-        self.rest.user_shell = Some(user_shell.into());
-        self
-    }
-    /// Sets (else it is left out) `workspaceRoots`.
-    pub fn workspace_roots(mut self, workspace_roots: impl Into<Vec<String>>) -> Self {
-        self.rest.workspace_roots = Some(workspace_roots.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TurnStartParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnStartParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::input, Vec<TurnInputPart>>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, input, session_id) = self.required;
-        let rest = self.rest;
-        TurnStartParams {
-            command_id: command_id.value(),
-            input: input.value(),
-            session_id: session_id.value(),
-            display_text: rest.display_text,
-            if_busy: rest.if_busy,
-            reasoning_effort: rest.reasoning_effort,
-            #[cfg(feature = "experimental")]
-            token_budget: rest.token_budget,
-            user_shell: rest.user_shell,
-            workspace_roots: rest.workspace_roots,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnStartParams, TurnStartParamsBuilder, TurnStartParamsBuilderRest, unknown, " A builder of [`TurnStartParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `input`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 input input: Vec<TurnInputPart> => Vec<TurnInputPart>, "input", input;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional display_text display_text: String => String, "displayText";
+        optional if_busy if_busy: IfBusy => IfBusy, "ifBusy";
+        optional reasoning_effort reasoning_effort: ReasoningEffort => ReasoningEffort, "reasoningEffort";
+        # [
+        cfg(feature = "experimental")    ]
+    optional token_budget token_budget: i64 => i64, "tokenBudget";
+        optional user_shell user_shell: TurnUserShell => TurnUserShell, "userShell";
+        optional workspace_roots workspace_roots: Vec<String> => Vec<String>, "workspaceRoots";
+    ]
 }
 impl Validate for TurnStartParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -3254,141 +1377,16 @@ impl crate::sample::Sample for TurnStartResult {
         value
     }
 }
-impl TurnStartResult {
-    /// Starts a [`TurnStartResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnStartResultBuilder {
-        TurnStartResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnStartResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnStartResult`]: set members by name; `build()` is there once the required ones (`commandId`, `disposition`, `startedNewTurn`, `status`, `turnId`) are.
-#[must_use]
-pub struct TurnStartResultBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnStartResultBuilderRest,
-}
-struct TurnStartResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3, T4> TurnStartResultBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnStartResultBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        TurnStartResultBuilder {
-            required: (command_id.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3, T4> TurnStartResultBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `disposition`.
-    pub fn disposition(
-        self,
-        disposition: impl Into<TurnStartDisposition>,
-    ) -> TurnStartResultBuilder<(T0, TurnStartDisposition, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        TurnStartResultBuilder {
-            required: (t0, disposition.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3, T4> TurnStartResultBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `startedNewTurn`.
-    pub fn started_new_turn(
-        self,
-        started_new_turn: impl Into<bool>,
-    ) -> TurnStartResultBuilder<(T0, T1, bool, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        TurnStartResultBuilder {
-            required: (t0, t1, started_new_turn.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T4> TurnStartResultBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> TurnStartResultBuilder<(T0, T1, T2, CommandStatus, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        TurnStartResultBuilder {
-            required: (t0, t1, t2, status.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T3> TurnStartResultBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnStartResultBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        TurnStartResultBuilder {
-            required: (t0, t1, t2, t3, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnStartResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> TurnStartResultBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnStartResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::disposition, TurnStartDisposition>,
-        T2: crate::support::Has<crate::members::startedNewTurn, bool>,
-        T3: crate::support::Has<crate::members::status, CommandStatus>,
-        T4: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (command_id, disposition, started_new_turn, status, turn_id) = self.required;
-        let rest = self.rest;
-        TurnStartResult {
-            command_id: command_id.value(),
-            disposition: disposition.value(),
-            started_new_turn: started_new_turn.value(),
-            status: status.value(),
-            turn_id: turn_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnStartResult, TurnStartResultBuilder, TurnStartResultBuilderRest, unknown, " A builder of [`TurnStartResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `disposition`, `startedNewTurn`, `status`, `turnId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 disposition disposition: TurnStartDisposition => TurnStartDisposition, "disposition", disposition;
+        T2 started_new_turn started_new_turn: bool => bool, "startedNewTurn", startedNewTurn;
+        T3 status status: CommandStatus => CommandStatus, "status", status;
+        T4 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional []
 }
 impl Validate for TurnStartResult {}
 #[cfg(feature = "schemars")]
@@ -3453,141 +1451,16 @@ impl crate::sample::Sample for TurnStartedParams {
         value
     }
 }
-impl TurnStartedParams {
-    /// Starts a [`TurnStartedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnStartedParamsBuilder {
-        TurnStartedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnStartedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnStartedParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct TurnStartedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnStartedParamsBuilderRest,
-}
-struct TurnStartedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3, T4> TurnStartedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnStartedParamsBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        TurnStartedParamsBuilder {
-            required: (command_id.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3, T4> TurnStartedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnStartedParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        TurnStartedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3, T4> TurnStartedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> TurnStartedParamsBuilder<(T0, T1, SourceRange, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        TurnStartedParamsBuilder {
-            required: (t0, t1, source_range.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T4> TurnStartedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnStartedParamsBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        TurnStartedParamsBuilder {
-            required: (t0, t1, t2, turn_id.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T3> TurnStartedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> TurnStartedParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        TurnStartedParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnStartedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> TurnStartedParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnStartedParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::turnId, String>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
-        let rest = self.rest;
-        TurnStartedParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnStartedParams, TurnStartedParamsBuilder, TurnStartedParamsBuilderRest, unknown, " A builder of [`TurnStartedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 turn_id turn_id: String => String, "turnId", turnId;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for TurnStartedParams {}
 #[cfg(feature = "schemars")]
@@ -3669,147 +1542,20 @@ impl crate::sample::Sample for TurnSteerParams {
         value
     }
 }
-impl TurnSteerParams {
-    /// Starts a [`TurnSteerParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnSteerParamsBuilder {
-        TurnSteerParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnSteerParamsBuilderRest {
-                reasoning_effort: None,
-                #[cfg(feature = "experimental")]
-                token_budget: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnSteerParams`]: set members by name; `build()` is there once the required ones (`commandId`, `expectedTurnId`, `input`, `sessionId`) are.
-#[must_use]
-pub struct TurnSteerParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnSteerParamsBuilderRest,
-}
-struct TurnSteerParamsBuilderRest {
-    reasoning_effort: Option<ReasoningEffort>,
-    #[cfg(feature = "experimental")]
-    token_budget: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> TurnSteerParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnSteerParamsBuilder<(String, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        TurnSteerParamsBuilder {
-            required: (command_id.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> TurnSteerParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `expectedTurnId`.
-    pub fn expected_turn_id(
-        self,
-        expected_turn_id: impl Into<String>,
-    ) -> TurnSteerParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        TurnSteerParamsBuilder {
-            required: (t0, expected_turn_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> TurnSteerParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `input`.
-    pub fn input(
-        self,
-        input: impl Into<Vec<TurnInputPart>>,
-    ) -> TurnSteerParamsBuilder<(T0, T1, Vec<TurnInputPart>, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        TurnSteerParamsBuilder {
-            required: (t0, t1, input.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> TurnSteerParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnSteerParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        TurnSteerParamsBuilder {
-            required: (t0, t1, t2, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnSteerParamsBuilder<R> {
-    /// Sets (else it is left out) `reasoningEffort`.
-    pub fn reasoning_effort(
-        mut self,
-        reasoning_effort: impl Into<ReasoningEffort>,
-    ) -> Self {
-        self.rest.reasoning_effort = Some(reasoning_effort.into());
-        self
-    }
-    /// Sets (else it is left out) `tokenBudget`.
-    #[cfg(feature = "experimental")]
-    pub fn token_budget(mut self, token_budget: impl Into<i64>) -> Self {
-        self.rest.token_budget = Some(token_budget.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> TurnSteerParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnSteerParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::expectedTurnId, String>,
-        T2: crate::support::Has<crate::members::input, Vec<TurnInputPart>>,
-        T3: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (command_id, expected_turn_id, input, session_id) = self.required;
-        let rest = self.rest;
-        TurnSteerParams {
-            command_id: command_id.value(),
-            expected_turn_id: expected_turn_id.value(),
-            input: input.value(),
-            session_id: session_id.value(),
-            reasoning_effort: rest.reasoning_effort,
-            #[cfg(feature = "experimental")]
-            token_budget: rest.token_budget,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnSteerParams, TurnSteerParamsBuilder, TurnSteerParamsBuilderRest, unknown, " A builder of [`TurnSteerParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `expectedTurnId`, `input`, `sessionId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 expected_turn_id expected_turn_id: String => String, "expectedTurnId", expectedTurnId;
+        T2 input input: Vec<TurnInputPart> => Vec<TurnInputPart>, "input", input;
+        T3 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional reasoning_effort reasoning_effort: ReasoningEffort => ReasoningEffort, "reasoningEffort";
+        # [
+        cfg(feature = "experimental")    ]
+    optional token_budget token_budget: i64 => i64, "tokenBudget";
+    ]
 }
 impl Validate for TurnSteerParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -3867,102 +1613,14 @@ impl crate::sample::Sample for TurnSteerResult {
         value
     }
 }
-impl TurnSteerResult {
-    /// Starts a [`TurnSteerResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnSteerResultBuilder {
-        TurnSteerResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnSteerResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnSteerResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `turnId`) are.
-#[must_use]
-pub struct TurnSteerResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TurnSteerResultBuilderRest,
-}
-struct TurnSteerResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TurnSteerResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnSteerResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TurnSteerResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TurnSteerResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> TurnSteerResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        TurnSteerResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TurnSteerResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnSteerResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TurnSteerResultBuilder {
-            required: (t0, t1, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnSteerResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TurnSteerResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnSteerResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (command_id, status, turn_id) = self.required;
-        let rest = self.rest;
-        TurnSteerResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            turn_id: turn_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnSteerResult, TurnSteerResultBuilder, TurnSteerResultBuilderRest, unknown, " A builder of [`TurnSteerResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional []
 }
 impl Validate for TurnSteerResult {}
 #[cfg(feature = "schemars")]
@@ -4052,102 +1710,14 @@ impl crate::sample::Sample for TurnUnqueueParams {
         value
     }
 }
-impl TurnUnqueueParams {
-    /// Starts a [`TurnUnqueueParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnUnqueueParamsBuilder {
-        TurnUnqueueParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnUnqueueParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnUnqueueParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `turnId`) are.
-#[must_use]
-pub struct TurnUnqueueParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TurnUnqueueParamsBuilderRest,
-}
-struct TurnUnqueueParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TurnUnqueueParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnUnqueueParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TurnUnqueueParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TurnUnqueueParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnUnqueueParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        TurnUnqueueParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TurnUnqueueParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnUnqueueParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TurnUnqueueParamsBuilder {
-            required: (t0, t1, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnUnqueueParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TurnUnqueueParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnUnqueueParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (command_id, session_id, turn_id) = self.required;
-        let rest = self.rest;
-        TurnUnqueueParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            turn_id: turn_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnUnqueueParams, TurnUnqueueParamsBuilder, TurnUnqueueParamsBuilderRest, unknown, " A builder of [`TurnUnqueueParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `turnId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional []
 }
 impl Validate for TurnUnqueueParams {}
 #[cfg(feature = "schemars")]
@@ -4198,102 +1768,14 @@ impl crate::sample::Sample for TurnUnqueueResult {
         value
     }
 }
-impl TurnUnqueueResult {
-    /// Starts a [`TurnUnqueueResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnUnqueueResultBuilder {
-        TurnUnqueueResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnUnqueueResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnUnqueueResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `turnId`) are.
-#[must_use]
-pub struct TurnUnqueueResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: TurnUnqueueResultBuilderRest,
-}
-struct TurnUnqueueResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> TurnUnqueueResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnUnqueueResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        TurnUnqueueResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> TurnUnqueueResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> TurnUnqueueResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        TurnUnqueueResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> TurnUnqueueResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnUnqueueResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        TurnUnqueueResultBuilder {
-            required: (t0, t1, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnUnqueueResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> TurnUnqueueResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnUnqueueResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (command_id, status, turn_id) = self.required;
-        let rest = self.rest;
-        TurnUnqueueResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            turn_id: turn_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnUnqueueResult, TurnUnqueueResultBuilder, TurnUnqueueResultBuilderRest, unknown, " A builder of [`TurnUnqueueResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional []
 }
 impl Validate for TurnUnqueueResult {}
 #[cfg(feature = "schemars")]
@@ -4358,141 +1840,16 @@ impl crate::sample::Sample for TurnUnqueuedParams {
         value
     }
 }
-impl TurnUnqueuedParams {
-    /// Starts a [`TurnUnqueuedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnUnqueuedParamsBuilder {
-        TurnUnqueuedParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: TurnUnqueuedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnUnqueuedParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.
-#[must_use]
-pub struct TurnUnqueuedParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: TurnUnqueuedParamsBuilderRest,
-}
-struct TurnUnqueuedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3, T4> TurnUnqueuedParamsBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> TurnUnqueuedParamsBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        TurnUnqueuedParamsBuilder {
-            required: (command_id.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3, T4> TurnUnqueuedParamsBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> TurnUnqueuedParamsBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        TurnUnqueuedParamsBuilder {
-            required: (t0, session_id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3, T4> TurnUnqueuedParamsBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> TurnUnqueuedParamsBuilder<(T0, T1, SourceRange, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        TurnUnqueuedParamsBuilder {
-            required: (t0, t1, source_range.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T4> TurnUnqueuedParamsBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> TurnUnqueuedParamsBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        TurnUnqueuedParamsBuilder {
-            required: (t0, t1, t2, turn_id.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T3> TurnUnqueuedParamsBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> TurnUnqueuedParamsBuilder<(T0, T1, T2, T3, String)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        TurnUnqueuedParamsBuilder {
-            required: (t0, t1, t2, t3, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnUnqueuedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> TurnUnqueuedParamsBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnUnqueuedParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T3: crate::support::Has<crate::members::turnId, String>,
-        T4: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (command_id, session_id, source_range, turn_id, view_cursor) = self.required;
-        let rest = self.rest;
-        TurnUnqueuedParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            turn_id: turn_id.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnUnqueuedParams, TurnUnqueuedParamsBuilder, TurnUnqueuedParamsBuilderRest, unknown, " A builder of [`TurnUnqueuedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T3 turn_id turn_id: String => String, "turnId", turnId;
+        T4 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for TurnUnqueuedParams {}
 #[cfg(feature = "schemars")]
@@ -4534,66 +1891,12 @@ impl crate::sample::Sample for TurnUserShell {
         value
     }
 }
-impl TurnUserShell {
-    /// Starts a [`TurnUserShellBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> TurnUserShellBuilder {
-        TurnUserShellBuilder {
-            required: (crate::support::Unset,),
-            rest: TurnUserShellBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`TurnUserShell`]: set members by name; `build()` is there once the required ones (`commandText`) are.
-#[must_use]
-pub struct TurnUserShellBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: TurnUserShellBuilderRest,
-}
-struct TurnUserShellBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl TurnUserShellBuilder<(crate::support::Unset,)> {
-    /// Sets `commandText`.
-    pub fn command_text(
-        self,
-        command_text: impl Into<String>,
-    ) -> TurnUserShellBuilder<(String,)> {
-        let (_,) = self.required;
-        TurnUserShellBuilder {
-            required: (command_text.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> TurnUserShellBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> TurnUserShellBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> TurnUserShell
-    where
-        T0: crate::support::Has<crate::members::commandText, String>,
-    {
-        let (command_text,) = self.required;
-        let rest = self.rest;
-        TurnUserShell {
-            command_text: command_text.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    TurnUserShell, TurnUserShellBuilder, TurnUserShellBuilderRest, unknown, " A builder of [`TurnUserShell`]: set members by name; `build()` compiles once the required ones (`commandText`) are.";
+    required [
+        T0 command_text command_text: String => String, "commandText", commandText;
+    ]
+    optional []
 }
 impl Validate for TurnUserShell {}
 #[cfg(feature = "schemars")]

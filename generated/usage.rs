@@ -36,57 +36,12 @@ impl UsageReadResult {
         }
     }
 }
-impl UsageReadResult {
-    /// Starts a [`UsageReadResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UsageReadResultBuilder {
-        UsageReadResultBuilder {
-            required: (),
-            rest: UsageReadResultBuilderRest {
-                usage: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UsageReadResult`]: set members by name, then `build()`.
-#[must_use]
-pub struct UsageReadResultBuilder<R = ()> {
-    required: R,
-    rest: UsageReadResultBuilderRest,
-}
-struct UsageReadResultBuilderRest {
-    usage: Option<Box<SubscriptionUsage>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> UsageReadResultBuilder<R> {
-    /// Sets (else it is left out) `usage`.
-    pub fn usage(mut self, usage: impl Into<SubscriptionUsage>) -> Self {
-        self.rest.usage = Some(Box::new(usage.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl UsageReadResultBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UsageReadResult {
-        let () = self.required;
-        let rest = self.rest;
-        UsageReadResult {
-            usage: rest.usage,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UsageReadResult, UsageReadResultBuilder, UsageReadResultBuilderRest, unknown, " A builder of [`UsageReadResult`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional usage usage: SubscriptionUsage => Box<SubscriptionUsage>, "usage";
+    ]
 }
 impl Validate for UsageReadResult {}
 #[cfg(feature = "schemars")]
@@ -157,78 +112,16 @@ impl UsageRefreshResult {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl UsageRefreshResult {
-    /// Starts a [`UsageRefreshResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UsageRefreshResultBuilder {
-        UsageRefreshResultBuilder {
-            required: (),
-            rest: UsageRefreshResultBuilderRest {
-                subscription_active: None,
-                tier_name: None,
-                usage: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`UsageRefreshResult`]: set members by name, then `build()`.
-#[must_use]
-pub struct UsageRefreshResultBuilder<R = ()> {
-    required: R,
-    rest: UsageRefreshResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct UsageRefreshResultBuilderRest {
-    subscription_active: Option<bool>,
-    tier_name: Option<String>,
-    usage: Option<Box<SubscriptionUsage>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> UsageRefreshResultBuilder<R> {
-    /// Sets (else it is left out) `subscriptionActive`.
-    pub fn subscription_active(mut self, subscription_active: impl Into<bool>) -> Self {
-        self.rest.subscription_active = Some(subscription_active.into());
-        self
-    }
-    /// Sets (else it is left out) `tierName`.
-    pub fn tier_name(mut self, tier_name: impl Into<String>) -> Self {
-        self.rest.tier_name = Some(tier_name.into());
-        self
-    }
-    /// Sets (else it is left out) `usage`.
-    pub fn usage(mut self, usage: impl Into<SubscriptionUsage>) -> Self {
-        self.rest.usage = Some(Box::new(usage.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl UsageRefreshResultBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UsageRefreshResult {
-        let () = self.required;
-        let rest = self.rest;
-        UsageRefreshResult {
-            subscription_active: rest.subscription_active,
-            tier_name: rest.tier_name,
-            usage: rest.usage,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    UsageRefreshResult, UsageRefreshResultBuilder, UsageRefreshResultBuilderRest, unknown, " A builder of [`UsageRefreshResult`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional subscription_active subscription_active: bool => bool, "subscriptionActive";
+        optional tier_name tier_name: String => String, "tierName";
+        optional usage usage: SubscriptionUsage => Box<SubscriptionUsage>, "usage";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for UsageRefreshResult {}

@@ -59,98 +59,17 @@ impl crate::sample::Sample for UserInputAnswer {
         value
     }
 }
-impl UserInputAnswer {
-    /// Starts a [`UserInputAnswerBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputAnswerBuilder {
-        UserInputAnswerBuilder {
-            required: (crate::support::Unset,),
-            rest: UserInputAnswerBuilderRest {
-                free_text: None,
-                note: None,
-                selected_label: None,
-                selected_labels: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputAnswer`]: set members by name; `build()` is there once the required ones (`questionId`) are.
-#[must_use]
-pub struct UserInputAnswerBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: UserInputAnswerBuilderRest,
-}
-struct UserInputAnswerBuilderRest {
-    free_text: Option<String>,
-    note: Option<String>,
-    selected_label: Option<String>,
-    selected_labels: Option<Vec<String>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl UserInputAnswerBuilder<(crate::support::Unset,)> {
-    /// Sets `questionId`.
-    pub fn question_id(
-        self,
-        question_id: impl Into<String>,
-    ) -> UserInputAnswerBuilder<(String,)> {
-        let (_,) = self.required;
-        UserInputAnswerBuilder {
-            required: (question_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputAnswerBuilder<R> {
-    /// Sets (else it is left out) `freeText`.
-    pub fn free_text(mut self, free_text: impl Into<String>) -> Self {
-        self.rest.free_text = Some(free_text.into());
-        self
-    }
-    /// Sets (else it is left out) `note`.
-    pub fn note(mut self, note: impl Into<String>) -> Self {
-        self.rest.note = Some(note.into());
-        self
-    }
-    /// Sets (else it is left out) `selectedLabel`.
-    pub fn selected_label(mut self, selected_label: impl Into<String>) -> Self {
-        self.rest.selected_label = Some(selected_label.into());
-        self
-    }
-    /// Sets (else it is left out) `selectedLabels`.
-    pub fn selected_labels(mut self, selected_labels: impl Into<Vec<String>>) -> Self {
-        self.rest.selected_labels = Some(selected_labels.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> UserInputAnswerBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputAnswer
-    where
-        T0: crate::support::Has<crate::members::questionId, String>,
-    {
-        let (question_id,) = self.required;
-        let rest = self.rest;
-        UserInputAnswer {
-            question_id: question_id.value(),
-            free_text: rest.free_text,
-            note: rest.note,
-            selected_label: rest.selected_label,
-            selected_labels: rest.selected_labels,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputAnswer, UserInputAnswerBuilder, UserInputAnswerBuilderRest, unknown, " A builder of [`UserInputAnswer`]: set members by name; `build()` compiles once the required ones (`questionId`) are.";
+    required [
+        T0 question_id question_id: String => String, "questionId", questionId;
+    ]
+    optional [
+        optional free_text free_text: String => String, "freeText";
+        optional note note: String => String, "note";
+        optional selected_label selected_label: String => String, "selectedLabel";
+        optional selected_labels selected_labels: Vec<String> => Vec<String>, "selectedLabels";
+    ]
 }
 impl Validate for UserInputAnswer {}
 #[cfg(feature = "schemars")]
@@ -207,124 +126,15 @@ impl crate::sample::Sample for UserInputAnswerParams {
         value
     }
 }
-impl UserInputAnswerParams {
-    /// Starts a [`UserInputAnswerParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputAnswerParamsBuilder {
-        UserInputAnswerParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputAnswerParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputAnswerParams`]: set members by name; `build()` is there once the required ones (`answers`, `commandId`, `sessionId`, `userInputId`) are.
-#[must_use]
-pub struct UserInputAnswerParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: UserInputAnswerParamsBuilderRest,
-}
-struct UserInputAnswerParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> UserInputAnswerParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `answers`.
-    pub fn answers(
-        self,
-        answers: impl Into<Vec<UserInputAnswer>>,
-    ) -> UserInputAnswerParamsBuilder<(Vec<UserInputAnswer>, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        UserInputAnswerParamsBuilder {
-            required: (answers.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> UserInputAnswerParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> UserInputAnswerParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        UserInputAnswerParamsBuilder {
-            required: (t0, command_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> UserInputAnswerParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> UserInputAnswerParamsBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        UserInputAnswerParamsBuilder {
-            required: (t0, t1, session_id.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> UserInputAnswerParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputAnswerParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        UserInputAnswerParamsBuilder {
-            required: (t0, t1, t2, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputAnswerParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> UserInputAnswerParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputAnswerParams
-    where
-        T0: crate::support::Has<crate::members::answers, Vec<UserInputAnswer>>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (answers, command_id, session_id, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputAnswerParams {
-            answers: answers.value(),
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            user_input_id: user_input_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputAnswerParams, UserInputAnswerParamsBuilder, UserInputAnswerParamsBuilderRest, unknown, " A builder of [`UserInputAnswerParams`]: set members by name; `build()` compiles once the required ones (`answers`, `commandId`, `sessionId`, `userInputId`) are.";
+    required [
+        T0 answers answers: Vec<UserInputAnswer> => Vec<UserInputAnswer>, "answers", answers;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional []
 }
 impl Validate for UserInputAnswerParams {}
 #[cfg(feature = "schemars")]
@@ -375,102 +185,14 @@ impl crate::sample::Sample for UserInputAnswerResult {
         value
     }
 }
-impl UserInputAnswerResult {
-    /// Starts a [`UserInputAnswerResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputAnswerResultBuilder {
-        UserInputAnswerResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputAnswerResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputAnswerResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `userInputId`) are.
-#[must_use]
-pub struct UserInputAnswerResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputAnswerResultBuilderRest,
-}
-struct UserInputAnswerResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> UserInputAnswerResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> UserInputAnswerResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        UserInputAnswerResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> UserInputAnswerResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> UserInputAnswerResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        UserInputAnswerResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> UserInputAnswerResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputAnswerResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        UserInputAnswerResultBuilder {
-            required: (t0, t1, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputAnswerResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> UserInputAnswerResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputAnswerResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (command_id, status, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputAnswerResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            user_input_id: user_input_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputAnswerResult, UserInputAnswerResultBuilder, UserInputAnswerResultBuilderRest, unknown, " A builder of [`UserInputAnswerResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `userInputId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional []
 }
 impl Validate for UserInputAnswerResult {}
 #[cfg(feature = "schemars")]
@@ -528,110 +250,16 @@ impl crate::sample::Sample for UserInputCancelParams {
         value
     }
 }
-impl UserInputCancelParams {
-    /// Starts a [`UserInputCancelParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputCancelParamsBuilder {
-        UserInputCancelParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputCancelParamsBuilderRest {
-                reason: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputCancelParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `userInputId`) are.
-#[must_use]
-pub struct UserInputCancelParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputCancelParamsBuilderRest,
-}
-struct UserInputCancelParamsBuilderRest {
-    reason: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> UserInputCancelParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> UserInputCancelParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        UserInputCancelParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> UserInputCancelParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> UserInputCancelParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        UserInputCancelParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> UserInputCancelParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputCancelParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        UserInputCancelParamsBuilder {
-            required: (t0, t1, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputCancelParamsBuilder<R> {
-    /// Sets (else it is left out) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> UserInputCancelParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputCancelParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (command_id, session_id, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputCancelParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            user_input_id: user_input_id.value(),
-            reason: rest.reason,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputCancelParams, UserInputCancelParamsBuilder, UserInputCancelParamsBuilderRest, unknown, " A builder of [`UserInputCancelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `userInputId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional [
+        optional reason reason: String => String, "reason";
+    ]
 }
 impl Validate for UserInputCancelParams {}
 #[cfg(feature = "schemars")]
@@ -682,102 +310,14 @@ impl crate::sample::Sample for UserInputCancelResult {
         value
     }
 }
-impl UserInputCancelResult {
-    /// Starts a [`UserInputCancelResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputCancelResultBuilder {
-        UserInputCancelResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputCancelResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputCancelResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `userInputId`) are.
-#[must_use]
-pub struct UserInputCancelResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputCancelResultBuilderRest,
-}
-struct UserInputCancelResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> UserInputCancelResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> UserInputCancelResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        UserInputCancelResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> UserInputCancelResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> UserInputCancelResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        UserInputCancelResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> UserInputCancelResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputCancelResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        UserInputCancelResultBuilder {
-            required: (t0, t1, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputCancelResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> UserInputCancelResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputCancelResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (command_id, status, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputCancelResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            user_input_id: user_input_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputCancelResult, UserInputCancelResultBuilder, UserInputCancelResultBuilderRest, unknown, " A builder of [`UserInputCancelResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `userInputId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional []
 }
 impl Validate for UserInputCancelResult {}
 #[cfg(feature = "schemars")]
@@ -822,83 +362,13 @@ impl crate::sample::Sample for UserInputClarification {
         value
     }
 }
-impl UserInputClarification {
-    /// Starts a [`UserInputClarificationBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputClarificationBuilder {
-        UserInputClarificationBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: UserInputClarificationBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputClarification`]: set members by name; `build()` is there once the required ones (`content`, `format`) are.
-#[must_use]
-pub struct UserInputClarificationBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputClarificationBuilderRest,
-}
-struct UserInputClarificationBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> UserInputClarificationBuilder<(crate::support::Unset, T1)> {
-    /// Sets `content`.
-    pub fn content(
-        self,
-        content: impl Into<String>,
-    ) -> UserInputClarificationBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        UserInputClarificationBuilder {
-            required: (content.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> UserInputClarificationBuilder<(T0, crate::support::Unset)> {
-    /// Sets `format`.
-    pub fn format(
-        self,
-        format: impl Into<String>,
-    ) -> UserInputClarificationBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        UserInputClarificationBuilder {
-            required: (t0, format.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputClarificationBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> UserInputClarificationBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputClarification
-    where
-        T0: crate::support::Has<crate::members::content, String>,
-        T1: crate::support::Has<crate::members::format, String>,
-    {
-        let (content, format) = self.required;
-        let rest = self.rest;
-        UserInputClarification {
-            content: content.value(),
-            format: format.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputClarification, UserInputClarificationBuilder, UserInputClarificationBuilderRest, unknown, " A builder of [`UserInputClarification`]: set members by name; `build()` compiles once the required ones (`content`, `format`) are.";
+    required [
+        T0 content content: String => String, "content", content;
+        T1 format format: String => String, "format", format;
+    ]
+    optional []
 }
 impl Validate for UserInputClarification {}
 #[cfg(feature = "schemars")]
@@ -957,124 +427,15 @@ impl crate::sample::Sample for UserInputClarifyParams {
         value
     }
 }
-impl UserInputClarifyParams {
-    /// Starts a [`UserInputClarifyParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputClarifyParamsBuilder {
-        UserInputClarifyParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputClarifyParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputClarifyParams`]: set members by name; `build()` is there once the required ones (`clarification`, `commandId`, `sessionId`, `userInputId`) are.
-#[must_use]
-pub struct UserInputClarifyParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: UserInputClarifyParamsBuilderRest,
-}
-struct UserInputClarifyParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3> UserInputClarifyParamsBuilder<(crate::support::Unset, T1, T2, T3)> {
-    /// Sets `clarification`.
-    pub fn clarification(
-        self,
-        clarification: impl Into<UserInputClarification>,
-    ) -> UserInputClarifyParamsBuilder<(UserInputClarification, T1, T2, T3)> {
-        let (_, t1, t2, t3) = self.required;
-        UserInputClarifyParamsBuilder {
-            required: (clarification.into(), t1, t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3> UserInputClarifyParamsBuilder<(T0, crate::support::Unset, T2, T3)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> UserInputClarifyParamsBuilder<(T0, String, T2, T3)> {
-        let (t0, _, t2, t3) = self.required;
-        UserInputClarifyParamsBuilder {
-            required: (t0, command_id.into(), t2, t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3> UserInputClarifyParamsBuilder<(T0, T1, crate::support::Unset, T3)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> UserInputClarifyParamsBuilder<(T0, T1, String, T3)> {
-        let (t0, t1, _, t3) = self.required;
-        UserInputClarifyParamsBuilder {
-            required: (t0, t1, session_id.into(), t3),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2> UserInputClarifyParamsBuilder<(T0, T1, T2, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputClarifyParamsBuilder<(T0, T1, T2, String)> {
-        let (t0, t1, t2, _) = self.required;
-        UserInputClarifyParamsBuilder {
-            required: (t0, t1, t2, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputClarifyParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3> UserInputClarifyParamsBuilder<(T0, T1, T2, T3)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputClarifyParams
-    where
-        T0: crate::support::Has<crate::members::clarification, UserInputClarification>,
-        T1: crate::support::Has<crate::members::commandId, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (clarification, command_id, session_id, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputClarifyParams {
-            clarification: clarification.value(),
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            user_input_id: user_input_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputClarifyParams, UserInputClarifyParamsBuilder, UserInputClarifyParamsBuilderRest, unknown, " A builder of [`UserInputClarifyParams`]: set members by name; `build()` compiles once the required ones (`clarification`, `commandId`, `sessionId`, `userInputId`) are.";
+    required [
+        T0 clarification clarification: UserInputClarification => UserInputClarification, "clarification", clarification;
+        T1 command_id command_id: String => String, "commandId", commandId;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional []
 }
 impl Validate for UserInputClarifyParams {}
 #[cfg(feature = "schemars")]
@@ -1125,102 +486,14 @@ impl crate::sample::Sample for UserInputClarifyResult {
         value
     }
 }
-impl UserInputClarifyResult {
-    /// Starts a [`UserInputClarifyResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputClarifyResultBuilder {
-        UserInputClarifyResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputClarifyResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputClarifyResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `userInputId`) are.
-#[must_use]
-pub struct UserInputClarifyResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputClarifyResultBuilderRest,
-}
-struct UserInputClarifyResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> UserInputClarifyResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> UserInputClarifyResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        UserInputClarifyResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> UserInputClarifyResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> UserInputClarifyResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        UserInputClarifyResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> UserInputClarifyResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputClarifyResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        UserInputClarifyResultBuilder {
-            required: (t0, t1, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputClarifyResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> UserInputClarifyResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputClarifyResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (command_id, status, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputClarifyResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            user_input_id: user_input_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputClarifyResult, UserInputClarifyResultBuilder, UserInputClarifyResultBuilderRest, unknown, " A builder of [`UserInputClarifyResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `userInputId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional []
 }
 impl Validate for UserInputClarifyResult {}
 #[cfg(feature = "schemars")]
@@ -1267,83 +540,13 @@ impl crate::sample::Sample for UserInputEngagedParams {
         value
     }
 }
-impl UserInputEngagedParams {
-    /// Starts a [`UserInputEngagedParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputEngagedParamsBuilder {
-        UserInputEngagedParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: UserInputEngagedParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputEngagedParams`]: set members by name; `build()` is there once the required ones (`sessionId`, `userInputId`) are.
-#[must_use]
-pub struct UserInputEngagedParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputEngagedParamsBuilderRest,
-}
-struct UserInputEngagedParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> UserInputEngagedParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> UserInputEngagedParamsBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        UserInputEngagedParamsBuilder {
-            required: (session_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> UserInputEngagedParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputEngagedParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        UserInputEngagedParamsBuilder {
-            required: (t0, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputEngagedParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> UserInputEngagedParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputEngagedParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-        T1: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (session_id, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputEngagedParams {
-            session_id: session_id.value(),
-            user_input_id: user_input_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputEngagedParams, UserInputEngagedParamsBuilder, UserInputEngagedParamsBuilderRest, unknown, " A builder of [`UserInputEngagedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `userInputId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+        T1 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional []
 }
 impl Validate for UserInputEngagedParams {}
 #[cfg(feature = "schemars")]
@@ -1401,110 +604,16 @@ impl crate::sample::Sample for UserInputInterruptParams {
         value
     }
 }
-impl UserInputInterruptParams {
-    /// Starts a [`UserInputInterruptParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputInterruptParamsBuilder {
-        UserInputInterruptParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputInterruptParamsBuilderRest {
-                answers: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputInterruptParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `userInputId`) are.
-#[must_use]
-pub struct UserInputInterruptParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputInterruptParamsBuilderRest,
-}
-struct UserInputInterruptParamsBuilderRest {
-    answers: Option<Vec<UserInputAnswer>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> UserInputInterruptParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> UserInputInterruptParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        UserInputInterruptParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> UserInputInterruptParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> UserInputInterruptParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        UserInputInterruptParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> UserInputInterruptParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputInterruptParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        UserInputInterruptParamsBuilder {
-            required: (t0, t1, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputInterruptParamsBuilder<R> {
-    /// Sets (else it is left out) `answers`.
-    pub fn answers(mut self, answers: impl Into<Vec<UserInputAnswer>>) -> Self {
-        self.rest.answers = Some(answers.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> UserInputInterruptParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputInterruptParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (command_id, session_id, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputInterruptParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            user_input_id: user_input_id.value(),
-            answers: rest.answers,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputInterruptParams, UserInputInterruptParamsBuilder, UserInputInterruptParamsBuilderRest, unknown, " A builder of [`UserInputInterruptParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `userInputId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional [
+        optional answers answers: Vec<UserInputAnswer> => Vec<UserInputAnswer>, "answers";
+    ]
 }
 impl Validate for UserInputInterruptParams {}
 #[cfg(feature = "schemars")]
@@ -1555,102 +664,14 @@ impl crate::sample::Sample for UserInputInterruptResult {
         value
     }
 }
-impl UserInputInterruptResult {
-    /// Starts a [`UserInputInterruptResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputInterruptResultBuilder {
-        UserInputInterruptResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputInterruptResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputInterruptResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `userInputId`) are.
-#[must_use]
-pub struct UserInputInterruptResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputInterruptResultBuilderRest,
-}
-struct UserInputInterruptResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> UserInputInterruptResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> UserInputInterruptResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        UserInputInterruptResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> UserInputInterruptResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> UserInputInterruptResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        UserInputInterruptResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> UserInputInterruptResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputInterruptResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        UserInputInterruptResultBuilder {
-            required: (t0, t1, user_input_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputInterruptResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> UserInputInterruptResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputInterruptResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::userInputId, String>,
-    {
-        let (command_id, status, user_input_id) = self.required;
-        let rest = self.rest;
-        UserInputInterruptResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            user_input_id: user_input_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputInterruptResult, UserInputInterruptResultBuilder, UserInputInterruptResultBuilderRest, unknown, " A builder of [`UserInputInterruptResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `userInputId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 user_input_id user_input_id: String => String, "userInputId", userInputId;
+    ]
+    optional []
 }
 impl Validate for UserInputInterruptResult {}
 #[cfg(feature = "schemars")]
@@ -1701,79 +722,15 @@ impl crate::sample::Sample for UserInputOption {
         value
     }
 }
-impl UserInputOption {
-    /// Starts a [`UserInputOptionBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputOptionBuilder {
-        UserInputOptionBuilder {
-            required: (crate::support::Unset,),
-            rest: UserInputOptionBuilderRest {
-                description: None,
-                preview: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputOption`]: set members by name; `build()` is there once the required ones (`label`) are.
-#[must_use]
-pub struct UserInputOptionBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: UserInputOptionBuilderRest,
-}
-struct UserInputOptionBuilderRest {
-    description: Option<String>,
-    preview: Option<UserInputOptionPreview>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl UserInputOptionBuilder<(crate::support::Unset,)> {
-    /// Sets `label`.
-    pub fn label(self, label: impl Into<String>) -> UserInputOptionBuilder<(String,)> {
-        let (_,) = self.required;
-        UserInputOptionBuilder {
-            required: (label.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputOptionBuilder<R> {
-    /// Sets (else it is left out) `description`.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.rest.description = Some(description.into());
-        self
-    }
-    /// Sets (else it is left out) `preview`.
-    pub fn preview(mut self, preview: impl Into<UserInputOptionPreview>) -> Self {
-        self.rest.preview = Some(preview.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> UserInputOptionBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputOption
-    where
-        T0: crate::support::Has<crate::members::label, String>,
-    {
-        let (label,) = self.required;
-        let rest = self.rest;
-        UserInputOption {
-            label: label.value(),
-            description: rest.description,
-            preview: rest.preview,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputOption, UserInputOptionBuilder, UserInputOptionBuilderRest, unknown, " A builder of [`UserInputOption`]: set members by name; `build()` compiles once the required ones (`label`) are.";
+    required [
+        T0 label label: String => String, "label", label;
+    ]
+    optional [
+        optional description description: String => String, "description";
+        optional preview preview: UserInputOptionPreview => UserInputOptionPreview, "preview";
+    ]
 }
 impl Validate for UserInputOption {}
 #[cfg(feature = "schemars")]
@@ -1818,83 +775,13 @@ impl crate::sample::Sample for UserInputOptionPreview {
         value
     }
 }
-impl UserInputOptionPreview {
-    /// Starts a [`UserInputOptionPreviewBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputOptionPreviewBuilder {
-        UserInputOptionPreviewBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: UserInputOptionPreviewBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputOptionPreview`]: set members by name; `build()` is there once the required ones (`content`, `format`) are.
-#[must_use]
-pub struct UserInputOptionPreviewBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputOptionPreviewBuilderRest,
-}
-struct UserInputOptionPreviewBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> UserInputOptionPreviewBuilder<(crate::support::Unset, T1)> {
-    /// Sets `content`.
-    pub fn content(
-        self,
-        content: impl Into<String>,
-    ) -> UserInputOptionPreviewBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        UserInputOptionPreviewBuilder {
-            required: (content.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> UserInputOptionPreviewBuilder<(T0, crate::support::Unset)> {
-    /// Sets `format`.
-    pub fn format(
-        self,
-        format: impl Into<String>,
-    ) -> UserInputOptionPreviewBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        UserInputOptionPreviewBuilder {
-            required: (t0, format.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputOptionPreviewBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> UserInputOptionPreviewBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputOptionPreview
-    where
-        T0: crate::support::Has<crate::members::content, String>,
-        T1: crate::support::Has<crate::members::format, String>,
-    {
-        let (content, format) = self.required;
-        let rest = self.rest;
-        UserInputOptionPreview {
-            content: content.value(),
-            format: format.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputOptionPreview, UserInputOptionPreviewBuilder, UserInputOptionPreviewBuilderRest, unknown, " A builder of [`UserInputOptionPreview`]: set members by name; `build()` compiles once the required ones (`content`, `format`) are.";
+    required [
+        T0 content content: String => String, "content", content;
+        T1 format format: String => String, "format", format;
+    ]
+    optional []
 }
 impl Validate for UserInputOptionPreview {}
 #[cfg(feature = "schemars")]
@@ -2002,141 +889,16 @@ impl crate::sample::Sample for UserInputQuestion {
         value
     }
 }
-impl UserInputQuestion {
-    /// Starts a [`UserInputQuestionBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputQuestionBuilder {
-        UserInputQuestionBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputQuestionBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputQuestion`]: set members by name; `build()` is there once the required ones (`header`, `id`, `options`, `question`, `selection`) are.
-#[must_use]
-pub struct UserInputQuestionBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: UserInputQuestionBuilderRest,
-}
-struct UserInputQuestionBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2, T3, T4> UserInputQuestionBuilder<(crate::support::Unset, T1, T2, T3, T4)> {
-    /// Sets `header`.
-    pub fn header(
-        self,
-        header: impl Into<String>,
-    ) -> UserInputQuestionBuilder<(String, T1, T2, T3, T4)> {
-        let (_, t1, t2, t3, t4) = self.required;
-        UserInputQuestionBuilder {
-            required: (header.into(), t1, t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2, T3, T4> UserInputQuestionBuilder<(T0, crate::support::Unset, T2, T3, T4)> {
-    /// Sets `id`.
-    pub fn id(
-        self,
-        id: impl Into<String>,
-    ) -> UserInputQuestionBuilder<(T0, String, T2, T3, T4)> {
-        let (t0, _, t2, t3, t4) = self.required;
-        UserInputQuestionBuilder {
-            required: (t0, id.into(), t2, t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T3, T4> UserInputQuestionBuilder<(T0, T1, crate::support::Unset, T3, T4)> {
-    /// Sets `options`.
-    pub fn options(
-        self,
-        options: impl Into<Vec<UserInputOption>>,
-    ) -> UserInputQuestionBuilder<(T0, T1, Vec<UserInputOption>, T3, T4)> {
-        let (t0, t1, _, t3, t4) = self.required;
-        UserInputQuestionBuilder {
-            required: (t0, t1, options.into(), t3, t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T4> UserInputQuestionBuilder<(T0, T1, T2, crate::support::Unset, T4)> {
-    /// Sets `question`.
-    pub fn question(
-        self,
-        question: impl Into<String>,
-    ) -> UserInputQuestionBuilder<(T0, T1, T2, String, T4)> {
-        let (t0, t1, t2, _, t4) = self.required;
-        UserInputQuestionBuilder {
-            required: (t0, t1, t2, question.into(), t4),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1, T2, T3> UserInputQuestionBuilder<(T0, T1, T2, T3, crate::support::Unset)> {
-    /// Sets `selection`.
-    pub fn selection(
-        self,
-        selection: impl Into<UserInputSelection>,
-    ) -> UserInputQuestionBuilder<(T0, T1, T2, T3, UserInputSelection)> {
-        let (t0, t1, t2, t3, _) = self.required;
-        UserInputQuestionBuilder {
-            required: (t0, t1, t2, t3, selection.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputQuestionBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4> UserInputQuestionBuilder<(T0, T1, T2, T3, T4)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputQuestion
-    where
-        T0: crate::support::Has<crate::members::header, String>,
-        T1: crate::support::Has<crate::members::id, String>,
-        T2: crate::support::Has<crate::members::options, Vec<UserInputOption>>,
-        T3: crate::support::Has<crate::members::question, String>,
-        T4: crate::support::Has<crate::members::selection, UserInputSelection>,
-    {
-        let (header, id, options, question, selection) = self.required;
-        let rest = self.rest;
-        UserInputQuestion {
-            header: header.value(),
-            id: id.value(),
-            options: options.value(),
-            question: question.value(),
-            selection: selection.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputQuestion, UserInputQuestionBuilder, UserInputQuestionBuilderRest, unknown, " A builder of [`UserInputQuestion`]: set members by name; `build()` compiles once the required ones (`header`, `id`, `options`, `question`, `selection`) are.";
+    required [
+        T0 header header: String => String, "header", header;
+        T1 id id: String => String, "id", id;
+        T2 options options: Vec<UserInputOption> => Vec<UserInputOption>, "options", options;
+        T3 question question: String => String, "question", question;
+        T4 selection selection: UserInputSelection => UserInputSelection, "selection", selection;
+    ]
+    optional []
 }
 impl Validate for UserInputQuestion {}
 #[cfg(feature = "schemars")]
@@ -2244,292 +1006,22 @@ impl crate::sample::Sample for UserInputRequestParams {
         value
     }
 }
-impl UserInputRequestParams {
-    /// Starts a [`UserInputRequestParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputRequestParamsBuilder {
-        UserInputRequestParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputRequestParamsBuilderRest {
-                auto_resolution_ms: None,
-                source_range: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputRequestParams`]: set members by name; `build()` is there once the required ones (`itemId`, `questions`, `sessionId`, `toolCallId`, `toolName`, `turnId`, `userInputId`, `viewCursor`) are.
-#[must_use]
-pub struct UserInputRequestParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: UserInputRequestParamsBuilderRest,
-}
-struct UserInputRequestParamsBuilderRest {
-    auto_resolution_ms: Option<i64>,
-    source_range: Option<Box<SourceRange>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> UserInputRequestParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5, T6, T7)> {
-    /// Sets `itemId`.
-    pub fn item_id(
-        self,
-        item_id: impl Into<String>,
-    ) -> UserInputRequestParamsBuilder<(String, T1, T2, T3, T4, T5, T6, T7)> {
-        let (_, t1, t2, t3, t4, t5, t6, t7) = self.required;
-        UserInputRequestParamsBuilder {
-            required: (item_id.into(), t1, t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> UserInputRequestParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5, T6, T7)> {
-    /// Sets `questions`.
-    pub fn questions(
-        self,
-        questions: impl Into<Vec<UserInputQuestion>>,
-    ) -> UserInputRequestParamsBuilder<
-        (T0, Vec<UserInputQuestion>, T2, T3, T4, T5, T6, T7),
-    > {
-        let (t0, _, t2, t3, t4, t5, t6, t7) = self.required;
-        UserInputRequestParamsBuilder {
-            required: (t0, questions.into(), t2, t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> UserInputRequestParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5, T6, T7)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> UserInputRequestParamsBuilder<(T0, T1, String, T3, T4, T5, T6, T7)> {
-        let (t0, t1, _, t3, t4, t5, t6, t7) = self.required;
-        UserInputRequestParamsBuilder {
-            required: (t0, t1, session_id.into(), t3, t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-    T6,
-    T7,
-> UserInputRequestParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5, T6, T7)> {
-    /// Sets `toolCallId`.
-    pub fn tool_call_id(
-        self,
-        tool_call_id: impl Into<String>,
-    ) -> UserInputRequestParamsBuilder<(T0, T1, T2, String, T4, T5, T6, T7)> {
-        let (t0, t1, t2, _, t4, t5, t6, t7) = self.required;
-        UserInputRequestParamsBuilder {
-            required: (t0, t1, t2, tool_call_id.into(), t4, t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-    T6,
-    T7,
-> UserInputRequestParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5, T6, T7)> {
-    /// Sets `toolName`.
-    pub fn tool_name(
-        self,
-        tool_name: impl Into<String>,
-    ) -> UserInputRequestParamsBuilder<(T0, T1, T2, T3, String, T5, T6, T7)> {
-        let (t0, t1, t2, t3, _, t5, t6, t7) = self.required;
-        UserInputRequestParamsBuilder {
-            required: (t0, t1, t2, t3, tool_name.into(), t5, t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T6,
-    T7,
-> UserInputRequestParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset, T6, T7)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> UserInputRequestParamsBuilder<(T0, T1, T2, T3, T4, String, T6, T7)> {
-        let (t0, t1, t2, t3, t4, _, t6, t7) = self.required;
-        UserInputRequestParamsBuilder {
-            required: (t0, t1, t2, t3, t4, turn_id.into(), t6, t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T7,
-> UserInputRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, crate::support::Unset, T7)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, String, T7)> {
-        let (t0, t1, t2, t3, t4, t5, _, t7) = self.required;
-        UserInputRequestParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, user_input_id.into(), t7),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-> UserInputRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> UserInputRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, String)> {
-        let (t0, t1, t2, t3, t4, t5, t6, _) = self.required;
-        UserInputRequestParamsBuilder {
-            required: (t0, t1, t2, t3, t4, t5, t6, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputRequestParamsBuilder<R> {
-    /// Sets (else it is left out) `autoResolutionMs`.
-    pub fn auto_resolution_ms(mut self, auto_resolution_ms: impl Into<i64>) -> Self {
-        self.rest.auto_resolution_ms = Some(auto_resolution_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `sourceRange`.
-    pub fn source_range(mut self, source_range: impl Into<SourceRange>) -> Self {
-        self.rest.source_range = Some(Box::new(source_range.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-    T6,
-    T7,
-> UserInputRequestParamsBuilder<(T0, T1, T2, T3, T4, T5, T6, T7)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputRequestParams
-    where
-        T0: crate::support::Has<crate::members::itemId, String>,
-        T1: crate::support::Has<crate::members::questions, Vec<UserInputQuestion>>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::toolCallId, String>,
-        T4: crate::support::Has<crate::members::toolName, String>,
-        T5: crate::support::Has<crate::members::turnId, String>,
-        T6: crate::support::Has<crate::members::userInputId, String>,
-        T7: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (
-            item_id,
-            questions,
-            session_id,
-            tool_call_id,
-            tool_name,
-            turn_id,
-            user_input_id,
-            view_cursor,
-        ) = self.required;
-        let rest = self.rest;
-        UserInputRequestParams {
-            item_id: item_id.value(),
-            questions: questions.value(),
-            session_id: session_id.value(),
-            tool_call_id: tool_call_id.value(),
-            tool_name: tool_name.value(),
-            turn_id: turn_id.value(),
-            user_input_id: user_input_id.value(),
-            view_cursor: view_cursor.value(),
-            auto_resolution_ms: rest.auto_resolution_ms,
-            source_range: rest.source_range,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputRequestParams, UserInputRequestParamsBuilder, UserInputRequestParamsBuilderRest, unknown, " A builder of [`UserInputRequestParams`]: set members by name; `build()` compiles once the required ones (`itemId`, `questions`, `sessionId`, `toolCallId`, `toolName`, `turnId`, `userInputId`, `viewCursor`) are.";
+    required [
+        T0 item_id item_id: String => String, "itemId", itemId;
+        T1 questions questions: Vec<UserInputQuestion> => Vec<UserInputQuestion>, "questions", questions;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 tool_call_id tool_call_id: String => String, "toolCallId", toolCallId;
+        T4 tool_name tool_name: String => String, "toolName", toolName;
+        T5 turn_id turn_id: String => String, "turnId", turnId;
+        T6 user_input_id user_input_id: String => String, "userInputId", userInputId;
+        T7 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional auto_resolution_ms auto_resolution_ms: i64 => i64, "autoResolutionMs";
+        optional source_range source_range: SourceRange => Box<SourceRange>, "sourceRange";
+    ]
 }
 impl Validate for UserInputRequestParams {}
 #[cfg(feature = "schemars")]
@@ -2580,82 +1072,15 @@ impl crate::sample::Sample for UserInputSelection {
         value
     }
 }
-impl UserInputSelection {
-    /// Starts a [`UserInputSelectionBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputSelectionBuilder {
-        UserInputSelectionBuilder {
-            required: (crate::support::Unset,),
-            rest: UserInputSelectionBuilderRest {
-                max_selections: None,
-                min_selections: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputSelection`]: set members by name; `build()` is there once the required ones (`mode`) are.
-#[must_use]
-pub struct UserInputSelectionBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: UserInputSelectionBuilderRest,
-}
-struct UserInputSelectionBuilderRest {
-    max_selections: Option<i64>,
-    min_selections: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl UserInputSelectionBuilder<(crate::support::Unset,)> {
-    /// Sets `mode`.
-    pub fn mode(
-        self,
-        mode: impl Into<UserInputSelectionMode>,
-    ) -> UserInputSelectionBuilder<(UserInputSelectionMode,)> {
-        let (_,) = self.required;
-        UserInputSelectionBuilder {
-            required: (mode.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputSelectionBuilder<R> {
-    /// Sets (else it is left out) `maxSelections`.
-    pub fn max_selections(mut self, max_selections: impl Into<i64>) -> Self {
-        self.rest.max_selections = Some(max_selections.into());
-        self
-    }
-    /// Sets (else it is left out) `minSelections`.
-    pub fn min_selections(mut self, min_selections: impl Into<i64>) -> Self {
-        self.rest.min_selections = Some(min_selections.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> UserInputSelectionBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputSelection
-    where
-        T0: crate::support::Has<crate::members::mode, UserInputSelectionMode>,
-    {
-        let (mode,) = self.required;
-        let rest = self.rest;
-        UserInputSelection {
-            mode: mode.value(),
-            max_selections: rest.max_selections,
-            min_selections: rest.min_selections,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputSelection, UserInputSelectionBuilder, UserInputSelectionBuilderRest, unknown, " A builder of [`UserInputSelection`]: set members by name; `build()` compiles once the required ones (`mode`) are.";
+    required [
+        T0 mode mode: UserInputSelectionMode => UserInputSelectionMode, "mode", mode;
+    ]
+    optional [
+        optional max_selections max_selections: i64 => i64, "maxSelections";
+        optional min_selections min_selections: i64 => i64, "minSelections";
+    ]
 }
 impl Validate for UserInputSelection {}
 #[cfg(feature = "schemars")]
@@ -2794,233 +1219,22 @@ impl crate::sample::Sample for UserInputSettledParams {
         value
     }
 }
-impl UserInputSettledParams {
-    /// Starts a [`UserInputSettledParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputSettledParamsBuilder {
-        UserInputSettledParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: UserInputSettledParamsBuilderRest {
-                clarification: None,
-                decided_at: None,
-                decided_by_command_id: None,
-                reason: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputSettledParams`]: set members by name; `build()` is there once the required ones (`answers`, `outcome`, `sessionId`, `sourceRange`, `userInputId`, `viewCursor`) are.
-#[must_use]
-pub struct UserInputSettledParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: UserInputSettledParamsBuilderRest,
-}
-struct UserInputSettledParamsBuilderRest {
-    clarification: Option<UserInputClarification>,
-    decided_at: Option<String>,
-    decided_by_command_id: Option<String>,
-    reason: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> UserInputSettledParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `answers`.
-    pub fn answers(
-        self,
-        answers: impl Into<Vec<UserInputAnswer>>,
-    ) -> UserInputSettledParamsBuilder<(Vec<UserInputAnswer>, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        UserInputSettledParamsBuilder {
-            required: (answers.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> UserInputSettledParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<UserInputOutcome>,
-    ) -> UserInputSettledParamsBuilder<(T0, UserInputOutcome, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        UserInputSettledParamsBuilder {
-            required: (t0, outcome.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> UserInputSettledParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> UserInputSettledParamsBuilder<(T0, T1, String, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        UserInputSettledParamsBuilder {
-            required: (t0, t1, session_id.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> UserInputSettledParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `sourceRange`.
-    pub fn source_range(
-        self,
-        source_range: impl Into<SourceRange>,
-    ) -> UserInputSettledParamsBuilder<(T0, T1, T2, SourceRange, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        UserInputSettledParamsBuilder {
-            required: (t0, t1, t2, source_range.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> UserInputSettledParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `userInputId`.
-    pub fn user_input_id(
-        self,
-        user_input_id: impl Into<String>,
-    ) -> UserInputSettledParamsBuilder<(T0, T1, T2, T3, String, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        UserInputSettledParamsBuilder {
-            required: (t0, t1, t2, t3, user_input_id.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> UserInputSettledParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> UserInputSettledParamsBuilder<(T0, T1, T2, T3, T4, String)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        UserInputSettledParamsBuilder {
-            required: (t0, t1, t2, t3, t4, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputSettledParamsBuilder<R> {
-    /// Sets (else it is written as `null`) `clarification`.
-    pub fn clarification(
-        mut self,
-        clarification: impl Into<UserInputClarification>,
-    ) -> Self {
-        self.rest.clarification = Some(clarification.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `decidedAt`.
-    pub fn decided_at(mut self, decided_at: impl Into<String>) -> Self {
-        self.rest.decided_at = Some(decided_at.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `decidedByCommandId`.
-    pub fn decided_by_command_id(
-        mut self,
-        decided_by_command_id: impl Into<String>,
-    ) -> Self {
-        self.rest.decided_by_command_id = Some(decided_by_command_id.into());
-        self
-    }
-    /// Sets (else it is written as `null`) `reason`.
-    pub fn reason(mut self, reason: impl Into<String>) -> Self {
-        self.rest.reason = Some(reason.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2, T3, T4, T5> UserInputSettledParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputSettledParams
-    where
-        T0: crate::support::Has<crate::members::answers, Vec<UserInputAnswer>>,
-        T1: crate::support::Has<crate::members::outcome, UserInputOutcome>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-        T3: crate::support::Has<crate::members::sourceRange, SourceRange>,
-        T4: crate::support::Has<crate::members::userInputId, String>,
-        T5: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (answers, outcome, session_id, source_range, user_input_id, view_cursor) = self
-            .required;
-        let rest = self.rest;
-        UserInputSettledParams {
-            answers: answers.value(),
-            outcome: outcome.value(),
-            session_id: session_id.value(),
-            source_range: source_range.value(),
-            user_input_id: user_input_id.value(),
-            view_cursor: view_cursor.value(),
-            clarification: rest.clarification,
-            decided_at: rest.decided_at,
-            decided_by_command_id: rest.decided_by_command_id,
-            reason: rest.reason,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputSettledParams, UserInputSettledParamsBuilder, UserInputSettledParamsBuilderRest, unknown, " A builder of [`UserInputSettledParams`]: set members by name; `build()` compiles once the required ones (`answers`, `outcome`, `sessionId`, `sourceRange`, `userInputId`, `viewCursor`) are.";
+    required [
+        T0 answers answers: Vec<UserInputAnswer> => Vec<UserInputAnswer>, "answers", answers;
+        T1 outcome outcome: UserInputOutcome => UserInputOutcome, "outcome", outcome;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+        T3 source_range source_range: SourceRange => SourceRange, "sourceRange", sourceRange;
+        T4 user_input_id user_input_id: String => String, "userInputId", userInputId;
+        T5 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        nullable clarification clarification: UserInputClarification => UserInputClarification, "clarification";
+        nullable decided_at decided_at: String => String, "decidedAt";
+        nullable decided_by_command_id decided_by_command_id: String => String, "decidedByCommandId";
+        nullable reason reason: String => String, "reason";
+    ]
 }
 impl Validate for UserInputSettledParams {}
 #[cfg(feature = "schemars")]
@@ -3066,83 +1280,13 @@ impl crate::sample::Sample for UserInputSettlementSummary {
         value
     }
 }
-impl UserInputSettlementSummary {
-    /// Starts a [`UserInputSettlementSummaryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> UserInputSettlementSummaryBuilder {
-        UserInputSettlementSummaryBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: UserInputSettlementSummaryBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`UserInputSettlementSummary`]: set members by name; `build()` is there once the required ones (`outcome`, `viewCursor`) are.
-#[must_use]
-pub struct UserInputSettlementSummaryBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: UserInputSettlementSummaryBuilderRest,
-}
-struct UserInputSettlementSummaryBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> UserInputSettlementSummaryBuilder<(crate::support::Unset, T1)> {
-    /// Sets `outcome`.
-    pub fn outcome(
-        self,
-        outcome: impl Into<String>,
-    ) -> UserInputSettlementSummaryBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        UserInputSettlementSummaryBuilder {
-            required: (outcome.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> UserInputSettlementSummaryBuilder<(T0, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> UserInputSettlementSummaryBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        UserInputSettlementSummaryBuilder {
-            required: (t0, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> UserInputSettlementSummaryBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> UserInputSettlementSummaryBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> UserInputSettlementSummary
-    where
-        T0: crate::support::Has<crate::members::outcome, String>,
-        T1: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (outcome, view_cursor) = self.required;
-        let rest = self.rest;
-        UserInputSettlementSummary {
-            outcome: outcome.value(),
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    UserInputSettlementSummary, UserInputSettlementSummaryBuilder, UserInputSettlementSummaryBuilderRest, unknown, " A builder of [`UserInputSettlementSummary`]: set members by name; `build()` compiles once the required ones (`outcome`, `viewCursor`) are.";
+    required [
+        T0 outcome outcome: String => String, "outcome", outcome;
+        T1 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for UserInputSettlementSummary {}
 #[cfg(feature = "schemars")]

@@ -38,102 +38,14 @@ impl crate::sample::Sample for ViewGapParams {
         value
     }
 }
-impl ViewGapParams {
-    /// Starts a [`ViewGapParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewGapParamsBuilder {
-        ViewGapParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ViewGapParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewGapParams`]: set members by name; `build()` is there once the required ones (`after`, `next`, `sessionId`) are.
-#[must_use]
-pub struct ViewGapParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ViewGapParamsBuilderRest,
-}
-struct ViewGapParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ViewGapParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `after`.
-    pub fn after(
-        self,
-        after: impl Into<String>,
-    ) -> ViewGapParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ViewGapParamsBuilder {
-            required: (after.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ViewGapParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `next`.
-    pub fn next(
-        self,
-        next: impl Into<String>,
-    ) -> ViewGapParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        ViewGapParamsBuilder {
-            required: (t0, next.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ViewGapParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ViewGapParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        ViewGapParamsBuilder {
-            required: (t0, t1, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ViewGapParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ViewGapParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewGapParams
-    where
-        T0: crate::support::Has<crate::members::after, String>,
-        T1: crate::support::Has<crate::members::next, String>,
-        T2: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (after, next, session_id) = self.required;
-        let rest = self.rest;
-        ViewGapParams {
-            after: after.value(),
-            next: next.value(),
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewGapParams, ViewGapParamsBuilder, ViewGapParamsBuilderRest, unknown, " A builder of [`ViewGapParams`]: set members by name; `build()` compiles once the required ones (`after`, `next`, `sessionId`) are.";
+    required [
+        T0 after after: String => String, "after", after;
+        T1 next next: String => String, "next", next;
+        T2 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for ViewGapParams {}
 #[cfg(feature = "schemars")]
@@ -268,110 +180,18 @@ impl crate::sample::Sample for ViewPageParams {
         value
     }
 }
-impl ViewPageParams {
-    /// Starts a [`ViewPageParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewPageParamsBuilder {
-        ViewPageParamsBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: ViewPageParamsBuilderRest {
-                anchor: None,
-                cursor: None,
-                direction: None,
-                max_bytes: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewPageParams`]: set members by name; `build()` is there once the required ones (`limit`, `sessionId`) are.
-#[must_use]
-pub struct ViewPageParamsBuilder<R = (crate::support::Unset, crate::support::Unset)> {
-    required: R,
-    rest: ViewPageParamsBuilderRest,
-}
-struct ViewPageParamsBuilderRest {
-    anchor: Option<ViewPageAnchor>,
-    cursor: Option<String>,
-    direction: Option<ViewPageDirection>,
-    max_bytes: Option<i64>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> ViewPageParamsBuilder<(crate::support::Unset, T1)> {
-    /// Sets `limit`.
-    pub fn limit(self, limit: impl Into<i64>) -> ViewPageParamsBuilder<(i64, T1)> {
-        let (_, t1) = self.required;
-        ViewPageParamsBuilder {
-            required: (limit.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> ViewPageParamsBuilder<(T0, crate::support::Unset)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ViewPageParamsBuilder<(T0, String)> {
-        let (t0, _) = self.required;
-        ViewPageParamsBuilder {
-            required: (t0, session_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ViewPageParamsBuilder<R> {
-    /// Sets (else it is left out) `anchor`.
-    pub fn anchor(mut self, anchor: impl Into<ViewPageAnchor>) -> Self {
-        self.rest.anchor = Some(anchor.into());
-        self
-    }
-    /// Sets (else it is left out) `cursor`.
-    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
-        self.rest.cursor = Some(cursor.into());
-        self
-    }
-    /// Sets (else it is left out) `direction`.
-    pub fn direction(mut self, direction: impl Into<ViewPageDirection>) -> Self {
-        self.rest.direction = Some(direction.into());
-        self
-    }
-    /// Sets (else it is left out) `maxBytes`.
-    pub fn max_bytes(mut self, max_bytes: impl Into<i64>) -> Self {
-        self.rest.max_bytes = Some(max_bytes.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> ViewPageParamsBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewPageParams
-    where
-        T0: crate::support::Has<crate::members::limit, i64>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (limit, session_id) = self.required;
-        let rest = self.rest;
-        ViewPageParams {
-            limit: limit.value(),
-            session_id: session_id.value(),
-            anchor: rest.anchor,
-            cursor: rest.cursor,
-            direction: rest.direction,
-            max_bytes: rest.max_bytes,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewPageParams, ViewPageParamsBuilder, ViewPageParamsBuilderRest, unknown, " A builder of [`ViewPageParams`]: set members by name; `build()` compiles once the required ones (`limit`, `sessionId`) are.";
+    required [
+        T0 limit limit: i64 => i64, "limit", limit;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional anchor anchor: ViewPageAnchor => ViewPageAnchor, "anchor";
+        optional cursor cursor: String => String, "cursor";
+        optional direction direction: ViewPageDirection => ViewPageDirection, "direction";
+        optional max_bytes max_bytes: i64 => i64, "maxBytes";
+    ]
 }
 impl Validate for ViewPageParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -442,66 +262,12 @@ impl crate::sample::Sample for ViewPageResolvedAnchor {
         value
     }
 }
-impl ViewPageResolvedAnchor {
-    /// Starts a [`ViewPageResolvedAnchorBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewPageResolvedAnchorBuilder {
-        ViewPageResolvedAnchorBuilder {
-            required: (crate::support::Unset,),
-            rest: ViewPageResolvedAnchorBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewPageResolvedAnchor`]: set members by name; `build()` is there once the required ones (`boundaryCursor`) are.
-#[must_use]
-pub struct ViewPageResolvedAnchorBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ViewPageResolvedAnchorBuilderRest,
-}
-struct ViewPageResolvedAnchorBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ViewPageResolvedAnchorBuilder<(crate::support::Unset,)> {
-    /// Sets `boundaryCursor`.
-    pub fn boundary_cursor(
-        self,
-        boundary_cursor: impl Into<String>,
-    ) -> ViewPageResolvedAnchorBuilder<(String,)> {
-        let (_,) = self.required;
-        ViewPageResolvedAnchorBuilder {
-            required: (boundary_cursor.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ViewPageResolvedAnchorBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ViewPageResolvedAnchorBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewPageResolvedAnchor
-    where
-        T0: crate::support::Has<crate::members::boundaryCursor, String>,
-    {
-        let (boundary_cursor,) = self.required;
-        let rest = self.rest;
-        ViewPageResolvedAnchor {
-            boundary_cursor: boundary_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewPageResolvedAnchor, ViewPageResolvedAnchorBuilder, ViewPageResolvedAnchorBuilderRest, unknown, " A builder of [`ViewPageResolvedAnchor`]: set members by name; `build()` compiles once the required ones (`boundaryCursor`) are.";
+    required [
+        T0 boundary_cursor boundary_cursor: String => String, "boundaryCursor", boundaryCursor;
+    ]
+    optional []
 }
 impl Validate for ViewPageResolvedAnchor {}
 #[cfg(feature = "schemars")]
@@ -554,85 +320,15 @@ impl crate::sample::Sample for ViewPageResult {
         value
     }
 }
-impl ViewPageResult {
-    /// Starts a [`ViewPageResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewPageResultBuilder {
-        ViewPageResultBuilder {
-            required: (crate::support::Unset,),
-            rest: ViewPageResultBuilderRest {
-                next_cursor: None,
-                resolved_anchor: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewPageResult`]: set members by name; `build()` is there once the required ones (`events`) are.
-#[must_use]
-pub struct ViewPageResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ViewPageResultBuilderRest,
-}
-struct ViewPageResultBuilderRest {
-    next_cursor: Option<String>,
-    resolved_anchor: Option<ViewPageResolvedAnchor>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ViewPageResultBuilder<(crate::support::Unset,)> {
-    /// Sets `events`.
-    pub fn events(
-        self,
-        events: impl Into<Vec<UnframedViewNotification>>,
-    ) -> ViewPageResultBuilder<(Vec<UnframedViewNotification>,)> {
-        let (_,) = self.required;
-        ViewPageResultBuilder {
-            required: (events.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ViewPageResultBuilder<R> {
-    /// Sets (else it is written as `null`) `nextCursor`.
-    pub fn next_cursor(mut self, next_cursor: impl Into<String>) -> Self {
-        self.rest.next_cursor = Some(next_cursor.into());
-        self
-    }
-    /// Sets (else it is left out) `resolvedAnchor`.
-    pub fn resolved_anchor(
-        mut self,
-        resolved_anchor: impl Into<ViewPageResolvedAnchor>,
-    ) -> Self {
-        self.rest.resolved_anchor = Some(resolved_anchor.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ViewPageResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewPageResult
-    where
-        T0: crate::support::Has<crate::members::events, Vec<UnframedViewNotification>>,
-    {
-        let (events,) = self.required;
-        let rest = self.rest;
-        ViewPageResult {
-            events: events.value(),
-            next_cursor: rest.next_cursor,
-            resolved_anchor: rest.resolved_anchor,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewPageResult, ViewPageResultBuilder, ViewPageResultBuilderRest, unknown, " A builder of [`ViewPageResult`]: set members by name; `build()` compiles once the required ones (`events`) are.";
+    required [
+        T0 events events: Vec<UnframedViewNotification> => Vec<UnframedViewNotification>, "events", events;
+    ]
+    optional [
+        nullable next_cursor next_cursor: String => String, "nextCursor";
+        optional resolved_anchor resolved_anchor: ViewPageResolvedAnchor => ViewPageResolvedAnchor, "resolvedAnchor";
+    ]
 }
 impl Validate for ViewPageResult {}
 #[cfg(feature = "schemars")]
@@ -689,110 +385,16 @@ impl crate::sample::Sample for ViewSnapshot {
         value
     }
 }
-impl ViewSnapshot {
-    /// Starts a [`ViewSnapshotBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewSnapshotBuilder {
-        ViewSnapshotBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: ViewSnapshotBuilderRest {
-                anchor: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewSnapshot`]: set members by name; `build()` is there once the required ones (`schemaVersion`, `state`, `viewCursor`) are.
-#[must_use]
-pub struct ViewSnapshotBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: ViewSnapshotBuilderRest,
-}
-struct ViewSnapshotBuilderRest {
-    anchor: Option<SnapshotAnchor>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> ViewSnapshotBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `schemaVersion`.
-    pub fn schema_version(
-        self,
-        schema_version: impl Into<i64>,
-    ) -> ViewSnapshotBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        ViewSnapshotBuilder {
-            required: (schema_version.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> ViewSnapshotBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `state`.
-    pub fn state(
-        self,
-        state: impl Into<SnapshotState>,
-    ) -> ViewSnapshotBuilder<(T0, Box<SnapshotState>, T2)> {
-        let (t0, _, t2) = self.required;
-        ViewSnapshotBuilder {
-            required: (t0, Box::new(state.into()), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> ViewSnapshotBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ViewSnapshotBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        ViewSnapshotBuilder {
-            required: (t0, t1, view_cursor.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ViewSnapshotBuilder<R> {
-    /// Sets (else it is left out) `anchor`.
-    pub fn anchor(mut self, anchor: impl Into<SnapshotAnchor>) -> Self {
-        self.rest.anchor = Some(anchor.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> ViewSnapshotBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewSnapshot
-    where
-        T0: crate::support::Has<crate::members::schemaVersion, i64>,
-        T1: crate::support::Has<crate::members::state, Box<SnapshotState>>,
-        T2: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (schema_version, state, view_cursor) = self.required;
-        let rest = self.rest;
-        ViewSnapshot {
-            schema_version: schema_version.value(),
-            state: state.value(),
-            view_cursor: view_cursor.value(),
-            anchor: rest.anchor,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewSnapshot, ViewSnapshotBuilder, ViewSnapshotBuilderRest, unknown, " A builder of [`ViewSnapshot`]: set members by name; `build()` compiles once the required ones (`schemaVersion`, `state`, `viewCursor`) are.";
+    required [
+        T0 schema_version schema_version: i64 => i64, "schemaVersion", schemaVersion;
+        T1 state state: SnapshotState => Box<SnapshotState>, "state", state;
+        T2 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional [
+        optional anchor anchor: SnapshotAnchor => SnapshotAnchor, "anchor";
+    ]
 }
 impl Validate for ViewSnapshot {}
 #[cfg(feature = "schemars")]
@@ -839,74 +441,14 @@ impl crate::sample::Sample for ViewSubscribeParams {
         value
     }
 }
-impl ViewSubscribeParams {
-    /// Starts a [`ViewSubscribeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewSubscribeParamsBuilder {
-        ViewSubscribeParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: ViewSubscribeParamsBuilderRest {
-                after: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewSubscribeParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct ViewSubscribeParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ViewSubscribeParamsBuilderRest,
-}
-struct ViewSubscribeParamsBuilderRest {
-    after: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ViewSubscribeParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ViewSubscribeParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        ViewSubscribeParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ViewSubscribeParamsBuilder<R> {
-    /// Sets (else it is left out) `after`.
-    pub fn after(mut self, after: impl Into<String>) -> Self {
-        self.rest.after = Some(after.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ViewSubscribeParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewSubscribeParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        ViewSubscribeParams {
-            session_id: session_id.value(),
-            after: rest.after,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewSubscribeParams, ViewSubscribeParamsBuilder, ViewSubscribeParamsBuilderRest, unknown, " A builder of [`ViewSubscribeParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional [
+        optional after after: String => String, "after";
+    ]
 }
 impl Validate for ViewSubscribeParams {}
 #[cfg(feature = "schemars")]
@@ -948,66 +490,12 @@ impl crate::sample::Sample for ViewSubscribeResult {
         value
     }
 }
-impl ViewSubscribeResult {
-    /// Starts a [`ViewSubscribeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewSubscribeResultBuilder {
-        ViewSubscribeResultBuilder {
-            required: (crate::support::Unset,),
-            rest: ViewSubscribeResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewSubscribeResult`]: set members by name; `build()` is there once the required ones (`viewCursor`) are.
-#[must_use]
-pub struct ViewSubscribeResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ViewSubscribeResultBuilderRest,
-}
-struct ViewSubscribeResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ViewSubscribeResultBuilder<(crate::support::Unset,)> {
-    /// Sets `viewCursor`.
-    pub fn view_cursor(
-        self,
-        view_cursor: impl Into<String>,
-    ) -> ViewSubscribeResultBuilder<(String,)> {
-        let (_,) = self.required;
-        ViewSubscribeResultBuilder {
-            required: (view_cursor.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ViewSubscribeResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ViewSubscribeResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewSubscribeResult
-    where
-        T0: crate::support::Has<crate::members::viewCursor, String>,
-    {
-        let (view_cursor,) = self.required;
-        let rest = self.rest;
-        ViewSubscribeResult {
-            view_cursor: view_cursor.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewSubscribeResult, ViewSubscribeResultBuilder, ViewSubscribeResultBuilderRest, unknown, " A builder of [`ViewSubscribeResult`]: set members by name; `build()` compiles once the required ones (`viewCursor`) are.";
+    required [
+        T0 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
+    ]
+    optional []
 }
 impl Validate for ViewSubscribeResult {}
 #[cfg(feature = "schemars")]
@@ -1049,66 +537,12 @@ impl crate::sample::Sample for ViewUnsubscribeParams {
         value
     }
 }
-impl ViewUnsubscribeParams {
-    /// Starts a [`ViewUnsubscribeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewUnsubscribeParamsBuilder {
-        ViewUnsubscribeParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: ViewUnsubscribeParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewUnsubscribeParams`]: set members by name; `build()` is there once the required ones (`sessionId`) are.
-#[must_use]
-pub struct ViewUnsubscribeParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: ViewUnsubscribeParamsBuilderRest,
-}
-struct ViewUnsubscribeParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl ViewUnsubscribeParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> ViewUnsubscribeParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        ViewUnsubscribeParamsBuilder {
-            required: (session_id.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> ViewUnsubscribeParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> ViewUnsubscribeParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewUnsubscribeParams
-    where
-        T0: crate::support::Has<crate::members::sessionId, String>,
-    {
-        let (session_id,) = self.required;
-        let rest = self.rest;
-        ViewUnsubscribeParams {
-            session_id: session_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewUnsubscribeParams, ViewUnsubscribeParamsBuilder, ViewUnsubscribeParamsBuilderRest, unknown, " A builder of [`ViewUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    required [
+        T0 session_id session_id: String => String, "sessionId", sessionId;
+    ]
+    optional []
 }
 impl Validate for ViewUnsubscribeParams {}
 #[cfg(feature = "schemars")]
@@ -1151,49 +585,10 @@ impl ViewUnsubscribeResult {
         }
     }
 }
-impl ViewUnsubscribeResult {
-    /// Starts a [`ViewUnsubscribeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> ViewUnsubscribeResultBuilder {
-        ViewUnsubscribeResultBuilder {
-            required: (),
-            rest: ViewUnsubscribeResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`ViewUnsubscribeResult`]: set members by name, then `build()`.
-#[must_use]
-pub struct ViewUnsubscribeResultBuilder<R = ()> {
-    required: R,
-    rest: ViewUnsubscribeResultBuilderRest,
-}
-struct ViewUnsubscribeResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<R> ViewUnsubscribeResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl ViewUnsubscribeResultBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> ViewUnsubscribeResult {
-        let () = self.required;
-        let rest = self.rest;
-        ViewUnsubscribeResult {
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    ViewUnsubscribeResult, ViewUnsubscribeResultBuilder, ViewUnsubscribeResultBuilderRest, unknown, " A builder of [`ViewUnsubscribeResult`]: set members by name, then `build()`.";
+    required []
+    optional []
 }
 impl Validate for ViewUnsubscribeResult {}
 #[cfg(feature = "schemars")]

@@ -40,102 +40,14 @@ impl crate::sample::Sample for WorkflowCancelParams {
         value
     }
 }
-impl WorkflowCancelParams {
-    /// Starts a [`WorkflowCancelParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorkflowCancelParamsBuilder {
-        WorkflowCancelParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: WorkflowCancelParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`WorkflowCancelParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.
-#[must_use]
-pub struct WorkflowCancelParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: WorkflowCancelParamsBuilderRest,
-}
-struct WorkflowCancelParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> WorkflowCancelParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> WorkflowCancelParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        WorkflowCancelParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> WorkflowCancelParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> WorkflowCancelParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        WorkflowCancelParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> WorkflowCancelParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `workflowRunId`.
-    pub fn workflow_run_id(
-        self,
-        workflow_run_id: impl Into<String>,
-    ) -> WorkflowCancelParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        WorkflowCancelParamsBuilder {
-            required: (t0, t1, workflow_run_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> WorkflowCancelParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> WorkflowCancelParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorkflowCancelParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::workflowRunId, String>,
-    {
-        let (command_id, session_id, workflow_run_id) = self.required;
-        let rest = self.rest;
-        WorkflowCancelParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            workflow_run_id: workflow_run_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    WorkflowCancelParams, WorkflowCancelParamsBuilder, WorkflowCancelParamsBuilderRest, unknown, " A builder of [`WorkflowCancelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 workflow_run_id workflow_run_id: String => String, "workflowRunId", workflowRunId;
+    ]
+    optional []
 }
 impl Validate for WorkflowCancelParams {}
 #[cfg(feature = "schemars")]
@@ -240,166 +152,23 @@ impl crate::sample::Sample for WorkflowChild {
         value
     }
 }
-impl WorkflowChild {
-    /// Starts a [`WorkflowChildBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorkflowChildBuilder {
-        WorkflowChildBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: WorkflowChildBuilderRest {
-                duration_ms: None,
-                failure_kind: None,
-                failure_reason: None,
-                label: None,
-                phase: None,
-                result_ref: None,
-                terminal: None,
-                usage: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`WorkflowChild`]: set members by name; `build()` is there once the required ones (`attempt`, `childId`, `status`) are.
-#[must_use]
-pub struct WorkflowChildBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: WorkflowChildBuilderRest,
-}
-struct WorkflowChildBuilderRest {
-    duration_ms: Option<i64>,
-    failure_kind: Option<String>,
-    failure_reason: Option<String>,
-    label: Option<String>,
-    phase: Option<String>,
-    result_ref: Option<String>,
-    terminal: Option<TurnTerminal>,
-    usage: Option<Box<TokenUsage>>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> WorkflowChildBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `attempt`.
-    pub fn attempt(
-        self,
-        attempt: impl Into<i64>,
-    ) -> WorkflowChildBuilder<(i64, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        WorkflowChildBuilder {
-            required: (attempt.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> WorkflowChildBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `childId`.
-    pub fn child_id(
-        self,
-        child_id: impl Into<String>,
-    ) -> WorkflowChildBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        WorkflowChildBuilder {
-            required: (t0, child_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> WorkflowChildBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<String>,
-    ) -> WorkflowChildBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        WorkflowChildBuilder {
-            required: (t0, t1, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> WorkflowChildBuilder<R> {
-    /// Sets (else it is left out) `durationMs`.
-    pub fn duration_ms(mut self, duration_ms: impl Into<i64>) -> Self {
-        self.rest.duration_ms = Some(duration_ms.into());
-        self
-    }
-    /// Sets (else it is left out) `failureKind`.
-    pub fn failure_kind(mut self, failure_kind: impl Into<String>) -> Self {
-        self.rest.failure_kind = Some(failure_kind.into());
-        self
-    }
-    /// Sets (else it is left out) `failureReason`.
-    pub fn failure_reason(mut self, failure_reason: impl Into<String>) -> Self {
-        self.rest.failure_reason = Some(failure_reason.into());
-        self
-    }
-    /// Sets (else it is left out) `label`.
-    pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.rest.label = Some(label.into());
-        self
-    }
-    /// Sets (else it is left out) `phase`.
-    pub fn phase(mut self, phase: impl Into<String>) -> Self {
-        self.rest.phase = Some(phase.into());
-        self
-    }
-    /// Sets (else it is left out) `resultRef`.
-    pub fn result_ref(mut self, result_ref: impl Into<String>) -> Self {
-        self.rest.result_ref = Some(result_ref.into());
-        self
-    }
-    /// Sets (else it is left out) `terminal`.
-    pub fn terminal(mut self, terminal: impl Into<TurnTerminal>) -> Self {
-        self.rest.terminal = Some(terminal.into());
-        self
-    }
-    /// Sets (else it is left out) `usage`.
-    pub fn usage(mut self, usage: impl Into<TokenUsage>) -> Self {
-        self.rest.usage = Some(Box::new(usage.into()));
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> WorkflowChildBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorkflowChild
-    where
-        T0: crate::support::Has<crate::members::attempt, i64>,
-        T1: crate::support::Has<crate::members::childId, String>,
-        T2: crate::support::Has<crate::members::status, String>,
-    {
-        let (attempt, child_id, status) = self.required;
-        let rest = self.rest;
-        WorkflowChild {
-            attempt: attempt.value(),
-            child_id: child_id.value(),
-            status: status.value(),
-            duration_ms: rest.duration_ms,
-            failure_kind: rest.failure_kind,
-            failure_reason: rest.failure_reason,
-            label: rest.label,
-            phase: rest.phase,
-            result_ref: rest.result_ref,
-            terminal: rest.terminal,
-            usage: rest.usage,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    WorkflowChild, WorkflowChildBuilder, WorkflowChildBuilderRest, unknown, " A builder of [`WorkflowChild`]: set members by name; `build()` compiles once the required ones (`attempt`, `childId`, `status`) are.";
+    required [
+        T0 attempt attempt: i64 => i64, "attempt", attempt;
+        T1 child_id child_id: String => String, "childId", childId;
+        T2 status status: String => String, "status", status;
+    ]
+    optional [
+        optional duration_ms duration_ms: i64 => i64, "durationMs";
+        optional failure_kind failure_kind: String => String, "failureKind";
+        optional failure_reason failure_reason: String => String, "failureReason";
+        optional label label: String => String, "label";
+        optional phase phase: String => String, "phase";
+        optional result_ref result_ref: String => String, "resultRef";
+        optional terminal terminal: TurnTerminal => TurnTerminal, "terminal";
+        optional usage usage: TokenUsage => Box<TokenUsage>, "usage";
+    ]
 }
 impl Validate for WorkflowChild {}
 #[cfg(feature = "schemars")]
@@ -506,202 +275,17 @@ impl crate::sample::Sample for WorkflowChildControlParams {
         value
     }
 }
-impl WorkflowChildControlParams {
-    /// Starts a [`WorkflowChildControlParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorkflowChildControlParamsBuilder {
-        WorkflowChildControlParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: WorkflowChildControlParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`WorkflowChildControlParams`]: set members by name; `build()` is there once the required ones (`action`, `attempt`, `childId`, `commandId`, `sessionId`, `workflowRunId`) are.
-#[must_use]
-pub struct WorkflowChildControlParamsBuilder<
-    R
-        = (
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-            crate::support::Unset,
-        ),
-> {
-    required: R,
-    rest: WorkflowChildControlParamsBuilderRest,
-}
-struct WorkflowChildControlParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> WorkflowChildControlParamsBuilder<(crate::support::Unset, T1, T2, T3, T4, T5)> {
-    /// Sets `action`.
-    pub fn action(
-        self,
-        action: impl Into<WorkflowChildAction>,
-    ) -> WorkflowChildControlParamsBuilder<(WorkflowChildAction, T1, T2, T3, T4, T5)> {
-        let (_, t1, t2, t3, t4, t5) = self.required;
-        WorkflowChildControlParamsBuilder {
-            required: (action.into(), t1, t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T2,
-    T3,
-    T4,
-    T5,
-> WorkflowChildControlParamsBuilder<(T0, crate::support::Unset, T2, T3, T4, T5)> {
-    /// Sets `attempt`.
-    pub fn attempt(
-        self,
-        attempt: impl Into<i64>,
-    ) -> WorkflowChildControlParamsBuilder<(T0, i64, T2, T3, T4, T5)> {
-        let (t0, _, t2, t3, t4, t5) = self.required;
-        WorkflowChildControlParamsBuilder {
-            required: (t0, attempt.into(), t2, t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T3,
-    T4,
-    T5,
-> WorkflowChildControlParamsBuilder<(T0, T1, crate::support::Unset, T3, T4, T5)> {
-    /// Sets `childId`.
-    pub fn child_id(
-        self,
-        child_id: impl Into<String>,
-    ) -> WorkflowChildControlParamsBuilder<(T0, T1, String, T3, T4, T5)> {
-        let (t0, t1, _, t3, t4, t5) = self.required;
-        WorkflowChildControlParamsBuilder {
-            required: (t0, t1, child_id.into(), t3, t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T4,
-    T5,
-> WorkflowChildControlParamsBuilder<(T0, T1, T2, crate::support::Unset, T4, T5)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> WorkflowChildControlParamsBuilder<(T0, T1, T2, String, T4, T5)> {
-        let (t0, t1, t2, _, t4, t5) = self.required;
-        WorkflowChildControlParamsBuilder {
-            required: (t0, t1, t2, command_id.into(), t4, t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T5,
-> WorkflowChildControlParamsBuilder<(T0, T1, T2, T3, crate::support::Unset, T5)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> WorkflowChildControlParamsBuilder<(T0, T1, T2, T3, String, T5)> {
-        let (t0, t1, t2, t3, _, t5) = self.required;
-        WorkflowChildControlParamsBuilder {
-            required: (t0, t1, t2, t3, session_id.into(), t5),
-            rest: self.rest,
-        }
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-> WorkflowChildControlParamsBuilder<(T0, T1, T2, T3, T4, crate::support::Unset)> {
-    /// Sets `workflowRunId`.
-    pub fn workflow_run_id(
-        self,
-        workflow_run_id: impl Into<String>,
-    ) -> WorkflowChildControlParamsBuilder<(T0, T1, T2, T3, T4, String)> {
-        let (t0, t1, t2, t3, t4, _) = self.required;
-        WorkflowChildControlParamsBuilder {
-            required: (t0, t1, t2, t3, t4, workflow_run_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> WorkflowChildControlParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<
-    T0,
-    T1,
-    T2,
-    T3,
-    T4,
-    T5,
-> WorkflowChildControlParamsBuilder<(T0, T1, T2, T3, T4, T5)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorkflowChildControlParams
-    where
-        T0: crate::support::Has<crate::members::action, WorkflowChildAction>,
-        T1: crate::support::Has<crate::members::attempt, i64>,
-        T2: crate::support::Has<crate::members::childId, String>,
-        T3: crate::support::Has<crate::members::commandId, String>,
-        T4: crate::support::Has<crate::members::sessionId, String>,
-        T5: crate::support::Has<crate::members::workflowRunId, String>,
-    {
-        let (action, attempt, child_id, command_id, session_id, workflow_run_id) = self
-            .required;
-        let rest = self.rest;
-        WorkflowChildControlParams {
-            action: action.value(),
-            attempt: attempt.value(),
-            child_id: child_id.value(),
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            workflow_run_id: workflow_run_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    WorkflowChildControlParams, WorkflowChildControlParamsBuilder, WorkflowChildControlParamsBuilderRest, unknown, " A builder of [`WorkflowChildControlParams`]: set members by name; `build()` compiles once the required ones (`action`, `attempt`, `childId`, `commandId`, `sessionId`, `workflowRunId`) are.";
+    required [
+        T0 action action: WorkflowChildAction => WorkflowChildAction, "action", action;
+        T1 attempt attempt: i64 => i64, "attempt", attempt;
+        T2 child_id child_id: String => String, "childId", childId;
+        T3 command_id command_id: String => String, "commandId", commandId;
+        T4 session_id session_id: String => String, "sessionId", sessionId;
+        T5 workflow_run_id workflow_run_id: String => String, "workflowRunId", workflowRunId;
+    ]
+    optional []
 }
 impl Validate for WorkflowChildControlParams {
     fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {
@@ -760,83 +344,13 @@ impl crate::sample::Sample for WorkflowControlResult {
         value
     }
 }
-impl WorkflowControlResult {
-    /// Starts a [`WorkflowControlResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorkflowControlResultBuilder {
-        WorkflowControlResultBuilder {
-            required: (crate::support::Unset, crate::support::Unset),
-            rest: WorkflowControlResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`WorkflowControlResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`) are.
-#[must_use]
-pub struct WorkflowControlResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: WorkflowControlResultBuilderRest,
-}
-struct WorkflowControlResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1> WorkflowControlResultBuilder<(crate::support::Unset, T1)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> WorkflowControlResultBuilder<(String, T1)> {
-        let (_, t1) = self.required;
-        WorkflowControlResultBuilder {
-            required: (command_id.into(), t1),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0> WorkflowControlResultBuilder<(T0, crate::support::Unset)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> WorkflowControlResultBuilder<(T0, CommandStatus)> {
-        let (t0, _) = self.required;
-        WorkflowControlResultBuilder {
-            required: (t0, status.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> WorkflowControlResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1> WorkflowControlResultBuilder<(T0, T1)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorkflowControlResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-    {
-        let (command_id, status) = self.required;
-        let rest = self.rest;
-        WorkflowControlResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    WorkflowControlResult, WorkflowControlResultBuilder, WorkflowControlResultBuilderRest, unknown, " A builder of [`WorkflowControlResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+    ]
+    optional []
 }
 impl Validate for WorkflowControlResult {}
 #[cfg(feature = "schemars")]
@@ -888,102 +402,14 @@ impl crate::sample::Sample for WorkflowPauseParams {
         value
     }
 }
-impl WorkflowPauseParams {
-    /// Starts a [`WorkflowPauseParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorkflowPauseParamsBuilder {
-        WorkflowPauseParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: WorkflowPauseParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`WorkflowPauseParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.
-#[must_use]
-pub struct WorkflowPauseParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: WorkflowPauseParamsBuilderRest,
-}
-struct WorkflowPauseParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> WorkflowPauseParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> WorkflowPauseParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        WorkflowPauseParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> WorkflowPauseParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> WorkflowPauseParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        WorkflowPauseParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> WorkflowPauseParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `workflowRunId`.
-    pub fn workflow_run_id(
-        self,
-        workflow_run_id: impl Into<String>,
-    ) -> WorkflowPauseParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        WorkflowPauseParamsBuilder {
-            required: (t0, t1, workflow_run_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> WorkflowPauseParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> WorkflowPauseParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorkflowPauseParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::workflowRunId, String>,
-    {
-        let (command_id, session_id, workflow_run_id) = self.required;
-        let rest = self.rest;
-        WorkflowPauseParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            workflow_run_id: workflow_run_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    WorkflowPauseParams, WorkflowPauseParamsBuilder, WorkflowPauseParamsBuilderRest, unknown, " A builder of [`WorkflowPauseParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 workflow_run_id workflow_run_id: String => String, "workflowRunId", workflowRunId;
+    ]
+    optional []
 }
 impl Validate for WorkflowPauseParams {}
 #[cfg(feature = "schemars")]
@@ -1035,102 +461,14 @@ impl crate::sample::Sample for WorkflowResumeParams {
         value
     }
 }
-impl WorkflowResumeParams {
-    /// Starts a [`WorkflowResumeParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorkflowResumeParamsBuilder {
-        WorkflowResumeParamsBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: WorkflowResumeParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`WorkflowResumeParams`]: set members by name; `build()` is there once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.
-#[must_use]
-pub struct WorkflowResumeParamsBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: WorkflowResumeParamsBuilderRest,
-}
-struct WorkflowResumeParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> WorkflowResumeParamsBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> WorkflowResumeParamsBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        WorkflowResumeParamsBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> WorkflowResumeParamsBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `sessionId`.
-    pub fn session_id(
-        self,
-        session_id: impl Into<String>,
-    ) -> WorkflowResumeParamsBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        WorkflowResumeParamsBuilder {
-            required: (t0, session_id.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> WorkflowResumeParamsBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `workflowRunId`.
-    pub fn workflow_run_id(
-        self,
-        workflow_run_id: impl Into<String>,
-    ) -> WorkflowResumeParamsBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        WorkflowResumeParamsBuilder {
-            required: (t0, t1, workflow_run_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> WorkflowResumeParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> WorkflowResumeParamsBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorkflowResumeParams
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::sessionId, String>,
-        T2: crate::support::Has<crate::members::workflowRunId, String>,
-    {
-        let (command_id, session_id, workflow_run_id) = self.required;
-        let rest = self.rest;
-        WorkflowResumeParams {
-            command_id: command_id.value(),
-            session_id: session_id.value(),
-            workflow_run_id: workflow_run_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    WorkflowResumeParams, WorkflowResumeParamsBuilder, WorkflowResumeParamsBuilderRest, unknown, " A builder of [`WorkflowResumeParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 session_id session_id: String => String, "sessionId", sessionId;
+        T2 workflow_run_id workflow_run_id: String => String, "workflowRunId", workflowRunId;
+    ]
+    optional []
 }
 impl Validate for WorkflowResumeParams {}
 #[cfg(feature = "schemars")]
@@ -1181,102 +519,14 @@ impl crate::sample::Sample for WorkflowResumeResult {
         value
     }
 }
-impl WorkflowResumeResult {
-    /// Starts a [`WorkflowResumeResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorkflowResumeResultBuilder {
-        WorkflowResumeResultBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: WorkflowResumeResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`WorkflowResumeResult`]: set members by name; `build()` is there once the required ones (`commandId`, `status`, `turnId`) are.
-#[must_use]
-pub struct WorkflowResumeResultBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: WorkflowResumeResultBuilderRest,
-}
-struct WorkflowResumeResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl<T1, T2> WorkflowResumeResultBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `commandId`.
-    pub fn command_id(
-        self,
-        command_id: impl Into<String>,
-    ) -> WorkflowResumeResultBuilder<(String, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        WorkflowResumeResultBuilder {
-            required: (command_id.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T2> WorkflowResumeResultBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `status`.
-    pub fn status(
-        self,
-        status: impl Into<CommandStatus>,
-    ) -> WorkflowResumeResultBuilder<(T0, CommandStatus, T2)> {
-        let (t0, _, t2) = self.required;
-        WorkflowResumeResultBuilder {
-            required: (t0, status.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-impl<T0, T1> WorkflowResumeResultBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `turnId`.
-    pub fn turn_id(
-        self,
-        turn_id: impl Into<String>,
-    ) -> WorkflowResumeResultBuilder<(T0, T1, String)> {
-        let (t0, t1, _) = self.required;
-        WorkflowResumeResultBuilder {
-            required: (t0, t1, turn_id.into()),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> WorkflowResumeResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0, T1, T2> WorkflowResumeResultBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorkflowResumeResult
-    where
-        T0: crate::support::Has<crate::members::commandId, String>,
-        T1: crate::support::Has<crate::members::status, CommandStatus>,
-        T2: crate::support::Has<crate::members::turnId, String>,
-    {
-        let (command_id, status, turn_id) = self.required;
-        let rest = self.rest;
-        WorkflowResumeResult {
-            command_id: command_id.value(),
-            status: status.value(),
-            turn_id: turn_id.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    WorkflowResumeResult, WorkflowResumeResultBuilder, WorkflowResumeResultBuilderRest, unknown, " A builder of [`WorkflowResumeResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
+    required [
+        T0 command_id command_id: String => String, "commandId", commandId;
+        T1 status status: CommandStatus => CommandStatus, "status", status;
+        T2 turn_id turn_id: String => String, "turnId", turnId;
+    ]
+    optional []
 }
 impl Validate for WorkflowResumeResult {}
 #[cfg(feature = "schemars")]
@@ -1317,63 +567,12 @@ impl crate::sample::Sample for WorkflowTokenBudget {
         value
     }
 }
-impl WorkflowTokenBudget {
-    /// Starts a [`WorkflowTokenBudgetBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorkflowTokenBudgetBuilder {
-        WorkflowTokenBudgetBuilder {
-            required: (crate::support::Unset,),
-            rest: WorkflowTokenBudgetBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-/// A builder of [`WorkflowTokenBudget`]: set members by name; `build()` is there once the required ones (`total`) are.
-#[must_use]
-pub struct WorkflowTokenBudgetBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: WorkflowTokenBudgetBuilderRest,
-}
-struct WorkflowTokenBudgetBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-impl WorkflowTokenBudgetBuilder<(crate::support::Unset,)> {
-    /// Sets `total`.
-    pub fn total(self, total: impl Into<i64>) -> WorkflowTokenBudgetBuilder<(i64,)> {
-        let (_,) = self.required;
-        WorkflowTokenBudgetBuilder {
-            required: (total.into(),),
-            rest: self.rest,
-        }
-    }
-}
-impl<R> WorkflowTokenBudgetBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-impl<T0> WorkflowTokenBudgetBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorkflowTokenBudget
-    where
-        T0: crate::support::Has<crate::members::total, i64>,
-    {
-        let (total,) = self.required;
-        let rest = self.rest;
-        WorkflowTokenBudget {
-            total: total.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    WorkflowTokenBudget, WorkflowTokenBudgetBuilder, WorkflowTokenBudgetBuilderRest, unknown, " A builder of [`WorkflowTokenBudget`]: set members by name; `build()` compiles once the required ones (`total`) are.";
+    required [
+        T0 total total: i64 => i64, "total", total;
+    ]
+    optional []
 }
 impl Validate for WorkflowTokenBudget {}
 #[cfg(feature = "schemars")]

@@ -46,118 +46,18 @@ impl crate::sample::Sample for WorktreeListEntry {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl WorktreeListEntry {
-    /// Starts a [`WorktreeListEntryBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorktreeListEntryBuilder {
-        WorktreeListEntryBuilder {
-            required: (
-                crate::support::Unset,
-                crate::support::Unset,
-                crate::support::Unset,
-            ),
-            rest: WorktreeListEntryBuilderRest {
-                branch: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`WorktreeListEntry`]: set members by name; `build()` is there once the required ones (`isMain`, `path`, `sessionIds`) are.
-#[must_use]
-pub struct WorktreeListEntryBuilder<
-    R = (crate::support::Unset, crate::support::Unset, crate::support::Unset),
-> {
-    required: R,
-    rest: WorktreeListEntryBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct WorktreeListEntryBuilderRest {
-    branch: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<T1, T2> WorktreeListEntryBuilder<(crate::support::Unset, T1, T2)> {
-    /// Sets `isMain`.
-    pub fn is_main(
-        self,
-        is_main: impl Into<bool>,
-    ) -> WorktreeListEntryBuilder<(bool, T1, T2)> {
-        let (_, t1, t2) = self.required;
-        WorktreeListEntryBuilder {
-            required: (is_main.into(), t1, t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T2> WorktreeListEntryBuilder<(T0, crate::support::Unset, T2)> {
-    /// Sets `path`.
-    pub fn path(
-        self,
-        path: impl Into<String>,
-    ) -> WorktreeListEntryBuilder<(T0, String, T2)> {
-        let (t0, _, t2) = self.required;
-        WorktreeListEntryBuilder {
-            required: (t0, path.into(), t2),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1> WorktreeListEntryBuilder<(T0, T1, crate::support::Unset)> {
-    /// Sets `sessionIds`.
-    pub fn session_ids(
-        self,
-        session_ids: impl Into<Vec<String>>,
-    ) -> WorktreeListEntryBuilder<(T0, T1, Vec<String>)> {
-        let (t0, t1, _) = self.required;
-        WorktreeListEntryBuilder {
-            required: (t0, t1, session_ids.into()),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> WorktreeListEntryBuilder<R> {
-    /// Sets (else it is left out) `branch`.
-    pub fn branch(mut self, branch: impl Into<String>) -> Self {
-        self.rest.branch = Some(branch.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0, T1, T2> WorktreeListEntryBuilder<(T0, T1, T2)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorktreeListEntry
-    where
-        T0: crate::support::Has<crate::members::isMain, bool>,
-        T1: crate::support::Has<crate::members::path, String>,
-        T2: crate::support::Has<crate::members::sessionIds, Vec<String>>,
-    {
-        let (is_main, path, session_ids) = self.required;
-        let rest = self.rest;
-        WorktreeListEntry {
-            is_main: is_main.value(),
-            path: path.value(),
-            session_ids: session_ids.value(),
-            branch: rest.branch,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    WorktreeListEntry, WorktreeListEntryBuilder, WorktreeListEntryBuilderRest, unknown, " A builder of [`WorktreeListEntry`]: set members by name; `build()` compiles once the required ones (`isMain`, `path`, `sessionIds`) are.";
+    required [
+        T0 is_main is_main: bool => bool, "isMain", isMain;
+        T1 path path: String => String, "path", path;
+        T2 session_ids session_ids: Vec<String> => Vec<String>, "sessionIds", sessionIds;
+    ]
+    optional [
+        optional branch branch: String => String, "branch";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeListEntry {}
@@ -203,72 +103,14 @@ impl crate::sample::Sample for WorktreeListParams {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl WorktreeListParams {
-    /// Starts a [`WorktreeListParamsBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorktreeListParamsBuilder {
-        WorktreeListParamsBuilder {
-            required: (crate::support::Unset,),
-            rest: WorktreeListParamsBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`WorktreeListParams`]: set members by name; `build()` is there once the required ones (`workspaceRoot`) are.
-#[must_use]
-pub struct WorktreeListParamsBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: WorktreeListParamsBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct WorktreeListParamsBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl WorktreeListParamsBuilder<(crate::support::Unset,)> {
-    /// Sets `workspaceRoot`.
-    pub fn workspace_root(
-        self,
-        workspace_root: impl Into<String>,
-    ) -> WorktreeListParamsBuilder<(String,)> {
-        let (_,) = self.required;
-        WorktreeListParamsBuilder {
-            required: (workspace_root.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> WorktreeListParamsBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> WorktreeListParamsBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorktreeListParams
-    where
-        T0: crate::support::Has<crate::members::workspaceRoot, String>,
-    {
-        let (workspace_root,) = self.required;
-        let rest = self.rest;
-        WorktreeListParams {
-            workspace_root: workspace_root.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    WorktreeListParams, WorktreeListParamsBuilder, WorktreeListParamsBuilderRest, unknown, " A builder of [`WorktreeListParams`]: set members by name; `build()` compiles once the required ones (`workspaceRoot`) are.";
+    required [
+        T0 workspace_root workspace_root: String => String, "workspaceRoot", workspaceRoot;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeListParams {}
@@ -313,72 +155,14 @@ impl crate::sample::Sample for WorktreeListResult {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl WorktreeListResult {
-    /// Starts a [`WorktreeListResultBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorktreeListResultBuilder {
-        WorktreeListResultBuilder {
-            required: (crate::support::Unset,),
-            rest: WorktreeListResultBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`WorktreeListResult`]: set members by name; `build()` is there once the required ones (`worktrees`) are.
-#[must_use]
-pub struct WorktreeListResultBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: WorktreeListResultBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct WorktreeListResultBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl WorktreeListResultBuilder<(crate::support::Unset,)> {
-    /// Sets `worktrees`.
-    pub fn worktrees(
-        self,
-        worktrees: impl Into<Vec<WorktreeListEntry>>,
-    ) -> WorktreeListResultBuilder<(Vec<WorktreeListEntry>,)> {
-        let (_,) = self.required;
-        WorktreeListResultBuilder {
-            required: (worktrees.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> WorktreeListResultBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> WorktreeListResultBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorktreeListResult
-    where
-        T0: crate::support::Has<crate::members::worktrees, Vec<WorktreeListEntry>>,
-    {
-        let (worktrees,) = self.required;
-        let rest = self.rest;
-        WorktreeListResult {
-            worktrees: worktrees.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    WorktreeListResult, WorktreeListResultBuilder, WorktreeListResultBuilderRest, unknown, " A builder of [`WorktreeListResult`]: set members by name; `build()` compiles once the required ones (`worktrees`) are.";
+    required [
+        T0 worktrees worktrees: Vec<WorktreeListEntry> => Vec<WorktreeListEntry>, "worktrees", worktrees;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeListResult {}
@@ -472,62 +256,14 @@ impl WorktreeStartRequestCreate {
         }
     }
 }
-#[cfg(feature = "experimental")]
-impl WorktreeStartRequestCreate {
-    /// Starts a [`WorktreeStartRequestCreateBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorktreeStartRequestCreateBuilder {
-        WorktreeStartRequestCreateBuilder {
-            required: (),
-            rest: WorktreeStartRequestCreateBuilderRest {
-                base_ref: None,
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`WorktreeStartRequestCreate`]: set members by name, then `build()`.
-#[must_use]
-pub struct WorktreeStartRequestCreateBuilder<R = ()> {
-    required: R,
-    rest: WorktreeStartRequestCreateBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct WorktreeStartRequestCreateBuilderRest {
-    base_ref: Option<String>,
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl<R> WorktreeStartRequestCreateBuilder<R> {
-    /// Sets (else it is left out) `baseRef`.
-    pub fn base_ref(mut self, base_ref: impl Into<String>) -> Self {
-        self.rest.base_ref = Some(base_ref.into());
-        self
-    }
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl WorktreeStartRequestCreateBuilder<()> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorktreeStartRequestCreate {
-        let () = self.required;
-        let rest = self.rest;
-        WorktreeStartRequestCreate {
-            base_ref: rest.base_ref,
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    WorktreeStartRequestCreate, WorktreeStartRequestCreateBuilder, WorktreeStartRequestCreateBuilderRest, unknown, " A builder of [`WorktreeStartRequestCreate`]: set members by name, then `build()`.";
+    required []
+    optional [
+        optional base_ref base_ref: String => String, "baseRef";
+    ]
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeStartRequestCreate {}
@@ -559,72 +295,14 @@ impl crate::sample::Sample for WorktreeStartRequestExisting {
         value
     }
 }
-#[cfg(feature = "experimental")]
-impl WorktreeStartRequestExisting {
-    /// Starts a [`WorktreeStartRequestExistingBuilder`]; every member is set by name.
-    #[inline]
-    pub fn builder() -> WorktreeStartRequestExistingBuilder {
-        WorktreeStartRequestExistingBuilder {
-            required: (crate::support::Unset,),
-            rest: WorktreeStartRequestExistingBuilderRest {
-                unknown: serde_json::Map::new(),
-            },
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-/// A builder of [`WorktreeStartRequestExisting`]: set members by name; `build()` is there once the required ones (`path`) are.
-#[must_use]
-pub struct WorktreeStartRequestExistingBuilder<R = (crate::support::Unset,)> {
-    required: R,
-    rest: WorktreeStartRequestExistingBuilderRest,
-}
-#[cfg(feature = "experimental")]
-struct WorktreeStartRequestExistingBuilderRest {
-    unknown: serde_json::Map<String, serde_json::Value>,
-}
-#[cfg(feature = "experimental")]
-impl WorktreeStartRequestExistingBuilder<(crate::support::Unset,)> {
-    /// Sets `path`.
-    pub fn path(
-        self,
-        path: impl Into<String>,
-    ) -> WorktreeStartRequestExistingBuilder<(String,)> {
-        let (_,) = self.required;
-        WorktreeStartRequestExistingBuilder {
-            required: (path.into(),),
-            rest: self.rest,
-        }
-    }
-}
-#[cfg(feature = "experimental")]
-impl<R> WorktreeStartRequestExistingBuilder<R> {
-    /// Adds a member this version of the schema does not define, written as given.
-    pub fn unknown_member(
-        mut self,
-        name: impl Into<String>,
-        value: serde_json::Value,
-    ) -> Self {
-        self.rest.unknown.insert(name.into(), value);
-        self
-    }
-}
-#[cfg(feature = "experimental")]
-impl<T0> WorktreeStartRequestExistingBuilder<(T0,)> {
-    /// The value, every required member set (else the compile error names each one
-    /// missing).
-    #[inline]
-    pub fn build(self) -> WorktreeStartRequestExisting
-    where
-        T0: crate::support::Has<crate::members::path, String>,
-    {
-        let (path,) = self.required;
-        let rest = self.rest;
-        WorktreeStartRequestExisting {
-            path: path.value(),
-            unknown: rest.unknown,
-        }
-    }
+crate::support::builder! {
+    # [
+        cfg(feature = "experimental")    ]
+    WorktreeStartRequestExisting, WorktreeStartRequestExistingBuilder, WorktreeStartRequestExistingBuilderRest, unknown, " A builder of [`WorktreeStartRequestExisting`]: set members by name; `build()` compiles once the required ones (`path`) are.";
+    required [
+        T0 path path: String => String, "path", path;
+    ]
+    optional []
 }
 #[cfg(feature = "experimental")]
 impl Validate for WorktreeStartRequestExisting {}

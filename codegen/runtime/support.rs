@@ -322,6 +322,160 @@ macro_rules! impl_deserialize {
 }
 
 pub(crate) use impl_deserialize;
+
+/// A generated struct's builder, from one entry per member: `builder()`, the builder type,
+/// a setter per member and `build()`. The builder's type parameter is a tuple with a slot per
+/// required member, [`Unset`] until its setter ran (then the member's type), so `build()`
+/// compiles once every slot holds its member ([`Has`] names a missing one).
+///
+/// Required entries: `TYPE_PARAM field setter: Into => Stored, "wire", marker;` in order;
+/// optional ones: `#[gate]* kind field setter [null_setter]: Into => Stored, "wire";` with
+/// `kind` one of `nullable` (required and nullable: `null` until set), `optional` and
+/// `tristate` (which has the null setter). `Stored` is made `From` the `Into` type (a `Box`
+/// of it, or the type itself).
+macro_rules! builder {
+    (
+        $(#[$gate:meta])*
+        $name:ident, $builder:ident, $rest:ident, $unknown:ident, $doc:literal;
+        required [$($p:ident $field:ident $setter:ident: $into:ty => $stored:ty, $wire:literal, $marker:ident;)*]
+        optional [$($(#[$fgate:meta])* $kind:ident $ofield:ident $osetter:ident $([$null:ident])?: $ointo:ty => $ostored:ty, $owire:literal;)*]
+    ) => {
+        $(#[$gate])*
+        impl $name {
+            #[doc = concat!(" Starts a [`", stringify!($builder), "`]; every member is set by name.")]
+            #[inline]
+            pub fn builder() -> $builder {
+                $builder {
+                    required: ($($crate::support::unset!($p),)*),
+                    rest: $rest {
+                        $($(#[$fgate])* $ofield: $crate::support::builder_slot!(@empty $kind),)*
+                        $unknown: ::serde_json::Map::new(),
+                    },
+                }
+            }
+        }
+
+        $(#[$gate])*
+        #[doc = $doc]
+        #[must_use]
+        pub struct $builder<R = ($($crate::support::unset!($p),)*)> {
+            required: R,
+            rest: $rest,
+        }
+
+        $(#[$gate])*
+        struct $rest {
+            $($(#[$fgate])* $ofield: $crate::support::builder_slot!(@type $kind $ostored),)*
+            $unknown: ::serde_json::Map<String, ::serde_json::Value>,
+        }
+
+        $crate::support::builder!(@required $(#[$gate])* $builder [] [$($p $field $setter: $into => $stored, $wire;)*]);
+
+        $(#[$gate])*
+        impl<R> $builder<R> {
+            $($crate::support::builder_slot!(@setter $(#[$fgate])* $kind $ofield $osetter $([$null])?: $ointo => $ostored, $owire);)*
+
+            /// Adds a member this version of the schema does not define, written as given.
+            pub fn unknown_member(mut self, name: impl Into<String>, value: ::serde_json::Value) -> Self {
+                self.rest.$unknown.insert(name.into(), value);
+                self
+            }
+        }
+
+        $(#[$gate])*
+        impl<$($p,)*> $builder<($($p,)*)> {
+            /// The value, every required member set (else the compile error names each one
+            /// missing).
+            #[inline]
+            pub fn build(self) -> $name
+            where
+                $($p: $crate::support::Has<$crate::members::$marker, $stored>,)*
+            {
+                let ($($field,)*) = self.required;
+                let rest = self.rest;
+                $name {
+                    $($field: $field.value(),)*
+                    $($(#[$fgate])* $ofield: rest.$ofield,)*
+                    $unknown: rest.$unknown,
+                }
+            }
+        }
+    };
+    // The required members' setters, one at a time: those before it keep their slots' types.
+    (@required $(#[$gate:meta])* $builder:ident [$($dp:ident $df:ident)*] []) => {};
+    (
+        @required $(#[$gate:meta])* $builder:ident [$($dp:ident $df:ident)*]
+        [$p:ident $field:ident $setter:ident: $into:ty => $stored:ty, $wire:literal; $($np:ident $nf:ident $ns:ident: $ni:ty => $nt:ty, $nw:literal;)*]
+    ) => {
+        $(#[$gate])*
+        impl<$($dp,)* $($np,)*> $builder<($($dp,)* $crate::support::Unset, $($np,)*)> {
+            #[doc = concat!(" Sets `", $wire, "`.")]
+            pub fn $setter(self, $field: impl Into<$into>) -> $builder<($($dp,)* $stored, $($np,)*)> {
+                let ($($df,)* _, $($nf,)*) = self.required;
+                let $field: $into = $field.into();
+                $builder { required: ($($df,)* <$stored>::from($field), $($nf,)*), rest: self.rest }
+            }
+        }
+        $crate::support::builder!(@required $(#[$gate])* $builder [$($dp $df)* $p $field] [$($np $nf $ns: $ni => $nt, $nw;)*]);
+    };
+}
+
+pub(crate) use builder;
+
+/// `Unset`, once for each type parameter (a builder's empty slots); unused where no struct has
+/// a required member.
+#[allow(unused_macros)]
+macro_rules! unset {
+    ($p:ident) => {
+        $crate::support::Unset
+    };
+}
+
+#[allow(unused_imports)]
+pub(crate) use unset;
+
+/// A builder's slot of a member that is not required: its type, empty value and setters;
+/// unused where no struct has such a member.
+#[allow(unused_macros)]
+macro_rules! builder_slot {
+    (@type tristate $t:ty) => { $crate::Tristate<$t> };
+    (@type $kind:ident $t:ty) => { ::std::option::Option<$t> };
+    (@empty tristate) => { $crate::Tristate::Absent };
+    (@empty $kind:ident) => { ::std::option::Option::None };
+    (@setter $(#[$fgate:meta])* tristate $field:ident $setter:ident [$null:ident]: $into:ty => $t:ty, $wire:literal) => {
+        #[doc = concat!(" Sets to a value (else it is left out) `", $wire, "`.")]
+        $(#[$fgate])*
+        pub fn $setter(mut self, $field: impl Into<$into>) -> Self {
+            let $field: $into = $field.into();
+            self.rest.$field = $crate::Tristate::Value(<$t>::from($field));
+            self
+        }
+        #[doc = concat!(" Sets `", $wire, "` to `null` (else it is left out).")]
+        $(#[$fgate])*
+        pub fn $null(mut self) -> Self {
+            self.rest.$field = $crate::Tristate::Null;
+            self
+        }
+    };
+    (@setter $(#[$fgate:meta])* nullable $field:ident $setter:ident: $into:ty => $t:ty, $wire:literal) => {
+        $crate::support::builder_slot!(@some $(#[$fgate])* $field $setter: $into => $t, concat!(" Sets (else it is written as `null`) `", $wire, "`."));
+    };
+    (@setter $(#[$fgate:meta])* optional $field:ident $setter:ident: $into:ty => $t:ty, $wire:literal) => {
+        $crate::support::builder_slot!(@some $(#[$fgate])* $field $setter: $into => $t, concat!(" Sets (else it is left out) `", $wire, "`."));
+    };
+    (@some $(#[$fgate:meta])* $field:ident $setter:ident: $into:ty => $t:ty, $doc:expr) => {
+        #[doc = $doc]
+        $(#[$fgate])*
+        pub fn $setter(mut self, $field: impl Into<$into>) -> Self {
+            let $field: $into = $field.into();
+            self.rest.$field = ::std::option::Option::Some(<$t>::from($field));
+            self
+        }
+    };
+}
+
+#[allow(unused_imports)]
+pub(crate) use builder_slot;
 // msp-codegen: end structs
 
 /// One broken constraint found by `validate()`.

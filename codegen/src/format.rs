@@ -17,8 +17,115 @@ pub fn format(tokens: TokenStream, header: &str, path: &str) -> Result<String, E
         }
         .into()
     })?;
-    let text = one_member_a_line(&prettyplease::unparse(&file));
+    let text = builders_laid_out(&one_member_a_line(&prettyplease::unparse(&file)));
     Ok(format!("// {header}\n\n{text}"))
+}
+
+/// The start of a builder's entries (`support::builder!`).
+const BUILDER_MACRO: &str = "crate::support::builder! {\n";
+
+/// prettyplease fills a `builder!` invocation like prose; lay it out as its entries: the
+/// header, then `required [`, one member a line, `]`, and the same for `optional`.
+fn builders_laid_out(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(BUILDER_MACRO) {
+        let body_start = start + BUILDER_MACRO.len();
+        let Some(len) = rest[body_start..].find("\n}\n") else {
+            break;
+        };
+        out.push_str(&rest[..body_start]);
+        out.push_str(&builder_entries(&rest[body_start..body_start + len]));
+        rest = &rest[body_start + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+// The body of one `builder!`: its tokens as prettyplease filled them, one entry a line.
+fn builder_entries(body: &str) -> String {
+    // Runs of whitespace become one space, outside string literals.
+    let mut flat = String::with_capacity(body.len());
+    let (mut in_string, mut escaped, mut space) = (false, false, false);
+    for c in body.chars() {
+        if in_string {
+            flat.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !flat.is_empty() {
+            flat.push(' ');
+        }
+        space = false;
+        flat.push(c);
+        in_string = c == '"';
+    }
+    let flat = flat
+        .replace(" : ", ": ")
+        .replace(" < ", "<")
+        .replace(" >", ">")
+        .replace(" :: ", "::");
+    // Split at the `;` and brackets that are not inside string literals.
+    let mut out = String::from("    ");
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut depth = 0;
+    let mut chars = flat.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '[' => {
+                depth += 1;
+                out.push_str(" [\n        ");
+            }
+            ']' => {
+                depth -= 1;
+                let trimmed = out.trim_end_matches([' ']).len();
+                out.truncate(trimmed);
+                if out.ends_with("\n        ") || out.ends_with("\n") {
+                    let trimmed = out.trim_end().len();
+                    out.truncate(trimmed);
+                    out.push('\n');
+                }
+                out.push_str("    ]");
+                while chars.peek() == Some(&' ') {
+                    chars.next();
+                }
+                out.push_str("\n    ");
+            }
+            ';' => {
+                out.push(';');
+                while chars.peek() == Some(&' ') {
+                    chars.next();
+                }
+                out.push_str(if depth > 0 { "\n        " } else { "\n    " });
+            }
+            _ => out.push(c),
+        }
+    }
+    out.trim_end().replace(" [\n    ]", " []")
 }
 
 /// The macros whose entries are laid out one a line, so that adding one is a one-line diff.

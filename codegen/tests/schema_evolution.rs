@@ -118,7 +118,8 @@ fn cargo_build_downstream_survives_an_added_optional_member_not_a_required_one()
         "an added required member went unnoticed"
     );
     assert!(
-        stderr.contains("no method named `build` found") && stderr.contains("app/src/main.rs"),
-        "the error should point at the value that lacks the member:\n{stderr}"
+        stderr.contains("the builder is missing the member `proto::members::audience`")
+            && stderr.contains("app/src/main.rs"),
+        "the error should name the member and point at the value that lacks it:\n{stderr}"
     );
 }

@@ -52,203 +52,59 @@ fn builder(
     let builder = ident(&body.builder);
     let rest = format_ident!("{}Rest", body.builder);
     let unknown = ident(&body.unknown_field);
-    let required: Vec<&Field> = fields
+    let (required, others): (Vec<&Field>, Vec<&Field>) = fields
         .iter()
         .copied()
-        .filter(|f| f.kind == FieldKind::Required)
-        .collect();
-    let others: Vec<&Field> = fields
-        .iter()
-        .copied()
-        .filter(|f| f.kind != FieldKind::Required)
-        .collect();
-    // The required members' slots: `Unset` until set, then the member's type.
-    let slots: Vec<TokenStream> = required
-        .iter()
-        .map(|_| quote!(crate::support::Unset))
-        .collect();
-    let tuple = |items: &[TokenStream]| quote!((#(#items,)*));
-    let unset = tuple(&slots);
-    let params: Vec<Ident> = (0..required.len()).map(|i| format_ident!("T{i}")).collect();
-    // `build()`: every slot must hold its member; a missing one is named by its marker.
-    let provided = required.iter().zip(&params).map(|(field, param)| {
+        .partition(|f| f.kind == FieldKind::Required);
+    let required_entries = required.iter().enumerate().map(|(index, field)| {
+        let param = format_ident!("T{index}");
+        let rust = ident(&field.rust);
+        let setter = setter_name(field);
+        let (into, stored) = (ctx.ty(&field.ty), stored(ctx, field));
+        let wire = &field.wire;
         let marker = ident(&ctx.markers[&field.wire]);
-        let ty = super::structs::field_ty(ctx, field);
-        quote!(#param: crate::support::Has<crate::members::#marker, #ty>,)
+        quote!(#param #rust #setter: #into => #stored, #wire, #marker;)
     });
-    let bound: Vec<TokenStream> = provided.collect();
-    let where_clause = (!bound.is_empty()).then(|| quote!(where #(#bound)*));
-    let setters_required = required.iter().enumerate().map(|(index, field)| {
-        let setter = setter_name(field);
-        let arg = ident(&field.rust);
-        let (into, value) = into_value(ctx, field, &arg);
-        let mut before: Vec<TokenStream> = params.iter().map(|p| quote!(#p)).collect();
-        let mut after = before.clone();
-        before[index] = quote!(crate::support::Unset);
-        after[index] = super::structs::field_ty(ctx, field);
-        let generics: Vec<&Ident> = params
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != index)
-            .map(|(_, p)| p)
-            .collect();
-        let bindings: Vec<TokenStream> = params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                if i == index {
-                    quote!(_)
-                } else {
-                    let v = format_ident!("{}", p.to_string().to_lowercase());
-                    quote!(#v)
-                }
-            })
-            .collect();
-        let values: Vec<TokenStream> = params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                if i == index {
-                    value.clone()
-                } else {
-                    let v = format_ident!("{}", p.to_string().to_lowercase());
-                    quote!(#v)
-                }
-            })
-            .collect();
-        let (before, after) = (tuple(&before), tuple(&after));
-        let (bindings, values) = (tuple(&bindings), tuple(&values));
-        let doc = setter_doc(field);
-        quote! {
-            #gate
-            impl<#(#generics),*> #builder<#before> {
-                #doc
-                pub fn #setter(self, #arg: impl Into<#into>) -> #builder<#after> {
-                    let #bindings = self.required;
-                    #builder { required: #values, rest: self.rest }
-                }
-            }
-        }
-    });
-    let setters_optional = others.iter().map(|field| {
-        let setter = setter_name(field);
+    let optional_entries = others.iter().map(|field| {
+        let gate = cfg(field.experimental);
         let rust = ident(&field.rust);
-        let (into, value) = into_value(ctx, field, &rust);
-        let slot = match field.kind {
-            FieldKind::OptionalNullable => quote!(crate::Tristate::Value(#value)),
-            _ => quote!(Some(#value)),
+        let setter = setter_name(field);
+        let (into, stored) = (ctx.ty(&field.ty), stored(ctx, field));
+        let wire = &field.wire;
+        let (kind, null) = match field.kind {
+            FieldKind::OptionalNullable => {
+                let null = format_ident!("{}_null", setter);
+                (quote!(tristate), Some(quote!([#null])))
+            }
+            FieldKind::RequiredNullable => (quote!(nullable), None),
+            _ => (quote!(optional), None),
         };
-        let gate = cfg(field.experimental);
-        let doc = setter_doc(field);
-        // Optional and nullable: `null` is a third state, set by its own setter.
-        let null = (field.kind == FieldKind::OptionalNullable).then(|| {
-            let null_setter = format_ident!("{}_null", setter);
-            let doc = format!(" Sets `{}` to `null` (else it is left out).", field.wire);
-            quote! {
-                #[doc = #doc]
-                #gate
-                pub fn #null_setter(mut self) -> Self {
-                    self.rest.#rust = crate::Tristate::Null;
-                    self
-                }
-            }
-        });
-        quote! {
-            #doc
-            #gate
-            pub fn #setter(mut self, #rust: impl Into<#into>) -> Self {
-                self.rest.#rust = #slot;
-                self
-            }
-            #null
-        }
-    });
-    let rest_fields = others.iter().map(|field| {
-        let rust = ident(&field.rust);
-        let ty = super::structs::field_ty(ctx, field);
-        let gate = cfg(field.experimental);
-        quote!(#gate #rust: #ty,)
-    });
-    // Written out rather than derived: an `#[inline]` constructor is compiled only where used.
-    let rest_init = others.iter().map(|field| {
-        let rust = ident(&field.rust);
-        let gate = cfg(field.experimental);
-        match field.kind {
-            FieldKind::OptionalNullable => quote!(#gate #rust: crate::Tristate::Absent,),
-            _ => quote!(#gate #rust: None,),
-        }
-    });
-    let required_names: Vec<Ident> = required.iter().map(|f| ident(&f.rust)).collect();
-    let init_required = required_names.iter().map(|n| quote!(#n: #n.value(),));
-    let init_others = others.iter().map(|field| {
-        let rust = ident(&field.rust);
-        let gate = cfg(field.experimental);
-        quote!(#gate #rust: rest.#rust,)
+        quote!(#gate #kind #rust #setter #null: #into => #stored, #wire;)
     });
     let wire: Vec<String> = required.iter().map(|f| format!("`{}`", f.wire)).collect();
-    let builder_doc = match wire.is_empty() {
+    let doc = match wire.is_empty() {
         true => format!(" A builder of [`{name}`]: set members by name, then `build()`."),
         false => format!(
-            " A builder of [`{name}`]: set members by name; `build()` is there once the required ones ({}) are.",
+            " A builder of [`{name}`]: set members by name; `build()` compiles once the required ones ({}) are.",
             wire.join(", ")
         ),
     };
-    let start_doc = format!(" Starts a [`{builder}`]; every member is set by name.");
     quote! {
-        #gate
-        impl #name {
-            #[doc = #start_doc]
-            #[inline]
-            pub fn builder() -> #builder {
-                #builder {
-                    required: #unset,
-                    rest: #rest { #(#rest_init)* #unknown: serde_json::Map::new() },
-                }
-            }
+        crate::support::builder! {
+            #gate
+            #name, #builder, #rest, #unknown, #doc;
+            required [#(#required_entries)*]
+            optional [#(#optional_entries)*]
         }
+    }
+}
 
-        #gate
-        #[doc = #builder_doc]
-        #[must_use]
-        pub struct #builder<R = #unset> {
-            required: R,
-            rest: #rest,
-        }
-
-        #gate
-        struct #rest {
-            #(#rest_fields)*
-            #unknown: serde_json::Map<String, serde_json::Value>,
-        }
-
-        #(#setters_required)*
-
-        #gate
-        impl<R> #builder<R> {
-            #(#setters_optional)*
-
-            /// Adds a member this version of the schema does not define, written as given.
-            pub fn unknown_member(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
-                self.rest.#unknown.insert(name.into(), value);
-                self
-            }
-        }
-
-        #gate
-        impl<#(#params),*> #builder<(#(#params,)*)> {
-            /// The value, every required member set (else the compile error names each one
-            /// missing).
-            #[inline]
-            pub fn build(self) -> #name #where_clause {
-                let (#(#required_names,)*) = self.required;
-                let rest = self.rest;
-                #name {
-                    #(#init_required)*
-                    #(#init_others)*
-                    #unknown: rest.#unknown,
-                }
-            }
-        }
+/// The type a member is kept as (boxed where the struct boxes it).
+fn stored(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
+    let inner = ctx.ty(&field.ty);
+    match ctx.boxed(field) {
+        true => quote!(Box<#inner>),
+        false => inner,
     }
 }
 
@@ -258,24 +114,4 @@ fn setter_name(field: &Field) -> Ident {
         "build" | "unknown_member" => format_ident!("{}_", field.rust),
         rust => ident(rust),
     }
-}
-
-/// What the setter takes (`impl Into<_>` of it) and the stored value made from `arg`.
-fn into_value(ctx: &Ctx<'_>, field: &Field, arg: &Ident) -> (TokenStream, TokenStream) {
-    let inner = ctx.ty(&field.ty);
-    match ctx.boxed(field) {
-        true => (inner, quote!(Box::new(#arg.into()))),
-        false => (inner, quote!(#arg.into())),
-    }
-}
-
-fn setter_doc(field: &Field) -> TokenStream {
-    let what = match field.kind {
-        FieldKind::Required => "Sets",
-        FieldKind::RequiredNullable => "Sets (else it is written as `null`)",
-        FieldKind::Optional => "Sets (else it is left out)",
-        FieldKind::OptionalNullable => "Sets to a value (else it is left out)",
-    };
-    let doc = format!(" {what} `{}`.", field.wire);
-    quote!(#[doc = #doc])
 }
