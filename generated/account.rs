@@ -44,17 +44,9 @@ crate::support::builder! {
 impl Validate for AccountLoginCancelResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AccountLoginCancelResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountLoginCancelResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AccountLoginCancelResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AccountLoginCancelResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AccountLoginCancelResult, "AccountLoginCancelResult"
+);
 /// Params of the `account/loginCompleted` notification: the terminal outcome of a login flow started with `account/loginStart`. It never carries the device code, the verification URL or any credential material.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -103,17 +95,9 @@ crate::support::builder! {
 impl Validate for AccountLoginCompletedParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AccountLoginCompletedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountLoginCompletedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AccountLoginCompletedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AccountLoginCompletedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AccountLoginCompletedParams, "AccountLoginCompletedParams"
+);
 /// Terminal outcome of a host-run login flow, reported in `account/loginCompleted`. Open enum: the host may add new outcomes, so a client should treat an unknown value as a generic failure to sign in.
 ///
 /// - `granted`: The user authorized the login and the host now holds the credential; an `account/changed` notification follows.
@@ -152,17 +136,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AccountLoginOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountLoginOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AccountLoginOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AccountLoginOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AccountLoginOutcome, "AccountLoginOutcome");
 /// Params of `account/loginStart`: which login flow to run and, for the API-key flow, the key to store. A mismatch between `type` and the presence of `apiKey` is rejected as invalid params.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -212,17 +186,9 @@ crate::support::builder! {
 impl Validate for AccountLoginStartParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AccountLoginStartParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountLoginStartParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AccountLoginStartParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AccountLoginStartParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AccountLoginStartParams, "AccountLoginStartParams"
+);
 /// Result of `account/loginStart`. For a device-code flow it carries what the client shows the user to finish signing in; for the API-key flow it is an empty object because the login completes within the call.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -287,17 +253,9 @@ crate::support::builder! {
 impl Validate for AccountLoginStartResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AccountLoginStartResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountLoginStartResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AccountLoginStartResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AccountLoginStartResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AccountLoginStartResult, "AccountLoginStartResult"
+);
 /// Selects the login flow that `account/loginStart` runs. Closed enum: any other value is rejected as invalid params.
 ///
 /// - `deviceCode`: Browser-based device-authorization flow: the result carries a URL and user code and the outcome arrives later in `account/loginCompleted`.
@@ -322,17 +280,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AccountLoginType {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountLoginType".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AccountLoginType").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AccountLoginType", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AccountLoginType, "AccountLoginType");
 /// The host's view of its credentials: the result of `account/read` and `account/logout` and the params of the `account/changed` notification. It never contains key material.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -394,17 +342,7 @@ crate::support::builder! {
 impl Validate for AccountState {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AccountState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AccountState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AccountState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AccountState, "AccountState");
 /// Which credential source the host is using. Open enum: future credential sources may appear as new values.
 ///
 /// - `loggedOut`: No credential is available.
@@ -439,14 +377,4 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AccountStateKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AccountStateKind".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AccountStateKind").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AccountStateKind", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AccountStateKind, "AccountStateKind");

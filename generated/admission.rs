@@ -55,17 +55,7 @@ crate::support::builder! {
 impl Validate for AdmissionChoice {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionChoice {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionChoice".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionChoice").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionChoice", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AdmissionChoice, "AdmissionChoice");
 /// Params of the `admission/decide` command: answers an open peer-admission prompt by picking one of its offered choices. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -127,17 +117,7 @@ crate::support::builder! {
 impl Validate for AdmissionDecideParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionDecideParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionDecideParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionDecideParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionDecideParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AdmissionDecideParams, "AdmissionDecideParams");
 /// Result of `admission/decide`: the host accepted the decision for processing. Every decide is final for its prompt; the authoritative outcome is the `admission/resolved` event. A decide that lost a race fails with `admissionAlreadyResolved` instead.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -191,17 +171,7 @@ crate::support::builder! {
 impl Validate for AdmissionDecideResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionDecideResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionDecideResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionDecideResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionDecideResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AdmissionDecideResult, "AdmissionDecideResult");
 /// How a peer-admission prompt ended. Produced by the host, so the set is open: clients should tolerate values they do not know.
 ///
 /// - `allow_once`: The user let this one message through.
@@ -240,17 +210,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionDecision {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionDecision".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionDecision").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionDecision", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AdmissionDecision, "AdmissionDecision");
 /// Params of `admission/listPending`: asks for every peer-admission prompt still open on a session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -293,17 +253,9 @@ crate::support::builder! {
 impl Validate for AdmissionListPendingParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionListPendingParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionListPendingParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionListPendingParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionListPendingParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AdmissionListPendingParams, "AdmissionListPendingParams"
+);
 /// Result of `admission/listPending`: the open peer-admission prompts of the session, each with the full payload its `admission/request` carried. The list is empty when nothing is waiting.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -351,17 +303,9 @@ crate::support::builder! {
 impl Validate for AdmissionListPendingResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionListPendingResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionListPendingResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionListPendingResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionListPendingResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AdmissionListPendingResult, "AdmissionListPendingResult"
+);
 /// A peer-admission prompt: another local session wants to deliver a message to this session, and the user decides whether to let it in. This is the payload of the server-to-client `admission/request` and of each `admission/listPending` entry; the matching `admission/requested` view event carries the same facts plus a `sourceRange`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -470,17 +414,7 @@ crate::support::builder! {
 impl Validate for AdmissionRequestParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionRequestParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionRequestParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionRequestParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionRequestParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AdmissionRequestParams, "AdmissionRequestParams");
 /// Params of the `admission/requested` view event: the durable, cursor-stamped copy of a peer-admission prompt. A client that missed the live frames gets the same payload back from `view/page`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -596,17 +530,9 @@ crate::support::builder! {
 impl Validate for AdmissionRequestedViewParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionRequestedViewParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionRequestedViewParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionRequestedViewParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionRequestedViewParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AdmissionRequestedViewParams, "AdmissionRequestedViewParams"
+);
 /// The winning outcome of a peer-admission prompt, handed to a client whose `admission/decide` arrived too late (as `admissionResolution` in the `admissionAlreadyResolved` error data) so it can close its prompt without another read.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -661,17 +587,9 @@ crate::support::builder! {
 impl Validate for AdmissionResolutionSummary {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionResolutionSummary {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionResolutionSummary".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionResolutionSummary").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionResolutionSummary", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AdmissionResolutionSummary, "AdmissionResolutionSummary"
+);
 /// Params of the `admission/resolved` view event: a peer-admission prompt has been settled. It is always delivered, so any client that showed the prompt can take it down.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -772,14 +690,6 @@ crate::support::builder! {
 impl Validate for AdmissionResolvedViewParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AdmissionResolvedViewParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AdmissionResolvedViewParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AdmissionResolvedViewParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AdmissionResolvedViewParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    AdmissionResolvedViewParams, "AdmissionResolvedViewParams"
+);

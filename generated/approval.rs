@@ -44,17 +44,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalAmendment {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalAmendment {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalAmendment".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalAmendment").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalAmendment", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalAmendment, "ApprovalAmendment");
 /// The lifetime of a policy rule that a decision on an approval added. Open set: expect values beyond those listed.
 ///
 /// - `session`: The rule lasts for the rest of this session only.
@@ -78,17 +68,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalAmendmentDurability {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalAmendmentDurability".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalAmendmentDurability").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalAmendmentDurability", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ApprovalAmendmentDurability, "ApprovalAmendmentDurability"
+);
 /// What changed in a still-pending approval, as reported by `approval/updated`. `kind` names the change, and only the members that belong to that kind are present.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -179,17 +161,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalChange {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalChange {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalChange".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalChange").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalChange", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalChange, "ApprovalChange");
 /// One option the host offers for deciding an approval. The host mints the menu; a client shows `label` and sends the chosen `choiceId` in `approval/decide`, and never builds a choice of its own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -268,17 +240,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalChoice {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalChoice {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalChoice".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalChoice").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalChoice", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalChoice, "ApprovalChoice");
 /// The reach in time of the permission an approval choice grants. Open set: expect values beyond those listed.
 ///
 /// - `once`: Applies to this one action only.
@@ -306,17 +268,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalChoiceScope {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalChoiceScope".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalChoiceScope").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalChoiceScope", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalChoiceScope, "ApprovalChoiceScope");
 /// What a pending Computer Use action would do, for the approval card a client shows: the page, the window, the steps and the data it would send. Empty lists and missing facts are left out, never `null`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -384,17 +336,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalCuaCardFacts {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalCuaCardFacts {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalCuaCardFacts".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalCuaCardFacts").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalCuaCardFacts", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalCuaCardFacts, "ApprovalCuaCardFacts");
 /// One piece of data a Computer Use action would send. `kind` says what it is: `secret` for a credential, `other` for data the host cannot describe; show `other` and any unknown kind as a plain data row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -443,17 +385,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalCuaDataFact {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalCuaDataFact {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalCuaDataFact".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalCuaDataFact").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalCuaDataFact", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalCuaDataFact, "ApprovalCuaDataFact");
 /// A masked rendering of a secret: a token's prefix and last four characters, a value's length, or nothing but the kind when every member is absent.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -514,17 +446,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalCuaMask {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalCuaMask {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalCuaMask".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalCuaMask").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalCuaMask", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalCuaMask, "ApprovalCuaMask");
 /// The web page a Computer Use action targets, reduced to its host name (no path, no query).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -566,17 +488,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalCuaPage {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalCuaPage {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalCuaPage".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalCuaPage").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalCuaPage", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalCuaPage, "ApprovalCuaPage");
 /// A screen point in the model's normalized coordinate space, where each axis runs from 0 to 1000.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -617,17 +529,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalCuaPoint {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalCuaPoint {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalCuaPoint".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalCuaPoint").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalCuaPoint", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalCuaPoint, "ApprovalCuaPoint");
 /// One consequential step of a Computer Use action, meant to be shown as one line built from `step`, `action`, `roleWord`, `label` and `effect` (for example: Step 2: Click button 'Save', which stores the form). A key step names its `chord`; a step that has neither label nor chord is placed by its `point`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -715,17 +617,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalCuaStep {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalCuaStep {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalCuaStep".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalCuaStep").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalCuaStep", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalCuaStep, "ApprovalCuaStep");
 /// Params of the `approval/decide` command: decides a pending approval by picking one of its offered choices. It is an ordinary idempotent command: the session must be loaded on this host and `commandId` is required.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -812,17 +704,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalDecideParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalDecideParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalDecideParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalDecideParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalDecideParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalDecideParams, "ApprovalDecideParams");
 /// Result of `approval/decide`: the host accepted the decision for processing. The authoritative outcome arrives as `approval/resolved` (final) or `approval/updated` (more stages to go) on the view stream.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -876,17 +758,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalDecideResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalDecideResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalDecideResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalDecideResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalDecideResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalDecideResult, "ApprovalDecideResult");
 /// The decision an approval choice applies, or the one an approval ended with. The set is open: newer hosts may send values not listed here.
 ///
 /// - `approved`: The action may run, this time only.
@@ -930,17 +802,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalDecision {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalDecision".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalDecision").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalDecision", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalDecision, "ApprovalDecision");
 /// Params of `approval/listPending`: reads the approvals and user-input prompts still open on a session. It is a plain read of the session log: it needs no lease, works whether or not the session is loaded, and does not subscribe.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -977,17 +839,9 @@ crate::support::builder! {
 }
 impl Validate for ApprovalListPendingParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalListPendingParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalListPendingParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalListPendingParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalListPendingParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ApprovalListPendingParams, "ApprovalListPendingParams"
+);
 /// Result of `approval/listPending`: every open approval and user-input prompt of the session in full, ordered by the `viewCursor` each opened at. With nothing waiting, both lists come back empty. The answer may be outdated as soon as it arrives; `approval/decide` stays race-safe through its `requirementId` check.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1029,17 +883,9 @@ crate::support::builder! {
 }
 impl Validate for ApprovalListPendingResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalListPendingResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalListPendingResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalListPendingResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalListPendingResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ApprovalListPendingResult, "ApprovalListPendingResult"
+);
 /// The approval enforcement mode of a session. The set is closed: a client can only select one of these preconfigured modes, never define a policy of its own, and any other value is rejected.
 ///
 /// - `allowAll`: Every tool action runs without asking.
@@ -1069,17 +915,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalMode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalMode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalMode").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalMode", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalMode, "ApprovalMode");
 /// Whether a mode change actually changed anything. Failures are reported as `commandRejected` errors, not here. The set is open.
 ///
 /// - `completed`: The session now runs in the requested mode.
@@ -1103,17 +939,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalModeApplyOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalModeApplyOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalModeApplyOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalModeApplyOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ApprovalModeApplyOutcome, "ApprovalModeApplyOutcome"
+);
 /// How the session's current approval mode came to be in force. The set is open.
 ///
 /// - `startup`: Set when the session started, from its start parameters or the host configuration.
@@ -1141,17 +969,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalModeSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalModeSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalModeSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalModeSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalModeSource, "ApprovalModeSource");
 /// Where a tool action came from (the command or page that led to it), for the user's benefit when judging the request. Purely informational and not trusted; no policy rule ever looks at it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1200,17 +1018,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalOrigin {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalOrigin {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalOrigin".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalOrigin").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalOrigin", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalOrigin, "ApprovalOrigin");
 /// Outcome of writing a granted rule into the local policy store. Open set.
 ///
 /// - `succeeded`: The rule was saved.
@@ -1234,17 +1042,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalPersistenceStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalPersistenceStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalPersistenceStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalPersistenceStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ApprovalPersistenceStatus, "ApprovalPersistenceStatus"
+);
 /// The effect of an approval's outcome on the gated action: run it or not. Open set.
 ///
 /// - `allow`: The action may run.
@@ -1268,17 +1068,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalPolicyResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalPolicyResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalPolicyResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalPolicyResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalPolicyResult, "ApprovalPolicyResult");
 /// A pending approval: a tool action that needs a decision before it runs. This payload is the params of the server-to-client `approval/request`, of the `approval/requested` and `approval/reviewing` view events, and of each `approval/listPending` entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1439,17 +1229,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalRequestParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalRequestParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalRequestParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalRequestParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalRequestParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalRequestParams, "ApprovalRequestParams");
 /// Points at a single requirement inside an approval; a shell command has one requirement per stage. Echo it as `requirementId` when calling `approval/decide`; an `approvalRequirementStale` error reports the requirement that is current instead.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1492,17 +1272,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalRequirementRef {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalRequirementRef {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalRequirementRef".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalRequirementRef").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalRequirementRef", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalRequirementRef, "ApprovalRequirementRef");
 /// The winning outcome of an approval, handed to a client whose `approval/decide` arrived too late (as `resolution` in the `approvalAlreadyResolved` error data) so it can close its dialog without another read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1550,17 +1320,9 @@ crate::support::builder! {
 }
 impl Validate for ApprovalResolutionSummary {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalResolutionSummary {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalResolutionSummary".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalResolutionSummary").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalResolutionSummary", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ApprovalResolutionSummary, "ApprovalResolutionSummary"
+);
 /// The party that settled an approval. Open set.
 ///
 /// - `user`: A person, through `approval/decide`.
@@ -1588,17 +1350,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalResolvedBy {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalResolvedBy".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalResolvedBy").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalResolvedBy", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalResolvedBy, "ApprovalResolvedBy");
 /// Params of the `approval/resolved` view event: an approval reached its final decision. It is always delivered, so any client that showed the approval can close its dialog, including the one whose command won.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1735,17 +1487,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalResolvedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalResolvedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalResolvedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalResolvedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalResolvedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalResolvedParams, "ApprovalResolvedParams");
 /// One stage of a shell-command approval: a single command out of a pipeline or command list, approved on its own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1831,17 +1573,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalStage {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalStage {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalStage".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalStage").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalStage", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalStage, "ApprovalStage");
 /// How one stage of a shell-command approval was settled, recorded when the approval reached its final decision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1902,17 +1634,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalStageEvidence {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalStageEvidence {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalStageEvidence".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalStageEvidence").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalStageEvidence", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalStageEvidence, "ApprovalStageEvidence");
 /// State of one shell stage: waiting for a decision, or satisfied and by what means. Satisfied stages stay in the list so a client can show how far the approval has got.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1961,17 +1683,9 @@ crate::support::builder! {
 }
 impl Validate for ApprovalStageResolution {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalStageResolution {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalStageResolution".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalStageResolution").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalStageResolution", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ApprovalStageResolution, "ApprovalStageResolution"
+);
 /// Identifies the child agent (a native subagent) behind an approval that is shown on its parent session, so a client can say which child is asking. Left out entirely on the parent's own approvals.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2020,17 +1734,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalSubagentOrigin {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalSubagentOrigin {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalSubagentOrigin".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalSubagentOrigin").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalSubagentOrigin", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalSubagentOrigin, "ApprovalSubagentOrigin");
 /// What an approval is about, discriminated by `kind`; only the members that belong to the kind are present. New kinds may appear: show an unfamiliar kind in a generic way and never approve it automatically.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2149,17 +1853,7 @@ crate::support::builder! {
 }
 impl Validate for ApprovalSubject {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalSubject {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalSubject".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalSubject").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalSubject", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalSubject, "ApprovalSubject");
 /// A rule the host proposes for a shell stage: any command beginning with `argvPrefix` would then run in this workspace with no prompt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2201,17 +1895,9 @@ crate::support::builder! {
 }
 impl Validate for ApprovalSuggestedPrefix {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalSuggestedPrefix {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalSuggestedPrefix".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalSuggestedPrefix").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalSuggestedPrefix", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ApprovalSuggestedPrefix, "ApprovalSuggestedPrefix"
+);
 /// Params of the `approval/updated` view event: an approval is still pending but its state changed. Carries the refreshed pending view (subject, choices, current requirement) and the one change that caused it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2308,14 +1994,4 @@ crate::support::builder! {
 }
 impl Validate for ApprovalUpdatedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ApprovalUpdatedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ApprovalUpdatedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ApprovalUpdatedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ApprovalUpdatedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ApprovalUpdatedParams, "ApprovalUpdatedParams");

@@ -56,17 +56,7 @@ crate::support::builder! {
 impl Validate for AbnormalEnd {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AbnormalEnd {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AbnormalEnd".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AbnormalEnd").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AbnormalEnd", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AbnormalEnd, "AbnormalEnd");
 /// A kind of server-initiated request that is waiting on a session and needs a person, as listed in a session's `attention`. The set is open: ignore values you do not know.
 ///
 /// - `approvalPending`: At least one tool-action approval is waiting for a decision.
@@ -94,17 +84,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for AttentionFlag {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "AttentionFlag".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "AttentionFlag").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("AttentionFlag", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(AttentionFlag, "AttentionFlag");
 /// Who moved a tool task into the background. Open: hosts may send values not listed here.
 ///
 /// - `user`: The user asked for it, for example through `task/background`.
@@ -128,17 +108,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for BackgroundInitiator {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "BackgroundInitiator".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "BackgroundInitiator").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("BackgroundInitiator", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(BackgroundInitiator, "BackgroundInitiator");
 /// How a running `toolCall` item is presented as a background row. It only drives display: whether the task really was moved to the background is told by the item's `background` flag. Open: new states may appear.
 ///
 /// - `backgrounded`: Show the item as a task running in the background.
@@ -161,17 +131,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for BackgroundState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "BackgroundState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "BackgroundState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("BackgroundState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(BackgroundState, "BackgroundState");
 /// Carried as `backgroundStatus` on a running `toolCall` item: how to present it as a background row, plus the live status line of that row. Experimental; clients that do not render background rows can ignore it.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -220,17 +180,7 @@ crate::support::builder! {
 impl Validate for BackgroundStatus {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for BackgroundStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "BackgroundStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "BackgroundStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("BackgroundStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(BackgroundStatus, "BackgroundStatus");
 /// Carried as `backgroundTerminalCompletion` on an item of that kind: what a client needs to show that a backgrounded tool call has finished. All five members are always present.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -298,17 +248,9 @@ crate::support::builder! {
 }
 impl Validate for BackgroundTerminalCompletion {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for BackgroundTerminalCompletion {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "BackgroundTerminalCompletion".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "BackgroundTerminalCompletion").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("BackgroundTerminalCompletion", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    BackgroundTerminalCompletion, "BackgroundTerminalCompletion"
+);
 /// The most recent prompt the user sent in the session's main conversation that was blocked from running, returned by `session/resume` and `session/read` so a client can offer its text again (for example by putting it back in the input box). At most one is returned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -340,17 +282,7 @@ crate::support::builder! {
 }
 impl Validate for BlockedPrompt {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for BlockedPrompt {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "BlockedPrompt".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "BlockedPrompt").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("BlockedPrompt", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(BlockedPrompt, "BlockedPrompt");
 /// The latest version-control branch observed for the session's workspace, as carried in a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -402,17 +334,7 @@ crate::support::builder! {
 }
 impl Validate for BranchState {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for BranchState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "BranchState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "BranchState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("BranchState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(BranchState, "BranchState");
 /// A capability a client can request at `initialize` and the host can grant. Capabilities unlock optional or privileged methods and notifications. Open: new names may appear.
 ///
 /// - `userShell`: Running user shell commands through `session/userShell`.
@@ -472,17 +394,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CapabilityName {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CapabilityName".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CapabilityName").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CapabilityName", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CapabilityName, "CapabilityName");
 /// In a `history` envelope, the checkpoint boundary the host pruned history at: items that opened before the boundary are not served.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -519,17 +431,7 @@ crate::support::builder! {
 }
 impl Validate for CheckpointBoundary {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CheckpointBoundary {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CheckpointBoundary".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CheckpointBoundary").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CheckpointBoundary", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CheckpointBoundary, "CheckpointBoundary");
 /// What the client asks for at `initialize`: the experimental opt-in, capability requests, notification opt-outs and dialog support. Every member is optional with a default.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -625,17 +527,7 @@ crate::support::builder! {
 }
 impl Validate for ClientCapabilities {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ClientCapabilities {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ClientCapabilities".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ClientCapabilities").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ClientCapabilities", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ClientCapabilities, "ClientCapabilities");
 /// Tells the host which client program is connecting, in `initialize`. The host uses it only for logs and telemetry; it confers no rights.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -695,17 +587,7 @@ impl Validate for ClientInfo {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ClientInfo {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ClientInfo".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ClientInfo").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ClientInfo", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ClientInfo, "ClientInfo");
 /// Programming language of a Code Mode cell, written as a lowercase editor-style language id. Open enum: other engines may add values, so keep unknown ones.
 ///
 /// - `javascript`: JavaScript, run by the built-in V8 engine.
@@ -725,17 +607,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CodeModeLanguage {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CodeModeLanguage".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CodeModeLanguage").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CodeModeLanguage", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CodeModeLanguage, "CodeModeLanguage");
 /// A byte range inside a `toolCall` item's `visibleOutput` that holds public cell output. Offsets are byte positions in the UTF-8 form of `visibleOutput` after JSON decoding (not in the escaped wire text), and both ends fall between whole characters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -783,17 +655,7 @@ crate::support::builder! {
 }
 impl Validate for CodeModeOutputSpan {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CodeModeOutputSpan {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CodeModeOutputSpan".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CodeModeOutputSpan").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CodeModeOutputSpan", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CodeModeOutputSpan, "CodeModeOutputSpan");
 /// What a Code Mode output span contains. Open enum: each engine may introduce its own values.
 ///
 /// - `transcript`: Output the cell wrote for the transcript, i.e. what the user is meant to see.
@@ -813,17 +675,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CodeModeOutputStream {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CodeModeOutputStream".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CodeModeOutputStream").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CodeModeOutputStream", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CodeModeOutputStream, "CodeModeOutputStream");
 /// The `details` object of a `codeMode` tool receipt. Members that do not apply are left out rather than sent as `null`, and `outputSpans` is never sent as an empty list.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -892,17 +744,7 @@ crate::support::builder! {
 }
 impl Validate for CodeModeReceipt {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CodeModeReceipt {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CodeModeReceipt".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CodeModeReceipt").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CodeModeReceipt", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CodeModeReceipt, "CodeModeReceipt");
 /// The standard acknowledgement a command method returns: the host admitted the command. It says nothing about the outcome, which arrives later as view events.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -944,17 +786,7 @@ crate::support::builder! {
 }
 impl Validate for CommandAcceptedResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CommandAcceptedResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CommandAcceptedResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CommandAcceptedResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CommandAcceptedResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CommandAcceptedResult, "CommandAcceptedResult");
 /// The `status` of a command acknowledgement. Closed: other values are rejected.
 ///
 /// - `accepted`: The command was admitted; its effects follow as events.
@@ -976,17 +808,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CommandAckStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CommandAckStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CommandAckStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CommandAckStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CommandAckStatus, "CommandAckStatus");
 /// The `status` returned by command methods that only ever admit. Open: new values may appear.
 ///
 /// - `accepted`: The command was admitted; its effects follow as events.
@@ -1006,17 +828,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CommandStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CommandStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CommandStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CommandStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CommandStatus, "CommandStatus");
 /// The `status` returned by `session/compact`. Open: new values may appear.
 ///
 /// - `accepted`: Compaction was admitted and runs asynchronously.
@@ -1040,17 +852,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CompactStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CompactStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CompactStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CompactStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CompactStatus, "CompactStatus");
 /// How a compaction ended, on the `compaction` item. Open: new values may appear.
 ///
 /// - `compacted`: The context was compacted and a new boundary installed.
@@ -1082,17 +884,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CompactionOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CompactionOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CompactionOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CompactionOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CompactionOutcome, "CompactionOutcome");
 /// What started a compaction, on the `compaction` item. Open: new values may appear.
 ///
 /// - `manual`: A client asked for it with `session/compact`.
@@ -1116,17 +908,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CompactionTrigger {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CompactionTrigger".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CompactionTrigger").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CompactionTrigger", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CompactionTrigger, "CompactionTrigger");
 /// One application row in the computer-use settings: the user's standing choice for letting the agent operate that app.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1196,17 +978,7 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseApp {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseApp {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseApp".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseApp").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseApp", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseApp, "ComputerUseApp");
 /// The standing choice for one app under computer use. Open enum: unknown values may appear and should be shown as-is rather than rejected.
 ///
 /// - `ask`: Ask the user before the agent operates this app.
@@ -1234,17 +1006,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseAppChoice {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseAppChoice".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseAppChoice").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseAppChoice", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseAppChoice, "ComputerUseAppChoice");
 /// Why a computer-use settings row is read-only. Open enum: new reasons may appear.
 ///
 /// - `builtIn`: The host blocks this app by default and the block cannot be lifted.
@@ -1268,17 +1030,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseAppLock {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseAppLock".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseAppLock").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseAppLock", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseAppLock, "ComputerUseAppLock");
 /// One per-app choice to set through `computerUseSettings/update`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1320,17 +1072,7 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseAppPatch {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseAppPatch {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseAppPatch".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseAppPatch").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseAppPatch", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseAppPatch, "ComputerUseAppPatch");
 /// One entry in the computer-use blocked-apps list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1379,17 +1121,7 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseBlockedApp {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseBlockedApp {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseBlockedApp".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseBlockedApp").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseBlockedApp", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseBlockedApp, "ComputerUseBlockedApp");
 /// Value of a computer-use capability setting (computer control or screenshots). Open enum: a newer host may report values an older client does not know.
 ///
 /// - `ask`: Ask the user each time before the agent uses the capability.
@@ -1413,17 +1145,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseChoice {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseChoice".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseChoice").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseChoice", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseChoice, "ComputerUseChoice");
 /// An app installed or running on the host machine, offered to settings as a candidate to configure or block.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1465,17 +1187,9 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseInstalledApp {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseInstalledApp {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseInstalledApp".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseInstalledApp").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseInstalledApp", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ComputerUseInstalledApp, "ComputerUseInstalledApp"
+);
 /// Status of one macOS privacy permission needed for computer use, as last observed by setup. Open enum: new values may appear.
 ///
 /// - `granted`: The permission is granted.
@@ -1503,17 +1217,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUsePermission {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUsePermission".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUsePermission").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUsePermission", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUsePermission, "ComputerUsePermission");
 /// How full the model's context window is, as judged by the server against its thresholds (the hard threshold is checked first; both comparisons are inclusive). Open enum: treat unknown values as an unknown level.
 ///
 /// - `normal`: Usage is below the warning threshold.
@@ -1541,17 +1245,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ContextPressureLevel {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ContextPressureLevel".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ContextPressureLevel").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ContextPressureLevel", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ContextPressureLevel, "ContextPressureLevel");
 /// The snapshot's latest view of context-window occupancy: window size, tokens in use and the pressure level. The snapshot's `contextUsage` member is `null` until the server has enough data to compute it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1600,17 +1294,7 @@ crate::support::builder! {
 }
 impl Validate for ContextUsage {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ContextUsage {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ContextUsage".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ContextUsage").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ContextUsage", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ContextUsage, "ContextUsage");
 /// The `details` of a tool receipt whose `family` is `"cron"`: small machine-readable facts about a scheduled-job operation. Each member is present only for the operations it applies to.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1675,17 +1359,7 @@ crate::support::builder! {
 }
 impl Validate for CronReceipt {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CronReceipt {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CronReceipt".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CronReceipt").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CronReceipt", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CronReceipt, "CronReceipt");
 /// One job in the `jobs` array of a cron `list` receipt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1728,17 +1402,7 @@ crate::support::builder! {
 }
 impl Validate for CronReceiptJob {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CronReceiptJob {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CronReceiptJob".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CronReceiptJob").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CronReceiptJob", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CronReceiptJob, "CronReceiptJob");
 /// Estimated session cost computed by the server, carried in `CumulativeTokenUsage.cost`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1779,17 +1443,7 @@ crate::support::builder! {
 }
 impl Validate for CumulativeCost {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CumulativeCost {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CumulativeCost".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CumulativeCost").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CumulativeCost", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CumulativeCost, "CumulativeCost");
 /// Running token totals for a session, each call counted once. The counters only grow; `cost` is an estimate and may move in either direction when prices are re-read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1883,17 +1537,7 @@ crate::support::builder! {
 }
 impl Validate for CumulativeTokenUsage {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for CumulativeTokenUsage {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CumulativeTokenUsage".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "CumulativeTokenUsage").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("CumulativeTokenUsage", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(CumulativeTokenUsage, "CumulativeTokenUsage");
 /// Describes one stretch of the session log that could not be read, carried by a `damagedRange` item. The host notices the damage while reading the file and records nothing about it, so all figures here are worked out from the intact records before and after the stretch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1968,17 +1612,7 @@ crate::support::builder! {
 }
 impl Validate for DamagedRange {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for DamagedRange {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "DamagedRange".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "DamagedRange").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("DamagedRange", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(DamagedRange, "DamagedRange");
 /// Content of an `earlierHistory` item: the end of the conversation as saved in the checkpoint where the session's retained log begins. It stands for all the items that opened before that checkpoint and were pruned; the host builds it from the checkpoint, not from a log record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2014,17 +1648,7 @@ crate::support::builder! {
 }
 impl Validate for EarlierHistory {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for EarlierHistory {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "EarlierHistory".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "EarlierHistory").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("EarlierHistory", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(EarlierHistory, "EarlierHistory");
 /// One message of an `EarlierHistory`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2065,17 +1689,7 @@ crate::support::builder! {
 }
 impl Validate for EarlierHistoryMessage {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for EarlierHistoryMessage {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "EarlierHistoryMessage".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "EarlierHistoryMessage").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("EarlierHistoryMessage", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(EarlierHistoryMessage, "EarlierHistoryMessage");
 /// The approval mode currently in force for a session, with how it got there. It is the `effectiveMode` of the `session/setApprovalMode` result and the `approvalMode` member of a `Session`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2125,17 +1739,9 @@ crate::support::builder! {
 }
 impl Validate for EffectiveApprovalModeState {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for EffectiveApprovalModeState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "EffectiveApprovalModeState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "EffectiveApprovalModeState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("EffectiveApprovalModeState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    EffectiveApprovalModeState, "EffectiveApprovalModeState"
+);
 /// The model a session is currently using, as recorded in a session snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2186,17 +1792,7 @@ crate::support::builder! {
 }
 impl Validate for EffectiveModel {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for EffectiveModel {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "EffectiveModel".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "EffectiveModel").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("EffectiveModel", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(EffectiveModel, "EffectiveModel");
 /// The permission profile in force for a session together with the reviewer state of its running runtime. It is returned by `session/setPermissionProfile` and carried as `permissionState` on a `Session`; its members always describe one consistent moment.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -2263,17 +1859,9 @@ crate::support::builder! {
 impl Validate for EffectivePermissionState {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for EffectivePermissionState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "EffectivePermissionState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "EffectivePermissionState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("EffectivePermissionState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    EffectivePermissionState, "EffectivePermissionState"
+);
 /// The structured `error.data` object. Only `kind` is always present; every other member is optional and appears only on the error kinds that use it, so absence just means the member does not apply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2764,17 +2352,7 @@ crate::support::builder! {
 }
 impl Validate for ErrorData {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ErrorData {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ErrorData".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ErrorData").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ErrorData", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ErrorData, "ErrorData");
 /// The stable category in `error.data.kind`, in camelCase. Clients branch on this value; several kinds may share one numeric `code`. Open: new kinds are added as methods land, so treat an unknown kind by its `code`.
 ///
 /// - `parseError`: `-32700`: the frame was not valid JSON.
@@ -3022,17 +2600,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ErrorKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ErrorKind".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ErrorKind").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ErrorKind", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ErrorKind, "ErrorKind");
 /// The `error` member of an `ErrorResponse`: a registry code, a human-readable message and optional structured detail.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3080,17 +2648,7 @@ crate::support::builder! {
 }
 impl Validate for ErrorObject {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ErrorObject {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ErrorObject".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ErrorObject").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ErrorObject", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ErrorObject, "ErrorObject");
 /// A JSON-RPC response frame for a request that failed. A response carries either `result` or `error`, never both; this is the `error` case.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3140,17 +2698,7 @@ crate::support::builder! {
 }
 impl Validate for ErrorResponse {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ErrorResponse {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ErrorResponse".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ErrorResponse").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ErrorResponse", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ErrorResponse, "ErrorResponse");
 /// Tells `session/fork` how much of the source history to copy. It names a turn rather than a count, because turn ids do not shift when history is compacted or appended to concurrently.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3187,17 +2735,7 @@ crate::support::builder! {
 }
 impl Validate for ForkCutPoint {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ForkCutPoint {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ForkCutPoint".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ForkCutPoint").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ForkCutPoint", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ForkCutPoint, "ForkCutPoint");
 /// Where a forked session came from, as recorded when it was created. Carried in `Session.forkedFrom`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3253,17 +2791,7 @@ crate::support::builder! {
 }
 impl Validate for ForkProvenance {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ForkProvenance {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ForkProvenance".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ForkProvenance").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ForkProvenance", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ForkProvenance, "ForkProvenance");
 /// What is keeping a tool call from starting, as reported in `Item.heldFor`. Open enum: an unlisted value still means the call is held, by something this client does not recognize; never treat it as released.
 ///
 /// - `approval`: The call waits for a decision on its approval.
@@ -3287,17 +2815,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HeldFor {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HeldFor".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HeldFor").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HeldFor", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HeldFor, "HeldFor");
 /// Which form of history a `session/resume`, `session/fork` or `session/read` result actually served, which may differ from what was asked for. Open: treat an unknown mode as no history and page the view yourself.
 ///
 /// - `anchoredSnapshot`: A snapshot starting at the latest compaction boundary; `snapshot.anchor` is set.
@@ -3329,17 +2847,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HistoryMode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HistoryMode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HistoryMode").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HistoryMode", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HistoryMode, "HistoryMode");
 /// Why a result served no history (`history.mode` is `"none"`). Open: an unknown or missing value means the reason is not known; never infer it from the cursor.
 ///
 /// - `excluded`: The request asked for no items (`excludeItems`).
@@ -3375,17 +2883,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HistoryNoneReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HistoryNoneReason".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HistoryNoneReason").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HistoryNoneReason", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HistoryNoneReason, "HistoryNoneReason");
 /// The `history` preference of `session/resume`: which form of history the client would like. The host may serve a smaller form and reports what it served in `history.mode`. Closed: other values are rejected.
 ///
 /// - `auto`: Let the host pick the richest form that fits, trying anchored snapshot, inline, snapshot, a reduced snapshot, then none.
@@ -3415,17 +2913,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HistoryPreference {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HistoryPreference".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HistoryPreference").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HistoryPreference", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HistoryPreference, "HistoryPreference");
 /// What `turn/start` should do when a turn is already running. Absent means `"queue"`, so a caller that has not checked the session never alters a running turn by accident. Closed: other values are rejected.
 ///
 /// - `queue`: Run the new turn after the current one (and any already queued).
@@ -3451,17 +2939,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for IfBusy {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "IfBusy".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "IfBusy").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("IfBusy", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(IfBusy, "IfBusy");
 /// The JSON-RPC protocol marker every MSP frame carries in `jsonrpc`. Closed: the only accepted value is `"2.0"`.
 ///
 /// - `2.0`: JSON-RPC 2.0, the only version MSP speaks.
@@ -3479,17 +2957,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for JsonRpcVersion {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "JsonRpcVersion".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "JsonRpcVersion").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("JsonRpcVersion", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(JsonRpcVersion, "JsonRpcVersion");
 /// The most recently finished turn as folded into the session view. `session/resume` and `session/read` repeat it so a client reopening the session can, for example, show that the previous turn failed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3544,17 +3012,7 @@ crate::support::builder! {
 }
 impl Validate for LastTurn {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LastTurn {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LastTurn".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LastTurn").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LastTurn", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LastTurn, "LastTurn");
 /// Which kind of quota limit was hit, in a turn error's quota detail. Open: new values may appear.
 ///
 /// - `tierLimit`: The usage limit of the account's subscription tier.
@@ -3574,17 +3032,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LimitKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LimitKind".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LimitKind").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LimitKind", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LimitKind, "LimitKind");
 /// One limits setting that a request asked to set wider than the host allows. It appears in the `axes` list of a `limitsAboveMax` error, which names every such setting, not just the first.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3636,17 +3084,7 @@ crate::support::builder! {
 impl Validate for LimitsAboveMaxAxis {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LimitsAboveMaxAxis {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LimitsAboveMaxAxis".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LimitsAboveMaxAxis").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LimitsAboveMaxAxis", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LimitsAboveMaxAxis, "LimitsAboveMaxAxis");
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for LimitsAxisValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -3670,17 +3108,7 @@ pub enum LimitsAxisValue {
 impl Validate for LimitsAxisValue {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LimitsAxisValue {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LimitsAxisValue".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LimitsAxisValue").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LimitsAxisValue", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LimitsAxisValue, "LimitsAxisValue");
 /// Network access allowed to sandboxed commands. Closed enum: other values are rejected.
 ///
 /// - `restricted`: Network access from the sandbox is restricted.
@@ -3709,17 +3137,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LimitsNetworkMode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LimitsNetworkMode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LimitsNetworkMode").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LimitsNetworkMode", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LimitsNetworkMode, "LimitsNetworkMode");
 /// How an MCP server OAuth login flow ended, carried by `mcpServer/oauthLoginCompleted`. Open enum: new outcomes may appear.
 ///
 /// - `granted`: The user authorized access and the host stored the credential.
@@ -3758,17 +3176,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpOAuthLoginOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpOAuthLoginOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpOAuthLoginOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpOAuthLoginOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(McpOAuthLoginOutcome, "McpOAuthLoginOutcome");
 /// Result of the best-effort attempt to revoke an MCP OAuth credential with its provider during `mcpServer/oauthLogout`. Open enum: new values may appear.
 ///
 /// - `succeeded`: The provider accepted the revocation.
@@ -3799,17 +3207,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpOAuthRevocation {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpOAuthRevocation".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpOAuthRevocation").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpOAuthRevocation", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(McpOAuthRevocation, "McpOAuthRevocation");
 /// Metadata of an image attached to a `userMessage` item. The image bytes are not repeated in the view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3874,17 +3272,7 @@ crate::support::builder! {
 }
 impl Validate for MessageAttachment {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for MessageAttachment {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "MessageAttachment".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "MessageAttachment").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("MessageAttachment", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(MessageAttachment, "MessageAttachment");
 /// Phase the model declared for an `agentMessage`. Only the finished item has it; it is missing on `item/started`. Open enum: treat an absent or unknown value on a completed item as `finalAnswer`. It does not signal the end of the turn; `turn/completed` does.
 ///
 /// - `commentary`: Interim commentary written while the model is still working.
@@ -3908,17 +3296,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for MessagePhase {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "MessagePhase".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "MessagePhase").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("MessagePhase", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(MessagePhase, "MessagePhase");
 /// A JSON-RPC notification frame, sent by either side. It has no `id` and never gets a response; the `method` name selects the shape of `params`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3972,17 +3350,7 @@ crate::support::builder! {
 }
 impl Validate for Notification {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for Notification {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Notification".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "Notification").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("Notification", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(Notification, "Notification");
 /// Reference to output stored by the host (for example a tool's full output). Fetch its bytes with `item/readOutput`, passing `id`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4070,17 +3438,7 @@ crate::support::builder! {
 }
 impl Validate for OutputRef {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for OutputRef {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "OutputRef".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "OutputRef").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("OutputRef", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(OutputRef, "OutputRef");
 /// Whether the bytes behind an `OutputRef` can be served. Open enum: treat unknown values as not servable.
 ///
 /// - `available`: The bytes exist and can be read.
@@ -4112,17 +3470,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for OutputRefAvailability {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "OutputRefAvailability".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "OutputRefAvailability").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("OutputRefAvailability", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(OutputRefAvailability, "OutputRefAvailability");
 /// Short diff summary the server attaches to an editing `toolCall`, next to its `patchRef`. Counts are lines, never hunks or bytes; fetch the patch itself with `item/readOutput` using `patchRef.id`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4168,17 +3516,7 @@ crate::support::builder! {
 }
 impl Validate for PatchSummary {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PatchSummary {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PatchSummary".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PatchSummary").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PatchSummary", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PatchSummary, "PatchSummary");
 /// A reference to an approval that is still pending, as listed in a view snapshot's `pendingApprovals`. The full payload comes from `approval/listPending` or the re-issued `approval/request`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4228,17 +3566,7 @@ crate::support::builder! {
 }
 impl Validate for PendingApprovalPointer {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PendingApprovalPointer {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PendingApprovalPointer".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PendingApprovalPointer").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PendingApprovalPointer", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PendingApprovalPointer, "PendingApprovalPointer");
 /// Which kind of server-initiated request a `pendingRequests` entry points at. The set is open: skip entries of kinds you do not know.
 ///
 /// - `approval`: A pending approval; the entry carries `approvalId`.
@@ -4262,17 +3590,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PendingRequestKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PendingRequestKind".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PendingRequestKind").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PendingRequestKind", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PendingRequestKind, "PendingRequestKind");
 /// An entry of `pendingRequests` in the `session/resume` and `session/read` results: a request to a person that is still unanswered when a client joins. After a `session/resume` response the host sends the full request again (`approval/request` or `userInput/request`); `session/read` only lists it. The id member that is present depends on `kind`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4328,17 +3646,7 @@ crate::support::builder! {
 }
 impl Validate for PendingRequestPointer {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PendingRequestPointer {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PendingRequestPointer".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PendingRequestPointer").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PendingRequestPointer", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PendingRequestPointer, "PendingRequestPointer");
 /// A reference to a user-input prompt that is still open, as listed in a view snapshot's `pendingUserInputs`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4388,17 +3696,9 @@ crate::support::builder! {
 }
 impl Validate for PendingUserInputPointer {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PendingUserInputPointer {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PendingUserInputPointer".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PendingUserInputPointer").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PendingUserInputPointer", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PendingUserInputPointer, "PendingUserInputPointer"
+);
 /// The approval setting of a permission profile. Open enum: new values may appear.
 ///
 /// - `onRequest`: Approval is sought when the agent requests it, matching the `onRequest` approval mode.
@@ -4429,17 +3729,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionApprovalAxis {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionApprovalAxis".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionApprovalAxis").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionApprovalAxis", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PermissionApprovalAxis, "PermissionApprovalAxis");
 /// The four resolved settings of a committed permission profile: filesystem, network, approval and reviewer.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -4497,17 +3787,7 @@ crate::support::builder! {
 impl Validate for PermissionAxes {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionAxes {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionAxes".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionAxes").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionAxes", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PermissionAxes, "PermissionAxes");
 /// The filesystem setting of a permission profile. Open enum: new values may appear.
 ///
 /// - `sandboxed`: File access goes through the sandbox.
@@ -4534,17 +3814,9 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionFilesystemAxis {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionFilesystemAxis".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionFilesystemAxis").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionFilesystemAxis", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PermissionFilesystemAxis, "PermissionFilesystemAxis"
+);
 /// The network setting for local commands under a permission profile. Open enum: new values may appear.
 ///
 /// - `restricted`: Network access is restricted.
@@ -4575,17 +3847,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionNetworkAxis {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionNetworkAxis".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionNetworkAxis").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionNetworkAxis", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PermissionNetworkAxis, "PermissionNetworkAxis");
 /// Where one `log/physicalLine` chunk sits within its line.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -4632,17 +3894,7 @@ crate::support::builder! {
 impl Validate for PhysicalChunk {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PhysicalChunk {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PhysicalChunk".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PhysicalChunk").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PhysicalChunk", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PhysicalChunk, "PhysicalChunk");
 /// A place to start reading one log file: a byte offset at the start of a line, plus the number the client wants the next line to be given. The host uses `nextOrdinal` only to number the lines it sends and never checks it against the file; it must be between 1 and 2^63.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -4691,17 +3943,7 @@ crate::support::builder! {
 impl Validate for PhysicalCursor {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PhysicalCursor {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PhysicalCursor".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PhysicalCursor").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PhysicalCursor", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PhysicalCursor, "PhysicalCursor");
 /// A log file found under a session's home directory.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -4756,17 +3998,7 @@ crate::support::builder! {
 impl Validate for PhysicalFileEntry {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PhysicalFileEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PhysicalFileEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PhysicalFileEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PhysicalFileEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PhysicalFileEntry, "PhysicalFileEntry");
 /// Why a physical log subscription ended with `log/physicalReset`. Open: new values may appear.
 ///
 /// - `corrupt`: The file's content could not be read as complete lines.
@@ -4801,17 +4033,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PhysicalResetReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PhysicalResetReason".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PhysicalResetReason").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PhysicalResetReason", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PhysicalResetReason, "PhysicalResetReason");
 /// Platform family of the host process, reported in the `initialize` result. Closed: other values are rejected.
 ///
 /// - `unix`: A Unix-like system (Linux, macOS).
@@ -4833,17 +4055,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PlatformFamily {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PlatformFamily".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PlatformFamily").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PlatformFamily", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PlatformFamily, "PlatformFamily");
 /// Operating system of the host process, reported in the `initialize` result. Closed: other values are rejected.
 ///
 /// - `macos`: macOS.
@@ -4869,17 +4081,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PlatformOs {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PlatformOs".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PlatformOs").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PlatformOs", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PlatformOs, "PlatformOs");
 /// An input still waiting to be delivered to a session, as listed in `queuedInputs` of the `session/read` result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4944,17 +4146,7 @@ crate::support::builder! {
 }
 impl Validate for QueuedInput {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for QueuedInput {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "QueuedInput".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "QueuedInput").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("QueuedInput", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(QueuedInput, "QueuedInput");
 /// Details of a quota exhaustion attached to a turn error: which limit was hit and when it resets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4997,17 +4189,7 @@ crate::support::builder! {
 }
 impl Validate for QuotaDetail {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for QuotaDetail {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "QuotaDetail".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "QuotaDetail").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("QuotaDetail", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(QuotaDetail, "QuotaDetail");
 /// A position within one raw stream, meaning "read through here". A cursor belongs to a single stream and is never valid on another.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -5054,17 +4236,7 @@ crate::support::builder! {
 impl Validate for RawLogCursor {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RawLogCursor {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RawLogCursor".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RawLogCursor").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RawLogCursor", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RawLogCursor, "RawLogCursor");
 /// One raw log record as the host stores it. The member names are snake_case exactly as written to the host's log files, unlike the camelCase of the rest of the protocol. The envelope is stable; the `payload` is not.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -5175,17 +4347,7 @@ crate::support::builder! {
 impl Validate for RawLogRecordEnvelope {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RawLogRecordEnvelope {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RawLogRecordEnvelope".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RawLogRecordEnvelope").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RawLogRecordEnvelope", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RawLogRecordEnvelope, "RawLogRecordEnvelope");
 /// How much reasoning the model is asked to do, from least to most. Closed enum: any other value is rejected as invalid params. `none` asks for no reasoning; it does not mean "unset".
 ///
 /// - `none`: No reasoning.
@@ -5231,17 +4393,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ReasoningEffort {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ReasoningEffort".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ReasoningEffort").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ReasoningEffort", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ReasoningEffort, "ReasoningEffort");
 /// Who or what set the session's default reasoning effort. Open enum.
 ///
 /// - `user`: A user command, such as `session/setReasoningEffort`.
@@ -5269,17 +4421,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ReasoningEffortChangeSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ReasoningEffortChangeSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ReasoningEffortChangeSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ReasoningEffortChangeSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ReasoningEffortChangeSource, "ReasoningEffortChangeSource"
+);
 /// The session's current default reasoning effort, as shown in the snapshot; the same pair that `session/reasoningEffortChanged` reports.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5321,17 +4465,7 @@ crate::support::builder! {
 }
 impl Validate for ReasoningEffortState {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ReasoningEffortState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ReasoningEffortState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ReasoningEffortState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ReasoningEffortState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ReasoningEffortState, "ReasoningEffortState");
 /// The position of one raw record within its stream: the record's id and its sequence number.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5372,17 +4506,7 @@ crate::support::builder! {
 }
 impl Validate for RecordPosition {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecordPosition {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecordPosition".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecordPosition").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecordPosition", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecordPosition, "RecordPosition");
 /// Where the effective recovery mode came from, established independently of whether the request carried a mode. Open: new values may appear.
 ///
 /// - `request`: The request's `recoveryMode`.
@@ -5418,17 +4542,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecoveryEffectiveSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecoveryEffectiveSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecoveryEffectiveSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecoveryEffectiveSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    RecoveryEffectiveSource, "RecoveryEffectiveSource"
+);
 /// The recovery mode a client asks for in `session/start` or `session/resume`. Leaving it out is different from sending `"off"`: omission lets the host decide. Closed: other values are rejected.
 ///
 /// - `on`: Ask for recovery to be on.
@@ -5450,17 +4566,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecoveryMode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecoveryMode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecoveryMode").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecoveryMode", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecoveryMode, "RecoveryMode");
 /// One consistent snapshot of a session's recovery-mode state, taken by the host from a single session runtime. Carried on `session/read` and on some errors. Every member is required and non-null.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5536,17 +4642,7 @@ crate::support::builder! {
 }
 impl Validate for RecoveryObservation {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecoveryObservation {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecoveryObservation".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecoveryObservation").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecoveryObservation", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecoveryObservation, "RecoveryObservation");
 /// A recovery mode as observed by the host. Open: a value this version does not know must not be read as `"off"`.
 ///
 /// - `on`: Recovery is on.
@@ -5574,17 +4670,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecoveryObservedMode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecoveryObservedMode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecoveryObservedMode").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecoveryObservedMode", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecoveryObservedMode, "RecoveryObservedMode");
 /// The host's assessment of recovery for this session runtime. It is an assessment only, not a receipt that any operation was accepted. Open: new values may appear.
 ///
 /// - `qualified`: Recovery is supported for this runtime.
@@ -5616,17 +4702,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecoveryQualification {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecoveryQualification".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecoveryQualification").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecoveryQualification", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecoveryQualification, "RecoveryQualification");
 /// A display hint attached to an item for replaying a tree transition: which kinds of rows to mention and where to place the hint. The two members are sent together or the object is absent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5669,17 +4745,7 @@ crate::support::builder! {
 }
 impl Validate for ReplayHint {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ReplayHint {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ReplayHint".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ReplayHint").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ReplayHint", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ReplayHint, "ReplayHint");
 /// A JSON-RPC 2.0 request frame, sent in either direction: client to host for methods, host to client for prompts such as `approval/request`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5738,17 +4804,7 @@ crate::support::builder! {
 }
 impl Validate for Request {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for Request {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Request".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "Request").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("Request", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(Request, "Request");
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for RequestId {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -5769,17 +4825,7 @@ pub enum RequestId {
 }
 impl Validate for RequestId {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RequestId {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RequestId".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RequestId").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RequestId", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RequestId, "RequestId");
 /// The client's response to a host-to-client prompt (`approval/request`, `userInput/request`): an empty object meaning "this is being shown to a person". It changes nothing. The real decision or answer goes through a command such as `approval/decide` or `userInput/answer`. If the client replies with an error or the connection drops, the request stays pending and is delivered again on the next subscribe.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5815,17 +4861,7 @@ crate::support::builder! {
 }
 impl Validate for RequestReceipt {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RequestReceipt {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RequestReceipt".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RequestReceipt").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RequestReceipt", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RequestReceipt, "RequestReceipt");
 /// How a retract paired with an interrupt was settled, on `turn/retracted`. Open: an unknown value should be read as `"accepted"`, the historical meaning of the event.
 ///
 /// - `accepted`: The retract took effect: an `item/updated` re-sends the user message with `retracted: true`.
@@ -5849,17 +4885,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RetractOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RetractOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RetractOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RetractOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RetractOutcome, "RetractOutcome");
 /// Who reviews approval requests under a permission profile. Open: new values may appear.
 ///
 /// - `autoReview`: An automated reviewer decides.
@@ -5890,17 +4916,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ReviewerAuthority {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ReviewerAuthority".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ReviewerAuthority").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ReviewerAuthority", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ReviewerAuthority, "ReviewerAuthority");
 /// Carried as `Session.runningElsewhere`: the session is running in a different live process on the same machine.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -5954,17 +4970,7 @@ crate::support::builder! {
 impl Validate for RunningElsewhere {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RunningElsewhere {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RunningElsewhere".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RunningElsewhere").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RunningElsewhere", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RunningElsewhere, "RunningElsewhere");
 /// The kind of local process that has a session open, in `RunningElsewhere.origin`. Open enum: show an unknown value as some other process rather than dropping the session.
 ///
 /// - `tui`: The interactive terminal interface.
@@ -5995,17 +5001,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RunningElsewhereOrigin {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RunningElsewhereOrigin".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RunningElsewhereOrigin").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RunningElsewhereOrigin", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RunningElsewhereOrigin, "RunningElsewhereOrigin");
 /// The git worktree the runtime made for a subagent's child session, as recorded in the parent session's log and reported by `session/read`. Serving it does not look at the file system. Its three enums are open.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6088,17 +5084,7 @@ crate::support::builder! {
 }
 impl Validate for RuntimeWorktree {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RuntimeWorktree {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RuntimeWorktree".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RuntimeWorktree").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RuntimeWorktree", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RuntimeWorktree, "RuntimeWorktree");
 /// How the runtime cleans up a worktree it made, in `RuntimeWorktree.cleanupPolicy`. Open enum: expect values not listed here.
 ///
 /// - `removeIfClean`: Removed when it holds no uncommitted changes, kept otherwise.
@@ -6118,17 +5104,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RuntimeWorktreeCleanupPolicy {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RuntimeWorktreeCleanupPolicy".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RuntimeWorktreeCleanupPolicy").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RuntimeWorktreeCleanupPolicy", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    RuntimeWorktreeCleanupPolicy, "RuntimeWorktreeCleanupPolicy"
+);
 /// Where the cleanup of a runtime-made worktree stands, in `RuntimeWorktree.cleanupState`. Open enum: expect values not listed here.
 ///
 /// - `active`: No cleanup result is on record yet.
@@ -6160,17 +5138,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RuntimeWorktreeCleanupState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RuntimeWorktreeCleanupState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RuntimeWorktreeCleanupState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RuntimeWorktreeCleanupState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    RuntimeWorktreeCleanupState, "RuntimeWorktreeCleanupState"
+);
 /// Who owns a runtime-made worktree, in `RuntimeWorktree.ownership`. Open enum: expect values not listed here.
 ///
 /// - `runtimeOwned`: The runtime made the worktree and is responsible for cleaning it up.
@@ -6190,17 +5160,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RuntimeWorktreeOwnership {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RuntimeWorktreeOwnership".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RuntimeWorktreeOwnership").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RuntimeWorktreeOwnership", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    RuntimeWorktreeOwnership, "RuntimeWorktreeOwnership"
+);
 /// Reports if the host process is able to enforce sandboxing. Fixed for the life of the process and the same for every session and connection; clients cannot request it. Open: new values may appear.
 ///
 /// - `available`: Sandboxing can be enforced.
@@ -6224,17 +5186,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SandboxAvailability {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SandboxAvailability".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SandboxAvailability").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SandboxAvailability", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SandboxAvailability, "SandboxAvailability");
 /// Why the host cannot enforce its sandbox, sent only alongside `sandboxAvailability: "unavailable"`. Open: new reasons may appear; show an unknown one as unknown.
 ///
 /// - `userNamespacesDenied`: The operating system does not allow the unprivileged user namespaces the sandbox needs.
@@ -6258,17 +5210,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SandboxUnavailableReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SandboxUnavailableReason".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SandboxUnavailableReason").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SandboxUnavailableReason", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SandboxUnavailableReason, "SandboxUnavailableReason"
+);
 /// Identifies the wire schema the host speaks, inside the `initialize` result. `version` numbers the JSON-RPC envelope format only; it is unrelated to the snapshot `schemaVersion` and the raw-log `schema_version`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6322,17 +5266,7 @@ impl Validate for SchemaInfo {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SchemaInfo {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SchemaInfo".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SchemaInfo").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SchemaInfo", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SchemaInfo, "SchemaInfo");
 /// Identifies the host program in the `initialize` result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6373,17 +5307,7 @@ crate::support::builder! {
 }
 impl Validate for ServerInfo {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ServerInfo {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ServerInfo".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ServerInfo").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ServerInfo", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ServerInfo, "ServerInfo");
 /// Where a side session came from, as recorded when it was created. Carried in `Session.sideFrom`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6432,17 +5356,7 @@ crate::support::builder! {
 }
 impl Validate for SideProvenance {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SideProvenance {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SideProvenance".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SideProvenance").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SideProvenance", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SideProvenance, "SideProvenance");
 /// Identifies the compaction boundary an anchored snapshot begins at.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6485,17 +5399,7 @@ crate::support::builder! {
 }
 impl Validate for SnapshotAnchor {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SnapshotAnchor {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SnapshotAnchor".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SnapshotAnchor").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SnapshotAnchor", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SnapshotAnchor, "SnapshotAnchor");
 /// Everything the view fold knows about a session as of the snapshot cursor. Required members with nothing to report are `null`; keep members you do not know, since new ones may be added.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6662,17 +5566,7 @@ crate::support::builder! {
 }
 impl Validate for SnapshotState {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SnapshotState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SnapshotState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SnapshotState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SnapshotState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SnapshotState, "SnapshotState");
 /// The inclusive range of stored raw records a durable view event was folded from. Treat it as an opaque provenance token. Events built from short-lived records (such as `item/delta`) carry no `sourceRange`, because those records may be discarded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6718,17 +5612,7 @@ crate::support::builder! {
 }
 impl Validate for SourceRange {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SourceRange {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SourceRange".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SourceRange").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SourceRange", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SourceRange, "SourceRange");
 /// Retry status of the external operation behind a long-running tool call, carried in the item's `statusAttempt` member. It holds what a client needs to show a retry countdown itself, so the host does not send a tick per second.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6817,17 +5701,7 @@ crate::support::builder! {
 }
 impl Validate for StatusAttempt {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for StatusAttempt {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "StatusAttempt".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "StatusAttempt").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("StatusAttempt", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(StatusAttempt, "StatusAttempt");
 /// Counts of the child tasks of a long-running tool call, carried in the item's `statusChildren` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6888,17 +5762,7 @@ crate::support::builder! {
 }
 impl Validate for StatusChildren {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for StatusChildren {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "StatusChildren".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "StatusChildren").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("StatusChildren", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(StatusChildren, "StatusChildren");
 /// Health of a long-running tool call, carried in the item's `statusHealth` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -6941,17 +5805,7 @@ crate::support::builder! {
 }
 impl Validate for StatusHealth {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for StatusHealth {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "StatusHealth".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "StatusHealth").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("StatusHealth", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(StatusHealth, "StatusHealth");
 /// Health level of a long-running tool call. Open enum: new levels may appear, and a client must show an unknown level in a neutral way.
 ///
 /// - `ok`: Running normally.
@@ -6991,17 +5845,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for StatusHealthLevel {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "StatusHealthLevel".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "StatusHealthLevel").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("StatusHealthLevel", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(StatusHealthLevel, "StatusHealthLevel");
 /// Progress of a long-running tool call, carried in the item's `statusProgress` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7050,17 +5894,7 @@ crate::support::builder! {
 }
 impl Validate for StatusProgress {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for StatusProgress {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "StatusProgress".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "StatusProgress").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("StatusProgress", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(StatusProgress, "StatusProgress");
 /// The step a long-running tool call is currently on, carried in the item's `statusStep` member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7109,17 +5943,7 @@ crate::support::builder! {
 }
 impl Validate for StatusStep {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for StatusStep {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "StatusStep".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "StatusStep").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("StatusStep", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(StatusStep, "StatusStep");
 /// Names one raw record stream of a session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7160,17 +5984,7 @@ crate::support::builder! {
 }
 impl Validate for StreamRef {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for StreamRef {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "StreamRef".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "StreamRef").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("StreamRef", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(StreamRef, "StreamRef");
 /// The account's subscription usage as last observed by the host: the `usage` member of the `usage/read` result and the params of `usage/changed`. The numbers are a point-in-time observation; show them as of `observedAtMs`, not as live.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7222,17 +6036,7 @@ crate::support::builder! {
 }
 impl Validate for SubscriptionUsage {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SubscriptionUsage {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SubscriptionUsage".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SubscriptionUsage").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SubscriptionUsage", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SubscriptionUsage, "SubscriptionUsage");
 /// Usage of the rolling weekly budget.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7275,17 +6079,9 @@ crate::support::builder! {
 }
 impl Validate for SubscriptionUsageWeekly {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SubscriptionUsageWeekly {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SubscriptionUsageWeekly".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SubscriptionUsageWeekly").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SubscriptionUsageWeekly", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SubscriptionUsageWeekly, "SubscriptionUsageWeekly"
+);
 /// Usage of the provider's current short usage window (a block of a few hours).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7335,17 +6131,9 @@ crate::support::builder! {
 }
 impl Validate for SubscriptionUsageWindow {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SubscriptionUsageWindow {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SubscriptionUsageWindow".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SubscriptionUsageWindow").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SubscriptionUsageWindow", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SubscriptionUsageWindow, "SubscriptionUsageWindow"
+);
 /// A JSON-RPC response frame for a request that succeeded. A response carries either `result` or `error`, never both; this is the `result` case.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7391,17 +6179,7 @@ crate::support::builder! {
 }
 impl Validate for SuccessResponse {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SuccessResponse {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SuccessResponse".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SuccessResponse").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SuccessResponse", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SuccessResponse, "SuccessResponse");
 /// One entry of the agent's todo list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7449,17 +6227,7 @@ crate::support::builder! {
 }
 impl Validate for TodoItem {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TodoItem {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TodoItem".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TodoItem").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TodoItem", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TodoItem, "TodoItem");
 /// The agent's latest todo list, as `todoList` in a session snapshot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7506,17 +6274,7 @@ crate::support::builder! {
 }
 impl Validate for TodoListState {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TodoListState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TodoListState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TodoListState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TodoListState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TodoListState, "TodoListState");
 /// State of a todo entry. Open on the wire: hosts may send values not listed here.
 ///
 /// - `pending`: Not started yet.
@@ -7548,17 +6306,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TodoStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TodoStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TodoStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TodoStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TodoStatus, "TodoStatus");
 /// Token counters exactly as the provider reported them. Providers count differently, so do not add these across providers; use the counted-once totals instead.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7652,17 +6400,7 @@ crate::support::builder! {
 }
 impl Validate for TokenUsage {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TokenUsage {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TokenUsage".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TokenUsage").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TokenUsage", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TokenUsage, "TokenUsage");
 /// Short wording for a `toolCall`, in three one-line plain-text forms that are always sent together. Choose the form from the item's `status`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7708,17 +6446,7 @@ crate::support::builder! {
 }
 impl Validate for ToolDisplayLabel {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ToolDisplayLabel {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ToolDisplayLabel".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ToolDisplayLabel").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ToolDisplayLabel", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ToolDisplayLabel, "ToolDisplayLabel");
 /// Receipt from the scheduled-job (cron) tools.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -7912,17 +6640,7 @@ impl Validate for ToolReceipt {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ToolReceipt {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ToolReceipt".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ToolReceipt").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ToolReceipt", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ToolReceipt, "ToolReceipt");
 /// The operation a tool receipt describes, defined per tool family. Open enum.
 ///
 /// - `create`: Created something, such as a scheduled job.
@@ -7958,17 +6676,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ToolReceiptOperation {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ToolReceiptOperation".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ToolReceiptOperation").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ToolReceiptOperation", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ToolReceiptOperation, "ToolReceiptOperation");
 /// What a tool operation did. One vocabulary shared by all families: a value means the same thing in every family. Open enum.
 ///
 /// - `created`: A new entry was created.
@@ -8028,17 +6736,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ToolReceiptOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ToolReceiptOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ToolReceiptOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ToolReceiptOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ToolReceiptOutcome, "ToolReceiptOutcome");
 /// Optional W3C trace context attached to a request, in either direction. Never sent on responses or notifications.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8092,17 +6790,7 @@ crate::support::builder! {
 }
 impl Validate for TraceContext {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TraceContext {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TraceContext".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TraceContext").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TraceContext", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TraceContext, "TraceContext");
 /// One element of `view/page`'s `events`: a view notification without its JSON-RPC framing, as the pair `{method, params}`. It equals the live notification minus `jsonrpc` and `emittedAtMs`, with `params` unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8143,17 +6831,9 @@ crate::support::builder! {
 }
 impl Validate for UnframedViewNotification {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UnframedViewNotification {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UnframedViewNotification".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UnframedViewNotification").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UnframedViewNotification", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    UnframedViewNotification, "UnframedViewNotification"
+);
 /// The `params` of a paged view event: the members every durable view event has. Each event type adds its own members on top, selected by the sibling `method`; keep members you do not model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -8202,17 +6882,9 @@ crate::support::builder! {
 }
 impl Validate for UnframedViewNotificationParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UnframedViewNotificationParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UnframedViewNotificationParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UnframedViewNotificationParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UnframedViewNotificationParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    UnframedViewNotificationParams, "UnframedViewNotificationParams"
+);
 /// The value a model entry uses instead of a list of reasoning efforts when it is not known which efforts the model supports. Closed: only the exact string `"unknown"` is accepted.
 ///
 /// - `unknown`: The model's supported reasoning efforts are not known.
@@ -8230,17 +6902,9 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UnknownModelReasoningEffortVariants {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UnknownModelReasoningEffortVariants".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UnknownModelReasoningEffortVariants").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UnknownModelReasoningEffortVariants", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    UnknownModelReasoningEffortVariants, "UnknownModelReasoningEffortVariants"
+);
 /// Which version-control system a branch observation was made with. Open: new values may appear.
 ///
 /// - `git`: Git.
@@ -8264,17 +6928,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for Vcs {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Vcs".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "Vcs").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("Vcs", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(Vcs, "Vcs");
 /// One result returned by a `webSearch` item.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -8321,14 +6975,4 @@ crate::support::builder! {
 impl Validate for WebSearchHit {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WebSearchHit {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WebSearchHit".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WebSearchHit").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WebSearchHit", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WebSearchHit, "WebSearchHit");

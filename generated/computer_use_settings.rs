@@ -72,17 +72,7 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseSettings {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseSettings {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseSettings".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseSettings").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseSettings", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseSettings, "ComputerUseSettings");
 /// Params of `computerUseSettings/read`. Both members are optional flags that default to `false`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -136,17 +126,9 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseSettingsReadParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseSettingsReadParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseSettingsReadParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseSettingsReadParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseSettingsReadParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ComputerUseSettingsReadParams, "ComputerUseSettingsReadParams"
+);
 /// Params of `computerUseSettings/update`: a partial change to the computer-use settings. Members left out are unchanged, and the whole change is applied or none of it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -234,14 +216,6 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseSettingsUpdateParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseSettingsUpdateParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseSettingsUpdateParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseSettingsUpdateParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseSettingsUpdateParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ComputerUseSettingsUpdateParams, "ComputerUseSettingsUpdateParams"
+);

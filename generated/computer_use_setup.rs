@@ -45,17 +45,9 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseSetupChanged {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseSetupChanged {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseSetupChanged".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseSetupChanged").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseSetupChanged", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ComputerUseSetupChanged, "ComputerUseSetupChanged"
+);
 /// Where computer-use setup stands. Open enum: new phases may appear and a client should show an unknown phase neutrally.
 ///
 /// - `dormant`: Setup has not been started.
@@ -91,17 +83,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseSetupPhase {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseSetupPhase".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseSetupPhase").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseSetupPhase", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseSetupPhase, "ComputerUseSetupPhase");
 /// Params of `computerUseSetup/read`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -148,17 +130,9 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseSetupReadParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseSetupReadParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseSetupReadParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseSetupReadParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseSetupReadParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ComputerUseSetupReadParams, "ComputerUseSetupReadParams"
+);
 /// Params of `computerUseSetup/start`, a user-initiated command.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -202,17 +176,9 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseSetupStartParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseSetupStartParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseSetupStartParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseSetupStartParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseSetupStartParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ComputerUseSetupStartParams, "ComputerUseSetupStartParams"
+);
 /// Computer-use setup state and macOS permission statuses: the result of `computerUseSetup/read`, `computerUseSetup/start` and `computerUseSetup/check`, and the `state` of `computerUseSetup/changed`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -288,14 +254,4 @@ crate::support::builder! {
 }
 impl Validate for ComputerUseSetupState {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ComputerUseSetupState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ComputerUseSetupState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ComputerUseSetupState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ComputerUseSetupState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ComputerUseSetupState, "ComputerUseSetupState");

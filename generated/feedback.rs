@@ -32,17 +32,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for FeedbackClassification {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "FeedbackClassification".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "FeedbackClassification").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("FeedbackClassification", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(FeedbackClassification, "FeedbackClassification");
 /// How a `feedback/submit` call ended. Open enum: a client should accept unknown values and show them as an unspecified outcome.
 ///
 /// - `uploaded`: The feedback service accepted the report; `uploadId` is present.
@@ -102,17 +92,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for FeedbackSubmitOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "FeedbackSubmitOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "FeedbackSubmitOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("FeedbackSubmitOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(FeedbackSubmitOutcome, "FeedbackSubmitOutcome");
 /// Params of `feedback/submit`: the report the user confirmed. Sending the request is itself the user's confirmation to submit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -196,17 +176,7 @@ crate::support::builder! {
 }
 impl Validate for FeedbackSubmitParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for FeedbackSubmitParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "FeedbackSubmitParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "FeedbackSubmitParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("FeedbackSubmitParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(FeedbackSubmitParams, "FeedbackSubmitParams");
 /// Result of `feedback/submit`: where the local copy was written and what happened to the upload.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -315,14 +285,4 @@ crate::support::builder! {
 }
 impl Validate for FeedbackSubmitResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for FeedbackSubmitResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "FeedbackSubmitResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "FeedbackSubmitResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("FeedbackSubmitResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(FeedbackSubmitResult, "FeedbackSubmitResult");

@@ -85,17 +85,7 @@ crate::support::builder! {
 }
 impl Validate for Goal {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for Goal {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Goal".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "Goal").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("Goal", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(Goal, "Goal");
 /// Params of `goal/clear`. Takes exactly `commandId` and `sessionId`; an `objective` member is rejected as invalid params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -138,17 +128,7 @@ crate::support::builder! {
 }
 impl Validate for GoalClearParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for GoalClearParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "GoalClearParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "GoalClearParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("GoalClearParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(GoalClearParams, "GoalClearParams");
 /// Result of all five `goal/*` commands: an admission acknowledgement. The goal's new value arrives separately as `session/goalChanged`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -197,17 +177,7 @@ crate::support::builder! {
 }
 impl Validate for GoalCommandResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for GoalCommandResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "GoalCommandResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "GoalCommandResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("GoalCommandResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(GoalCommandResult, "GoalCommandResult");
 /// Params of `goal/edit`: replace the objective of the session's existing goal. Same members as `goal/set`, but the session must already have a goal, otherwise the command is rejected with reason `missing_goal`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -255,17 +225,7 @@ crate::support::builder! {
 }
 impl Validate for GoalEditParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for GoalEditParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "GoalEditParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "GoalEditParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("GoalEditParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(GoalEditParams, "GoalEditParams");
 /// Params of `goal/pause`: just the session and the command id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -308,17 +268,7 @@ crate::support::builder! {
 }
 impl Validate for GoalPauseParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for GoalPauseParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "GoalPauseParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "GoalPauseParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("GoalPauseParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(GoalPauseParams, "GoalPauseParams");
 /// Params of `goal/resume`: just the session and the command id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -361,17 +311,7 @@ crate::support::builder! {
 }
 impl Validate for GoalResumeParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for GoalResumeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "GoalResumeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "GoalResumeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("GoalResumeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(GoalResumeParams, "GoalResumeParams");
 /// Params of `goal/set`: give the session a goal with this objective.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -419,14 +359,4 @@ crate::support::builder! {
 }
 impl Validate for GoalSetParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for GoalSetParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "GoalSetParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "GoalSetParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("GoalSetParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(GoalSetParams, "GoalSetParams");

@@ -54,17 +54,7 @@ crate::support::builder! {
 }
 impl Validate for HookCatalogEntry {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HookCatalogEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HookCatalogEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HookCatalogEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HookCatalogEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HookCatalogEntry, "HookCatalogEntry");
 /// Name of a host lifecycle event that hook handlers can attach to. Open enum: hosts may add events, so keep unknown names instead of failing.
 ///
 /// - `sessionStart`: A session starts.
@@ -160,17 +150,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HookEventName {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HookEventName".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HookEventName").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HookEventName", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HookEventName, "HookEventName");
 /// Origin of an installed hook handler. Open enum: new origins may appear.
 ///
 /// - `managed`: Defined by managed (administrator-controlled) configuration.
@@ -202,17 +182,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HookHandlerKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HookHandlerKind".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HookHandlerKind").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HookHandlerKind", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HookHandlerKind, "HookHandlerKind");
 /// Params of the `hook/list` request. The listing is per session because the hooks in effect depend on that session's workspace and installed plugins.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -249,17 +219,7 @@ crate::support::builder! {
 }
 impl Validate for HookListParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HookListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HookListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HookListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HookListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HookListParams, "HookListParams");
 /// Result of `hook/list`: every installed handler, one row per handler and event it is bound to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -291,17 +251,7 @@ crate::support::builder! {
 }
 impl Validate for HookListResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HookListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HookListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HookListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HookListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HookListResult, "HookListResult");
 /// Final outcome of a hook execution, as reported on a `hookRun` item. Open enum: render unknown values generically.
 ///
 /// - `completed`: The handler ran to completion.
@@ -337,14 +287,4 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HookRunStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HookRunStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HookRunStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HookRunStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HookRunStatus, "HookRunStatus");

@@ -45,14 +45,4 @@ crate::support::builder! {
 impl Validate for HostReadLimitsResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for HostReadLimitsResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "HostReadLimitsResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "HostReadLimitsResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("HostReadLimitsResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(HostReadLimitsResult, "HostReadLimitsResult");

@@ -53,17 +53,7 @@ impl Validate for InitializeParams {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for InitializeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "InitializeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "InitializeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("InitializeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(InitializeParams, "InitializeParams");
 /// Result of `initialize`: who the host is, what it granted, the schema it speaks and facts about the machine it runs on. After receiving it the client sends `initialized`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -209,14 +199,4 @@ impl Validate for InitializeResult {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for InitializeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "InitializeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "InitializeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("InitializeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(InitializeResult, "InitializeResult");

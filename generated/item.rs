@@ -923,17 +923,7 @@ crate::support::builder! {
 }
 impl Validate for Item {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for Item {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Item".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "Item").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("Item", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(Item, "Item");
 /// Params of the `item/completed` notification: the item's final state. This is the authoritative version of the item; accept it even for an `itemId` that never had an `item/started`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -988,17 +978,7 @@ crate::support::builder! {
 }
 impl Validate for ItemCompletedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemCompletedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemCompletedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemCompletedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemCompletedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemCompletedParams, "ItemCompletedParams");
 /// Params of the `item/delta` notification: text to append to one field of an item that is still open. Deltas have no `sourceRange` because they come from transient records, and they never change the item's `revision`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1062,17 +1042,7 @@ crate::support::builder! {
 }
 impl Validate for ItemDeltaParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemDeltaParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemDeltaParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemDeltaParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemDeltaParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemDeltaParams, "ItemDeltaParams");
 /// What sort of transcript entry an `Item` is; the kind decides which optional `Item` fields apply. Open enum: render an unknown kind generically from its name, `status` and `fallbackText`.
 ///
 /// - `userMessage`: A prompt submitted by the user.
@@ -1164,17 +1134,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemKind".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemKind").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemKind", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemKind, "ItemKind");
 /// How `ItemReadOutputResult.content` encodes the stored bytes. Closed enum: text media always comes as `utf8` and binary media as `base64`; other values are rejected.
 ///
 /// - `utf8`: `content` is the text itself.
@@ -1196,17 +1156,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemReadOutputEncoding {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemReadOutputEncoding".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemReadOutputEncoding").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemReadOutputEncoding", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemReadOutputEncoding, "ItemReadOutputEncoding");
 /// Params of the `item/readOutput` method: read a byte range of the full stored output behind an item's output reference. Read-only; works whether or not the session is loaded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1271,17 +1221,7 @@ crate::support::builder! {
 }
 impl Validate for ItemReadOutputParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemReadOutputParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemReadOutputParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemReadOutputParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemReadOutputParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemReadOutputParams, "ItemReadOutputParams");
 /// Result of the `item/readOutput` method: one page of stored output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1355,17 +1295,7 @@ crate::support::builder! {
 }
 impl Validate for ItemReadOutputResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemReadOutputResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemReadOutputResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemReadOutputResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemReadOutputResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemReadOutputResult, "ItemReadOutputResult");
 /// Params of the `item/started` notification: a new item appeared in the transcript.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1421,17 +1351,7 @@ crate::support::builder! {
 }
 impl Validate for ItemStartedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemStartedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemStartedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemStartedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemStartedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemStartedParams, "ItemStartedParams");
 /// Lifecycle state of an item. Every value except `inProgress` is terminal. Open enum: treat an unknown value as terminal with an unknown outcome.
 ///
 /// - `inProgress`: The item is still open and may change.
@@ -1471,17 +1391,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemStatus, "ItemStatus");
 /// Params of the `item/updated` notification: an open item changed in a way a delta cannot express, so the whole item is sent again at a higher revision. Replace your copy only if this revision is higher.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1536,14 +1446,4 @@ crate::support::builder! {
 }
 impl Validate for ItemUpdatedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ItemUpdatedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ItemUpdatedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ItemUpdatedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ItemUpdatedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ItemUpdatedParams, "ItemUpdatedParams");

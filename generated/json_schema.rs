@@ -8,6 +8,25 @@
 use serde_json::Value;
 use std::sync::OnceLock;
 
+/// `schemars::JsonSchema` for generated type `$name`: definition `$wire` as the schema states it.
+macro_rules! impl_json_schema {
+    ($name:ident, $wire:literal) => {
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $wire.into()
+            }
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                concat!(module_path!(), "::", $wire).into()
+            }
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                $crate::json_schema::schema_of($wire, generator)
+            }
+        }
+    };
+}
+
+pub(crate) use impl_json_schema;
+
 /// The source schema document, parsed once.
 pub fn document() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();

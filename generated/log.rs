@@ -70,17 +70,7 @@ crate::support::builder! {
 impl Validate for LogGapParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogGapParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogGapParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogGapParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogGapParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogGapParams, "LogGapParams");
 /// Why a `log/gap` happened. Open: new values may appear.
 ///
 /// - `replayAnchorLost`: The position the subscription was replaying from was lost; the missing records can be read with `log/page`.
@@ -107,17 +97,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogGapReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogGapReason".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogGapReason").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogGapReason", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogGapReason, "LogGapReason");
 /// Params of `log/page`: read a contiguous page of one raw stream's stored rows, starting after a position.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -192,17 +172,7 @@ crate::support::builder! {
 impl Validate for LogPageParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPageParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPageParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPageParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPageParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogPageParams, "LogPageParams");
 /// Result of `log/page`: consecutive stored rows of the stream, in sequence order with none skipped, each byte-for-byte as the host stored it. Apart from record envelopes the run may include stored `omitted_live_only` markers, placeholders for short-lived records that were not kept; skip them when you read record contents.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -253,17 +223,7 @@ crate::support::builder! {
 impl Validate for LogPageResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPageResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPageResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPageResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPageResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogPageResult, "LogPageResult");
 /// Params of `log/physicalFiles`: list the log files in a session's home directory.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -306,17 +266,7 @@ crate::support::builder! {
 impl Validate for LogPhysicalFilesParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPhysicalFilesParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPhysicalFilesParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPhysicalFilesParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPhysicalFilesParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogPhysicalFilesParams, "LogPhysicalFilesParams");
 /// Result of `log/physicalFiles`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -358,17 +308,7 @@ crate::support::builder! {
 impl Validate for LogPhysicalFilesResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPhysicalFilesResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPhysicalFilesResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPhysicalFilesResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPhysicalFilesResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogPhysicalFilesResult, "LogPhysicalFilesResult");
 /// Params of the `log/physicalLine` notification: one chunk of one complete line of the followed file. Concatenating a line's chunks in order and adding `\n` gives the line exactly.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -448,17 +388,7 @@ crate::support::builder! {
 impl Validate for LogPhysicalLineParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPhysicalLineParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPhysicalLineParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPhysicalLineParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPhysicalLineParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogPhysicalLineParams, "LogPhysicalLineParams");
 /// Params of the `log/physicalReset` notification: a physical log subscription hit a fault and has ended. No more lines follow; resubscribe from `at` to continue.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -511,17 +441,7 @@ crate::support::builder! {
 impl Validate for LogPhysicalResetParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPhysicalResetParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPhysicalResetParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPhysicalResetParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPhysicalResetParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogPhysicalResetParams, "LogPhysicalResetParams");
 /// Params of `log/physicalSubscribe`: follow one stored log file byte for byte, starting at a line boundary.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -576,17 +496,9 @@ crate::support::builder! {
 impl Validate for LogPhysicalSubscribeParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPhysicalSubscribeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPhysicalSubscribeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPhysicalSubscribeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPhysicalSubscribeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    LogPhysicalSubscribeParams, "LogPhysicalSubscribeParams"
+);
 /// Result of `log/physicalSubscribe`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -641,17 +553,9 @@ crate::support::builder! {
 impl Validate for LogPhysicalSubscribeResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPhysicalSubscribeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPhysicalSubscribeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPhysicalSubscribeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPhysicalSubscribeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    LogPhysicalSubscribeResult, "LogPhysicalSubscribeResult"
+);
 /// Params of `log/physicalUnsubscribe`: stop a physical log subscription.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -694,17 +598,9 @@ crate::support::builder! {
 impl Validate for LogPhysicalUnsubscribeParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPhysicalUnsubscribeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPhysicalUnsubscribeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPhysicalUnsubscribeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPhysicalUnsubscribeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    LogPhysicalUnsubscribeParams, "LogPhysicalUnsubscribeParams"
+);
 /// Reply to `log/physicalUnsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -747,17 +643,9 @@ crate::support::builder! {
 impl Validate for LogPhysicalUnsubscribeResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogPhysicalUnsubscribeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogPhysicalUnsubscribeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogPhysicalUnsubscribeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogPhysicalUnsubscribeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    LogPhysicalUnsubscribeResult, "LogPhysicalUnsubscribeResult"
+);
 /// Params of the `log/record` notification: one raw record for a live `log/subscribe` subscription. Records arrive in sequence order, one notification per record and subscription.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -805,17 +693,7 @@ crate::support::builder! {
 impl Validate for LogRecordParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogRecordParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogRecordParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogRecordParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogRecordParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogRecordParams, "LogRecordParams");
 /// One raw stream of a session with its readable range, as listed by `log/streams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -881,17 +759,7 @@ crate::support::builder! {
 impl Validate for LogStreamEntry {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogStreamEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogStreamEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogStreamEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogStreamEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogStreamEntry, "LogStreamEntry");
 /// Params of `log/streams`: list a session's raw record streams.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -934,17 +802,7 @@ crate::support::builder! {
 impl Validate for LogStreamsParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogStreamsParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogStreamsParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogStreamsParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogStreamsParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogStreamsParams, "LogStreamsParams");
 /// Result of `log/streams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -986,17 +844,7 @@ crate::support::builder! {
 impl Validate for LogStreamsResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogStreamsResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogStreamsResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogStreamsResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogStreamsResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogStreamsResult, "LogStreamsResult");
 /// Params of `log/subscribe`: follow one raw stream live on this connection. The session must be loaded on this host.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1051,17 +899,7 @@ crate::support::builder! {
 impl Validate for LogSubscribeParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogSubscribeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogSubscribeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogSubscribeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogSubscribeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogSubscribeParams, "LogSubscribeParams");
 /// Result of `log/subscribe`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1109,17 +947,7 @@ crate::support::builder! {
 impl Validate for LogSubscribeResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogSubscribeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogSubscribeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogSubscribeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogSubscribeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogSubscribeResult, "LogSubscribeResult");
 /// Params of `log/unsubscribe`: stop a raw stream subscription.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1162,17 +990,7 @@ crate::support::builder! {
 impl Validate for LogUnsubscribeParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogUnsubscribeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogUnsubscribeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogUnsubscribeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogUnsubscribeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogUnsubscribeParams, "LogUnsubscribeParams");
 /// Reply to `log/unsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -1215,14 +1033,4 @@ crate::support::builder! {
 impl Validate for LogUnsubscribeResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for LogUnsubscribeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "LogUnsubscribeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "LogUnsubscribeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("LogUnsubscribeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(LogUnsubscribeResult, "LogUnsubscribeResult");

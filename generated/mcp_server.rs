@@ -33,17 +33,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerListOAuth {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerListOAuth".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerListOAuth").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerListOAuth", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(McpServerListOAuth, "McpServerListOAuth");
 /// Params of the `mcpServer/list` request. Without a session it lists the host-wide MCP servers; with one it lists that session's effective set.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -97,17 +87,7 @@ crate::support::builder! {
 impl Validate for McpServerListParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(McpServerListParams, "McpServerListParams");
 /// Result of `mcpServer/list`: the configured MCP servers with their transport, origin and OAuth state.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -149,17 +129,7 @@ crate::support::builder! {
 impl Validate for McpServerListResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(McpServerListResult, "McpServerListResult");
 /// One MCP server in the `mcpServer/list` result. It reports configuration and authentication state only, not whether the server is currently connected.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -216,17 +186,7 @@ crate::support::builder! {
 impl Validate for McpServerListRow {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerListRow {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerListRow".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerListRow").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerListRow", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(McpServerListRow, "McpServerListRow");
 /// Origin of an MCP server row in `mcpServer/list`. Open enum: new origins may appear.
 ///
 /// - `settings`: Configured in the host's settings.
@@ -257,17 +217,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerListSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerListSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerListSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerListSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(McpServerListSource, "McpServerListSource");
 /// Transport of an MCP server row in `mcpServer/list`. Open enum: new transports may appear.
 ///
 /// - `stdio`: A local process spoken to over standard input and output.
@@ -298,17 +248,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerListTransport {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerListTransport".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerListTransport").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerListTransport", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(McpServerListTransport, "McpServerListTransport");
 /// Params of the `mcpServer/oauthLoginCancel` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -350,17 +290,9 @@ crate::support::builder! {
 impl Validate for McpServerOAuthLoginCancelParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerOAuthLoginCancelParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerOAuthLoginCancelParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerOAuthLoginCancelParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerOAuthLoginCancelParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    McpServerOAuthLoginCancelParams, "McpServerOAuthLoginCancelParams"
+);
 /// Result of `mcpServer/oauthLoginCancel`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -402,17 +334,9 @@ crate::support::builder! {
 impl Validate for McpServerOAuthLoginCancelResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerOAuthLoginCancelResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerOAuthLoginCancelResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerOAuthLoginCancelResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerOAuthLoginCancelResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    McpServerOAuthLoginCancelResult, "McpServerOAuthLoginCancelResult"
+);
 /// Params of the `mcpServer/oauthLoginCompleted` notification, sent when an MCP OAuth login flow ends. It never contains the authorization URL or any secret.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -466,17 +390,9 @@ crate::support::builder! {
 impl Validate for McpServerOAuthLoginCompletedParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerOAuthLoginCompletedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerOAuthLoginCompletedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerOAuthLoginCompletedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerOAuthLoginCompletedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    McpServerOAuthLoginCompletedParams, "McpServerOAuthLoginCompletedParams"
+);
 /// Params of the `mcpServer/oauthLogin` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -518,17 +434,9 @@ crate::support::builder! {
 impl Validate for McpServerOAuthLoginParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerOAuthLoginParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerOAuthLoginParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerOAuthLoginParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerOAuthLoginParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    McpServerOAuthLoginParams, "McpServerOAuthLoginParams"
+);
 /// Result of `mcpServer/oauthLogin`. It means the flow has started, not that login succeeded; the outcome arrives later in `mcpServer/oauthLoginCompleted`. Only the requesting connection receives it.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -571,17 +479,9 @@ crate::support::builder! {
 impl Validate for McpServerOAuthLoginResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerOAuthLoginResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerOAuthLoginResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerOAuthLoginResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerOAuthLoginResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    McpServerOAuthLoginResult, "McpServerOAuthLoginResult"
+);
 /// Params of the `mcpServer/oauthLogout` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -623,17 +523,9 @@ crate::support::builder! {
 impl Validate for McpServerOAuthLogoutParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerOAuthLogoutParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerOAuthLogoutParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerOAuthLogoutParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerOAuthLogoutParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    McpServerOAuthLogoutParams, "McpServerOAuthLogoutParams"
+);
 /// Result of `mcpServer/oauthLogout`. Deleting the local credential is what counts; revoking it with the provider is attempted on a best-effort basis.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -680,14 +572,6 @@ crate::support::builder! {
 impl Validate for McpServerOAuthLogoutResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for McpServerOAuthLogoutResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "McpServerOAuthLogoutResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "McpServerOAuthLogoutResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("McpServerOAuthLogoutResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    McpServerOAuthLogoutResult, "McpServerOAuthLogoutResult"
+);

@@ -93,17 +93,7 @@ crate::support::builder! {
 }
 impl Validate for MediaUploadParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for MediaUploadParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "MediaUploadParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "MediaUploadParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("MediaUploadParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(MediaUploadParams, "MediaUploadParams");
 /// Result of `media/upload`: the upload's id echoed back, for every chunk including retried ones.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -140,14 +130,4 @@ crate::support::builder! {
 }
 impl Validate for MediaUploadResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for MediaUploadResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "MediaUploadResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "MediaUploadResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("MediaUploadResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(MediaUploadResult, "MediaUploadResult");

@@ -156,17 +156,7 @@ crate::support::builder! {
 }
 impl Validate for ModelCatalogEntry {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelCatalogEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelCatalogEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelCatalogEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelCatalogEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ModelCatalogEntry, "ModelCatalogEntry");
 /// Where the model list in a `model/list` result came from, so a client can label it honestly. Open enum: an unknown value means an unrecognized source, not an error.
 ///
 /// - `providerCatalog`: The live catalog published by the provider.
@@ -202,17 +192,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelCatalogSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelCatalogSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelCatalogSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelCatalogSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ModelCatalogSource, "ModelCatalogSource");
 /// What caused a model to be selected. Open enum: new causes may appear.
 ///
 /// - `user`: The user chose the model, for example through `session/setModel`.
@@ -240,17 +220,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelChangeSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelChangeSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelChangeSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelChangeSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ModelChangeSource, "ModelChangeSource");
 /// A model's listed prices per one million tokens, passed through exactly as the catalog states them. Any arithmetic on them is up to the client.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -305,17 +275,7 @@ crate::support::builder! {
 }
 impl Validate for ModelCost {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelCost {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelCost".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelCost").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelCost", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ModelCost, "ModelCost");
 /// One selectable reasoning-effort tier of a model, with the catalog's description of it when there is one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -358,17 +318,9 @@ crate::support::builder! {
 }
 impl Validate for ModelDescribedReasoningEffort {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelDescribedReasoningEffort {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelDescribedReasoningEffort".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelDescribedReasoningEffort").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelDescribedReasoningEffort", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ModelDescribedReasoningEffort, "ModelDescribedReasoningEffort"
+);
 /// Params of `model/list`. This is a read-only query: it records nothing and emits no view events.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -415,17 +367,7 @@ crate::support::builder! {
 }
 impl Validate for ModelListParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ModelListParams, "ModelListParams");
 /// Result of `model/list`: the model catalog as of the call. There is no subscription to catalog changes; call again to refresh.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -481,17 +423,7 @@ crate::support::builder! {
 }
 impl Validate for ModelListResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ModelListResult, "ModelListResult");
 #[cfg(feature = "sample")]
 impl crate::sample::Sample for ModelReasoningEffortVariants {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -516,17 +448,9 @@ pub enum ModelReasoningEffortVariants {
 }
 impl Validate for ModelReasoningEffortVariants {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelReasoningEffortVariants {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelReasoningEffortVariants".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelReasoningEffortVariants").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelReasoningEffortVariants", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    ModelReasoningEffortVariants, "ModelReasoningEffortVariants"
+);
 /// A model chosen by a client, as sent in `session/setModel`. Empty strings are treated as absent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -592,17 +516,7 @@ crate::support::builder! {
 }
 impl Validate for ModelSelection {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelSelection {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelSelection".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelSelection").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelSelection", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ModelSelection, "ModelSelection");
 /// Describes non-text content, such as an image, that a tool produced and the model was shown. It carries metadata only; fetch the bytes with `item/readOutput` when the item has an output reference.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -672,14 +586,4 @@ crate::support::builder! {
 }
 impl Validate for ModelVisibleContent {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ModelVisibleContent {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ModelVisibleContent".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ModelVisibleContent").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ModelVisibleContent", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ModelVisibleContent, "ModelVisibleContent");

@@ -127,17 +127,9 @@ crate::support::builder! {
 }
 impl Validate for MonitorInboxItemAdmittedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for MonitorInboxItemAdmittedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "MonitorInboxItemAdmittedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "MonitorInboxItemAdmittedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("MonitorInboxItemAdmittedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    MonitorInboxItemAdmittedParams, "MonitorInboxItemAdmittedParams"
+);
 /// Params of the `monitor/inboxItemDrained` notification: an entry left the monitor inbox because it was taken for delivery, with the time the host recorded for that.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -226,17 +218,9 @@ crate::support::builder! {
 }
 impl Validate for MonitorInboxItemDrainedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for MonitorInboxItemDrainedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "MonitorInboxItemDrainedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "MonitorInboxItemDrainedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("MonitorInboxItemDrainedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    MonitorInboxItemDrainedParams, "MonitorInboxItemDrainedParams"
+);
 /// Params of the `monitor/inboxItemVoided` notification: an entry was dropped from the monitor inbox because the wake meant to deliver it was missed. Clients only count it; it adds no transcript row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -300,14 +284,6 @@ crate::support::builder! {
 }
 impl Validate for MonitorInboxItemVoidedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for MonitorInboxItemVoidedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "MonitorInboxItemVoidedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "MonitorInboxItemVoidedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("MonitorInboxItemVoidedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    MonitorInboxItemVoidedParams, "MonitorInboxItemVoidedParams"
+);

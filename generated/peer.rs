@@ -45,17 +45,7 @@ crate::support::builder! {
 impl Validate for PeerListParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PeerListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PeerListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PeerListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PeerListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PeerListParams, "PeerListParams");
 /// Result of `peer/list`: one snapshot of the live local peers, with no paging and no cursor.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -103,17 +93,7 @@ crate::support::builder! {
 impl Validate for PeerListResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PeerListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PeerListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PeerListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PeerListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PeerListResult, "PeerListResult");
 /// One live local peer session in a `peer/list` result. Only sessions on this machine are listed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -198,17 +178,7 @@ crate::support::builder! {
 impl Validate for PeerRow {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PeerRow {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PeerRow".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PeerRow").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PeerRow", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PeerRow, "PeerRow");
 /// Activity state of a peer session in a `peer/list` row. Produced by the host, so the set is open: treat unknown values like `unknown`.
 ///
 /// - `idle`: The peer is open and not working on anything.
@@ -251,14 +221,4 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PeerStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PeerStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PeerStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PeerStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PeerStatus, "PeerStatus");

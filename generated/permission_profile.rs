@@ -29,17 +29,9 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionProfileApplyOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionProfileApplyOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionProfileApplyOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionProfileApplyOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PermissionProfileApplyOutcome, "PermissionProfileApplyOutcome"
+);
 /// Params of `permissionProfile/list`, a read-only query that changes nothing.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -93,17 +85,9 @@ crate::support::builder! {
 impl Validate for PermissionProfileListParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionProfileListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionProfileListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionProfileListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionProfileListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PermissionProfileListParams, "PermissionProfileListParams"
+);
 /// Result of `permissionProfile/list`: the permission profiles defined on the host.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -145,17 +129,9 @@ crate::support::builder! {
 impl Validate for PermissionProfileListResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionProfileListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionProfileListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionProfileListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionProfileListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PermissionProfileListResult, "PermissionProfileListResult"
+);
 /// One permission profile as listed by `permissionProfile/list`. The availability members say whether a picker should offer it; they do not grant anything.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -241,17 +217,7 @@ crate::support::builder! {
 impl Validate for PermissionProfileRow {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionProfileRow {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionProfileRow".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionProfileRow").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionProfileRow", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PermissionProfileRow, "PermissionProfileRow");
 /// What caused a permission profile to take effect, as reported in `session/permissionProfileChanged`. Open enum: new causes may appear.
 ///
 /// - `newSessionDefault`: The default profile given to a new session.
@@ -322,17 +288,9 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionProfileSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionProfileSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionProfileSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionProfileSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PermissionProfileSource, "PermissionProfileSource"
+);
 /// Why a listed permission profile cannot be selected. Open enum: a client that sees an unknown value should simply treat the profile as unavailable.
 ///
 /// - `managedExcluded`: Managed policy excludes this profile.
@@ -359,14 +317,6 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PermissionProfileUnavailableReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PermissionProfileUnavailableReason".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PermissionProfileUnavailableReason").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PermissionProfileUnavailableReason", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PermissionProfileUnavailableReason, "PermissionProfileUnavailableReason"
+);

@@ -53,17 +53,7 @@ crate::support::builder! {
 }
 impl Validate for PluginCatalogEntry {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginCatalogEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginCatalogEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginCatalogEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginCatalogEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginCatalogEntry, "PluginCatalogEntry");
 /// Params of the `plugin/changed` notification, sent when a plugin install finishes. Clients should fetch `plugin/list` again, and also `hook/list` and `skill/list`, because plugins contribute hooks and skills.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -121,17 +111,7 @@ crate::support::builder! {
 }
 impl Validate for PluginChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginChangedParams, "PluginChangedParams");
 /// The `localPath` form of a `plugin/install` target: install a plugin from a directory on the host's filesystem.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -174,17 +154,9 @@ crate::support::builder! {
 }
 impl Validate for PluginInstallLocalPathTarget {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginInstallLocalPathTarget {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginInstallLocalPathTarget".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginInstallLocalPathTarget").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginInstallLocalPathTarget", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginInstallLocalPathTarget, "PluginInstallLocalPathTarget"
+);
 /// The `marketplace` form of a `plugin/install` target: install a named plugin from a registered marketplace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -225,17 +197,9 @@ crate::support::builder! {
 }
 impl Validate for PluginInstallMarketplaceTarget {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginInstallMarketplaceTarget {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginInstallMarketplaceTarget".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginInstallMarketplaceTarget").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginInstallMarketplaceTarget", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginInstallMarketplaceTarget, "PluginInstallMarketplaceTarget"
+);
 /// Params of the `plugin/install` request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -283,17 +247,7 @@ crate::support::builder! {
 }
 impl Validate for PluginInstallParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginInstallParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginInstallParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginInstallParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginInstallParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginInstallParams, "PluginInstallParams");
 /// Result of `plugin/install`: the command acknowledgement together with a description of the installed plugin.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -373,17 +327,7 @@ crate::support::builder! {
 }
 impl Validate for PluginInstallResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginInstallResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginInstallResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginInstallResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginInstallResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginInstallResult, "PluginInstallResult");
 /// Where a plugin installed from a local path applies. Closed enum: any other value is rejected as invalid params.
 ///
 /// - `default`: Let the host choose its usual placement.
@@ -409,17 +353,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginInstallScope {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginInstallScope".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginInstallScope").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginInstallScope", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginInstallScope, "PluginInstallScope");
 /// The source of a `plugin/install`: an object in which exactly one of `localPath` or `marketplace` is set. Setting both, or neither, is rejected as invalid params.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -473,17 +407,7 @@ crate::support::builder! {
 }
 impl Validate for PluginInstallTarget {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginInstallTarget {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginInstallTarget".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginInstallTarget").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginInstallTarget", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginInstallTarget, "PluginInstallTarget");
 /// Params of the `plugin/list` request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -520,17 +444,7 @@ crate::support::builder! {
 }
 impl Validate for PluginListParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginListParams, "PluginListParams");
 /// Result of `plugin/list`: the installed plugins.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -566,17 +480,7 @@ crate::support::builder! {
 }
 impl Validate for PluginListResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginListResult, "PluginListResult");
 /// Params of the `plugin/marketplaceAdd` request, which registers a new plugin marketplace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -629,17 +533,9 @@ crate::support::builder! {
 }
 impl Validate for PluginMarketplaceAddParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceAddParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceAddParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceAddParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceAddParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceAddParams, "PluginMarketplaceAddParams"
+);
 /// What happened to a marketplace in a `plugin/marketplaceChanged` notification. Closed enum: other values are a protocol error.
 ///
 /// - `added`: The marketplace was registered.
@@ -665,17 +561,9 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceChange {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceChange".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceChange").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceChange", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceChange, "PluginMarketplaceChange"
+);
 /// Params of the `plugin/marketplaceChanged` notification, sent when a marketplace is added, updated or removed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -738,17 +626,9 @@ crate::support::builder! {
 }
 impl Validate for PluginMarketplaceChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceChangedParams, "PluginMarketplaceChangedParams"
+);
 /// Result of `plugin/marketplaceAdd` and `plugin/marketplaceUpdate`: the command acknowledgement together with the stored marketplace record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -814,17 +694,9 @@ crate::support::builder! {
 }
 impl Validate for PluginMarketplaceRecordResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceRecordResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceRecordResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceRecordResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceRecordResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceRecordResult, "PluginMarketplaceRecordResult"
+);
 /// Params of the `plugin/marketplaceRemove` request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -872,17 +744,9 @@ crate::support::builder! {
 }
 impl Validate for PluginMarketplaceRemoveParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceRemoveParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceRemoveParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceRemoveParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceRemoveParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceRemoveParams, "PluginMarketplaceRemoveParams"
+);
 /// Result of `plugin/marketplaceRemove`: the command acknowledgement and the name of the removed marketplace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -929,17 +793,9 @@ crate::support::builder! {
 }
 impl Validate for PluginMarketplaceRemoveResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceRemoveResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceRemoveResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceRemoveResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceRemoveResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceRemoveResult, "PluginMarketplaceRemoveResult"
+);
 /// A marketplace entry the host did not load.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -980,17 +836,9 @@ crate::support::builder! {
 }
 impl Validate for PluginMarketplaceSkippedEntry {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceSkippedEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceSkippedEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceSkippedEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceSkippedEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceSkippedEntry, "PluginMarketplaceSkippedEntry"
+);
 /// Where a registered marketplace comes from, in the normalized form the host stores.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1031,17 +879,9 @@ crate::support::builder! {
 }
 impl Validate for PluginMarketplaceSourceShape {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceSourceShape {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceSourceShape".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceSourceShape").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceSourceShape", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceSourceShape, "PluginMarketplaceSourceShape"
+);
 /// Params of the `plugin/marketplaceUpdate` request, which refreshes a registered marketplace from its source.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1089,17 +929,9 @@ crate::support::builder! {
 }
 impl Validate for PluginMarketplaceUpdateParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginMarketplaceUpdateParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginMarketplaceUpdateParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginMarketplaceUpdateParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginMarketplaceUpdateParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    PluginMarketplaceUpdateParams, "PluginMarketplaceUpdateParams"
+);
 /// How an installed plugin got onto the host. Open enum: new values may appear.
 ///
 /// - `curated`: From the host's curated plugin catalog.
@@ -1131,14 +963,4 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for PluginSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PluginSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "PluginSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("PluginSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(PluginSource, "PluginSource");

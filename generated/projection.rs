@@ -50,17 +50,7 @@ crate::support::builder! {
 impl Validate for ProjectionBasis {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ProjectionBasis {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ProjectionBasis".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ProjectionBasis").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ProjectionBasis", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ProjectionBasis, "ProjectionBasis");
 /// One read projection the host offers.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -107,17 +97,7 @@ crate::support::builder! {
 impl Validate for ProjectionEntry {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ProjectionEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ProjectionEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ProjectionEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ProjectionEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ProjectionEntry, "ProjectionEntry");
 /// Params of `projection/list`: list the read projections the host offers for a session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -160,17 +140,7 @@ crate::support::builder! {
 impl Validate for ProjectionListParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ProjectionListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ProjectionListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ProjectionListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ProjectionListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ProjectionListParams, "ProjectionListParams");
 /// Result of `projection/list`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -212,17 +182,7 @@ crate::support::builder! {
 impl Validate for ProjectionListResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ProjectionListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ProjectionListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ProjectionListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ProjectionListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ProjectionListResult, "ProjectionListResult");
 /// Params of `projection/read`: read one projection's current state for a session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -270,17 +230,7 @@ crate::support::builder! {
 impl Validate for ProjectionReadParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ProjectionReadParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ProjectionReadParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ProjectionReadParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ProjectionReadParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ProjectionReadParams, "ProjectionReadParams");
 /// Result of `projection/read`: the projection's state together with the exact log positions it was built from, so it can be reconciled with the raw log.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -332,14 +282,4 @@ crate::support::builder! {
 impl Validate for ProjectionReadResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ProjectionReadResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ProjectionReadResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ProjectionReadResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ProjectionReadResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ProjectionReadResult, "ProjectionReadResult");

@@ -45,17 +45,7 @@ crate::support::builder! {
 }
 impl Validate for RecapCancelParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecapCancelParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecapCancelParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecapCancelParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecapCancelParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecapCancelParams, "RecapCancelParams");
 /// Result of `recap/cancel`: an admission acknowledgement. A recap that was in flight then settles with outcome `cancelled`; when none was, the command is still accepted and changes nothing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -97,17 +87,7 @@ crate::support::builder! {
 }
 impl Validate for RecapCancelResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecapCancelResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecapCancelResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecapCancelResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecapCancelResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecapCancelResult, "RecapCancelResult");
 /// Params of the `recap/completed` notification: the one and only settlement of a `recap/request`. Sent just to the connection that asked, outside the view stream, so it has no `viewCursor` or `sourceRange`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -177,17 +157,7 @@ crate::support::builder! {
 }
 impl Validate for RecapCompletedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecapCompletedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecapCompletedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecapCompletedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecapCompletedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecapCompletedParams, "RecapCompletedParams");
 /// Why a recap failed, given as `reason` on `recap/completed` when the outcome is `failed`. Open: finer reasons may be added.
 ///
 /// - `providerFailed`: The model call that writes the recap failed.
@@ -207,17 +177,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecapFailureReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecapFailureReason".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecapFailureReason").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecapFailureReason", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecapFailureReason, "RecapFailureReason");
 /// How a recap request ended, as `outcome` on `recap/completed`. Open: hosts may send values not listed here.
 ///
 /// - `completed`: The recap was produced; `text` carries it.
@@ -249,17 +209,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecapOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecapOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecapOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecapOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecapOutcome, "RecapOutcome");
 /// Params of `recap/request`: ask for a summary of what happened in a loaded session while the user was away. Members other than these two are rejected as invalid params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -302,17 +252,7 @@ crate::support::builder! {
 }
 impl Validate for RecapRequestParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecapRequestParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecapRequestParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecapRequestParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecapRequestParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecapRequestParams, "RecapRequestParams");
 /// Result of `recap/request`: an admission acknowledgement only, never the recap. The recap arrives later in `recap/completed`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -354,14 +294,4 @@ crate::support::builder! {
 }
 impl Validate for RecapRequestResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for RecapRequestResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RecapRequestResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "RecapRequestResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("RecapRequestResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(RecapRequestResult, "RecapRequestResult");

@@ -353,17 +353,7 @@ impl Validate for Session {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for Session {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Session".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "Session").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("Session", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(Session, "Session");
 /// Params of the `session/approvalModeChanged` notification: the session's approval mode changed. Every accepted change is recorded durably and produces one of these.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -445,17 +435,9 @@ crate::support::builder! {
 }
 impl Validate for SessionApprovalModeChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionApprovalModeChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionApprovalModeChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionApprovalModeChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionApprovalModeChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionApprovalModeChangedParams, "SessionApprovalModeChangedParams"
+);
 /// Params of the `session/branchChanged` notification: the host recorded a new observation of the workspace's version-control branch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -535,17 +517,9 @@ crate::support::builder! {
 }
 impl Validate for SessionBranchChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionBranchChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionBranchChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionBranchChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionBranchChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionBranchChangedParams, "SessionBranchChangedParams"
+);
 /// Params of the `session/closed` notification, broadcast to every initialized connection when this host unloads a session in an orderly way. The session is now `"notLoaded"`; its log stays on disk and `session/resume` loads it again. A crash sends nothing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -596,17 +570,7 @@ crate::support::builder! {
 }
 impl Validate for SessionClosedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionClosedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionClosedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionClosedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionClosedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionClosedParams, "SessionClosedParams");
 /// Why a loaded session was unloaded. Open: newer hosts may add reasons.
 ///
 /// - `idle`: Unloaded after a period without activity.
@@ -638,17 +602,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionClosedReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionClosedReason".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionClosedReason").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionClosedReason", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionClosedReason, "SessionClosedReason");
 /// Params of `session/compact`: compact the session's conversation context now (the `/compact` gesture). Compaction runs in the background; the response only admits it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -698,17 +652,7 @@ crate::support::builder! {
 }
 impl Validate for SessionCompactParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionCompactParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionCompactParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionCompactParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionCompactParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionCompactParams, "SessionCompactParams");
 /// Result of `session/compact`: admission, or a `noop` when there is nothing to compact. Failures after admission are not errors here: they arrive as the compaction's final view event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -757,17 +701,7 @@ crate::support::builder! {
 }
 impl Validate for SessionCompactResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionCompactResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionCompactResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionCompactResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionCompactResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionCompactResult, "SessionCompactResult");
 /// Extra per-session configuration accepted by `session/start` and `session/resume`. Keys the host does not know are ignored, never rejected; recognised members are validated.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -814,17 +748,7 @@ crate::support::builder! {
 }
 impl Validate for SessionConfig {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionConfig {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionConfig".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionConfig").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionConfig", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionConfig, "SessionConfig");
 /// Params of the `session/contextUsage` notification: how full the model's context window is. Sent only when the window size, used tokens or pressure level changes; replace the previous values.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -901,17 +825,9 @@ crate::support::builder! {
 }
 impl Validate for SessionContextUsageParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionContextUsageParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionContextUsageParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionContextUsageParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionContextUsageParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionContextUsageParams, "SessionContextUsageParams"
+);
 /// Whether sessions on this host are persisted. Reported by the host at `initialize`; it is fixed for the host process, identical for all its sessions and connections, and not negotiable. Open: further values may appear.
 ///
 /// - `durable`: Sessions are written to a log on disk and can be resumed later.
@@ -935,17 +851,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionDurability {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionDurability".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionDurability").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionDurability", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionDurability, "SessionDurability");
 /// Params of `session/fork`: copy a session's history into a new session with its own id, loaded on this host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1002,17 +908,7 @@ crate::support::builder! {
 }
 impl Validate for SessionForkParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionForkParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionForkParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionForkParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionForkParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionForkParams, "SessionForkParams");
 /// Result of `session/fork`: the same shape as a resume result, for the new session. Its `session.forkedFrom` records where it came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1075,17 +971,7 @@ impl Validate for SessionForkResult {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionForkResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionForkResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionForkResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionForkResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionForkResult, "SessionForkResult");
 /// Params of the `session/goalChanged` notification: the session's goal changed. Replace the stored goal with this one; sent only when the value actually changes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1144,17 +1030,9 @@ crate::support::builder! {
 }
 impl Validate for SessionGoalChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionGoalChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionGoalChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionGoalChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionGoalChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionGoalChangedParams, "SessionGoalChangedParams"
+);
 /// The history a lifecycle result serves for rendering a session, shared by the `session/resume`, `session/fork`, `session/sideChat` and `session/read` results. `mode` says which form was actually served.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1226,17 +1104,7 @@ crate::support::builder! {
 }
 impl Validate for SessionHistory {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionHistory {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionHistory".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionHistory").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionHistory", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionHistory, "SessionHistory");
 /// What kind of session a `Session` is. Open: new kinds may appear; show an unknown kind as such rather than rejecting the session.
 ///
 /// - `root`: A top-level session started by a client.
@@ -1260,17 +1128,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionKind".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionKind").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionKind", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionKind, "SessionKind");
 /// Params of the `session/leaveCompleted` notification: the final outcome of an admitted `session/leave`, matched to it by `commandId`. It is not a view event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1334,17 +1192,9 @@ crate::support::builder! {
 }
 impl Validate for SessionLeaveCompletedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionLeaveCompletedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionLeaveCompletedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionLeaveCompletedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionLeaveCompletedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionLeaveCompletedParams, "SessionLeaveCompletedParams"
+);
 /// Why a `session/leave` failed. Open: hosts may add reasons.
 ///
 /// - `timeout`: The release did not finish in time.
@@ -1380,17 +1230,9 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionLeaveFailureReason {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionLeaveFailureReason".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionLeaveFailureReason").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionLeaveFailureReason", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionLeaveFailureReason, "SessionLeaveFailureReason"
+);
 /// How a `session/leave` ended. Open: newer hosts may add outcomes.
 ///
 /// - `released`: The session was released and unloaded.
@@ -1414,17 +1256,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionLeaveOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionLeaveOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionLeaveOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionLeaveOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionLeaveOutcome, "SessionLeaveOutcome");
 /// Params of `session/leave`: ask the host to release a session loaded on it. The response only admits the request; the outcome arrives as `session/leaveCompleted`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1474,17 +1306,7 @@ crate::support::builder! {
 }
 impl Validate for SessionLeaveParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionLeaveParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionLeaveParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionLeaveParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionLeaveParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionLeaveParams, "SessionLeaveParams");
 /// Result of `session/leave`: admission only. Wait for `session/leaveCompleted` with the same `commandId` to learn whether the session was released.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1526,17 +1348,7 @@ crate::support::builder! {
 }
 impl Validate for SessionLeaveResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionLeaveResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionLeaveResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionLeaveResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionLeaveResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionLeaveResult, "SessionLeaveResult");
 /// A full limits report for a session or host: every one of the five axes is always present. Used for `Session.currentLimits`, the `session/readLimits` result and the host's ceiling (`maxLimits`).
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -1612,17 +1424,7 @@ crate::support::builder! {
 impl Validate for SessionLimits {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionLimits {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionLimits".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionLimits").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionLimits", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionLimits, "SessionLimits");
 /// The limits a `session/start` asks for: name only the axes you want to set, the others are left to the host. An axis wider than the host's ceiling is refused with a `limitsAboveMax` error. Reports use `SessionLimits`, where every axis is present.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -1717,17 +1519,7 @@ crate::support::builder! {
 impl Validate for SessionLimitsChoice {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionLimitsChoice {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionLimitsChoice".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionLimitsChoice").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionLimitsChoice", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionLimitsChoice, "SessionLimitsChoice");
 /// Selects sessions by exact branch name in a `session/list` filter.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1764,17 +1556,9 @@ crate::support::builder! {
 }
 impl Validate for SessionListBranchFilter {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionListBranchFilter {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionListBranchFilter".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionListBranchFilter").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionListBranchFilter", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionListBranchFilter, "SessionListBranchFilter"
+);
 /// Params of the `session/listChanged` notification: the current `session/list` row of a session that changed, replacing the previous one entirely. Sent only to connections that were granted the `sessionListStream` capability at `initialize`; new rows are announced by `session/started` and unloads by `session/closed`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1817,17 +1601,9 @@ impl Validate for SessionListChangedParams {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionListChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionListChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionListChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionListChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionListChangedParams, "SessionListChangedParams"
+);
 /// Conditions for `session/list`. Members are combined with AND, with each other and with the request's `workspaceRoot` and `updatedAfter`; the values inside each `anyOf` are combined with OR.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1888,17 +1664,7 @@ crate::support::builder! {
 }
 impl Validate for SessionListFilter {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionListFilter {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionListFilter".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionListFilter").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionListFilter", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionListFilter, "SessionListFilter");
 /// Params of `session/list`: page through the sessions stored under the host's sessions folder, newest first. Read-only; all members are optional.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1998,17 +1764,7 @@ impl Validate for SessionListParams {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionListParams, "SessionListParams");
 /// Result of `session/list`: one page of sessions, ordered by `updatedAt`, newest first.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2066,17 +1822,7 @@ impl Validate for SessionListResult {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionListResult, "SessionListResult");
 /// Selects sessions by id in a `session/list` filter.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2113,17 +1859,9 @@ crate::support::builder! {
 }
 impl Validate for SessionListSessionIdFilter {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionListSessionIdFilter {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionListSessionIdFilter".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionListSessionIdFilter").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionListSessionIdFilter", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionListSessionIdFilter, "SessionListSessionIdFilter"
+);
 /// A session field that `session/list` text search can look in. Closed: other values are rejected.
 ///
 /// - `name`: The session's `name`.
@@ -2145,17 +1883,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionListTextField {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionListTextField".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionListTextField").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionListTextField", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionListTextField, "SessionListTextField");
 /// Prefix search over session names and titles in a `session/list` filter. Each term is trimmed, lowercased and Unicode-normalised (NFC), then must match the start of a word, accents included: `check` matches `Checkout`, `eck` does not. Matching filters rows but never reorders them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2204,17 +1932,7 @@ crate::support::builder! {
 }
 impl Validate for SessionListTextFilter {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionListTextFilter {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionListTextFilter".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionListTextFilter").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionListTextFilter", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionListTextFilter, "SessionListTextFilter");
 /// An MCP server the host launches as a child process and talks to over its standard input and output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2412,17 +2130,7 @@ impl Validate for SessionMcpServerConfig {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionMcpServerConfig {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionMcpServerConfig".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionMcpServerConfig").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionMcpServerConfig", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionMcpServerConfig, "SessionMcpServerConfig");
 /// How the session treats a per-session MCP server that fails at startup. Closed: other values are rejected.
 ///
 /// - `required`: The server must start; its failure fails the session's construction.
@@ -2444,17 +2152,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionMcpServerMode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionMcpServerMode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionMcpServerMode").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionMcpServerMode", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionMcpServerMode, "SessionMcpServerMode");
 /// Message framing used on a stdio MCP server's pipes. Closed: other values are rejected.
 ///
 /// - `auto`: The host detects the framing.
@@ -2480,17 +2178,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionMcpStdioFraming {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionMcpStdioFraming".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionMcpStdioFraming").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionMcpStdioFraming", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionMcpStdioFraming, "SessionMcpStdioFraming");
 /// Params of the `session/modelChanged` notification: a model selection was recorded and is now in effect for the session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2569,17 +2257,9 @@ crate::support::builder! {
 }
 impl Validate for SessionModelChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionModelChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionModelChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionModelChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionModelChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionModelChangedParams, "SessionModelChangedParams"
+);
 /// Params of the `session/modelRouteUnserved` notification: after an accepted credential change, the newly installed provider is unable to route the session's selected model. Information only: the selection is unchanged (no `session/modelChanged` follows); choose a model the new provider can serve with `session/setModel`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2666,17 +2346,9 @@ crate::support::builder! {
 }
 impl Validate for SessionModelRouteUnservedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionModelRouteUnservedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionModelRouteUnservedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionModelRouteUnservedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionModelRouteUnservedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionModelRouteUnservedParams, "SessionModelRouteUnservedParams"
+);
 /// Params of the `session/nameChanged` notification: a new session name was recorded, either the host's first automatic naming or an accepted `session/rename`. Replace the stored name with this one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -2753,17 +2425,9 @@ crate::support::builder! {
 }
 impl Validate for SessionNameChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionNameChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionNameChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionNameChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionNameChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionNameChangedParams, "SessionNameChangedParams"
+);
 /// How a session's name was set. Open: new origins may appear; treat an unknown or absent value as unknown.
 ///
 /// - `automatic`: The host named the session itself.
@@ -2787,17 +2451,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionNameOrigin {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionNameOrigin".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionNameOrigin").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionNameOrigin", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionNameOrigin, "SessionNameOrigin");
 /// Params of the `session/permissionProfileChanged` notification: a new permission profile was committed for the session, for example by a client command or a managed-policy refresh. The session's initial profile and profiles inherited by forks or child sessions do not produce it, and neither do approval-mode-only changes. `profileId` may equal the previous one when the same profile was re-committed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -2893,17 +2547,9 @@ crate::support::builder! {
 impl Validate for SessionPermissionProfileChangedParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionPermissionProfileChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionPermissionProfileChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionPermissionProfileChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionPermissionProfileChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionPermissionProfileChangedParams, "SessionPermissionProfileChangedParams"
+);
 /// One candidate tip for `session/promptHint`. The text shown to the user stays on the client; only the id and a description of when the tip applies travel.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -2950,17 +2596,9 @@ crate::support::builder! {
 impl Validate for SessionPromptHintCandidate {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionPromptHintCandidate {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionPromptHintCandidate".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionPromptHintCandidate").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionPromptHintCandidate", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionPromptHintCandidate, "SessionPromptHintCandidate"
+);
 /// Params of `session/promptHint`: ask the host to pick one tip from a list of candidates for display. A read-only query: no `commandId`, nothing recorded, no view event.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3008,17 +2646,9 @@ crate::support::builder! {
 impl Validate for SessionPromptHintParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionPromptHintParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionPromptHintParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionPromptHintParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionPromptHintParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionPromptHintParams, "SessionPromptHintParams"
+);
 /// Result of `session/promptHint`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -3072,17 +2702,9 @@ crate::support::builder! {
 impl Validate for SessionPromptHintResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionPromptHintResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionPromptHintResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionPromptHintResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionPromptHintResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionPromptHintResult, "SessionPromptHintResult"
+);
 /// Params of `session/readLimits`: read the limits in effect for one session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3125,17 +2747,9 @@ crate::support::builder! {
 impl Validate for SessionReadLimitsParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReadLimitsParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReadLimitsParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReadLimitsParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReadLimitsParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionReadLimitsParams, "SessionReadLimitsParams"
+);
 /// Result of `session/readLimits`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3184,17 +2798,9 @@ crate::support::builder! {
 impl Validate for SessionReadLimitsResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReadLimitsResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReadLimitsResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReadLimitsResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReadLimitsResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionReadLimitsResult, "SessionReadLimitsResult"
+);
 /// Params of `session/read`: look at a stored session from outside. The host does not load, lease or subscribe to it and records nothing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3238,17 +2844,7 @@ crate::support::builder! {
 }
 impl Validate for SessionReadParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReadParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReadParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReadParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReadParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionReadParams, "SessionReadParams");
 /// Result of `session/read`: a point-in-time view of a stored session. It may already be out of date if another host is writing to the session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3360,17 +2956,7 @@ impl Validate for SessionReadResult {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReadResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReadResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReadResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReadResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionReadResult, "SessionReadResult");
 /// Params of the `session/reasoningEffortChanged` notification: the session's default reasoning effort changed. The latest event wins.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3439,17 +3025,9 @@ crate::support::builder! {
 }
 impl Validate for SessionReasoningEffortChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReasoningEffortChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReasoningEffortChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReasoningEffortChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReasoningEffortChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionReasoningEffortChangedParams, "SessionReasoningEffortChangedParams"
+);
 /// Params of `session/rename`: set or change the session's durable name. Not available on an ephemeral host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3497,17 +3075,7 @@ crate::support::builder! {
 }
 impl Validate for SessionRenameParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionRenameParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionRenameParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionRenameParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionRenameParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionRenameParams, "SessionRenameParams");
 /// Result of `session/rename`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3556,17 +3124,7 @@ crate::support::builder! {
 }
 impl Validate for SessionRenameResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionRenameResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionRenameResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionRenameResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionRenameResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionRenameResult, "SessionRenameResult");
 /// A client startup phase reported by `session/reportStartupPhases`. Closed: other values are rejected.
 ///
 /// - `terminalProbe`: Probing the terminal.
@@ -3603,17 +3161,9 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReportStartupPhase {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReportStartupPhase".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReportStartupPhase").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReportStartupPhase", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionReportStartupPhase, "SessionReportStartupPhase"
+);
 /// One measured client startup phase in `session/reportStartupPhases`. Unknown members are ignored; an unknown `phase` or `colorProvenance` value makes the call fail with `invalidParams`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3679,17 +3229,9 @@ crate::support::builder! {
 impl Validate for SessionReportStartupPhaseSpan {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReportStartupPhaseSpan {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReportStartupPhaseSpan".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReportStartupPhaseSpan").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReportStartupPhaseSpan", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionReportStartupPhaseSpan, "SessionReportStartupPhaseSpan"
+);
 /// Params of `session/reportStartupPhases`: report how long the client's startup phases took, once per launch. Best-effort; the launch nonce makes repeats harmless, so there is no `commandId`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3743,17 +3285,9 @@ crate::support::builder! {
 impl Validate for SessionReportStartupPhasesParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReportStartupPhasesParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReportStartupPhasesParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReportStartupPhasesParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReportStartupPhasesParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionReportStartupPhasesParams, "SessionReportStartupPhasesParams"
+);
 /// Result of `session/reportStartupPhases`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -3795,17 +3329,9 @@ crate::support::builder! {
 impl Validate for SessionReportStartupPhasesResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReportStartupPhasesResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReportStartupPhasesResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReportStartupPhasesResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReportStartupPhasesResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionReportStartupPhasesResult, "SessionReportStartupPhasesResult"
+);
 /// Where a client's terminal colours came from, reported on a startup span. Closed: other values are rejected.
 ///
 /// - `probed`: Read from the terminal by probing it.
@@ -3834,17 +3360,9 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionReportTerminalColorProvenance {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionReportTerminalColorProvenance".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionReportTerminalColorProvenance").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionReportTerminalColorProvenance", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionReportTerminalColorProvenance, "SessionReportTerminalColorProvenance"
+);
 /// Params of `session/resume`: load a stored session on this host, subscribe this connection to its view, and get back what is needed to render it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -3956,17 +3474,7 @@ crate::support::builder! {
 }
 impl Validate for SessionResumeParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionResumeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionResumeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionResumeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionResumeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionResumeParams, "SessionResumeParams");
 /// Result of `session/resume`: the loaded session, its history and the view position this connection is subscribed from. Any pending requests listed here are re-sent to this connection as server-to-client requests right after the response.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4071,17 +3579,7 @@ impl Validate for SessionResumeResult {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionResumeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionResumeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionResumeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionResumeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionResumeResult, "SessionResumeResult");
 /// Params of `session/setApprovalMode`: switch the session to another approval mode. The client can only pick one of the modes the host's configuration defines; it cannot describe a policy of its own.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4129,17 +3627,9 @@ crate::support::builder! {
 }
 impl Validate for SessionSetApprovalModeParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSetApprovalModeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSetApprovalModeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSetApprovalModeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSetApprovalModeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionSetApprovalModeParams, "SessionSetApprovalModeParams"
+);
 /// Result of `session/setApprovalMode`. The new mode applies from the next action; an approval already pending is not decided by the change.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4196,17 +3686,9 @@ crate::support::builder! {
 }
 impl Validate for SessionSetApprovalModeResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSetApprovalModeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSetApprovalModeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSetApprovalModeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSetApprovalModeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionSetApprovalModeResult, "SessionSetApprovalModeResult"
+);
 /// Params of `session/setModel`: choose the model for the session's next model calls (the model-picker gesture). The choice is recorded durably.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4254,17 +3736,7 @@ crate::support::builder! {
 }
 impl Validate for SessionSetModelParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSetModelParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSetModelParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSetModelParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSetModelParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionSetModelParams, "SessionSetModelParams");
 /// Result of `session/setModel`. If a turn is running, the choice is admitted now and takes effect at the next model call; the response does not wait for that. `session/modelChanged` announces it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4306,17 +3778,7 @@ crate::support::builder! {
 }
 impl Validate for SessionSetModelResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSetModelResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSetModelResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSetModelResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSetModelResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionSetModelResult, "SessionSetModelResult");
 /// Params of `session/setPermissionProfile`: switch a loaded, durable session to another permission profile. The client can only pick a profile the host already defines (see `permissionProfile/list`); it cannot send rules of its own.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -4371,17 +3833,9 @@ crate::support::builder! {
 impl Validate for SessionSetPermissionProfileParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSetPermissionProfileParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSetPermissionProfileParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSetPermissionProfileParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSetPermissionProfileParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionSetPermissionProfileParams, "SessionSetPermissionProfileParams"
+);
 /// Result of `session/setPermissionProfile`. Apply failures are reported as `commandRejected` errors rather than here.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -4444,17 +3898,9 @@ crate::support::builder! {
 impl Validate for SessionSetPermissionProfileResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSetPermissionProfileResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSetPermissionProfileResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSetPermissionProfileResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSetPermissionProfileResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionSetPermissionProfileResult, "SessionSetPermissionProfileResult"
+);
 /// Params of `session/setReasoningEffort`: set the session's default reasoning effort. It takes precedence over the host's configured default, and a turn started with an explicit `reasoningEffort` uses that value instead, for that turn alone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4503,17 +3949,9 @@ crate::support::builder! {
 }
 impl Validate for SessionSetReasoningEffortParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSetReasoningEffortParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSetReasoningEffortParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSetReasoningEffortParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSetReasoningEffortParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionSetReasoningEffortParams, "SessionSetReasoningEffortParams"
+);
 /// Result of `session/setReasoningEffort`. The new default is durable once acknowledged and applies to turns started afterwards; a running turn keeps the setting it started with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4555,17 +3993,9 @@ crate::support::builder! {
 }
 impl Validate for SessionSetReasoningEffortResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSetReasoningEffortResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSetReasoningEffortResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSetReasoningEffortResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSetReasoningEffortResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionSetReasoningEffortResult, "SessionSetReasoningEffortResult"
+);
 /// Params of `session/sideChat`: open a side chat from a session that is loaded on this host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4608,17 +4038,7 @@ crate::support::builder! {
 }
 impl Validate for SessionSideChatParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSideChatParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSideChatParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSideChatParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSideChatParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionSideChatParams, "SessionSideChatParams");
 /// Result of `session/sideChat`: the same shape as a resume result, for the new side session. The side chat starts empty and its `session.sideFrom` records where it came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4681,17 +4101,7 @@ impl Validate for SessionSideChatResult {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSideChatResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSideChatResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSideChatResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSideChatResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionSideChatResult, "SessionSideChatResult");
 /// The session that opened another one: sent in `session/start` and reported back as `Session.spawnedBy`. For attribution only; it grants nothing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4741,17 +4151,7 @@ crate::support::builder! {
 }
 impl Validate for SessionSpawnedBy {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionSpawnedBy {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionSpawnedBy".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionSpawnedBy").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionSpawnedBy", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionSpawnedBy, "SessionSpawnedBy");
 /// Params of `session/start`: create a new session, load it on this host and subscribe this connection to its view. Every member except `commandId` is optional and falls back to the host's defaults.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4923,17 +4323,7 @@ crate::support::builder! {
 }
 impl Validate for SessionStartParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionStartParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionStartParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionStartParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionStartParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionStartParams, "SessionStartParams");
 /// Result of `session/start`: the new session and the view position this connection is subscribed from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -4982,17 +4372,7 @@ impl Validate for SessionStartResult {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionStartResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionStartResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionStartResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionStartResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionStartResult, "SessionStartResult");
 /// Params of the `session/started` notification, broadcast to every initialized connection when `session/start`, `session/fork` or `session/sideChat` brings a new session up on this host. A resume does not send it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5035,17 +4415,7 @@ impl Validate for SessionStartedParams {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionStartedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionStartedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionStartedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionStartedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionStartedParams, "SessionStartedParams");
 /// Load state of a session on the host that reports it. Open: newer hosts may add states, so keep unknown values.
 ///
 /// - `notLoaded`: Stored but not loaded on this host (it may be loaded by another host).
@@ -5073,17 +4443,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionStatus, "SessionStatus");
 /// Params of the `session/statusChanged` notification: a loaded session's `status` or `attention` changed. Sent to every connection whatever its view subscriptions; nothing is sent on connect, so seed your table from the `Session` objects, which carry the same facts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5167,17 +4527,9 @@ crate::support::builder! {
 }
 impl Validate for SessionStatusChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionStatusChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionStatusChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionStatusChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionStatusChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionStatusChangedParams, "SessionStatusChangedParams"
+);
 /// Params of the `session/todoListChanged` notification: the agent's todo list changed. Replace the whole list each time; an empty `items` means the list was cleared.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5252,17 +4604,9 @@ crate::support::builder! {
 }
 impl Validate for SessionTodoListChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionTodoListChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionTodoListChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionTodoListChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionTodoListChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionTodoListChangedParams, "SessionTodoListChangedParams"
+);
 /// Params of the `session/tokenUsage` notification: one model call finished and reported usage. Carries the provider's raw counters, host-computed totals and the session's running totals, which only grow.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5375,17 +4719,9 @@ crate::support::builder! {
 }
 impl Validate for SessionTokenUsageParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionTokenUsageParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionTokenUsageParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionTokenUsageParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionTokenUsageParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionTokenUsageParams, "SessionTokenUsageParams"
+);
 /// Params of `session/userShell`: run a shell command typed by the user (the `!` escape) in the session's workspace. The connection must have been granted the `userShell` capability at `initialize`, or the call fails with `capabilityRequired`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5434,17 +4770,7 @@ crate::support::builder! {
 }
 impl Validate for SessionUserShellParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionUserShellParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionUserShellParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionUserShellParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionUserShellParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionUserShellParams, "SessionUserShellParams");
 /// Result of `session/userShell`, returned at once. The command runs in the background; its output arrives as the final view event of the `userShell` item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5486,17 +4812,7 @@ crate::support::builder! {
 }
 impl Validate for SessionUserShellResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionUserShellResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionUserShellResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionUserShellResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionUserShellResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionUserShellResult, "SessionUserShellResult");
 /// Health of a session's live view stream. Open: ignore values you do not know.
 ///
 /// - `unavailable`: The live view stream can no longer be served.
@@ -5516,17 +4832,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionViewHealth {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionViewHealth".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionViewHealth").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionViewHealth", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionViewHealth, "SessionViewHealth");
 /// Params of the `session/viewHealthChanged` notification: the host can no longer serve the live view of a loaded session. Sent whatever the connection's view subscriptions, but best-effort: it can be dropped, so still check `history.noneReason` on the next resume or read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -5575,17 +4881,9 @@ crate::support::builder! {
 }
 impl Validate for SessionViewHealthChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionViewHealthChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionViewHealthChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionViewHealthChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionViewHealthChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SessionViewHealthChangedParams, "SessionViewHealthChangedParams"
+);
 /// The worktree a session runs in, carried as `Session.worktree`. The branch is reported separately in `Session.branch`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -5632,14 +4930,4 @@ crate::support::builder! {
 impl Validate for SessionWorktree {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SessionWorktree {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SessionWorktree".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SessionWorktree").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SessionWorktree", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SessionWorktree, "SessionWorktree");

@@ -50,17 +50,7 @@ crate::support::builder! {
 impl Validate for SettingsReadResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsReadResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsReadResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsReadResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsReadResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SettingsReadResult, "SettingsReadResult");
 /// Result of `settings/readSchema`: what each host-owned setting may hold and whether managed policy constrains it.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -108,17 +98,9 @@ crate::support::builder! {
 impl Validate for SettingsReadSchemaResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsReadSchemaResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsReadSchemaResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsReadSchemaResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsReadSchemaResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsReadSchemaResult, "SettingsReadSchemaResult"
+);
 /// One edit in a `settings/writeMany` request.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -170,17 +152,7 @@ crate::support::builder! {
 impl Validate for SettingsWriteEdit {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteEdit {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteEdit".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteEdit").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsWriteEdit", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SettingsWriteEdit, "SettingsWriteEdit");
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteEditValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -204,17 +176,7 @@ pub enum SettingsWriteEditValue {
 impl Validate for SettingsWriteEditValue {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteEditValue {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteEditValue".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteEditValue").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsWriteEditValue", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SettingsWriteEditValue, "SettingsWriteEditValue");
 /// Params of `settings/writeMany`: several setting changes applied together. If any edit is invalid the call fails and nothing is written.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -256,17 +218,9 @@ crate::support::builder! {
 impl Validate for SettingsWriteManyParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteManyParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteManyParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteManyParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsWriteManyParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsWriteManyParams, "SettingsWriteManyParams"
+);
 /// Result of `settings/writeMany`: the value in effect for each edited setting after the write.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -308,17 +262,9 @@ crate::support::builder! {
 impl Validate for SettingsWriteManyResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteManyResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteManyResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteManyResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsWriteManyResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsWriteManyResult, "SettingsWriteManyResult"
+);
 /// The outcome of one edit in a `settings/writeMany` result.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -370,17 +316,9 @@ crate::support::builder! {
 impl Validate for SettingsWriteResultEntry {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteResultEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteResultEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteResultEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsWriteResultEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsWriteResultEntry, "SettingsWriteResultEntry"
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteResultEntryEffectiveValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -404,20 +342,9 @@ pub enum SettingsWriteResultEntryEffectiveValue {
 impl Validate for SettingsWriteResultEntryEffectiveValue {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteResultEntryEffectiveValue {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteResultEntryEffectiveValue".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteResultEntryEffectiveValue").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of(
-            "SettingsWriteResultEntryEffectiveValue",
-            generator,
-        )
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsWriteResultEntryEffectiveValue, "SettingsWriteResultEntryEffectiveValue"
+);
 /// Params of `settings/writeValue`: the new value of one host-owned setting. Values replace the old value outright, so repeating the call is safe and no `commandId` is needed.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -469,17 +396,9 @@ crate::support::builder! {
 impl Validate for SettingsWriteValueParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteValueParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteValueParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteValueParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsWriteValueParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsWriteValueParams, "SettingsWriteValueParams"
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteValueParamsValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -503,17 +422,9 @@ pub enum SettingsWriteValueParamsValue {
 impl Validate for SettingsWriteValueParamsValue {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteValueParamsValue {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteValueParamsValue".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteValueParamsValue").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsWriteValueParamsValue", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsWriteValueParamsValue, "SettingsWriteValueParamsValue"
+);
 /// Result of `settings/writeValue`: the value in effect for the setting after the write.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -565,17 +476,9 @@ crate::support::builder! {
 impl Validate for SettingsWriteValueResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteValueResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteValueResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteValueResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SettingsWriteValueResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsWriteValueResult, "SettingsWriteValueResult"
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 impl crate::sample::Sample for SettingsWriteValueResultEffectiveValue {
     fn sample(g: &mut crate::sample::Sampler) -> Self {
@@ -599,17 +502,6 @@ pub enum SettingsWriteValueResultEffectiveValue {
 impl Validate for SettingsWriteValueResultEffectiveValue {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SettingsWriteValueResultEffectiveValue {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SettingsWriteValueResultEffectiveValue".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SettingsWriteValueResultEffectiveValue").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of(
-            "SettingsWriteValueResultEffectiveValue",
-            generator,
-        )
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SettingsWriteValueResultEffectiveValue, "SettingsWriteValueResultEffectiveValue"
+);

@@ -32,17 +32,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillActivationScope {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillActivationScope".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillActivationScope").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillActivationScope", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillActivationScope, "SkillActivationScope");
 /// Activation state of a skill. Closed enum: any other value is rejected.
 ///
 /// - `on`: The skill is fully enabled.
@@ -68,17 +58,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillActivationState {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillActivationState".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillActivationState").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillActivationState", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillActivationState, "SkillActivationState");
 /// One row of `skill/list`: a shortcut spelling the user can type to invoke a skill. A plugin skill can have two rows, its bare name and its `<pluginId>:<skillId>` form.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -160,17 +140,7 @@ crate::support::builder! {
 }
 impl Validate for SkillCatalogEntry {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillCatalogEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillCatalogEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillCatalogEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillCatalogEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillCatalogEntry, "SkillCatalogEntry");
 /// Params of the `skill/changed` notification: the set of skills a user can invoke in the session has changed, so clients should call `skill/list` again. Bursts may be merged, and there is no ordering guarantee relative to view events.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -207,17 +177,7 @@ crate::support::builder! {
 }
 impl Validate for SkillChangedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillChangedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillChangedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillChangedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillChangedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillChangedParams, "SkillChangedParams");
 /// Sizes of the lists in a `skill/import` result, so a client can show totals without counting.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -269,17 +229,7 @@ crate::support::builder! {
 }
 impl Validate for SkillImportCounts {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillImportCounts {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillImportCounts".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillImportCounts").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillImportCounts", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillImportCounts, "SkillImportCounts");
 /// A skill import candidate that could be neither installed nor quarantined; the import carries on with the others.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -324,17 +274,7 @@ crate::support::builder! {
 }
 impl Validate for SkillImportFailure {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillImportFailure {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillImportFailure".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillImportFailure").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillImportFailure", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillImportFailure, "SkillImportFailure");
 /// Params of the `skill/import` request, which copies skills from another agent tool's skill directory on the host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -398,17 +338,7 @@ crate::support::builder! {
 }
 impl Validate for SkillImportParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillImportParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillImportParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillImportParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillImportParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillImportParams, "SkillImportParams");
 /// A skill import candidate that was kept but quarantined, so it is not loaded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -449,17 +379,7 @@ crate::support::builder! {
 }
 impl Validate for SkillImportQuarantine {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillImportQuarantine {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillImportQuarantine".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillImportQuarantine").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillImportQuarantine", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillImportQuarantine, "SkillImportQuarantine");
 /// Result of `skill/import`: the command acknowledgement together with what happened to each candidate skill.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -550,17 +470,7 @@ crate::support::builder! {
 }
 impl Validate for SkillImportResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillImportResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillImportResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillImportResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillImportResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillImportResult, "SkillImportResult");
 /// The other agent tool whose skills `skill/import` copies. Closed enum: any other value is rejected. The host resolves the directory; clients never send a path.
 ///
 /// - `claude`: Import from Claude's skill directory.
@@ -582,17 +492,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillImportSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillImportSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillImportSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillImportSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillImportSource, "SkillImportSource");
 /// In a `skill` turn input part, the `source` of the `skill/list` row the user picked, so the host invokes that exact copy of the skill. Closed enum: any other value is rejected as invalid params.
 ///
 /// - `bundled`: The copy shipped with the host.
@@ -622,17 +522,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillInvocationSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillInvocationSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillInvocationSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillInvocationSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillInvocationSource, "SkillInvocationSource");
 /// Params of the `skill/list` request. The listing is per session because the skills available depend on that session's workspace and installed plugins.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -669,17 +559,7 @@ crate::support::builder! {
 }
 impl Validate for SkillListParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillListParams, "SkillListParams");
 /// Result of `skill/list`: every skill shortcut the session accepts from the user.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -715,17 +595,7 @@ crate::support::builder! {
 }
 impl Validate for SkillListResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillListResult, "SkillListResult");
 /// Params of the `skill/setActivation` request, which sets one skill's activation state in a given scope.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -786,17 +656,9 @@ crate::support::builder! {
 }
 impl Validate for SkillSetActivationParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillSetActivationParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillSetActivationParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillSetActivationParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillSetActivationParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SkillSetActivationParams, "SkillSetActivationParams"
+);
 /// Result of `skill/setActivation`: the command acknowledgement together with the state that now applies and the state before the change.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -868,17 +730,9 @@ crate::support::builder! {
 }
 impl Validate for SkillSetActivationResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillSetActivationResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillSetActivationResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillSetActivationResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillSetActivationResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SkillSetActivationResult, "SkillSetActivationResult"
+);
 /// Which scope a skill in `skill/list` comes from. Open enum: new scopes may appear.
 ///
 /// - `bundled`: Shipped with the host.
@@ -910,14 +764,4 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SkillSource {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SkillSource".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SkillSource").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SkillSource", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SkillSource, "SkillSource");

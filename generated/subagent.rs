@@ -50,17 +50,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SubagentControlStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SubagentControlStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SubagentControlStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SubagentControlStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SubagentControlStatus, "SubagentControlStatus");
 /// Params of `subagent/sendMessage` and `subagent/followupTask`: the child agent to address and the text to give it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -114,17 +104,7 @@ crate::support::builder! {
 }
 impl Validate for SubagentInputParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SubagentInputParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SubagentInputParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SubagentInputParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SubagentInputParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SubagentInputParams, "SubagentInputParams");
 /// Params of `subagent/interrupt`, `subagent/stop` and `subagent/close`: the child agent to act on, with an optional reason.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -181,17 +161,9 @@ crate::support::builder! {
 }
 impl Validate for SubagentOwnerReasonParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SubagentOwnerReasonParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SubagentOwnerReasonParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SubagentOwnerReasonParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SubagentOwnerReasonParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    SubagentOwnerReasonParams, "SubagentOwnerReasonParams"
+);
 /// What a child agent returned, carried as `result` on its `subagent` item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -275,17 +247,7 @@ crate::support::builder! {
 }
 impl Validate for SubagentResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SubagentResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SubagentResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SubagentResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SubagentResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SubagentResult, "SubagentResult");
 /// Params of `subagent/resume`, `subagent/reopen` and `subagent/readResult`: only the child agent to act on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -334,14 +296,4 @@ crate::support::builder! {
 }
 impl Validate for SubagentTargetParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for SubagentTargetParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "SubagentTargetParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "SubagentTargetParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("SubagentTargetParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(SubagentTargetParams, "SubagentTargetParams");

@@ -51,17 +51,7 @@ crate::support::builder! {
 }
 impl Validate for TaskBackgroundParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskBackgroundParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskBackgroundParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskBackgroundParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskBackgroundParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskBackgroundParams, "TaskBackgroundParams");
 /// Result of `task/background` and `task/stop`: an admission acknowledgement that names the task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -109,17 +99,7 @@ crate::support::builder! {
 }
 impl Validate for TaskCommandResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskCommandResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskCommandResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskCommandResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskCommandResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskCommandResult, "TaskCommandResult");
 /// Whether a listed task runs in the foreground or the background. Open: ignore values you do not know.
 ///
 /// - `foreground`: The task runs in the foreground; its turn waits for it.
@@ -143,17 +123,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskExecutionMode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskExecutionMode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskExecutionMode").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskExecutionMode", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskExecutionMode, "TaskExecutionMode");
 /// One row of the `task/list` result: a live workload that can be stopped. `kind` and `status` are open so that new kinds of work and new states can be added without breaking clients.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -247,17 +217,7 @@ crate::support::builder! {
 }
 impl Validate for TaskListEntry {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskListEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskListEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskListEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskListEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskListEntry, "TaskListEntry");
 /// Params of `task/list`. A read-only query: it takes no `commandId`, writes nothing and emits no view event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -294,17 +254,7 @@ crate::support::builder! {
 }
 impl Validate for TaskListParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskListParams, "TaskListParams");
 /// Result of `task/list`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -336,17 +286,7 @@ crate::support::builder! {
 }
 impl Validate for TaskListResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskListResult, "TaskListResult");
 /// The state of a `task/list` row. Open: ignore values you do not know.
 ///
 /// - `inProgress`: The task has not finished.
@@ -366,17 +306,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskListStatus {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskListStatus".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskListStatus").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskListStatus", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskListStatus, "TaskListStatus");
 /// Params of `task/stopAll`: stop every background workload that can be stopped at the moment the command is admitted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -419,17 +349,7 @@ crate::support::builder! {
 }
 impl Validate for TaskStopAllParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskStopAllParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskStopAllParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskStopAllParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskStopAllParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskStopAllParams, "TaskStopAllParams");
 /// Result of `task/stopAll`. Always `"accepted"`, even when nothing was running. It does not list what was stopped; the items that end show in the view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -471,17 +391,7 @@ crate::support::builder! {
 }
 impl Validate for TaskStopAllResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskStopAllResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskStopAllResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskStopAllResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskStopAllResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskStopAllResult, "TaskStopAllResult");
 /// Params of `task/stop`: stop one background task, named explicitly. Use `task/stopAll` to stop all of them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -530,14 +440,4 @@ crate::support::builder! {
 }
 impl Validate for TaskStopParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TaskStopParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TaskStopParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TaskStopParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TaskStopParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TaskStopParams, "TaskStopParams");

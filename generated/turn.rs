@@ -52,17 +52,7 @@ crate::support::builder! {
 }
 impl Validate for TurnCancelParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnCancelParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnCancelParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnCancelParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnCancelParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnCancelParams, "TurnCancelParams");
 /// Result of the `turn/cancel` method: the cancel was admitted. The turn has ended only once `turn/completed` arrives for it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -110,17 +100,7 @@ crate::support::builder! {
 }
 impl Validate for TurnCancelResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnCancelResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnCancelResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnCancelResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnCancelResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnCancelResult, "TurnCancelResult");
 /// Params of the `turn/completed` notification: a turn reached its end and the end was recorded durably.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -233,17 +213,7 @@ crate::support::builder! {
 }
 impl Validate for TurnCompletedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnCompletedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnCompletedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnCompletedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnCompletedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnCompletedParams, "TurnCompletedParams");
 /// Why a turn failed, carried in `TurnCompletedParams.error`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -305,17 +275,7 @@ crate::support::builder! {
 }
 impl Validate for TurnError {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnError {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnError".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnError").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnError", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnError, "TurnError");
 /// Category of a turn failure. Open enum: treat unknown values as a generic failure.
 ///
 /// - `stepLimit`: The turn hit its limit on steps.
@@ -371,17 +331,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnErrorKind {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnErrorKind".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnErrorKind").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnErrorKind", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnErrorKind, "TurnErrorKind");
 /// Params of the `turn/foregroundCompleted` notification: the turn's main work is done, but blocking background reminders keep it open. Not an ending; the turn ends with `turn/completed` (or `turn/unqueued`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -451,17 +401,9 @@ crate::support::builder! {
 }
 impl Validate for TurnForegroundCompletedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnForegroundCompletedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnForegroundCompletedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnForegroundCompletedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnForegroundCompletedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    TurnForegroundCompletedParams, "TurnForegroundCompletedParams"
+);
 /// One piece of the input sent with `turn/start` or `turn/steer`; `type` says which other fields apply. To mention a file, write `@relative/path` inside a text part. An unknown `type` is rejected as invalid params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -588,17 +530,7 @@ impl Validate for TurnInputPart {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnInputPart {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnInputPart".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnInputPart").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnInputPart", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnInputPart, "TurnInputPart");
 /// The `type` of a `TurnInputPart`. Closed enum: other values are rejected as invalid params.
 ///
 /// - `text`: Prompt text.
@@ -628,17 +560,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnInputPartType {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnInputPartType".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnInputPartType").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnInputPartType", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnInputPartType, "TurnInputPartType");
 /// Params of the `turn/interrupt` method: stop the running turn, as when the user presses stop. Handled ahead of ordinary commands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -694,17 +616,7 @@ crate::support::builder! {
 }
 impl Validate for TurnInterruptParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnInterruptParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnInterruptParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnInterruptParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnInterruptParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnInterruptParams, "TurnInterruptParams");
 /// Result of the `turn/interrupt` method: the interrupt was admitted. The turn is not necessarily stopped yet; it is over when `turn/completed` arrives with `terminal` `"cancelled"`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -752,17 +664,7 @@ crate::support::builder! {
 }
 impl Validate for TurnInterruptResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnInterruptResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnInterruptResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnInterruptResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnInterruptResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnInterruptResult, "TurnInterruptResult");
 /// Params of the `turn/modelRetryScheduled` notification: a model call failed and the provider-level retry is waiting out its backoff. The turn is still running; this event never ends it. Same fields as `turn/retryScheduled` except there is no `reason`: build the message from `errorKind`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -874,17 +776,9 @@ crate::support::builder! {
 }
 impl Validate for TurnModelRetryScheduledParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnModelRetryScheduledParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnModelRetryScheduledParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnModelRetryScheduledParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnModelRetryScheduledParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    TurnModelRetryScheduledParams, "TurnModelRetryScheduledParams"
+);
 /// A turn listed in the snapshot as active or queued.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -941,17 +835,7 @@ crate::support::builder! {
 }
 impl Validate for TurnRef {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnRef {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnRef".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnRef").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnRef", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnRef, "TurnRef");
 /// Params of the `turn/retracted` notification: the retract requested with `turn/interrupt` has been settled. When accepted, the user message item is sent again through `item/updated` with `retracted: true`; when declined, no item changes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1029,17 +913,7 @@ crate::support::builder! {
 }
 impl Validate for TurnRetractedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnRetractedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnRetractedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnRetractedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnRetractedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnRetractedParams, "TurnRetractedParams");
 /// Params of the `turn/retryScheduled` notification: a model attempt failed and a retry is scheduled after a backoff. The turn is still running; this event never ends it. Lets a client show progress such as "attempt 2/3, retrying in 2s".
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1157,17 +1031,9 @@ crate::support::builder! {
 }
 impl Validate for TurnRetryScheduledParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnRetryScheduledParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnRetryScheduledParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnRetryScheduledParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnRetryScheduledParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    TurnRetryScheduledParams, "TurnRetryScheduledParams"
+);
 /// What `turn/start` did with the submitted input. Open enum.
 ///
 /// - `started`: A new turn started running with the input.
@@ -1195,17 +1061,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnStartDisposition {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnStartDisposition".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnStartDisposition").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnStartDisposition", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnStartDisposition, "TurnStartDisposition");
 /// Params of the `turn/start` method: submit user input to a session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1318,17 +1174,7 @@ impl Validate for TurnStartParams {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnStartParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnStartParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnStartParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnStartParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnStartParams, "TurnStartParams");
 /// Result of the `turn/start` method: how the submission was handled.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1390,17 +1236,7 @@ crate::support::builder! {
 }
 impl Validate for TurnStartResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnStartResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnStartResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnStartResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnStartResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnStartResult, "TurnStartResult");
 /// Params of the `turn/started` notification: a foreground turn began running. Sent at once for a fresh submission, when a queued submission launches, and never for steered input.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1464,17 +1300,7 @@ crate::support::builder! {
 }
 impl Validate for TurnStartedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnStartedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnStartedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnStartedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnStartedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnStartedParams, "TurnStartedParams");
 /// Params of the `turn/steer` method: add input to the turn you believe is running. Fails if that turn is no longer the running one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1566,17 +1392,7 @@ impl Validate for TurnSteerParams {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnSteerParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnSteerParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnSteerParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnSteerParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnSteerParams, "TurnSteerParams");
 /// Result of the `turn/steer` method: the steer was admitted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1624,17 +1440,7 @@ crate::support::builder! {
 }
 impl Validate for TurnSteerResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnSteerResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnSteerResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnSteerResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnSteerResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnSteerResult, "TurnSteerResult");
 /// How a turn ended. Open enum: treat an unknown value as an ended turn with an unknown outcome.
 ///
 /// - `completed`: The turn finished normally.
@@ -1662,17 +1468,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnTerminal {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnTerminal".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnTerminal").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnTerminal", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnTerminal, "TurnTerminal");
 /// Params of the `turn/unqueue` method: take back a queued submission before it starts. It never stops a turn that is already running; if the turn has launched, the request is refused.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1721,17 +1517,7 @@ crate::support::builder! {
 }
 impl Validate for TurnUnqueueParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnUnqueueParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnUnqueueParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnUnqueueParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnUnqueueParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnUnqueueParams, "TurnUnqueueParams");
 /// Result of the `turn/unqueue` method. Admission means the turn will not launch; the `turn/unqueued` notification confirms the removal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1779,17 +1565,7 @@ crate::support::builder! {
 }
 impl Validate for TurnUnqueueResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnUnqueueResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnUnqueueResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnUnqueueResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnUnqueueResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnUnqueueResult, "TurnUnqueueResult");
 /// Params of the `turn/unqueued` notification: a queued submission was taken back and its turn will never run, so no `turn/started` or `turn/completed` follows for this `turnId`. Treat it as the end of that turn; the client can restore the submitted text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1853,17 +1629,7 @@ crate::support::builder! {
 }
 impl Validate for TurnUnqueuedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnUnqueuedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnUnqueuedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnUnqueuedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnUnqueuedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnUnqueuedParams, "TurnUnqueuedParams");
 /// A shell command carried by `turn/start`: what the user typed after `!` while a turn was running. Its command id derives from the carrying `commandId`, and the sibling `displayText` holds the `!…` form to show.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1900,14 +1666,4 @@ crate::support::builder! {
 }
 impl Validate for TurnUserShell {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for TurnUserShell {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "TurnUserShell".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "TurnUserShell").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("TurnUserShell", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(TurnUserShell, "TurnUserShell");

@@ -45,17 +45,7 @@ crate::support::builder! {
 }
 impl Validate for UsageReadResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UsageReadResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UsageReadResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UsageReadResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UsageReadResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UsageReadResult, "UsageReadResult");
 /// Result of the `usage/refresh` method: usage in the `usage/read` shape, taken from a new read, together with the subscription tier name.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -127,14 +117,4 @@ crate::support::builder! {
 impl Validate for UsageRefreshResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UsageRefreshResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UsageRefreshResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UsageRefreshResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UsageRefreshResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UsageRefreshResult, "UsageRefreshResult");

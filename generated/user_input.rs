@@ -73,17 +73,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputAnswer {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputAnswer {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputAnswer".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputAnswer").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputAnswer", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputAnswer, "UserInputAnswer");
 /// Params of the `userInput/answer` command, which replies to all questions of an open prompt at once. Answers that do not fit the prompt (an unknown question, a label that was not offered, a wrong count) fail with `userInputAnswerInvalid`. Image attachments are reserved and rejected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -138,17 +128,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputAnswerParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputAnswerParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputAnswerParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputAnswerParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputAnswerParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputAnswerParams, "UserInputAnswerParams");
 /// Result of `userInput/answer`: the host accepted the answer for processing. How the prompt actually ended arrives as `userInput/settled`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -196,17 +176,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputAnswerResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputAnswerResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputAnswerResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputAnswerResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputAnswerResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputAnswerResult, "UserInputAnswerResult");
 /// Params of the `userInput/cancel` command, used when the user will not answer an open prompt. The tool call that asked finishes as cancelled, and the model is told so.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -263,17 +233,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputCancelParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputCancelParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputCancelParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputCancelParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputCancelParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputCancelParams, "UserInputCancelParams");
 /// Result of `userInput/cancel`: the host accepted the cancellation for processing. How the prompt actually ended arrives as `userInput/settled`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -321,17 +281,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputCancelResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputCancelResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputCancelResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputCancelResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputCancelResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputCancelResult, "UserInputCancelResult");
 /// A reply in the user's own words, given in place of picking from the offered options; it goes to the model, which then reconsiders.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -372,17 +322,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputClarification {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputClarification {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputClarification".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputClarification").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputClarification", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputClarification, "UserInputClarification");
 /// Params of the `userInput/clarify` command, the 'let me explain' reply: instead of choosing among the options, the user writes a short explanation, which is handed to the model so it can rethink its question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -439,17 +379,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputClarifyParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputClarifyParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputClarifyParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputClarifyParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputClarifyParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputClarifyParams, "UserInputClarifyParams");
 /// Result of `userInput/clarify`: the host accepted the clarification for processing. How the prompt actually ended arrives as `userInput/settled`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -497,17 +427,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputClarifyResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputClarifyResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputClarifyResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputClarifyResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputClarifyResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputClarifyResult, "UserInputClarifyResult");
 /// Params of the `userInput/engaged` notification, sent by the client when the user starts working on a prompt that has a countdown (`autoResolutionMs`), so the host stops the countdown. There is no response, no error and no `commandId`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -550,17 +470,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputEngagedParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputEngagedParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputEngagedParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputEngagedParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputEngagedParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputEngagedParams, "UserInputEngagedParams");
 /// Params of the `userInput/interrupt` command: closes an open user-input prompt, optionally keeping the answers the user already confirmed, and then stops the turn.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -617,17 +527,9 @@ crate::support::builder! {
 }
 impl Validate for UserInputInterruptParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputInterruptParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputInterruptParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputInterruptParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputInterruptParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    UserInputInterruptParams, "UserInputInterruptParams"
+);
 /// Result of `userInput/interrupt`: the host accepted the interruption for processing. How the prompt actually ended arrives as `userInput/settled`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -675,17 +577,9 @@ crate::support::builder! {
 }
 impl Validate for UserInputInterruptResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputInterruptResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputInterruptResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputInterruptResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputInterruptResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    UserInputInterruptResult, "UserInputInterruptResult"
+);
 /// One answer the agent offers for a question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -734,17 +628,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputOption {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputOption {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputOption".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputOption").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputOption", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputOption, "UserInputOption");
 /// Richer content a client may show next to an option, for example a sample of what picking it would produce.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -785,17 +669,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputOptionPreview {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputOptionPreview {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputOptionPreview".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputOptionPreview").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputOptionPreview", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputOptionPreview, "UserInputOptionPreview");
 /// How a user-input prompt ended. Open set: new outcomes may appear, and clients should cope with them.
 ///
 /// - `answered`: The questions were answered through `userInput/answer`.
@@ -835,17 +709,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputOutcome {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputOutcome".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputOutcome").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputOutcome", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputOutcome, "UserInputOutcome");
 /// One question of a user-input prompt, with the options the agent offers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -902,17 +766,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputQuestion {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputQuestion {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputQuestion".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputQuestion").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputQuestion", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputQuestion, "UserInputQuestion");
 /// An open user-input prompt: the agent asked the user structured questions and the turn waits for the reply. This payload is the params of the server-to-client `userInput/request`, of the `userInput/requested` view event, and of each `userInputs` entry of `approval/listPending`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1025,17 +879,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputRequestParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputRequestParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputRequestParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputRequestParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputRequestParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputRequestParams, "UserInputRequestParams");
 /// How many of a question's options the user may pick.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1084,17 +928,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputSelection {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputSelection {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputSelection".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputSelection").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputSelection", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputSelection, "UserInputSelection");
 /// Single-choice or multiple-choice question. Closed set: any other value is rejected.
 ///
 /// - `single`: Exactly one option is picked; the answer uses `selectedLabel`.
@@ -1116,17 +950,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputSelectionMode {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputSelectionMode".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputSelectionMode").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputSelectionMode", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputSelectionMode, "UserInputSelectionMode");
 /// Params of the `userInput/settled` view event: a user-input prompt has ended, and this is the first durable settlement. It is always delivered to every attached client, so each can take its copy of the prompt down. The nullable members are always on the wire, with `null` when they do not apply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1238,17 +1062,7 @@ crate::support::builder! {
 }
 impl Validate for UserInputSettledParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputSettledParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputSettledParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputSettledParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputSettledParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(UserInputSettledParams, "UserInputSettledParams");
 /// The winning outcome of a user-input prompt, handed to a client whose command arrived after the prompt had already settled (as `settlement` in the `userInputAlreadySettled` error data).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -1290,14 +1104,6 @@ crate::support::builder! {
 }
 impl Validate for UserInputSettlementSummary {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for UserInputSettlementSummary {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UserInputSettlementSummary".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "UserInputSettlementSummary").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("UserInputSettlementSummary", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    UserInputSettlementSummary, "UserInputSettlementSummary"
+);

@@ -49,17 +49,7 @@ crate::support::builder! {
 }
 impl Validate for ViewGapParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewGapParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewGapParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewGapParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewGapParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewGapParams, "ViewGapParams");
 /// A named starting point for `view/page`, used instead of a cursor by a client that has no cursor yet. Open: new values may appear.
 ///
 /// - `latestCompaction`: The latest installed compaction boundary, resolved when the request is served.
@@ -79,17 +69,7 @@ crate::support::impl_string_enum!(
     } open Unknown
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewPageAnchor {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewPageAnchor".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewPageAnchor").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewPageAnchor", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewPageAnchor, "ViewPageAnchor");
 /// Paging direction of `view/page`. Closed: other values are rejected.
 ///
 /// - `forward`: From older to newer events.
@@ -111,17 +91,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewPageDirection {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewPageDirection".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewPageDirection").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewPageDirection", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewPageDirection, "ViewPageDirection");
 /// Params of `view/page`: read a page of the session view's stored events, forward or backward from a cursor, or from the latest compaction boundary.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -224,17 +194,7 @@ impl Validate for ViewPageParams {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewPageParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewPageParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewPageParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewPageParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewPageParams, "ViewPageParams");
 /// The `resolvedAnchor` of a `view/page` result: the concrete boundary the request's `anchor` resolved to, so later pages can continue with plain cursors.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -271,17 +231,7 @@ crate::support::builder! {
 }
 impl Validate for ViewPageResolvedAnchor {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewPageResolvedAnchor {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewPageResolvedAnchor".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewPageResolvedAnchor").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewPageResolvedAnchor", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewPageResolvedAnchor, "ViewPageResolvedAnchor");
 /// Result of `view/page`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -332,17 +282,7 @@ crate::support::builder! {
 }
 impl Validate for ViewPageResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewPageResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewPageResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewPageResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewPageResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewPageResult, "ViewPageResult");
 /// The `snapshot` object of `session/resume`, `session/fork` and `session/read` results: the session's folded view state at one cursor. Events after that cursor arrive as the live suffix.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -398,17 +338,7 @@ crate::support::builder! {
 }
 impl Validate for ViewSnapshot {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewSnapshot {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewSnapshot".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewSnapshot").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewSnapshot", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewSnapshot, "ViewSnapshot");
 /// Params of `view/subscribe`: start following a session's view on this connection from a chosen cursor. The call is read-only: the session is not loaded, no lease is taken and nothing is recorded. It is also how a client re-attaches after `view/unsubscribe` without missing events.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -452,17 +382,7 @@ crate::support::builder! {
 }
 impl Validate for ViewSubscribeParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewSubscribeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewSubscribeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewSubscribeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewSubscribeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewSubscribeParams, "ViewSubscribeParams");
 /// Result of `view/subscribe`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -499,17 +419,7 @@ crate::support::builder! {
 }
 impl Validate for ViewSubscribeResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewSubscribeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewSubscribeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewSubscribeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewSubscribeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewSubscribeResult, "ViewSubscribeResult");
 /// Params of `view/unsubscribe`: stop sending this session's view events to this connection. The session stays loaded; unloading is decided by the host's idle policy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -546,17 +456,7 @@ crate::support::builder! {
 }
 impl Validate for ViewUnsubscribeParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewUnsubscribeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewUnsubscribeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewUnsubscribeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewUnsubscribeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewUnsubscribeParams, "ViewUnsubscribeParams");
 /// Reply to `view/unsubscribe`, always `{}`. It also succeeds when the connection was not subscribed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -592,14 +492,4 @@ crate::support::builder! {
 }
 impl Validate for ViewUnsubscribeResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for ViewUnsubscribeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "ViewUnsubscribeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "ViewUnsubscribeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("ViewUnsubscribeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(ViewUnsubscribeResult, "ViewUnsubscribeResult");

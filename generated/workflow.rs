@@ -51,17 +51,7 @@ crate::support::builder! {
 }
 impl Validate for WorkflowCancelParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowCancelParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowCancelParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowCancelParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowCancelParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorkflowCancelParams, "WorkflowCancelParams");
 /// The current state of one child of a workflow run, in the `children` array of a `workflow` item. A child is identified by `childId` together with `attempt`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -172,17 +162,7 @@ crate::support::builder! {
 }
 impl Validate for WorkflowChild {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowChild {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowChild".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowChild").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowChild", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorkflowChild, "WorkflowChild");
 /// What `workflow/childControl` does to a child's current attempt. Closed: any other value is rejected with `-32602 invalidParams`.
 ///
 /// - `skip`: End the child's current attempt and let the run go on without it.
@@ -204,17 +184,7 @@ crate::support::impl_string_enum!(
     } closed
 );
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowChildAction {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowChildAction".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowChildAction").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowChildAction", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorkflowChildAction, "WorkflowChildAction");
 /// Params of `workflow/childControl`: skip or retry one child of a workflow run, identified by the `childId` and `attempt` found in the `workflow` item's `children`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -302,17 +272,9 @@ impl Validate for WorkflowChildControlParams {
     }
 }
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowChildControlParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowChildControlParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowChildControlParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowChildControlParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(
+    WorkflowChildControlParams, "WorkflowChildControlParams"
+);
 /// Result of `workflow/cancel`, `workflow/pause` and `workflow/childControl`: only `commandId` and `status`. What the command actually did is reported through updates of the `workflow` item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -354,17 +316,7 @@ crate::support::builder! {
 }
 impl Validate for WorkflowControlResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowControlResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowControlResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowControlResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowControlResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorkflowControlResult, "WorkflowControlResult");
 /// Params of `workflow/pause`: pause a workflow run that is still live. Same members as `workflow/cancel`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -413,17 +365,7 @@ crate::support::builder! {
 }
 impl Validate for WorkflowPauseParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowPauseParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowPauseParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowPauseParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowPauseParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorkflowPauseParams, "WorkflowPauseParams");
 /// Params of `workflow/resume`: continue a paused workflow run, driven by the host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -472,17 +414,7 @@ crate::support::builder! {
 }
 impl Validate for WorkflowResumeParams {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowResumeParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowResumeParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowResumeParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowResumeParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorkflowResumeParams, "WorkflowResumeParams");
 /// Result of `workflow/resume`: the acknowledgement plus the turn that carries the resumed run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -530,17 +462,7 @@ crate::support::builder! {
 }
 impl Validate for WorkflowResumeResult {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowResumeResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowResumeResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowResumeResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowResumeResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorkflowResumeResult, "WorkflowResumeResult");
 /// The token budget a workflow run was launched with, as `tokenBudget` on its `workflow` item.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -576,14 +498,4 @@ crate::support::builder! {
 }
 impl Validate for WorkflowTokenBudget {}
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorkflowTokenBudget {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorkflowTokenBudget".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorkflowTokenBudget").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorkflowTokenBudget", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorkflowTokenBudget, "WorkflowTokenBudget");

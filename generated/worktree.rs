@@ -63,17 +63,7 @@ crate::support::builder! {
 impl Validate for WorktreeListEntry {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorktreeListEntry {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorktreeListEntry".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorktreeListEntry").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorktreeListEntry", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorktreeListEntry, "WorktreeListEntry");
 /// Params of `worktree/list`.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -116,17 +106,7 @@ crate::support::builder! {
 impl Validate for WorktreeListParams {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorktreeListParams {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorktreeListParams".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorktreeListParams").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorktreeListParams", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorktreeListParams, "WorktreeListParams");
 /// Result of `worktree/list`: every worktree of the repository.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -168,17 +148,7 @@ crate::support::builder! {
 impl Validate for WorktreeListResult {}
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorktreeListResult {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorktreeListResult".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorktreeListResult").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorktreeListResult", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorktreeListResult, "WorktreeListResult");
 /// How a session got its worktree, as reported in the session's `worktree` member. Open enum: new values may appear.
 ///
 /// - `created`: The host created the worktree for this session.
@@ -205,17 +175,7 @@ crate::support::impl_string_enum!(
 );
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorktreeOrigin {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorktreeOrigin".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorktreeOrigin").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorktreeOrigin", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorktreeOrigin, "WorktreeOrigin");
 /// Create a new worktree for the session.
 #[cfg(feature = "experimental")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -395,14 +355,4 @@ impl Validate for WorktreeStartRequest {
 }
 #[cfg(feature = "experimental")]
 #[cfg(feature = "schemars")]
-impl schemars::JsonSchema for WorktreeStartRequest {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WorktreeStartRequest".into()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        concat!(module_path!(), "::", "WorktreeStartRequest").into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::json_schema::schema_of("WorktreeStartRequest", generator)
-    }
-}
+crate::json_schema::impl_json_schema!(WorktreeStartRequest, "WorktreeStartRequest");

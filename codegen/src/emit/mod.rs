@@ -334,17 +334,7 @@ fn json_schema_impl(def: &Def, name: &Ident, cfg: &TokenStream) -> TokenStream {
     quote! {
         #cfg
         #[cfg(feature = "schemars")]
-        impl schemars::JsonSchema for #name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                #wire.into()
-            }
-            fn schema_id() -> std::borrow::Cow<'static, str> {
-                concat!(module_path!(), "::", #wire).into()
-            }
-            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                crate::json_schema::schema_of(#wire, generator)
-            }
-        }
+        crate::json_schema::impl_json_schema!(#name, #wire);
     }
 }
 
