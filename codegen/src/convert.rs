@@ -72,10 +72,7 @@ fn build_model(schema: &Schema<'_>) -> Result<Model, Error> {
     let areas = areas(&tables);
     let mut defs = Vec::new();
     for (name, node) in &schema.defs {
-        let pointer = match schema.origins.get(*name) {
-            Some(origin) => origin.clone(),
-            None => push("/$defs", name),
-        };
+        let pointer = schema.pointer_of(name);
         let node = object(node, &pointer)?;
         check_keywords(node, &pointer)?;
         let rust = rust_names[name].clone();
@@ -450,13 +447,8 @@ fn tagged(
             match arm.get("$ref").and_then(Value::as_str) {
                 Some(reference) => {
                     let target = schema.ref_target(reference, &p)?;
-                    let node = schema.defs[target];
-                    let target_pointer = schema
-                        .origins
-                        .get(target)
-                        .cloned()
-                        .unwrap_or_else(|| push("/$defs", target));
-                    object(node, &target_pointer).map(|a| (target_pointer, a))
+                    let target_pointer = schema.pointer_of(target);
+                    object(schema.defs[target], &target_pointer).map(|a| (target_pointer, a))
                 }
                 None => Ok((p, arm)),
             }

@@ -83,6 +83,14 @@ fn push_token(pointer: &mut String, token: &str) {
 }
 
 impl<'a> Schema<'a> {
+    /// The JSON pointer definition `name` was written at (its place before hoisting, if moved).
+    pub fn pointer_of(&self, name: &str) -> String {
+        match self.origins.get(name) {
+            Some(origin) => origin.clone(),
+            None => push("/$defs", name),
+        }
+    }
+
     /// Checks the document's top-level shape and every `$ref` in it.
     pub fn new(doc: &'a Value) -> Result<Self, Error> {
         let root = doc.as_object().ok_or_else(|| {

@@ -57,10 +57,10 @@ fn answer(core: &Core, request: ServerRequest) -> Reply {
 /// host is told `-32602` with where decoding failed: nothing was presented to the user.
 fn answer_bad(core: &Core, frame: &BadFrame) -> Reply {
     let _ = core.route(undecodable(frame));
-    match frame.decode_error() {
-        Some(error) => Reply::invalid_params(format!("{} at {}", error.reason, error.pointer)),
-        None => Reply::invalid_params(&frame.problem),
-    }
+    frame.decode_error().map_or_else(
+        || Reply::invalid_params(&frame.problem),
+        Reply::invalid_params_at,
+    )
 }
 
 /// Notifications the pump routes at most under one lock.

@@ -373,6 +373,11 @@ impl Reply {
         Reply::with_code(codes::INVALID_PARAMS, format!("invalid params: {message}"))
     }
 
+    /// `-32602` for params that did not decode: the decoder's reason and where.
+    pub fn invalid_params_at(error: &DecodeError) -> Self {
+        Reply::invalid_params(format!("{} at {}", error.reason, error.pointer))
+    }
+
     /// `-32603`: handling the request failed.
     pub fn internal(message: impl Into<String>) -> Self {
         Reply::with_code(codes::INTERNAL_ERROR, message)
@@ -885,7 +890,7 @@ impl<R: Role> Endpoint<R> {
             (Some(id), _) if error.is_bad_request_params() => {
                 let method = error.method.as_deref().unwrap_or_default();
                 let reply = match self.handled.covers(method) {
-                    true => Reply::invalid_params(format!("{} at {}", error.reason, error.pointer)),
+                    true => Reply::invalid_params_at(&error),
                     false => Reply::method_not_found(method),
                 };
                 self.queue(reply.line(id));

@@ -71,12 +71,10 @@ impl<R: Role> Handlers<R> {
                 let method = frame.method().unwrap_or_default().to_owned();
                 let outcome = match &mut self.bad {
                     Some(handler) => catch_unwind(AssertUnwindSafe(|| handler(id, &frame))),
-                    None => Ok(match frame.decode_error() {
-                        Some(error) => {
-                            Reply::invalid_params(format!("{} at {}", error.reason, error.pointer))
-                        }
-                        None => Reply::invalid_params(&frame.problem),
-                    }),
+                    None => Ok(frame.decode_error().map_or_else(
+                        || Reply::invalid_params(&frame.problem),
+                        Reply::invalid_params_at,
+                    )),
                 };
                 (method, outcome)
             }

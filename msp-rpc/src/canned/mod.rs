@@ -511,9 +511,7 @@ impl<W: Write, E: Write> Run<'_, W, E> {
             return Err(self.mismatch(k, describe(&sent), vec![reason]).into());
         }
         // An error's message and data are the client's own words.
-        let mut free = self.host.transcript.normalize.clone();
-        free.extend(["/error/message".to_owned(), "/error/data".to_owned()]);
-        let diffs = compare(&self.as_told(recorded), &sent, &free);
+        let diffs = self.differences(recorded, &sent, ["/error/message", "/error/data"]);
         let method = id
             .as_ref()
             .and_then(|id| self.asked_method(id))
@@ -602,9 +600,7 @@ impl<W: Write, E: Write> Run<'_, W, E> {
             );
             return Err(vec![reason]);
         }
-        let mut free = self.host.transcript.normalize.clone();
-        free.extend(["/id".to_owned(), "/params/commandId".to_owned()]);
-        let diffs = compare(&self.as_told(recorded), sent, &free);
+        let diffs = self.differences(recorded, sent, ["/id", "/params/commandId"]);
         let method = sent
             .get("method")
             .and_then(Value::as_str)
@@ -612,12 +608,15 @@ impl<W: Write, E: Write> Run<'_, W, E> {
         self.judge(method, sent, diffs)
     }
 
-    /// A recorded client frame as the client must send it: in the `commandId`s the host's
-    /// frames told it (a turn's id is its `turn/start`'s `commandId`).
-    fn as_told(&self, recorded: &Value) -> Value {
-        let mut value = recorded.clone();
-        self.rewrite_commands(&mut value);
-        value
+    /// How `sent` differs from `recorded` as the client must send it (in the `commandId`s the
+    /// host's frames told it: a turn's id is its `turn/start`'s `commandId`), leaving out the
+    /// manifest's `normalize` paths and `own`, the pointers the client fills itself.
+    fn differences(&self, recorded: &Value, sent: &Value, own: [&str; 2]) -> Vec<Diff> {
+        let mut told = recorded.clone();
+        self.rewrite_commands(&mut told);
+        let mut free = self.host.transcript.normalize.clone();
+        free.extend(own.map(str::to_owned));
+        compare(&told, sent, &free)
     }
 
     /// Takes `sent` as recorded frame `j`, playing what lies between `i` and `j` first.
