@@ -32,9 +32,7 @@ impl crate::sample::Sample for AccountLoginCancelResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AccountLoginCancelResult, AccountLoginCancelResultBuilder, AccountLoginCancelResultBuilderRest, unknown, " A builder of [`AccountLoginCancelResult`]: set members by name; `build()` compiles once the required ones (`cancelled`) are.";
+    #[cfg(feature = "experimental")] AccountLoginCancelResult, AccountLoginCancelResultBuilder, AccountLoginCancelResultBuilderRest, unknown, " A builder of [`AccountLoginCancelResult`]: set members by name; `build()` compiles once the required ones (`cancelled`) are.";
     required [
         T0 cancelled cancelled: bool => bool, "cancelled", cancelled;
     ]
@@ -81,9 +79,7 @@ impl crate::sample::Sample for AccountLoginCompletedParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AccountLoginCompletedParams, AccountLoginCompletedParamsBuilder, AccountLoginCompletedParamsBuilderRest, unknown, " A builder of [`AccountLoginCompletedParams`]: set members by name; `build()` compiles once the required ones (`outcome`) are.";
+    #[cfg(feature = "experimental")] AccountLoginCompletedParams, AccountLoginCompletedParamsBuilder, AccountLoginCompletedParamsBuilderRest, unknown, " A builder of [`AccountLoginCompletedParams`]: set members by name; `build()` compiles once the required ones (`outcome`) are.";
     required [
         T0 outcome outcome: AccountLoginOutcome => AccountLoginOutcome, "outcome", outcome;
     ]
@@ -172,9 +168,7 @@ impl crate::sample::Sample for AccountLoginStartParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AccountLoginStartParams, AccountLoginStartParamsBuilder, AccountLoginStartParamsBuilderRest, unknown, " A builder of [`AccountLoginStartParams`]: set members by name; `build()` compiles once the required ones (`type`) are.";
+    #[cfg(feature = "experimental")] AccountLoginStartParams, AccountLoginStartParamsBuilder, AccountLoginStartParamsBuilderRest, unknown, " A builder of [`AccountLoginStartParams`]: set members by name; `build()` compiles once the required ones (`type`) are.";
     required [
         T0 type_ type_: AccountLoginType => AccountLoginType, "type", type_;
     ]
@@ -240,9 +234,7 @@ impl AccountLoginStartResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AccountLoginStartResult, AccountLoginStartResultBuilder, AccountLoginStartResultBuilderRest, unknown, " A builder of [`AccountLoginStartResult`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] AccountLoginStartResult, AccountLoginStartResultBuilder, AccountLoginStartResultBuilderRest, unknown, " A builder of [`AccountLoginStartResult`]: set members by name, then `build()`.";
     required []
     optional [
         optional user_code user_code: String => String, "userCode";
@@ -326,9 +318,7 @@ impl crate::sample::Sample for AccountState {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AccountState, AccountStateBuilder, AccountStateBuilderRest, unknown, " A builder of [`AccountState`]: set members by name; `build()` compiles once the required ones (`credentialRequired`, `state`) are.";
+    #[cfg(feature = "experimental")] AccountState, AccountStateBuilder, AccountStateBuilderRest, unknown, " A builder of [`AccountState`]: set members by name; `build()` compiles once the required ones (`credentialRequired`, `state`) are.";
     required [
         T0 credential_required credential_required: bool => bool, "credentialRequired", credentialRequired;
         T1 state state: AccountStateKind => AccountStateKind, "state", state;

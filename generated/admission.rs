@@ -41,9 +41,7 @@ impl crate::sample::Sample for AdmissionChoice {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionChoice, AdmissionChoiceBuilder, AdmissionChoiceBuilderRest, unknown, " A builder of [`AdmissionChoice`]: set members by name; `build()` compiles once the required ones (`choiceId`, `label`, `scope`) are.";
+    #[cfg(feature = "experimental")] AdmissionChoice, AdmissionChoiceBuilder, AdmissionChoiceBuilderRest, unknown, " A builder of [`AdmissionChoice`]: set members by name; `build()` compiles once the required ones (`choiceId`, `label`, `scope`) are.";
     required [
         T0 choice_id choice_id: String => String, "choiceId", choiceId;
         T1 label label: String => String, "label", label;
@@ -102,9 +100,7 @@ impl crate::sample::Sample for AdmissionDecideParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionDecideParams, AdmissionDecideParamsBuilder, AdmissionDecideParamsBuilderRest, unknown, " A builder of [`AdmissionDecideParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `choiceId`, `commandId`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] AdmissionDecideParams, AdmissionDecideParamsBuilder, AdmissionDecideParamsBuilderRest, unknown, " A builder of [`AdmissionDecideParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `choiceId`, `commandId`, `sessionId`) are.";
     required [
         T0 admission_id admission_id: String => String, "admissionId", admissionId;
         T1 choice_id choice_id: String => String, "choiceId", choiceId;
@@ -157,9 +153,7 @@ impl crate::sample::Sample for AdmissionDecideResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionDecideResult, AdmissionDecideResultBuilder, AdmissionDecideResultBuilderRest, unknown, " A builder of [`AdmissionDecideResult`]: set members by name; `build()` compiles once the required ones (`admissionId`, `commandId`, `status`) are.";
+    #[cfg(feature = "experimental")] AdmissionDecideResult, AdmissionDecideResultBuilder, AdmissionDecideResultBuilderRest, unknown, " A builder of [`AdmissionDecideResult`]: set members by name; `build()` compiles once the required ones (`admissionId`, `commandId`, `status`) are.";
     required [
         T0 admission_id admission_id: String => String, "admissionId", admissionId;
         T1 command_id command_id: String => String, "commandId", commandId;
@@ -241,9 +235,7 @@ impl crate::sample::Sample for AdmissionListPendingParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionListPendingParams, AdmissionListPendingParamsBuilder, AdmissionListPendingParamsBuilderRest, unknown, " A builder of [`AdmissionListPendingParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    #[cfg(feature = "experimental")] AdmissionListPendingParams, AdmissionListPendingParamsBuilder, AdmissionListPendingParamsBuilderRest, unknown, " A builder of [`AdmissionListPendingParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
         T0 session_id session_id: String => String, "sessionId", sessionId;
     ]
@@ -290,9 +282,7 @@ impl crate::sample::Sample for AdmissionListPendingResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionListPendingResult, AdmissionListPendingResultBuilder, AdmissionListPendingResultBuilderRest, unknown, " A builder of [`AdmissionListPendingResult`]: set members by name; `build()` compiles once the required ones (`admissions`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] AdmissionListPendingResult, AdmissionListPendingResultBuilder, AdmissionListPendingResultBuilderRest, unknown, " A builder of [`AdmissionListPendingResult`]: set members by name; `build()` compiles once the required ones (`admissions`, `sessionId`) are.";
     required [
         T0 admissions admissions: Vec<AdmissionRequestParams> => Vec<AdmissionRequestParams>, "admissions", admissions;
         T1 session_id session_id: String => String, "sessionId", sessionId;
@@ -393,9 +383,7 @@ impl crate::sample::Sample for AdmissionRequestParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionRequestParams, AdmissionRequestParamsBuilder, AdmissionRequestParamsBuilderRest, unknown, " A builder of [`AdmissionRequestParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `viewCursor`) are.";
+    #[cfg(feature = "experimental")] AdmissionRequestParams, AdmissionRequestParamsBuilder, AdmissionRequestParamsBuilderRest, unknown, " A builder of [`AdmissionRequestParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `viewCursor`) are.";
     required [
         T0 admission_id admission_id: String => String, "admissionId", admissionId;
         T1 available_choices available_choices: Vec<AdmissionChoice> => Vec<AdmissionChoice>, "availableChoices", availableChoices;
@@ -508,9 +496,7 @@ impl crate::sample::Sample for AdmissionRequestedViewParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionRequestedViewParams, AdmissionRequestedViewParamsBuilder, AdmissionRequestedViewParamsBuilderRest, unknown, " A builder of [`AdmissionRequestedViewParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `sourceRange`, `viewCursor`) are.";
+    #[cfg(feature = "experimental")] AdmissionRequestedViewParams, AdmissionRequestedViewParamsBuilder, AdmissionRequestedViewParamsBuilderRest, unknown, " A builder of [`AdmissionRequestedViewParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
         T0 admission_id admission_id: String => String, "admissionId", admissionId;
         T1 available_choices available_choices: Vec<AdmissionChoice> => Vec<AdmissionChoice>, "availableChoices", availableChoices;
@@ -572,9 +558,7 @@ impl crate::sample::Sample for AdmissionResolutionSummary {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionResolutionSummary, AdmissionResolutionSummaryBuilder, AdmissionResolutionSummaryBuilderRest, unknown, " A builder of [`AdmissionResolutionSummary`]: set members by name; `build()` compiles once the required ones (`decision`, `viewCursor`) are.";
+    #[cfg(feature = "experimental")] AdmissionResolutionSummary, AdmissionResolutionSummaryBuilder, AdmissionResolutionSummaryBuilderRest, unknown, " A builder of [`AdmissionResolutionSummary`]: set members by name; `build()` compiles once the required ones (`decision`, `viewCursor`) are.";
     required [
         T0 decision decision: String => String, "decision", decision;
         T1 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
@@ -670,9 +654,7 @@ impl crate::sample::Sample for AdmissionResolvedViewParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AdmissionResolvedViewParams, AdmissionResolvedViewParamsBuilder, AdmissionResolvedViewParamsBuilderRest, unknown, " A builder of [`AdmissionResolvedViewParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `decision`, `sessionId`, `sourceRange`, `viewCursor`) are.";
+    #[cfg(feature = "experimental")] AdmissionResolvedViewParams, AdmissionResolvedViewParamsBuilder, AdmissionResolvedViewParamsBuilderRest, unknown, " A builder of [`AdmissionResolvedViewParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `decision`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
         T0 admission_id admission_id: String => String, "admissionId", admissionId;
         T1 decision decision: AdmissionDecision => AdmissionDecision, "decision", decision;

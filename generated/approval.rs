@@ -697,9 +697,7 @@ crate::support::builder! {
         T4 session_id session_id: String => String, "sessionId", sessionId;
     ]
     optional [
-        tristate feedback feedback [
-        feedback_null    ]
-    : String => String, "feedback";
+        tristate feedback feedback [feedback_null]: String => String, "feedback";
     ]
 }
 impl Validate for ApprovalDecideParams {}

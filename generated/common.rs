@@ -44,9 +44,7 @@ impl AbnormalEnd {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    AbnormalEnd, AbnormalEndBuilder, AbnormalEndBuilderRest, unknown, " A builder of [`AbnormalEnd`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] AbnormalEnd, AbnormalEndBuilder, AbnormalEndBuilderRest, unknown, " A builder of [`AbnormalEnd`]: set members by name, then `build()`.";
     required []
     optional [
         optional last_activity_at last_activity_at: String => String, "lastActivityAt";
@@ -166,9 +164,7 @@ impl crate::sample::Sample for BackgroundStatus {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    BackgroundStatus, BackgroundStatusBuilder, BackgroundStatusBuilderRest, unknown, " A builder of [`BackgroundStatus`]: set members by name; `build()` compiles once the required ones (`state`) are.";
+    #[cfg(feature = "experimental")] BackgroundStatus, BackgroundStatusBuilder, BackgroundStatusBuilderRest, unknown, " A builder of [`BackgroundStatus`]: set members by name; `build()` compiles once the required ones (`state`) are.";
     required [
         T0 state state: BackgroundState => BackgroundState, "state", state;
     ]
@@ -1843,9 +1839,7 @@ impl crate::sample::Sample for EffectivePermissionState {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    EffectivePermissionState, EffectivePermissionStateBuilder, EffectivePermissionStateBuilderRest, unknown, " A builder of [`EffectivePermissionState`]: set members by name; `build()` compiles once the required ones (`reviewerAttached`, `reviewerAuthority`) are.";
+    #[cfg(feature = "experimental")] EffectivePermissionState, EffectivePermissionStateBuilder, EffectivePermissionStateBuilderRest, unknown, " A builder of [`EffectivePermissionState`]: set members by name; `build()` compiles once the required ones (`reviewerAttached`, `reviewerAuthority`) are.";
     required [
         T0 reviewer_attached reviewer_attached: bool => bool, "reviewerAttached", reviewerAttached;
         T1 reviewer_authority reviewer_authority: ReviewerAuthority => ReviewerAuthority, "reviewerAuthority", reviewerAuthority;
@@ -2268,83 +2262,49 @@ crate::support::builder! {
         T0 kind kind: ErrorKind => ErrorKind, "kind", kind;
     ]
     optional [
-        # [
-        cfg(feature = "experimental")    ]
-    optional admission_id admission_id: String => String, "admissionId";
-        # [
-        cfg(feature = "experimental")    ]
-    optional admission_resolution admission_resolution: AdmissionResolutionSummary => Box<AdmissionResolutionSummary>, "admissionResolution";
-        # [
-        cfg(feature = "experimental")    ]
-    optional after after: RecordPosition => RecordPosition, "after";
+        #[cfg(feature = "experimental")] optional admission_id admission_id: String => String, "admissionId";
+        #[cfg(feature = "experimental")] optional admission_resolution admission_resolution: AdmissionResolutionSummary => Box<AdmissionResolutionSummary>, "admissionResolution";
+        #[cfg(feature = "experimental")] optional after after: RecordPosition => RecordPosition, "after";
         optional aligned_next_offset aligned_next_offset: i64 => i64, "alignedNextOffset";
-        tristate anchor anchor [
-        anchor_null    ]
-    : String => String, "anchor";
+        tristate anchor anchor [anchor_null]: String => String, "anchor";
         optional approval_id approval_id: String => String, "approvalId";
         optional availability availability: String => String, "availability";
-        # [
-        cfg(feature = "experimental")    ]
-    optional axes axes: Vec<LimitsAboveMaxAxis> => Vec<LimitsAboveMaxAxis>, "axes";
+        #[cfg(feature = "experimental")] optional axes axes: Vec<LimitsAboveMaxAxis> => Vec<LimitsAboveMaxAxis>, "axes";
         optional capability capability: CapabilityName => CapabilityName, "capability";
         optional capacity capacity: i64 => i64, "capacity";
         optional choice_id choice_id: String => String, "choiceId";
         optional command_id command_id: String => String, "commandId";
         optional current_requirement_id current_requirement_id: ApprovalRequirementRef => ApprovalRequirementRef, "currentRequirementId";
-        # [
-        cfg(feature = "experimental")    ]
-    optional cursor_stream cursor_stream: StreamRef => StreamRef, "cursorStream";
+        #[cfg(feature = "experimental")] optional cursor_stream cursor_stream: StreamRef => StreamRef, "cursorStream";
         optional descriptor descriptor: String => String, "descriptor";
         optional details details: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "details";
-        tristate earliest_cursor earliest_cursor [
-        earliest_cursor_null    ]
-    : String => String, "earliestCursor";
-        # [
-        cfg(feature = "experimental")    ]
-    optional failure_kind failure_kind: String => String, "failureKind";
-        # [
-        cfg(feature = "experimental")    ]
-    optional index index: i64 => i64, "index";
+        tristate earliest_cursor earliest_cursor [earliest_cursor_null]: String => String, "earliestCursor";
+        #[cfg(feature = "experimental")] optional failure_kind failure_kind: String => String, "failureKind";
+        #[cfg(feature = "experimental")] optional index index: i64 => i64, "index";
         optional item_id item_id: String => String, "itemId";
-        # [
-        cfg(feature = "experimental")    ]
-    optional key_path key_path: String => String, "keyPath";
+        #[cfg(feature = "experimental")] optional key_path key_path: String => String, "keyPath";
         optional last_turn_id last_turn_id: String => String, "lastTurnId";
-        tristate latest_boundary_cursor latest_boundary_cursor [
-        latest_boundary_cursor_null    ]
-    : String => String, "latestBoundaryCursor";
+        tristate latest_boundary_cursor latest_boundary_cursor [latest_boundary_cursor_null]: String => String, "latestBoundaryCursor";
         optional limit_bytes limit_bytes: i64 => i64, "limitBytes";
         optional marketplace marketplace: String => String, "marketplace";
         optional name name: String => String, "name";
-        # [
-        cfg(feature = "experimental")    ]
-    optional next_available next_available: RecordPosition => RecordPosition, "nextAvailable";
+        #[cfg(feature = "experimental")] optional next_available next_available: RecordPosition => RecordPosition, "nextAvailable";
         optional output_ref output_ref: String => String, "outputRef";
-        # [
-        cfg(feature = "experimental")    ]
-    optional path path: String => String, "path";
+        #[cfg(feature = "experimental")] optional path path: String => String, "path";
         optional paths paths: Vec<String> => Vec<String>, "paths";
-        # [
-        cfg(feature = "experimental")    ]
-    optional projection projection: String => String, "projection";
+        #[cfg(feature = "experimental")] optional projection projection: String => String, "projection";
         optional reason reason: String => String, "reason";
         optional recovery_observation recovery_observation: RecoveryObservation => Box<RecoveryObservation>, "recoveryObservation";
-        # [
-        cfg(feature = "experimental")    ]
-    optional requested_stream requested_stream: StreamRef => StreamRef, "requestedStream";
+        #[cfg(feature = "experimental")] optional requested_stream requested_stream: StreamRef => StreamRef, "requestedStream";
         optional resolution resolution: ApprovalResolutionSummary => Box<ApprovalResolutionSummary>, "resolution";
-        # [
-        cfg(feature = "experimental")    ]
-    optional retry_after_ms retry_after_ms: i64 => i64, "retryAfterMs";
+        #[cfg(feature = "experimental")] optional retry_after_ms retry_after_ms: i64 => i64, "retryAfterMs";
         optional retryable retryable: bool => bool, "retryable";
         optional seed_fallback_reason seed_fallback_reason: String => String, "seedFallbackReason";
         optional seed_path seed_path: String => String, "seedPath";
         optional selector selector: String => String, "selector";
         optional session_id session_id: String => String, "sessionId";
         optional settlement settlement: UserInputSettlementSummary => UserInputSettlementSummary, "settlement";
-        # [
-        cfg(feature = "experimental")    ]
-    optional stream stream: StreamRef => StreamRef, "stream";
+        #[cfg(feature = "experimental")] optional stream stream: StreamRef => StreamRef, "stream";
         optional upload_id upload_id: String => String, "uploadId";
         optional user_input_id user_input_id: String => String, "userInputId";
         optional view_cursor view_cursor: String => String, "viewCursor";
@@ -3070,9 +3030,7 @@ impl crate::sample::Sample for LimitsAboveMaxAxis {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LimitsAboveMaxAxis, LimitsAboveMaxAxisBuilder, LimitsAboveMaxAxisBuilderRest, unknown, " A builder of [`LimitsAboveMaxAxis`]: set members by name; `build()` compiles once the required ones (`axis`, `max`, `requested`) are.";
+    #[cfg(feature = "experimental")] LimitsAboveMaxAxis, LimitsAboveMaxAxisBuilder, LimitsAboveMaxAxisBuilderRest, unknown, " A builder of [`LimitsAboveMaxAxis`]: set members by name; `build()` compiles once the required ones (`axis`, `max`, `requested`) are.";
     required [
         T0 axis axis: String => String, "axis", axis;
         T1 max max: LimitsAxisValue => LimitsAxisValue, "max", max;
@@ -3772,9 +3730,7 @@ impl crate::sample::Sample for PermissionAxes {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PermissionAxes, PermissionAxesBuilder, PermissionAxesBuilderRest, unknown, " A builder of [`PermissionAxes`]: set members by name; `build()` compiles once the required ones (`approval`, `filesystem`, `network`, `reviewer`) are.";
+    #[cfg(feature = "experimental")] PermissionAxes, PermissionAxesBuilder, PermissionAxesBuilderRest, unknown, " A builder of [`PermissionAxes`]: set members by name; `build()` compiles once the required ones (`approval`, `filesystem`, `network`, `reviewer`) are.";
     required [
         T0 approval approval: PermissionApprovalAxis => PermissionApprovalAxis, "approval", approval;
         T1 filesystem filesystem: PermissionFilesystemAxis => PermissionFilesystemAxis, "filesystem", filesystem;
@@ -3881,9 +3837,7 @@ impl crate::sample::Sample for PhysicalChunk {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PhysicalChunk, PhysicalChunkBuilder, PhysicalChunkBuilderRest, unknown, " A builder of [`PhysicalChunk`]: set members by name; `build()` compiles once the required ones (`count`, `index`) are.";
+    #[cfg(feature = "experimental")] PhysicalChunk, PhysicalChunkBuilder, PhysicalChunkBuilderRest, unknown, " A builder of [`PhysicalChunk`]: set members by name; `build()` compiles once the required ones (`count`, `index`) are.";
     required [
         T0 count count: i64 => i64, "count", count;
         T1 index index: i64 => i64, "index", index;
@@ -3930,9 +3884,7 @@ impl crate::sample::Sample for PhysicalCursor {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PhysicalCursor, PhysicalCursorBuilder, PhysicalCursorBuilderRest, unknown, " A builder of [`PhysicalCursor`]: set members by name; `build()` compiles once the required ones (`byteOffset`, `nextOrdinal`) are.";
+    #[cfg(feature = "experimental")] PhysicalCursor, PhysicalCursorBuilder, PhysicalCursorBuilderRest, unknown, " A builder of [`PhysicalCursor`]: set members by name; `build()` compiles once the required ones (`byteOffset`, `nextOrdinal`) are.";
     required [
         T0 byte_offset byte_offset: i64 => i64, "byteOffset", byteOffset;
         T1 next_ordinal next_ordinal: i64 => i64, "nextOrdinal", nextOrdinal;
@@ -3984,9 +3936,7 @@ impl crate::sample::Sample for PhysicalFileEntry {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PhysicalFileEntry, PhysicalFileEntryBuilder, PhysicalFileEntryBuilderRest, unknown, " A builder of [`PhysicalFileEntry`]: set members by name; `build()` compiles once the required ones (`relPath`, `sessionId`, `sizeBytes`) are.";
+    #[cfg(feature = "experimental")] PhysicalFileEntry, PhysicalFileEntryBuilder, PhysicalFileEntryBuilderRest, unknown, " A builder of [`PhysicalFileEntry`]: set members by name; `build()` compiles once the required ones (`relPath`, `sessionId`, `sizeBytes`) are.";
     required [
         T0 rel_path rel_path: String => String, "relPath", relPath;
         T1 session_id session_id: String => String, "sessionId", sessionId;
@@ -4223,9 +4173,7 @@ impl crate::sample::Sample for RawLogCursor {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    RawLogCursor, RawLogCursorBuilder, RawLogCursorBuilderRest, unknown, " A builder of [`RawLogCursor`]: set members by name; `build()` compiles once the required ones (`after`, `stream`) are.";
+    #[cfg(feature = "experimental")] RawLogCursor, RawLogCursorBuilder, RawLogCursorBuilderRest, unknown, " A builder of [`RawLogCursor`]: set members by name; `build()` compiles once the required ones (`after`, `stream`) are.";
     required [
         T0 after after: RecordPosition => RecordPosition, "after", after;
         T1 stream stream: StreamRef => StreamRef, "stream", stream;
@@ -4324,9 +4272,7 @@ impl crate::sample::Sample for RawLogRecordEnvelope {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    RawLogRecordEnvelope, RawLogRecordEnvelopeBuilder, RawLogRecordEnvelopeBuilderRest, unknown, " A builder of [`RawLogRecordEnvelope`]: set members by name; `build()` compiles once the required ones (`durability`, `id`, `payload`, `payload_schema_version`, `payload_type`, `record_type`, `recorded_at`, `schema_version`, `sequence`, `stream`) are.";
+    #[cfg(feature = "experimental")] RawLogRecordEnvelope, RawLogRecordEnvelopeBuilder, RawLogRecordEnvelopeBuilderRest, unknown, " A builder of [`RawLogRecordEnvelope`]: set members by name; `build()` compiles once the required ones (`durability`, `id`, `payload`, `payload_schema_version`, `payload_type`, `record_type`, `recorded_at`, `schema_version`, `sequence`, `stream`) are.";
     required [
         T0 durability durability: String => String, "durability", durability;
         T1 id id: String => String, "id", id;
@@ -4958,9 +4904,7 @@ impl RunningElsewhere {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    RunningElsewhere, RunningElsewhereBuilder, RunningElsewhereBuilderRest, unknown, " A builder of [`RunningElsewhere`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] RunningElsewhere, RunningElsewhereBuilder, RunningElsewhereBuilderRest, unknown, " A builder of [`RunningElsewhere`]: set members by name, then `build()`.";
     required []
     optional [
         optional origin origin: RunningElsewhereOrigin => RunningElsewhereOrigin, "origin";
@@ -5557,9 +5501,7 @@ crate::support::builder! {
         optional context_usage context_usage: ContextUsage => ContextUsage, "contextUsage";
         nullable effective_model effective_model: EffectiveModel => Box<EffectiveModel>, "effectiveModel";
         nullable goal goal: Goal => Box<Goal>, "goal";
-        tristate name name [
-        name_null    ]
-    : String => String, "name";
+        tristate name name [name_null]: String => String, "name";
         optional reasoning_effort reasoning_effort: ReasoningEffortState => Box<ReasoningEffortState>, "reasoningEffort";
         nullable todo_list todo_list: TodoListState => Box<TodoListState>, "todoList";
     ]
@@ -6962,9 +6904,7 @@ impl crate::sample::Sample for WebSearchHit {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    WebSearchHit, WebSearchHitBuilder, WebSearchHitBuilderRest, unknown, " A builder of [`WebSearchHit`]: set members by name; `build()` compiles once the required ones (`title`, `url`) are.";
+    #[cfg(feature = "experimental")] WebSearchHit, WebSearchHitBuilder, WebSearchHitBuilderRest, unknown, " A builder of [`WebSearchHit`]: set members by name; `build()` compiles once the required ones (`title`, `url`) are.";
     required [
         T0 title title: String => String, "title", title;
         T1 url url: String => String, "url", url;

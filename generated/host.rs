@@ -33,9 +33,7 @@ impl crate::sample::Sample for HostReadLimitsResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    HostReadLimitsResult, HostReadLimitsResultBuilder, HostReadLimitsResultBuilderRest, unknown, " A builder of [`HostReadLimitsResult`]: set members by name; `build()` compiles once the required ones (`maxLimits`) are.";
+    #[cfg(feature = "experimental")] HostReadLimitsResult, HostReadLimitsResultBuilder, HostReadLimitsResultBuilderRest, unknown, " A builder of [`HostReadLimitsResult`]: set members by name; `build()` compiles once the required ones (`maxLimits`) are.";
     required [
         T0 max_limits max_limits: SessionLimits => SessionLimits, "maxLimits", maxLimits;
     ]

@@ -182,9 +182,7 @@ crate::support::builder! {
         T7 user_agent user_agent: String => String, "userAgent", userAgent;
     ]
     optional [
-        # [
-        cfg(feature = "experimental")    ]
-    optional max_limits max_limits: SessionLimits => Box<SessionLimits>, "maxLimits";
+        #[cfg(feature = "experimental")] optional max_limits max_limits: SessionLimits => Box<SessionLimits>, "maxLimits";
         optional sandbox_availability sandbox_availability: SandboxAvailability => SandboxAvailability, "sandboxAvailability";
         optional sandbox_unavailable_reason sandbox_unavailable_reason: SandboxUnavailableReason => SandboxUnavailableReason, "sandboxUnavailableReason";
         optional session_durability session_durability: SessionDurability => SessionDurability, "sessionDurability";

@@ -792,18 +792,14 @@ crate::support::builder! {
         T3 status status: ItemStatus => ItemStatus, "status", status;
     ]
     optional [
-        # [
-        cfg(feature = "experimental")    ]
-    optional action action: String => String, "action";
+        #[cfg(feature = "experimental")] optional action action: String => String, "action";
         optional agent_path agent_path: String => String, "agentPath";
         optional approval_id approval_id: String => String, "approvalId";
         optional args args: String => String, "args";
         optional attachments attachments: Vec<MessageAttachment> => Vec<MessageAttachment>, "attachments";
         optional background background: bool => bool, "background";
         optional background_initiator background_initiator: BackgroundInitiator => BackgroundInitiator, "backgroundInitiator";
-        # [
-        cfg(feature = "experimental")    ]
-    optional background_status background_status: BackgroundStatus => BackgroundStatus, "backgroundStatus";
+        #[cfg(feature = "experimental")] optional background_status background_status: BackgroundStatus => BackgroundStatus, "backgroundStatus";
         optional background_terminal_completion background_terminal_completion: BackgroundTerminalCompletion => Box<BackgroundTerminalCompletion>, "backgroundTerminalCompletion";
         optional blocking blocking: bool => bool, "blocking";
         optional call_id call_id: String => String, "callId";
@@ -849,41 +845,27 @@ crate::support::builder! {
         optional output_ref output_ref: OutputRef => Box<OutputRef>, "outputRef";
         optional patch_ref patch_ref: OutputRef => Box<OutputRef>, "patchRef";
         optional patch_summary patch_summary: PatchSummary => PatchSummary, "patchSummary";
-        # [
-        cfg(feature = "experimental")    ]
-    optional pattern pattern: String => String, "pattern";
+        #[cfg(feature = "experimental")] optional pattern pattern: String => String, "pattern";
         optional paused paused: bool => bool, "paused";
         optional provider_item_id provider_item_id: String => String, "providerItemId";
-        # [
-        cfg(feature = "experimental")    ]
-    optional provider_status provider_status: String => String, "providerStatus";
-        # [
-        cfg(feature = "experimental")    ]
-    optional query query: String => String, "query";
-        # [
-        cfg(feature = "experimental")    ]
-    optional raw_item raw_item: String => String, "rawItem";
+        #[cfg(feature = "experimental")] optional provider_status provider_status: String => String, "providerStatus";
+        #[cfg(feature = "experimental")] optional query query: String => String, "query";
+        #[cfg(feature = "experimental")] optional raw_item raw_item: String => String, "rawItem";
         optional reason reason: String => String, "reason";
         optional recorded_at recorded_at: String => String, "recordedAt";
         optional reminder_agent_id reminder_agent_id: String => String, "reminderAgentId";
         optional replay_hint replay_hint: ReplayHint => ReplayHint, "replayHint";
         optional result result: SubagentResult => Box<SubagentResult>, "result";
-        # [
-        cfg(feature = "experimental")    ]
-    optional results results: Vec<WebSearchHit> => Vec<WebSearchHit>, "results";
+        #[cfg(feature = "experimental")] optional results results: Vec<WebSearchHit> => Vec<WebSearchHit>, "results";
         optional resume_from_run_id resume_from_run_id: String => String, "resumeFromRunId";
         optional retracted retracted: bool => bool, "retracted";
         optional role role: String => String, "role";
         optional run_status run_status: HookRunStatus => HookRunStatus, "runStatus";
         optional scheduled_fire_at_ms scheduled_fire_at_ms: i64 => i64, "scheduledFireAtMs";
         optional script_id script_id: String => String, "scriptId";
-        # [
-        cfg(feature = "experimental")    ]
-    optional selector selector: String => String, "selector";
+        #[cfg(feature = "experimental")] optional selector selector: String => String, "selector";
         optional side_session_id side_session_id: String => String, "sideSessionId";
-        # [
-        cfg(feature = "experimental")    ]
-    optional source source: String => String, "source";
+        #[cfg(feature = "experimental")] optional source source: String => String, "source";
         optional status_attempt status_attempt: StatusAttempt => Box<StatusAttempt>, "statusAttempt";
         optional status_children status_children: StatusChildren => Box<StatusChildren>, "statusChildren";
         optional status_health status_health: StatusHealth => StatusHealth, "statusHealth";
@@ -908,12 +890,8 @@ crate::support::builder! {
         optional trigger trigger: CompactionTrigger => CompactionTrigger, "trigger";
         optional trigger_source trigger_source: String => String, "triggerSource";
         optional truncated truncated: bool => bool, "truncated";
-        tristate turn_id turn_id [
-        turn_id_null    ]
-    : String => String, "turnId";
-        # [
-        cfg(feature = "experimental")    ]
-    optional url url: String => String, "url";
+        tristate turn_id turn_id [turn_id_null]: String => String, "turnId";
+        #[cfg(feature = "experimental")] optional url url: String => String, "url";
         optional usage usage: TokenUsage => Box<TokenUsage>, "usage";
         optional visible_output visible_output: String => String, "visibleOutput";
         optional wake_source_descriptions wake_source_descriptions: Vec<String> => Vec<String>, "wakeSourceDescriptions";

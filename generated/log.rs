@@ -53,9 +53,7 @@ impl crate::sample::Sample for LogGapParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogGapParams, LogGapParamsBuilder, LogGapParamsBuilderRest, unknown, " A builder of [`LogGapParams`]: set members by name; `build()` compiles once the required ones (`after`, `next`, `stream`, `subscriptionId`) are.";
+    #[cfg(feature = "experimental")] LogGapParams, LogGapParamsBuilder, LogGapParamsBuilderRest, unknown, " A builder of [`LogGapParams`]: set members by name; `build()` compiles once the required ones (`after`, `next`, `stream`, `subscriptionId`) are.";
     required [
         T0 after after: RecordPosition => RecordPosition, "after", after;
         T1 next next: RecordPosition => RecordPosition, "next", next;
@@ -157,9 +155,7 @@ impl LogPageParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPageParams, LogPageParamsBuilder, LogPageParamsBuilderRest, unknown, " A builder of [`LogPageParams`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] LogPageParams, LogPageParamsBuilder, LogPageParamsBuilderRest, unknown, " A builder of [`LogPageParams`]: set members by name, then `build()`.";
     required []
     optional [
         optional from from: RecordPosition => RecordPosition, "from";
@@ -209,9 +205,7 @@ impl crate::sample::Sample for LogPageResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPageResult, LogPageResultBuilder, LogPageResultBuilderRest, unknown, " A builder of [`LogPageResult`]: set members by name; `build()` compiles once the required ones (`records`) are.";
+    #[cfg(feature = "experimental")] LogPageResult, LogPageResultBuilder, LogPageResultBuilderRest, unknown, " A builder of [`LogPageResult`]: set members by name; `build()` compiles once the required ones (`records`) are.";
     required [
         T0 records records: Vec<serde_json::Map<String, serde_json::Value>> => Vec<serde_json::Map<String, serde_json::Value>>, "records", records;
     ]
@@ -254,9 +248,7 @@ impl crate::sample::Sample for LogPhysicalFilesParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPhysicalFilesParams, LogPhysicalFilesParamsBuilder, LogPhysicalFilesParamsBuilderRest, unknown, " A builder of [`LogPhysicalFilesParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    #[cfg(feature = "experimental")] LogPhysicalFilesParams, LogPhysicalFilesParamsBuilder, LogPhysicalFilesParamsBuilderRest, unknown, " A builder of [`LogPhysicalFilesParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
         T0 session_id session_id: String => String, "sessionId", sessionId;
     ]
@@ -296,9 +288,7 @@ impl crate::sample::Sample for LogPhysicalFilesResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPhysicalFilesResult, LogPhysicalFilesResultBuilder, LogPhysicalFilesResultBuilderRest, unknown, " A builder of [`LogPhysicalFilesResult`]: set members by name; `build()` compiles once the required ones (`files`) are.";
+    #[cfg(feature = "experimental")] LogPhysicalFilesResult, LogPhysicalFilesResultBuilder, LogPhysicalFilesResultBuilderRest, unknown, " A builder of [`LogPhysicalFilesResult`]: set members by name; `build()` compiles once the required ones (`files`) are.";
     required [
         T0 files files: Vec<PhysicalFileEntry> => Vec<PhysicalFileEntry>, "files", files;
     ]
@@ -371,9 +361,7 @@ impl crate::sample::Sample for LogPhysicalLineParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPhysicalLineParams, LogPhysicalLineParamsBuilder, LogPhysicalLineParamsBuilderRest, unknown, " A builder of [`LogPhysicalLineParams`]: set members by name; `build()` compiles once the required ones (`chunk`, `data`, `endOffset`, `ordinal`, `startOffset`, `subscriptionId`) are.";
+    #[cfg(feature = "experimental")] LogPhysicalLineParams, LogPhysicalLineParamsBuilder, LogPhysicalLineParamsBuilderRest, unknown, " A builder of [`LogPhysicalLineParams`]: set members by name; `build()` compiles once the required ones (`chunk`, `data`, `endOffset`, `ordinal`, `startOffset`, `subscriptionId`) are.";
     required [
         T0 chunk chunk: PhysicalChunk => PhysicalChunk, "chunk", chunk;
         T1 data data: String => String, "data", data;
@@ -427,9 +415,7 @@ impl crate::sample::Sample for LogPhysicalResetParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPhysicalResetParams, LogPhysicalResetParamsBuilder, LogPhysicalResetParamsBuilderRest, unknown, " A builder of [`LogPhysicalResetParams`]: set members by name; `build()` compiles once the required ones (`at`, `reason`, `subscriptionId`) are.";
+    #[cfg(feature = "experimental")] LogPhysicalResetParams, LogPhysicalResetParamsBuilder, LogPhysicalResetParamsBuilderRest, unknown, " A builder of [`LogPhysicalResetParams`]: set members by name; `build()` compiles once the required ones (`at`, `reason`, `subscriptionId`) are.";
     required [
         T0 at at: PhysicalCursor => PhysicalCursor, "at", at;
         T1 reason reason: PhysicalResetReason => PhysicalResetReason, "reason", reason;
@@ -481,9 +467,7 @@ impl crate::sample::Sample for LogPhysicalSubscribeParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPhysicalSubscribeParams, LogPhysicalSubscribeParamsBuilder, LogPhysicalSubscribeParamsBuilderRest, unknown, " A builder of [`LogPhysicalSubscribeParams`]: set members by name; `build()` compiles once the required ones (`after`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] LogPhysicalSubscribeParams, LogPhysicalSubscribeParamsBuilder, LogPhysicalSubscribeParamsBuilderRest, unknown, " A builder of [`LogPhysicalSubscribeParams`]: set members by name; `build()` compiles once the required ones (`after`, `sessionId`) are.";
     required [
         T0 after after: PhysicalCursor => PhysicalCursor, "after", after;
         T1 session_id session_id: String => String, "sessionId", sessionId;
@@ -539,9 +523,7 @@ impl crate::sample::Sample for LogPhysicalSubscribeResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPhysicalSubscribeResult, LogPhysicalSubscribeResultBuilder, LogPhysicalSubscribeResultBuilderRest, unknown, " A builder of [`LogPhysicalSubscribeResult`]: set members by name; `build()` compiles once the required ones (`relPath`, `subscriptionId`, `tailOffset`) are.";
+    #[cfg(feature = "experimental")] LogPhysicalSubscribeResult, LogPhysicalSubscribeResultBuilder, LogPhysicalSubscribeResultBuilderRest, unknown, " A builder of [`LogPhysicalSubscribeResult`]: set members by name; `build()` compiles once the required ones (`relPath`, `subscriptionId`, `tailOffset`) are.";
     required [
         T0 rel_path rel_path: String => String, "relPath", relPath;
         T1 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
@@ -586,9 +568,7 @@ impl crate::sample::Sample for LogPhysicalUnsubscribeParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPhysicalUnsubscribeParams, LogPhysicalUnsubscribeParamsBuilder, LogPhysicalUnsubscribeParamsBuilderRest, unknown, " A builder of [`LogPhysicalUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`subscriptionId`) are.";
+    #[cfg(feature = "experimental")] LogPhysicalUnsubscribeParams, LogPhysicalUnsubscribeParamsBuilder, LogPhysicalUnsubscribeParamsBuilderRest, unknown, " A builder of [`LogPhysicalUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`subscriptionId`) are.";
     required [
         T0 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
     ]
@@ -633,9 +613,7 @@ impl LogPhysicalUnsubscribeResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogPhysicalUnsubscribeResult, LogPhysicalUnsubscribeResultBuilder, LogPhysicalUnsubscribeResultBuilderRest, unknown, " A builder of [`LogPhysicalUnsubscribeResult`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] LogPhysicalUnsubscribeResult, LogPhysicalUnsubscribeResultBuilder, LogPhysicalUnsubscribeResultBuilderRest, unknown, " A builder of [`LogPhysicalUnsubscribeResult`]: set members by name, then `build()`.";
     required []
     optional []
 }
@@ -680,9 +658,7 @@ impl crate::sample::Sample for LogRecordParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogRecordParams, LogRecordParamsBuilder, LogRecordParamsBuilderRest, unknown, " A builder of [`LogRecordParams`]: set members by name; `build()` compiles once the required ones (`record`, `subscriptionId`) are.";
+    #[cfg(feature = "experimental")] LogRecordParams, LogRecordParamsBuilder, LogRecordParamsBuilderRest, unknown, " A builder of [`LogRecordParams`]: set members by name; `build()` compiles once the required ones (`record`, `subscriptionId`) are.";
     required [
         T0 record record: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "record", record;
         T1 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
@@ -743,9 +719,7 @@ impl crate::sample::Sample for LogStreamEntry {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogStreamEntry, LogStreamEntryBuilder, LogStreamEntryBuilderRest, unknown, " A builder of [`LogStreamEntry`]: set members by name; `build()` compiles once the required ones (`firstAvailable`, `stream`) are.";
+    #[cfg(feature = "experimental")] LogStreamEntry, LogStreamEntryBuilder, LogStreamEntryBuilderRest, unknown, " A builder of [`LogStreamEntry`]: set members by name; `build()` compiles once the required ones (`firstAvailable`, `stream`) are.";
     required [
         T0 first_available first_available: RecordPosition => RecordPosition, "firstAvailable", firstAvailable;
         T1 stream stream: StreamRef => StreamRef, "stream", stream;
@@ -790,9 +764,7 @@ impl crate::sample::Sample for LogStreamsParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogStreamsParams, LogStreamsParamsBuilder, LogStreamsParamsBuilderRest, unknown, " A builder of [`LogStreamsParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    #[cfg(feature = "experimental")] LogStreamsParams, LogStreamsParamsBuilder, LogStreamsParamsBuilderRest, unknown, " A builder of [`LogStreamsParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
         T0 session_id session_id: String => String, "sessionId", sessionId;
     ]
@@ -832,9 +804,7 @@ impl crate::sample::Sample for LogStreamsResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogStreamsResult, LogStreamsResultBuilder, LogStreamsResultBuilderRest, unknown, " A builder of [`LogStreamsResult`]: set members by name; `build()` compiles once the required ones (`streams`) are.";
+    #[cfg(feature = "experimental")] LogStreamsResult, LogStreamsResultBuilder, LogStreamsResultBuilderRest, unknown, " A builder of [`LogStreamsResult`]: set members by name; `build()` compiles once the required ones (`streams`) are.";
     required [
         T0 streams streams: Vec<LogStreamEntry> => Vec<LogStreamEntry>, "streams", streams;
     ]
@@ -884,9 +854,7 @@ impl crate::sample::Sample for LogSubscribeParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogSubscribeParams, LogSubscribeParamsBuilder, LogSubscribeParamsBuilderRest, unknown, " A builder of [`LogSubscribeParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `stream`) are.";
+    #[cfg(feature = "experimental")] LogSubscribeParams, LogSubscribeParamsBuilder, LogSubscribeParamsBuilderRest, unknown, " A builder of [`LogSubscribeParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `stream`) are.";
     required [
         T0 session_id session_id: String => String, "sessionId", sessionId;
         T1 stream stream: StreamRef => StreamRef, "stream", stream;
@@ -934,9 +902,7 @@ impl crate::sample::Sample for LogSubscribeResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogSubscribeResult, LogSubscribeResultBuilder, LogSubscribeResultBuilderRest, unknown, " A builder of [`LogSubscribeResult`]: set members by name; `build()` compiles once the required ones (`subscriptionId`, `tail`) are.";
+    #[cfg(feature = "experimental")] LogSubscribeResult, LogSubscribeResultBuilder, LogSubscribeResultBuilderRest, unknown, " A builder of [`LogSubscribeResult`]: set members by name; `build()` compiles once the required ones (`subscriptionId`, `tail`) are.";
     required [
         T0 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
         T1 tail tail: RecordPosition => RecordPosition, "tail", tail;
@@ -978,9 +944,7 @@ impl crate::sample::Sample for LogUnsubscribeParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogUnsubscribeParams, LogUnsubscribeParamsBuilder, LogUnsubscribeParamsBuilderRest, unknown, " A builder of [`LogUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`subscriptionId`) are.";
+    #[cfg(feature = "experimental")] LogUnsubscribeParams, LogUnsubscribeParamsBuilder, LogUnsubscribeParamsBuilderRest, unknown, " A builder of [`LogUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`subscriptionId`) are.";
     required [
         T0 subscription_id subscription_id: i64 => i64, "subscriptionId", subscriptionId;
     ]
@@ -1023,9 +987,7 @@ impl LogUnsubscribeResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    LogUnsubscribeResult, LogUnsubscribeResultBuilder, LogUnsubscribeResultBuilderRest, unknown, " A builder of [`LogUnsubscribeResult`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] LogUnsubscribeResult, LogUnsubscribeResultBuilder, LogUnsubscribeResultBuilderRest, unknown, " A builder of [`LogUnsubscribeResult`]: set members by name, then `build()`.";
     required []
     optional []
 }

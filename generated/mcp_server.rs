@@ -75,9 +75,7 @@ impl McpServerListParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerListParams, McpServerListParamsBuilder, McpServerListParamsBuilderRest, unknown, " A builder of [`McpServerListParams`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] McpServerListParams, McpServerListParamsBuilder, McpServerListParamsBuilderRest, unknown, " A builder of [`McpServerListParams`]: set members by name, then `build()`.";
     required []
     optional [
         optional session_id session_id: String => String, "sessionId";
@@ -117,9 +115,7 @@ impl crate::sample::Sample for McpServerListResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerListResult, McpServerListResultBuilder, McpServerListResultBuilderRest, unknown, " A builder of [`McpServerListResult`]: set members by name; `build()` compiles once the required ones (`servers`) are.";
+    #[cfg(feature = "experimental")] McpServerListResult, McpServerListResultBuilder, McpServerListResultBuilderRest, unknown, " A builder of [`McpServerListResult`]: set members by name; `build()` compiles once the required ones (`servers`) are.";
     required [
         T0 servers servers: Vec<McpServerListRow> => Vec<McpServerListRow>, "servers", servers;
     ]
@@ -171,9 +167,7 @@ impl crate::sample::Sample for McpServerListRow {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerListRow, McpServerListRowBuilder, McpServerListRowBuilderRest, unknown, " A builder of [`McpServerListRow`]: set members by name; `build()` compiles once the required ones (`name`, `oauth`, `source`, `transport`) are.";
+    #[cfg(feature = "experimental")] McpServerListRow, McpServerListRowBuilder, McpServerListRowBuilderRest, unknown, " A builder of [`McpServerListRow`]: set members by name; `build()` compiles once the required ones (`name`, `oauth`, `source`, `transport`) are.";
     required [
         T0 name name: String => String, "name", name;
         T1 oauth oauth: McpServerListOAuth => McpServerListOAuth, "oauth", oauth;
@@ -278,9 +272,7 @@ impl crate::sample::Sample for McpServerOAuthLoginCancelParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerOAuthLoginCancelParams, McpServerOAuthLoginCancelParamsBuilder, McpServerOAuthLoginCancelParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCancelParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
+    #[cfg(feature = "experimental")] McpServerOAuthLoginCancelParams, McpServerOAuthLoginCancelParamsBuilder, McpServerOAuthLoginCancelParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCancelParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
     required [
         T0 server server: String => String, "server", server;
     ]
@@ -322,9 +314,7 @@ impl crate::sample::Sample for McpServerOAuthLoginCancelResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerOAuthLoginCancelResult, McpServerOAuthLoginCancelResultBuilder, McpServerOAuthLoginCancelResultBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCancelResult`]: set members by name; `build()` compiles once the required ones (`cancelled`) are.";
+    #[cfg(feature = "experimental")] McpServerOAuthLoginCancelResult, McpServerOAuthLoginCancelResultBuilder, McpServerOAuthLoginCancelResultBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCancelResult`]: set members by name; `build()` compiles once the required ones (`cancelled`) are.";
     required [
         T0 cancelled cancelled: bool => bool, "cancelled", cancelled;
     ]
@@ -375,9 +365,7 @@ impl crate::sample::Sample for McpServerOAuthLoginCompletedParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerOAuthLoginCompletedParams, McpServerOAuthLoginCompletedParamsBuilder, McpServerOAuthLoginCompletedParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCompletedParams`]: set members by name; `build()` compiles once the required ones (`outcome`, `server`) are.";
+    #[cfg(feature = "experimental")] McpServerOAuthLoginCompletedParams, McpServerOAuthLoginCompletedParamsBuilder, McpServerOAuthLoginCompletedParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCompletedParams`]: set members by name; `build()` compiles once the required ones (`outcome`, `server`) are.";
     required [
         T0 outcome outcome: McpOAuthLoginOutcome => McpOAuthLoginOutcome, "outcome", outcome;
         T1 server server: String => String, "server", server;
@@ -422,9 +410,7 @@ impl crate::sample::Sample for McpServerOAuthLoginParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerOAuthLoginParams, McpServerOAuthLoginParamsBuilder, McpServerOAuthLoginParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
+    #[cfg(feature = "experimental")] McpServerOAuthLoginParams, McpServerOAuthLoginParamsBuilder, McpServerOAuthLoginParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
     required [
         T0 server server: String => String, "server", server;
     ]
@@ -467,9 +453,7 @@ impl crate::sample::Sample for McpServerOAuthLoginResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerOAuthLoginResult, McpServerOAuthLoginResultBuilder, McpServerOAuthLoginResultBuilderRest, unknown, " A builder of [`McpServerOAuthLoginResult`]: set members by name; `build()` compiles once the required ones (`authorizationUrl`) are.";
+    #[cfg(feature = "experimental")] McpServerOAuthLoginResult, McpServerOAuthLoginResultBuilder, McpServerOAuthLoginResultBuilderRest, unknown, " A builder of [`McpServerOAuthLoginResult`]: set members by name; `build()` compiles once the required ones (`authorizationUrl`) are.";
     required [
         T0 authorization_url authorization_url: String => String, "authorizationUrl", authorizationUrl;
     ]
@@ -511,9 +495,7 @@ impl crate::sample::Sample for McpServerOAuthLogoutParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerOAuthLogoutParams, McpServerOAuthLogoutParamsBuilder, McpServerOAuthLogoutParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLogoutParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
+    #[cfg(feature = "experimental")] McpServerOAuthLogoutParams, McpServerOAuthLogoutParamsBuilder, McpServerOAuthLogoutParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLogoutParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
     required [
         T0 server server: String => String, "server", server;
     ]
@@ -559,9 +541,7 @@ impl crate::sample::Sample for McpServerOAuthLogoutResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    McpServerOAuthLogoutResult, McpServerOAuthLogoutResultBuilder, McpServerOAuthLogoutResultBuilderRest, unknown, " A builder of [`McpServerOAuthLogoutResult`]: set members by name; `build()` compiles once the required ones (`removed`, `revocation`) are.";
+    #[cfg(feature = "experimental")] McpServerOAuthLogoutResult, McpServerOAuthLogoutResultBuilder, McpServerOAuthLogoutResultBuilderRest, unknown, " A builder of [`McpServerOAuthLogoutResult`]: set members by name; `build()` compiles once the required ones (`removed`, `revocation`) are.";
     required [
         T0 removed removed: bool => bool, "removed", removed;
         T1 revocation revocation: McpOAuthRevocation => McpOAuthRevocation, "revocation", revocation;

@@ -508,9 +508,7 @@ crate::support::builder! {
     ]
     optional [
         optional display_label display_label: String => String, "displayLabel";
-        tristate profile_id profile_id [
-        profile_id_null    ]
-    : String => String, "profileId";
+        tristate profile_id profile_id [profile_id_null]: String => String, "profileId";
         optional provider_id provider_id: String => String, "providerId";
     ]
 }

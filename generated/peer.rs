@@ -33,9 +33,7 @@ impl crate::sample::Sample for PeerListParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PeerListParams, PeerListParamsBuilder, PeerListParamsBuilderRest, unknown, " A builder of [`PeerListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    #[cfg(feature = "experimental")] PeerListParams, PeerListParamsBuilder, PeerListParamsBuilderRest, unknown, " A builder of [`PeerListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
         T0 session_id session_id: String => String, "sessionId", sessionId;
     ]
@@ -80,9 +78,7 @@ impl crate::sample::Sample for PeerListResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PeerListResult, PeerListResultBuilder, PeerListResultBuilderRest, unknown, " A builder of [`PeerListResult`]: set members by name; `build()` compiles once the required ones (`peers`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] PeerListResult, PeerListResultBuilder, PeerListResultBuilderRest, unknown, " A builder of [`PeerListResult`]: set members by name; `build()` compiles once the required ones (`peers`, `sessionId`) are.";
     required [
         T0 peers peers: Vec<PeerRow> => Vec<PeerRow>, "peers", peers;
         T1 session_id session_id: String => String, "sessionId", sessionId;
@@ -160,9 +156,7 @@ impl crate::sample::Sample for PeerRow {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PeerRow, PeerRowBuilder, PeerRowBuilderRest, unknown, " A builder of [`PeerRow`]: set members by name; `build()` compiles once the required ones (`canReceive`, `displayLabel`, `lastSeenAgeMs`, `sessionId`, `status`) are.";
+    #[cfg(feature = "experimental")] PeerRow, PeerRowBuilder, PeerRowBuilderRest, unknown, " A builder of [`PeerRow`]: set members by name; `build()` compiles once the required ones (`canReceive`, `displayLabel`, `lastSeenAgeMs`, `sessionId`, `status`) are.";
     required [
         T0 can_receive can_receive: bool => bool, "canReceive", canReceive;
         T1 display_label display_label: String => String, "displayLabel", displayLabel;

@@ -73,9 +73,7 @@ impl PermissionProfileListParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PermissionProfileListParams, PermissionProfileListParamsBuilder, PermissionProfileListParamsBuilderRest, unknown, " A builder of [`PermissionProfileListParams`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] PermissionProfileListParams, PermissionProfileListParamsBuilder, PermissionProfileListParamsBuilderRest, unknown, " A builder of [`PermissionProfileListParams`]: set members by name, then `build()`.";
     required []
     optional [
         optional session_id session_id: String => String, "sessionId";
@@ -117,9 +115,7 @@ impl crate::sample::Sample for PermissionProfileListResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PermissionProfileListResult, PermissionProfileListResultBuilder, PermissionProfileListResultBuilderRest, unknown, " A builder of [`PermissionProfileListResult`]: set members by name; `build()` compiles once the required ones (`profiles`) are.";
+    #[cfg(feature = "experimental")] PermissionProfileListResult, PermissionProfileListResultBuilder, PermissionProfileListResultBuilderRest, unknown, " A builder of [`PermissionProfileListResult`]: set members by name; `build()` compiles once the required ones (`profiles`) are.";
     required [
         T0 profiles profiles: Vec<PermissionProfileRow> => Vec<PermissionProfileRow>, "profiles", profiles;
     ]
@@ -199,9 +195,7 @@ impl crate::sample::Sample for PermissionProfileRow {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    PermissionProfileRow, PermissionProfileRowBuilder, PermissionProfileRowBuilderRest, unknown, " A builder of [`PermissionProfileRow`]: set members by name; `build()` compiles once the required ones (`available`, `label`, `profileId`, `reviewerAuthority`) are.";
+    #[cfg(feature = "experimental")] PermissionProfileRow, PermissionProfileRowBuilder, PermissionProfileRowBuilderRest, unknown, " A builder of [`PermissionProfileRow`]: set members by name; `build()` compiles once the required ones (`available`, `label`, `profileId`, `reviewerAuthority`) are.";
     required [
         T0 available available: bool => bool, "available", available;
         T1 label label: String => String, "label", label;

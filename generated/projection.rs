@@ -37,9 +37,7 @@ impl crate::sample::Sample for ProjectionBasis {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    ProjectionBasis, ProjectionBasisBuilder, ProjectionBasisBuilderRest, unknown, " A builder of [`ProjectionBasis`]: set members by name; `build()` compiles once the required ones (`positions`, `recordCount`) are.";
+    #[cfg(feature = "experimental")] ProjectionBasis, ProjectionBasisBuilder, ProjectionBasisBuilderRest, unknown, " A builder of [`ProjectionBasis`]: set members by name; `build()` compiles once the required ones (`positions`, `recordCount`) are.";
     required [
         T0 positions positions: Vec<RawLogCursor> => Vec<RawLogCursor>, "positions", positions;
         T1 record_count record_count: i64 => i64, "recordCount", recordCount;
@@ -84,9 +82,7 @@ impl crate::sample::Sample for ProjectionEntry {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    ProjectionEntry, ProjectionEntryBuilder, ProjectionEntryBuilderRest, unknown, " A builder of [`ProjectionEntry`]: set members by name; `build()` compiles once the required ones (`experimental`, `name`) are.";
+    #[cfg(feature = "experimental")] ProjectionEntry, ProjectionEntryBuilder, ProjectionEntryBuilderRest, unknown, " A builder of [`ProjectionEntry`]: set members by name; `build()` compiles once the required ones (`experimental`, `name`) are.";
     required [
         T0 experimental experimental: bool => bool, "experimental", experimental;
         T1 name name: String => String, "name", name;
@@ -128,9 +124,7 @@ impl crate::sample::Sample for ProjectionListParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    ProjectionListParams, ProjectionListParamsBuilder, ProjectionListParamsBuilderRest, unknown, " A builder of [`ProjectionListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    #[cfg(feature = "experimental")] ProjectionListParams, ProjectionListParamsBuilder, ProjectionListParamsBuilderRest, unknown, " A builder of [`ProjectionListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
         T0 session_id session_id: String => String, "sessionId", sessionId;
     ]
@@ -170,9 +164,7 @@ impl crate::sample::Sample for ProjectionListResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    ProjectionListResult, ProjectionListResultBuilder, ProjectionListResultBuilderRest, unknown, " A builder of [`ProjectionListResult`]: set members by name; `build()` compiles once the required ones (`projections`) are.";
+    #[cfg(feature = "experimental")] ProjectionListResult, ProjectionListResultBuilder, ProjectionListResultBuilderRest, unknown, " A builder of [`ProjectionListResult`]: set members by name; `build()` compiles once the required ones (`projections`) are.";
     required [
         T0 projections projections: Vec<ProjectionEntry> => Vec<ProjectionEntry>, "projections", projections;
     ]
@@ -217,9 +209,7 @@ impl crate::sample::Sample for ProjectionReadParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    ProjectionReadParams, ProjectionReadParamsBuilder, ProjectionReadParamsBuilderRest, unknown, " A builder of [`ProjectionReadParams`]: set members by name; `build()` compiles once the required ones (`projection`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] ProjectionReadParams, ProjectionReadParamsBuilder, ProjectionReadParamsBuilderRest, unknown, " A builder of [`ProjectionReadParams`]: set members by name; `build()` compiles once the required ones (`projection`, `sessionId`) are.";
     required [
         T0 projection projection: String => String, "projection", projection;
         T1 session_id session_id: String => String, "sessionId", sessionId;
@@ -268,9 +258,7 @@ impl crate::sample::Sample for ProjectionReadResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    ProjectionReadResult, ProjectionReadResultBuilder, ProjectionReadResultBuilderRest, unknown, " A builder of [`ProjectionReadResult`]: set members by name; `build()` compiles once the required ones (`basis`, `projection`, `state`) are.";
+    #[cfg(feature = "experimental")] ProjectionReadResult, ProjectionReadResultBuilder, ProjectionReadResultBuilderRest, unknown, " A builder of [`ProjectionReadResult`]: set members by name; `build()` compiles once the required ones (`basis`, `projection`, `state`) are.";
     required [
         T0 basis basis: ProjectionBasis => ProjectionBasis, "basis", basis;
         T1 projection projection: String => String, "projection", projection;

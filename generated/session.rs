@@ -302,9 +302,7 @@ crate::support::builder! {
         optional attention attention: Vec<AttentionFlag> => Vec<AttentionFlag>, "attention";
         optional branch branch: String => String, "branch";
         optional created_by_client created_by_client: ClientInfo => Box<ClientInfo>, "createdByClient";
-        # [
-        cfg(feature = "experimental")    ]
-    optional current_limits current_limits: SessionLimits => Box<SessionLimits>, "currentLimits";
+        #[cfg(feature = "experimental")] optional current_limits current_limits: SessionLimits => Box<SessionLimits>, "currentLimits";
         optional drive_holder drive_holder: ClientInfo => Box<ClientInfo>, "driveHolder";
         optional first_user_prompt first_user_prompt: String => String, "firstUserPrompt";
         nullable forked_from forked_from: ForkProvenance => Box<ForkProvenance>, "forkedFrom";
@@ -317,23 +315,15 @@ crate::support::builder! {
         optional name name: String => String, "name";
         optional name_origin name_origin: SessionNameOrigin => SessionNameOrigin, "nameOrigin";
         optional parent_session_id parent_session_id: String => String, "parentSessionId";
-        # [
-        cfg(feature = "experimental")    ]
-    optional permission_state permission_state: EffectivePermissionState => Box<EffectivePermissionState>, "permissionState";
+        #[cfg(feature = "experimental")] optional permission_state permission_state: EffectivePermissionState => Box<EffectivePermissionState>, "permissionState";
         nullable provider_id provider_id: String => String, "providerId";
         optional resumed_by_client resumed_by_client: ClientInfo => Box<ClientInfo>, "resumedByClient";
-        # [
-        cfg(feature = "experimental")    ]
-    optional running_elsewhere running_elsewhere: RunningElsewhere => RunningElsewhere, "runningElsewhere";
-        tristate side_from side_from [
-        side_from_null    ]
-    : SideProvenance => Box<SideProvenance>, "sideFrom";
+        #[cfg(feature = "experimental")] optional running_elsewhere running_elsewhere: RunningElsewhere => RunningElsewhere, "runningElsewhere";
+        tristate side_from side_from [side_from_null]: SideProvenance => Box<SideProvenance>, "sideFrom";
         optional spawned_by spawned_by: SessionSpawnedBy => Box<SessionSpawnedBy>, "spawnedBy";
         optional title title: String => String, "title";
         nullable workspace_root workspace_root: String => String, "workspaceRoot";
-        # [
-        cfg(feature = "experimental")    ]
-    optional worktree worktree: SessionWorktree => SessionWorktree, "worktree";
+        #[cfg(feature = "experimental")] optional worktree worktree: SessionWorktree => SessionWorktree, "worktree";
     ]
 }
 impl Validate for Session {
@@ -1408,9 +1398,7 @@ impl crate::sample::Sample for SessionLimits {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionLimits, SessionLimitsBuilder, SessionLimitsBuilderRest, unknown, " A builder of [`SessionLimits`]: set members by name; `build()` compiles once the required ones (`sandboxEnabled`, `sandboxNetwork`, `shellEnabled`, `workspaceTrusted`, `writesEnabled`) are.";
+    #[cfg(feature = "experimental")] SessionLimits, SessionLimitsBuilder, SessionLimitsBuilderRest, unknown, " A builder of [`SessionLimits`]: set members by name; `build()` compiles once the required ones (`sandboxEnabled`, `sandboxNetwork`, `shellEnabled`, `workspaceTrusted`, `writesEnabled`) are.";
     required [
         T0 sandbox_enabled sandbox_enabled: bool => bool, "sandboxEnabled", sandboxEnabled;
         T1 sandbox_network sandbox_network: LimitsNetworkMode => LimitsNetworkMode, "sandboxNetwork", sandboxNetwork;
@@ -1503,9 +1491,7 @@ impl SessionLimitsChoice {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionLimitsChoice, SessionLimitsChoiceBuilder, SessionLimitsChoiceBuilderRest, unknown, " A builder of [`SessionLimitsChoice`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] SessionLimitsChoice, SessionLimitsChoiceBuilder, SessionLimitsChoiceBuilderRest, unknown, " A builder of [`SessionLimitsChoice`]: set members by name, then `build()`.";
     required []
     optional [
         optional sandbox_enabled sandbox_enabled: bool => bool, "sandboxEnabled";
@@ -1740,9 +1726,7 @@ crate::support::builder! {
     SessionListParams, SessionListParamsBuilder, SessionListParamsBuilderRest, unknown, " A builder of [`SessionListParams`]: set members by name, then `build()`.";
     required []
     optional [
-        tristate cursor cursor [
-        cursor_null    ]
-    : String => String, "cursor";
+        tristate cursor cursor [cursor_null]: String => String, "cursor";
         optional filter filter: SessionListFilter => Box<SessionListFilter>, "filter";
         optional limit limit: i64 => i64, "limit";
         optional updated_after updated_after: String => String, "updatedAfter";
@@ -2528,9 +2512,7 @@ impl crate::sample::Sample for SessionPermissionProfileChangedParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionPermissionProfileChangedParams, SessionPermissionProfileChangedParamsBuilder, SessionPermissionProfileChangedParamsBuilderRest, unknown, " A builder of [`SessionPermissionProfileChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
+    #[cfg(feature = "experimental")] SessionPermissionProfileChangedParams, SessionPermissionProfileChangedParamsBuilder, SessionPermissionProfileChangedParamsBuilderRest, unknown, " A builder of [`SessionPermissionProfileChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
     required [
         T0 session_id session_id: String => String, "sessionId", sessionId;
         T1 source source: PermissionProfileSource => PermissionProfileSource, "source", source;
@@ -2583,9 +2565,7 @@ impl crate::sample::Sample for SessionPromptHintCandidate {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionPromptHintCandidate, SessionPromptHintCandidateBuilder, SessionPromptHintCandidateBuilderRest, unknown, " A builder of [`SessionPromptHintCandidate`]: set members by name; `build()` compiles once the required ones (`description`, `id`) are.";
+    #[cfg(feature = "experimental")] SessionPromptHintCandidate, SessionPromptHintCandidateBuilder, SessionPromptHintCandidateBuilderRest, unknown, " A builder of [`SessionPromptHintCandidate`]: set members by name; `build()` compiles once the required ones (`description`, `id`) are.";
     required [
         T0 description description: String => String, "description", description;
         T1 id id: String => String, "id", id;
@@ -2633,9 +2613,7 @@ impl crate::sample::Sample for SessionPromptHintParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionPromptHintParams, SessionPromptHintParamsBuilder, SessionPromptHintParamsBuilderRest, unknown, " A builder of [`SessionPromptHintParams`]: set members by name; `build()` compiles once the required ones (`candidates`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] SessionPromptHintParams, SessionPromptHintParamsBuilder, SessionPromptHintParamsBuilderRest, unknown, " A builder of [`SessionPromptHintParams`]: set members by name; `build()` compiles once the required ones (`candidates`, `sessionId`) are.";
     required [
         T0 candidates candidates: Vec<SessionPromptHintCandidate> => Vec<SessionPromptHintCandidate>, "candidates", candidates;
         T1 session_id session_id: String => String, "sessionId", sessionId;
@@ -2690,9 +2668,7 @@ impl SessionPromptHintResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionPromptHintResult, SessionPromptHintResultBuilder, SessionPromptHintResultBuilderRest, unknown, " A builder of [`SessionPromptHintResult`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] SessionPromptHintResult, SessionPromptHintResultBuilder, SessionPromptHintResultBuilderRest, unknown, " A builder of [`SessionPromptHintResult`]: set members by name, then `build()`.";
     required []
     optional [
         optional hint_id hint_id: String => String, "hintId";
@@ -2735,9 +2711,7 @@ impl crate::sample::Sample for SessionReadLimitsParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionReadLimitsParams, SessionReadLimitsParamsBuilder, SessionReadLimitsParamsBuilderRest, unknown, " A builder of [`SessionReadLimitsParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
+    #[cfg(feature = "experimental")] SessionReadLimitsParams, SessionReadLimitsParamsBuilder, SessionReadLimitsParamsBuilderRest, unknown, " A builder of [`SessionReadLimitsParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
         T0 session_id session_id: String => String, "sessionId", sessionId;
     ]
@@ -2785,9 +2759,7 @@ impl crate::sample::Sample for SessionReadLimitsResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionReadLimitsResult, SessionReadLimitsResultBuilder, SessionReadLimitsResultBuilderRest, unknown, " A builder of [`SessionReadLimitsResult`]: set members by name; `build()` compiles once the required ones (`currentLimits`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] SessionReadLimitsResult, SessionReadLimitsResultBuilder, SessionReadLimitsResultBuilderRest, unknown, " A builder of [`SessionReadLimitsResult`]: set members by name; `build()` compiles once the required ones (`currentLimits`, `sessionId`) are.";
     required [
         T0 current_limits current_limits: SessionLimits => SessionLimits, "currentLimits", currentLimits;
         T1 session_id session_id: String => String, "sessionId", sessionId;
@@ -3213,9 +3185,7 @@ impl crate::sample::Sample for SessionReportStartupPhaseSpan {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionReportStartupPhaseSpan, SessionReportStartupPhaseSpanBuilder, SessionReportStartupPhaseSpanBuilderRest, unknown, " A builder of [`SessionReportStartupPhaseSpan`]: set members by name; `build()` compiles once the required ones (`durationMs`, `phase`, `startMs`) are.";
+    #[cfg(feature = "experimental")] SessionReportStartupPhaseSpan, SessionReportStartupPhaseSpanBuilder, SessionReportStartupPhaseSpanBuilderRest, unknown, " A builder of [`SessionReportStartupPhaseSpan`]: set members by name; `build()` compiles once the required ones (`durationMs`, `phase`, `startMs`) are.";
     required [
         T0 duration_ms duration_ms: i64 => i64, "durationMs", durationMs;
         T1 phase phase: SessionReportStartupPhase => SessionReportStartupPhase, "phase", phase;
@@ -3271,9 +3241,7 @@ impl crate::sample::Sample for SessionReportStartupPhasesParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionReportStartupPhasesParams, SessionReportStartupPhasesParamsBuilder, SessionReportStartupPhasesParamsBuilderRest, unknown, " A builder of [`SessionReportStartupPhasesParams`]: set members by name; `build()` compiles once the required ones (`launchNonce`, `phases`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] SessionReportStartupPhasesParams, SessionReportStartupPhasesParamsBuilder, SessionReportStartupPhasesParamsBuilderRest, unknown, " A builder of [`SessionReportStartupPhasesParams`]: set members by name; `build()` compiles once the required ones (`launchNonce`, `phases`, `sessionId`) are.";
     required [
         T0 launch_nonce launch_nonce: String => String, "launchNonce", launchNonce;
         T1 phases phases: Vec<SessionReportStartupPhaseSpan> => Vec<SessionReportStartupPhaseSpan>, "phases", phases;
@@ -3317,9 +3285,7 @@ impl crate::sample::Sample for SessionReportStartupPhasesResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionReportStartupPhasesResult, SessionReportStartupPhasesResultBuilder, SessionReportStartupPhasesResultBuilderRest, unknown, " A builder of [`SessionReportStartupPhasesResult`]: set members by name; `build()` compiles once the required ones (`recorded`) are.";
+    #[cfg(feature = "experimental")] SessionReportStartupPhasesResult, SessionReportStartupPhasesResultBuilder, SessionReportStartupPhasesResultBuilderRest, unknown, " A builder of [`SessionReportStartupPhasesResult`]: set members by name; `build()` compiles once the required ones (`recorded`) are.";
     required [
         T0 recorded recorded: bool => bool, "recorded", recorded;
     ]
@@ -3462,9 +3428,7 @@ crate::support::builder! {
     ]
     optional [
         optional config config: SessionConfig => SessionConfig, "config";
-        tristate cursor cursor [
-        cursor_null    ]
-    : String => String, "cursor";
+        tristate cursor cursor [cursor_null]: String => String, "cursor";
         optional exclude_items exclude_items: bool => bool, "excludeItems";
         optional history history: HistoryPreference => HistoryPreference, "history";
         optional model_id model_id: String => String, "modelId";
@@ -3560,14 +3524,10 @@ crate::support::builder! {
         T3 view_cursor view_cursor: String => String, "viewCursor", viewCursor;
     ]
     optional [
-        # [
-        cfg(feature = "experimental")    ]
-    optional abnormal_end abnormal_end: AbnormalEnd => AbnormalEnd, "abnormalEnd";
+        #[cfg(feature = "experimental")] optional abnormal_end abnormal_end: AbnormalEnd => AbnormalEnd, "abnormalEnd";
         optional blocked_prompt blocked_prompt: BlockedPrompt => BlockedPrompt, "blockedPrompt";
         optional last_turn last_turn: LastTurn => Box<LastTurn>, "lastTurn";
-        # [
-        cfg(feature = "experimental")    ]
-    optional tightened_axes tightened_axes: Vec<String> => Vec<String>, "tightenedAxes";
+        #[cfg(feature = "experimental")] optional tightened_axes tightened_axes: Vec<String> => Vec<String>, "tightenedAxes";
     ]
 }
 impl Validate for SessionResumeResult {
@@ -3819,9 +3779,7 @@ impl crate::sample::Sample for SessionSetPermissionProfileParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionSetPermissionProfileParams, SessionSetPermissionProfileParamsBuilder, SessionSetPermissionProfileParamsBuilderRest, unknown, " A builder of [`SessionSetPermissionProfileParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `profileId`, `sessionId`) are.";
+    #[cfg(feature = "experimental")] SessionSetPermissionProfileParams, SessionSetPermissionProfileParamsBuilder, SessionSetPermissionProfileParamsBuilderRest, unknown, " A builder of [`SessionSetPermissionProfileParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `profileId`, `sessionId`) are.";
     required [
         T0 command_id command_id: String => String, "commandId", commandId;
         T1 profile_id profile_id: String => String, "profileId", profileId;
@@ -3883,9 +3841,7 @@ impl crate::sample::Sample for SessionSetPermissionProfileResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionSetPermissionProfileResult, SessionSetPermissionProfileResultBuilder, SessionSetPermissionProfileResultBuilderRest, unknown, " A builder of [`SessionSetPermissionProfileResult`]: set members by name; `build()` compiles once the required ones (`applyOutcome`, `commandId`, `permissionState`, `status`) are.";
+    #[cfg(feature = "experimental")] SessionSetPermissionProfileResult, SessionSetPermissionProfileResultBuilder, SessionSetPermissionProfileResultBuilderRest, unknown, " A builder of [`SessionSetPermissionProfileResult`]: set members by name; `build()` compiles once the required ones (`applyOutcome`, `commandId`, `permissionState`, `status`) are.";
     required [
         T0 apply_outcome apply_outcome: PermissionProfileApplyOutcome => PermissionProfileApplyOutcome, "applyOutcome", applyOutcome;
         T1 command_id command_id: String => String, "commandId", commandId;
@@ -4298,27 +4254,19 @@ crate::support::builder! {
         T0 command_id command_id: String => String, "commandId", commandId;
     ]
     optional [
-        tristate approval_mode approval_mode [
-        approval_mode_null    ]
-    : ApprovalMode => ApprovalMode, "approvalMode";
+        tristate approval_mode approval_mode [approval_mode_null]: ApprovalMode => ApprovalMode, "approvalMode";
         optional config config: SessionConfig => SessionConfig, "config";
-        # [
-        cfg(feature = "experimental")    ]
-    optional limits limits: SessionLimitsChoice => Box<SessionLimitsChoice>, "limits";
+        #[cfg(feature = "experimental")] optional limits limits: SessionLimitsChoice => Box<SessionLimitsChoice>, "limits";
         optional model_id model_id: String => String, "modelId";
         optional permission_profile permission_profile: String => String, "permissionProfile";
         optional previous_session_id previous_session_id: String => String, "previousSessionId";
-        tristate provider_id provider_id [
-        provider_id_null    ]
-    : String => String, "providerId";
+        tristate provider_id provider_id [provider_id_null]: String => String, "providerId";
         optional recovery_mode recovery_mode: RecoveryMode => RecoveryMode, "recoveryMode";
         optional session_id session_id: String => String, "sessionId";
         optional spawned_by spawned_by: SessionSpawnedBy => Box<SessionSpawnedBy>, "spawnedBy";
         optional workspace_root workspace_root: String => String, "workspaceRoot";
         optional workspace_roots workspace_roots: Vec<String> => Vec<String>, "workspaceRoots";
-        # [
-        cfg(feature = "experimental")    ]
-    optional worktree worktree: WorktreeStartRequest => WorktreeStartRequest, "worktree";
+        #[cfg(feature = "experimental")] optional worktree worktree: WorktreeStartRequest => WorktreeStartRequest, "worktree";
     ]
 }
 impl Validate for SessionStartParams {}
@@ -4519,9 +4467,7 @@ crate::support::builder! {
     ]
     optional [
         optional attention attention: Vec<AttentionFlag> => Vec<AttentionFlag>, "attention";
-        # [
-        cfg(feature = "experimental")    ]
-    optional permission_state permission_state: EffectivePermissionState => Box<EffectivePermissionState>, "permissionState";
+        #[cfg(feature = "experimental")] optional permission_state permission_state: EffectivePermissionState => Box<EffectivePermissionState>, "permissionState";
         nullable view_cursor view_cursor: String => String, "viewCursor";
     ]
 }
@@ -4917,9 +4863,7 @@ impl crate::sample::Sample for SessionWorktree {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SessionWorktree, SessionWorktreeBuilder, SessionWorktreeBuilderRest, unknown, " A builder of [`SessionWorktree`]: set members by name; `build()` compiles once the required ones (`origin`, `path`) are.";
+    #[cfg(feature = "experimental")] SessionWorktree, SessionWorktreeBuilder, SessionWorktreeBuilderRest, unknown, " A builder of [`SessionWorktree`]: set members by name; `build()` compiles once the required ones (`origin`, `path`) are.";
     required [
         T0 origin origin: WorktreeOrigin => WorktreeOrigin, "origin", origin;
         T1 path path: String => String, "path", path;

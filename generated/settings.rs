@@ -37,9 +37,7 @@ impl crate::sample::Sample for SettingsReadResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SettingsReadResult, SettingsReadResultBuilder, SettingsReadResultBuilderRest, unknown, " A builder of [`SettingsReadResult`]: set members by name; `build()` compiles once the required ones (`schemaVersion`, `values`) are.";
+    #[cfg(feature = "experimental")] SettingsReadResult, SettingsReadResultBuilder, SettingsReadResultBuilderRest, unknown, " A builder of [`SettingsReadResult`]: set members by name; `build()` compiles once the required ones (`schemaVersion`, `values`) are.";
     required [
         T0 schema_version schema_version: i64 => i64, "schemaVersion", schemaVersion;
         T1 values values: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "values", values;
@@ -85,9 +83,7 @@ impl crate::sample::Sample for SettingsReadSchemaResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SettingsReadSchemaResult, SettingsReadSchemaResultBuilder, SettingsReadSchemaResultBuilderRest, unknown, " A builder of [`SettingsReadSchemaResult`]: set members by name; `build()` compiles once the required ones (`keys`, `schemaVersion`) are.";
+    #[cfg(feature = "experimental")] SettingsReadSchemaResult, SettingsReadSchemaResultBuilder, SettingsReadSchemaResultBuilderRest, unknown, " A builder of [`SettingsReadSchemaResult`]: set members by name; `build()` compiles once the required ones (`keys`, `schemaVersion`) are.";
     required [
         T0 keys keys: serde_json::Map<String, serde_json::Value> => serde_json::Map<String, serde_json::Value>, "keys", keys;
         T1 schema_version schema_version: i64 => i64, "schemaVersion", schemaVersion;
@@ -138,9 +134,7 @@ impl crate::sample::Sample for SettingsWriteEdit {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SettingsWriteEdit, SettingsWriteEditBuilder, SettingsWriteEditBuilderRest, unknown, " A builder of [`SettingsWriteEdit`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
+    #[cfg(feature = "experimental")] SettingsWriteEdit, SettingsWriteEditBuilder, SettingsWriteEditBuilderRest, unknown, " A builder of [`SettingsWriteEdit`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
     required [
         T0 key_path key_path: String => String, "keyPath", keyPath;
     ]
@@ -206,9 +200,7 @@ impl crate::sample::Sample for SettingsWriteManyParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SettingsWriteManyParams, SettingsWriteManyParamsBuilder, SettingsWriteManyParamsBuilderRest, unknown, " A builder of [`SettingsWriteManyParams`]: set members by name; `build()` compiles once the required ones (`edits`) are.";
+    #[cfg(feature = "experimental")] SettingsWriteManyParams, SettingsWriteManyParamsBuilder, SettingsWriteManyParamsBuilderRest, unknown, " A builder of [`SettingsWriteManyParams`]: set members by name; `build()` compiles once the required ones (`edits`) are.";
     required [
         T0 edits edits: Vec<SettingsWriteEdit> => Vec<SettingsWriteEdit>, "edits", edits;
     ]
@@ -250,9 +242,7 @@ impl crate::sample::Sample for SettingsWriteManyResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SettingsWriteManyResult, SettingsWriteManyResultBuilder, SettingsWriteManyResultBuilderRest, unknown, " A builder of [`SettingsWriteManyResult`]: set members by name; `build()` compiles once the required ones (`results`) are.";
+    #[cfg(feature = "experimental")] SettingsWriteManyResult, SettingsWriteManyResultBuilder, SettingsWriteManyResultBuilderRest, unknown, " A builder of [`SettingsWriteManyResult`]: set members by name; `build()` compiles once the required ones (`results`) are.";
     required [
         T0 results results: Vec<SettingsWriteResultEntry> => Vec<SettingsWriteResultEntry>, "results", results;
     ]
@@ -302,9 +292,7 @@ impl crate::sample::Sample for SettingsWriteResultEntry {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SettingsWriteResultEntry, SettingsWriteResultEntryBuilder, SettingsWriteResultEntryBuilderRest, unknown, " A builder of [`SettingsWriteResultEntry`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
+    #[cfg(feature = "experimental")] SettingsWriteResultEntry, SettingsWriteResultEntryBuilder, SettingsWriteResultEntryBuilderRest, unknown, " A builder of [`SettingsWriteResultEntry`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
     required [
         T0 key_path key_path: String => String, "keyPath", keyPath;
     ]
@@ -382,9 +370,7 @@ impl crate::sample::Sample for SettingsWriteValueParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SettingsWriteValueParams, SettingsWriteValueParamsBuilder, SettingsWriteValueParamsBuilderRest, unknown, " A builder of [`SettingsWriteValueParams`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
+    #[cfg(feature = "experimental")] SettingsWriteValueParams, SettingsWriteValueParamsBuilder, SettingsWriteValueParamsBuilderRest, unknown, " A builder of [`SettingsWriteValueParams`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
     required [
         T0 key_path key_path: String => String, "keyPath", keyPath;
     ]
@@ -462,9 +448,7 @@ impl crate::sample::Sample for SettingsWriteValueResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    SettingsWriteValueResult, SettingsWriteValueResultBuilder, SettingsWriteValueResultBuilderRest, unknown, " A builder of [`SettingsWriteValueResult`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
+    #[cfg(feature = "experimental")] SettingsWriteValueResult, SettingsWriteValueResultBuilder, SettingsWriteValueResultBuilderRest, unknown, " A builder of [`SettingsWriteValueResult`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
     required [
         T0 key_path key_path: String => String, "keyPath", keyPath;
     ]

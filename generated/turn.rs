@@ -1158,9 +1158,7 @@ crate::support::builder! {
         optional display_text display_text: String => String, "displayText";
         optional if_busy if_busy: IfBusy => IfBusy, "ifBusy";
         optional reasoning_effort reasoning_effort: ReasoningEffort => ReasoningEffort, "reasoningEffort";
-        # [
-        cfg(feature = "experimental")    ]
-    optional token_budget token_budget: i64 => i64, "tokenBudget";
+        #[cfg(feature = "experimental")] optional token_budget token_budget: i64 => i64, "tokenBudget";
         optional user_shell user_shell: TurnUserShell => TurnUserShell, "userShell";
         optional workspace_roots workspace_roots: Vec<String> => Vec<String>, "workspaceRoots";
     ]
@@ -1378,9 +1376,7 @@ crate::support::builder! {
     ]
     optional [
         optional reasoning_effort reasoning_effort: ReasoningEffort => ReasoningEffort, "reasoningEffort";
-        # [
-        cfg(feature = "experimental")    ]
-    optional token_budget token_budget: i64 => i64, "tokenBudget";
+        #[cfg(feature = "experimental")] optional token_budget token_budget: i64 => i64, "tokenBudget";
     ]
 }
 impl Validate for TurnSteerParams {

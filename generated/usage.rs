@@ -103,9 +103,7 @@ impl UsageRefreshResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    UsageRefreshResult, UsageRefreshResultBuilder, UsageRefreshResultBuilderRest, unknown, " A builder of [`UsageRefreshResult`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] UsageRefreshResult, UsageRefreshResultBuilder, UsageRefreshResultBuilderRest, unknown, " A builder of [`UsageRefreshResult`]: set members by name, then `build()`.";
     required []
     optional [
         optional subscription_active subscription_active: bool => bool, "subscriptionActive";

@@ -47,9 +47,7 @@ impl crate::sample::Sample for WorktreeListEntry {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    WorktreeListEntry, WorktreeListEntryBuilder, WorktreeListEntryBuilderRest, unknown, " A builder of [`WorktreeListEntry`]: set members by name; `build()` compiles once the required ones (`isMain`, `path`, `sessionIds`) are.";
+    #[cfg(feature = "experimental")] WorktreeListEntry, WorktreeListEntryBuilder, WorktreeListEntryBuilderRest, unknown, " A builder of [`WorktreeListEntry`]: set members by name; `build()` compiles once the required ones (`isMain`, `path`, `sessionIds`) are.";
     required [
         T0 is_main is_main: bool => bool, "isMain", isMain;
         T1 path path: String => String, "path", path;
@@ -94,9 +92,7 @@ impl crate::sample::Sample for WorktreeListParams {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    WorktreeListParams, WorktreeListParamsBuilder, WorktreeListParamsBuilderRest, unknown, " A builder of [`WorktreeListParams`]: set members by name; `build()` compiles once the required ones (`workspaceRoot`) are.";
+    #[cfg(feature = "experimental")] WorktreeListParams, WorktreeListParamsBuilder, WorktreeListParamsBuilderRest, unknown, " A builder of [`WorktreeListParams`]: set members by name; `build()` compiles once the required ones (`workspaceRoot`) are.";
     required [
         T0 workspace_root workspace_root: String => String, "workspaceRoot", workspaceRoot;
     ]
@@ -136,9 +132,7 @@ impl crate::sample::Sample for WorktreeListResult {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    WorktreeListResult, WorktreeListResultBuilder, WorktreeListResultBuilderRest, unknown, " A builder of [`WorktreeListResult`]: set members by name; `build()` compiles once the required ones (`worktrees`) are.";
+    #[cfg(feature = "experimental")] WorktreeListResult, WorktreeListResultBuilder, WorktreeListResultBuilderRest, unknown, " A builder of [`WorktreeListResult`]: set members by name; `build()` compiles once the required ones (`worktrees`) are.";
     required [
         T0 worktrees worktrees: Vec<WorktreeListEntry> => Vec<WorktreeListEntry>, "worktrees", worktrees;
     ]
@@ -217,9 +211,7 @@ impl WorktreeStartRequestCreate {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    WorktreeStartRequestCreate, WorktreeStartRequestCreateBuilder, WorktreeStartRequestCreateBuilderRest, unknown, " A builder of [`WorktreeStartRequestCreate`]: set members by name, then `build()`.";
+    #[cfg(feature = "experimental")] WorktreeStartRequestCreate, WorktreeStartRequestCreateBuilder, WorktreeStartRequestCreateBuilderRest, unknown, " A builder of [`WorktreeStartRequestCreate`]: set members by name, then `build()`.";
     required []
     optional [
         optional base_ref base_ref: String => String, "baseRef";
@@ -256,9 +248,7 @@ impl crate::sample::Sample for WorktreeStartRequestExisting {
     }
 }
 crate::support::builder! {
-    # [
-        cfg(feature = "experimental")    ]
-    WorktreeStartRequestExisting, WorktreeStartRequestExistingBuilder, WorktreeStartRequestExistingBuilderRest, unknown, " A builder of [`WorktreeStartRequestExisting`]: set members by name; `build()` compiles once the required ones (`path`) are.";
+    #[cfg(feature = "experimental")] WorktreeStartRequestExisting, WorktreeStartRequestExistingBuilder, WorktreeStartRequestExistingBuilderRest, unknown, " A builder of [`WorktreeStartRequestExisting`]: set members by name; `build()` compiles once the required ones (`path`) are.";
     required [
         T0 path path: String => String, "path", path;
     ]

@@ -44,88 +44,87 @@ fn builders_laid_out(text: &str) -> String {
 
 // The body of one `builder!`: its tokens as prettyplease filled them, one entry a line.
 fn builder_entries(body: &str) -> String {
-    // Runs of whitespace become one space, outside string literals.
-    let mut flat = String::with_capacity(body.len());
-    let (mut in_string, mut escaped, mut space) = (false, false, false);
-    for c in body.chars() {
-        if in_string {
-            flat.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
+    let mut out = String::from("    ");
+    // Open entry lists, and open brackets kept on their line (attributes, groups in entries).
+    let (mut depth, mut inline) = (0, 0);
+    for (literal, piece) in literals_apart(body) {
+        if literal {
+            out.push_str(piece);
             continue;
         }
-        if c.is_whitespace() {
-            space = true;
-            continue;
-        }
-        if space && !flat.is_empty() {
-            flat.push(' ');
-        }
-        space = false;
-        flat.push(c);
-        in_string = c == '"';
-    }
-    let flat = flat
+        // Code between string literals: whitespace runs as one space, tokens spaced as written.
+        let code = piece
+            .split(char::is_whitespace)
+            .filter(|word| !word.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let edge = |at: bool| if at { " " } else { "" };
+        let code = format!(
+            "{}{code}{}",
+            edge(piece.starts_with(char::is_whitespace)),
+            edge(piece.ends_with(char::is_whitespace) && !code.is_empty())
+        )
         .replace(" : ", ": ")
         .replace(" < ", "<")
         .replace(" >", ">")
         .replace(" :: ", "::");
-    // Split at the `;` and brackets that are not inside string literals.
-    let mut out = String::from("    ");
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut depth = 0;
-    let mut chars = flat.chars().peekable();
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => {
-                in_string = true;
-                out.push(c);
-            }
-            '[' => {
-                depth += 1;
-                out.push_str(" [\n        ");
-            }
-            ']' => {
-                depth -= 1;
-                let trimmed = out.trim_end_matches([' ']).len();
-                out.truncate(trimmed);
-                if out.ends_with("\n        ") || out.ends_with("\n") {
-                    let trimmed = out.trim_end().len();
-                    out.truncate(trimmed);
-                    out.push('\n');
+        for c in code.chars() {
+            match c {
+                // No space after a line break or another space.
+                ' ' if out.ends_with([' ', '\n']) => {}
+                // An attribute's brackets, or a group inside an entry (`[name_null]`).
+                '[' if inline > 0 || depth > 0 || out.trim_end().ends_with('#') => {
+                    if out.trim_end().ends_with('#') {
+                        out.truncate(out.trim_end().len());
+                    } else if inline == 0 && !out.ends_with(' ') {
+                        out.push(' ');
+                    }
+                    inline += 1;
+                    out.push('[');
                 }
-                out.push_str("    ]");
-                while chars.peek() == Some(&' ') {
-                    chars.next();
+                ']' if inline > 0 => {
+                    inline -= 1;
+                    out.push(']');
                 }
-                out.push_str("\n    ");
-            }
-            ';' => {
-                out.push(';');
-                while chars.peek() == Some(&' ') {
-                    chars.next();
+                '[' => {
+                    depth += 1;
+                    out.push_str(" [\n        ");
                 }
-                out.push_str(if depth > 0 { "\n        " } else { "\n    " });
+                ']' => {
+                    depth -= 1;
+                    out.truncate(out.trim_end().len());
+                    out.push_str("\n    ]\n    ");
+                }
+                ';' => out.push_str(if depth > 0 { ";\n        " } else { ";\n    " }),
+                c => out.push(c),
             }
-            _ => out.push(c),
         }
     }
     out.trim_end().replace(" [\n    ]", " []")
+}
+
+/// `text` cut into code and string literals, in order: `(true, literal)` for each literal
+/// with its quotes (escapes kept), `(false, code)` for what lies between.
+fn literals_apart(text: &str) -> Vec<(bool, &str)> {
+    let mut pieces = Vec::new();
+    let (mut start, mut in_string, mut escaped) = (0, false, false);
+    for (at, c) in text.char_indices() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') => {
+                pieces.push((true, &text[start..=at]));
+                (start, in_string) = (at + 1, false);
+            }
+            (false, _, '"') => {
+                pieces.push((false, &text[start..at]));
+                (start, in_string) = (at, true);
+            }
+            _ => {}
+        }
+    }
+    pieces.push((in_string, &text[start..]));
+    pieces
 }
 
 /// The macros whose entries are laid out one a line, so that adding one is a one-line diff.
@@ -253,6 +252,21 @@ fn words(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_builder_is_laid_out_one_member_a_line_with_attributes_in_place() {
+        let text = "crate::support::builder! {\n    # [cfg(feature = \"x\")] A, AB, ABRest, unknown, \" A; [doc]\";\n    required[T0 a a : String => String, \"a\", a; T1 b b : Vec < String > =>\n    Vec < String >, \"b\", b;] optional[# [cfg(feature = \"x\")] tristate c c[c_null] :\n    i64 => Box < i64 >, \"c\";]\n}\n";
+        let laid = builders_laid_out(text);
+        assert_eq!(
+            laid,
+            "crate::support::builder! {\n    #[cfg(feature = \"x\")] A, AB, ABRest, unknown, \" A; [doc]\";\n    required [\n        T0 a a: String => String, \"a\", a;\n        T1 b b: Vec<String> => Vec<String>, \"b\", b;\n    ]\n    optional [\n        #[cfg(feature = \"x\")] tristate c c [c_null]: i64 => Box<i64>, \"c\";\n    ]\n}\n"
+        );
+        let empty = builders_laid_out("crate::support::builder! {\n    A, AB, ABRest, unknown, \"d\"; required[] optional[]\n}\n");
+        assert!(
+            empty.contains("    required []\n    optional []\n}"),
+            "{empty}"
+        );
+    }
 
     #[test]
     fn entries_are_laid_out_one_a_line() {
