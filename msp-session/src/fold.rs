@@ -1,6 +1,6 @@
 //! The fold: typed inputs in, an outcome for each, the session's state out.
 
-use std::collections::HashSet;
+use crate::Set;
 
 use msp_types::{
     HistoryMode, ProtocolNotification, ServerRequest, SessionResumeResult, SessionStartResult,
@@ -214,7 +214,7 @@ pub struct GapState {
     /// The session the `view/gap` named.
     session_id: Option<String>,
     /// Every `next` named while the hole is open.
-    targets: HashSet<String>,
+    targets: Set<String>,
     failure: Option<RefillFailure>,
 }
 
@@ -250,7 +250,7 @@ pub struct Fold {
     cursors: Cursors,
     /// Cursors a refill served past its target, refused once when they arrive live again
     /// (kept when no cursor window does the job).
-    twins: HashSet<String>,
+    twins: Set<String>,
     discarded: bool,
     /// Inputs taken so far: when each arrived, to tell live state from a refill's older one.
     arrivals: u64,
@@ -272,7 +272,7 @@ impl Fold {
             prompts: Prompts::default(),
             state: SessionState::default(),
             gap: GapState::default(),
-            twins: HashSet::new(),
+            twins: Set::default(),
             discarded: false,
             arrivals: 0,
             paging_after: None,
@@ -503,16 +503,12 @@ impl Fold {
     }
 
     fn state_value(&mut self, value: StateValue) -> Outcome {
-        let cursor = state_cursor(&value).to_owned();
         let refuse_repeat = self.rules.cursor_window == 0;
         // A page's value counts as arrived when the hole began: later pages override it,
         // what arrived live since does not yield to it.
         let after = self.paging_after;
         let arrival = after.unwrap_or(self.arrivals);
-        Outcome::State(
-            self.state
-                .set(value, &cursor, arrival, refuse_repeat, after),
-        )
+        Outcome::State(self.state.set(value, arrival, refuse_repeat, after))
     }
 
     fn view_gap(&mut self, session_id: String, after: String, next: String) -> Outcome {
@@ -769,21 +765,6 @@ impl Fold {
     /// Whether the fold holds every event the host delivered (no hole open).
     pub fn is_current(&self) -> bool {
         self.gap.is_current()
-    }
-}
-
-/// The cursor of a state family's event.
-fn state_cursor(value: &StateValue) -> &str {
-    match value {
-        StateValue::ApprovalMode(p) => &p.view_cursor,
-        StateValue::Branch(p) => &p.view_cursor,
-        StateValue::ContextUsage(p) => &p.view_cursor,
-        StateValue::Goal(p) => &p.view_cursor,
-        StateValue::Model(p) => &p.view_cursor,
-        StateValue::Name(p) => &p.view_cursor,
-        StateValue::ReasoningEffort(p) => &p.view_cursor,
-        StateValue::TodoList(p) => &p.view_cursor,
-        StateValue::TokenUsage(p) => &p.view_cursor,
     }
 }
 

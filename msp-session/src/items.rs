@@ -1,7 +1,9 @@
 //! Items by id, in the order first opened: each with its latest revision and the text its
 //! deltas built since.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::index::Index;
 
 use msp_types::{Item, ItemStatus};
 
@@ -144,7 +146,7 @@ pub enum DeltaChange {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Items {
     entries: Vec<ItemEntry>,
-    index: HashMap<String, usize>,
+    index: Index,
     /// Deltas of items not seen yet: item, field, text (oldest item first).
     held: VecDeque<(String, BTreeMap<String, String>)>,
     held_bytes: usize,
@@ -156,7 +158,11 @@ impl Items {
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<&ItemEntry> {
-        self.index.get(id).map(|&at| &self.entries[at])
+        self.place(id).map(|at| &self.entries[at])
+    }
+
+    fn place(&self, id: &str) -> Option<usize> {
+        self.index.get(id, |at| &self.entries[at].item.item_id)
     }
 
     /// Deltas held for items never seen: item, field, text.
@@ -171,7 +177,7 @@ impl Items {
         completed: bool,
         rules: &FoldRules,
     ) -> ItemChange {
-        let Some(&at) = self.index.get(&item.item_id) else {
+        let Some(at) = self.place(&item.item_id) else {
             return self.insert(item, rules);
         };
         let entry = &mut self.entries[at];
@@ -208,14 +214,16 @@ impl Items {
         // Held deltas go to an item that arrives open; a final item's text is authoritative.
         // Without holding (Python), they simply accumulated beside the item, and stay.
         let apply = open || !rules.hold_absent_deltas;
+        if self.entries.capacity() == 0 {
+            self.entries.reserve(crate::FIRST_ROOM);
+        }
         let entry = ItemEntry {
             item,
             text: if apply { held } else { BTreeMap::new() },
             terminal_unknown: false,
         };
-        self.index
-            .insert(entry.item.item_id.clone(), self.entries.len());
         self.entries.push(entry);
+        self.index_last();
         ItemChange::Inserted {
             held_applied: if apply { bytes } else { 0 },
             held_dropped: if apply { 0 } else { bytes },
@@ -239,7 +247,7 @@ impl Items {
         delta: &str,
         rules: &FoldRules,
     ) -> DeltaChange {
-        if let Some(&at) = self.index.get(id) {
+        if let Some(at) = self.place(id) {
             let entry = &mut self.entries[at];
             if rules.deltas_only_while_open && entry.is_final() {
                 return DeltaChange::ItemFinal;
@@ -277,19 +285,28 @@ impl Items {
     /// Seeds an item from a resume's history: it replaces whatever is held, its text built
     /// by deltas cleared.
     pub(crate) fn seed(&mut self, item: Item) {
-        let id = item.item_id.clone();
+        let place = self.place(&item.item_id);
         let entry = ItemEntry {
             item: Box::new(item),
             text: BTreeMap::new(),
             terminal_unknown: false,
         };
-        match self.index.get(&id) {
-            Some(&at) => self.entries[at] = entry,
+        match place {
+            Some(at) => self.entries[at] = entry,
             None => {
-                self.index.insert(id, self.entries.len());
                 self.entries.push(entry);
+                self.index_last();
             }
         }
+    }
+
+    /// Indexes the entry pushed last.
+    fn index_last(&mut self) {
+        let at = self.entries.len() - 1;
+        let entries = &self.entries;
+        self.index.insert(&entries[at].item.item_id, at, |at| {
+            &entries[at].item.item_id
+        });
     }
 
     /// An ephemeral host died: every item in progress ends unknown.

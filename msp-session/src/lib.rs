@@ -72,12 +72,22 @@
 mod approvals;
 mod cursors;
 mod fold;
+mod index;
 mod items;
 mod prompts;
 mod refill;
 mod rules;
 mod state;
 mod turns;
+
+/// The fold's sets: keys are the host's ids and cursors, hashed with a seeded fast hash
+/// (SipHash cost a tenth of the fold).
+/// Room a fold makes for the first entries of each kind (cursors, items, turns) when the
+/// first arrives: a session holds more than a few, and growing from nothing cost an allocation
+/// every few inputs of a short session.
+pub(crate) const FIRST_ROOM: usize = 16;
+
+pub(crate) type Set<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 pub use approvals::{ApprovalChange, PendingApproval, Stage};
 pub use fold::{Fold, GapState, Input, Outcome, Seeded, SNAPSHOT_SCHEMA_VERSION};

@@ -18,7 +18,9 @@
 //! more than [`FoldRules::refill_page_budget`] pages, more than
 //! [`FoldRules::refill_held_frames`] held inputs: each a [`RefillFailure`].
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
+
+use crate::Set;
 
 use msp_types::{ProtocolNotification, ViewPageDirection, ViewPageParams, ViewPageResult};
 
@@ -113,9 +115,9 @@ pub struct Refill {
     /// Every cursor asked for.
     asked: BTreeSet<String>,
     /// Every cursor a page served.
-    served: HashSet<String>,
+    served: Set<String>,
     /// Cursors served past the target: live copies of them are late twins.
-    twins: HashSet<String>,
+    twins: Set<String>,
     events: Vec<ProtocolNotification>,
     held: Vec<Input>,
     pages: usize,
@@ -132,8 +134,8 @@ pub(crate) struct RefillEnd {
     pub(crate) target: String,
     pub(crate) events: Vec<ProtocolNotification>,
     pub(crate) held: Vec<Input>,
-    pub(crate) served: HashSet<String>,
-    pub(crate) twins: HashSet<String>,
+    pub(crate) served: Set<String>,
+    pub(crate) twins: Set<String>,
     pub(crate) failure: Option<RefillFailure>,
 }
 
@@ -150,8 +152,8 @@ impl Refill {
             cursor: after.clone(),
             after,
             asked: BTreeSet::new(),
-            served: HashSet::new(),
-            twins: HashSet::new(),
+            served: Set::default(),
+            twins: Set::default(),
             events: Vec::new(),
             held: Vec::new(),
             pages: 0,

@@ -1,7 +1,5 @@
 //! The session's state families: the latest of each, last write wins.
 
-use std::collections::BTreeMap;
-
 use msp_types::{
     SessionApprovalModeChangedParams, SessionBranchChangedParams, SessionContextUsageParams,
     SessionGoalChangedParams, SessionModelChangedParams, SessionNameChangedParams,
@@ -80,6 +78,21 @@ pub enum StateValue {
 }
 
 impl StateValue {
+    /// The view cursor of its notification.
+    pub fn cursor(&self) -> &str {
+        match self {
+            StateValue::ApprovalMode(p) => &p.view_cursor,
+            StateValue::Branch(p) => &p.view_cursor,
+            StateValue::ContextUsage(p) => &p.view_cursor,
+            StateValue::Goal(p) => &p.view_cursor,
+            StateValue::Model(p) => &p.view_cursor,
+            StateValue::Name(p) => &p.view_cursor,
+            StateValue::ReasoningEffort(p) => &p.view_cursor,
+            StateValue::TodoList(p) => &p.view_cursor,
+            StateValue::TokenUsage(p) => &p.view_cursor,
+        }
+    }
+
     /// Its family.
     pub fn family(&self) -> Family {
         match self {
@@ -99,13 +112,11 @@ impl StateValue {
 /// The session's state: the latest value of each family, over what a resume's snapshot gave.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionState {
-    values: BTreeMap<Family, StateValue>,
+    /// Each family's value (by `Family as usize`), and when it arrived (the fold's count of
+    /// inputs). Its cursor is the family's last one, which Python's rules compare.
+    values: [Option<(StateValue, u64)>; Family::ALL.len()],
     /// Families in the order first set.
     order: Vec<Family>,
-    /// Each family's last cursor (what Python remembers, to refuse an immediate repeat).
-    last_cursor: BTreeMap<Family, String>,
-    /// When each family's value arrived (the fold's count of inputs).
-    arrived: BTreeMap<Family, u64>,
     seed: Option<Box<SnapshotState>>,
 }
 
@@ -136,7 +147,9 @@ pub enum StateChange {
 impl SessionState {
     /// The latest value of `family`.
     pub fn get(&self, family: Family) -> Option<&StateValue> {
-        self.values.get(&family)
+        self.values[family as usize]
+            .as_ref()
+            .map(|(value, _)| value)
     }
 
     /// The families set so far, in the order first set.
@@ -152,7 +165,7 @@ impl SessionState {
 
     /// The latest `session/goalChanged`.
     pub fn goal(&self) -> Option<&SessionGoalChangedParams> {
-        match self.values.get(&Family::Goal) {
+        match self.get(Family::Goal) {
             Some(StateValue::Goal(params)) => Some(params),
             _ => None,
         }
@@ -160,7 +173,7 @@ impl SessionState {
 
     /// The latest `session/modelChanged`.
     pub fn model(&self) -> Option<&SessionModelChangedParams> {
-        match self.values.get(&Family::Model) {
+        match self.get(Family::Model) {
             Some(StateValue::Model(params)) => Some(params),
             _ => None,
         }
@@ -168,7 +181,7 @@ impl SessionState {
 
     /// The latest `session/nameChanged`.
     pub fn name(&self) -> Option<&SessionNameChangedParams> {
-        match self.values.get(&Family::Name) {
+        match self.get(Family::Name) {
             Some(StateValue::Name(params)) => Some(params),
             _ => None,
         }
@@ -176,7 +189,7 @@ impl SessionState {
 
     /// The latest `session/todoListChanged`.
     pub fn todo_list(&self) -> Option<&SessionTodoListChangedParams> {
-        match self.values.get(&Family::TodoList) {
+        match self.get(Family::TodoList) {
             Some(StateValue::TodoList(params)) => Some(params),
             _ => None,
         }
@@ -184,7 +197,7 @@ impl SessionState {
 
     /// The latest `session/tokenUsage`.
     pub fn token_usage(&self) -> Option<&SessionTokenUsageParams> {
-        match self.values.get(&Family::TokenUsage) {
+        match self.get(Family::TokenUsage) {
             Some(StateValue::TokenUsage(params)) => Some(params),
             _ => None,
         }
@@ -196,23 +209,21 @@ impl SessionState {
     pub(crate) fn set(
         &mut self,
         value: StateValue,
-        cursor: &str,
         arrival: u64,
         refuse_repeat: bool,
         older_than: Option<u64>,
     ) -> StateChange {
         let family = value.family();
-        if refuse_repeat && self.last_cursor.get(&family).map(String::as_str) == Some(cursor) {
-            return StateChange::Repeated { family };
-        }
-        if let (Some(start), Some(&set)) = (older_than, self.arrived.get(&family)) {
-            if set > start {
+        let held = &mut self.values[family as usize];
+        if let Some((last, set)) = held {
+            if refuse_repeat && last.cursor() == value.cursor() {
+                return StateChange::Repeated { family };
+            }
+            if older_than.is_some_and(|start| *set > start) {
                 return StateChange::Older { family };
             }
         }
-        self.last_cursor.insert(family, cursor.to_owned());
-        self.arrived.insert(family, arrival);
-        let replaced = self.values.insert(family, value).is_some();
+        let replaced = held.replace((value, arrival)).is_some();
         if !replaced {
             self.order.push(family);
         }

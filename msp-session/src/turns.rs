@@ -1,6 +1,6 @@
 //! Turns by id, in the order first seen, with how each ended.
 
-use std::collections::HashMap;
+use crate::index::Index;
 
 use msp_types::{
     RetractOutcome, TurnCompletedParams, TurnForegroundCompletedParams,
@@ -128,8 +128,9 @@ pub(crate) fn accepted(outcome: Option<&RetractOutcome>) -> bool {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Turns {
     entries: Vec<TurnEntry>,
-    index: HashMap<String, usize>,
-    active: Option<String>,
+    index: Index,
+    /// The running turn's place.
+    active: Option<usize>,
 }
 
 impl Turns {
@@ -138,19 +139,25 @@ impl Turns {
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<&TurnEntry> {
-        self.index.get(id).map(|&at| &self.entries[at])
+        self.place(id).map(|at| &self.entries[at])
+    }
+
+    fn place(&self, id: &str) -> Option<usize> {
+        self.index.get(id, |at| &self.entries[at].turn_id)
     }
 
     pub(crate) fn active(&self) -> Option<&str> {
-        self.active.as_deref()
+        self.active.map(|at| self.entries[at].turn_id.as_str())
     }
 
-    /// The turn `id`, created running on its first mention.
-    fn entry(&mut self, id: &str) -> &mut TurnEntry {
-        let at = match self.index.get(id) {
-            Some(&at) => at,
+    /// The place of turn `id`, created running on its first mention.
+    fn entry(&mut self, id: &str) -> usize {
+        match self.place(id) {
+            Some(at) => at,
             None => {
-                self.index.insert(id.to_owned(), self.entries.len());
+                if self.entries.capacity() == 0 {
+                    self.entries.reserve(crate::FIRST_ROOM);
+                }
                 self.entries.push(TurnEntry {
                     turn_id: id.to_owned(),
                     state: TurnState::Running,
@@ -160,24 +167,27 @@ impl Turns {
                     model_retry: None,
                     foreground: None,
                 });
-                self.entries.len() - 1
+                let at = self.entries.len() - 1;
+                let entries = &self.entries;
+                self.index.insert(id, at, |at| &entries[at].turn_id);
+                at
             }
-        };
-        &mut self.entries[at]
+        }
     }
 
     /// Seeds a turn from a resume's snapshot.
     pub(crate) fn seed(&mut self, id: &str, command_id: &str, state: TurnState) {
-        let entry = self.entry(id);
+        let at = self.entry(id);
+        let entry = &mut self.entries[at];
         entry.state = state;
         entry.command_id = Some(command_id.to_owned());
         if entry.state == TurnState::Running {
-            self.active = Some(id.to_owned());
+            self.active = Some(at);
         }
     }
 
     pub(crate) fn apply(&mut self, id: &str, event: TurnEvent, rules: &FoldRules) -> TurnChange {
-        let known = self.index.contains_key(id);
+        let known = self.place(id).is_some();
         if let TurnEvent::Retracted {
             accepted: false, ..
         } = &event
@@ -187,7 +197,8 @@ impl Turns {
             }
         }
         let first_end_wins = rules.first_end_wins;
-        let entry = self.entry(id);
+        let at = self.entry(id);
+        let entry = &mut self.entries[at];
         let over = entry.state.is_over();
         match event {
             TurnEvent::Started { command_id } => {
@@ -196,7 +207,7 @@ impl Turns {
                 }
                 entry.state = TurnState::Running;
                 entry.command_id = Some(command_id);
-                self.active = Some(id.to_owned());
+                self.active = Some(at);
                 TurnChange::Running
             }
             TurnEvent::Completed(params) => {
@@ -217,7 +228,7 @@ impl Turns {
                 entry.retry = None;
                 entry.model_retry = None;
                 entry.foreground = None;
-                self.clear_active(id);
+                self.clear_active(at);
                 TurnChange::Ended
             }
             TurnEvent::Retracted {
@@ -233,7 +244,7 @@ impl Turns {
                 }
                 entry.state = TurnState::Retracted;
                 entry.command_id = Some(command_id);
-                self.clear_active(id);
+                self.clear_active(at);
                 TurnChange::Retracted
             }
             TurnEvent::Unqueued { command_id } => {
@@ -242,7 +253,7 @@ impl Turns {
                 }
                 entry.state = TurnState::Unqueued;
                 entry.command_id = Some(command_id);
-                self.clear_active(id);
+                self.clear_active(at);
                 TurnChange::Unqueued
             }
             TurnEvent::Retry(params) => {
@@ -269,8 +280,8 @@ impl Turns {
         }
     }
 
-    fn clear_active(&mut self, id: &str) {
-        if self.active.as_deref() == Some(id) {
+    fn clear_active(&mut self, at: usize) {
+        if self.active == Some(at) {
             self.active = None;
         }
     }
