@@ -234,3 +234,17 @@ impl SessionState {
         self.seed = Some(Box::new(snapshot));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Family;
+
+    #[test]
+    fn every_family_has_its_own_slot() {
+        // `SessionState` keeps a family's value at `family as usize` of an array as long as
+        // `Family::ALL`: a family added out of order, or left out of `ALL`, fails here.
+        for (slot, family) in Family::ALL.iter().enumerate() {
+            assert_eq!(*family as usize, slot, "{family:?}");
+        }
+    }
+}
