@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use msp_rpc::blocking::Connection;
 use msp_rpc::{Command, Handshake, HostCommand, HostExit};
-use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt};
+use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Refill};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
@@ -127,7 +127,8 @@ impl Client {
             .link
             .send(&Command::<methods::SessionStart>::new(build))?;
         let id = result.session.session_id.clone();
-        self.link.core.open(&id, |fold| fold.seed_started(&result));
+        let refills = self.link.core.open(&id, |fold| fold.seed_started(&result));
+        refill(&self.link.connection, &self.link.core, refills);
         Ok((self.session(id), result))
     }
 
@@ -155,7 +156,8 @@ impl Client {
             .link
             .send(&Command::<methods::SessionResume>::new(build))?;
         let id = result.session.session_id.clone();
-        self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        let refills = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        refill(&self.link.connection, &self.link.core, refills);
         Ok((self.session(id), result))
     }
 
@@ -163,7 +165,8 @@ impl Client {
     /// says of the session from now on (after a `view/subscribe`, or on a connection that
     /// already receives it).
     pub fn open_session(&self, session_id: &str) -> Session {
-        self.link.core.open(session_id, |_| ());
+        let refills = self.link.core.open(session_id, |_| ());
+        refill(&self.link.connection, &self.link.core, refills);
         self.session(session_id.to_owned())
     }
 
@@ -218,6 +221,20 @@ impl Link {
     }
 }
 
+/// Pages each refill, and those the inputs held meanwhile call for.
+fn refill(connection: &Connection, core: &Core, mut refills: Vec<(String, Box<Refill>)>) {
+    while let Some((session_id, mut refill)) = refills.pop() {
+        while let Some(page) = refill.next_request() {
+            match connection.request::<methods::ViewPage>(&page) {
+                Ok(result) => refill.page(result),
+                Err(error) => refill.failed(shared::code(&error), error.to_string()),
+            }
+        }
+        // Inputs held meanwhile may report another gap: refilled next.
+        refills.extend(core.finish_refill(&session_id, refill));
+    }
+}
+
 /// Routes every notification to its session until the connection closes, paging refills.
 /// What is queued already is routed as one batch (one lock, one wake-up a waiter).
 fn pump(connection: Connection, core: Arc<Core>) {
@@ -230,17 +247,7 @@ fn pump(connection: Connection, core: Arc<Core>) {
                 None => break,
             }
         }
-        let mut refills = core.route_all(batch.drain(..));
-        while let Some((session_id, mut refill)) = refills.pop() {
-            while let Some(page) = refill.next_request() {
-                match connection.request::<methods::ViewPage>(&page) {
-                    Ok(result) => refill.page(result),
-                    Err(error) => refill.failed(shared::code(&error), error.to_string()),
-                }
-            }
-            // Inputs held meanwhile may report another gap: refilled next.
-            refills.extend(core.finish_refill(&session_id, refill));
-        }
+        refill(&connection, &core, core.route_all(batch.drain(..)));
     }
     let reason = connection
         .close_reason()

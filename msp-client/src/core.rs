@@ -260,8 +260,14 @@ impl Core {
     }
 
     /// Opens session `session_id`: a fold seeded by `seed`, then given what the host said of
-    /// the session before.
-    pub(crate) fn open<T>(&self, session_id: &str, seed: impl FnOnce(&mut Fold) -> T) {
+    /// the session before. A gap among those is the caller's to refill (returned): the pump
+    /// routed it before the session was open, so it started none.
+    #[must_use = "a gap reported before the session opened is refilled by the caller"]
+    pub(crate) fn open<T>(
+        &self,
+        session_id: &str,
+        seed: impl FnOnce(&mut Fold) -> T,
+    ) -> Vec<(String, Box<Refill>)> {
         let mut state = self.lock();
         let state = &mut *state;
         let mut slot = Slot {
@@ -292,7 +298,15 @@ impl Core {
         if let Some(ended) = &state.ended {
             slot.fold.host_died(ended.durable);
         }
+        let refills = match slot.fold.begin_refill() {
+            Some(refill) => {
+                slot.held = Some(Vec::new());
+                vec![(session_id.to_owned(), Box::new(refill))]
+            }
+            None => Vec::new(),
+        };
         state.slots.insert(session_id.to_owned(), slot);
+        refills
     }
 
     /// Forgets session `session_id` (its last handle is gone).

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use msp_rpc::tokio::Connection;
 use msp_rpc::{Command, Handshake, HostCommand, HostExit};
-use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt};
+use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Refill};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
@@ -126,7 +126,8 @@ impl Client {
             .send(&Command::<methods::SessionStart>::new(build))
             .await?;
         let id = result.session.session_id.clone();
-        self.link.core.open(&id, |fold| fold.seed_started(&result));
+        let refills = self.link.core.open(&id, |fold| fold.seed_started(&result));
+        refill(&self.link.connection, &self.link.core, refills).await;
         Ok((self.session(id), result))
     }
 
@@ -156,7 +157,8 @@ impl Client {
             .send(&Command::<methods::SessionResume>::new(build))
             .await?;
         let id = result.session.session_id.clone();
-        self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        let refills = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        refill(&self.link.connection, &self.link.core, refills).await;
         Ok((self.session(id), result))
     }
 
@@ -164,7 +166,12 @@ impl Client {
     /// says of the session from now on (after a `view/subscribe`, or on a connection that
     /// already receives it).
     pub fn open_session(&self, session_id: &str) -> Session {
-        self.link.core.open(session_id, |_| ());
+        let refills = self.link.core.open(session_id, |_| ());
+        if !refills.is_empty() {
+            // Not async: the refill of a gap reported before it opened runs as a task.
+            let (connection, core) = (self.link.connection.clone(), self.link.core.clone());
+            tokio::spawn(async move { refill(&connection, &core, refills).await });
+        }
         self.session(session_id.to_owned())
     }
 
@@ -216,6 +223,20 @@ impl Link {
     }
 }
 
+/// Pages each refill, and those the inputs held meanwhile call for.
+async fn refill(connection: &Connection, core: &Core, mut refills: Vec<(String, Box<Refill>)>) {
+    while let Some((session_id, mut refill)) = refills.pop() {
+        while let Some(page) = refill.next_request() {
+            match connection.request::<methods::ViewPage>(&page).await {
+                Ok(result) => refill.page(result),
+                Err(error) => refill.failed(shared::code(&error), error.to_string()),
+            }
+        }
+        // Inputs held meanwhile may report another gap: refilled next.
+        refills.extend(core.finish_refill(&session_id, refill));
+    }
+}
+
 /// Routes every notification to its session until the connection closes, paging refills.
 /// What is queued already is routed as one batch (one lock, one wake-up a waiter).
 async fn pump(connection: Connection, core: Arc<Core>) {
@@ -231,17 +252,7 @@ async fn pump(connection: Connection, core: Arc<Core>) {
                 _ => break,
             }
         }
-        let mut refills = core.route_all(batch.drain(..));
-        while let Some((session_id, mut refill)) = refills.pop() {
-            while let Some(page) = refill.next_request() {
-                match connection.request::<methods::ViewPage>(&page).await {
-                    Ok(result) => refill.page(result),
-                    Err(error) => refill.failed(shared::code(&error), error.to_string()),
-                }
-            }
-            // Inputs held meanwhile may report another gap: refilled next.
-            refills.extend(core.finish_refill(&session_id, refill));
-        }
+        refill(&connection, &core, core.route_all(batch.drain(..))).await;
     }
     let reason = connection
         .close_reason()
