@@ -385,28 +385,46 @@ fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
-#[test]
-fn a_resume_with_a_pending_question_and_a_gap_refills_and_answers() {
-    // The answer round trip with a gap reported right after the question: the session pages
-    // the hole itself (the recorded `view/page`), then the question is answered as usual.
+/// Where a derived transcript reports its `view/gap`.
+#[derive(Clone, Copy)]
+enum GapAt {
+    /// Right after the client's receipt for the question: the session is open by then.
+    AfterTheReceipt,
+    /// Before the resume's reply: the gap reaches the client before its session opens, so
+    /// opening it must start the refill (routing cannot: nobody holds the session yet).
+    BeforeTheReply,
+}
+
+/// The answer round trip with a gap reported at `at`: the session pages the hole itself (the
+/// recorded `view/page`), then the question is answered as usual.
+fn resume_with_a_pending_question_and_a_gap(at: GapAt) {
     let Some(dir) = support::derived("userinput-answer-round-trip", |frames| {
-        let receipt = frames
-            .iter()
-            .position(|(client, f)| *client && f.get("method").is_none() && f["id"] == 18)
-            .unwrap();
+        let place = match at {
+            GapAt::AfterTheReceipt => {
+                frames
+                    .iter()
+                    .position(|(client, f)| *client && f.get("method").is_none() && f["id"] == 18)
+                    .unwrap()
+                    + 1
+            }
+            GapAt::BeforeTheReply => frames
+                .iter()
+                .position(|(client, f)| !*client && f["id"] == 2)
+                .unwrap(),
+        };
         let gap = serde_json::json!({"jsonrpc": "2.0", "method": "view/gap", "params": {
             "sessionId": SESSION,
             "after": "v:0198f0aa-1111-7000-8000-0000000000bb:499",
             "next": "v:0198f0aa-1111-7000-8000-0000000000bb:503",
         }});
-        frames.insert(receipt + 1, (false, gap));
+        frames.insert(place, (false, gap));
     }) else {
         return;
     };
     let client = support::spawn(dir.path(), &[]);
     let (session, turn_id) = resume_excluding_items(&client);
-    let refilled = session
-        .events()
+    // Bounded, so that a refill never started fails the test rather than hanging it.
+    let refilled = std::iter::from_fn(|| session.next_event_timeout(WAIT.unwrap()).unwrap())
         .find_map(|event| match event {
             Event::Refilled { outcomes } => Some(outcomes),
             _ => None,
@@ -429,6 +447,16 @@ fn a_resume_with_a_pending_question_and_a_gap_refills_and_answers() {
         TurnOutcome::Ended(_)
     ));
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_resume_with_a_pending_question_and_a_gap_refills_and_answers() {
+    resume_with_a_pending_question_and_a_gap(GapAt::AfterTheReceipt);
+}
+
+#[test]
+fn a_gap_reported_before_the_resume_reply_is_refilled_once_the_session_opens() {
+    resume_with_a_pending_question_and_a_gap(GapAt::BeforeTheReply);
 }
 
 #[test]

@@ -119,3 +119,56 @@ async fn a_host_dying_mid_turn() {
         "{reason:?}"
     );
 }
+
+#[tokio::test]
+async fn a_gap_reported_before_the_resume_reply_is_refilled_once_the_session_opens() {
+    // The gap reaches the client before its session opens: `open_session` pages it (as a
+    // task), and the question is answered after the refill as usual.
+    let Some(dir) = support::derived("userinput-answer-round-trip", |frames| {
+        let reply = frames
+            .iter()
+            .position(|(client, f)| !*client && f["id"] == 2)
+            .unwrap();
+        let gap = serde_json::json!({"jsonrpc": "2.0", "method": "view/gap", "params": {
+            "sessionId": "0198f0aa-1111-7000-8000-0000000000bb",
+            "after": "v:0198f0aa-1111-7000-8000-0000000000bb:499",
+            "next": "v:0198f0aa-1111-7000-8000-0000000000bb:503",
+        }});
+        frames.insert(reply, (false, gap));
+    }) else {
+        return;
+    };
+    let client = spawn(dir.path(), &[]).await;
+    let (session, _) = client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id("0198f0aa-1111-7000-8000-0000000000bb")
+                .build();
+            params.exclude_items = Some(true);
+            params
+        })
+        .await
+        .expect("resumed");
+    // Bounded, so that a refill never started fails the test rather than hanging it.
+    let refilled = loop {
+        let event = session.next_event_timeout(WAIT.unwrap()).await;
+        match event {
+            Ok(Some(msp_client::Event::Refilled { outcomes })) => break outcomes,
+            Ok(Some(_)) => continue,
+            other => panic!("no refill: {other:?}"),
+        }
+    };
+    assert_eq!(refilled.len(), 3, "the page's three events: {refilled:?}");
+    assert!(session.read(|fold| fold.is_current()));
+    let prompt = session.next_prompt(WAIT).await.expect("the question");
+    session
+        .answer(prompt.id(), [Answer::label("db_choice", "Postgres")])
+        .await
+        .expect("accepted");
+    let settlement = session.settled(prompt.id(), WAIT).await.expect("settled");
+    assert!(matches!(settlement.by, SettledBy::ThisClient(_)));
+    drop(session);
+    let exit = client.close().await.expect("the host exited");
+    assert_eq!(exit.code, Some(0), "{exit:?}");
+}
