@@ -3,7 +3,8 @@
 //! memory a fold keeps for a session of N items, for several N.
 //!
 //! The ratio printed is what folding adds to `Frame::parse` of the same frames: (parse and
-//! fold) / parse - 1, the median over adjacent pairs of passes (target: at most 0.2).
+//! fold) / parse - 1, the median over adjacent pairs of passes, which of the two runs first
+//! alternating (target: at most 0.2).
 
 use msp_bench::alloc::{kept_by, Counting};
 use msp_bench::corpus::{self, Dir};
@@ -15,8 +16,14 @@ use serde_json::json;
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
-/// Times the corpus is folded a pass.
-const REPEAT: usize = 40;
+/// Times the corpus is folded a pass (`MSP_BENCH_FOLD_REPEAT`).
+fn repeat() -> usize {
+    std::env::var("MSP_BENCH_FOLD_REPEAT")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(40)
+        .max(1)
+}
 
 fn main() {
     let mut report = Report::new("fold");
@@ -44,10 +51,11 @@ fn main() {
             .unwrap()
             .push(line.raw.trim_end_matches('\r').to_owned());
     }
-    let frames: usize = sessions.iter().map(Vec::len).sum::<usize>() * REPEAT;
+    let repeat = repeat();
+    let frames: usize = sessions.iter().map(Vec::len).sum::<usize>() * repeat;
     println!(
         "session fold ({frames} notifications a pass, {} sessions):",
-        sessions.len() * REPEAT
+        sessions.len() * repeat
     );
     let parse = |line: &str| match Frame::parse(Sender::Server, line)
         .expect("the corpus decodes")
@@ -58,7 +66,7 @@ fn main() {
     };
     let mut group = Group::default();
     group.add("fold.parse", || {
-        for _ in 0..REPEAT {
+        for _ in 0..repeat {
             for session in &sessions {
                 for line in session {
                     std::hint::black_box(parse(line));
@@ -67,7 +75,7 @@ fn main() {
         }
     });
     group.add("fold.parse_and_fold", || {
-        for _ in 0..REPEAT {
+        for _ in 0..repeat {
             for session in &sessions {
                 let mut fold = Fold::new(FoldRules::default());
                 for line in session {

@@ -99,10 +99,12 @@ impl<'a> Group<'a> {
             .collect()
     }
 
-    /// Runs one pass of the case named `base` just before each pass of every other case,
-    /// `pairs` times over, after a warm-up pass of each. On a machine whose speed swings by
-    /// tens of percent within a second, the ratio of two passes seconds apart is mostly that
-    /// swing; of two adjacent passes, much less.
+    /// Runs one pass of the case named `base` next to each pass of every other case, `pairs`
+    /// times over, after a warm-up pass of each. On a machine whose speed swings by tens of
+    /// percent within a second, the ratio of two passes seconds apart is mostly that swing; of
+    /// two adjacent passes, much less. Which of the two runs first alternates from pair to
+    /// pair, so that what one pass leaves the next (a warm or a cold cache, a heap to tidy)
+    /// weighs on both sides alike.
     pub fn run_paired(mut self, base: &str, pairs: u32) -> Paired {
         let at = self.cases.iter().position(|(name, _)| name == base);
         for case in &mut self.cases {
@@ -110,16 +112,23 @@ impl<'a> Group<'a> {
         }
         let mut times: Vec<Vec<Duration>> = vec![Vec::new(); self.cases.len()];
         let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); self.cases.len()];
-        for _ in 0..pairs.max(1) {
+        for pair in 0..pairs.max(1) {
             for case in 0..self.cases.len() {
-                let base_time = match at {
-                    // The base on its own only when nothing else is there to pair it with.
-                    Some(at) if at == case && self.cases.len() > 1 => continue,
-                    Some(at) if at == case => None,
-                    Some(at) => Some(timed(&mut self.cases[at].1)),
-                    None => None,
+                // The base on its own only when nothing else is there to pair it with.
+                if at == Some(case) && self.cases.len() > 1 {
+                    continue;
+                }
+                let (time, base_time) = match at.filter(|&at| at != case) {
+                    Some(at) if pair % 2 == 0 => {
+                        let base_time = timed(&mut self.cases[at].1);
+                        (timed(&mut self.cases[case].1), Some(base_time))
+                    }
+                    Some(at) => {
+                        let time = timed(&mut self.cases[case].1);
+                        (time, Some(timed(&mut self.cases[at].1)))
+                    }
+                    None => (timed(&mut self.cases[case].1), None),
                 };
-                let time = timed(&mut self.cases[case].1);
                 times[case].push(time);
                 if let (Some(at), Some(base_time)) = (at, base_time) {
                     times[at].push(base_time);
