@@ -15,7 +15,7 @@ fn generated_matches_fresh_output() {
         eprintln!("rewrote {:?}, removed {:?}", report.written, report.removed);
         return;
     }
-    let report = msp_codegen::write::diff(&dir, &output.files);
+    let report = msp_codegen::render::write::diff(&dir, &output.files);
     assert!(
         report.written.is_empty() && report.removed.is_empty(),
         "generated/ is stale: {:?} differ, {:?} are no longer generated.\n\

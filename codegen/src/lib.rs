@@ -1,9 +1,9 @@
 //! Generates typed Rust for the Muse Session Protocol from its JSON Schema.
 //!
-//! The pipeline, one module a stage: [`load`] (text to JSON), [`resolve`] (`$ref`s and
-//! keywords), [`convert`] (the checked [`model`]), [`naming`], [`emit`] (tokens),
-//! [`mod@format`] (source text), [`mod@write`] (only-if-changed, atomic). The schema dialect
-//! it reads is documented in [`dialect`].
+//! The pipeline, one folder a stage: [`schema`] (text to JSON, inline types hoisted, `$ref`s
+//! and keywords checked), [`model`] (the checked model: built, named, fingerprinted),
+//! [`emit`] (tokens), [`render`] (formatted source, written only-if-changed and atomically).
+//! The schema dialect it reads is documented in [`dialect`].
 //!
 //! ```
 //! // A schema of one definition, generated in memory: file name -> formatted source.
@@ -24,18 +24,13 @@
 //! # Ok::<(), msp_codegen::Error>(())
 //! ```
 
-pub mod convert;
 #[doc = include_str!("../dialect.md")]
 pub mod dialect {}
 pub mod emit;
 pub mod error;
-pub mod format;
-pub mod hoist;
-pub mod load;
 pub mod model;
-pub mod naming;
-pub mod resolve;
-pub mod write;
+pub mod render;
+pub mod schema;
 
 #[path = "../runtime/pattern.rs"]
 pub mod pattern;
@@ -45,7 +40,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use error::{Error, ErrorKind};
 pub use model::Model;
-pub use write::{write, WriteReport};
+pub use render::write::{write, WriteReport};
 
 /// How to generate.
 #[derive(Debug, Clone)]
@@ -145,12 +140,12 @@ pub fn generate(schema_text: &str, options: &Options) -> Result<Output, Error> {
             e.line = e
                 .pointer
                 .as_deref()
-                .and_then(|p| load::locate(schema_text, p));
+                .and_then(|p| schema::load::locate(schema_text, p));
         }
         e
     };
-    let doc = load::parse(schema_text).map_err(located)?;
-    let model = convert::build_document(&doc).map_err(located)?;
+    let doc = schema::load::parse(schema_text).map_err(located)?;
+    let model = model::build_document(&doc).map_err(located)?;
     let command = match &options.command {
         Some(command) => command.clone(),
         None => format!("msp-codegen generate {} --out <DIR>", options.schema_path),
@@ -189,7 +184,7 @@ fn render(
                 return Ok(done);
             };
             let text = match emitter.unit(job) {
-                emit::Unit::Tokens(tokens) => format::format(tokens, header, &job.path)?,
+                emit::Unit::Tokens(tokens) => render::format::format(tokens, header, &job.path)?,
                 emit::Unit::Verbatim(text) => format!("// {header}\n\n{text}"),
                 emit::Unit::Text(text) => format!("// {header}\n\n{text}"),
             };

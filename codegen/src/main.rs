@@ -89,7 +89,7 @@ fn main() -> ExitCode {
             }
         },
         "check" => {
-            let report = msp_codegen::write::diff(&out, &output.files);
+            let report = msp_codegen::render::write::diff(&out, &output.files);
             if report.written.is_empty() && report.removed.is_empty() {
                 println!("msp-codegen: {} is current", out.display());
                 return ExitCode::SUCCESS;

@@ -69,10 +69,10 @@ fn key_order_in_the_schema_does_not_matter() {
 fn fingerprint_ignores_prose_but_not_wire_facts() {
     let text = schema_text();
     let mut value: Value = serde_json::from_str(&text).unwrap();
-    let base = msp_codegen::convert::fingerprint(value.as_object().unwrap());
+    let base = msp_codegen::model::fingerprint(value.as_object().unwrap());
     value["$defs"]["UserInputSettledParams"]["description"] = Value::from("Reworded.");
     assert_eq!(
-        msp_codegen::convert::fingerprint(value.as_object().unwrap()),
+        msp_codegen::model::fingerprint(value.as_object().unwrap()),
         base
     );
     value["$defs"]["UserInputSettledParams"]["required"]
@@ -80,7 +80,7 @@ fn fingerprint_ignores_prose_but_not_wire_facts() {
         .unwrap()
         .retain(|v| v != "decidedAt");
     assert_ne!(
-        msp_codegen::convert::fingerprint(value.as_object().unwrap()),
+        msp_codegen::model::fingerprint(value.as_object().unwrap()),
         base
     );
 }

@@ -46,8 +46,8 @@ impl Shapes {
 
     /// Builds the model of a schema text: the generator's pipeline up to the checked model.
     pub fn from_text(text: &str) -> Result<Self, msp_codegen::Error> {
-        let doc = msp_codegen::load::parse(text)?;
-        Ok(Self::new(msp_codegen::convert::build_document(&doc)?))
+        let doc = msp_codegen::schema::load::parse(text)?;
+        Ok(Self::new(msp_codegen::model::build_document(&doc)?))
     }
 
     /// Indexes a model.

@@ -102,7 +102,7 @@ fn builder(
 /// The type a member is kept as (boxed where the struct boxes it).
 fn stored(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
     let inner = ctx.ty(&field.ty);
-    match ctx.boxed(field) {
+    match field.boxed {
         true => quote!(Box<#inner>),
         false => inner,
     }

@@ -441,23 +441,17 @@ fn member_markers(model: &Model) -> BTreeMap<String, String> {
 pub struct Ctx<'a> {
     model: &'a Model,
     by_name: BTreeMap<&'a str, &'a Def>,
-    validating: std::collections::BTreeSet<String>,
     /// Required member name -> its marker in `members`.
     markers: BTreeMap<String, String>,
-    // Inline sizes of definitions, filled on first use (boxing asks for them often).
-    sizes: std::cell::RefCell<BTreeMap<String, usize>>,
 }
 
 impl<'a> Ctx<'a> {
     fn new(model: &'a Model) -> Self {
         let by_name = model.defs.iter().map(|d| (d.name.as_str(), d)).collect();
-        let validating = structs::validating(model);
         Ctx {
             model,
             by_name,
-            validating,
             markers: member_markers(model),
-            sizes: Default::default(),
         }
     }
 
@@ -522,60 +516,6 @@ impl<'a> Ctx<'a> {
     /// Whether a definition is behind the `experimental` feature.
     pub fn is_experimental(&self, def: &str) -> bool {
         self.by_name.get(def).is_some_and(|d| d.experimental)
-    }
-
-    /// Whether a member is held in a `Box`: to break a cycle, or because its value is large
-    /// enough that moving it inline would dominate decoding. Members that may be absent or
-    /// `null` are boxed from a lower size: then a box costs nothing, and the parent stays small.
-    pub fn boxed(&self, field: &crate::model::Field) -> bool {
-        const LARGE: usize = 512;
-        const LARGE_OPTIONAL: usize = 96;
-        if field.boxed {
-            return true;
-        }
-        if !matches!(field.ty, Ty::Ref(_)) {
-            return false;
-        }
-        let size = self.size_estimate(&field.ty);
-        size > LARGE || (field.kind != crate::model::FieldKind::Required && size > LARGE_OPTIONAL)
-    }
-
-    /// A rough size in bytes of a value of `ty` held inline (for boxing decisions).
-    pub fn size_estimate(&self, ty: &Ty) -> usize {
-        match ty {
-            Ty::Boolean => 1,
-            Ty::Integer => 8,
-            Ty::Number => 16,
-            Ty::String | Ty::Array(_) | Ty::Map(_) | Ty::Object => 24,
-            Ty::Any | Ty::Inline(_) => 32,
-            Ty::Nullable(inner) => self.size_estimate(inner) + 8,
-            Ty::Ref(name) => self.def_size(name),
-        }
-    }
-
-    fn def_size(&self, name: &str) -> usize {
-        if let Some(&size) = self.sizes.borrow().get(name) {
-            return size;
-        }
-        let size = match self.lookup(name).map(|d| &d.kind) {
-            Some(DefKind::Struct(s)) => {
-                24 + s
-                    .fields
-                    .iter()
-                    .map(|f| {
-                        if self.boxed(f) {
-                            8
-                        } else {
-                            self.size_estimate(&f.ty) + 8
-                        }
-                    })
-                    .sum::<usize>()
-            }
-            Some(DefKind::Alias(inner)) => self.size_estimate(inner),
-            _ => 32,
-        };
-        self.sizes.borrow_mut().insert(name.to_owned(), size);
-        size
     }
 
     /// The definition named `name`.

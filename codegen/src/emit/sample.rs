@@ -3,7 +3,7 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use super::{cfg, ident, Ctx};
+use super::{cfg, ident};
 use crate::model::{Arm, Field, FieldKind, Struct, Tagged, Ty};
 
 const GATE: &str = "sample";
@@ -18,12 +18,12 @@ fn gate(experimental: bool) -> TokenStream {
 
 /// `impl Sample` for a struct: each member by its kind, unknown members now and then, and
 /// `dependentRequired` honoured by dropping a dependent member whose partner is absent.
-pub fn structure(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool) -> TokenStream {
+pub fn structure(body: &Struct, name: &Ident, experimental: bool) -> TokenStream {
     let gate = gate(experimental);
     let inits = body.fields.iter().map(|field| {
         let rust = ident(&field.rust);
         let field_cfg = cfg(field.experimental);
-        let value = value(ctx, field);
+        let value = value(field);
         let init = match field.kind {
             FieldKind::Required => value,
             FieldKind::RequiredNullable => quote!(if g.coin() { Some(#value) } else { None }),
@@ -83,7 +83,7 @@ pub fn structure(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool)
 }
 
 // A value of the member's type, within its constraints.
-fn value(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
+fn value(field: &Field) -> TokenStream {
     let checks = &field.checks;
     let bound = |b: Option<f64>| match b {
         Some(b) => quote!(Some(#b)),
@@ -96,7 +96,7 @@ fn value(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
         (Ty::Number, _) => quote!(g.json_number(#min, #max)),
         _ => quote!(g.nested()),
     };
-    if ctx.boxed(field) {
+    if field.boxed {
         quote!(Box::new(#inner))
     } else {
         inner

@@ -6,54 +6,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{cfg, doc_attrs, ident, Ctx};
-use crate::model::{Def, DefKind, Field, FieldKind, Model, Struct, Ty};
-
-/// Definitions whose `validate()` has something to check, directly or inside a member.
-pub fn validating(model: &Model) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    loop {
-        let before = out.len();
-        for def in &model.defs {
-            let fields: Vec<&Field> = match &def.kind {
-                DefKind::Struct(s) => s.fields.iter().collect(),
-                DefKind::Tagged(t) => t.arms.iter().flat_map(|a| &a.body.fields).collect(),
-                _ => Vec::new(),
-            };
-            let own = match &def.kind {
-                DefKind::Struct(s) => !s.dependent_required.is_empty(),
-                DefKind::Tagged(t) => t.arms.iter().any(|a| !a.body.dependent_required.is_empty()),
-                _ => false,
-            };
-            let mut refs = BTreeSet::new();
-            for field in &fields {
-                field.ty.refs(&mut refs);
-            }
-            let nested = match &def.kind {
-                DefKind::Untagged(arms) => arms.iter().any(|a| {
-                    let mut r = BTreeSet::new();
-                    a.ty.refs(&mut r);
-                    r.iter().any(|n| out.contains(n))
-                }),
-                DefKind::Alias(ty) => {
-                    let mut r = BTreeSet::new();
-                    ty.refs(&mut r);
-                    r.iter().any(|n| out.contains(n))
-                }
-                _ => false,
-            };
-            if own
-                || nested
-                || fields.iter().any(|f| !f.checks.is_empty())
-                || refs.iter().any(|r| out.contains(r))
-            {
-                out.insert(def.name.clone());
-            }
-        }
-        if out.len() == before {
-            return out;
-        }
-    }
-}
+use crate::model::{Def, Field, FieldKind, Struct, Ty};
 
 /// A struct definition (or a tagged union's arm) with its decoder, sampler, constructor and
 /// `Validate` impl.
@@ -72,7 +25,7 @@ pub fn emit(
     let new = (!new.is_empty()).then(|| quote!(#cfg impl #name { #new }));
     let builder = super::builders::emit(ctx, body, name, &cfg);
     let validate = validate_body(ctx, body);
-    let sample = super::sample::structure(ctx, body, name, def.experimental);
+    let sample = super::sample::structure(body, name, def.experimental);
     quote! {
         #doc
         #cfg
@@ -173,7 +126,7 @@ fn field_doc(field: &Field) -> String {
 
 pub(super) fn field_ty(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
     let inner = ctx.ty(&field.ty);
-    let inner = if ctx.boxed(field) {
+    let inner = if field.boxed {
         quote!(Box<#inner>)
     } else {
         inner
@@ -398,5 +351,6 @@ fn own_checks(field: &Field) -> TokenStream {
 fn nests(ctx: &Ctx<'_>, ty: &Ty) -> bool {
     let mut refs = BTreeSet::new();
     ty.refs(&mut refs);
-    refs.iter().any(|r| ctx.validating.contains(r))
+    refs.iter()
+        .any(|r| ctx.lookup(r).is_some_and(|def| def.validates))
 }

@@ -159,7 +159,7 @@ pub fn untagged(ctx: &Ctx<'_>, def: &Def, arms: &[Arm]) -> TokenStream {
         let variant = ident(&arm.rust);
         quote!(#name::#variant(value) => Validate::validate_into(value, pointer, out),)
     });
-    let needs_validate = ctx.validating.contains(&def.name);
+    let needs_validate = def.validates;
     let validate = needs_validate.then(|| {
         quote! {
             fn validate_into(&self, pointer: &str, out: &mut Vec<crate::Violation>) {

@@ -61,7 +61,7 @@ pub struct Schema<'a> {
     pub root: &'a Map<String, Value>,
     /// `$defs`, sorted by name.
     pub defs: BTreeMap<&'a str, &'a Value>,
-    /// Definitions moved out of place ([`crate::hoist`]) → the pointer they were written at.
+    /// Definitions moved out of place ([`crate::schema::hoist`]) → the pointer they were written at.
     pub origins: BTreeMap<String, String>,
 }
 

@@ -182,6 +182,43 @@ impl Scope {
     }
 }
 
+/// Type names the generated crate root uses for itself; definitions yield to them (a
+/// definition named `Frame` becomes `Frame2`).
+pub const ROOT_RESERVED: &[&str] = &[
+    "Tristate",
+    "StringEnum",
+    "UnknownValue",
+    "Validate",
+    "Violation",
+    "ClientRequest",
+    "ServerRequest",
+    "ProtocolNotification",
+    "ClientResult",
+    "ServerResult",
+    "Message",
+    "Frame",
+    "Sender",
+];
+
+/// Module names the generated crate root uses for itself; an area (a method namespace) named
+/// so gets `_area` added.
+pub const ROOT_MODULES: &[&str] = &[
+    "rpc",
+    "support",
+    "protocol",
+    "registry",
+    "methods",
+    "requests",
+    "notifications",
+    "common",
+    "json_schema",
+    "reflect",
+    "sample",
+    "pattern",
+    "pointer",
+    "members",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

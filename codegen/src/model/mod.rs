@@ -1,6 +1,23 @@
 //! The checked model: what the generated crate will contain, independent of Rust syntax.
+//!
+//! Built from the resolved schema in steps, one module each: [`mod@build`] (the order of the
+//! steps), `rules` (the dialect's mapping of a schema node to a definition or a type),
+//! `tables` (methods, requests, notifications and their areas, errors, capabilities),
+//! `passes` (over the whole model: inline unions named, experimental marks spread, members
+//! boxed), [`names`] (wire names to Rust identifiers, and the names the output keeps for
+//! itself) and [`mod@fingerprint`].
+
+pub mod build;
+pub mod fingerprint;
+pub mod names;
+mod passes;
+mod rules;
+mod tables;
 
 use std::collections::BTreeSet;
+
+pub use build::{build, build_document};
+pub use fingerprint::fingerprint;
 
 /// Everything the schema states, checked and named.
 #[derive(Debug, Clone)]
@@ -76,6 +93,9 @@ pub struct Def {
     pub doc: Option<String>,
     /// Whether it sits behind the `experimental` feature.
     pub experimental: bool,
+    /// Whether its `validate()` has something to check: a constraint of its own, or of a
+    /// type it holds.
+    pub validates: bool,
     /// JSON pointer of the definition.
     pub pointer: String,
     /// What kind of type it is.
@@ -127,7 +147,8 @@ pub struct Field {
     pub checks: Checks,
     /// Whether the type refers to an experimental definition.
     pub experimental: bool,
-    /// Whether the type must be boxed to break a cycle.
+    /// Whether the member is held in a `Box`: to break a cycle, or for its size (the one
+    /// place this is decided is the model's passes).
     pub boxed: bool,
 }
 

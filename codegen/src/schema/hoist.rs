@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use heck::ToUpperCamelCase;
 use serde_json::{Map, Value};
 
-use crate::resolve::push;
+use crate::schema::resolve::push;
 
 /// The document with every inline type moved into `$defs`, and where each moved one was.
 pub struct Hoisted {
