@@ -16,14 +16,8 @@ use serde_json::json;
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
-/// Times the corpus is folded a pass (`MSP_BENCH_FOLD_REPEAT`).
-fn repeat() -> usize {
-    std::env::var("MSP_BENCH_FOLD_REPEAT")
-        .ok()
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or(40)
-        .max(1)
-}
+/// Times the corpus is folded a pass, unless `MSP_BENCH_FOLD_REPEAT` says otherwise.
+const REPEAT: usize = 40;
 
 fn main() {
     let mut report = Report::new("fold");
@@ -51,7 +45,7 @@ fn main() {
             .unwrap()
             .push(line.raw.trim_end_matches('\r').to_owned());
     }
-    let repeat = repeat();
+    let repeat = measure::repeat("MSP_BENCH_FOLD_REPEAT", REPEAT);
     let frames: usize = sessions.iter().map(Vec::len).sum::<usize>() * repeat;
     println!(
         "session fold ({frames} notifications a pass, {} sessions):",

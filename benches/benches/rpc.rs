@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use msp_bench::corpus::{self, Dir};
-use msp_bench::measure::{median, rounds, Group, Report};
+use msp_bench::measure::{self, median, rounds, Group, Report};
 use msp_rpc::blocking::Connection;
 use msp_rpc::pipe::{pipe, PipeReader, PipeWriter};
 use msp_rpc::{Inbound, Options};
@@ -32,13 +32,7 @@ const ROUND_TRIP_PAIRS: u32 = 101;
 /// default 200 (about 38,000 frames, 24 MB). A pass is that long so that what happens once a
 /// burst (the reader thread, blocked while the host was quiet, waking up) weighs on each frame
 /// as it would in a sustained flood, not as it would in one of a few thousand frames.
-fn flood_repeat() -> usize {
-    std::env::var("MSP_BENCH_FLOOD_REPEAT")
-        .ok()
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or(200)
-        .max(1)
-}
+const FLOOD_REPEAT: usize = 200;
 
 fn params() -> UserInputAnswerParams {
     let mut answer = UserInputAnswer::builder().question_id("db_choice").build();
@@ -362,7 +356,7 @@ fn take_flood(inbound: impl Iterator<Item = Inbound>, frames: usize) {
 }
 
 fn flood(report: &mut Report, lines: &[String]) {
-    let repeat = flood_repeat();
+    let repeat = measure::repeat("MSP_BENCH_FLOOD_REPEAT", FLOOD_REPEAT);
     let frames = lines.len() * repeat;
     let mut bytes = Vec::new();
     for _ in 0..repeat {

@@ -14,21 +14,15 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 
 use msp_bench::corpus::{self, Dir};
-use msp_bench::measure::{median, rounds, Group, Report};
+use msp_bench::measure::{self, median, rounds, Group, Report};
 use msp_client::blocking::Client;
 use msp_client::Event;
 use msp_rpc::blocking::Connection;
 use msp_rpc::{Inbound, Options};
 use serde_json::Value;
 
-/// Times the corpus is streamed a pass (`MSP_BENCH_SESSION_REPEAT`).
-fn repeat() -> usize {
-    std::env::var("MSP_BENCH_SESSION_REPEAT")
-        .ok()
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or(40)
-        .max(1)
-}
+/// Times the corpus is streamed a pass, unless `MSP_BENCH_SESSION_REPEAT` says otherwise.
+const REPEAT: usize = 40;
 
 const SESSION: &str = "bench-session";
 
@@ -123,7 +117,7 @@ fn main() {
         .filter_map(|l| serde_json::from_str::<Value>(l.raw.trim_end_matches('\r')).ok())
         .filter(|frame| frame["method"] != "view/gap")
         .collect();
-    let repeat = repeat();
+    let repeat = measure::repeat("MSP_BENCH_SESSION_REPEAT", REPEAT);
     let mut flood = Vec::new();
     let mut routed = 0;
     for n in 0..repeat {

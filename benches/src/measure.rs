@@ -179,6 +179,16 @@ impl Paired {
     }
 }
 
+/// How many times a bench repeats its corpus a pass: the environment variable `var`, or
+/// `default`; at least 1.
+pub fn repeat(var: &str, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(default)
+        .max(1)
+}
+
 /// `MSP_BENCH_ROUNDS`, or `default`.
 pub fn rounds(default: u32) -> u32 {
     std::env::var("MSP_BENCH_ROUNDS")

@@ -21,12 +21,8 @@ async fn spawn(scenario: &std::path::Path, args: &[&str]) -> Client {
         .expect("the canned host starts and shakes hands")
 }
 
-#[tokio::test]
-async fn the_seed_recipe() {
-    let Some(scenario) = support::scenario("userinput-answer-round-trip") else {
-        return;
-    };
-    let client = spawn(&scenario, &[]).await;
+/// Resumes the question scenario's session without its items (the session pages them).
+async fn resume_excluding_items(client: &Client) -> msp_client::tokio::Session {
     let (session, _) = client
         .resume_session_with(|command_id| {
             let mut params = SessionResumeParams::builder()
@@ -38,6 +34,16 @@ async fn the_seed_recipe() {
         })
         .await
         .expect("resumed");
+    session
+}
+
+#[tokio::test]
+async fn the_seed_recipe() {
+    let Some(scenario) = support::scenario("userinput-answer-round-trip") else {
+        return;
+    };
+    let client = spawn(&scenario, &[]).await;
+    let session = resume_excluding_items(&client).await;
     let prompt = session.next_prompt(WAIT).await.expect("the question");
     let question = &prompt.request().expect("its questions").questions[0];
     let ack = session
@@ -139,17 +145,7 @@ async fn a_gap_reported_before_the_resume_reply_is_refilled_once_the_session_ope
         return;
     };
     let client = spawn(dir.path(), &[]).await;
-    let (session, _) = client
-        .resume_session_with(|command_id| {
-            let mut params = SessionResumeParams::builder()
-                .command_id(command_id)
-                .session_id("0198f0aa-1111-7000-8000-0000000000bb")
-                .build();
-            params.exclude_items = Some(true);
-            params
-        })
-        .await
-        .expect("resumed");
+    let session = resume_excluding_items(&client).await;
     // Bounded, so that a refill never started fails the test rather than hanging it.
     let refilled = loop {
         let event = session.next_event_timeout(WAIT.unwrap()).await;

@@ -4,8 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::names::ROOT_RESERVED;
-use super::names::{def_name, Scope};
+use super::names::{def_name, Scope, ROOT_RESERVED};
 use super::passes::{
     box_large, mark_boxes, mark_validating, name_inline_unions, propagate_experimental,
 };
