@@ -3,12 +3,16 @@
 //! Cursors are opaque: compared for equality, never ordered (as strings `v:s:10` sorts before
 //! `v:s:9`). The window is bounded: the last `cap` cursors are always remembered, older ones
 //! are forgotten in batches once `2 * cap` are held.
+//! Each cursor's hash is kept with it: up to `SCAN` cursors are found by comparing hashes
+//! one by one (no table), more through a table built from the kept hashes.
 
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 
 use foldhash::fast::RandomState;
 use hashbrown::HashTable;
+
+use crate::index::SCAN;
 
 // The cursors' text is kept back to back in one string, not a string each: remembering a
 // cursor allocates nothing but amortized growth (a string each was one of the 3.9
@@ -19,7 +23,8 @@ pub(crate) struct Cursors {
     text: String,
     /// Each remembered cursor, oldest first.
     seen: VecDeque<Seen>,
-    /// The order of each remembered cursor (see [`Seen`]), by its text's hash.
+    /// The order of each remembered cursor (see [`Seen`]), by its text's hash; empty while
+    /// no more than `SCAN` were ever remembered at once.
     orders: HashTable<u64>,
     hasher: RandomState,
     /// The order of `seen`'s first cursor: how many were forgotten.
@@ -27,12 +32,13 @@ pub(crate) struct Cursors {
     cap: usize,
 }
 
-/// A remembered cursor: where its text is, and when it arrived (the fold's count of inputs).
-/// Its order is its place among every cursor remembered, forgotten ones included.
+/// A remembered cursor: where its text is, its hash, and when it arrived (the fold's count
+/// of inputs). Its order is its place among every cursor remembered, forgotten ones included.
 #[derive(Clone, Copy, Debug)]
 struct Seen {
     start: usize,
     end: usize,
+    hash: u64,
     arrival: u64,
 }
 
@@ -58,8 +64,8 @@ impl Cursors {
             self.forget_oldest();
         }
         if self.seen.capacity() == 0 {
-            // Cursors are about 20 bytes.
-            self.text.reserve(crate::FIRST_ROOM * 24);
+            // Cursors are about 40 bytes.
+            self.text.reserve(crate::FIRST_ROOM * 40);
             self.seen.reserve(crate::FIRST_ROOM);
         }
         let start = self.text.len();
@@ -67,25 +73,10 @@ impl Cursors {
         self.seen.push_back(Seen {
             start,
             end: self.text.len(),
+            hash,
             arrival,
         });
-        let order = self.forgotten + self.seen.len() as u64 - 1;
-        let Cursors {
-            text,
-            seen,
-            orders,
-            hasher,
-            forgotten,
-            ..
-        } = self;
-        let text_of = |order: u64| {
-            let at = &seen[(order - *forgotten) as usize];
-            &text[at.start..at.end]
-        };
-        if orders.capacity() == 0 {
-            orders.reserve(crate::FIRST_ROOM, |&order| hasher.hash_one(text_of(order)));
-        }
-        orders.insert_unique(hash, order, |&order| hasher.hash_one(text_of(order)));
+        self.index_last();
         true
     }
 
@@ -95,13 +86,45 @@ impl Cursors {
             .map(|seen| seen.arrival)
     }
 
+    fn text_of(&self, seen: &Seen) -> &str {
+        &self.text[seen.start..seen.end]
+    }
+
     fn find(&self, hash: u64, cursor: &str) -> Option<&Seen> {
+        // A session's cursors share a long prefix (`v:<session id>:`): hashes tell them
+        // apart before any text is compared. A few are scanned, more go through the table
+        // (built the first time they pass `SCAN`).
+        let same = |at: &Seen| at.hash == hash && self.text_of(at) == cursor;
+        if self.orders.is_empty() {
+            return self.seen.iter().find(|at| same(at));
+        }
         let seen_of = |order: u64| &self.seen[(order - self.forgotten) as usize];
-        let order = self.orders.find(hash, |&order| {
-            let at = seen_of(order);
-            &self.text[at.start..at.end] == cursor
-        })?;
+        let order = self.orders.find(hash, |&order| same(seen_of(order)))?;
         Some(seen_of(*order))
+    }
+
+    /// Indexes the cursor pushed last (and, the first time there are more than `SCAN`,
+    /// every one before it).
+    fn index_last(&mut self) {
+        if self.orders.is_empty() && self.seen.len() <= SCAN {
+            return;
+        }
+        let Cursors {
+            seen,
+            orders,
+            forgotten,
+            ..
+        } = self;
+        let hash_of = |order: u64| seen[(order - *forgotten) as usize].hash;
+        let last = *forgotten + seen.len() as u64 - 1;
+        let first = match orders.is_empty() {
+            true => *forgotten,
+            false => last,
+        };
+        orders.reserve((last - first + 1) as usize, |&order| hash_of(order));
+        for order in first..=last {
+            orders.insert_unique(hash_of(order), order, |&order| hash_of(order));
+        }
     }
 
     /// Forgets all but the last `cap` cursors, in one batch so that it costs O(1) a cursor.
@@ -126,20 +149,26 @@ mod tests {
 
     #[test]
     fn the_last_cap_cursors_are_always_remembered_and_at_most_twice_that() {
-        let mut cursors = Cursors::new(3);
-        for n in 0..20u64 {
-            assert!(cursors.first(&format!("v:{n}"), n));
-            assert!(cursors.seen.len() <= 6);
-            for back in 0..3.min(n + 1) {
-                assert!(
-                    !cursors.first(&format!("v:{}", n - back), 99),
-                    "v:{}",
-                    n - back
-                );
+        // A window below the scan (never a table), one past it (a table built, then
+        // forgotten from), and one the table serves from the start of its forgetting.
+        for cap in [3usize, 5, 20] {
+            let mut cursors = Cursors::new(cap);
+            for n in 0..100u64 {
+                assert!(cursors.first(&format!("v:{n}"), n), "cap {cap}: v:{n}");
+                assert!(cursors.seen.len() <= 2 * cap);
+                for back in 0..(cap as u64).min(n + 1) {
+                    let again = format!("v:{}", n - back);
+                    assert!(!cursors.first(&again, 999), "cap {cap}: {again}");
+                }
             }
+            assert_eq!(cursors.arrival("v:99"), Some(99), "cap {cap}");
+            assert_eq!(cursors.arrival("v:0"), None, "cap {cap}");
+            assert_eq!(
+                cursors.orders.is_empty(),
+                2 * cap <= super::SCAN,
+                "cap {cap}"
+            );
         }
-        assert_eq!(cursors.arrival("v:19"), Some(19));
-        assert_eq!(cursors.arrival("v:0"), None);
     }
 
     #[test]

@@ -371,7 +371,8 @@ impl Fold {
             N::ItemUpdated(p) => self.apply_item(p.item, false),
             N::ItemCompleted(p) => self.apply_item(p.item, true),
             N::ItemDelta(p) => {
-                let field = p.field.as_deref().unwrap_or("text").to_owned();
+                // Moved from the params: a delta allocates only the text it appends.
+                let field = p.field.unwrap_or_else(|| "text".to_owned());
                 let change = self.items.delta(&p.item_id, &field, &p.delta, rules);
                 Outcome::Delta {
                     item_id: p.item_id,
@@ -483,8 +484,7 @@ impl Fold {
     }
 
     fn apply_item(&mut self, item: Box<msp_types::Item>, completed: bool) -> Outcome {
-        let item_id = item.item_id.clone();
-        let change = self.items.upsert(item, completed, &self.rules);
+        let (item_id, change) = self.items.upsert(item, completed, &self.rules);
         Outcome::Item { item_id, change }
     }
 

@@ -1,13 +1,24 @@
 //! Entries found by id, the id read from the entry itself: an id is stored once, in its
 //! entry, and indexing it allocates nothing of its own.
+//!
+//! A session holds a few entries of each kind (5.3 inputs a session on the golden corpus):
+//! up to [`SCAN`] entries are found by comparing each id, and the hash table is built only
+//! when the list grows past that, so that a short session allocates no table and hashes
+//! nothing.
 
 use foldhash::fast::RandomState;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
+/// Up to this many entries, a lookup compares ids one by one rather than hashing.
+pub(crate) const SCAN: usize = 8;
+
 /// The place of each entry of a list, by the entry's id.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Index {
+    /// How many entries are indexed (places `0..len`).
+    len: usize,
+    /// Empty while `len <= SCAN`.
     places: HashTable<usize>,
     hasher: RandomState,
 }
@@ -15,37 +26,52 @@ pub(crate) struct Index {
 impl Index {
     /// The place of `id`; `id_of` reads the id of the entry at a place.
     pub(crate) fn get<'a>(&self, id: &str, id_of: impl Fn(usize) -> &'a str) -> Option<usize> {
+        if self.len <= SCAN {
+            return (0..self.len).find(|&at| id_of(at) == id);
+        }
         let hash = self.hasher.hash_one(id);
         self.places.find(hash, |&at| id_of(at) == id).copied()
     }
 
-    /// Indexes the entry at `at`, whose id is `id` and not indexed yet.
+    /// Indexes the entry at `at` (the next place: `at` is the count indexed so far), whose
+    /// id is `id` and not indexed yet.
     pub(crate) fn insert<'a>(&mut self, id: &str, at: usize, id_of: impl Fn(usize) -> &'a str) {
+        debug_assert_eq!(at, self.len, "entries are indexed in order");
+        self.len += 1;
+        if self.len <= SCAN {
+            return;
+        }
         let hasher = &self.hasher;
-        let hash = hasher.hash_one(id);
-        if self.places.capacity() == 0 {
+        if self.places.is_empty() {
+            // Past the scan: every entry so far goes into the table.
             self.places
-                .reserve(crate::FIRST_ROOM, |&at| hasher.hash_one(id_of(at)));
+                .reserve(2 * SCAN, |&at| hasher.hash_one(id_of(at)));
+            for earlier in 0..at {
+                let hash = hasher.hash_one(id_of(earlier));
+                self.places
+                    .insert_unique(hash, earlier, |&at| hasher.hash_one(id_of(at)));
+            }
         }
         self.places
-            .insert_unique(hash, at, |&at| hasher.hash_one(id_of(at)));
+            .insert_unique(hasher.hash_one(id), at, |&at| hasher.hash_one(id_of(at)));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Index;
+    use super::{Index, SCAN};
 
     #[test]
-    fn finds_each_entry_by_the_id_it_holds() {
+    fn finds_each_entry_by_the_id_it_holds_below_and_past_the_scan() {
         let ids: Vec<String> = (0..100).map(|n| format!("item-{n}")).collect();
         let mut index = Index::default();
         for (at, id) in ids.iter().enumerate() {
             index.insert(id, at, |at| &ids[at]);
+            for (earlier, id) in ids[..=at].iter().enumerate() {
+                assert_eq!(index.get(id, |at| &ids[at]), Some(earlier), "{at} indexed");
+            }
+            assert_eq!(index.get("item-100", |at| &ids[at]), None);
+            assert_eq!(index.places.is_empty(), at < SCAN);
         }
-        for (at, id) in ids.iter().enumerate() {
-            assert_eq!(index.get(id, |at| &ids[at]), Some(at));
-        }
-        assert_eq!(index.get("item-100", |at| &ids[at]), None);
     }
 }

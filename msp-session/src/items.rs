@@ -170,15 +170,18 @@ impl Items {
         self.held.iter().map(|(id, text)| (id.as_str(), text))
     }
 
-    /// Takes an item event (`item/started`, `updated`, `completed` alike).
+    /// Takes an item event (`item/started`, `updated`, `completed` alike): what it did, and
+    /// the item's id (moved out of the revision dropped, the refused one or the one
+    /// replaced, so that only a new item's id is copied).
     pub(crate) fn upsert(
         &mut self,
         item: Box<Item>,
         completed: bool,
         rules: &FoldRules,
-    ) -> ItemChange {
+    ) -> (String, ItemChange) {
         let Some(at) = self.place(&item.item_id) else {
-            return self.insert(item, rules);
+            let item_id = item.item_id.clone();
+            return (item_id, self.insert(item, rules));
         };
         let entry = &mut self.entries[at];
         let (held, offered) = (entry.item.revision, item.revision);
@@ -188,14 +191,14 @@ impl Items {
             && !entry.is_final()
             && is_final(&item);
         if offered <= held && !final_form {
-            return ItemChange::Stale { held, offered };
+            return (item.item_id, ItemChange::Stale { held, offered });
         }
         let reopened = entry.is_final() && !is_final(&item);
-        entry.item = item;
+        let replaced = std::mem::replace(&mut entry.item, item);
         if rules.reset_deltas_on_replace {
             entry.text.clear();
         }
-        match reopened {
+        let change = match reopened {
             true => ItemChange::Reopened {
                 from: held,
                 to: offered,
@@ -204,11 +207,15 @@ impl Items {
                 from: held,
                 to: offered,
             },
-        }
+        };
+        (replaced.item_id, change)
     }
 
     fn insert(&mut self, item: Box<Item>, rules: &FoldRules) -> ItemChange {
-        let held = self.take_held(&item.item_id);
+        let held = match self.held.is_empty() {
+            true => BTreeMap::new(),
+            false => self.take_held(&item.item_id),
+        };
         let bytes: usize = held.values().map(String::len).sum();
         let open = !is_final(&item);
         // Held deltas go to an item that arrives open; a final item's text is authoritative.

@@ -80,9 +80,9 @@ mod rules;
 mod state;
 mod turns;
 
-/// Room a fold makes for the first entries of each kind (cursors, items, turns) when the
-/// first arrives: a session holds more than a few, and growing from nothing cost an allocation
-/// every few inputs of a short session.
+/// Room a fold makes for its first cursors and items when the first arrives: a session
+/// holds more than a few, and growing from nothing cost an allocation every few inputs of a
+/// short session. Turns grow from nothing: a session has few.
 pub(crate) const FIRST_ROOM: usize = 16;
 
 /// The fold's sets: keys are the host's ids and cursors, hashed with a seeded fast hash

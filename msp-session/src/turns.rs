@@ -155,9 +155,6 @@ impl Turns {
         match self.place(id) {
             Some(at) => at,
             None => {
-                if self.entries.capacity() == 0 {
-                    self.entries.reserve(crate::FIRST_ROOM);
-                }
                 self.entries.push(TurnEntry {
                     turn_id: id.to_owned(),
                     state: TurnState::Running,
