@@ -21,16 +21,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AccountLoginCancelResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            cancelled: g.nested(),
-            unknown: g.unknown_members(&["cancelled"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AccountLoginCancelResult {
+        required cancelled = "cancelled",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AccountLoginCancelResult, AccountLoginCancelResultBuilder, AccountLoginCancelResultBuilderRest, unknown, " A builder of [`AccountLoginCancelResult`]: set members by name; `build()` compiles once the required ones (`cancelled`) are.";
     required [
@@ -67,17 +62,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AccountLoginCompletedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            message: if g.present() { Some(g.nested()) } else { None },
-            outcome: g.nested(),
-            unknown: g.unknown_members(&["message", "outcome"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AccountLoginCompletedParams {
+        optional message = "message",
+        required outcome = "outcome",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AccountLoginCompletedParams, AccountLoginCompletedParamsBuilder, AccountLoginCompletedParamsBuilderRest, unknown, " A builder of [`AccountLoginCompletedParams`]: set members by name; `build()` compiles once the required ones (`outcome`) are.";
     required [
@@ -156,17 +146,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AccountLoginStartParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            api_key: if g.present() { Some(g.nested()) } else { None },
-            type_: g.nested(),
-            unknown: g.unknown_members(&["apiKey", "type"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AccountLoginStartParams {
+        optional api_key = "apiKey",
+        required type_ = "type",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AccountLoginStartParams, AccountLoginStartParamsBuilder, AccountLoginStartParamsBuilderRest, unknown, " A builder of [`AccountLoginStartParams`]: set members by name; `build()` compiles once the required ones (`type`) are.";
     required [
@@ -210,17 +195,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AccountLoginStartResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            user_code: if g.present() { Some(g.nested()) } else { None },
-            verification_url: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["userCode", "verificationUrl"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AccountLoginStartResult {
+        optional user_code = "userCode",
+        optional verification_url = "verificationUrl",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl AccountLoginStartResult {
     /// A value with every optional member absent.
@@ -303,20 +283,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AccountState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            avatar_url: if g.present() { Some(g.nested()) } else { None },
-            credential_required: g.nested(),
-            label: if g.present() { Some(g.nested()) } else { None },
-            state: g.nested(),
-            unknown: g
-                .unknown_members(&["avatarUrl", "credentialRequired", "label", "state"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AccountState {
+        optional avatar_url = "avatarUrl",
+        required credential_required = "credentialRequired",
+        optional label = "label",
+        required state = "state",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AccountState, AccountStateBuilder, AccountStateBuilderRest, unknown, " A builder of [`AccountState`]: set members by name; `build()` compiles once the required ones (`credentialRequired`, `state`) are.";
     required [

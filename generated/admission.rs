@@ -28,18 +28,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionChoice {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            choice_id: g.nested(),
-            label: g.nested(),
-            scope: g.nested(),
-            unknown: g.unknown_members(&["choiceId", "label", "scope"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionChoice {
+        required choice_id = "choiceId",
+        required label = "label",
+        required scope = "scope",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionChoice, AdmissionChoiceBuilder, AdmissionChoiceBuilderRest, unknown, " A builder of [`AdmissionChoice`]: set members by name; `build()` compiles once the required ones (`choiceId`, `label`, `scope`) are.";
     required [
@@ -85,20 +80,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionDecideParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            admission_id: g.nested(),
-            choice_id: g.nested(),
-            command_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(&["admissionId", "choiceId", "commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionDecideParams {
+        required admission_id = "admissionId",
+        required choice_id = "choiceId",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionDecideParams, AdmissionDecideParamsBuilder, AdmissionDecideParamsBuilderRest, unknown, " A builder of [`AdmissionDecideParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `choiceId`, `commandId`, `sessionId`) are.";
     required [
@@ -140,18 +129,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionDecideResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            admission_id: g.nested(),
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["admissionId", "commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionDecideResult {
+        required admission_id = "admissionId",
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionDecideResult, AdmissionDecideResultBuilder, AdmissionDecideResultBuilderRest, unknown, " A builder of [`AdmissionDecideResult`]: set members by name; `build()` compiles once the required ones (`admissionId`, `commandId`, `status`) are.";
     required [
@@ -224,16 +208,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionListPendingParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionListPendingParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionListPendingParams, AdmissionListPendingParamsBuilder, AdmissionListPendingParamsBuilderRest, unknown, " A builder of [`AdmissionListPendingParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -270,17 +249,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionListPendingResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            admissions: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["admissions", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionListPendingResult {
+        required admissions = "admissions",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionListPendingResult, AdmissionListPendingResultBuilder, AdmissionListPendingResultBuilderRest, unknown, " A builder of [`AdmissionListPendingResult`]: set members by name; `build()` compiles once the required ones (`admissions`, `sessionId`) are.";
     required [
@@ -351,37 +325,19 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionRequestParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            admission_id: g.nested(),
-            available_choices: g.nested(),
-            expires_at: g.nested(),
-            held_body: if g.present() { Some(g.nested()) } else { None },
-            requester_label: g.nested(),
-            requester_session_id: g.nested(),
-            requester_workspace: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "admissionId",
-                        "availableChoices",
-                        "expiresAt",
-                        "heldBody",
-                        "requesterLabel",
-                        "requesterSessionId",
-                        "requesterWorkspace",
-                        "sessionId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionRequestParams {
+        required admission_id = "admissionId",
+        required available_choices = "availableChoices",
+        required expires_at = "expiresAt",
+        optional held_body = "heldBody",
+        required requester_label = "requesterLabel",
+        required requester_session_id = "requesterSessionId",
+        optional requester_workspace = "requesterWorkspace",
+        required session_id = "sessionId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionRequestParams, AdmissionRequestParamsBuilder, AdmissionRequestParamsBuilderRest, unknown, " A builder of [`AdmissionRequestParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `viewCursor`) are.";
     required [
@@ -462,39 +418,20 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionRequestedViewParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            admission_id: g.nested(),
-            available_choices: g.nested(),
-            expires_at: g.nested(),
-            held_body: if g.present() { Some(g.nested()) } else { None },
-            requester_label: g.nested(),
-            requester_session_id: g.nested(),
-            requester_workspace: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "admissionId",
-                        "availableChoices",
-                        "expiresAt",
-                        "heldBody",
-                        "requesterLabel",
-                        "requesterSessionId",
-                        "requesterWorkspace",
-                        "sessionId",
-                        "sourceRange",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionRequestedViewParams {
+        required admission_id = "admissionId",
+        required available_choices = "availableChoices",
+        required expires_at = "expiresAt",
+        optional held_body = "heldBody",
+        required requester_label = "requesterLabel",
+        required requester_session_id = "requesterSessionId",
+        optional requester_workspace = "requesterWorkspace",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionRequestedViewParams, AdmissionRequestedViewParamsBuilder, AdmissionRequestedViewParamsBuilderRest, unknown, " A builder of [`AdmissionRequestedViewParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `availableChoices`, `expiresAt`, `requesterLabel`, `requesterSessionId`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -545,18 +482,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionResolutionSummary {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            decision: g.nested(),
-            resolved_by: if g.present() { Some(g.nested()) } else { None },
-            view_cursor: g.nested(),
-            unknown: g.unknown_members(&["decision", "resolvedBy", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionResolutionSummary {
+        required decision = "decision",
+        optional resolved_by = "resolvedBy",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionResolutionSummary, AdmissionResolutionSummaryBuilder, AdmissionResolutionSummaryBuilderRest, unknown, " A builder of [`AdmissionResolutionSummary`]: set members by name; `build()` compiles once the required ones (`decision`, `viewCursor`) are.";
     required [
@@ -624,35 +556,18 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AdmissionResolvedViewParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            admission_id: g.nested(),
-            decided_by_command_id: if g.present() { Some(g.nested()) } else { None },
-            decision: g.nested(),
-            resolved_by: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            terminal_cause: if g.present() { Some(g.nested()) } else { None },
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "admissionId",
-                        "decidedByCommandId",
-                        "decision",
-                        "resolvedBy",
-                        "sessionId",
-                        "sourceRange",
-                        "terminalCause",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AdmissionResolvedViewParams {
+        required admission_id = "admissionId",
+        optional decided_by_command_id = "decidedByCommandId",
+        required decision = "decision",
+        optional resolved_by = "resolvedBy",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional terminal_cause = "terminalCause",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] AdmissionResolvedViewParams, AdmissionResolvedViewParamsBuilder, AdmissionResolvedViewParamsBuilderRest, unknown, " A builder of [`AdmissionResolvedViewParams`]: set members by name; `build()` compiles once the required ones (`admissionId`, `decision`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [

@@ -23,17 +23,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalAmendment {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            durability: g.nested(),
-            rule_preview: g.nested(),
-            unknown: g.unknown_members(&["durability", "rulePreview"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalAmendment {
+        required durability = "durability",
+        required rule_preview = "rulePreview",
+    } unknown
+);
 crate::support::builder! {
     ApprovalAmendment, ApprovalAmendmentBuilder, ApprovalAmendmentBuilderRest, unknown, " A builder of [`ApprovalAmendment`]: set members by name; `build()` compiles once the required ones (`durability`, `rulePreview`) are.";
     required [
@@ -115,35 +110,18 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalChange {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            choice_id: if g.present() { Some(g.nested()) } else { None },
-            decision: if g.present() { Some(g.nested()) } else { None },
-            executable: if g.present() { Some(g.nested()) } else { None },
-            kind: g.nested(),
-            reason: if g.present() { Some(g.nested()) } else { None },
-            reparsed: if g.present() { Some(g.nested()) } else { None },
-            requirement_id: if g.present() { Some(g.nested()) } else { None },
-            status: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "choiceId",
-                        "decision",
-                        "executable",
-                        "kind",
-                        "reason",
-                        "reparsed",
-                        "requirementId",
-                        "status",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalChange {
+        optional choice_id = "choiceId",
+        optional decision = "decision",
+        optional executable = "executable",
+        required kind = "kind",
+        optional reason = "reason",
+        optional reparsed = "reparsed",
+        optional requirement_id = "requirementId",
+        optional status = "status",
+    } unknown
+);
 crate::support::builder! {
     ApprovalChange, ApprovalChangeBuilder, ApprovalChangeBuilderRest, unknown, " A builder of [`ApprovalChange`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
     required [
@@ -200,31 +178,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalChoice {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            accepts_feedback: if g.present() { Some(g.nested()) } else { None },
-            choice_id: g.nested(),
-            decision: g.nested(),
-            label: g.nested(),
-            rule_preview: if g.present() { Some(g.nested()) } else { None },
-            scope: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "acceptsFeedback",
-                        "choiceId",
-                        "decision",
-                        "label",
-                        "rulePreview",
-                        "scope",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalChoice {
+        optional accepts_feedback = "acceptsFeedback",
+        required choice_id = "choiceId",
+        required decision = "decision",
+        required label = "label",
+        optional rule_preview = "rulePreview",
+        required scope = "scope",
+    } unknown
+);
 crate::support::builder! {
     ApprovalChoice, ApprovalChoiceBuilder, ApprovalChoiceBuilderRest, unknown, " A builder of [`ApprovalChoice`]: set members by name; `build()` compiles once the required ones (`choiceId`, `decision`, `label`, `scope`) are.";
     required [
@@ -298,19 +261,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalCuaCardFacts {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            data: if g.present() { Some(g.nested()) } else { None },
-            page: if g.present() { Some(g.nested()) } else { None },
-            steps: if g.present() { Some(g.nested()) } else { None },
-            window_title: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["data", "page", "steps", "windowTitle"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalCuaCardFacts {
+        optional data = "data",
+        optional page = "page",
+        optional steps = "steps",
+        optional window_title = "windowTitle",
+    } unknown
+);
 impl ApprovalCuaCardFacts {
     /// A value with every optional member absent.
     #[inline]
@@ -361,18 +319,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalCuaDataFact {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            kind: g.nested(),
-            mask: if g.present() { Some(Box::new(g.nested())) } else { None },
-            secret_kind: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["kind", "mask", "secretKind"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalCuaDataFact {
+        required kind = "kind",
+        optional mask = "mask",
+        optional secret_kind = "secretKind",
+    } unknown
+);
 crate::support::builder! {
     ApprovalCuaDataFact, ApprovalCuaDataFactBuilder, ApprovalCuaDataFactBuilderRest, unknown, " A builder of [`ApprovalCuaDataFact`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
     required [
@@ -411,18 +364,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalCuaMask {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            chars: if g.present() { Some(g.integer(None, None)) } else { None },
-            last4: if g.present() { Some(g.nested()) } else { None },
-            prefix: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["chars", "last4", "prefix"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalCuaMask {
+        optional chars = "chars" => integer(),
+        optional last4 = "last4",
+        optional prefix = "prefix",
+    } unknown
+);
 impl ApprovalCuaMask {
     /// A value with every optional member absent.
     #[inline]
@@ -467,17 +415,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalCuaPage {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            host: g.nested(),
-            host_ascii: g.nested(),
-            unknown: g.unknown_members(&["host", "hostAscii"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalCuaPage {
+        required host = "host",
+        required host_ascii = "hostAscii",
+    } unknown
+);
 crate::support::builder! {
     ApprovalCuaPage, ApprovalCuaPageBuilder, ApprovalCuaPageBuilderRest, unknown, " A builder of [`ApprovalCuaPage`]: set members by name; `build()` compiles once the required ones (`host`, `hostAscii`) are.";
     required [
@@ -508,17 +451,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalCuaPoint {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            x: g.integer(None, None),
-            y: g.integer(None, None),
-            unknown: g.unknown_members(&["x", "y"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalCuaPoint {
+        required x = "x" => integer(),
+        required y = "y" => integer(),
+    } unknown
+);
 crate::support::builder! {
     ApprovalCuaPoint, ApprovalCuaPointBuilder, ApprovalCuaPointBuilderRest, unknown, " A builder of [`ApprovalCuaPoint`]: set members by name; `build()` compiles once the required ones (`x`, `y`) are.";
     required [
@@ -571,35 +509,18 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalCuaStep {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            action: g.nested(),
-            chord: if g.present() { Some(g.nested()) } else { None },
-            effect: g.nested(),
-            kind: g.nested(),
-            label: if g.present() { Some(g.nested()) } else { None },
-            point: if g.present() { Some(g.nested()) } else { None },
-            role_word: if g.present() { Some(g.nested()) } else { None },
-            step: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "action",
-                        "chord",
-                        "effect",
-                        "kind",
-                        "label",
-                        "point",
-                        "roleWord",
-                        "step",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalCuaStep {
+        required action = "action",
+        optional chord = "chord",
+        required effect = "effect",
+        required kind = "kind",
+        optional label = "label",
+        optional point = "point",
+        optional role_word = "roleWord",
+        required step = "step" => integer(),
+    } unknown
+);
 crate::support::builder! {
     ApprovalCuaStep, ApprovalCuaStepBuilder, ApprovalCuaStepBuilderRest, unknown, " A builder of [`ApprovalCuaStep`]: set members by name; `build()` compiles once the required ones (`action`, `effect`, `kind`, `step`) are.";
     required [
@@ -657,36 +578,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalDecideParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval_id: g.nested(),
-            choice_id: g.nested(),
-            command_id: g.nested(),
-            feedback: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            requirement_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "approvalId",
-                        "choiceId",
-                        "commandId",
-                        "feedback",
-                        "requirementId",
-                        "sessionId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalDecideParams {
+        required approval_id = "approvalId",
+        required choice_id = "choiceId",
+        required command_id = "commandId",
+        tristate feedback = "feedback",
+        required requirement_id = "requirementId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ApprovalDecideParams, ApprovalDecideParamsBuilder, ApprovalDecideParamsBuilderRest, unknown, " A builder of [`ApprovalDecideParams`]: set members by name; `build()` compiles once the required ones (`approvalId`, `choiceId`, `commandId`, `requirementId`, `sessionId`) are.";
     required [
@@ -730,20 +631,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalDecideResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval_id: g.nested(),
-            command_id: g.nested(),
-            status: g.nested(),
-            terminal: g.nested(),
-            unknown: g
-                .unknown_members(&["approvalId", "commandId", "status", "terminal"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalDecideResult {
+        required approval_id = "approvalId",
+        required command_id = "commandId",
+        required status = "status",
+        required terminal = "terminal",
+    } unknown
+);
 crate::support::builder! {
     ApprovalDecideResult, ApprovalDecideResultBuilder, ApprovalDecideResultBuilderRest, unknown, " A builder of [`ApprovalDecideResult`]: set members by name; `build()` compiles once the required ones (`approvalId`, `commandId`, `status`, `terminal`) are.";
     required [
@@ -818,16 +713,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalListPendingParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalListPendingParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ApprovalListPendingParams, ApprovalListPendingParamsBuilder, ApprovalListPendingParamsBuilderRest, unknown, " A builder of [`ApprovalListPendingParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -860,17 +750,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalListPendingResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approvals: g.nested(),
-            user_inputs: g.nested(),
-            unknown: g.unknown_members(&["approvals", "userInputs"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalListPendingResult {
+        required approvals = "approvals",
+        required user_inputs = "userInputs",
+    } unknown
+);
 crate::support::builder! {
     ApprovalListPendingResult, ApprovalListPendingResultBuilder, ApprovalListPendingResultBuilderRest, unknown, " A builder of [`ApprovalListPendingResult`]: set members by name; `build()` compiles once the required ones (`approvals`, `userInputs`) are.";
     required [
@@ -992,18 +877,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalOrigin {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command: if g.present() { Some(g.nested()) } else { None },
-            kind: g.nested(),
-            url: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["command", "kind", "url"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalOrigin {
+        optional command = "command",
+        required kind = "kind",
+        optional url = "url",
+    } unknown
+);
 crate::support::builder! {
     ApprovalOrigin, ApprovalOriginBuilder, ApprovalOriginBuilderRest, unknown, " A builder of [`ApprovalOrigin`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
     required [
@@ -1151,55 +1031,28 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalRequestParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval_id: g.nested(),
-            available_choices: g.nested(),
-            cua_card_facts: if g.present() { Some(Box::new(g.nested())) } else { None },
-            current_requirement_id: g.nested(),
-            item_id: g.nested(),
-            judge_escalated: g.nested(),
-            protected_write: g.nested(),
-            raw_args: g.nested(),
-            reviewer_reason: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            subagent_origin: if g.present() { Some(Box::new(g.nested())) } else { None },
-            subject: g.nested(),
-            task_id: g.nested(),
-            tool_call_id: g.nested(),
-            tool_name: g.nested(),
-            turn_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "approvalId",
-                        "availableChoices",
-                        "cuaCardFacts",
-                        "currentRequirementId",
-                        "itemId",
-                        "judgeEscalated",
-                        "protectedWrite",
-                        "rawArgs",
-                        "reviewerReason",
-                        "sessionId",
-                        "sourceRange",
-                        "subagentOrigin",
-                        "subject",
-                        "taskId",
-                        "toolCallId",
-                        "toolName",
-                        "turnId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalRequestParams {
+        required approval_id = "approvalId",
+        required available_choices = "availableChoices",
+        optional cua_card_facts = "cuaCardFacts",
+        required current_requirement_id = "currentRequirementId",
+        required item_id = "itemId",
+        required judge_escalated = "judgeEscalated",
+        required protected_write = "protectedWrite",
+        required raw_args = "rawArgs",
+        optional reviewer_reason = "reviewerReason",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional subagent_origin = "subagentOrigin",
+        required subject = "subject",
+        required task_id = "taskId",
+        required tool_call_id = "toolCallId",
+        required tool_name = "toolName",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ApprovalRequestParams, ApprovalRequestParamsBuilder, ApprovalRequestParamsBuilderRest, unknown, " A builder of [`ApprovalRequestParams`]: set members by name; `build()` compiles once the required ones (`approvalId`, `availableChoices`, `currentRequirementId`, `itemId`, `judgeEscalated`, `protectedWrite`, `rawArgs`, `sessionId`, `sourceRange`, `subject`, `taskId`, `toolCallId`, `toolName`, `turnId`, `viewCursor`) are.";
     required [
@@ -1249,17 +1102,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalRequirementRef {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval_id: g.nested(),
-            source_index: g.integer(None, None),
-            unknown: g.unknown_members(&["approvalId", "sourceIndex"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalRequirementRef {
+        required approval_id = "approvalId",
+        required source_index = "sourceIndex" => integer(),
+    } unknown
+);
 crate::support::builder! {
     ApprovalRequirementRef, ApprovalRequirementRefBuilder, ApprovalRequirementRefBuilderRest, unknown, " A builder of [`ApprovalRequirementRef`]: set members by name; `build()` compiles once the required ones (`approvalId`, `sourceIndex`) are.";
     required [
@@ -1295,18 +1143,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalResolutionSummary {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            decision: g.nested(),
-            resolved_by: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g.unknown_members(&["decision", "resolvedBy", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalResolutionSummary {
+        required decision = "decision",
+        required resolved_by = "resolvedBy",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ApprovalResolutionSummary, ApprovalResolutionSummaryBuilder, ApprovalResolutionSummaryBuilderRest, unknown, " A builder of [`ApprovalResolutionSummary`]: set members by name; `build()` compiles once the required ones (`decision`, `resolvedBy`, `viewCursor`) are.";
     required [
@@ -1421,47 +1264,24 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalResolvedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            amendment: if g.present() { Some(g.nested()) } else { None },
-            approval_id: g.nested(),
-            decided_at: if g.present() { Some(g.nested()) } else { None },
-            decided_by_command_id: if g.present() { Some(g.nested()) } else { None },
-            decision: g.nested(),
-            item_id: g.nested(),
-            policy_result: g.nested(),
-            resolved_by: g.nested(),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            stage_evidence: g.nested(),
-            subagent_origin: if g.present() { Some(Box::new(g.nested())) } else { None },
-            turn_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "amendment",
-                        "approvalId",
-                        "decidedAt",
-                        "decidedByCommandId",
-                        "decision",
-                        "itemId",
-                        "policyResult",
-                        "resolvedBy",
-                        "sessionId",
-                        "sourceRange",
-                        "stageEvidence",
-                        "subagentOrigin",
-                        "turnId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalResolvedParams {
+        optional amendment = "amendment",
+        required approval_id = "approvalId",
+        optional decided_at = "decidedAt",
+        optional decided_by_command_id = "decidedByCommandId",
+        required decision = "decision",
+        required item_id = "itemId",
+        required policy_result = "policyResult",
+        required resolved_by = "resolvedBy",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required stage_evidence = "stageEvidence",
+        optional subagent_origin = "subagentOrigin",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ApprovalResolvedParams, ApprovalResolvedParamsBuilder, ApprovalResolvedParamsBuilderRest, unknown, " A builder of [`ApprovalResolvedParams`]: set members by name; `build()` compiles once the required ones (`approvalId`, `decision`, `itemId`, `policyResult`, `resolvedBy`, `sessionId`, `sourceRange`, `stageEvidence`, `turnId`, `viewCursor`) are.";
     required [
@@ -1528,33 +1348,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalStage {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            argv: g.nested(),
-            argv_complete: g.nested(),
-            position: g.integer(None, None),
-            requirement_id: g.nested(),
-            resolution: g.nested(),
-            suggested_prefix: if g.present() { Some(g.nested()) } else { None },
-            total_stages: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "argv",
-                        "argvComplete",
-                        "position",
-                        "requirementId",
-                        "resolution",
-                        "suggestedPrefix",
-                        "totalStages",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalStage {
+        required argv = "argv",
+        required argv_complete = "argvComplete",
+        required position = "position" => integer(),
+        required requirement_id = "requirementId",
+        required resolution = "resolution",
+        optional suggested_prefix = "suggestedPrefix",
+        required total_stages = "totalStages" => integer(),
+    } unknown
+);
 crate::support::builder! {
     ApprovalStage, ApprovalStageBuilder, ApprovalStageBuilderRest, unknown, " A builder of [`ApprovalStage`]: set members by name; `build()` compiles once the required ones (`argv`, `argvComplete`, `position`, `requirementId`, `resolution`, `totalStages`) are.";
     required [
@@ -1602,23 +1406,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalStageEvidence {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            argv: g.nested(),
-            position: g.integer(None, None),
-            requirement_id: g.nested(),
-            resolution: g.nested(),
-            total_stages: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &["argv", "position", "requirementId", "resolution", "totalStages"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalStageEvidence {
+        required argv = "argv",
+        required position = "position" => integer(),
+        required requirement_id = "requirementId",
+        required resolution = "resolution",
+        required total_stages = "totalStages" => integer(),
+    } unknown
+);
 crate::support::builder! {
     ApprovalStageEvidence, ApprovalStageEvidenceBuilder, ApprovalStageEvidenceBuilderRest, unknown, " A builder of [`ApprovalStageEvidence`]: set members by name; `build()` compiles once the required ones (`argv`, `position`, `requirementId`, `resolution`, `totalStages`) are.";
     required [
@@ -1657,18 +1453,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalStageResolution {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            argv_prefix: if g.present() { Some(g.nested()) } else { None },
-            diagnostic: if g.present() { Some(g.nested()) } else { None },
-            kind: g.nested(),
-            unknown: g.unknown_members(&["argvPrefix", "diagnostic", "kind"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalStageResolution {
+        optional argv_prefix = "argvPrefix",
+        optional diagnostic = "diagnostic",
+        required kind = "kind",
+    } unknown
+);
 crate::support::builder! {
     ApprovalStageResolution, ApprovalStageResolutionBuilder, ApprovalStageResolutionBuilderRest, unknown, " A builder of [`ApprovalStageResolution`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
     required [
@@ -1709,18 +1500,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalSubagentOrigin {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            child_run_id: g.nested(),
-            child_session_id: g.nested(),
-            subagent_id: g.nested(),
-            unknown: g.unknown_members(&["childRunId", "childSessionId", "subagentId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalSubagentOrigin {
+        required child_run_id = "childRunId",
+        required child_session_id = "childSessionId",
+        required subagent_id = "subagentId",
+    } unknown
+);
 crate::support::builder! {
     ApprovalSubagentOrigin, ApprovalSubagentOriginBuilder, ApprovalSubagentOriginBuilderRest, unknown, " A builder of [`ApprovalSubagentOrigin`]: set members by name; `build()` compiles once the required ones (`childRunId`, `childSessionId`, `subagentId`) are.";
     required [
@@ -1793,43 +1579,22 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalSubject {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            access: if g.present() { Some(g.nested()) } else { None },
-            command: if g.present() { Some(g.nested()) } else { None },
-            host: if g.present() { Some(g.nested()) } else { None },
-            kind: g.nested(),
-            origin: if g.present() { Some(Box::new(g.nested())) } else { None },
-            path: if g.present() { Some(g.nested()) } else { None },
-            port: if g.present() { Some(g.integer(None, None)) } else { None },
-            protocol: if g.present() { Some(g.nested()) } else { None },
-            stages: if g.present() { Some(g.nested()) } else { None },
-            target: if g.present() { Some(g.nested()) } else { None },
-            tool_name: if g.present() { Some(g.nested()) } else { None },
-            workspace_root: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "access",
-                        "command",
-                        "host",
-                        "kind",
-                        "origin",
-                        "path",
-                        "port",
-                        "protocol",
-                        "stages",
-                        "target",
-                        "toolName",
-                        "workspaceRoot",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalSubject {
+        optional access = "access",
+        optional command = "command",
+        optional host = "host",
+        required kind = "kind",
+        optional origin = "origin",
+        optional path = "path",
+        optional port = "port" => integer(),
+        optional protocol = "protocol",
+        optional stages = "stages",
+        optional target = "target",
+        optional tool_name = "toolName",
+        optional workspace_root = "workspaceRoot",
+    } unknown
+);
 crate::support::builder! {
     ApprovalSubject, ApprovalSubjectBuilder, ApprovalSubjectBuilderRest, unknown, " A builder of [`ApprovalSubject`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
     required [
@@ -1872,17 +1637,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalSuggestedPrefix {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            argv_prefix: g.nested(),
-            label: g.nested(),
-            unknown: g.unknown_members(&["argvPrefix", "label"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalSuggestedPrefix {
+        required argv_prefix = "argvPrefix",
+        required label = "label",
+    } unknown
+);
 crate::support::builder! {
     ApprovalSuggestedPrefix, ApprovalSuggestedPrefixBuilder, ApprovalSuggestedPrefixBuilderRest, unknown, " A builder of [`ApprovalSuggestedPrefix`]: set members by name; `build()` compiles once the required ones (`argvPrefix`, `label`) are.";
     required [
@@ -1943,37 +1703,19 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ApprovalUpdatedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval_id: g.nested(),
-            available_choices: g.nested(),
-            change: g.nested(),
-            current_requirement_id: g.nested(),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            subagent_origin: if g.present() { Some(Box::new(g.nested())) } else { None },
-            subject: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "approvalId",
-                        "availableChoices",
-                        "change",
-                        "currentRequirementId",
-                        "sessionId",
-                        "sourceRange",
-                        "subagentOrigin",
-                        "subject",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ApprovalUpdatedParams {
+        required approval_id = "approvalId",
+        required available_choices = "availableChoices",
+        required change = "change",
+        required current_requirement_id = "currentRequirementId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional subagent_origin = "subagentOrigin",
+        required subject = "subject",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ApprovalUpdatedParams, ApprovalUpdatedParamsBuilder, ApprovalUpdatedParamsBuilderRest, unknown, " A builder of [`ApprovalUpdatedParams`]: set members by name; `build()` compiles once the required ones (`approvalId`, `availableChoices`, `change`, `currentRequirementId`, `sessionId`, `sourceRange`, `subject`, `viewCursor`) are.";
     required [

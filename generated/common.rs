@@ -22,16 +22,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for AbnormalEnd {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            last_activity_at: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["lastActivityAt"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    AbnormalEnd {
+        optional last_activity_at = "lastActivityAt",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl AbnormalEnd {
     /// A value with every optional member absent.
@@ -152,17 +147,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for BackgroundStatus {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            detail: if g.present() { Some(g.nested()) } else { None },
-            state: g.nested(),
-            unknown: g.unknown_members(&["detail", "state"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    BackgroundStatus {
+        optional detail = "detail",
+        required state = "state",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] BackgroundStatus, BackgroundStatusBuilder, BackgroundStatusBuilderRest, unknown, " A builder of [`BackgroundStatus`]: set members by name; `build()` compiles once the required ones (`state`) are.";
     required [
@@ -208,29 +198,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for BackgroundTerminalCompletion {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command: g.nested(),
-            output: g.nested(),
-            output_truncated: g.nested(),
-            terminal_status: g.nested(),
-            tool_call_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "command",
-                        "output",
-                        "outputTruncated",
-                        "terminalStatus",
-                        "toolCallId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    BackgroundTerminalCompletion {
+        required command = "command",
+        required output = "output",
+        required output_truncated = "outputTruncated",
+        required terminal_status = "terminalStatus",
+        required tool_call_id = "toolCallId",
+    } unknown
+);
 crate::support::builder! {
     BackgroundTerminalCompletion, BackgroundTerminalCompletionBuilder, BackgroundTerminalCompletionBuilderRest, unknown, " A builder of [`BackgroundTerminalCompletion`]: set members by name; `build()` compiles once the required ones (`command`, `output`, `outputTruncated`, `terminalStatus`, `toolCallId`) are.";
     required [
@@ -259,16 +235,7 @@ pub struct BlockedPrompt {
 }
 crate::support::impl_deserialize!(BlockedPrompt { required text = "text", } unknown);
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for BlockedPrompt {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            text: g.nested(),
-            unknown: g.unknown_members(&["text"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(BlockedPrompt { required text = "text", } unknown);
 crate::support::builder! {
     BlockedPrompt, BlockedPromptBuilder, BlockedPromptBuilderRest, unknown, " A builder of [`BlockedPrompt`]: set members by name; `build()` compiles once the required ones (`text`) are.";
     required [
@@ -306,18 +273,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for BranchState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            branch: if g.coin() { Some(g.nested()) } else { None },
-            vcs: if g.present() { Some(g.nested()) } else { None },
-            workspace_root: g.nested(),
-            unknown: g.unknown_members(&["branch", "vcs", "workspaceRoot"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    BranchState {
+        nullable branch = "branch",
+        optional vcs = "vcs",
+        required workspace_root = "workspaceRoot",
+    } unknown
+);
 crate::support::builder! {
     BranchState, BranchStateBuilder, BranchStateBuilderRest, unknown, " A builder of [`BranchState`]: set members by name; `build()` compiles once the required ones (`workspaceRoot`) are.";
     required [
@@ -408,16 +370,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for CheckpointBoundary {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            through_item_id: g.nested(),
-            unknown: g.unknown_members(&["throughItemId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    CheckpointBoundary {
+        required through_item_id = "throughItemId",
+    } unknown
+);
 crate::support::builder! {
     CheckpointBoundary, CheckpointBoundaryBuilder, CheckpointBoundaryBuilderRest, unknown, " A builder of [`CheckpointBoundary`]: set members by name; `build()` compiles once the required ones (`throughItemId`) are.";
     required [
@@ -473,31 +430,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ClientCapabilities {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            experimental_api: if g.present() { Some(g.nested()) } else { None },
-            opt_out_notification_methods: if g.present() {
-                Some(g.nested())
-            } else {
-                None
-            },
-            requested_capabilities: if g.present() { Some(g.nested()) } else { None },
-            user_input_dialogs: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "experimentalApi",
-                        "optOutNotificationMethods",
-                        "requestedCapabilities",
-                        "userInputDialogs",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ClientCapabilities {
+        optional experimental_api = "experimentalApi",
+        optional opt_out_notification_methods = "optOutNotificationMethods",
+        optional requested_capabilities = "requestedCapabilities",
+        optional user_input_dialogs = "userInputDialogs",
+    } unknown
+);
 impl ClientCapabilities {
     /// A value with every optional member absent.
     #[inline]
@@ -547,18 +487,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ClientInfo {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            name: g.matching("^[a-z0-9_]+$"),
-            title: if g.present() { Some(g.nested()) } else { None },
-            version: g.nested(),
-            unknown: g.unknown_members(&["name", "title", "version"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ClientInfo {
+        required name = "name" => matching("^[a-z0-9_]+$"),
+        optional title = "title",
+        required version = "version",
+    } unknown
+);
 crate::support::builder! {
     ClientInfo, ClientInfoBuilder, ClientInfoBuilderRest, unknown, " A builder of [`ClientInfo`]: set members by name; `build()` compiles once the required ones (`name`, `version`) are.";
     required [
@@ -628,18 +563,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for CodeModeOutputSpan {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            length_bytes: g.integer(None, None),
-            offset_bytes: g.integer(None, None),
-            stream: g.nested(),
-            unknown: g.unknown_members(&["lengthBytes", "offsetBytes", "stream"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    CodeModeOutputSpan {
+        required length_bytes = "lengthBytes" => integer(),
+        required offset_bytes = "offsetBytes" => integer(),
+        required stream = "stream",
+    } unknown
+);
 crate::support::builder! {
     CodeModeOutputSpan, CodeModeOutputSpanBuilder, CodeModeOutputSpanBuilderRest, unknown, " A builder of [`CodeModeOutputSpan`]: set members by name; `build()` compiles once the required ones (`lengthBytes`, `offsetBytes`, `stream`) are.";
     required [
@@ -701,20 +631,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for CodeModeReceipt {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            cell_item_id: if g.present() { Some(g.nested()) } else { None },
-            language: if g.present() { Some(g.nested()) } else { None },
-            output_spans: if g.present() { Some(g.nested()) } else { None },
-            source_arg: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(&["cellItemId", "language", "outputSpans", "sourceArg"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    CodeModeReceipt {
+        optional cell_item_id = "cellItemId",
+        optional language = "language",
+        optional output_spans = "outputSpans",
+        optional source_arg = "sourceArg",
+    } unknown
+);
 impl CodeModeReceipt {
     /// A value with every optional member absent.
     #[inline]
@@ -761,17 +685,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for CommandAcceptedResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    CommandAcceptedResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     CommandAcceptedResult, CommandAcceptedResultBuilder, CommandAcceptedResultBuilderRest, unknown, " A builder of [`CommandAcceptedResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -941,24 +860,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseApp {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            bundle_id: g.nested(),
-            choice: g.nested(),
-            last_asked_at: if g.present() { Some(g.nested()) } else { None },
-            locked: if g.present() { Some(g.nested()) } else { None },
-            locked_by: if g.present() { Some(g.nested()) } else { None },
-            name: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["bundleId", "choice", "lastAskedAt", "locked", "lockedBy", "name"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseApp {
+        required bundle_id = "bundleId",
+        required choice = "choice",
+        optional last_asked_at = "lastAskedAt",
+        optional locked = "locked",
+        optional locked_by = "lockedBy",
+        optional name = "name",
+    } unknown
+);
 crate::support::builder! {
     ComputerUseApp, ComputerUseAppBuilder, ComputerUseAppBuilderRest, unknown, " A builder of [`ComputerUseApp`]: set members by name; `build()` compiles once the required ones (`bundleId`, `choice`) are.";
     required [
@@ -1047,17 +958,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseAppPatch {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            bundle_id: g.nested(),
-            choice: g.nested(),
-            unknown: g.unknown_members(&["bundleId", "choice"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseAppPatch {
+        required bundle_id = "bundleId",
+        required choice = "choice",
+    } unknown
+);
 crate::support::builder! {
     ComputerUseAppPatch, ComputerUseAppPatchBuilder, ComputerUseAppPatchBuilderRest, unknown, " A builder of [`ComputerUseAppPatch`]: set members by name; `build()` compiles once the required ones (`bundleId`, `choice`) are.";
     required [
@@ -1093,18 +999,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseBlockedApp {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            bundle_id: g.nested(),
-            locked: g.nested(),
-            prefix: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["bundleId", "locked", "prefix"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseBlockedApp {
+        required bundle_id = "bundleId",
+        required locked = "locked",
+        optional prefix = "prefix",
+    } unknown
+);
 crate::support::builder! {
     ComputerUseBlockedApp, ComputerUseBlockedAppBuilder, ComputerUseBlockedAppBuilderRest, unknown, " A builder of [`ComputerUseBlockedApp`]: set members by name; `build()` compiles once the required ones (`bundleId`, `locked`) are.";
     required [
@@ -1162,17 +1063,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseInstalledApp {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            bundle_id: g.nested(),
-            name: g.nested(),
-            unknown: g.unknown_members(&["bundleId", "name"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseInstalledApp {
+        required bundle_id = "bundleId",
+        required name = "name",
+    } unknown
+);
 crate::support::builder! {
     ComputerUseInstalledApp, ComputerUseInstalledAppBuilder, ComputerUseInstalledAppBuilderRest, unknown, " A builder of [`ComputerUseInstalledApp`]: set members by name; `build()` compiles once the required ones (`bundleId`, `name`) are.";
     required [
@@ -1266,18 +1162,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ContextUsage {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            pressure: g.nested(),
-            used_tokens: g.integer(None, None),
-            window_tokens: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g.unknown_members(&["pressure", "usedTokens", "windowTokens"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ContextUsage {
+        required pressure = "pressure",
+        required used_tokens = "usedTokens" => integer(),
+        optional window_tokens = "windowTokens" => integer(),
+    } unknown
+);
 crate::support::builder! {
     ContextUsage, ContextUsageBuilder, ContextUsageBuilderRest, unknown, " A builder of [`ContextUsage`]: set members by name; `build()` compiles once the required ones (`pressure`, `usedTokens`) are.";
     required [
@@ -1316,22 +1207,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for CronReceipt {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            job_id: if g.present() { Some(g.nested()) } else { None },
-            jobs: if g.present() { Some(g.nested()) } else { None },
-            next_fire_at_ms: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            unknown: g.unknown_members(&["jobId", "jobs", "nextFireAtMs"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    CronReceipt {
+        optional job_id = "jobId",
+        optional jobs = "jobs",
+        optional next_fire_at_ms = "nextFireAtMs" => integer(),
+    } unknown
+);
 impl CronReceipt {
     /// A value with every optional member absent.
     #[inline]
@@ -1377,17 +1259,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for CronReceiptJob {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            job_id: g.nested(),
-            next_fire_at_ms: g.integer(None, None),
-            unknown: g.unknown_members(&["jobId", "nextFireAtMs"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    CronReceiptJob {
+        required job_id = "jobId",
+        required next_fire_at_ms = "nextFireAtMs" => integer(),
+    } unknown
+);
 crate::support::builder! {
     CronReceiptJob, CronReceiptJobBuilder, CronReceiptJobBuilderRest, unknown, " A builder of [`CronReceiptJob`]: set members by name; `build()` compiles once the required ones (`jobId`, `nextFireAtMs`) are.";
     required [
@@ -1418,17 +1295,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for CumulativeCost {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            partial: g.nested(),
-            usd: g.json_number(None, None),
-            unknown: g.unknown_members(&["partial", "usd"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    CumulativeCost {
+        required partial = "partial",
+        required usd = "usd" => number(),
+    } unknown
+);
 crate::support::builder! {
     CumulativeCost, CumulativeCostBuilder, CumulativeCostBuilderRest, unknown, " A builder of [`CumulativeCost`]: set members by name; `build()` compiles once the required ones (`partial`, `usd`) are.";
     required [
@@ -1485,39 +1357,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for CumulativeTokenUsage {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            cache_read_tokens: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            cache_write_tokens: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            cost: if g.present() { Some(g.nested()) } else { None },
-            output_tokens: g.integer(None, None),
-            prompt_tokens: g.integer(None, None),
-            total_tokens: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "cacheReadTokens",
-                        "cacheWriteTokens",
-                        "cost",
-                        "outputTokens",
-                        "promptTokens",
-                        "totalTokens",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    CumulativeTokenUsage {
+        optional cache_read_tokens = "cacheReadTokens" => integer(),
+        optional cache_write_tokens = "cacheWriteTokens" => integer(),
+        optional cost = "cost",
+        required output_tokens = "outputTokens" => integer(),
+        required prompt_tokens = "promptTokens" => integer(),
+        required total_tokens = "totalTokens" => integer(),
+    } unknown
+);
 crate::support::builder! {
     CumulativeTokenUsage, CumulativeTokenUsageBuilder, CumulativeTokenUsageBuilderRest, unknown, " A builder of [`CumulativeTokenUsage`]: set members by name; `build()` compiles once the required ones (`outputTokens`, `promptTokens`, `totalTokens`) are.";
     required [
@@ -1571,29 +1420,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for DamagedRange {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            last_good_turn_id: if g.present() { Some(g.nested()) } else { None },
-            missing_records: g.integer(None, None),
-            readable_after_at: g.nested(),
-            readable_before_at: if g.present() { Some(g.nested()) } else { None },
-            unreadable_lines: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "lastGoodTurnId",
-                        "missingRecords",
-                        "readableAfterAt",
-                        "readableBeforeAt",
-                        "unreadableLines",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    DamagedRange {
+        optional last_good_turn_id = "lastGoodTurnId",
+        required missing_records = "missingRecords" => integer(),
+        required readable_after_at = "readableAfterAt",
+        optional readable_before_at = "readableBeforeAt",
+        required unreadable_lines = "unreadableLines" => integer(),
+    } unknown
+);
 crate::support::builder! {
     DamagedRange, DamagedRangeBuilder, DamagedRangeBuilderRest, unknown, " A builder of [`DamagedRange`]: set members by name; `build()` compiles once the required ones (`missingRecords`, `readableAfterAt`, `unreadableLines`) are.";
     required [
@@ -1625,16 +1460,7 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for EarlierHistory {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            messages: g.nested(),
-            unknown: g.unknown_members(&["messages"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(EarlierHistory { required messages = "messages", } unknown);
 crate::support::builder! {
     EarlierHistory, EarlierHistoryBuilder, EarlierHistoryBuilderRest, unknown, " A builder of [`EarlierHistory`]: set members by name; `build()` compiles once the required ones (`messages`) are.";
     required [
@@ -1664,17 +1490,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for EarlierHistoryMessage {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            role: g.nested(),
-            text: g.nested(),
-            unknown: g.unknown_members(&["role", "text"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    EarlierHistoryMessage {
+        required role = "role",
+        required text = "text",
+    } unknown
+);
 crate::support::builder! {
     EarlierHistoryMessage, EarlierHistoryMessageBuilder, EarlierHistoryMessageBuilderRest, unknown, " A builder of [`EarlierHistoryMessage`]: set members by name; `build()` compiles once the required ones (`role`, `text`) are.";
     required [
@@ -1711,18 +1532,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for EffectiveApprovalModeState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            last_command_id: if g.coin() { Some(g.nested()) } else { None },
-            mode: g.nested(),
-            source: g.nested(),
-            unknown: g.unknown_members(&["lastCommandId", "mode", "source"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    EffectiveApprovalModeState {
+        nullable last_command_id = "lastCommandId",
+        required mode = "mode",
+        required source = "source",
+    } unknown
+);
 crate::support::builder! {
     EffectiveApprovalModeState, EffectiveApprovalModeStateBuilder, EffectiveApprovalModeStateBuilderRest, unknown, " A builder of [`EffectiveApprovalModeState`]: set members by name; `build()` compiles once the required ones (`mode`, `source`) are.";
     required [
@@ -1764,18 +1580,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for EffectiveModel {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            model_id: g.nested(),
-            provider_id: if g.coin() { Some(g.nested()) } else { None },
-            source: g.nested(),
-            unknown: g.unknown_members(&["modelId", "providerId", "source"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    EffectiveModel {
+        required model_id = "modelId",
+        nullable provider_id = "providerId",
+        required source = "source",
+    } unknown
+);
 crate::support::builder! {
     EffectiveModel, EffectiveModelBuilder, EffectiveModelBuilderRest, unknown, " A builder of [`EffectiveModel`]: set members by name; `build()` compiles once the required ones (`modelId`, `source`) are.";
     required [
@@ -1822,22 +1633,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for EffectivePermissionState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            axes: if g.present() { Some(Box::new(g.nested())) } else { None },
-            profile_id: if g.coin() { Some(g.nested()) } else { None },
-            reviewer_attached: g.nested(),
-            reviewer_authority: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["axes", "profileId", "reviewerAttached", "reviewerAuthority"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    EffectivePermissionState {
+        optional axes = "axes",
+        nullable profile_id = "profileId",
+        required reviewer_attached = "reviewerAttached",
+        required reviewer_authority = "reviewerAuthority",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] EffectivePermissionState, EffectivePermissionStateBuilder, EffectivePermissionStateBuilderRest, unknown, " A builder of [`EffectivePermissionState`]: set members by name; `build()` compiles once the required ones (`reviewerAttached`, `reviewerAuthority`) are.";
     required [
@@ -2108,154 +1911,57 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ErrorData {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            #[cfg(feature = "experimental")]
-            admission_id: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            admission_resolution: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            #[cfg(feature = "experimental")]
-            after: if g.present() { Some(g.nested()) } else { None },
-            aligned_next_offset: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            anchor: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            approval_id: if g.present() { Some(g.nested()) } else { None },
-            availability: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            axes: if g.present() { Some(g.nested()) } else { None },
-            capability: if g.present() { Some(g.nested()) } else { None },
-            capacity: if g.present() { Some(g.integer(None, None)) } else { None },
-            choice_id: if g.present() { Some(g.nested()) } else { None },
-            command_id: if g.present() { Some(g.nested()) } else { None },
-            current_requirement_id: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            cursor_stream: if g.present() { Some(g.nested()) } else { None },
-            descriptor: if g.present() { Some(g.nested()) } else { None },
-            details: if g.present() { Some(g.nested()) } else { None },
-            earliest_cursor: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            #[cfg(feature = "experimental")]
-            failure_kind: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            index: if g.present() { Some(g.integer(None, None)) } else { None },
-            item_id: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            key_path: if g.present() { Some(g.nested()) } else { None },
-            kind: g.nested(),
-            last_turn_id: if g.present() { Some(g.nested()) } else { None },
-            latest_boundary_cursor: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            limit_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
-            marketplace: if g.present() { Some(g.nested()) } else { None },
-            name: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            next_available: if g.present() { Some(g.nested()) } else { None },
-            output_ref: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            path: if g.present() { Some(g.nested()) } else { None },
-            paths: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            projection: if g.present() { Some(g.nested()) } else { None },
-            reason: if g.present() { Some(g.nested()) } else { None },
-            recovery_observation: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            #[cfg(feature = "experimental")]
-            requested_stream: if g.present() { Some(g.nested()) } else { None },
-            resolution: if g.present() { Some(Box::new(g.nested())) } else { None },
-            #[cfg(feature = "experimental")]
-            retry_after_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            retryable: if g.present() { Some(g.nested()) } else { None },
-            seed_fallback_reason: if g.present() { Some(g.nested()) } else { None },
-            seed_path: if g.present() { Some(g.nested()) } else { None },
-            selector: if g.present() { Some(g.nested()) } else { None },
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            settlement: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            stream: if g.present() { Some(g.nested()) } else { None },
-            upload_id: if g.present() { Some(g.nested()) } else { None },
-            user_input_id: if g.present() { Some(g.nested()) } else { None },
-            view_cursor: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "admissionId",
-                        "admissionResolution",
-                        "after",
-                        "alignedNextOffset",
-                        "anchor",
-                        "approvalId",
-                        "availability",
-                        "axes",
-                        "capability",
-                        "capacity",
-                        "choiceId",
-                        "commandId",
-                        "currentRequirementId",
-                        "cursorStream",
-                        "descriptor",
-                        "details",
-                        "earliestCursor",
-                        "failureKind",
-                        "index",
-                        "itemId",
-                        "keyPath",
-                        "kind",
-                        "lastTurnId",
-                        "latestBoundaryCursor",
-                        "limitBytes",
-                        "marketplace",
-                        "name",
-                        "nextAvailable",
-                        "outputRef",
-                        "path",
-                        "paths",
-                        "projection",
-                        "reason",
-                        "recoveryObservation",
-                        "requestedStream",
-                        "resolution",
-                        "retryAfterMs",
-                        "retryable",
-                        "seedFallbackReason",
-                        "seedPath",
-                        "selector",
-                        "sessionId",
-                        "settlement",
-                        "stream",
-                        "uploadId",
-                        "userInputId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ErrorData {
+        #[cfg(feature = "experimental")] optional admission_id = "admissionId",
+        #[cfg(feature = "experimental")] optional admission_resolution = "admissionResolution",
+        #[cfg(feature = "experimental")] optional after = "after",
+        optional aligned_next_offset = "alignedNextOffset" => integer(),
+        tristate anchor = "anchor",
+        optional approval_id = "approvalId",
+        optional availability = "availability",
+        #[cfg(feature = "experimental")] optional axes = "axes",
+        optional capability = "capability",
+        optional capacity = "capacity" => integer(),
+        optional choice_id = "choiceId",
+        optional command_id = "commandId",
+        optional current_requirement_id = "currentRequirementId",
+        #[cfg(feature = "experimental")] optional cursor_stream = "cursorStream",
+        optional descriptor = "descriptor",
+        optional details = "details",
+        tristate earliest_cursor = "earliestCursor",
+        #[cfg(feature = "experimental")] optional failure_kind = "failureKind",
+        #[cfg(feature = "experimental")] optional index = "index" => integer(),
+        optional item_id = "itemId",
+        #[cfg(feature = "experimental")] optional key_path = "keyPath",
+        required kind = "kind",
+        optional last_turn_id = "lastTurnId",
+        tristate latest_boundary_cursor = "latestBoundaryCursor",
+        optional limit_bytes = "limitBytes" => integer(),
+        optional marketplace = "marketplace",
+        optional name = "name",
+        #[cfg(feature = "experimental")] optional next_available = "nextAvailable",
+        optional output_ref = "outputRef",
+        #[cfg(feature = "experimental")] optional path = "path",
+        optional paths = "paths",
+        #[cfg(feature = "experimental")] optional projection = "projection",
+        optional reason = "reason",
+        optional recovery_observation = "recoveryObservation",
+        #[cfg(feature = "experimental")] optional requested_stream = "requestedStream",
+        optional resolution = "resolution",
+        #[cfg(feature = "experimental")] optional retry_after_ms = "retryAfterMs" => integer(),
+        optional retryable = "retryable",
+        optional seed_fallback_reason = "seedFallbackReason",
+        optional seed_path = "seedPath",
+        optional selector = "selector",
+        optional session_id = "sessionId",
+        optional settlement = "settlement",
+        #[cfg(feature = "experimental")] optional stream = "stream",
+        optional upload_id = "uploadId",
+        optional user_input_id = "userInputId",
+        optional view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ErrorData, ErrorDataBuilder, ErrorDataBuilderRest, unknown, " A builder of [`ErrorData`]: set members by name; `build()` compiles once the required ones (`kind`) are.";
     required [
@@ -2584,18 +2290,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ErrorObject {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            code: g.integer(None, None),
-            data: if g.present() { Some(Box::new(g.nested())) } else { None },
-            message: g.nested(),
-            unknown: g.unknown_members(&["code", "data", "message"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ErrorObject {
+        required code = "code" => integer(),
+        optional data = "data",
+        required message = "message",
+    } unknown
+);
 crate::support::builder! {
     ErrorObject, ErrorObjectBuilder, ErrorObjectBuilderRest, unknown, " A builder of [`ErrorObject`]: set members by name; `build()` compiles once the required ones (`code`, `message`) are.";
     required [
@@ -2634,18 +2335,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ErrorResponse {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            error: g.nested(),
-            id: if g.coin() { Some(g.nested()) } else { None },
-            jsonrpc: g.nested(),
-            unknown: g.unknown_members(&["error", "id", "jsonrpc"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ErrorResponse {
+        required error = "error",
+        nullable id = "id",
+        required jsonrpc = "jsonrpc",
+    } unknown
+);
 crate::support::builder! {
     ErrorResponse, ErrorResponseBuilder, ErrorResponseBuilderRest, unknown, " A builder of [`ErrorResponse`]: set members by name; `build()` compiles once the required ones (`error`, `jsonrpc`) are.";
     required [
@@ -2676,16 +2372,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ForkCutPoint {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            last_turn_id: g.nested(),
-            unknown: g.unknown_members(&["lastTurnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ForkCutPoint {
+        required last_turn_id = "lastTurnId",
+    } unknown
+);
 crate::support::builder! {
     ForkCutPoint, ForkCutPointBuilder, ForkCutPointBuilderRest, unknown, " A builder of [`ForkCutPoint`]: set members by name; `build()` compiles once the required ones (`lastTurnId`) are.";
     required [
@@ -2725,20 +2416,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ForkProvenance {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            cut_cursor: g.nested(),
-            cut_explicit: g.nested(),
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(&["commandId", "cutCursor", "cutExplicit", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ForkProvenance {
+        required command_id = "commandId",
+        required cut_cursor = "cutCursor",
+        required cut_explicit = "cutExplicit",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ForkProvenance, ForkProvenanceBuilder, ForkProvenanceBuilderRest, unknown, " A builder of [`ForkProvenance`]: set members by name; `build()` compiles once the required ones (`commandId`, `cutCursor`, `cutExplicit`, `sessionId`) are.";
     required [
@@ -2946,19 +2631,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for LastTurn {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            error: if g.present() { Some(Box::new(g.nested())) } else { None },
-            reason: if g.present() { Some(g.nested()) } else { None },
-            terminal: g.nested(),
-            turn_id: g.nested(),
-            unknown: g.unknown_members(&["error", "reason", "terminal", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LastTurn {
+        optional error = "error",
+        optional reason = "reason",
+        required terminal = "terminal",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     LastTurn, LastTurnBuilder, LastTurnBuilderRest, unknown, " A builder of [`LastTurn`]: set members by name; `build()` compiles once the required ones (`terminal`, `turnId`) are.";
     required [
@@ -3017,18 +2697,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LimitsAboveMaxAxis {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            axis: g.nested(),
-            max: g.nested(),
-            requested: g.nested(),
-            unknown: g.unknown_members(&["axis", "max", "requested"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LimitsAboveMaxAxis {
+        required axis = "axis",
+        required max = "max",
+        required requested = "requested",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LimitsAboveMaxAxis, LimitsAboveMaxAxisBuilder, LimitsAboveMaxAxisBuilderRest, unknown, " A builder of [`LimitsAboveMaxAxis`]: set members by name; `build()` compiles once the required ones (`axis`, `max`, `requested`) are.";
     required [
@@ -3199,23 +2874,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for MessageAttachment {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            attachment_id: if g.present() { Some(g.nested()) } else { None },
-            height: if g.present() { Some(g.integer(None, None)) } else { None },
-            media_type: g.nested(),
-            type_: g.nested(),
-            width: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["attachmentId", "height", "mediaType", "type", "width"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    MessageAttachment {
+        optional attachment_id = "attachmentId",
+        optional height = "height" => integer(),
+        required media_type = "mediaType",
+        required type_ = "type",
+        optional width = "width" => integer(),
+    } unknown
+);
 crate::support::builder! {
     MessageAttachment, MessageAttachmentBuilder, MessageAttachmentBuilderRest, unknown, " A builder of [`MessageAttachment`]: set members by name; `build()` compiles once the required ones (`mediaType`, `type`) are.";
     required [
@@ -3282,19 +2949,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for Notification {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            emitted_at_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            jsonrpc: g.nested(),
-            method: g.nested(),
-            params: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["emittedAtMs", "jsonrpc", "method", "params"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    Notification {
+        optional emitted_at_ms = "emittedAtMs" => integer(),
+        required jsonrpc = "jsonrpc",
+        required method = "method",
+        optional params = "params",
+    } unknown
+);
 crate::support::builder! {
     Notification, NotificationBuilder, NotificationBuilderRest, unknown, " A builder of [`Notification`]: set members by name; `build()` compiles once the required ones (`jsonrpc`, `method`) are.";
     required [
@@ -3350,35 +3012,18 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for OutputRef {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            availability: g.nested(),
-            byte_len: g.integer(None, None),
-            digest: if g.present() { Some(g.nested()) } else { None },
-            id: g.nested(),
-            kind: g.nested(),
-            media_type: if g.present() { Some(g.nested()) } else { None },
-            path: if g.present() { Some(g.nested()) } else { None },
-            uri: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "availability",
-                        "byteLen",
-                        "digest",
-                        "id",
-                        "kind",
-                        "mediaType",
-                        "path",
-                        "uri",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    OutputRef {
+        required availability = "availability",
+        required byte_len = "byteLen" => integer(),
+        optional digest = "digest",
+        required id = "id",
+        required kind = "kind",
+        optional media_type = "mediaType",
+        optional path = "path",
+        required uri = "uri",
+    } unknown
+);
 crate::support::builder! {
     OutputRef, OutputRefBuilder, OutputRefBuilderRest, unknown, " A builder of [`OutputRef`]: set members by name; `build()` compiles once the required ones (`availability`, `byteLen`, `id`, `kind`, `uri`) are.";
     required [
@@ -3451,18 +3096,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PatchSummary {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            added: g.integer(None, None),
-            files: g.integer(None, None),
-            removed: g.integer(None, None),
-            unknown: g.unknown_members(&["added", "files", "removed"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PatchSummary {
+        required added = "added" => integer(),
+        required files = "files" => integer(),
+        required removed = "removed" => integer(),
+    } unknown
+);
 crate::support::builder! {
     PatchSummary, PatchSummaryBuilder, PatchSummaryBuilderRest, unknown, " A builder of [`PatchSummary`]: set members by name; `build()` compiles once the required ones (`added`, `files`, `removed`) are.";
     required [
@@ -3500,18 +3140,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PendingApprovalPointer {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval_id: g.nested(),
-            item_id: if g.present() { Some(g.nested()) } else { None },
-            view_cursor: g.nested(),
-            unknown: g.unknown_members(&["approvalId", "itemId", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PendingApprovalPointer {
+        required approval_id = "approvalId",
+        optional item_id = "itemId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     PendingApprovalPointer, PendingApprovalPointerBuilder, PendingApprovalPointerBuilderRest, unknown, " A builder of [`PendingApprovalPointer`]: set members by name; `build()` compiles once the required ones (`approvalId`, `viewCursor`) are.";
     required [
@@ -3577,20 +3212,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PendingRequestPointer {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval_id: if g.present() { Some(g.nested()) } else { None },
-            kind: g.nested(),
-            user_input_id: if g.present() { Some(g.nested()) } else { None },
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(&["approvalId", "kind", "userInputId", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PendingRequestPointer {
+        optional approval_id = "approvalId",
+        required kind = "kind",
+        optional user_input_id = "userInputId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     PendingRequestPointer, PendingRequestPointerBuilder, PendingRequestPointerBuilderRest, unknown, " A builder of [`PendingRequestPointer`]: set members by name; `build()` compiles once the required ones (`kind`, `viewCursor`) are.";
     required [
@@ -3630,18 +3259,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PendingUserInputPointer {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            item_id: if g.present() { Some(g.nested()) } else { None },
-            user_input_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g.unknown_members(&["itemId", "userInputId", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PendingUserInputPointer {
+        optional item_id = "itemId",
+        required user_input_id = "userInputId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     PendingUserInputPointer, PendingUserInputPointerBuilder, PendingUserInputPointerBuilderRest, unknown, " A builder of [`PendingUserInputPointer`]: set members by name; `build()` compiles once the required ones (`userInputId`, `viewCursor`) are.";
     required [
@@ -3715,20 +3339,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionAxes {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval: g.nested(),
-            filesystem: g.nested(),
-            network: g.nested(),
-            reviewer: g.nested(),
-            unknown: g
-                .unknown_members(&["approval", "filesystem", "network", "reviewer"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PermissionAxes {
+        required approval = "approval",
+        required filesystem = "filesystem",
+        required network = "network",
+        required reviewer = "reviewer",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PermissionAxes, PermissionAxesBuilder, PermissionAxesBuilderRest, unknown, " A builder of [`PermissionAxes`]: set members by name; `build()` compiles once the required ones (`approval`, `filesystem`, `network`, `reviewer`) are.";
     required [
@@ -3825,17 +3443,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PhysicalChunk {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            count: g.integer(None, None),
-            index: g.integer(None, None),
-            unknown: g.unknown_members(&["count", "index"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PhysicalChunk {
+        required count = "count" => integer(),
+        required index = "index" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PhysicalChunk, PhysicalChunkBuilder, PhysicalChunkBuilderRest, unknown, " A builder of [`PhysicalChunk`]: set members by name; `build()` compiles once the required ones (`count`, `index`) are.";
     required [
@@ -3872,17 +3485,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PhysicalCursor {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            byte_offset: g.integer(None, None),
-            next_ordinal: g.integer(None, None),
-            unknown: g.unknown_members(&["byteOffset", "nextOrdinal"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PhysicalCursor {
+        required byte_offset = "byteOffset" => integer(),
+        required next_ordinal = "nextOrdinal" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PhysicalCursor, PhysicalCursorBuilder, PhysicalCursorBuilderRest, unknown, " A builder of [`PhysicalCursor`]: set members by name; `build()` compiles once the required ones (`byteOffset`, `nextOrdinal`) are.";
     required [
@@ -3923,18 +3531,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PhysicalFileEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            rel_path: g.nested(),
-            session_id: g.nested(),
-            size_bytes: g.integer(None, None),
-            unknown: g.unknown_members(&["relPath", "sessionId", "sizeBytes"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PhysicalFileEntry {
+        required rel_path = "relPath",
+        required session_id = "sessionId",
+        required size_bytes = "sizeBytes" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PhysicalFileEntry, PhysicalFileEntryBuilder, PhysicalFileEntryBuilderRest, unknown, " A builder of [`PhysicalFileEntry`]: set members by name; `build()` compiles once the required ones (`relPath`, `sessionId`, `sizeBytes`) are.";
     required [
@@ -4067,22 +3670,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for QueuedInput {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            sequence: g.integer(None, None),
-            source_command_id: if g.present() { Some(g.nested()) } else { None },
-            source_run_record_id: if g.present() { Some(g.nested()) } else { None },
-            text: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["sequence", "sourceCommandId", "sourceRunRecordId", "text"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    QueuedInput {
+        required sequence = "sequence" => integer(),
+        optional source_command_id = "sourceCommandId",
+        optional source_run_record_id = "sourceRunRecordId",
+        required text = "text",
+    } unknown
+);
 crate::support::builder! {
     QueuedInput, QueuedInputBuilder, QueuedInputBuilderRest, unknown, " A builder of [`QueuedInput`]: set members by name; `build()` compiles once the required ones (`sequence`, `text`) are.";
     required [
@@ -4118,17 +3713,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for QuotaDetail {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            limit_kind: g.nested(),
-            resets_at_ms: g.integer(None, None),
-            unknown: g.unknown_members(&["limitKind", "resetsAtMs"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    QuotaDetail {
+        required limit_kind = "limitKind",
+        required resets_at_ms = "resetsAtMs" => integer(),
+    } unknown
+);
 crate::support::builder! {
     QuotaDetail, QuotaDetailBuilder, QuotaDetailBuilderRest, unknown, " A builder of [`QuotaDetail`]: set members by name; `build()` compiles once the required ones (`limitKind`, `resetsAtMs`) are.";
     required [
@@ -4161,17 +3751,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for RawLogCursor {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            after: g.nested(),
-            stream: g.nested(),
-            unknown: g.unknown_members(&["after", "stream"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RawLogCursor {
+        required after = "after",
+        required stream = "stream",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] RawLogCursor, RawLogCursorBuilder, RawLogCursorBuilderRest, unknown, " A builder of [`RawLogCursor`]: set members by name; `build()` compiles once the required ones (`after`, `stream`) are.";
     required [
@@ -4236,41 +3821,21 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for RawLogRecordEnvelope {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            causation_id: if g.coin() { Some(g.nested()) } else { None },
-            durability: g.nested(),
-            id: g.nested(),
-            payload: g.nested(),
-            payload_schema_version: g.integer(None, None),
-            payload_type: g.nested(),
-            record_type: g.nested(),
-            recorded_at: g.integer(None, None),
-            schema_version: g.integer(None, None),
-            sequence: g.integer(None, None),
-            stream: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "causation_id",
-                        "durability",
-                        "id",
-                        "payload",
-                        "payload_schema_version",
-                        "payload_type",
-                        "record_type",
-                        "recorded_at",
-                        "schema_version",
-                        "sequence",
-                        "stream",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RawLogRecordEnvelope {
+        nullable causation_id = "causation_id",
+        required durability = "durability",
+        required id = "id",
+        required payload = "payload",
+        required payload_schema_version = "payload_schema_version" => integer(),
+        required payload_type = "payload_type",
+        required record_type = "record_type",
+        required recorded_at = "recorded_at" => integer(),
+        required schema_version = "schema_version" => integer(),
+        required sequence = "sequence" => integer(),
+        required stream = "stream",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] RawLogRecordEnvelope, RawLogRecordEnvelopeBuilder, RawLogRecordEnvelopeBuilderRest, unknown, " A builder of [`RawLogRecordEnvelope`]: set members by name; `build()` compiles once the required ones (`durability`, `id`, `payload`, `payload_schema_version`, `payload_type`, `record_type`, `recorded_at`, `schema_version`, `sequence`, `stream`) are.";
     required [
@@ -4390,17 +3955,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ReasoningEffortState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            reasoning_effort: g.nested(),
-            source: g.nested(),
-            unknown: g.unknown_members(&["reasoningEffort", "source"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ReasoningEffortState {
+        required reasoning_effort = "reasoningEffort",
+        required source = "source",
+    } unknown
+);
 crate::support::builder! {
     ReasoningEffortState, ReasoningEffortStateBuilder, ReasoningEffortStateBuilderRest, unknown, " A builder of [`ReasoningEffortState`]: set members by name; `build()` compiles once the required ones (`reasoningEffort`, `source`) are.";
     required [
@@ -4431,17 +3991,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RecordPosition {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            id: g.nested(),
-            sequence: g.integer(None, None),
-            unknown: g.unknown_members(&["id", "sequence"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RecordPosition {
+        required id = "id",
+        required sequence = "sequence" => integer(),
+    } unknown
+);
 crate::support::builder! {
     RecordPosition, RecordPositionBuilder, RecordPositionBuilderRest, unknown, " A builder of [`RecordPosition`]: set members by name; `build()` compiles once the required ones (`id`, `sequence`) are.";
     required [
@@ -4549,31 +4104,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RecoveryObservation {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            construction_id: g.nested(),
-            effective_mode: g.nested(),
-            effective_source: g.nested(),
-            qualification: g.nested(),
-            requested_mode: g.nested(),
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "constructionId",
-                        "effectiveMode",
-                        "effectiveSource",
-                        "qualification",
-                        "requestedMode",
-                        "sessionId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RecoveryObservation {
+        required construction_id = "constructionId",
+        required effective_mode = "effectiveMode",
+        required effective_source = "effectiveSource",
+        required qualification = "qualification",
+        required requested_mode = "requestedMode",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     RecoveryObservation, RecoveryObservationBuilder, RecoveryObservationBuilderRest, unknown, " A builder of [`RecoveryObservation`]: set members by name; `build()` compiles once the required ones (`constructionId`, `effectiveMode`, `effectiveSource`, `qualification`, `requestedMode`, `sessionId`) are.";
     required [
@@ -4670,17 +4210,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ReplayHint {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            after_item_id: g.nested(),
-            row_kinds: g.nested(),
-            unknown: g.unknown_members(&["afterItemId", "rowKinds"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ReplayHint {
+        required after_item_id = "afterItemId",
+        required row_kinds = "rowKinds",
+    } unknown
+);
 crate::support::builder! {
     ReplayHint, ReplayHintBuilder, ReplayHintBuilderRest, unknown, " A builder of [`ReplayHint`]: set members by name; `build()` compiles once the required ones (`afterItemId`, `rowKinds`) are.";
     required [
@@ -4722,20 +4257,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for Request {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            id: g.nested(),
-            jsonrpc: g.nested(),
-            method: g.nested(),
-            params: if g.present() { Some(g.nested()) } else { None },
-            trace: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["id", "jsonrpc", "method", "params", "trace"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    Request {
+        required id = "id",
+        required jsonrpc = "jsonrpc",
+        required method = "method",
+        optional params = "params",
+        optional trace = "trace",
+    } unknown
+);
 crate::support::builder! {
     Request, RequestBuilder, RequestBuilderRest, unknown, " A builder of [`Request`]: set members by name; `build()` compiles once the required ones (`id`, `jsonrpc`, `method`) are.";
     required [
@@ -4782,15 +4312,7 @@ pub struct RequestReceipt {
 }
 crate::support::impl_deserialize!(RequestReceipt {} unknown);
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RequestReceipt {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            unknown: g.unknown_members(&[]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(RequestReceipt {} unknown);
 impl RequestReceipt {
     /// A value with every optional member absent.
     #[inline]
@@ -4882,16 +4404,7 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for RunningElsewhere {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            origin: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["origin"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(RunningElsewhere { optional origin = "origin", } unknown);
 #[cfg(feature = "experimental")]
 impl RunningElsewhere {
     /// A value with every optional member absent.
@@ -4986,33 +4499,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RuntimeWorktree {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            base_commit: g.nested(),
-            cleanup_policy: g.nested(),
-            cleanup_state: g.nested(),
-            head_commit: g.nested(),
-            ownership: g.nested(),
-            parent_dirty_excluded: g.nested(),
-            worktree_root: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "baseCommit",
-                        "cleanupPolicy",
-                        "cleanupState",
-                        "headCommit",
-                        "ownership",
-                        "parentDirtyExcluded",
-                        "worktreeRoot",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RuntimeWorktree {
+        required base_commit = "baseCommit",
+        required cleanup_policy = "cleanupPolicy",
+        required cleanup_state = "cleanupState",
+        required head_commit = "headCommit",
+        required ownership = "ownership",
+        required parent_dirty_excluded = "parentDirtyExcluded",
+        required worktree_root = "worktreeRoot",
+    } unknown
+);
 crate::support::builder! {
     RuntimeWorktree, RuntimeWorktreeBuilder, RuntimeWorktreeBuilderRest, unknown, " A builder of [`RuntimeWorktree`]: set members by name; `build()` compiles once the required ones (`baseCommit`, `cleanupPolicy`, `cleanupState`, `headCommit`, `ownership`, `parentDirtyExcluded`, `worktreeRoot`) are.";
     required [
@@ -5176,17 +4673,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SchemaInfo {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            fingerprint: g.matching("^sha256:[0-9a-f]{64}$"),
-            version: g.integer(None, None),
-            unknown: g.unknown_members(&["fingerprint", "version"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SchemaInfo {
+        required fingerprint = "fingerprint" => matching("^sha256:[0-9a-f]{64}$"),
+        required version = "version" => integer(),
+    } unknown
+);
 crate::support::builder! {
     SchemaInfo, SchemaInfoBuilder, SchemaInfoBuilderRest, unknown, " A builder of [`SchemaInfo`]: set members by name; `build()` compiles once the required ones (`fingerprint`, `version`) are.";
     required [
@@ -5230,17 +4722,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ServerInfo {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            name: g.nested(),
-            version: g.nested(),
-            unknown: g.unknown_members(&["name", "version"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ServerInfo {
+        required name = "name",
+        required version = "version",
+    } unknown
+);
 crate::support::builder! {
     ServerInfo, ServerInfoBuilder, ServerInfoBuilderRest, unknown, " A builder of [`ServerInfo`]: set members by name; `build()` compiles once the required ones (`name`, `version`) are.";
     required [
@@ -5277,18 +4764,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SideProvenance {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            cut_cursor: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "cutCursor", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SideProvenance {
+        required command_id = "commandId",
+        required cut_cursor = "cutCursor",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SideProvenance, SideProvenanceBuilder, SideProvenanceBuilderRest, unknown, " A builder of [`SideProvenance`]: set members by name; `build()` compiles once the required ones (`commandId`, `cutCursor`, `sessionId`) are.";
     required [
@@ -5322,17 +4804,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SnapshotAnchor {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            boundary_cursor: g.nested(),
-            summarized_through: g.nested(),
-            unknown: g.unknown_members(&["boundaryCursor", "summarizedThrough"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SnapshotAnchor {
+        required boundary_cursor = "boundaryCursor",
+        required summarized_through = "summarizedThrough",
+    } unknown
+);
 crate::support::builder! {
     SnapshotAnchor, SnapshotAnchorBuilder, SnapshotAnchorBuilderRest, unknown, " A builder of [`SnapshotAnchor`]: set members by name; `build()` compiles once the required ones (`boundaryCursor`, `summarizedThrough`) are.";
     required [
@@ -5432,58 +4909,25 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SnapshotState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            active_turn: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            approval_mode: g.nested(),
-            branch: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            context_usage: if g.present() { Some(g.nested()) } else { None },
-            effective_model: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            goal: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            items: g.nested(),
-            name: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            pending_approvals: g.nested(),
-            pending_user_inputs: g.nested(),
-            queued_turns: g.nested(),
-            reasoning_effort: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            todo_list: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            token_usage: g.nested(),
-            turn_count: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "activeTurn",
-                        "approvalMode",
-                        "branch",
-                        "contextUsage",
-                        "effectiveModel",
-                        "goal",
-                        "items",
-                        "name",
-                        "pendingApprovals",
-                        "pendingUserInputs",
-                        "queuedTurns",
-                        "reasoningEffort",
-                        "todoList",
-                        "tokenUsage",
-                        "turnCount",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SnapshotState {
+        nullable active_turn = "activeTurn",
+        required approval_mode = "approvalMode",
+        nullable branch = "branch",
+        optional context_usage = "contextUsage",
+        nullable effective_model = "effectiveModel",
+        nullable goal = "goal",
+        required items = "items",
+        tristate name = "name",
+        required pending_approvals = "pendingApprovals",
+        required pending_user_inputs = "pendingUserInputs",
+        required queued_turns = "queuedTurns",
+        optional reasoning_effort = "reasoningEffort",
+        nullable todo_list = "todoList",
+        required token_usage = "tokenUsage",
+        required turn_count = "turnCount" => integer(),
+    } unknown
+);
 crate::support::builder! {
     SnapshotState, SnapshotStateBuilder, SnapshotStateBuilderRest, unknown, " A builder of [`SnapshotState`]: set members by name; `build()` compiles once the required ones (`approvalMode`, `items`, `pendingApprovals`, `pendingUserInputs`, `queuedTurns`, `tokenUsage`, `turnCount`) are.";
     required [
@@ -5531,18 +4975,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SourceRange {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            first: g.nested(),
-            last: g.nested(),
-            stream: g.nested(),
-            unknown: g.unknown_members(&["first", "last", "stream"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SourceRange {
+        required first = "first",
+        required last = "last",
+        required stream = "stream",
+    } unknown
+);
 crate::support::builder! {
     SourceRange, SourceRangeBuilder, SourceRangeBuilderRest, unknown, " A builder of [`SourceRange`]: set members by name; `build()` compiles once the required ones (`first`, `last`, `stream`) are.";
     required [
@@ -5597,35 +5036,18 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for StatusAttempt {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            attempt: g.integer(None, None),
-            error_kind: if g.present() { Some(g.nested()) } else { None },
-            http_status: if g.present() { Some(g.integer(None, None)) } else { None },
-            max_attempts: if g.present() { Some(g.integer(None, None)) } else { None },
-            next_attempt: if g.present() { Some(g.integer(None, None)) } else { None },
-            operation: g.nested(),
-            retry_delay_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            system: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "attempt",
-                        "errorKind",
-                        "httpStatus",
-                        "maxAttempts",
-                        "nextAttempt",
-                        "operation",
-                        "retryDelayMs",
-                        "system",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    StatusAttempt {
+        required attempt = "attempt" => integer(),
+        optional error_kind = "errorKind",
+        optional http_status = "httpStatus" => integer(),
+        optional max_attempts = "maxAttempts" => integer(),
+        optional next_attempt = "nextAttempt" => integer(),
+        required operation = "operation",
+        optional retry_delay_ms = "retryDelayMs" => integer(),
+        required system = "system",
+    } unknown
+);
 crate::support::builder! {
     StatusAttempt, StatusAttemptBuilder, StatusAttemptBuilderRest, unknown, " A builder of [`StatusAttempt`]: set members by name; `build()` compiles once the required ones (`attempt`, `operation`, `system`) are.";
     required [
@@ -5673,23 +5095,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for StatusChildren {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            active: g.integer(None, None),
-            cancelled: g.integer(None, None),
-            completed: g.integer(None, None),
-            failed: g.integer(None, None),
-            total: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["active", "cancelled", "completed", "failed", "total"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    StatusChildren {
+        required active = "active" => integer(),
+        required cancelled = "cancelled" => integer(),
+        required completed = "completed" => integer(),
+        required failed = "failed" => integer(),
+        optional total = "total" => integer(),
+    } unknown
+);
 crate::support::builder! {
     StatusChildren, StatusChildrenBuilder, StatusChildrenBuilderRest, unknown, " A builder of [`StatusChildren`]: set members by name; `build()` compiles once the required ones (`active`, `cancelled`, `completed`, `failed`) are.";
     required [
@@ -5725,17 +5139,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for StatusHealth {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            level: g.nested(),
-            reason: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["level", "reason"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    StatusHealth {
+        required level = "level",
+        optional reason = "reason",
+    } unknown
+);
 crate::support::builder! {
     StatusHealth, StatusHealthBuilder, StatusHealthBuilderRest, unknown, " A builder of [`StatusHealth`]: set members by name; `build()` compiles once the required ones (`level`) are.";
     required [
@@ -5812,18 +5221,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for StatusProgress {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            current: g.integer(None, None),
-            total: if g.present() { Some(g.integer(None, None)) } else { None },
-            unit: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["current", "total", "unit"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    StatusProgress {
+        required current = "current" => integer(),
+        optional total = "total" => integer(),
+        optional unit = "unit",
+    } unknown
+);
 crate::support::builder! {
     StatusProgress, StatusProgressBuilder, StatusProgressBuilderRest, unknown, " A builder of [`StatusProgress`]: set members by name; `build()` compiles once the required ones (`current`) are.";
     required [
@@ -5861,18 +5265,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for StatusStep {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            index: if g.present() { Some(g.integer(None, None)) } else { None },
-            label: g.nested(),
-            total: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g.unknown_members(&["index", "label", "total"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    StatusStep {
+        optional index = "index" => integer(),
+        required label = "label",
+        optional total = "total" => integer(),
+    } unknown
+);
 crate::support::builder! {
     StatusStep, StatusStepBuilder, StatusStepBuilderRest, unknown, " A builder of [`StatusStep`]: set members by name; `build()` compiles once the required ones (`label`) are.";
     required [
@@ -5905,17 +5304,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for StreamRef {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            id: g.nested(),
-            kind: g.nested(),
-            unknown: g.unknown_members(&["id", "kind"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    StreamRef {
+        required id = "id",
+        required kind = "kind",
+    } unknown
+);
 crate::support::builder! {
     StreamRef, StreamRefBuilder, StreamRefBuilderRest, unknown, " A builder of [`StreamRef`]: set members by name; `build()` compiles once the required ones (`id`, `kind`) are.";
     required [
@@ -5953,19 +5347,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SubscriptionUsage {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            observed_at_ms: g.integer(None, None),
-            tier: g.nested(),
-            weekly: g.nested(),
-            window: g.nested(),
-            unknown: g.unknown_members(&["observedAtMs", "tier", "weekly", "window"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SubscriptionUsage {
+        required observed_at_ms = "observedAtMs" => integer(),
+        required tier = "tier",
+        required weekly = "weekly",
+        required window = "window",
+    } unknown
+);
 crate::support::builder! {
     SubscriptionUsage, SubscriptionUsageBuilder, SubscriptionUsageBuilderRest, unknown, " A builder of [`SubscriptionUsage`]: set members by name; `build()` compiles once the required ones (`observedAtMs`, `tier`, `weekly`, `window`) are.";
     required [
@@ -6000,17 +5389,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SubscriptionUsageWeekly {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            resets_at_ms: g.integer(None, None),
-            used_percent: g.integer(None, None),
-            unknown: g.unknown_members(&["resetsAtMs", "usedPercent"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SubscriptionUsageWeekly {
+        required resets_at_ms = "resetsAtMs" => integer(),
+        required used_percent = "usedPercent" => integer(),
+    } unknown
+);
 crate::support::builder! {
     SubscriptionUsageWeekly, SubscriptionUsageWeeklyBuilder, SubscriptionUsageWeeklyBuilderRest, unknown, " A builder of [`SubscriptionUsageWeekly`]: set members by name; `build()` compiles once the required ones (`resetsAtMs`, `usedPercent`) are.";
     required [
@@ -6049,19 +5433,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SubscriptionUsageWindow {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            resets_at_ms: g.integer(None, None),
-            used_percent: g.integer(None, None),
-            window_duration_mins: g.integer(None, None),
-            unknown: g
-                .unknown_members(&["resetsAtMs", "usedPercent", "windowDurationMins"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SubscriptionUsageWindow {
+        required resets_at_ms = "resetsAtMs" => integer(),
+        required used_percent = "usedPercent" => integer(),
+        required window_duration_mins = "windowDurationMins" => integer(),
+    } unknown
+);
 crate::support::builder! {
     SubscriptionUsageWindow, SubscriptionUsageWindowBuilder, SubscriptionUsageWindowBuilderRest, unknown, " A builder of [`SubscriptionUsageWindow`]: set members by name; `build()` compiles once the required ones (`resetsAtMs`, `usedPercent`, `windowDurationMins`) are.";
     required [
@@ -6098,18 +5476,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SuccessResponse {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            id: g.nested(),
-            jsonrpc: g.nested(),
-            result: g.nested(),
-            unknown: g.unknown_members(&["id", "jsonrpc", "result"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SuccessResponse {
+        required id = "id",
+        required jsonrpc = "jsonrpc",
+        required result = "result",
+    } unknown
+);
 crate::support::builder! {
     SuccessResponse, SuccessResponseBuilder, SuccessResponseBuilderRest, unknown, " A builder of [`SuccessResponse`]: set members by name; `build()` compiles once the required ones (`id`, `jsonrpc`, `result`) are.";
     required [
@@ -6145,18 +5518,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TodoItem {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            active_form: if g.present() { Some(g.nested()) } else { None },
-            status: g.nested(),
-            text: g.nested(),
-            unknown: g.unknown_members(&["activeForm", "status", "text"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TodoItem {
+        optional active_form = "activeForm",
+        required status = "status",
+        required text = "text",
+    } unknown
+);
 crate::support::builder! {
     TodoItem, TodoItemBuilder, TodoItemBuilderRest, unknown, " A builder of [`TodoItem`]: set members by name; `build()` compiles once the required ones (`status`, `text`) are.";
     required [
@@ -6193,18 +5561,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TodoListState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            items: g.nested(),
-            revision: g.integer(None, None),
-            source_tool: g.nested(),
-            unknown: g.unknown_members(&["items", "revision", "sourceTool"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TodoListState {
+        required items = "items",
+        required revision = "revision" => integer(),
+        required source_tool = "sourceTool",
+    } unknown
+);
 crate::support::builder! {
     TodoListState, TodoListStateBuilder, TodoListStateBuilderRest, unknown, " A builder of [`TodoListState`]: set members by name; `build()` compiles once the required ones (`items`, `revision`, `sourceTool`) are.";
     required [
@@ -6294,39 +5657,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TokenUsage {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            cache_read_tokens: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            cache_write_tokens: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            cached_tokens: g.integer(None, None),
-            input_tokens: g.integer(None, None),
-            output_tokens: g.integer(None, None),
-            reasoning_tokens: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "cacheReadTokens",
-                        "cacheWriteTokens",
-                        "cachedTokens",
-                        "inputTokens",
-                        "outputTokens",
-                        "reasoningTokens",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TokenUsage {
+        optional cache_read_tokens = "cacheReadTokens" => integer(),
+        optional cache_write_tokens = "cacheWriteTokens" => integer(),
+        required cached_tokens = "cachedTokens" => integer(),
+        required input_tokens = "inputTokens" => integer(),
+        required output_tokens = "outputTokens" => integer(),
+        required reasoning_tokens = "reasoningTokens" => integer(),
+    } unknown
+);
 crate::support::builder! {
     TokenUsage, TokenUsageBuilder, TokenUsageBuilderRest, unknown, " A builder of [`TokenUsage`]: set members by name; `build()` compiles once the required ones (`cachedTokens`, `inputTokens`, `outputTokens`, `reasoningTokens`) are.";
     required [
@@ -6365,18 +5705,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ToolDisplayLabel {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            active: g.nested(),
-            done: g.nested(),
-            neutral: g.nested(),
-            unknown: g.unknown_members(&["active", "done", "neutral"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ToolDisplayLabel {
+        required active = "active",
+        required done = "done",
+        required neutral = "neutral",
+    } unknown
+);
 crate::support::builder! {
     ToolDisplayLabel, ToolDisplayLabelBuilder, ToolDisplayLabelBuilderRest, unknown, " A builder of [`ToolDisplayLabel`]: set members by name; `build()` compiles once the required ones (`active`, `done`, `neutral`) are.";
     required [
@@ -6412,18 +5747,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ToolReceiptCron {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            details: if g.present() { Some(Box::new(g.nested())) } else { None },
-            operation: g.nested(),
-            outcome: g.nested(),
-            unknown: g.unknown_members(&["details", "operation", "outcome"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ToolReceiptCron {
+        optional details = "details",
+        required operation = "operation",
+        required outcome = "outcome",
+    } unknown
+);
 crate::support::builder! {
     ToolReceiptCron, ToolReceiptCronBuilder, ToolReceiptCronBuilderRest, unknown, " A builder of [`ToolReceiptCron`]: set members by name; `build()` compiles once the required ones (`operation`, `outcome`) are.";
     required [
@@ -6458,18 +5788,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ToolReceiptCodeMode {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            details: if g.present() { Some(Box::new(g.nested())) } else { None },
-            operation: g.nested(),
-            outcome: g.nested(),
-            unknown: g.unknown_members(&["details", "operation", "outcome"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ToolReceiptCodeMode {
+        optional details = "details",
+        required operation = "operation",
+        required outcome = "outcome",
+    } unknown
+);
 crate::support::builder! {
     ToolReceiptCodeMode, ToolReceiptCodeModeBuilder, ToolReceiptCodeModeBuilderRest, unknown, " A builder of [`ToolReceiptCodeMode`]: set members by name; `build()` compiles once the required ones (`operation`, `outcome`) are.";
     required [
@@ -6700,17 +6025,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TraceContext {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            traceparent: if g.present() { Some(g.nested()) } else { None },
-            tracestate: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["traceparent", "tracestate"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TraceContext {
+        optional traceparent = "traceparent",
+        optional tracestate = "tracestate",
+    } unknown
+);
 impl TraceContext {
     /// A value with every optional member absent.
     #[inline]
@@ -6752,17 +6072,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UnframedViewNotification {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            method: g.nested(),
-            params: g.nested(),
-            unknown: g.unknown_members(&["method", "params"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UnframedViewNotification {
+        required method = "method",
+        required params = "params",
+    } unknown
+);
 crate::support::builder! {
     UnframedViewNotification, UnframedViewNotificationBuilder, UnframedViewNotificationBuilderRest, unknown, " A builder of [`UnframedViewNotification`]: set members by name; `build()` compiles once the required ones (`method`, `params`) are.";
     required [
@@ -6801,18 +6116,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UnframedViewNotificationParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g.unknown_members(&["sessionId", "sourceRange", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UnframedViewNotificationParams {
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     UnframedViewNotificationParams, UnframedViewNotificationParamsBuilder, UnframedViewNotificationParamsBuilderRest, unknown, " A builder of [`UnframedViewNotificationParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -6892,17 +6202,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WebSearchHit {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            title: g.nested(),
-            url: g.nested(),
-            unknown: g.unknown_members(&["title", "url"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WebSearchHit {
+        required title = "title",
+        required url = "url",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] WebSearchHit, WebSearchHitBuilder, WebSearchHitBuilderRest, unknown, " A builder of [`WebSearchHit`]: set members by name; `build()` compiles once the required ones (`title`, `url`) are.";
     required [

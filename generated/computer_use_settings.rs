@@ -35,29 +35,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseSettings {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            apps: if g.present() { Some(g.nested()) } else { None },
-            blocked_apps: g.nested(),
-            computer_control: g.nested(),
-            installed_apps: if g.present() { Some(g.nested()) } else { None },
-            screenshots: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "apps",
-                        "blockedApps",
-                        "computerControl",
-                        "installedApps",
-                        "screenshots",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseSettings {
+        optional apps = "apps",
+        required blocked_apps = "blockedApps",
+        required computer_control = "computerControl",
+        optional installed_apps = "installedApps",
+        required screenshots = "screenshots",
+    } unknown
+);
 crate::support::builder! {
     ComputerUseSettings, ComputerUseSettingsBuilder, ComputerUseSettingsBuilderRest, unknown, " A builder of [`ComputerUseSettings`]: set members by name; `build()` compiles once the required ones (`blockedApps`, `computerControl`, `screenshots`) are.";
     required [
@@ -94,17 +80,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseSettingsReadParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            installed: if g.present() { Some(g.nested()) } else { None },
-            show_built_ins: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["installed", "showBuiltIns"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseSettingsReadParams {
+        optional installed = "installed",
+        optional show_built_ins = "showBuiltIns",
+    } unknown
+);
 impl ComputerUseSettingsReadParams {
     /// A value with every optional member absent.
     #[inline]
@@ -166,29 +147,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseSettingsUpdateParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            apps: if g.present() { Some(g.nested()) } else { None },
-            block_apps: if g.present() { Some(g.nested()) } else { None },
-            computer_control: if g.present() { Some(g.nested()) } else { None },
-            screenshots: if g.present() { Some(g.nested()) } else { None },
-            unblock_apps: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "apps",
-                        "blockApps",
-                        "computerControl",
-                        "screenshots",
-                        "unblockApps",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseSettingsUpdateParams {
+        optional apps = "apps",
+        optional block_apps = "blockApps",
+        optional computer_control = "computerControl",
+        optional screenshots = "screenshots",
+        optional unblock_apps = "unblockApps",
+    } unknown
+);
 impl ComputerUseSettingsUpdateParams {
     /// A value with every optional member absent.
     #[inline]

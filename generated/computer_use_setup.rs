@@ -23,17 +23,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseSetupChanged {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            state: g.nested(),
-            unknown: g.unknown_members(&["sessionId", "state"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseSetupChanged {
+        optional session_id = "sessionId",
+        required state = "state",
+    } unknown
+);
 crate::support::builder! {
     ComputerUseSetupChanged, ComputerUseSetupChangedBuilder, ComputerUseSetupChangedBuilderRest, unknown, " A builder of [`ComputerUseSetupChanged`]: set members by name; `build()` compiles once the required ones (`state`) are.";
     required [
@@ -101,16 +96,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseSetupReadParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseSetupReadParams {
+        optional session_id = "sessionId",
+    } unknown
+);
 impl ComputerUseSetupReadParams {
     /// A value with every optional member absent.
     #[inline]
@@ -154,17 +144,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseSetupStartParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseSetupStartParams {
+        required command_id = "commandId",
+        optional session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ComputerUseSetupStartParams, ComputerUseSetupStartParamsBuilder, ComputerUseSetupStartParamsBuilderRest, unknown, " A builder of [`ComputerUseSetupStartParams`]: set members by name; `build()` compiles once the required ones (`commandId`) are.";
     required [
@@ -214,31 +199,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ComputerUseSetupState {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            accessibility: g.nested(),
-            input_monitoring: g.nested(),
-            message: if g.present() { Some(g.nested()) } else { None },
-            refused: if g.present() { Some(g.nested()) } else { None },
-            screen_recording: g.nested(),
-            setup: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "accessibility",
-                        "inputMonitoring",
-                        "message",
-                        "refused",
-                        "screenRecording",
-                        "setup",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ComputerUseSetupState {
+        required accessibility = "accessibility",
+        required input_monitoring = "inputMonitoring",
+        optional message = "message",
+        optional refused = "refused",
+        required screen_recording = "screenRecording",
+        required setup = "setup",
+    } unknown
+);
 crate::support::builder! {
     ComputerUseSetupState, ComputerUseSetupStateBuilder, ComputerUseSetupStateBuilderRest, unknown, " A builder of [`ComputerUseSetupState`]: set members by name; `build()` compiles once the required ones (`accessibility`, `inputMonitoring`, `screenRecording`, `setup`) are.";
     required [

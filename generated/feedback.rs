@@ -136,31 +136,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for FeedbackSubmitParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            attach_session_record: if g.present() { Some(g.nested()) } else { None },
-            classification: g.nested(),
-            client_artifacts_path: if g.present() { Some(g.nested()) } else { None },
-            note: g.nested(),
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            with_files: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "attachSessionRecord",
-                        "classification",
-                        "clientArtifactsPath",
-                        "note",
-                        "sessionId",
-                        "withFiles",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    FeedbackSubmitParams {
+        optional attach_session_record = "attachSessionRecord",
+        required classification = "classification",
+        optional client_artifacts_path = "clientArtifactsPath",
+        required note = "note",
+        optional session_id = "sessionId",
+        required with_files = "withFiles",
+    } unknown
+);
 crate::support::builder! {
     FeedbackSubmitParams, FeedbackSubmitParamsBuilder, FeedbackSubmitParamsBuilderRest, unknown, " A builder of [`FeedbackSubmitParams`]: set members by name; `build()` compiles once the required ones (`classification`, `note`, `withFiles`) are.";
     required [
@@ -233,39 +218,20 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for FeedbackSubmitResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            bundle_path: g.nested(),
-            cause: if g.present() { Some(g.nested()) } else { None },
-            local_tracing_note: if g.present() { Some(g.nested()) } else { None },
-            outcome: g.nested(),
-            retry_after_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            session_note: if g.present() { Some(g.nested()) } else { None },
-            session_record_attached: g.nested(),
-            session_record_truncated: g.nested(),
-            task_id: if g.present() { Some(g.nested()) } else { None },
-            upload_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "bundlePath",
-                        "cause",
-                        "localTracingNote",
-                        "outcome",
-                        "retryAfterMs",
-                        "sessionNote",
-                        "sessionRecordAttached",
-                        "sessionRecordTruncated",
-                        "taskId",
-                        "uploadId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    FeedbackSubmitResult {
+        required bundle_path = "bundlePath",
+        optional cause = "cause",
+        optional local_tracing_note = "localTracingNote",
+        required outcome = "outcome",
+        optional retry_after_ms = "retryAfterMs" => integer(),
+        optional session_note = "sessionNote",
+        required session_record_attached = "sessionRecordAttached",
+        required session_record_truncated = "sessionRecordTruncated",
+        optional task_id = "taskId",
+        optional upload_id = "uploadId",
+    } unknown
+);
 crate::support::builder! {
     FeedbackSubmitResult, FeedbackSubmitResultBuilder, FeedbackSubmitResultBuilderRest, unknown, " A builder of [`FeedbackSubmitResult`]: set members by name; `build()` compiles once the required ones (`bundlePath`, `outcome`, `sessionRecordAttached`, `sessionRecordTruncated`) are.";
     required [

@@ -42,33 +42,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for Goal {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            created_at_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            current_work: if g.present() { Some(g.nested()) } else { None },
-            next_work: if g.present() { Some(g.nested()) } else { None },
-            objective: g.nested(),
-            percent_complete: g.integer(None, None),
-            status: g.nested(),
-            updated_at_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "createdAtMs",
-                        "currentWork",
-                        "nextWork",
-                        "objective",
-                        "percentComplete",
-                        "status",
-                        "updatedAtMs",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    Goal {
+        optional created_at_ms = "createdAtMs" => integer(),
+        optional current_work = "currentWork",
+        optional next_work = "nextWork",
+        required objective = "objective",
+        required percent_complete = "percentComplete" => integer(),
+        required status = "status",
+        optional updated_at_ms = "updatedAtMs" => integer(),
+    } unknown
+);
 crate::support::builder! {
     Goal, GoalBuilder, GoalBuilderRest, unknown, " A builder of [`Goal`]: set members by name; `build()` compiles once the required ones (`objective`, `percentComplete`, `status`) are.";
     required [
@@ -107,17 +91,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for GoalClearParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    GoalClearParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     GoalClearParams, GoalClearParamsBuilder, GoalClearParamsBuilderRest, unknown, " A builder of [`GoalClearParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -153,18 +132,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for GoalCommandResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            turn_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    GoalCommandResult {
+        required command_id = "commandId",
+        required status = "status",
+        optional turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     GoalCommandResult, GoalCommandResultBuilder, GoalCommandResultBuilderRest, unknown, " A builder of [`GoalCommandResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -202,18 +176,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for GoalEditParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            objective: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "objective", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    GoalEditParams {
+        required command_id = "commandId",
+        required objective = "objective",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     GoalEditParams, GoalEditParamsBuilder, GoalEditParamsBuilderRest, unknown, " A builder of [`GoalEditParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `objective`, `sessionId`) are.";
     required [
@@ -247,17 +216,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for GoalPauseParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    GoalPauseParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     GoalPauseParams, GoalPauseParamsBuilder, GoalPauseParamsBuilderRest, unknown, " A builder of [`GoalPauseParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -290,17 +254,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for GoalResumeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    GoalResumeParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     GoalResumeParams, GoalResumeParamsBuilder, GoalResumeParamsBuilderRest, unknown, " A builder of [`GoalResumeParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -336,18 +295,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for GoalSetParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            objective: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "objective", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    GoalSetParams {
+        required command_id = "commandId",
+        required objective = "objective",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     GoalSetParams, GoalSetParamsBuilder, GoalSetParamsBuilderRest, unknown, " A builder of [`GoalSetParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `objective`, `sessionId`) are.";
     required [

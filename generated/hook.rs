@@ -29,19 +29,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for HookCatalogEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            enabled: g.nested(),
-            event: g.nested(),
-            handler_kind: g.nested(),
-            key: g.nested(),
-            unknown: g.unknown_members(&["enabled", "event", "handlerKind", "key"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    HookCatalogEntry {
+        required enabled = "enabled",
+        required event = "event",
+        required handler_kind = "handlerKind",
+        required key = "key",
+    } unknown
+);
 crate::support::builder! {
     HookCatalogEntry, HookCatalogEntryBuilder, HookCatalogEntryBuilderRest, unknown, " A builder of [`HookCatalogEntry`]: set members by name; `build()` compiles once the required ones (`enabled`, `event`, `handlerKind`, `key`) are.";
     required [
@@ -200,16 +195,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for HookListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    HookListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     HookListParams, HookListParamsBuilder, HookListParamsBuilderRest, unknown, " A builder of [`HookListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -232,16 +222,7 @@ pub struct HookListResult {
 }
 crate::support::impl_deserialize!(HookListResult { required hooks = "hooks", } unknown);
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for HookListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            hooks: g.nested(),
-            unknown: g.unknown_members(&["hooks"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(HookListResult { required hooks = "hooks", } unknown);
 crate::support::builder! {
     HookListResult, HookListResultBuilder, HookListResultBuilderRest, unknown, " A builder of [`HookListResult`]: set members by name; `build()` compiles once the required ones (`hooks`) are.";
     required [

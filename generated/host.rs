@@ -22,16 +22,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for HostReadLimitsResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            max_limits: g.nested(),
-            unknown: g.unknown_members(&["maxLimits"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    HostReadLimitsResult {
+        required max_limits = "maxLimits",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] HostReadLimitsResult, HostReadLimitsResultBuilder, HostReadLimitsResultBuilderRest, unknown, " A builder of [`HostReadLimitsResult`]: set members by name; `build()` compiles once the required ones (`maxLimits`) are.";
     required [

@@ -24,17 +24,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for InitializeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            capabilities: if g.present() { Some(Box::new(g.nested())) } else { None },
-            client_info: g.nested(),
-            unknown: g.unknown_members(&["capabilities", "clientInfo"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    InitializeParams {
+        optional capabilities = "capabilities",
+        required client_info = "clientInfo",
+    } unknown
+);
 crate::support::builder! {
     InitializeParams, InitializeParamsBuilder, InitializeParamsBuilderRest, unknown, " A builder of [`InitializeParams`]: set members by name; `build()` compiles once the required ones (`clientInfo`) are.";
     required [
@@ -127,48 +122,22 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for InitializeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            experimental_api: g.nested(),
-            granted_capabilities: g.nested(),
-            #[cfg(feature = "experimental")]
-            max_limits: if g.present() { Some(Box::new(g.nested())) } else { None },
-            muse_home: g.nested(),
-            platform_family: g.nested(),
-            platform_os: g.nested(),
-            sandbox_availability: if g.present() { Some(g.nested()) } else { None },
-            sandbox_unavailable_reason: if g.present() {
-                Some(g.nested())
-            } else {
-                None
-            },
-            schema: g.nested(),
-            server_info: g.nested(),
-            session_durability: if g.present() { Some(g.nested()) } else { None },
-            user_agent: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "experimentalApi",
-                        "grantedCapabilities",
-                        "maxLimits",
-                        "museHome",
-                        "platformFamily",
-                        "platformOs",
-                        "sandboxAvailability",
-                        "sandboxUnavailableReason",
-                        "schema",
-                        "serverInfo",
-                        "sessionDurability",
-                        "userAgent",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    InitializeResult {
+        required experimental_api = "experimentalApi",
+        required granted_capabilities = "grantedCapabilities",
+        #[cfg(feature = "experimental")] optional max_limits = "maxLimits",
+        required muse_home = "museHome",
+        required platform_family = "platformFamily",
+        required platform_os = "platformOs",
+        optional sandbox_availability = "sandboxAvailability",
+        optional sandbox_unavailable_reason = "sandboxUnavailableReason",
+        required schema = "schema",
+        required server_info = "serverInfo",
+        optional session_durability = "sessionDurability",
+        required user_agent = "userAgent",
+    } unknown
+);
 crate::support::builder! {
     InitializeResult, InitializeResultBuilder, InitializeResultBuilderRest, unknown, " A builder of [`InitializeResult`]: set members by name; `build()` compiles once the required ones (`experimentalApi`, `grantedCapabilities`, `museHome`, `platformFamily`, `platformOs`, `schema`, `serverInfo`, `userAgent`) are.";
     required [

@@ -517,272 +517,119 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for Item {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            #[cfg(feature = "experimental")]
-            action: if g.present() { Some(g.nested()) } else { None },
-            agent_path: if g.present() { Some(g.nested()) } else { None },
-            approval_id: if g.present() { Some(g.nested()) } else { None },
-            args: if g.present() { Some(g.nested()) } else { None },
-            attachments: if g.present() { Some(g.nested()) } else { None },
-            background: if g.present() { Some(g.nested()) } else { None },
-            background_initiator: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            background_status: if g.present() { Some(g.nested()) } else { None },
-            background_terminal_completion: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            blocking: if g.present() { Some(g.nested()) } else { None },
-            call_id: if g.present() { Some(g.nested()) } else { None },
-            child_prompt_refs: if g.present() { Some(g.nested()) } else { None },
-            child_session_id: if g.present() { Some(g.nested()) } else { None },
-            child_session_log_path: if g.present() { Some(g.nested()) } else { None },
-            children: if g.present() { Some(g.nested()) } else { None },
-            command_id: if g.present() { Some(g.nested()) } else { None },
-            command_text: if g.present() { Some(g.nested()) } else { None },
-            control_status: if g.present() { Some(g.nested()) } else { None },
-            cut_off: if g.present() { Some(g.nested()) } else { None },
-            damaged_range: if g.present() { Some(Box::new(g.nested())) } else { None },
-            declared_phase: if g.present() { Some(g.nested()) } else { None },
-            delivery_number: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            depth: if g.present() { Some(g.integer(None, None)) } else { None },
-            display_label: if g.present() { Some(Box::new(g.nested())) } else { None },
-            display_text: if g.present() { Some(g.nested()) } else { None },
-            duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            earlier_history: if g.present() { Some(g.nested()) } else { None },
-            entry_id: if g.present() { Some(g.nested()) } else { None },
-            event: if g.present() { Some(g.nested()) } else { None },
-            exit_code: if g.present() { Some(g.integer(None, None)) } else { None },
-            exit_signal: if g.present() { Some(g.integer(None, None)) } else { None },
-            failure_kind: if g.present() { Some(g.nested()) } else { None },
-            failure_reason: if g.present() { Some(g.nested()) } else { None },
-            fallback_text: if g.present() { Some(g.nested()) } else { None },
-            final_summary: if g.present() { Some(g.nested()) } else { None },
-            generation_id: if g.present() { Some(g.integer(None, None)) } else { None },
-            held: if g.present() { Some(g.nested()) } else { None },
-            held_for: if g.present() { Some(g.nested()) } else { None },
-            history_unreadable: if g.present() { Some(g.nested()) } else { None },
-            hook_key: if g.present() { Some(g.nested()) } else { None },
-            item_id: g.nested(),
-            job_id: if g.present() { Some(g.nested()) } else { None },
-            kind: g.nested(),
-            label: if g.present() { Some(g.nested()) } else { None },
-            message: if g.present() { Some(g.nested()) } else { None },
-            message_phase: if g.present() { Some(g.nested()) } else { None },
-            model_visible_content: if g.present() { Some(g.nested()) } else { None },
-            monitor_description: if g.present() { Some(g.nested()) } else { None },
-            monitor_id: if g.present() { Some(g.nested()) } else { None },
-            next_fire_at_ms: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            objective: if g.present() { Some(g.nested()) } else { None },
-            outcome: if g.present() { Some(g.nested()) } else { None },
-            output_ref: if g.present() { Some(Box::new(g.nested())) } else { None },
-            patch_ref: if g.present() { Some(Box::new(g.nested())) } else { None },
-            patch_summary: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            pattern: if g.present() { Some(g.nested()) } else { None },
-            paused: if g.present() { Some(g.nested()) } else { None },
-            provider_item_id: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            provider_status: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            query: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            raw_item: if g.present() { Some(g.nested()) } else { None },
-            reason: if g.present() { Some(g.nested()) } else { None },
-            recorded_at: if g.present() { Some(g.nested()) } else { None },
-            reminder_agent_id: if g.present() { Some(g.nested()) } else { None },
-            replay_hint: if g.present() { Some(g.nested()) } else { None },
-            result: if g.present() { Some(Box::new(g.nested())) } else { None },
-            #[cfg(feature = "experimental")]
-            results: if g.present() { Some(g.nested()) } else { None },
-            resume_from_run_id: if g.present() { Some(g.nested()) } else { None },
-            retracted: if g.present() { Some(g.nested()) } else { None },
-            revision: g.integer(None, None),
-            role: if g.present() { Some(g.nested()) } else { None },
-            run_status: if g.present() { Some(g.nested()) } else { None },
-            scheduled_fire_at_ms: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            script_id: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            selector: if g.present() { Some(g.nested()) } else { None },
-            side_session_id: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            source: if g.present() { Some(g.nested()) } else { None },
-            status: g.nested(),
-            status_attempt: if g.present() { Some(Box::new(g.nested())) } else { None },
-            status_children: if g.present() { Some(Box::new(g.nested())) } else { None },
-            status_health: if g.present() { Some(g.nested()) } else { None },
-            status_line: if g.present() { Some(g.nested()) } else { None },
-            status_phase: if g.present() { Some(g.nested()) } else { None },
-            status_progress: if g.present() { Some(g.nested()) } else { None },
-            status_step: if g.present() { Some(g.nested()) } else { None },
-            steered: if g.present() { Some(g.nested()) } else { None },
-            stop_available: if g.present() { Some(g.nested()) } else { None },
-            strategy_id: if g.present() { Some(g.nested()) } else { None },
-            subagent_id: if g.present() { Some(g.nested()) } else { None },
-            summarized_through: if g.present() { Some(g.nested()) } else { None },
-            summary: if g.present() { Some(g.nested()) } else { None },
-            task_id: if g.present() { Some(g.nested()) } else { None },
-            terminal_row_after_item_id: if g.present() {
-                Some(g.nested())
-            } else {
-                None
-            },
-            text: if g.present() { Some(g.nested()) } else { None },
-            token_budget: if g.present() { Some(g.nested()) } else { None },
-            tokens_after: if g.present() { Some(g.integer(None, None)) } else { None },
-            tokens_before: if g.present() { Some(g.integer(None, None)) } else { None },
-            tool: if g.present() { Some(g.nested()) } else { None },
-            tool_receipt: if g.present() { Some(g.nested()) } else { None },
-            trigger: if g.present() { Some(g.nested()) } else { None },
-            trigger_source: if g.present() { Some(g.nested()) } else { None },
-            truncated: if g.present() { Some(g.nested()) } else { None },
-            turn_id: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            #[cfg(feature = "experimental")]
-            url: if g.present() { Some(g.nested()) } else { None },
-            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
-            visible_output: if g.present() { Some(g.nested()) } else { None },
-            wake_source_descriptions: if g.present() { Some(g.nested()) } else { None },
-            work_id: if g.present() { Some(g.nested()) } else { None },
-            workflow_run_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "action",
-                        "agentPath",
-                        "approvalId",
-                        "args",
-                        "attachments",
-                        "background",
-                        "backgroundInitiator",
-                        "backgroundStatus",
-                        "backgroundTerminalCompletion",
-                        "blocking",
-                        "callId",
-                        "childPromptRefs",
-                        "childSessionId",
-                        "childSessionLogPath",
-                        "children",
-                        "commandId",
-                        "commandText",
-                        "controlStatus",
-                        "cutOff",
-                        "damagedRange",
-                        "declaredPhase",
-                        "deliveryNumber",
-                        "depth",
-                        "displayLabel",
-                        "displayText",
-                        "durationMs",
-                        "earlierHistory",
-                        "entryId",
-                        "event",
-                        "exitCode",
-                        "exitSignal",
-                        "failureKind",
-                        "failureReason",
-                        "fallbackText",
-                        "finalSummary",
-                        "generationId",
-                        "held",
-                        "heldFor",
-                        "historyUnreadable",
-                        "hookKey",
-                        "itemId",
-                        "jobId",
-                        "kind",
-                        "label",
-                        "message",
-                        "messagePhase",
-                        "modelVisibleContent",
-                        "monitorDescription",
-                        "monitorId",
-                        "nextFireAtMs",
-                        "objective",
-                        "outcome",
-                        "outputRef",
-                        "patchRef",
-                        "patchSummary",
-                        "pattern",
-                        "paused",
-                        "providerItemId",
-                        "providerStatus",
-                        "query",
-                        "rawItem",
-                        "reason",
-                        "recordedAt",
-                        "reminderAgentId",
-                        "replayHint",
-                        "result",
-                        "results",
-                        "resumeFromRunId",
-                        "retracted",
-                        "revision",
-                        "role",
-                        "runStatus",
-                        "scheduledFireAtMs",
-                        "scriptId",
-                        "selector",
-                        "sideSessionId",
-                        "source",
-                        "status",
-                        "statusAttempt",
-                        "statusChildren",
-                        "statusHealth",
-                        "statusLine",
-                        "statusPhase",
-                        "statusProgress",
-                        "statusStep",
-                        "steered",
-                        "stopAvailable",
-                        "strategyId",
-                        "subagentId",
-                        "summarizedThrough",
-                        "summary",
-                        "taskId",
-                        "terminalRowAfterItemId",
-                        "text",
-                        "tokenBudget",
-                        "tokensAfter",
-                        "tokensBefore",
-                        "tool",
-                        "toolReceipt",
-                        "trigger",
-                        "triggerSource",
-                        "truncated",
-                        "turnId",
-                        "url",
-                        "usage",
-                        "visibleOutput",
-                        "wakeSourceDescriptions",
-                        "workId",
-                        "workflowRunId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    Item {
+        #[cfg(feature = "experimental")] optional action = "action",
+        optional agent_path = "agentPath",
+        optional approval_id = "approvalId",
+        optional args = "args",
+        optional attachments = "attachments",
+        optional background = "background",
+        optional background_initiator = "backgroundInitiator",
+        #[cfg(feature = "experimental")] optional background_status = "backgroundStatus",
+        optional background_terminal_completion = "backgroundTerminalCompletion",
+        optional blocking = "blocking",
+        optional call_id = "callId",
+        optional child_prompt_refs = "childPromptRefs",
+        optional child_session_id = "childSessionId",
+        optional child_session_log_path = "childSessionLogPath",
+        optional children = "children",
+        optional command_id = "commandId",
+        optional command_text = "commandText",
+        optional control_status = "controlStatus",
+        optional cut_off = "cutOff",
+        optional damaged_range = "damagedRange",
+        optional declared_phase = "declaredPhase",
+        optional delivery_number = "deliveryNumber" => integer(),
+        optional depth = "depth" => integer(),
+        optional display_label = "displayLabel",
+        optional display_text = "displayText",
+        optional duration_ms = "durationMs" => integer(),
+        optional earlier_history = "earlierHistory",
+        optional entry_id = "entryId",
+        optional event = "event",
+        optional exit_code = "exitCode" => integer(),
+        optional exit_signal = "exitSignal" => integer(),
+        optional failure_kind = "failureKind",
+        optional failure_reason = "failureReason",
+        optional fallback_text = "fallbackText",
+        optional final_summary = "finalSummary",
+        optional generation_id = "generationId" => integer(),
+        optional held = "held",
+        optional held_for = "heldFor",
+        optional history_unreadable = "historyUnreadable",
+        optional hook_key = "hookKey",
+        required item_id = "itemId",
+        optional job_id = "jobId",
+        required kind = "kind",
+        optional label = "label",
+        optional message = "message",
+        optional message_phase = "messagePhase",
+        optional model_visible_content = "modelVisibleContent",
+        optional monitor_description = "monitorDescription",
+        optional monitor_id = "monitorId",
+        optional next_fire_at_ms = "nextFireAtMs" => integer(),
+        optional objective = "objective",
+        optional outcome = "outcome",
+        optional output_ref = "outputRef",
+        optional patch_ref = "patchRef",
+        optional patch_summary = "patchSummary",
+        #[cfg(feature = "experimental")] optional pattern = "pattern",
+        optional paused = "paused",
+        optional provider_item_id = "providerItemId",
+        #[cfg(feature = "experimental")] optional provider_status = "providerStatus",
+        #[cfg(feature = "experimental")] optional query = "query",
+        #[cfg(feature = "experimental")] optional raw_item = "rawItem",
+        optional reason = "reason",
+        optional recorded_at = "recordedAt",
+        optional reminder_agent_id = "reminderAgentId",
+        optional replay_hint = "replayHint",
+        optional result = "result",
+        #[cfg(feature = "experimental")] optional results = "results",
+        optional resume_from_run_id = "resumeFromRunId",
+        optional retracted = "retracted",
+        required revision = "revision" => integer(),
+        optional role = "role",
+        optional run_status = "runStatus",
+        optional scheduled_fire_at_ms = "scheduledFireAtMs" => integer(),
+        optional script_id = "scriptId",
+        #[cfg(feature = "experimental")] optional selector = "selector",
+        optional side_session_id = "sideSessionId",
+        #[cfg(feature = "experimental")] optional source = "source",
+        required status = "status",
+        optional status_attempt = "statusAttempt",
+        optional status_children = "statusChildren",
+        optional status_health = "statusHealth",
+        optional status_line = "statusLine",
+        optional status_phase = "statusPhase",
+        optional status_progress = "statusProgress",
+        optional status_step = "statusStep",
+        optional steered = "steered",
+        optional stop_available = "stopAvailable",
+        optional strategy_id = "strategyId",
+        optional subagent_id = "subagentId",
+        optional summarized_through = "summarizedThrough",
+        optional summary = "summary",
+        optional task_id = "taskId",
+        optional terminal_row_after_item_id = "terminalRowAfterItemId",
+        optional text = "text",
+        optional token_budget = "tokenBudget",
+        optional tokens_after = "tokensAfter" => integer(),
+        optional tokens_before = "tokensBefore" => integer(),
+        optional tool = "tool",
+        optional tool_receipt = "toolReceipt",
+        optional trigger = "trigger",
+        optional trigger_source = "triggerSource",
+        optional truncated = "truncated",
+        tristate turn_id = "turnId",
+        #[cfg(feature = "experimental")] optional url = "url",
+        optional usage = "usage",
+        optional visible_output = "visibleOutput",
+        optional wake_source_descriptions = "wakeSourceDescriptions",
+        optional work_id = "workId",
+        optional workflow_run_id = "workflowRunId",
+    } unknown
+);
 crate::support::builder! {
     Item, ItemBuilder, ItemBuilderRest, unknown, " A builder of [`Item`]: set members by name; `build()` compiles once the required ones (`itemId`, `kind`, `revision`, `status`) are.";
     required [
@@ -930,20 +777,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemCompletedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            item: Box::new(g.nested()),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(&["item", "sessionId", "sourceRange", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ItemCompletedParams {
+        required item = "item",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ItemCompletedParams, ItemCompletedParamsBuilder, ItemCompletedParamsBuilderRest, unknown, " A builder of [`ItemCompletedParams`]: set members by name; `build()` compiles once the required ones (`item`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -989,23 +830,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemDeltaParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            delta: g.nested(),
-            field: if g.present() { Some(g.nested()) } else { None },
-            item_id: g.nested(),
-            session_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["delta", "field", "itemId", "sessionId", "viewCursor"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ItemDeltaParams {
+        required delta = "delta",
+        optional field = "field",
+        required item_id = "itemId",
+        required session_id = "sessionId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ItemDeltaParams, ItemDeltaParamsBuilder, ItemDeltaParamsBuilderRest, unknown, " A builder of [`ItemDeltaParams`]: set members by name; `build()` compiles once the required ones (`delta`, `itemId`, `sessionId`, `viewCursor`) are.";
     required [
@@ -1168,23 +1001,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemReadOutputParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            item_id: g.nested(),
-            length_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
-            offset_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
-            output_ref: g.nested(),
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["itemId", "lengthBytes", "offsetBytes", "outputRef", "sessionId"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ItemReadOutputParams {
+        required item_id = "itemId",
+        optional length_bytes = "lengthBytes" => integer(),
+        optional offset_bytes = "offsetBytes" => integer(),
+        required output_ref = "outputRef",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ItemReadOutputParams, ItemReadOutputParamsBuilder, ItemReadOutputParamsBuilderRest, unknown, " A builder of [`ItemReadOutputParams`]: set members by name; `build()` compiles once the required ones (`itemId`, `outputRef`, `sessionId`) are.";
     required [
@@ -1234,31 +1059,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemReadOutputResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            byte_len: g.integer(None, None),
-            content: g.nested(),
-            encoding: g.nested(),
-            eof: g.nested(),
-            media_type: g.nested(),
-            offset_bytes: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "byteLen",
-                        "content",
-                        "encoding",
-                        "eof",
-                        "mediaType",
-                        "offsetBytes",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ItemReadOutputResult {
+        required byte_len = "byteLen" => integer(),
+        required content = "content",
+        required encoding = "encoding",
+        required eof = "eof",
+        required media_type = "mediaType",
+        required offset_bytes = "offsetBytes" => integer(),
+    } unknown
+);
 crate::support::builder! {
     ItemReadOutputResult, ItemReadOutputResultBuilder, ItemReadOutputResultBuilderRest, unknown, " A builder of [`ItemReadOutputResult`]: set members by name; `build()` compiles once the required ones (`byteLen`, `content`, `encoding`, `eof`, `mediaType`, `offsetBytes`) are.";
     required [
@@ -1302,20 +1112,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemStartedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            item: Box::new(g.nested()),
-            session_id: g.nested(),
-            source_range: if g.present() { Some(Box::new(g.nested())) } else { None },
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(&["item", "sessionId", "sourceRange", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ItemStartedParams {
+        required item = "item",
+        required session_id = "sessionId",
+        optional source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ItemStartedParams, ItemStartedParamsBuilder, ItemStartedParamsBuilderRest, unknown, " A builder of [`ItemStartedParams`]: set members by name; `build()` compiles once the required ones (`item`, `sessionId`, `viewCursor`) are.";
     required [
@@ -1398,20 +1202,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ItemUpdatedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            item: Box::new(g.nested()),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(&["item", "sessionId", "sourceRange", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ItemUpdatedParams {
+        required item = "item",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ItemUpdatedParams, ItemUpdatedParamsBuilder, ItemUpdatedParamsBuilderRest, unknown, " A builder of [`ItemUpdatedParams`]: set members by name; `build()` compiles once the required ones (`item`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [

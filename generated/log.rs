@@ -35,23 +35,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogGapParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            after: g.nested(),
-            next: g.nested(),
-            reason: if g.present() { Some(g.nested()) } else { None },
-            stream: g.nested(),
-            subscription_id: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &["after", "next", "reason", "stream", "subscriptionId"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogGapParams {
+        required after = "after",
+        required next = "next",
+        optional reason = "reason",
+        required stream = "stream",
+        required subscription_id = "subscriptionId" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogGapParams, LogGapParamsBuilder, LogGapParamsBuilderRest, unknown, " A builder of [`LogGapParams`]: set members by name; `build()` compiles once the required ones (`after`, `next`, `stream`, `subscriptionId`) are.";
     required [
@@ -127,19 +119,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPageParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            from: if g.present() { Some(g.nested()) } else { None },
-            limit: if g.present() { Some(g.integer(None, None)) } else { None },
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            stream: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["from", "limit", "sessionId", "stream"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPageParams {
+        optional from = "from",
+        optional limit = "limit" => integer(),
+        optional session_id = "sessionId",
+        optional stream = "stream",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl LogPageParams {
     /// A value with every optional member absent.
@@ -193,17 +180,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPageResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            next_cursor: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            records: g.nested(),
-            unknown: g.unknown_members(&["nextCursor", "records"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPageResult {
+        nullable next_cursor = "nextCursor",
+        required records = "records",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogPageResult, LogPageResultBuilder, LogPageResultBuilderRest, unknown, " A builder of [`LogPageResult`]: set members by name; `build()` compiles once the required ones (`records`) are.";
     required [
@@ -237,16 +219,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPhysicalFilesParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPhysicalFilesParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogPhysicalFilesParams, LogPhysicalFilesParamsBuilder, LogPhysicalFilesParamsBuilderRest, unknown, " A builder of [`LogPhysicalFilesParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -277,16 +254,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPhysicalFilesResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            files: g.nested(),
-            unknown: g.unknown_members(&["files"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPhysicalFilesResult {
+        required files = "files",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogPhysicalFilesResult, LogPhysicalFilesResultBuilder, LogPhysicalFilesResultBuilderRest, unknown, " A builder of [`LogPhysicalFilesResult`]: set members by name; `build()` compiles once the required ones (`files`) are.";
     required [
@@ -335,31 +307,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPhysicalLineParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            chunk: g.nested(),
-            data: g.nested(),
-            end_offset: g.integer(None, None),
-            ordinal: g.integer(None, None),
-            start_offset: g.integer(None, None),
-            subscription_id: g.integer(None, None),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "chunk",
-                        "data",
-                        "endOffset",
-                        "ordinal",
-                        "startOffset",
-                        "subscriptionId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPhysicalLineParams {
+        required chunk = "chunk",
+        required data = "data",
+        required end_offset = "endOffset" => integer(),
+        required ordinal = "ordinal" => integer(),
+        required start_offset = "startOffset" => integer(),
+        required subscription_id = "subscriptionId" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogPhysicalLineParams, LogPhysicalLineParamsBuilder, LogPhysicalLineParamsBuilderRest, unknown, " A builder of [`LogPhysicalLineParams`]: set members by name; `build()` compiles once the required ones (`chunk`, `data`, `endOffset`, `ordinal`, `startOffset`, `subscriptionId`) are.";
     required [
@@ -402,18 +359,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPhysicalResetParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            at: g.nested(),
-            reason: g.nested(),
-            subscription_id: g.integer(None, None),
-            unknown: g.unknown_members(&["at", "reason", "subscriptionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPhysicalResetParams {
+        required at = "at",
+        required reason = "reason",
+        required subscription_id = "subscriptionId" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogPhysicalResetParams, LogPhysicalResetParamsBuilder, LogPhysicalResetParamsBuilderRest, unknown, " A builder of [`LogPhysicalResetParams`]: set members by name; `build()` compiles once the required ones (`at`, `reason`, `subscriptionId`) are.";
     required [
@@ -454,18 +406,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPhysicalSubscribeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            after: g.nested(),
-            chunk_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["after", "chunkBytes", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPhysicalSubscribeParams {
+        required after = "after",
+        optional chunk_bytes = "chunkBytes" => integer(),
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogPhysicalSubscribeParams, LogPhysicalSubscribeParamsBuilder, LogPhysicalSubscribeParamsBuilderRest, unknown, " A builder of [`LogPhysicalSubscribeParams`]: set members by name; `build()` compiles once the required ones (`after`, `sessionId`) are.";
     required [
@@ -510,18 +457,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPhysicalSubscribeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            rel_path: g.nested(),
-            subscription_id: g.integer(None, None),
-            tail_offset: g.integer(None, None),
-            unknown: g.unknown_members(&["relPath", "subscriptionId", "tailOffset"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPhysicalSubscribeResult {
+        required rel_path = "relPath",
+        required subscription_id = "subscriptionId" => integer(),
+        required tail_offset = "tailOffset" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogPhysicalSubscribeResult, LogPhysicalSubscribeResultBuilder, LogPhysicalSubscribeResultBuilderRest, unknown, " A builder of [`LogPhysicalSubscribeResult`]: set members by name; `build()` compiles once the required ones (`relPath`, `subscriptionId`, `tailOffset`) are.";
     required [
@@ -557,16 +499,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPhysicalUnsubscribeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            subscription_id: g.integer(None, None),
-            unknown: g.unknown_members(&["subscriptionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogPhysicalUnsubscribeParams {
+        required subscription_id = "subscriptionId" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogPhysicalUnsubscribeParams, LogPhysicalUnsubscribeParamsBuilder, LogPhysicalUnsubscribeParamsBuilderRest, unknown, " A builder of [`LogPhysicalUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`subscriptionId`) are.";
     required [
@@ -593,15 +530,7 @@ pub struct LogPhysicalUnsubscribeResult {
 #[cfg(feature = "experimental")]
 crate::support::impl_deserialize!(LogPhysicalUnsubscribeResult {} unknown);
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogPhysicalUnsubscribeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            unknown: g.unknown_members(&[]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(LogPhysicalUnsubscribeResult {} unknown);
 #[cfg(feature = "experimental")]
 impl LogPhysicalUnsubscribeResult {
     /// A value with every optional member absent.
@@ -646,17 +575,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogRecordParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            record: g.nested(),
-            subscription_id: g.integer(None, None),
-            unknown: g.unknown_members(&["record", "subscriptionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogRecordParams {
+        required record = "record",
+        required subscription_id = "subscriptionId" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogRecordParams, LogRecordParamsBuilder, LogRecordParamsBuilderRest, unknown, " A builder of [`LogRecordParams`]: set members by name; `build()` compiles once the required ones (`record`, `subscriptionId`) are.";
     required [
@@ -704,20 +628,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogStreamEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            first_available: g.nested(),
-            pruned_through: if g.coin() { Some(g.nested()) } else { None },
-            stream: g.nested(),
-            tail: if g.coin() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(&["firstAvailable", "prunedThrough", "stream", "tail"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogStreamEntry {
+        required first_available = "firstAvailable",
+        nullable pruned_through = "prunedThrough",
+        required stream = "stream",
+        nullable tail = "tail",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogStreamEntry, LogStreamEntryBuilder, LogStreamEntryBuilderRest, unknown, " A builder of [`LogStreamEntry`]: set members by name; `build()` compiles once the required ones (`firstAvailable`, `stream`) are.";
     required [
@@ -753,16 +671,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogStreamsParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogStreamsParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogStreamsParams, LogStreamsParamsBuilder, LogStreamsParamsBuilderRest, unknown, " A builder of [`LogStreamsParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -793,16 +706,7 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogStreamsResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            streams: g.nested(),
-            unknown: g.unknown_members(&["streams"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(LogStreamsResult { required streams = "streams", } unknown);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogStreamsResult, LogStreamsResultBuilder, LogStreamsResultBuilderRest, unknown, " A builder of [`LogStreamsResult`]: set members by name; `build()` compiles once the required ones (`streams`) are.";
     required [
@@ -841,18 +745,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogSubscribeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            after: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            stream: g.nested(),
-            unknown: g.unknown_members(&["after", "sessionId", "stream"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogSubscribeParams {
+        optional after = "after",
+        required session_id = "sessionId",
+        required stream = "stream",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogSubscribeParams, LogSubscribeParamsBuilder, LogSubscribeParamsBuilderRest, unknown, " A builder of [`LogSubscribeParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `stream`) are.";
     required [
@@ -890,17 +789,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogSubscribeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            subscription_id: g.integer(None, None),
-            tail: g.nested(),
-            unknown: g.unknown_members(&["subscriptionId", "tail"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogSubscribeResult {
+        required subscription_id = "subscriptionId" => integer(),
+        required tail = "tail",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogSubscribeResult, LogSubscribeResultBuilder, LogSubscribeResultBuilderRest, unknown, " A builder of [`LogSubscribeResult`]: set members by name; `build()` compiles once the required ones (`subscriptionId`, `tail`) are.";
     required [
@@ -933,16 +827,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogUnsubscribeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            subscription_id: g.integer(None, None),
-            unknown: g.unknown_members(&["subscriptionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    LogUnsubscribeParams {
+        required subscription_id = "subscriptionId" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogUnsubscribeParams, LogUnsubscribeParamsBuilder, LogUnsubscribeParamsBuilderRest, unknown, " A builder of [`LogUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`subscriptionId`) are.";
     required [
@@ -967,15 +856,7 @@ pub struct LogUnsubscribeResult {
 #[cfg(feature = "experimental")]
 crate::support::impl_deserialize!(LogUnsubscribeResult {} unknown);
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for LogUnsubscribeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            unknown: g.unknown_members(&[]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(LogUnsubscribeResult {} unknown);
 #[cfg(feature = "experimental")]
 impl LogUnsubscribeResult {
     /// A value with every optional member absent.

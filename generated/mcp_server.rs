@@ -53,16 +53,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerListParams {
+        optional session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl McpServerListParams {
     /// A value with every optional member absent.
@@ -104,16 +99,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            servers: g.nested(),
-            unknown: g.unknown_members(&["servers"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerListResult {
+        required servers = "servers",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerListResult, McpServerListResultBuilder, McpServerListResultBuilderRest, unknown, " A builder of [`McpServerListResult`]: set members by name; `build()` compiles once the required ones (`servers`) are.";
     required [
@@ -153,19 +143,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerListRow {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            name: g.nested(),
-            oauth: g.nested(),
-            source: g.nested(),
-            transport: g.nested(),
-            unknown: g.unknown_members(&["name", "oauth", "source", "transport"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerListRow {
+        required name = "name",
+        required oauth = "oauth",
+        required source = "source",
+        required transport = "transport",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerListRow, McpServerListRowBuilder, McpServerListRowBuilderRest, unknown, " A builder of [`McpServerListRow`]: set members by name; `build()` compiles once the required ones (`name`, `oauth`, `source`, `transport`) are.";
     required [
@@ -261,16 +246,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerOAuthLoginCancelParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            server: g.nested(),
-            unknown: g.unknown_members(&["server"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerOAuthLoginCancelParams {
+        required server = "server",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerOAuthLoginCancelParams, McpServerOAuthLoginCancelParamsBuilder, McpServerOAuthLoginCancelParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCancelParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
     required [
@@ -303,16 +283,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerOAuthLoginCancelResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            cancelled: g.nested(),
-            unknown: g.unknown_members(&["cancelled"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerOAuthLoginCancelResult {
+        required cancelled = "cancelled",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerOAuthLoginCancelResult, McpServerOAuthLoginCancelResultBuilder, McpServerOAuthLoginCancelResultBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCancelResult`]: set members by name; `build()` compiles once the required ones (`cancelled`) are.";
     required [
@@ -352,18 +327,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerOAuthLoginCompletedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            message: if g.present() { Some(g.nested()) } else { None },
-            outcome: g.nested(),
-            server: g.nested(),
-            unknown: g.unknown_members(&["message", "outcome", "server"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerOAuthLoginCompletedParams {
+        optional message = "message",
+        required outcome = "outcome",
+        required server = "server",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerOAuthLoginCompletedParams, McpServerOAuthLoginCompletedParamsBuilder, McpServerOAuthLoginCompletedParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginCompletedParams`]: set members by name; `build()` compiles once the required ones (`outcome`, `server`) are.";
     required [
@@ -399,16 +369,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerOAuthLoginParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            server: g.nested(),
-            unknown: g.unknown_members(&["server"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerOAuthLoginParams {
+        required server = "server",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerOAuthLoginParams, McpServerOAuthLoginParamsBuilder, McpServerOAuthLoginParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLoginParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
     required [
@@ -442,16 +407,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerOAuthLoginResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            authorization_url: g.nested(),
-            unknown: g.unknown_members(&["authorizationUrl"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerOAuthLoginResult {
+        required authorization_url = "authorizationUrl",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerOAuthLoginResult, McpServerOAuthLoginResultBuilder, McpServerOAuthLoginResultBuilderRest, unknown, " A builder of [`McpServerOAuthLoginResult`]: set members by name; `build()` compiles once the required ones (`authorizationUrl`) are.";
     required [
@@ -484,16 +444,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerOAuthLogoutParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            server: g.nested(),
-            unknown: g.unknown_members(&["server"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerOAuthLogoutParams {
+        required server = "server",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerOAuthLogoutParams, McpServerOAuthLogoutParamsBuilder, McpServerOAuthLogoutParamsBuilderRest, unknown, " A builder of [`McpServerOAuthLogoutParams`]: set members by name; `build()` compiles once the required ones (`server`) are.";
     required [
@@ -529,17 +484,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for McpServerOAuthLogoutResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            removed: g.nested(),
-            revocation: g.nested(),
-            unknown: g.unknown_members(&["removed", "revocation"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    McpServerOAuthLogoutResult {
+        required removed = "removed",
+        required revocation = "revocation",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] McpServerOAuthLogoutResult, McpServerOAuthLogoutResultBuilder, McpServerOAuthLogoutResultBuilderRest, unknown, " A builder of [`McpServerOAuthLogoutResult`]: set members by name; `build()` compiles once the required ones (`removed`, `revocation`) are.";
     required [

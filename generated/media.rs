@@ -48,35 +48,18 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for MediaUploadParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            chunk_base64: g.nested(),
-            chunk_count: g.integer(None, None),
-            chunk_index: g.integer(None, None),
-            command_id: g.nested(),
-            media_type: g.nested(),
-            session_id: g.nested(),
-            total_bytes: g.integer(None, None),
-            upload_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "chunkBase64",
-                        "chunkCount",
-                        "chunkIndex",
-                        "commandId",
-                        "mediaType",
-                        "sessionId",
-                        "totalBytes",
-                        "uploadId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    MediaUploadParams {
+        required chunk_base64 = "chunkBase64",
+        required chunk_count = "chunkCount" => integer(),
+        required chunk_index = "chunkIndex" => integer(),
+        required command_id = "commandId",
+        required media_type = "mediaType",
+        required session_id = "sessionId",
+        required total_bytes = "totalBytes" => integer(),
+        required upload_id = "uploadId",
+    } unknown
+);
 crate::support::builder! {
     MediaUploadParams, MediaUploadParamsBuilder, MediaUploadParamsBuilderRest, unknown, " A builder of [`MediaUploadParams`]: set members by name; `build()` compiles once the required ones (`chunkBase64`, `chunkCount`, `chunkIndex`, `commandId`, `mediaType`, `sessionId`, `totalBytes`, `uploadId`) are.";
     required [
@@ -111,16 +94,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for MediaUploadResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            upload_id: g.nested(),
-            unknown: g.unknown_members(&["uploadId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    MediaUploadResult {
+        required upload_id = "uploadId",
+    } unknown
+);
 crate::support::builder! {
     MediaUploadResult, MediaUploadResultBuilder, MediaUploadResultBuilderRest, unknown, " A builder of [`MediaUploadResult`]: set members by name; `build()` compiles once the required ones (`uploadId`) are.";
     required [

@@ -92,47 +92,24 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelCatalogEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            context_limit: if g.coin() { Some(g.integer(None, None)) } else { None },
-            cost: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            default_reasoning_effort: if g.present() { Some(g.nested()) } else { None },
-            description: if g.coin() { Some(g.nested()) } else { None },
-            display_label: g.nested(),
-            is_active: g.nested(),
-            is_default: g.nested(),
-            model_id: g.nested(),
-            output_limit: if g.coin() { Some(g.integer(None, None)) } else { None },
-            profile_id: if g.coin() { Some(g.nested()) } else { None },
-            provider_id: g.nested(),
-            reasoning_effort_variants: if g.present() { Some(g.nested()) } else { None },
-            release_date: if g.coin() { Some(g.nested()) } else { None },
-            variants: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "contextLimit",
-                        "cost",
-                        "defaultReasoningEffort",
-                        "description",
-                        "displayLabel",
-                        "isActive",
-                        "isDefault",
-                        "modelId",
-                        "outputLimit",
-                        "profileId",
-                        "providerId",
-                        "reasoningEffortVariants",
-                        "releaseDate",
-                        "variants",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ModelCatalogEntry {
+        nullable context_limit = "contextLimit" => integer(),
+        nullable cost = "cost",
+        optional default_reasoning_effort = "defaultReasoningEffort",
+        nullable description = "description",
+        required display_label = "displayLabel",
+        required is_active = "isActive",
+        required is_default = "isDefault",
+        required model_id = "modelId",
+        nullable output_limit = "outputLimit" => integer(),
+        nullable profile_id = "profileId",
+        required provider_id = "providerId",
+        optional reasoning_effort_variants = "reasoningEffortVariants",
+        nullable release_date = "releaseDate",
+        optional variants = "variants",
+    } unknown
+);
 crate::support::builder! {
     ModelCatalogEntry, ModelCatalogEntryBuilder, ModelCatalogEntryBuilderRest, unknown, " A builder of [`ModelCatalogEntry`]: set members by name; `build()` compiles once the required ones (`displayLabel`, `isActive`, `isDefault`, `modelId`, `providerId`) are.";
     required [
@@ -249,19 +226,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelCost {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            cached: g.nested(),
-            currency: if g.coin() { Some(g.nested()) } else { None },
-            input: g.nested(),
-            output: g.nested(),
-            unknown: g.unknown_members(&["cached", "currency", "input", "output"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ModelCost {
+        required cached = "cached",
+        nullable currency = "currency",
+        required input = "input",
+        required output = "output",
+    } unknown
+);
 crate::support::builder! {
     ModelCost, ModelCostBuilder, ModelCostBuilderRest, unknown, " A builder of [`ModelCost`]: set members by name; `build()` compiles once the required ones (`cached`, `input`, `output`) are.";
     required [
@@ -296,17 +268,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelDescribedReasoningEffort {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            description: if g.present() { Some(g.nested()) } else { None },
-            tier: g.nested(),
-            unknown: g.unknown_members(&["description", "tier"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ModelDescribedReasoningEffort {
+        optional description = "description",
+        required tier = "tier",
+    } unknown
+);
 crate::support::builder! {
     ModelDescribedReasoningEffort, ModelDescribedReasoningEffortBuilder, ModelDescribedReasoningEffortBuilderRest, unknown, " A builder of [`ModelDescribedReasoningEffort`]: set members by name; `build()` compiles once the required ones (`tier`) are.";
     required [
@@ -338,16 +305,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ModelListParams {
+        optional session_id = "sessionId",
+    } unknown
+);
 impl ModelListParams {
     /// A value with every optional member absent.
     #[inline]
@@ -397,19 +359,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            models: g.nested(),
-            profile_id: if g.coin() { Some(g.nested()) } else { None },
-            provider_id: g.nested(),
-            source: g.nested(),
-            unknown: g.unknown_members(&["models", "profileId", "providerId", "source"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ModelListResult {
+        required models = "models",
+        nullable profile_id = "profileId",
+        required provider_id = "providerId",
+        required source = "source",
+    } unknown
+);
 crate::support::builder! {
     ModelListResult, ModelListResultBuilder, ModelListResultBuilderRest, unknown, " A builder of [`ModelListResult`]: set members by name; `build()` compiles once the required ones (`models`, `providerId`, `source`) are.";
     required [
@@ -482,25 +439,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelSelection {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            display_label: if g.present() { Some(g.nested()) } else { None },
-            model_id: g.nested(),
-            profile_id: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            provider_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(&["displayLabel", "modelId", "profileId", "providerId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ModelSelection {
+        optional display_label = "displayLabel",
+        required model_id = "modelId",
+        tristate profile_id = "profileId",
+        optional provider_id = "providerId",
+    } unknown
+);
 crate::support::builder! {
     ModelSelection, ModelSelectionBuilder, ModelSelectionBuilderRest, unknown, " A builder of [`ModelSelection`]: set members by name; `build()` compiles once the required ones (`modelId`) are.";
     required [
@@ -551,24 +497,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ModelVisibleContent {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            height: if g.present() { Some(g.integer(None, None)) } else { None },
-            media_type: g.nested(),
-            path: g.nested(),
-            source_tool_name: g.nested(),
-            type_: g.nested(),
-            width: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["height", "mediaType", "path", "sourceToolName", "type", "width"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ModelVisibleContent {
+        optional height = "height" => integer(),
+        required media_type = "mediaType",
+        required path = "path",
+        required source_tool_name = "sourceToolName",
+        required type_ = "type",
+        optional width = "width" => integer(),
+    } unknown
+);
 crate::support::builder! {
     ModelVisibleContent, ModelVisibleContentBuilder, ModelVisibleContentBuilderRest, unknown, " A builder of [`ModelVisibleContent`]: set members by name; `build()` compiles once the required ones (`mediaType`, `path`, `sourceToolName`, `type`) are.";
     required [

@@ -66,45 +66,23 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for MonitorInboxItemAdmittedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            body: g.nested(),
-            display_body: if g.present() { Some(g.nested()) } else { None },
-            event_index: g.integer(None, None),
-            event_kind: g.nested(),
-            item_id: g.nested(),
-            line_index: if g.present() { Some(g.integer(None, None)) } else { None },
-            queued_at: g.nested(),
-            session_id: g.nested(),
-            show_lines: g.nested(),
-            source_range: g.nested(),
-            summary: g.nested(),
-            task_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "body",
-                        "displayBody",
-                        "eventIndex",
-                        "eventKind",
-                        "itemId",
-                        "lineIndex",
-                        "queuedAt",
-                        "sessionId",
-                        "showLines",
-                        "sourceRange",
-                        "summary",
-                        "taskId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    MonitorInboxItemAdmittedParams {
+        required body = "body",
+        optional display_body = "displayBody",
+        required event_index = "eventIndex" => integer(),
+        required event_kind = "eventKind",
+        required item_id = "itemId",
+        optional line_index = "lineIndex" => integer(),
+        required queued_at = "queuedAt",
+        required session_id = "sessionId",
+        required show_lines = "showLines",
+        required source_range = "sourceRange",
+        required summary = "summary",
+        required task_id = "taskId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     MonitorInboxItemAdmittedParams, MonitorInboxItemAdmittedParamsBuilder, MonitorInboxItemAdmittedParamsBuilderRest, unknown, " A builder of [`MonitorInboxItemAdmittedParams`]: set members by name; `build()` compiles once the required ones (`body`, `eventIndex`, `eventKind`, `itemId`, `queuedAt`, `sessionId`, `showLines`, `sourceRange`, `summary`, `taskId`, `viewCursor`) are.";
     required [
@@ -175,33 +153,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for MonitorInboxItemDrainedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            delivery_visible: g.nested(),
-            drain_target_run_stream: if g.present() { Some(g.nested()) } else { None },
-            drained_at: g.nested(),
-            item_id: g.nested(),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "deliveryVisible",
-                        "drainTargetRunStream",
-                        "drainedAt",
-                        "itemId",
-                        "sessionId",
-                        "sourceRange",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    MonitorInboxItemDrainedParams {
+        required delivery_visible = "deliveryVisible",
+        optional drain_target_run_stream = "drainTargetRunStream",
+        required drained_at = "drainedAt",
+        required item_id = "itemId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     MonitorInboxItemDrainedParams, MonitorInboxItemDrainedParamsBuilder, MonitorInboxItemDrainedParamsBuilderRest, unknown, " A builder of [`MonitorInboxItemDrainedParams`]: set members by name; `build()` compiles once the required ones (`deliveryVisible`, `drainedAt`, `itemId`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -254,23 +216,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for MonitorInboxItemVoidedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            item_id: g.nested(),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            voided_at: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["itemId", "sessionId", "sourceRange", "viewCursor", "voidedAt"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    MonitorInboxItemVoidedParams {
+        required item_id = "itemId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+        required voided_at = "voidedAt",
+    } unknown
+);
 crate::support::builder! {
     MonitorInboxItemVoidedParams, MonitorInboxItemVoidedParamsBuilder, MonitorInboxItemVoidedParamsBuilderRest, unknown, " A builder of [`MonitorInboxItemVoidedParams`]: set members by name; `build()` compiles once the required ones (`itemId`, `sessionId`, `sourceRange`, `viewCursor`, `voidedAt`) are.";
     required [

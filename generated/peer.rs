@@ -22,16 +22,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PeerListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PeerListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PeerListParams, PeerListParamsBuilder, PeerListParamsBuilderRest, unknown, " A builder of [`PeerListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -66,17 +61,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PeerListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            peers: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["peers", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PeerListResult {
+        required peers = "peers",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PeerListResult, PeerListResultBuilder, PeerListResultBuilderRest, unknown, " A builder of [`PeerListResult`]: set members by name; `build()` compiles once the required ones (`peers`, `sessionId`) are.";
     required [
@@ -130,31 +120,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PeerRow {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            can_receive: g.nested(),
-            display_label: g.nested(),
-            last_seen_age_ms: g.integer(None, None),
-            session_id: g.nested(),
-            session_name: if g.coin() { Some(g.nested()) } else { None },
-            status: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "canReceive",
-                        "displayLabel",
-                        "lastSeenAgeMs",
-                        "sessionId",
-                        "sessionName",
-                        "status",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PeerRow {
+        required can_receive = "canReceive",
+        required display_label = "displayLabel",
+        required last_seen_age_ms = "lastSeenAgeMs" => integer(),
+        required session_id = "sessionId",
+        nullable session_name = "sessionName",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PeerRow, PeerRowBuilder, PeerRowBuilderRest, unknown, " A builder of [`PeerRow`]: set members by name; `build()` compiles once the required ones (`canReceive`, `displayLabel`, `lastSeenAgeMs`, `sessionId`, `status`) are.";
     required [

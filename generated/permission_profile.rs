@@ -51,16 +51,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionProfileListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PermissionProfileListParams {
+        optional session_id = "sessionId",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl PermissionProfileListParams {
     /// A value with every optional member absent.
@@ -104,16 +99,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionProfileListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            profiles: g.nested(),
-            unknown: g.unknown_members(&["profiles"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PermissionProfileListResult {
+        required profiles = "profiles",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PermissionProfileListResult, PermissionProfileListResultBuilder, PermissionProfileListResultBuilderRest, unknown, " A builder of [`PermissionProfileListResult`]: set members by name; `build()` compiles once the required ones (`profiles`) are.";
     required [
@@ -169,31 +159,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for PermissionProfileRow {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            available: g.nested(),
-            description: if g.present() { Some(g.nested()) } else { None },
-            label: g.nested(),
-            profile_id: g.nested(),
-            reviewer_authority: g.nested(),
-            unavailable_reasons: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "available",
-                        "description",
-                        "label",
-                        "profileId",
-                        "reviewerAuthority",
-                        "unavailableReasons",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PermissionProfileRow {
+        required available = "available",
+        optional description = "description",
+        required label = "label",
+        required profile_id = "profileId",
+        required reviewer_authority = "reviewerAuthority",
+        optional unavailable_reasons = "unavailableReasons",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] PermissionProfileRow, PermissionProfileRowBuilder, PermissionProfileRowBuilderRest, unknown, " A builder of [`PermissionProfileRow`]: set members by name; `build()` compiles once the required ones (`available`, `label`, `profileId`, `reviewerAuthority`) are.";
     required [

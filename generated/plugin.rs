@@ -28,19 +28,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginCatalogEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            enabled: g.nested(),
-            id: g.nested(),
-            source: g.nested(),
-            version: g.nested(),
-            unknown: g.unknown_members(&["enabled", "id", "source", "version"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginCatalogEntry {
+        required enabled = "enabled",
+        required id = "id",
+        required source = "source",
+        required version = "version",
+    } unknown
+);
 crate::support::builder! {
     PluginCatalogEntry, PluginCatalogEntryBuilder, PluginCatalogEntryBuilderRest, unknown, " A builder of [`PluginCatalogEntry`]: set members by name; `build()` compiles once the required ones (`enabled`, `id`, `source`, `version`) are.";
     required [
@@ -83,21 +78,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            enabled: g.nested(),
-            id: g.nested(),
-            session_id: g.nested(),
-            source: g.nested(),
-            version: g.nested(),
-            unknown: g
-                .unknown_members(&["enabled", "id", "sessionId", "source", "version"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginChangedParams {
+        required enabled = "enabled",
+        required id = "id",
+        required session_id = "sessionId",
+        required source = "source",
+        required version = "version",
+    } unknown
+);
 crate::support::builder! {
     PluginChangedParams, PluginChangedParamsBuilder, PluginChangedParamsBuilderRest, unknown, " A builder of [`PluginChangedParams`]: set members by name; `build()` compiles once the required ones (`enabled`, `id`, `sessionId`, `source`, `version`) are.";
     required [
@@ -132,17 +121,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginInstallLocalPathTarget {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            path: g.nested(),
-            scope: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["path", "scope"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginInstallLocalPathTarget {
+        required path = "path",
+        optional scope = "scope",
+    } unknown
+);
 crate::support::builder! {
     PluginInstallLocalPathTarget, PluginInstallLocalPathTargetBuilder, PluginInstallLocalPathTargetBuilderRest, unknown, " A builder of [`PluginInstallLocalPathTarget`]: set members by name; `build()` compiles once the required ones (`path`) are.";
     required [
@@ -176,17 +160,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginInstallMarketplaceTarget {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            marketplace: g.nested(),
-            name: g.nested(),
-            unknown: g.unknown_members(&["marketplace", "name"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginInstallMarketplaceTarget {
+        required marketplace = "marketplace",
+        required name = "name",
+    } unknown
+);
 crate::support::builder! {
     PluginInstallMarketplaceTarget, PluginInstallMarketplaceTargetBuilder, PluginInstallMarketplaceTargetBuilderRest, unknown, " A builder of [`PluginInstallMarketplaceTarget`]: set members by name; `build()` compiles once the required ones (`marketplace`, `name`) are.";
     required [
@@ -224,18 +203,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginInstallParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            target: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId", "target"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginInstallParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required target = "target",
+    } unknown
+);
 crate::support::builder! {
     PluginInstallParams, PluginInstallParamsBuilder, PluginInstallParamsBuilderRest, unknown, " A builder of [`PluginInstallParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `target`) are.";
     required [
@@ -284,33 +258,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginInstallResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            enabled: g.nested(),
-            id: g.nested(),
-            source: g.nested(),
-            status: g.nested(),
-            version: g.nested(),
-            warning: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "commandId",
-                        "enabled",
-                        "id",
-                        "source",
-                        "status",
-                        "version",
-                        "warning",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginInstallResult {
+        required command_id = "commandId",
+        required enabled = "enabled",
+        required id = "id",
+        required source = "source",
+        required status = "status",
+        required version = "version",
+        optional warning = "warning",
+    } unknown
+);
 crate::support::builder! {
     PluginInstallResult, PluginInstallResultBuilder, PluginInstallResultBuilderRest, unknown, " A builder of [`PluginInstallResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `enabled`, `id`, `source`, `status`, `version`) are.";
     required [
@@ -375,17 +333,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginInstallTarget {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            local_path: if g.present() { Some(g.nested()) } else { None },
-            marketplace: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["localPath", "marketplace"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginInstallTarget {
+        optional local_path = "localPath",
+        optional marketplace = "marketplace",
+    } unknown
+);
 impl PluginInstallTarget {
     /// A value with every optional member absent.
     #[inline]
@@ -425,16 +378,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     PluginListParams, PluginListParamsBuilder, PluginListParamsBuilderRest, unknown, " A builder of [`PluginListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -461,16 +409,7 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            plugins: g.nested(),
-            unknown: g.unknown_members(&["plugins"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(PluginListResult { required plugins = "plugins", } unknown);
 crate::support::builder! {
     PluginListResult, PluginListResultBuilder, PluginListResultBuilderRest, unknown, " A builder of [`PluginListResult`]: set members by name; `build()` compiles once the required ones (`plugins`) are.";
     required [
@@ -508,19 +447,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceAddParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            name: g.nested(),
-            session_id: g.nested(),
-            source: g.nested(),
-            unknown: g.unknown_members(&["commandId", "name", "sessionId", "source"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginMarketplaceAddParams {
+        required command_id = "commandId",
+        required name = "name",
+        required session_id = "sessionId",
+        required source = "source",
+    } unknown
+);
 crate::support::builder! {
     PluginMarketplaceAddParams, PluginMarketplaceAddParamsBuilder, PluginMarketplaceAddParamsBuilderRest, unknown, " A builder of [`PluginMarketplaceAddParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `sessionId`, `source`) are.";
     required [
@@ -595,23 +529,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            change: g.nested(),
-            name: g.nested(),
-            plugin_count: if g.present() { Some(g.integer(None, None)) } else { None },
-            session_id: g.nested(),
-            skipped_count: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["change", "name", "pluginCount", "sessionId", "skippedCount"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginMarketplaceChangedParams {
+        required change = "change",
+        required name = "name",
+        optional plugin_count = "pluginCount" => integer(),
+        required session_id = "sessionId",
+        optional skipped_count = "skippedCount" => integer(),
+    } unknown
+);
 crate::support::builder! {
     PluginMarketplaceChangedParams, PluginMarketplaceChangedParamsBuilder, PluginMarketplaceChangedParamsBuilderRest, unknown, " A builder of [`PluginMarketplaceChangedParams`]: set members by name; `build()` compiles once the required ones (`change`, `name`, `sessionId`) are.";
     required [
@@ -662,24 +588,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceRecordResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            name: g.nested(),
-            plugin_count: g.integer(None, None),
-            skipped: g.nested(),
-            source: g.nested(),
-            status: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["commandId", "name", "pluginCount", "skipped", "source", "status"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginMarketplaceRecordResult {
+        required command_id = "commandId",
+        required name = "name",
+        required plugin_count = "pluginCount" => integer(),
+        required skipped = "skipped",
+        required source = "source",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     PluginMarketplaceRecordResult, PluginMarketplaceRecordResultBuilder, PluginMarketplaceRecordResultBuilderRest, unknown, " A builder of [`PluginMarketplaceRecordResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `pluginCount`, `skipped`, `source`, `status`) are.";
     required [
@@ -721,18 +639,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceRemoveParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            name: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "name", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginMarketplaceRemoveParams {
+        required command_id = "commandId",
+        required name = "name",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     PluginMarketplaceRemoveParams, PluginMarketplaceRemoveParamsBuilder, PluginMarketplaceRemoveParamsBuilderRest, unknown, " A builder of [`PluginMarketplaceRemoveParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `sessionId`) are.";
     required [
@@ -770,18 +683,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceRemoveResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            name: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "name", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginMarketplaceRemoveResult {
+        required command_id = "commandId",
+        required name = "name",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     PluginMarketplaceRemoveResult, PluginMarketplaceRemoveResultBuilder, PluginMarketplaceRemoveResultBuilderRest, unknown, " A builder of [`PluginMarketplaceRemoveResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `status`) are.";
     required [
@@ -815,17 +723,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceSkippedEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            plugin: g.nested(),
-            reason: g.nested(),
-            unknown: g.unknown_members(&["plugin", "reason"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginMarketplaceSkippedEntry {
+        required plugin = "plugin",
+        required reason = "reason",
+    } unknown
+);
 crate::support::builder! {
     PluginMarketplaceSkippedEntry, PluginMarketplaceSkippedEntryBuilder, PluginMarketplaceSkippedEntryBuilderRest, unknown, " A builder of [`PluginMarketplaceSkippedEntry`]: set members by name; `build()` compiles once the required ones (`plugin`, `reason`) are.";
     required [
@@ -858,17 +761,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceSourceShape {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            kind: g.nested(),
-            path: g.nested(),
-            unknown: g.unknown_members(&["kind", "path"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginMarketplaceSourceShape {
+        required kind = "kind",
+        required path = "path",
+    } unknown
+);
 crate::support::builder! {
     PluginMarketplaceSourceShape, PluginMarketplaceSourceShapeBuilder, PluginMarketplaceSourceShapeBuilderRest, unknown, " A builder of [`PluginMarketplaceSourceShape`]: set members by name; `build()` compiles once the required ones (`kind`, `path`) are.";
     required [
@@ -906,18 +804,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for PluginMarketplaceUpdateParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            name: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "name", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    PluginMarketplaceUpdateParams {
+        required command_id = "commandId",
+        required name = "name",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     PluginMarketplaceUpdateParams, PluginMarketplaceUpdateParamsBuilder, PluginMarketplaceUpdateParamsBuilderRest, unknown, " A builder of [`PluginMarketplaceUpdateParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `sessionId`) are.";
     required [

@@ -25,17 +25,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for ProjectionBasis {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            positions: g.nested(),
-            record_count: g.integer(None, None),
-            unknown: g.unknown_members(&["positions", "recordCount"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ProjectionBasis {
+        required positions = "positions",
+        required record_count = "recordCount" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] ProjectionBasis, ProjectionBasisBuilder, ProjectionBasisBuilderRest, unknown, " A builder of [`ProjectionBasis`]: set members by name; `build()` compiles once the required ones (`positions`, `recordCount`) are.";
     required [
@@ -70,17 +65,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for ProjectionEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            experimental: g.nested(),
-            name: g.nested(),
-            unknown: g.unknown_members(&["experimental", "name"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ProjectionEntry {
+        required experimental = "experimental",
+        required name = "name",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] ProjectionEntry, ProjectionEntryBuilder, ProjectionEntryBuilderRest, unknown, " A builder of [`ProjectionEntry`]: set members by name; `build()` compiles once the required ones (`experimental`, `name`) are.";
     required [
@@ -113,16 +103,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for ProjectionListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ProjectionListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] ProjectionListParams, ProjectionListParamsBuilder, ProjectionListParamsBuilderRest, unknown, " A builder of [`ProjectionListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -153,16 +138,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for ProjectionListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            projections: g.nested(),
-            unknown: g.unknown_members(&["projections"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ProjectionListResult {
+        required projections = "projections",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] ProjectionListResult, ProjectionListResultBuilder, ProjectionListResultBuilderRest, unknown, " A builder of [`ProjectionListResult`]: set members by name; `build()` compiles once the required ones (`projections`) are.";
     required [
@@ -197,17 +177,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for ProjectionReadParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            projection: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["projection", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ProjectionReadParams {
+        required projection = "projection",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] ProjectionReadParams, ProjectionReadParamsBuilder, ProjectionReadParamsBuilderRest, unknown, " A builder of [`ProjectionReadParams`]: set members by name; `build()` compiles once the required ones (`projection`, `sessionId`) are.";
     required [
@@ -245,18 +220,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for ProjectionReadResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            basis: g.nested(),
-            projection: g.nested(),
-            state: g.nested(),
-            unknown: g.unknown_members(&["basis", "projection", "state"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ProjectionReadResult {
+        required basis = "basis",
+        required projection = "projection",
+        required state = "state",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] ProjectionReadResult, ProjectionReadResultBuilder, ProjectionReadResultBuilderRest, unknown, " A builder of [`ProjectionReadResult`]: set members by name; `build()` compiles once the required ones (`basis`, `projection`, `state`) are.";
     required [

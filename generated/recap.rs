@@ -24,17 +24,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RecapCancelParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RecapCancelParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     RecapCancelParams, RecapCancelParamsBuilder, RecapCancelParamsBuilderRest, unknown, " A builder of [`RecapCancelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -66,17 +61,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RecapCancelResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RecapCancelResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     RecapCancelResult, RecapCancelResultBuilder, RecapCancelResultBuilderRest, unknown, " A builder of [`RecapCancelResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -124,24 +114,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RecapCompletedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            outcome: g.nested(),
-            reason: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            text: if g.present() { Some(g.nested()) } else { None },
-            title: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["commandId", "outcome", "reason", "sessionId", "text", "title"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RecapCompletedParams {
+        required command_id = "commandId",
+        required outcome = "outcome",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        optional text = "text",
+        optional title = "title",
+    } unknown
+);
 crate::support::builder! {
     RecapCompletedParams, RecapCompletedParamsBuilder, RecapCompletedParamsBuilderRest, unknown, " A builder of [`RecapCompletedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `outcome`, `sessionId`) are.";
     required [
@@ -231,17 +213,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RecapRequestParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RecapRequestParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     RecapRequestParams, RecapRequestParamsBuilder, RecapRequestParamsBuilderRest, unknown, " A builder of [`RecapRequestParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -273,17 +250,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for RecapRequestResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    RecapRequestResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     RecapRequestResult, RecapRequestResultBuilder, RecapRequestResultBuilderRest, unknown, " A builder of [`RecapRequestResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [

@@ -186,106 +186,43 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for Session {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            active_turn_id: if g.coin() { Some(g.nested()) } else { None },
-            approval_mode: if g.present() { Some(Box::new(g.nested())) } else { None },
-            attention: if g.present() { Some(g.nested()) } else { None },
-            branch: if g.present() { Some(g.nested()) } else { None },
-            created_at: g.nested(),
-            created_by_client: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            #[cfg(feature = "experimental")]
-            current_limits: if g.present() { Some(Box::new(g.nested())) } else { None },
-            drive_holder: if g.present() { Some(Box::new(g.nested())) } else { None },
-            first_user_prompt: if g.present() { Some(g.nested()) } else { None },
-            forked_from: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            generated_name: if g.present() { Some(g.nested()) } else { None },
-            item_count: if g.present() { Some(g.integer(None, None)) } else { None },
-            kind: if g.present() { Some(g.nested()) } else { None },
-            last_activity_at: if g.present() { Some(g.nested()) } else { None },
-            log_bytes: if g.present() { Some(g.integer(None, None)) } else { None },
-            model_id: if g.coin() { Some(g.nested()) } else { None },
-            name: if g.present() { Some(g.nested()) } else { None },
-            name_origin: if g.present() { Some(g.nested()) } else { None },
-            parent_session_id: if g.present() { Some(g.nested()) } else { None },
-            path: g.nested(),
-            #[cfg(feature = "experimental")]
-            permission_state: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            provider_id: if g.coin() { Some(g.nested()) } else { None },
-            resumed_by_client: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            #[cfg(feature = "experimental")]
-            running_elsewhere: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            side_from: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(Box::new(g.nested())),
-                _ => Tristate::Absent,
-            },
-            spawned_by: if g.present() { Some(Box::new(g.nested())) } else { None },
-            status: g.nested(),
-            title: if g.present() { Some(g.nested()) } else { None },
-            turn_count: g.integer(None, None),
-            updated_at: g.nested(),
-            workspace_root: if g.coin() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            worktree: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "activeTurnId",
-                        "approvalMode",
-                        "attention",
-                        "branch",
-                        "createdAt",
-                        "createdByClient",
-                        "currentLimits",
-                        "driveHolder",
-                        "firstUserPrompt",
-                        "forkedFrom",
-                        "generatedName",
-                        "itemCount",
-                        "kind",
-                        "lastActivityAt",
-                        "logBytes",
-                        "modelId",
-                        "name",
-                        "nameOrigin",
-                        "parentSessionId",
-                        "path",
-                        "permissionState",
-                        "providerId",
-                        "resumedByClient",
-                        "runningElsewhere",
-                        "sessionId",
-                        "sideFrom",
-                        "spawnedBy",
-                        "status",
-                        "title",
-                        "turnCount",
-                        "updatedAt",
-                        "workspaceRoot",
-                        "worktree",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    Session {
+        nullable active_turn_id = "activeTurnId",
+        optional approval_mode = "approvalMode",
+        optional attention = "attention",
+        optional branch = "branch",
+        required created_at = "createdAt",
+        optional created_by_client = "createdByClient",
+        #[cfg(feature = "experimental")] optional current_limits = "currentLimits",
+        optional drive_holder = "driveHolder",
+        optional first_user_prompt = "firstUserPrompt",
+        nullable forked_from = "forkedFrom",
+        optional generated_name = "generatedName",
+        optional item_count = "itemCount" => integer(),
+        optional kind = "kind",
+        optional last_activity_at = "lastActivityAt",
+        optional log_bytes = "logBytes" => integer(),
+        nullable model_id = "modelId",
+        optional name = "name",
+        optional name_origin = "nameOrigin",
+        optional parent_session_id = "parentSessionId",
+        required path = "path",
+        #[cfg(feature = "experimental")] optional permission_state = "permissionState",
+        nullable provider_id = "providerId",
+        optional resumed_by_client = "resumedByClient",
+        #[cfg(feature = "experimental")] optional running_elsewhere = "runningElsewhere",
+        required session_id = "sessionId",
+        tristate side_from = "sideFrom",
+        optional spawned_by = "spawnedBy",
+        required status = "status",
+        optional title = "title",
+        required turn_count = "turnCount" => integer(),
+        required updated_at = "updatedAt",
+        nullable workspace_root = "workspaceRoot",
+        #[cfg(feature = "experimental")] optional worktree = "worktree",
+    } unknown
+);
 crate::support::builder! {
     Session, SessionBuilder, SessionBuilderRest, unknown, " A builder of [`Session`]: set members by name; `build()` compiles once the required ones (`createdAt`, `path`, `sessionId`, `status`, `turnCount`, `updatedAt`) are.";
     required [
@@ -383,33 +320,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionApprovalModeChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            client_name: g.nested(),
-            command_id: g.nested(),
-            mode: g.nested(),
-            session_id: g.nested(),
-            source: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "clientName",
-                        "commandId",
-                        "mode",
-                        "sessionId",
-                        "source",
-                        "sourceRange",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionApprovalModeChangedParams {
+        required client_name = "clientName",
+        required command_id = "commandId",
+        required mode = "mode",
+        required session_id = "sessionId",
+        required source = "source",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionApprovalModeChangedParams, SessionApprovalModeChangedParamsBuilder, SessionApprovalModeChangedParamsBuilderRest, unknown, " A builder of [`SessionApprovalModeChangedParams`]: set members by name; `build()` compiles once the required ones (`clientName`, `commandId`, `mode`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -467,31 +388,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionBranchChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            branch: if g.coin() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            vcs: if g.present() { Some(g.nested()) } else { None },
-            view_cursor: g.nested(),
-            workspace_root: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "branch",
-                        "sessionId",
-                        "sourceRange",
-                        "vcs",
-                        "viewCursor",
-                        "workspaceRoot",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionBranchChangedParams {
+        nullable branch = "branch",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional vcs = "vcs",
+        required view_cursor = "viewCursor",
+        required workspace_root = "workspaceRoot",
+    } unknown
+);
 crate::support::builder! {
     SessionBranchChangedParams, SessionBranchChangedParamsBuilder, SessionBranchChangedParamsBuilderRest, unknown, " A builder of [`SessionBranchChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `sourceRange`, `viewCursor`, `workspaceRoot`) are.";
     required [
@@ -536,18 +442,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionClosedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            reason: g.nested(),
-            session_id: g.nested(),
-            view_cursor: if g.coin() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["reason", "sessionId", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionClosedParams {
+        required reason = "reason",
+        required session_id = "sessionId",
+        nullable view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionClosedParams, SessionClosedParamsBuilder, SessionClosedParamsBuilderRest, unknown, " A builder of [`SessionClosedParams`]: set members by name; `build()` compiles once the required ones (`reason`, `sessionId`) are.";
     required [
@@ -618,18 +519,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionCompactParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            turn_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["commandId", "sessionId", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionCompactParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        optional turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     SessionCompactParams, SessionCompactParamsBuilder, SessionCompactParamsBuilderRest, unknown, " A builder of [`SessionCompactParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -667,18 +563,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionCompactResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            reason: if g.present() { Some(g.nested()) } else { None },
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "reason", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionCompactResult {
+        required command_id = "commandId",
+        optional reason = "reason",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SessionCompactResult, SessionCompactResultBuilder, SessionCompactResultBuilderRest, unknown, " A builder of [`SessionCompactResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -709,16 +600,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionConfig {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            mcp_servers: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["mcpServers"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionConfig {
+        optional mcp_servers = "mcpServers",
+    } unknown
+);
 impl SessionConfig {
     /// A value with every optional member absent.
     #[inline]
@@ -775,31 +661,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionContextUsageParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            pressure: g.nested(),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            used_tokens: g.integer(None, None),
-            view_cursor: g.nested(),
-            window_tokens: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "pressure",
-                        "sessionId",
-                        "sourceRange",
-                        "usedTokens",
-                        "viewCursor",
-                        "windowTokens",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionContextUsageParams {
+        required pressure = "pressure",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required used_tokens = "usedTokens" => integer(),
+        required view_cursor = "viewCursor",
+        optional window_tokens = "windowTokens" => integer(),
+    } unknown
+);
 crate::support::builder! {
     SessionContextUsageParams, SessionContextUsageParamsBuilder, SessionContextUsageParamsBuilderRest, unknown, " A builder of [`SessionContextUsageParams`]: set members by name; `build()` compiles once the required ones (`pressure`, `sessionId`, `sourceRange`, `usedTokens`, `viewCursor`) are.";
     required [
@@ -871,20 +742,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionForkParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            cut_point: if g.present() { Some(g.nested()) } else { None },
-            exclude_items: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(&["commandId", "cutPoint", "excludeItems", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionForkParams {
+        required command_id = "commandId",
+        optional cut_point = "cutPoint",
+        optional exclude_items = "excludeItems",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionForkParams, SessionForkParamsBuilder, SessionForkParamsBuilderRest, unknown, " A builder of [`SessionForkParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -926,22 +791,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionForkResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            history: g.nested(),
-            pending_requests: g.nested(),
-            session: Box::new(g.nested()),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["history", "pendingRequests", "session", "viewCursor"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionForkResult {
+        required history = "history",
+        required pending_requests = "pendingRequests",
+        required session = "session",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionForkResult, SessionForkResultBuilder, SessionForkResultBuilderRest, unknown, " A builder of [`SessionForkResult`]: set members by name; `build()` compiles once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.";
     required [
@@ -993,20 +850,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionGoalChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            goal: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(&["goal", "sessionId", "sourceRange", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionGoalChangedParams {
+        nullable goal = "goal",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionGoalChangedParams, SessionGoalChangedParamsBuilder, SessionGoalChangedParamsBuilderRest, unknown, " A builder of [`SessionGoalChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -1063,23 +914,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionHistory {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            checkpoint_boundary: if g.present() { Some(g.nested()) } else { None },
-            items: if g.coin() { Some(g.nested()) } else { None },
-            mode: g.nested(),
-            none_reason: if g.present() { Some(g.nested()) } else { None },
-            snapshot: if g.coin() { Some(Box::new(g.nested())) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["checkpointBoundary", "items", "mode", "noneReason", "snapshot"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionHistory {
+        optional checkpoint_boundary = "checkpointBoundary",
+        nullable items = "items",
+        required mode = "mode",
+        optional none_reason = "noneReason",
+        nullable snapshot = "snapshot",
+    } unknown
+);
 crate::support::builder! {
     SessionHistory, SessionHistoryBuilder, SessionHistoryBuilderRest, unknown, " A builder of [`SessionHistory`]: set members by name; `build()` compiles once the required ones (`mode`) are.";
     required [
@@ -1151,23 +994,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionLeaveCompletedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            outcome: g.nested(),
-            reason: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            view_cursor: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["commandId", "outcome", "reason", "sessionId", "viewCursor"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionLeaveCompletedParams {
+        required command_id = "commandId",
+        required outcome = "outcome",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        optional view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionLeaveCompletedParams, SessionLeaveCompletedParamsBuilder, SessionLeaveCompletedParamsBuilderRest, unknown, " A builder of [`SessionLeaveCompletedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `outcome`, `sessionId`) are.";
     required [
@@ -1272,18 +1107,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionLeaveParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            stop: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["commandId", "sessionId", "stop"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionLeaveParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        optional stop = "stop",
+    } unknown
+);
 crate::support::builder! {
     SessionLeaveParams, SessionLeaveParamsBuilder, SessionLeaveParamsBuilderRest, unknown, " A builder of [`SessionLeaveParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -1317,17 +1147,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionLeaveResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionLeaveResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SessionLeaveResult, SessionLeaveResultBuilder, SessionLeaveResultBuilderRest, unknown, " A builder of [`SessionLeaveResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -1374,29 +1199,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionLimits {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            sandbox_enabled: g.nested(),
-            sandbox_network: g.nested(),
-            shell_enabled: g.nested(),
-            workspace_trusted: g.nested(),
-            writes_enabled: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "sandboxEnabled",
-                        "sandboxNetwork",
-                        "shellEnabled",
-                        "workspaceTrusted",
-                        "writesEnabled",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionLimits {
+        required sandbox_enabled = "sandboxEnabled",
+        required sandbox_network = "sandboxNetwork",
+        required shell_enabled = "shellEnabled",
+        required workspace_trusted = "workspaceTrusted",
+        required writes_enabled = "writesEnabled",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionLimits, SessionLimitsBuilder, SessionLimitsBuilderRest, unknown, " A builder of [`SessionLimits`]: set members by name; `build()` compiles once the required ones (`sandboxEnabled`, `sandboxNetwork`, `shellEnabled`, `workspaceTrusted`, `writesEnabled`) are.";
     required [
@@ -1452,29 +1263,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionLimitsChoice {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            sandbox_enabled: if g.present() { Some(g.nested()) } else { None },
-            sandbox_network: if g.present() { Some(g.nested()) } else { None },
-            shell_enabled: if g.present() { Some(g.nested()) } else { None },
-            workspace_trusted: if g.present() { Some(g.nested()) } else { None },
-            writes_enabled: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "sandboxEnabled",
-                        "sandboxNetwork",
-                        "shellEnabled",
-                        "workspaceTrusted",
-                        "writesEnabled",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionLimitsChoice {
+        optional sandbox_enabled = "sandboxEnabled",
+        optional sandbox_network = "sandboxNetwork",
+        optional shell_enabled = "shellEnabled",
+        optional workspace_trusted = "workspaceTrusted",
+        optional writes_enabled = "writesEnabled",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl SessionLimitsChoice {
     /// A value with every optional member absent.
@@ -1523,16 +1320,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionListBranchFilter {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            any_of: g.nested(),
-            unknown: g.unknown_members(&["anyOf"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionListBranchFilter {
+        required any_of = "anyOf",
+    } unknown
+);
 crate::support::builder! {
     SessionListBranchFilter, SessionListBranchFilterBuilder, SessionListBranchFilterBuilderRest, unknown, " A builder of [`SessionListBranchFilter`]: set members by name; `build()` compiles once the required ones (`anyOf`) are.";
     required [
@@ -1561,16 +1353,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionListChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session: Box::new(g.nested()),
-            unknown: g.unknown_members(&["session"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionListChangedParams {
+        required session = "session",
+    } unknown
+);
 crate::support::builder! {
     SessionListChangedParams, SessionListChangedParamsBuilder, SessionListChangedParamsBuilderRest, unknown, " A builder of [`SessionListChangedParams`]: set members by name; `build()` compiles once the required ones (`session`) are.";
     required [
@@ -1615,18 +1402,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionListFilter {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            branch: if g.present() { Some(g.nested()) } else { None },
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            text: if g.present() { Some(Box::new(g.nested())) } else { None },
-            unknown: g.unknown_members(&["branch", "sessionId", "text"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionListFilter {
+        optional branch = "branch",
+        optional session_id = "sessionId",
+        optional text = "text",
+    } unknown
+);
 impl SessionListFilter {
     /// A value with every optional member absent.
     #[inline]
@@ -1686,28 +1468,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            cursor: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            filter: if g.present() { Some(Box::new(g.nested())) } else { None },
-            limit: if g.present() { Some(g.integer(None, Some(200f64))) } else { None },
-            updated_after: if g.present() { Some(g.nested()) } else { None },
-            workspace_root: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &["cursor", "filter", "limit", "updatedAfter", "workspaceRoot"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionListParams {
+        tristate cursor = "cursor",
+        optional filter = "filter",
+        optional limit = "limit" => integer(max 200f64),
+        optional updated_after = "updatedAfter",
+        optional workspace_root = "workspaceRoot",
+    } unknown
+);
 impl SessionListParams {
     /// A value with every optional member absent.
     #[inline]
@@ -1775,18 +1544,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            applied_filter: if g.present() { Some(Box::new(g.nested())) } else { None },
-            next_cursor: if g.coin() { Some(g.nested()) } else { None },
-            sessions: g.nested(),
-            unknown: g.unknown_members(&["appliedFilter", "nextCursor", "sessions"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionListResult {
+        optional applied_filter = "appliedFilter",
+        nullable next_cursor = "nextCursor",
+        required sessions = "sessions",
+    } unknown
+);
 crate::support::builder! {
     SessionListResult, SessionListResultBuilder, SessionListResultBuilderRest, unknown, " A builder of [`SessionListResult`]: set members by name; `build()` compiles once the required ones (`sessions`) are.";
     required [
@@ -1824,16 +1588,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionListSessionIdFilter {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            any_of: g.nested(),
-            unknown: g.unknown_members(&["anyOf"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionListSessionIdFilter {
+        required any_of = "anyOf",
+    } unknown
+);
 crate::support::builder! {
     SessionListSessionIdFilter, SessionListSessionIdFilterBuilder, SessionListSessionIdFilterBuilderRest, unknown, " A builder of [`SessionListSessionIdFilter`]: set members by name; `build()` compiles once the required ones (`anyOf`) are.";
     required [
@@ -1892,18 +1651,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionListTextFilter {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            all_of: if g.present() { Some(g.nested()) } else { None },
-            any_of: if g.present() { Some(g.nested()) } else { None },
-            fields: g.nested(),
-            unknown: g.unknown_members(&["allOf", "anyOf", "fields"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionListTextFilter {
+        optional all_of = "allOf",
+        optional any_of = "anyOf",
+        required fields = "fields",
+    } unknown
+);
 crate::support::builder! {
     SessionListTextFilter, SessionListTextFilterBuilder, SessionListTextFilterBuilderRest, unknown, " A builder of [`SessionListTextFilter`]: set members by name; `build()` compiles once the required ones (`fields`) are.";
     required [
@@ -1949,20 +1703,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionMcpServerConfigStdio {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            args: if g.present() { Some(g.nested()) } else { None },
-            command: g.nested(),
-            env: if g.present() { Some(g.nested()) } else { None },
-            framing: if g.present() { Some(g.nested()) } else { None },
-            mode: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["args", "command", "env", "framing", "mode"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionMcpServerConfigStdio {
+        optional args = "args",
+        required command = "command",
+        optional env = "env",
+        optional framing = "framing",
+        optional mode = "mode",
+    } unknown
+);
 crate::support::builder! {
     SessionMcpServerConfigStdio, SessionMcpServerConfigStdioBuilder, SessionMcpServerConfigStdioBuilderRest, unknown, " A builder of [`SessionMcpServerConfigStdio`]: set members by name; `build()` compiles once the required ones (`command`) are.";
     required [
@@ -2000,18 +1749,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionMcpServerConfigStreamableHttp {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            headers: if g.present() { Some(g.nested()) } else { None },
-            mode: if g.present() { Some(g.nested()) } else { None },
-            url: g.nested(),
-            unknown: g.unknown_members(&["headers", "mode", "url"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionMcpServerConfigStreamableHttp {
+        optional headers = "headers",
+        optional mode = "mode",
+        required url = "url",
+    } unknown
+);
 crate::support::builder! {
     SessionMcpServerConfigStreamableHttp, SessionMcpServerConfigStreamableHttpBuilder, SessionMcpServerConfigStreamableHttpBuilderRest, unknown, " A builder of [`SessionMcpServerConfigStreamableHttp`]: set members by name; `build()` compiles once the required ones (`url`) are.";
     required [
@@ -2201,31 +1945,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionModelChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            model_id: g.nested(),
-            provider_id: if g.coin() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "modelId",
-                        "providerId",
-                        "sessionId",
-                        "source",
-                        "sourceRange",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionModelChangedParams {
+        required model_id = "modelId",
+        nullable provider_id = "providerId",
+        required session_id = "sessionId",
+        required source = "source",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionModelChangedParams, SessionModelChangedParamsBuilder, SessionModelChangedParamsBuilderRest, unknown, " A builder of [`SessionModelChangedParams`]: set members by name; `build()` compiles once the required ones (`modelId`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -2287,33 +2016,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionModelRouteUnservedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            installed_provider_id: g.nested(),
-            model_id: g.nested(),
-            provider_id: if g.coin() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "commandId",
-                        "installedProviderId",
-                        "modelId",
-                        "providerId",
-                        "sessionId",
-                        "sourceRange",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionModelRouteUnservedParams {
+        required command_id = "commandId",
+        required installed_provider_id = "installedProviderId",
+        required model_id = "modelId",
+        nullable provider_id = "providerId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionModelRouteUnservedParams, SessionModelRouteUnservedParamsBuilder, SessionModelRouteUnservedParamsBuilderRest, unknown, " A builder of [`SessionModelRouteUnservedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `installedProviderId`, `modelId`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -2369,31 +2082,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionNameChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            generated_name: if g.present() { Some(g.nested()) } else { None },
-            name: g.nested(),
-            name_origin: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "generatedName",
-                        "name",
-                        "nameOrigin",
-                        "sessionId",
-                        "sourceRange",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionNameChangedParams {
+        optional generated_name = "generatedName",
+        required name = "name",
+        optional name_origin = "nameOrigin",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionNameChangedParams, SessionNameChangedParamsBuilder, SessionNameChangedParamsBuilderRest, unknown, " A builder of [`SessionNameChangedParams`]: set members by name; `build()` compiles once the required ones (`name`, `sessionId`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -2484,33 +2182,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionPermissionProfileChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            client_name: if g.coin() { Some(g.nested()) } else { None },
-            command_id: if g.coin() { Some(g.nested()) } else { None },
-            profile_id: if g.coin() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "clientName",
-                        "commandId",
-                        "profileId",
-                        "sessionId",
-                        "source",
-                        "sourceRange",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionPermissionProfileChangedParams {
+        nullable client_name = "clientName",
+        nullable command_id = "commandId",
+        nullable profile_id = "profileId",
+        required session_id = "sessionId",
+        required source = "source",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionPermissionProfileChangedParams, SessionPermissionProfileChangedParamsBuilder, SessionPermissionProfileChangedParamsBuilderRest, unknown, " A builder of [`SessionPermissionProfileChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -2553,17 +2235,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionPromptHintCandidate {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            description: g.nested(),
-            id: g.nested(),
-            unknown: g.unknown_members(&["description", "id"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionPromptHintCandidate {
+        required description = "description",
+        required id = "id",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionPromptHintCandidate, SessionPromptHintCandidateBuilder, SessionPromptHintCandidateBuilderRest, unknown, " A builder of [`SessionPromptHintCandidate`]: set members by name; `build()` compiles once the required ones (`description`, `id`) are.";
     required [
@@ -2601,17 +2278,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionPromptHintParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            candidates: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["candidates", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionPromptHintParams {
+        required candidates = "candidates",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionPromptHintParams, SessionPromptHintParamsBuilder, SessionPromptHintParamsBuilderRest, unknown, " A builder of [`SessionPromptHintParams`]: set members by name; `build()` compiles once the required ones (`candidates`, `sessionId`) are.";
     required [
@@ -2646,16 +2318,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionPromptHintResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            hint_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["hintId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionPromptHintResult {
+        optional hint_id = "hintId",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl SessionPromptHintResult {
     /// A value with every optional member absent.
@@ -2700,16 +2367,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionReadLimitsParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionReadLimitsParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionReadLimitsParams, SessionReadLimitsParamsBuilder, SessionReadLimitsParamsBuilderRest, unknown, " A builder of [`SessionReadLimitsParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -2747,17 +2409,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionReadLimitsResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            current_limits: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["currentLimits", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionReadLimitsResult {
+        required current_limits = "currentLimits",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionReadLimitsResult, SessionReadLimitsResultBuilder, SessionReadLimitsResultBuilderRest, unknown, " A builder of [`SessionReadLimitsResult`]: set members by name; `build()` compiles once the required ones (`currentLimits`, `sessionId`) are.";
     required [
@@ -2794,17 +2451,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionReadParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            exclude_items: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["excludeItems", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionReadParams {
+        optional exclude_items = "excludeItems",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionReadParams, SessionReadParamsBuilder, SessionReadParamsBuilderRest, unknown, " A builder of [`SessionReadParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -2868,41 +2520,19 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionReadResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            blocked_prompt: if g.present() { Some(g.nested()) } else { None },
-            history: g.nested(),
-            last_turn: if g.present() { Some(Box::new(g.nested())) } else { None },
-            pending_requests: g.nested(),
-            queued_inputs: if g.present() { Some(g.nested()) } else { None },
-            recovery_observation: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            session: Box::new(g.nested()),
-            view_cursor: g.nested(),
-            worktree: if g.present() { Some(Box::new(g.nested())) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "blockedPrompt",
-                        "history",
-                        "lastTurn",
-                        "pendingRequests",
-                        "queuedInputs",
-                        "recoveryObservation",
-                        "session",
-                        "viewCursor",
-                        "worktree",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionReadResult {
+        optional blocked_prompt = "blockedPrompt",
+        required history = "history",
+        optional last_turn = "lastTurn",
+        required pending_requests = "pendingRequests",
+        optional queued_inputs = "queuedInputs",
+        optional recovery_observation = "recoveryObservation",
+        required session = "session",
+        required view_cursor = "viewCursor",
+        optional worktree = "worktree",
+    } unknown
+);
 crate::support::builder! {
     SessionReadResult, SessionReadResultBuilder, SessionReadResultBuilderRest, unknown, " A builder of [`SessionReadResult`]: set members by name; `build()` compiles once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.";
     required [
@@ -2961,29 +2591,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionReasoningEffortChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            reasoning_effort: g.nested(),
-            session_id: g.nested(),
-            source: g.nested(),
-            source_range: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "reasoningEffort",
-                        "sessionId",
-                        "source",
-                        "sourceRange",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionReasoningEffortChangedParams {
+        required reasoning_effort = "reasoningEffort",
+        required session_id = "sessionId",
+        required source = "source",
+        required source_range = "sourceRange",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionReasoningEffortChangedParams, SessionReasoningEffortChangedParamsBuilder, SessionReasoningEffortChangedParamsBuilderRest, unknown, " A builder of [`SessionReasoningEffortChangedParams`]: set members by name; `build()` compiles once the required ones (`reasoningEffort`, `sessionId`, `source`, `sourceRange`, `viewCursor`) are.";
     required [
@@ -3024,18 +2640,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionRenameParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            name: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "name", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionRenameParams {
+        required command_id = "commandId",
+        required name = "name",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionRenameParams, SessionRenameParamsBuilder, SessionRenameParamsBuilderRest, unknown, " A builder of [`SessionRenameParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `name`, `sessionId`) are.";
     required [
@@ -3072,18 +2683,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionRenameResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            name: if g.present() { Some(g.nested()) } else { None },
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "name", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionRenameResult {
+        required command_id = "commandId",
+        optional name = "name",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SessionRenameResult, SessionRenameResultBuilder, SessionRenameResultBuilderRest, unknown, " A builder of [`SessionRenameResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -3170,20 +2776,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionReportStartupPhaseSpan {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            color_provenance: if g.present() { Some(g.nested()) } else { None },
-            duration_ms: g.integer(None, None),
-            phase: g.nested(),
-            start_ms: g.integer(None, None),
-            unknown: g
-                .unknown_members(&["colorProvenance", "durationMs", "phase", "startMs"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionReportStartupPhaseSpan {
+        optional color_provenance = "colorProvenance",
+        required duration_ms = "durationMs" => integer(),
+        required phase = "phase",
+        required start_ms = "startMs" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionReportStartupPhaseSpan, SessionReportStartupPhaseSpanBuilder, SessionReportStartupPhaseSpanBuilderRest, unknown, " A builder of [`SessionReportStartupPhaseSpan`]: set members by name; `build()` compiles once the required ones (`durationMs`, `phase`, `startMs`) are.";
     required [
@@ -3228,18 +2828,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionReportStartupPhasesParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            launch_nonce: g.nested(),
-            phases: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["launchNonce", "phases", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionReportStartupPhasesParams {
+        required launch_nonce = "launchNonce",
+        required phases = "phases",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionReportStartupPhasesParams, SessionReportStartupPhasesParamsBuilder, SessionReportStartupPhasesParamsBuilderRest, unknown, " A builder of [`SessionReportStartupPhasesParams`]: set members by name; `build()` compiles once the required ones (`launchNonce`, `phases`, `sessionId`) are.";
     required [
@@ -3274,16 +2869,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionReportStartupPhasesResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            recorded: g.nested(),
-            unknown: g.unknown_members(&["recorded"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionReportStartupPhasesResult {
+        required recorded = "recorded",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionReportStartupPhasesResult, SessionReportStartupPhasesResultBuilder, SessionReportStartupPhasesResultBuilderRest, unknown, " A builder of [`SessionReportStartupPhasesResult`]: set members by name; `build()` compiles once the required ones (`recorded`) are.";
     required [
@@ -3384,42 +2974,19 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionResumeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            config: if g.present() { Some(g.nested()) } else { None },
-            cursor: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            exclude_items: if g.present() { Some(g.nested()) } else { None },
-            history: if g.present() { Some(g.nested()) } else { None },
-            model_id: if g.present() { Some(g.nested()) } else { None },
-            permission_profile: if g.present() { Some(g.nested()) } else { None },
-            recovery_mode: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "commandId",
-                        "config",
-                        "cursor",
-                        "excludeItems",
-                        "history",
-                        "modelId",
-                        "permissionProfile",
-                        "recoveryMode",
-                        "sessionId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionResumeParams {
+        required command_id = "commandId",
+        optional config = "config",
+        tristate cursor = "cursor",
+        optional exclude_items = "excludeItems",
+        optional history = "history",
+        optional model_id = "modelId",
+        optional permission_profile = "permissionProfile",
+        optional recovery_mode = "recoveryMode",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionResumeParams, SessionResumeParamsBuilder, SessionResumeParamsBuilderRest, unknown, " A builder of [`SessionResumeParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -3484,37 +3051,18 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionResumeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            #[cfg(feature = "experimental")]
-            abnormal_end: if g.present() { Some(g.nested()) } else { None },
-            blocked_prompt: if g.present() { Some(g.nested()) } else { None },
-            history: g.nested(),
-            last_turn: if g.present() { Some(Box::new(g.nested())) } else { None },
-            pending_requests: g.nested(),
-            session: Box::new(g.nested()),
-            #[cfg(feature = "experimental")]
-            tightened_axes: if g.present() { Some(g.nested()) } else { None },
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "abnormalEnd",
-                        "blockedPrompt",
-                        "history",
-                        "lastTurn",
-                        "pendingRequests",
-                        "session",
-                        "tightenedAxes",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionResumeResult {
+        #[cfg(feature = "experimental")] optional abnormal_end = "abnormalEnd",
+        optional blocked_prompt = "blockedPrompt",
+        required history = "history",
+        optional last_turn = "lastTurn",
+        required pending_requests = "pendingRequests",
+        required session = "session",
+        #[cfg(feature = "experimental")] optional tightened_axes = "tightenedAxes",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionResumeResult, SessionResumeResultBuilder, SessionResumeResultBuilderRest, unknown, " A builder of [`SessionResumeResult`]: set members by name; `build()` compiles once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.";
     required [
@@ -3564,18 +3112,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSetApprovalModeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            mode: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "mode", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSetApprovalModeParams {
+        required command_id = "commandId",
+        required mode = "mode",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionSetApprovalModeParams, SessionSetApprovalModeParamsBuilder, SessionSetApprovalModeParamsBuilderRest, unknown, " A builder of [`SessionSetApprovalModeParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `mode`, `sessionId`) are.";
     required [
@@ -3618,22 +3161,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSetApprovalModeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            apply_outcome: g.nested(),
-            command_id: g.nested(),
-            effective_mode: g.nested(),
-            status: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["applyOutcome", "commandId", "effectiveMode", "status"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSetApprovalModeResult {
+        required apply_outcome = "applyOutcome",
+        required command_id = "commandId",
+        required effective_mode = "effectiveMode",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SessionSetApprovalModeResult, SessionSetApprovalModeResultBuilder, SessionSetApprovalModeResultBuilderRest, unknown, " A builder of [`SessionSetApprovalModeResult`]: set members by name; `build()` compiles once the required ones (`applyOutcome`, `commandId`, `effectiveMode`, `status`) are.";
     required [
@@ -3673,18 +3208,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSetModelParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            model: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "model", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSetModelParams {
+        required command_id = "commandId",
+        required model = "model",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionSetModelParams, SessionSetModelParamsBuilder, SessionSetModelParamsBuilderRest, unknown, " A builder of [`SessionSetModelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `model`, `sessionId`) are.";
     required [
@@ -3717,17 +3247,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSetModelResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSetModelResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SessionSetModelResult, SessionSetModelResultBuilder, SessionSetModelResultBuilderRest, unknown, " A builder of [`SessionSetModelResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -3766,18 +3291,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionSetPermissionProfileParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            profile_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "profileId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSetPermissionProfileParams {
+        required command_id = "commandId",
+        required profile_id = "profileId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionSetPermissionProfileParams, SessionSetPermissionProfileParamsBuilder, SessionSetPermissionProfileParamsBuilderRest, unknown, " A builder of [`SessionSetPermissionProfileParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `profileId`, `sessionId`) are.";
     required [
@@ -3824,22 +3344,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionSetPermissionProfileResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            apply_outcome: g.nested(),
-            command_id: g.nested(),
-            permission_state: g.nested(),
-            status: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["applyOutcome", "commandId", "permissionState", "status"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSetPermissionProfileResult {
+        required apply_outcome = "applyOutcome",
+        required command_id = "commandId",
+        required permission_state = "permissionState",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionSetPermissionProfileResult, SessionSetPermissionProfileResultBuilder, SessionSetPermissionProfileResultBuilderRest, unknown, " A builder of [`SessionSetPermissionProfileResult`]: set members by name; `build()` compiles once the required ones (`applyOutcome`, `commandId`, `permissionState`, `status`) are.";
     required [
@@ -3882,18 +3394,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSetReasoningEffortParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            reasoning_effort: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "reasoningEffort", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSetReasoningEffortParams {
+        required command_id = "commandId",
+        required reasoning_effort = "reasoningEffort",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionSetReasoningEffortParams, SessionSetReasoningEffortParamsBuilder, SessionSetReasoningEffortParamsBuilderRest, unknown, " A builder of [`SessionSetReasoningEffortParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `reasoningEffort`, `sessionId`) are.";
     required [
@@ -3928,17 +3435,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSetReasoningEffortResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSetReasoningEffortResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SessionSetReasoningEffortResult, SessionSetReasoningEffortResultBuilder, SessionSetReasoningEffortResultBuilderRest, unknown, " A builder of [`SessionSetReasoningEffortResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -3973,17 +3475,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSideChatParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSideChatParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionSideChatParams, SessionSideChatParamsBuilder, SessionSideChatParamsBuilderRest, unknown, " A builder of [`SessionSideChatParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -4022,22 +3519,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSideChatResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            history: g.nested(),
-            pending_requests: g.nested(),
-            session: Box::new(g.nested()),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["history", "pendingRequests", "session", "viewCursor"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSideChatResult {
+        required history = "history",
+        required pending_requests = "pendingRequests",
+        required session = "session",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionSideChatResult, SessionSideChatResultBuilder, SessionSideChatResultBuilderRest, unknown, " A builder of [`SessionSideChatResult`]: set members by name; `build()` compiles once the required ones (`history`, `pendingRequests`, `session`, `viewCursor`) are.";
     required [
@@ -4083,18 +3572,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionSpawnedBy {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            parent_session_id: g.nested(),
-            project: if g.present() { Some(g.nested()) } else { None },
-            thread: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["parentSessionId", "project", "thread"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionSpawnedBy {
+        required parent_session_id = "parentSessionId",
+        optional project = "project",
+        optional thread = "thread",
+    } unknown
+);
 crate::support::builder! {
     SessionSpawnedBy, SessionSpawnedByBuilder, SessionSpawnedByBuilderRest, unknown, " A builder of [`SessionSpawnedBy`]: set members by name; `build()` compiles once the required ones (`parentSessionId`) are.";
     required [
@@ -4195,59 +3679,24 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionStartParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            approval_mode: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            command_id: g.nested(),
-            config: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            limits: if g.present() { Some(Box::new(g.nested())) } else { None },
-            model_id: if g.present() { Some(g.nested()) } else { None },
-            permission_profile: if g.present() { Some(g.nested()) } else { None },
-            previous_session_id: if g.present() { Some(g.nested()) } else { None },
-            provider_id: match g.below(3) {
-                0 => Tristate::Absent,
-                1 => Tristate::Null,
-                _ if g.present() => Tristate::Value(g.nested()),
-                _ => Tristate::Absent,
-            },
-            recovery_mode: if g.present() { Some(g.nested()) } else { None },
-            session_id: if g.present() { Some(g.nested()) } else { None },
-            spawned_by: if g.present() { Some(Box::new(g.nested())) } else { None },
-            workspace_root: if g.present() { Some(g.nested()) } else { None },
-            workspace_roots: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            worktree: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "approvalMode",
-                        "commandId",
-                        "config",
-                        "limits",
-                        "modelId",
-                        "permissionProfile",
-                        "previousSessionId",
-                        "providerId",
-                        "recoveryMode",
-                        "sessionId",
-                        "spawnedBy",
-                        "workspaceRoot",
-                        "workspaceRoots",
-                        "worktree",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionStartParams {
+        tristate approval_mode = "approvalMode",
+        required command_id = "commandId",
+        optional config = "config",
+        #[cfg(feature = "experimental")] optional limits = "limits",
+        optional model_id = "modelId",
+        optional permission_profile = "permissionProfile",
+        optional previous_session_id = "previousSessionId",
+        tristate provider_id = "providerId",
+        optional recovery_mode = "recoveryMode",
+        optional session_id = "sessionId",
+        optional spawned_by = "spawnedBy",
+        optional workspace_root = "workspaceRoot",
+        optional workspace_roots = "workspaceRoots",
+        #[cfg(feature = "experimental")] optional worktree = "worktree",
+    } unknown
+);
 crate::support::builder! {
     SessionStartParams, SessionStartParamsBuilder, SessionStartParamsBuilderRest, unknown, " A builder of [`SessionStartParams`]: set members by name; `build()` compiles once the required ones (`commandId`) are.";
     required [
@@ -4292,17 +3741,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionStartResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session: Box::new(g.nested()),
-            view_cursor: g.nested(),
-            unknown: g.unknown_members(&["session", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionStartResult {
+        required session = "session",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionStartResult, SessionStartResultBuilder, SessionStartResultBuilderRest, unknown, " A builder of [`SessionStartResult`]: set members by name; `build()` compiles once the required ones (`session`, `viewCursor`) are.";
     required [
@@ -4337,16 +3781,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionStartedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session: Box::new(g.nested()),
-            unknown: g.unknown_members(&["session"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionStartedParams {
+        required session = "session",
+    } unknown
+);
 crate::support::builder! {
     SessionStartedParams, SessionStartedParamsBuilder, SessionStartedParamsBuilderRest, unknown, " A builder of [`SessionStartedParams`]: set members by name; `build()` compiles once the required ones (`session`) are.";
     required [
@@ -4431,34 +3870,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionStatusChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            attention: if g.present() { Some(g.nested()) } else { None },
-            #[cfg(feature = "experimental")]
-            permission_state: if g.present() {
-                Some(Box::new(g.nested()))
-            } else {
-                None
-            },
-            session_id: g.nested(),
-            status: g.nested(),
-            view_cursor: if g.coin() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "attention",
-                        "permissionState",
-                        "sessionId",
-                        "status",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionStatusChangedParams {
+        optional attention = "attention",
+        #[cfg(feature = "experimental")] optional permission_state = "permissionState",
+        required session_id = "sessionId",
+        required status = "status",
+        nullable view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionStatusChangedParams, SessionStatusChangedParamsBuilder, SessionStatusChangedParamsBuilderRest, unknown, " A builder of [`SessionStatusChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `status`) are.";
     required [
@@ -4511,31 +3931,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionTodoListChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            items: g.nested(),
-            revision: g.integer(None, None),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            source_tool: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "items",
-                        "revision",
-                        "sessionId",
-                        "sourceRange",
-                        "sourceTool",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionTodoListChangedParams {
+        required items = "items",
+        required revision = "revision" => integer(),
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required source_tool = "sourceTool",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionTodoListChangedParams, SessionTodoListChangedParamsBuilder, SessionTodoListChangedParamsBuilderRest, unknown, " A builder of [`SessionTodoListChangedParams`]: set members by name; `build()` compiles once the required ones (`items`, `revision`, `sessionId`, `sourceRange`, `sourceTool`, `viewCursor`) are.";
     required [
@@ -4610,41 +4015,21 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionTokenUsageParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            cumulative: g.nested(),
-            duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            finish_reason: if g.present() { Some(g.nested()) } else { None },
-            model_id: if g.coin() { Some(g.nested()) } else { None },
-            prompt_tokens: g.integer(None, None),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            total_tokens: g.integer(None, None),
-            turn_id: g.nested(),
-            usage: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "cumulative",
-                        "durationMs",
-                        "finishReason",
-                        "modelId",
-                        "promptTokens",
-                        "sessionId",
-                        "sourceRange",
-                        "totalTokens",
-                        "turnId",
-                        "usage",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionTokenUsageParams {
+        required cumulative = "cumulative",
+        optional duration_ms = "durationMs" => integer(),
+        optional finish_reason = "finishReason",
+        nullable model_id = "modelId",
+        required prompt_tokens = "promptTokens" => integer(),
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required total_tokens = "totalTokens" => integer(),
+        required turn_id = "turnId",
+        required usage = "usage",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     SessionTokenUsageParams, SessionTokenUsageParamsBuilder, SessionTokenUsageParamsBuilderRest, unknown, " A builder of [`SessionTokenUsageParams`]: set members by name; `build()` compiles once the required ones (`cumulative`, `promptTokens`, `sessionId`, `sourceRange`, `totalTokens`, `turnId`, `usage`, `viewCursor`) are.";
     required [
@@ -4693,18 +4078,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionUserShellParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            command_text: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "commandText", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionUserShellParams {
+        required command_id = "commandId",
+        required command_text = "commandText",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionUserShellParams, SessionUserShellParamsBuilder, SessionUserShellParamsBuilderRest, unknown, " A builder of [`SessionUserShellParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `commandText`, `sessionId`) are.";
     required [
@@ -4737,17 +4117,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionUserShellResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionUserShellResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SessionUserShellResult, SessionUserShellResultBuilder, SessionUserShellResultBuilderRest, unknown, " A builder of [`SessionUserShellResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -4803,18 +4178,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SessionViewHealthChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            health: g.nested(),
-            none_reason: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["health", "noneReason", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionViewHealthChangedParams {
+        required health = "health",
+        optional none_reason = "noneReason",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SessionViewHealthChangedParams, SessionViewHealthChangedParamsBuilder, SessionViewHealthChangedParamsBuilderRest, unknown, " A builder of [`SessionViewHealthChangedParams`]: set members by name; `build()` compiles once the required ones (`health`, `sessionId`) are.";
     required [
@@ -4851,17 +4221,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SessionWorktree {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            origin: g.nested(),
-            path: g.nested(),
-            unknown: g.unknown_members(&["origin", "path"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SessionWorktree {
+        required origin = "origin",
+        required path = "path",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SessionWorktree, SessionWorktreeBuilder, SessionWorktreeBuilderRest, unknown, " A builder of [`SessionWorktree`]: set members by name; `build()` compiles once the required ones (`origin`, `path`) are.";
     required [

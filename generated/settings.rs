@@ -25,17 +25,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SettingsReadResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            schema_version: g.integer(None, None),
-            values: g.nested(),
-            unknown: g.unknown_members(&["schemaVersion", "values"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SettingsReadResult {
+        required schema_version = "schemaVersion" => integer(),
+        required values = "values",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SettingsReadResult, SettingsReadResultBuilder, SettingsReadResultBuilderRest, unknown, " A builder of [`SettingsReadResult`]: set members by name; `build()` compiles once the required ones (`schemaVersion`, `values`) are.";
     required [
@@ -71,17 +66,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SettingsReadSchemaResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            keys: g.nested(),
-            schema_version: g.integer(None, None),
-            unknown: g.unknown_members(&["keys", "schemaVersion"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SettingsReadSchemaResult {
+        required keys = "keys",
+        required schema_version = "schemaVersion" => integer(),
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SettingsReadSchemaResult, SettingsReadSchemaResultBuilder, SettingsReadSchemaResultBuilderRest, unknown, " A builder of [`SettingsReadSchemaResult`]: set members by name; `build()` compiles once the required ones (`keys`, `schemaVersion`) are.";
     required [
@@ -122,17 +112,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SettingsWriteEdit {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            key_path: g.nested(),
-            value: if g.coin() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["keyPath", "value"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SettingsWriteEdit {
+        required key_path = "keyPath",
+        nullable value = "value",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SettingsWriteEdit, SettingsWriteEditBuilder, SettingsWriteEditBuilderRest, unknown, " A builder of [`SettingsWriteEdit`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
     required [
@@ -189,16 +174,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SettingsWriteManyParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            edits: g.nested(),
-            unknown: g.unknown_members(&["edits"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SettingsWriteManyParams {
+        required edits = "edits",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SettingsWriteManyParams, SettingsWriteManyParamsBuilder, SettingsWriteManyParamsBuilderRest, unknown, " A builder of [`SettingsWriteManyParams`]: set members by name; `build()` compiles once the required ones (`edits`) are.";
     required [
@@ -231,16 +211,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SettingsWriteManyResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            results: g.nested(),
-            unknown: g.unknown_members(&["results"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SettingsWriteManyResult {
+        required results = "results",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SettingsWriteManyResult, SettingsWriteManyResultBuilder, SettingsWriteManyResultBuilderRest, unknown, " A builder of [`SettingsWriteManyResult`]: set members by name; `build()` compiles once the required ones (`results`) are.";
     required [
@@ -280,17 +255,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SettingsWriteResultEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            effective_value: if g.coin() { Some(g.nested()) } else { None },
-            key_path: g.nested(),
-            unknown: g.unknown_members(&["effectiveValue", "keyPath"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SettingsWriteResultEntry {
+        nullable effective_value = "effectiveValue",
+        required key_path = "keyPath",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SettingsWriteResultEntry, SettingsWriteResultEntryBuilder, SettingsWriteResultEntryBuilderRest, unknown, " A builder of [`SettingsWriteResultEntry`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
     required [
@@ -358,17 +328,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SettingsWriteValueParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            key_path: g.nested(),
-            value: if g.coin() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["keyPath", "value"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SettingsWriteValueParams {
+        required key_path = "keyPath",
+        nullable value = "value",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SettingsWriteValueParams, SettingsWriteValueParamsBuilder, SettingsWriteValueParamsBuilderRest, unknown, " A builder of [`SettingsWriteValueParams`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
     required [
@@ -436,17 +401,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for SettingsWriteValueResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            effective_value: if g.coin() { Some(g.nested()) } else { None },
-            key_path: g.nested(),
-            unknown: g.unknown_members(&["effectiveValue", "keyPath"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SettingsWriteValueResult {
+        nullable effective_value = "effectiveValue",
+        required key_path = "keyPath",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] SettingsWriteValueResult, SettingsWriteValueResultBuilder, SettingsWriteValueResultBuilderRest, unknown, " A builder of [`SettingsWriteValueResult`]: set members by name; `build()` compiles once the required ones (`keyPath`) are.";
     required [

@@ -97,33 +97,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillCatalogEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            argument_hint: if g.present() { Some(g.nested()) } else { None },
-            description: g.nested(),
-            display_name: g.nested(),
-            plugin_id: if g.present() { Some(g.nested()) } else { None },
-            selector: g.nested(),
-            source: g.nested(),
-            title: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "argumentHint",
-                        "description",
-                        "displayName",
-                        "pluginId",
-                        "selector",
-                        "source",
-                        "title",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillCatalogEntry {
+        optional argument_hint = "argumentHint",
+        required description = "description",
+        required display_name = "displayName",
+        optional plugin_id = "pluginId",
+        required selector = "selector",
+        required source = "source",
+        optional title = "title",
+    } unknown
+);
 crate::support::builder! {
     SkillCatalogEntry, SkillCatalogEntryBuilder, SkillCatalogEntryBuilderRest, unknown, " A builder of [`SkillCatalogEntry`]: set members by name; `build()` compiles once the required ones (`description`, `displayName`, `selector`, `source`) are.";
     required [
@@ -158,16 +142,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillChangedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillChangedParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SkillChangedParams, SkillChangedParamsBuilder, SkillChangedParamsBuilderRest, unknown, " A builder of [`SkillChangedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -203,20 +182,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillImportCounts {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            failed: g.integer(None, None),
-            installed: g.integer(None, None),
-            quarantined: g.integer(None, None),
-            skipped: g.integer(None, None),
-            unknown: g
-                .unknown_members(&["failed", "installed", "quarantined", "skipped"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillImportCounts {
+        required failed = "failed" => integer(),
+        required installed = "installed" => integer(),
+        required quarantined = "quarantined" => integer(),
+        required skipped = "skipped" => integer(),
+    } unknown
+);
 crate::support::builder! {
     SkillImportCounts, SkillImportCountsBuilder, SkillImportCountsBuilderRest, unknown, " A builder of [`SkillImportCounts`]: set members by name; `build()` compiles once the required ones (`failed`, `installed`, `quarantined`, `skipped`) are.";
     required [
@@ -252,17 +225,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillImportFailure {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            id: if g.coin() { Some(g.nested()) } else { None },
-            reason: g.nested(),
-            unknown: g.unknown_members(&["id", "reason"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillImportFailure {
+        nullable id = "id",
+        required reason = "reason",
+    } unknown
+);
 crate::support::builder! {
     SkillImportFailure, SkillImportFailureBuilder, SkillImportFailureBuilderRest, unknown, " A builder of [`SkillImportFailure`]: set members by name; `build()` compiles once the required ones (`reason`) are.";
     required [
@@ -307,23 +275,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillImportParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            dry_run: if g.present() { Some(g.nested()) } else { None },
-            force: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["commandId", "dryRun", "force", "sessionId", "source"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillImportParams {
+        required command_id = "commandId",
+        optional dry_run = "dryRun",
+        optional force = "force",
+        required session_id = "sessionId",
+        required source = "source",
+    } unknown
+);
 crate::support::builder! {
     SkillImportParams, SkillImportParamsBuilder, SkillImportParamsBuilderRest, unknown, " A builder of [`SkillImportParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `source`) are.";
     required [
@@ -358,17 +318,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillImportQuarantine {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            id: g.nested(),
-            reasons: g.nested(),
-            unknown: g.unknown_members(&["id", "reasons"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillImportQuarantine {
+        required id = "id",
+        required reasons = "reasons",
+    } unknown
+);
 crate::support::builder! {
     SkillImportQuarantine, SkillImportQuarantineBuilder, SkillImportQuarantineBuilderRest, unknown, " A builder of [`SkillImportQuarantine`]: set members by name; `build()` compiles once the required ones (`id`, `reasons`) are.";
     required [
@@ -422,37 +377,19 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillImportResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            counts: g.nested(),
-            dry_run: g.nested(),
-            failed: g.nested(),
-            installed: g.nested(),
-            quarantined: g.nested(),
-            skipped: g.nested(),
-            source: g.nested(),
-            status: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "commandId",
-                        "counts",
-                        "dryRun",
-                        "failed",
-                        "installed",
-                        "quarantined",
-                        "skipped",
-                        "source",
-                        "status",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillImportResult {
+        required command_id = "commandId",
+        required counts = "counts",
+        required dry_run = "dryRun",
+        required failed = "failed",
+        required installed = "installed",
+        required quarantined = "quarantined",
+        required skipped = "skipped",
+        required source = "source",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SkillImportResult, SkillImportResultBuilder, SkillImportResultBuilderRest, unknown, " A builder of [`SkillImportResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `counts`, `dryRun`, `failed`, `installed`, `quarantined`, `skipped`, `source`, `status`) are.";
     required [
@@ -540,16 +477,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SkillListParams, SkillListParamsBuilder, SkillListParamsBuilderRest, unknown, " A builder of [`SkillListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -576,16 +508,7 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            skills: g.nested(),
-            unknown: g.unknown_members(&["skills"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(SkillListResult { required skills = "skills", } unknown);
 crate::support::builder! {
     SkillListResult, SkillListResultBuilder, SkillListResultBuilderRest, unknown, " A builder of [`SkillListResult`]: set members by name; `build()` compiles once the required ones (`skills`) are.";
     required [
@@ -626,23 +549,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillSetActivationParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            activation: g.nested(),
-            command_id: g.nested(),
-            scope: g.nested(),
-            selector: g.nested(),
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["activation", "commandId", "scope", "selector", "sessionId"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillSetActivationParams {
+        required activation = "activation",
+        required command_id = "commandId",
+        required scope = "scope",
+        required selector = "selector",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     SkillSetActivationParams, SkillSetActivationParamsBuilder, SkillSetActivationParamsBuilderRest, unknown, " A builder of [`SkillSetActivationParams`]: set members by name; `build()` compiles once the required ones (`activation`, `commandId`, `scope`, `selector`, `sessionId`) are.";
     required [
@@ -691,31 +606,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SkillSetActivationResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            activation: g.nested(),
-            command_id: g.nested(),
-            previous: g.nested(),
-            scope: g.nested(),
-            selector: g.nested(),
-            status: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "activation",
-                        "commandId",
-                        "previous",
-                        "scope",
-                        "selector",
-                        "status",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SkillSetActivationResult {
+        required activation = "activation",
+        required command_id = "commandId",
+        required previous = "previous",
+        required scope = "scope",
+        required selector = "selector",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     SkillSetActivationResult, SkillSetActivationResultBuilder, SkillSetActivationResultBuilderRest, unknown, " A builder of [`SkillSetActivationResult`]: set members by name; `build()` compiles once the required ones (`activation`, `commandId`, `previous`, `scope`, `selector`, `status`) are.";
     required [

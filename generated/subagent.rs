@@ -79,19 +79,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SubagentInputParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            body: g.nested(),
-            command_id: g.nested(),
-            session_id: g.nested(),
-            subagent_id: g.nested(),
-            unknown: g.unknown_members(&["body", "commandId", "sessionId", "subagentId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SubagentInputParams {
+        required body = "body",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required subagent_id = "subagentId",
+    } unknown
+);
 crate::support::builder! {
     SubagentInputParams, SubagentInputParamsBuilder, SubagentInputParamsBuilderRest, unknown, " A builder of [`SubagentInputParams`]: set members by name; `build()` compiles once the required ones (`body`, `commandId`, `sessionId`, `subagentId`) are.";
     required [
@@ -134,20 +129,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SubagentOwnerReasonParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            reason: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            subagent_id: g.nested(),
-            unknown: g
-                .unknown_members(&["commandId", "reason", "sessionId", "subagentId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SubagentOwnerReasonParams {
+        required command_id = "commandId",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        required subagent_id = "subagentId",
+    } unknown
+);
 crate::support::builder! {
     SubagentOwnerReasonParams, SubagentOwnerReasonParamsBuilder, SubagentOwnerReasonParamsBuilderRest, unknown, " A builder of [`SubagentOwnerReasonParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `subagentId`) are.";
     required [
@@ -204,33 +193,17 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SubagentResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            artifact_refs: g.nested(),
-            drained: if g.present() { Some(g.nested()) } else { None },
-            error_kind: if g.present() { Some(g.nested()) } else { None },
-            evidence_refs: g.nested(),
-            structured_data: if g.present() { Some(g.nested()) } else { None },
-            summary: g.nested(),
-            text: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "artifactRefs",
-                        "drained",
-                        "errorKind",
-                        "evidenceRefs",
-                        "structuredData",
-                        "summary",
-                        "text",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SubagentResult {
+        required artifact_refs = "artifactRefs",
+        optional drained = "drained",
+        optional error_kind = "errorKind",
+        required evidence_refs = "evidenceRefs",
+        optional structured_data = "structuredData",
+        required summary = "summary",
+        optional text = "text",
+    } unknown
+);
 crate::support::builder! {
     SubagentResult, SubagentResultBuilder, SubagentResultBuilderRest, unknown, " A builder of [`SubagentResult`]: set members by name; `build()` compiles once the required ones (`artifactRefs`, `evidenceRefs`, `summary`) are.";
     required [
@@ -273,18 +246,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for SubagentTargetParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            subagent_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId", "subagentId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    SubagentTargetParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required subagent_id = "subagentId",
+    } unknown
+);
 crate::support::builder! {
     SubagentTargetParams, SubagentTargetParamsBuilder, SubagentTargetParamsBuilderRest, unknown, " A builder of [`SubagentTargetParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `subagentId`) are.";
     required [

@@ -28,18 +28,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskBackgroundParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            task_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId", "taskId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TaskBackgroundParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required task_id = "taskId",
+    } unknown
+);
 crate::support::builder! {
     TaskBackgroundParams, TaskBackgroundParamsBuilder, TaskBackgroundParamsBuilderRest, unknown, " A builder of [`TaskBackgroundParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `taskId`) are.";
     required [
@@ -76,18 +71,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskCommandResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            task_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "taskId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TaskCommandResult {
+        required command_id = "commandId",
+        required status = "status",
+        required task_id = "taskId",
+    } unknown
+);
 crate::support::builder! {
     TaskCommandResult, TaskCommandResultBuilder, TaskCommandResultBuilderRest, unknown, " A builder of [`TaskCommandResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `taskId`) are.";
     required [
@@ -171,35 +161,18 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskListEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            background_initiator: if g.present() { Some(g.nested()) } else { None },
-            command: if g.present() { Some(g.nested()) } else { None },
-            execution_mode: if g.present() { Some(g.nested()) } else { None },
-            kind: g.nested(),
-            started_at: if g.present() { Some(g.nested()) } else { None },
-            status: g.nested(),
-            task_id: g.nested(),
-            tool: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "backgroundInitiator",
-                        "command",
-                        "executionMode",
-                        "kind",
-                        "startedAt",
-                        "status",
-                        "taskId",
-                        "tool",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TaskListEntry {
+        optional background_initiator = "backgroundInitiator",
+        optional command = "command",
+        optional execution_mode = "executionMode",
+        required kind = "kind",
+        optional started_at = "startedAt",
+        required status = "status",
+        required task_id = "taskId",
+        optional tool = "tool",
+    } unknown
+);
 crate::support::builder! {
     TaskListEntry, TaskListEntryBuilder, TaskListEntryBuilderRest, unknown, " A builder of [`TaskListEntry`]: set members by name; `build()` compiles once the required ones (`kind`, `status`, `taskId`) are.";
     required [
@@ -235,16 +208,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TaskListParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     TaskListParams, TaskListParamsBuilder, TaskListParamsBuilderRest, unknown, " A builder of [`TaskListParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -267,16 +235,7 @@ pub struct TaskListResult {
 }
 crate::support::impl_deserialize!(TaskListResult { required tasks = "tasks", } unknown);
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            tasks: g.nested(),
-            unknown: g.unknown_members(&["tasks"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(TaskListResult { required tasks = "tasks", } unknown);
 crate::support::builder! {
     TaskListResult, TaskListResultBuilder, TaskListResultBuilderRest, unknown, " A builder of [`TaskListResult`]: set members by name; `build()` compiles once the required ones (`tasks`) are.";
     required [
@@ -328,17 +287,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskStopAllParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TaskStopAllParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     TaskStopAllParams, TaskStopAllParamsBuilder, TaskStopAllParamsBuilderRest, unknown, " A builder of [`TaskStopAllParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -370,17 +324,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskStopAllResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TaskStopAllResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     TaskStopAllResult, TaskStopAllResultBuilder, TaskStopAllResultBuilderRest, unknown, " A builder of [`TaskStopAllResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -417,18 +366,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TaskStopParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            task_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId", "taskId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TaskStopParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required task_id = "taskId",
+    } unknown
+);
 crate::support::builder! {
     TaskStopParams, TaskStopParamsBuilder, TaskStopParamsBuilderRest, unknown, " A builder of [`TaskStopParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `taskId`) are.";
     required [

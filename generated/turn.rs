@@ -28,18 +28,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnCancelParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            turn_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["commandId", "sessionId", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnCancelParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        optional turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnCancelParams, TurnCancelParamsBuilder, TurnCancelParamsBuilderRest, unknown, " A builder of [`TurnCancelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -77,18 +72,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnCancelResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            turn_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnCancelResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnCancelResult, TurnCancelResultBuilder, TurnCancelResultBuilderRest, unknown, " A builder of [`TurnCancelResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
     required [
@@ -157,43 +147,20 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnCompletedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            error: if g.present() { Some(Box::new(g.nested())) } else { None },
-            reason: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            terminal: g.nested(),
-            time_to_first_token_ms: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            turn_id: g.nested(),
-            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "durationMs",
-                        "error",
-                        "reason",
-                        "sessionId",
-                        "sourceRange",
-                        "terminal",
-                        "timeToFirstTokenMs",
-                        "turnId",
-                        "usage",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnCompletedParams {
+        optional duration_ms = "durationMs" => integer(),
+        optional error = "error",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required terminal = "terminal",
+        optional time_to_first_token_ms = "timeToFirstTokenMs" => integer(),
+        required turn_id = "turnId",
+        optional usage = "usage",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     TurnCompletedParams, TurnCompletedParamsBuilder, TurnCompletedParamsBuilderRest, unknown, " A builder of [`TurnCompletedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `sourceRange`, `terminal`, `turnId`, `viewCursor`) are.";
     required [
@@ -244,23 +211,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnError {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            kind: g.nested(),
-            message: g.nested(),
-            quota: if g.present() { Some(g.nested()) } else { None },
-            request_denied: if g.present() { Some(g.nested()) } else { None },
-            retryable: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["kind", "message", "quota", "requestDenied", "retryable"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnError {
+        required kind = "kind",
+        required message = "message",
+        optional quota = "quota",
+        optional request_denied = "requestDenied",
+        required retryable = "retryable",
+    } unknown
+);
 crate::support::builder! {
     TurnError, TurnErrorBuilder, TurnErrorBuilderRest, unknown, " A builder of [`TurnError`]: set members by name; `build()` compiles once the required ones (`kind`, `message`, `retryable`) are.";
     required [
@@ -365,29 +324,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnForegroundCompletedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            blocking_agents: g.nested(),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            turn_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "blockingAgents",
-                        "sessionId",
-                        "sourceRange",
-                        "turnId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnForegroundCompletedParams {
+        required blocking_agents = "blockingAgents",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     TurnForegroundCompletedParams, TurnForegroundCompletedParamsBuilder, TurnForegroundCompletedParamsBuilderRest, unknown, " A builder of [`TurnForegroundCompletedParams`]: set members by name; `build()` compiles once the required ones (`blockingAgents`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
     required [
@@ -457,45 +402,20 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnInputPart {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            arguments: if g.present() { Some(g.nested()) } else { None },
-            base64_data: if g.present() { Some(g.nested()) } else { None },
-            height: if g.present() { Some(g.integer(None, None)) } else { None },
-            media_type: if g.present() { Some(g.nested()) } else { None },
-            selector: if g.present() { Some(g.nested()) } else { None },
-            source: if g.present() { Some(g.nested()) } else { None },
-            text: if g.present() { Some(g.nested()) } else { None },
-            type_: g.nested(),
-            upload_id: if g.present() { Some(g.nested()) } else { None },
-            width: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "arguments",
-                        "base64Data",
-                        "height",
-                        "mediaType",
-                        "selector",
-                        "source",
-                        "text",
-                        "type",
-                        "uploadId",
-                        "width",
-                    ],
-                ),
-        };
-        if value.width.is_none() {
-            value.height = None;
-        }
-        if value.height.is_none() {
-            value.width = None;
-        }
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnInputPart {
+        optional arguments = "arguments",
+        optional base64_data = "base64Data",
+        optional height = "height" => integer(),
+        optional media_type = "mediaType",
+        optional selector = "selector",
+        optional source = "source",
+        optional text = "text",
+        required type_ = "type",
+        optional upload_id = "uploadId",
+        optional width = "width" => integer(),
+    } unknown; height needs width; width needs height
+);
 crate::support::builder! {
     TurnInputPart, TurnInputPartBuilder, TurnInputPartBuilderRest, unknown, " A builder of [`TurnInputPart`]: set members by name; `build()` compiles once the required ones (`type`) are.";
     required [
@@ -590,19 +510,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnInterruptParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            retract: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            turn_id: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["commandId", "retract", "sessionId", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnInterruptParams {
+        required command_id = "commandId",
+        optional retract = "retract",
+        required session_id = "sessionId",
+        optional turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnInterruptParams, TurnInterruptParamsBuilder, TurnInterruptParamsBuilderRest, unknown, " A builder of [`TurnInterruptParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`) are.";
     required [
@@ -641,18 +556,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnInterruptResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            turn_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnInterruptResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnInterruptResult, TurnInterruptResultBuilder, TurnInterruptResultBuilderRest, unknown, " A builder of [`TurnInterruptResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
     required [
@@ -721,41 +631,21 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnModelRetryScheduledParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            attempt: g.integer(None, None),
-            error_kind: if g.present() { Some(g.nested()) } else { None },
-            http_status: if g.present() { Some(g.integer(None, None)) } else { None },
-            max_attempts: g.integer(None, None),
-            next_attempt: g.integer(None, None),
-            retry_delay_ms: g.integer(None, None),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            system: if g.present() { Some(g.nested()) } else { None },
-            turn_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "attempt",
-                        "errorKind",
-                        "httpStatus",
-                        "maxAttempts",
-                        "nextAttempt",
-                        "retryDelayMs",
-                        "sessionId",
-                        "sourceRange",
-                        "system",
-                        "turnId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnModelRetryScheduledParams {
+        required attempt = "attempt" => integer(),
+        optional error_kind = "errorKind",
+        optional http_status = "httpStatus" => integer(),
+        required max_attempts = "maxAttempts" => integer(),
+        required next_attempt = "nextAttempt" => integer(),
+        required retry_delay_ms = "retryDelayMs" => integer(),
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional system = "system",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     TurnModelRetryScheduledParams, TurnModelRetryScheduledParamsBuilder, TurnModelRetryScheduledParamsBuilderRest, unknown, " A builder of [`TurnModelRetryScheduledParams`]: set members by name; `build()` compiles once the required ones (`attempt`, `maxAttempts`, `nextAttempt`, `retryDelayMs`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
     required [
@@ -808,20 +698,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnRef {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            display_text: if g.present() { Some(g.nested()) } else { None },
-            truncated: if g.present() { Some(g.nested()) } else { None },
-            turn_id: g.nested(),
-            unknown: g
-                .unknown_members(&["commandId", "displayText", "truncated", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnRef {
+        required command_id = "commandId",
+        optional display_text = "displayText",
+        optional truncated = "truncated",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnRef, TurnRefBuilder, TurnRefBuilderRest, unknown, " A builder of [`TurnRef`]: set members by name; `build()` compiles once the required ones (`commandId`, `turnId`) are.";
     required [
@@ -873,31 +757,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnRetractedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            outcome: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            turn_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "commandId",
-                        "outcome",
-                        "sessionId",
-                        "sourceRange",
-                        "turnId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnRetractedParams {
+        required command_id = "commandId",
+        optional outcome = "outcome",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     TurnRetractedParams, TurnRetractedParamsBuilder, TurnRetractedParamsBuilderRest, unknown, " A builder of [`TurnRetractedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
     required [
@@ -973,43 +842,22 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnRetryScheduledParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            attempt: g.integer(None, None),
-            error_kind: if g.present() { Some(g.nested()) } else { None },
-            http_status: if g.present() { Some(g.integer(None, None)) } else { None },
-            max_attempts: g.integer(None, None),
-            next_attempt: g.integer(None, None),
-            reason: g.nested(),
-            retry_delay_ms: g.integer(None, None),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            system: if g.present() { Some(g.nested()) } else { None },
-            turn_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "attempt",
-                        "errorKind",
-                        "httpStatus",
-                        "maxAttempts",
-                        "nextAttempt",
-                        "reason",
-                        "retryDelayMs",
-                        "sessionId",
-                        "sourceRange",
-                        "system",
-                        "turnId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnRetryScheduledParams {
+        required attempt = "attempt" => integer(),
+        optional error_kind = "errorKind",
+        optional http_status = "httpStatus" => integer(),
+        required max_attempts = "maxAttempts" => integer(),
+        required next_attempt = "nextAttempt" => integer(),
+        required reason = "reason",
+        required retry_delay_ms = "retryDelayMs" => integer(),
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        optional system = "system",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     TurnRetryScheduledParams, TurnRetryScheduledParamsBuilder, TurnRetryScheduledParamsBuilderRest, unknown, " A builder of [`TurnRetryScheduledParams`]: set members by name; `build()` compiles once the required ones (`attempt`, `maxAttempts`, `nextAttempt`, `reason`, `retryDelayMs`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
     required [
@@ -1115,38 +963,19 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnStartParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            display_text: if g.present() { Some(g.nested()) } else { None },
-            if_busy: if g.present() { Some(g.nested()) } else { None },
-            input: g.nested(),
-            reasoning_effort: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            #[cfg(feature = "experimental")]
-            token_budget: if g.present() { Some(g.integer(None, None)) } else { None },
-            user_shell: if g.present() { Some(g.nested()) } else { None },
-            workspace_roots: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "commandId",
-                        "displayText",
-                        "ifBusy",
-                        "input",
-                        "reasoningEffort",
-                        "sessionId",
-                        "tokenBudget",
-                        "userShell",
-                        "workspaceRoots",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnStartParams {
+        required command_id = "commandId",
+        optional display_text = "displayText",
+        optional if_busy = "ifBusy",
+        required input = "input",
+        optional reasoning_effort = "reasoningEffort",
+        required session_id = "sessionId",
+        #[cfg(feature = "experimental")] optional token_budget = "tokenBudget" => integer(),
+        optional user_shell = "userShell",
+        optional workspace_roots = "workspaceRoots",
+    } unknown
+);
 crate::support::builder! {
     TurnStartParams, TurnStartParamsBuilder, TurnStartParamsBuilderRest, unknown, " A builder of [`TurnStartParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `input`, `sessionId`) are.";
     required [
@@ -1204,23 +1033,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnStartResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            disposition: g.nested(),
-            started_new_turn: g.nested(),
-            status: g.nested(),
-            turn_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["commandId", "disposition", "startedNewTurn", "status", "turnId"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnStartResult {
+        required command_id = "commandId",
+        required disposition = "disposition",
+        required started_new_turn = "startedNewTurn",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnStartResult, TurnStartResultBuilder, TurnStartResultBuilderRest, unknown, " A builder of [`TurnStartResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `disposition`, `startedNewTurn`, `status`, `turnId`) are.";
     required [
@@ -1268,23 +1089,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnStartedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            turn_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["commandId", "sessionId", "sourceRange", "turnId", "viewCursor"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnStartedParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     TurnStartedParams, TurnStartedParamsBuilder, TurnStartedParamsBuilderRest, unknown, " A builder of [`TurnStartedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
     required [
@@ -1340,32 +1153,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnSteerParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            expected_turn_id: g.nested(),
-            input: g.nested(),
-            reasoning_effort: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            #[cfg(feature = "experimental")]
-            token_budget: if g.present() { Some(g.integer(None, None)) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "commandId",
-                        "expectedTurnId",
-                        "input",
-                        "reasoningEffort",
-                        "sessionId",
-                        "tokenBudget",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnSteerParams {
+        required command_id = "commandId",
+        required expected_turn_id = "expectedTurnId",
+        required input = "input",
+        optional reasoning_effort = "reasoningEffort",
+        required session_id = "sessionId",
+        #[cfg(feature = "experimental")] optional token_budget = "tokenBudget" => integer(),
+    } unknown
+);
 crate::support::builder! {
     TurnSteerParams, TurnSteerParamsBuilder, TurnSteerParamsBuilderRest, unknown, " A builder of [`TurnSteerParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `expectedTurnId`, `input`, `sessionId`) are.";
     required [
@@ -1413,18 +1210,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnSteerResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            turn_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnSteerResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnSteerResult, TurnSteerResultBuilder, TurnSteerResultBuilderRest, unknown, " A builder of [`TurnSteerResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
     required [
@@ -1490,18 +1282,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnUnqueueParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            turn_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnUnqueueParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnUnqueueParams, TurnUnqueueParamsBuilder, TurnUnqueueParamsBuilderRest, unknown, " A builder of [`TurnUnqueueParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `turnId`) are.";
     required [
@@ -1538,18 +1325,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnUnqueueResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            turn_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnUnqueueResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     TurnUnqueueResult, TurnUnqueueResultBuilder, TurnUnqueueResultBuilderRest, unknown, " A builder of [`TurnUnqueueResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
     required [
@@ -1595,23 +1377,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnUnqueuedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            source_range: g.nested(),
-            turn_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["commandId", "sessionId", "sourceRange", "turnId", "viewCursor"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnUnqueuedParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required turn_id = "turnId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     TurnUnqueuedParams, TurnUnqueuedParamsBuilder, TurnUnqueuedParamsBuilderRest, unknown, " A builder of [`TurnUnqueuedParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `sourceRange`, `turnId`, `viewCursor`) are.";
     required [
@@ -1643,16 +1417,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for TurnUserShell {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_text: g.nested(),
-            unknown: g.unknown_members(&["commandText"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    TurnUserShell {
+        required command_text = "commandText",
+    } unknown
+);
 crate::support::builder! {
     TurnUserShell, TurnUserShellBuilder, TurnUserShellBuilderRest, unknown, " A builder of [`TurnUserShell`]: set members by name; `build()` compiles once the required ones (`commandText`) are.";
     required [

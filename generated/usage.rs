@@ -16,16 +16,7 @@ pub struct UsageReadResult {
 }
 crate::support::impl_deserialize!(UsageReadResult { optional usage = "usage", } unknown);
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UsageReadResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
-            unknown: g.unknown_members(&["usage"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(UsageReadResult { optional usage = "usage", } unknown);
 impl UsageReadResult {
     /// A value with every optional member absent.
     #[inline]
@@ -77,18 +68,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for UsageRefreshResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            subscription_active: if g.present() { Some(g.nested()) } else { None },
-            tier_name: if g.present() { Some(g.nested()) } else { None },
-            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
-            unknown: g.unknown_members(&["subscriptionActive", "tierName", "usage"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UsageRefreshResult {
+        optional subscription_active = "subscriptionActive",
+        optional tier_name = "tierName",
+        optional usage = "usage",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl UsageRefreshResult {
     /// A value with every optional member absent.

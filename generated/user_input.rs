@@ -36,29 +36,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputAnswer {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            free_text: if g.present() { Some(g.nested()) } else { None },
-            note: if g.present() { Some(g.nested()) } else { None },
-            question_id: g.nested(),
-            selected_label: if g.present() { Some(g.nested()) } else { None },
-            selected_labels: if g.present() { Some(g.nested()) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "freeText",
-                        "note",
-                        "questionId",
-                        "selectedLabel",
-                        "selectedLabels",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputAnswer {
+        optional free_text = "freeText",
+        optional note = "note",
+        required question_id = "questionId",
+        optional selected_label = "selectedLabel",
+        optional selected_labels = "selectedLabels",
+    } unknown
+);
 crate::support::builder! {
     UserInputAnswer, UserInputAnswerBuilder, UserInputAnswerBuilderRest, unknown, " A builder of [`UserInputAnswer`]: set members by name; `build()` compiles once the required ones (`questionId`) are.";
     required [
@@ -102,20 +88,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputAnswerParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            answers: g.nested(),
-            command_id: g.nested(),
-            session_id: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g
-                .unknown_members(&["answers", "commandId", "sessionId", "userInputId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputAnswerParams {
+        required answers = "answers",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputAnswerParams, UserInputAnswerParamsBuilder, UserInputAnswerParamsBuilderRest, unknown, " A builder of [`UserInputAnswerParams`]: set members by name; `build()` compiles once the required ones (`answers`, `commandId`, `sessionId`, `userInputId`) are.";
     required [
@@ -153,18 +133,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputAnswerResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "userInputId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputAnswerResult {
+        required command_id = "commandId",
+        required status = "status",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputAnswerResult, UserInputAnswerResultBuilder, UserInputAnswerResultBuilderRest, unknown, " A builder of [`UserInputAnswerResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `userInputId`) are.";
     required [
@@ -206,20 +181,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputCancelParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            reason: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g
-                .unknown_members(&["commandId", "reason", "sessionId", "userInputId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputCancelParams {
+        required command_id = "commandId",
+        optional reason = "reason",
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputCancelParams, UserInputCancelParamsBuilder, UserInputCancelParamsBuilderRest, unknown, " A builder of [`UserInputCancelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `userInputId`) are.";
     required [
@@ -258,18 +227,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputCancelResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "userInputId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputCancelResult {
+        required command_id = "commandId",
+        required status = "status",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputCancelResult, UserInputCancelResultBuilder, UserInputCancelResultBuilderRest, unknown, " A builder of [`UserInputCancelResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `userInputId`) are.";
     required [
@@ -301,17 +265,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputClarification {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            content: g.nested(),
-            format: g.nested(),
-            unknown: g.unknown_members(&["content", "format"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputClarification {
+        required content = "content",
+        required format = "format",
+    } unknown
+);
 crate::support::builder! {
     UserInputClarification, UserInputClarificationBuilder, UserInputClarificationBuilderRest, unknown, " A builder of [`UserInputClarification`]: set members by name; `build()` compiles once the required ones (`content`, `format`) are.";
     required [
@@ -351,22 +310,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputClarifyParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            clarification: g.nested(),
-            command_id: g.nested(),
-            session_id: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["clarification", "commandId", "sessionId", "userInputId"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputClarifyParams {
+        required clarification = "clarification",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputClarifyParams, UserInputClarifyParamsBuilder, UserInputClarifyParamsBuilderRest, unknown, " A builder of [`UserInputClarifyParams`]: set members by name; `build()` compiles once the required ones (`clarification`, `commandId`, `sessionId`, `userInputId`) are.";
     required [
@@ -404,18 +355,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputClarifyResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "userInputId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputClarifyResult {
+        required command_id = "commandId",
+        required status = "status",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputClarifyResult, UserInputClarifyResultBuilder, UserInputClarifyResultBuilderRest, unknown, " A builder of [`UserInputClarifyResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `userInputId`) are.";
     required [
@@ -449,17 +395,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputEngagedParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId", "userInputId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputEngagedParams {
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputEngagedParams, UserInputEngagedParamsBuilder, UserInputEngagedParamsBuilderRest, unknown, " A builder of [`UserInputEngagedParams`]: set members by name; `build()` compiles once the required ones (`sessionId`, `userInputId`) are.";
     required [
@@ -500,20 +441,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputInterruptParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            answers: if g.present() { Some(g.nested()) } else { None },
-            command_id: g.nested(),
-            session_id: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g
-                .unknown_members(&["answers", "commandId", "sessionId", "userInputId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputInterruptParams {
+        optional answers = "answers",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputInterruptParams, UserInputInterruptParamsBuilder, UserInputInterruptParamsBuilderRest, unknown, " A builder of [`UserInputInterruptParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `userInputId`) are.";
     required [
@@ -554,18 +489,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputInterruptResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            user_input_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "userInputId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputInterruptResult {
+        required command_id = "commandId",
+        required status = "status",
+        required user_input_id = "userInputId",
+    } unknown
+);
 crate::support::builder! {
     UserInputInterruptResult, UserInputInterruptResultBuilder, UserInputInterruptResultBuilderRest, unknown, " A builder of [`UserInputInterruptResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `userInputId`) are.";
     required [
@@ -604,18 +534,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputOption {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            description: if g.present() { Some(g.nested()) } else { None },
-            label: g.nested(),
-            preview: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["description", "label", "preview"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputOption {
+        optional description = "description",
+        required label = "label",
+        optional preview = "preview",
+    } unknown
+);
 crate::support::builder! {
     UserInputOption, UserInputOptionBuilder, UserInputOptionBuilderRest, unknown, " A builder of [`UserInputOption`]: set members by name; `build()` compiles once the required ones (`label`) are.";
     required [
@@ -648,17 +573,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputOptionPreview {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            content: g.nested(),
-            format: g.nested(),
-            unknown: g.unknown_members(&["content", "format"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputOptionPreview {
+        required content = "content",
+        required format = "format",
+    } unknown
+);
 crate::support::builder! {
     UserInputOptionPreview, UserInputOptionPreviewBuilder, UserInputOptionPreviewBuilderRest, unknown, " A builder of [`UserInputOptionPreview`]: set members by name; `build()` compiles once the required ones (`content`, `format`) are.";
     required [
@@ -738,21 +658,15 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputQuestion {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            header: g.nested(),
-            id: g.nested(),
-            options: g.nested(),
-            question: g.nested(),
-            selection: g.nested(),
-            unknown: g
-                .unknown_members(&["header", "id", "options", "question", "selection"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputQuestion {
+        required header = "header",
+        required id = "id",
+        required options = "options",
+        required question = "question",
+        required selection = "selection",
+    } unknown
+);
 crate::support::builder! {
     UserInputQuestion, UserInputQuestionBuilder, UserInputQuestionBuilderRest, unknown, " A builder of [`UserInputQuestion`]: set members by name; `build()` compiles once the required ones (`header`, `id`, `options`, `question`, `selection`) are.";
     required [
@@ -823,43 +737,20 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputRequestParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            auto_resolution_ms: if g.present() {
-                Some(g.integer(None, None))
-            } else {
-                None
-            },
-            item_id: g.nested(),
-            questions: g.nested(),
-            session_id: g.nested(),
-            source_range: if g.present() { Some(Box::new(g.nested())) } else { None },
-            tool_call_id: g.nested(),
-            tool_name: g.nested(),
-            turn_id: g.nested(),
-            user_input_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "autoResolutionMs",
-                        "itemId",
-                        "questions",
-                        "sessionId",
-                        "sourceRange",
-                        "toolCallId",
-                        "toolName",
-                        "turnId",
-                        "userInputId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputRequestParams {
+        optional auto_resolution_ms = "autoResolutionMs" => integer(),
+        required item_id = "itemId",
+        required questions = "questions",
+        required session_id = "sessionId",
+        optional source_range = "sourceRange",
+        required tool_call_id = "toolCallId",
+        required tool_name = "toolName",
+        required turn_id = "turnId",
+        required user_input_id = "userInputId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     UserInputRequestParams, UserInputRequestParamsBuilder, UserInputRequestParamsBuilderRest, unknown, " A builder of [`UserInputRequestParams`]: set members by name; `build()` compiles once the required ones (`itemId`, `questions`, `sessionId`, `toolCallId`, `toolName`, `turnId`, `userInputId`, `viewCursor`) are.";
     required [
@@ -904,18 +795,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputSelection {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            max_selections: if g.present() { Some(g.integer(None, None)) } else { None },
-            min_selections: if g.present() { Some(g.integer(None, None)) } else { None },
-            mode: g.nested(),
-            unknown: g.unknown_members(&["maxSelections", "minSelections", "mode"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputSelection {
+        optional max_selections = "maxSelections" => integer(),
+        optional min_selections = "minSelections" => integer(),
+        required mode = "mode",
+    } unknown
+);
 crate::support::builder! {
     UserInputSelection, UserInputSelectionBuilder, UserInputSelectionBuilderRest, unknown, " A builder of [`UserInputSelection`]: set members by name; `build()` compiles once the required ones (`mode`) are.";
     required [
@@ -1010,39 +896,20 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputSettledParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            answers: g.nested(),
-            clarification: if g.coin() { Some(g.nested()) } else { None },
-            decided_at: if g.coin() { Some(g.nested()) } else { None },
-            decided_by_command_id: if g.coin() { Some(g.nested()) } else { None },
-            outcome: g.nested(),
-            reason: if g.coin() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            source_range: g.nested(),
-            user_input_id: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "answers",
-                        "clarification",
-                        "decidedAt",
-                        "decidedByCommandId",
-                        "outcome",
-                        "reason",
-                        "sessionId",
-                        "sourceRange",
-                        "userInputId",
-                        "viewCursor",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputSettledParams {
+        required answers = "answers",
+        nullable clarification = "clarification",
+        nullable decided_at = "decidedAt",
+        nullable decided_by_command_id = "decidedByCommandId",
+        required outcome = "outcome",
+        nullable reason = "reason",
+        required session_id = "sessionId",
+        required source_range = "sourceRange",
+        required user_input_id = "userInputId",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     UserInputSettledParams, UserInputSettledParamsBuilder, UserInputSettledParamsBuilderRest, unknown, " A builder of [`UserInputSettledParams`]: set members by name; `build()` compiles once the required ones (`answers`, `outcome`, `sessionId`, `sourceRange`, `userInputId`, `viewCursor`) are.";
     required [
@@ -1083,17 +950,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for UserInputSettlementSummary {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            outcome: g.nested(),
-            view_cursor: g.nested(),
-            unknown: g.unknown_members(&["outcome", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    UserInputSettlementSummary {
+        required outcome = "outcome",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     UserInputSettlementSummary, UserInputSettlementSummaryBuilder, UserInputSettlementSummaryBuilderRest, unknown, " A builder of [`UserInputSettlementSummary`]: set members by name; `build()` compiles once the required ones (`outcome`, `viewCursor`) are.";
     required [

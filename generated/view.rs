@@ -26,18 +26,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewGapParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            after: g.nested(),
-            next: g.nested(),
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["after", "next", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ViewGapParams {
+        required after = "after",
+        required next = "next",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ViewGapParams, ViewGapParamsBuilder, ViewGapParamsBuilderRest, unknown, " A builder of [`ViewGapParams`]: set members by name; `build()` compiles once the required ones (`after`, `next`, `sessionId`) are.";
     required [
@@ -128,28 +123,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewPageParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            anchor: if g.present() { Some(g.nested()) } else { None },
-            cursor: if g.present() { Some(g.nested()) } else { None },
-            direction: if g.present() { Some(g.nested()) } else { None },
-            limit: g.integer(Some(1f64), Some(1000f64)),
-            max_bytes: if g.present() {
-                Some(g.integer(Some(1f64), None))
-            } else {
-                None
-            },
-            session_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &["anchor", "cursor", "direction", "limit", "maxBytes", "sessionId"],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ViewPageParams {
+        optional anchor = "anchor",
+        optional cursor = "cursor",
+        optional direction = "direction",
+        required limit = "limit" => integer(min 1f64 max 1000f64),
+        optional max_bytes = "maxBytes" => integer(min 1f64),
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ViewPageParams, ViewPageParamsBuilder, ViewPageParamsBuilderRest, unknown, " A builder of [`ViewPageParams`]: set members by name; `build()` compiles once the required ones (`limit`, `sessionId`) are.";
     required [
@@ -212,16 +195,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewPageResolvedAnchor {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            boundary_cursor: g.nested(),
-            unknown: g.unknown_members(&["boundaryCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ViewPageResolvedAnchor {
+        required boundary_cursor = "boundaryCursor",
+    } unknown
+);
 crate::support::builder! {
     ViewPageResolvedAnchor, ViewPageResolvedAnchorBuilder, ViewPageResolvedAnchorBuilderRest, unknown, " A builder of [`ViewPageResolvedAnchor`]: set members by name; `build()` compiles once the required ones (`boundaryCursor`) are.";
     required [
@@ -258,18 +236,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewPageResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            events: g.nested(),
-            next_cursor: if g.coin() { Some(g.nested()) } else { None },
-            resolved_anchor: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["events", "nextCursor", "resolvedAnchor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ViewPageResult {
+        required events = "events",
+        nullable next_cursor = "nextCursor",
+        optional resolved_anchor = "resolvedAnchor",
+    } unknown
+);
 crate::support::builder! {
     ViewPageResult, ViewPageResultBuilder, ViewPageResultBuilderRest, unknown, " A builder of [`ViewPageResult`]: set members by name; `build()` compiles once the required ones (`events`) are.";
     required [
@@ -311,20 +284,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewSnapshot {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            anchor: if g.present() { Some(g.nested()) } else { None },
-            schema_version: g.integer(None, None),
-            state: Box::new(g.nested()),
-            view_cursor: g.nested(),
-            unknown: g
-                .unknown_members(&["anchor", "schemaVersion", "state", "viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ViewSnapshot {
+        optional anchor = "anchor",
+        required schema_version = "schemaVersion" => integer(),
+        required state = "state",
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ViewSnapshot, ViewSnapshotBuilder, ViewSnapshotBuilderRest, unknown, " A builder of [`ViewSnapshot`]: set members by name; `build()` compiles once the required ones (`schemaVersion`, `state`, `viewCursor`) are.";
     required [
@@ -360,17 +327,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewSubscribeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            after: if g.present() { Some(g.nested()) } else { None },
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["after", "sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ViewSubscribeParams {
+        optional after = "after",
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ViewSubscribeParams, ViewSubscribeParamsBuilder, ViewSubscribeParamsBuilderRest, unknown, " A builder of [`ViewSubscribeParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -400,16 +362,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewSubscribeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            view_cursor: g.nested(),
-            unknown: g.unknown_members(&["viewCursor"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ViewSubscribeResult {
+        required view_cursor = "viewCursor",
+    } unknown
+);
 crate::support::builder! {
     ViewSubscribeResult, ViewSubscribeResultBuilder, ViewSubscribeResultBuilderRest, unknown, " A builder of [`ViewSubscribeResult`]: set members by name; `build()` compiles once the required ones (`viewCursor`) are.";
     required [
@@ -437,16 +394,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewUnsubscribeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            session_id: g.nested(),
-            unknown: g.unknown_members(&["sessionId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    ViewUnsubscribeParams {
+        required session_id = "sessionId",
+    } unknown
+);
 crate::support::builder! {
     ViewUnsubscribeParams, ViewUnsubscribeParamsBuilder, ViewUnsubscribeParamsBuilderRest, unknown, " A builder of [`ViewUnsubscribeParams`]: set members by name; `build()` compiles once the required ones (`sessionId`) are.";
     required [
@@ -467,15 +419,7 @@ pub struct ViewUnsubscribeResult {
 }
 crate::support::impl_deserialize!(ViewUnsubscribeResult {} unknown);
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for ViewUnsubscribeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            unknown: g.unknown_members(&[]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(ViewUnsubscribeResult {} unknown);
 impl ViewUnsubscribeResult {
     /// A value with every optional member absent.
     #[inline]

@@ -28,18 +28,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowCancelParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            workflow_run_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId", "workflowRunId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorkflowCancelParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required workflow_run_id = "workflowRunId",
+    } unknown
+);
 crate::support::builder! {
     WorkflowCancelParams, WorkflowCancelParamsBuilder, WorkflowCancelParamsBuilderRest, unknown, " A builder of [`WorkflowCancelParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.";
     required [
@@ -107,41 +102,21 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowChild {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            attempt: g.integer(None, None),
-            child_id: g.nested(),
-            duration_ms: if g.present() { Some(g.integer(None, None)) } else { None },
-            failure_kind: if g.present() { Some(g.nested()) } else { None },
-            failure_reason: if g.present() { Some(g.nested()) } else { None },
-            label: if g.present() { Some(g.nested()) } else { None },
-            phase: if g.present() { Some(g.nested()) } else { None },
-            result_ref: if g.present() { Some(g.nested()) } else { None },
-            status: g.nested(),
-            terminal: if g.present() { Some(g.nested()) } else { None },
-            usage: if g.present() { Some(Box::new(g.nested())) } else { None },
-            unknown: g
-                .unknown_members(
-                    &[
-                        "attempt",
-                        "childId",
-                        "durationMs",
-                        "failureKind",
-                        "failureReason",
-                        "label",
-                        "phase",
-                        "resultRef",
-                        "status",
-                        "terminal",
-                        "usage",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorkflowChild {
+        required attempt = "attempt" => integer(),
+        required child_id = "childId",
+        optional duration_ms = "durationMs" => integer(),
+        optional failure_kind = "failureKind",
+        optional failure_reason = "failureReason",
+        optional label = "label",
+        optional phase = "phase",
+        optional result_ref = "resultRef",
+        required status = "status",
+        optional terminal = "terminal",
+        optional usage = "usage",
+    } unknown
+);
 crate::support::builder! {
     WorkflowChild, WorkflowChildBuilder, WorkflowChildBuilderRest, unknown, " A builder of [`WorkflowChild`]: set members by name; `build()` compiles once the required ones (`attempt`, `childId`, `status`) are.";
     required [
@@ -220,31 +195,16 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowChildControlParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            action: g.nested(),
-            attempt: g.integer(Some(1f64), None),
-            child_id: g.nested(),
-            command_id: g.nested(),
-            session_id: g.nested(),
-            workflow_run_id: g.nested(),
-            unknown: g
-                .unknown_members(
-                    &[
-                        "action",
-                        "attempt",
-                        "childId",
-                        "commandId",
-                        "sessionId",
-                        "workflowRunId",
-                    ],
-                ),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorkflowChildControlParams {
+        required action = "action",
+        required attempt = "attempt" => integer(min 1f64),
+        required child_id = "childId",
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required workflow_run_id = "workflowRunId",
+    } unknown
+);
 crate::support::builder! {
     WorkflowChildControlParams, WorkflowChildControlParamsBuilder, WorkflowChildControlParamsBuilderRest, unknown, " A builder of [`WorkflowChildControlParams`]: set members by name; `build()` compiles once the required ones (`action`, `attempt`, `childId`, `commandId`, `sessionId`, `workflowRunId`) are.";
     required [
@@ -295,17 +255,12 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowControlResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorkflowControlResult {
+        required command_id = "commandId",
+        required status = "status",
+    } unknown
+);
 crate::support::builder! {
     WorkflowControlResult, WorkflowControlResultBuilder, WorkflowControlResultBuilderRest, unknown, " A builder of [`WorkflowControlResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`) are.";
     required [
@@ -342,18 +297,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowPauseParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            workflow_run_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId", "workflowRunId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorkflowPauseParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required workflow_run_id = "workflowRunId",
+    } unknown
+);
 crate::support::builder! {
     WorkflowPauseParams, WorkflowPauseParamsBuilder, WorkflowPauseParamsBuilderRest, unknown, " A builder of [`WorkflowPauseParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.";
     required [
@@ -391,18 +341,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowResumeParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            session_id: g.nested(),
-            workflow_run_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "sessionId", "workflowRunId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorkflowResumeParams {
+        required command_id = "commandId",
+        required session_id = "sessionId",
+        required workflow_run_id = "workflowRunId",
+    } unknown
+);
 crate::support::builder! {
     WorkflowResumeParams, WorkflowResumeParamsBuilder, WorkflowResumeParamsBuilderRest, unknown, " A builder of [`WorkflowResumeParams`]: set members by name; `build()` compiles once the required ones (`commandId`, `sessionId`, `workflowRunId`) are.";
     required [
@@ -439,18 +384,13 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowResumeResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            command_id: g.nested(),
-            status: g.nested(),
-            turn_id: g.nested(),
-            unknown: g.unknown_members(&["commandId", "status", "turnId"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorkflowResumeResult {
+        required command_id = "commandId",
+        required status = "status",
+        required turn_id = "turnId",
+    } unknown
+);
 crate::support::builder! {
     WorkflowResumeResult, WorkflowResumeResultBuilder, WorkflowResumeResultBuilderRest, unknown, " A builder of [`WorkflowResumeResult`]: set members by name; `build()` compiles once the required ones (`commandId`, `status`, `turnId`) are.";
     required [
@@ -479,16 +419,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(feature = "sample")]
-impl crate::sample::Sample for WorkflowTokenBudget {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            total: g.integer(None, None),
-            unknown: g.unknown_members(&["total"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorkflowTokenBudget {
+        required total = "total" => integer(),
+    } unknown
+);
 crate::support::builder! {
     WorkflowTokenBudget, WorkflowTokenBudgetBuilder, WorkflowTokenBudgetBuilderRest, unknown, " A builder of [`WorkflowTokenBudget`]: set members by name; `build()` compiles once the required ones (`total`) are.";
     required [

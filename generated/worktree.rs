@@ -33,19 +33,14 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WorktreeListEntry {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            branch: if g.present() { Some(g.nested()) } else { None },
-            is_main: g.nested(),
-            path: g.nested(),
-            session_ids: g.nested(),
-            unknown: g.unknown_members(&["branch", "isMain", "path", "sessionIds"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorktreeListEntry {
+        optional branch = "branch",
+        required is_main = "isMain",
+        required path = "path",
+        required session_ids = "sessionIds",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] WorktreeListEntry, WorktreeListEntryBuilder, WorktreeListEntryBuilderRest, unknown, " A builder of [`WorktreeListEntry`]: set members by name; `build()` compiles once the required ones (`isMain`, `path`, `sessionIds`) are.";
     required [
@@ -81,16 +76,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WorktreeListParams {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            workspace_root: g.nested(),
-            unknown: g.unknown_members(&["workspaceRoot"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorktreeListParams {
+        required workspace_root = "workspaceRoot",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] WorktreeListParams, WorktreeListParamsBuilder, WorktreeListParamsBuilderRest, unknown, " A builder of [`WorktreeListParams`]: set members by name; `build()` compiles once the required ones (`workspaceRoot`) are.";
     required [
@@ -121,16 +111,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WorktreeListResult {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            worktrees: g.nested(),
-            unknown: g.unknown_members(&["worktrees"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorktreeListResult {
+        required worktrees = "worktrees",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] WorktreeListResult, WorktreeListResultBuilder, WorktreeListResultBuilderRest, unknown, " A builder of [`WorktreeListResult`]: set members by name; `build()` compiles once the required ones (`worktrees`) are.";
     required [
@@ -189,16 +174,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WorktreeStartRequestCreate {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            base_ref: if g.present() { Some(g.nested()) } else { None },
-            unknown: g.unknown_members(&["baseRef"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorktreeStartRequestCreate {
+        optional base_ref = "baseRef",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl WorktreeStartRequestCreate {
     /// A value with every optional member absent.
@@ -237,16 +217,11 @@ crate::support::impl_deserialize!(
     } unknown
 );
 #[cfg(all(feature = "sample", feature = "experimental"))]
-impl crate::sample::Sample for WorktreeStartRequestExisting {
-    fn sample(g: &mut crate::sample::Sampler) -> Self {
-        #[allow(unused_mut)]
-        let mut value = Self {
-            path: g.nested(),
-            unknown: g.unknown_members(&["path"]),
-        };
-        value
-    }
-}
+crate::sample::impl_sample!(
+    WorktreeStartRequestExisting {
+        required path = "path",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] WorktreeStartRequestExisting, WorktreeStartRequestExistingBuilder, WorktreeStartRequestExistingBuilderRest, unknown, " A builder of [`WorktreeStartRequestExisting`]: set members by name; `build()` compiles once the required ones (`path`) are.";
     required [

@@ -242,3 +242,99 @@ impl<T: Sample> Sample for std::collections::BTreeMap<String, T> {
         (0..g.count()).map(|_| (g.string(), g.nested())).collect()
     }
 }
+
+/// A member that a `dependentRequired` rule may drop: an optional one.
+#[doc(hidden)]
+pub trait Dependent {
+    /// Whether the member is absent.
+    fn is_absent(&self) -> bool;
+    /// Drops the member.
+    fn clear(&mut self);
+}
+
+impl<T> Dependent for Option<T> {
+    fn is_absent(&self) -> bool {
+        self.is_none()
+    }
+    fn clear(&mut self) {
+        *self = None;
+    }
+}
+
+impl<T> Dependent for crate::Tristate<T> {
+    fn is_absent(&self) -> bool {
+        crate::Tristate::is_absent(self)
+    }
+    fn clear(&mut self) {
+        *self = crate::Tristate::Absent;
+    }
+}
+
+/// A struct's [`Sample`] impl, from one entry a member: `kind field = "wire"`, the kinds as in
+/// `support::impl_deserialize!` (`required`, `nullable`, `optional`, `tristate`). A member is
+/// drawn by its type, or within its constraints: `=> matching("pattern")`,
+/// `=> integer(min M max M)`, `=> number(min M max M)` (either bound may be left out). After
+/// the unknown members' field, `; member needs other …` for each `dependentRequired` rule: the
+/// member is dropped when one it needs is absent.
+macro_rules! impl_sample {
+    (
+        $name:ident {
+            $($(#[$gate:meta])* $kind:ident $field:ident = $wire:literal $(=> $draw:ident $how:tt)?,)*
+        } $unknown:ident $(; $member:ident needs $($need:ident)+)*
+    ) => {
+        impl $crate::sample::Sample for $name {
+            fn sample(g: &mut $crate::sample::Sampler) -> Self {
+                #[allow(unused_mut)]
+                let mut value = Self {
+                    $($(#[$gate])* $field: $crate::sample::impl_sample!(@member g $kind [$($draw $how)?]),)*
+                    $unknown: g.unknown_members(&[$($wire),*]),
+                };
+                $(
+                    if $($crate::sample::Dependent::is_absent(&value.$need))||+ {
+                        $crate::sample::Dependent::clear(&mut value.$member);
+                    }
+                )*
+                value
+            }
+        }
+    };
+    (@member $g:ident required [$($draw:tt)*]) => {
+        $crate::sample::impl_sample!(@draw $g $($draw)*)
+    };
+    (@member $g:ident nullable [$($draw:tt)*]) => {
+        if $g.coin() { Some($crate::sample::impl_sample!(@draw $g $($draw)*)) } else { None }
+    };
+    (@member $g:ident optional [$($draw:tt)*]) => {
+        if $g.present() { Some($crate::sample::impl_sample!(@draw $g $($draw)*)) } else { None }
+    };
+    (@member $g:ident tristate [$($draw:tt)*]) => {
+        match $g.below(3) {
+            0 => $crate::Tristate::Absent,
+            1 => $crate::Tristate::Null,
+            _ if $g.present() => $crate::Tristate::Value($crate::sample::impl_sample!(@draw $g $($draw)*)),
+            _ => $crate::Tristate::Absent,
+        }
+    };
+    // By the member's type (a box samples what it holds).
+    (@draw $g:ident) => {
+        $g.nested()
+    };
+    // Within the constraints; `into` boxes the value for a boxed member.
+    (@draw $g:ident matching ($pattern:literal)) => {
+        $g.matching($pattern).into()
+    };
+    (@draw $g:ident integer ($(min $min:literal)? $(max $max:literal)?)) => {
+        $g.integer($crate::sample::impl_sample!(@bound $($min)?), $crate::sample::impl_sample!(@bound $($max)?)).into()
+    };
+    (@draw $g:ident number ($(min $min:literal)? $(max $max:literal)?)) => {
+        $g.json_number($crate::sample::impl_sample!(@bound $($min)?), $crate::sample::impl_sample!(@bound $($max)?)).into()
+    };
+    (@bound) => {
+        None
+    };
+    (@bound $bound:literal) => {
+        Some($bound)
+    };
+}
+
+pub(crate) use impl_sample;

@@ -191,6 +191,7 @@ fn cargo_build_of_odd_schemas_is_warning_free_clippy_clean_and_doc_tested() {
             dir.join("Cargo.toml"),
             format!(
                 "[package]\nname = \"{crate_name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+                 [features]\nsample = []\n\n\
                  [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
                  serde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n"
             ),
@@ -226,7 +227,13 @@ fn cargo_build_of_odd_schemas_is_warning_free_clippy_clean_and_doc_tested() {
     cargo_strict(
         &base,
         &base.join("target"),
-        &["test", "--quiet", "--workspace"],
+        &[
+            "test",
+            "--quiet",
+            "--workspace",
+            "--features",
+            "odd_validation/sample",
+        ],
     );
 }
 
@@ -265,6 +272,27 @@ fn every_keyword_is_checked_at_its_pointer() {
     }))
     .unwrap();
     assert_eq!(good.validate(), Ok(()));
+}
+
+// The sampler draws within the bounds and the pattern, and drops `step` when `ratio` is absent.
+#[cfg(feature = "sample")]
+#[test]
+fn samples_keep_the_bounds_the_pattern_and_the_dependent_rule() {
+    use odd_validation::sample::{Sample, Sampler};
+    let (mut steps, mut codes) = (0, 0);
+    for seed in 0..500 {
+        let value = Limits::sample(&mut Sampler::new(seed));
+        if let Some(step) = value.step {
+            assert!((0..=100).contains(&step), "step {step}");
+            assert!(value.ratio.is_some(), "step without ratio");
+            steps += 1;
+        }
+        if let Some(code) = &value.code {
+            assert!(!code.is_empty() && code.bytes().all(|b| b.is_ascii_lowercase()), "{code:?}");
+            codes += 1;
+        }
+    }
+    assert!(steps > 0 && codes > 0, "{steps} steps, {codes} codes sampled");
 }
 "#,
         ),

@@ -16,90 +16,61 @@ fn gate(experimental: bool) -> TokenStream {
     }
 }
 
-/// `impl Sample` for a struct: each member by its kind, unknown members now and then, and
-/// `dependentRequired` honoured by dropping a dependent member whose partner is absent.
+/// `impl Sample` for a struct: one `impl_sample!` entry a member (see the runtime's
+/// `sample.rs`), drawn by its type or within its constraints, and a `needs` rule for each
+/// `dependentRequired` rule that can drop a member.
 pub fn structure(body: &Struct, name: &Ident, experimental: bool) -> TokenStream {
     let gate = gate(experimental);
-    let inits = body.fields.iter().map(|field| {
+    let entries = body.fields.iter().map(|field| {
         let rust = ident(&field.rust);
+        let wire = &field.wire;
         let field_cfg = cfg(field.experimental);
-        let value = value(field);
-        let init = match field.kind {
-            FieldKind::Required => value,
-            FieldKind::RequiredNullable => quote!(if g.coin() { Some(#value) } else { None }),
-            FieldKind::Optional => quote!(if g.present() { Some(#value) } else { None }),
-            FieldKind::OptionalNullable => quote! {
-                match g.below(3) {
-                    0 => Tristate::Absent,
-                    1 => Tristate::Null,
-                    _ if g.present() => Tristate::Value(#value),
-                    _ => Tristate::Absent,
-                }
-            },
-        };
-        quote!(#field_cfg #rust: #init,)
+        let kind = ident(super::structs::kind_word(field.kind));
+        let draw = draw(field).map(|draw| quote!(=> #draw));
+        quote!(#field_cfg #kind #rust = #wire #draw,)
     });
-    let wires: Vec<&String> = body.fields.iter().map(|f| &f.wire).collect();
     let unknown = ident(&body.unknown_field);
-    let fixups = body
+    // Only an optional member can be dropped, and only an optional one can be absent.
+    let optional = |wire: &String| {
+        body.fields
+            .iter()
+            .find(|f| &f.wire == wire)
+            .filter(|f| matches!(f.kind, FieldKind::Optional | FieldKind::OptionalNullable))
+            .map(|f| ident(&f.rust))
+    };
+    let rules = body
         .dependent_required
         .iter()
         .filter_map(|(member, needs)| {
-            let field = body.fields.iter().find(|f| &f.wire == member)?;
-            let rust = ident(&field.rust);
-            let clear = match field.kind {
-                FieldKind::Optional => quote!(value.#rust = None;),
-                FieldKind::OptionalNullable => quote!(value.#rust = Tristate::Absent;),
-                _ => return None,
-            };
-            let absent: Vec<TokenStream> = needs
-                .iter()
-                .filter_map(|need| {
-                    let needed = body.fields.iter().find(|f| &f.wire == need)?;
-                    let n = ident(&needed.rust);
-                    match needed.kind {
-                        FieldKind::Optional => Some(quote!(value.#n.is_none())),
-                        FieldKind::OptionalNullable => Some(quote!(value.#n.is_absent())),
-                        _ => None,
-                    }
-                })
-                .collect();
-            (!absent.is_empty()).then(|| quote!(if #(#absent)||* { #clear }))
+            let member = optional(member)?;
+            let needs: Vec<Ident> = needs.iter().filter_map(optional).collect();
+            (!needs.is_empty()).then(|| quote!(; #member needs #(#needs)*))
         });
     quote! {
         #gate
-        impl crate::sample::Sample for #name {
-            fn sample(g: &mut crate::sample::Sampler) -> Self {
-                #[allow(unused_mut)]
-                let mut value = Self {
-                    #(#inits)*
-                    #unknown: g.unknown_members(&[#(#wires),*]),
-                };
-                #(#fixups)*
-                value
-            }
-        }
+        crate::sample::impl_sample!(#name { #(#entries)* } #unknown #(#rules)*);
     }
 }
 
-// A value of the member's type, within its constraints.
-fn value(field: &Field) -> TokenStream {
+// How a member is drawn within its constraints; `None` to draw it by its type.
+fn draw(field: &Field) -> Option<TokenStream> {
     let checks = &field.checks;
-    let bound = |b: Option<f64>| match b {
-        Some(b) => quote!(Some(#b)),
-        None => quote!(None),
+    let bounds = || {
+        let min = checks.minimum.map(|b| quote!(min #b));
+        let max = checks.maximum.map(|b| quote!(max #b));
+        quote!((#min #max))
     };
-    let (min, max) = (bound(checks.minimum), bound(checks.maximum));
-    let inner = match (&field.ty, &checks.pattern) {
-        (Ty::String, Some(pattern)) => quote!(g.matching(#pattern)),
-        (Ty::Integer, _) => quote!(g.integer(#min, #max)),
-        (Ty::Number, _) => quote!(g.json_number(#min, #max)),
-        _ => quote!(g.nested()),
-    };
-    if field.boxed {
-        quote!(Box::new(#inner))
-    } else {
-        inner
+    match (&field.ty, &checks.pattern) {
+        (Ty::String, Some(pattern)) => Some(quote!(matching(#pattern))),
+        (Ty::Integer, _) => Some({
+            let bounds = bounds();
+            quote!(integer #bounds)
+        }),
+        (Ty::Number, _) => Some({
+            let bounds = bounds();
+            quote!(number #bounds)
+        }),
+        _ => None,
     }
 }
 

@@ -94,17 +94,23 @@ pub fn deserialize(body: &Struct, name: &Ident, gate: &TokenStream) -> TokenStre
         let rust = ident(&field.rust);
         let wire = &field.wire;
         let field_gate = cfg(field.experimental);
-        let kind = ident(match field.kind {
-            FieldKind::Required => "required",
-            FieldKind::RequiredNullable => "nullable",
-            FieldKind::Optional => "optional",
-            FieldKind::OptionalNullable => "tristate",
-        });
+        let kind = ident(kind_word(field.kind));
         quote!(#field_gate #kind #rust = #wire,)
     });
     quote! {
         #gate
         crate::support::impl_deserialize!(#name { #(#fields)* } #unknown);
+    }
+}
+
+/// A member's kind as the runtime's table macros name it (`impl_deserialize!`,
+/// `impl_sample!`).
+pub(super) fn kind_word(kind: FieldKind) -> &'static str {
+    match kind {
+        FieldKind::Required => "required",
+        FieldKind::RequiredNullable => "nullable",
+        FieldKind::Optional => "optional",
+        FieldKind::OptionalNullable => "tristate",
     }
 }
 

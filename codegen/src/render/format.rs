@@ -131,6 +131,7 @@ fn literals_apart(text: &str) -> Vec<(bool, &str)> {
 const TABLE_MACROS: &[&str] = &[
     "crate::support::impl_deserialize!(",
     "crate::support::impl_string_enum!(",
+    "crate::sample::impl_sample!(",
 ];
 
 /// prettyplease fills a macro's tokens like prose; lay the entries of the table macros out one
