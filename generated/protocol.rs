@@ -1746,9 +1746,7 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::AccountLoginStart(Box::new(p)))
+                payload.decode(method).map(ClientRequest::AccountLoginStart)
             }
             #[cfg(feature = "experimental")]
             "account/logout" => Ok(ClientRequest::AccountLogout(payload.into_value())),
@@ -1756,269 +1754,153 @@ impl ClientRequest {
             "account/read" => Ok(ClientRequest::AccountRead(payload.into_value())),
             #[cfg(feature = "experimental")]
             "admission/decide" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::AdmissionDecide(Box::new(p)))
+                payload.decode(method).map(ClientRequest::AdmissionDecide)
             }
             #[cfg(feature = "experimental")]
             "admission/listPending" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::AdmissionListPending(Box::new(p)))
+                payload.decode(method).map(ClientRequest::AdmissionListPending)
             }
             "approval/decide" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ApprovalDecide(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ApprovalDecide)
             }
             "approval/listPending" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ApprovalListPending(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ApprovalListPending)
             }
             "computerUseSettings/read" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ComputerUseSettingsRead(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ComputerUseSettingsRead)
             }
             "computerUseSettings/update" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ComputerUseSettingsUpdate(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ComputerUseSettingsUpdate)
             }
             "computerUseSetup/check" => {
                 Ok(ClientRequest::ComputerUseSetupCheck(payload.into_value()))
             }
             "computerUseSetup/read" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ComputerUseSetupRead(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ComputerUseSetupRead)
             }
             "computerUseSetup/start" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ComputerUseSetupStart(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ComputerUseSetupStart)
             }
             "feedback/submit" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::FeedbackSubmit(Box::new(p)))
+                payload.decode(method).map(ClientRequest::FeedbackSubmit)
             }
-            "goal/clear" => {
-                payload.decode(method).map(|p| ClientRequest::GoalClear(Box::new(p)))
-            }
-            "goal/edit" => {
-                payload.decode(method).map(|p| ClientRequest::GoalEdit(Box::new(p)))
-            }
-            "goal/pause" => {
-                payload.decode(method).map(|p| ClientRequest::GoalPause(Box::new(p)))
-            }
-            "goal/resume" => {
-                payload.decode(method).map(|p| ClientRequest::GoalResume(Box::new(p)))
-            }
-            "goal/set" => {
-                payload.decode(method).map(|p| ClientRequest::GoalSet(Box::new(p)))
-            }
-            "hook/list" => {
-                payload.decode(method).map(|p| ClientRequest::HookList(Box::new(p)))
-            }
+            "goal/clear" => payload.decode(method).map(ClientRequest::GoalClear),
+            "goal/edit" => payload.decode(method).map(ClientRequest::GoalEdit),
+            "goal/pause" => payload.decode(method).map(ClientRequest::GoalPause),
+            "goal/resume" => payload.decode(method).map(ClientRequest::GoalResume),
+            "goal/set" => payload.decode(method).map(ClientRequest::GoalSet),
+            "hook/list" => payload.decode(method).map(ClientRequest::HookList),
             #[cfg(feature = "experimental")]
             "host/readLimits" => Ok(ClientRequest::HostReadLimits(payload.into_value())),
-            "initialize" => {
-                payload.decode(method).map(|p| ClientRequest::Initialize(Box::new(p)))
-            }
+            "initialize" => payload.decode(method).map(ClientRequest::Initialize),
             "item/readOutput" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ItemReadOutput(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ItemReadOutput)
             }
             #[cfg(feature = "experimental")]
-            "log/page" => {
-                payload.decode(method).map(|p| ClientRequest::LogPage(Box::new(p)))
-            }
+            "log/page" => payload.decode(method).map(ClientRequest::LogPage),
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::LogPhysicalFiles(Box::new(p)))
+                payload.decode(method).map(ClientRequest::LogPhysicalFiles)
             }
             #[cfg(feature = "experimental")]
             "log/physicalSubscribe" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::LogPhysicalSubscribe(Box::new(p)))
+                payload.decode(method).map(ClientRequest::LogPhysicalSubscribe)
             }
             #[cfg(feature = "experimental")]
             "log/physicalUnsubscribe" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::LogPhysicalUnsubscribe(Box::new(p)))
+                payload.decode(method).map(ClientRequest::LogPhysicalUnsubscribe)
             }
             #[cfg(feature = "experimental")]
-            "log/streams" => {
-                payload.decode(method).map(|p| ClientRequest::LogStreams(Box::new(p)))
-            }
+            "log/streams" => payload.decode(method).map(ClientRequest::LogStreams),
             #[cfg(feature = "experimental")]
-            "log/subscribe" => {
-                payload.decode(method).map(|p| ClientRequest::LogSubscribe(Box::new(p)))
-            }
+            "log/subscribe" => payload.decode(method).map(ClientRequest::LogSubscribe),
             #[cfg(feature = "experimental")]
             "log/unsubscribe" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::LogUnsubscribe(Box::new(p)))
+                payload.decode(method).map(ClientRequest::LogUnsubscribe)
             }
             #[cfg(feature = "experimental")]
-            "mcpServer/list" => {
-                payload.decode(method).map(|p| ClientRequest::McpServerList(Box::new(p)))
-            }
+            "mcpServer/list" => payload.decode(method).map(ClientRequest::McpServerList),
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogin" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::McpServerOauthLogin(Box::new(p)))
+                payload.decode(method).map(ClientRequest::McpServerOauthLogin)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCancel" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::McpServerOauthLoginCancel(Box::new(p)))
+                payload.decode(method).map(ClientRequest::McpServerOauthLoginCancel)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogout" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::McpServerOauthLogout(Box::new(p)))
+                payload.decode(method).map(ClientRequest::McpServerOauthLogout)
             }
-            "media/upload" => {
-                payload.decode(method).map(|p| ClientRequest::MediaUpload(Box::new(p)))
-            }
-            "model/list" => {
-                payload.decode(method).map(|p| ClientRequest::ModelList(Box::new(p)))
-            }
+            "media/upload" => payload.decode(method).map(ClientRequest::MediaUpload),
+            "model/list" => payload.decode(method).map(ClientRequest::ModelList),
             #[cfg(feature = "experimental")]
-            "peer/list" => {
-                payload.decode(method).map(|p| ClientRequest::PeerList(Box::new(p)))
-            }
+            "peer/list" => payload.decode(method).map(ClientRequest::PeerList),
             #[cfg(feature = "experimental")]
             "permissionProfile/list" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::PermissionProfileList(Box::new(p)))
+                payload.decode(method).map(ClientRequest::PermissionProfileList)
             }
-            "plugin/install" => {
-                payload.decode(method).map(|p| ClientRequest::PluginInstall(Box::new(p)))
-            }
-            "plugin/list" => {
-                payload.decode(method).map(|p| ClientRequest::PluginList(Box::new(p)))
-            }
+            "plugin/install" => payload.decode(method).map(ClientRequest::PluginInstall),
+            "plugin/list" => payload.decode(method).map(ClientRequest::PluginList),
             "plugin/marketplaceAdd" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::PluginMarketplaceAdd(Box::new(p)))
+                payload.decode(method).map(ClientRequest::PluginMarketplaceAdd)
             }
             "plugin/marketplaceRemove" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::PluginMarketplaceRemove(Box::new(p)))
+                payload.decode(method).map(ClientRequest::PluginMarketplaceRemove)
             }
             "plugin/marketplaceUpdate" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::PluginMarketplaceUpdate(Box::new(p)))
+                payload.decode(method).map(ClientRequest::PluginMarketplaceUpdate)
             }
             #[cfg(feature = "experimental")]
             "projection/list" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ProjectionList(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ProjectionList)
             }
             #[cfg(feature = "experimental")]
             "projection/read" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ProjectionRead(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ProjectionRead)
             }
-            "recap/cancel" => {
-                payload.decode(method).map(|p| ClientRequest::RecapCancel(Box::new(p)))
-            }
-            "recap/request" => {
-                payload.decode(method).map(|p| ClientRequest::RecapRequest(Box::new(p)))
-            }
+            "recap/cancel" => payload.decode(method).map(ClientRequest::RecapCancel),
+            "recap/request" => payload.decode(method).map(ClientRequest::RecapRequest),
             "session/compact" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionCompact(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionCompact)
             }
-            "session/fork" => {
-                payload.decode(method).map(|p| ClientRequest::SessionFork(Box::new(p)))
-            }
-            "session/leave" => {
-                payload.decode(method).map(|p| ClientRequest::SessionLeave(Box::new(p)))
-            }
-            "session/list" => {
-                payload.decode(method).map(|p| ClientRequest::SessionList(Box::new(p)))
-            }
+            "session/fork" => payload.decode(method).map(ClientRequest::SessionFork),
+            "session/leave" => payload.decode(method).map(ClientRequest::SessionLeave),
+            "session/list" => payload.decode(method).map(ClientRequest::SessionList),
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionPromptHint(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionPromptHint)
             }
-            "session/read" => {
-                payload.decode(method).map(|p| ClientRequest::SessionRead(Box::new(p)))
-            }
+            "session/read" => payload.decode(method).map(ClientRequest::SessionRead),
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionReadLimits(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionReadLimits)
             }
-            "session/rename" => {
-                payload.decode(method).map(|p| ClientRequest::SessionRename(Box::new(p)))
-            }
+            "session/rename" => payload.decode(method).map(ClientRequest::SessionRename),
             #[cfg(feature = "experimental")]
             "session/reportStartupPhases" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionReportStartupPhases(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionReportStartupPhases)
             }
-            "session/resume" => {
-                payload.decode(method).map(|p| ClientRequest::SessionResume(Box::new(p)))
-            }
+            "session/resume" => payload.decode(method).map(ClientRequest::SessionResume),
             "session/setApprovalMode" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionSetApprovalMode(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionSetApprovalMode)
             }
             "session/setModel" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionSetModel(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionSetModel)
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionSetPermissionProfile(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionSetPermissionProfile)
             }
             "session/setReasoningEffort" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionSetReasoningEffort(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionSetReasoningEffort)
             }
             "session/sideChat" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionSideChat(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionSideChat)
             }
-            "session/start" => {
-                payload.decode(method).map(|p| ClientRequest::SessionStart(Box::new(p)))
-            }
+            "session/start" => payload.decode(method).map(ClientRequest::SessionStart),
             "session/userShell" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SessionUserShell(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SessionUserShell)
             }
             #[cfg(feature = "experimental")]
             "settings/read" => Ok(ClientRequest::SettingsRead(payload.into_value())),
@@ -2028,148 +1910,80 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SettingsWriteMany(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SettingsWriteMany)
             }
             #[cfg(feature = "experimental")]
             "settings/writeValue" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SettingsWriteValue(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SettingsWriteValue)
             }
-            "skill/import" => {
-                payload.decode(method).map(|p| ClientRequest::SkillImport(Box::new(p)))
-            }
-            "skill/list" => {
-                payload.decode(method).map(|p| ClientRequest::SkillList(Box::new(p)))
-            }
+            "skill/import" => payload.decode(method).map(ClientRequest::SkillImport),
+            "skill/list" => payload.decode(method).map(ClientRequest::SkillList),
             "skill/setActivation" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SkillSetActivation(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SkillSetActivation)
             }
-            "subagent/close" => {
-                payload.decode(method).map(|p| ClientRequest::SubagentClose(Box::new(p)))
-            }
+            "subagent/close" => payload.decode(method).map(ClientRequest::SubagentClose),
             "subagent/followupTask" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SubagentFollowupTask(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SubagentFollowupTask)
             }
             "subagent/interrupt" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SubagentInterrupt(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SubagentInterrupt)
             }
             "subagent/readResult" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SubagentReadResult(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SubagentReadResult)
             }
             "subagent/reopen" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SubagentReopen(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SubagentReopen)
             }
             "subagent/resume" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SubagentResume(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SubagentResume)
             }
             "subagent/sendMessage" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::SubagentSendMessage(Box::new(p)))
+                payload.decode(method).map(ClientRequest::SubagentSendMessage)
             }
-            "subagent/stop" => {
-                payload.decode(method).map(|p| ClientRequest::SubagentStop(Box::new(p)))
-            }
+            "subagent/stop" => payload.decode(method).map(ClientRequest::SubagentStop),
             "task/background" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::TaskBackground(Box::new(p)))
+                payload.decode(method).map(ClientRequest::TaskBackground)
             }
-            "task/list" => {
-                payload.decode(method).map(|p| ClientRequest::TaskList(Box::new(p)))
-            }
-            "task/stop" => {
-                payload.decode(method).map(|p| ClientRequest::TaskStop(Box::new(p)))
-            }
-            "task/stopAll" => {
-                payload.decode(method).map(|p| ClientRequest::TaskStopAll(Box::new(p)))
-            }
-            "turn/cancel" => {
-                payload.decode(method).map(|p| ClientRequest::TurnCancel(Box::new(p)))
-            }
-            "turn/interrupt" => {
-                payload.decode(method).map(|p| ClientRequest::TurnInterrupt(Box::new(p)))
-            }
-            "turn/start" => {
-                payload.decode(method).map(|p| ClientRequest::TurnStart(Box::new(p)))
-            }
-            "turn/steer" => {
-                payload.decode(method).map(|p| ClientRequest::TurnSteer(Box::new(p)))
-            }
-            "turn/unqueue" => {
-                payload.decode(method).map(|p| ClientRequest::TurnUnqueue(Box::new(p)))
-            }
+            "task/list" => payload.decode(method).map(ClientRequest::TaskList),
+            "task/stop" => payload.decode(method).map(ClientRequest::TaskStop),
+            "task/stopAll" => payload.decode(method).map(ClientRequest::TaskStopAll),
+            "turn/cancel" => payload.decode(method).map(ClientRequest::TurnCancel),
+            "turn/interrupt" => payload.decode(method).map(ClientRequest::TurnInterrupt),
+            "turn/start" => payload.decode(method).map(ClientRequest::TurnStart),
+            "turn/steer" => payload.decode(method).map(ClientRequest::TurnSteer),
+            "turn/unqueue" => payload.decode(method).map(ClientRequest::TurnUnqueue),
             "usage/read" => Ok(ClientRequest::UsageRead(payload.into_value())),
             #[cfg(feature = "experimental")]
             "usage/refresh" => Ok(ClientRequest::UsageRefresh(payload.into_value())),
             "userInput/answer" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::UserInputAnswer(Box::new(p)))
+                payload.decode(method).map(ClientRequest::UserInputAnswer)
             }
             "userInput/cancel" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::UserInputCancel(Box::new(p)))
+                payload.decode(method).map(ClientRequest::UserInputCancel)
             }
             "userInput/clarify" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::UserInputClarify(Box::new(p)))
+                payload.decode(method).map(ClientRequest::UserInputClarify)
             }
             "userInput/interrupt" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::UserInputInterrupt(Box::new(p)))
+                payload.decode(method).map(ClientRequest::UserInputInterrupt)
             }
-            "view/page" => {
-                payload.decode(method).map(|p| ClientRequest::ViewPage(Box::new(p)))
-            }
-            "view/subscribe" => {
-                payload.decode(method).map(|p| ClientRequest::ViewSubscribe(Box::new(p)))
-            }
+            "view/page" => payload.decode(method).map(ClientRequest::ViewPage),
+            "view/subscribe" => payload.decode(method).map(ClientRequest::ViewSubscribe),
             "view/unsubscribe" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::ViewUnsubscribe(Box::new(p)))
+                payload.decode(method).map(ClientRequest::ViewUnsubscribe)
             }
             "workflow/cancel" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::WorkflowCancel(Box::new(p)))
+                payload.decode(method).map(ClientRequest::WorkflowCancel)
             }
             "workflow/childControl" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::WorkflowChildControl(Box::new(p)))
+                payload.decode(method).map(ClientRequest::WorkflowChildControl)
             }
-            "workflow/pause" => {
-                payload.decode(method).map(|p| ClientRequest::WorkflowPause(Box::new(p)))
-            }
+            "workflow/pause" => payload.decode(method).map(ClientRequest::WorkflowPause),
             "workflow/resume" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientRequest::WorkflowResume(Box::new(p)))
+                payload.decode(method).map(ClientRequest::WorkflowResume)
             }
             #[cfg(feature = "experimental")]
-            "worktree/list" => {
-                payload.decode(method).map(|p| ClientRequest::WorktreeList(Box::new(p)))
-            }
+            "worktree/list" => payload.decode(method).map(ClientRequest::WorktreeList),
             _ => {
                 Ok(ClientRequest::Unknown {
                     method: method.to_owned(),
@@ -2497,8 +2311,8 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
-                <crate::AccountLoginStartParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::AccountLoginStart(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::AccountLoginStart)
             }
             #[cfg(feature = "experimental")]
             "account/logout" => {
@@ -2512,69 +2326,61 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "admission/decide" => {
-                <crate::AdmissionDecideParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::AdmissionDecide(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::AdmissionDecide)
             }
             #[cfg(feature = "experimental")]
             "admission/listPending" => {
-                <crate::AdmissionListPendingParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::AdmissionListPending(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::AdmissionListPending)
             }
             "approval/decide" => {
-                <crate::ApprovalDecideParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ApprovalDecide(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::ApprovalDecide)
             }
             "approval/listPending" => {
-                <crate::ApprovalListPendingParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ApprovalListPending(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::ApprovalListPending)
             }
             "computerUseSettings/read" => {
-                <crate::ComputerUseSettingsReadParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ComputerUseSettingsRead(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::ComputerUseSettingsRead)
             }
             "computerUseSettings/update" => {
-                <crate::ComputerUseSettingsUpdateParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ComputerUseSettingsUpdate(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::ComputerUseSettingsUpdate)
             }
             "computerUseSetup/check" => {
                 Value::deserialize(deserializer)
                     .map(|v| ClientRequest::ComputerUseSetupCheck(Some(v)))
             }
             "computerUseSetup/read" => {
-                <crate::ComputerUseSetupReadParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ComputerUseSetupRead(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::ComputerUseSetupRead)
             }
             "computerUseSetup/start" => {
-                <crate::ComputerUseSetupStartParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ComputerUseSetupStart(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::ComputerUseSetupStart)
             }
             "feedback/submit" => {
-                <crate::FeedbackSubmitParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::FeedbackSubmit(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::FeedbackSubmit)
             }
             "goal/clear" => {
-                <crate::GoalClearParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::GoalClear(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::GoalClear)
             }
             "goal/edit" => {
-                <crate::GoalEditParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::GoalEdit(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::GoalEdit)
             }
             "goal/pause" => {
-                <crate::GoalPauseParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::GoalPause(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::GoalPause)
             }
             "goal/resume" => {
-                <crate::GoalResumeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::GoalResume(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::GoalResume)
             }
             "goal/set" => {
-                <crate::GoalSetParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::GoalSet(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::GoalSet)
             }
             "hook/list" => {
-                <crate::HookListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::HookList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::HookList)
             }
             #[cfg(feature = "experimental")]
             "host/readLimits" => {
@@ -2582,195 +2388,171 @@ impl ClientRequest {
                     .map(|v| ClientRequest::HostReadLimits(Some(v)))
             }
             "initialize" => {
-                <crate::InitializeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::Initialize(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::Initialize)
             }
             "item/readOutput" => {
-                <crate::ItemReadOutputParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ItemReadOutput(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::ItemReadOutput)
             }
             #[cfg(feature = "experimental")]
             "log/page" => {
-                <crate::LogPageParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::LogPage(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::LogPage)
             }
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
-                <crate::LogPhysicalFilesParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::LogPhysicalFiles(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::LogPhysicalFiles)
             }
             #[cfg(feature = "experimental")]
             "log/physicalSubscribe" => {
-                <crate::LogPhysicalSubscribeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::LogPhysicalSubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::LogPhysicalSubscribe)
             }
             #[cfg(feature = "experimental")]
             "log/physicalUnsubscribe" => {
-                <crate::LogPhysicalUnsubscribeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::LogPhysicalUnsubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::LogPhysicalUnsubscribe)
             }
             #[cfg(feature = "experimental")]
             "log/streams" => {
-                <crate::LogStreamsParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::LogStreams(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::LogStreams)
             }
             #[cfg(feature = "experimental")]
             "log/subscribe" => {
-                <crate::LogSubscribeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::LogSubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::LogSubscribe)
             }
             #[cfg(feature = "experimental")]
             "log/unsubscribe" => {
-                <crate::LogUnsubscribeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::LogUnsubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::LogUnsubscribe)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/list" => {
-                <crate::McpServerListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::McpServerList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::McpServerList)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogin" => {
-                <crate::McpServerOAuthLoginParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::McpServerOauthLogin(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::McpServerOauthLogin)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCancel" => {
-                <crate::McpServerOAuthLoginCancelParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::McpServerOauthLoginCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::McpServerOauthLoginCancel)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogout" => {
-                <crate::McpServerOAuthLogoutParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::McpServerOauthLogout(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::McpServerOauthLogout)
             }
             "media/upload" => {
-                <crate::MediaUploadParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::MediaUpload(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::MediaUpload)
             }
             "model/list" => {
-                <crate::ModelListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ModelList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::ModelList)
             }
             #[cfg(feature = "experimental")]
             "peer/list" => {
-                <crate::PeerListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::PeerList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::PeerList)
             }
             #[cfg(feature = "experimental")]
             "permissionProfile/list" => {
-                <crate::PermissionProfileListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::PermissionProfileList(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::PermissionProfileList)
             }
             "plugin/install" => {
-                <crate::PluginInstallParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::PluginInstall(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::PluginInstall)
             }
             "plugin/list" => {
-                <crate::PluginListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::PluginList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::PluginList)
             }
             "plugin/marketplaceAdd" => {
-                <crate::PluginMarketplaceAddParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::PluginMarketplaceAdd(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::PluginMarketplaceAdd)
             }
             "plugin/marketplaceRemove" => {
-                <crate::PluginMarketplaceRemoveParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::PluginMarketplaceRemove(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::PluginMarketplaceRemove)
             }
             "plugin/marketplaceUpdate" => {
-                <crate::PluginMarketplaceUpdateParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::PluginMarketplaceUpdate(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::PluginMarketplaceUpdate)
             }
             #[cfg(feature = "experimental")]
             "projection/list" => {
-                <crate::ProjectionListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ProjectionList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::ProjectionList)
             }
             #[cfg(feature = "experimental")]
             "projection/read" => {
-                <crate::ProjectionReadParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ProjectionRead(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::ProjectionRead)
             }
             "recap/cancel" => {
-                <crate::RecapCancelParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::RecapCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::RecapCancel)
             }
             "recap/request" => {
-                <crate::RecapRequestParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::RecapRequest(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::RecapRequest)
             }
             "session/compact" => {
-                <crate::SessionCompactParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionCompact(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SessionCompact)
             }
             "session/fork" => {
-                <crate::SessionForkParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionFork(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SessionFork)
             }
             "session/leave" => {
-                <crate::SessionLeaveParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionLeave(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SessionLeave)
             }
             "session/list" => {
-                <crate::SessionListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SessionList)
             }
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
-                <crate::SessionPromptHintParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionPromptHint(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionPromptHint)
             }
             "session/read" => {
-                <crate::SessionReadParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionRead(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SessionRead)
             }
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
-                <crate::SessionReadLimitsParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionReadLimits(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionReadLimits)
             }
             "session/rename" => {
-                <crate::SessionRenameParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionRename(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SessionRename)
             }
             #[cfg(feature = "experimental")]
             "session/reportStartupPhases" => {
-                <crate::SessionReportStartupPhasesParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionReportStartupPhases(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionReportStartupPhases)
             }
             "session/resume" => {
-                <crate::SessionResumeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionResume(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SessionResume)
             }
             "session/setApprovalMode" => {
-                <crate::SessionSetApprovalModeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionSetApprovalMode(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionSetApprovalMode)
             }
             "session/setModel" => {
-                <crate::SessionSetModelParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionSetModel(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionSetModel)
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
-                <crate::SessionSetPermissionProfileParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionSetPermissionProfile(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionSetPermissionProfile)
             }
             "session/setReasoningEffort" => {
-                <crate::SessionSetReasoningEffortParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionSetReasoningEffort(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionSetReasoningEffort)
             }
             "session/sideChat" => {
-                <crate::SessionSideChatParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionSideChat(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionSideChat)
             }
             "session/start" => {
-                <crate::SessionStartParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionStart(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SessionStart)
             }
             "session/userShell" => {
-                <crate::SessionUserShellParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SessionUserShell(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SessionUserShell)
             }
             #[cfg(feature = "experimental")]
             "settings/read" => {
@@ -2784,93 +2566,78 @@ impl ClientRequest {
             }
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
-                <crate::SettingsWriteManyParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SettingsWriteMany(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SettingsWriteMany)
             }
             #[cfg(feature = "experimental")]
             "settings/writeValue" => {
-                <crate::SettingsWriteValueParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SettingsWriteValue(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SettingsWriteValue)
             }
             "skill/import" => {
-                <crate::SkillImportParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SkillImport(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SkillImport)
             }
             "skill/list" => {
-                <crate::SkillListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SkillList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SkillList)
             }
             "skill/setActivation" => {
-                <crate::SkillSetActivationParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SkillSetActivation(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SkillSetActivation)
             }
             "subagent/close" => {
-                <crate::SubagentOwnerReasonParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SubagentClose(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SubagentClose)
             }
             "subagent/followupTask" => {
-                <crate::SubagentInputParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SubagentFollowupTask(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SubagentFollowupTask)
             }
             "subagent/interrupt" => {
-                <crate::SubagentOwnerReasonParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SubagentInterrupt(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SubagentInterrupt)
             }
             "subagent/readResult" => {
-                <crate::SubagentTargetParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SubagentReadResult(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SubagentReadResult)
             }
             "subagent/reopen" => {
-                <crate::SubagentTargetParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SubagentReopen(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SubagentReopen)
             }
             "subagent/resume" => {
-                <crate::SubagentTargetParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SubagentResume(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SubagentResume)
             }
             "subagent/sendMessage" => {
-                <crate::SubagentInputParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SubagentSendMessage(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::SubagentSendMessage)
             }
             "subagent/stop" => {
-                <crate::SubagentOwnerReasonParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::SubagentStop(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::SubagentStop)
             }
             "task/background" => {
-                <crate::TaskBackgroundParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TaskBackground(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TaskBackground)
             }
             "task/list" => {
-                <crate::TaskListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TaskList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TaskList)
             }
             "task/stop" => {
-                <crate::TaskStopParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TaskStop(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TaskStop)
             }
             "task/stopAll" => {
-                <crate::TaskStopAllParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TaskStopAll(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TaskStopAll)
             }
             "turn/cancel" => {
-                <crate::TurnCancelParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TurnCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TurnCancel)
             }
             "turn/interrupt" => {
-                <crate::TurnInterruptParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TurnInterrupt(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TurnInterrupt)
             }
             "turn/start" => {
-                <crate::TurnStartParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TurnStart(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TurnStart)
             }
             "turn/steer" => {
-                <crate::TurnSteerParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TurnSteer(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TurnSteer)
             }
             "turn/unqueue" => {
-                <crate::TurnUnqueueParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::TurnUnqueue(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::TurnUnqueue)
             }
             "usage/read" => {
                 Value::deserialize(deserializer)
@@ -2882,53 +2649,47 @@ impl ClientRequest {
                     .map(|v| ClientRequest::UsageRefresh(Some(v)))
             }
             "userInput/answer" => {
-                <crate::UserInputAnswerParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::UserInputAnswer(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::UserInputAnswer)
             }
             "userInput/cancel" => {
-                <crate::UserInputCancelParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::UserInputCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::UserInputCancel)
             }
             "userInput/clarify" => {
-                <crate::UserInputClarifyParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::UserInputClarify(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::UserInputClarify)
             }
             "userInput/interrupt" => {
-                <crate::UserInputInterruptParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::UserInputInterrupt(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::UserInputInterrupt)
             }
             "view/page" => {
-                <crate::ViewPageParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ViewPage(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::ViewPage)
             }
             "view/subscribe" => {
-                <crate::ViewSubscribeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ViewSubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::ViewSubscribe)
             }
             "view/unsubscribe" => {
-                <crate::ViewUnsubscribeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::ViewUnsubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::ViewUnsubscribe)
             }
             "workflow/cancel" => {
-                <crate::WorkflowCancelParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::WorkflowCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::WorkflowCancel)
             }
             "workflow/childControl" => {
-                <crate::WorkflowChildControlParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::WorkflowChildControl(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientRequest::WorkflowChildControl)
             }
             "workflow/pause" => {
-                <crate::WorkflowPauseParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::WorkflowPause(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::WorkflowPause)
             }
             "workflow/resume" => {
-                <crate::WorkflowResumeParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::WorkflowResume(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::WorkflowResume)
             }
             #[cfg(feature = "experimental")]
             "worktree/list" => {
-                <crate::WorktreeListParams>::deserialize(deserializer)
-                    .map(|p| ClientRequest::WorktreeList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientRequest::WorktreeList)
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -3195,14 +2956,10 @@ impl ServerRequest {
     ) -> Result<Self, DecodeError> {
         match method {
             "approval/request" => {
-                payload
-                    .decode(method)
-                    .map(|p| ServerRequest::ApprovalRequest(Box::new(p)))
+                payload.decode(method).map(ServerRequest::ApprovalRequest)
             }
             "userInput/request" => {
-                payload
-                    .decode(method)
-                    .map(|p| ServerRequest::UserInputRequest(Box::new(p)))
+                payload.decode(method).map(ServerRequest::UserInputRequest)
             }
             _ => {
                 Ok(ServerRequest::Unknown {
@@ -3235,12 +2992,12 @@ impl ServerRequest {
     ) -> Result<Self, D::Error> {
         match method {
             "approval/request" => {
-                <crate::ApprovalRequestParams>::deserialize(deserializer)
-                    .map(|p| ServerRequest::ApprovalRequest(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ServerRequest::ApprovalRequest)
             }
             "userInput/request" => {
-                <crate::UserInputRequestParams>::deserialize(deserializer)
-                    .map(|p| ServerRequest::UserInputRequest(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ServerRequest::UserInputRequest)
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -3412,293 +3169,185 @@ impl ProtocolNotification {
         match method {
             #[cfg(feature = "experimental")]
             "account/changed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::AccountChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::AccountChanged)
             }
             #[cfg(feature = "experimental")]
             "account/loginCompleted" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::AccountLoginCompleted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::AccountLoginCompleted)
             }
             #[cfg(feature = "experimental")]
             "admission/requested" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::AdmissionRequested(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::AdmissionRequested)
             }
             #[cfg(feature = "experimental")]
             "admission/resolved" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::AdmissionResolved(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::AdmissionResolved)
             }
             "approval/requested" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ApprovalRequested(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ApprovalRequested)
             }
             "approval/resolved" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ApprovalResolved(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ApprovalResolved)
             }
             "approval/reviewing" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ApprovalReviewing(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ApprovalReviewing)
             }
             "approval/updated" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ApprovalUpdated(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ApprovalUpdated)
             }
             "computerUseSetup/changed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ComputerUseSetupChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ComputerUseSetupChanged)
             }
             "initialized" => Ok(ProtocolNotification::Initialized(payload.into_value())),
             "item/completed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ItemCompleted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ItemCompleted)
             }
-            "item/delta" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ItemDelta(Box::new(p)))
-            }
+            "item/delta" => payload.decode(method).map(ProtocolNotification::ItemDelta),
             "item/started" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ItemStarted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ItemStarted)
             }
             "item/updated" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ItemUpdated(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::ItemUpdated)
             }
             #[cfg(feature = "experimental")]
-            "log/gap" => {
-                payload.decode(method).map(|p| ProtocolNotification::LogGap(Box::new(p)))
-            }
+            "log/gap" => payload.decode(method).map(ProtocolNotification::LogGap),
             #[cfg(feature = "experimental")]
             "log/physicalLine" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::LogPhysicalLine(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::LogPhysicalLine)
             }
             #[cfg(feature = "experimental")]
             "log/physicalReset" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::LogPhysicalReset(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::LogPhysicalReset)
             }
             #[cfg(feature = "experimental")]
-            "log/record" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::LogRecord(Box::new(p)))
-            }
+            "log/record" => payload.decode(method).map(ProtocolNotification::LogRecord),
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCompleted" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::McpServerOauthLoginCompleted(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::McpServerOauthLoginCompleted)
             }
             "monitor/inboxItemAdmitted" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::MonitorInboxItemAdmitted(Box::new(p)))
+                    .map(ProtocolNotification::MonitorInboxItemAdmitted)
             }
             "monitor/inboxItemDrained" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::MonitorInboxItemDrained(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::MonitorInboxItemDrained)
             }
             "monitor/inboxItemVoided" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::MonitorInboxItemVoided(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::MonitorInboxItemVoided)
             }
             "plugin/changed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::PluginChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::PluginChanged)
             }
             "plugin/marketplaceChanged" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::PluginMarketplaceChanged(Box::new(p)))
+                    .map(ProtocolNotification::PluginMarketplaceChanged)
             }
             "recap/completed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::RecapCompleted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::RecapCompleted)
             }
             "session/approvalModeChanged" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::SessionApprovalModeChanged(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionApprovalModeChanged)
             }
             "session/branchChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionBranchChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionBranchChanged)
             }
             "session/closed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionClosed(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionClosed)
             }
             "session/contextUsage" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionContextUsage(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionContextUsage)
             }
             "session/goalChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionGoalChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionGoalChanged)
             }
             "session/leaveCompleted" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionLeaveCompleted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionLeaveCompleted)
             }
             "session/listChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionListChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionListChanged)
             }
             "session/modelChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionModelChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionModelChanged)
             }
             "session/modelRouteUnserved" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::SessionModelRouteUnserved(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionModelRouteUnserved)
             }
             "session/nameChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionNameChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionNameChanged)
             }
             #[cfg(feature = "experimental")]
             "session/permissionProfileChanged" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::SessionPermissionProfileChanged(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionPermissionProfileChanged)
             }
             "session/reasoningEffortChanged" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::SessionReasoningEffortChanged(
-                        Box::new(p),
-                    ))
+                    .map(ProtocolNotification::SessionReasoningEffortChanged)
             }
             "session/started" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionStarted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionStarted)
             }
             "session/statusChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionStatusChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionStatusChanged)
             }
             "session/todoListChanged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionTodoListChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionTodoListChanged)
             }
             "session/tokenUsage" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SessionTokenUsage(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SessionTokenUsage)
             }
             "session/viewHealthChanged" => {
                 payload
                     .decode(method)
-                    .map(|p| ProtocolNotification::SessionViewHealthChanged(Box::new(p)))
+                    .map(ProtocolNotification::SessionViewHealthChanged)
             }
             "skill/changed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::SkillChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::SkillChanged)
             }
             "turn/completed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnCompleted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnCompleted)
             }
             "turn/foregroundCompleted" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnForegroundCompleted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnForegroundCompleted)
             }
             "turn/modelRetryScheduled" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnModelRetryScheduled(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnModelRetryScheduled)
             }
             "turn/retracted" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnRetracted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnRetracted)
             }
             "turn/retryScheduled" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnRetryScheduled(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnRetryScheduled)
             }
             "turn/started" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnStarted(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnStarted)
             }
             "turn/unqueued" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::TurnUnqueued(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::TurnUnqueued)
             }
             "usage/changed" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::UsageChanged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::UsageChanged)
             }
             "userInput/engaged" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::UserInputEngaged(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::UserInputEngaged)
             }
             "userInput/requested" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::UserInputRequested(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::UserInputRequested)
             }
             "userInput/settled" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::UserInputSettled(Box::new(p)))
+                payload.decode(method).map(ProtocolNotification::UserInputSettled)
             }
-            "view/gap" => {
-                payload
-                    .decode(method)
-                    .map(|p| ProtocolNotification::ViewGap(Box::new(p)))
-            }
+            "view/gap" => payload.decode(method).map(ProtocolNotification::ViewGap),
             _ => {
                 Ok(ProtocolNotification::Unknown {
                     method: method.to_owned(),
@@ -3959,243 +3608,231 @@ impl ProtocolNotification {
         match method {
             #[cfg(feature = "experimental")]
             "account/changed" => {
-                <crate::AccountState>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::AccountChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::AccountChanged)
             }
             #[cfg(feature = "experimental")]
             "account/loginCompleted" => {
-                <crate::AccountLoginCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::AccountLoginCompleted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::AccountLoginCompleted)
             }
             #[cfg(feature = "experimental")]
             "admission/requested" => {
-                <crate::AdmissionRequestedViewParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::AdmissionRequested(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::AdmissionRequested)
             }
             #[cfg(feature = "experimental")]
             "admission/resolved" => {
-                <crate::AdmissionResolvedViewParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::AdmissionResolved(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::AdmissionResolved)
             }
             "approval/requested" => {
-                <crate::ApprovalRequestParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ApprovalRequested(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ApprovalRequested)
             }
             "approval/resolved" => {
-                <crate::ApprovalResolvedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ApprovalResolved(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ApprovalResolved)
             }
             "approval/reviewing" => {
-                <crate::ApprovalRequestParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ApprovalReviewing(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ApprovalReviewing)
             }
             "approval/updated" => {
-                <crate::ApprovalUpdatedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ApprovalUpdated(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ApprovalUpdated)
             }
             "computerUseSetup/changed" => {
-                <crate::ComputerUseSetupChanged>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ComputerUseSetupChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ComputerUseSetupChanged)
             }
             "initialized" => {
                 Value::deserialize(deserializer)
                     .map(|v| ProtocolNotification::Initialized(Some(v)))
             }
             "item/completed" => {
-                <crate::ItemCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ItemCompleted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ItemCompleted)
             }
             "item/delta" => {
-                <crate::ItemDeltaParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ItemDelta(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ItemDelta)
             }
             "item/started" => {
-                <crate::ItemStartedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ItemStarted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ItemStarted)
             }
             "item/updated" => {
-                <crate::ItemUpdatedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ItemUpdated(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::ItemUpdated)
             }
             #[cfg(feature = "experimental")]
             "log/gap" => {
-                <crate::LogGapParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::LogGap(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ProtocolNotification::LogGap)
             }
             #[cfg(feature = "experimental")]
             "log/physicalLine" => {
-                <crate::LogPhysicalLineParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::LogPhysicalLine(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::LogPhysicalLine)
             }
             #[cfg(feature = "experimental")]
             "log/physicalReset" => {
-                <crate::LogPhysicalResetParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::LogPhysicalReset(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::LogPhysicalReset)
             }
             #[cfg(feature = "experimental")]
             "log/record" => {
-                <crate::LogRecordParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::LogRecord(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::LogRecord)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCompleted" => {
-                <crate::McpServerOAuthLoginCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::McpServerOauthLoginCompleted(
-                        Box::new(p),
-                    ))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::McpServerOauthLoginCompleted)
             }
             "monitor/inboxItemAdmitted" => {
-                <crate::MonitorInboxItemAdmittedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::MonitorInboxItemAdmitted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::MonitorInboxItemAdmitted)
             }
             "monitor/inboxItemDrained" => {
-                <crate::MonitorInboxItemDrainedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::MonitorInboxItemDrained(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::MonitorInboxItemDrained)
             }
             "monitor/inboxItemVoided" => {
-                <crate::MonitorInboxItemVoidedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::MonitorInboxItemVoided(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::MonitorInboxItemVoided)
             }
             "plugin/changed" => {
-                <crate::PluginChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::PluginChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::PluginChanged)
             }
             "plugin/marketplaceChanged" => {
-                <crate::PluginMarketplaceChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::PluginMarketplaceChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::PluginMarketplaceChanged)
             }
             "recap/completed" => {
-                <crate::RecapCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::RecapCompleted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::RecapCompleted)
             }
             "session/approvalModeChanged" => {
-                <crate::SessionApprovalModeChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionApprovalModeChanged(
-                        Box::new(p),
-                    ))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionApprovalModeChanged)
             }
             "session/branchChanged" => {
-                <crate::SessionBranchChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionBranchChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionBranchChanged)
             }
             "session/closed" => {
-                <crate::SessionClosedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionClosed(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionClosed)
             }
             "session/contextUsage" => {
-                <crate::SessionContextUsageParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionContextUsage(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionContextUsage)
             }
             "session/goalChanged" => {
-                <crate::SessionGoalChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionGoalChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionGoalChanged)
             }
             "session/leaveCompleted" => {
-                <crate::SessionLeaveCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionLeaveCompleted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionLeaveCompleted)
             }
             "session/listChanged" => {
-                <crate::SessionListChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionListChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionListChanged)
             }
             "session/modelChanged" => {
-                <crate::SessionModelChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionModelChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionModelChanged)
             }
             "session/modelRouteUnserved" => {
-                <crate::SessionModelRouteUnservedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionModelRouteUnserved(
-                        Box::new(p),
-                    ))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionModelRouteUnserved)
             }
             "session/nameChanged" => {
-                <crate::SessionNameChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionNameChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionNameChanged)
             }
             #[cfg(feature = "experimental")]
             "session/permissionProfileChanged" => {
-                <crate::SessionPermissionProfileChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionPermissionProfileChanged(
-                        Box::new(p),
-                    ))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionPermissionProfileChanged)
             }
             "session/reasoningEffortChanged" => {
-                <crate::SessionReasoningEffortChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionReasoningEffortChanged(
-                        Box::new(p),
-                    ))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionReasoningEffortChanged)
             }
             "session/started" => {
-                <crate::SessionStartedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionStarted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionStarted)
             }
             "session/statusChanged" => {
-                <crate::SessionStatusChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionStatusChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionStatusChanged)
             }
             "session/todoListChanged" => {
-                <crate::SessionTodoListChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionTodoListChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionTodoListChanged)
             }
             "session/tokenUsage" => {
-                <crate::SessionTokenUsageParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionTokenUsage(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionTokenUsage)
             }
             "session/viewHealthChanged" => {
-                <crate::SessionViewHealthChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SessionViewHealthChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SessionViewHealthChanged)
             }
             "skill/changed" => {
-                <crate::SkillChangedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::SkillChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::SkillChanged)
             }
             "turn/completed" => {
-                <crate::TurnCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnCompleted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::TurnCompleted)
             }
             "turn/foregroundCompleted" => {
-                <crate::TurnForegroundCompletedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnForegroundCompleted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::TurnForegroundCompleted)
             }
             "turn/modelRetryScheduled" => {
-                <crate::TurnModelRetryScheduledParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnModelRetryScheduled(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::TurnModelRetryScheduled)
             }
             "turn/retracted" => {
-                <crate::TurnRetractedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnRetracted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::TurnRetracted)
             }
             "turn/retryScheduled" => {
-                <crate::TurnRetryScheduledParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnRetryScheduled(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::TurnRetryScheduled)
             }
             "turn/started" => {
-                <crate::TurnStartedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnStarted(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::TurnStarted)
             }
             "turn/unqueued" => {
-                <crate::TurnUnqueuedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::TurnUnqueued(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::TurnUnqueued)
             }
             "usage/changed" => {
-                <crate::SubscriptionUsage>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::UsageChanged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::UsageChanged)
             }
             "userInput/engaged" => {
-                <crate::UserInputEngagedParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::UserInputEngaged(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::UserInputEngaged)
             }
             "userInput/requested" => {
-                <crate::UserInputRequestParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::UserInputRequested(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::UserInputRequested)
             }
             "userInput/settled" => {
-                <crate::UserInputSettledParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::UserInputSettled(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ProtocolNotification::UserInputSettled)
             }
             "view/gap" => {
-                <crate::ViewGapParams>::deserialize(deserializer)
-                    .map(|p| ProtocolNotification::ViewGap(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ProtocolNotification::ViewGap)
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -4645,428 +4282,224 @@ impl ClientResult {
         match method {
             #[cfg(feature = "experimental")]
             "account/loginCancel" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::AccountLoginCancel(Box::new(p)))
+                payload.decode(method).map(ClientResult::AccountLoginCancel)
             }
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::AccountLoginStart(Box::new(p)))
+                payload.decode(method).map(ClientResult::AccountLoginStart)
             }
             #[cfg(feature = "experimental")]
-            "account/logout" => {
-                payload.decode(method).map(|p| ClientResult::AccountLogout(Box::new(p)))
-            }
+            "account/logout" => payload.decode(method).map(ClientResult::AccountLogout),
             #[cfg(feature = "experimental")]
-            "account/read" => {
-                payload.decode(method).map(|p| ClientResult::AccountRead(Box::new(p)))
-            }
+            "account/read" => payload.decode(method).map(ClientResult::AccountRead),
             #[cfg(feature = "experimental")]
             "admission/decide" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::AdmissionDecide(Box::new(p)))
+                payload.decode(method).map(ClientResult::AdmissionDecide)
             }
             #[cfg(feature = "experimental")]
             "admission/listPending" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::AdmissionListPending(Box::new(p)))
+                payload.decode(method).map(ClientResult::AdmissionListPending)
             }
-            "approval/decide" => {
-                payload.decode(method).map(|p| ClientResult::ApprovalDecide(Box::new(p)))
-            }
+            "approval/decide" => payload.decode(method).map(ClientResult::ApprovalDecide),
             "approval/listPending" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::ApprovalListPending(Box::new(p)))
+                payload.decode(method).map(ClientResult::ApprovalListPending)
             }
             "computerUseSettings/read" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::ComputerUseSettingsRead(Box::new(p)))
+                payload.decode(method).map(ClientResult::ComputerUseSettingsRead)
             }
             "computerUseSettings/update" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::ComputerUseSettingsUpdate(Box::new(p)))
+                payload.decode(method).map(ClientResult::ComputerUseSettingsUpdate)
             }
             "computerUseSetup/check" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::ComputerUseSetupCheck(Box::new(p)))
+                payload.decode(method).map(ClientResult::ComputerUseSetupCheck)
             }
             "computerUseSetup/read" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::ComputerUseSetupRead(Box::new(p)))
+                payload.decode(method).map(ClientResult::ComputerUseSetupRead)
             }
             "computerUseSetup/start" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::ComputerUseSetupStart(Box::new(p)))
+                payload.decode(method).map(ClientResult::ComputerUseSetupStart)
             }
-            "feedback/submit" => {
-                payload.decode(method).map(|p| ClientResult::FeedbackSubmit(Box::new(p)))
-            }
-            "goal/clear" => {
-                payload.decode(method).map(|p| ClientResult::GoalClear(Box::new(p)))
-            }
-            "goal/edit" => {
-                payload.decode(method).map(|p| ClientResult::GoalEdit(Box::new(p)))
-            }
-            "goal/pause" => {
-                payload.decode(method).map(|p| ClientResult::GoalPause(Box::new(p)))
-            }
-            "goal/resume" => {
-                payload.decode(method).map(|p| ClientResult::GoalResume(Box::new(p)))
-            }
-            "goal/set" => {
-                payload.decode(method).map(|p| ClientResult::GoalSet(Box::new(p)))
-            }
-            "hook/list" => {
-                payload.decode(method).map(|p| ClientResult::HookList(Box::new(p)))
-            }
+            "feedback/submit" => payload.decode(method).map(ClientResult::FeedbackSubmit),
+            "goal/clear" => payload.decode(method).map(ClientResult::GoalClear),
+            "goal/edit" => payload.decode(method).map(ClientResult::GoalEdit),
+            "goal/pause" => payload.decode(method).map(ClientResult::GoalPause),
+            "goal/resume" => payload.decode(method).map(ClientResult::GoalResume),
+            "goal/set" => payload.decode(method).map(ClientResult::GoalSet),
+            "hook/list" => payload.decode(method).map(ClientResult::HookList),
             #[cfg(feature = "experimental")]
-            "host/readLimits" => {
-                payload.decode(method).map(|p| ClientResult::HostReadLimits(Box::new(p)))
-            }
-            "initialize" => {
-                payload.decode(method).map(|p| ClientResult::Initialize(Box::new(p)))
-            }
-            "item/readOutput" => {
-                payload.decode(method).map(|p| ClientResult::ItemReadOutput(Box::new(p)))
-            }
+            "host/readLimits" => payload.decode(method).map(ClientResult::HostReadLimits),
+            "initialize" => payload.decode(method).map(ClientResult::Initialize),
+            "item/readOutput" => payload.decode(method).map(ClientResult::ItemReadOutput),
             #[cfg(feature = "experimental")]
-            "log/page" => {
-                payload.decode(method).map(|p| ClientResult::LogPage(Box::new(p)))
-            }
+            "log/page" => payload.decode(method).map(ClientResult::LogPage),
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::LogPhysicalFiles(Box::new(p)))
+                payload.decode(method).map(ClientResult::LogPhysicalFiles)
             }
             #[cfg(feature = "experimental")]
             "log/physicalSubscribe" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::LogPhysicalSubscribe(Box::new(p)))
+                payload.decode(method).map(ClientResult::LogPhysicalSubscribe)
             }
             #[cfg(feature = "experimental")]
             "log/physicalUnsubscribe" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::LogPhysicalUnsubscribe(Box::new(p)))
+                payload.decode(method).map(ClientResult::LogPhysicalUnsubscribe)
             }
             #[cfg(feature = "experimental")]
-            "log/streams" => {
-                payload.decode(method).map(|p| ClientResult::LogStreams(Box::new(p)))
-            }
+            "log/streams" => payload.decode(method).map(ClientResult::LogStreams),
             #[cfg(feature = "experimental")]
-            "log/subscribe" => {
-                payload.decode(method).map(|p| ClientResult::LogSubscribe(Box::new(p)))
-            }
+            "log/subscribe" => payload.decode(method).map(ClientResult::LogSubscribe),
             #[cfg(feature = "experimental")]
-            "log/unsubscribe" => {
-                payload.decode(method).map(|p| ClientResult::LogUnsubscribe(Box::new(p)))
-            }
+            "log/unsubscribe" => payload.decode(method).map(ClientResult::LogUnsubscribe),
             #[cfg(feature = "experimental")]
-            "mcpServer/list" => {
-                payload.decode(method).map(|p| ClientResult::McpServerList(Box::new(p)))
-            }
+            "mcpServer/list" => payload.decode(method).map(ClientResult::McpServerList),
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogin" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::McpServerOauthLogin(Box::new(p)))
+                payload.decode(method).map(ClientResult::McpServerOauthLogin)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCancel" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::McpServerOauthLoginCancel(Box::new(p)))
+                payload.decode(method).map(ClientResult::McpServerOauthLoginCancel)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogout" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::McpServerOauthLogout(Box::new(p)))
+                payload.decode(method).map(ClientResult::McpServerOauthLogout)
             }
-            "media/upload" => {
-                payload.decode(method).map(|p| ClientResult::MediaUpload(Box::new(p)))
-            }
-            "model/list" => {
-                payload.decode(method).map(|p| ClientResult::ModelList(Box::new(p)))
-            }
+            "media/upload" => payload.decode(method).map(ClientResult::MediaUpload),
+            "model/list" => payload.decode(method).map(ClientResult::ModelList),
             #[cfg(feature = "experimental")]
-            "peer/list" => {
-                payload.decode(method).map(|p| ClientResult::PeerList(Box::new(p)))
-            }
+            "peer/list" => payload.decode(method).map(ClientResult::PeerList),
             #[cfg(feature = "experimental")]
             "permissionProfile/list" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::PermissionProfileList(Box::new(p)))
+                payload.decode(method).map(ClientResult::PermissionProfileList)
             }
-            "plugin/install" => {
-                payload.decode(method).map(|p| ClientResult::PluginInstall(Box::new(p)))
-            }
-            "plugin/list" => {
-                payload.decode(method).map(|p| ClientResult::PluginList(Box::new(p)))
-            }
+            "plugin/install" => payload.decode(method).map(ClientResult::PluginInstall),
+            "plugin/list" => payload.decode(method).map(ClientResult::PluginList),
             "plugin/marketplaceAdd" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::PluginMarketplaceAdd(Box::new(p)))
+                payload.decode(method).map(ClientResult::PluginMarketplaceAdd)
             }
             "plugin/marketplaceRemove" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::PluginMarketplaceRemove(Box::new(p)))
+                payload.decode(method).map(ClientResult::PluginMarketplaceRemove)
             }
             "plugin/marketplaceUpdate" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::PluginMarketplaceUpdate(Box::new(p)))
+                payload.decode(method).map(ClientResult::PluginMarketplaceUpdate)
             }
             #[cfg(feature = "experimental")]
-            "projection/list" => {
-                payload.decode(method).map(|p| ClientResult::ProjectionList(Box::new(p)))
-            }
+            "projection/list" => payload.decode(method).map(ClientResult::ProjectionList),
             #[cfg(feature = "experimental")]
-            "projection/read" => {
-                payload.decode(method).map(|p| ClientResult::ProjectionRead(Box::new(p)))
-            }
-            "recap/cancel" => {
-                payload.decode(method).map(|p| ClientResult::RecapCancel(Box::new(p)))
-            }
-            "recap/request" => {
-                payload.decode(method).map(|p| ClientResult::RecapRequest(Box::new(p)))
-            }
-            "session/compact" => {
-                payload.decode(method).map(|p| ClientResult::SessionCompact(Box::new(p)))
-            }
-            "session/fork" => {
-                payload.decode(method).map(|p| ClientResult::SessionFork(Box::new(p)))
-            }
-            "session/leave" => {
-                payload.decode(method).map(|p| ClientResult::SessionLeave(Box::new(p)))
-            }
-            "session/list" => {
-                payload.decode(method).map(|p| ClientResult::SessionList(Box::new(p)))
-            }
+            "projection/read" => payload.decode(method).map(ClientResult::ProjectionRead),
+            "recap/cancel" => payload.decode(method).map(ClientResult::RecapCancel),
+            "recap/request" => payload.decode(method).map(ClientResult::RecapRequest),
+            "session/compact" => payload.decode(method).map(ClientResult::SessionCompact),
+            "session/fork" => payload.decode(method).map(ClientResult::SessionFork),
+            "session/leave" => payload.decode(method).map(ClientResult::SessionLeave),
+            "session/list" => payload.decode(method).map(ClientResult::SessionList),
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionPromptHint(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionPromptHint)
             }
-            "session/read" => {
-                payload.decode(method).map(|p| ClientResult::SessionRead(Box::new(p)))
-            }
+            "session/read" => payload.decode(method).map(ClientResult::SessionRead),
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionReadLimits(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionReadLimits)
             }
-            "session/rename" => {
-                payload.decode(method).map(|p| ClientResult::SessionRename(Box::new(p)))
-            }
+            "session/rename" => payload.decode(method).map(ClientResult::SessionRename),
             #[cfg(feature = "experimental")]
             "session/reportStartupPhases" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionReportStartupPhases(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionReportStartupPhases)
             }
-            "session/resume" => {
-                payload.decode(method).map(|p| ClientResult::SessionResume(Box::new(p)))
-            }
+            "session/resume" => payload.decode(method).map(ClientResult::SessionResume),
             "session/setApprovalMode" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionSetApprovalMode(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionSetApprovalMode)
             }
             "session/setModel" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionSetModel(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionSetModel)
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionSetPermissionProfile(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionSetPermissionProfile)
             }
             "session/setReasoningEffort" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionSetReasoningEffort(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionSetReasoningEffort)
             }
             "session/sideChat" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionSideChat(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionSideChat)
             }
-            "session/start" => {
-                payload.decode(method).map(|p| ClientResult::SessionStart(Box::new(p)))
-            }
+            "session/start" => payload.decode(method).map(ClientResult::SessionStart),
             "session/userShell" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SessionUserShell(Box::new(p)))
+                payload.decode(method).map(ClientResult::SessionUserShell)
             }
             #[cfg(feature = "experimental")]
-            "settings/read" => {
-                payload.decode(method).map(|p| ClientResult::SettingsRead(Box::new(p)))
-            }
+            "settings/read" => payload.decode(method).map(ClientResult::SettingsRead),
             #[cfg(feature = "experimental")]
             "settings/readSchema" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SettingsReadSchema(Box::new(p)))
+                payload.decode(method).map(ClientResult::SettingsReadSchema)
             }
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SettingsWriteMany(Box::new(p)))
+                payload.decode(method).map(ClientResult::SettingsWriteMany)
             }
             #[cfg(feature = "experimental")]
             "settings/writeValue" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SettingsWriteValue(Box::new(p)))
+                payload.decode(method).map(ClientResult::SettingsWriteValue)
             }
-            "skill/import" => {
-                payload.decode(method).map(|p| ClientResult::SkillImport(Box::new(p)))
-            }
-            "skill/list" => {
-                payload.decode(method).map(|p| ClientResult::SkillList(Box::new(p)))
-            }
+            "skill/import" => payload.decode(method).map(ClientResult::SkillImport),
+            "skill/list" => payload.decode(method).map(ClientResult::SkillList),
             "skill/setActivation" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SkillSetActivation(Box::new(p)))
+                payload.decode(method).map(ClientResult::SkillSetActivation)
             }
-            "subagent/close" => {
-                payload.decode(method).map(|p| ClientResult::SubagentClose(Box::new(p)))
-            }
+            "subagent/close" => payload.decode(method).map(ClientResult::SubagentClose),
             "subagent/followupTask" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SubagentFollowupTask(Box::new(p)))
+                payload.decode(method).map(ClientResult::SubagentFollowupTask)
             }
             "subagent/interrupt" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SubagentInterrupt(Box::new(p)))
+                payload.decode(method).map(ClientResult::SubagentInterrupt)
             }
             "subagent/readResult" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SubagentReadResult(Box::new(p)))
+                payload.decode(method).map(ClientResult::SubagentReadResult)
             }
-            "subagent/reopen" => {
-                payload.decode(method).map(|p| ClientResult::SubagentReopen(Box::new(p)))
-            }
-            "subagent/resume" => {
-                payload.decode(method).map(|p| ClientResult::SubagentResume(Box::new(p)))
-            }
+            "subagent/reopen" => payload.decode(method).map(ClientResult::SubagentReopen),
+            "subagent/resume" => payload.decode(method).map(ClientResult::SubagentResume),
             "subagent/sendMessage" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::SubagentSendMessage(Box::new(p)))
+                payload.decode(method).map(ClientResult::SubagentSendMessage)
             }
-            "subagent/stop" => {
-                payload.decode(method).map(|p| ClientResult::SubagentStop(Box::new(p)))
-            }
-            "task/background" => {
-                payload.decode(method).map(|p| ClientResult::TaskBackground(Box::new(p)))
-            }
-            "task/list" => {
-                payload.decode(method).map(|p| ClientResult::TaskList(Box::new(p)))
-            }
-            "task/stop" => {
-                payload.decode(method).map(|p| ClientResult::TaskStop(Box::new(p)))
-            }
-            "task/stopAll" => {
-                payload.decode(method).map(|p| ClientResult::TaskStopAll(Box::new(p)))
-            }
-            "turn/cancel" => {
-                payload.decode(method).map(|p| ClientResult::TurnCancel(Box::new(p)))
-            }
-            "turn/interrupt" => {
-                payload.decode(method).map(|p| ClientResult::TurnInterrupt(Box::new(p)))
-            }
-            "turn/start" => {
-                payload.decode(method).map(|p| ClientResult::TurnStart(Box::new(p)))
-            }
-            "turn/steer" => {
-                payload.decode(method).map(|p| ClientResult::TurnSteer(Box::new(p)))
-            }
-            "turn/unqueue" => {
-                payload.decode(method).map(|p| ClientResult::TurnUnqueue(Box::new(p)))
-            }
-            "usage/read" => {
-                payload.decode(method).map(|p| ClientResult::UsageRead(Box::new(p)))
-            }
+            "subagent/stop" => payload.decode(method).map(ClientResult::SubagentStop),
+            "task/background" => payload.decode(method).map(ClientResult::TaskBackground),
+            "task/list" => payload.decode(method).map(ClientResult::TaskList),
+            "task/stop" => payload.decode(method).map(ClientResult::TaskStop),
+            "task/stopAll" => payload.decode(method).map(ClientResult::TaskStopAll),
+            "turn/cancel" => payload.decode(method).map(ClientResult::TurnCancel),
+            "turn/interrupt" => payload.decode(method).map(ClientResult::TurnInterrupt),
+            "turn/start" => payload.decode(method).map(ClientResult::TurnStart),
+            "turn/steer" => payload.decode(method).map(ClientResult::TurnSteer),
+            "turn/unqueue" => payload.decode(method).map(ClientResult::TurnUnqueue),
+            "usage/read" => payload.decode(method).map(ClientResult::UsageRead),
             #[cfg(feature = "experimental")]
-            "usage/refresh" => {
-                payload.decode(method).map(|p| ClientResult::UsageRefresh(Box::new(p)))
-            }
+            "usage/refresh" => payload.decode(method).map(ClientResult::UsageRefresh),
             "userInput/answer" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::UserInputAnswer(Box::new(p)))
+                payload.decode(method).map(ClientResult::UserInputAnswer)
             }
             "userInput/cancel" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::UserInputCancel(Box::new(p)))
+                payload.decode(method).map(ClientResult::UserInputCancel)
             }
             "userInput/clarify" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::UserInputClarify(Box::new(p)))
+                payload.decode(method).map(ClientResult::UserInputClarify)
             }
             "userInput/interrupt" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::UserInputInterrupt(Box::new(p)))
+                payload.decode(method).map(ClientResult::UserInputInterrupt)
             }
-            "view/page" => {
-                payload.decode(method).map(|p| ClientResult::ViewPage(Box::new(p)))
-            }
-            "view/subscribe" => {
-                payload.decode(method).map(|p| ClientResult::ViewSubscribe(Box::new(p)))
-            }
+            "view/page" => payload.decode(method).map(ClientResult::ViewPage),
+            "view/subscribe" => payload.decode(method).map(ClientResult::ViewSubscribe),
             "view/unsubscribe" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::ViewUnsubscribe(Box::new(p)))
+                payload.decode(method).map(ClientResult::ViewUnsubscribe)
             }
-            "workflow/cancel" => {
-                payload.decode(method).map(|p| ClientResult::WorkflowCancel(Box::new(p)))
-            }
+            "workflow/cancel" => payload.decode(method).map(ClientResult::WorkflowCancel),
             "workflow/childControl" => {
-                payload
-                    .decode(method)
-                    .map(|p| ClientResult::WorkflowChildControl(Box::new(p)))
+                payload.decode(method).map(ClientResult::WorkflowChildControl)
             }
-            "workflow/pause" => {
-                payload.decode(method).map(|p| ClientResult::WorkflowPause(Box::new(p)))
-            }
-            "workflow/resume" => {
-                payload.decode(method).map(|p| ClientResult::WorkflowResume(Box::new(p)))
-            }
+            "workflow/pause" => payload.decode(method).map(ClientResult::WorkflowPause),
+            "workflow/resume" => payload.decode(method).map(ClientResult::WorkflowResume),
             #[cfg(feature = "experimental")]
-            "worktree/list" => {
-                payload.decode(method).map(|p| ClientResult::WorktreeList(Box::new(p)))
-            }
+            "worktree/list" => payload.decode(method).map(ClientResult::WorktreeList),
             _ => {
                 Ok(ClientResult::Unknown {
                     method: method.to_owned(),
@@ -5365,443 +4798,378 @@ impl ClientResult {
         match method {
             #[cfg(feature = "experimental")]
             "account/loginCancel" => {
-                <crate::AccountLoginCancelResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::AccountLoginCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::AccountLoginCancel)
             }
             #[cfg(feature = "experimental")]
             "account/loginStart" => {
-                <crate::AccountLoginStartResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::AccountLoginStart(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::AccountLoginStart)
             }
             #[cfg(feature = "experimental")]
             "account/logout" => {
-                <crate::AccountState>::deserialize(deserializer)
-                    .map(|p| ClientResult::AccountLogout(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::AccountLogout)
             }
             #[cfg(feature = "experimental")]
             "account/read" => {
-                <crate::AccountState>::deserialize(deserializer)
-                    .map(|p| ClientResult::AccountRead(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::AccountRead)
             }
             #[cfg(feature = "experimental")]
             "admission/decide" => {
-                <crate::AdmissionDecideResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::AdmissionDecide(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::AdmissionDecide)
             }
             #[cfg(feature = "experimental")]
             "admission/listPending" => {
-                <crate::AdmissionListPendingResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::AdmissionListPending(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::AdmissionListPending)
             }
             "approval/decide" => {
-                <crate::ApprovalDecideResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ApprovalDecide(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::ApprovalDecide)
             }
             "approval/listPending" => {
-                <crate::ApprovalListPendingResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ApprovalListPending(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::ApprovalListPending)
             }
             "computerUseSettings/read" => {
-                <crate::ComputerUseSettings>::deserialize(deserializer)
-                    .map(|p| ClientResult::ComputerUseSettingsRead(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSettingsRead)
             }
             "computerUseSettings/update" => {
-                <crate::ComputerUseSettings>::deserialize(deserializer)
-                    .map(|p| ClientResult::ComputerUseSettingsUpdate(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSettingsUpdate)
             }
             "computerUseSetup/check" => {
-                <crate::ComputerUseSetupState>::deserialize(deserializer)
-                    .map(|p| ClientResult::ComputerUseSetupCheck(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSetupCheck)
             }
             "computerUseSetup/read" => {
-                <crate::ComputerUseSetupState>::deserialize(deserializer)
-                    .map(|p| ClientResult::ComputerUseSetupRead(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSetupRead)
             }
             "computerUseSetup/start" => {
-                <crate::ComputerUseSetupState>::deserialize(deserializer)
-                    .map(|p| ClientResult::ComputerUseSetupStart(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::ComputerUseSetupStart)
             }
             "feedback/submit" => {
-                <crate::FeedbackSubmitResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::FeedbackSubmit(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::FeedbackSubmit)
             }
             "goal/clear" => {
-                <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::GoalClear(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::GoalClear)
             }
             "goal/edit" => {
-                <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::GoalEdit(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::GoalEdit)
             }
             "goal/pause" => {
-                <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::GoalPause(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::GoalPause)
             }
             "goal/resume" => {
-                <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::GoalResume(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::GoalResume)
             }
             "goal/set" => {
-                <crate::GoalCommandResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::GoalSet(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::GoalSet)
             }
             "hook/list" => {
-                <crate::HookListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::HookList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::HookList)
             }
             #[cfg(feature = "experimental")]
             "host/readLimits" => {
-                <crate::HostReadLimitsResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::HostReadLimits(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::HostReadLimits)
             }
             "initialize" => {
-                <crate::InitializeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::Initialize(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::Initialize)
             }
             "item/readOutput" => {
-                <crate::ItemReadOutputResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ItemReadOutput(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::ItemReadOutput)
             }
             #[cfg(feature = "experimental")]
             "log/page" => {
-                <crate::LogPageResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::LogPage(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::LogPage)
             }
             #[cfg(feature = "experimental")]
             "log/physicalFiles" => {
-                <crate::LogPhysicalFilesResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::LogPhysicalFiles(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::LogPhysicalFiles)
             }
             #[cfg(feature = "experimental")]
             "log/physicalSubscribe" => {
-                <crate::LogPhysicalSubscribeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::LogPhysicalSubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::LogPhysicalSubscribe)
             }
             #[cfg(feature = "experimental")]
             "log/physicalUnsubscribe" => {
-                <crate::LogPhysicalUnsubscribeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::LogPhysicalUnsubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::LogPhysicalUnsubscribe)
             }
             #[cfg(feature = "experimental")]
             "log/streams" => {
-                <crate::LogStreamsResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::LogStreams(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::LogStreams)
             }
             #[cfg(feature = "experimental")]
             "log/subscribe" => {
-                <crate::LogSubscribeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::LogSubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::LogSubscribe)
             }
             #[cfg(feature = "experimental")]
             "log/unsubscribe" => {
-                <crate::LogUnsubscribeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::LogUnsubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::LogUnsubscribe)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/list" => {
-                <crate::McpServerListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::McpServerList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::McpServerList)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogin" => {
-                <crate::McpServerOAuthLoginResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::McpServerOauthLogin(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::McpServerOauthLogin)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLoginCancel" => {
-                <crate::McpServerOAuthLoginCancelResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::McpServerOauthLoginCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::McpServerOauthLoginCancel)
             }
             #[cfg(feature = "experimental")]
             "mcpServer/oauthLogout" => {
-                <crate::McpServerOAuthLogoutResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::McpServerOauthLogout(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::McpServerOauthLogout)
             }
             "media/upload" => {
-                <crate::MediaUploadResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::MediaUpload(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::MediaUpload)
             }
             "model/list" => {
-                <crate::ModelListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ModelList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::ModelList)
             }
             #[cfg(feature = "experimental")]
             "peer/list" => {
-                <crate::PeerListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PeerList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::PeerList)
             }
             #[cfg(feature = "experimental")]
             "permissionProfile/list" => {
-                <crate::PermissionProfileListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PermissionProfileList(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::PermissionProfileList)
             }
             "plugin/install" => {
-                <crate::PluginInstallResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PluginInstall(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::PluginInstall)
             }
             "plugin/list" => {
-                <crate::PluginListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PluginList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::PluginList)
             }
             "plugin/marketplaceAdd" => {
-                <crate::PluginMarketplaceRecordResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PluginMarketplaceAdd(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::PluginMarketplaceAdd)
             }
             "plugin/marketplaceRemove" => {
-                <crate::PluginMarketplaceRemoveResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PluginMarketplaceRemove(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::PluginMarketplaceRemove)
             }
             "plugin/marketplaceUpdate" => {
-                <crate::PluginMarketplaceRecordResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::PluginMarketplaceUpdate(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::PluginMarketplaceUpdate)
             }
             #[cfg(feature = "experimental")]
             "projection/list" => {
-                <crate::ProjectionListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ProjectionList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::ProjectionList)
             }
             #[cfg(feature = "experimental")]
             "projection/read" => {
-                <crate::ProjectionReadResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ProjectionRead(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::ProjectionRead)
             }
             "recap/cancel" => {
-                <crate::RecapCancelResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::RecapCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::RecapCancel)
             }
             "recap/request" => {
-                <crate::RecapRequestResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::RecapRequest(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::RecapRequest)
             }
             "session/compact" => {
-                <crate::SessionCompactResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionCompact(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionCompact)
             }
             "session/fork" => {
-                <crate::SessionForkResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionFork(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionFork)
             }
             "session/leave" => {
-                <crate::SessionLeaveResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionLeave(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionLeave)
             }
             "session/list" => {
-                <crate::SessionListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionList)
             }
             #[cfg(feature = "experimental")]
             "session/promptHint" => {
-                <crate::SessionPromptHintResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionPromptHint(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SessionPromptHint)
             }
             "session/read" => {
-                <crate::SessionReadResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionRead(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionRead)
             }
             #[cfg(feature = "experimental")]
             "session/readLimits" => {
-                <crate::SessionReadLimitsResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionReadLimits(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SessionReadLimits)
             }
             "session/rename" => {
-                <crate::SessionRenameResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionRename(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionRename)
             }
             #[cfg(feature = "experimental")]
             "session/reportStartupPhases" => {
-                <crate::SessionReportStartupPhasesResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionReportStartupPhases(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SessionReportStartupPhases)
             }
             "session/resume" => {
-                <crate::SessionResumeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionResume(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionResume)
             }
             "session/setApprovalMode" => {
-                <crate::SessionSetApprovalModeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionSetApprovalMode(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SessionSetApprovalMode)
             }
             "session/setModel" => {
-                <crate::SessionSetModelResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionSetModel(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionSetModel)
             }
             #[cfg(feature = "experimental")]
             "session/setPermissionProfile" => {
-                <crate::SessionSetPermissionProfileResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionSetPermissionProfile(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SessionSetPermissionProfile)
             }
             "session/setReasoningEffort" => {
-                <crate::SessionSetReasoningEffortResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionSetReasoningEffort(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SessionSetReasoningEffort)
             }
             "session/sideChat" => {
-                <crate::SessionSideChatResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionSideChat(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionSideChat)
             }
             "session/start" => {
-                <crate::SessionStartResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionStart(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SessionStart)
             }
             "session/userShell" => {
-                <crate::SessionUserShellResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SessionUserShell(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SessionUserShell)
             }
             #[cfg(feature = "experimental")]
             "settings/read" => {
-                <crate::SettingsReadResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SettingsRead(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SettingsRead)
             }
             #[cfg(feature = "experimental")]
             "settings/readSchema" => {
-                <crate::SettingsReadSchemaResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SettingsReadSchema(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SettingsReadSchema)
             }
             #[cfg(feature = "experimental")]
             "settings/writeMany" => {
-                <crate::SettingsWriteManyResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SettingsWriteMany(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SettingsWriteMany)
             }
             #[cfg(feature = "experimental")]
             "settings/writeValue" => {
-                <crate::SettingsWriteValueResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SettingsWriteValue(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SettingsWriteValue)
             }
             "skill/import" => {
-                <crate::SkillImportResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SkillImport(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SkillImport)
             }
             "skill/list" => {
-                <crate::SkillListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SkillList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SkillList)
             }
             "skill/setActivation" => {
-                <crate::SkillSetActivationResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SkillSetActivation(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SkillSetActivation)
             }
             "subagent/close" => {
-                <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SubagentClose(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SubagentClose)
             }
             "subagent/followupTask" => {
-                <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SubagentFollowupTask(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SubagentFollowupTask)
             }
             "subagent/interrupt" => {
-                <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SubagentInterrupt(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SubagentInterrupt)
             }
             "subagent/readResult" => {
-                <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SubagentReadResult(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SubagentReadResult)
             }
             "subagent/reopen" => {
-                <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SubagentReopen(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SubagentReopen)
             }
             "subagent/resume" => {
-                <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SubagentResume(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SubagentResume)
             }
             "subagent/sendMessage" => {
-                <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SubagentSendMessage(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::SubagentSendMessage)
             }
             "subagent/stop" => {
-                <crate::CommandAcceptedResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::SubagentStop(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::SubagentStop)
             }
             "task/background" => {
-                <crate::TaskCommandResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TaskBackground(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TaskBackground)
             }
             "task/list" => {
-                <crate::TaskListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TaskList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TaskList)
             }
             "task/stop" => {
-                <crate::TaskCommandResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TaskStop(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TaskStop)
             }
             "task/stopAll" => {
-                <crate::TaskStopAllResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TaskStopAll(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TaskStopAll)
             }
             "turn/cancel" => {
-                <crate::TurnCancelResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TurnCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TurnCancel)
             }
             "turn/interrupt" => {
-                <crate::TurnInterruptResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TurnInterrupt(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TurnInterrupt)
             }
             "turn/start" => {
-                <crate::TurnStartResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TurnStart(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TurnStart)
             }
             "turn/steer" => {
-                <crate::TurnSteerResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TurnSteer(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TurnSteer)
             }
             "turn/unqueue" => {
-                <crate::TurnUnqueueResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::TurnUnqueue(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::TurnUnqueue)
             }
             "usage/read" => {
-                <crate::UsageReadResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::UsageRead(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::UsageRead)
             }
             #[cfg(feature = "experimental")]
             "usage/refresh" => {
-                <crate::UsageRefreshResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::UsageRefresh(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::UsageRefresh)
             }
             "userInput/answer" => {
-                <crate::UserInputAnswerResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::UserInputAnswer(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::UserInputAnswer)
             }
             "userInput/cancel" => {
-                <crate::UserInputCancelResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::UserInputCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::UserInputCancel)
             }
             "userInput/clarify" => {
-                <crate::UserInputClarifyResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::UserInputClarify(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::UserInputClarify)
             }
             "userInput/interrupt" => {
-                <crate::UserInputInterruptResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::UserInputInterrupt(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::UserInputInterrupt)
             }
             "view/page" => {
-                <crate::ViewPageResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ViewPage(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::ViewPage)
             }
             "view/subscribe" => {
-                <crate::ViewSubscribeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ViewSubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::ViewSubscribe)
             }
             "view/unsubscribe" => {
-                <crate::ViewUnsubscribeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::ViewUnsubscribe(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::ViewUnsubscribe)
             }
             "workflow/cancel" => {
-                <crate::WorkflowControlResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::WorkflowCancel(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::WorkflowCancel)
             }
             "workflow/childControl" => {
-                <crate::WorkflowControlResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::WorkflowChildControl(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ClientResult::WorkflowChildControl)
             }
             "workflow/pause" => {
-                <crate::WorkflowControlResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::WorkflowPause(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::WorkflowPause)
             }
             "workflow/resume" => {
-                <crate::WorkflowResumeResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::WorkflowResume(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::WorkflowResume)
             }
             #[cfg(feature = "experimental")]
             "worktree/list" => {
-                <crate::WorktreeListResult>::deserialize(deserializer)
-                    .map(|p| ClientResult::WorktreeList(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ClientResult::WorktreeList)
             }
             _ => {
                 Value::deserialize(deserializer)
@@ -6002,14 +5370,10 @@ impl ServerResult {
     ) -> Result<Self, DecodeError> {
         match method {
             "approval/request" => {
-                payload
-                    .decode(method)
-                    .map(|p| ServerResult::ApprovalRequest(Box::new(p)))
+                payload.decode(method).map(ServerResult::ApprovalRequest)
             }
             "userInput/request" => {
-                payload
-                    .decode(method)
-                    .map(|p| ServerResult::UserInputRequest(Box::new(p)))
+                payload.decode(method).map(ServerResult::UserInputRequest)
             }
             _ => {
                 Ok(ServerResult::Unknown {
@@ -6042,12 +5406,11 @@ impl ServerResult {
     ) -> Result<Self, D::Error> {
         match method {
             "approval/request" => {
-                <crate::RequestReceipt>::deserialize(deserializer)
-                    .map(|p| ServerResult::ApprovalRequest(Box::new(p)))
+                Deserialize::deserialize(deserializer).map(ServerResult::ApprovalRequest)
             }
             "userInput/request" => {
-                <crate::RequestReceipt>::deserialize(deserializer)
-                    .map(|p| ServerResult::UserInputRequest(Box::new(p)))
+                Deserialize::deserialize(deserializer)
+                    .map(ServerResult::UserInputRequest)
             }
             _ => {
                 Value::deserialize(deserializer)

@@ -723,7 +723,7 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
         variants.push(quote!(#vdoc #cfg #variant(#ty),));
         let decode_arm = match (part, payload) {
             (Part::Params, None) => quote!(Ok(#name::#variant(payload.into_value()))),
-            _ if boxed => quote!(payload.decode(method).map(|p| #name::#variant(Box::new(p)))),
+            // A box decodes as what it holds.
             _ => quote!(payload.decode(method).map(#name::#variant)),
         };
         decode.push(quote!(#cfg #method => #decode_arm,));
@@ -810,10 +810,8 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
         match payload {
             // The member is on the wire (even as `null`): kept as `Some`, so it is written back.
             None => quote!(#cfg #method => Value::deserialize(deserializer).map(|v| #name::#variant(Some(v))),),
-            Some(def) => {
-                let ty = payload_ty(ctx, Some(def));
-                quote!(#cfg #method => <#ty>::deserialize(deserializer).map(|p| #name::#variant(Box::new(p))),)
-            }
+            // The variant's box decodes as what it holds.
+            Some(_) => quote!(#cfg #method => Deserialize::deserialize(deserializer).map(#name::#variant),),
         }
     });
     let (write_payload, serialize) = match part {

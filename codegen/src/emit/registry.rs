@@ -163,7 +163,7 @@ pub fn reflect(ctx: &super::Ctx<'_>) -> TokenStream {
         let name = &def.name;
         let experimental = def.experimental;
         let pointer = &def.pointer;
-        quote!(Definition { name: #name, pointer: #pointer, experimental: #experimental },)
+        quote!(definition(#name, #pointer, #experimental),)
     });
     quote! {
         //! Every definition by its schema name: decode, re-encode and validate a JSON value
@@ -188,6 +188,11 @@ pub fn reflect(ctx: &super::Ctx<'_>) -> TokenStream {
 
         /// Every definition, sorted by name.
         pub const DEFINITIONS: &[Definition] = &[#(#infos)*];
+
+        // One line an entry of `DEFINITIONS`.
+        const fn definition(name: &'static str, pointer: &'static str, experimental: bool) -> Definition {
+            Definition { name, pointer, experimental }
+        }
 
         /// Something to do with the type a definition name stands for.
         pub trait WithType {
