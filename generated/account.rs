@@ -2,20 +2,18 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Result of `account/loginCancel`: reports whether there was a pending login flow to abandon.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AccountLoginCancelResult {
     /// `true` when a login flow was pending and is now cancelled; `false` when no flow was in progress, so the call changed nothing.
     pub cancelled: bool,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AccountLoginCancelResult {
         required cancelled = "cancelled",
     } unknown
@@ -42,20 +40,18 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of the `account/loginCompleted` notification: the terminal outcome of a login flow started with `account/loginStart`. It never carries the device code, the verification URL or any credential material.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AccountLoginCompletedParams {
     /// Optional human-readable explanation, suitable for showing to the user; it is never key material or an echo of the request. Absent when the host has nothing to add (typically on `granted` and `cancelled`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// How the login flow ended.
     pub outcome: AccountLoginOutcome,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AccountLoginCompletedParams {
         optional message = "message",
         required outcome = "outcome",
@@ -125,21 +121,18 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(AccountLoginOutcome, "AccountLoginOutcome");
 /// Params of `account/loginStart`: which login flow to run and, for the API-key flow, the key to store. A mismatch between `type` and the presence of `apiKey` is rejected as invalid params.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AccountLoginStartParams {
     /// The API key to store. Required and non-empty when `type` is `"apiKey"`; must be absent when `type` is `"deviceCode"`. This is secret material: never log it.
-    #[serde(rename = "apiKey", default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// The login flow to run.
-    #[serde(rename = "type")]
     pub type_: AccountLoginType,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AccountLoginStartParams {
         optional api_key = "apiKey",
         required type_ = "type",
@@ -170,25 +163,18 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `account/loginStart`. For a device-code flow it carries what the client shows the user to finish signing in; for the API-key flow it is an empty object because the login completes within the call.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AccountLoginStartResult {
     /// The short code the user enters or confirms at `verificationUrl`. Present only for a `"deviceCode"` flow; delivered only in this result, never in later notifications.
-    #[serde(rename = "userCode", default, skip_serializing_if = "Option::is_none")]
     pub user_code: Option<String>,
     /// The URL the user opens to complete the sign-in. Present only for a `"deviceCode"` flow.
-    #[serde(
-        rename = "verificationUrl",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub verification_url: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AccountLoginStartResult {
         optional user_code = "userCode",
         optional verification_url = "verificationUrl",
@@ -255,26 +241,22 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(AccountLoginType, "AccountLoginType");
 /// The host's view of its credentials: the result of `account/read` and `account/logout` and the params of the `account/changed` notification. It never contains key material.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AccountState {
     /// Optional HTTPS URL of an avatar image for the signed-in account, for display only. Only sent for the `"accountLogin"` state, and absent (never `null`) when unknown.
-    #[serde(rename = "avatarUrl", default, skip_serializing_if = "Option::is_none")]
     pub avatar_url: Option<String>,
     /// `false` when the configured provider endpoint accepts requests without a caller credential (for example behind a gateway), in which case the client should not prompt the user to sign in; `true` otherwise.
-    #[serde(rename = "credentialRequired")]
     pub credential_required: bool,
     /// Optional text naming the active credential for display, such as the signed-in account's identity. Absent (never `null`) when there is nothing to show.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// Which kind of credential is currently in effect, or `"loggedOut"` when there is none.
     pub state: AccountStateKind,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AccountState {
         optional avatar_url = "avatarUrl",
         required credential_required = "credentialRequired",

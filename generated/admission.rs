@@ -2,25 +2,22 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// One option the host offers for answering a peer-admission prompt. The host mints the menu; a client shows `label` and sends the chosen `choiceId` back in `admission/decide`, and never builds a choice of its own.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionChoice {
     /// Server-minted identifier of this option (a snake_case token such as `allow_once`); send it unchanged as `choiceId` in `admission/decide`.
-    #[serde(rename = "choiceId")]
     pub choice_id: String,
     /// Human-readable text for the button or menu entry that represents this option.
     pub label: String,
     /// How far the option reaches, as a short plain-string token (for example just this message, or the requesting peer for as long as it stays connected). Treat it as display information.
     pub scope: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionChoice {
         required choice_id = "choiceId",
         required label = "label",
@@ -51,27 +48,22 @@ impl Validate for AdmissionChoice {}
 crate::json_schema::impl_json_schema!(AdmissionChoice, "AdmissionChoice");
 /// Params of the `admission/decide` command: answers an open peer-admission prompt by picking one of its offered choices. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionDecideParams {
     /// The admission prompt being answered, as named by `admissionId` in `admission/request`, `admission/requested` or `admission/listPending`.
-    #[serde(rename = "admissionId")]
     pub admission_id: String,
     /// The picked option: one of the `choiceId` values in the prompt's `availableChoices`. Any other value fails with `admissionChoiceInvalid`.
-    #[serde(rename = "choiceId")]
     pub choice_id: String,
     /// Client-minted id of this command (a UUID). Resending the same command with the same id replays the original outcome instead of deciding twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session that received the admission prompt.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionDecideParams {
         required admission_id = "admissionId",
         required choice_id = "choiceId",
@@ -105,23 +97,20 @@ impl Validate for AdmissionDecideParams {}
 crate::json_schema::impl_json_schema!(AdmissionDecideParams, "AdmissionDecideParams");
 /// Result of `admission/decide`: the host accepted the decision for processing. Every decide is final for its prompt; the authoritative outcome is the `admission/resolved` event. A decide that lost a race fails with `admissionAlreadyResolved` instead.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionDecideResult {
     /// The admission prompt the decision applies to, echoed from the params.
-    #[serde(rename = "admissionId")]
     pub admission_id: String,
     /// The command id sent in the params, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status of the command; `"accepted"` when the host took it.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionDecideResult {
         required admission_id = "admissionId",
         required command_id = "commandId",
@@ -191,18 +180,16 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(AdmissionDecision, "AdmissionDecision");
 /// Params of `admission/listPending`: asks for every peer-admission prompt still open on a session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionListPendingParams {
     /// The session whose open admission prompts are wanted.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionListPendingParams {
         required session_id = "sessionId",
     } unknown
@@ -229,20 +216,18 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `admission/listPending`: the open peer-admission prompts of the session, each with the full payload its `admission/request` carried. The list is empty when nothing is waiting.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionListPendingResult {
     /// One entry per admission prompt that has not been decided yet, in full.
     pub admissions: Vec<AdmissionRequestParams>,
     /// The session that was read, echoed from the params.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionListPendingResult {
         required admissions = "admissions",
         required session_id = "sessionId",
@@ -272,46 +257,32 @@ crate::json_schema::impl_json_schema!(
 );
 /// A peer-admission prompt: another local session wants to deliver a message to this session, and the user decides whether to let it in. This is the payload of the server-to-client `admission/request` and of each `admission/listPending` entry; the matching `admission/requested` view event carries the same facts plus a `sourceRange`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionRequestParams {
     /// Identifier of this admission prompt; quote it in `admission/decide`.
-    #[serde(rename = "admissionId")]
     pub admission_id: String,
     /// The options the host offers for answering; the client picks one and sends its `choiceId`.
-    #[serde(rename = "availableChoices")]
     pub available_choices: Vec<AdmissionChoice>,
     /// RFC 3339 time at which the prompt lapses. If nobody has decided by then, the host settles it as `timedOut`.
-    #[serde(rename = "expiresAt")]
     pub expires_at: String,
     /// The text of the message the peer wants to deliver, held back until the user decides. Absent when the host does not share the body with the prompt.
-    #[serde(rename = "heldBody", default, skip_serializing_if = "Option::is_none")]
     pub held_body: Option<String>,
     /// Display name of the peer session asking to be let in; show it so the user knows who is asking.
-    #[serde(rename = "requesterLabel")]
     pub requester_label: String,
     /// Session id of the peer that wants to deliver a message to this session.
-    #[serde(rename = "requesterSessionId")]
     pub requester_session_id: String,
     /// Workspace root of the requesting peer, shown for context. Absent when the host does not know it.
-    #[serde(
-        rename = "requesterWorkspace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub requester_workspace: Option<String>,
     /// The receiving session: the one whose user is asked to admit the peer.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// View cursor of the durable record that opened this prompt.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionRequestParams {
         required admission_id = "admissionId",
         required available_choices = "availableChoices",
@@ -361,49 +332,34 @@ impl Validate for AdmissionRequestParams {}
 crate::json_schema::impl_json_schema!(AdmissionRequestParams, "AdmissionRequestParams");
 /// Params of the `admission/requested` view event: the durable, cursor-stamped copy of a peer-admission prompt. A client that missed the live frames gets the same payload back from `view/page`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionRequestedViewParams {
     /// Identifier of this admission prompt; quote it in `admission/decide`.
-    #[serde(rename = "admissionId")]
     pub admission_id: String,
     /// The options the host offers for answering; the client picks one and sends its `choiceId`.
-    #[serde(rename = "availableChoices")]
     pub available_choices: Vec<AdmissionChoice>,
     /// RFC 3339 time at which the prompt lapses. If nobody has decided by then, the host settles it as `timedOut`.
-    #[serde(rename = "expiresAt")]
     pub expires_at: String,
     /// The text of the message the peer wants to deliver, held back until the user decides. Absent when the host does not share the body with the prompt.
-    #[serde(rename = "heldBody", default, skip_serializing_if = "Option::is_none")]
     pub held_body: Option<String>,
     /// Display name of the peer session asking to be let in; show it so the user knows who is asking.
-    #[serde(rename = "requesterLabel")]
     pub requester_label: String,
     /// Session id of the peer that wants to deliver a message to this session.
-    #[serde(rename = "requesterSessionId")]
     pub requester_session_id: String,
     /// Workspace root of the requesting peer, shown for context. Absent when the host does not know it.
-    #[serde(
-        rename = "requesterWorkspace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub requester_workspace: Option<String>,
     /// The receiving session: the one whose user is asked to admit the peer.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session-log records this event was folded from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// View cursor of the durable record that opened this prompt.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionRequestedViewParams {
         required admission_id = "admissionId",
         required available_choices = "availableChoices",
@@ -458,23 +414,20 @@ crate::json_schema::impl_json_schema!(
 );
 /// The winning outcome of a peer-admission prompt, handed to a client whose `admission/decide` arrived too late (as `admissionResolution` in the `admissionAlreadyResolved` error data) so it can close its prompt without another read.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionResolutionSummary {
     /// How the prompt ended, as an `AdmissionDecision` string (for example `"allow_once"` or `"timedOut"`).
     pub decision: String,
     /// Who decided the prompt. Absent when the prompt timed out rather than being decided.
-    #[serde(rename = "resolvedBy", default, skip_serializing_if = "Option::is_none")]
     pub resolved_by: Option<String>,
     /// View cursor of the record that settled the prompt.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionResolutionSummary {
         required decision = "decision",
         optional resolved_by = "resolvedBy",
@@ -508,42 +461,30 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of the `admission/resolved` view event: a peer-admission prompt has been settled. It is always delivered, so any client that showed the prompt can take it down.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionResolvedViewParams {
     /// The admission prompt that was settled.
-    #[serde(rename = "admissionId")]
     pub admission_id: String,
     /// The `commandId` of the `admission/decide` that won. Absent when no command settled the prompt (for example on timeout); a client can compare it with its own command id to learn whether its decision was the one applied.
-    #[serde(
-        rename = "decidedByCommandId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub decided_by_command_id: Option<String>,
     /// How it ended.
     pub decision: AdmissionDecision,
     /// Who decided the prompt. Absent when it was not decided by anyone, as on timeout.
-    #[serde(rename = "resolvedBy", default, skip_serializing_if = "Option::is_none")]
     pub resolved_by: Option<String>,
     /// The session that received the prompt.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session-log records this event was folded from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// A short token naming what ended the prompt when the host records one beyond the decision itself. Absent otherwise.
-    #[serde(rename = "terminalCause", default, skip_serializing_if = "Option::is_none")]
     pub terminal_cause: Option<String>,
     /// View cursor of this settlement event.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AdmissionResolvedViewParams {
         required admission_id = "admissionId",
         optional decided_by_command_id = "decidedByCommandId",

@@ -2,21 +2,18 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// The policy rule an approval decision added (for example an allow-for-this-session grant), in a form meant for display; the rule itself is not sent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalAmendment {
     /// How long the added rule stays in force.
     pub durability: ApprovalAmendmentDurability,
     /// Human-readable rendering of the added rule; show it as-is.
-    #[serde(rename = "rulePreview")]
     pub rule_preview: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalAmendment {
         required durability = "durability",
         required rule_preview = "rulePreview",
@@ -67,37 +64,29 @@ crate::json_schema::impl_json_schema!(
     ApprovalAmendmentDurability, "ApprovalAmendmentDurability"
 );
 /// What changed in a still-pending approval, as reported by `approval/updated`. `kind` names the change, and only the members that belong to that kind are present.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalChange {
     /// The choice that was applied, when the change came from a decision that did not finish the approval.
-    #[serde(rename = "choiceId", default, skip_serializing_if = "Option::is_none")]
     pub choice_id: Option<String>,
     /// The decision that was applied, when the change came from a decision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<ApprovalDecision>,
     /// Whether the pending action can now run, when the change reports it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub executable: Option<bool>,
     /// Names the change (an open string; render unknown kinds generically). Decides which other members are present.
     pub kind: String,
     /// Human-readable explanation of the change, when the host gives one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Whether the host parsed the action again (for a shell command, recomputing its stages), when the change reports it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reparsed: Option<bool>,
     /// The requirement (for a shell command, the stage) the change concerns.
-    #[serde(rename = "requirementId", default, skip_serializing_if = "Option::is_none")]
     pub requirement_id: Option<ApprovalRequirementRef>,
     /// Whether writing the new rule into the local policy store worked, for a change that reports this. A failed write leaves the decision itself in force.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ApprovalPersistenceStatus>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalChange {
         optional choice_id = "choiceId",
         optional decision = "decision",
@@ -141,33 +130,25 @@ impl Validate for ApprovalChange {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalChange, "ApprovalChange");
 /// One option the host offers for deciding an approval. The host mints the menu; a client shows `label` and sends the chosen `choiceId` in `approval/decide`, and never builds a choice of its own.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalChoice {
     /// When `true`, `approval/decide` may carry a `feedback` text with this option, which is passed to the model. Absent means the option takes no feedback.
-    #[serde(
-        rename = "acceptsFeedback",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub accepts_feedback: Option<bool>,
     /// Server-minted identifier of this option; send it unchanged as `choiceId` in `approval/decide`.
-    #[serde(rename = "choiceId")]
     pub choice_id: String,
     /// The decision this option applies.
     pub decision: ApprovalDecision,
     /// Human-readable text for the button or menu entry that represents this option.
     pub label: String,
     /// Human-readable rendering of the rule this option would add, for options that add one. Show it verbatim.
-    #[serde(rename = "rulePreview", default, skip_serializing_if = "Option::is_none")]
     pub rule_preview: Option<String>,
     /// How long the grant made by this option lasts.
     pub scope: ApprovalChoiceScope,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalChoice {
         optional accepts_feedback = "acceptsFeedback",
         required choice_id = "choiceId",
@@ -233,26 +214,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalChoiceScope, "ApprovalChoiceScope");
 /// What a pending Computer Use action would do, for the approval card a client shows: the page, the window, the steps and the data it would send. Empty lists and missing facts are left out, never `null`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalCuaCardFacts {
     /// The pieces of data the action would send, one entry each. Absent when there are none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Vec<ApprovalCuaDataFact>>,
     /// The web page the action targets. Absent when it does not target a page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<ApprovalCuaPage>,
     /// The consequential steps of the action, in order. Absent when there are none to show.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<Vec<ApprovalCuaStep>>,
     /// Title of the window the action targets. Absent when unknown.
-    #[serde(rename = "windowTitle", default, skip_serializing_if = "Option::is_none")]
     pub window_title: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalCuaCardFacts {
         optional data = "data",
         optional page = "page",
@@ -296,22 +272,19 @@ impl Validate for ApprovalCuaCardFacts {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalCuaCardFacts, "ApprovalCuaCardFacts");
 /// One piece of data a Computer Use action would send. `kind` says what it is: `secret` for a credential, `other` for data the host cannot describe; show `other` and any unknown kind as a plain data row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalCuaDataFact {
     /// What the data is (`secret` or `other`; more kinds may appear).
     pub kind: String,
     /// How to show a secret without revealing it. Absent when there is nothing to show beyond the kind.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mask: Option<Box<ApprovalCuaMask>>,
     /// Which kind of secret this is (for example a vendor token or a password), for `secret` rows.
-    #[serde(rename = "secretKind", default, skip_serializing_if = "Option::is_none")]
     pub secret_kind: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalCuaDataFact {
         required kind = "kind",
         optional mask = "mask",
@@ -340,23 +313,19 @@ impl Validate for ApprovalCuaDataFact {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalCuaDataFact, "ApprovalCuaDataFact");
 /// A masked rendering of a secret: a token's prefix and last four characters, a value's length, or nothing but the kind when every member is absent.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalCuaMask {
     /// Length of the secret in characters. Absent when not shown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chars: Option<i64>,
     /// The secret's last four characters. Absent when not shown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last4: Option<String>,
     /// The leading part that identifies the token's vendor or name. Absent when not shown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalCuaMask {
         optional chars = "chars",
         optional last4 = "last4",
@@ -396,19 +365,17 @@ impl Validate for ApprovalCuaMask {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalCuaMask, "ApprovalCuaMask");
 /// The web page a Computer Use action targets, reduced to its host name (no path, no query).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalCuaPage {
     /// The page's full host name as displayed, which may contain non-ASCII characters.
     pub host: String,
     /// The same host in ASCII form (internationalized labels punycode-encoded), useful for spotting look-alike names.
-    #[serde(rename = "hostAscii")]
     pub host_ascii: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalCuaPage {
         required host = "host",
         required host_ascii = "hostAscii",
@@ -433,7 +400,7 @@ impl Validate for ApprovalCuaPage {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalCuaPage, "ApprovalCuaPage");
 /// A screen point in the model's normalized coordinate space, where each axis runs from 0 to 1000.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalCuaPoint {
     /// Horizontal position, 0 to 1000.
@@ -441,10 +408,9 @@ pub struct ApprovalCuaPoint {
     /// Vertical position, 0 to 1000.
     pub y: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalCuaPoint {
         required x = "x",
         required y = "y",
@@ -469,34 +435,29 @@ impl Validate for ApprovalCuaPoint {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalCuaPoint, "ApprovalCuaPoint");
 /// One consequential step of a Computer Use action, meant to be shown as one line built from `step`, `action`, `roleWord`, `label` and `effect` (for example: Step 2: Click button 'Save', which stores the form). A key step names its `chord`; a step that has neither label nor chord is placed by its `point`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalCuaStep {
     /// The verb of the step, for example a click or a key press, as display text.
     pub action: String,
     /// The key combination pressed, for a key step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chord: Option<String>,
     /// What the step is expected to cause, as display text.
     pub effect: String,
     /// The kind of step, as an open string.
     pub kind: String,
     /// The visible label of the element acted on, when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// Where on screen the step acts, for a step with no label or chord.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub point: Option<ApprovalCuaPoint>,
     /// A word naming the kind of element acted on (for example button or link), when known.
-    #[serde(rename = "roleWord", default, skip_serializing_if = "Option::is_none")]
     pub role_word: Option<String>,
     /// Number of this step within the action, for display.
     pub step: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalCuaStep {
         required action = "action",
         optional chord = "chord",
@@ -540,34 +501,27 @@ impl Validate for ApprovalCuaStep {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalCuaStep, "ApprovalCuaStep");
 /// Params of the `approval/decide` command: decides a pending approval by picking one of its offered choices. It is an ordinary idempotent command: the session must be loaded on this host and `commandId` is required.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalDecideParams {
     /// The approval being decided.
-    #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// The picked option: one of the approval's current `availableChoices`. Any other value fails with `approvalChoiceInvalid`.
-    #[serde(rename = "choiceId")]
     pub choice_id: String,
     /// Client-minted id of this command (a UUID). Resending the same command with the same id replays the original outcome instead of deciding twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Free text passed to the model together with the decision; only allowed with a choice whose `acceptsFeedback` is `true`. It is not kept in the durable record, so it never shows up in `approval/resolved`. Absent and `null` both mean no feedback.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub feedback: Tristate<String>,
     /// Must equal the approval's current `currentRequirementId`. This guards multi-stage approvals: a decision meant for one stage can never satisfy a later one, and a stale value fails with `approvalRequirementStale`.
-    #[serde(rename = "requirementId")]
     pub requirement_id: ApprovalRequirementRef,
     /// The session the approval belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalDecideParams {
         required approval_id = "approvalId",
         required choice_id = "choiceId",
@@ -605,24 +559,21 @@ impl Validate for ApprovalDecideParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalDecideParams, "ApprovalDecideParams");
 /// Result of `approval/decide`: the host accepted the decision for processing. The authoritative outcome arrives as `approval/resolved` (final) or `approval/updated` (more stages to go) on the view stream.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalDecideResult {
     /// The approval the decision was applied to.
-    #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// The command id sent in the params, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status of the command; `"accepted"` when the host took it.
     pub status: CommandStatus,
     /// `true` when this decision finished the approval; `false` when it satisfied one stage but further requirements remain, in which case the approval stays pending and is presented again.
     pub terminal: bool,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalDecideResult {
         required approval_id = "approvalId",
         required command_id = "commandId",
@@ -697,17 +648,15 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalDecision, "ApprovalDecision");
 /// Params of `approval/listPending`: reads the approvals and user-input prompts still open on a session. It is a plain read of the session log: it needs no lease, works whether or not the session is loaded, and does not subscribe.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalListPendingParams {
     /// The session to read.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalListPendingParams {
         required session_id = "sessionId",
     } unknown
@@ -731,19 +680,17 @@ crate::json_schema::impl_json_schema!(
     ApprovalListPendingParams, "ApprovalListPendingParams"
 );
 /// Result of `approval/listPending`: every open approval and user-input prompt of the session in full, ordered by the `viewCursor` each opened at. With nothing waiting, both lists come back empty. The answer may be outdated as soon as it arrives; `approval/decide` stays race-safe through its `requirementId` check.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalListPendingResult {
     /// One entry per pending approval, identical to the params of its `approval/request`.
     pub approvals: Vec<ApprovalRequestParams>,
     /// One entry per open user-input prompt, identical to the params of its `userInput/request`.
-    #[serde(rename = "userInputs")]
     pub user_inputs: Vec<UserInputRequestParams>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalListPendingResult {
         required approvals = "approvals",
         required user_inputs = "userInputs",
@@ -854,22 +801,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalModeSource, "ApprovalModeSource");
 /// Where a tool action came from (the command or page that led to it), for the user's benefit when judging the request. Purely informational and not trusted; no policy rule ever looks at it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalOrigin {
     /// The command that triggered the action, for origins that have one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// What sort of trigger this is, as an open string; decides which other members are present.
     pub kind: String,
     /// The URL the action came from, for origins that have one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalOrigin {
         optional command = "command",
         required kind = "kind",
@@ -948,67 +892,49 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalPolicyResult, "ApprovalPolicyResult");
 /// A pending approval: a tool action that needs a decision before it runs. This payload is the params of the server-to-client `approval/request`, of the `approval/requested` and `approval/reviewing` view events, and of each `approval/listPending` entry.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalRequestParams {
     /// Durable id of this approval; quote it in `approval/decide`. It is also the `approvalId` on the gated `toolCall` item.
-    #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// The options the host offers for deciding; pick one and send its `choiceId`.
-    #[serde(rename = "availableChoices")]
     pub available_choices: Vec<ApprovalChoice>,
     /// Facts for a Computer Use approval card. Present only when the action is a Computer Use action.
-    #[serde(rename = "cuaCardFacts", default, skip_serializing_if = "Option::is_none")]
     pub cua_card_facts: Option<Box<ApprovalCuaCardFacts>>,
     /// The requirement the next decision must target; send it back unchanged as `requirementId` in `approval/decide`.
-    #[serde(rename = "currentRequirementId")]
     pub current_requirement_id: ApprovalRequirementRef,
     /// The `toolCall` item that is waiting on this approval.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// `true` when an automated reviewer looked at the action first and passed it on to the user instead of deciding it.
-    #[serde(rename = "judgeEscalated")]
     pub judge_escalated: bool,
     /// `true` when the action writes to a protected location. Deciding such an approval needs a live reviewer on the host and otherwise fails with `approvalReviewerUnavailable`.
-    #[serde(rename = "protectedWrite")]
     pub protected_write: bool,
     /// The tool call's arguments exactly as the model produced them (usually JSON text).
-    #[serde(rename = "rawArgs")]
     pub raw_args: String,
     /// Why the automated reviewer handed this action to the user, as one short line for display. Sent only when the reviewer escalated with a stated reason, absent otherwise. Like `judgeEscalated`, a display hint that authorizes nothing.
-    #[serde(rename = "reviewerReason", default, skip_serializing_if = "Option::is_none")]
     pub reviewer_reason: Option<String>,
     /// The session the approval belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session-log records this payload was folded from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
-    #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
     pub subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
     /// What is being approved: a shell command, a file access, a network connection, and so on.
     pub subject: ApprovalSubject,
     /// The task that runs the gated tool action.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// The model's id for the tool call; equals `callId` on the `toolCall` item.
-    #[serde(rename = "toolCallId")]
     pub tool_call_id: String,
     /// Name of the tool that wants to act.
-    #[serde(rename = "toolName")]
     pub tool_name: String,
     /// The turn in which the tool action happens.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// View cursor of the record that opened the approval.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalRequestParams {
         required approval_id = "approvalId",
         required available_choices = "availableChoices",
@@ -1082,20 +1008,17 @@ impl Validate for ApprovalRequestParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalRequestParams, "ApprovalRequestParams");
 /// Points at a single requirement inside an approval; a shell command has one requirement per stage. Echo it as `requirementId` when calling `approval/decide`; an `approvalRequirementStale` error reports the requirement that is current instead.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalRequirementRef {
     /// The approval the requirement belongs to.
-    #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// Index of the requirement within the approval (`0` for the first).
-    #[serde(rename = "sourceIndex")]
     pub source_index: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalRequirementRef {
         required approval_id = "approvalId",
         required source_index = "sourceIndex",
@@ -1120,22 +1043,19 @@ impl Validate for ApprovalRequirementRef {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalRequirementRef, "ApprovalRequirementRef");
 /// The winning outcome of an approval, handed to a client whose `approval/decide` arrived too late (as `resolution` in the `approvalAlreadyResolved` error data) so it can close its dialog without another read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalResolutionSummary {
     /// The final decision, as an `ApprovalDecision` string.
     pub decision: String,
     /// Who made the final decision, as an `ApprovalResolvedBy` string.
-    #[serde(rename = "resolvedBy")]
     pub resolved_by: String,
     /// View cursor of the record that settled the approval.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalResolutionSummary {
         required decision = "decision",
         required resolved_by = "resolvedBy",
@@ -1193,59 +1113,41 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalResolvedBy, "ApprovalResolvedBy");
 /// Params of the `approval/resolved` view event: an approval reached its final decision. It is always delivered, so any client that showed the approval can close its dialog, including the one whose command won.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalResolvedParams {
     /// The policy rule the decision added. Absent when it added none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amendment: Option<ApprovalAmendment>,
     /// The approval that was settled.
-    #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// RFC 3339 time at which the decision was made. Absent when the host did not record it.
-    #[serde(rename = "decidedAt", default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<String>,
     /// The `commandId` of the `approval/decide` that won. Absent when no command decided (a policy rule, the reviewer or a timeout); compare it with your own command id to learn whether your decision was the one applied.
-    #[serde(
-        rename = "decidedByCommandId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub decided_by_command_id: Option<String>,
     /// The final decision.
     pub decision: ApprovalDecision,
     /// The `toolCall` item that was waiting on the approval.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// Whether the action may run as a result.
-    #[serde(rename = "policyResult")]
     pub policy_result: ApprovalPolicyResult,
     /// Who or what made the decision.
-    #[serde(rename = "resolvedBy")]
     pub resolved_by: ApprovalResolvedBy,
     /// The session the approval belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session-log records this event was folded from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// For a shell command, how each stage ended up satisfied or refused; empty for other subjects.
-    #[serde(rename = "stageEvidence")]
     pub stage_evidence: Vec<ApprovalStageEvidence>,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
-    #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
     pub subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
     /// The turn in which the tool action happened.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// View cursor of this settlement event.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalResolvedParams {
         optional amendment = "amendment",
         required approval_id = "approvalId",
@@ -1307,36 +1209,27 @@ impl Validate for ApprovalResolvedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalResolvedParams, "ApprovalResolvedParams");
 /// One stage of a shell-command approval: a single command out of a pipeline or command list, approved on its own.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalStage {
     /// The stage's command split into arguments.
     pub argv: Vec<String>,
     /// `false` when the host could not determine every argument exactly (for example because of shell expansion), so `argv` may not be the whole story.
-    #[serde(rename = "argvComplete")]
     pub argv_complete: bool,
     /// This stage's place among the command's `totalStages` stages.
     pub position: i64,
     /// The requirement that stands for this stage; a decision aimed at this stage sends it as `requirementId`.
-    #[serde(rename = "requirementId")]
     pub requirement_id: ApprovalRequirementRef,
     /// The stage's state: waiting for a decision, or already satisfied and by what.
     pub resolution: ApprovalStageResolution,
     /// A proposed always-allow rule for commands like this stage. Absent when the host has none to offer.
-    #[serde(
-        rename = "suggestedPrefix",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub suggested_prefix: Option<ApprovalSuggestedPrefix>,
     /// How many stages the whole command has.
-    #[serde(rename = "totalStages")]
     pub total_stages: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalStage {
         required argv = "argv",
         required argv_complete = "argvComplete",
@@ -1377,7 +1270,7 @@ impl Validate for ApprovalStage {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalStage, "ApprovalStage");
 /// How one stage of a shell-command approval was settled, recorded when the approval reached its final decision.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalStageEvidence {
     /// The stage's command split into arguments.
@@ -1385,18 +1278,15 @@ pub struct ApprovalStageEvidence {
     /// This stage's place among the command's `totalStages` stages.
     pub position: i64,
     /// The requirement that stood for this stage.
-    #[serde(rename = "requirementId")]
     pub requirement_id: ApprovalRequirementRef,
     /// How the stage was settled.
     pub resolution: ApprovalStageResolution,
     /// How many stages the whole command had.
-    #[serde(rename = "totalStages")]
     pub total_stages: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalStageEvidence {
         required argv = "argv",
         required position = "position",
@@ -1430,22 +1320,19 @@ impl Validate for ApprovalStageEvidence {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalStageEvidence, "ApprovalStageEvidence");
 /// State of one shell stage: waiting for a decision, or satisfied and by what means. Satisfied stages stay in the list so a client can show how far the approval has got.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalStageResolution {
     /// The command prefix of the rule that satisfied the stage, when a prefix rule did.
-    #[serde(rename = "argvPrefix", default, skip_serializing_if = "Option::is_none")]
     pub argv_prefix: Option<Vec<String>>,
     /// Human-readable note about the stage's state, when the host has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostic: Option<String>,
     /// The state of the stage, as an open string; decides which other members are present.
     pub kind: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalStageResolution {
         optional argv_prefix = "argvPrefix",
         optional diagnostic = "diagnostic",
@@ -1476,23 +1363,19 @@ crate::json_schema::impl_json_schema!(
     ApprovalStageResolution, "ApprovalStageResolution"
 );
 /// Identifies the child agent (a native subagent) behind an approval that is shown on its parent session, so a client can say which child is asking. Left out entirely on the parent's own approvals.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalSubagentOrigin {
     /// The child run that is waiting on this approval.
-    #[serde(rename = "childRunId")]
     pub child_run_id: String,
     /// The child session whose records hold this approval.
-    #[serde(rename = "childSessionId")]
     pub child_session_id: String,
     /// The child's subagent id, as recorded by the parent session.
-    #[serde(rename = "subagentId")]
     pub subagent_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalSubagentOrigin {
         required child_run_id = "childRunId",
         required child_session_id = "childSessionId",
@@ -1520,49 +1403,37 @@ impl Validate for ApprovalSubagentOrigin {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalSubagentOrigin, "ApprovalSubagentOrigin");
 /// What an approval is about, discriminated by `kind`; only the members that belong to the kind are present. New kinds may appear: show an unfamiliar kind in a generic way and never approve it automatically.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalSubject {
     /// The kind of access wanted (for example `read` or `write`), for a file access.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<String>,
     /// The full command text, for a shell command or a process.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// The host to connect to, for a network access.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// Which sort of action is being approved: `shell`, `fileAccess`, `network`, `unixSocket`, `process` or `tool`, with more possible.
     pub kind: String,
     /// What triggered the action, when the host knows. Display only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Box<ApprovalOrigin>>,
     /// The file-system path involved, for a file access or a Unix socket.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The port to connect to, for a network access.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<i64>,
     /// The network protocol, for a network access.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// The command's separately approved stages, for a shell command.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stages: Option<Vec<ApprovalStage>>,
     /// What the action is aimed at, for kinds that name a target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// Name of the tool that wants to act.
-    #[serde(rename = "toolName", default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// The workspace root the action runs in, when relevant to the subject.
-    #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalSubject {
         optional access = "access",
         optional command = "command",
@@ -1618,19 +1489,17 @@ impl Validate for ApprovalSubject {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ApprovalSubject, "ApprovalSubject");
 /// A rule the host proposes for a shell stage: any command beginning with `argvPrefix` would then run in this workspace with no prompt.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalSuggestedPrefix {
     /// The leading arguments a command must start with to be covered by the rule.
-    #[serde(rename = "argvPrefix")]
     pub argv_prefix: Vec<String>,
     /// Human-readable text describing the proposed rule.
     pub label: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalSuggestedPrefix {
         required argv_prefix = "argvPrefix",
         required label = "label",
@@ -1657,39 +1526,31 @@ crate::json_schema::impl_json_schema!(
     ApprovalSuggestedPrefix, "ApprovalSuggestedPrefix"
 );
 /// Params of the `approval/updated` view event: an approval is still pending but its state changed. Carries the refreshed pending view (subject, choices, current requirement) and the one change that caused it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalUpdatedParams {
     /// The approval that changed.
-    #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// The options now on offer; they replace any earlier menu.
-    #[serde(rename = "availableChoices")]
     pub available_choices: Vec<ApprovalChoice>,
     /// What changed.
     pub change: ApprovalChange,
     /// The requirement the next decision must target now.
-    #[serde(rename = "currentRequirementId")]
     pub current_requirement_id: ApprovalRequirementRef,
     /// The session the approval belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session-log records this event was folded from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Which child agent raised the approval, when a subagent's approval is shown on its parent session. Absent on the session's own approvals.
-    #[serde(rename = "subagentOrigin", default, skip_serializing_if = "Option::is_none")]
     pub subagent_origin: Option<Box<ApprovalSubagentOrigin>>,
     /// What is being approved, as it now stands.
     pub subject: ApprovalSubject,
     /// View cursor of this update event.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ApprovalUpdatedParams {
         required approval_id = "approvalId",
         required available_choices = "availableChoices",

@@ -5,18 +5,16 @@ use crate::*;
 use serde::Serialize;
 /// Reported by `session/resume` when loading the session found that its previous run had stopped without a clean end; the host records such an end as an inferred crash.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AbnormalEnd {
     /// When the previous run was last active (RFC 3339), the time a client can show in a notice. Absent when the log records no such time.
-    #[serde(rename = "lastActivityAt", default, skip_serializing_if = "Option::is_none")]
     pub last_activity_at: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     AbnormalEnd {
         optional last_activity_at = "lastActivityAt",
     } unknown
@@ -127,20 +125,18 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(BackgroundState, "BackgroundState");
 /// Carried as `backgroundStatus` on a running `toolCall` item: how to present it as a background row, plus the live status line of that row. Experimental; clients that do not render background rows can ignore it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BackgroundStatus {
     /// Live status text for the body of the background row. Hosts fill it whenever they set the member; when it is absent or empty, leave the row as it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// The item's background presentation state.
     pub state: BackgroundState,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     BackgroundStatus {
         optional detail = "detail",
         required state = "state",
@@ -168,7 +164,7 @@ impl Validate for BackgroundStatus {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(BackgroundStatus, "BackgroundStatus");
 /// Carried as `backgroundTerminalCompletion` on an item of that kind: what a client needs to show that a backgrounded tool call has finished. All five members are always present.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BackgroundTerminalCompletion {
     /// The command the backgrounded call ran, for display.
@@ -176,19 +172,15 @@ pub struct BackgroundTerminalCompletion {
     /// The output the call captured; `""` when it produced none.
     pub output: String,
     /// `true` when `output` was cut short and is not the complete output.
-    #[serde(rename = "outputTruncated")]
     pub output_truncated: bool,
     /// How the call ended, as a free-form status string from the host.
-    #[serde(rename = "terminalStatus")]
     pub terminal_status: String,
     /// Identifies the backgrounded tool call this completion reports on.
-    #[serde(rename = "toolCallId")]
     pub tool_call_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     BackgroundTerminalCompletion {
         required command = "command",
         required output = "output",
@@ -224,16 +216,15 @@ crate::json_schema::impl_json_schema!(
     BackgroundTerminalCompletion, "BackgroundTerminalCompletion"
 );
 /// The most recent prompt the user sent in the session's main conversation that was blocked from running, returned by `session/resume` and `session/read` so a client can offer its text again (for example by putting it back in the input box). At most one is returned.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BlockedPrompt {
     /// The text of the blocked prompt.
     pub text: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(BlockedPrompt { required text = "text", } unknown);
+crate::support::impl_serde!(BlockedPrompt { required text = "text", } unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(BlockedPrompt { required text = "text", } unknown);
 crate::support::builder! {
@@ -247,25 +238,21 @@ impl Validate for BlockedPrompt {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(BlockedPrompt, "BlockedPrompt");
 /// The latest version-control branch observed for the session's workspace, as carried in a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BranchState {
     /// The branch name; `null` when the working copy has no branch checked out (detached HEAD).
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub branch: Option<String>,
     /// The version-control system detected. Absent when none was detected.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vcs: Option<Vcs>,
     /// The workspace root the observation was made in.
-    #[serde(rename = "workspaceRoot")]
     pub workspace_root: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     BranchState {
         nullable branch = "branch",
         optional vcs = "vcs",
@@ -354,17 +341,15 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CapabilityName, "CapabilityName");
 /// In a `history` envelope, the checkpoint boundary the host pruned history at: items that opened before the boundary are not served.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CheckpointBoundary {
     /// Id of the last item (by first-opened order) that opened before the checkpoint event marking the boundary.
-    #[serde(rename = "throughItemId")]
     pub through_item_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     CheckpointBoundary {
         required through_item_id = "throughItemId",
     } unknown
@@ -386,42 +371,21 @@ impl Validate for CheckpointBoundary {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CheckpointBoundary, "CheckpointBoundary");
 /// What the client asks for at `initialize`: the experimental opt-in, capability requests, notification opt-outs and dialog support. Every member is optional with a default.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Set to `true` to use experimental methods, fields and values on this connection. Defaults to `false`; without it such requests fail with `experimentalRequired`.
-    #[serde(
-        rename = "experimentalApi",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub experimental_api: Option<bool>,
     /// Exact notification method names this client does not want to receive. No wildcards; unknown names are ignored, and a small protected set cannot be opted out of.
-    #[serde(
-        rename = "optOutNotificationMethods",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub opt_out_notification_methods: Option<Vec<String>>,
     /// Capability names the client asks the host to grant. Names the host does not know are ignored rather than rejected; check `grantedCapabilities` in the result for what was granted.
-    #[serde(
-        rename = "requestedCapabilities",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub requested_capabilities: Option<Vec<String>>,
     /// `true` (or absent) if the client can display `userInput/request` prompts and reply to them; `false` asks the host to withhold `userInput/request` from this connection.
-    #[serde(
-        rename = "userInputDialogs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub user_input_dialogs: Option<bool>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ClientCapabilities {
         optional experimental_api = "experimentalApi",
         optional opt_out_notification_methods = "optOutNotificationMethods",
@@ -465,21 +429,19 @@ impl Validate for ClientCapabilities {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ClientCapabilities, "ClientCapabilities");
 /// Tells the host which client program is connecting, in `initialize`. The host uses it only for logs and telemetry; it confers no rights.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ClientInfo {
     /// Machine-readable client identifier, made only of lowercase ASCII letters, digits and underscores.
     pub name: String,
     /// Human-readable display name of the client. Optional.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The client's version string.
     pub version: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ClientInfo {
         required name = "name",
         optional title = "title",
@@ -540,22 +502,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CodeModeLanguage, "CodeModeLanguage");
 /// A byte range inside a `toolCall` item's `visibleOutput` that holds public cell output. Offsets are byte positions in the UTF-8 form of `visibleOutput` after JSON decoding (not in the escaped wire text), and both ends fall between whole characters.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CodeModeOutputSpan {
     /// Length of the span in bytes.
-    #[serde(rename = "lengthBytes")]
     pub length_bytes: i64,
     /// Start of the span, in bytes from the beginning of the decoded `visibleOutput`.
-    #[serde(rename = "offsetBytes")]
     pub offset_bytes: i64,
     /// What the bytes in this span are.
     pub stream: CodeModeOutputStream,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     CodeModeOutputSpan {
         required length_bytes = "lengthBytes",
         required offset_bytes = "offsetBytes",
@@ -603,26 +562,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CodeModeOutputStream, "CodeModeOutputStream");
 /// The `details` object of a `codeMode` tool receipt. Members that do not apply are left out rather than sent as `null`, and `outputSpans` is never sent as an empty list.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CodeModeReceipt {
     /// `itemId` of the Code Mode cell the receipt is about.
-    #[serde(rename = "cellItemId", default, skip_serializing_if = "Option::is_none")]
     pub cell_item_id: Option<String>,
     /// Language the cell ran in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<CodeModeLanguage>,
     /// Where the cell's public output sits inside the item's `visibleOutput`; absent when there is none.
-    #[serde(rename = "outputSpans", default, skip_serializing_if = "Option::is_none")]
     pub output_spans: Option<Vec<CodeModeOutputSpan>>,
     /// Identifies where the cell's source code is found among the call's arguments, so a client can show it as code.
-    #[serde(rename = "sourceArg", default, skip_serializing_if = "Option::is_none")]
     pub source_arg: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     CodeModeReceipt {
         optional cell_item_id = "cellItemId",
         optional language = "language",
@@ -666,19 +620,17 @@ impl Validate for CodeModeReceipt {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CodeModeReceipt, "CodeModeReceipt");
 /// The standard acknowledgement a command method returns: the host admitted the command. It says nothing about the outcome, which arrives later as view events.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CommandAcceptedResult {
     /// The `commandId` the client sent with the command, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// How the command was admitted: `"accepted"` for all commands; only `session/compact` may answer `"noop"`.
     pub status: CommandAckStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     CommandAcceptedResult {
         required command_id = "commandId",
         required status = "status",
@@ -825,31 +777,25 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CompactionTrigger, "CompactionTrigger");
 /// One application row in the computer-use settings: the user's standing choice for letting the agent operate that app.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseApp {
     /// The app's macOS bundle identifier, for example `com.apple.Safari`.
-    #[serde(rename = "bundleId")]
     pub bundle_id: String,
     /// The current choice for this app.
     pub choice: ComputerUseAppChoice,
     /// When the user was last asked about this app, as a timestamp string. Absent when the user has not been asked.
-    #[serde(rename = "lastAskedAt", default, skip_serializing_if = "Option::is_none")]
     pub last_asked_at: Option<String>,
     /// `true` when the row cannot be changed from settings; `lockedBy` says why. Absent means the row is editable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locked: Option<bool>,
     /// Why the row is locked. Present only for a locked row.
-    #[serde(rename = "lockedBy", default, skip_serializing_if = "Option::is_none")]
     pub locked_by: Option<ComputerUseAppLock>,
     /// The app's display name. Absent when the host does not know it; fall back to `bundleId`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseApp {
         required bundle_id = "bundleId",
         required choice = "choice",
@@ -939,19 +885,17 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ComputerUseAppLock, "ComputerUseAppLock");
 /// One per-app choice to set through `computerUseSettings/update`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseAppPatch {
     /// The macOS bundle identifier of the app to change.
-    #[serde(rename = "bundleId")]
     pub bundle_id: String,
     /// The new choice for that app.
     pub choice: ComputerUseAppChoice,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseAppPatch {
         required bundle_id = "bundleId",
         required choice = "choice",
@@ -976,22 +920,19 @@ impl Validate for ComputerUseAppPatch {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ComputerUseAppPatch, "ComputerUseAppPatch");
 /// One entry in the computer-use blocked-apps list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseBlockedApp {
     /// The blocked macOS bundle identifier, or an identifier prefix when `prefix` is `true`.
-    #[serde(rename = "bundleId")]
     pub bundle_id: String,
     /// `true` for a built-in block that settings cannot remove; `false` for a block the user added.
     pub locked: bool,
     /// `true` when `bundleId` is a prefix that blocks every app whose bundle identifier starts with it. Absent means an exact match.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<bool>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseBlockedApp {
         required bundle_id = "bundleId",
         required locked = "locked",
@@ -1044,19 +985,17 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ComputerUseChoice, "ComputerUseChoice");
 /// An app installed or running on the host machine, offered to settings as a candidate to configure or block.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseInstalledApp {
     /// The app's macOS bundle identifier.
-    #[serde(rename = "bundleId")]
     pub bundle_id: String,
     /// The app's display name.
     pub name: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseInstalledApp {
         required bundle_id = "bundleId",
         required name = "name",
@@ -1139,22 +1078,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ContextPressureLevel, "ContextPressureLevel");
 /// The snapshot's latest view of context-window occupancy: window size, tokens in use and the pressure level. The snapshot's `contextUsage` member is `null` until the server has enough data to compute it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ContextUsage {
     /// Pressure level computed by the server.
     pub pressure: ContextPressureLevel,
     /// Tokens occupying the context, counted once, as of the latest usage the provider reported.
-    #[serde(rename = "usedTokens")]
     pub used_tokens: i64,
     /// Effective context-window size in tokens; absent when the window has no known limit.
-    #[serde(rename = "windowTokens", default, skip_serializing_if = "Option::is_none")]
     pub window_tokens: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ContextUsage {
         required pressure = "pressure",
         required used_tokens = "usedTokens",
@@ -1183,23 +1119,19 @@ impl Validate for ContextUsage {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ContextUsage, "ContextUsage");
 /// The `details` of a tool receipt whose `family` is `"cron"`: small machine-readable facts about a scheduled-job operation. Each member is present only for the operations it applies to.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CronReceipt {
     /// For `create` and `delete`: the job's id. When `delete` found no such job, this is the id the caller gave, echoed back.
-    #[serde(rename = "jobId", default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
     /// For `list`: the jobs that are active or currently firing, in the order the server returns them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<Vec<CronReceiptJob>>,
     /// For `create`: when the job fires next, in Unix epoch milliseconds. If an identical job already existed, this is that job's next fire time.
-    #[serde(rename = "nextFireAtMs", default, skip_serializing_if = "Option::is_none")]
     pub next_fire_at_ms: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     CronReceipt {
         optional job_id = "jobId",
         optional jobs = "jobs",
@@ -1239,20 +1171,17 @@ impl Validate for CronReceipt {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CronReceipt, "CronReceipt");
 /// One job in the `jobs` array of a cron `list` receipt.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CronReceiptJob {
     /// The scheduled job's id.
-    #[serde(rename = "jobId")]
     pub job_id: String,
     /// When the job fires next, in Unix epoch milliseconds.
-    #[serde(rename = "nextFireAtMs")]
     pub next_fire_at_ms: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     CronReceiptJob {
         required job_id = "jobId",
         required next_fire_at_ms = "nextFireAtMs",
@@ -1277,7 +1206,7 @@ impl Validate for CronReceiptJob {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CronReceiptJob, "CronReceiptJob");
 /// Estimated session cost computed by the server, carried in `CumulativeTokenUsage.cost`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CumulativeCost {
     /// `true` when price data was missing for at least one model call, so the total undercounts; show it as partial.
@@ -1285,10 +1214,9 @@ pub struct CumulativeCost {
     /// Estimated total in US dollars; finite and never negative.
     pub usd: serde_json::Number,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     CumulativeCost {
         required partial = "partial",
         required usd = "usd",
@@ -1313,40 +1241,25 @@ impl Validate for CumulativeCost {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CumulativeCost, "CumulativeCost");
 /// Running token totals for a session, each call counted once. The counters only grow; `cost` is an estimate and may move in either direction when prices are re-read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CumulativeTokenUsage {
     /// Cache-read tokens summed over the session. Absent means zero.
-    #[serde(
-        rename = "cacheReadTokens",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub cache_read_tokens: Option<i64>,
     /// Cache-write tokens summed over the session. Absent means zero.
-    #[serde(
-        rename = "cacheWriteTokens",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub cache_write_tokens: Option<i64>,
     /// Estimated cost; absent when no call could be priced, in which case clients show no cost.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CumulativeCost>,
     /// Output tokens summed over the session.
-    #[serde(rename = "outputTokens")]
     pub output_tokens: i64,
     /// Prompt tokens summed over the session, counted once.
-    #[serde(rename = "promptTokens")]
     pub prompt_tokens: i64,
     /// Total tokens summed over the session, counted once.
-    #[serde(rename = "totalTokens")]
     pub total_tokens: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     CumulativeTokenUsage {
         optional cache_read_tokens = "cacheReadTokens",
         optional cache_write_tokens = "cacheWriteTokens",
@@ -1384,33 +1297,23 @@ impl Validate for CumulativeTokenUsage {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(CumulativeTokenUsage, "CumulativeTokenUsage");
 /// Describes one stretch of the session log that could not be read, carried by a `damagedRange` item. The host notices the damage while reading the file and records nothing about it, so all figures here are worked out from the intact records before and after the stretch.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DamagedRange {
     /// The last turn that is intact before the damage. Absent when there is none.
-    #[serde(rename = "lastGoodTurnId", default, skip_serializing_if = "Option::is_none")]
     pub last_good_turn_id: Option<String>,
     /// How many records are missing in the damaged stretch.
-    #[serde(rename = "missingRecords")]
     pub missing_records: i64,
     /// When the first readable record after the damaged stretch was recorded (RFC 3339).
-    #[serde(rename = "readableAfterAt")]
     pub readable_after_at: String,
     /// When the last readable record before the damaged stretch was recorded (RFC 3339). Absent when no readable record precedes the damage.
-    #[serde(
-        rename = "readableBeforeAt",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub readable_before_at: Option<String>,
     /// How many log lines in the stretch could not be read.
-    #[serde(rename = "unreadableLines")]
     pub unreadable_lines: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     DamagedRange {
         optional last_good_turn_id = "lastGoodTurnId",
         required missing_records = "missingRecords",
@@ -1445,20 +1348,15 @@ impl Validate for DamagedRange {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(DamagedRange, "DamagedRange");
 /// Content of an `earlierHistory` item: the end of the conversation as saved in the checkpoint where the session's retained log begins. It stands for all the items that opened before that checkpoint and were pruned; the host builds it from the checkpoint, not from a log record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EarlierHistory {
     /// The saved messages whose original records were pruned, in conversation order. May be empty.
     pub messages: Vec<EarlierHistoryMessage>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
-    EarlierHistory {
-        required messages = "messages",
-    } unknown
-);
+crate::support::impl_serde!(EarlierHistory { required messages = "messages", } unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(EarlierHistory { required messages = "messages", } unknown);
 crate::support::builder! {
@@ -1472,7 +1370,7 @@ impl Validate for EarlierHistory {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(EarlierHistory, "EarlierHistory");
 /// One message of an `EarlierHistory`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EarlierHistoryMessage {
     /// Who wrote the message. Hosts only send the roles `"user"` and `"assistant"`; ignore a message with another role instead of failing.
@@ -1480,10 +1378,9 @@ pub struct EarlierHistoryMessage {
     /// The message text as saved in the checkpoint, no longer than 1,000 characters. Clients apply their usual display rules to it.
     pub text: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     EarlierHistoryMessage {
         required role = "role",
         required text = "text",
@@ -1508,23 +1405,21 @@ impl Validate for EarlierHistoryMessage {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(EarlierHistoryMessage, "EarlierHistoryMessage");
 /// The approval mode currently in force for a session, with how it got there. It is the `effectiveMode` of the `session/setApprovalMode` result and the `approvalMode` member of a `Session`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EffectiveApprovalModeState {
     /// The `commandId` of the command that last set the mode; `null` when no command set it (for example the mode came from startup).
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "lastCommandId", default)]
     pub last_command_id: Option<String>,
     /// The approval mode in force.
     pub mode: ApprovalMode,
     /// How the mode came into force.
     pub source: ApprovalModeSource,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     EffectiveApprovalModeState {
         nullable last_command_id = "lastCommandId",
         required mode = "mode",
@@ -1555,24 +1450,21 @@ crate::json_schema::impl_json_schema!(
     EffectiveApprovalModeState, "EffectiveApprovalModeState"
 );
 /// The model a session is currently using, as recorded in a session snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EffectiveModel {
     /// The id of the model in use.
-    #[serde(rename = "modelId")]
     pub model_id: String,
     /// The provider serving the model; `null` when the selection does not name one.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
     /// What caused this model to be selected.
     pub source: ModelChangeSource,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     EffectiveModel {
         required model_id = "modelId",
         nullable provider_id = "providerId",
@@ -1602,29 +1494,24 @@ impl Validate for EffectiveModel {}
 crate::json_schema::impl_json_schema!(EffectiveModel, "EffectiveModel");
 /// The permission profile in force for a session together with the reviewer state of its running runtime. It is returned by `session/setPermissionProfile` and carried as `permissionState` on a `Session`; its members always describe one consistent moment.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EffectivePermissionState {
     /// The four effective settings of the committed profile (filesystem, network, approval, reviewer). Absent when the host does not report them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub axes: Option<Box<PermissionAxes>>,
     /// The id of the committed permission profile; `null` when no profile is committed.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "profileId", default)]
     pub profile_id: Option<String>,
     /// Whether the session's live runtime currently has an approval reviewer attached.
-    #[serde(rename = "reviewerAttached")]
     pub reviewer_attached: bool,
     /// Which reviewer authority the committed profile selects.
-    #[serde(rename = "reviewerAuthority")]
     pub reviewer_authority: ReviewerAuthority,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     EffectivePermissionState {
         optional axes = "axes",
         nullable profile_id = "profileId",
@@ -1660,206 +1547,127 @@ crate::json_schema::impl_json_schema!(
     EffectivePermissionState, "EffectivePermissionState"
 );
 /// The structured `error.data` object. Only `kind` is always present; every other member is optional and appears only on the error kinds that use it, so absence just means the member does not apply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ErrorData {
     /// The peer-admission request the failed call referred to, on the admission errors (`admissionNotFound`, `admissionAlreadyResolved`, `admissionChoiceInvalid`).
     #[cfg(feature = "experimental")]
-    #[serde(rename = "admissionId", default, skip_serializing_if = "Option::is_none")]
     pub admission_id: Option<String>,
     /// On `admissionAlreadyResolved`: the resolution that settled the admission first, so the losing caller can show what happened.
     #[cfg(feature = "experimental")]
-    #[serde(
-        rename = "admissionResolution",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub admission_resolution: Option<Box<AdmissionResolutionSummary>>,
     /// On the raw-log cursor errors (`missingAnchor`, `prunedPrefix`, `wrongStream`): the position the request asked to read after, which the host rejected.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<RecordPosition>,
     /// On a misaligned text read from `item/readOutput` (`invalidParams`): the next offset that falls on a UTF-8 character boundary. Omitted when the stored bytes that follow do not prove where such a boundary is.
-    #[serde(
-        rename = "alignedNextOffset",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub aligned_next_offset: Option<i64>,
     /// The anchor the request named, on `notFound` / `missingAnchor` and on the compaction-boundary errors (`boundaryPruned`, `boundaryUnusable`, `noBoundary`). On the boundary errors it is always sent, as `null` when the request named no concrete anchor.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub anchor: Tristate<String>,
     /// The approval the failed call referred to, on the approval errors.
-    #[serde(rename = "approvalId", default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
     /// On `outputUnavailable`: the stored output's availability state (why the bytes cannot be read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability: Option<String>,
     /// On `limitsAboveMax`: every requested limit axis that is wider than the host allows, each with the requested and the maximum value. All offending axes are listed, not just the first.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub axes: Option<Vec<LimitsAboveMaxAxis>>,
     /// On `capabilityRequired`: the capability that must be granted at `initialize` for the call to succeed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capability: Option<CapabilityName>,
     /// On `backpressured`: the host's configured bound on admitted commands that was hit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<i64>,
     /// On `approvalChoiceInvalid` (and the admission equivalent): the choice id the host did not recognize for that request.
-    #[serde(rename = "choiceId", default, skip_serializing_if = "Option::is_none")]
     pub choice_id: Option<String>,
     /// On `commandRejected`: the `commandId` of the rejected command, so the client can settle exactly that command without parsing the message. Usually paired with `reason`.
-    #[serde(rename = "commandId", default, skip_serializing_if = "Option::is_none")]
     pub command_id: Option<String>,
     /// On `approvalRequirementStale`: the approval's current stage token; decide again against this one.
-    #[serde(
-        rename = "currentRequirementId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub current_requirement_id: Option<ApprovalRequirementRef>,
     /// On `wrongStream`: the stream the rejected position actually belongs to.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "cursorStream", default, skip_serializing_if = "Option::is_none")]
     pub cursor_stream: Option<StreamRef>,
     /// On `experimentalRequired`: the name of the experimental method, field or value the request used without opting in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub descriptor: Option<String>,
     /// Free-form extra detail for diagnostics. Its members are not specified; do not depend on them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<serde_json::Map<String, serde_json::Value>>,
     /// On `viewTruncated`: the oldest view cursor the host can still serve. Always sent on that error, as `null` when nothing before the head is servable.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(
-        rename = "earliestCursor",
-        default,
-        skip_serializing_if = "Tristate::is_absent"
-    )]
     pub earliest_cursor: Tristate<String>,
     /// A machine-readable failure class reported by the host for the failed operation, as a free string. Useful for logs and telemetry; new values may appear.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "failureKind", default, skip_serializing_if = "Option::is_none")]
     pub failure_kind: Option<String>,
     /// On the `settings/writeMany` errors: the position in the request's `edits` array of the edit that was rejected. Absent for `settings/writeValue`, which has no edit list.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<i64>,
     /// The item whose stored output the failed `item/readOutput` call asked for (on `notFound`, `outputUnavailable` and the misaligned-offset `invalidParams`).
-    #[serde(rename = "itemId", default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
     /// On the settings write errors: the settings key path that was rejected, spelled as in the request.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "keyPath", default, skip_serializing_if = "Option::is_none")]
     pub key_path: Option<String>,
     /// The stable error category. Branch on this rather than on `code` or `message`.
     pub kind: ErrorKind,
     /// On `forkBoundaryInvalid`: the `cutPoint.lastTurnId` that does not name a completed turn of the source session.
-    #[serde(rename = "lastTurnId", default, skip_serializing_if = "Option::is_none")]
     pub last_turn_id: Option<String>,
     /// On the compaction-boundary errors (`boundaryPruned`, `boundaryUnusable`, `noBoundary`): the view cursor of the latest installed boundary. Always sent on those errors, as `null` when the session has no boundary.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(
-        rename = "latestBoundaryCursor",
-        default,
-        skip_serializing_if = "Tristate::is_absent"
-    )]
     pub latest_boundary_cursor: Tristate<String>,
     /// On `inputTooLarge`: the byte limit the input exceeded.
-    #[serde(rename = "limitBytes", default, skip_serializing_if = "Option::is_none")]
     pub limit_bytes: Option<i64>,
     /// On the plugin marketplace errors (`marketplaceNotFound`, `marketplaceAlreadyExists`): the marketplace the request named.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marketplace: Option<String>,
     /// The name the failed request used for the entity it looked up (for example the plugin on `pluginNotFound`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// On `prunedPrefix`: the earliest position of the stream that can still be read; retry from there.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "nextAvailable", default, skip_serializing_if = "Option::is_none")]
     pub next_available: Option<RecordPosition>,
     /// On the `item/readOutput` errors: the output reference id the request asked for.
-    #[serde(rename = "outputRef", default, skip_serializing_if = "Option::is_none")]
     pub output_ref: Option<String>,
     /// On `workspaceNotTrusted`: the repository path that is not trusted.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// On `sessionAmbiguous`: the candidate stored session paths that matched; retry naming one of them. On `daemonDraining`: the canonical socket to send the request to instead.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paths: Option<Vec<String>>,
     /// On `unknownProjection`: the projection name that is not registered on this host.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection: Option<String>,
     /// A short machine-readable detail code refining `kind` (for example `"missingAnchor"` on `notFound`, or the rejection cause on `commandRejected`). New values may appear.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// A snapshot of the session's recovery mode state at the time of the failure, when the host reports one.
-    #[serde(
-        rename = "recoveryObservation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub recovery_observation: Option<Box<RecoveryObservation>>,
     /// On `wrongStream`: the stream the request named.
     #[cfg(feature = "experimental")]
-    #[serde(
-        rename = "requestedStream",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub requested_stream: Option<StreamRef>,
     /// On `approvalAlreadyResolved`: the resolution that settled the approval first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Box<ApprovalResolutionSummary>>,
     /// How long to wait before retrying, in milliseconds, when the host suggests a delay (for example on a rate-limited usage refresh).
     #[cfg(feature = "experimental")]
-    #[serde(rename = "retryAfterMs", default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<i64>,
     /// Whether sending the same request again can succeed. When present it overrides the default retryability of the error's code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retryable: Option<bool>,
     /// When the host could not use a seed it meant to start from and fell back: why. A free string for diagnostics.
-    #[serde(
-        rename = "seedFallbackReason",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub seed_fallback_reason: Option<String>,
     /// The path of the seed the failed operation involved, when the host reports one. Diagnostic only.
-    #[serde(rename = "seedPath", default, skip_serializing_if = "Option::is_none")]
     pub seed_path: Option<String>,
     /// On `skillNotFound`: the skill selector that matched no skill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
     /// The session the failed lookup was about, on errors scoped to one session.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// On `userInputAlreadySettled`: the settlement that closed the prompt first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settlement: Option<UserInputSettlementSummary>,
     /// On the raw-log anchor errors (`missingAnchor`, `prunedPrefix`, `unknownStream`): the stream the request named.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamRef>,
     /// On `uploadNotFound`: the upload id the host does not know.
-    #[serde(rename = "uploadId", default, skip_serializing_if = "Option::is_none")]
     pub upload_id: Option<String>,
     /// The user-input prompt the failed call referred to, on the user-input errors.
-    #[serde(rename = "userInputId", default, skip_serializing_if = "Option::is_none")]
     pub user_input_id: Option<String>,
     /// On `pageEventTooLarge`: the view cursor of the event that is too large to serve.
-    #[serde(rename = "viewCursor", default, skip_serializing_if = "Option::is_none")]
     pub view_cursor: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ErrorData {
         #[cfg(feature = "experimental")] optional admission_id = "admissionId",
         #[cfg(feature = "experimental")] optional admission_resolution = "admissionResolution",
@@ -2268,21 +2076,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ErrorKind, "ErrorKind");
 /// The `error` member of an `ErrorResponse`: a registry code, a human-readable message and optional structured detail.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ErrorObject {
     /// The numeric error code from the MSP error registry (the JSON-RPC standard codes plus MSP's own range). Several `kind`s can share one code, so branch on `data.kind` when it is present.
     pub code: i64,
     /// Structured detail. Absent for errors that carry none; when present it always has `kind`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Box<ErrorData>>,
     /// Text for logs and people. Its wording may change between releases; never parse it or branch on it.
     pub message: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ErrorObject {
         required code = "code",
         optional data = "data",
@@ -2311,7 +2117,7 @@ impl Validate for ErrorObject {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ErrorObject, "ErrorObject");
 /// A JSON-RPC response frame for a request that failed. A response carries either `result` or `error`, never both; this is the `error` case.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ErrorResponse {
     /// What went wrong: the numeric code, a message for humans and the optional structured `data`.
@@ -2319,15 +2125,13 @@ pub struct ErrorResponse {
     /// The `id` of the failed request. Always present on the wire; it is `null` only when the request could not be parsed far enough to recover its id.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub id: Option<RequestId>,
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ErrorResponse {
         required error = "error",
         nullable id = "id",
@@ -2356,17 +2160,15 @@ impl Validate for ErrorResponse {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ErrorResponse, "ErrorResponse");
 /// Tells `session/fork` how much of the source history to copy. It names a turn rather than a count, because turn ids do not shift when history is compacted or appended to concurrently.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ForkCutPoint {
     /// Copy history up to and including this completed turn. Naming a turn that is still running or does not exist fails with `forkBoundaryInvalid`.
-    #[serde(rename = "lastTurnId")]
     pub last_turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ForkCutPoint {
         required last_turn_id = "lastTurnId",
     } unknown
@@ -2388,26 +2190,21 @@ impl Validate for ForkCutPoint {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ForkCutPoint, "ForkCutPoint");
 /// Where a forked session came from, as recorded when it was created. Carried in `Session.forkedFrom`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ForkProvenance {
     /// The `commandId` of the `session/fork` request that produced this session.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// An opaque record of where the source was cut. For display only: no method accepts it and clients must not parse it.
-    #[serde(rename = "cutCursor")]
     pub cut_cursor: String,
     /// Whether the fork named an explicit cut point (`true`) or took the whole history (`false`).
-    #[serde(rename = "cutExplicit")]
     pub cut_explicit: bool,
     /// The session this one was forked from.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ForkProvenance {
         required command_id = "commandId",
         required cut_cursor = "cutCursor",
@@ -2604,25 +2401,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(JsonRpcVersion, "JsonRpcVersion");
 /// The most recently finished turn as folded into the session view. `session/resume` and `session/read` repeat it so a client reopening the session can, for example, show that the previous turn failed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LastTurn {
     /// The failure, when `terminal` is `"failed"`. Absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Box<TurnError>>,
     /// The runtime's free-text reason for the ending, for display only. Absent when none was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// How the turn ended (`"completed"`, `"failed"`, `"cancelled"`; more may appear).
     pub terminal: TurnTerminal,
     /// The turn that ended.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LastTurn {
         optional error = "error",
         optional reason = "reason",
@@ -2675,7 +2468,7 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(LimitKind, "LimitKind");
 /// One limits setting that a request asked to set wider than the host allows. It appears in the `axes` list of a `limitsAboveMax` error, which names every such setting, not just the first.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LimitsAboveMaxAxis {
     /// The name of the limits setting that is too wide, such as `sandboxNetwork` or `writesEnabled`.
@@ -2685,11 +2478,10 @@ pub struct LimitsAboveMaxAxis {
     /// The value the request asked for.
     pub requested: LimitsAxisValue,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LimitsAboveMaxAxis {
         required axis = "axis",
         required max = "max",
@@ -2842,29 +2634,23 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(McpOAuthRevocation, "McpOAuthRevocation");
 /// Metadata of an image attached to a `userMessage` item. The image bytes are not repeated in the view.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MessageAttachment {
     /// Identifier of the attachment, when one was recorded.
-    #[serde(rename = "attachmentId", default, skip_serializing_if = "Option::is_none")]
     pub attachment_id: Option<String>,
     /// Height in pixels, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub height: Option<i64>,
     /// Media type of the image, such as `image/png`.
-    #[serde(rename = "mediaType")]
     pub media_type: String,
     /// Attachment type; `"image"` today, but other strings may appear.
-    #[serde(rename = "type")]
     pub type_: String,
     /// Width in pixels, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     MessageAttachment {
         optional attachment_id = "attachmentId",
         optional height = "height",
@@ -2923,24 +2709,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(MessagePhase, "MessagePhase");
 /// A JSON-RPC notification frame, sent by either side. It has no `id` and never gets a response; the `method` name selects the shape of `params`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Notification {
     /// When the host emitted the notification, in Unix milliseconds. Set only on host-to-client notifications; absent on client-sent ones and from older hosts.
-    #[serde(rename = "emittedAtMs", default, skip_serializing_if = "Option::is_none")]
     pub emitted_at_ms: Option<i64>,
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
     /// The notification's method name, for example `view/gap` or `initialized`.
     pub method: String,
     /// The method-specific payload. Absent when the notification carries nothing (as with `initialized`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, serde_json::Value>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     Notification {
         optional emitted_at_ms = "emittedAtMs",
         required jsonrpc = "jsonrpc",
@@ -2972,34 +2755,29 @@ impl Validate for Notification {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(Notification, "Notification");
 /// Reference to output stored by the host (for example a tool's full output). Fetch its bytes with `item/readOutput`, passing `id`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OutputRef {
     /// Whether the stored bytes can be served.
     pub availability: OutputRefAvailability,
     /// Size of the stored output in bytes.
-    #[serde(rename = "byteLen")]
     pub byte_len: i64,
     /// Content digest such as `"sha256:..."`, when one was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
     /// Durable id of the stored output; pass it as `outputRef` to `item/readOutput`.
     pub id: String,
     /// Kind of stored output, as a snake_case string such as `"tool_output"`.
     pub kind: String,
     /// Media type of the output, when recorded.
-    #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
     /// Storage path, when recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// URI of the stored output, for display and provenance only.
     pub uri: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     OutputRef {
         required availability = "availability",
         required byte_len = "byteLen",
@@ -3075,7 +2853,7 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(OutputRefAvailability, "OutputRefAvailability");
 /// Short diff summary the server attaches to an editing `toolCall`, next to its `patchRef`. Counts are lines, never hunks or bytes; fetch the patch itself with `item/readOutput` using `patchRef.id`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PatchSummary {
     /// Number of added (`+`) lines across all files.
@@ -3085,10 +2863,9 @@ pub struct PatchSummary {
     /// Number of removed (`-`) lines across all files.
     pub removed: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PatchSummary {
         required added = "added",
         required files = "files",
@@ -3116,23 +2893,19 @@ impl Validate for PatchSummary {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PatchSummary, "PatchSummary");
 /// A reference to an approval that is still pending, as listed in a view snapshot's `pendingApprovals`. The full payload comes from `approval/listPending` or the re-issued `approval/request`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PendingApprovalPointer {
     /// The pending approval.
-    #[serde(rename = "approvalId")]
     pub approval_id: String,
     /// The `toolCall` item waiting on the approval. Absent when the approval is not tied to an item.
-    #[serde(rename = "itemId", default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
     /// View cursor of the record that opened the approval.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PendingApprovalPointer {
         required approval_id = "approvalId",
         optional item_id = "itemId",
@@ -3185,25 +2958,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PendingRequestKind, "PendingRequestKind");
 /// An entry of `pendingRequests` in the `session/resume` and `session/read` results: a request to a person that is still unanswered when a client joins. After a `session/resume` response the host sends the full request again (`approval/request` or `userInput/request`); `session/read` only lists it. The id member that is present depends on `kind`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PendingRequestPointer {
     /// The pending approval, on an `approval` entry.
-    #[serde(rename = "approvalId", default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
     /// What sort of request this is; tells which id member is set.
     pub kind: PendingRequestKind,
     /// The open prompt, on a `userInput` entry; match it with the re-issued `userInput/request`.
-    #[serde(rename = "userInputId", default, skip_serializing_if = "Option::is_none")]
     pub user_input_id: Option<String>,
     /// View cursor of the record that opened the request.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PendingRequestPointer {
         optional approval_id = "approvalId",
         required kind = "kind",
@@ -3235,23 +3004,19 @@ impl Validate for PendingRequestPointer {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PendingRequestPointer, "PendingRequestPointer");
 /// A reference to a user-input prompt that is still open, as listed in a view snapshot's `pendingUserInputs`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PendingUserInputPointer {
     /// The `toolCall` item that asked the question. Absent when the prompt is not tied to an item.
-    #[serde(rename = "itemId", default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
     /// The open prompt.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// View cursor of the record that opened the prompt.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PendingUserInputPointer {
         optional item_id = "itemId",
         required user_input_id = "userInputId",
@@ -3314,7 +3079,7 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(PermissionApprovalAxis, "PermissionApprovalAxis");
 /// The four resolved settings of a committed permission profile: filesystem, network, approval and reviewer.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PermissionAxes {
     /// How approval is handled.
@@ -3326,11 +3091,10 @@ pub struct PermissionAxes {
     /// Who reviews approval requests; uses the same values as `reviewerAuthority`.
     pub reviewer: ReviewerAuthority,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PermissionAxes {
         required approval = "approval",
         required filesystem = "filesystem",
@@ -3424,7 +3188,7 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(PermissionNetworkAxis, "PermissionNetworkAxis");
 /// Where one `log/physicalLine` chunk sits within its line.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PhysicalChunk {
     /// How many chunks the line was split into.
@@ -3432,11 +3196,10 @@ pub struct PhysicalChunk {
     /// This chunk's position among them.
     pub index: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PhysicalChunk {
         required count = "count",
         required index = "index",
@@ -3464,21 +3227,18 @@ impl Validate for PhysicalChunk {}
 crate::json_schema::impl_json_schema!(PhysicalChunk, "PhysicalChunk");
 /// A place to start reading one log file: a byte offset at the start of a line, plus the number the client wants the next line to be given. The host uses `nextOrdinal` only to number the lines it sends and never checks it against the file; it must be between 1 and 2^63.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PhysicalCursor {
     /// Byte offset of a line start in the file: 0 or the offset just after a `\n`.
-    #[serde(rename = "byteOffset")]
     pub byte_offset: i64,
     /// The number to give the next line delivered, between 1 and 2^63.
-    #[serde(rename = "nextOrdinal")]
     pub next_ordinal: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PhysicalCursor {
         required byte_offset = "byteOffset",
         required next_ordinal = "nextOrdinal",
@@ -3506,24 +3266,20 @@ impl Validate for PhysicalCursor {}
 crate::json_schema::impl_json_schema!(PhysicalCursor, "PhysicalCursor");
 /// A log file found under a session's home directory.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PhysicalFileEntry {
     /// The file's path relative to the session home.
-    #[serde(rename = "relPath")]
     pub rel_path: String,
     /// The session the file's log belongs to (a subagent's log names the subagent session).
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The file's size in bytes when it was listed.
-    #[serde(rename = "sizeBytes")]
     pub size_bytes: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PhysicalFileEntry {
         required rel_path = "relPath",
         required session_id = "sessionId",
@@ -3636,32 +3392,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PlatformOs, "PlatformOs");
 /// An input still waiting to be delivered to a session, as listed in `queuedInputs` of the `session/read` result.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct QueuedInput {
     /// Sequence number of the log record that holds this input. It fixes the delivery order and lets a client drop duplicates when it reads the queue again.
     pub sequence: i64,
     /// The `commandId` of the command that queued this input; absent when not known.
-    #[serde(
-        rename = "sourceCommandId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub source_command_id: Option<String>,
     /// Id of the run-log record for this input; absent when not known. Use it to match this entry with rows a client built from log records.
-    #[serde(
-        rename = "sourceRunRecordId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub source_run_record_id: Option<String>,
     /// The full text of the queued message.
     pub text: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     QueuedInput {
         required sequence = "sequence",
         optional source_command_id = "sourceCommandId",
@@ -3693,20 +3438,17 @@ impl Validate for QueuedInput {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(QueuedInput, "QueuedInput");
 /// Details of a quota exhaustion attached to a turn error: which limit was hit and when it resets.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct QuotaDetail {
     /// Which kind of limit was reached.
-    #[serde(rename = "limitKind")]
     pub limit_kind: LimitKind,
     /// When the provider says the limit resets, in Unix epoch milliseconds.
-    #[serde(rename = "resetsAtMs")]
     pub resets_at_ms: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     QuotaDetail {
         required limit_kind = "limitKind",
         required resets_at_ms = "resetsAtMs",
@@ -3732,7 +3474,7 @@ impl Validate for QuotaDetail {}
 crate::json_schema::impl_json_schema!(QuotaDetail, "QuotaDetail");
 /// A position within one raw stream, meaning "read through here". A cursor belongs to a single stream and is never valid on another.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RawLogCursor {
     /// The last position consumed.
@@ -3740,11 +3482,10 @@ pub struct RawLogCursor {
     /// The stream the position belongs to.
     pub stream: StreamRef,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RawLogCursor {
         required after = "after",
         required stream = "stream",
@@ -3772,13 +3513,12 @@ impl Validate for RawLogCursor {}
 crate::json_schema::impl_json_schema!(RawLogCursor, "RawLogCursor");
 /// One raw log record as the host stores it. The member names are snake_case exactly as written to the host's log files, unlike the camelCase of the rest of the protocol. The envelope is stable; the `payload` is not.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RawLogRecordEnvelope {
     /// The `id` of the record that caused this one. Always present; `null` when no cause is known.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub causation_id: Option<String>,
     /// Whether the record is kept (`"durable"`) or short-lived (`"ephemeral"`).
     pub durability: String,
@@ -3801,11 +3541,10 @@ pub struct RawLogRecordEnvelope {
     /// The stream the record belongs to.
     pub stream: StreamRef,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RawLogRecordEnvelope {
         nullable causation_id = "causation_id",
         required durability = "durability",
@@ -3936,19 +3675,17 @@ crate::json_schema::impl_json_schema!(
     ReasoningEffortChangeSource, "ReasoningEffortChangeSource"
 );
 /// The session's current default reasoning effort, as shown in the snapshot; the same pair that `session/reasoningEffortChanged` reports.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReasoningEffortState {
     /// The default effort tier.
-    #[serde(rename = "reasoningEffort")]
     pub reasoning_effort: ReasoningEffort,
     /// What set that default.
     pub source: ReasoningEffortChangeSource,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ReasoningEffortState {
         required reasoning_effort = "reasoningEffort",
         required source = "source",
@@ -3973,7 +3710,7 @@ impl Validate for ReasoningEffortState {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ReasoningEffortState, "ReasoningEffortState");
 /// The position of one raw record within its stream: the record's id and its sequence number.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecordPosition {
     /// The record's unique id.
@@ -3981,10 +3718,9 @@ pub struct RecordPosition {
     /// Sequence number of the record in its stream: starts at 1 and grows by one per record.
     pub sequence: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RecordPosition {
         required id = "id",
         required sequence = "sequence",
@@ -4069,31 +3805,25 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(RecoveryMode, "RecoveryMode");
 /// One consistent snapshot of a session's recovery-mode state, taken by the host from a single session runtime. Carried on `session/read` and on some errors. Every member is required and non-null.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecoveryObservation {
     /// Identifies the session runtime instance the snapshot was taken from.
-    #[serde(rename = "constructionId")]
     pub construction_id: String,
     /// The recovery mode actually in effect.
-    #[serde(rename = "effectiveMode")]
     pub effective_mode: RecoveryObservedMode,
     /// Where the effective mode came from.
-    #[serde(rename = "effectiveSource")]
     pub effective_source: RecoveryEffectiveSource,
     /// The host's assessment of recovery for this runtime.
     pub qualification: RecoveryQualification,
     /// The recovery mode that was requested, as the host observed it.
-    #[serde(rename = "requestedMode")]
     pub requested_mode: RecoveryObservedMode,
     /// The session the snapshot describes.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RecoveryObservation {
         required construction_id = "constructionId",
         required effective_mode = "effectiveMode",
@@ -4190,20 +3920,17 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(RecoveryQualification, "RecoveryQualification");
 /// A display hint attached to an item for replaying a tree transition: which kinds of rows to mention and where to place the hint. The two members are sent together or the object is absent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReplayHint {
     /// The item after whose rows the hint is shown.
-    #[serde(rename = "afterItemId")]
     pub after_item_id: String,
     /// Lowercase row-kind names the hint mentions. An open vocabulary: new names may appear.
-    #[serde(rename = "rowKinds")]
     pub row_kinds: Vec<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ReplayHint {
         required after_item_id = "afterItemId",
         required row_kinds = "rowKinds",
@@ -4228,7 +3955,7 @@ impl Validate for ReplayHint {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ReplayHint, "ReplayHint");
 /// A JSON-RPC 2.0 request frame, sent in either direction: client to host for methods, host to client for prompts such as `approval/request`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Request {
     /// The request id, chosen by the sender and unique among its requests still in flight; the response carries the same id.
@@ -4238,16 +3965,13 @@ pub struct Request {
     /// The method name, slash-namespaced in camelCase (for example `userInput/answer`).
     pub method: String,
     /// The method's parameters. Left out entirely when there are none, never `null`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, serde_json::Value>>,
     /// Optional W3C trace context passed through for distributed tracing; appears on requests only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceContext>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     Request {
         required id = "id",
         required jsonrpc = "jsonrpc",
@@ -4303,14 +4027,13 @@ impl Validate for RequestId {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(RequestId, "RequestId");
 /// The client's response to a host-to-client prompt (`approval/request`, `userInput/request`): an empty object meaning "this is being shown to a person". It changes nothing. The real decision or answer goes through a command such as `approval/decide` or `userInput/answer`. If the client replies with an error or the connection drops, the request stays pending and is delivered again on the next subscribe.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RequestReceipt {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(RequestReceipt {} unknown);
+crate::support::impl_serde!(RequestReceipt {} unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(RequestReceipt {} unknown);
 impl RequestReceipt {
@@ -4387,22 +4110,16 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(ReviewerAuthority, "ReviewerAuthority");
 /// Carried as `Session.runningElsewhere`: the session is running in a different live process on the same machine.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RunningElsewhere {
     /// What kind of process runs the session, when the host can tell from what it already knows. Absent when unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<RunningElsewhereOrigin>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
-    RunningElsewhere {
-        optional origin = "origin",
-    } unknown
-);
+crate::support::impl_serde!(RunningElsewhere { optional origin = "origin", } unknown);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 crate::sample::impl_sample!(RunningElsewhere { optional origin = "origin", } unknown);
 #[cfg(feature = "experimental")]
@@ -4460,34 +4177,27 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(RunningElsewhereOrigin, "RunningElsewhereOrigin");
 /// The git worktree the runtime made for a subagent's child session, as recorded in the parent session's log and reported by `session/read`. Serving it does not look at the file system. Its three enums are open.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeWorktree {
     /// Commit the worktree was checked out from.
-    #[serde(rename = "baseCommit")]
     pub base_commit: String,
     /// How the runtime cleans the worktree up.
-    #[serde(rename = "cleanupPolicy")]
     pub cleanup_policy: RuntimeWorktreeCleanupPolicy,
     /// How far the worktree's cleanup has got.
-    #[serde(rename = "cleanupState")]
     pub cleanup_state: RuntimeWorktreeCleanupState,
     /// The head commit recorded for the worktree while it was in use.
-    #[serde(rename = "headCommit")]
     pub head_commit: String,
     /// Who owns the worktree.
     pub ownership: RuntimeWorktreeOwnership,
     /// `true` if and only if the record says the parent's edits that were not committed were kept out of the worktree.
-    #[serde(rename = "parentDirtyExcluded")]
     pub parent_dirty_excluded: bool,
     /// Root directory of the worktree, as recorded.
-    #[serde(rename = "worktreeRoot")]
     pub worktree_root: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RuntimeWorktree {
         required base_commit = "baseCommit",
         required cleanup_policy = "cleanupPolicy",
@@ -4655,7 +4365,7 @@ crate::json_schema::impl_json_schema!(
     SandboxUnavailableReason, "SandboxUnavailableReason"
 );
 /// Identifies the wire schema the host speaks, inside the `initialize` result. `version` numbers the JSON-RPC envelope format only; it is unrelated to the snapshot `schemaVersion` and the raw-log `schema_version`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SchemaInfo {
     /// Content hash of the host's stable schema, as `sha256:` followed by 64 lowercase hex digits. A mismatch with the fingerprint the client was built against is a warning, not an error.
@@ -4663,10 +4373,9 @@ pub struct SchemaInfo {
     /// The wire envelope schema version; `1` for this protocol generation.
     pub version: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SchemaInfo {
         required fingerprint = "fingerprint",
         required version = "version",
@@ -4704,7 +4413,7 @@ impl Validate for SchemaInfo {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SchemaInfo, "SchemaInfo");
 /// Identifies the host program in the `initialize` result.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerInfo {
     /// The host program's name.
@@ -4712,10 +4421,9 @@ pub struct ServerInfo {
     /// The host program's version string.
     pub version: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ServerInfo {
         required name = "name",
         required version = "version",
@@ -4740,23 +4448,19 @@ impl Validate for ServerInfo {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ServerInfo, "ServerInfo");
 /// Where a side session came from, as recorded when it was created. Carried in `Session.sideFrom`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SideProvenance {
     /// The `commandId` of the call that created the side session.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// An opaque record of where the source session was cut. For display only; never parse it.
-    #[serde(rename = "cutCursor")]
     pub cut_cursor: String,
     /// The session this side session branched off from.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SideProvenance {
         required command_id = "commandId",
         required cut_cursor = "cutCursor",
@@ -4784,20 +4488,17 @@ impl Validate for SideProvenance {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SideProvenance, "SideProvenance");
 /// Identifies the compaction boundary an anchored snapshot begins at.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SnapshotAnchor {
     /// Cursor of the `compaction` event that installed the boundary.
-    #[serde(rename = "boundaryCursor")]
     pub boundary_cursor: String,
     /// The boundary's opaque compaction anchor, as carried by the `compaction` item. It can be passed back as a cursor; never parse it.
-    #[serde(rename = "summarizedThrough")]
     pub summarized_through: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SnapshotAnchor {
         required boundary_cursor = "boundaryCursor",
         required summarized_through = "summarizedThrough",
@@ -4822,74 +4523,55 @@ impl Validate for SnapshotAnchor {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SnapshotAnchor, "SnapshotAnchor");
 /// Everything the view fold knows about a session as of the snapshot cursor. Required members with nothing to report are `null`; keep members you do not know, since new ones may be added.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SnapshotState {
     /// Foreground turn in progress at this cursor, or `null` if none is running.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "activeTurn", default)]
     pub active_turn: Option<Box<TurnRef>>,
     /// The effective approval mode at this cursor.
-    #[serde(rename = "approvalMode")]
     pub approval_mode: EffectiveApprovalModeState,
     /// The latest observed version-control branch; `null` when none has been observed.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub branch: Option<Box<BranchState>>,
     /// The latest context-window usage (window size, tokens used, pressure level). Absent until the host has reported one.
-    #[serde(rename = "contextUsage", default, skip_serializing_if = "Option::is_none")]
     pub context_usage: Option<ContextUsage>,
     /// The model in effect; `null` when none has been recorded yet.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "effectiveModel", default)]
     pub effective_model: Option<Box<EffectiveModel>>,
     /// The session goal; `null` when no goal is set.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub goal: Option<Box<Goal>>,
     /// Every item of the session in the order it was first opened, each at its latest revision. Items have the same shape as in item notifications, so a snapshot and the following events combine directly.
     pub items: Vec<Item>,
     /// The session's settled name. Absent or `null` when the session was never named.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub name: Tristate<String>,
     /// Approvals still waiting for a decision.
-    #[serde(rename = "pendingApprovals")]
     pub pending_approvals: Vec<PendingApprovalPointer>,
     /// User-input prompts still waiting for an answer.
-    #[serde(rename = "pendingUserInputs")]
     pub pending_user_inputs: Vec<PendingUserInputPointer>,
     /// Turns admitted but not yet started, in the order they will run.
-    #[serde(rename = "queuedTurns")]
     pub queued_turns: Vec<TurnRef>,
     /// The session's default reasoning effort and where it came from. Absent until one has been set.
-    #[serde(
-        rename = "reasoningEffort",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub reasoning_effort: Option<Box<ReasoningEffortState>>,
     /// Most recent todo list, or `null` if the session never recorded one.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "todoList", default)]
     pub todo_list: Option<Box<TodoListState>>,
     /// Cumulative token usage of the session; all zeros when nothing has been used yet.
-    #[serde(rename = "tokenUsage")]
     pub token_usage: CumulativeTokenUsage,
     /// How many turns had completed by this cursor.
-    #[serde(rename = "turnCount")]
     pub turn_count: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SnapshotState {
         nullable active_turn = "activeTurn",
         required approval_mode = "approvalMode",
@@ -4954,7 +4636,7 @@ impl Validate for SnapshotState {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SnapshotState, "SnapshotState");
 /// The inclusive range of stored raw records a durable view event was folded from. Treat it as an opaque provenance token. Events built from short-lived records (such as `item/delta`) carry no `sourceRange`, because those records may be discarded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SourceRange {
     /// Earliest record in the range.
@@ -4964,10 +4646,9 @@ pub struct SourceRange {
     /// The raw stream the records belong to.
     pub stream: StreamRef,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SourceRange {
         required first = "first",
         required last = "last",
@@ -4995,35 +4676,29 @@ impl Validate for SourceRange {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SourceRange, "SourceRange");
 /// Retry status of the external operation behind a long-running tool call, carried in the item's `statusAttempt` member. It holds what a client needs to show a retry countdown itself, so the host does not send a tick per second.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StatusAttempt {
     /// The number of the current attempt.
     pub attempt: i64,
     /// The kind of error the last failed attempt hit. Absent when not reported.
-    #[serde(rename = "errorKind", default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// The HTTP status code of the last failed attempt. Absent when not reported, for example when no HTTP response was received.
-    #[serde(rename = "httpStatus", default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<i64>,
     /// The maximum number of attempts that will be made. Absent when not reported.
-    #[serde(rename = "maxAttempts", default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<i64>,
     /// The number of the attempt that will run next. Absent when not reported.
-    #[serde(rename = "nextAttempt", default, skip_serializing_if = "Option::is_none")]
     pub next_attempt: Option<i64>,
     /// The operation being attempted.
     pub operation: String,
     /// The delay before the next attempt, in milliseconds; a client can count down from it. Absent when not reported.
-    #[serde(rename = "retryDelayMs", default, skip_serializing_if = "Option::is_none")]
     pub retry_delay_ms: Option<i64>,
     /// The external system the operation talks to.
     pub system: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     StatusAttempt {
         required attempt = "attempt",
         optional error_kind = "errorKind",
@@ -5067,7 +4742,7 @@ impl Validate for StatusAttempt {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(StatusAttempt, "StatusAttempt");
 /// Counts of the child tasks of a long-running tool call, carried in the item's `statusChildren` member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StatusChildren {
     /// Number of child tasks still running.
@@ -5079,13 +4754,11 @@ pub struct StatusChildren {
     /// Number of child tasks that failed.
     pub failed: i64,
     /// Total number of child tasks. Absent when not known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     StatusChildren {
         required active = "active",
         required cancelled = "cancelled",
@@ -5120,19 +4793,17 @@ impl Validate for StatusChildren {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(StatusChildren, "StatusChildren");
 /// Health of a long-running tool call, carried in the item's `statusHealth` member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StatusHealth {
     /// The current health level.
     pub level: StatusHealthLevel,
     /// A short explanation of the level. Absent when there is none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     StatusHealth {
         required level = "level",
         optional reason = "reason",
@@ -5198,22 +4869,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(StatusHealthLevel, "StatusHealthLevel");
 /// Progress of a long-running tool call, carried in the item's `statusProgress` member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StatusProgress {
     /// The amount of work done so far.
     pub current: i64,
     /// The total amount of work. Absent when unknown, in which case show progress without a percentage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<i64>,
     /// The unit that `current` and `total` count in. Absent when not given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     StatusProgress {
         required current = "current",
         optional total = "total",
@@ -5242,22 +4910,19 @@ impl Validate for StatusProgress {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(StatusProgress, "StatusProgress");
 /// The step a long-running tool call is currently on, carried in the item's `statusStep` member.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StatusStep {
     /// The position of the current step. Absent when not known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<i64>,
     /// A short description of the current step.
     pub label: String,
     /// The total number of steps. Absent when not known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     StatusStep {
         optional index = "index",
         required label = "label",
@@ -5286,7 +4951,7 @@ impl Validate for StatusStep {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(StatusStep, "StatusStep");
 /// Names one raw record stream of a session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StreamRef {
     /// The stream's id.
@@ -5294,10 +4959,9 @@ pub struct StreamRef {
     /// The stream's kind, as the raw log spells it (for example `"session"` or `"run"`). A free string: new kinds may appear.
     pub kind: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     StreamRef {
         required id = "id",
         required kind = "kind",
@@ -5322,11 +4986,10 @@ impl Validate for StreamRef {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(StreamRef, "StreamRef");
 /// The account's subscription usage as last observed by the host: the `usage` member of the `usage/read` result and the params of `usage/changed`. The numbers are a point-in-time observation; show them as of `observedAtMs`, not as live.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubscriptionUsage {
     /// Unix time in milliseconds at which the host got this observation.
-    #[serde(rename = "observedAtMs")]
     pub observed_at_ms: i64,
     /// Subscription tier id as the provider reports it.
     pub tier: String,
@@ -5335,10 +4998,9 @@ pub struct SubscriptionUsage {
     /// Usage of the current short usage window.
     pub window: SubscriptionUsageWindow,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SubscriptionUsage {
         required observed_at_ms = "observedAtMs",
         required tier = "tier",
@@ -5369,20 +5031,17 @@ impl Validate for SubscriptionUsage {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SubscriptionUsage, "SubscriptionUsage");
 /// Usage of the rolling weekly budget.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubscriptionUsageWeekly {
     /// Unix time in milliseconds at which the weekly budget starts over.
-    #[serde(rename = "resetsAtMs")]
     pub resets_at_ms: i64,
     /// Percent of the weekly budget used. At least 0 and may exceed 100 when over quota.
-    #[serde(rename = "usedPercent")]
     pub used_percent: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SubscriptionUsageWeekly {
         required resets_at_ms = "resetsAtMs",
         required used_percent = "usedPercent",
@@ -5409,23 +5068,19 @@ crate::json_schema::impl_json_schema!(
     SubscriptionUsageWeekly, "SubscriptionUsageWeekly"
 );
 /// Usage of the provider's current short usage window (a block of a few hours).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubscriptionUsageWindow {
     /// Unix time in milliseconds at which the window starts over.
-    #[serde(rename = "resetsAtMs")]
     pub resets_at_ms: i64,
     /// Percent of the window's budget used, as reported by the provider. At least 0 and may exceed 100 when over quota.
-    #[serde(rename = "usedPercent")]
     pub used_percent: i64,
     /// Length of the window in minutes (greater than 0).
-    #[serde(rename = "windowDurationMins")]
     pub window_duration_mins: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SubscriptionUsageWindow {
         required resets_at_ms = "resetsAtMs",
         required used_percent = "usedPercent",
@@ -5455,7 +5110,7 @@ crate::json_schema::impl_json_schema!(
     SubscriptionUsageWindow, "SubscriptionUsageWindow"
 );
 /// A JSON-RPC response frame for a request that succeeded. A response carries either `result` or `error`, never both; this is the `result` case.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SuccessResponse {
     /// The `id` of the request being answered, copied unchanged.
@@ -5465,10 +5120,9 @@ pub struct SuccessResponse {
     /// The method's result. Always a JSON object (`{}` when there is nothing to report), never a bare value, so results can gain optional members later.
     pub result: serde_json::Map<String, serde_json::Value>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SuccessResponse {
         required id = "id",
         required jsonrpc = "jsonrpc",
@@ -5496,21 +5150,19 @@ impl Validate for SuccessResponse {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SuccessResponse, "SuccessResponse");
 /// One entry of the agent's todo list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TodoItem {
     /// A present-tense wording of the entry (such as "Running the tests") to show while it is in progress; absent when the tool gave none.
-    #[serde(rename = "activeForm", default, skip_serializing_if = "Option::is_none")]
     pub active_form: Option<String>,
     /// The entry's state.
     pub status: TodoStatus,
     /// The entry's text.
     pub text: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TodoItem {
         optional active_form = "activeForm",
         required status = "status",
@@ -5539,7 +5191,7 @@ impl Validate for TodoItem {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TodoItem, "TodoItem");
 /// The agent's latest todo list, as `todoList` in a session snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TodoListState {
     /// The whole list, in order.
@@ -5547,13 +5199,11 @@ pub struct TodoListState {
     /// Revision number of the list. For diagnostics only; do not use it to order updates.
     pub revision: i64,
     /// Name of the tool that wrote the list, as recorded.
-    #[serde(rename = "sourceTool")]
     pub source_tool: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TodoListState {
         required items = "items",
         required revision = "revision",
@@ -5613,40 +5263,25 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TodoStatus, "TodoStatus");
 /// Token counters exactly as the provider reported them. Providers count differently, so do not add these across providers; use the counted-once totals instead.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TokenUsage {
     /// Tokens read from cache; present only when the provider separates cache reads from writes.
-    #[serde(
-        rename = "cacheReadTokens",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub cache_read_tokens: Option<i64>,
     /// Tokens written to cache; present only when the provider separates cache reads from writes.
-    #[serde(
-        rename = "cacheWriteTokens",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub cache_write_tokens: Option<i64>,
     /// Cached tokens as reported; depending on the provider they may be part of `inputTokens` or separate.
-    #[serde(rename = "cachedTokens")]
     pub cached_tokens: i64,
     /// Input tokens as reported.
-    #[serde(rename = "inputTokens")]
     pub input_tokens: i64,
     /// Output tokens as reported.
-    #[serde(rename = "outputTokens")]
     pub output_tokens: i64,
     /// Output tokens spent on reasoning, as the provider reported them.
-    #[serde(rename = "reasoningTokens")]
     pub reasoning_tokens: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TokenUsage {
         optional cache_read_tokens = "cacheReadTokens",
         optional cache_write_tokens = "cacheWriteTokens",
@@ -5684,7 +5319,7 @@ impl Validate for TokenUsage {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TokenUsage, "TokenUsage");
 /// Short wording for a `toolCall`, in three one-line plain-text forms that are always sent together. Choose the form from the item's `status`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ToolDisplayLabel {
     /// Wording while the call is running.
@@ -5694,10 +5329,9 @@ pub struct ToolDisplayLabel {
     /// Wording that does not imply an outcome, for other or unknown states.
     pub neutral: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ToolDisplayLabel {
         required active = "active",
         required done = "done",
@@ -5725,21 +5359,19 @@ impl Validate for ToolDisplayLabel {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ToolDisplayLabel, "ToolDisplayLabel");
 /// Receipt from the scheduled-job (cron) tools.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ToolReceiptCron {
     /// Cron-specific facts such as job ids and next fire times; absent when there are none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Box<CronReceipt>>,
     /// Which cron operation ran, such as `create`, `delete` or `list`.
     pub operation: ToolReceiptOperation,
     /// What the operation did.
     pub outcome: ToolReceiptOutcome,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ToolReceiptCron {
         optional details = "details",
         required operation = "operation",
@@ -5766,21 +5398,19 @@ crate::support::builder! {
 }
 impl Validate for ToolReceiptCron {}
 /// Receipt from Code Mode, which runs code cells.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ToolReceiptCodeMode {
     /// Code Mode facts such as the cell id, language and output spans; absent when there are none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Box<CodeModeReceipt>>,
     /// Which Code Mode operation ran, such as `execute` or `wait`.
     pub operation: ToolReceiptOperation,
     /// What the operation did.
     pub outcome: ToolReceiptOutcome,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ToolReceiptCodeMode {
         optional details = "details",
         required operation = "operation",
@@ -6005,20 +5635,17 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ToolReceiptOutcome, "ToolReceiptOutcome");
 /// Optional W3C trace context attached to a request, in either direction. Never sent on responses or notifications.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TraceContext {
     /// W3C `traceparent` header value; peers that do no tracing skip it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
     /// The W3C `tracestate` header value, vendor-specific trace data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracestate: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TraceContext {
         optional traceparent = "traceparent",
         optional tracestate = "tracestate",
@@ -6054,7 +5681,7 @@ impl Validate for TraceContext {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TraceContext, "TraceContext");
 /// One element of `view/page`'s `events`: a view notification without its JSON-RPC framing, as the pair `{method, params}`. It equals the live notification minus `jsonrpc` and `emittedAtMs`, with `params` unchanged.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UnframedViewNotification {
     /// The view notification's method name, which identifies the event type (for example `item/completed`).
@@ -6062,10 +5689,9 @@ pub struct UnframedViewNotification {
     /// The notification's params, exactly as the live notification carries them.
     pub params: UnframedViewNotificationParams,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UnframedViewNotification {
         required method = "method",
         required params = "params",
@@ -6092,23 +5718,19 @@ crate::json_schema::impl_json_schema!(
     UnframedViewNotification, "UnframedViewNotification"
 );
 /// The `params` of a paged view event: the members every durable view event has. Each event type adds its own members on top, selected by the sibling `method`; keep members you do not model.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UnframedViewNotificationParams {
     /// Which session emitted the event.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Provenance: the raw records the event was built from. Always present here, since `view/page` only serves durable events.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// The event's view cursor: opaque and strictly increasing within the session.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UnframedViewNotificationParams {
         required session_id = "sessionId",
         required source_range = "sourceRange",
@@ -6183,7 +5805,7 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(Vcs, "Vcs");
 /// One result returned by a `webSearch` item.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WebSearchHit {
     /// Title of the result page.
@@ -6191,11 +5813,10 @@ pub struct WebSearchHit {
     /// Address of the result page.
     pub url: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WebSearchHit {
         required title = "title",
         required url = "url",

@@ -2,30 +2,24 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// The user's computer-use settings: the result of both `computerUseSettings/read` and `computerUseSettings/update`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseSettings {
     /// Per-app choices. Absent when the host reports none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apps: Option<Vec<ComputerUseApp>>,
     /// Apps the agent may never operate: the blocks the user added, and also the host's built-in blocks (marked `locked`) when the read set `showBuiltIns`.
-    #[serde(rename = "blockedApps")]
     pub blocked_apps: Vec<ComputerUseBlockedApp>,
     /// Whether the agent may control the computer (input and app operation) without asking.
-    #[serde(rename = "computerControl")]
     pub computer_control: ComputerUseChoice,
     /// Apps installed or running on the machine. Present only when the read asked for it with `installed`.
-    #[serde(rename = "installedApps", default, skip_serializing_if = "Option::is_none")]
     pub installed_apps: Option<Vec<ComputerUseInstalledApp>>,
     /// Whether the agent may take screenshots without asking.
     pub screenshots: ComputerUseChoice,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseSettings {
         optional apps = "apps",
         required blocked_apps = "blockedApps",
@@ -60,20 +54,17 @@ impl Validate for ComputerUseSettings {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ComputerUseSettings, "ComputerUseSettings");
 /// Params of `computerUseSettings/read`. Both members are optional flags that default to `false`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseSettingsReadParams {
     /// When `true`, the result includes `installedApps`, the list of installed and running apps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installed: Option<bool>,
     /// When `true`, the host's built-in blocks are included in `blockedApps` as locked rows.
-    #[serde(rename = "showBuiltIns", default, skip_serializing_if = "Option::is_none")]
     pub show_built_ins: Option<bool>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseSettingsReadParams {
         optional installed = "installed",
         optional show_built_ins = "showBuiltIns",
@@ -111,33 +102,23 @@ crate::json_schema::impl_json_schema!(
     ComputerUseSettingsReadParams, "ComputerUseSettingsReadParams"
 );
 /// Params of `computerUseSettings/update`: a partial change to the computer-use settings. Members left out are unchanged, and the whole change is applied or none of it is.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseSettingsUpdateParams {
     /// Per-app choices to set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apps: Option<Vec<ComputerUseAppPatch>>,
     /// Bundle identifiers to add to the blocked-apps list. Naming a built-in block is refused.
-    #[serde(rename = "blockApps", default, skip_serializing_if = "Option::is_none")]
     pub block_apps: Option<Vec<String>>,
     /// New value for the computer-control capability setting.
-    #[serde(
-        rename = "computerControl",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub computer_control: Option<ComputerUseChoice>,
     /// New value for the screenshots capability setting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshots: Option<ComputerUseChoice>,
     /// Bundle identifiers to remove from the blocked-apps list. Naming a built-in block is refused.
-    #[serde(rename = "unblockApps", default, skip_serializing_if = "Option::is_none")]
     pub unblock_apps: Option<Vec<String>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseSettingsUpdateParams {
         optional apps = "apps",
         optional block_apps = "blockApps",

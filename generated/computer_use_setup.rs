@@ -2,21 +2,18 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of the `computerUseSetup/changed` notification: the new computer-use setup state of a session, or of the host itself when `sessionId` is absent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseSetupChanged {
     /// The session whose setup changed. Absent when the notification is about the host's own setup, which is only delivered to connections granted `computerUseHostSetup`.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// The setup state now in effect.
     pub state: ComputerUseSetupState,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseSetupChanged {
         optional session_id = "sessionId",
         required state = "state",
@@ -80,17 +77,15 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ComputerUseSetupPhase, "ComputerUseSetupPhase");
 /// Params of `computerUseSetup/read`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseSetupReadParams {
     /// The session whose setup state to read. When absent, the host reads its own setup, which requires the `computerUseHostSetup` capability.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseSetupReadParams {
         optional session_id = "sessionId",
     } unknown
@@ -124,20 +119,17 @@ crate::json_schema::impl_json_schema!(
     ComputerUseSetupReadParams, "ComputerUseSetupReadParams"
 );
 /// Params of `computerUseSetup/start`, a user-initiated command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseSetupStartParams {
     /// Client-generated id of this command, used by the host to recognize a retried request.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session to run setup for. When absent, the host starts its own setup, which requires the `computerUseHostSetup` capability.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseSetupStartParams {
         required command_id = "commandId",
         optional session_id = "sessionId",
@@ -165,30 +157,25 @@ crate::json_schema::impl_json_schema!(
     ComputerUseSetupStartParams, "ComputerUseSetupStartParams"
 );
 /// Computer-use setup state and macOS permission statuses: the result of `computerUseSetup/read`, `computerUseSetup/start` and `computerUseSetup/check`, and the `state` of `computerUseSetup/changed`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ComputerUseSetupState {
     /// Status of the macOS Accessibility permission.
     pub accessibility: ComputerUsePermission,
     /// Status of the macOS Input Monitoring permission.
-    #[serde(rename = "inputMonitoring")]
     pub input_monitoring: ComputerUsePermission,
     /// Optional human-readable detail about the current state. Absent when there is none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The refusal code when setup declined to start or continue. Absent when setup was not refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
     /// Status of the macOS Screen Recording permission.
-    #[serde(rename = "screenRecording")]
     pub screen_recording: ComputerUsePermission,
     /// The current setup phase.
     pub setup: ComputerUseSetupPhase,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ComputerUseSetupState {
         required accessibility = "accessibility",
         required input_monitoring = "inputMonitoring",

@@ -2,7 +2,6 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// The kind of feedback report sent with `feedback/submit`. Closed enum: other values are rejected.
 ///
 /// - `bug`: A bug report; `note` must not be empty.
@@ -94,38 +93,25 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(FeedbackSubmitOutcome, "FeedbackSubmitOutcome");
 /// Params of `feedback/submit`: the report the user confirmed. Sending the request is itself the user's confirmation to submit.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FeedbackSubmitParams {
     /// Whether the user consented to attaching the session record. Only allowed with `withFiles: true` and classification `"bug"` or `"badResult"`; otherwise the call fails with invalid params. Absent means `false`.
-    #[serde(
-        rename = "attachSessionRecord",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub attach_session_record: Option<bool>,
     /// The kind of report.
     pub classification: FeedbackClassification,
     /// Absolute path, on the host's machine, of an extra bundle packed by the client. It must be a regular file within the host's size limit. Absent when the client attaches nothing.
-    #[serde(
-        rename = "clientArtifactsPath",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub client_artifacts_path: Option<String>,
     /// The user's report text. Must not be empty for `"bug"`.
     pub note: String,
     /// The session the report is about; it must name a session this host owns, and the local bundle is written into that session's directory.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Whether the user consented to include files with the report.
-    #[serde(rename = "withFiles")]
     pub with_files: bool,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     FeedbackSubmitParams {
         optional attach_session_record = "attachSessionRecord",
         required classification = "classification",
@@ -163,47 +149,33 @@ impl Validate for FeedbackSubmitParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(FeedbackSubmitParams, "FeedbackSubmitParams");
 /// Result of `feedback/submit`: where the local copy was written and what happened to the upload.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FeedbackSubmitResult {
     /// Absolute path, on the host's machine, of the local feedback bundle, which is written on every submit.
-    #[serde(rename = "bundlePath")]
     pub bundle_path: String,
     /// Description of what went wrong; present on the `"failed"`, `"acceptedWithoutReceipt"`, `"trackingFailed"` and `"trackingUncertain"` outcomes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     /// A note about local tracing to show the user, when the host has one. Absent otherwise.
-    #[serde(
-        rename = "localTracingNote",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub local_tracing_note: Option<String>,
     /// How the submission ended.
     pub outcome: FeedbackSubmitOutcome,
     /// How long to wait before retrying, in milliseconds; present on the `"rateLimited"` outcome.
-    #[serde(rename = "retryAfterMs", default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<i64>,
     /// A note about the session record to show the user, when the host has one. Absent otherwise.
-    #[serde(rename = "sessionNote", default, skip_serializing_if = "Option::is_none")]
     pub session_note: Option<String>,
     /// Whether the session record was included in the submission.
-    #[serde(rename = "sessionRecordAttached")]
     pub session_record_attached: bool,
     /// Whether the included session record was shortened to fit the size limit.
-    #[serde(rename = "sessionRecordTruncated")]
     pub session_record_truncated: bool,
     /// Id of the host's internal task that tracks the upload receipt, present once that task has succeeded.
-    #[serde(rename = "taskId", default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
     /// The id the feedback service assigned to the report. Always present on `"uploaded"`, possibly present on `"trackingFailed"` and `"trackingUncertain"`, and absent otherwise.
-    #[serde(rename = "uploadId", default, skip_serializing_if = "Option::is_none")]
     pub upload_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     FeedbackSubmitResult {
         required bundle_path = "bundlePath",
         optional cause = "cause",

@@ -2,35 +2,28 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// The session's goal: a standing objective the agent keeps working toward across turns. Found in snapshots and in `session/goalChanged`. `status` and `percentComplete` are passed through as recorded, so map and clamp them when displaying.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Goal {
     /// When the goal was created, in Unix epoch milliseconds; absent when not recorded.
-    #[serde(rename = "createdAtMs", default, skip_serializing_if = "Option::is_none")]
     pub created_at_ms: Option<i64>,
     /// What the agent is doing for the goal right now; absent when not reported.
-    #[serde(rename = "currentWork", default, skip_serializing_if = "Option::is_none")]
     pub current_work: Option<String>,
     /// What the agent plans to do next for the goal; absent when not reported.
-    #[serde(rename = "nextWork", default, skip_serializing_if = "Option::is_none")]
     pub next_work: Option<String>,
     /// The objective the goal was given.
     pub objective: String,
     /// Reported progress toward the goal, as recorded. Values above 100 can occur; clamp them for display.
-    #[serde(rename = "percentComplete")]
     pub percent_complete: i64,
     /// The goal's state as a free-form string, for example `"active"` or `"paused"`. Other values are passed through unchanged and must be tolerated.
     pub status: String,
     /// When the goal last changed, in Unix epoch milliseconds; absent when not recorded.
-    #[serde(rename = "updatedAtMs", default, skip_serializing_if = "Option::is_none")]
     pub updated_at_ms: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     Goal {
         optional created_at_ms = "createdAtMs",
         optional current_work = "currentWork",
@@ -71,20 +64,17 @@ impl Validate for Goal {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(Goal, "Goal");
 /// Params of `goal/clear`. Takes exactly `commandId` and `sessionId`; an `objective` member is rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GoalClearParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     GoalClearParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -109,22 +99,19 @@ impl Validate for GoalClearParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(GoalClearParams, "GoalClearParams");
 /// Result of all five `goal/*` commands: an admission acknowledgement. The goal's new value arrives separately as `session/goalChanged`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GoalCommandResult {
     /// The `commandId` of the command this acknowledges.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
     /// The turn the command was routed to, when there is one: the new goal turn when an idle session was woken, or the running turn when `goal/set`, `goal/edit` or `goal/resume` arrived while one was active. Absent for `goal/pause` and `goal/clear`, and when no turn was involved.
-    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     GoalCommandResult {
         required command_id = "commandId",
         required status = "status",
@@ -153,22 +140,19 @@ impl Validate for GoalCommandResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(GoalCommandResult, "GoalCommandResult");
 /// Params of `goal/edit`: replace the objective of the session's existing goal. Same members as `goal/set`, but the session must already have a goal, otherwise the command is rejected with reason `missing_goal`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GoalEditParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The new objective. Surrounding whitespace is trimmed; an objective that is empty after trimming is rejected with `-32602 invalidParams`.
     pub objective: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     GoalEditParams {
         required command_id = "commandId",
         required objective = "objective",
@@ -196,20 +180,17 @@ impl Validate for GoalEditParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(GoalEditParams, "GoalEditParams");
 /// Params of `goal/pause`: just the session and the command id.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GoalPauseParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     GoalPauseParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -234,20 +215,17 @@ impl Validate for GoalPauseParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(GoalPauseParams, "GoalPauseParams");
 /// Params of `goal/resume`: just the session and the command id.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GoalResumeParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     GoalResumeParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -272,22 +250,19 @@ impl Validate for GoalResumeParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(GoalResumeParams, "GoalResumeParams");
 /// Params of `goal/set`: give the session a goal with this objective.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GoalSetParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The objective text. Surrounding whitespace is trimmed and the trimmed text is stored; an objective that is empty after trimming is rejected with `-32602 invalidParams`.
     pub objective: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     GoalSetParams {
         required command_id = "commandId",
         required objective = "objective",

@@ -2,9 +2,8 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// One row of the `hook/list` result: a single installed hook handler bound to a single event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HookCatalogEntry {
     /// `true` when the handler is active and will run when its event fires; `false` when it is installed but disabled.
@@ -12,15 +11,13 @@ pub struct HookCatalogEntry {
     /// The lifecycle event this handler is attached to.
     pub event: HookEventName,
     /// Where the handler comes from: managed, user or project configuration, or an installed plugin.
-    #[serde(rename = "handlerKind")]
     pub handler_kind: HookHandlerKind,
     /// Opaque identifier of the handler this row describes; compare it for identity but do not parse it.
     pub key: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     HookCatalogEntry {
         required enabled = "enabled",
         required event = "event",
@@ -179,17 +176,15 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(HookHandlerKind, "HookHandlerKind");
 /// Params of the `hook/list` request. The listing is per session because the hooks in effect depend on that session's workspace and installed plugins.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HookListParams {
     /// The session whose hooks to list.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     HookListParams {
         required session_id = "sessionId",
     } unknown
@@ -211,16 +206,15 @@ impl Validate for HookListParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(HookListParams, "HookListParams");
 /// Result of `hook/list`: every installed handler, one row per handler and event it is bound to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HookListResult {
     /// The installed hook rows for the session; a handler bound to several events appears once per event.
     pub hooks: Vec<HookCatalogEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(HookListResult { required hooks = "hooks", } unknown);
+crate::support::impl_serde!(HookListResult { required hooks = "hooks", } unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(HookListResult { required hooks = "hooks", } unknown);
 crate::support::builder! {

@@ -2,21 +2,18 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Result of `host/readLimits`: the most permissive limits this host allows any session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HostReadLimitsResult {
     /// The host's ceiling on each limits setting; a session cannot be started with anything wider.
-    #[serde(rename = "maxLimits")]
     pub max_limits: SessionLimits,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     HostReadLimitsResult {
         required max_limits = "maxLimits",
     } unknown

@@ -2,22 +2,18 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of the `initialize` request, the first request on every connection: who the client is and which optional features it asks for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct InitializeParams {
     /// The client's requested features and opt-ins. Absent means every member takes its default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Box<ClientCapabilities>>,
     /// Identification of the client program.
-    #[serde(rename = "clientInfo")]
     pub client_info: ClientInfo,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     InitializeParams {
         optional capabilities = "capabilities",
         required client_info = "clientInfo",
@@ -50,62 +46,38 @@ impl Validate for InitializeParams {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(InitializeParams, "InitializeParams");
 /// Result of `initialize`: who the host is, what it granted, the schema it speaks and facts about the machine it runs on. After receiving it the client sends `initialized`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct InitializeResult {
     /// Whether experimental surface is enabled for this connection, as negotiated.
-    #[serde(rename = "experimentalApi")]
     pub experimental_api: bool,
     /// The capabilities this connection holds: the requested ones the host granted plus any its policy grants implicitly. Fixed for the lifetime of the connection.
-    #[serde(rename = "grantedCapabilities")]
     pub granted_capabilities: Vec<CapabilityName>,
     /// The widest session limits this host allows. Requests above these fail with `limitsAboveMax`. Absent from hosts that do not report limits.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "maxLimits", default, skip_serializing_if = "Option::is_none")]
     pub max_limits: Option<Box<SessionLimits>>,
     /// The host's muse home directory, as an absolute path.
-    #[serde(rename = "museHome")]
     pub muse_home: String,
     /// Platform family of the host process, which may differ from the client's.
-    #[serde(rename = "platformFamily")]
     pub platform_family: PlatformFamily,
     /// Operating system of the host process.
-    #[serde(rename = "platformOs")]
     pub platform_os: PlatformOs,
     /// Whether sandboxing is enforceable on this host. Absent from hosts that do not report it; make no assumption then.
-    #[serde(
-        rename = "sandboxAvailability",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub sandbox_availability: Option<SandboxAvailability>,
     /// Why the sandbox cannot be enforced. Sent only when `sandboxAvailability` is `"unavailable"`, and may be absent even then; do not guess a reason.
-    #[serde(
-        rename = "sandboxUnavailableReason",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub sandbox_unavailable_reason: Option<SandboxUnavailableReason>,
     /// The wire envelope schema version and the fingerprint of the host's stable schema.
     pub schema: SchemaInfo,
     /// Identification of the host program.
-    #[serde(rename = "serverInfo")]
     pub server_info: ServerInfo,
     /// `"durable"` if the host keeps sessions on disk, `"ephemeral"` if it does not. Treat absence as `"durable"`.
-    #[serde(
-        rename = "sessionDurability",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub session_durability: Option<SessionDurability>,
     /// User-agent string the host sends to upstream model providers, exactly as sent.
-    #[serde(rename = "userAgent")]
     pub user_agent: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     InitializeResult {
         required experimental_api = "experimentalApi",
         required granted_capabilities = "grantedCapabilities",

@@ -2,408 +2,244 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// One entry of a session's transcript at a given revision. The whole item travels in `item/started`, `item/updated` and `item/completed`, while `item/delta` only appends text to one of its fields. Apart from the four common fields, each optional field belongs to the kind(s) named at the start of its description.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Item {
     /// `webSearch`: the kind of search action performed, as reported by the provider.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
     /// `subagent`: path of the agent definition the child was spawned from.
-    #[serde(rename = "agentPath", default, skip_serializing_if = "Option::is_none")]
     pub agent_path: Option<String>,
     /// `toolCall`: id of the approval this call had to pass; use it to join the item with the approval notifications.
-    #[serde(rename = "approvalId", default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
     /// `toolCall`: the argument JSON exactly as the model wrote it. Parse it yourself; it may not be valid JSON.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<String>,
     /// `userMessage`: metadata of attached images; the image data itself is not included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachments: Option<Vec<MessageAttachment>>,
     /// `toolCall`: `true` once the task has been durably moved to the background; arrives via `item/updated`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<bool>,
     /// `toolCall`: who moved the task to the background; absent when the record does not say.
-    #[serde(
-        rename = "backgroundInitiator",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub background_initiator: Option<BackgroundInitiator>,
     /// `toolCall`: how to show a running call that has gone to the background, with its live status text. Presentation only; it does not mean the task was durably backgrounded (see `background`).
     #[cfg(feature = "experimental")]
-    #[serde(
-        rename = "backgroundStatus",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub background_status: Option<BackgroundStatus>,
     /// `backgroundTerminalCompletion`: the finished command, its output and how it ended.
-    #[serde(
-        rename = "backgroundTerminalCompletion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub background_terminal_completion: Option<Box<BackgroundTerminalCompletion>>,
     /// `reminderChild`: `true` when this reminder keeps the turn open until it settles; absent otherwise (never `false`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocking: Option<bool>,
     /// `toolCall`: the provider's opaque id for the call (such as `call_...`).
-    #[serde(rename = "callId", default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
     /// `workflow`: one stored-output reference per spawned child that had an objective; fetch the prompt text with `item/readOutput`.
-    #[serde(
-        rename = "childPromptRefs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub child_prompt_refs: Option<Vec<OutputRef>>,
     /// `subagent`/`reminderChild`: session id of the child agent; its transcript can be fetched with `session/read` or `view/page`.
-    #[serde(rename = "childSessionId", default, skip_serializing_if = "Option::is_none")]
     pub child_session_id: Option<String>,
     /// `reminderChild`: path of the child's log file, relative to the parent session's directory; absent when there is no log file.
-    #[serde(
-        rename = "childSessionLogPath",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub child_session_log_path: Option<String>,
     /// `workflow`: current state of each child task, one entry per child and attempt. The whole list is sent again on every change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub children: Option<Vec<WorkflowChild>>,
     /// `userMessage`/`userShell`: `commandId` of the command that submitted it; clients can use it to match their own local echo.
-    #[serde(rename = "commandId", default, skip_serializing_if = "Option::is_none")]
     pub command_id: Option<String>,
     /// `userShell`: the shell command as the user submitted it.
-    #[serde(rename = "commandText", default, skip_serializing_if = "Option::is_none")]
     pub command_text: Option<String>,
     /// `subagent`: finer-grained control state of the child; `status` remains the item's overall state.
-    #[serde(rename = "controlStatus", default, skip_serializing_if = "Option::is_none")]
     pub control_status: Option<SubagentControlStatus>,
     /// `true` when the item's content stopped before it was complete; absent otherwise.
-    #[serde(rename = "cutOff", default, skip_serializing_if = "Option::is_none")]
     pub cut_off: Option<bool>,
     /// `damagedRange`: what was lost in the unreadable part of the session log.
-    #[serde(rename = "damagedRange", default, skip_serializing_if = "Option::is_none")]
     pub damaged_range: Option<Box<DamagedRange>>,
     /// `workflow`: the last phase label the run declared; set only when the run has finished.
-    #[serde(rename = "declaredPhase", default, skip_serializing_if = "Option::is_none")]
     pub declared_phase: Option<String>,
     /// Sequence number of this delivery, for kinds that deliver the same source repeatedly.
-    #[serde(rename = "deliveryNumber", default, skip_serializing_if = "Option::is_none")]
     pub delivery_number: Option<i64>,
     /// `subagent`: how deeply the child is nested below the root agent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<i64>,
     /// `toolCall`: short one-line wording for the call in running, done and neutral forms.
-    #[serde(rename = "displayLabel", default, skip_serializing_if = "Option::is_none")]
     pub display_label: Option<Box<ToolDisplayLabel>>,
     /// `userMessage`: how the prompt should be shown; absent when the client supplied none.
-    #[serde(rename = "displayText", default, skip_serializing_if = "Option::is_none")]
     pub display_text: Option<String>,
     /// `userShell`/`subagent`: observed run time in milliseconds. `workflow`: time from launch to settlement, set only on `item/completed`.
-    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
     /// `earlierHistory`: the conversation tail saved at the checkpoint where the retained log begins, shown in place of the pruned items before it.
-    #[serde(rename = "earlierHistory", default, skip_serializing_if = "Option::is_none")]
     pub earlier_history: Option<EarlierHistory>,
     /// `workflow`: identifier of the entry that was launched.
-    #[serde(rename = "entryId", default, skip_serializing_if = "Option::is_none")]
     pub entry_id: Option<String>,
     /// `hookRun`: the hook event that triggered the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event: Option<HookEventName>,
     /// `userShell`: the process exit code, when the process exited normally.
-    #[serde(rename = "exitCode", default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
     /// `userShell`: number of the signal that terminated the process (for example 9), when it was killed by a signal.
-    #[serde(rename = "exitSignal", default, skip_serializing_if = "Option::is_none")]
     pub exit_signal: Option<i64>,
     /// `toolCall`: machine-readable failure category, as a snake_case string.
-    #[serde(rename = "failureKind", default, skip_serializing_if = "Option::is_none")]
     pub failure_kind: Option<String>,
     /// `toolCall`/`subagent`: reason text for a failed, rejected or cancelled item.
-    #[serde(rename = "failureReason", default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
     /// Optional one-line summary from the server, for showing items whose kind the client does not know.
-    #[serde(rename = "fallbackText", default, skip_serializing_if = "Option::is_none")]
     pub fallback_text: Option<String>,
     /// `workflow`: human-readable summary of the finished run; set only when the run has finished.
-    #[serde(rename = "finalSummary", default, skip_serializing_if = "Option::is_none")]
     pub final_summary: Option<String>,
     /// `reminderChild`: which generation of the reminder this is.
-    #[serde(rename = "generationId", default, skip_serializing_if = "Option::is_none")]
     pub generation_id: Option<i64>,
     /// `toolCall`: `true` as long as the call waits before it may start (`heldFor` says on what). Set on an item that starts while held and removed by the `item/updated` that releases it; absent on calls that were never held.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<bool>,
     /// `toolCall`: what the call waits on; sent if and only if `held` is.
-    #[serde(rename = "heldFor", default, skip_serializing_if = "Option::is_none")]
     pub held_for: Option<HeldFor>,
     /// `subagent`: `true` if, while resuming the parent session, the host failed to read the records of this still-running child; a client can mention it once. Only ever `true`, otherwise absent, and never part of a live notification.
-    #[serde(
-        rename = "historyUnreadable",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub history_unreadable: Option<bool>,
     /// `hookRun`: key identifying the hook that ran.
-    #[serde(rename = "hookKey", default, skip_serializing_if = "Option::is_none")]
     pub hook_key: Option<String>,
     /// Stable identity of the item across all its revisions; opaque to clients.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// For scheduled-job items such as `scheduledFire`: id of the scheduled job.
-    #[serde(rename = "jobId", default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
     /// What sort of item this is; decides which optional fields apply. Render unknown kinds generically.
     pub kind: ItemKind,
     /// `hookRun`: short display label for the hook.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// `workflow`: final message of the run, set when it completes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `agentMessage`: whether the message is interim commentary or the final answer; set on the completed item only.
-    #[serde(rename = "messagePhase", default, skip_serializing_if = "Option::is_none")]
     pub message_phase: Option<MessagePhase>,
     /// `toolCall`: metadata of non-text content the model was shown (images and the like); the bytes themselves are not included.
-    #[serde(
-        rename = "modelVisibleContent",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub model_visible_content: Option<Vec<ModelVisibleContent>>,
     /// `monitorFeed`: human-readable description of the monitor.
-    #[serde(
-        rename = "monitorDescription",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub monitor_description: Option<String>,
     /// `monitorFeed`: id of the monitor that produced this output.
-    #[serde(rename = "monitorId", default, skip_serializing_if = "Option::is_none")]
     pub monitor_id: Option<String>,
     /// For scheduled-job items such as `scheduledFire`: when the job is next due to fire, in Unix epoch milliseconds.
-    #[serde(rename = "nextFireAtMs", default, skip_serializing_if = "Option::is_none")]
     pub next_fire_at_ms: Option<i64>,
     /// `subagent`: the objective the child was spawned with, possibly shortened to fit the size limit (then `truncated` is set).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objective: Option<String>,
     /// `compaction`: how the compaction ended; set once it finishes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<CompactionOutcome>,
     /// `toolCall`/`userShell`: reference to the full stored output; fetch it with `item/readOutput`.
-    #[serde(rename = "outputRef", default, skip_serializing_if = "Option::is_none")]
     pub output_ref: Option<Box<OutputRef>>,
     /// `toolCall`: reference to the stored structured patch of an edit (JSON); fetch it with `item/readOutput` using `patchRef.id`.
-    #[serde(rename = "patchRef", default, skip_serializing_if = "Option::is_none")]
     pub patch_ref: Option<Box<OutputRef>>,
     /// `toolCall`: line counts of the edit, sent next to `patchRef`; absent when no diff is available.
-    #[serde(rename = "patchSummary", default, skip_serializing_if = "Option::is_none")]
     pub patch_summary: Option<PatchSummary>,
     /// `webSearch`: the text searched for inside a page, when the action was a find-in-page.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
     /// `workflow`: `true` while the run is paused; absent otherwise (never `false`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
     /// `reasoning`: the provider's id for the reasoning item (such as `rs_...`), for matching against provider records.
-    #[serde(rename = "providerItemId", default, skip_serializing_if = "Option::is_none")]
     pub provider_item_id: Option<String>,
     /// `webSearch`: status string reported by the provider for the search.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "providerStatus", default, skip_serializing_if = "Option::is_none")]
     pub provider_status: Option<String>,
     /// `webSearch`: the search query.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// `webSearch`: the provider's raw item as a JSON string, for clients that want details not modelled here.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "rawItem", default, skip_serializing_if = "Option::is_none")]
     pub raw_item: Option<String>,
     /// `compaction`: why it did nothing or failed, as a snake_case code such as `"no_compactable_history"`. `hookRun`: short reason for how the run ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// RFC 3339 time of the stored record behind this revision; absent on items opened from transient records until they are stored.
-    #[serde(rename = "recordedAt", default, skip_serializing_if = "Option::is_none")]
     pub recorded_at: Option<String>,
     /// `reminderChild`: id of the reminder agent; use it to name the reminder.
-    #[serde(
-        rename = "reminderAgentId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub reminder_agent_id: Option<String>,
     /// A rendering hint: which kinds of rows to mention (`rowKinds`) and after which item to place the hint (`afterItemId`).
-    #[serde(rename = "replayHint", default, skip_serializing_if = "Option::is_none")]
     pub replay_hint: Option<ReplayHint>,
     /// `subagent`: the result the child returned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Box<SubagentResult>>,
     /// `webSearch`: the hits the search returned.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<Vec<WebSearchHit>>,
     /// `workflow`: id of the earlier run this launch resumed; absent for fresh launches.
-    #[serde(
-        rename = "resumeFromRunId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub resume_from_run_id: Option<String>,
     /// `userMessage`: `true` after the submission was withdrawn by an accepted retract; arrives via `item/updated`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retracted: Option<bool>,
     /// Revision number, starting at 1 and strictly increasing per item. Keep the copy with the highest revision; `item/delta` does not change it.
     pub revision: i64,
     /// `subagent`: the role the child was spawned with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// `hookRun`: how the hook run ended; set once it finishes.
-    #[serde(rename = "runStatus", default, skip_serializing_if = "Option::is_none")]
     pub run_status: Option<HookRunStatus>,
     /// For scheduled-job items such as `scheduledFire`: the time this firing was scheduled for, in Unix epoch milliseconds.
-    #[serde(
-        rename = "scheduledFireAtMs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub scheduled_fire_at_ms: Option<i64>,
     /// `workflow`: identifier of the script that was launched.
-    #[serde(rename = "scriptId", default, skip_serializing_if = "Option::is_none")]
     pub script_id: Option<String>,
     /// `skillRead`: selector of the skill that was read.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
     /// `sideChat`: session id of the side chat; read it with `session/read` or `view/page`.
-    #[serde(rename = "sideSessionId", default, skip_serializing_if = "Option::is_none")]
     pub side_session_id: Option<String>,
     /// `skillRead`: where the skill that was read comes from (bundled, user, project or plugin).
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Lifecycle state; anything other than `inProgress` is final.
     pub status: ItemStatus,
     /// `toolCall`: latest retry-attempt details, for rendering a countdown; absent when there are none.
-    #[serde(rename = "statusAttempt", default, skip_serializing_if = "Option::is_none")]
     pub status_attempt: Option<Box<StatusAttempt>>,
     /// `toolCall`: latest counts of the task's child tasks by state; absent when there are none.
-    #[serde(rename = "statusChildren", default, skip_serializing_if = "Option::is_none")]
     pub status_children: Option<Box<StatusChildren>>,
     /// `toolCall`: latest health level of the task; absent when there is none.
-    #[serde(rename = "statusHealth", default, skip_serializing_if = "Option::is_none")]
     pub status_health: Option<StatusHealth>,
     /// `toolCall`: the task's latest one-line status text; absent when there is nothing to show.
-    #[serde(rename = "statusLine", default, skip_serializing_if = "Option::is_none")]
     pub status_line: Option<String>,
     /// `toolCall`: the task's latest phase label; absent when there is none.
-    #[serde(rename = "statusPhase", default, skip_serializing_if = "Option::is_none")]
     pub status_phase: Option<String>,
     /// `toolCall`: latest progress count of the task; absent when there is none.
-    #[serde(rename = "statusProgress", default, skip_serializing_if = "Option::is_none")]
     pub status_progress: Option<StatusProgress>,
     /// `toolCall`: the step the task is currently on; absent when there is none.
-    #[serde(rename = "statusStep", default, skip_serializing_if = "Option::is_none")]
     pub status_step: Option<StatusStep>,
     /// `userMessage`: `true` when this input went into a turn that was already running (through `turn/steer`, or `turn/start` with `ifBusy` set to `"steer"`); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steered: Option<bool>,
     /// `workflow`: `true` while the run can still be stopped (with `workflow/cancel`), `false` once it has settled. For display only.
-    #[serde(rename = "stopAvailable", default, skip_serializing_if = "Option::is_none")]
     pub stop_available: Option<bool>,
     /// `compaction`: the summarization strategy used.
-    #[serde(rename = "strategyId", default, skip_serializing_if = "Option::is_none")]
     pub strategy_id: Option<String>,
     /// `subagent`: durable id of the child agent.
-    #[serde(rename = "subagentId", default, skip_serializing_if = "Option::is_none")]
     pub subagent_id: Option<String>,
     /// `compaction`: opaque marker of where the compaction boundary lies. It can be passed as an anchor to `session/resume` and `view/page`; do not parse it.
-    #[serde(
-        rename = "summarizedThrough",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub summarized_through: Option<String>,
     /// `reasoning`: the reasoning summary, one string per part. Part n is streamed with `item/delta` field `"summary.n"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<Vec<String>>,
     /// `reminderChild`: id of the task linked to the reminder.
-    #[serde(rename = "taskId", default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
     /// Id of the item after which the client should render this item's final row.
-    #[serde(
-        rename = "terminalRowAfterItemId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub terminal_row_after_item_id: Option<String>,
     /// `userMessage`: the prompt as submitted. `agentMessage`: the reply so far; `item/delta` events for field `"text"` extend it. `reasoning`: the unsummarized reasoning, if the provider makes it available.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// `workflow`: the token budget the run was launched with; absent when it had none.
-    #[serde(rename = "tokenBudget", default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<WorkflowTokenBudget>,
     /// `compaction`: context size in tokens after compaction, when measured.
-    #[serde(rename = "tokensAfter", default, skip_serializing_if = "Option::is_none")]
     pub tokens_after: Option<i64>,
     /// `compaction`: context size in tokens before compaction, when measured.
-    #[serde(rename = "tokensBefore", default, skip_serializing_if = "Option::is_none")]
     pub tokens_before: Option<i64>,
     /// `toolCall`: name of the tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// `toolCall`: machine-readable record of what the call did. Optional; when present it is the same on every path that serves the item. Informational only.
-    #[serde(rename = "toolReceipt", default, skip_serializing_if = "Option::is_none")]
     pub tool_receipt: Option<ToolReceipt>,
     /// `compaction`: what started the compaction.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger: Option<CompactionTrigger>,
     /// `workflow`: what caused the launch, as a camelCase string such as `"modelProposal"`.
-    #[serde(rename = "triggerSource", default, skip_serializing_if = "Option::is_none")]
     pub trigger_source: Option<String>,
     /// `true` when the server shortened a text field of this item to fit its size limit (such as `text`, `summary`, `visibleOutput`, or a `subagent`'s `objective` or result). The full text stays in the session log. Once set on a `subagent` item it stays set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// The turn this item belongs to; for a fresh turn it equals the submitting `commandId`. `null` for `userShell` items, which belong to no turn.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(rename = "turnId", default, skip_serializing_if = "Tristate::is_absent")]
     pub turn_id: Tristate<String>,
     /// `webSearch`: the page address involved in the action, when it targeted a specific page.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// `subagent`: tokens used by the child plus any agents it spawned, refreshed while it runs; absent until the first report. These are not added to the session's cumulative totals.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<TokenUsage>>,
     /// `toolCall`/`userShell`: the output text shown in the transcript, limited in size; streamed with `item/delta` field `"output"`.
-    #[serde(rename = "visibleOutput", default, skip_serializing_if = "Option::is_none")]
     pub visible_output: Option<String>,
     /// `agentMessage`: on the first reply of a turn started by monitor events, the descriptions of the monitor sources that woke it, one per wake-up, in order, trimmed and length-limited. Absent or empty on an ordinary reply. Sanitize each entry before showing it.
-    #[serde(
-        rename = "wakeSourceDescriptions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub wake_source_descriptions: Option<Vec<String>>,
     /// Opaque id of the unit of work this item relates to.
-    #[serde(rename = "workId", default, skip_serializing_if = "Option::is_none")]
     pub work_id: Option<String>,
     /// `subagent`/`workflow`: id of the workflow run the item belongs to (opaque string).
-    #[serde(rename = "workflowRunId", default, skip_serializing_if = "Option::is_none")]
     pub workflow_run_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     Item {
         #[cfg(feature = "experimental")] optional action = "action",
         optional agent_path = "agentPath",
@@ -750,25 +586,21 @@ impl Validate for Item {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(Item, "Item");
 /// Params of the `item/completed` notification: the item's final state. This is the authoritative version of the item; accept it even for an `itemId` that never had an `item/started`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ItemCompletedParams {
     /// The complete item at its final revision.
     pub item: Box<Item>,
     /// Session the item belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ItemCompletedParams {
         required item = "item",
         required session_id = "sessionId",
@@ -799,28 +631,23 @@ impl Validate for ItemCompletedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ItemCompletedParams, "ItemCompletedParams");
 /// Params of the `item/delta` notification: text to append to one field of an item that is still open. Deltas have no `sourceRange` because they come from transient records, and they never change the item's `revision`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ItemDeltaParams {
     /// Text to append. Concatenating a field's deltas in cursor order gives the field's value on `item/completed`, unless the server's size budget cut the field short.
     pub delta: String,
     /// Dotted path of the field being extended, such as `"text"`, `"output"` or `"summary.0"`. Absent means `"text"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     /// Id of the still-open item this delta extends.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// Session the item belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ItemDeltaParams {
         required delta = "delta",
         optional field = "field",
@@ -969,29 +796,23 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ItemReadOutputEncoding, "ItemReadOutputEncoding");
 /// Params of the `item/readOutput` method: read a byte range of the full stored output behind an item's output reference. Read-only; works whether or not the session is loaded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ItemReadOutputParams {
     /// Item whose stored output is read.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// How many stored bytes to read. Absent means the maximum of 6 MiB; larger values are capped at that maximum.
-    #[serde(rename = "lengthBytes", default, skip_serializing_if = "Option::is_none")]
     pub length_bytes: Option<i64>,
     /// Stored-byte offset to start at. Absent means 0.
-    #[serde(rename = "offsetBytes", default, skip_serializing_if = "Option::is_none")]
     pub offset_bytes: Option<i64>,
     /// The `id` of the item's `OutputRef` (not its `uri`).
-    #[serde(rename = "outputRef")]
     pub output_ref: String,
     /// Session the item belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ItemReadOutputParams {
         required item_id = "itemId",
         optional length_bytes = "lengthBytes",
@@ -1026,11 +847,10 @@ impl Validate for ItemReadOutputParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ItemReadOutputParams, "ItemReadOutputParams");
 /// Result of the `item/readOutput` method: one page of stored output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ItemReadOutputResult {
     /// Stored bytes served in this page (not the output's total size, which is `OutputRef.byteLen`). The next page starts at `offsetBytes + byteLen`.
-    #[serde(rename = "byteLen")]
     pub byte_len: i64,
     /// The served bytes, encoded as `encoding` says.
     pub content: String,
@@ -1039,16 +859,13 @@ pub struct ItemReadOutputResult {
     /// `true` when this page reaches the end of the stored output.
     pub eof: bool,
     /// Media type of the stored output, for example `text/plain`.
-    #[serde(rename = "mediaType")]
     pub media_type: String,
     /// Stored-byte offset this page actually starts at.
-    #[serde(rename = "offsetBytes")]
     pub offset_bytes: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ItemReadOutputResult {
         required byte_len = "byteLen",
         required content = "content",
@@ -1085,25 +902,21 @@ impl Validate for ItemReadOutputResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ItemReadOutputResult, "ItemReadOutputResult");
 /// Params of the `item/started` notification: a new item appeared in the transcript.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ItemStartedParams {
     /// The complete item at revision 1.
     pub item: Box<Item>,
     /// Session the item belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from. Absent when the item opened on a transient record (streamed kinds); the later `item/completed` carries a durable one.
-    #[serde(rename = "sourceRange", default, skip_serializing_if = "Option::is_none")]
     pub source_range: Option<Box<SourceRange>>,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ItemStartedParams {
         required item = "item",
         required session_id = "sessionId",
@@ -1175,25 +988,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ItemStatus, "ItemStatus");
 /// Params of the `item/updated` notification: an open item changed in a way a delta cannot express, so the whole item is sent again at a higher revision. Replace your copy only if this revision is higher.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ItemUpdatedParams {
     /// The complete item at its new, higher revision.
     pub item: Box<Item>,
     /// Session the item belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ItemUpdatedParams {
         required item = "item",
         required session_id = "sessionId",

@@ -2,10 +2,9 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of the `log/gap` notification: records of one raw stream subscription were not delivered. Unless the gap is an `"overFrame"` gap, the client must fill the range `(after, next)` with `log/page` before treating what it has built from the stream as current.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogGapParams {
     /// The last position delivered before the gap; the missing records come strictly after it.
@@ -13,19 +12,16 @@ pub struct LogGapParams {
     /// The first position delivered after the gap; delivery continues from here.
     pub next: RecordPosition,
     /// Why the records were not delivered. Absent when the host does not say; a client can then try to fill the range with `log/page`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<LogGapReason>,
     /// The stream the gap is on.
     pub stream: StreamRef,
     /// The subscription that missed the records.
-    #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogGapParams {
         required after = "after",
         required next = "next",
@@ -90,27 +86,22 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(LogGapReason, "LogGapReason");
 /// Params of `log/page`: read a contiguous page of one raw stream's stored rows, starting after a position.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPageParams {
     /// Read rows strictly after this position. Absent means from the start of the stream.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<RecordPosition>,
     /// Upper bound on the number of rows, 1 to 1000; a page may hold fewer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
     /// The session that owns the stream.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// The stream to read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamRef>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPageParams {
         optional from = "from",
         optional limit = "limit",
@@ -158,22 +149,20 @@ impl Validate for LogPageParams {}
 crate::json_schema::impl_json_schema!(LogPageParams, "LogPageParams");
 /// Result of `log/page`: consecutive stored rows of the stream, in sequence order with none skipped, each byte-for-byte as the host stored it. Apart from record envelopes the run may include stored `omitted_live_only` markers, placeholders for short-lived records that were not kept; skip them when you read record contents.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPageResult {
     /// The position after the last returned row, to continue from (pass its `after` as the next `from`). Always sent; `null` when the page is empty.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<Box<RawLogCursor>>,
     /// The rows, in sequence order, as raw JSON objects: record envelopes (see `RawLogRecordEnvelope`) and `omitted_live_only` markers.
     pub records: Vec<serde_json::Map<String, serde_json::Value>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPageResult {
         nullable next_cursor = "nextCursor",
         required records = "records",
@@ -202,18 +191,16 @@ impl Validate for LogPageResult {}
 crate::json_schema::impl_json_schema!(LogPageResult, "LogPageResult");
 /// Params of `log/physicalFiles`: list the log files in a session's home directory.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPhysicalFilesParams {
     /// The session whose home directory to list.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPhysicalFilesParams {
         required session_id = "sessionId",
     } unknown
@@ -238,17 +225,16 @@ impl Validate for LogPhysicalFilesParams {}
 crate::json_schema::impl_json_schema!(LogPhysicalFilesParams, "LogPhysicalFilesParams");
 /// Result of `log/physicalFiles`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPhysicalFilesResult {
     /// One entry per log file found.
     pub files: Vec<PhysicalFileEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPhysicalFilesResult {
         required files = "files",
     } unknown
@@ -273,7 +259,7 @@ impl Validate for LogPhysicalFilesResult {}
 crate::json_schema::impl_json_schema!(LogPhysicalFilesResult, "LogPhysicalFilesResult");
 /// Params of the `log/physicalLine` notification: one chunk of one complete line of the followed file. Concatenating a line's chunks in order and adding `\n` gives the line exactly.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPhysicalLineParams {
     /// Which chunk of the line this is, and how many there are.
@@ -281,22 +267,18 @@ pub struct LogPhysicalLineParams {
     /// This chunk's part of the line, without the trailing newline.
     pub data: String,
     /// Byte offset in the file at the end of the line.
-    #[serde(rename = "endOffset")]
     pub end_offset: i64,
     /// The line's number, counted from the `nextOrdinal` the subscription started with.
     pub ordinal: i64,
     /// Byte offset in the file where the line starts.
-    #[serde(rename = "startOffset")]
     pub start_offset: i64,
     /// The subscription this line is delivered for.
-    #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPhysicalLineParams {
         required chunk = "chunk",
         required data = "data",
@@ -336,7 +318,7 @@ impl Validate for LogPhysicalLineParams {}
 crate::json_schema::impl_json_schema!(LogPhysicalLineParams, "LogPhysicalLineParams");
 /// Params of the `log/physicalReset` notification: a physical log subscription hit a fault and has ended. No more lines follow; resubscribe from `at` to continue.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPhysicalResetParams {
     /// The last line boundary fully delivered, with the next line number; a new subscription can start here.
@@ -344,14 +326,12 @@ pub struct LogPhysicalResetParams {
     /// What went wrong.
     pub reason: PhysicalResetReason,
     /// The subscription that ended.
-    #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPhysicalResetParams {
         required at = "at",
         required reason = "reason",
@@ -382,23 +362,20 @@ impl Validate for LogPhysicalResetParams {}
 crate::json_schema::impl_json_schema!(LogPhysicalResetParams, "LogPhysicalResetParams");
 /// Params of `log/physicalSubscribe`: follow one stored log file byte for byte, starting at a line boundary.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPhysicalSubscribeParams {
     /// Where to start: a line boundary in the file and the number to give the first delivered line.
     pub after: PhysicalCursor,
     /// Maximum size of one `log/physicalLine` chunk, in bytes. Absent means the host's default.
-    #[serde(rename = "chunkBytes", default, skip_serializing_if = "Option::is_none")]
     pub chunk_bytes: Option<i64>,
     /// The session whose log file to follow.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPhysicalSubscribeParams {
         required after = "after",
         optional chunk_bytes = "chunkBytes",
@@ -432,24 +409,20 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `log/physicalSubscribe`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPhysicalSubscribeResult {
     /// The followed file's path relative to the session home.
-    #[serde(rename = "relPath")]
     pub rel_path: String,
     /// Id of the new subscription on this connection, carried by its `log/physicalLine` and `log/physicalReset` notifications.
-    #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
     /// The file's end, in bytes, when the subscription was made.
-    #[serde(rename = "tailOffset")]
     pub tail_offset: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPhysicalSubscribeResult {
         required rel_path = "relPath",
         required subscription_id = "subscriptionId",
@@ -482,18 +455,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of `log/physicalUnsubscribe`: stop a physical log subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPhysicalUnsubscribeParams {
     /// The subscription to stop, as returned by `log/physicalSubscribe`.
-    #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogPhysicalUnsubscribeParams {
         required subscription_id = "subscriptionId",
     } unknown
@@ -520,15 +491,14 @@ crate::json_schema::impl_json_schema!(
 );
 /// Reply to `log/physicalUnsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogPhysicalUnsubscribeResult {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(LogPhysicalUnsubscribeResult {} unknown);
+crate::support::impl_serde!(LogPhysicalUnsubscribeResult {} unknown);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 crate::sample::impl_sample!(LogPhysicalUnsubscribeResult {} unknown);
 #[cfg(feature = "experimental")]
@@ -555,20 +525,18 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of the `log/record` notification: one raw record for a live `log/subscribe` subscription. Records arrive in sequence order, one notification per record and subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogRecordParams {
     /// The record exactly as stored (see `RawLogRecordEnvelope`), as a raw JSON object.
     pub record: serde_json::Map<String, serde_json::Value>,
     /// The subscription this record is delivered for.
-    #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogRecordParams {
         required record = "record",
         required subscription_id = "subscriptionId",
@@ -596,30 +564,26 @@ impl Validate for LogRecordParams {}
 crate::json_schema::impl_json_schema!(LogRecordParams, "LogRecordParams");
 /// One raw stream of a session with its readable range, as listed by `log/streams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogStreamEntry {
     /// The earliest position of the stream that can still be read.
-    #[serde(rename = "firstAvailable")]
     pub first_available: RecordPosition,
     /// The last position removed by retention. Always sent; `null` when nothing has been pruned.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "prunedThrough", default)]
     pub pruned_through: Option<RecordPosition>,
     /// Which stream this entry describes.
     pub stream: StreamRef,
     /// The last record appended to the stream. Always sent; `null` when the stream is empty.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub tail: Option<RecordPosition>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogStreamEntry {
         required first_available = "firstAvailable",
         nullable pruned_through = "prunedThrough",
@@ -654,18 +618,16 @@ impl Validate for LogStreamEntry {}
 crate::json_schema::impl_json_schema!(LogStreamEntry, "LogStreamEntry");
 /// Params of `log/streams`: list a session's raw record streams.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogStreamsParams {
     /// The session whose streams to list.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogStreamsParams {
         required session_id = "sessionId",
     } unknown
@@ -690,21 +652,16 @@ impl Validate for LogStreamsParams {}
 crate::json_schema::impl_json_schema!(LogStreamsParams, "LogStreamsParams");
 /// Result of `log/streams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogStreamsResult {
     /// One entry per raw stream of the session.
     pub streams: Vec<LogStreamEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
-    LogStreamsResult {
-        required streams = "streams",
-    } unknown
-);
+crate::support::impl_serde!(LogStreamsResult { required streams = "streams", } unknown);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 crate::sample::impl_sample!(LogStreamsResult { required streams = "streams", } unknown);
 crate::support::builder! {
@@ -721,23 +678,20 @@ impl Validate for LogStreamsResult {}
 crate::json_schema::impl_json_schema!(LogStreamsResult, "LogStreamsResult");
 /// Params of `log/subscribe`: follow one raw stream live on this connection. The session must be loaded on this host.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogSubscribeParams {
     /// Resume position: the host first replays the records after it up to the tail, then continues live. Absent means start from the current tail; use `log/page` for older records.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<RecordPosition>,
     /// The session that owns the stream.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stream to follow.
     pub stream: StreamRef,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogSubscribeParams {
         optional after = "after",
         required session_id = "sessionId",
@@ -769,20 +723,18 @@ impl Validate for LogSubscribeParams {}
 crate::json_schema::impl_json_schema!(LogSubscribeParams, "LogSubscribeParams");
 /// Result of `log/subscribe`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogSubscribeResult {
     /// Id of the new subscription on this connection. Every `log/record` and `log/gap` it produces carries it, and `log/unsubscribe` takes it.
-    #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
     /// The stream's last position when the subscription was made. Once records with a higher `sequence` arrive, the client is live.
     pub tail: RecordPosition,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogSubscribeResult {
         required subscription_id = "subscriptionId",
         required tail = "tail",
@@ -810,18 +762,16 @@ impl Validate for LogSubscribeResult {}
 crate::json_schema::impl_json_schema!(LogSubscribeResult, "LogSubscribeResult");
 /// Params of `log/unsubscribe`: stop a raw stream subscription.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogUnsubscribeParams {
     /// The subscription to stop, as returned by `log/subscribe`.
-    #[serde(rename = "subscriptionId")]
     pub subscription_id: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     LogUnsubscribeParams {
         required subscription_id = "subscriptionId",
     } unknown
@@ -846,15 +796,14 @@ impl Validate for LogUnsubscribeParams {}
 crate::json_schema::impl_json_schema!(LogUnsubscribeParams, "LogUnsubscribeParams");
 /// Reply to `log/unsubscribe`, always `{}`. Unknown or already stopped subscription ids also succeed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LogUnsubscribeResult {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(LogUnsubscribeResult {} unknown);
+crate::support::impl_serde!(LogUnsubscribeResult {} unknown);
 #[cfg(all(feature = "sample", feature = "experimental"))]
 crate::sample::impl_sample!(LogUnsubscribeResult {} unknown);
 #[cfg(feature = "experimental")]

@@ -2,7 +2,6 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// OAuth login state of one MCP server row in `mcpServer/list`. Open enum: new states may appear.
 ///
 /// - `loggedIn`: A stored OAuth credential exists for this server; `mcpServer/oauthLogout` can remove it.
@@ -36,18 +35,16 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(McpServerListOAuth, "McpServerListOAuth");
 /// Params of the `mcpServer/list` request. Without a session it lists the host-wide MCP servers; with one it lists that session's effective set.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerListParams {
     /// Optional. When present, a loaded session whose effective server set is listed: the host rows plus the servers added for that session. When absent, only host-wide servers (from settings and plugins) are listed.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerListParams {
         optional session_id = "sessionId",
     } unknown
@@ -83,17 +80,16 @@ impl Validate for McpServerListParams {}
 crate::json_schema::impl_json_schema!(McpServerListParams, "McpServerListParams");
 /// Result of `mcpServer/list`: the configured MCP servers with their transport, origin and OAuth state.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerListResult {
     /// One row per server: host-wide rows first, followed by any servers added for the requested session.
     pub servers: Vec<McpServerListRow>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerListResult {
         required servers = "servers",
     } unknown
@@ -118,7 +114,7 @@ impl Validate for McpServerListResult {}
 crate::json_schema::impl_json_schema!(McpServerListResult, "McpServerListResult");
 /// One MCP server in the `mcpServer/list` result. It reports configuration and authentication state only, not whether the server is currently connected.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerListRow {
     /// The server's configured name; pass it as `server` to the `mcpServer/oauth*` methods.
@@ -130,11 +126,10 @@ pub struct McpServerListRow {
     /// How the host talks to the server; `unknown` when it cannot be determined.
     pub transport: McpServerListTransport,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerListRow {
         required name = "name",
         required oauth = "oauth",
@@ -230,17 +225,16 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(McpServerListTransport, "McpServerListTransport");
 /// Params of the `mcpServer/oauthLoginCancel` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCancelParams {
     /// Name of the MCP server whose pending login flow should be cancelled.
     pub server: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerOAuthLoginCancelParams {
         required server = "server",
     } unknown
@@ -267,17 +261,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `mcpServer/oauthLoginCancel`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCancelResult {
     /// `true` when a pending login flow for the server was cancelled; `false` when none was pending.
     pub cancelled: bool,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerOAuthLoginCancelResult {
         required cancelled = "cancelled",
     } unknown
@@ -304,22 +297,20 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of the `mcpServer/oauthLoginCompleted` notification, sent when an MCP OAuth login flow ends. It never contains the authorization URL or any secret.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginCompletedParams {
     /// Optional human-readable explanation, given only for `denied`, `expired` and `failed` outcomes; suitable for display and free of secrets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// How the flow ended.
     pub outcome: McpOAuthLoginOutcome,
     /// Name of the MCP server the flow was for.
     pub server: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerOAuthLoginCompletedParams {
         optional message = "message",
         required outcome = "outcome",
@@ -353,17 +344,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of the `mcpServer/oauthLogin` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginParams {
     /// Name of the MCP server to log in to, as listed by `mcpServer/list`.
     pub server: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerOAuthLoginParams {
         required server = "server",
     } unknown
@@ -390,18 +380,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `mcpServer/oauthLogin`. It means the flow has started, not that login succeeded; the outcome arrives later in `mcpServer/oauthLoginCompleted`. Only the requesting connection receives it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerOAuthLoginResult {
     /// The provider's authorization URL; the client should open it in a browser so the user can grant access.
-    #[serde(rename = "authorizationUrl")]
     pub authorization_url: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerOAuthLoginResult {
         required authorization_url = "authorizationUrl",
     } unknown
@@ -428,17 +416,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of the `mcpServer/oauthLogout` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerOAuthLogoutParams {
     /// Name of the MCP server whose stored OAuth credential should be deleted.
     pub server: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerOAuthLogoutParams {
         required server = "server",
     } unknown
@@ -465,7 +452,7 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `mcpServer/oauthLogout`. Deleting the local credential is what counts; revoking it with the provider is attempted on a best-effort basis.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpServerOAuthLogoutResult {
     /// `true` when a stored credential was deleted; `false` when there was none.
@@ -473,11 +460,10 @@ pub struct McpServerOAuthLogoutResult {
     /// What happened when the host tried to revoke the credential with the provider.
     pub revocation: McpOAuthRevocation,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     McpServerOAuthLogoutResult {
         required removed = "removed",
         required revocation = "revocation",

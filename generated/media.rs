@@ -2,40 +2,30 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of `media/upload`: one chunk of a media upload whose id the client generated. Every member is required.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MediaUploadParams {
     /// This chunk's bytes, base64-encoded.
-    #[serde(rename = "chunkBase64")]
     pub chunk_base64: String,
     /// The total number of chunks in the upload.
-    #[serde(rename = "chunkCount")]
     pub chunk_count: i64,
     /// This chunk's position in the upload.
-    #[serde(rename = "chunkIndex")]
     pub chunk_index: i64,
     /// Client-generated id of this command, used by the host to recognize a retried request.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The MIME type of the whole upload, for example `video/mp4`.
-    #[serde(rename = "mediaType")]
     pub media_type: String,
     /// The session whose media store receives the upload.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The size of the complete upload in bytes, after decoding.
-    #[serde(rename = "totalBytes")]
     pub total_bytes: i64,
     /// The client-generated id of the upload; every chunk of one upload uses the same id, and a turn input part refers to the finished upload by it.
-    #[serde(rename = "uploadId")]
     pub upload_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     MediaUploadParams {
         required chunk_base64 = "chunkBase64",
         required chunk_count = "chunkCount",
@@ -78,17 +68,15 @@ impl Validate for MediaUploadParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(MediaUploadParams, "MediaUploadParams");
 /// Result of `media/upload`: the upload's id echoed back, for every chunk including retried ones.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MediaUploadResult {
     /// The same `uploadId` the client sent.
-    #[serde(rename = "uploadId")]
     pub upload_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     MediaUploadResult {
         required upload_id = "uploadId",
     } unknown

@@ -4,76 +4,53 @@
 use crate::*;
 use serde::Serialize;
 /// One selectable model in the `model/list` result. Models the catalog hides are never listed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ModelCatalogEntry {
     /// The model's context window in tokens; `null` when the catalog does not say.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "contextLimit", default)]
     pub context_limit: Option<i64>,
     /// The model's listed prices; `null` when the catalog does not say.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub cost: Option<Box<ModelCost>>,
     /// The reasoning-effort tier the model uses unless another is chosen; when present it is one of `variants`. Absent when `variants` is `"unknown"` or the host is too old to send it.
-    #[serde(
-        rename = "defaultReasoningEffort",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub default_reasoning_effort: Option<ReasoningEffort>,
     /// A description of the model; `null` when the catalog has none.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub description: Option<String>,
     /// The name to show for the model in a picker.
-    #[serde(rename = "displayLabel")]
     pub display_label: String,
     /// `true` for the model the session named in `model/list` is currently using. It can be `false` on every row, including when no `sessionId` was given, so do not assume exactly one active row.
-    #[serde(rename = "isActive")]
     pub is_active: bool,
     /// `true` for the catalog's default model. It can be `false` on every row.
-    #[serde(rename = "isDefault")]
     pub is_default: bool,
     /// The model id to pass when selecting this model, for example in `session/setModel`.
-    #[serde(rename = "modelId")]
     pub model_id: String,
     /// The maximum output length in tokens; `null` when the catalog does not say.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "outputLimit", default)]
     pub output_limit: Option<i64>,
     /// The provider profile this model belongs to; `null` when the catalog names none.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "profileId", default)]
     pub profile_id: Option<String>,
     /// The provider that serves this model.
-    #[serde(rename = "providerId")]
     pub provider_id: String,
     /// The selectable reasoning-effort tiers with their display descriptions, in the same order as `variants`. Absent when `variants` is `"unknown"` or the host is too old to send it.
-    #[serde(
-        rename = "reasoningEffortVariants",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub reasoning_effort_variants: Option<Vec<ModelDescribedReasoningEffort>>,
     /// The model's release date as given by the catalog; `null` when unknown.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "releaseDate", default)]
     pub release_date: Option<String>,
     /// The complete ordered set of reasoning-effort tiers the model accepts, or `"unknown"` when the catalog does not know. Current hosts always send it; absent only from older hosts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variants: Option<ModelReasoningEffortVariants>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ModelCatalogEntry {
         nullable context_limit = "contextLimit",
         nullable cost = "cost",
@@ -199,7 +176,7 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ModelChangeSource, "ModelChangeSource");
 /// A model's listed prices per one million tokens, passed through exactly as the catalog states them. Any arithmetic on them is up to the client.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ModelCost {
     /// Price of cached input tokens, as a decimal string.
@@ -207,17 +184,15 @@ pub struct ModelCost {
     /// The currency of the prices; `null` when the catalog does not say (current catalogs price in USD).
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub currency: Option<String>,
     /// Price of input tokens, as a decimal string.
     pub input: String,
     /// Price of output tokens, as a decimal string.
     pub output: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ModelCost {
         required cached = "cached",
         nullable currency = "currency",
@@ -249,19 +224,17 @@ impl Validate for ModelCost {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ModelCost, "ModelCost");
 /// One selectable reasoning-effort tier of a model, with the catalog's description of it when there is one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ModelDescribedReasoningEffort {
     /// The catalog's display text for this tier. Absent when the catalog has none; never `null`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The reasoning-effort tier.
     pub tier: ReasoningEffort,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ModelDescribedReasoningEffort {
         optional description = "description",
         required tier = "tier",
@@ -289,17 +262,15 @@ crate::json_schema::impl_json_schema!(
     ModelDescribedReasoningEffort, "ModelDescribedReasoningEffort"
 );
 /// Params of `model/list`. This is a read-only query: it records nothing and emits no view events.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ModelListParams {
     /// A session whose current model should be flagged with `isActive`. If omitted, every row has `isActive: false`; this lets a client list models before it has a session.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ModelListParams {
         optional session_id = "sessionId",
     } unknown
@@ -331,7 +302,7 @@ impl Validate for ModelListParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ModelListParams, "ModelListParams");
 /// Result of `model/list`: the model catalog as of the call. There is no subscription to catalog changes; call again to refresh.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ModelListResult {
     /// The selectable models, newest release first. May be empty, which is a valid configuration.
@@ -339,18 +310,15 @@ pub struct ModelListResult {
     /// The provider profile of the catalog; `null` when there is none.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "profileId", default)]
     pub profile_id: Option<String>,
     /// The provider the catalog belongs to.
-    #[serde(rename = "providerId")]
     pub provider_id: String,
     /// Where the catalog came from, for example a live provider catalog or a test fake.
     pub source: ModelCatalogSource,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ModelListResult {
         required models = "models",
         nullable profile_id = "profileId",
@@ -409,28 +377,23 @@ crate::json_schema::impl_json_schema!(
     ModelReasoningEffortVariants, "ModelReasoningEffortVariants"
 );
 /// A model chosen by a client, as sent in `session/setModel`. Empty strings are treated as absent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ModelSelection {
     /// The name to show for the model. Optional.
-    #[serde(rename = "displayLabel", default, skip_serializing_if = "Option::is_none")]
     pub display_label: Option<String>,
     /// The id of the model to use, as listed by `model/list`.
-    #[serde(rename = "modelId")]
     pub model_id: String,
     /// The provider profile to use. Absent and `null` both mean no profile.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(rename = "profileId", default, skip_serializing_if = "Tristate::is_absent")]
     pub profile_id: Tristate<String>,
     /// The provider to route the model through. Optional.
-    #[serde(rename = "providerId", default, skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ModelSelection {
         optional display_label = "displayLabel",
         required model_id = "modelId",
@@ -462,31 +425,25 @@ impl Validate for ModelSelection {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ModelSelection, "ModelSelection");
 /// Describes non-text content, such as an image, that a tool produced and the model was shown. It carries metadata only; fetch the bytes with `item/readOutput` when the item has an output reference.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ModelVisibleContent {
     /// Height in pixels. Absent when unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub height: Option<i64>,
     /// The MIME type of the content, for example `image/png`.
-    #[serde(rename = "mediaType")]
     pub media_type: String,
     /// The path at which the host recorded the content.
     pub path: String,
     /// Name of the tool whose output included this content.
-    #[serde(rename = "sourceToolName")]
     pub source_tool_name: String,
     /// The kind of content; currently `"image"`. Treat it as a free string, since new kinds may appear.
-    #[serde(rename = "type")]
     pub type_: String,
     /// Width in pixels. Absent when unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ModelVisibleContent {
         optional height = "height",
         required media_type = "mediaType",

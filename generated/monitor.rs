@@ -2,53 +2,40 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of the `monitor/inboxItemAdmitted` notification: an event from a background monitor entered the session's monitor inbox, where it waits to be delivered to the agent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MonitorInboxItemAdmittedParams {
     /// The event's text as it is to be delivered to the agent.
     pub body: String,
     /// Text to display instead of `body` when the two differ; when absent, display `body`.
-    #[serde(rename = "displayBody", default, skip_serializing_if = "Option::is_none")]
     pub display_body: Option<String>,
     /// Position of this event among the events its monitor has produced.
-    #[serde(rename = "eventIndex")]
     pub event_index: i64,
     /// The kind of monitor event, as a free-form string from the host.
-    #[serde(rename = "eventKind")]
     pub event_kind: String,
     /// Id of this inbox entry. A later `monitor/inboxItemDrained` or `monitor/inboxItemVoided` names the entry by the same id.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// Index of the output line the event refers to, when it comes from a single line of output; absent otherwise.
-    #[serde(rename = "lineIndex", default, skip_serializing_if = "Option::is_none")]
     pub line_index: Option<i64>,
     /// When the entry was admitted to the inbox, as an RFC 3339 timestamp.
-    #[serde(rename = "queuedAt")]
     pub queued_at: String,
     /// The session whose monitor inbox received the event.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Display hint from the host: whether the client should show the event's individual lines.
-    #[serde(rename = "showLines")]
     pub show_lines: bool,
     /// The stored log records this notification was built from. An opaque token: keep it, do not interpret it.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// A short summary of the event for display.
     pub summary: String,
     /// Id of the monitor task that produced the event.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// This notification's position in the session's view: an opaque string that increases within the session.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     MonitorInboxItemAdmittedParams {
         required body = "body",
         optional display_body = "displayBody",
@@ -109,39 +96,27 @@ crate::json_schema::impl_json_schema!(
     MonitorInboxItemAdmittedParams, "MonitorInboxItemAdmittedParams"
 );
 /// Params of the `monitor/inboxItemDrained` notification: an entry left the monitor inbox because it was taken for delivery, with the time the host recorded for that.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MonitorInboxItemDrainedParams {
     /// Whether delivering the entry shows in the transcript.
-    #[serde(rename = "deliveryVisible")]
     pub delivery_visible: bool,
     /// The run stream the entry was delivered into, when the host names one; absent otherwise.
-    #[serde(
-        rename = "drainTargetRunStream",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub drain_target_run_stream: Option<StreamRef>,
     /// When the host recorded the drain, as an RFC 3339 timestamp.
-    #[serde(rename = "drainedAt")]
     pub drained_at: String,
     /// The inbox entry that was drained, as named by its `monitor/inboxItemAdmitted`.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// The session that owns the inbox.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this notification was built from. An opaque token: keep it, do not interpret it.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// This notification's position in the session's view: an opaque string that increases within the session.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     MonitorInboxItemDrainedParams {
         required delivery_visible = "deliveryVisible",
         optional drain_target_run_stream = "drainTargetRunStream",
@@ -184,29 +159,23 @@ crate::json_schema::impl_json_schema!(
     MonitorInboxItemDrainedParams, "MonitorInboxItemDrainedParams"
 );
 /// Params of the `monitor/inboxItemVoided` notification: an entry was dropped from the monitor inbox because the wake meant to deliver it was missed. Clients only count it; it adds no transcript row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MonitorInboxItemVoidedParams {
     /// The inbox entry that was dropped, as named by its `monitor/inboxItemAdmitted`.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// The session that owns the inbox.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this notification was built from. An opaque token: keep it, do not interpret it.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// This notification's position in the session's view: an opaque string that increases within the session.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// When the host recorded the drop, as an RFC 3339 timestamp.
-    #[serde(rename = "voidedAt")]
     pub voided_at: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     MonitorInboxItemVoidedParams {
         required item_id = "itemId",
         required session_id = "sessionId",

@@ -2,21 +2,18 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of `peer/list`: asks which other local sessions are live next to the given session. Unknown members are rejected with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PeerListParams {
     /// The session doing the looking. It is left out of the returned rows.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PeerListParams {
         required session_id = "sessionId",
     } unknown
@@ -41,20 +38,18 @@ impl Validate for PeerListParams {}
 crate::json_schema::impl_json_schema!(PeerListParams, "PeerListParams");
 /// Result of `peer/list`: one snapshot of the live local peers, with no paging and no cursor.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PeerListResult {
     /// One row per live local peer session, ordered by session id, without the requesting session itself.
     pub peers: Vec<PeerRow>,
     /// The requesting session, echoed from the params.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PeerListResult {
         required peers = "peers",
         required session_id = "sessionId",
@@ -82,34 +77,28 @@ impl Validate for PeerListResult {}
 crate::json_schema::impl_json_schema!(PeerListResult, "PeerListResult");
 /// One live local peer session in a `peer/list` result. Only sessions on this machine are listed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PeerRow {
     /// Whether this peer can currently be sent a message.
-    #[serde(rename = "canReceive")]
     pub can_receive: bool,
     /// Short human-readable label for the peer, for lists and pickers.
-    #[serde(rename = "displayLabel")]
     pub display_label: String,
     /// Milliseconds since the host last heard from this peer.
-    #[serde(rename = "lastSeenAgeMs")]
     pub last_seen_age_ms: i64,
     /// The peer's session id.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The peer session's name; `null` when the session has no name.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "sessionName", default)]
     pub session_name: Option<String>,
     /// What the peer is doing now, as last reported.
     pub status: PeerStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PeerRow {
         required can_receive = "canReceive",
         required display_label = "displayLabel",

@@ -2,7 +2,6 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Whether a permission-profile change had any effect, as reported in the `session/setPermissionProfile` result. Open enum: new values may appear. A change that fails is reported as a `commandRejected` error, not through this value.
 ///
 /// - `completed`: The change was applied.
@@ -34,18 +33,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of `permissionProfile/list`, a read-only query that changes nothing.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PermissionProfileListParams {
     /// The session to list profiles for. Optional.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PermissionProfileListParams {
         optional session_id = "sessionId",
     } unknown
@@ -83,17 +80,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `permissionProfile/list`: the permission profiles defined on the host.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PermissionProfileListResult {
     /// One row per profile the host defines.
     pub profiles: Vec<PermissionProfileRow>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PermissionProfileListResult {
         required profiles = "profiles",
     } unknown
@@ -120,35 +116,26 @@ crate::json_schema::impl_json_schema!(
 );
 /// One permission profile as listed by `permissionProfile/list`. The availability members say whether a picker should offer it; they do not grant anything.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PermissionProfileRow {
     /// Whether the profile can be selected now.
     pub available: bool,
     /// A longer description of the profile. Absent when there is none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The profile's display name.
     pub label: String,
     /// The profile's id, as passed to `session/setPermissionProfile`.
-    #[serde(rename = "profileId")]
     pub profile_id: String,
     /// Which reviewer authority this profile selects.
-    #[serde(rename = "reviewerAuthority")]
     pub reviewer_authority: ReviewerAuthority,
     /// Why the profile cannot be selected. Absent when there is nothing to report.
-    #[serde(
-        rename = "unavailableReasons",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub unavailable_reasons: Option<Vec<PermissionProfileUnavailableReason>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PermissionProfileRow {
         required available = "available",
         optional description = "description",

@@ -2,9 +2,8 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// One installed plugin, as listed by `plugin/list`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginCatalogEntry {
     /// `true` when the plugin is enabled; `false` when it is installed but disabled.
@@ -16,10 +15,9 @@ pub struct PluginCatalogEntry {
     /// The installed version string.
     pub version: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginCatalogEntry {
         required enabled = "enabled",
         required id = "id",
@@ -50,7 +48,7 @@ impl Validate for PluginCatalogEntry {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PluginCatalogEntry, "PluginCatalogEntry");
 /// Params of the `plugin/changed` notification, sent when a plugin install finishes. Clients should fetch `plugin/list` again, and also `hook/list` and `skill/list`, because plugins contribute hooks and skills.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginChangedParams {
     /// Whether the installed plugin is enabled.
@@ -58,17 +56,15 @@ pub struct PluginChangedParams {
     /// Identifier of the installed plugin.
     pub id: String,
     /// The session in which the install was performed.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// How the plugin was installed.
     pub source: PluginSource,
     /// The installed version string.
     pub version: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginChangedParams {
         required enabled = "enabled",
         required id = "id",
@@ -102,19 +98,17 @@ impl Validate for PluginChangedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PluginChangedParams, "PluginChangedParams");
 /// The `localPath` form of a `plugin/install` target: install a plugin from a directory on the host's filesystem.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginInstallLocalPathTarget {
     /// Path to the plugin on the host machine (the host's filesystem, not the client's).
     pub path: String,
     /// Optional. Where the install applies; when absent the host uses its default placement.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<PluginInstallScope>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginInstallLocalPathTarget {
         required path = "path",
         optional scope = "scope",
@@ -142,7 +136,7 @@ crate::json_schema::impl_json_schema!(
     PluginInstallLocalPathTarget, "PluginInstallLocalPathTarget"
 );
 /// The `marketplace` form of a `plugin/install` target: install a named plugin from a registered marketplace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginInstallMarketplaceTarget {
     /// Name of a marketplace previously registered with `plugin/marketplaceAdd`.
@@ -150,10 +144,9 @@ pub struct PluginInstallMarketplaceTarget {
     /// Name of the plugin within that marketplace.
     pub name: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginInstallMarketplaceTarget {
         required marketplace = "marketplace",
         required name = "name",
@@ -180,22 +173,19 @@ crate::json_schema::impl_json_schema!(
     PluginInstallMarketplaceTarget, "PluginInstallMarketplaceTarget"
 );
 /// Params of the `plugin/install` request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginInstallParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session on whose behalf the plugin is installed.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// What to install: a marketplace plugin or a local path.
     pub target: PluginInstallTarget,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginInstallParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -223,11 +213,10 @@ impl Validate for PluginInstallParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PluginInstallParams, "PluginInstallParams");
 /// Result of `plugin/install`: the command acknowledgement together with a description of the installed plugin.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginInstallResult {
     /// The `commandId` from the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Whether the installed plugin is enabled.
     pub enabled: bool,
@@ -240,13 +229,11 @@ pub struct PluginInstallResult {
     /// The installed version string.
     pub version: String,
     /// Optional human-readable warning about the install that did not stop it; absent when there is nothing to report.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginInstallResult {
         required command_id = "commandId",
         required enabled = "enabled",
@@ -313,20 +300,17 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PluginInstallScope, "PluginInstallScope");
 /// The source of a `plugin/install`: an object in which exactly one of `localPath` or `marketplace` is set. Setting both, or neither, is rejected as invalid params.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginInstallTarget {
     /// Set to install from a path on the host; absent when installing from a marketplace.
-    #[serde(rename = "localPath", default, skip_serializing_if = "Option::is_none")]
     pub local_path: Option<PluginInstallLocalPathTarget>,
     /// Set to install a plugin from a registered marketplace; absent when installing from a local path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marketplace: Option<PluginInstallMarketplaceTarget>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginInstallTarget {
         optional local_path = "localPath",
         optional marketplace = "marketplace",
@@ -362,17 +346,15 @@ impl Validate for PluginInstallTarget {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PluginInstallTarget, "PluginInstallTarget");
 /// Params of the `plugin/list` request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginListParams {
     /// The session whose installed plugins to list.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginListParams {
         required session_id = "sessionId",
     } unknown
@@ -394,20 +376,15 @@ impl Validate for PluginListParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PluginListParams, "PluginListParams");
 /// Result of `plugin/list`: the installed plugins.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginListResult {
     /// One row per installed plugin, in no guaranteed order.
     pub plugins: Vec<PluginCatalogEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
-    PluginListResult {
-        required plugins = "plugins",
-    } unknown
-);
+crate::support::impl_serde!(PluginListResult { required plugins = "plugins", } unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(PluginListResult { required plugins = "plugins", } unknown);
 crate::support::builder! {
@@ -421,24 +398,21 @@ impl Validate for PluginListResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(PluginListResult, "PluginListResult");
 /// Params of the `plugin/marketplaceAdd` request, which registers a new plugin marketplace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginMarketplaceAddParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The name to register the marketplace under; later used by `plugin/marketplaceUpdate`, `plugin/marketplaceRemove` and marketplace install targets.
     pub name: String,
     /// The session on whose behalf the marketplace is added.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Where the marketplace lives: an `owner/repo` shorthand, a git URL, a `file://` URL, or a local path on the host.
     pub source: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginMarketplaceAddParams {
         required command_id = "commandId",
         required name = "name",
@@ -499,7 +473,7 @@ crate::json_schema::impl_json_schema!(
     PluginMarketplaceChange, "PluginMarketplaceChange"
 );
 /// Params of the `plugin/marketplaceChanged` notification, sent when a marketplace is added, updated or removed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginMarketplaceChangedParams {
     /// What happened to the marketplace.
@@ -507,19 +481,15 @@ pub struct PluginMarketplaceChangedParams {
     /// Name of the marketplace that changed.
     pub name: String,
     /// Optional number of plugins the marketplace now offers; absent when the host reports no count for this change.
-    #[serde(rename = "pluginCount", default, skip_serializing_if = "Option::is_none")]
     pub plugin_count: Option<i64>,
     /// The session in which the change was made.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Optional number of marketplace entries that were skipped when reading it; absent when the host reports no count for this change.
-    #[serde(rename = "skippedCount", default, skip_serializing_if = "Option::is_none")]
     pub skipped_count: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginMarketplaceChangedParams {
         required change = "change",
         required name = "name",
@@ -556,16 +526,14 @@ crate::json_schema::impl_json_schema!(
     PluginMarketplaceChangedParams, "PluginMarketplaceChangedParams"
 );
 /// Result of `plugin/marketplaceAdd` and `plugin/marketplaceUpdate`: the command acknowledgement together with the stored marketplace record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRecordResult {
     /// The `commandId` from the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Name of the marketplace.
     pub name: String,
     /// Number of plugins the marketplace offers.
-    #[serde(rename = "pluginCount")]
     pub plugin_count: i64,
     /// Marketplace entries that were not loaded, each with the reason; empty when none were skipped.
     pub skipped: Vec<PluginMarketplaceSkippedEntry>,
@@ -574,10 +542,9 @@ pub struct PluginMarketplaceRecordResult {
     /// Acknowledgement status of the command; `"accepted"` when the host admitted it.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginMarketplaceRecordResult {
         required command_id = "commandId",
         required name = "name",
@@ -616,22 +583,19 @@ crate::json_schema::impl_json_schema!(
     PluginMarketplaceRecordResult, "PluginMarketplaceRecordResult"
 );
 /// Params of the `plugin/marketplaceRemove` request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRemoveParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Name of the marketplace to remove.
     pub name: String,
     /// The session on whose behalf the marketplace is removed.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginMarketplaceRemoveParams {
         required command_id = "commandId",
         required name = "name",
@@ -661,21 +625,19 @@ crate::json_schema::impl_json_schema!(
     PluginMarketplaceRemoveParams, "PluginMarketplaceRemoveParams"
 );
 /// Result of `plugin/marketplaceRemove`: the command acknowledgement and the name of the removed marketplace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginMarketplaceRemoveResult {
     /// The `commandId` from the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Name of the marketplace that was removed.
     pub name: String,
     /// Acknowledgement status of the command; `"accepted"` when the host admitted it.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginMarketplaceRemoveResult {
         required command_id = "commandId",
         required name = "name",
@@ -705,7 +667,7 @@ crate::json_schema::impl_json_schema!(
     PluginMarketplaceRemoveResult, "PluginMarketplaceRemoveResult"
 );
 /// A marketplace entry the host did not load.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginMarketplaceSkippedEntry {
     /// Name of the skipped plugin entry.
@@ -713,10 +675,9 @@ pub struct PluginMarketplaceSkippedEntry {
     /// Human-readable reason it was skipped.
     pub reason: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginMarketplaceSkippedEntry {
         required plugin = "plugin",
         required reason = "reason",
@@ -743,7 +704,7 @@ crate::json_schema::impl_json_schema!(
     PluginMarketplaceSkippedEntry, "PluginMarketplaceSkippedEntry"
 );
 /// Where a registered marketplace comes from, in the normalized form the host stores.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginMarketplaceSourceShape {
     /// The kind of source, as a host-defined string.
@@ -751,10 +712,9 @@ pub struct PluginMarketplaceSourceShape {
     /// The normalized location of the source, such as a repository URL or a filesystem path.
     pub path: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginMarketplaceSourceShape {
         required kind = "kind",
         required path = "path",
@@ -781,22 +741,19 @@ crate::json_schema::impl_json_schema!(
     PluginMarketplaceSourceShape, "PluginMarketplaceSourceShape"
 );
 /// Params of the `plugin/marketplaceUpdate` request, which refreshes a registered marketplace from its source.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PluginMarketplaceUpdateParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Name of the marketplace to refresh.
     pub name: String,
     /// The session on whose behalf the marketplace is refreshed.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     PluginMarketplaceUpdateParams {
         required command_id = "commandId",
         required name = "name",

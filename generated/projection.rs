@@ -2,23 +2,20 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// The log positions a projection state was built from.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ProjectionBasis {
     /// One cursor per contributing stream: how far into that stream the state reflects.
     pub positions: Vec<RawLogCursor>,
     /// How many records were folded into the state.
-    #[serde(rename = "recordCount")]
     pub record_count: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ProjectionBasis {
         required positions = "positions",
         required record_count = "recordCount",
@@ -46,7 +43,7 @@ impl Validate for ProjectionBasis {}
 crate::json_schema::impl_json_schema!(ProjectionBasis, "ProjectionBasis");
 /// One read projection the host offers.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ProjectionEntry {
     /// Whether the projection is experimental.
@@ -54,11 +51,10 @@ pub struct ProjectionEntry {
     /// The projection's name, to pass to `projection/read`.
     pub name: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ProjectionEntry {
         required experimental = "experimental",
         required name = "name",
@@ -86,18 +82,16 @@ impl Validate for ProjectionEntry {}
 crate::json_schema::impl_json_schema!(ProjectionEntry, "ProjectionEntry");
 /// Params of `projection/list`: list the read projections the host offers for a session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ProjectionListParams {
     /// The session to list projections for.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ProjectionListParams {
         required session_id = "sessionId",
     } unknown
@@ -122,17 +116,16 @@ impl Validate for ProjectionListParams {}
 crate::json_schema::impl_json_schema!(ProjectionListParams, "ProjectionListParams");
 /// Result of `projection/list`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ProjectionListResult {
     /// The registered projections.
     pub projections: Vec<ProjectionEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ProjectionListResult {
         required projections = "projections",
     } unknown
@@ -157,20 +150,18 @@ impl Validate for ProjectionListResult {}
 crate::json_schema::impl_json_schema!(ProjectionListResult, "ProjectionListResult");
 /// Params of `projection/read`: read one projection's current state for a session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ProjectionReadParams {
     /// The projection's name, as listed by `projection/list`. An unknown name fails with `unknownProjection`.
     pub projection: String,
     /// The session to read.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ProjectionReadParams {
         required projection = "projection",
         required session_id = "sessionId",
@@ -198,7 +189,7 @@ impl Validate for ProjectionReadParams {}
 crate::json_schema::impl_json_schema!(ProjectionReadParams, "ProjectionReadParams");
 /// Result of `projection/read`: the projection's state together with the exact log positions it was built from, so it can be reconciled with the raw log.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ProjectionReadResult {
     /// The log positions the state reflects.
@@ -208,11 +199,10 @@ pub struct ProjectionReadResult {
     /// The projection's state as a JSON object. Its shape is specific to each projection and not fixed by this schema.
     pub state: serde_json::Map<String, serde_json::Value>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ProjectionReadResult {
         required basis = "basis",
         required projection = "projection",

@@ -2,22 +2,18 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of `recap/cancel`. No recap needs to be named: a session has at most one recap in flight.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecapCancelParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session whose recap to cancel.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RecapCancelParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -42,19 +38,17 @@ impl Validate for RecapCancelParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(RecapCancelParams, "RecapCancelParams");
 /// Result of `recap/cancel`: an admission acknowledgement. A recap that was in flight then settles with outcome `cancelled`; when none was, the command is still accepted and changes nothing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecapCancelResult {
     /// The `commandId` of the command this acknowledges.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RecapCancelResult {
         required command_id = "commandId",
         required status = "status",
@@ -79,31 +73,25 @@ impl Validate for RecapCancelResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(RecapCancelResult, "RecapCancelResult");
 /// Params of the `recap/completed` notification: the one and only settlement of a `recap/request`. Sent just to the connection that asked, outside the view stream, so it has no `viewCursor` or `sourceRange`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecapCompletedParams {
     /// The `commandId` of the `recap/request` this settles; use it to match the two.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// How the recap ended.
     pub outcome: RecapOutcome,
     /// Why the recap failed; present only when `outcome` is `"failed"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<RecapFailureReason>,
     /// The session the recap summarizes.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The recap itself, as produced; present only when `outcome` is `"completed"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// A short title for the recap; may be present when `outcome` is `"completed"`, absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RecapCompletedParams {
         required command_id = "commandId",
         required outcome = "outcome",
@@ -193,20 +181,17 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(RecapOutcome, "RecapOutcome");
 /// Params of `recap/request`: ask for a summary of what happened in a loaded session while the user was away. Members other than these two are rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecapRequestParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice. `recap/completed` carries it back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The loaded session to summarize.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RecapRequestParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -231,19 +216,17 @@ impl Validate for RecapRequestParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(RecapRequestParams, "RecapRequestParams");
 /// Result of `recap/request`: an admission acknowledgement only, never the recap. The recap arrives later in `recap/completed`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecapRequestResult {
     /// The `commandId` of the command this acknowledges.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     RecapRequestResult {
         required command_id = "commandId",
         required status = "status",

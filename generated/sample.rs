@@ -273,7 +273,7 @@ impl<T> Dependent for crate::Tristate<T> {
 }
 
 /// A struct's [`Sample`] impl, from one entry a member: `kind field = "wire"`, the kinds as in
-/// `support::impl_deserialize!` (`required`, `nullable`, `optional`, `tristate`). A member is
+/// `support::impl_serde!` (`required`, `nullable`, `optional`, `tristate`). A member is
 /// drawn by its type, or within its constraints: `=> matching("pattern")`,
 /// `=> integer(min M max M)`, `=> number(min M max M)` (either bound may be left out). After
 /// the unknown members' field, `; member needs other …` for each `dependentRequired` rule: the

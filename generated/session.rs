@@ -4,151 +4,95 @@
 use crate::*;
 use serde::Serialize;
 /// A session as the host reports it: identity, load state, log location, model routing and derived display facts. Returned by the lifecycle methods (`session/start`, `session/resume`, `session/fork`, `session/read`, `session/sideChat`), listed by `session/list` and carried by `session/started` and `session/listChanged`. New optional members may appear; ignore the ones you do not know.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Session {
     /// Id of the foreground turn while `status` is `"running"`. Always on the wire; `null` when no turn is running.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "activeTurnId", default)]
     pub active_turn_id: Option<String>,
     /// The approval mode currently in effect and how it was set. Absent when the host has not worked out a mode for this session, which is normal for rows served by `session/list`.
-    #[serde(rename = "approvalMode", default, skip_serializing_if = "Option::is_none")]
     pub approval_mode: Option<Box<EffectiveApprovalModeState>>,
     /// Kinds of server-initiated requests waiting on the session (approvals, user-input prompts, admissions). Sent only for loaded sessions that have something flagged; its absence does not prove that nothing is pending.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention: Option<Vec<AttentionFlag>>,
     /// The version-control branch last seen for the workspace. Absent when it could not be determined; live changes arrive as `session/branchChanged`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// When the session was created (RFC 3339). For a fork this is when the fork's own id was minted, not when the source was created.
-    #[serde(rename = "createdAt")]
     pub created_at: String,
     /// Identification (`clientInfo`) of the client that created the session, for display and attribution only. Absent when the host did not record it.
-    #[serde(
-        rename = "createdByClient",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub created_by_client: Option<Box<ClientInfo>>,
     /// The limits (sandbox, network, shell, workspace trust, writes) currently in effect for the session, the same value `session/readLimits` returns. Absent when the host does not report them.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "currentLimits", default, skip_serializing_if = "Option::is_none")]
     pub current_limits: Option<Box<SessionLimits>>,
     /// `session/read` only: which client (its `name` and `version`; `title` is never included) drives the session through a live connection right now. Sent only while the session is loaded on this host and that client's handshake is on record, so never on `notLoaded` rows, and no longer once the connection closes. Informational: to learn whether this client can drive, use `session/resume` or `turn/start`, which fail with `sessionInUse`.
-    #[serde(rename = "driveHolder", default, skip_serializing_if = "Option::is_none")]
     pub drive_holder: Option<Box<ClientInfo>>,
     /// A preview of the first prompt the user sent in the session. Absent when there is none or it could not be derived.
-    #[serde(
-        rename = "firstUserPrompt",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub first_user_prompt: Option<String>,
     /// Where this session was forked from, if it was made by `session/fork`. Always on the wire; `null` for a session that is not a fork.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "forkedFrom", default)]
     pub forked_from: Option<Box<ForkProvenance>>,
     /// The name the host generated automatically for the session, when it has one. `name` is the name in effect; after a custom rename the two can differ.
-    #[serde(rename = "generatedName", default, skip_serializing_if = "Option::is_none")]
     pub generated_name: Option<String>,
     /// Helps size the first `view/page` request: the ordinal of the session's published head (how many slots it counts, reserved ones included) at the time of the read. Only in metadata-only `session/read` answers (`excludeItems`); left out of full reads and when no head is published. Can lag behind a log that is still being written.
-    #[serde(rename = "itemCount", default, skip_serializing_if = "Option::is_none")]
     pub item_count: Option<i64>,
     /// Whether this is a top-level session (`"root"`) or one spawned for a subagent (`"subagent"`). Show an unknown value as an unknown kind rather than dropping the session; absent when the host does not report it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<SessionKind>,
     /// When content (prompts, replies, tool activity) was last added to the session (RFC 3339); never earlier than `createdAt`. Housekeeping such as resuming does not move it. Absent when the session has no content yet.
-    #[serde(rename = "lastActivityAt", default, skip_serializing_if = "Option::is_none")]
     pub last_activity_at: Option<String>,
     /// The session log's size in bytes at the time of the read, the companion hint to `itemCount`. Only in metadata-only `session/read` answers (`excludeItems`); left out of full reads and when the size is unknown. The log may have grown since.
-    #[serde(rename = "logBytes", default, skip_serializing_if = "Option::is_none")]
     pub log_bytes: Option<i64>,
     /// The model recorded in the session's metadata. Always on the wire; `null` when the metadata names no model.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "modelId", default)]
     pub model_id: Option<String>,
     /// The session's durable name, changeable with `session/rename`. Absent when the session has no allocated name; clients must not invent one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// How `name` was set: `"automatic"` or `"custom"`. Treat an absent or unknown value as unknown.
-    #[serde(rename = "nameOrigin", default, skip_serializing_if = "Option::is_none")]
     pub name_origin: Option<SessionNameOrigin>,
     /// Id of the session this one was spawned from, for a child session such as a subagent. Absent for sessions without a parent.
-    #[serde(
-        rename = "parentSessionId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub parent_session_id: Option<String>,
     /// Absolute path of the session's durable log file. It is the empty string when the host keeps no log (an ephemeral host); never pass that value to a filesystem call.
     pub path: String,
     /// The permission profile in effect and the reviewer it uses. Absent when the host does not report it.
     #[cfg(feature = "experimental")]
-    #[serde(
-        rename = "permissionState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub permission_state: Option<Box<EffectivePermissionState>>,
     /// The model provider recorded in the session's metadata. Always on the wire; `null` when the metadata names no provider.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
     /// Identification (`clientInfo`) of the client that last loaded the session with `session/resume`, for display and attribution only. Absent when nothing was recorded, for example after a resume without a handshake or when joining an already loaded session. A resume never changes `createdByClient`.
-    #[serde(
-        rename = "resumedByClient",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub resumed_by_client: Option<Box<ClientInfo>>,
     /// Set when this host does not have the session loaded but a different live process on the same machine does; so it only appears on `notLoaded` rows of `session/list` and in `session/listChanged` notifications carrying such rows. Changes to this member alone trigger no notification. Its absence only means the host found no such process when building the row. Informational: to learn whether this client can drive the session, use `session/resume` or `turn/start`.
     #[cfg(feature = "experimental")]
-    #[serde(
-        rename = "runningElsewhere",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub running_elsewhere: Option<RunningElsewhere>,
     /// The session's id (a UUID).
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Where this session was opened from, if it is a side chat made by `session/sideChat`. `null` or absent for any other session.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(rename = "sideFrom", default, skip_serializing_if = "Tristate::is_absent")]
     pub side_from: Tristate<Box<SideProvenance>>,
     /// Which session started this one, as recorded at creation. Unlike `parentSessionId` (the top-level session that holds a subagent), this names the direct starter. For attribution only; absent when nothing was recorded.
-    #[serde(rename = "spawnedBy", default, skip_serializing_if = "Option::is_none")]
     pub spawned_by: Option<Box<SessionSpawnedBy>>,
     /// The load state as this host sees it. A session loaded by a different host is reported as `"notLoaded"` here.
     pub status: SessionStatus,
     /// A display title derived from the session's content. The derivation is a heuristic that may change between host versions; absent when no title could be derived.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Number of completed turns in the session.
-    #[serde(rename = "turnCount")]
     pub turn_count: i64,
     /// When the session last changed (RFC 3339); never earlier than `createdAt`.
-    #[serde(rename = "updatedAt")]
     pub updated_at: String,
     /// The workspace root folder recorded in the session's metadata. Always on the wire; `null` when none was recorded (the host never guesses one).
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "workspaceRoot", default)]
     pub workspace_root: Option<String>,
     /// The version-control worktree the session runs in (its path and whether the host created it or attached an existing one). Absent when the session does not use a worktree.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<SessionWorktree>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     Session {
         nullable active_turn_id = "activeTurnId",
         optional approval_mode = "approvalMode",
@@ -282,33 +226,27 @@ impl Validate for Session {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(Session, "Session");
 /// Params of the `session/approvalModeChanged` notification: the session's approval mode changed. Every accepted change is recorded durably and produces one of these.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionApprovalModeChangedParams {
     /// The `clientInfo.name` of the client that asked for the change.
-    #[serde(rename = "clientName")]
     pub client_name: String,
     /// The command that made the change.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The approval mode now in effect.
     pub mode: ApprovalMode,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// How the mode came into effect.
     pub source: ApprovalModeSource,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionApprovalModeChangedParams {
         required client_name = "clientName",
         required command_id = "commandId",
@@ -350,34 +288,27 @@ crate::json_schema::impl_json_schema!(
     SessionApprovalModeChangedParams, "SessionApprovalModeChangedParams"
 );
 /// Params of the `session/branchChanged` notification: the host recorded a new observation of the workspace's version-control branch.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionBranchChangedParams {
     /// The branch observed. `null` means a detached HEAD was observed, not that the branch is unchanged.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub branch: Option<String>,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// The version-control system found. Absent when no repository was detected.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vcs: Option<Vcs>,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// The workspace root the observation was made in.
-    #[serde(rename = "workspaceRoot")]
     pub workspace_root: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionBranchChangedParams {
         nullable branch = "branch",
         required session_id = "sessionId",
@@ -417,24 +348,21 @@ crate::json_schema::impl_json_schema!(
     SessionBranchChangedParams, "SessionBranchChangedParams"
 );
 /// Params of the `session/closed` notification, broadcast to every initialized connection when this host unloads a session in an orderly way. The session is now `"notLoaded"`; its log stays on disk and `session/resume` loads it again. A crash sends nothing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionClosedParams {
     /// Why the session was unloaded.
     pub reason: SessionClosedReason,
     /// The session that was unloaded.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session's final view head; resuming later from it yields no new events. Opaque: relay it, never parse it. Always on the wire; `null` when the host could not compute the final cursor at unload.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "viewCursor", default)]
     pub view_cursor: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionClosedParams {
         required reason = "reason",
         required session_id = "sessionId",
@@ -495,23 +423,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionClosedReason, "SessionClosedReason");
 /// Params of `session/compact`: compact the session's conversation context now (the `/compact` gesture). Compaction runs in the background; the response only admits it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionCompactParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command targets.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The turn (run) whose context to compact. Absent lets the host pick the session's current or latest run; a session with none is rejected with `commandRejected` (reason `missing_run`). Any well-formed UUID is accepted; a malformed one is `invalidParams`.
-    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionCompactParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -540,22 +464,19 @@ impl Validate for SessionCompactParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionCompactParams, "SessionCompactParams");
 /// Result of `session/compact`: admission, or a `noop` when there is nothing to compact. Failures after admission are not errors here: they arrive as the compaction's final view event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionCompactResult {
     /// The `commandId` of the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Why the command did nothing, for example `no_compactable_history`. Present with a `"noop"` status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `"accepted"` when compaction was admitted, `"noop"` when there was nothing to do (a success, not an error).
     pub status: CompactStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionCompactResult {
         required command_id = "commandId",
         optional reason = "reason",
@@ -584,17 +505,15 @@ impl Validate for SessionCompactResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionCompactResult, "SessionCompactResult");
 /// Extra per-session configuration accepted by `session/start` and `session/resume`. Keys the host does not know are ignored, never rejected; recognised members are validated.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionConfig {
     /// MCP servers to add to this session's runtime only, keyed by server name.
-    #[serde(rename = "mcpServers", default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<std::collections::BTreeMap<String, SessionMcpServerConfig>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionConfig {
         optional mcp_servers = "mcpServers",
     } unknown
@@ -626,31 +545,25 @@ impl Validate for SessionConfig {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionConfig, "SessionConfig");
 /// Params of the `session/contextUsage` notification: how full the model's context window is. Sent only when the window size, used tokens or pressure level changes; replace the previous values.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionContextUsageParams {
     /// The host's assessment of how close the context is to its limits.
     pub pressure: ContextPressureLevel,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Tokens currently occupying the context: prompt tokens counted once plus the latest output tokens.
-    #[serde(rename = "usedTokens")]
     pub used_tokens: i64,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// The size of the context window, in tokens. Absent when no limit is known.
-    #[serde(rename = "windowTokens", default, skip_serializing_if = "Option::is_none")]
     pub window_tokens: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionContextUsageParams {
         required pressure = "pressure",
         required session_id = "sessionId",
@@ -714,26 +627,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionDurability, "SessionDurability");
 /// Params of `session/fork`: copy a session's history into a new session with its own id, loaded on this host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionForkParams {
     /// Client-minted idempotency key (UUIDv7) for this fork.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Last completed turn the fork includes (inclusive); when absent, the fork takes every completed turn.
-    #[serde(rename = "cutPoint", default, skip_serializing_if = "Option::is_none")]
     pub cut_point: Option<ForkCutPoint>,
     /// When `true`, leave the item history out of the result and page it later, as with `session/resume`. Absent means `false`.
-    #[serde(rename = "excludeItems", default, skip_serializing_if = "Option::is_none")]
     pub exclude_items: Option<bool>,
     /// The session to fork from.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionForkParams {
         required command_id = "commandId",
         optional cut_point = "cutPoint",
@@ -765,24 +673,21 @@ impl Validate for SessionForkParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionForkParams, "SessionForkParams");
 /// Result of `session/fork`: the same shape as a resume result, for the new session. Its `session.forkedFrom` records where it came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionForkResult {
     /// The history served for the new session.
     pub history: SessionHistory,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending.
-    #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
     /// The new session, with `forkedFrom` set.
     pub session: Box<Session>,
     /// The new session's view head; this connection receives its view events after it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionForkResult {
         required history = "history",
         required pending_requests = "pendingRequests",
@@ -820,28 +725,23 @@ impl Validate for SessionForkResult {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionForkResult, "SessionForkResult");
 /// Params of the `session/goalChanged` notification: the session's goal changed. Replace the stored goal with this one; sent only when the value actually changes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionGoalChangedParams {
     /// The full current goal. `null` means the goal was cleared, never "unchanged".
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub goal: Option<Box<Goal>>,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionGoalChangedParams {
         nullable goal = "goal",
         required session_id = "sessionId",
@@ -875,36 +775,27 @@ crate::json_schema::impl_json_schema!(
     SessionGoalChangedParams, "SessionGoalChangedParams"
 );
 /// The history a lifecycle result serves for rendering a session, shared by the `session/resume`, `session/fork`, `session/sideChat` and `session/read` results. `mode` says which form was actually served.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionHistory {
     /// Present when older history has been pruned at a checkpoint: names the last item that opened before that boundary. Absent when no such boundary applies.
-    #[serde(
-        rename = "checkpointBoundary",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub checkpoint_boundary: Option<CheckpointBoundary>,
     /// The full list of folded items when `mode` is `"inline"`. Always on the wire; `null` for every other mode.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub items: Option<Vec<Item>>,
     /// Which form of history was served. This reports what the host actually sent, which can be less than what was asked for; treat an unknown mode as nothing served and page the history with `view/page`.
     pub mode: HistoryMode,
     /// Why no history was served. Sent exactly when `mode` is `"none"`; treat an absent or unknown value as an unknown reason.
-    #[serde(rename = "noneReason", default, skip_serializing_if = "Option::is_none")]
     pub none_reason: Option<HistoryNoneReason>,
     /// The folded view state when `mode` is `"snapshot"` or `"anchoredSnapshot"`. Always on the wire; `null` for every other mode.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub snapshot: Option<Box<ViewSnapshot>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionHistory {
         optional checkpoint_boundary = "checkpointBoundary",
         nullable items = "items",
@@ -963,28 +854,23 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionKind, "SessionKind");
 /// Params of the `session/leaveCompleted` notification: the final outcome of an admitted `session/leave`, matched to it by `commandId`. It is not a view event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionLeaveCompletedParams {
     /// The `commandId` of the `session/leave` this completes.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Whether the session was released. Do not read an unknown value as a successful release.
     pub outcome: SessionLeaveOutcome,
     /// Why the leave failed. Present when `outcome` is `"failed"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<SessionLeaveFailureReason>,
     /// The session the leave was for.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session's view cursor when the leave completed, when the host reports one.
-    #[serde(rename = "viewCursor", default, skip_serializing_if = "Option::is_none")]
     pub view_cursor: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionLeaveCompletedParams {
         required command_id = "commandId",
         required outcome = "outcome",
@@ -1083,23 +969,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionLeaveOutcome, "SessionLeaveOutcome");
 /// Params of `session/leave`: ask the host to release a session loaded on it. The response only admits the request; the outcome arrives as `session/leaveCompleted`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionLeaveParams {
     /// Client-minted idempotency key (UUIDv7) for this leave; `session/leaveCompleted` repeats it.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The loaded session to release.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Whether to also stop the session's work in progress as part of the release. Absent is the same as `false`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<bool>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionLeaveParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -1128,19 +1010,17 @@ impl Validate for SessionLeaveParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionLeaveParams, "SessionLeaveParams");
 /// Result of `session/leave`: admission only. Wait for `session/leaveCompleted` with the same `commandId` to learn whether the session was released.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionLeaveResult {
     /// The `commandId` of the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` when the leave was admitted.
     pub status: CommandAckStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionLeaveResult {
         required command_id = "commandId",
         required status = "status",
@@ -1166,30 +1046,24 @@ impl Validate for SessionLeaveResult {}
 crate::json_schema::impl_json_schema!(SessionLeaveResult, "SessionLeaveResult");
 /// A full limits report for a session or host: every one of the five axes is always present. Used for `Session.currentLimits`, the `session/readLimits` result and the host's ceiling (`maxLimits`).
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionLimits {
     /// Whether commands run inside the sandbox.
-    #[serde(rename = "sandboxEnabled")]
     pub sandbox_enabled: bool,
     /// Network access for sandboxed commands: `"restricted"`, `"enabled"` or `"proxy-only"`.
-    #[serde(rename = "sandboxNetwork")]
     pub sandbox_network: LimitsNetworkMode,
     /// Whether the agent may run shell commands.
-    #[serde(rename = "shellEnabled")]
     pub shell_enabled: bool,
     /// Whether the workspace is treated as trusted.
-    #[serde(rename = "workspaceTrusted")]
     pub workspace_trusted: bool,
     /// Whether the agent may write files.
-    #[serde(rename = "writesEnabled")]
     pub writes_enabled: bool,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionLimits {
         required sandbox_enabled = "sandboxEnabled",
         required sandbox_network = "sandboxNetwork",
@@ -1226,34 +1100,24 @@ impl Validate for SessionLimits {}
 crate::json_schema::impl_json_schema!(SessionLimits, "SessionLimits");
 /// The limits a `session/start` asks for: name only the axes you want to set, the others are left to the host. An axis wider than the host's ceiling is refused with a `limitsAboveMax` error. Reports use `SessionLimits`, where every axis is present.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionLimitsChoice {
     /// Whether commands should run inside the sandbox. Absent leaves it to the host.
-    #[serde(rename = "sandboxEnabled", default, skip_serializing_if = "Option::is_none")]
     pub sandbox_enabled: Option<bool>,
     /// Network access for sandboxed commands. Absent leaves it to the host.
-    #[serde(rename = "sandboxNetwork", default, skip_serializing_if = "Option::is_none")]
     pub sandbox_network: Option<LimitsNetworkMode>,
     /// Whether the agent may run shell commands. Absent leaves it to the host.
-    #[serde(rename = "shellEnabled", default, skip_serializing_if = "Option::is_none")]
     pub shell_enabled: Option<bool>,
     /// Whether the workspace should be treated as trusted. Absent leaves it to the host.
-    #[serde(
-        rename = "workspaceTrusted",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub workspace_trusted: Option<bool>,
     /// Whether the agent may write files. Absent leaves it to the host.
-    #[serde(rename = "writesEnabled", default, skip_serializing_if = "Option::is_none")]
     pub writes_enabled: Option<bool>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionLimitsChoice {
         optional sandbox_enabled = "sandboxEnabled",
         optional sandbox_network = "sandboxNetwork",
@@ -1304,17 +1168,15 @@ impl Validate for SessionLimitsChoice {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionLimitsChoice, "SessionLimitsChoice");
 /// Selects sessions by exact branch name in a `session/list` filter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionListBranchFilter {
     /// Between 1 and 32 branch names, each 1 to 256 UTF-8 bytes; a session matches if its branch is any of them. A `null` entry matches sessions with no known branch.
-    #[serde(rename = "anyOf")]
     pub any_of: Vec<Option<String>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionListBranchFilter {
         required any_of = "anyOf",
     } unknown
@@ -1338,16 +1200,15 @@ crate::json_schema::impl_json_schema!(
     SessionListBranchFilter, "SessionListBranchFilter"
 );
 /// Params of the `session/listChanged` notification: the current `session/list` row of a session that changed, replacing the previous one entirely. Sent only to connections that were granted the `sessionListStream` capability at `initialize`; new rows are announced by `session/started` and unloads by `session/closed`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionListChangedParams {
     /// The full, current list row of the changed session.
     pub session: Box<Session>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionListChangedParams {
         required session = "session",
     } unknown
@@ -1378,23 +1239,19 @@ crate::json_schema::impl_json_schema!(
     SessionListChangedParams, "SessionListChangedParams"
 );
 /// Conditions for `session/list`. Members are combined with AND, with each other and with the request's `workspaceRoot` and `updatedAfter`; the values inside each `anyOf` are combined with OR.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionListFilter {
     /// Only sessions on one of these branches.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<SessionListBranchFilter>,
     /// Only sessions with one of these ids.
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionListSessionIdFilter>,
     /// Only sessions whose name or title matches these search terms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<Box<SessionListTextFilter>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionListFilter {
         optional branch = "branch",
         optional session_id = "sessionId",
@@ -1434,31 +1291,25 @@ impl Validate for SessionListFilter {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionListFilter, "SessionListFilter");
 /// Params of `session/list`: page through the sessions stored under the host's sessions folder, newest first. Read-only; all members are optional.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionListParams {
     /// The `nextCursor` of a previous page, to fetch the page after it. Page cursors are opaque and only valid for repeating the same listing. Absent or `null` means the first page.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub cursor: Tristate<String>,
     /// Extra conditions on which sessions to list, applied before paging. When sent (even as `{}`), a host that supports filtering echoes what it applied as `appliedFilter`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<Box<SessionListFilter>>,
     /// Page size: at most 200, 50 when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
     /// Only list sessions with log activity after this instant (RFC 3339).
-    #[serde(rename = "updatedAfter", default, skip_serializing_if = "Option::is_none")]
     pub updated_after: Option<String>,
     /// Only list sessions whose recorded workspace root equals this path.
-    #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionListParams {
         tristate cursor = "cursor",
         optional filter = "filter",
@@ -1519,24 +1370,21 @@ impl Validate for SessionListParams {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionListParams, "SessionListParams");
 /// Result of `session/list`: one page of sessions, ordered by `updatedAt`, newest first.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionListResult {
     /// The filter the host applied, in its normalised form; sent if and only if the request had a `filter`. To check support, test that each condition you sent is present here: the values themselves may differ after normalisation (trimmed, lowercased, deduplicated, sorted).
-    #[serde(rename = "appliedFilter", default, skip_serializing_if = "Option::is_none")]
     pub applied_filter: Option<Box<SessionListFilter>>,
     /// Cursor for the next page. Always on the wire; `null` on the last page.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<String>,
     /// The sessions on this page.
     pub sessions: Vec<Session>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionListResult {
         optional applied_filter = "appliedFilter",
         nullable next_cursor = "nextCursor",
@@ -1572,17 +1420,15 @@ impl Validate for SessionListResult {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionListResult, "SessionListResult");
 /// Selects sessions by id in a `session/list` filter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionListSessionIdFilter {
     /// Between 1 and 200 session ids (UUIDs); a session matches if its id is any of them.
-    #[serde(rename = "anyOf")]
     pub any_of: Vec<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionListSessionIdFilter {
         required any_of = "anyOf",
     } unknown
@@ -1628,22 +1474,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionListTextField, "SessionListTextField");
 /// Prefix search over session names and titles in a `session/list` filter. Each term is trimmed, lowercased and Unicode-normalised (NFC), then must match the start of a word, accents included: `check` matches `Checkout`, `eck` does not. Matching filters rows but never reorders them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionListTextFilter {
     /// Terms that must all match one of the selected fields.
-    #[serde(rename = "allOf", default, skip_serializing_if = "Option::is_none")]
     pub all_of: Option<Vec<String>>,
     /// Terms of which at least one must match one of the selected fields. Together with `allOf` there may be 1 to 16 terms, each at most 128 UTF-8 bytes after normalisation.
-    #[serde(rename = "anyOf", default, skip_serializing_if = "Option::is_none")]
     pub any_of: Option<Vec<String>>,
     /// Which fields to search: one or both of `"name"` and `"title"`, without repeats.
     pub fields: Vec<SessionListTextField>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionListTextFilter {
         optional all_of = "allOf",
         optional any_of = "anyOf",
@@ -1672,28 +1515,23 @@ impl Validate for SessionListTextFilter {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionListTextFilter, "SessionListTextFilter");
 /// An MCP server the host launches as a child process and talks to over its standard input and output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionMcpServerConfigStdio {
     /// Arguments passed to the executable, in order. Absent means none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
     /// Executable name or path to launch. Configuration diagnostics never repeat it back.
     pub command: String,
     /// Environment variables added to the child process, by name. Absent means none are added.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<std::collections::BTreeMap<String, String>>,
     /// How messages are framed on the pipe. Absent means `"auto"` (detected).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framing: Option<SessionMcpStdioFraming>,
     /// What happens if the server fails to start. Absent means `"required"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<SessionMcpServerMode>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionMcpServerConfigStdio {
         optional args = "args",
         required command = "command",
@@ -1726,22 +1564,19 @@ crate::support::builder! {
 }
 impl Validate for SessionMcpServerConfigStdio {}
 /// A remote MCP server reached over streamable HTTP.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionMcpServerConfigStreamableHttp {
     /// Extra HTTP headers sent with each request, by header name. Absent means none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// What happens if the server fails to start. Absent means `"required"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<SessionMcpServerMode>,
     /// The server's HTTP or HTTPS endpoint. Configuration diagnostics never repeat it back.
     pub url: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionMcpServerConfigStreamableHttp {
         optional headers = "headers",
         optional mode = "mode",
@@ -1908,33 +1743,27 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionMcpStdioFraming, "SessionMcpStdioFraming");
 /// Params of the `session/modelChanged` notification: a model selection was recorded and is now in effect for the session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionModelChangedParams {
     /// The model now selected.
-    #[serde(rename = "modelId")]
     pub model_id: String,
     /// The provider now selected. Always on the wire; `null` when the selection names no provider.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// What caused the selection (a user, the host default, or policy).
     pub source: ModelChangeSource,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionModelChangedParams {
         required model_id = "modelId",
         nullable provider_id = "providerId",
@@ -1974,37 +1803,29 @@ crate::json_schema::impl_json_schema!(
     SessionModelChangedParams, "SessionModelChangedParams"
 );
 /// Params of the `session/modelRouteUnserved` notification: after an accepted credential change, the newly installed provider is unable to route the session's selected model. Information only: the selection is unchanged (no `session/modelChanged` follows); choose a model the new provider can serve with `session/setModel`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionModelRouteUnservedParams {
     /// The command whose accepted credential change installed the provider.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The provider that was installed.
-    #[serde(rename = "installedProviderId")]
     pub installed_provider_id: String,
     /// The selected model, still in place but no longer routable.
-    #[serde(rename = "modelId")]
     pub model_id: String,
     /// The selected model's provider. Always on the wire; `null` when the selection names no provider.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "providerId", default)]
     pub provider_id: Option<String>,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionModelRouteUnservedParams {
         required command_id = "commandId",
         required installed_provider_id = "installedProviderId",
@@ -2047,31 +1868,25 @@ crate::json_schema::impl_json_schema!(
     SessionModelRouteUnservedParams, "SessionModelRouteUnservedParams"
 );
 /// Params of the `session/nameChanged` notification: a new session name was recorded, either the host's first automatic naming or an accepted `session/rename`. Replace the stored name with this one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionNameChangedParams {
     /// The automatically generated name, when the host has one.
-    #[serde(rename = "generatedName", default, skip_serializing_if = "Option::is_none")]
     pub generated_name: Option<String>,
     /// The name now in effect, in its normalised form.
     pub name: String,
     /// How `name` was set. Treat an absent or unknown value as unknown.
-    #[serde(rename = "nameOrigin", default, skip_serializing_if = "Option::is_none")]
     pub name_origin: Option<SessionNameOrigin>,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionNameChangedParams {
         optional generated_name = "generatedName",
         required name = "name",
@@ -2136,41 +1951,34 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(SessionNameOrigin, "SessionNameOrigin");
 /// Params of the `session/permissionProfileChanged` notification: a new permission profile was committed for the session, for example by a client command or a managed-policy refresh. The session's initial profile and profiles inherited by forks or child sessions do not produce it, and neither do approval-mode-only changes. `profileId` may equal the previous one when the same profile was re-committed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionPermissionProfileChangedParams {
     /// The `clientInfo.name` of the client that asked for the change. Always on the wire; `null` when no client command caused it.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "clientName", default)]
     pub client_name: Option<String>,
     /// The command that made the change. Always on the wire; `null` when no client command caused it.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "commandId", default)]
     pub command_id: Option<String>,
     /// The profile now in effect. Always on the wire; `null` when the committed state names no profile.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "profileId", default)]
     pub profile_id: Option<String>,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// What caused the change.
     pub source: PermissionProfileSource,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionPermissionProfileChangedParams {
         nullable client_name = "clientName",
         nullable command_id = "commandId",
@@ -2216,7 +2024,7 @@ crate::json_schema::impl_json_schema!(
 );
 /// One candidate tip for `session/promptHint`. The text shown to the user stays on the client; only the id and a description of when the tip applies travel.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionPromptHintCandidate {
     /// When the tip is relevant, written for the model that makes the choice.
@@ -2224,11 +2032,10 @@ pub struct SessionPromptHintCandidate {
     /// The tip's stable id in the client's table; returned as `hintId` if chosen.
     pub id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionPromptHintCandidate {
         required description = "description",
         required id = "id",
@@ -2258,20 +2065,18 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of `session/promptHint`: ask the host to pick one tip from a list of candidates for display. A read-only query: no `commandId`, nothing recorded, no view event.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionPromptHintParams {
     /// The candidate tips, already filtered by the client.
     pub candidates: Vec<SessionPromptHintCandidate>,
     /// The session the tip is for.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionPromptHintParams {
         required candidates = "candidates",
         required session_id = "sessionId",
@@ -2301,18 +2106,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `session/promptHint`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionPromptHintResult {
     /// The `id` of the chosen candidate. Absent when no candidate was chosen.
-    #[serde(rename = "hintId", default, skip_serializing_if = "Option::is_none")]
     pub hint_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionPromptHintResult {
         optional hint_id = "hintId",
     } unknown
@@ -2350,18 +2153,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of `session/readLimits`: read the limits in effect for one session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionReadLimitsParams {
     /// The session whose limits to read.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionReadLimitsParams {
         required session_id = "sessionId",
     } unknown
@@ -2388,21 +2189,18 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `session/readLimits`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionReadLimitsResult {
     /// The limits in effect for the session, every axis present.
-    #[serde(rename = "currentLimits")]
     pub current_limits: SessionLimits,
     /// The session the limits belong to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionReadLimitsResult {
         required current_limits = "currentLimits",
         required session_id = "sessionId",
@@ -2431,20 +2229,17 @@ crate::json_schema::impl_json_schema!(
     SessionReadLimitsResult, "SessionReadLimitsResult"
 );
 /// Params of `session/read`: look at a stored session from outside. The host does not load, lease or subscribe to it and records nothing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionReadParams {
     /// Whether to leave the item history out. Unlike `session/resume` the default here is `true` (metadata only); send `false` to get the folded items.
-    #[serde(rename = "excludeItems", default, skip_serializing_if = "Option::is_none")]
     pub exclude_items: Option<bool>,
     /// The session to read.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionReadParams {
         optional exclude_items = "excludeItems",
         required session_id = "sessionId",
@@ -2470,43 +2265,31 @@ impl Validate for SessionReadParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionReadParams, "SessionReadParams");
 /// Result of `session/read`: a point-in-time view of a stored session. It may already be out of date if another host is writing to the session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionReadResult {
     /// The latest prompt of the main conversation that was blocked and never ran. Absent when there is none.
-    #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
     /// The history served for the session.
     pub history: SessionHistory,
     /// The last completed turn as the host recorded it. Absent when no turn has completed.
-    #[serde(rename = "lastTurn", default, skip_serializing_if = "Option::is_none")]
     pub last_turn: Option<Box<LastTurn>>,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending. Because `session/read` does not subscribe, the requests are not re-sent to this connection.
-    #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
     /// Inputs still queued for delivery to the session, in delivery order. Absent when the host does not report any.
-    #[serde(rename = "queuedInputs", default, skip_serializing_if = "Option::is_none")]
     pub queued_inputs: Option<Vec<QueuedInput>>,
     /// The host's snapshot of the session's recovery mode: what was requested, what is in effect and why. Absent when the host does not report it.
-    #[serde(
-        rename = "recoveryObservation",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub recovery_observation: Option<Box<RecoveryObservation>>,
     /// The session as it stood at the time of the read.
     pub session: Box<Session>,
     /// The session's view head at the time of the read.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// For a subagent's child session: the git worktree the runtime made for it. Absent on root sessions and whenever no worktree was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<Box<RuntimeWorktree>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionReadResult {
         optional blocked_prompt = "blockedPrompt",
         required history = "history",
@@ -2560,28 +2343,23 @@ impl Validate for SessionReadResult {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionReadResult, "SessionReadResult");
 /// Params of the `session/reasoningEffortChanged` notification: the session's default reasoning effort changed. The latest event wins.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionReasoningEffortChangedParams {
     /// The new default tier.
-    #[serde(rename = "reasoningEffort")]
     pub reasoning_effort: ReasoningEffort,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// What caused the change.
     pub source: ReasoningEffortChangeSource,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionReasoningEffortChangedParams {
         required reasoning_effort = "reasoningEffort",
         required session_id = "sessionId",
@@ -2617,22 +2395,19 @@ crate::json_schema::impl_json_schema!(
     SessionReasoningEffortChangedParams, "SessionReasoningEffortChangedParams"
 );
 /// Params of `session/rename`: set or change the session's durable name. Not available on an ephemeral host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionRenameParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The requested name. The host normalises and validates it; the name it settles on is returned and announced by `session/nameChanged`.
     pub name: String,
     /// The session the command targets.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionRenameParams {
         required command_id = "commandId",
         required name = "name",
@@ -2660,22 +2435,19 @@ impl Validate for SessionRenameParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionRenameParams, "SessionRenameParams");
 /// Result of `session/rename`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionRenameResult {
     /// The `commandId` of the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The normalised name the host recorded. Absent when the host accepted the rename but has not settled the name yet; it then arrives through `session/nameChanged` and `Session.name`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionRenameResult {
         required command_id = "commandId",
         optional name = "name",
@@ -2744,30 +2516,22 @@ crate::json_schema::impl_json_schema!(
 );
 /// One measured client startup phase in `session/reportStartupPhases`. Unknown members are ignored; an unknown `phase` or `colorProvenance` value makes the call fail with `invalidParams`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhaseSpan {
     /// Where the terminal colours came from. Meaningful for the terminal-probe phase only; the host drops it on any other phase.
-    #[serde(
-        rename = "colorProvenance",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub color_provenance: Option<SessionReportTerminalColorProvenance>,
     /// How long the phase took, in milliseconds.
-    #[serde(rename = "durationMs")]
     pub duration_ms: i64,
     /// Which startup phase this span measures.
     pub phase: SessionReportStartupPhase,
     /// When the phase began, in milliseconds, as measured by the client.
-    #[serde(rename = "startMs")]
     pub start_ms: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionReportStartupPhaseSpan {
         optional color_provenance = "colorProvenance",
         required duration_ms = "durationMs",
@@ -2804,23 +2568,20 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of `session/reportStartupPhases`: report how long the client's startup phases took, once per launch. Best-effort; the launch nonce makes repeats harmless, so there is no `commandId`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhasesParams {
     /// A UUID the client mints once per process launch; a report with a nonce already recorded is not recorded again.
-    #[serde(rename = "launchNonce")]
     pub launch_nonce: String,
     /// The finished startup spans.
     pub phases: Vec<SessionReportStartupPhaseSpan>,
     /// The session this client launch opened.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionReportStartupPhasesParams {
         required launch_nonce = "launchNonce",
         required phases = "phases",
@@ -2853,17 +2614,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `session/reportStartupPhases`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionReportStartupPhasesResult {
     /// `true` when this report was recorded; `false` when the nonce had already been recorded and nothing was added.
     pub recorded: bool,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionReportStartupPhasesResult {
         required recorded = "recorded",
     } unknown
@@ -2920,47 +2680,33 @@ crate::json_schema::impl_json_schema!(
     SessionReportTerminalColorProvenance, "SessionReportTerminalColorProvenance"
 );
 /// Params of `session/resume`: load a stored session on this host, subscribe this connection to its view, and get back what is needed to render it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionResumeParams {
     /// Client-minted idempotency key (UUIDv7) for this resume. A resume that loads the session writes a durable resume record.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Extra per-session configuration, as for `session/start`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<SessionConfig>,
     /// A view cursor this client saw earlier (or a compaction anchor it observed). When given, the host serves only the events after it and `history.mode` is `"none"`. Absent or `null` means no cursor.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(default, skip_serializing_if = "Tristate::is_absent")]
     pub cursor: Tristate<String>,
     /// When `true`, return only session metadata and live state, and page the history separately with `view/page`. Absent means `false`.
-    #[serde(rename = "excludeItems", default, skip_serializing_if = "Option::is_none")]
     pub exclude_items: Option<bool>,
     /// Which form of history you would like (default `"auto"`). A preference only: if it does not fit the host's history budget the host serves less, and `history.mode` in the result says what was served. Has no effect when `cursor` is given or `excludeItems` is `true`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryPreference>,
     /// A model to switch the session to as it loads, used instead of the model it was bound to. It stays within the session's provider and leaves the permission profile alone. Absent keeps the recorded binding; `null` is invalid.
-    #[serde(rename = "modelId", default, skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
     /// Id of a permission profile, already defined by the host, to switch the session to as it loads. Absent keeps the session's current profile.
-    #[serde(
-        rename = "permissionProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub permission_profile: Option<String>,
     /// Asks for the session's recovery mode to be `"on"` or `"off"` for the runtime this resume builds. Absent leaves the choice to the host, which is not the same as an explicit `"off"`.
-    #[serde(rename = "recoveryMode", default, skip_serializing_if = "Option::is_none")]
     pub recovery_mode: Option<RecoveryMode>,
     /// The session to load.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionResumeParams {
         required command_id = "commandId",
         optional config = "config",
@@ -3007,38 +2753,31 @@ impl Validate for SessionResumeParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionResumeParams, "SessionResumeParams");
 /// Result of `session/resume`: the loaded session, its history and the view position this connection is subscribed from. Any pending requests listed here are re-sent to this connection as server-to-client requests right after the response.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionResumeResult {
     /// Present when this load found that the session's previous run had not ended cleanly; a client may tell the user once. Absent says nothing (a clean end, joining a session that was already loaded, or a host that predates the member).
     #[cfg(feature = "experimental")]
-    #[serde(rename = "abnormalEnd", default, skip_serializing_if = "Option::is_none")]
     pub abnormal_end: Option<AbnormalEnd>,
     /// The latest prompt of the main conversation that was blocked and never ran, offered so the client can put it back in the input box. Absent when there is none.
-    #[serde(rename = "blockedPrompt", default, skip_serializing_if = "Option::is_none")]
     pub blocked_prompt: Option<BlockedPrompt>,
     /// The history served for rendering the session.
     pub history: SessionHistory,
     /// The last completed turn as the host recorded it, so a reopened session can show that its last turn failed. Absent when no turn has completed.
-    #[serde(rename = "lastTurn", default, skip_serializing_if = "Option::is_none")]
     pub last_turn: Option<Box<LastTurn>>,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending. The full requests are re-issued to this connection right after this result.
-    #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
     /// The loaded session.
     pub session: Box<Session>,
     /// Names of the limit axes (such as `writesEnabled`) that the host narrowed while loading the session. Absent when nothing was narrowed.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "tightenedAxes", default, skip_serializing_if = "Option::is_none")]
     pub tightened_axes: Option<Vec<String>>,
     /// The session's view head. This connection now gets the view events that follow it; if the session was still loaded and this connection had unsubscribed, the resume attaches it again from here.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionResumeResult {
         #[cfg(feature = "experimental")] optional abnormal_end = "abnormalEnd",
         optional blocked_prompt = "blockedPrompt",
@@ -3089,22 +2828,19 @@ impl Validate for SessionResumeResult {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionResumeResult, "SessionResumeResult");
 /// Params of `session/setApprovalMode`: switch the session to another approval mode. The client can only pick one of the modes the host's configuration defines; it cannot describe a policy of its own.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSetApprovalModeParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The mode to switch to. The host records the requesting client's `clientInfo.name` with the change.
     pub mode: ApprovalMode,
     /// The session the command targets.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSetApprovalModeParams {
         required command_id = "commandId",
         required mode = "mode",
@@ -3134,25 +2870,21 @@ crate::json_schema::impl_json_schema!(
     SessionSetApprovalModeParams, "SessionSetApprovalModeParams"
 );
 /// Result of `session/setApprovalMode`. The new mode applies from the next action; an approval already pending is not decided by the change.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSetApprovalModeResult {
     /// `"completed"` when the mode changed, `"noop"` when it was already in effect.
-    #[serde(rename = "applyOutcome")]
     pub apply_outcome: ApprovalModeApplyOutcome,
     /// The `commandId` of the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The approval mode now in effect, the same object `Session.approvalMode` carries.
-    #[serde(rename = "effectiveMode")]
     pub effective_mode: EffectiveApprovalModeState,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSetApprovalModeResult {
         required apply_outcome = "applyOutcome",
         required command_id = "commandId",
@@ -3185,22 +2917,19 @@ crate::json_schema::impl_json_schema!(
     SessionSetApprovalModeResult, "SessionSetApprovalModeResult"
 );
 /// Params of `session/setModel`: choose the model for the session's next model calls (the model-picker gesture). The choice is recorded durably.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSetModelParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The model (and optionally provider) to use.
     pub model: ModelSelection,
     /// The session the command targets.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSetModelParams {
         required command_id = "commandId",
         required model = "model",
@@ -3228,19 +2957,17 @@ impl Validate for SessionSetModelParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionSetModelParams, "SessionSetModelParams");
 /// Result of `session/setModel`. If a turn is running, the choice is admitted now and takes effect at the next model call; the response does not wait for that. `session/modelChanged` announces it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSetModelResult {
     /// The `commandId` of the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSetModelResult {
         required command_id = "commandId",
         required status = "status",
@@ -3266,24 +2993,20 @@ impl Validate for SessionSetModelResult {}
 crate::json_schema::impl_json_schema!(SessionSetModelResult, "SessionSetModelResult");
 /// Params of `session/setPermissionProfile`: switch a loaded, durable session to another permission profile. The client can only pick a profile the host already defines (see `permissionProfile/list`); it cannot send rules of its own.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSetPermissionProfileParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Id of the profile to switch to.
-    #[serde(rename = "profileId")]
     pub profile_id: String,
     /// The session the command targets.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSetPermissionProfileParams {
         required command_id = "commandId",
         required profile_id = "profileId",
@@ -3316,26 +3039,22 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `session/setPermissionProfile`. Apply failures are reported as `commandRejected` errors rather than here.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSetPermissionProfileResult {
     /// `"completed"` when the profile changed, `"noop"` when nothing changed.
-    #[serde(rename = "applyOutcome")]
     pub apply_outcome: PermissionProfileApplyOutcome,
     /// The `commandId` of the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The permission state now in effect, the same object `Session.permissionState` carries.
-    #[serde(rename = "permissionState")]
     pub permission_state: EffectivePermissionState,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSetPermissionProfileResult {
         required apply_outcome = "applyOutcome",
         required command_id = "commandId",
@@ -3370,23 +3089,19 @@ crate::json_schema::impl_json_schema!(
     SessionSetPermissionProfileResult, "SessionSetPermissionProfileResult"
 );
 /// Params of `session/setReasoningEffort`: set the session's default reasoning effort. It takes precedence over the host's configured default, and a turn started with an explicit `reasoningEffort` uses that value instead, for that turn alone.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSetReasoningEffortParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The new default tier; an unknown tier is `invalidParams`. The value is passed to the provider as is, without clamping.
-    #[serde(rename = "reasoningEffort")]
     pub reasoning_effort: ReasoningEffort,
     /// The session the command targets.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSetReasoningEffortParams {
         required command_id = "commandId",
         required reasoning_effort = "reasoningEffort",
@@ -3416,19 +3131,17 @@ crate::json_schema::impl_json_schema!(
     SessionSetReasoningEffortParams, "SessionSetReasoningEffortParams"
 );
 /// Result of `session/setReasoningEffort`. The new default is durable once acknowledged and applies to turns started afterwards; a running turn keeps the setting it started with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSetReasoningEffortResult {
     /// The `commandId` of the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSetReasoningEffortResult {
         required command_id = "commandId",
         required status = "status",
@@ -3455,20 +3168,17 @@ crate::json_schema::impl_json_schema!(
     SessionSetReasoningEffortResult, "SessionSetReasoningEffortResult"
 );
 /// Params of `session/sideChat`: open a side chat from a session that is loaded on this host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSideChatParams {
     /// Client-minted idempotency key (UUIDv7) for this command.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The main session to open the side chat from.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSideChatParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -3493,24 +3203,21 @@ impl Validate for SessionSideChatParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionSideChatParams, "SessionSideChatParams");
 /// Result of `session/sideChat`: the same shape as a resume result, for the new side session. The side chat starts empty and its `session.sideFrom` records where it came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSideChatResult {
     /// The history served for the side session (empty at first).
     pub history: SessionHistory,
     /// Pointers to server-initiated requests (approvals, user-input prompts) still waiting for an answer in this session; empty when nothing is pending.
-    #[serde(rename = "pendingRequests")]
     pub pending_requests: Vec<PendingRequestPointer>,
     /// The new side session, with `sideFrom` set.
     pub session: Box<Session>,
     /// The side session's view head; this connection receives its view events after it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSideChatResult {
         required history = "history",
         required pending_requests = "pendingRequests",
@@ -3548,23 +3255,19 @@ impl Validate for SessionSideChatResult {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionSideChatResult, "SessionSideChatResult");
 /// The session that opened another one: sent in `session/start` and reported back as `Session.spawnedBy`. For attribution only; it grants nothing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionSpawnedBy {
     /// Id of the session that started the new one.
-    #[serde(rename = "parentSessionId")]
     pub parent_session_id: String,
     /// A project label the opening session gave, opaque to the host. Absent when none was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     /// A thread label the opening session gave, opaque to the host. Absent when none was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionSpawnedBy {
         required parent_session_id = "parentSessionId",
         optional project = "project",
@@ -3593,74 +3296,47 @@ impl Validate for SessionSpawnedBy {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionSpawnedBy, "SessionSpawnedBy");
 /// Params of `session/start`: create a new session, load it on this host and subscribe this connection to its view. Every member except `commandId` is optional and falls back to the host's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionStartParams {
     /// The approval mode the session starts in; it must be a mode the host's configuration defines. Absent or `null` selects the host's default.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(
-        rename = "approvalMode",
-        default,
-        skip_serializing_if = "Tristate::is_absent"
-    )]
     pub approval_mode: Tristate<ApprovalMode>,
     /// Client-minted idempotency key (UUIDv7) for this start. Required: the host never mints one, and a retry with the same id returns the same result.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Extra per-session configuration; today only `mcpServers` is recognised.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<SessionConfig>,
     /// The limits to start the session with; only the axes named are set. An axis wider than the host's ceiling is refused with `limitsAboveMax`.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<Box<SessionLimitsChoice>>,
     /// The model to start with. Absent selects the host's default.
-    #[serde(rename = "modelId", default, skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
     /// Id of a permission profile, already defined by the host, to start the session with. Absent selects the host's default profile.
-    #[serde(
-        rename = "permissionProfile",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub permission_profile: Option<String>,
     /// Id of the session this new one follows on from (as when a user starts over with a new session). Any well-formed session id is accepted, even of a session that no longer exists. Absent for a session that follows none; `null` is invalid.
-    #[serde(
-        rename = "previousSessionId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub previous_session_id: Option<String>,
     /// The model provider to route to. Absent or `null` selects the host's default.
     ///
     /// Absent, `null` and a value are kept apart (see `Tristate`).
-    #[serde(rename = "providerId", default, skip_serializing_if = "Tristate::is_absent")]
     pub provider_id: Tristate<String>,
     /// Asks for the session's recovery mode to be `"on"` or `"off"`. Absent leaves the choice to the host, which is not the same as an explicit `"off"`.
-    #[serde(rename = "recoveryMode", default, skip_serializing_if = "Option::is_none")]
     pub recovery_mode: Option<RecoveryMode>,
     /// An exact id (UUID) for the new session. Absent lets the host mint a UUIDv7. It never selects an existing session: an id already in use or reserved is rejected with `commandRejected` (reason `session_id_conflict`).
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// The session opening this one, for a session that starts a worker session. The host records it once and reports it as `Session.spawnedBy`; `session/resume` does not take it. Unusable values are ignored and never make the start fail.
-    #[serde(rename = "spawnedBy", default, skip_serializing_if = "Option::is_none")]
     pub spawned_by: Option<Box<SessionSpawnedBy>>,
     /// Absolute path of the workspace folder, recorded in the session's metadata.
-    #[serde(rename = "workspaceRoot", default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
     /// The session's workspace folders, in order: absolute paths of existing directories, the first being the working directory and primary root. Additional roots do not make the project trusted. If `workspaceRoot` is also sent both must name the same folder, and `null` is invalid. Absent means a single root.
-    #[serde(rename = "workspaceRoots", default, skip_serializing_if = "Option::is_none")]
     pub workspace_roots: Option<Vec<String>>,
     /// Run the session in a version-control worktree: either have the host create one (optionally from a base ref) or attach an existing one by path. Absent means no worktree.
     #[cfg(feature = "experimental")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeStartRequest>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionStartParams {
         tristate approval_mode = "approvalMode",
         required command_id = "commandId",
@@ -3722,19 +3398,17 @@ impl Validate for SessionStartParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionStartParams, "SessionStartParams");
 /// Result of `session/start`: the new session and the view position this connection is subscribed from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionStartResult {
     /// The newly created session.
     pub session: Box<Session>,
     /// The session's view head after the start; this connection receives every view event after it. A deduplicated retry returns the same value.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionStartResult {
         required session = "session",
         required view_cursor = "viewCursor",
@@ -3766,16 +3440,15 @@ impl Validate for SessionStartResult {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionStartResult, "SessionStartResult");
 /// Params of the `session/started` notification, broadcast to every initialized connection when `session/start`, `session/fork` or `session/sideChat` brings a new session up on this host. A resume does not send it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionStartedParams {
     /// The newly loaded session, in the same shape the start or fork result carries.
     pub session: Box<Session>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionStartedParams {
         required session = "session",
     } unknown
@@ -3832,35 +3505,26 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionStatus, "SessionStatus");
 /// Params of the `session/statusChanged` notification: a loaded session's `status` or `attention` changed. Sent to every connection whatever its view subscriptions; nothing is sent on connect, so seed your table from the `Session` objects, which carry the same facts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionStatusChangedParams {
     /// Attention flags after the change; omitted when no flag is set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention: Option<Vec<AttentionFlag>>,
     /// The permission state after the change, when the host includes it.
     #[cfg(feature = "experimental")]
-    #[serde(
-        rename = "permissionState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub permission_state: Option<Box<EffectivePermissionState>>,
     /// The session whose state changed.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The load state after the change.
     pub status: SessionStatus,
     /// View cursor of the record that caused the change. Always on the wire; `null` only when the session was unloaded and the host could not compute a final cursor (the matching `session/closed` then also carries `null`).
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "viewCursor", default)]
     pub view_cursor: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionStatusChangedParams {
         optional attention = "attention",
         #[cfg(feature = "experimental")] optional permission_state = "permissionState",
@@ -3897,7 +3561,7 @@ crate::json_schema::impl_json_schema!(
     SessionStatusChangedParams, "SessionStatusChangedParams"
 );
 /// Params of the `session/todoListChanged` notification: the agent's todo list changed. Replace the whole list each time; an empty `items` means the list was cleared.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionTodoListChangedParams {
     /// The full todo list.
@@ -3905,22 +3569,17 @@ pub struct SessionTodoListChangedParams {
     /// The list's revision number, for diagnostics only; order events by `viewCursor`, not by this.
     pub revision: i64,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Name of the tool that produced the list, as reported.
-    #[serde(rename = "sourceTool")]
     pub source_tool: String,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionTodoListChangedParams {
         required items = "items",
         required revision = "revision",
@@ -3959,47 +3618,37 @@ crate::json_schema::impl_json_schema!(
     SessionTodoListChangedParams, "SessionTodoListChangedParams"
 );
 /// Params of the `session/tokenUsage` notification: one model call finished and reported usage. Carries the provider's raw counters, host-computed totals and the session's running totals, which only grow.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionTokenUsageParams {
     /// The session's running totals up to this event. Usage of subagents and workflow children is not included; it is reported on their items.
     pub cumulative: CumulativeTokenUsage,
     /// Wall-clock time of the model call, in milliseconds. Absent when not measured.
-    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
     /// The provider's finish reason, passed through unchanged. Absent when not reported.
-    #[serde(rename = "finishReason", default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
     /// The model that produced this usage. Always on the wire; `null` for usage recorded before the model was stored.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "modelId", default)]
     pub model_id: Option<String>,
     /// Prompt tokens counted exactly once, whatever the provider's caching convention. Display and sum this rather than recomputing it from `usage`.
-    #[serde(rename = "promptTokens")]
     pub prompt_tokens: i64,
     /// The session this event belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The durable log records this event was derived from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// `promptTokens` plus output tokens for this call.
-    #[serde(rename = "totalTokens")]
     pub total_tokens: i64,
     /// The turn whose model call finished.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// The provider's raw counters, unchanged.
     pub usage: TokenUsage,
     /// Opaque view cursor of this event: strictly increasing within the session. Store and relay it (for example to `session/resume`), never parse it.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionTokenUsageParams {
         required cumulative = "cumulative",
         optional duration_ms = "durationMs",
@@ -4054,23 +3703,19 @@ crate::json_schema::impl_json_schema!(
     SessionTokenUsageParams, "SessionTokenUsageParams"
 );
 /// Params of `session/userShell`: run a shell command typed by the user (the `!` escape) in the session's workspace. The connection must have been granted the `userShell` capability at `initialize`, or the call fails with `capabilityRequired`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionUserShellParams {
     /// Client-minted idempotency key (UUIDv7) for this command; a retry with the same id is deduplicated.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The shell command line to run.
-    #[serde(rename = "commandText")]
     pub command_text: String,
     /// The session the command targets.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionUserShellParams {
         required command_id = "commandId",
         required command_text = "commandText",
@@ -4098,19 +3743,17 @@ impl Validate for SessionUserShellParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionUserShellParams, "SessionUserShellParams");
 /// Result of `session/userShell`, returned at once. The command runs in the background; its output arrives as the final view event of the `userShell` item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionUserShellResult {
     /// The `commandId` of the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionUserShellResult {
         required command_id = "commandId",
         required status = "status",
@@ -4155,22 +3798,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SessionViewHealth, "SessionViewHealth");
 /// Params of the `session/viewHealthChanged` notification: the host can no longer serve the live view of a loaded session. Sent whatever the connection's view subscriptions, but best-effort: it can be dropped, so still check `history.noneReason` on the next resume or read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionViewHealthChangedParams {
     /// The new view health; only `"unavailable"` is sent today.
     pub health: SessionViewHealth,
     /// Why the view is unavailable, in the same vocabulary as `history.noneReason`, so one handler can serve both. Present only when `health` is `"unavailable"`.
-    #[serde(rename = "noneReason", default, skip_serializing_if = "Option::is_none")]
     pub none_reason: Option<HistoryNoneReason>,
     /// The session whose view health changed.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionViewHealthChangedParams {
         required health = "health",
         optional none_reason = "noneReason",
@@ -4202,7 +3842,7 @@ crate::json_schema::impl_json_schema!(
 );
 /// The worktree a session runs in, carried as `Session.worktree`. The branch is reported separately in `Session.branch`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionWorktree {
     /// How the worktree came to be used: `"created"` when the host made it for this session, `"attached"` when the host bound an existing worktree given by the client.
@@ -4210,11 +3850,10 @@ pub struct SessionWorktree {
     /// Absolute path of the worktree directory.
     pub path: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SessionWorktree {
         required origin = "origin",
         required path = "path",

@@ -5,20 +5,18 @@ use crate::*;
 use serde::Serialize;
 /// Result of `settings/read`: the effective values of the settings the host owns. Settings kept only by a client's own UI are not included.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsReadResult {
     /// Version of the settings schema these values follow; compare it with the `schemaVersion` of `settings/readSchema`.
-    #[serde(rename = "schemaVersion")]
     pub schema_version: i64,
     /// The effective value of each host-owned setting, after combining all sources. A setting with no value is left out.
     pub values: serde_json::Map<String, serde_json::Value>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SettingsReadResult {
         required schema_version = "schemaVersion",
         required values = "values",
@@ -46,20 +44,18 @@ impl Validate for SettingsReadResult {}
 crate::json_schema::impl_json_schema!(SettingsReadResult, "SettingsReadResult");
 /// Result of `settings/readSchema`: what each host-owned setting may hold and whether managed policy constrains it.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsReadSchemaResult {
     /// For each host-owned setting, the shape of value it accepts and, when managed policy enforces one, the constraint. A setting without a constraint is not managed.
     pub keys: serde_json::Map<String, serde_json::Value>,
     /// Version of the settings schema described here.
-    #[serde(rename = "schemaVersion")]
     pub schema_version: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SettingsReadSchemaResult {
         required keys = "keys",
         required schema_version = "schemaVersion",
@@ -89,23 +85,20 @@ crate::json_schema::impl_json_schema!(
 );
 /// One edit in a `settings/writeMany` request.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsWriteEdit {
     /// The dotted path of the host-owned setting to change.
-    #[serde(rename = "keyPath")]
     pub key_path: String,
     /// The new value of the setting, replacing the old one; `null` clears the setting so its built-in default applies.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub value: Option<SettingsWriteEditValue>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SettingsWriteEdit {
         required key_path = "keyPath",
         nullable value = "value",
@@ -158,17 +151,16 @@ impl Validate for SettingsWriteEditValue {}
 crate::json_schema::impl_json_schema!(SettingsWriteEditValue, "SettingsWriteEditValue");
 /// Params of `settings/writeMany`: several setting changes applied together. If any edit is invalid the call fails and nothing is written.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsWriteManyParams {
     /// The edits to apply.
     pub edits: Vec<SettingsWriteEdit>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SettingsWriteManyParams {
         required edits = "edits",
     } unknown
@@ -195,17 +187,16 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `settings/writeMany`: the value in effect for each edited setting after the write.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsWriteManyResult {
     /// One entry per edit, in the same order as `edits`.
     pub results: Vec<SettingsWriteResultEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SettingsWriteManyResult {
         required results = "results",
     } unknown
@@ -232,23 +223,20 @@ crate::json_schema::impl_json_schema!(
 );
 /// The outcome of one edit in a `settings/writeMany` result.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsWriteResultEntry {
     /// The value now in effect for the setting; `null` when the setting has no value after the write.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "effectiveValue", default)]
     pub effective_value: Option<SettingsWriteResultEntryEffectiveValue>,
     /// The dotted path of the setting, as sent in the edit.
-    #[serde(rename = "keyPath")]
     pub key_path: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SettingsWriteResultEntry {
         nullable effective_value = "effectiveValue",
         required key_path = "keyPath",
@@ -305,23 +293,20 @@ crate::json_schema::impl_json_schema!(
 );
 /// Params of `settings/writeValue`: the new value of one host-owned setting. Values replace the old value outright, so repeating the call is safe and no `commandId` is needed.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsWriteValueParams {
     /// The dotted path of the setting to change, exactly as it is stored.
-    #[serde(rename = "keyPath")]
     pub key_path: String,
     /// The new value of the setting; `null` clears it so its built-in default applies.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub value: Option<SettingsWriteValueParamsValue>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SettingsWriteValueParams {
         required key_path = "keyPath",
         nullable value = "value",
@@ -378,23 +363,20 @@ crate::json_schema::impl_json_schema!(
 );
 /// Result of `settings/writeValue`: the value in effect for the setting after the write.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SettingsWriteValueResult {
     /// The value now in effect for the setting; `null` when the setting has no value after the write, which matches it being left out of `settings/read`.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "effectiveValue", default)]
     pub effective_value: Option<SettingsWriteValueResultEffectiveValue>,
     /// The dotted path of the setting, as sent.
-    #[serde(rename = "keyPath")]
     pub key_path: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SettingsWriteValueResult {
         nullable effective_value = "effectiveValue",
         required key_path = "keyPath",

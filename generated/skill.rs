@@ -2,7 +2,6 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// The skill scope that a `skill/setActivation` write targets. Closed enum: any other value is rejected rather than recorded.
 ///
 /// - `user`: The user's own skills.
@@ -60,32 +59,27 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillActivationState, "SkillActivationState");
 /// One row of `skill/list`: a shortcut spelling the user can type to invoke a skill. A plugin skill can have two rows, its bare name and its `<pluginId>:<skillId>` form.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillCatalogEntry {
     /// Optional hint about the arguments the skill expects; absent when the skill declares none.
-    #[serde(rename = "argumentHint", default, skip_serializing_if = "Option::is_none")]
     pub argument_hint: Option<String>,
     /// Short summary of the skill, for a picker or palette.
     pub description: String,
     /// Name to show for the skill.
-    #[serde(rename = "displayName")]
     pub display_name: String,
     /// Identifier of the plugin that provides the skill; present only when `source` is `plugin`.
-    #[serde(rename = "pluginId", default, skip_serializing_if = "Option::is_none")]
     pub plugin_id: Option<String>,
     /// The shortcut without its leading slash, bare (`fix-bug`) or plugin-qualified (`acme:deploy`); send it unchanged in a `skill` input part. Unique within one response.
     pub selector: String,
     /// Which scope the skill comes from.
     pub source: SkillSource,
     /// Optional title of the skill; absent when none is declared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillCatalogEntry {
         optional argument_hint = "argumentHint",
         required description = "description",
@@ -126,17 +120,15 @@ impl Validate for SkillCatalogEntry {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillCatalogEntry, "SkillCatalogEntry");
 /// Params of the `skill/changed` notification: the set of skills a user can invoke in the session has changed, so clients should call `skill/list` again. Bursts may be merged, and there is no ordering guarantee relative to view events.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillChangedParams {
     /// The session whose skill set changed.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillChangedParams {
         required session_id = "sessionId",
     } unknown
@@ -158,7 +150,7 @@ impl Validate for SkillChangedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillChangedParams, "SkillChangedParams");
 /// Sizes of the lists in a `skill/import` result, so a client can show totals without counting.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillImportCounts {
     /// Number of entries in `failed`.
@@ -170,10 +162,9 @@ pub struct SkillImportCounts {
     /// Number of entries in `skipped`.
     pub skipped: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillImportCounts {
         required failed = "failed",
         required installed = "installed",
@@ -204,21 +195,19 @@ impl Validate for SkillImportCounts {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillImportCounts, "SkillImportCounts");
 /// A skill import candidate that could be neither installed nor quarantined; the import carries on with the others.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillImportFailure {
     /// The candidate's skill id; always present, and `null` when the candidate failed before an id could be read.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub id: Option<String>,
     /// Human-readable reason for the failure.
     pub reason: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillImportFailure {
         nullable id = "id",
         required reason = "reason",
@@ -244,28 +233,23 @@ impl Validate for SkillImportFailure {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillImportFailure, "SkillImportFailure");
 /// Params of the `skill/import` request, which copies skills from another agent tool's skill directory on the host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillImportParams {
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Optional. When `true`, report what the import would do without writing anything; absent means `false`.
-    #[serde(rename = "dryRun", default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
     /// Optional. When `true`, asks the host to import skills it would otherwise skip; absent means `false`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
     /// The session on whose behalf the import runs.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Which other tool's skills to import; the host finds that tool's directory itself.
     pub source: SkillImportSource,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillImportParams {
         required command_id = "commandId",
         optional dry_run = "dryRun",
@@ -300,7 +284,7 @@ impl Validate for SkillImportParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillImportParams, "SkillImportParams");
 /// A skill import candidate that was kept but quarantined, so it is not loaded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillImportQuarantine {
     /// The quarantined skill's id.
@@ -308,10 +292,9 @@ pub struct SkillImportQuarantine {
     /// Human-readable reasons it was quarantined.
     pub reasons: Vec<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillImportQuarantine {
         required id = "id",
         required reasons = "reasons",
@@ -336,16 +319,14 @@ impl Validate for SkillImportQuarantine {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillImportQuarantine, "SkillImportQuarantine");
 /// Result of `skill/import`: the command acknowledgement together with what happened to each candidate skill.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillImportResult {
     /// The `commandId` from the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Sizes of the `installed`, `quarantined`, `skipped` and `failed` lists.
     pub counts: SkillImportCounts,
     /// `true` when this was a preview and nothing was written; the lists then describe what a real import would do.
-    #[serde(rename = "dryRun")]
     pub dry_run: bool,
     /// Candidates that could not be imported, each with the reason.
     pub failed: Vec<SkillImportFailure>,
@@ -360,10 +341,9 @@ pub struct SkillImportResult {
     /// Acknowledgement status of the command; `"accepted"` when the host admitted it.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillImportResult {
         required command_id = "commandId",
         required counts = "counts",
@@ -461,17 +441,15 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillInvocationSource, "SkillInvocationSource");
 /// Params of the `skill/list` request. The listing is per session because the skills available depend on that session's workspace and installed plugins.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillListParams {
     /// The session whose skills to list.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillListParams {
         required session_id = "sessionId",
     } unknown
@@ -493,20 +471,15 @@ impl Validate for SkillListParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillListParams, "SkillListParams");
 /// Result of `skill/list`: every skill shortcut the session accepts from the user.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillListResult {
     /// One row per skill shortcut the user can type in this session.
     pub skills: Vec<SkillCatalogEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
-    SkillListResult {
-        required skills = "skills",
-    } unknown
-);
+crate::support::impl_serde!(SkillListResult { required skills = "skills", } unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(SkillListResult { required skills = "skills", } unknown);
 crate::support::builder! {
@@ -520,26 +493,23 @@ impl Validate for SkillListResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SkillListResult, "SkillListResult");
 /// Params of the `skill/setActivation` request, which sets one skill's activation state in a given scope.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillSetActivationParams {
     /// The activation state to set.
     pub activation: SkillActivationState,
     /// Client-generated UUIDv7 that makes the command idempotent: resending the same `commandId` returns the original outcome instead of running the command again.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The scope in which the activation is recorded.
     pub scope: SkillActivationScope,
     /// The skill to change, spelled as in `skill/list`.
     pub selector: String,
     /// The session on whose behalf the change is made.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillSetActivationParams {
         required activation = "activation",
         required command_id = "commandId",
@@ -575,13 +545,12 @@ crate::json_schema::impl_json_schema!(
     SkillSetActivationParams, "SkillSetActivationParams"
 );
 /// Result of `skill/setActivation`: the command acknowledgement together with the state that now applies and the state before the change.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SkillSetActivationResult {
     /// The activation state now in effect.
     pub activation: SkillActivationState,
     /// The `commandId` from the request, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The activation state before this change.
     pub previous: SkillActivationState,
@@ -592,10 +561,9 @@ pub struct SkillSetActivationResult {
     /// Acknowledgement status of the command; `"accepted"` when the host admitted it.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SkillSetActivationResult {
         required activation = "activation",
         required command_id = "commandId",

@@ -2,7 +2,6 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Where a child agent stands in its control lifecycle, as `controlStatus` on a `subagent` item. The item's own `status` stays the authority on whether the child has ended. Open: new values may appear.
 ///
 /// - `accepted`: The host has taken the child on but has not started it yet.
@@ -52,25 +51,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SubagentControlStatus, "SubagentControlStatus");
 /// Params of `subagent/sendMessage` and `subagent/followupTask`: the child agent to address and the text to give it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubagentInputParams {
     /// The message or task text. Surrounding whitespace is trimmed and text that is empty after trimming is rejected; multibyte characters are delivered unchanged.
     pub body: String,
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The parent session that owns the child.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The child agent to act on: the `subagentId` of its `subagent` item.
-    #[serde(rename = "subagentId")]
     pub subagent_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SubagentInputParams {
         required body = "body",
         required command_id = "commandId",
@@ -101,26 +96,21 @@ impl Validate for SubagentInputParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SubagentInputParams, "SubagentInputParams");
 /// Params of `subagent/interrupt`, `subagent/stop` and `subagent/close`: the child agent to act on, with an optional reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubagentOwnerReasonParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Optional human-readable reason, kept on the durable record of the command; absent when none was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The parent session that owns the child.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The child agent to act on: the `subagentId` of its `subagent` item.
-    #[serde(rename = "subagentId")]
     pub subagent_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SubagentOwnerReasonParams {
         required command_id = "commandId",
         optional reason = "reason",
@@ -154,34 +144,27 @@ crate::json_schema::impl_json_schema!(
     SubagentOwnerReasonParams, "SubagentOwnerReasonParams"
 );
 /// What a child agent returned, carried as `result` on its `subagent` item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubagentResult {
     /// References to artifacts the child produced, passed through as recorded; may be empty.
-    #[serde(rename = "artifactRefs")]
     pub artifact_refs: Vec<String>,
     /// Whether the result has already been consumed; absent when the host does not say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drained: Option<bool>,
     /// When the child failed: the kind of error, as a free-form string from the host.
-    #[serde(rename = "errorKind", default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// References to evidence backing the result, passed through as recorded; may be empty.
-    #[serde(rename = "evidenceRefs")]
     pub evidence_refs: Vec<String>,
     /// Structured data the child returned, as an arbitrary JSON object; absent when there is none.
-    #[serde(rename = "structuredData", default, skip_serializing_if = "Option::is_none")]
     pub structured_data: Option<serde_json::Map<String, serde_json::Value>>,
     /// Summary of the result. On the wire it is capped at 64 KiB; when it was cut, the item's `truncated` flag is set. The stored record keeps the full text.
     pub summary: String,
     /// The full result text, when there is one. Subject to the same 64 KiB wire cap as `summary`; if it had to be shortened, the item's `truncated` flag is set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SubagentResult {
         required artifact_refs = "artifactRefs",
         optional drained = "drained",
@@ -222,23 +205,19 @@ impl Validate for SubagentResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(SubagentResult, "SubagentResult");
 /// Params of `subagent/resume`, `subagent/reopen` and `subagent/readResult`: only the child agent to act on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubagentTargetParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The parent session that owns the child.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The child agent to act on: the `subagentId` of its `subagent` item.
-    #[serde(rename = "subagentId")]
     pub subagent_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     SubagentTargetParams {
         required command_id = "commandId",
         required session_id = "sessionId",

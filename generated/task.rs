@@ -2,25 +2,20 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of `task/background`: send a tool task that is running in the foreground to the background, durably.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskBackgroundParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The task to move: the `itemId` of its running `toolCall` item.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TaskBackgroundParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -48,22 +43,19 @@ impl Validate for TaskBackgroundParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TaskBackgroundParams, "TaskBackgroundParams");
 /// Result of `task/background` and `task/stop`: an admission acknowledgement that names the task.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskCommandResult {
     /// The `commandId` of the command this acknowledges.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
     /// The `taskId` from the request.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TaskCommandResult {
         required command_id = "commandId",
         required status = "status",
@@ -115,40 +107,29 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TaskExecutionMode, "TaskExecutionMode");
 /// One row of the `task/list` result: a live workload that can be stopped. `kind` and `status` are open so that new kinds of work and new states can be added without breaking clients.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskListEntry {
     /// Who moved the task to the background. Absent when it was not moved, when the host did not record who did, and for work without a transcript item.
-    #[serde(
-        rename = "backgroundInitiator",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub background_initiator: Option<BackgroundInitiator>,
     /// The command the task runs, when there is one to show; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// Whether the task runs in the foreground or the background; absent when the host does not say.
-    #[serde(rename = "executionMode", default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<TaskExecutionMode>,
     /// What sort of workload this is, as a free-form string: `"tool"` or a `"tool."`-prefixed kind for tool calls, otherwise the host's own kind string. Ignore kinds you do not know.
     pub kind: String,
     /// When the task started, as an RFC 3339 timestamp; absent when the host does not know.
-    #[serde(rename = "startedAt", default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     /// The row's state. Currently always `"inProgress"`, since only unfinished work is listed.
     pub status: TaskListStatus,
     /// The task's id, to pass to `task/stop`: for a tool call, the `itemId` of its `toolCall` item; for work without a transcript item, the host's own id for it.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// The short name of the tool, on rows for tool calls that have a transcript item; never a label or the arguments. Absent on other rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TaskListEntry {
         optional background_initiator = "backgroundInitiator",
         optional command = "command",
@@ -192,17 +173,15 @@ impl Validate for TaskListEntry {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TaskListEntry, "TaskListEntry");
 /// Params of `task/list`. A read-only query: it takes no `commandId`, writes nothing and emits no view event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskListParams {
     /// The loaded session whose tasks to list.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TaskListParams {
         required session_id = "sessionId",
     } unknown
@@ -224,16 +203,15 @@ impl Validate for TaskListParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TaskListParams, "TaskListParams");
 /// Result of `task/list`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskListResult {
     /// One row per live workload, foreground and background, ordered by start time with the oldest first. An empty array means no work is running.
     pub tasks: Vec<TaskListEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(TaskListResult { required tasks = "tasks", } unknown);
+crate::support::impl_serde!(TaskListResult { required tasks = "tasks", } unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(TaskListResult { required tasks = "tasks", } unknown);
 crate::support::builder! {
@@ -267,20 +245,17 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TaskListStatus, "TaskListStatus");
 /// Params of `task/stopAll`: stop every background workload that can be stopped at the moment the command is admitted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskStopAllParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TaskStopAllParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -305,19 +280,17 @@ impl Validate for TaskStopAllParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TaskStopAllParams, "TaskStopAllParams");
 /// Result of `task/stopAll`. Always `"accepted"`, even when nothing was running. It does not list what was stopped; the items that end show in the view.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskStopAllResult {
     /// The `commandId` of the command this acknowledges.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TaskStopAllResult {
         required command_id = "commandId",
         required status = "status",
@@ -342,23 +315,19 @@ impl Validate for TaskStopAllResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TaskStopAllResult, "TaskStopAllResult");
 /// Params of `task/stop`: stop one background task, named explicitly. Use `task/stopAll` to stop all of them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskStopParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The task to stop: the `itemId` of its `toolCall` item.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TaskStopParams {
         required command_id = "commandId",
         required session_id = "sessionId",

@@ -2,25 +2,20 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of the `turn/cancel` method: cancel a turn through the normal command queue. Unlike `turn/interrupt` it takes no `retract` flag.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnCancelParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Exact turn to cancel. Absent targets the session's current foreground turn. Any well-formed UUID is accepted (older sessions may use v4 or v5 ids); a malformed one is invalid params.
-    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnCancelParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -49,22 +44,19 @@ impl Validate for TurnCancelParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnCancelParams, "TurnCancelParams");
 /// Result of the `turn/cancel` method: the cancel was admitted. The turn has ended only once `turn/completed` arrives for it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnCancelResult {
     /// The `commandId` from the request.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status; `"accepted"`.
     pub status: CommandStatus,
     /// The turn being cancelled.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnCancelResult {
         required command_id = "commandId",
         required status = "status",
@@ -92,47 +84,33 @@ impl Validate for TurnCancelResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnCancelResult, "TurnCancelResult");
 /// Params of the `turn/completed` notification: a turn reached its end and the end was recorded durably.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnCompletedParams {
     /// How long the turn took, in milliseconds; absent when it was not measured.
-    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
     /// Why the turn failed. Present exactly when `terminal` is `"failed"`; failures during a turn are reported here, not as JSON-RPC errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Box<TurnError>>,
     /// Free-text reason for the ending, for display and diagnostics only; do not branch on it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// How the turn ended.
     pub terminal: TurnTerminal,
     /// Milliseconds until the first model token arrived; absent when not measured.
-    #[serde(
-        rename = "timeToFirstTokenMs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub time_to_first_token_ms: Option<i64>,
     /// The turn that ended.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Token usage summed over all model calls in the turn; absent when none was reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<TokenUsage>>,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnCompletedParams {
         optional duration_ms = "durationMs",
         optional error = "error",
@@ -182,7 +160,7 @@ impl Validate for TurnCompletedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnCompletedParams, "TurnCompletedParams");
 /// Why a turn failed, carried in `TurnCompletedParams.error`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnError {
     /// Category of the failure; branch on this.
@@ -190,18 +168,15 @@ pub struct TurnError {
     /// Human-readable description of the failure.
     pub message: String,
     /// Which quota was exhausted and when it resets; present only for quota failures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<QuotaDetail>,
     /// `true` if the model provider turned the request down. Only a live `turn/completed` includes it (replays, snapshots and `workflow/resume` omit it), so a missing member tells nothing. Never `false`.
-    #[serde(rename = "requestDenied", default, skip_serializing_if = "Option::is_none")]
     pub request_denied: Option<bool>,
     /// `true` when the server judges that sending the same input again may succeed.
     pub retryable: bool,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnError {
         required kind = "kind",
         required message = "message",
@@ -292,29 +267,23 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnErrorKind, "TurnErrorKind");
 /// Params of the `turn/foregroundCompleted` notification: the turn's main work is done, but blocking background reminders keep it open. Not an ending; the turn ends with `turn/completed` (or `turn/unqueued`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnForegroundCompletedParams {
     /// Identifiers of the background reminder agents still holding the turn open.
-    #[serde(rename = "blockingAgents")]
     pub blocking_agents: Vec<String>,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// The turn whose foreground work finished.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnForegroundCompletedParams {
         required blocking_agents = "blockingAgents",
         required session_id = "sessionId",
@@ -350,44 +319,33 @@ crate::json_schema::impl_json_schema!(
     TurnForegroundCompletedParams, "TurnForegroundCompletedParams"
 );
 /// One piece of the input sent with `turn/start` or `turn/steer`; `type` says which other fields apply. To mention a file, write `@relative/path` inside a text part. An unknown `type` is rejected as invalid params.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnInputPart {
     /// For a `skill` part: optional free-text arguments passed to the skill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<String>,
     /// For an `image` part: the image bytes in base64; required, and empty or invalid data is rejected.
-    #[serde(rename = "base64Data", default, skip_serializing_if = "Option::is_none")]
     pub base64_data: Option<String>,
     /// For an `image` part: height in pixels. Send together with `width` or not at all.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub height: Option<i64>,
     /// Media type of the content, such as `image/png`; required on an `image` part.
-    #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
     /// For a `skill` part: which skill to invoke, as listed by `skill/list` (plain or plugin-qualified). An unknown selector fails with `skillNotFound`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
     /// For a `skill` part: which copy of the skill was picked (bundled, user, project or plugin), so the host resolves the exact entry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SkillInvocationSource>,
     /// For a `text` part: the prompt text. Several text parts are joined in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Kind of part; decides which other fields are used.
-    #[serde(rename = "type")]
     pub type_: TurnInputPartType,
     /// For a `video` part: the `uploadId` of a video sent earlier with `media/upload`.
-    #[serde(rename = "uploadId", default, skip_serializing_if = "Option::is_none")]
     pub upload_id: Option<String>,
     /// For an `image` part: width in pixels. Send together with `height` or not at all.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnInputPart {
         optional arguments = "arguments",
         optional base64_data = "base64Data",
@@ -482,26 +440,21 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnInputPartType, "TurnInputPartType");
 /// Params of the `turn/interrupt` method: stop the running turn, as when the user presses stop. Handled ahead of ordinary commands.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnInterruptParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Also ask to withdraw the submission: if the turn stops before any assistant output was committed, the prompt is removed from the transcript (see `turn/retracted`) and the client can restore the text. A refused retract does not undo the interrupt. Absent means `false`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retract: Option<bool>,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Exact turn to interrupt. Absent targets the current foreground turn at the time the command is admitted; pass the id when you have it. Any well-formed UUID is accepted; a malformed one is invalid params.
-    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnInterruptParams {
         required command_id = "commandId",
         optional retract = "retract",
@@ -533,22 +486,19 @@ impl Validate for TurnInterruptParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnInterruptParams, "TurnInterruptParams");
 /// Result of the `turn/interrupt` method: the interrupt was admitted. The turn is not necessarily stopped yet; it is over when `turn/completed` arrives with `terminal` `"cancelled"`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnInterruptResult {
     /// The `commandId` from the request.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status; `"accepted"`.
     pub status: CommandStatus,
     /// The turn being interrupted.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnInterruptResult {
         required command_id = "commandId",
         required status = "status",
@@ -576,46 +526,35 @@ impl Validate for TurnInterruptResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnInterruptResult, "TurnInterruptResult");
 /// Params of the `turn/modelRetryScheduled` notification: a model call failed and the provider-level retry is waiting out its backoff. The turn is still running; this event never ends it. Same fields as `turn/retryScheduled` except there is no `reason`: build the message from `errorKind`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnModelRetryScheduledParams {
     /// The attempt that failed, counting from 1.
     pub attempt: i64,
     /// Machine-readable category of the error that caused the retry, when known.
-    #[serde(rename = "errorKind", default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// HTTP status code of the failed attempt, when the failure was an HTTP response.
-    #[serde(rename = "httpStatus", default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<i64>,
     /// Maximum number of attempts allowed for this retry chain.
-    #[serde(rename = "maxAttempts")]
     pub max_attempts: i64,
     /// Number of the attempt that will run after the delay.
-    #[serde(rename = "nextAttempt")]
     pub next_attempt: i64,
     /// Backoff delay before the next attempt, in milliseconds. It is a duration, not a point in time; run any countdown from when the event arrives.
-    #[serde(rename = "retryDelayMs")]
     pub retry_delay_ms: i64,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Name of the external system being retried (for example the model provider), for display; absent when not recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     /// The running turn whose model call is being retried.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnModelRetryScheduledParams {
         required attempt = "attempt",
         optional error_kind = "errorKind",
@@ -670,26 +609,21 @@ crate::json_schema::impl_json_schema!(
     TurnModelRetryScheduledParams, "TurnModelRetryScheduledParams"
 );
 /// A turn listed in the snapshot as active or queued.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnRef {
     /// `commandId` of the `turn/start` that created the turn.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Text to show for the submission, when available.
-    #[serde(rename = "displayText", default, skip_serializing_if = "Option::is_none")]
     pub display_text: Option<String>,
     /// `true` when `displayText` was shortened to fit a size limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// The turn's id, assigned when the submission was admitted.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnRef {
         required command_id = "commandId",
         optional display_text = "displayText",
@@ -721,32 +655,25 @@ impl Validate for TurnRef {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnRef, "TurnRef");
 /// Params of the `turn/retracted` notification: the retract requested with `turn/interrupt` has been settled. When accepted, the user message item is sent again through `item/updated` with `retracted: true`; when declined, no item changes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnRetractedParams {
     /// `commandId` of the submission that was retracted.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Whether the retract was accepted or declined. Treat an absent or unknown value as `"accepted"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<RetractOutcome>,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// The turn whose submission the retract concerned.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnRetractedParams {
         required command_id = "commandId",
         optional outcome = "outcome",
@@ -784,48 +711,37 @@ impl Validate for TurnRetractedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnRetractedParams, "TurnRetractedParams");
 /// Params of the `turn/retryScheduled` notification: a model attempt failed and a retry is scheduled after a backoff. The turn is still running; this event never ends it. Lets a client show progress such as "attempt 2/3, retrying in 2s".
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnRetryScheduledParams {
     /// The attempt that failed, counting from 1.
     pub attempt: i64,
     /// Machine-readable category of the error that caused the retry, when known.
-    #[serde(rename = "errorKind", default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     /// HTTP status code of the failed attempt, when the failure was an HTTP response.
-    #[serde(rename = "httpStatus", default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<i64>,
     /// Maximum number of attempts allowed for this retry chain.
-    #[serde(rename = "maxAttempts")]
     pub max_attempts: i64,
     /// Number of the attempt that will run after the delay.
-    #[serde(rename = "nextAttempt")]
     pub next_attempt: i64,
     /// Short human-readable reason the attempt failed (non-empty, at most 160 characters).
     pub reason: String,
     /// Backoff delay before the next attempt, in milliseconds. It is a duration, not a point in time; run any countdown from when the event arrives.
-    #[serde(rename = "retryDelayMs")]
     pub retry_delay_ms: i64,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// Name of the external system being retried (for example the model provider), for display; absent when not recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     /// The turn, still running, that will retry its model attempt.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnRetryScheduledParams {
         required attempt = "attempt",
         optional error_kind = "errorKind",
@@ -911,45 +827,32 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnStartDisposition, "TurnStartDisposition");
 /// Params of the `turn/start` method: submit user input to a session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnStartParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice. A new turn's `turnId` is derived from it.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// How the prompt should appear in the transcript; stored with the resulting `userMessage` item and never shown to the model.
-    #[serde(rename = "displayText", default, skip_serializing_if = "Option::is_none")]
     pub display_text: Option<String>,
     /// What to do if a turn is already running: queue the input, steer it into the running turn, or replace that turn. Absent means `queue`.
-    #[serde(rename = "ifBusy", default, skip_serializing_if = "Option::is_none")]
     pub if_busy: Option<IfBusy>,
     /// The input parts, in order; must not be empty.
     pub input: Vec<TurnInputPart>,
     /// Reasoning effort for this turn only; absent uses the session default.
-    #[serde(
-        rename = "reasoningEffort",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Session to submit to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Token budget to apply to the work this input starts, in tokens; absent requests none.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "tokenBudget", default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<i64>,
     /// A shell command to run as part of this submission (the `!command` a user types while a turn is running); absent when there is none.
-    #[serde(rename = "userShell", default, skip_serializing_if = "Option::is_none")]
     pub user_shell: Option<TurnUserShell>,
     /// Replaces the session's set of workspace roots from this turn onward (it persists for later turns). Absent leaves the set unchanged; `null`, or sending it with `ifBusy: "steer"`, is invalid params.
-    #[serde(rename = "workspaceRoots", default, skip_serializing_if = "Option::is_none")]
     pub workspace_roots: Option<Vec<String>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnStartParams {
         required command_id = "commandId",
         optional display_text = "displayText",
@@ -1003,27 +906,23 @@ impl Validate for TurnStartParams {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnStartParams, "TurnStartParams");
 /// Result of the `turn/start` method: how the submission was handled.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnStartResult {
     /// The `commandId` from the request.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// What happened to the input.
     pub disposition: TurnStartDisposition,
     /// `true` exactly when `disposition` is `"started"`; `disposition` is the field to rely on.
-    #[serde(rename = "startedNewTurn")]
     pub started_new_turn: bool,
     /// Admission status; `"accepted"`.
     pub status: CommandStatus,
     /// The turn that carries the input (or absorbed it when steered). Always take the id from here rather than computing it.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnStartResult {
         required command_id = "commandId",
         required disposition = "disposition",
@@ -1057,29 +956,23 @@ impl Validate for TurnStartResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnStartResult, "TurnStartResult");
 /// Params of the `turn/started` notification: a foreground turn began running. Sent at once for a fresh submission, when a queued submission launches, and never for steered input.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnStartedParams {
     /// `commandId` of the submission; for a fresh turn it equals `turnId`.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored log records this event was built from; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// The turn that started.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnStartedParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -1113,36 +1006,26 @@ impl Validate for TurnStartedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnStartedParams, "TurnStartedParams");
 /// Params of the `turn/steer` method: add input to the turn you believe is running. Fails if that turn is no longer the running one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnSteerParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The turn you expect to be running. If it has finished or been replaced the steer is refused, so input never lands in the wrong turn. Any well-formed UUID is accepted; a malformed one is invalid params.
-    #[serde(rename = "expectedTurnId")]
     pub expected_turn_id: String,
     /// Input parts, same shape as for `turn/start`.
     pub input: Vec<TurnInputPart>,
     /// Reasoning effort for the model calls that see this input; it does not apply to earlier calls. Absent leaves the effort as it is.
-    #[serde(
-        rename = "reasoningEffort",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Token budget to apply along with this input, in tokens; absent requests none.
     #[cfg(feature = "experimental")]
-    #[serde(rename = "tokenBudget", default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<i64>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnSteerParams {
         required command_id = "commandId",
         required expected_turn_id = "expectedTurnId",
@@ -1187,22 +1070,19 @@ impl Validate for TurnSteerParams {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnSteerParams, "TurnSteerParams");
 /// Result of the `turn/steer` method: the steer was admitted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnSteerResult {
     /// The `commandId` from the request.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status; `"accepted"`.
     pub status: CommandStatus,
     /// The running turn that received the input.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnSteerResult {
         required command_id = "commandId",
         required status = "status",
@@ -1258,23 +1138,19 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnTerminal, "TurnTerminal");
 /// Params of the `turn/unqueue` method: take back a queued submission before it starts. It never stops a turn that is already running; if the turn has launched, the request is refused.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnUnqueueParams {
     /// Client-chosen UUIDv7 that identifies this command; resending the same `commandId` replays the original answer instead of acting twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Session that owns the queued turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The queued turn to take back, as returned by the `turn/start` that queued it and as listed in the snapshot's `queuedTurns`. Required. Any well-formed UUID is accepted; a malformed one is invalid params.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnUnqueueParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -1302,22 +1178,19 @@ impl Validate for TurnUnqueueParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnUnqueueParams, "TurnUnqueueParams");
 /// Result of the `turn/unqueue` method. Admission means the turn will not launch; the `turn/unqueued` notification confirms the removal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnUnqueueResult {
     /// The `commandId` from the request.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status; `"accepted"`.
     pub status: CommandStatus,
     /// The turn taken back.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnUnqueueResult {
         required command_id = "commandId",
         required status = "status",
@@ -1345,29 +1218,23 @@ impl Validate for TurnUnqueueResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnUnqueueResult, "TurnUnqueueResult");
 /// Params of the `turn/unqueued` notification: a queued submission was taken back and its turn will never run, so no `turn/started` or `turn/completed` follows for this `turnId`. Treat it as the end of that turn; the client can restore the submitted text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnUnqueuedParams {
     /// `commandId` of the original `turn/start` whose submission was queued.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Session that owns the turn.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The stored session-log record of the take-back; treat as an opaque token.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// The turn that was taken back; it was assigned at admission and never launched.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Opaque view cursor of this event; cursors increase strictly within a session's view.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnUnqueuedParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -1401,17 +1268,15 @@ impl Validate for TurnUnqueuedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(TurnUnqueuedParams, "TurnUnqueuedParams");
 /// A shell command carried by `turn/start`: what the user typed after `!` while a turn was running. Its command id derives from the carrying `commandId`, and the sibling `displayText` holds the `!…` form to show.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnUserShell {
     /// The shell command to run.
-    #[serde(rename = "commandText")]
     pub command_text: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     TurnUserShell {
         required command_text = "commandText",
     } unknown

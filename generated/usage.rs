@@ -2,19 +2,16 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Result of the `usage/read` method: the subscription usage the host last observed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UsageReadResult {
     /// The latest observed usage. Left out entirely (not `null`) if the host has seen no usage data yet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<SubscriptionUsage>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(UsageReadResult { optional usage = "usage", } unknown);
+crate::support::impl_serde!(UsageReadResult { optional usage = "usage", } unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(UsageReadResult { optional usage = "usage", } unknown);
 impl UsageReadResult {
@@ -39,28 +36,20 @@ impl Validate for UsageReadResult {}
 crate::json_schema::impl_json_schema!(UsageReadResult, "UsageReadResult");
 /// Result of the `usage/refresh` method: usage in the `usage/read` shape, taken from a new read, together with the subscription tier name.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UsageRefreshResult {
     /// Whether the fresh read found an active subscription; absent when it did not say.
-    #[serde(
-        rename = "subscriptionActive",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub subscription_active: Option<bool>,
     /// Display name of the subscription tier from the fresh read; absent when not provided.
-    #[serde(rename = "tierName", default, skip_serializing_if = "Option::is_none")]
     pub tier_name: Option<String>,
     /// The observed usage after the refresh; absent when there is still nothing to report.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<SubscriptionUsage>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UsageRefreshResult {
         optional subscription_active = "subscriptionActive",
         optional tier_name = "tierName",

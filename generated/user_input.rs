@@ -2,31 +2,24 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// The reply to a single question of a user-input prompt. Clients send it in `userInput/answer` and `userInput/interrupt`; the host reports it back in `userInput/settled`. Besides `questionId` it carries exactly one of `selectedLabel`, `selectedLabels` or `freeText`, plus an optional `note`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputAnswer {
     /// A typed answer in place of picking an option (at most 500 characters).
-    #[serde(rename = "freeText", default, skip_serializing_if = "Option::is_none")]
     pub free_text: Option<String>,
     /// An optional remark added to the answer (at most 500 characters).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The `id` of the question being answered.
-    #[serde(rename = "questionId")]
     pub question_id: String,
     /// The `label` of the picked option, for a `single` question. Must be one of the offered labels.
-    #[serde(rename = "selectedLabel", default, skip_serializing_if = "Option::is_none")]
     pub selected_label: Option<String>,
     /// The `label`s of the picked options, for a `multiple` question; the count must respect the question's selection bounds.
-    #[serde(rename = "selectedLabels", default, skip_serializing_if = "Option::is_none")]
     pub selected_labels: Option<Vec<String>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputAnswer {
         optional free_text = "freeText",
         optional note = "note",
@@ -61,25 +54,21 @@ impl Validate for UserInputAnswer {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputAnswer, "UserInputAnswer");
 /// Params of the `userInput/answer` command, which replies to all questions of an open prompt at once. Answers that do not fit the prompt (an unknown question, a label that was not offered, a wrong count) fail with `userInputAnswerInvalid`. Image attachments are reserved and rejected.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputAnswerParams {
     /// One answer per question of the prompt.
     pub answers: Vec<UserInputAnswer>,
     /// Client-minted id of this command (a UUID). Resending the same command with the same id replays the original outcome instead of answering twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the prompt belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The prompt being answered.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputAnswerParams {
         required answers = "answers",
         required command_id = "commandId",
@@ -110,22 +99,19 @@ impl Validate for UserInputAnswerParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputAnswerParams, "UserInputAnswerParams");
 /// Result of `userInput/answer`: the host accepted the answer for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputAnswerResult {
     /// The command id sent in the params, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status of the command; `"accepted"` when the host took it.
     pub status: CommandStatus,
     /// The prompt the answer was for.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputAnswerResult {
         required command_id = "commandId",
         required status = "status",
@@ -153,26 +139,21 @@ impl Validate for UserInputAnswerResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputAnswerResult, "UserInputAnswerResult");
 /// Params of the `userInput/cancel` command, used when the user will not answer an open prompt. The tool call that asked finishes as cancelled, and the model is told so.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputCancelParams {
     /// Client-minted id of this command (a UUID). Resending the same command with the same id replays the original outcome.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Why the prompt was declined, in words; recorded as `reason` on `userInput/settled`. Absent when no reason is given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The session the prompt belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The prompt being declined.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputCancelParams {
         required command_id = "commandId",
         optional reason = "reason",
@@ -204,22 +185,19 @@ impl Validate for UserInputCancelParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputCancelParams, "UserInputCancelParams");
 /// Result of `userInput/cancel`: the host accepted the cancellation for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputCancelResult {
     /// The command id sent in the params, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status of the command; `"accepted"` when the host took it.
     pub status: CommandStatus,
     /// The prompt the cancellation was for.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputCancelResult {
         required command_id = "commandId",
         required status = "status",
@@ -247,7 +225,7 @@ impl Validate for UserInputCancelResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputCancelResult, "UserInputCancelResult");
 /// A reply in the user's own words, given in place of picking from the offered options; it goes to the model, which then reconsiders.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputClarification {
     /// The reply text (at most 500 characters).
@@ -255,10 +233,9 @@ pub struct UserInputClarification {
     /// How `content` is written; `"text"` today, other values may appear.
     pub format: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputClarification {
         required content = "content",
         required format = "format",
@@ -283,25 +260,21 @@ impl Validate for UserInputClarification {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputClarification, "UserInputClarification");
 /// Params of the `userInput/clarify` command, the 'let me explain' reply: instead of choosing among the options, the user writes a short explanation, which is handed to the model so it can rethink its question.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputClarifyParams {
     /// The user's free-form reply.
     pub clarification: UserInputClarification,
     /// Client-minted id of this command (a UUID). Resending the same command with the same id replays the original outcome.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the prompt belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The prompt being answered.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputClarifyParams {
         required clarification = "clarification",
         required command_id = "commandId",
@@ -332,22 +305,19 @@ impl Validate for UserInputClarifyParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputClarifyParams, "UserInputClarifyParams");
 /// Result of `userInput/clarify`: the host accepted the clarification for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputClarifyResult {
     /// The command id sent in the params, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status of the command; `"accepted"` when the host took it.
     pub status: CommandStatus,
     /// The prompt the clarification was for.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputClarifyResult {
         required command_id = "commandId",
         required status = "status",
@@ -375,20 +345,17 @@ impl Validate for UserInputClarifyResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputClarifyResult, "UserInputClarifyResult");
 /// Params of the `userInput/engaged` notification, sent by the client when the user starts working on a prompt that has a countdown (`autoResolutionMs`), so the host stops the countdown. There is no response, no error and no `commandId`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputEngagedParams {
     /// The session the prompt belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The prompt the user started working on.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputEngagedParams {
         required session_id = "sessionId",
         required user_input_id = "userInputId",
@@ -413,26 +380,21 @@ impl Validate for UserInputEngagedParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputEngagedParams, "UserInputEngagedParams");
 /// Params of the `userInput/interrupt` command: closes an open user-input prompt, optionally keeping the answers the user already confirmed, and then stops the turn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputInterruptParams {
     /// Answers the user had already confirmed, following the same rules and limits as in `userInput/answer` (a mismatch fails with `userInputAnswerInvalid`). Absent or empty means no answers are kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers: Option<Vec<UserInputAnswer>>,
     /// Client-minted id of this command (a UUID). Resending the same command with the same id replays the original outcome.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the prompt belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The prompt being interrupted.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputInterruptParams {
         optional answers = "answers",
         required command_id = "commandId",
@@ -466,22 +428,19 @@ crate::json_schema::impl_json_schema!(
     UserInputInterruptParams, "UserInputInterruptParams"
 );
 /// Result of `userInput/interrupt`: the host accepted the interruption for processing. How the prompt actually ended arrives as `userInput/settled`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputInterruptResult {
     /// The command id sent in the params, echoed back.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status of the command; `"accepted"` when the host took it.
     pub status: CommandStatus,
     /// The prompt the interruption was for.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputInterruptResult {
         required command_id = "commandId",
         required status = "status",
@@ -511,22 +470,19 @@ crate::json_schema::impl_json_schema!(
     UserInputInterruptResult, "UserInputInterruptResult"
 );
 /// One answer the agent offers for a question.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputOption {
     /// Why a user might pick this option. Absent when the agent gave no explanation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The option's text; send exactly this string back as `selectedLabel` or in `selectedLabels`.
     pub label: String,
     /// Richer content a client may show for this option. Only options of `single` questions carry one; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<UserInputOptionPreview>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputOption {
         optional description = "description",
         required label = "label",
@@ -555,7 +511,7 @@ impl Validate for UserInputOption {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputOption, "UserInputOption");
 /// Richer content a client may show next to an option, for example a sample of what picking it would produce.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputOptionPreview {
     /// The preview content.
@@ -563,10 +519,9 @@ pub struct UserInputOptionPreview {
     /// How `content` is written, as an open string; render unknown formats as plain text.
     pub format: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputOptionPreview {
         required content = "content",
         required format = "format",
@@ -631,7 +586,7 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputOutcome, "UserInputOutcome");
 /// One question of a user-input prompt, with the options the agent offers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputQuestion {
     /// A short heading for the question (a few words).
@@ -645,10 +600,9 @@ pub struct UserInputQuestion {
     /// Whether the user picks one option or several, and how many.
     pub selection: UserInputSelection,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputQuestion {
         required header = "header",
         required id = "id",
@@ -682,47 +636,33 @@ impl Validate for UserInputQuestion {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputQuestion, "UserInputQuestion");
 /// An open user-input prompt: the agent asked the user structured questions and the turn waits for the reply. This payload is the params of the server-to-client `userInput/request`, of the `userInput/requested` view event, and of each `userInputs` entry of `approval/listPending`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputRequestParams {
     /// Milliseconds the host waits for a reply before settling the prompt itself with outcome `timedOut`; treat it as a deadline for the UI. Absent means the prompt waits indefinitely. `userInput/engaged` stops the countdown.
-    #[serde(
-        rename = "autoResolutionMs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub auto_resolution_ms: Option<i64>,
     /// The `toolCall` item that asked the question.
-    #[serde(rename = "itemId")]
     pub item_id: String,
     /// The questions to put to the user, in order.
     pub questions: Vec<UserInputQuestion>,
     /// The session the prompt belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session-log records this payload was folded from. Present on the `userInput/requested` view event; may be absent on the `userInput/request` prompt.
-    #[serde(rename = "sourceRange", default, skip_serializing_if = "Option::is_none")]
     pub source_range: Option<Box<SourceRange>>,
     /// The model's id for the asking tool call; equals `callId` on the `toolCall` item.
-    #[serde(rename = "toolCallId")]
     pub tool_call_id: String,
     /// Name of the tool that asked (for example `request_user_input`).
-    #[serde(rename = "toolName")]
     pub tool_name: String,
     /// The turn that is waiting on the answer.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Durable id of this prompt; quote it in `userInput/answer` and the other `userInput/*` commands.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// View cursor of the record that opened the prompt.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputRequestParams {
         optional auto_resolution_ms = "autoResolutionMs",
         required item_id = "itemId",
@@ -772,22 +712,19 @@ impl Validate for UserInputRequestParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputRequestParams, "UserInputRequestParams");
 /// How many of a question's options the user may pick.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputSelection {
     /// Largest number of options that may be picked, for a `multiple` question. Absent when no upper bound is stated.
-    #[serde(rename = "maxSelections", default, skip_serializing_if = "Option::is_none")]
     pub max_selections: Option<i64>,
     /// Smallest number of options that must be picked, for a `multiple` question. Absent when no lower bound is stated.
-    #[serde(rename = "minSelections", default, skip_serializing_if = "Option::is_none")]
     pub min_selections: Option<i64>,
     /// `single` for exactly one option, `multiple` for several.
     pub mode: UserInputSelectionMode,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputSelection {
         optional max_selections = "maxSelections",
         optional min_selections = "minSelections",
@@ -838,7 +775,7 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputSelectionMode, "UserInputSelectionMode");
 /// Params of the `userInput/settled` view event: a user-input prompt has ended, and this is the first durable settlement. It is always delivered to every attached client, so each can take its copy of the prompt down. The nullable members are always on the wire, with `null` when they do not apply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputSettledParams {
     /// What the host stored as the user's answers: every question for `answered`, the confirmed subset for `interrupted`, and an empty list otherwise.
@@ -846,42 +783,33 @@ pub struct UserInputSettledParams {
     /// The user's free-form reply when the outcome is `clarified`; `null` otherwise.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub clarification: Option<UserInputClarification>,
     /// RFC 3339 time at which the prompt was settled; `null` when unknown. Always sent by current hosts; older hosts left it out, so decoders should read a missing member as `null`.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "decidedAt", default)]
     pub decided_at: Option<String>,
     /// The `commandId` of the command that settled the prompt; `null` when none did (for example on timeout). A client whose own command id differs knows another client settled it.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "decidedByCommandId", default)]
     pub decided_by_command_id: Option<String>,
     /// How the prompt ended.
     pub outcome: UserInputOutcome,
     /// The reason given when the prompt was declined (`cancelled`) or closed for some other stated cause; `null` when there is none.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(default)]
     pub reason: Option<String>,
     /// The session the prompt belongs to.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The session-log records this event was folded from.
-    #[serde(rename = "sourceRange")]
     pub source_range: SourceRange,
     /// The prompt that was settled.
-    #[serde(rename = "userInputId")]
     pub user_input_id: String,
     /// View cursor of this settlement event.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputSettledParams {
         required answers = "answers",
         nullable clarification = "clarification",
@@ -931,19 +859,17 @@ impl Validate for UserInputSettledParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(UserInputSettledParams, "UserInputSettledParams");
 /// The winning outcome of a user-input prompt, handed to a client whose command arrived after the prompt had already settled (as `settlement` in the `userInputAlreadySettled` error data).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UserInputSettlementSummary {
     /// How the prompt ended, as a `UserInputOutcome` string.
     pub outcome: String,
     /// View cursor of the record that settled the prompt.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     UserInputSettlementSummary {
         required outcome = "outcome",
         required view_cursor = "viewCursor",

@@ -2,9 +2,8 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of the `view/gap` notification: some view events were not delivered to this connection, and this brackets the hole. It is sent when delivery resumes, so `next` is always an event that was delivered; several consecutive drops merge into one gap. To recover, either page the range `(after, next)` with `view/page` and splice it in before the buffered live events from `next` on, or re-anchor through a fresh read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewGapParams {
     /// Cursor of the last event delivered before the hole, the exclusive lower bound of what is missing. Treat as opaque.
@@ -12,13 +11,11 @@ pub struct ViewGapParams {
     /// Cursor of the first event delivered after the hole, the exclusive upper bound of what is missing; live delivery goes on from here. Treat as opaque.
     pub next: String,
     /// The session whose events went missing on this connection.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ViewGapParams {
         required after = "after",
         required next = "next",
@@ -88,31 +85,25 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ViewPageDirection, "ViewPageDirection");
 /// Params of `view/page`: read a page of the session view's stored events, forward or backward from a cursor, or from the latest compaction boundary.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewPageParams {
     /// Start from a named position instead of a cursor; `"latestCompaction"` resolves to the latest compaction boundary at call time. Cannot be combined with `cursor`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchor: Option<ViewPageAnchor>,
     /// Exclusive position to page from. Paging forward, events start after it (absent: from the oldest event). Paging backward, events end before it (absent: from the newest event). Not allowed together with `anchor`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
     /// Which way to page. Absent means `"forward"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<ViewPageDirection>,
     /// Upper bound on the number of events, 1 to 1000; a page may hold fewer.
     pub limit: i64,
     /// The caller's byte budget for the page: the page stays within the smaller of this and the host's own budget. Absent leaves the host's budget in charge; `0` is invalid. An event larger than the budget is cut and marked as cut, except content that is only served whole (such as tool `args`, structured data and output references), which still fails with `pageEventTooLarge`.
-    #[serde(rename = "maxBytes", default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// The session to read events of.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ViewPageParams {
         optional anchor = "anchor",
         optional cursor = "cursor",
@@ -179,17 +170,15 @@ impl Validate for ViewPageParams {
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ViewPageParams, "ViewPageParams");
 /// The `resolvedAnchor` of a `view/page` result: the concrete boundary the request's `anchor` resolved to, so later pages can continue with plain cursors.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewPageResolvedAnchor {
     /// View cursor of the `compaction` event at the resolved boundary.
-    #[serde(rename = "boundaryCursor")]
     pub boundary_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ViewPageResolvedAnchor {
         required boundary_cursor = "boundaryCursor",
     } unknown
@@ -211,7 +200,7 @@ impl Validate for ViewPageResolvedAnchor {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ViewPageResolvedAnchor, "ViewPageResolvedAnchor");
 /// Result of `view/page`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewPageResult {
     /// The events of the page, sorted by ascending cursor in either direction. Only durable events appear, and no cursor inside the page's range is left out.
@@ -219,16 +208,13 @@ pub struct ViewPageResult {
     /// Cursor to pass as `cursor` for the following page in the same direction (the last event's cursor when paging forward, the first event's when paging backward). Always sent; `null` once the view is exhausted in that direction.
     ///
     /// Always on the wire: `None` is written as `null`, and a message without the member decodes as `None`.
-    #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<String>,
     /// What `anchor` resolved to. Present exactly when the request used `anchor`; later pages use ordinary cursors.
-    #[serde(rename = "resolvedAnchor", default, skip_serializing_if = "Option::is_none")]
     pub resolved_anchor: Option<ViewPageResolvedAnchor>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ViewPageResult {
         required events = "events",
         nullable next_cursor = "nextCursor",
@@ -257,25 +243,21 @@ impl Validate for ViewPageResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ViewPageResult, "ViewPageResult");
 /// The `snapshot` object of `session/resume`, `session/fork` and `session/read` results: the session's folded view state at one cursor. Events after that cursor arrive as the live suffix.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewSnapshot {
     /// Which compaction boundary the snapshot begins at. Sent if and only if `history.mode` is `"anchoredSnapshot"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchor: Option<SnapshotAnchor>,
     /// Format version of the snapshot. If it is newer than the client's types understand, ignore `state` and load history inline or by paging instead.
-    #[serde(rename = "schemaVersion")]
     pub schema_version: i64,
     /// The session's whole folded view as of `viewCursor`.
     pub state: Box<SnapshotState>,
     /// The cursor `state` reflects; events with later cursors arrive as the suffix.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ViewSnapshot {
         optional anchor = "anchor",
         required schema_version = "schemaVersion",
@@ -307,20 +289,17 @@ impl Validate for ViewSnapshot {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ViewSnapshot, "ViewSnapshot");
 /// Params of `view/subscribe`: start following a session's view on this connection from a chosen cursor. The call is read-only: the session is not loaded, no lease is taken and nothing is recorded. It is also how a client re-attaches after `view/unsubscribe` without missing events.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewSubscribeParams {
     /// View cursor to resume after. When present, the host first replays every event after it up to the head as ordinary view notifications, then continues live, with no gap. Absent means start from now without replay.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
     /// The session whose view to follow.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ViewSubscribeParams {
         optional after = "after",
         required session_id = "sessionId",
@@ -346,17 +325,15 @@ impl Validate for ViewSubscribeParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ViewSubscribeParams, "ViewSubscribeParams");
 /// Result of `view/subscribe`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewSubscribeResult {
     /// The view head when the subscription was attached. Once events with later cursors arrive, the client is live.
-    #[serde(rename = "viewCursor")]
     pub view_cursor: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ViewSubscribeResult {
         required view_cursor = "viewCursor",
     } unknown
@@ -378,17 +355,15 @@ impl Validate for ViewSubscribeResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ViewSubscribeResult, "ViewSubscribeResult");
 /// Params of `view/unsubscribe`: stop sending this session's view events to this connection. The session stays loaded; unloading is decided by the host's idle policy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewUnsubscribeParams {
     /// The session whose view events should stop.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     ViewUnsubscribeParams {
         required session_id = "sessionId",
     } unknown
@@ -410,14 +385,13 @@ impl Validate for ViewUnsubscribeParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(ViewUnsubscribeParams, "ViewUnsubscribeParams");
 /// Reply to `view/unsubscribe`, always `{}`. It also succeeds when the connection was not subscribed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ViewUnsubscribeResult {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(ViewUnsubscribeResult {} unknown);
+crate::support::impl_serde!(ViewUnsubscribeResult {} unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(ViewUnsubscribeResult {} unknown);
 impl ViewUnsubscribeResult {

@@ -2,25 +2,20 @@
 
 #[allow(unused_imports)]
 use crate::*;
-use serde::Serialize;
 /// Params of `workflow/cancel`: stop a workflow run that is still live.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkflowCancelParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The run to cancel, as the `workflowRunId` of its `workflow` item; must not be empty.
-    #[serde(rename = "workflowRunId")]
     pub workflow_run_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorkflowCancelParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -48,45 +43,35 @@ impl Validate for WorkflowCancelParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(WorkflowCancelParams, "WorkflowCancelParams");
 /// The current state of one child of a workflow run, in the `children` array of a `workflow` item. A child is identified by `childId` together with `attempt`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkflowChild {
     /// Which attempt of the child this is, counting from 1; a retry starts a new attempt.
     pub attempt: i64,
     /// The child's id within its run.
-    #[serde(rename = "childId")]
     pub child_id: String,
     /// How long the child ran, in milliseconds; absent when not recorded.
-    #[serde(rename = "durationMs", default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
     /// When the child failed: the kind of failure, as a free-form string; absent otherwise.
-    #[serde(rename = "failureKind", default, skip_serializing_if = "Option::is_none")]
     pub failure_kind: Option<String>,
     /// When the child failed: a human-readable explanation; absent otherwise.
-    #[serde(rename = "failureReason", default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
     /// Display label for the child; absent when not recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// The workflow phase the child belongs to; absent when not recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// Opaque reference to the child's recorded result; absent when there is none.
-    #[serde(rename = "resultRef", default, skip_serializing_if = "Option::is_none")]
     pub result_ref: Option<String>,
     /// The child's lifecycle status as a free-form string, for example `"started"` or `"cancelled"`; pass unknown values through.
     pub status: String,
     /// How the child ended, in the same vocabulary as a turn's terminal; absent while it is still running.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminal: Option<TurnTerminal>,
     /// Tokens the child used; absent when not recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<TokenUsage>>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorkflowChild {
         required attempt = "attempt",
         required child_id = "childId",
@@ -161,7 +146,7 @@ crate::support::impl_string_enum!(
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(WorkflowChildAction, "WorkflowChildAction");
 /// Params of `workflow/childControl`: skip or retry one child of a workflow run, identified by the `childId` and `attempt` found in the `workflow` item's `children`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkflowChildControlParams {
     /// Whether to skip or retry the child.
@@ -169,22 +154,17 @@ pub struct WorkflowChildControlParams {
     /// The child's current attempt number, at least 1. If it is no longer current the command is rejected with reason `stale_attempt`; fetch the item again and use the attempt it shows instead of guessing.
     pub attempt: i64,
     /// The child to act on, from the item's `children`; must not be empty.
-    #[serde(rename = "childId")]
     pub child_id: String,
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The run that owns the child; must not be empty.
-    #[serde(rename = "workflowRunId")]
     pub workflow_run_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorkflowChildControlParams {
         required action = "action",
         required attempt = "attempt",
@@ -236,19 +216,17 @@ crate::json_schema::impl_json_schema!(
     WorkflowChildControlParams, "WorkflowChildControlParams"
 );
 /// Result of `workflow/cancel`, `workflow/pause` and `workflow/childControl`: only `commandId` and `status`. What the command actually did is reported through updates of the `workflow` item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkflowControlResult {
     /// The `commandId` of the command this acknowledges.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorkflowControlResult {
         required command_id = "commandId",
         required status = "status",
@@ -273,23 +251,19 @@ impl Validate for WorkflowControlResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(WorkflowControlResult, "WorkflowControlResult");
 /// Params of `workflow/pause`: pause a workflow run that is still live. Same members as `workflow/cancel`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkflowPauseParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The run to pause, as the `workflowRunId` of its `workflow` item.
-    #[serde(rename = "workflowRunId")]
     pub workflow_run_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorkflowPauseParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -317,23 +291,19 @@ impl Validate for WorkflowPauseParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(WorkflowPauseParams, "WorkflowPauseParams");
 /// Params of `workflow/resume`: continue a paused workflow run, driven by the host.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkflowResumeParams {
     /// Client-generated UUIDv7 naming this command; sending the same id again retries the command instead of running it twice.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// The session the command acts on.
-    #[serde(rename = "sessionId")]
     pub session_id: String,
     /// The paused run to resume, as the `workflowRunId` of its `workflow` item.
-    #[serde(rename = "workflowRunId")]
     pub workflow_run_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorkflowResumeParams {
         required command_id = "commandId",
         required session_id = "sessionId",
@@ -361,22 +331,19 @@ impl Validate for WorkflowResumeParams {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(WorkflowResumeParams, "WorkflowResumeParams");
 /// Result of `workflow/resume`: the acknowledgement plus the turn that carries the resumed run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkflowResumeResult {
     /// The `commandId` of the command this acknowledges.
-    #[serde(rename = "commandId")]
     pub command_id: String,
     /// Admission status: `"accepted"` once the host has taken the command. What the command leads to is reported separately.
     pub status: CommandStatus,
     /// The turn driving the resume: a new turn when the session was idle, or the running turn it was steered into when busy. Always present.
-    #[serde(rename = "turnId")]
     pub turn_id: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorkflowResumeResult {
         required command_id = "commandId",
         required status = "status",
@@ -404,20 +371,15 @@ impl Validate for WorkflowResumeResult {}
 #[cfg(feature = "schemars")]
 crate::json_schema::impl_json_schema!(WorkflowResumeResult, "WorkflowResumeResult");
 /// The token budget a workflow run was launched with, as `tokenBudget` on its `workflow` item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkflowTokenBudget {
     /// The total number of tokens the run may use.
     pub total: i64,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_deserialize!(
-    WorkflowTokenBudget {
-        required total = "total",
-    } unknown
-);
+crate::support::impl_serde!(WorkflowTokenBudget { required total = "total", } unknown);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(
     WorkflowTokenBudget {

@@ -5,26 +5,22 @@ use crate::*;
 use serde::Serialize;
 /// One entry of the `worktree/list` result: a checkout's location, its branch, whether it is the repository's primary checkout, and the live sessions working in it, so a client can warn when two sessions share a folder.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorktreeListEntry {
     /// The branch checked out in the worktree. Absent when HEAD is detached, the repository is bare, or the repository is not Git (such as Sapling).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// `true` for the repository's main checkout; `false` for a linked worktree.
-    #[serde(rename = "isMain")]
     pub is_main: bool,
     /// The worktree's path on the host.
     pub path: String,
     /// Ids of the live sessions working in this worktree; empty when none.
-    #[serde(rename = "sessionIds")]
     pub session_ids: Vec<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorktreeListEntry {
         optional branch = "branch",
         required is_main = "isMain",
@@ -59,18 +55,16 @@ impl Validate for WorktreeListEntry {}
 crate::json_schema::impl_json_schema!(WorktreeListEntry, "WorktreeListEntry");
 /// Params of `worktree/list`.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorktreeListParams {
     /// Any path inside the repository: its main checkout, a linked worktree, or a subdirectory of either. The host normalizes it and finds the repository it belongs to.
-    #[serde(rename = "workspaceRoot")]
     pub workspace_root: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorktreeListParams {
         required workspace_root = "workspaceRoot",
     } unknown
@@ -95,17 +89,16 @@ impl Validate for WorktreeListParams {}
 crate::json_schema::impl_json_schema!(WorktreeListParams, "WorktreeListParams");
 /// Result of `worktree/list`: every worktree of the repository.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorktreeListResult {
     /// The worktrees, main checkout first, then in the order the version-control tool reports them.
     pub worktrees: Vec<WorktreeListEntry>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorktreeListResult {
         required worktrees = "worktrees",
     } unknown
@@ -157,18 +150,16 @@ crate::support::impl_string_enum!(
 crate::json_schema::impl_json_schema!(WorktreeOrigin, "WorktreeOrigin");
 /// Create a new worktree for the session.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorktreeStartRequestCreate {
     /// The Git ref the new worktree starts from. Absent to let the host choose its default starting point.
-    #[serde(rename = "baseRef", default, skip_serializing_if = "Option::is_none")]
     pub base_ref: Option<String>,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorktreeStartRequestCreate {
         optional base_ref = "baseRef",
     } unknown
@@ -201,17 +192,16 @@ crate::support::builder! {
 impl Validate for WorktreeStartRequestCreate {}
 /// Run the session in a worktree that already exists.
 #[cfg(feature = "experimental")]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorktreeStartRequestExisting {
     /// The path of the existing worktree to use.
     pub path: String,
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-    #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_deserialize!(
+crate::support::impl_serde!(
     WorktreeStartRequestExisting {
         required path = "path",
     } unknown

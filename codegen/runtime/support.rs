@@ -282,11 +282,26 @@ pub fn tristate<T, E>(slot: Option<Tristate<T>>, _member: &'static str, _: &mut 
 }
 
 // msp-codegen: begin structs (left out of an output without structs)
-/// `Deserialize` for a generated struct, reading members in one pass: known names straight
-/// into their fields (`required`, `nullable`, `optional` or `tristate`), the rest into the unknown-members
-/// map. `#[serde(flatten)]` would buffer every member before sorting them out.
-macro_rules! impl_deserialize {
+/// `Serialize` and `Deserialize` for a generated struct, from one entry a member (`required`,
+/// `nullable`, `optional` or `tristate`, the field, its wire name). Decoding reads members in
+/// one pass: known names straight into their fields, the rest into the unknown-members map
+/// (`#[serde(flatten)]` would buffer every member before sorting them out). Encoding writes the
+/// members in order, an absent optional one left out and a required nullable one as `null`,
+/// then the unknown members.
+macro_rules! impl_serde {
     ($name:ident { $($(#[$gate:meta])* $kind:ident $field:ident = $wire:literal,)* } $unknown:ident) => {
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap;
+                let mut map = serializer.serialize_map(None)?;
+                $($(#[$gate])* $crate::support::impl_serde!(@write map $kind $wire &self.$field);)*
+                for (member, value) in &self.$unknown {
+                    map.serialize_entry(member, value)?;
+                }
+                map.end()
+            }
+        }
+
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
                 struct Members;
@@ -319,9 +334,25 @@ macro_rules! impl_deserialize {
             }
         }
     };
+    (@write $map:ident required $wire:literal $value:expr) => {
+        $map.serialize_entry($wire, $value)?
+    };
+    (@write $map:ident nullable $wire:literal $value:expr) => {
+        $map.serialize_entry($wire, $value)?
+    };
+    (@write $map:ident optional $wire:literal $value:expr) => {
+        if let Some(value) = $value {
+            $map.serialize_entry($wire, value)?;
+        }
+    };
+    (@write $map:ident tristate $wire:literal $value:expr) => {
+        if !$value.is_absent() {
+            $map.serialize_entry($wire, $value)?;
+        }
+    };
 }
 
-pub(crate) use impl_deserialize;
+pub(crate) use impl_serde;
 
 /// A generated struct's builder, from one entry per member: `builder()`, the builder type,
 /// a setter per member and `build()`. The builder's type parameter is a tuple with a slot per

@@ -168,10 +168,15 @@ impl<'a> Emitter<'a> {
             Part::Runtime(text) => Unit::Verbatim(text),
             Part::Area(members) => {
                 let items = members.iter().map(|&i| ctx.def(&model.defs[i]));
-                // Structs and unions derive or implement `Serialize`; enums and aliases do not.
+                // Unions derive or implement `Serialize` (structs through `impl_serde!`).
                 let serialize = members
                     .iter()
-                    .any(|&i| !matches!(model.defs[i].kind, DefKind::Enum(_) | DefKind::Alias(_)))
+                    .any(|&i| {
+                        matches!(
+                            model.defs[i].kind,
+                            DefKind::Tagged(_) | DefKind::Untagged(_)
+                        )
+                    })
                     .then(|| {
                         quote!(
                             use serde::Serialize;

@@ -52,42 +52,25 @@ pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
         let doc = doc_attrs(Some(&field_doc(field)));
         let rust = ident(&field.rust);
         let ty = field_ty(ctx, field);
-        let wire = &field.wire;
-        let mut args = Vec::new();
-        if field.rust != field.wire {
-            args.push(quote!(rename = #wire));
-        }
-        match field.kind {
-            FieldKind::Required => {}
-            FieldKind::RequiredNullable => args.push(quote!(default)),
-            FieldKind::Optional => {
-                args.push(quote!(default, skip_serializing_if = "Option::is_none"))
-            }
-            FieldKind::OptionalNullable => {
-                args.push(quote!(default, skip_serializing_if = "Tristate::is_absent"))
-            }
-        }
-        let serde = (!args.is_empty()).then(|| quote!(#[serde(#(#args),*)]));
         let gate = cfg(field.experimental);
-        quote! { #doc #gate #serde pub #rust: #ty, }
+        quote! { #doc #gate pub #rust: #ty, }
     });
     let unknown = ident(&body.unknown_field);
     let derive_default = body.fields.iter().all(|f| f.kind != FieldKind::Required);
     let default = derive_default.then(|| quote!(Default,));
     quote! {
-        #[derive(Clone, Debug, #default PartialEq, Eq, Serialize)]
+        #[derive(Clone, Debug, #default PartialEq, Eq)]
         #[non_exhaustive]
         pub struct #name {
             #(#fields)*
             /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
-            #[serde(flatten)]
             pub #unknown: serde_json::Map<String, serde_json::Value>,
         }
     }
 }
 
-/// The `Deserialize` impl: one `impl_deserialize!` entry per member (see the runtime's
-/// `support.rs`), which reads members in one pass without buffering.
+/// The `Serialize` and `Deserialize` impls: one `impl_serde!` entry per member (see the
+/// runtime's `support.rs`), which reads members in one pass without buffering.
 pub fn deserialize(body: &Struct, name: &Ident, gate: &TokenStream) -> TokenStream {
     let unknown = ident(&body.unknown_field);
     let fields = body.fields.iter().map(|field| {
@@ -99,11 +82,11 @@ pub fn deserialize(body: &Struct, name: &Ident, gate: &TokenStream) -> TokenStre
     });
     quote! {
         #gate
-        crate::support::impl_deserialize!(#name { #(#fields)* } #unknown);
+        crate::support::impl_serde!(#name { #(#fields)* } #unknown);
     }
 }
 
-/// A member's kind as the runtime's table macros name it (`impl_deserialize!`,
+/// A member's kind as the runtime's table macros name it (`impl_serde!`,
 /// `impl_sample!`).
 pub(super) fn kind_word(kind: FieldKind) -> &'static str {
     match kind {

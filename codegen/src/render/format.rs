@@ -129,7 +129,7 @@ fn literals_apart(text: &str) -> Vec<(bool, &str)> {
 
 /// The macros whose entries are laid out one a line, so that adding one is a one-line diff.
 const TABLE_MACROS: &[&str] = &[
-    "crate::support::impl_deserialize!(",
+    "crate::support::impl_serde!(",
     "crate::support::impl_string_enum!(",
     "crate::sample::impl_sample!(",
 ];
@@ -271,18 +271,18 @@ mod tests {
 
     #[test]
     fn entries_are_laid_out_one_a_line() {
-        let text = "crate::support::impl_deserialize!(\n    Item { optional a = \"a, b\", \
+        let text = "crate::support::impl_serde!(\n    Item { optional a = \"a, b\", \
                     #[cfg(feature = \"experimental\")] required\n    b_c = \"b}\\\"c\", } unknown\n);\n";
         assert_eq!(
             one_member_a_line(text),
-            "crate::support::impl_deserialize!(\n    Item {\n        optional a = \"a, b\",\n        \
+            "crate::support::impl_serde!(\n    Item {\n        optional a = \"a, b\",\n        \
              #[cfg(feature = \"experimental\")] required b_c = \"b}\\\"c\",\n    } unknown\n);\n"
         );
     }
 
     #[test]
     fn other_text_is_left_alone() {
-        let text = "fn f() {}\ncrate::support::impl_deserialize!(Odd {} unknown);\nfn g() {\n);\n";
+        let text = "fn f() {}\ncrate::support::impl_serde!(Odd {} unknown);\nfn g() {\n);\n";
         assert_eq!(one_member_a_line(text), text);
     }
 }
