@@ -281,6 +281,17 @@ mod tests {
     }
 
     #[test]
+    fn sampler_entries_keep_their_draws_and_rules() {
+        let text = "crate::sample::impl_sample!(\n    Limits { optional code = \"code\" => matching(\"^[a-z]{2,}$\"), \
+                    optional step = \"step\"\n    => integer(min -5f64 max 100f64), } unknown; step needs ratio code\n);\n";
+        assert_eq!(
+            one_member_a_line(text),
+            "crate::sample::impl_sample!(\n    Limits {\n        optional code = \"code\" => matching(\"^[a-z]{2,}$\"),\n        \
+             optional step = \"step\" => integer(min -5f64 max 100f64),\n    } unknown; step needs ratio code\n);\n"
+        );
+    }
+
+    #[test]
     fn other_text_is_left_alone() {
         let text = "fn f() {}\ncrate::support::impl_serde!(Odd {} unknown);\nfn g() {\n);\n";
         assert_eq!(one_member_a_line(text), text);
