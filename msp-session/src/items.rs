@@ -212,10 +212,7 @@ impl Items {
     }
 
     fn insert(&mut self, item: Box<Item>, rules: &FoldRules) -> ItemChange {
-        let held = match self.held.is_empty() {
-            true => BTreeMap::new(),
-            false => self.take_held(&item.item_id),
-        };
+        let held = self.take_held(&item.item_id);
         let bytes: usize = held.values().map(String::len).sum();
         let open = !is_final(&item);
         // Held deltas go to an item that arrives open; a final item's text is authoritative.

@@ -55,21 +55,12 @@ pub fn structure(body: &Struct, name: &Ident, experimental: bool) -> TokenStream
 // How a member is drawn within its constraints; `None` to draw it by its type.
 fn draw(field: &Field) -> Option<TokenStream> {
     let checks = &field.checks;
-    let bounds = || {
-        let min = checks.minimum.map(|b| quote!(min #b));
-        let max = checks.maximum.map(|b| quote!(max #b));
-        quote!((#min #max))
-    };
+    let min = checks.minimum.map(|b| quote!(min #b));
+    let max = checks.maximum.map(|b| quote!(max #b));
     match (&field.ty, &checks.pattern) {
         (Ty::String, Some(pattern)) => Some(quote!(matching(#pattern))),
-        (Ty::Integer, _) => Some({
-            let bounds = bounds();
-            quote!(integer #bounds)
-        }),
-        (Ty::Number, _) => Some({
-            let bounds = bounds();
-            quote!(number #bounds)
-        }),
+        (Ty::Integer, _) => Some(quote!(integer(#min #max))),
+        (Ty::Number, _) => Some(quote!(number(#min #max))),
         _ => None,
     }
 }
