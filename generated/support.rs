@@ -253,34 +253,34 @@ pub type Unknown = serde_json::Map<String, serde_json::Value>;
 
 /// A required member's value, or serde's missing-field error naming it.
 #[inline]
-pub fn required<T, E: de::Error>(slot: Option<T>, member: &'static str, _: &mut Unknown) -> Result<T, E> {
+pub fn required<T, E: de::Error>(slot: Option<T>, member: &'static str) -> Result<T, E> {
     slot.ok_or_else(|| E::missing_field(member))
 }
 
 /// A required nullable member: absent and `null` both read as `None` (written as `null`).
 #[inline]
-pub fn nullable<T, E>(slot: Option<Option<T>>, _member: &'static str, _: &mut Unknown) -> Result<Option<T>, E> {
-    Ok(slot.flatten())
+pub fn nullable<T>(slot: Option<Option<T>>, _member: &'static str, _: &mut Unknown) -> Option<T> {
+    slot.flatten()
 }
 
 /// An optional member the schema does not make nullable: absent reads as `None`. A `null` sent
 /// for it reads as `None` as well and is kept among the unknown members under its name, so
 /// that re-encoding writes it again (nothing read is lost).
 #[inline]
-pub fn optional<T, E>(slot: Option<Option<T>>, member: &'static str, unknown: &mut Unknown) -> Result<Option<T>, E> {
+pub fn optional<T>(slot: Option<Option<T>>, member: &'static str, unknown: &mut Unknown) -> Option<T> {
     match slot {
         Some(None) => {
             unknown.insert(member.to_owned(), serde_json::Value::Null);
-            Ok(None)
+            None
         }
-        slot => Ok(slot.flatten()),
+        slot => slot.flatten(),
     }
 }
 
 /// An optional nullable member: absent stays apart from `null`.
 #[inline]
-pub fn tristate<T, E>(slot: Option<Tristate<T>>, _member: &'static str, _: &mut Unknown) -> Result<Tristate<T>, E> {
-    Ok(slot.unwrap_or_default())
+pub fn tristate<T>(slot: Option<Tristate<T>>, _member: &'static str, _: &mut Unknown) -> Tristate<T> {
+    slot.unwrap_or_default()
 }
 
 /// `Serialize` and `Deserialize` for a generated struct, from one entry a member (`required`,
@@ -319,13 +319,15 @@ macro_rules! impl_serde {
                         $($(#[$gate])* let mut $field = None;)*
                         let mut unknown = ::serde_json::Map::new();
                         while let Some(key) = map.next_key::<$crate::support::Key<'de>>()? {
-                            match key.as_str() {
-                                $($(#[$gate])* $wire => $crate::support::put(&mut $field, &mut map, $wire)?,)*
-                                _ => $crate::support::keep(&mut unknown, key, &mut map)?,
-                            }
+                            // One `?` for every arm (see `@take`).
+                            let read = match key.as_str() {
+                                $($(#[$gate])* $wire => $crate::support::put(&mut $field, &mut map, $wire),)*
+                                _ => $crate::support::keep(&mut unknown, key, &mut map),
+                            };
+                            read?;
                         }
                         Ok($name {
-                            $($(#[$gate])* $field: $crate::support::$kind($field, $wire, &mut unknown)?,)*
+                            $($(#[$gate])* $field: $crate::support::impl_serde!(@take $kind $field $wire unknown),)*
                             $unknown: unknown,
                         })
                     }
@@ -334,6 +336,14 @@ macro_rules! impl_serde {
                 deserializer.deserialize_map(Members)
             }
         }
+    };
+    // Only a required member can fail: every `?` leaves by a path that drops the members
+    // not taken yet, so one a member would make that code quadratic in their number.
+    (@take required $field:ident $wire:literal $unknown:ident) => {
+        $crate::support::required($field, $wire)?
+    };
+    (@take $kind:ident $field:ident $wire:literal $unknown:ident) => {
+        $crate::support::$kind($field, $wire, &mut $unknown)
     };
     (@write $map:ident required $wire:literal $value:expr) => {
         $map.serialize_entry($wire, $value)?
