@@ -316,18 +316,27 @@ macro_rules! impl_serde {
 
                     #[allow(clippy::match_single_binding)]
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> ::std::result::Result<$name, A::Error> {
-                        $($(#[$gate])* let mut $field = None;)*
+                        // The members read so far, one value: every early exit drops it with
+                        // one call (a local a member is dropped one by one at each exit, code
+                        // quadratic in the members).
+                        #[allow(non_camel_case_types)]
+                        struct Slots<$($(#[$gate])* $field,)*> {
+                            $($(#[$gate])* $field: Option<$field>,)*
+                        }
+                        #[allow(unused_mut, unused_variables)]
+                        let mut slots = Slots { $($(#[$gate])* $field: None,)* };
                         let mut unknown = ::serde_json::Map::new();
                         while let Some(key) = map.next_key::<$crate::support::Key<'de>>()? {
-                            // One `?` for every arm (see `@take`).
                             let read = match key.as_str() {
-                                $($(#[$gate])* $wire => $crate::support::put(&mut $field, &mut map, $wire),)*
+                                $($(#[$gate])* $wire => $crate::support::put(&mut slots.$field, &mut map, $wire),)*
                                 _ => $crate::support::keep(&mut unknown, key, &mut map),
                             };
                             read?;
                         }
+                        // Only a required member can be missing; `take` keeps `slots` whole.
+                        $($(#[$gate])* $crate::support::impl_serde!(@required $kind $field slots $wire);)*
                         Ok($name {
-                            $($(#[$gate])* $field: $crate::support::impl_serde!(@take $kind $field $wire unknown),)*
+                            $($(#[$gate])* $field: $crate::support::impl_serde!(@take $kind $field slots $wire unknown),)*
                             $unknown: unknown,
                         })
                     }
@@ -337,13 +346,15 @@ macro_rules! impl_serde {
             }
         }
     };
-    // Only a required member can fail: every `?` leaves by a path that drops the members
-    // not taken yet, so one a member would make that code quadratic in their number.
-    (@take required $field:ident $wire:literal $unknown:ident) => {
-        $crate::support::required($field, $wire)?
+    (@required required $field:ident $slots:ident $wire:literal) => {
+        let $field = $crate::support::required($slots.$field.take(), $wire)?;
     };
-    (@take $kind:ident $field:ident $wire:literal $unknown:ident) => {
-        $crate::support::$kind($field, $wire, &mut $unknown)
+    (@required $kind:ident $field:ident $slots:ident $wire:literal) => {};
+    (@take required $field:ident $slots:ident $wire:literal $unknown:ident) => {
+        $field
+    };
+    (@take $kind:ident $field:ident $slots:ident $wire:literal $unknown:ident) => {
+        $crate::support::$kind($slots.$field, $wire, &mut $unknown)
     };
     (@write $map:ident required $wire:literal $value:expr) => {
         $map.serialize_entry($wire, $value)?
