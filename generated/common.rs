@@ -224,9 +224,17 @@ pub struct BlockedPrompt {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_serde!(BlockedPrompt { required text = "text", } unknown);
+crate::support::impl_serde!(
+    BlockedPrompt {
+        required text = "text",
+    } unknown
+);
 #[cfg(feature = "sample")]
-crate::sample::impl_sample!(BlockedPrompt { required text = "text", } unknown);
+crate::sample::impl_sample!(
+    BlockedPrompt {
+        required text = "text",
+    } unknown
+);
 crate::support::builder! {
     BlockedPrompt, BlockedPromptBuilder, BlockedPromptBuilderRest, unknown, " A builder of [`BlockedPrompt`]: set members by name; `build()` compiles once the required ones (`text`) are.";
     required [
@@ -1356,9 +1364,17 @@ pub struct EarlierHistory {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_serde!(EarlierHistory { required messages = "messages", } unknown);
+crate::support::impl_serde!(
+    EarlierHistory {
+        required messages = "messages",
+    } unknown
+);
 #[cfg(feature = "sample")]
-crate::sample::impl_sample!(EarlierHistory { required messages = "messages", } unknown);
+crate::sample::impl_sample!(
+    EarlierHistory {
+        required messages = "messages",
+    } unknown
+);
 crate::support::builder! {
     EarlierHistory, EarlierHistoryBuilder, EarlierHistoryBuilderRest, unknown, " A builder of [`EarlierHistory`]: set members by name; `build()` compiles once the required ones (`messages`) are.";
     required [
@@ -4119,9 +4135,17 @@ pub struct RunningElsewhere {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_serde!(RunningElsewhere { optional origin = "origin", } unknown);
+crate::support::impl_serde!(
+    RunningElsewhere {
+        optional origin = "origin",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
-crate::sample::impl_sample!(RunningElsewhere { optional origin = "origin", } unknown);
+crate::sample::impl_sample!(
+    RunningElsewhere {
+        optional origin = "origin",
+    } unknown
+);
 #[cfg(feature = "experimental")]
 impl RunningElsewhere {
     /// A value with every optional member absent.

@@ -214,9 +214,17 @@ pub struct HookListResult {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_serde!(HookListResult { required hooks = "hooks", } unknown);
+crate::support::impl_serde!(
+    HookListResult {
+        required hooks = "hooks",
+    } unknown
+);
 #[cfg(feature = "sample")]
-crate::sample::impl_sample!(HookListResult { required hooks = "hooks", } unknown);
+crate::sample::impl_sample!(
+    HookListResult {
+        required hooks = "hooks",
+    } unknown
+);
 crate::support::builder! {
     HookListResult, HookListResultBuilder, HookListResultBuilderRest, unknown, " A builder of [`HookListResult`]: set members by name; `build()` compiles once the required ones (`hooks`) are.";
     required [

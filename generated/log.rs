@@ -661,9 +661,17 @@ pub struct LogStreamsResult {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 #[cfg(feature = "experimental")]
-crate::support::impl_serde!(LogStreamsResult { required streams = "streams", } unknown);
+crate::support::impl_serde!(
+    LogStreamsResult {
+        required streams = "streams",
+    } unknown
+);
 #[cfg(all(feature = "sample", feature = "experimental"))]
-crate::sample::impl_sample!(LogStreamsResult { required streams = "streams", } unknown);
+crate::sample::impl_sample!(
+    LogStreamsResult {
+        required streams = "streams",
+    } unknown
+);
 crate::support::builder! {
     #[cfg(feature = "experimental")] LogStreamsResult, LogStreamsResultBuilder, LogStreamsResultBuilderRest, unknown, " A builder of [`LogStreamsResult`]: set members by name; `build()` compiles once the required ones (`streams`) are.";
     required [

@@ -384,9 +384,17 @@ pub struct PluginListResult {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_serde!(PluginListResult { required plugins = "plugins", } unknown);
+crate::support::impl_serde!(
+    PluginListResult {
+        required plugins = "plugins",
+    } unknown
+);
 #[cfg(feature = "sample")]
-crate::sample::impl_sample!(PluginListResult { required plugins = "plugins", } unknown);
+crate::sample::impl_sample!(
+    PluginListResult {
+        required plugins = "plugins",
+    } unknown
+);
 crate::support::builder! {
     PluginListResult, PluginListResultBuilder, PluginListResultBuilderRest, unknown, " A builder of [`PluginListResult`]: set members by name; `build()` compiles once the required ones (`plugins`) are.";
     required [

@@ -479,9 +479,17 @@ pub struct SkillListResult {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_serde!(SkillListResult { required skills = "skills", } unknown);
+crate::support::impl_serde!(
+    SkillListResult {
+        required skills = "skills",
+    } unknown
+);
 #[cfg(feature = "sample")]
-crate::sample::impl_sample!(SkillListResult { required skills = "skills", } unknown);
+crate::sample::impl_sample!(
+    SkillListResult {
+        required skills = "skills",
+    } unknown
+);
 crate::support::builder! {
     SkillListResult, SkillListResultBuilder, SkillListResultBuilderRest, unknown, " A builder of [`SkillListResult`]: set members by name; `build()` compiles once the required ones (`skills`) are.";
     required [

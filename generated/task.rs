@@ -211,9 +211,17 @@ pub struct TaskListResult {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_serde!(TaskListResult { required tasks = "tasks", } unknown);
+crate::support::impl_serde!(
+    TaskListResult {
+        required tasks = "tasks",
+    } unknown
+);
 #[cfg(feature = "sample")]
-crate::sample::impl_sample!(TaskListResult { required tasks = "tasks", } unknown);
+crate::sample::impl_sample!(
+    TaskListResult {
+        required tasks = "tasks",
+    } unknown
+);
 crate::support::builder! {
     TaskListResult, TaskListResultBuilder, TaskListResultBuilderRest, unknown, " A builder of [`TaskListResult`]: set members by name; `build()` compiles once the required ones (`tasks`) are.";
     required [

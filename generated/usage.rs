@@ -11,9 +11,17 @@ pub struct UsageReadResult {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_serde!(UsageReadResult { optional usage = "usage", } unknown);
+crate::support::impl_serde!(
+    UsageReadResult {
+        optional usage = "usage",
+    } unknown
+);
 #[cfg(feature = "sample")]
-crate::sample::impl_sample!(UsageReadResult { optional usage = "usage", } unknown);
+crate::sample::impl_sample!(
+    UsageReadResult {
+        optional usage = "usage",
+    } unknown
+);
 impl UsageReadResult {
     /// A value with every optional member absent.
     #[inline]

@@ -379,7 +379,11 @@ pub struct WorkflowTokenBudget {
     /// Members this version of the schema does not define, and `null`s sent for optional members it does not make nullable (those read as `None`), kept so that re-encoding loses nothing.
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
-crate::support::impl_serde!(WorkflowTokenBudget { required total = "total", } unknown);
+crate::support::impl_serde!(
+    WorkflowTokenBudget {
+        required total = "total",
+    } unknown
+);
 #[cfg(feature = "sample")]
 crate::sample::impl_sample!(
     WorkflowTokenBudget {

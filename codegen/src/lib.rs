@@ -184,7 +184,7 @@ fn render(
                 return Ok(done);
             };
             let text = match emitter.unit(job) {
-                emit::Unit::Tokens(tokens) => render::format::format(tokens, header, &job.path)?,
+                emit::Unit::Code(code) => render::format::format(code, header, &job.path)?,
                 emit::Unit::Verbatim(text) => format!("// {header}\n\n{text}"),
                 emit::Unit::Text(text) => format!("// {header}\n\n{text}"),
             };

@@ -4,82 +4,72 @@
 //! one too, where values are built; an added optional member is neither).
 
 use proc_macro2::{Ident, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 
-use super::{cfg, ident, Ctx};
+use super::code::{lit, text};
+use super::Ctx;
 use crate::model::{Field, FieldKind, Struct};
 
-/// `Foo::builder()`, `FooBuilder` and its setters, under `gate` (the definition's). A stable
-/// struct with a required member only the experimental surface has gets a builder for each
-/// surface.
-pub fn emit(ctx: &Ctx<'_>, body: &Struct, name: &Ident, gate: &TokenStream) -> TokenStream {
+/// `Foo::builder()`, `FooBuilder` and its setters, gated as the definition (`experimental`).
+/// A stable struct with a required member only the experimental surface has gets a builder
+/// for each surface.
+pub fn emit(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool) -> String {
     let gated = body
         .fields
         .iter()
         .any(|f| f.experimental && f.kind == FieldKind::Required);
     if !gated {
+        let gate = if experimental { EXPERIMENTAL } else { "" };
         return builder(ctx, body, name, true, gate);
     }
-    let with = builder(
-        ctx,
-        body,
-        name,
-        true,
-        &quote!(#[cfg(feature = "experimental")]),
-    );
+    let with = builder(ctx, body, name, true, EXPERIMENTAL);
     let without = builder(
         ctx,
         body,
         name,
         false,
-        &quote!(#[cfg(not(feature = "experimental"))]),
+        "#[cfg(not(feature = \"experimental\"))]",
     );
-    quote!(#with #without)
+    with + &without
 }
 
-fn builder(
-    ctx: &Ctx<'_>,
-    body: &Struct,
-    name: &Ident,
-    experimental: bool,
-    gate: &TokenStream,
-) -> TokenStream {
+const EXPERIMENTAL: &str = "#[cfg(feature = \"experimental\")]";
+
+fn builder(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool, gate: &str) -> String {
     let fields: Vec<&Field> = body
         .fields
         .iter()
         .filter(|f| experimental || !f.experimental)
         .collect();
-    let builder = ident(&body.builder);
-    let rest = format_ident!("{}Rest", body.builder);
-    let unknown = ident(&body.unknown_field);
     let (required, others): (Vec<&Field>, Vec<&Field>) = fields
         .iter()
         .copied()
         .partition(|f| f.kind == FieldKind::Required);
+    let types = |field: &Field| (text(&ctx.ty(&field.ty)), text(&stored(ctx, field)));
     let required_entries = required.iter().enumerate().map(|(index, field)| {
-        let param = format_ident!("T{index}");
-        let rust = ident(&field.rust);
-        let setter = setter_name(field);
-        let (into, stored) = (ctx.ty(&field.ty), stored(ctx, field));
-        let wire = &field.wire;
-        let marker = ident(&ctx.markers[&field.wire]);
-        quote!(#param #rust #setter: #into => #stored, #wire, #marker;)
+        let (into, stored) = types(field);
+        format!(
+            "T{index} {} {}: {into} => {stored}, {}, {};",
+            field.rust,
+            setter_name(field),
+            lit(&field.wire),
+            ctx.markers[&field.wire]
+        )
     });
     let optional_entries = others.iter().map(|field| {
-        let gate = cfg(field.experimental);
-        let rust = ident(&field.rust);
         let setter = setter_name(field);
-        let (into, stored) = (ctx.ty(&field.ty), stored(ctx, field));
-        let wire = &field.wire;
         let (kind, null) = match field.kind {
-            FieldKind::OptionalNullable => {
-                let null = format_ident!("{}_null", setter);
-                (quote!(tristate), Some(quote!([#null])))
-            }
-            FieldKind::RequiredNullable => (quote!(nullable), None),
-            _ => (quote!(optional), None),
+            FieldKind::OptionalNullable => ("tristate", format!(" [{setter}_null]")),
+            FieldKind::RequiredNullable => ("nullable", String::new()),
+            _ => ("optional", String::new()),
         };
-        quote!(#gate #kind #rust #setter #null: #into => #stored, #wire;)
+        let (into, stored) = types(field);
+        format!(
+            "{}{kind} {} {setter}{null}: {into} => {stored}, {};",
+            super::structs::gate(field.experimental),
+            field.rust,
+            lit(&field.wire)
+        )
     });
     let wire: Vec<String> = required.iter().map(|f| format!("`{}`", f.wire)).collect();
     let doc = match wire.is_empty() {
@@ -89,14 +79,33 @@ fn builder(
             wire.join(", ")
         ),
     };
-    quote! {
-        crate::support::builder! {
-            #gate
-            #name, #builder, #rest, #unknown, #doc;
-            required [#(#required_entries)*]
-            optional [#(#optional_entries)*]
+    let gate = match gate {
+        "" => String::new(),
+        gate => format!("{gate} "),
+    };
+    let mut out = format!(
+        "crate::support::builder! {{\n    {gate}{name}, {}, {}Rest, {}, {};\n",
+        body.builder,
+        body.builder,
+        body.unknown_field,
+        lit(&doc)
+    );
+    for (list, entries) in [
+        ("required", required_entries.collect::<Vec<_>>()),
+        ("optional", optional_entries.collect()),
+    ] {
+        if entries.is_empty() {
+            out.push_str(&format!("    {list} []\n"));
+            continue;
         }
+        out.push_str(&format!("    {list} [\n"));
+        for entry in entries {
+            out.push_str(&format!("        {entry}\n"));
+        }
+        out.push_str("    ]\n");
     }
+    out.push_str("}\n");
+    out
 }
 
 /// The type a member is kept as (boxed where the struct boxes it).
@@ -109,9 +118,9 @@ fn stored(ctx: &Ctx<'_>, field: &Field) -> TokenStream {
 }
 
 /// The setter's name: the field's, but never `build` or `unknown_member`.
-fn setter_name(field: &Field) -> Ident {
+fn setter_name(field: &Field) -> String {
     match field.rust.as_str() {
-        "build" | "unknown_member" => format_ident!("{}_", field.rust),
-        rust => ident(rust),
+        "build" | "unknown_member" => format!("{}_", field.rust),
+        rust => rust.to_owned(),
     }
 }

@@ -3,12 +3,13 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::code::{lit, table, text, Code};
 use super::{cfg, doc_attrs, ident};
 use crate::model::{Def, StringEnum};
 
 /// The enum declaration; `as_str`, the [`StringEnum`](crate) impl, serde, text and sample impls
 /// come from the crate's `impl_string_enum!`, given the variants and their wire values.
-pub fn emit(def: &Def, e: &StringEnum) -> TokenStream {
+pub fn emit(def: &Def, e: &StringEnum) -> Code {
     let cfg = cfg(def.experimental);
     let name = ident(&def.rust);
     let type_name = &def.name;
@@ -29,20 +30,20 @@ pub fn emit(def: &Def, e: &StringEnum) -> TokenStream {
                 #unknown(String),
             },
             "Open: values this version does not list decode as `Unknown` and are written back unchanged.",
-            quote!(open #unknown),
+            format!(" open {unknown}"),
         )
     } else {
         (
             TokenStream::new(),
             "Closed: decoding a value this version does not list fails.",
-            quote!(closed),
+            " closed".to_owned(),
         )
     };
-    let entries = e.variants.iter().map(|v| {
-        let rust = ident(&v.rust);
-        let wire = &v.wire;
-        quote!(#rust = #wire,)
-    });
+    let entries: Vec<String> = e
+        .variants
+        .iter()
+        .map(|v| format!("{} = {}", v.rust, lit(&v.wire)))
+        .collect();
     let eq = if e.open {
         quote!(Eq, Hash, PartialOrd, Ord,)
     } else {
@@ -52,7 +53,7 @@ pub fn emit(def: &Def, e: &StringEnum) -> TokenStream {
         Some(text) => format!("{text}\n\n{openness}"),
         None => openness.to_owned(),
     }));
-    quote! {
+    let mut code = Code::from(quote! {
         #doc
         #cfg
         #[derive(Clone, Debug, PartialEq, #eq)]
@@ -61,8 +62,13 @@ pub fn emit(def: &Def, e: &StringEnum) -> TokenStream {
             #(#variants)*
             #unknown_variant
         }
-
-        #cfg
-        crate::support::impl_string_enum!(#name #type_name { #(#entries)* } #kind);
-    }
+    });
+    code.text(table(
+        &text(&cfg),
+        "crate::support::impl_string_enum",
+        &format!("{name} {}", lit(type_name)),
+        &entries,
+        &kind,
+    ));
+    code
 }

@@ -1,6 +1,7 @@
 //! The model to token streams: one module per protocol area, plus the tables and the runtime.
 
 mod builders;
+mod code;
 pub(crate) mod docs;
 mod enums;
 mod protocol;
@@ -16,12 +17,13 @@ use quote::quote;
 
 use crate::model::{Def, DefKind, FieldKind, Model, Struct, Ty};
 
+pub use code::{Code, Piece};
 pub use docs::doc_attrs;
 
 /// A generated file before formatting.
 pub enum Unit {
-    /// Tokens to format.
-    Tokens(TokenStream),
+    /// Tokens to format, and tables written out.
+    Code(Code),
     /// Source text written as it is (the runtime support files).
     Verbatim(&'static str),
     /// Source text made here, written as it is.
@@ -182,26 +184,31 @@ impl<'a> Emitter<'a> {
                             use serde::Serialize;
                         )
                     });
-                Unit::Tokens(quote! {
+                let mut code = Code::from(quote! {
                     #[allow(unused_imports)]
                     use crate::*;
                     #serialize
-
-                    #(#items)*
-                })
+                });
+                for item in items {
+                    code.append(item);
+                }
+                Unit::Code(code)
             }
-            Part::Protocol => Unit::Tokens(protocol::emit(ctx)),
-            Part::Registry => Unit::Tokens(registry::emit(model)),
-            Part::Reflect => Unit::Tokens(registry::reflect(ctx)),
+            Part::Protocol => Unit::Code(protocol::emit(ctx).into()),
+            Part::Registry => Unit::Code(registry::emit(model).into()),
+            Part::Reflect => Unit::Code(registry::reflect(ctx).into()),
             Part::JsonSchema => Unit::Text(json_schema_module(model)),
-            Part::Members => Unit::Tokens(members_module(ctx)),
-            Part::Lib(modules) => Unit::Tokens(lib(
-                model,
-                modules.iter().map(|(area, exp)| (area.as_str(), *exp)),
-                self.protocol,
-                self.crate_doc,
-                self.module,
-            )),
+            Part::Members => Unit::Code(members_module(ctx).into()),
+            Part::Lib(modules) => Unit::Code(
+                lib(
+                    model,
+                    modules.iter().map(|(area, exp)| (area.as_str(), *exp)),
+                    self.protocol,
+                    self.crate_doc,
+                    self.module,
+                )
+                .into(),
+            ),
         }
     }
 }
@@ -460,22 +467,23 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn def(&self, def: &Def) -> TokenStream {
+    fn def(&self, def: &Def) -> Code {
         let cfg = cfg(def.experimental);
         let doc = doc_attrs(def.doc.as_deref());
         let name = ident(&def.rust);
         let json_schema = json_schema_impl(def, &name, &cfg);
-        let item = match &def.kind {
+        let mut code = match &def.kind {
             DefKind::Struct(s) => structs::emit(self, def, s, &name, &def.doc),
             DefKind::Enum(e) => enums::emit(def, e),
             DefKind::Tagged(t) => unions::tagged(self, def, t),
-            DefKind::Untagged(arms) => unions::untagged(self, def, arms),
+            DefKind::Untagged(arms) => unions::untagged(self, def, arms).into(),
             DefKind::Alias(ty) => {
                 let ty = self.ty(ty);
-                quote! { #doc #cfg pub type #name = #ty; }
+                quote! { #doc #cfg pub type #name = #ty; }.into()
             }
         };
-        quote!(#item #json_schema)
+        code.push(json_schema);
+        code
     }
 
     /// The Rust type of a type expression.

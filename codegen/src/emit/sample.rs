@@ -1,9 +1,10 @@
 //! `Sample` impls (feature `sample`): random values that respect the schema, for property tests.
 
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 
-use super::{cfg, ident};
+use super::code::{lit, table, text};
+use super::ident;
 use crate::model::{Arm, Field, FieldKind, Struct, Tagged, Ty};
 
 const GATE: &str = "sample";
@@ -19,48 +20,63 @@ fn gate(experimental: bool) -> TokenStream {
 /// `impl Sample` for a struct: one `impl_sample!` entry a member (see the runtime's
 /// `sample.rs`), drawn by its type or within its constraints, and a `needs` rule for each
 /// `dependentRequired` rule that can drop a member.
-pub fn structure(body: &Struct, name: &Ident, experimental: bool) -> TokenStream {
-    let gate = gate(experimental);
-    let entries = body.fields.iter().map(|field| {
-        let rust = ident(&field.rust);
-        let wire = &field.wire;
-        let field_cfg = cfg(field.experimental);
-        let kind = ident(super::structs::kind_word(field.kind));
-        let draw = draw(field).map(|draw| quote!(=> #draw));
-        quote!(#field_cfg #kind #rust = #wire #draw,)
-    });
-    let unknown = ident(&body.unknown_field);
+pub fn structure(body: &Struct, name: &Ident, experimental: bool) -> String {
+    let entries: Vec<String> = body
+        .fields
+        .iter()
+        .map(|field| {
+            let draw = draw(field).map(|draw| format!(" => {draw}"));
+            format!(
+                "{}{} {} = {}{}",
+                super::structs::gate(field.experimental),
+                super::structs::kind_word(field.kind),
+                field.rust,
+                lit(&field.wire),
+                draw.unwrap_or_default()
+            )
+        })
+        .collect();
     // Only an optional member can be dropped, and only an optional one can be absent.
     let optional = |wire: &String| {
         body.fields
             .iter()
             .find(|f| &f.wire == wire)
             .filter(|f| matches!(f.kind, FieldKind::Optional | FieldKind::OptionalNullable))
-            .map(|f| ident(&f.rust))
+            .map(|f| f.rust.as_str())
     };
-    let rules = body
-        .dependent_required
-        .iter()
-        .filter_map(|(member, needs)| {
-            let member = optional(member)?;
-            let needs: Vec<Ident> = needs.iter().filter_map(optional).collect();
-            (!needs.is_empty()).then(|| quote!(; #member needs #(#needs)*))
-        });
-    quote! {
-        #gate
-        crate::sample::impl_sample!(#name { #(#entries)* } #unknown #(#rules)*);
+    let mut tail = format!(" {}", body.unknown_field);
+    for (member, needs) in &body.dependent_required {
+        let Some(member) = optional(member) else {
+            continue;
+        };
+        let needs: Vec<&str> = needs.iter().filter_map(optional).collect();
+        if !needs.is_empty() {
+            tail.push_str(&format!("; {member} needs {}", needs.join(" ")));
+        }
     }
+    table(
+        &text(&gate(experimental)),
+        "crate::sample::impl_sample",
+        &name.to_string(),
+        &entries,
+        &tail,
+    )
 }
 
 // How a member is drawn within its constraints; `None` to draw it by its type.
-fn draw(field: &Field) -> Option<TokenStream> {
+fn draw(field: &Field) -> Option<String> {
     let checks = &field.checks;
-    let min = checks.minimum.map(|b| quote!(min #b));
-    let max = checks.maximum.map(|b| quote!(max #b));
+    let bound =
+        |word: &str, b: Option<f64>| b.map(|b| format!("{word} {}", Literal::f64_suffixed(b)));
+    let bounds = [bound("min", checks.minimum), bound("max", checks.maximum)]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
     match (&field.ty, &checks.pattern) {
-        (Ty::String, Some(pattern)) => Some(quote!(matching(#pattern))),
-        (Ty::Integer, _) => Some(quote!(integer(#min #max))),
-        (Ty::Number, _) => Some(quote!(number(#min #max))),
+        (Ty::String, Some(pattern)) => Some(format!("matching({})", lit(pattern))),
+        (Ty::Integer, _) => Some(format!("integer({bounds})")),
+        (Ty::Number, _) => Some(format!("number({bounds})")),
         _ => None,
     }
 }

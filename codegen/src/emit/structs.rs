@@ -5,45 +5,31 @@ use std::collections::BTreeSet;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+use super::code::{lit, table, Code};
 use super::{cfg, doc_attrs, ident, Ctx};
 use crate::model::{Def, Field, FieldKind, Struct, Ty};
 
 /// A struct definition (or a tagged union's arm) with its decoder, sampler, constructor and
 /// `Validate` impl.
-pub fn emit(
-    ctx: &Ctx<'_>,
-    def: &Def,
-    body: &Struct,
-    name: &Ident,
-    doc: &Option<String>,
-) -> TokenStream {
+pub fn emit(ctx: &Ctx<'_>, def: &Def, body: &Struct, name: &Ident, doc: &Option<String>) -> Code {
     let cfg = cfg(def.experimental);
     let doc = doc_attrs(doc.as_deref());
     let decl = declaration(ctx, body, name);
-    let de = deserialize(body, name, &cfg);
     let new = constructor(body);
     let new = (!new.is_empty()).then(|| quote!(#cfg impl #name { #new }));
-    let builder = super::builders::emit(ctx, body, name, &cfg);
     let validate = validate_body(ctx, body);
-    let sample = super::sample::structure(body, name, def.experimental);
-    quote! {
-        #doc
-        #cfg
-        #decl
-
-        #de
-
-        #sample
-
-        #new
-
-        #builder
-
+    let mut code = Code::from(quote!(#doc #cfg #decl));
+    code.text(serde_table(body, name, def.experimental));
+    code.text(super::sample::structure(body, name, def.experimental));
+    code.push(quote!(#new));
+    code.text(super::builders::emit(ctx, body, name, def.experimental));
+    code.push(quote! {
         #cfg
         impl Validate for #name {
             #validate
         }
-    }
+    });
+    code
 }
 
 /// The struct item alone (also used for the arms of tagged unions).
@@ -71,18 +57,36 @@ pub fn declaration(ctx: &Ctx<'_>, body: &Struct, name: &Ident) -> TokenStream {
 
 /// The `Serialize` and `Deserialize` impls: one `impl_serde!` entry per member (see the
 /// runtime's `support.rs`), which reads members in one pass without buffering.
-pub fn deserialize(body: &Struct, name: &Ident, gate: &TokenStream) -> TokenStream {
-    let unknown = ident(&body.unknown_field);
-    let fields = body.fields.iter().map(|field| {
-        let rust = ident(&field.rust);
-        let wire = &field.wire;
-        let field_gate = cfg(field.experimental);
-        let kind = ident(kind_word(field.kind));
-        quote!(#field_gate #kind #rust = #wire,)
-    });
-    quote! {
-        #gate
-        crate::support::impl_serde!(#name { #(#fields)* } #unknown);
+fn serde_table(body: &Struct, name: &Ident, experimental: bool) -> String {
+    let entries: Vec<String> = body
+        .fields
+        .iter()
+        .map(|field| {
+            format!(
+                "{}{} {} = {}",
+                gate(field.experimental),
+                kind_word(field.kind),
+                field.rust,
+                lit(&field.wire)
+            )
+        })
+        .collect();
+    let tail = format!(" {}", body.unknown_field);
+    table(
+        gate(experimental).trim_end(),
+        "crate::support::impl_serde",
+        &name.to_string(),
+        &entries,
+        &tail,
+    )
+}
+
+/// An experimental member's gate in a table entry, a space after it; nothing for the others.
+pub(super) fn gate(experimental: bool) -> &'static str {
+    if experimental {
+        "#[cfg(feature = \"experimental\")] "
+    } else {
+        ""
     }
 }
 

@@ -3,16 +3,17 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::code::Code;
 use super::{cfg, doc_attrs, ident, structs, Ctx};
 use crate::model::{Arm, Def, Tagged};
 
 /// A tagged union: one struct per arm (without the tag) and an enum over them.
-pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
+pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> Code {
     let cfg = cfg(def.experimental);
     let name = ident(&def.rust);
     let type_name = &def.name;
     let tag = &t.tag;
-    let mut arm_items = Vec::new();
+    let mut code = Code::default();
     let mut variants = Vec::new();
     let mut ser = Vec::new();
     let mut de = Vec::new();
@@ -26,7 +27,7 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
             .clone()
             .unwrap_or_else(|| format!("The `{tag}: \"{value}\"` arm of `{type_name}`."));
         let arm_doc = doc_attrs(Some(&arm_text));
-        arm_items.push(structs::emit(
+        code.append(structs::emit(
             ctx,
             def,
             &arm.body,
@@ -78,9 +79,7 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
         None => openness.to_owned(),
     }));
     let sample = super::sample::tagged(t, &name, def.experimental);
-    quote! {
-        #(#arm_items)*
-
+    code.push(quote! {
         #sample
 
         #doc
@@ -138,7 +137,8 @@ pub fn tagged(ctx: &Ctx<'_>, def: &Def, t: &Tagged) -> TokenStream {
                 }
             }
         }
-    }
+    });
+    code
 }
 
 /// An untagged union: the first arm that decodes wins.
