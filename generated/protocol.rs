@@ -1733,7 +1733,13 @@ impl ClientRequest {
         method: &str,
         payload: Option<&RawValue>,
     ) -> Result<Self, DecodeError> {
-        Self::decode_from(method, payload)
+        let text = payload.map_or("null", RawValue::get);
+        let decoded = crate::rpc::decode_with(
+            method,
+            text,
+            |de| Self::deserialize_params(method, de),
+        )?;
+        Ok(if payload.is_some() { decoded } else { decoded.absent() })
     }
     fn decode_from<P: PayloadSource>(
         method: &str,
@@ -2925,6 +2931,40 @@ impl ClientRequest {
             }
         }
     }
+    #[allow(unreachable_patterns)]
+    fn absent(self) -> Self {
+        match self {
+            #[cfg(feature = "experimental")]
+            ClientRequest::AccountLoginCancel(_) => {
+                ClientRequest::AccountLoginCancel(None)
+            }
+            #[cfg(feature = "experimental")]
+            ClientRequest::AccountLogout(_) => ClientRequest::AccountLogout(None),
+            #[cfg(feature = "experimental")]
+            ClientRequest::AccountRead(_) => ClientRequest::AccountRead(None),
+            ClientRequest::ComputerUseSetupCheck(_) => {
+                ClientRequest::ComputerUseSetupCheck(None)
+            }
+            #[cfg(feature = "experimental")]
+            ClientRequest::HostReadLimits(_) => ClientRequest::HostReadLimits(None),
+            #[cfg(feature = "experimental")]
+            ClientRequest::SettingsRead(_) => ClientRequest::SettingsRead(None),
+            #[cfg(feature = "experimental")]
+            ClientRequest::SettingsReadSchema(_) => {
+                ClientRequest::SettingsReadSchema(None)
+            }
+            ClientRequest::UsageRead(_) => ClientRequest::UsageRead(None),
+            #[cfg(feature = "experimental")]
+            ClientRequest::UsageRefresh(_) => ClientRequest::UsageRefresh(None),
+            ClientRequest::Unknown { method, .. } => {
+                ClientRequest::Unknown {
+                    method,
+                    params: None,
+                }
+            }
+            typed => typed,
+        }
+    }
 }
 /// A server-to-client request (the `requests` table), typed by its method.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -2948,7 +2988,13 @@ impl ServerRequest {
         method: &str,
         payload: Option<&RawValue>,
     ) -> Result<Self, DecodeError> {
-        Self::decode_from(method, payload)
+        let text = payload.map_or("null", RawValue::get);
+        let decoded = crate::rpc::decode_with(
+            method,
+            text,
+            |de| Self::deserialize_params(method, de),
+        )?;
+        Ok(if payload.is_some() { decoded } else { decoded.absent() })
     }
     fn decode_from<P: PayloadSource>(
         method: &str,
@@ -3019,6 +3065,18 @@ impl ServerRequest {
             ServerRequest::Unknown { params, .. } => {
                 params.as_ref().map_or(Ok(()), |p| map.serialize_entry(key, p))
             }
+        }
+    }
+    #[allow(unreachable_patterns)]
+    fn absent(self) -> Self {
+        match self {
+            ServerRequest::Unknown { method, .. } => {
+                ServerRequest::Unknown {
+                    method,
+                    params: None,
+                }
+            }
+            typed => typed,
         }
     }
 }
@@ -3160,7 +3218,13 @@ impl ProtocolNotification {
         method: &str,
         payload: Option<&RawValue>,
     ) -> Result<Self, DecodeError> {
-        Self::decode_from(method, payload)
+        let text = payload.map_or("null", RawValue::get);
+        let decoded = crate::rpc::decode_with(
+            method,
+            text,
+            |de| Self::deserialize_params(method, de),
+        )?;
+        Ok(if payload.is_some() { decoded } else { decoded.absent() })
     }
     fn decode_from<P: PayloadSource>(
         method: &str,
@@ -4021,6 +4085,21 @@ impl ProtocolNotification {
             }
         }
     }
+    #[allow(unreachable_patterns)]
+    fn absent(self) -> Self {
+        match self {
+            ProtocolNotification::Initialized(_) => {
+                ProtocolNotification::Initialized(None)
+            }
+            ProtocolNotification::Unknown { method, .. } => {
+                ProtocolNotification::Unknown {
+                    method,
+                    params: None,
+                }
+            }
+            typed => typed,
+        }
+    }
 }
 /// The result of a client-to-server request, typed by the request's method.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -4273,7 +4352,11 @@ impl ClientResult {
     }
     /// Types a result still in its wire text, without building a `Value` first.
     pub fn decode_raw(method: &str, payload: &RawValue) -> Result<Self, DecodeError> {
-        Self::decode_from(method, Some(payload))
+        crate::rpc::decode_with(
+            method,
+            payload.get(),
+            |de| { Self::deserialize_result(method, de) },
+        )
     }
     fn decode_from<P: PayloadSource>(
         method: &str,
@@ -5362,7 +5445,11 @@ impl ServerResult {
     }
     /// Types a result still in its wire text, without building a `Value` first.
     pub fn decode_raw(method: &str, payload: &RawValue) -> Result<Self, DecodeError> {
-        Self::decode_from(method, Some(payload))
+        crate::rpc::decode_with(
+            method,
+            payload.get(),
+            |de| { Self::deserialize_result(method, de) },
+        )
     }
     fn decode_from<P: PayloadSource>(
         method: &str,

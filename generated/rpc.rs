@@ -263,6 +263,19 @@ pub fn decode_text<T: DeserializeOwned>(method: &str, text: &str) -> Result<T, D
     serde_json::from_str(text).map_err(|e| DecodeError::json(Some(method), text, &e))
 }
 
+/// Decodes `text` with `decode` (a dispatch enum's streaming decoder), all of it; an error
+/// names `method` and points into the text.
+pub fn decode_with<T>(
+    method: &str,
+    text: &str,
+    decode: impl FnOnce(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> Result<T, serde_json::Error>,
+) -> Result<T, DecodeError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    decode(&mut de)
+        .and_then(|value| de.end().map(|()| value))
+        .map_err(|e| DecodeError::json(Some(method), text, &e))
+}
+
 /// Where a payload comes from: a parsed `Value`, or the wire text of one (`RawValue`).
 pub trait PayloadSource {
     /// Decodes the payload (absent: from `null`) as `T`.

@@ -267,6 +267,49 @@ fn unknown_methods_keep_name_and_params() {
 }
 
 #[test]
+fn payloads_decode_alike_before_and_after_the_method_and_absent_stays_absent() {
+    // Params after the method decode as the frame is read; before it, from their wire text.
+    let frames = [
+        (
+            r#"{"jsonrpc":"2.0","method":"userInput/settled","params":{"sessionId":"s","viewCursor":"v","sourceRange":{"stream":{"kind":"run","id":"r"},"first":{"id":"e","sequence":1},"last":{"id":"e","sequence":1}},"userInputId":"u","outcome":"timedOut","answers":[],"clarification":null,"reason":null,"decidedByCommandId":null}}"#,
+            r#"{"params":{"sessionId":"s","viewCursor":"v","sourceRange":{"stream":{"kind":"run","id":"r"},"first":{"id":"e","sequence":1},"last":{"id":"e","sequence":1}},"userInputId":"u","outcome":"timedOut","answers":[],"clarification":null,"reason":null,"decidedByCommandId":null},"jsonrpc":"2.0","method":"userInput/settled"}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"initialized","params":{"x":1}}"#,
+            r#"{"params":{"x":1},"jsonrpc":"2.0","method":"initialized"}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"future/thing","params":[1]}"#,
+            r#"{"params":[1],"id":1,"jsonrpc":"2.0","method":"future/thing"}"#,
+        ),
+    ];
+    for (after, before) in frames {
+        let a = Frame::parse_guessing_sender(after).unwrap();
+        let b = Frame::parse_guessing_sender(before).unwrap();
+        assert_eq!(a.message, b.message, "{after}");
+    }
+    // No params member: an untyped payload stays absent and is not written back.
+    let line = r#"{"jsonrpc":"2.0","method":"initialized"}"#;
+    let frame = Frame::parse_guessing_sender(line).unwrap();
+    assert_eq!(
+        frame.message,
+        Message::Notification(ProtocolNotification::Initialized(None))
+    );
+    assert_eq!(frame.to_line(), line);
+    assert_eq!(
+        ProtocolNotification::decode_raw("initialized", None).unwrap(),
+        ProtocolNotification::Initialized(None)
+    );
+    assert!(matches!(
+        ClientRequest::decode_raw("future/thing", None).unwrap(),
+        ClientRequest::Unknown { params: None, .. }
+    ));
+    // A typed payload is required: its absence fails, naming the method.
+    let error = ProtocolNotification::decode_raw("userInput/settled", None).unwrap_err();
+    assert!(error.to_string().contains("userInput/settled"), "{error}");
+}
+
+#[test]
 fn method_markers_name_their_types() {
     use msp_types::protocol::methods;
     assert_eq!(

@@ -795,6 +795,44 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             quote!(Some(payload)),
         ),
     };
+    // Wire text decodes through the streaming decoder `Frame` uses, so each payload's serde
+    // code is compiled once, for one deserializer.
+    let untyped: Vec<TokenStream> = table
+        .iter()
+        .filter(|m| m.params.is_none())
+        .map(|m| {
+            let cfg = cfg(m.experimental);
+            let variant = ident(&m.rust);
+            quote!(#cfg #name::#variant(_) => #name::#variant(None),)
+        })
+        .collect();
+    let (raw_decode, absent) = match part {
+        Part::Params => (
+            quote! {
+                let text = payload.map_or("null", RawValue::get);
+                let decoded = crate::rpc::decode_with(method, text, |de| Self::deserialize_params(method, de))?;
+                Ok(if payload.is_some() { decoded } else { decoded.absent() })
+            },
+            quote! {
+                // What decoded from `null` for a frame without params: an untyped payload is
+                // kept absent (a typed one was decoded from `null`).
+                #[allow(unreachable_patterns)]
+                fn absent(self) -> Self {
+                    match self {
+                        #(#untyped)*
+                        #name::Unknown { method, .. } => #name::Unknown { method, params: None },
+                        typed => typed,
+                    }
+                }
+            },
+        ),
+        Part::Result => (
+            quote!(crate::rpc::decode_with(method, payload.get(), |de| {
+                Self::deserialize_result(method, de)
+            })),
+            TokenStream::new(),
+        ),
+    };
     // With an empty table every match has the unknown arm alone.
     let allow = table
         .is_empty()
@@ -895,7 +933,7 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
 
             #raw_doc
             pub fn decode_raw(method: &str, #raw_arg) -> Result<Self, DecodeError> {
-                Self::decode_from(method, #value_in)
+                #raw_decode
             }
 
             fn decode_from<P: PayloadSource>(method: &str, payload: P) -> Result<Self, DecodeError> {
@@ -923,6 +961,8 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             }
 
             #write_payload
+
+            #absent
         }
 
         #serialize
