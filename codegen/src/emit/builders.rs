@@ -7,6 +7,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::code::{lit, text};
+use super::structs::gate;
 use super::Ctx;
 use crate::model::{Field, FieldKind, Struct};
 
@@ -19,10 +20,9 @@ pub fn emit(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool) -> S
         .iter()
         .any(|f| f.experimental && f.kind == FieldKind::Required);
     if !gated {
-        let gate = if experimental { EXPERIMENTAL } else { "" };
-        return builder(ctx, body, name, true, gate);
+        return builder(ctx, body, name, true, gate(experimental).trim_end());
     }
-    let with = builder(ctx, body, name, true, EXPERIMENTAL);
+    let with = builder(ctx, body, name, true, gate(true).trim_end());
     let without = builder(
         ctx,
         body,
@@ -33,9 +33,13 @@ pub fn emit(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool) -> S
     with + &without
 }
 
-const EXPERIMENTAL: &str = "#[cfg(feature = \"experimental\")]";
-
-fn builder(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool, gate: &str) -> String {
+fn builder(
+    ctx: &Ctx<'_>,
+    body: &Struct,
+    name: &Ident,
+    experimental: bool,
+    surface: &str,
+) -> String {
     let fields: Vec<&Field> = body
         .fields
         .iter()
@@ -66,7 +70,7 @@ fn builder(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool, gate:
         let (into, stored) = types(field);
         format!(
             "{}{kind} {} {setter}{null}: {into} => {stored}, {};",
-            super::structs::gate(field.experimental),
+            gate(field.experimental),
             field.rust,
             lit(&field.wire)
         )
@@ -79,12 +83,12 @@ fn builder(ctx: &Ctx<'_>, body: &Struct, name: &Ident, experimental: bool, gate:
             wire.join(", ")
         ),
     };
-    let gate = match gate {
+    let surface = match surface {
         "" => String::new(),
-        gate => format!("{gate} "),
+        surface => format!("{surface} "),
     };
     let mut out = format!(
-        "crate::support::builder! {{\n    {gate}{name}, {}, {}Rest, {}, {};\n",
+        "crate::support::builder! {{\n    {surface}{name}, {}, {}Rest, {}, {};\n",
         body.builder,
         body.builder,
         body.unknown_field,
