@@ -1,12 +1,14 @@
 //! The client on std threads, no async runtime: [`Client`], [`Session`], [`Turn`].
 //!
 //! Threads: msp-rpc's reader, writer and request handler (which routes the host's requests
-//! to their session and replies the receipt), and one pump, which routes every notification
-//! to its session's fold and pages a gap's refill. Every other call runs on the caller's
-//! thread and waits parked.
+//! to their session and replies the receipt), and one pump. Every other call runs on the
+//! caller's thread and waits parked. A handle that waits routes the notifications to their
+//! session's fold itself, and pages a gap's refill, one holder at a time; the pump does it
+//! while no handle has for a moment (the crate's `pump.rs` says who, and why).
 
 use std::io::{Read, Write};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -26,8 +28,9 @@ use crate::commands;
 use crate::core::{Core, Event};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
+use crate::pump::{self, Pumped};
 use crate::shared;
-use crate::wait::wait;
+use crate::wait::{on_this_thread, wait};
 
 /// A client of one host: the connection, its pump, the sessions opened.
 ///
@@ -200,6 +203,25 @@ impl Drop for Client {
 }
 
 impl Link {
+    /// Waits until `step` is ready, taking and routing frames meanwhile when nobody else
+    /// does (see `pump.rs`); `None` at `deadline`.
+    fn wait<T>(
+        &self,
+        deadline: Option<Instant>,
+        mut step: impl FnMut(&Core, &mut Context<'_>) -> Poll<T>,
+    ) -> Option<T> {
+        let _waits = self.core.handle_waits();
+        wait(deadline, |cx| {
+            pump::poll_handle(
+                &self.core,
+                &self.connection,
+                cx,
+                |cx| step(&self.core, cx),
+                |refills| refill(&self.connection, &self.core, refills),
+            )
+        })
+    }
+
     fn send<M: Request>(&self, command: &Command<M>) -> Result<M::Result, Error>
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
@@ -235,24 +257,24 @@ fn refill(connection: &Connection, core: &Core, mut refills: Vec<(String, Box<Re
     }
 }
 
-/// Routes every notification to its session until the connection closes, paging refills.
-/// What is queued already is routed as one batch (one lock, one wake-up a waiter).
+/// Routes the frames no waiting handle takes (see `pump.rs`) until the connection closes,
+/// paging refills.
 fn pump(connection: Connection, core: Arc<Core>) {
-    let mut batch = Vec::with_capacity(shared::BATCH);
-    for inbound in connection.notifications() {
-        batch.push(shared::input(inbound));
-        while batch.len() < shared::BATCH {
-            match connection.next_timeout(Duration::ZERO) {
-                Some(inbound) => batch.push(shared::input(inbound)),
-                None => break,
+    let (mut seen, mut again) = (0, None);
+    on_this_thread(|cx| loop {
+        match pump::poll_pump(&core, &connection, &mut seen, &mut again, cx) {
+            Poll::Ready(Pumped::Routed(role, refills)) => {
+                refill(&connection, &core, refills);
+                drop(role);
             }
+            Poll::Ready(Pumped::Ended) => break,
+            // An unpark since the look makes the park return at once: no wake-up is lost.
+            Poll::Pending => match again {
+                Some(look) => thread::park_timeout(look),
+                None => thread::park(),
+            },
         }
-        refill(&connection, &core, core.route_all(batch.drain(..)));
-    }
-    let reason = connection
-        .close_reason()
-        .unwrap_or(msp_rpc::CloseReason::PeerClosed);
-    core.end(reason, shared::durable(connection.handshake()));
+    });
 }
 
 /// A session: its fold, its events, its commands. Cheap to clone; the session is forgotten
@@ -289,18 +311,25 @@ impl Session {
     /// The next event, in the order routed; `None` once the connection closed and every
     /// event was taken.
     pub fn next_event(&self) -> Option<Event> {
-        wait(None, |cx| self.core().poll_event(&self.0.id, cx)).flatten()
+        let id = &self.0.id;
+        self.0
+            .link
+            .wait(None, |core, cx| core.poll_event(id, cx))
+            .flatten()
     }
 
     /// The next event within `timeout`; `Err` when none came.
     pub fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
-        wait(Some(Instant::now() + timeout), |cx| {
-            self.core().poll_event(&self.0.id, cx)
-        })
-        .ok_or(Error::TimedOut {
-            what: "an event",
-            timeout,
-        })
+        let id = &self.0.id;
+        self.0
+            .link
+            .wait(Some(Instant::now() + timeout), |core, cx| {
+                core.poll_event(id, cx)
+            })
+            .ok_or(Error::TimedOut {
+                what: "an event",
+                timeout,
+            })
     }
 
     /// The events as an iterator, blocking for each, ending when the connection closes.
@@ -315,9 +344,12 @@ impl Session {
         mut check: impl FnMut(&Fold) -> Option<T>,
     ) -> Result<T, Error> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        match wait(deadline, |cx| {
-            self.core().poll_fold(&self.0.id, cx, &mut check)
-        }) {
+        let id = &self.0.id;
+        match self
+            .0
+            .link
+            .wait(deadline, |core, cx| core.poll_fold(id, cx, &mut check))
+        {
             Some(Ok(found)) => Ok(found),
             Some(Err(reason)) => Err(Error::Closed(reason)),
             None => Err(Error::TimedOut {
@@ -576,11 +608,13 @@ impl Turn {
     /// built by the deltas so far: changes not taken yet coalesce, the deltas themselves are
     /// in the session's events); `None` once the turn is over and every change was taken.
     pub fn next_item(&self) -> Option<ItemEntry> {
-        let session = &self.session;
-        wait(None, |cx| {
-            session.core().poll_turn_item(&session.0.id, &self.id, cx)
-        })
-        .flatten()
+        let session = &self.session.0;
+        session
+            .link
+            .wait(None, |core, cx| {
+                core.poll_turn_item(&session.id, &self.id, cx)
+            })
+            .flatten()
     }
 
     /// The changes to the turn's items, as an iterator (see [`Turn::next_item`]).

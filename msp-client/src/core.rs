@@ -8,6 +8,7 @@
 //! | the pump (a thread or task) | route each notification to its session's fold ([`Core::route`]); finish a refill; end every session when the connection closes | the session's waiters |
 //! | the request handler (msp-rpc's thread or task) | route `approval/request` and `userInput/request` to their fold before replying the receipt | the session's waiters |
 //! | a handle (session, turn) | open or close a session, read its fold, take an event, check what it waits for | nobody |
+//! | a waiting handle (blocking driver) | take the role of the pump and route as it does, one holder at a time (`pump.rs`) | the session's waiters; the handles waiting for the role, when it gives it back |
 //!
 //! One `Mutex<State>`, held for short steps only: never while sending, waiting or calling the
 //! program. Waiting is polling a step with a waker; a step that cannot finish keeps the waker
@@ -20,6 +21,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use msp_rpc::CloseReason;
 use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill};
@@ -27,6 +29,7 @@ use msp_types::rpc::Request;
 use msp_types::ApprovalRequirementRef;
 
 use crate::outcome::Error;
+use crate::pump::{BUSY_LOOK, STALL};
 use crate::shared::Asked;
 
 // The lock is loom's when the synchronization is model-checked (`core/loom_tests.rs`).
@@ -148,7 +151,23 @@ struct State {
     slots: HashMap<String, Slot>,
     unclaimed: VecDeque<Input>,
     ended: Option<Ended>,
+    pumping: Pumping,
     woken: Vec<Waker>,
+}
+
+/// Who takes frames from the connection and routes them (`pump.rs`): one holder at a time.
+#[derive(Default)]
+struct Pumping {
+    /// Whether someone holds the role.
+    held: bool,
+    /// Handles waiting now.
+    handles: usize,
+    /// Times a handle took the role, for the pump's look.
+    turns: u64,
+    /// Handles waiting for the role.
+    waiting: Vec<Waker>,
+    /// The pump thread, between its looks.
+    pump: Option<Waker>,
 }
 
 /// The state behind its lock; wakers gathered are woken once the lock is released.
@@ -199,6 +218,7 @@ impl Core {
                 slots: HashMap::new(),
                 unclaimed: VecDeque::new(),
                 ended: None,
+                pumping: Pumping::default(),
                 woken: Vec::new(),
             }),
             rules,
@@ -328,6 +348,50 @@ impl Core {
             state.woken.append(&mut slot.waiting);
         }
         state.ended = Some(Ended { reason, durable });
+        state.woken.extend(state.pumping.pump.take());
+    }
+
+    /// A handle begins a wait (see `pump.rs`): the pump leaves the routing to it until it
+    /// ends the wait (the guard dropped).
+    pub(crate) fn handle_waits(&self) -> HandleWaits<'_> {
+        self.lock().pumping.handles += 1;
+        HandleWaits(self)
+    }
+
+    /// The role for a waiting handle, when nobody holds it; else `cx` is woken when it is
+    /// given back.
+    pub(crate) fn handle_turn(&self, cx: &mut Context<'_>) -> Option<PumpRole<'_>> {
+        let mut state = self.lock();
+        let pumping = &mut state.pumping;
+        if pumping.held {
+            keep(&mut pumping.waiting, cx.waker());
+            return None;
+        }
+        pumping.held = true;
+        pumping.turns += 1;
+        Some(PumpRole(self))
+    }
+
+    /// The role for the pump thread, when nobody holds it, no handle waits and none took it
+    /// since the pump's last look (`seen`); else when to look again (`cx` is woken early
+    /// when the connection ends).
+    pub(crate) fn pump_turn(&self, seen: &mut u64, cx: &mut Context<'_>) -> PumpTurn<'_> {
+        let mut state = self.lock();
+        if state.ended.is_some() {
+            return PumpTurn::Ended;
+        }
+        let pumping = &mut state.pumping;
+        let again = if pumping.held || pumping.handles > 0 {
+            BUSY_LOOK
+        } else if pumping.turns != *seen {
+            STALL
+        } else {
+            pumping.held = true;
+            return PumpTurn::Role(PumpRole(self));
+        };
+        *seen = pumping.turns;
+        pumping.pump = Some(cx.waker().clone());
+        PumpTurn::Later(again)
     }
 
     /// Reads session `session_id`'s fold.
@@ -518,6 +582,44 @@ impl Core {
         }
         keep(&mut slot.waiting, cx.waker());
         Poll::Pending
+    }
+}
+
+/// The pump's look ([`Core::pump_turn`]).
+pub(crate) enum PumpTurn<'a> {
+    /// Its turn: the role.
+    Role(PumpRole<'a>),
+    /// Not yet: look again after this long.
+    Later(Duration),
+    /// The connection ended.
+    Ended,
+}
+
+/// The role of taking and routing frames, held (see `pump.rs`); given back when dropped,
+/// waking the handles that wait for it.
+pub(crate) struct PumpRole<'a>(&'a Core);
+
+impl PumpRole<'_> {
+    pub(crate) fn core(&self) -> &Core {
+        self.0
+    }
+}
+
+impl Drop for PumpRole<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        let state = &mut *state;
+        state.pumping.held = false;
+        state.woken.append(&mut state.pumping.waiting);
+    }
+}
+
+/// A handle's wait, counted while it lasts (see [`Core::handle_waits`]).
+pub(crate) struct HandleWaits<'a>(&'a Core);
+
+impl Drop for HandleWaits<'_> {
+    fn drop(&mut self) {
+        self.0.lock().pumping.handles -= 1;
     }
 }
 

@@ -47,8 +47,10 @@
 //! # Threads, locks, wake-ups
 //!
 //! One lock holds every session's state (the core, `core.rs`, whose table says who takes it
-//! for what); msp-rpc's threads or tasks move the bytes, one pump routes notifications, and
-//! the request handler routes the host's requests. Handles wait by polling a step of the
+//! for what); msp-rpc's threads or tasks move the bytes, one pump routes notifications (on
+//! the blocking driver, a handle that waits routes them itself, so that the program frees
+//! its events on the thread that made them: `pump.rs`), and the request handler routes the
+//! host's requests. Handles wait by polling a step of the
 //! core with a waker that the next input routed to their session wakes.
 //!
 //! # Order
@@ -64,6 +66,7 @@ mod commands;
 mod core;
 mod options;
 mod outcome;
+mod pump;
 pub mod render;
 mod shared;
 #[cfg(feature = "tokio")]

@@ -16,17 +16,26 @@ impl Wake for Unpark {
     }
 }
 
+thread_local! {
+    /// This thread's waker, made once: a step that keeps it can tell it holds it already.
+    static THREAD_WAKER: Waker = Waker::from(Arc::new(Unpark(thread::current())));
+}
+
+/// Runs `work` with a context whose waker unparks this thread.
+pub(crate) fn on_this_thread<T>(work: impl FnOnce(&mut Context<'_>) -> T) -> T {
+    THREAD_WAKER.with(|waker| work(&mut Context::from_waker(waker)))
+}
+
 /// Polls `step` until it is ready, parked in between; `None` at `deadline`.
 pub(crate) fn wait<T>(
     deadline: Option<Instant>,
     mut step: impl FnMut(&mut Context<'_>) -> Poll<T>,
 ) -> Option<T> {
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        if let Poll::Ready(value) = step(&mut cx) {
+    on_this_thread(|cx| loop {
+        if let Poll::Ready(value) = step(cx) {
             return Some(value);
         }
+        // An unpark since the step makes the park return at once: no wake-up is lost.
         match deadline {
             None => thread::park(),
             Some(deadline) => {
@@ -37,5 +46,5 @@ pub(crate) fn wait<T>(
                 thread::park_timeout(deadline - now);
             }
         }
-    }
+    })
 }

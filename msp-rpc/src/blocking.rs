@@ -35,6 +35,7 @@ use std::io::{self, BufWriter, Read, Write};
 use std::marker::PhantomData;
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::{Arc, OnceLock, TryLockError};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use msp_types::protocol::{methods, notifications};
@@ -250,6 +251,14 @@ impl<R: Role> Connection<R> {
     pub fn next_timeout(&self, timeout: Duration) -> Option<Inbound> {
         let shared = &self.inner.io.shared;
         wait(Some(Instant::now() + timeout), |cx| shared.poll_inbound(cx)).flatten()
+    }
+
+    /// The next notification or undecodable frame if one is ready (its line decoded on this
+    /// thread); `Ready(None)` once the connection closed and every frame was taken. When
+    /// none is ready, `cx`'s waker is woken once one may be: for a thread that waits on more
+    /// than this connection (as `msp-client`'s session handles do), and parks itself.
+    pub fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+        self.inner.io.shared.poll_inbound(cx)
     }
 
     /// Why the connection closed, once it has.

@@ -690,6 +690,12 @@ impl Fold {
 
     // Reading.
 
+    /// How many inputs the fold was given, refused or not, and results it was seeded from:
+    /// what a reader waits on to know the fold saw everything sent so far.
+    pub fn arrivals(&self) -> u64 {
+        self.arrivals
+    }
+
     /// The items, in the order first opened.
     pub fn items(&self) -> &[ItemEntry] {
         self.items.entries()

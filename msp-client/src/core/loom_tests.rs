@@ -16,6 +16,7 @@ use msp_session::{FoldRules, Input, TurnState};
 use msp_types::{Frame, Message, Sender};
 
 use super::{Core, Event};
+use crate::pump::{self, Pumped, Source};
 
 const SESSION: &str = "s";
 
@@ -204,5 +205,137 @@ fn loom_what_the_host_said_before_a_session_opened_is_folded_once_it_opens() {
         assert!(opener.join().unwrap().is_empty());
         core.read(SESSION, |fold| assert_eq!(fold.items().len(), 1));
         assert!(matches!(next_event(&core), Some(Event::Folded { .. })));
+    });
+}
+
+/// The connection, as the pump and a waiting handle see it (`pump.rs`'s [`Source`]).
+#[derive(Default)]
+struct Wire {
+    frames: std::collections::VecDeque<Input>,
+    closed: bool,
+    waiting: Vec<std::task::Waker>,
+}
+
+#[derive(Default)]
+struct FakeSource(loom::sync::Mutex<Wire>);
+
+impl FakeSource {
+    fn send(&self, input: Option<Input>) {
+        let waiting = {
+            let mut wire = self.0.lock().unwrap();
+            match input {
+                Some(input) => wire.frames.push_back(input),
+                None => wire.closed = true,
+            }
+            std::mem::take(&mut wire.waiting)
+        };
+        waiting.into_iter().for_each(std::task::Waker::wake);
+    }
+}
+
+impl Source for FakeSource {
+    fn poll_next(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Input>> {
+        let mut wire = self.0.lock().unwrap();
+        if let Some(input) = wire.frames.pop_front() {
+            return std::task::Poll::Ready(Some(input));
+        }
+        if wire.closed {
+            return std::task::Poll::Ready(None);
+        }
+        wire.waiting.push(cx.waker().clone());
+        std::task::Poll::Pending
+    }
+
+    fn ended(&self) -> (CloseReason, bool) {
+        (CloseReason::PeerClosed, true)
+    }
+}
+
+/// The pump thread's loop. Its timed looks never fire here: a handle that waits must never
+/// need them.
+fn run_pump(core: &Core, source: &FakeSource) {
+    let (mut seen, mut again) = (0, None);
+    loop {
+        let pumped = block_on(poll_fn(|cx| {
+            pump::poll_pump(core, source, &mut seen, &mut again, cx).map(|pumped| match pumped {
+                Pumped::Routed(role, refills) => {
+                    assert!(refills.is_empty());
+                    drop(role);
+                    true
+                }
+                Pumped::Ended => false,
+            })
+        }));
+        if !pumped {
+            return;
+        }
+    }
+}
+
+fn item_id(event: Option<Event>) -> String {
+    match event {
+        Some(Event::Folded {
+            outcome: msp_session::Outcome::Item { item_id, .. },
+            ..
+        }) => item_id,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
+    model(|| {
+        let core = core();
+        let source = Arc::new(FakeSource::default());
+        let reader = {
+            let source = source.clone();
+            spawn(move || {
+                source.send(Some(started(1)));
+                source.send(Some(started(2)));
+                source.send(None);
+            })
+        };
+        let pump = {
+            let (core, source) = (core.clone(), source.clone());
+            spawn(move || run_pump(&core, &source))
+        };
+        let handle = spawn(move || {
+            let _waits = core.handle_waits();
+            let next = || {
+                block_on(poll_fn(|cx| {
+                    let step = |cx: &mut std::task::Context<'_>| core.poll_event(SESSION, cx);
+                    pump::poll_handle(&core, &*source, cx, step, |_| {})
+                }))
+            };
+            assert_eq!(item_id(next()), "i1");
+            assert_eq!(item_id(next()), "i2");
+            assert!(next().is_none(), "the end, once every frame was taken");
+        });
+        handle.join().unwrap();
+        reader.join().unwrap();
+        pump.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_the_pump_routes_when_no_handle_waits() {
+    model(|| {
+        let core = core();
+        let source = Arc::new(FakeSource::default());
+        let reader = {
+            let source = source.clone();
+            spawn(move || {
+                source.send(Some(started(1)));
+                source.send(None);
+            })
+        };
+        let pump = {
+            let core = core.clone();
+            spawn(move || run_pump(&core, &source))
+        };
+        reader.join().unwrap();
+        pump.join().unwrap();
+        core.read(SESSION, |fold| assert_eq!(fold.items().len(), 1));
+        assert_eq!(item_id(next_event(&core)), "i1");
     });
 }

@@ -1,0 +1,157 @@
+//! Who takes frames from the connection and routes them to their sessions, on the blocking
+//! driver (tokio's pump task routes every frame: a task has no thread of its own to keep
+//! values on).
+//!
+//! A session's events are made from the frames, and values made on one thread and freed on
+//! another make the allocator slow (msp-rpc's "Who decodes"). So a handle that waits (for an
+//! event, a condition of the fold, a turn's item) takes frames and routes them itself, on its
+//! own thread, where the program then drops them. The pump thread routes only once no
+//! handle took a frame for [`STALL`]: a program that waits on nothing still sees its folds
+//! move, and the connection's lines do not pile up.
+//!
+//! # The role
+//!
+//! One holder at a time takes frames and routes them, so that they reach their sessions in
+//! wire order. The role is kept in the core's state, under its lock ([`Core::handle_turn`],
+//! [`Core::pump_turn`]); it is held only while taking and routing (and paging a refill),
+//! never while parked.
+//!
+//! | who | takes the role | else waits for |
+//! | --- | --- | --- |
+//! | a waiting handle | when nobody holds it | its condition (its session's slot), the role's release |
+//! | the pump thread | when nobody holds it, no handle waits, and no handle took it since its last look | its next look: [`STALL`] later, [`BUSY_LOOK`] while a handle waits (or the end) |
+//!
+//! Holding the role, each polls the connection with its own waker: when nothing is ready,
+//! it gives the role back and parks, and the connection wakes it when a frame may be (and
+//! keeps the lines undecoded for it meanwhile). A handle routes one frame at a time, then
+//! checks its condition; the pump routes what is ready, up to [`BATCH`].
+//!
+//! The pump looks on a timer rather than being woken when the last handle stops waiting:
+//! a program taking events one by one stops waiting between any two, and a wake-up each time
+//! would cost more than the routing.
+
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use msp_rpc::CloseReason;
+use msp_session::{Input, Refill};
+
+use crate::core::{Core, PumpRole, PumpTurn};
+use crate::shared::{self, BATCH};
+
+/// How long no handle may have taken a frame before the pump takes them.
+pub(crate) const STALL: Duration = Duration::from_millis(2);
+
+/// How often the pump looks while a handle waits (and routes for it).
+pub(crate) const BUSY_LOOK: Duration = Duration::from_millis(20);
+
+/// Where frames come from: the connection (a trait so that the synchronization is checked
+/// against a model of it).
+pub(crate) trait Source {
+    /// The next frame if one is ready, as the fold's input; `Ready(None)` once the
+    /// connection ended. When none is, `cx` is woken once one may be.
+    fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Input>>;
+
+    /// Why the connection ended, and whether the host's sessions outlive it.
+    fn ended(&self) -> (CloseReason, bool);
+}
+
+impl Source for msp_rpc::blocking::Connection {
+    fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Input>> {
+        msp_rpc::blocking::Connection::poll_next(self, cx).map(|next| next.map(shared::input))
+    }
+
+    fn ended(&self) -> (CloseReason, bool) {
+        let reason = self.close_reason().unwrap_or(CloseReason::PeerClosed);
+        (reason, shared::durable(self.handshake()))
+    }
+}
+
+/// Refills a routing asked for, to page (with the role held).
+pub(crate) type Refills = Vec<(String, Box<Refill>)>;
+
+/// What a holder of the role did.
+pub(crate) enum Pumped<'a> {
+    /// Routed frames; the refills they ask for are paged before the role is given back.
+    Routed(PumpRole<'a>, Refills),
+    /// The connection ended: every session was told.
+    Ended,
+}
+
+/// Takes up to `most` ready frames and routes them, holding `role`; `Pending` (the role
+/// given back) when none was ready.
+fn poll_route<'a>(
+    role: PumpRole<'a>,
+    source: &impl Source,
+    most: usize,
+    cx: &mut Context<'_>,
+) -> Poll<Pumped<'a>> {
+    let mut inputs: Vec<Input> = Vec::new();
+    while inputs.len() < most {
+        match source.poll_next(cx) {
+            Poll::Ready(Some(input)) => inputs.push(input),
+            Poll::Ready(None) if inputs.is_empty() => {
+                let (reason, durable) = source.ended();
+                role.core().end(reason, durable);
+                return Poll::Ready(Pumped::Ended);
+            }
+            Poll::Ready(None) | Poll::Pending => break,
+        }
+    }
+    if inputs.is_empty() {
+        return Poll::Pending;
+    }
+    let refills = role.core().route_all(inputs.into_iter());
+    Poll::Ready(Pumped::Routed(role, refills))
+}
+
+/// A handle's wait: `step` polled, and while it is not ready and nobody else routes, a frame
+/// taken and routed here (its refills paged by `refill`) before `step` is polled again.
+/// The caller counts the wait ([`Core::handle_waits`]) while it lasts.
+pub(crate) fn poll_handle<T>(
+    core: &Core,
+    source: &impl Source,
+    cx: &mut Context<'_>,
+    mut step: impl FnMut(&mut Context<'_>) -> Poll<T>,
+    mut refill: impl FnMut(Refills),
+) -> Poll<T> {
+    loop {
+        if let Poll::Ready(found) = step(cx) {
+            return Poll::Ready(found);
+        }
+        let Some(role) = core.handle_turn(cx) else {
+            return Poll::Pending;
+        };
+        match poll_route(role, source, 1, cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Pumped::Routed(role, refills)) => {
+                refill(refills);
+                drop(role);
+            }
+            // `step` sees the end.
+            Poll::Ready(Pumped::Ended) => {}
+        }
+    }
+}
+
+/// The pump thread's look: frames routed when its turn came and some were ready; else
+/// `Pending`, with when to look again in `again` (`None`: when the connection wakes it).
+pub(crate) fn poll_pump<'a>(
+    core: &'a Core,
+    source: &impl Source,
+    seen: &mut u64,
+    again: &mut Option<Duration>,
+    cx: &mut Context<'_>,
+) -> Poll<Pumped<'a>> {
+    match core.pump_turn(seen, cx) {
+        PumpTurn::Ended => Poll::Ready(Pumped::Ended),
+        PumpTurn::Later(look) => {
+            *again = Some(look);
+            Poll::Pending
+        }
+        PumpTurn::Role(role) => {
+            *again = None;
+            poll_route(role, source, BATCH, cx)
+        }
+    }
+}
