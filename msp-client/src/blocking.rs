@@ -215,6 +215,7 @@ impl Link {
             pump::poll_handle(
                 &self.core,
                 &self.connection,
+                deadline,
                 cx,
                 |cx| step(&self.core, cx),
                 |refills| refill(&self.connection, &self.core, refills),

@@ -31,7 +31,7 @@
 //! would cost more than the routing.
 
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use msp_rpc::CloseReason;
 use msp_session::{Input, Refill};
@@ -107,10 +107,13 @@ fn poll_route<'a>(
 
 /// A handle's wait: `step` polled, and while it is not ready and nobody else routes, a frame
 /// taken and routed here (its refills paged by `refill`) before `step` is polled again.
-/// The caller counts the wait ([`Core::handle_waits`]) while it lasts.
+/// The caller counts the wait ([`Core::handle_waits`]) while it lasts. Past `deadline` it
+/// routes no more (frames for other sessions may come faster than it routes them): the
+/// caller's wait then ends.
 pub(crate) fn poll_handle<T>(
     core: &Core,
     source: &impl Source,
+    deadline: Option<Instant>,
     cx: &mut Context<'_>,
     mut step: impl FnMut(&mut Context<'_>) -> Poll<T>,
     mut refill: impl FnMut(Refills),
@@ -127,6 +130,9 @@ pub(crate) fn poll_handle<T>(
             Poll::Ready(Pumped::Routed(role, refills)) => {
                 refill(refills);
                 drop(role);
+                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    return step(cx);
+                }
             }
             // `step` sees the end.
             Poll::Ready(Pumped::Ended) => {}

@@ -541,3 +541,47 @@ fn a_host_request_that_does_not_decode_reaches_its_session_and_the_host_gets_inv
     let exit = client.close().expect("an exit");
     assert_eq!(exit.code, Some(0), "{exit}");
 }
+
+#[test]
+fn a_wait_with_a_timeout_ends_at_it_while_another_sessions_frames_keep_coming() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    // A host that shakes hands, then sends another session's frames without pause until
+    // the client goes.
+    let host = std::thread::spawn(move || {
+        let mut lines = BufReader::new(host_reader).lines();
+        let first = lines.next().unwrap().unwrap();
+        let frame: serde_json::Value = serde_json::from_str(&first).unwrap();
+        let result = serde_json::json!({"schema": {"version": 1, "fingerprint": "sha256:x"}, "serverInfo": {"name": "double", "version": "0"}, "userAgent": "double", "museHome": "/h", "platformFamily": "unix", "platformOs": "linux"});
+        let response = serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+        writeln!(host_writer, "{response}").unwrap();
+        let gone = Arc::new(AtomicBool::new(false));
+        let watch = {
+            let gone = gone.clone();
+            std::thread::spawn(move || {
+                lines.for_each(drop);
+                gone.store(true, Ordering::Relaxed);
+            })
+        };
+        for n in 0u64.. {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"other","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
+            );
+            if gone.load(Ordering::Relaxed) || writeln!(host_writer, "{line}").is_err() {
+                break;
+            }
+        }
+        drop(host_writer);
+        watch.join().unwrap();
+    });
+    let client = Client::over(client_reader, client_writer, support::options()).expect("handshake");
+    let session = client.open_session("s");
+    let waited = session.next_event_timeout(Duration::from_millis(50));
+    assert!(matches!(waited, Err(Error::TimedOut { .. })), "{waited:?}");
+    drop(session);
+    drop(client);
+    host.join().unwrap();
+}

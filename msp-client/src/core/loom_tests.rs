@@ -304,7 +304,7 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
             let next = || {
                 block_on(poll_fn(|cx| {
                     let step = |cx: &mut std::task::Context<'_>| core.poll_event(SESSION, cx);
-                    pump::poll_handle(&core, &*source, cx, step, |_| {})
+                    pump::poll_handle(&core, &*source, None, cx, step, |_| {})
                 }))
             };
             assert_eq!(item_id(next()), "i1");
