@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use msp_rpc::blocking::Connection;
 use msp_rpc::{Command, Handshake, HostCommand, HostExit};
-use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Refill};
+use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
@@ -25,7 +25,7 @@ use msp_types::{
 
 use crate::asks::Answer;
 use crate::commands;
-use crate::core::{Core, Event};
+use crate::core::{Core, Event, Refills};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pump::{self, Pumped};
@@ -245,7 +245,7 @@ impl Link {
 }
 
 /// Pages each refill, and those the inputs held meanwhile call for.
-fn refill(connection: &Connection, core: &Core, mut refills: Vec<(String, Box<Refill>)>) {
+fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
     while let Some((session_id, mut refill)) = refills.pop() {
         while let Some(page) = refill.next_request() {
             match connection.request::<methods::ViewPage>(&page) {

@@ -16,7 +16,8 @@
 //! connection) wakes every waker there, once the lock is released. The waiters check their
 //! condition again: a turn's end, a prompt's settlement, an event in the queue.
 //!
-//! Refills run on the pump alone, the lock released while it pages: inputs for the session
+//! Refills run on whoever routed the gap (the pump, or on the blocking driver the handle
+//! holding the pump's role), the lock released while it pages: inputs for the session
 //! meanwhile (the handler's requests) are held and handed to the refill at its end.
 
 use std::collections::{HashMap, VecDeque};
@@ -196,6 +197,9 @@ impl Drop for Locked<'_> {
     }
 }
 
+/// Gaps to refill, each with its session: paged by whoever routed them, in order.
+pub(crate) type Refills = Vec<(String, Box<Refill>)>;
+
 /// What routing asks of the pump.
 pub(crate) enum Routed {
     /// Nothing more.
@@ -239,10 +243,7 @@ impl Core {
 
     /// Hands every input of a batch to its session's fold, under one lock and with one
     /// wake-up a waiter: the refills they ask for, in order.
-    pub(crate) fn route_all(
-        &self,
-        inputs: impl Iterator<Item = Input>,
-    ) -> Vec<(String, Box<Refill>)> {
+    pub(crate) fn route_all(&self, inputs: impl Iterator<Item = Input>) -> Refills {
         let mut state = self.lock();
         inputs
             .filter_map(|input| match route(&mut state, input) {
@@ -254,11 +255,7 @@ impl Core {
 
     /// Ends a refill the pump paged: its outcomes to the events, then the inputs held
     /// meanwhile folded as live ones (the fold refuses those a page served, once).
-    pub(crate) fn finish_refill(
-        &self,
-        session_id: &str,
-        refill: Box<Refill>,
-    ) -> Vec<(String, Box<Refill>)> {
+    pub(crate) fn finish_refill(&self, session_id: &str, refill: Box<Refill>) -> Refills {
         let mut state = self.lock();
         let state = &mut *state;
         let Some(slot) = state.slots.get_mut(session_id) else {
@@ -283,11 +280,7 @@ impl Core {
     /// the session before. A gap among those is the caller's to refill (returned): the pump
     /// routed it before the session was open, so it started none.
     #[must_use = "a gap reported before the session opened is refilled by the caller"]
-    pub(crate) fn open<T>(
-        &self,
-        session_id: &str,
-        seed: impl FnOnce(&mut Fold) -> T,
-    ) -> Vec<(String, Box<Refill>)> {
+    pub(crate) fn open<T>(&self, session_id: &str, seed: impl FnOnce(&mut Fold) -> T) -> Refills {
         let mut state = self.lock();
         let state = &mut *state;
         let mut slot = Slot {

@@ -34,9 +34,9 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use msp_rpc::CloseReason;
-use msp_session::{Input, Refill};
+use msp_session::Input;
 
-use crate::core::{Core, PumpRole, PumpTurn};
+use crate::core::{Core, PumpRole, PumpTurn, Refills};
 use crate::shared::{self, BATCH};
 
 /// How long no handle may have taken a frame before the pump takes them.
@@ -66,9 +66,6 @@ impl Source for msp_rpc::blocking::Connection {
         (reason, shared::durable(self.handshake()))
     }
 }
-
-/// Refills a routing asked for, to page (with the role held).
-pub(crate) type Refills = Vec<(String, Box<Refill>)>;
 
 /// What a holder of the role did.
 pub(crate) enum Pumped<'a> {

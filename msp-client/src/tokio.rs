@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use msp_rpc::tokio::Connection;
 use msp_rpc::{Command, Handshake, HostCommand, HostExit};
-use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Refill};
+use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::asks::Answer;
 use crate::commands;
-use crate::core::{Core, Event};
+use crate::core::{Core, Event, Refills};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::shared;
@@ -224,7 +224,7 @@ impl Link {
 }
 
 /// Pages each refill, and those the inputs held meanwhile call for.
-async fn refill(connection: &Connection, core: &Core, mut refills: Vec<(String, Box<Refill>)>) {
+async fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
     while let Some((session_id, mut refill)) = refills.pop() {
         while let Some(page) = refill.next_request() {
             match connection.request::<methods::ViewPage>(&page).await {

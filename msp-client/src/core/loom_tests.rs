@@ -220,6 +220,23 @@ struct Wire {
 struct FakeSource(loom::sync::Mutex<Wire>);
 
 impl FakeSource {
+    /// A connection, and a reader thread that hands it item `n` for each of `items`, then
+    /// its end.
+    fn reading(items: &[usize]) -> (Arc<FakeSource>, thread::JoinHandle<()>) {
+        let source = Arc::new(FakeSource::default());
+        let inputs: Vec<Input> = items.iter().map(|&n| started(n)).collect();
+        let reader = {
+            let source = source.clone();
+            spawn(move || {
+                inputs
+                    .into_iter()
+                    .for_each(|input| source.send(Some(input)));
+                source.send(None);
+            })
+        };
+        (source, reader)
+    }
+
     fn send(&self, input: Option<Input>) {
         let waiting = {
             let mut wire = self.0.lock().unwrap();
@@ -286,15 +303,7 @@ fn item_id(event: Option<Event>) -> String {
 fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
     model(|| {
         let core = core();
-        let source = Arc::new(FakeSource::default());
-        let reader = {
-            let source = source.clone();
-            spawn(move || {
-                source.send(Some(started(1)));
-                source.send(Some(started(2)));
-                source.send(None);
-            })
-        };
+        let (source, reader) = FakeSource::reading(&[1, 2]);
         let pump = {
             let (core, source) = (core.clone(), source.clone());
             spawn(move || run_pump(&core, &source))
@@ -321,14 +330,7 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
 fn loom_the_pump_routes_when_no_handle_waits() {
     model(|| {
         let core = core();
-        let source = Arc::new(FakeSource::default());
-        let reader = {
-            let source = source.clone();
-            spawn(move || {
-                source.send(Some(started(1)));
-                source.send(None);
-            })
-        };
+        let (source, reader) = FakeSource::reading(&[1]);
         let pump = {
             let core = core.clone();
             spawn(move || run_pump(&core, &source))
