@@ -21,6 +21,7 @@
 //! meanwhile (the handler's requests) are held and handed to the refill at its end.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -54,8 +55,9 @@ pub enum Event {
     /// What the host said (a notification, or a request already given its receipt) and what
     /// it did to the session's fold.
     Folded {
-        /// What the host said.
-        input: Input,
+        /// What the host said, shared with the fold (which keeps an item event's item where
+        /// it is rather than copying it).
+        input: Arc<Input>,
         /// What it did.
         outcome: Outcome,
     },
@@ -98,6 +100,22 @@ struct Slot {
 }
 
 impl Slot {
+    /// Folds `input`, and makes it an event when events are kept (the fold and the event
+    /// share it): whether it showed a gap.
+    fn fold_in(&mut self, input: Input) -> bool {
+        if self.capacity == 0 {
+            let outcome = self.fold.apply(input);
+            self.follow(&outcome);
+            return matches!(outcome, Outcome::Gap { .. });
+        }
+        let input = Arc::new(input);
+        let outcome = self.fold.apply_shared(Arc::clone(&input));
+        self.follow(&outcome);
+        let gap = matches!(outcome, Outcome::Gap { .. });
+        self.push(Event::Folded { input, outcome });
+        gap
+    }
+
     fn push(&mut self, event: Event) {
         if self.capacity == 0 {
             return;
@@ -302,11 +320,7 @@ impl Core {
                 .partition(|input| input.session_id() == Some(session_id));
         state.unclaimed = others;
         for input in mine {
-            let kept = (slot.capacity > 0).then(|| input.clone());
-            let outcome = slot.fold.apply(input);
-            if let Some(input) = kept {
-                slot.push(Event::Folded { input, outcome });
-            }
+            slot.fold_in(input);
         }
         if let Some(ended) = &state.ended {
             slot.fold.host_died(ended.durable);
@@ -639,14 +653,7 @@ fn route(state: &mut State, input: Input) -> Routed {
         held.push(input);
         return Routed::Done;
     }
-    let kept = (slot.capacity > 0).then(|| input.clone());
-    let outcome = slot.fold.apply(input);
-    slot.follow(&outcome);
-    let gap = matches!(outcome, Outcome::Gap { .. });
-    if let Some(input) = kept {
-        slot.push(Event::Folded { input, outcome });
-    }
-    if gap {
+    if slot.fold_in(input) {
         if let Some(refill) = slot.fold.begin_refill() {
             slot.held = Some(Vec::new());
             let session_id = slot.fold.session_id().unwrap_or_default().to_owned();

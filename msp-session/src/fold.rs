@@ -1,5 +1,7 @@
 //! The fold: typed inputs in, an outcome for each, the session's state out.
 
+use std::sync::Arc;
+
 use crate::Set;
 
 use msp_types::{
@@ -9,7 +11,7 @@ use msp_types::{
 
 use crate::approvals::{ApprovalChange, Approvals, PendingApproval};
 use crate::cursors::Cursors;
-use crate::items::{DeltaChange, ItemChange, ItemEntry, Items};
+use crate::items::{DeltaChange, ItemChange, ItemEntry, Items, Revision};
 use crate::prompts::{PendingPrompt, PromptChange, Prompts};
 use crate::refill::{Refill, RefillFailure};
 use crate::rules::FoldRules;
@@ -299,15 +301,42 @@ impl Fold {
     /// Takes one input.
     pub fn apply(&mut self, input: impl Into<Input>) -> Outcome {
         let input = input.into();
-        self.arrivals += 1;
-        if self.discarded {
-            return Outcome::Discarded {
-                method: input.method().map(str::to_owned),
-            };
-        }
-        if let Some(outcome) = self.refused(&input) {
+        if let Some(outcome) = self.arrive(&input) {
             return outcome;
         }
+        self.applied(input)
+    }
+
+    /// Takes one input that the caller keeps too: an item event's item is held where it is
+    /// (an item is over 2 KB), anything else is taken from `input` when no one else holds it
+    /// and copied when someone does. The outcome is [`Fold::apply`]'s.
+    pub fn apply_shared(&mut self, input: Arc<Input>) -> Outcome {
+        if let Some(outcome) = self.arrive(&input) {
+            return outcome;
+        }
+        let completed = matches!(
+            *input,
+            Input::Notification(ProtocolNotification::ItemCompleted(_))
+        );
+        let input = match Revision::shared(input) {
+            Ok(item) => return self.apply_item(item, completed),
+            Err(input) => Arc::try_unwrap(input).unwrap_or_else(|shared| Input::clone(&shared)),
+        };
+        self.applied(input)
+    }
+
+    /// `input` arrives: counted, and its outcome if it is not applied.
+    fn arrive(&mut self, input: &Input) -> Option<Outcome> {
+        self.arrivals += 1;
+        if self.discarded {
+            return Some(Outcome::Discarded {
+                method: input.method().map(str::to_owned),
+            });
+        }
+        self.refused(input)
+    }
+
+    fn applied(&mut self, input: Input) -> Outcome {
         match input {
             Input::Notification(notification) => self.notification(notification),
             Input::Request(request) => self.request(request),
@@ -367,9 +396,9 @@ impl Fold {
         use ProtocolNotification as N;
         let rules = &self.rules;
         match notification {
-            N::ItemStarted(p) => self.apply_item(p.item, false),
-            N::ItemUpdated(p) => self.apply_item(p.item, false),
-            N::ItemCompleted(p) => self.apply_item(p.item, true),
+            N::ItemStarted(p) => self.apply_item(Revision::Owned(p.item), false),
+            N::ItemUpdated(p) => self.apply_item(Revision::Owned(p.item), false),
+            N::ItemCompleted(p) => self.apply_item(Revision::Owned(p.item), true),
             N::ItemDelta(p) => {
                 // Moved from the params: a delta allocates only the text it appends.
                 let field = p.field.unwrap_or_else(|| "text".to_owned());
@@ -483,7 +512,7 @@ impl Fold {
         }
     }
 
-    fn apply_item(&mut self, item: Box<msp_types::Item>, completed: bool) -> Outcome {
+    fn apply_item(&mut self, item: Revision, completed: bool) -> Outcome {
         let (item_id, change) = self.items.upsert(item, completed, &self.rules);
         Outcome::Item { item_id, change }
     }

@@ -2,31 +2,90 @@
 //! deltas built since.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use crate::index::Index;
 
-use msp_types::{Item, ItemStatus};
+use msp_types::{Item, ItemStatus, ProtocolNotification};
 
+use crate::fold::Input;
 use crate::rules::FoldRules;
 
 /// An item as the fold holds it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ItemEntry {
-    // Boxed: an `Item` is over 2 KB, moved here from the notification's box as a pointer.
-    item: Box<Item>,
+    item: Revision,
     text: BTreeMap<String, String>,
     terminal_unknown: bool,
+}
+
+impl PartialEq for ItemEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.item() == other.item()
+            && self.text == other.text
+            && self.terminal_unknown == other.terminal_unknown
+    }
+}
+
+/// Where an entry's revision lives. An `Item` is over 2 KB: it is moved in from the
+/// notification's box as a pointer, or kept inside the input it came in when that input is
+/// shared (with the event a client hands out), so that neither copies it.
+#[derive(Clone, Debug)]
+pub(crate) enum Revision {
+    Owned(Box<Item>),
+    /// An input [`item_of`] finds an item in (checked by [`Revision::shared`]).
+    Shared(Arc<Input>),
+}
+
+impl Revision {
+    /// `input`'s item kept where it is, or `input` back when it carries none.
+    pub(crate) fn shared(input: Arc<Input>) -> Result<Self, Arc<Input>> {
+        match item_of(&input) {
+            Some(_) => Ok(Revision::Shared(input)),
+            None => Err(input),
+        }
+    }
+
+    fn item(&self) -> &Item {
+        match self {
+            Revision::Owned(item) => item,
+            Revision::Shared(input) => {
+                item_of(input).expect("a shared revision is built only around an item")
+            }
+        }
+    }
+
+    /// The item's id, moved out when the revision is the fold's own.
+    fn into_id(self) -> String {
+        match self {
+            Revision::Owned(item) => item.item_id,
+            Revision::Shared(input) => item_of(&input)
+                .map(|item| item.item_id.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The item an item event (`item/started`, `updated`, `completed`) carries.
+pub(crate) fn item_of(input: &Input) -> Option<&Item> {
+    use ProtocolNotification as N;
+    match input {
+        Input::Notification(N::ItemStarted(p)) => Some(&p.item),
+        Input::Notification(N::ItemUpdated(p)) => Some(&p.item),
+        Input::Notification(N::ItemCompleted(p)) => Some(&p.item),
+        _ => None,
+    }
 }
 
 impl ItemEntry {
     /// The latest revision, exactly as the host sent it.
     pub fn item(&self) -> &Item {
-        &self.item
+        self.item.item()
     }
 
     /// The item's id.
     pub fn id(&self) -> &str {
-        &self.item.item_id
+        &self.item().item_id
     }
 
     /// The text the deltas of `field` built since the held revision (`text`, `output`,
@@ -43,7 +102,7 @@ impl ItemEntry {
     /// Whether the item is final: any status but `inProgress` (an unknown one counts as
     /// final, as the schema says).
     pub fn is_final(&self) -> bool {
-        is_final(&self.item)
+        is_final(self.item())
     }
 
     /// Whether the item was in progress when an ephemeral host died: its end is unknown.
@@ -55,7 +114,7 @@ impl ItemEntry {
     /// `output` to `visibleOutput`, `summary.N` to the `N`th summary part. Text of a field
     /// the schema does not map stays only in [`ItemEntry::texts`].
     pub fn rendered(&self) -> Item {
-        let mut item = Item::clone(&self.item);
+        let mut item = Item::clone(self.item());
         for (field, text) in &self.text {
             let append =
                 |held: &mut Option<String>| held.get_or_insert_with(String::new).push_str(text);
@@ -162,7 +221,7 @@ impl Items {
     }
 
     fn place(&self, id: &str) -> Option<usize> {
-        self.index.get(id, |at| &self.entries[at].item.item_id)
+        self.index.get(id, |at| self.entries[at].id())
     }
 
     /// Deltas held for items never seen: item, field, text.
@@ -175,25 +234,25 @@ impl Items {
     /// replaced, so that only a new item's id is copied).
     pub(crate) fn upsert(
         &mut self,
-        item: Box<Item>,
+        item: Revision,
         completed: bool,
         rules: &FoldRules,
     ) -> (String, ItemChange) {
-        let Some(at) = self.place(&item.item_id) else {
-            let item_id = item.item_id.clone();
+        let Some(at) = self.place(&item.item().item_id) else {
+            let item_id = item.item().item_id.clone();
             return (item_id, self.insert(item, rules));
         };
         let entry = &mut self.entries[at];
-        let (held, offered) = (entry.item.revision, item.revision);
+        let (held, offered) = (entry.item().revision, item.item().revision);
         let final_form = rules.final_at_same_revision
             && completed
             && offered == held
             && !entry.is_final()
-            && is_final(&item);
+            && is_final(item.item());
         if offered <= held && !final_form {
-            return (item.item_id, ItemChange::Stale { held, offered });
+            return (item.into_id(), ItemChange::Stale { held, offered });
         }
-        let reopened = entry.is_final() && !is_final(&item);
+        let reopened = entry.is_final() && !is_final(item.item());
         let replaced = std::mem::replace(&mut entry.item, item);
         if rules.reset_deltas_on_replace {
             entry.text.clear();
@@ -208,13 +267,13 @@ impl Items {
                 to: offered,
             },
         };
-        (replaced.item_id, change)
+        (replaced.into_id(), change)
     }
 
-    fn insert(&mut self, item: Box<Item>, rules: &FoldRules) -> ItemChange {
-        let held = self.take_held(&item.item_id);
+    fn insert(&mut self, item: Revision, rules: &FoldRules) -> ItemChange {
+        let held = self.take_held(&item.item().item_id);
         let bytes: usize = held.values().map(String::len).sum();
-        let open = !is_final(&item);
+        let open = !is_final(item.item());
         // Held deltas go to an item that arrives open; a final item's text is authoritative.
         // Without holding (Python), they simply accumulated beside the item, and stay.
         let apply = open || !rules.hold_absent_deltas;
@@ -291,7 +350,7 @@ impl Items {
     pub(crate) fn seed(&mut self, item: Item) {
         let place = self.place(&item.item_id);
         let entry = ItemEntry {
-            item: Box::new(item),
+            item: Revision::Owned(Box::new(item)),
             text: BTreeMap::new(),
             terminal_unknown: false,
         };
@@ -308,9 +367,8 @@ impl Items {
     fn index_last(&mut self) {
         let at = self.entries.len() - 1;
         let entries = &self.entries;
-        self.index.insert(&entries[at].item.item_id, at, |at| {
-            &entries[at].item.item_id
-        });
+        self.index
+            .insert(entries[at].id(), at, |at| entries[at].id());
     }
 
     /// An ephemeral host died: every item in progress ends unknown.
@@ -319,7 +377,7 @@ impl Items {
         for entry in &mut self.entries {
             if !entry.is_final() {
                 entry.terminal_unknown = true;
-                marked.push(entry.item.item_id.clone());
+                marked.push(entry.id().to_owned());
             }
         }
         marked

@@ -6,10 +6,14 @@
 //!   fold ends in the same state.
 //! - Seeding from a resume that carries the first part of the history, then folding the rest,
 //!   ends where folding the whole history live does.
+//! - Inputs shared with the caller (`apply_shared`, as a client keeping events does) fold as
+//!   inputs given away do, outcome by outcome, whoever still holds them.
 
 mod support;
 
-use msp_session::{Fold, FoldRules, Outcome};
+use std::sync::Arc;
+
+use msp_session::{Fold, FoldRules, Input, Outcome};
 use msp_types::{ProtocolNotification, SessionResumeResult};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -188,5 +192,42 @@ proptest! {
         let items = |fold: &Fold| view(fold)["items"].clone();
         prop_assert_eq!(items(&fold), items(&whole));
         prop_assert_eq!(fold.session_id(), Some(SESSION));
+    }
+
+    #[test]
+    fn inputs_shared_with_the_caller_fold_as_inputs_given_away(
+        steps in steps(),
+        again in prop::collection::vec(any::<bool>(), 40),
+        kept in prop::collection::vec(any::<bool>(), 80),
+        python_rules in any::<bool>(),
+    ) {
+        // Each event, and again (a duplicate, or a stale revision under a new cursor) where
+        // `again` says; the caller keeps its share of an input where `kept` says.
+        let mut inputs: Vec<Input> = Vec::new();
+        for (n, event) in events(&steps).into_iter().enumerate() {
+            inputs.push(event.clone().into());
+            if again[n] {
+                inputs.push(event.into());
+                let at = 100 + n as u32;
+                inputs.push(updated(&format!("i{}", n % 6), 1, "inProgress", at).into());
+                inputs.push(delta(&format!("i{}", n % 6), "more", &format!("d{n}")).into());
+            }
+        }
+        let new = || match python_rules {
+            true => python(),
+            false => fold(),
+        };
+        let (mut given, mut shared) = (new(), new());
+        let mut held = Vec::new();
+        for (n, input) in inputs.into_iter().enumerate() {
+            let input = Arc::new(input);
+            let expected = given.apply(Input::clone(&input));
+            if kept[n % kept.len()] {
+                held.push(Arc::clone(&input));
+            }
+            prop_assert_eq!(shared.apply_shared(input), expected);
+        }
+        prop_assert_eq!(view(&shared), view(&given));
+        prop_assert_eq!(shared.items(), given.items());
     }
 }

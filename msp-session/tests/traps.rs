@@ -639,3 +639,22 @@ fn the_python_refill_runs_its_stall_check_on_the_targets_page_and_asks_without_d
     );
     assert!(fold.is_current());
 }
+
+#[test]
+fn an_item_event_shared_with_the_caller_is_held_where_it_is_not_copied() {
+    // A client that keeps events would otherwise hold every item twice (an item is over 2 KB).
+    let input = std::sync::Arc::new(Input::from(completed("i1", 1, "done", 1)));
+    let Input::Notification(ProtocolNotification::ItemCompleted(params)) = &*input else {
+        unreachable!("built as item/completed")
+    };
+    let mut fold = fold();
+    let outcome = fold.apply_shared(input.clone());
+    assert!(matches!(
+        outcome,
+        Outcome::Item {
+            change: ItemChange::Inserted { .. },
+            ..
+        }
+    ));
+    assert!(std::ptr::eq(fold.item("i1").unwrap().item(), &*params.item));
+}
