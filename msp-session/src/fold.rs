@@ -11,12 +11,15 @@ use msp_types::{
 
 use crate::approvals::{ApprovalChange, Approvals, PendingApproval};
 use crate::cursors::Cursors;
-use crate::items::{DeltaChange, ItemChange, ItemEntry, Items, Revision};
+use crate::items::{item_of, DeltaChange, ItemChange, ItemEntry, Items};
+use crate::kept::Kept;
 use crate::prompts::{PendingPrompt, PromptChange, Prompts};
 use crate::refill::{Refill, RefillFailure};
 use crate::rules::FoldRules;
 use crate::state::{SessionState, StateChange, StateValue};
-use crate::turns::{accepted, TurnChange, TurnEntry, TurnEvent, TurnState, Turns};
+use crate::turns::{
+    accepted, turn_completed_of, TurnChange, TurnEntry, TurnEvent, TurnState, Turns,
+};
 
 /// The snapshot format this fold reads (`history.snapshot.schemaVersion`).
 pub const SNAPSHOT_SCHEMA_VERSION: i64 = 1;
@@ -307,22 +310,19 @@ impl Fold {
         self.applied(input)
     }
 
-    /// Takes one input that the caller keeps too: an item event's item is held where it is
-    /// (an item is over 2 KB), anything else is taken from `input` when no one else holds it
-    /// and copied when someone does. The outcome is [`Fold::apply`]'s.
+    /// Takes one input that the caller keeps too (a client hands it out as an event): what
+    /// the fold keeps of an item event or a `turn/completed` is kept inside it, ids are
+    /// copied out of it, and it is copied whole only for the params the fold keeps of other
+    /// kinds (approvals, prompts, session state, a turn's hints). An input no one else holds
+    /// any more is taken as [`Fold::apply`] takes it. The outcome is [`Fold::apply`]'s.
     pub fn apply_shared(&mut self, input: Arc<Input>) -> Outcome {
         if let Some(outcome) = self.arrive(&input) {
             return outcome;
         }
-        let completed = matches!(
-            *input,
-            Input::Notification(ProtocolNotification::ItemCompleted(_))
-        );
-        let input = match Revision::shared(input) {
-            Ok(item) => return self.apply_item(item, completed),
-            Err(input) => Arc::try_unwrap(input).unwrap_or_else(|shared| Input::clone(&shared)),
-        };
-        self.applied(input)
+        match Arc::try_unwrap(input) {
+            Ok(input) => self.applied(input),
+            Err(input) => self.applied_shared(input),
+        }
     }
 
     /// `input` arrives: counted, and its outcome if it is not applied.
@@ -349,6 +349,87 @@ impl Fold {
                 method,
                 pointer,
                 reason,
+            },
+        }
+    }
+
+    /// [`Fold::apply_shared`]'s input, held elsewhere too. Each kind the fold keeps params
+    /// of is named here: the same as in [`Fold::notification`], or copied for it.
+    fn applied_shared(&mut self, input: Arc<Input>) -> Outcome {
+        use ProtocolNotification as N;
+        let Input::Notification(notification) = &*input else {
+            return self.applied(Input::clone(&input));
+        };
+        match notification {
+            N::ItemStarted(_) | N::ItemUpdated(_) | N::ItemCompleted(_) => {
+                let completed = matches!(notification, N::ItemCompleted(_));
+                match Kept::shared(input, item_of) {
+                    Ok(item) => self.apply_item(item, completed),
+                    Err(input) => self.applied(Input::clone(&input)),
+                }
+            }
+            N::TurnCompleted(p) => {
+                let turn_id = p.turn_id.clone();
+                match Kept::shared(input, turn_completed_of) {
+                    Ok(params) => self.apply_turn(turn_id, TurnEvent::Completed(params)),
+                    Err(input) => self.applied(Input::clone(&input)),
+                }
+            }
+            N::ItemDelta(p) => {
+                let field = p.field.as_deref().unwrap_or("text");
+                let change = self.items.delta(&p.item_id, field, &p.delta, &self.rules);
+                Outcome::Delta {
+                    item_id: p.item_id.clone(),
+                    field: field.to_owned(),
+                    change,
+                }
+            }
+            N::TurnStarted(p) => self.apply_turn(
+                p.turn_id.clone(),
+                TurnEvent::Started {
+                    command_id: p.command_id.clone(),
+                },
+            ),
+            N::TurnRetracted(p) => self.apply_turn(
+                p.turn_id.clone(),
+                TurnEvent::Retracted {
+                    command_id: p.command_id.clone(),
+                    accepted: accepted(p.outcome.as_ref()),
+                },
+            ),
+            N::TurnUnqueued(p) => self.apply_turn(
+                p.turn_id.clone(),
+                TurnEvent::Unqueued {
+                    command_id: p.command_id.clone(),
+                },
+            ),
+            N::ApprovalReviewing(p) => Outcome::Approval {
+                approval_id: p.approval_id.clone(),
+                change: ApprovalChange::Reviewing,
+            },
+            N::ViewGap(p) => self.view_gap(p.session_id.clone(), p.after.clone(), p.next.clone()),
+            N::Unknown { method, .. } => Outcome::Unrecognized {
+                method: method.clone(),
+            },
+            N::TurnRetryScheduled(_)
+            | N::TurnModelRetryScheduled(_)
+            | N::TurnForegroundCompleted(_)
+            | N::ApprovalRequested(_)
+            | N::ApprovalUpdated(_)
+            | N::ApprovalResolved(_)
+            | N::UserInputRequested(_)
+            | N::UserInputSettled(_)
+            | N::SessionApprovalModeChanged(_)
+            | N::SessionBranchChanged(_)
+            | N::SessionContextUsage(_)
+            | N::SessionGoalChanged(_)
+            | N::SessionModelChanged(_)
+            | N::SessionNameChanged(_)
+            | N::SessionReasoningEffortChanged(_)
+            | N::SessionTodoListChanged(_)
+            | N::SessionTokenUsage(_) => self.applied(Input::clone(&input)),
+            other => Outcome::Ignored {
+                method: other.method().to_owned(),
             },
         }
     }
@@ -396,9 +477,9 @@ impl Fold {
         use ProtocolNotification as N;
         let rules = &self.rules;
         match notification {
-            N::ItemStarted(p) => self.apply_item(Revision::Owned(p.item), false),
-            N::ItemUpdated(p) => self.apply_item(Revision::Owned(p.item), false),
-            N::ItemCompleted(p) => self.apply_item(Revision::Owned(p.item), true),
+            N::ItemStarted(p) => self.apply_item(Kept::Owned(p.item), false),
+            N::ItemUpdated(p) => self.apply_item(Kept::Owned(p.item), false),
+            N::ItemCompleted(p) => self.apply_item(Kept::Owned(p.item), true),
             N::ItemDelta(p) => {
                 // Moved from the params: a delta allocates only the text it appends.
                 let field = p.field.unwrap_or_else(|| "text".to_owned());
@@ -415,7 +496,9 @@ impl Fold {
                     command_id: p.command_id,
                 },
             ),
-            N::TurnCompleted(p) => self.apply_turn(p.turn_id.clone(), TurnEvent::Completed(p)),
+            N::TurnCompleted(p) => {
+                self.apply_turn(p.turn_id.clone(), TurnEvent::Completed(Kept::Owned(p)))
+            }
             N::TurnRetracted(p) => self.apply_turn(
                 p.turn_id,
                 TurnEvent::Retracted {
@@ -512,7 +595,7 @@ impl Fold {
         }
     }
 
-    fn apply_item(&mut self, item: Revision, completed: bool) -> Outcome {
+    fn apply_item(&mut self, item: Kept<msp_types::Item>, completed: bool) -> Outcome {
         let (item_id, change) = self.items.upsert(item, completed, &self.rules);
         Outcome::Item { item_id, change }
     }

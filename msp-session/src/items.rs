@@ -2,67 +2,30 @@
 //! deltas built since.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
 
 use crate::index::Index;
 
 use msp_types::{Item, ItemStatus, ProtocolNotification};
 
 use crate::fold::Input;
+use crate::kept::Kept;
 use crate::rules::FoldRules;
 
 /// An item as the fold holds it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ItemEntry {
-    item: Revision,
+    // An `Item` is over 2 KB: moved in from the notification's box as a pointer, or kept in
+    // the input it came in when that is shared.
+    item: Kept<Item>,
     text: BTreeMap<String, String>,
     terminal_unknown: bool,
 }
 
-impl PartialEq for ItemEntry {
-    fn eq(&self, other: &Self) -> bool {
-        self.item() == other.item()
-            && self.text == other.text
-            && self.terminal_unknown == other.terminal_unknown
-    }
-}
-
-/// Where an entry's revision lives. An `Item` is over 2 KB: it is moved in from the
-/// notification's box as a pointer, or kept inside the input it came in when that input is
-/// shared (with the event a client hands out), so that neither copies it.
-#[derive(Clone, Debug)]
-pub(crate) enum Revision {
-    Owned(Box<Item>),
-    /// An input [`item_of`] finds an item in (checked by [`Revision::shared`]).
-    Shared(Arc<Input>),
-}
-
-impl Revision {
-    /// `input`'s item kept where it is, or `input` back when it carries none.
-    pub(crate) fn shared(input: Arc<Input>) -> Result<Self, Arc<Input>> {
-        match item_of(&input) {
-            Some(_) => Ok(Revision::Shared(input)),
-            None => Err(input),
-        }
-    }
-
-    fn item(&self) -> &Item {
-        match self {
-            Revision::Owned(item) => item,
-            Revision::Shared(input) => {
-                item_of(input).expect("a shared revision is built only around an item")
-            }
-        }
-    }
-
-    /// The item's id, moved out when the revision is the fold's own.
-    fn into_id(self) -> String {
-        match self {
-            Revision::Owned(item) => item.item_id,
-            Revision::Shared(input) => item_of(&input)
-                .map(|item| item.item_id.clone())
-                .unwrap_or_default(),
-        }
+/// The item's id, moved out when the fold owns the item.
+fn into_id(item: Kept<Item>) -> String {
+    match item {
+        Kept::Owned(item) => item.item_id,
+        shared => shared.get().item_id.clone(),
     }
 }
 
@@ -80,7 +43,7 @@ pub(crate) fn item_of(input: &Input) -> Option<&Item> {
 impl ItemEntry {
     /// The latest revision, exactly as the host sent it.
     pub fn item(&self) -> &Item {
-        self.item.item()
+        self.item.get()
     }
 
     /// The item's id.
@@ -234,25 +197,25 @@ impl Items {
     /// replaced, so that only a new item's id is copied).
     pub(crate) fn upsert(
         &mut self,
-        item: Revision,
+        item: Kept<Item>,
         completed: bool,
         rules: &FoldRules,
     ) -> (String, ItemChange) {
-        let Some(at) = self.place(&item.item().item_id) else {
-            let item_id = item.item().item_id.clone();
+        let Some(at) = self.place(&item.get().item_id) else {
+            let item_id = item.get().item_id.clone();
             return (item_id, self.insert(item, rules));
         };
         let entry = &mut self.entries[at];
-        let (held, offered) = (entry.item().revision, item.item().revision);
+        let (held, offered) = (entry.item().revision, item.get().revision);
         let final_form = rules.final_at_same_revision
             && completed
             && offered == held
             && !entry.is_final()
-            && is_final(item.item());
+            && is_final(item.get());
         if offered <= held && !final_form {
-            return (item.into_id(), ItemChange::Stale { held, offered });
+            return (into_id(item), ItemChange::Stale { held, offered });
         }
-        let reopened = entry.is_final() && !is_final(item.item());
+        let reopened = entry.is_final() && !is_final(item.get());
         let replaced = std::mem::replace(&mut entry.item, item);
         if rules.reset_deltas_on_replace {
             entry.text.clear();
@@ -267,13 +230,13 @@ impl Items {
                 to: offered,
             },
         };
-        (replaced.into_id(), change)
+        (into_id(replaced), change)
     }
 
-    fn insert(&mut self, item: Revision, rules: &FoldRules) -> ItemChange {
-        let held = self.take_held(&item.item().item_id);
+    fn insert(&mut self, item: Kept<Item>, rules: &FoldRules) -> ItemChange {
+        let held = self.take_held(&item.get().item_id);
         let bytes: usize = held.values().map(String::len).sum();
-        let open = !is_final(item.item());
+        let open = !is_final(item.get());
         // Held deltas go to an item that arrives open; a final item's text is authoritative.
         // Without holding (Python), they simply accumulated beside the item, and stay.
         let apply = open || !rules.hold_absent_deltas;
@@ -350,7 +313,7 @@ impl Items {
     pub(crate) fn seed(&mut self, item: Item) {
         let place = self.place(&item.item_id);
         let entry = ItemEntry {
-            item: Revision::Owned(Box::new(item)),
+            item: Kept::Owned(Box::new(item)),
             text: BTreeMap::new(),
             terminal_unknown: false,
         };

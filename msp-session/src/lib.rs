@@ -74,6 +74,7 @@ mod cursors;
 mod fold;
 mod index;
 mod items;
+mod kept;
 mod prompts;
 mod refill;
 mod rules;

@@ -3,10 +3,12 @@
 use crate::index::Index;
 
 use msp_types::{
-    RetractOutcome, TurnCompletedParams, TurnForegroundCompletedParams,
+    ProtocolNotification, RetractOutcome, TurnCompletedParams, TurnForegroundCompletedParams,
     TurnModelRetryScheduledParams, TurnRetryScheduledParams,
 };
 
+use crate::fold::Input;
+use crate::kept::Kept;
 use crate::rules::FoldRules;
 
 /// Where a turn stands.
@@ -38,7 +40,7 @@ impl TurnState {
 pub struct TurnEntry {
     pub(crate) turn_id: String,
     pub(crate) state: TurnState,
-    pub(crate) ended: Option<Box<TurnCompletedParams>>,
+    pub(crate) ended: Option<Kept<TurnCompletedParams>>,
     pub(crate) command_id: Option<String>,
     pub(crate) retry: Option<Box<TurnRetryScheduledParams>>,
     pub(crate) model_retry: Option<Box<TurnModelRetryScheduledParams>>,
@@ -64,7 +66,7 @@ impl TurnEntry {
     /// The terminal params of the `turn/completed` that ended it (a retract afterwards, under
     /// Python's rules, keeps them).
     pub fn completed(&self) -> Option<&TurnCompletedParams> {
-        self.ended.as_deref()
+        self.ended.as_ref().map(Kept::get)
     }
 
     /// The latest retry the host scheduled while it ran (cleared at its end).
@@ -110,12 +112,20 @@ pub enum TurnChange {
 /// A turn event, typed enough for the store.
 pub(crate) enum TurnEvent {
     Started { command_id: String },
-    Completed(Box<TurnCompletedParams>),
+    Completed(Kept<TurnCompletedParams>),
     Retracted { command_id: String, accepted: bool },
     Unqueued { command_id: String },
     Retry(Box<TurnRetryScheduledParams>),
     ModelRetry(Box<TurnModelRetryScheduledParams>),
     Foreground(Box<TurnForegroundCompletedParams>),
+}
+
+/// The terminal params a `turn/completed` carries.
+pub(crate) fn turn_completed_of(input: &Input) -> Option<&TurnCompletedParams> {
+    match input {
+        Input::Notification(ProtocolNotification::TurnCompleted(params)) => Some(params),
+        _ => None,
+    }
 }
 
 /// Whether a retract's outcome took the turn back: an absent or unknown outcome counts as
@@ -216,9 +226,9 @@ impl Turns {
                     return TurnChange::AlreadyOver;
                 }
                 let mut params = params;
-                if let (Some(earlier), None) = (&entry.ended, &params.error) {
+                if let (Some(earlier), None) = (&entry.ended, &params.get().error) {
                     // Python keeps an earlier error when a later terminal carries none.
-                    params.error = earlier.error.clone();
+                    params.make_mut().error = earlier.get().error.clone();
                 }
                 entry.state = TurnState::Ended;
                 entry.ended = Some(params);
