@@ -55,8 +55,8 @@ pub enum Event {
     /// What the host said (a notification, or a request already given its receipt) and what
     /// it did to the session's fold.
     Folded {
-        /// What the host said, shared with the fold (which keeps an item event's item where
-        /// it is rather than copying it).
+        /// What the host said, shared with the fold, which keeps what it needs of it (an
+        /// item, a turn's terminal params) without copying it.
         input: Arc<Input>,
         /// What it did.
         outcome: Outcome,
@@ -319,6 +319,7 @@ impl Core {
                 .into_iter()
                 .partition(|input| input.session_id() == Some(session_id));
         state.unclaimed = others;
+        // A gap among them is refilled below, from the fold's own state.
         for input in mine {
             slot.fold_in(input);
         }

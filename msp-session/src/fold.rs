@@ -307,7 +307,7 @@ impl Fold {
         if let Some(outcome) = self.arrive(&input) {
             return outcome;
         }
-        self.applied(input)
+        self.take_owned(input)
     }
 
     /// Takes one input that the caller keeps too (a client hands it out as an event): what
@@ -320,8 +320,8 @@ impl Fold {
             return outcome;
         }
         match Arc::try_unwrap(input) {
-            Ok(input) => self.applied(input),
-            Err(input) => self.applied_shared(input),
+            Ok(input) => self.take_owned(input),
+            Err(input) => self.take_shared(input),
         }
     }
 
@@ -336,7 +336,7 @@ impl Fold {
         self.refused(input)
     }
 
-    fn applied(&mut self, input: Input) -> Outcome {
+    fn take_owned(&mut self, input: Input) -> Outcome {
         match input {
             Input::Notification(notification) => self.notification(notification),
             Input::Request(request) => self.request(request),
@@ -353,26 +353,28 @@ impl Fold {
         }
     }
 
-    /// [`Fold::apply_shared`]'s input, held elsewhere too. Each kind the fold keeps params
-    /// of is named here: the same as in [`Fold::notification`], or copied for it.
-    fn applied_shared(&mut self, input: Arc<Input>) -> Outcome {
+    /// [`Fold::apply_shared`]'s input, held elsewhere too: [`Fold::notification`] arm by
+    /// arm, borrowing where it moves; a kind whose params the fold stores is copied and
+    /// taken as owned. Both end in "ignored": `tests/shared.rs` folds every kind both ways
+    /// and catches a kind one of them misses.
+    fn take_shared(&mut self, input: Arc<Input>) -> Outcome {
         use ProtocolNotification as N;
         let Input::Notification(notification) = &*input else {
-            return self.applied(Input::clone(&input));
+            return self.take_owned(Input::clone(&input));
         };
         match notification {
             N::ItemStarted(_) | N::ItemUpdated(_) | N::ItemCompleted(_) => {
                 let completed = matches!(notification, N::ItemCompleted(_));
                 match Kept::shared(input, item_of) {
                     Ok(item) => self.apply_item(item, completed),
-                    Err(input) => self.applied(Input::clone(&input)),
+                    Err(input) => self.take_owned(Input::clone(&input)),
                 }
             }
             N::TurnCompleted(p) => {
                 let turn_id = p.turn_id.clone();
                 match Kept::shared(input, turn_completed_of) {
                     Ok(params) => self.apply_turn(turn_id, TurnEvent::Completed(params)),
-                    Err(input) => self.applied(Input::clone(&input)),
+                    Err(input) => self.take_owned(Input::clone(&input)),
                 }
             }
             N::ItemDelta(p) => {
@@ -427,7 +429,7 @@ impl Fold {
             | N::SessionNameChanged(_)
             | N::SessionReasoningEffortChanged(_)
             | N::SessionTodoListChanged(_)
-            | N::SessionTokenUsage(_) => self.applied(Input::clone(&input)),
+            | N::SessionTokenUsage(_) => self.take_owned(Input::clone(&input)),
             other => Outcome::Ignored {
                 method: other.method().to_owned(),
             },
@@ -473,13 +475,14 @@ impl Fold {
         }
     }
 
+    /// An owned notification. A kind handled here is handled in [`Fold::take_shared`] too.
     fn notification(&mut self, notification: ProtocolNotification) -> Outcome {
         use ProtocolNotification as N;
         let rules = &self.rules;
         match notification {
-            N::ItemStarted(p) => self.apply_item(Kept::Owned(p.item), false),
-            N::ItemUpdated(p) => self.apply_item(Kept::Owned(p.item), false),
-            N::ItemCompleted(p) => self.apply_item(Kept::Owned(p.item), true),
+            N::ItemStarted(p) => self.apply_item(Kept::owned(p.item), false),
+            N::ItemUpdated(p) => self.apply_item(Kept::owned(p.item), false),
+            N::ItemCompleted(p) => self.apply_item(Kept::owned(p.item), true),
             N::ItemDelta(p) => {
                 // Moved from the params: a delta allocates only the text it appends.
                 let field = p.field.unwrap_or_else(|| "text".to_owned());
@@ -497,7 +500,7 @@ impl Fold {
                 },
             ),
             N::TurnCompleted(p) => {
-                self.apply_turn(p.turn_id.clone(), TurnEvent::Completed(Kept::Owned(p)))
+                self.apply_turn(p.turn_id.clone(), TurnEvent::Completed(Kept::owned(p)))
             }
             N::TurnRetracted(p) => self.apply_turn(
                 p.turn_id,

@@ -23,9 +23,9 @@ pub struct ItemEntry {
 
 /// The item's id, moved out when the fold owns the item.
 fn into_id(item: Kept<Item>) -> String {
-    match item {
-        Kept::Owned(item) => item.item_id,
-        shared => shared.get().item_id.clone(),
+    match item.into_owned() {
+        Ok(item) => item.item_id,
+        Err(shared) => shared.get().item_id.clone(),
     }
 }
 
@@ -194,7 +194,7 @@ impl Items {
 
     /// Takes an item event (`item/started`, `updated`, `completed` alike): what it did, and
     /// the item's id (moved out of the revision dropped, the refused one or the one
-    /// replaced, so that only a new item's id is copied).
+    /// replaced when the fold owns it, so that only a new item's id is copied).
     pub(crate) fn upsert(
         &mut self,
         item: Kept<Item>,
@@ -313,7 +313,7 @@ impl Items {
     pub(crate) fn seed(&mut self, item: Item) {
         let place = self.place(&item.item_id);
         let entry = ItemEntry {
-            item: Kept::Owned(Box::new(item)),
+            item: Kept::owned(Box::new(item)),
             text: BTreeMap::new(),
             terminal_unknown: false,
         };

@@ -10,51 +10,65 @@ use crate::fold::Input;
 /// Finds the kept value in its input.
 pub(crate) type Find<T> = fn(&Input) -> Option<&T>;
 
-pub(crate) enum Kept<T: 'static> {
+pub(crate) struct Kept<T: 'static>(Repr<T>);
+
+enum Repr<T: 'static> {
     Owned(Box<T>),
-    /// An input `Find` finds the value in (checked by [`Kept::shared`]).
+    /// An input `Find` finds the value in (checked by [`Kept::shared`], the only way in).
     Shared(Arc<Input>, Find<T>),
 }
 
 impl<T> Kept<T> {
+    pub(crate) fn owned(value: Box<T>) -> Self {
+        Kept(Repr::Owned(value))
+    }
+
     /// The value `find` finds in `input`, kept where it is; `input` back when it finds none.
     pub(crate) fn shared(input: Arc<Input>, find: Find<T>) -> Result<Self, Arc<Input>> {
         match find(&input) {
-            Some(_) => Ok(Kept::Shared(input, find)),
+            Some(_) => Ok(Kept(Repr::Shared(input, find))),
             None => Err(input),
         }
     }
 
     pub(crate) fn get(&self) -> &T {
-        match self {
-            Kept::Owned(value) => value,
-            Kept::Shared(input, find) => {
+        match &self.0 {
+            Repr::Owned(value) => value,
+            Repr::Shared(input, find) => {
                 find(input).expect("a shared value is kept only where its input holds it")
             }
         }
     }
 
-    /// The value to change: a shared one is copied out first.
+    /// The value when the fold owns it; itself when it is shared.
+    pub(crate) fn into_owned(self) -> Result<Box<T>, Self> {
+        match self.0 {
+            Repr::Owned(value) => Ok(value),
+            shared => Err(Kept(shared)),
+        }
+    }
+
+    /// The value to change: a shared one is copied out first (the input is never changed).
     pub(crate) fn make_mut(&mut self) -> &mut T
     where
         T: Clone,
     {
-        if let Kept::Shared(..) = self {
-            *self = Kept::Owned(Box::new(self.get().clone()));
+        if let Repr::Shared(..) = self.0 {
+            self.0 = Repr::Owned(Box::new(self.get().clone()));
         }
-        match self {
-            Kept::Owned(value) => value,
-            Kept::Shared(..) => unreachable!("made owned above"),
+        match &mut self.0 {
+            Repr::Owned(value) => value,
+            Repr::Shared(..) => unreachable!("made owned above"),
         }
     }
 }
 
 impl<T: Clone> Clone for Kept<T> {
     fn clone(&self) -> Self {
-        match self {
-            Kept::Owned(value) => Kept::Owned(value.clone()),
-            Kept::Shared(input, find) => Kept::Shared(Arc::clone(input), *find),
-        }
+        Kept(match &self.0 {
+            Repr::Owned(value) => Repr::Owned(value.clone()),
+            Repr::Shared(input, find) => Repr::Shared(Arc::clone(input), *find),
+        })
     }
 }
 

@@ -228,7 +228,9 @@ impl Turns {
                 let mut params = params;
                 if let (Some(earlier), None) = (&entry.ended, &params.get().error) {
                     // Python keeps an earlier error when a later terminal carries none.
-                    params.make_mut().error = earlier.get().error.clone();
+                    if let Some(error) = &earlier.get().error {
+                        params.make_mut().error = Some(error.clone());
+                    }
                 }
                 entry.state = TurnState::Ended;
                 entry.ended = Some(params);

@@ -198,11 +198,11 @@ proptest! {
     fn inputs_shared_with_the_caller_fold_as_inputs_given_away(
         steps in steps(),
         again in prop::collection::vec(any::<bool>(), 40),
-        kept in prop::collection::vec(any::<bool>(), 80),
+        caller_holds in prop::collection::vec(any::<bool>(), 80),
         python_rules in any::<bool>(),
     ) {
         // Each event, and again (a duplicate, or a stale revision under a new cursor) where
-        // `again` says; the caller keeps its share of an input where `kept` says.
+        // `again` says; the caller keeps its share of an input where `caller_holds` says.
         let mut inputs: Vec<Input> = Vec::new();
         for (n, event) in events(&steps).into_iter().enumerate() {
             inputs.push(event.clone().into());
@@ -222,7 +222,7 @@ proptest! {
         for (n, input) in inputs.into_iter().enumerate() {
             let input = Arc::new(input);
             let expected = given.apply(Input::clone(&input));
-            if kept[n % kept.len()] {
+            if caller_holds[n % caller_holds.len()] {
                 held.push(Arc::clone(&input));
             }
             prop_assert_eq!(shared.apply_shared(input), expected);

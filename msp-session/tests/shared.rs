@@ -65,6 +65,7 @@ fn every_notification_kind_folds_shared_as_given_away() {
         assert_eq!(shared.state(), given.state());
         assert_eq!(shared.gap(), given.gap());
         assert_eq!(shared.arrivals(), given.arrivals());
+        assert!(shared.held_deltas().eq(given.held_deltas()));
     }
 }
 

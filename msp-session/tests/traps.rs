@@ -641,7 +641,7 @@ fn the_python_refill_runs_its_stall_check_on_the_targets_page_and_asks_without_d
 }
 
 #[test]
-fn an_item_event_shared_with_the_caller_is_held_where_it_is_not_copied() {
+fn an_input_shared_with_the_caller_keeps_its_item_and_terminal_where_they_are() {
     // A client that keeps events would otherwise hold every item twice (an item is over 2 KB).
     let input = std::sync::Arc::new(Input::from(completed("i1", 1, "done", 1)));
     let Input::Notification(ProtocolNotification::ItemCompleted(params)) = &*input else {
@@ -657,4 +657,14 @@ fn an_item_event_shared_with_the_caller_is_held_where_it_is_not_copied() {
         }
     ));
     assert!(std::ptr::eq(fold.item("i1").unwrap().item(), &*params.item));
+    // So are a turn's terminal params.
+    let input = std::sync::Arc::new(Input::from(turn_completed("t1", "completed", 2)));
+    let Input::Notification(ProtocolNotification::TurnCompleted(params)) = &*input else {
+        unreachable!("built as turn/completed")
+    };
+    fold.apply_shared(input.clone());
+    assert!(std::ptr::eq(
+        fold.turn("t1").unwrap().completed().unwrap(),
+        &**params
+    ));
 }
