@@ -8,12 +8,12 @@
 
 use std::io::{Read, Write};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use msp_rpc::blocking::Connection;
-use msp_rpc::{Command, Handshake, HostCommand, HostExit};
+use msp_rpc::{CloseReason, Command, Handshake, HostCommand, HostExit};
 use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
@@ -25,7 +25,7 @@ use msp_types::{
 
 use crate::asks::Answer;
 use crate::commands;
-use crate::core::{Core, Event, Refills};
+use crate::core::{Core, Event, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pump::{self, Pumped};
@@ -203,21 +203,24 @@ impl Drop for Client {
 }
 
 impl Link {
-    /// Waits until `step` is ready, taking and routing frames meanwhile when nobody else
-    /// does (see `pump.rs`); `None` at `deadline`.
+    /// Waits until `check` finds what it looks for in session `session_id`'s slot, taking
+    /// and routing frames meanwhile when nobody else does (see `pump.rs`); `None` at
+    /// `deadline`.
     fn wait<T>(
         &self,
+        session_id: &str,
         deadline: Option<Instant>,
-        mut step: impl FnMut(&Core, &mut Context<'_>) -> Poll<T>,
+        mut check: impl FnMut(&mut Slot, Option<&CloseReason>) -> Option<T>,
     ) -> Option<T> {
-        let _waits = self.core.handle_waits();
+        let mut handle = self.core.handle_wait();
         wait(deadline, |cx| {
             pump::poll_handle(
-                &self.core,
+                &mut handle,
                 &self.connection,
+                session_id,
                 deadline,
                 cx,
-                |cx| step(&self.core, cx),
+                &mut check,
                 |refills| refill(&self.connection, &self.core, refills),
             )
         })
@@ -312,21 +315,17 @@ impl Session {
     /// The next event, in the order routed; `None` once the connection closed and every
     /// event was taken.
     pub fn next_event(&self) -> Option<Event> {
-        let id = &self.0.id;
         self.0
             .link
-            .wait(None, |core, cx| core.poll_event(id, cx))
+            .wait(&self.0.id, None, Slot::next_event)
             .flatten()
     }
 
     /// The next event within `timeout`; `Err` when none came.
     pub fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
-        let id = &self.0.id;
         self.0
             .link
-            .wait(Some(Instant::now() + timeout), |core, cx| {
-                core.poll_event(id, cx)
-            })
+            .wait(&self.0.id, Some(Instant::now() + timeout), Slot::next_event)
             .ok_or(Error::TimedOut {
                 what: "an event",
                 timeout,
@@ -345,12 +344,9 @@ impl Session {
         mut check: impl FnMut(&Fold) -> Option<T>,
     ) -> Result<T, Error> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        let id = &self.0.id;
-        match self
-            .0
-            .link
-            .wait(deadline, |core, cx| core.poll_fold(id, cx, &mut check))
-        {
+        match self.0.link.wait(&self.0.id, deadline, |slot, ended| {
+            slot.check_fold(ended, &mut check)
+        }) {
             Some(Ok(found)) => Ok(found),
             Some(Err(reason)) => Err(Error::Closed(reason)),
             None => Err(Error::TimedOut {
@@ -612,8 +608,8 @@ impl Turn {
         let session = &self.session.0;
         session
             .link
-            .wait(None, |core, cx| {
-                core.poll_turn_item(&session.id, &self.id, cx)
+            .wait(&session.id, None, |slot, ended| {
+                slot.next_turn_item(&self.id, ended)
             })
             .flatten()
     }

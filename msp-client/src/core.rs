@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use foldhash::fast::RandomState;
 use msp_rpc::CloseReason;
 use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill};
 use msp_types::rpc::Request;
@@ -43,6 +44,9 @@ use std::sync::{Mutex, MutexGuard};
 #[cfg(all(test, loom))]
 #[path = "core/loom_tests.rs"]
 mod loom_tests;
+
+/// Sessions and turns by id, looked up for every frame routed (seeded per client, as std's).
+type ById<V> = HashMap<String, V, RandomState>;
 
 /// Inputs kept for sessions not opened yet (the host may speak of a session before the
 /// result that names it arrives): the latest ones, at most this many.
@@ -82,12 +86,14 @@ struct Ended {
     durable: bool,
 }
 
-struct Slot {
+/// A session's state in the core: what a handle's wait checks ([`Slot::next_event`],
+/// [`Slot::check_fold`], [`Slot::next_turn_item`]) under the lock.
+pub(crate) struct Slot {
     fold: Fold,
     events: VecDeque<Event>,
     capacity: usize,
     /// Turns whose items a handle follows: the ids of the items changed, in order.
-    followed: HashMap<String, VecDeque<String>>,
+    followed: ById<VecDeque<String>>,
     /// `turn/start` commands in flight: their turn is followed from its first event.
     following: Vec<String>,
     /// Inputs routed while the pump refills, for the refill.
@@ -167,7 +173,7 @@ impl Slot {
 }
 
 struct State {
-    slots: HashMap<String, Slot>,
+    slots: ById<Slot>,
     unclaimed: VecDeque<Input>,
     ended: Option<Ended>,
     pumping: Pumping,
@@ -179,10 +185,11 @@ struct State {
 struct Pumping {
     /// Whether someone holds the role.
     held: bool,
-    /// Handles waiting now.
+    /// Handles whose wait parked, until it ends (see [`HandleWait`]).
     handles: usize,
-    /// Times a handle took the role, for the pump's look.
-    turns: u64,
+    /// Times a waiting handle was served (it took the role, or found what it waits for
+    /// routed already): the pump leaves the routing to handles served since its last look.
+    served: u64,
     /// Handles waiting for the role.
     waiting: Vec<Waker>,
     /// The pump thread, between its looks.
@@ -237,7 +244,7 @@ impl Core {
     pub(crate) fn new(rules: FoldRules, capacity: usize) -> Self {
         Core {
             state: Mutex::new(State {
-                slots: HashMap::new(),
+                slots: ById::default(),
                 unclaimed: VecDeque::new(),
                 ended: None,
                 pumping: Pumping::default(),
@@ -305,7 +312,7 @@ impl Core {
             fold: Fold::for_session(session_id, self.rules.clone()),
             events: VecDeque::new(),
             capacity: self.capacity,
-            followed: HashMap::new(),
+            followed: ById::default(),
             following: Vec::new(),
             held: None,
             waiting: Vec::new(),
@@ -359,29 +366,16 @@ impl Core {
         state.woken.extend(state.pumping.pump.take());
     }
 
-    /// A handle begins a wait (see `pump.rs`): the pump leaves the routing to it until it
-    /// ends the wait (the guard dropped).
-    pub(crate) fn handle_waits(&self) -> HandleWaits<'_> {
-        self.lock().pumping.handles += 1;
-        HandleWaits(self)
-    }
-
-    /// The role for a waiting handle, when nobody holds it; else `cx` is woken when it is
-    /// given back.
-    pub(crate) fn handle_turn(&self, cx: &mut Context<'_>) -> Option<PumpRole<'_>> {
-        let mut state = self.lock();
-        let pumping = &mut state.pumping;
-        if pumping.held {
-            keep(&mut pumping.waiting, cx.waker());
-            return None;
+    /// A handle begins a wait (see `pump.rs` and [`HandleWait`]).
+    pub(crate) fn handle_wait(&self) -> HandleWait<'_> {
+        HandleWait {
+            core: self,
+            counted: false,
         }
-        pumping.held = true;
-        pumping.turns += 1;
-        Some(PumpRole(self))
     }
 
-    /// The role for the pump thread, when nobody holds it, no handle waits and none took it
-    /// since the pump's last look (`seen`); else when to look again (`cx` is woken early
+    /// The role for the pump thread, when nobody holds it, no handle waits and none was
+    /// served since the pump's last look (`seen`); else when to look again (`cx` is woken early
     /// when the connection ends).
     pub(crate) fn pump_turn(&self, seen: &mut u64, cx: &mut Context<'_>) -> PumpTurn<'_> {
         let mut state = self.lock();
@@ -391,13 +385,13 @@ impl Core {
         let pumping = &mut state.pumping;
         let again = if pumping.held || pumping.handles > 0 {
             BUSY_LOOK
-        } else if pumping.turns != *seen {
+        } else if pumping.served != *seen {
             STALL
         } else {
             pumping.held = true;
             return PumpTurn::Role(PumpRole(self));
         };
-        *seen = pumping.turns;
+        *seen = pumping.served;
         pumping.pump = Some(cx.waker().clone());
         PumpTurn::Later(again)
     }
@@ -409,41 +403,27 @@ impl Core {
         read(&slot.fold)
     }
 
-    /// Waits until `check` finds what it looks for in the fold; `Err` once the connection
-    /// ended without it.
-    pub(crate) fn poll_fold<T>(
+    /// A task's wait (the tokio driver's: its pump task routes every frame; the blocking
+    /// driver's handles wait through [`HandleWait`]): `check` in session `session_id`'s slot
+    /// (see [`Slot`]); when it finds nothing, `cx` is woken once an input is routed to the
+    /// session or the connection ends.
+    #[cfg(any(feature = "tokio", all(test, loom)))]
+    pub(crate) fn poll_slot<T>(
         &self,
         session_id: &str,
         cx: &mut Context<'_>,
-        check: impl FnOnce(&Fold) -> Option<T>,
-    ) -> Poll<Result<T, CloseReason>> {
+        check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
+    ) -> Poll<T> {
         let mut state = self.lock();
         let state = &mut *state;
         let slot = open_slot(&mut state.slots, session_id);
-        if let Some(found) = check(&slot.fold) {
-            return Poll::Ready(Ok(found));
+        match check(slot, state.ended.as_ref().map(|e| &e.reason)) {
+            Some(found) => Poll::Ready(found),
+            None => {
+                keep(&mut slot.waiting, cx.waker());
+                Poll::Pending
+            }
         }
-        if let Some(ended) = &state.ended {
-            return Poll::Ready(Err(ended.reason.clone()));
-        }
-        keep(&mut slot.waiting, cx.waker());
-        Poll::Pending
-    }
-
-    /// The session's oldest event not taken; `None` once the connection ended and all were
-    /// taken.
-    pub(crate) fn poll_event(&self, session_id: &str, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        let mut state = self.lock();
-        let state = &mut *state;
-        let slot = open_slot(&mut state.slots, session_id);
-        if let Some(event) = slot.events.pop_front() {
-            return Poll::Ready(Some(event));
-        }
-        if state.ended.is_some() {
-            return Poll::Ready(None);
-        }
-        keep(&mut slot.waiting, cx.waker());
-        Poll::Pending
     }
 
     fn slot(&self, session_id: &str, act: impl FnOnce(&mut Slot)) {
@@ -562,34 +542,49 @@ impl Core {
             .collect();
         slot.followed.insert(turn_id.to_owned(), held);
     }
+}
 
-    /// The next change to one of turn `turn_id`'s items (the item as it stands then, its
-    /// text built by the deltas so far); `None` once the turn is over and every change was
-    /// taken, or the connection ended.
-    pub(crate) fn poll_turn_item(
+/// The checks a handle waits on, each `None` while it finds nothing; `ended`: why the
+/// connection ended, once it did.
+impl Slot {
+    /// The oldest event not taken; `Some(None)` once the connection ended and all were taken.
+    pub(crate) fn next_event(&mut self, ended: Option<&CloseReason>) -> Option<Option<Event>> {
+        match self.events.pop_front() {
+            Some(event) => Some(Some(event)),
+            None => ended.map(|_| None),
+        }
+    }
+
+    /// What `check` finds in the fold; `Err` once the connection ended without it.
+    pub(crate) fn check_fold<T>(
         &self,
-        session_id: &str,
+        ended: Option<&CloseReason>,
+        check: impl FnOnce(&Fold) -> Option<T>,
+    ) -> Option<Result<T, CloseReason>> {
+        match check(&self.fold) {
+            Some(found) => Some(Ok(found)),
+            None => ended.map(|reason| Err(reason.clone())),
+        }
+    }
+
+    /// The next change to one of turn `turn_id`'s items; `Some(None)` once the turn is over
+    /// and every change was taken, or the connection ended.
+    pub(crate) fn next_turn_item(
+        &mut self,
         turn_id: &str,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<ItemEntry>> {
-        let mut state = self.lock();
-        let state = &mut *state;
-        let slot = open_slot(&mut state.slots, session_id);
-        let queue = slot.followed.entry(turn_id.to_owned()).or_default();
+        ended: Option<&CloseReason>,
+    ) -> Option<Option<ItemEntry>> {
+        let queue = self.followed.entry(turn_id.to_owned()).or_default();
         while let Some(item_id) = queue.pop_front() {
-            if let Some(entry) = slot.fold.item(&item_id) {
-                return Poll::Ready(Some(entry.clone()));
+            if let Some(entry) = self.fold.item(&item_id) {
+                return Some(Some(entry.clone()));
             }
         }
-        let over = slot
+        let over = self
             .fold
             .turn(turn_id)
             .is_some_and(|turn| turn.state().is_over());
-        if over || state.ended.is_some() {
-            return Poll::Ready(None);
-        }
-        keep(&mut slot.waiting, cx.waker());
-        Poll::Pending
+        (over || ended.is_some()).then_some(None)
     }
 }
 
@@ -613,21 +608,142 @@ impl PumpRole<'_> {
     }
 }
 
-impl Drop for PumpRole<'_> {
-    fn drop(&mut self) {
-        let mut state = self.0.lock();
-        let state = &mut *state;
-        state.pumping.held = false;
-        state.woken.append(&mut state.pumping.waiting);
+impl PumpRole<'_> {
+    /// Gives the role back under the lock the caller holds (the drop takes the lock itself).
+    fn give_back(self, state: &mut State) {
+        release(state);
+        // Only a reference: nothing is leaked by skipping the drop.
+        std::mem::forget(self);
     }
 }
 
-/// A handle's wait, counted while it lasts (see [`Core::handle_waits`]).
-pub(crate) struct HandleWaits<'a>(&'a Core);
-
-impl Drop for HandleWaits<'_> {
+impl Drop for PumpRole<'_> {
     fn drop(&mut self) {
-        self.0.lock().pumping.handles -= 1;
+        release(&mut self.0.lock());
+    }
+}
+
+/// The role given back: the handles waiting for it are woken.
+fn release(state: &mut State) {
+    state.pumping.held = false;
+    state.woken.append(&mut state.pumping.waiting);
+}
+
+/// A handle's wait (see `pump.rs`), a lock a step: [`HandleWait::check_or_role`], then,
+/// holding the role, [`HandleWait::route_and_check`]. Counted among the handles that wait
+/// from its first park to its end (the guard dropped), so that the pump leaves the routing to
+/// it; while it routes or finds what it waits for without parking, being served tells the
+/// pump as much (a handle taking events the pump routed would otherwise leave the pump
+/// routing every frame, made on the pump's thread and freed on the handle's).
+pub(crate) struct HandleWait<'a> {
+    core: &'a Core,
+    counted: bool,
+}
+
+/// What a handle's wait found after routing ([`HandleWait::route_and_check`]).
+pub(crate) enum Checked<'a, T> {
+    /// What it waits for.
+    Found(T),
+    /// Not yet: the role kept for the refills the input asks for, paged before it is
+    /// given back.
+    Refill(PumpRole<'a>, Refills),
+    /// Not yet (the role given back).
+    NotYet,
+}
+
+impl<'a> HandleWait<'a> {
+    /// `check` in session `session_id`'s slot; when it finds nothing, the role if nobody
+    /// holds it (`Err(Some)`: the holder checks again after routing, so no waker is kept),
+    /// else `Err(None)`: `cx` is woken by an input routed to the session, the role given
+    /// back, or the end.
+    pub(crate) fn check_or_role<T>(
+        &mut self,
+        session_id: &str,
+        cx: &mut Context<'_>,
+        check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
+    ) -> Result<T, Option<PumpRole<'a>>> {
+        let mut state = self.core.lock();
+        let state = &mut *state;
+        let slot = open_slot(&mut state.slots, session_id);
+        let pumping = &mut state.pumping;
+        if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
+            pumping.served += 1;
+            return Ok(found);
+        }
+        if !pumping.held {
+            pumping.held = true;
+            pumping.served += 1;
+            return Err(Some(PumpRole(self.core)));
+        }
+        keep(&mut slot.waiting, cx.waker());
+        keep(&mut pumping.waiting, cx.waker());
+        self.count(pumping);
+        Err(None)
+    }
+
+    /// Holding `role`: `input` routed (none when nothing was ready or the connection
+    /// ended), the role given back unless a refill needs it, and `check` again. When it finds
+    /// nothing and the handle will `park`, `cx` is woken by an input routed to the session
+    /// or the end.
+    pub(crate) fn route_and_check<T>(
+        &mut self,
+        role: PumpRole<'a>,
+        input: Option<Input>,
+        session_id: &str,
+        park: bool,
+        cx: &mut Context<'_>,
+        check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
+    ) -> Checked<'a, T> {
+        let mut state = self.core.lock();
+        let state = &mut *state;
+        if let Some(input) = input {
+            if let Routed::Refill(gap, refill) = route(state, input) {
+                return Checked::Refill(role, vec![(gap, refill)]);
+            }
+        }
+        role.give_back(state);
+        let slot = open_slot(&mut state.slots, session_id);
+        if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
+            return Checked::Found(found);
+        }
+        if park {
+            keep(&mut slot.waiting, cx.waker());
+            self.count(&mut state.pumping);
+        }
+        Checked::NotYet
+    }
+
+    /// `check`, and `cx` kept when it finds nothing (the wait will park).
+    pub(crate) fn check<T>(
+        &mut self,
+        session_id: &str,
+        cx: &mut Context<'_>,
+        check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
+    ) -> Poll<T> {
+        let mut state = self.core.lock();
+        let state = &mut *state;
+        let slot = open_slot(&mut state.slots, session_id);
+        if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
+            return Poll::Ready(found);
+        }
+        keep(&mut slot.waiting, cx.waker());
+        self.count(&mut state.pumping);
+        Poll::Pending
+    }
+
+    fn count(&mut self, pumping: &mut Pumping) {
+        if !self.counted {
+            pumping.handles += 1;
+            self.counted = true;
+        }
+    }
+}
+
+impl Drop for HandleWait<'_> {
+    fn drop(&mut self) {
+        if self.counted {
+            self.core.lock().pumping.handles -= 1;
+        }
     }
 }
 
@@ -665,8 +781,89 @@ fn route(state: &mut State, input: Input) -> Routed {
 }
 
 /// The slot of a session a handle holds open (its last handle forgets it, so it is there).
-fn open_slot<'a>(slots: &'a mut HashMap<String, Slot>, session_id: &str) -> &'a mut Slot {
+fn open_slot<'a>(slots: &'a mut ById<Slot>, session_id: &str) -> &'a mut Slot {
     slots
         .get_mut(session_id)
         .expect("a handle keeps its session open")
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::task::Waker;
+
+    use msp_types::{Frame, Message, Sender};
+
+    use super::*;
+
+    fn started(n: usize) -> Input {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"s","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
+        );
+        match Frame::parse(Sender::Server, &line).unwrap().message {
+            Message::Notification(n) => Input::Notification(n),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_handle_taking_what_the_pump_routed_keeps_the_pump_from_routing_more() {
+        let core = Core::new(FoldRules::default(), 16);
+        assert!(core.open("s", |_| ()).is_empty());
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut seen = 0;
+        let PumpTurn::Role(role) = core.pump_turn(&mut seen, &mut cx) else {
+            panic!("nobody was served: the pump's turn");
+        };
+        assert!(role
+            .core()
+            .route_all([started(1), started(2)].into_iter())
+            .is_empty());
+        drop(role);
+
+        // A handle takes an event the pump routed, without taking the role.
+        let mut wait = core.handle_wait();
+        let taken = wait.check_or_role("s", &mut cx, Slot::next_event);
+        assert!(matches!(taken, Ok(Some(Event::Folded { .. }))));
+        drop(wait);
+        // The pump leaves the routing to it for a while, then looks again.
+        assert!(matches!(
+            core.pump_turn(&mut seen, &mut cx),
+            PumpTurn::Later(look) if look == STALL
+        ));
+        assert!(matches!(
+            core.pump_turn(&mut seen, &mut cx),
+            PumpTurn::Role(_)
+        ));
+    }
+
+    #[test]
+    fn a_waiting_handle_routes_and_checks_under_one_lock_and_gives_the_role_back() {
+        let core = Core::new(FoldRules::default(), 16);
+        assert!(core.open("s", |_| ()).is_empty());
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut wait = core.handle_wait();
+        let Err(Some(role)) = wait.check_or_role("s", &mut cx, Slot::next_event) else {
+            panic!("no event yet, and nobody holds the role");
+        };
+        let checked = wait.route_and_check(
+            role,
+            Some(started(1)),
+            "s",
+            false,
+            &mut cx,
+            Slot::next_event,
+        );
+        assert!(matches!(
+            checked,
+            Checked::Found(Some(Event::Folded { .. }))
+        ));
+        // Given back: another handle takes it.
+        let mut other = core.handle_wait();
+        assert!(matches!(
+            other.check_or_role("s", &mut cx, Slot::next_event),
+            Err(Some(_))
+        ));
+        // Neither parked: neither counted.
+        assert_eq!(core.lock().pumping.handles, 0);
+    }
 }

@@ -12,19 +12,20 @@
 //! # The role
 //!
 //! One holder at a time takes frames and routes them, so that they reach their sessions in
-//! wire order. The role is kept in the core's state, under its lock ([`Core::handle_turn`],
+//! wire order. The role is kept in the core's state, under its lock ([`HandleWait::check_or_role`],
 //! [`Core::pump_turn`]); it is held only while taking and routing (and paging a refill),
 //! never while parked.
 //!
 //! | who | takes the role | else waits for |
 //! | --- | --- | --- |
 //! | a waiting handle | when nobody holds it | its condition (its session's slot), the role's release |
-//! | the pump thread | when nobody holds it, no handle waits, and no handle took it since its last look | its next look: [`STALL`] later, [`BUSY_LOOK`] while a handle waits (or the end) |
+//! | the pump thread | when nobody holds it, no handle is parked waiting, and no handle was served since its last look | its next look: [`STALL`] later, [`BUSY_LOOK`] while a handle waits (or the end) |
 //!
 //! Holding the role, each polls the connection with its own waker: when nothing is ready,
 //! it gives the role back and parks, and the connection wakes it when a frame may be (and
-//! keeps the lines undecoded for it meanwhile). A handle routes one frame at a time, then
-//! checks its condition; the pump routes what is ready, up to [`BATCH`].
+//! keeps the lines undecoded for it meanwhile). A handle routes one frame at a time and
+//! checks its condition under the same lock (two locks a frame: check or take the role;
+//! route, give the role back and check); the pump routes what is ready, up to [`BATCH`].
 //!
 //! The pump looks on a timer rather than being woken when the last handle stops waiting:
 //! a program taking events one by one stops waiting between any two, and a wake-up each time
@@ -36,7 +37,7 @@ use std::time::{Duration, Instant};
 use msp_rpc::CloseReason;
 use msp_session::Input;
 
-use crate::core::{Core, PumpRole, PumpTurn, Refills};
+use crate::core::{Checked, Core, HandleWait, PumpRole, PumpTurn, Refills, Slot};
 use crate::shared::{self, BATCH};
 
 /// How long no handle may have taken a frame before the pump takes them.
@@ -75,16 +76,15 @@ pub(crate) enum Pumped<'a> {
     Ended,
 }
 
-/// Takes up to `most` ready frames and routes them, holding `role`; `Pending` (the role
+/// Takes up to [`BATCH`] ready frames and routes them, holding `role`; `Pending` (the role
 /// given back) when none was ready.
 fn poll_route<'a>(
     role: PumpRole<'a>,
     source: &impl Source,
-    most: usize,
     cx: &mut Context<'_>,
 ) -> Poll<Pumped<'a>> {
     let mut inputs: Vec<Input> = Vec::new();
-    while inputs.len() < most {
+    while inputs.len() < BATCH {
         match source.poll_next(cx) {
             Poll::Ready(Some(input)) => inputs.push(input),
             Poll::Ready(None) if inputs.is_empty() => {
@@ -102,37 +102,49 @@ fn poll_route<'a>(
     Poll::Ready(Pumped::Routed(role, refills))
 }
 
-/// A handle's wait: `step` polled, and while it is not ready and nobody else routes, a frame
-/// taken and routed here (its refills paged by `refill`) before `step` is polled again.
-/// The caller counts the wait ([`Core::handle_waits`]) while it lasts. Past `deadline` it
-/// routes no more (frames for other sessions may come faster than it routes them): the
-/// caller's wait then ends.
+/// A handle's wait on session `session_id`: `check` (see [`Slot`]), and while it finds
+/// nothing and nobody else routes, a frame taken and routed here (its refills paged by
+/// `refill`) and `check` again, under the lock that routed it. Past `deadline` it routes no
+/// more (frames for other sessions may come faster than it routes them): the caller's wait
+/// then ends.
 pub(crate) fn poll_handle<T>(
-    core: &Core,
+    wait: &mut HandleWait<'_>,
     source: &impl Source,
+    session_id: &str,
     deadline: Option<Instant>,
     cx: &mut Context<'_>,
-    mut step: impl FnMut(&mut Context<'_>) -> Poll<T>,
+    mut check: impl FnMut(&mut Slot, Option<&CloseReason>) -> Option<T>,
     mut refill: impl FnMut(Refills),
 ) -> Poll<T> {
     loop {
-        if let Poll::Ready(found) = step(cx) {
-            return Poll::Ready(found);
-        }
-        let Some(role) = core.handle_turn(cx) else {
-            return Poll::Pending;
+        let role = match wait.check_or_role(session_id, cx, &mut check) {
+            Ok(found) => return Poll::Ready(found),
+            Err(None) => return Poll::Pending,
+            Err(Some(role)) => role,
         };
-        match poll_route(role, source, 1, cx) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(Pumped::Routed(role, refills)) => {
+        let past = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
+        let (input, park) = match source.poll_next(cx) {
+            Poll::Ready(Some(input)) => (Some(input), past()),
+            // `check` sees the end.
+            Poll::Ready(None) => {
+                let (reason, durable) = source.ended();
+                role.core().end(reason, durable);
+                (None, false)
+            }
+            // The connection wakes `cx` once a frame may be ready.
+            Poll::Pending => (None, true),
+        };
+        match wait.route_and_check(role, input, session_id, park, cx, &mut check) {
+            Checked::Found(found) => return Poll::Ready(found),
+            Checked::NotYet if park => return Poll::Pending,
+            Checked::NotYet => {}
+            Checked::Refill(role, refills) => {
                 refill(refills);
                 drop(role);
-                if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                    return step(cx);
+                if past() {
+                    return wait.check(session_id, cx, &mut check);
                 }
             }
-            // `step` sees the end.
-            Poll::Ready(Pumped::Ended) => {}
         }
     }
 }
@@ -154,7 +166,7 @@ pub(crate) fn poll_pump<'a>(
         }
         PumpTurn::Role(role) => {
             *again = None;
-            poll_route(role, source, BATCH, cx)
+            poll_route(role, source, cx)
         }
     }
 }

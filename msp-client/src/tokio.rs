@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::asks::Answer;
 use crate::commands;
-use crate::core::{Core, Event, Refills};
+use crate::core::{Core, Event, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::shared;
@@ -294,7 +294,7 @@ impl Session {
     /// The next event, in the order routed; `None` once the connection closed and every
     /// event was taken.
     pub async fn next_event(&self) -> Option<Event> {
-        poll_fn(|cx| self.core().poll_event(&self.0.id, cx)).await
+        poll_fn(|cx| self.core().poll_slot(&self.0.id, cx, Slot::next_event)).await
     }
 
     /// The next event within `timeout`; `Err` when none came.
@@ -313,7 +313,11 @@ impl Session {
         what: &'static str,
         mut check: impl FnMut(&Fold) -> Option<T>,
     ) -> Result<T, Error> {
-        let waiting = poll_fn(|cx| self.core().poll_fold(&self.0.id, cx, &mut check));
+        let waiting = poll_fn(|cx| {
+            self.core().poll_slot(&self.0.id, cx, |slot, ended| {
+                slot.check_fold(ended, &mut check)
+            })
+        });
         let found = match timeout {
             None => waiting.await,
             Some(timeout) => tokio::time::timeout(timeout, waiting)
@@ -574,7 +578,12 @@ impl Turn {
     /// in the session's events); `None` once the turn is over and every change was taken.
     pub async fn next_item(&self) -> Option<ItemEntry> {
         let session = &self.session;
-        poll_fn(|cx| session.core().poll_turn_item(&session.0.id, &self.id, cx)).await
+        poll_fn(|cx| {
+            session.core().poll_slot(&session.0.id, cx, |slot, ended| {
+                slot.next_turn_item(&self.id, ended)
+            })
+        })
+        .await
     }
 
     /// Waits for the turn's end: ended (completed, failed, cancelled), unqueued, retracted,

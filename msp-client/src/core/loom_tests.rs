@@ -15,7 +15,7 @@ use msp_rpc::CloseReason;
 use msp_session::{FoldRules, Input, TurnState};
 use msp_types::{Frame, Message, Sender};
 
-use super::{Core, Event};
+use super::{Core, Event, HandleWait, Slot};
 use crate::pump::{self, Pumped, Source};
 
 const SESSION: &str = "s";
@@ -97,7 +97,7 @@ fn core() -> Arc<Core> {
 }
 
 fn next_event(core: &Core) -> Option<Event> {
-    block_on(poll_fn(|cx| core.poll_event(SESSION, cx)))
+    block_on(poll_fn(|cx| core.poll_slot(SESSION, cx, Slot::next_event)))
 }
 
 #[test]
@@ -161,10 +161,12 @@ fn loom_a_turn_waited_on_ends_by_its_event_or_by_the_close() {
             })
         };
         let ended = block_on(poll_fn(|cx| {
-            core.poll_fold(SESSION, cx, |fold| {
-                fold.turn("t")
-                    .filter(|t| t.state().is_over())
-                    .map(|t| t.state())
+            core.poll_slot(SESSION, cx, |slot, ended| {
+                slot.check_fold(ended, |fold| {
+                    fold.turn("t")
+                        .filter(|t| t.state().is_over())
+                        .map(|t| t.state())
+                })
             })
         }));
         // Whichever comes first, the wait ends; the turn's event comes before the close.
@@ -309,11 +311,12 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
             spawn(move || run_pump(&core, &source))
         };
         let handle = spawn(move || {
-            let _waits = core.handle_waits();
+            // A wait a call, as the blocking driver's `next_event`.
             let next = || {
+                let mut wait = core.handle_wait();
                 block_on(poll_fn(|cx| {
-                    let step = |cx: &mut std::task::Context<'_>| core.poll_event(SESSION, cx);
-                    pump::poll_handle(&core, &*source, None, cx, step, |_| {})
+                    let check = Slot::next_event;
+                    pump::poll_handle(&mut wait, &*source, SESSION, None, cx, check, |_| {})
                 }))
             };
             assert_eq!(item_id(next()), "i1");
@@ -323,6 +326,70 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
         handle.join().unwrap();
         reader.join().unwrap();
         pump.join().unwrap();
+    });
+}
+
+/// A handle's wait for the session's next event, routing as the blocking driver's does.
+fn wait_event(core: &Core, source: &FakeSource) -> Option<Event> {
+    let mut wait: HandleWait<'_> = core.handle_wait();
+    block_on(poll_fn(|cx| {
+        pump::poll_handle(
+            &mut wait,
+            source,
+            SESSION,
+            None,
+            cx,
+            Slot::next_event,
+            |_| {},
+        )
+    }))
+}
+
+#[test]
+fn loom_a_request_routed_while_a_waiting_handle_holds_the_role_reaches_it() {
+    model(|| {
+        let core = core();
+        // A connection that says nothing: only the handler's request can end the wait.
+        let source = Arc::new(FakeSource::default());
+        let handler = {
+            let core = core.clone();
+            spawn(move || {
+                let _ = core.route(question());
+            })
+        };
+        assert!(matches!(
+            wait_event(&core, &source),
+            Some(Event::Folded {
+                outcome: msp_session::Outcome::Prompt { .. },
+                ..
+            })
+        ));
+        handler.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_two_waiting_handles_route_by_turns_and_each_gets_what_it_waits_for() {
+    model(|| {
+        let core = core();
+        let (source, reader) = FakeSource::reading(&[1, 2]);
+        // No pump thread: the handles alone route, one holder of the role at a time.
+        let other = {
+            let (core, source) = (core.clone(), source.clone());
+            spawn(move || {
+                let mut wait = core.handle_wait();
+                block_on(poll_fn(|cx| {
+                    let check = |slot: &mut Slot, ended: Option<&CloseReason>| {
+                        slot.check_fold(ended, |fold| (fold.items().len() == 2).then_some(()))
+                    };
+                    pump::poll_handle(&mut wait, &*source, SESSION, None, cx, check, |_| {})
+                }))
+            })
+        };
+        assert_eq!(item_id(wait_event(&core, &source)), "i1");
+        assert_eq!(item_id(wait_event(&core, &source)), "i2");
+        assert!(other.join().unwrap().is_ok(), "both items folded");
+        reader.join().unwrap();
     });
 }
 
