@@ -151,6 +151,8 @@ impl Client {
     /// Resumes a session (`session/resume`, the params built around the minted `commandId`):
     /// its fold is seeded from the result, so pending questions and approvals are there at
     /// once, and what the host said of the session before the result is folded after it.
+    /// A session this client has open already is shared as it is (see
+    /// [`Client::open_session`]).
     pub fn resume_session_with(
         &self,
         build: impl FnOnce(String) -> SessionResumeParams,
@@ -166,7 +168,9 @@ impl Client {
 
     /// Opens session `session_id` without a command: an empty fold that takes what the host
     /// says of the session from now on (after a `view/subscribe`, or on a connection that
-    /// already receives it).
+    /// already receives it). A session this client has open already is shared: the handles
+    /// of both openings see one fold and take from one stream of events, and the session
+    /// stays open until all of them are gone.
     pub fn open_session(&self, session_id: &str) -> Session {
         let refills = self.link.core.open(session_id, |_| ());
         refill(&self.link.connection, &self.link.core, refills);

@@ -89,6 +89,8 @@ struct Ended {
 /// A session's state in the core: what a handle's wait checks ([`Slot::next_event`],
 /// [`Slot::check_fold`], [`Slot::next_turn_item`]) under the lock.
 pub(crate) struct Slot {
+    /// Times the session was opened and not forgotten yet.
+    opened: usize,
     fold: Fold,
     events: VecDeque<Event>,
     capacity: usize,
@@ -303,12 +305,19 @@ impl Core {
 
     /// Opens session `session_id`: a fold seeded by `seed`, then given what the host said of
     /// the session before. A gap among those is the caller's to refill (returned): the pump
-    /// routed it before the session was open, so it started none.
+    /// routed it before the session was open, so it started none. A session open already
+    /// is shared as it is (its fold has followed the session since; `seed` is not applied),
+    /// until every handle of each opening is gone.
     #[must_use = "a gap reported before the session opened is refilled by the caller"]
     pub(crate) fn open<T>(&self, session_id: &str, seed: impl FnOnce(&mut Fold) -> T) -> Refills {
         let mut state = self.lock();
         let state = &mut *state;
+        if let Some(slot) = state.slots.get_mut(session_id) {
+            slot.opened += 1;
+            return Vec::new();
+        }
         let mut slot = Slot {
+            opened: 1,
             fold: Fold::for_session(session_id, self.rules.clone()),
             events: VecDeque::new(),
             capacity: self.capacity,
@@ -344,9 +353,16 @@ impl Core {
         refills
     }
 
-    /// Forgets session `session_id` (its last handle is gone).
+    /// Forgets one opening of session `session_id` (its last handle is gone); the session
+    /// itself once no opening is left.
     pub(crate) fn forget(&self, session_id: &str) {
-        self.lock().slots.remove(session_id);
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(session_id) {
+            slot.opened -= 1;
+            if slot.opened == 0 {
+                state.slots.remove(session_id);
+            }
+        }
     }
 
     /// The connection closed: every session's items in progress end unknown when the host

@@ -585,3 +585,43 @@ fn a_wait_with_a_timeout_ends_at_it_while_another_sessions_frames_keep_coming() 
     drop(client);
     host.join().unwrap();
 }
+
+#[test]
+fn a_session_opened_twice_stays_open_until_its_last_handle_is_gone() {
+    use std::io::{BufRead, BufReader, Write};
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    let (speak, told) = std::sync::mpsc::channel::<()>();
+    // A host that shakes hands, then says an item started in session "s" once told to.
+    let host = std::thread::spawn(move || {
+        let mut lines = BufReader::new(host_reader).lines();
+        let frame: serde_json::Value =
+            serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        let result = serde_json::json!({"schema": {"version": 1, "fingerprint": "sha256:x"}, "serverInfo": {"name": "double", "version": "0"}, "userAgent": "double", "museHome": "/h", "platformFamily": "unix", "platformOs": "linux"});
+        let response = serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+        writeln!(host_writer, "{response}").unwrap();
+        told.recv().unwrap();
+        writeln!(host_writer, r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"s","viewCursor":"v:1","item":{{"itemId":"i1","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#).unwrap();
+        lines.for_each(drop);
+    });
+    let client = Client::over(client_reader, client_writer, support::options()).expect("handshake");
+    let first = client.open_session("s");
+    let second = client.open_session("s");
+    drop(first);
+    speak.send(()).unwrap();
+    let event = second.next_event_timeout(Duration::from_secs(10));
+    assert!(
+        matches!(
+            &event,
+            Ok(Some(Event::Folded {
+                outcome: Outcome::Item { .. },
+                ..
+            }))
+        ),
+        "{event:?}"
+    );
+    assert_eq!(second.read(|fold| fold.items().len()), 1);
+    drop(second);
+    drop(client);
+    host.join().unwrap();
+}
