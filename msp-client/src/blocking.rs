@@ -25,7 +25,7 @@ use msp_types::{
 
 use crate::asks::Answer;
 use crate::commands;
-use crate::core::{Core, Event, Refills, Slot};
+use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pump::{self, Pumped};
@@ -130,9 +130,9 @@ impl Client {
             .link
             .send(&Command::<methods::SessionStart>::new(build))?;
         let id = result.session.session_id.clone();
-        let refills = self.link.core.open(&id, |fold| fold.seed_started(&result));
-        refill(&self.link.connection, &self.link.core, refills);
-        Ok((self.session(id), result))
+        let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
+        refill(&self.link.connection, &self.link.core, opened.refills);
+        Ok((self.session(id, opened.place), result))
     }
 
     /// Resumes session `session_id` with the host's defaults.
@@ -161,9 +161,9 @@ impl Client {
             .link
             .send(&Command::<methods::SessionResume>::new(build))?;
         let id = result.session.session_id.clone();
-        let refills = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
-        refill(&self.link.connection, &self.link.core, refills);
-        Ok((self.session(id), result))
+        let opened = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        refill(&self.link.connection, &self.link.core, opened.refills);
+        Ok((self.session(id, opened.place), result))
     }
 
     /// Opens session `session_id` without a command: an empty fold that takes what the host
@@ -172,14 +172,15 @@ impl Client {
     /// of both openings see one fold and take from one stream of events, and the session
     /// stays open until all of them are gone.
     pub fn open_session(&self, session_id: &str) -> Session {
-        let refills = self.link.core.open(session_id, |_| ());
-        refill(&self.link.connection, &self.link.core, refills);
-        self.session(session_id.to_owned())
+        let opened = self.link.core.open(session_id, |_| ());
+        refill(&self.link.connection, &self.link.core, opened.refills);
+        self.session(session_id.to_owned(), opened.place)
     }
 
-    fn session(&self, id: String) -> Session {
+    fn session(&self, id: String, place: Place) -> Session {
         Session(Arc::new(SessionLink {
             id,
+            place,
             link: self.link.clone(),
         }))
     }
@@ -207,21 +208,20 @@ impl Drop for Client {
 }
 
 impl Link {
-    /// Waits until `check` finds what it looks for in session `session_id`'s slot, taking
-    /// and routing frames meanwhile when nobody else does (see `pump.rs`); `None` at
+    /// Waits until `check` finds what it looks for in the slot of the session at `place`,
+    /// taking and routing frames meanwhile when nobody else does (see `pump.rs`); `None` at
     /// `deadline`.
     fn wait<T>(
         &self,
-        session_id: &str,
+        place: Place,
         deadline: Option<Instant>,
         mut check: impl FnMut(&mut Slot, Option<&CloseReason>) -> Option<T>,
     ) -> Option<T> {
-        let mut handle = self.core.handle_wait();
+        let mut handle = self.core.handle_wait(place);
         wait(deadline, |cx| {
             pump::poll_handle(
                 &mut handle,
                 &self.connection,
-                session_id,
                 deadline,
                 cx,
                 &mut check,
@@ -292,6 +292,8 @@ pub struct Session(Arc<SessionLink>);
 
 struct SessionLink {
     id: String,
+    /// Where the core keeps the session, while this opening lasts.
+    place: Place,
     link: Arc<Link>,
 }
 
@@ -321,7 +323,7 @@ impl Session {
     pub fn next_event(&self) -> Option<Event> {
         self.0
             .link
-            .wait(&self.0.id, None, Slot::next_event)
+            .wait(self.0.place, None, Slot::next_event)
             .flatten()
     }
 
@@ -329,7 +331,11 @@ impl Session {
     pub fn next_event_timeout(&self, timeout: Duration) -> Result<Option<Event>, Error> {
         self.0
             .link
-            .wait(&self.0.id, Some(Instant::now() + timeout), Slot::next_event)
+            .wait(
+                self.0.place,
+                Some(Instant::now() + timeout),
+                Slot::next_event,
+            )
             .ok_or(Error::TimedOut {
                 what: "an event",
                 timeout,
@@ -348,7 +354,7 @@ impl Session {
         mut check: impl FnMut(&Fold) -> Option<T>,
     ) -> Result<T, Error> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        match self.0.link.wait(&self.0.id, deadline, |slot, ended| {
+        match self.0.link.wait(self.0.place, deadline, |slot, ended| {
             slot.check_fold(ended, &mut check)
         }) {
             Some(Ok(found)) => Ok(found),
@@ -612,7 +618,7 @@ impl Turn {
         let session = &self.session.0;
         session
             .link
-            .wait(&session.id, None, |slot, ended| {
+            .wait(session.place, None, |slot, ended| {
                 slot.next_turn_item(&self.id, ended)
             })
             .flatten()

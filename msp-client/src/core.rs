@@ -30,6 +30,7 @@ use msp_rpc::CloseReason;
 use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill};
 use msp_types::rpc::Request;
 use msp_types::ApprovalRequirementRef;
+use slab::Slab;
 
 use crate::outcome::Error;
 use crate::pump::{BUSY_LOOK, STALL};
@@ -47,6 +48,54 @@ mod loom_tests;
 
 /// Sessions and turns by id, looked up for every frame routed (seeded per client, as std's).
 type ById<V> = HashMap<String, V, RandomState>;
+
+/// Where an open session's slot is kept: its handles reach it there without a lookup, every
+/// frame they wait for. Valid while the opening that gave it lasts (see [`Core::open`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Place(usize);
+
+/// The sessions open: each slot at its place, found by id for the frames routed to it.
+#[derive(Default)]
+struct Slots {
+    open: Slab<Slot>,
+    by_id: ById<usize>,
+}
+
+impl Slots {
+    fn get(&self, session_id: &str) -> Option<&Slot> {
+        let &at = self.by_id.get(session_id)?;
+        Some(&self.open[at])
+    }
+
+    fn get_mut(&mut self, session_id: &str) -> Option<&mut Slot> {
+        let &at = self.by_id.get(session_id)?;
+        Some(&mut self.open[at])
+    }
+
+    /// The slot of session `session_id`, which a handle holds open (its last handle forgets
+    /// it, so it is there).
+    fn named(&mut self, session_id: &str) -> &mut Slot {
+        self.get_mut(session_id)
+            .expect("a handle keeps its session open")
+    }
+
+    /// The slot at `place` (its opening lasts, so it is there).
+    fn at(&mut self, place: Place) -> &mut Slot {
+        &mut self.open[place.0]
+    }
+
+    fn insert(&mut self, session_id: &str, slot: Slot) -> Place {
+        let at = self.open.insert(slot);
+        self.by_id.insert(session_id.to_owned(), at);
+        Place(at)
+    }
+
+    fn remove(&mut self, session_id: &str) {
+        if let Some(at) = self.by_id.remove(session_id) {
+            self.open.remove(at);
+        }
+    }
+}
 
 /// Inputs kept for sessions not opened yet (the host may speak of a session before the
 /// result that names it arrives): the latest ones, at most this many.
@@ -175,7 +224,7 @@ impl Slot {
 }
 
 struct State {
-    slots: ById<Slot>,
+    slots: Slots,
     unclaimed: VecDeque<Input>,
     ended: Option<Ended>,
     pumping: Pumping,
@@ -224,6 +273,15 @@ impl Drop for Locked<'_> {
     }
 }
 
+/// A session opened ([`Core::open`]).
+#[must_use = "a gap reported before the session opened is refilled by the caller"]
+pub(crate) struct Opened {
+    /// Where its slot is, for its handles.
+    pub(crate) place: Place,
+    /// The gap among what the host said of it before, to refill.
+    pub(crate) refills: Refills,
+}
+
 /// Gaps to refill, each with its session: paged by whoever routed them, in order.
 pub(crate) type Refills = Vec<(String, Box<Refill>)>;
 
@@ -246,7 +304,7 @@ impl Core {
     pub(crate) fn new(rules: FoldRules, capacity: usize) -> Self {
         Core {
             state: Mutex::new(State {
-                slots: ById::default(),
+                slots: Slots::default(),
                 unclaimed: VecDeque::new(),
                 ended: None,
                 pumping: Pumping::default(),
@@ -307,14 +365,16 @@ impl Core {
     /// the session before. A gap among those is the caller's to refill (returned): the pump
     /// routed it before the session was open, so it started none. A session open already
     /// is shared as it is (its fold has followed the session since; `seed` is not applied),
-    /// until every handle of each opening is gone.
-    #[must_use = "a gap reported before the session opened is refilled by the caller"]
-    pub(crate) fn open<T>(&self, session_id: &str, seed: impl FnOnce(&mut Fold) -> T) -> Refills {
+    /// until every handle of each opening is gone. The place lasts as long as the opening.
+    pub(crate) fn open<T>(&self, session_id: &str, seed: impl FnOnce(&mut Fold) -> T) -> Opened {
         let mut state = self.lock();
         let state = &mut *state;
-        if let Some(slot) = state.slots.get_mut(session_id) {
-            slot.opened += 1;
-            return Vec::new();
+        if let Some(&at) = state.slots.by_id.get(session_id) {
+            state.slots.open[at].opened += 1;
+            return Opened {
+                place: Place(at),
+                refills: Vec::new(),
+            };
         }
         let mut slot = Slot {
             opened: 1,
@@ -349,8 +409,8 @@ impl Core {
             }
             None => Vec::new(),
         };
-        state.slots.insert(session_id.to_owned(), slot);
-        refills
+        let place = state.slots.insert(session_id, slot);
+        Opened { place, refills }
     }
 
     /// Forgets one opening of session `session_id` (its last handle is gone); the session
@@ -373,7 +433,7 @@ impl Core {
         if state.ended.is_some() {
             return;
         }
-        for slot in state.slots.values_mut() {
+        for (_, slot) in state.slots.open.iter_mut() {
             slot.fold.host_died(durable);
             slot.held = None;
             state.woken.append(&mut slot.waiting);
@@ -382,10 +442,11 @@ impl Core {
         state.woken.extend(state.pumping.pump.take());
     }
 
-    /// A handle begins a wait (see `pump.rs` and [`HandleWait`]).
-    pub(crate) fn handle_wait(&self) -> HandleWait<'_> {
+    /// A handle begins a wait on the session at `place` (see `pump.rs` and [`HandleWait`]).
+    pub(crate) fn handle_wait(&self, place: Place) -> HandleWait<'_> {
         HandleWait {
             core: self,
+            place,
             counted: false,
         }
     }
@@ -412,27 +473,37 @@ impl Core {
         PumpTurn::Later(again)
     }
 
+    /// Where session `session_id` is kept (for the models: the drivers' handles keep what
+    /// [`Core::open`] gave).
+    #[cfg(all(test, loom))]
+    fn place_of(&self, session_id: &str) -> Place {
+        Place(self.lock().slots.by_id[session_id])
+    }
+
     /// Reads session `session_id`'s fold.
     pub(crate) fn read<T>(&self, session_id: &str, read: impl FnOnce(&Fold) -> T) -> T {
         let state = self.lock();
-        let slot = &state.slots[session_id];
+        let slot = state
+            .slots
+            .get(session_id)
+            .expect("a handle keeps its session open");
         read(&slot.fold)
     }
 
     /// A task's wait (the tokio driver's: its pump task routes every frame; the blocking
-    /// driver's handles wait through [`HandleWait`]): `check` in session `session_id`'s slot
-    /// (see [`Slot`]); when it finds nothing, `cx` is woken once an input is routed to the
+    /// driver's handles wait through [`HandleWait`]): `check` in the slot at `place` (see
+    /// [`Slot`]); when it finds nothing, `cx` is woken once an input is routed to the
     /// session or the connection ends.
     #[cfg(any(feature = "tokio", all(test, loom)))]
     pub(crate) fn poll_slot<T>(
         &self,
-        session_id: &str,
+        place: Place,
         cx: &mut Context<'_>,
         check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
     ) -> Poll<T> {
         let mut state = self.lock();
         let state = &mut *state;
-        let slot = open_slot(&mut state.slots, session_id);
+        let slot = state.slots.at(place);
         match check(slot, state.ended.as_ref().map(|e| &e.reason)) {
             Some(found) => Poll::Ready(found),
             None => {
@@ -542,7 +613,7 @@ impl Core {
     /// turn followed from its command keeps what it gathered).
     pub(crate) fn follow_turn(&self, session_id: &str, command_id: Option<&str>, turn_id: &str) {
         let mut state = self.lock();
-        let slot = open_slot(&mut state.slots, session_id);
+        let slot = state.slots.named(session_id);
         if let Some(command_id) = command_id {
             slot.following.retain(|c| c != command_id);
         }
@@ -653,6 +724,7 @@ fn release(state: &mut State) {
 /// routing every frame, made on the pump's thread and freed on the handle's).
 pub(crate) struct HandleWait<'a> {
     core: &'a Core,
+    place: Place,
     counted: bool,
 }
 
@@ -668,19 +740,18 @@ pub(crate) enum Checked<'a, T> {
 }
 
 impl<'a> HandleWait<'a> {
-    /// `check` in session `session_id`'s slot; when it finds nothing, the role if nobody
+    /// `check` in the session's slot; when it finds nothing, the role if nobody
     /// holds it (`Err(Some)`: the holder checks again after routing, so no waker is kept),
     /// else `Err(None)`: `cx` is woken by an input routed to the session, the role given
     /// back, or the end.
     pub(crate) fn check_or_role<T>(
         &mut self,
-        session_id: &str,
         cx: &mut Context<'_>,
         check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
     ) -> Result<T, Option<PumpRole<'a>>> {
         let mut state = self.core.lock();
         let state = &mut *state;
-        let slot = open_slot(&mut state.slots, session_id);
+        let slot = state.slots.at(self.place);
         let pumping = &mut state.pumping;
         if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
             pumping.served += 1;
@@ -705,7 +776,6 @@ impl<'a> HandleWait<'a> {
         &mut self,
         role: PumpRole<'a>,
         input: Option<Input>,
-        session_id: &str,
         park: bool,
         cx: &mut Context<'_>,
         check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
@@ -718,7 +788,7 @@ impl<'a> HandleWait<'a> {
             }
         }
         role.give_back(state);
-        let slot = open_slot(&mut state.slots, session_id);
+        let slot = state.slots.at(self.place);
         if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
             return Checked::Found(found);
         }
@@ -732,13 +802,12 @@ impl<'a> HandleWait<'a> {
     /// `check`, and `cx` kept when it finds nothing (the wait will park).
     pub(crate) fn check<T>(
         &mut self,
-        session_id: &str,
         cx: &mut Context<'_>,
         check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
     ) -> Poll<T> {
         let mut state = self.core.lock();
         let state = &mut *state;
-        let slot = open_slot(&mut state.slots, session_id);
+        let slot = state.slots.at(self.place);
         if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
             return Poll::Ready(found);
         }
@@ -796,13 +865,6 @@ fn route(state: &mut State, input: Input) -> Routed {
     Routed::Done
 }
 
-/// The slot of a session a handle holds open (its last handle forgets it, so it is there).
-fn open_slot<'a>(slots: &'a mut ById<Slot>, session_id: &str) -> &'a mut Slot {
-    slots
-        .get_mut(session_id)
-        .expect("a handle keeps its session open")
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use std::task::Waker;
@@ -824,7 +886,7 @@ mod tests {
     #[test]
     fn a_handle_taking_what_the_pump_routed_keeps_the_pump_from_routing_more() {
         let core = Core::new(FoldRules::default(), 16);
-        assert!(core.open("s", |_| ()).is_empty());
+        let place = core.open("s", |_| ()).place;
         let mut cx = Context::from_waker(Waker::noop());
         let mut seen = 0;
         let PumpTurn::Role(role) = core.pump_turn(&mut seen, &mut cx) else {
@@ -837,8 +899,8 @@ mod tests {
         drop(role);
 
         // A handle takes an event the pump routed, without taking the role.
-        let mut wait = core.handle_wait();
-        let taken = wait.check_or_role("s", &mut cx, Slot::next_event);
+        let mut wait = core.handle_wait(place);
+        let taken = wait.check_or_role(&mut cx, Slot::next_event);
         assert!(matches!(taken, Ok(Some(Event::Folded { .. }))));
         drop(wait);
         // The pump leaves the routing to it for a while, then looks again.
@@ -855,28 +917,22 @@ mod tests {
     #[test]
     fn a_waiting_handle_routes_and_checks_under_one_lock_and_gives_the_role_back() {
         let core = Core::new(FoldRules::default(), 16);
-        assert!(core.open("s", |_| ()).is_empty());
+        let place = core.open("s", |_| ()).place;
         let mut cx = Context::from_waker(Waker::noop());
-        let mut wait = core.handle_wait();
-        let Err(Some(role)) = wait.check_or_role("s", &mut cx, Slot::next_event) else {
+        let mut wait = core.handle_wait(place);
+        let Err(Some(role)) = wait.check_or_role(&mut cx, Slot::next_event) else {
             panic!("no event yet, and nobody holds the role");
         };
-        let checked = wait.route_and_check(
-            role,
-            Some(started(1)),
-            "s",
-            false,
-            &mut cx,
-            Slot::next_event,
-        );
+        let checked =
+            wait.route_and_check(role, Some(started(1)), false, &mut cx, Slot::next_event);
         assert!(matches!(
             checked,
             Checked::Found(Some(Event::Folded { .. }))
         ));
         // Given back: another handle takes it.
-        let mut other = core.handle_wait();
+        let mut other = core.handle_wait(place);
         assert!(matches!(
-            other.check_or_role("s", &mut cx, Slot::next_event),
+            other.check_or_role(&mut cx, Slot::next_event),
             Err(Some(_))
         ));
         // Neither parked: neither counted.

@@ -102,7 +102,7 @@ fn poll_route<'a>(
     Poll::Ready(Pumped::Routed(role, refills))
 }
 
-/// A handle's wait on session `session_id`: `check` (see [`Slot`]), and while it finds
+/// A handle's wait (on its session): `check` (see [`Slot`]), and while it finds
 /// nothing and nobody else routes, a frame taken and routed here (its refills paged by
 /// `refill`) and `check` again, under the lock that routed it. Past `deadline` it routes no
 /// more (frames for other sessions may come faster than it routes them): the caller's wait
@@ -110,14 +110,13 @@ fn poll_route<'a>(
 pub(crate) fn poll_handle<T>(
     wait: &mut HandleWait<'_>,
     source: &impl Source,
-    session_id: &str,
     deadline: Option<Instant>,
     cx: &mut Context<'_>,
     mut check: impl FnMut(&mut Slot, Option<&CloseReason>) -> Option<T>,
     mut refill: impl FnMut(Refills),
 ) -> Poll<T> {
     loop {
-        let role = match wait.check_or_role(session_id, cx, &mut check) {
+        let role = match wait.check_or_role(cx, &mut check) {
             Ok(found) => return Poll::Ready(found),
             Err(None) => return Poll::Pending,
             Err(Some(role)) => role,
@@ -134,7 +133,7 @@ pub(crate) fn poll_handle<T>(
             // The connection wakes `cx` once a frame may be ready.
             Poll::Pending => (None, true),
         };
-        match wait.route_and_check(role, input, session_id, park, cx, &mut check) {
+        match wait.route_and_check(role, input, park, cx, &mut check) {
             Checked::Found(found) => return Poll::Ready(found),
             Checked::NotYet if park => return Poll::Pending,
             Checked::NotYet => {}
@@ -142,7 +141,7 @@ pub(crate) fn poll_handle<T>(
                 refill(refills);
                 drop(role);
                 if past() {
-                    return wait.check(session_id, cx, &mut check);
+                    return wait.check(cx, &mut check);
                 }
             }
         }

@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::asks::Answer;
 use crate::commands;
-use crate::core::{Core, Event, Refills, Slot};
+use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::shared;
@@ -126,9 +126,9 @@ impl Client {
             .send(&Command::<methods::SessionStart>::new(build))
             .await?;
         let id = result.session.session_id.clone();
-        let refills = self.link.core.open(&id, |fold| fold.seed_started(&result));
-        refill(&self.link.connection, &self.link.core, refills).await;
-        Ok((self.session(id), result))
+        let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
+        refill(&self.link.connection, &self.link.core, opened.refills).await;
+        Ok((self.session(id, opened.place), result))
     }
 
     /// Resumes session `session_id` with the host's defaults.
@@ -159,9 +159,9 @@ impl Client {
             .send(&Command::<methods::SessionResume>::new(build))
             .await?;
         let id = result.session.session_id.clone();
-        let refills = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
-        refill(&self.link.connection, &self.link.core, refills).await;
-        Ok((self.session(id), result))
+        let opened = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        refill(&self.link.connection, &self.link.core, opened.refills).await;
+        Ok((self.session(id, opened.place), result))
     }
 
     /// Opens session `session_id` without a command: an empty fold that takes what the host
@@ -170,18 +170,20 @@ impl Client {
     /// of both openings see one fold and take from one stream of events, and the session
     /// stays open until all of them are gone.
     pub fn open_session(&self, session_id: &str) -> Session {
-        let refills = self.link.core.open(session_id, |_| ());
-        if !refills.is_empty() {
+        let opened = self.link.core.open(session_id, |_| ());
+        if !opened.refills.is_empty() {
             // Not async: the refill of a gap reported before it opened runs as a task.
             let (connection, core) = (self.link.connection.clone(), self.link.core.clone());
+            let refills = opened.refills;
             tokio::spawn(async move { refill(&connection, &core, refills).await });
         }
-        self.session(session_id.to_owned())
+        self.session(session_id.to_owned(), opened.place)
     }
 
-    fn session(&self, id: String) -> Session {
+    fn session(&self, id: String, place: Place) -> Session {
         Session(Arc::new(SessionLink {
             id,
+            place,
             link: self.link.clone(),
         }))
     }
@@ -271,6 +273,8 @@ pub struct Session(Arc<SessionLink>);
 
 struct SessionLink {
     id: String,
+    /// Where the core keeps the session, while this opening lasts.
+    place: Place,
     link: Arc<Link>,
 }
 
@@ -298,7 +302,7 @@ impl Session {
     /// The next event, in the order routed; `None` once the connection closed and every
     /// event was taken.
     pub async fn next_event(&self) -> Option<Event> {
-        poll_fn(|cx| self.core().poll_slot(&self.0.id, cx, Slot::next_event)).await
+        poll_fn(|cx| self.core().poll_slot(self.0.place, cx, Slot::next_event)).await
     }
 
     /// The next event within `timeout`; `Err` when none came.
@@ -318,7 +322,7 @@ impl Session {
         mut check: impl FnMut(&Fold) -> Option<T>,
     ) -> Result<T, Error> {
         let waiting = poll_fn(|cx| {
-            self.core().poll_slot(&self.0.id, cx, |slot, ended| {
+            self.core().poll_slot(self.0.place, cx, |slot, ended| {
                 slot.check_fold(ended, &mut check)
             })
         });
@@ -583,9 +587,11 @@ impl Turn {
     pub async fn next_item(&self) -> Option<ItemEntry> {
         let session = &self.session;
         poll_fn(|cx| {
-            session.core().poll_slot(&session.0.id, cx, |slot, ended| {
-                slot.next_turn_item(&self.id, ended)
-            })
+            session
+                .core()
+                .poll_slot(session.0.place, cx, |slot, ended| {
+                    slot.next_turn_item(&self.id, ended)
+                })
         })
         .await
     }

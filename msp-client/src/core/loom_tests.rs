@@ -92,12 +92,14 @@ fn question() -> Input {
 
 fn core() -> Arc<Core> {
     let core = Arc::new(Core::new(FoldRules::default(), 16));
-    assert!(core.open(SESSION, |_| ()).is_empty());
+    assert!(core.open(SESSION, |_| ()).refills.is_empty());
     core
 }
 
 fn next_event(core: &Core) -> Option<Event> {
-    block_on(poll_fn(|cx| core.poll_slot(SESSION, cx, Slot::next_event)))
+    block_on(poll_fn(|cx| {
+        core.poll_slot(core.place_of(SESSION), cx, Slot::next_event)
+    }))
 }
 
 #[test]
@@ -161,7 +163,7 @@ fn loom_a_turn_waited_on_ends_by_its_event_or_by_the_close() {
             })
         };
         let ended = block_on(poll_fn(|cx| {
-            core.poll_slot(SESSION, cx, |slot, ended| {
+            core.poll_slot(core.place_of(SESSION), cx, |slot, ended| {
                 slot.check_fold(ended, |fold| {
                     fold.turn("t")
                         .filter(|t| t.state().is_over())
@@ -204,7 +206,7 @@ fn loom_what_the_host_said_before_a_session_opened_is_folded_once_it_opens() {
         };
         pump.join().unwrap();
         // No gap was routed, so opening starts no refill.
-        assert!(opener.join().unwrap().is_empty());
+        assert!(opener.join().unwrap().refills.is_empty());
         core.read(SESSION, |fold| assert_eq!(fold.items().len(), 1));
         assert!(matches!(next_event(&core), Some(Event::Folded { .. })));
     });
@@ -313,10 +315,10 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
         let handle = spawn(move || {
             // A wait a call, as the blocking driver's `next_event`.
             let next = || {
-                let mut wait = core.handle_wait();
+                let mut wait = core.handle_wait(core.place_of(SESSION));
                 block_on(poll_fn(|cx| {
                     let check = Slot::next_event;
-                    pump::poll_handle(&mut wait, &*source, SESSION, None, cx, check, |_| {})
+                    pump::poll_handle(&mut wait, &*source, None, cx, check, |_| {})
                 }))
             };
             assert_eq!(item_id(next()), "i1");
@@ -331,17 +333,9 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
 
 /// A handle's wait for the session's next event, routing as the blocking driver's does.
 fn wait_event(core: &Core, source: &FakeSource) -> Option<Event> {
-    let mut wait: HandleWait<'_> = core.handle_wait();
+    let mut wait: HandleWait<'_> = core.handle_wait(core.place_of(SESSION));
     block_on(poll_fn(|cx| {
-        pump::poll_handle(
-            &mut wait,
-            source,
-            SESSION,
-            None,
-            cx,
-            Slot::next_event,
-            |_| {},
-        )
+        pump::poll_handle(&mut wait, source, None, cx, Slot::next_event, |_| {})
     }))
 }
 
@@ -377,12 +371,12 @@ fn loom_two_waiting_handles_route_by_turns_and_each_gets_what_it_waits_for() {
         let other = {
             let (core, source) = (core.clone(), source.clone());
             spawn(move || {
-                let mut wait = core.handle_wait();
+                let mut wait = core.handle_wait(core.place_of(SESSION));
                 block_on(poll_fn(|cx| {
                     let check = |slot: &mut Slot, ended: Option<&CloseReason>| {
                         slot.check_fold(ended, |fold| (fold.items().len() == 2).then_some(()))
                     };
-                    pump::poll_handle(&mut wait, &*source, SESSION, None, cx, check, |_| {})
+                    pump::poll_handle(&mut wait, &*source, None, cx, check, |_| {})
                 }))
             })
         };
