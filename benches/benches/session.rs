@@ -26,6 +26,10 @@ const REPEAT: usize = 40;
 
 const SESSION: &str = "bench-session";
 
+/// Pairs of passes, unless `MSP_BENCH_ROUNDS` says otherwise: a pass is about 12 ms, and the
+/// median of 15 moved by several hundredths from run to run.
+const PAIRS: u32 = 41;
+
 /// The members whose values name something of one repetition.
 const OWN: [&str; 7] = [
     "itemId",
@@ -240,7 +244,7 @@ fn main() {
         }
         std::hint::black_box(session.read(|fold| fold.items().len()));
     });
-    let paired = target.run_paired("session.flood_alone", rounds(15));
+    let paired = target.run_paired("session.flood_alone", rounds(PAIRS));
     let mut diagnostics = Group::default();
     diagnostics.add("session.flood_alone", flood_alone);
     diagnostics.add("session.fold_only", || {
@@ -269,7 +273,7 @@ fn main() {
         let all: Vec<Inbound> = kept.notifications().take(frames).collect();
         assert_eq!(all.len(), frames);
     });
-    let diagnosed = diagnostics.run_paired("session.flood_alone", rounds(15));
+    let diagnosed = diagnostics.run_paired("session.flood_alone", rounds(PAIRS));
     let per_case = paired.times.iter().chain(
         diagnosed
             .times
