@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every benchmark of msp-bench, then a table of each ratio against its target:
 # generation (msp-codegen vs typify), wire decode/encode (msp-types vs Value, IgnoredAny and
-# typify's types), the msp-rpc connection (round trips, notification flood) and build time
+# typify's types), the msp-rpc connection (round trips, notification flood), the session fold
+# and the session client (a streamed turn against the flood), and build time
 # (scripts/bench_build_time.sh). Set MSP_SHARED_DIR for the
 # experimental bundle and the golden transcripts; without it the typify comparisons are skipped.
 # MSP_BENCH_SECS (default 1) is the measurement time of each wire case.
@@ -28,6 +29,8 @@ exe() { sed -n "s|.*Executable benches/$1.rs (\(.*\))|\1|p" <<<"$built"; }
 generation=$(exe generation)
 wire=$(exe wire)
 rpc=$(exe rpc)
+fold=$(exe fold)
+session=$(exe session)
 stage
 echo "== generation"
 "$generation" --bench
@@ -37,6 +40,12 @@ echo "== wire"
 stage
 echo "== connection (msp-rpc)"
 "$rpc" --bench
+stage
+echo "== session fold (msp-session)"
+"$fold" --bench
+stage
+echo "== session client (msp-client)"
+"$session" --bench
 stage
 echo "== build time"
 scripts/bench_build_time.sh

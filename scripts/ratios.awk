@@ -32,6 +32,8 @@
     row("notification flood, blocking connection / Frame::parse", "ratio.flood.blocking", "<=", 1.1)
     row("notification flood, tokio connection (current thread) / Frame::parse", "ratio.flood.async", "<=", 1.1)
     row("notification flood, tokio connection (2 workers) / Frame::parse", "ratio.flood.async_workers", "<=", 1.1)
+    row("session fold: folding over Frame::parse alone", "ratio.fold_over_parse", "<=", 0.2)
+    row("streamed turn through a session / the connection's flood", "ratio.session_over_flood", "<=", 1.25)
     row("no-op build: generator runs", "noop.generator_runs", "<=", 0)
     print ""
     print "like for like: typify on schema/msp.schema.json, the input msp-types is generated from"

@@ -29,7 +29,7 @@ fn the_ratios_table_prints_each_ratio_against_its_target() {
     let tsv = dir.path().join("sample.tsv");
     std::fs::write(
         &tsv,
-        "bundle.ratio.time\t0.8\nschema.ratio.time\t1.7\nratio.flood.host_copy\t0.4\n",
+        "bundle.ratio.time\t0.8\nschema.ratio.time\t1.7\nratio.flood.host_copy\t0.4\nratio.session_over_flood\t1.27\n",
     )
     .unwrap();
     let output = Command::new("awk")
@@ -55,4 +55,6 @@ fn the_ratios_table_prints_each_ratio_against_its_target() {
     assert!(line("generation time msp-codegen/typify (schema)").ends_with("1.70 <=1 MISSED"));
     assert!(line("request round trip, blocking").ends_with("n/a <=2 skipped"));
     assert!(line("  notification flood, the host's copy alone").ends_with("0.40"));
+    assert!(line("streamed turn through a session").ends_with("1.27 <=1.25 MISSED"));
+    assert!(line("session fold: folding").ends_with("n/a <=0.2 skipped"));
 }
