@@ -286,7 +286,7 @@ fn pump(connection: Connection, core: Arc<Core>) {
 }
 
 /// A session: its fold, its events, its commands. Cheap to clone; the session is forgotten
-/// when the last clone is dropped.
+/// when the last clone of every opening of it is dropped.
 #[derive(Clone)]
 pub struct Session(Arc<SessionLink>);
 

@@ -451,9 +451,9 @@ impl Core {
         }
     }
 
-    /// The role for the pump thread, when nobody holds it, no handle waits and none was
-    /// served since the pump's last look (`seen`); else when to look again (`cx` is woken early
-    /// when the connection ends).
+    /// The role for the pump thread, when nobody holds it, no handle's wait is parked and
+    /// none was served since the pump's last look (`seen`); else when to look again (`cx` is
+    /// woken early when the connection ends).
     pub(crate) fn pump_turn(&self, seen: &mut u64, cx: &mut Context<'_>) -> PumpTurn<'_> {
         let mut state = self.lock();
         if state.ended.is_some() {
@@ -632,7 +632,7 @@ impl Core {
 }
 
 /// The checks a handle waits on, each `None` while it finds nothing; `ended`: why the
-/// connection ended, once it did.
+/// connection ended, once it did. Each returns `Some` once it ended: a wait ends then.
 impl Slot {
     /// The oldest event not taken; `Some(None)` once the connection ended and all were taken.
     pub(crate) fn next_event(&mut self, ended: Option<&CloseReason>) -> Option<Option<Event>> {

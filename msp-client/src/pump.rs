@@ -6,8 +6,11 @@
 //! another make the allocator slow (msp-rpc's "Who decodes"). So a handle that waits (for an
 //! event, a condition of the fold, a turn's item) takes frames and routes them itself, on its
 //! own thread, where the program then drops them. The pump thread routes only once no
-//! handle took a frame for [`STALL`]: a program that waits on nothing still sees its folds
-//! move, and the connection's lines do not pile up.
+//! handle was served (took the role, or found what it waits for) for [`STALL`]: a program
+//! that waits on nothing still sees its folds move, and the connection's lines do not pile
+//! up. A program that keeps finding what it waits for at once (a condition true already,
+//! asked again and again within 2 ms) holds the pump off as long as it does so: frames for
+//! its other sessions wait meanwhile.
 //!
 //! # The role
 //!
@@ -40,10 +43,11 @@ use msp_session::Input;
 use crate::core::{Checked, Core, HandleWait, PumpRole, PumpTurn, Refills, Slot};
 use crate::shared::{self, BATCH};
 
-/// How long no handle may have taken a frame before the pump takes them.
+/// How long no handle may have been served before the pump takes the frames.
 pub(crate) const STALL: Duration = Duration::from_millis(2);
 
-/// How often the pump looks while a handle waits (and routes for it).
+/// How often the pump looks while a handle's wait is parked or the role is held (a handle
+/// routes then).
 pub(crate) const BUSY_LOOK: Duration = Duration::from_millis(20);
 
 /// Where frames come from: the connection (a trait so that the synchronization is checked
