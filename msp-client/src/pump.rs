@@ -9,7 +9,7 @@
 //! handle was served (took the role, or found what it waits for) for [`STALL`]: a program
 //! that waits on nothing still sees its folds move, and the connection's lines do not pile
 //! up. A program that keeps finding what it waits for at once (a condition true already,
-//! asked again and again within 2 ms) holds the pump off as long as it does so: frames for
+//! asked again and again within [`STALL`]) holds the pump off as long as it does so: frames for
 //! its other sessions wait meanwhile.
 //!
 //! # The role
