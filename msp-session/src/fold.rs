@@ -59,6 +59,16 @@ impl From<ServerRequest> for Input {
 }
 
 impl Input {
+    /// An input that allocates nothing, put where one is taken apart.
+    pub(crate) fn placeholder() -> Self {
+        Input::Undecodable {
+            method: None,
+            pointer: String::new(),
+            reason: String::new(),
+            session_id: None,
+        }
+    }
+
     /// The method of what was said.
     pub fn method(&self) -> Option<&str> {
         match self {
@@ -315,7 +325,12 @@ impl Fold {
     /// copied out of it, and it is copied whole only for the params the fold keeps of other
     /// kinds (approvals, prompts, session state, a turn's hints). An input no one else holds
     /// any more is taken as [`Fold::apply`] takes it. The outcome is [`Fold::apply`]'s.
+    ///
+    /// An item kept inside an input is taken out of it once the caller dropped its share (at
+    /// a later input, oldest first): the rest of the notification is freed then rather than
+    /// when the item is replaced or the fold dropped.
     pub fn apply_shared(&mut self, input: Arc<Input>) -> Outcome {
+        self.items.unshare();
         if let Some(outcome) = self.arrive(&input) {
             return outcome;
         }

@@ -22,6 +22,17 @@ pub struct ItemEntry {
 }
 
 /// The item's id, moved out when the fold owns the item.
+/// The item an item event carries, taken out of it (see [`Kept::unshare`]).
+fn take_item(input: Input) -> Result<Box<Item>, Input> {
+    use ProtocolNotification as N;
+    match input {
+        Input::Notification(N::ItemStarted(p)) => Ok(p.item),
+        Input::Notification(N::ItemUpdated(p)) => Ok(p.item),
+        Input::Notification(N::ItemCompleted(p)) => Ok(p.item),
+        other => Err(other),
+    }
+}
+
 fn into_id(item: Kept<Item>) -> String {
     match item.into_owned() {
         Ok(item) => item.item_id,
@@ -172,6 +183,10 @@ pub(crate) struct Items {
     /// Deltas of items not seen yet: item, field, text (oldest item first).
     held: VecDeque<(String, BTreeMap<String, String>)>,
     held_bytes: usize,
+    /// The places of items kept in an input shared with the caller, oldest first: each is
+    /// taken out of its input once the caller dropped it (the caller drops its events in
+    /// order), so that an item's notification does not outlive its event.
+    sharing: VecDeque<usize>,
 }
 
 impl Items {
@@ -185,6 +200,17 @@ impl Items {
 
     fn place(&self, id: &str) -> Option<usize> {
         self.index.get(id, |at| self.entries[at].id())
+    }
+
+    /// Takes out of their inputs the items whose inputs nobody else holds any more, oldest
+    /// first, up to the first still shared.
+    pub(crate) fn unshare(&mut self) {
+        while let Some(&at) = self.sharing.front() {
+            if !self.entries[at].item.unshare(take_item) {
+                return;
+            }
+            self.sharing.pop_front();
+        }
     }
 
     /// Deltas held for items never seen: item, field, text.
@@ -216,9 +242,13 @@ impl Items {
             return (into_id(item), ItemChange::Stale { held, offered });
         }
         let reopened = entry.is_final() && !is_final(item.get());
+        let shared = item.is_shared();
         let replaced = std::mem::replace(&mut entry.item, item);
         if rules.reset_deltas_on_replace {
             entry.text.clear();
+        }
+        if shared {
+            self.sharing.push_back(at);
         }
         let change = match reopened {
             true => ItemChange::Reopened {
@@ -242,6 +272,9 @@ impl Items {
         let apply = open || !rules.hold_absent_deltas;
         if self.entries.capacity() == 0 {
             self.entries.reserve(crate::FIRST_ROOM);
+        }
+        if item.is_shared() {
+            self.sharing.push_back(self.entries.len());
         }
         let entry = ItemEntry {
             item,
@@ -344,5 +377,65 @@ impl Items {
             }
         }
         marked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use msp_types::ProtocolNotification;
+    use serde_json::{json, Value};
+
+    use crate::{Fold, FoldRules, Input};
+
+    fn input(method: &str, at: u32, mut params: Value) -> Arc<Input> {
+        let range = json!({"stream": {"kind": "run", "id": "t1"}, "first": {"id": "r1", "sequence": 1}, "last": {"id": "r1", "sequence": 1}});
+        let object = params.as_object_mut().expect("an object");
+        object.insert("sessionId".into(), json!("s1"));
+        object.insert("sourceRange".into(), range);
+        object.insert("viewCursor".into(), json!(format!("v:s1:{at}")));
+        let notification = ProtocolNotification::decode(method, Some(params))
+            .unwrap_or_else(|e| panic!("{method}: {e}"));
+        Arc::new(Input::from(notification))
+    }
+
+    fn completed(revision: i64, at: u32) -> Arc<Input> {
+        let item = json!({"itemId": "i1", "kind": "agentMessage", "revision": revision,
+            "status": "completed", "turnId": "t1", "text": "done"});
+        input("item/completed", at, json!({ "item": item }))
+    }
+
+    fn turn_started(turn: &str, at: u32) -> Arc<Input> {
+        input(
+            "turn/started",
+            at,
+            json!({"turnId": turn, "commandId": "c1"}),
+        )
+    }
+
+    #[test]
+    fn an_item_is_taken_out_of_its_event_once_the_caller_dropped_it() {
+        let mut fold = Fold::for_session("s1", FoldRules::default());
+        let first = completed(1, 1);
+        fold.apply_shared(Arc::clone(&first));
+        fold.apply_shared(turn_started("t1", 2));
+        assert!(
+            fold.items()[0].item.is_shared(),
+            "the caller still holds it"
+        );
+        drop(first);
+        fold.apply_shared(turn_started("t2", 3));
+        assert!(!fold.items()[0].item.is_shared(), "taken out once dropped");
+        assert_eq!(fold.items()[0].item().revision, 1);
+        assert_eq!(fold.items()[0].id(), "i1");
+        // A later revision replaces the owned one, and is taken out in turn.
+        let second = completed(2, 4);
+        fold.apply_shared(Arc::clone(&second));
+        assert!(fold.items()[0].item.is_shared());
+        drop(second);
+        fold.apply_shared(turn_started("t3", 5));
+        assert!(!fold.items()[0].item.is_shared());
+        assert_eq!(fold.items()[0].item().revision, 2);
     }
 }

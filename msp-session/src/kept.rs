@@ -10,6 +10,9 @@ use crate::fold::Input;
 /// Finds the kept value in its input.
 pub(crate) type Find<T> = fn(&Input) -> Option<&T>;
 
+/// Takes the kept value out of its input; the input back when it holds none.
+pub(crate) type Take<T> = fn(Input) -> Result<Box<T>, Input>;
+
 pub(crate) struct Kept<T: 'static>(Repr<T>);
 
 enum Repr<T: 'static> {
@@ -46,6 +49,34 @@ impl<T> Kept<T> {
             Repr::Owned(value) => Ok(value),
             shared => Err(Kept(shared)),
         }
+    }
+
+    /// Whether it is kept in an input shared with the caller.
+    pub(crate) fn is_shared(&self) -> bool {
+        matches!(self.0, Repr::Shared(..))
+    }
+
+    /// Takes the value out of its input once nobody else holds that input (the event that
+    /// shared it was dropped), so that the rest of the input is freed now rather than with
+    /// the value. `false` while the input is still shared.
+    pub(crate) fn unshare(&mut self, take: Take<T>) -> bool {
+        let Repr::Shared(shared, _) = &mut self.0 else {
+            return true;
+        };
+        let Some(input) = Arc::get_mut(shared) else {
+            return false;
+        };
+        // Nobody else can see the input: it is taken apart in place.
+        let input = std::mem::replace(input, Input::placeholder());
+        match take(input) {
+            Ok(value) => self.0 = Repr::Owned(value),
+            Err(input) => {
+                if let Some(place) = Arc::get_mut(shared) {
+                    *place = input;
+                }
+            }
+        }
+        true
     }
 
     /// The value to change: a shared one is copied out first (the input is never changed).

@@ -37,9 +37,11 @@ fn every_notification_kind_folds_shared_as_given_away() {
     let kinds = notifications();
     assert!(kinds.len() > 50, "{} notification kinds", kinds.len());
     for rules in [FoldRules::default(), FoldRules::python_sdk_1_4_13()] {
-        let (mut given, mut shared) = (Fold::new(rules.clone()), Fold::new(rules));
-        // The caller's share of every input, kept to the end (as a client's queue may).
+        let (mut given, mut shared) = (Fold::new(rules.clone()), Fold::new(rules.clone()));
+        // The caller's share of every input, kept to the end (as a client's queue may);
+        // and a caller that drops its share at once (as a program taking each event does).
         let mut held = Vec::new();
+        let mut dropped = Fold::new(rules);
         for seed in 0..SEEDS {
             for (method, definition) in &kinds {
                 let params = reflect::sample(definition, seed)
@@ -49,6 +51,11 @@ fn every_notification_kind_folds_shared_as_given_away() {
                 let input = Arc::new(Input::from(notification));
                 let expected = given.apply(Input::clone(&input));
                 held.push(Arc::clone(&input));
+                assert_eq!(
+                    dropped.apply_shared(Arc::clone(&input)),
+                    expected,
+                    "{method}, seed {seed}, dropped"
+                );
                 assert_eq!(
                     shared.apply_shared(input),
                     expected,
@@ -66,6 +73,9 @@ fn every_notification_kind_folds_shared_as_given_away() {
         assert_eq!(shared.gap(), given.gap());
         assert_eq!(shared.arrivals(), given.arrivals());
         assert!(shared.held_deltas().eq(given.held_deltas()));
+        assert_eq!(dropped.items(), given.items());
+        assert_eq!(dropped.turns(), given.turns());
+        assert_eq!(dropped.state(), given.state());
     }
 }
 
