@@ -90,10 +90,9 @@ impl Slots {
         Place(at)
     }
 
-    fn remove(&mut self, session_id: &str) {
-        if let Some(at) = self.by_id.remove(session_id) {
-            self.open.remove(at);
-        }
+    fn remove(&mut self, session_id: &str) -> Option<Slot> {
+        let at = self.by_id.remove(session_id)?;
+        Some(self.open.remove(at))
     }
 }
 
@@ -417,11 +416,15 @@ impl Core {
     /// itself once no opening is left.
     pub(crate) fn forget(&self, session_id: &str) {
         let mut state = self.lock();
-        if let Some(slot) = state.slots.get_mut(session_id) {
-            slot.opened -= 1;
-            if slot.opened == 0 {
-                state.slots.remove(session_id);
-            }
+        let Some(slot) = state.slots.get_mut(session_id) else {
+            return;
+        };
+        slot.opened -= 1;
+        if slot.opened == 0 {
+            let forgotten = state.slots.remove(session_id);
+            // A session's fold may hold thousands of items: freed once the lock is released.
+            drop(state);
+            drop(forgotten);
         }
     }
 
