@@ -183,9 +183,9 @@ pub(crate) struct Items {
     /// Deltas of items not seen yet: item, field, text (oldest item first).
     held: VecDeque<(String, BTreeMap<String, String>)>,
     held_bytes: usize,
-    /// The places of items kept in an input shared with the caller, oldest first: each is
-    /// taken out of its input once the caller dropped it (the caller drops its events in
-    /// order), so that an item's notification does not outlive its event.
+    /// The places of items kept in an input shared with the caller: each is taken out of
+    /// its input once the caller dropped it, so that an item's notification does not outlive
+    /// its event.
     sharing: VecDeque<usize>,
 }
 
@@ -202,14 +202,17 @@ impl Items {
         self.index.get(id, |at| self.entries[at].id())
     }
 
-    /// Takes out of their inputs the items whose inputs nobody else holds any more, oldest
-    /// first, up to the first still shared.
+    /// Takes items out of their inputs once nobody else holds those, looking at two an
+    /// input (one is added at most): an item whose input the caller still holds goes to the
+    /// back, so that an event the program keeps holds back no later item.
     pub(crate) fn unshare(&mut self) {
-        while let Some(&at) = self.sharing.front() {
-            if !self.entries[at].item.unshare(take_item) {
+        for _ in 0..2 {
+            let Some(at) = self.sharing.pop_front() else {
                 return;
+            };
+            if !self.entries[at].item.unshare(take_item) {
+                self.sharing.push_back(at);
             }
-            self.sharing.pop_front();
         }
     }
 
@@ -437,5 +440,26 @@ mod tests {
         fold.apply_shared(turn_started("t3", 5));
         assert!(!fold.items()[0].item.is_shared());
         assert_eq!(fold.items()[0].item().revision, 2);
+    }
+
+    #[test]
+    fn an_event_the_caller_keeps_holds_back_no_later_item() {
+        let mut fold = Fold::for_session("s1", FoldRules::default());
+        let kept = completed(1, 6);
+        let other = input(
+            "item/started",
+            7,
+            json!({"item": {"itemId": "i2", "kind": "agentMessage", "revision": 1,
+                "status": "inProgress", "turnId": "t1"}}),
+        );
+        fold.apply_shared(Arc::clone(&kept));
+        fold.apply_shared(Arc::clone(&other));
+        drop(other);
+        fold.apply_shared(turn_started("t4", 8));
+        assert!(fold.items()[0].item.is_shared(), "still held by the caller");
+        assert!(!fold.items()[1].item.is_shared(), "dropped: taken out");
+        drop(kept);
+        fold.apply_shared(turn_started("t5", 9));
+        assert!(!fold.items()[0].item.is_shared());
     }
 }
