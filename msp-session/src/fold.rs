@@ -327,8 +327,8 @@ impl Fold {
     /// any more is taken as [`Fold::apply`] takes it. The outcome is [`Fold::apply`]'s.
     ///
     /// An item kept inside an input is taken out of it once the caller dropped its share (at
-    /// a later input, oldest first): the rest of the notification is freed then rather than
-    /// when the item is replaced or the fold dropped.
+    /// one of the next inputs): the rest of the notification is freed then rather than when
+    /// the item is replaced or the fold dropped.
     pub fn apply_shared(&mut self, input: Arc<Input>) -> Outcome {
         self.items.unshare();
         if let Some(outcome) = self.arrive(&input) {
