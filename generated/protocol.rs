@@ -1729,6 +1729,7 @@ impl ClientRequest {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
+    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -2932,6 +2933,7 @@ impl ClientRequest {
         }
     }
     #[allow(unreachable_patterns)]
+    #[inline]
     fn absent(self) -> Self {
         match self {
             #[cfg(feature = "experimental")]
@@ -2984,6 +2986,7 @@ impl ServerRequest {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
+    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -3068,6 +3071,7 @@ impl ServerRequest {
         }
     }
     #[allow(unreachable_patterns)]
+    #[inline]
     fn absent(self) -> Self {
         match self {
             ServerRequest::Unknown { method, .. } => {
@@ -3214,6 +3218,7 @@ impl ProtocolNotification {
         Self::decode_from(method, payload)
     }
     /// Types params still in their wire text (`None`: no params member), without building a `Value` first.
+    #[inline]
     pub fn decode_raw(
         method: &str,
         payload: Option<&RawValue>,
@@ -4086,6 +4091,7 @@ impl ProtocolNotification {
         }
     }
     #[allow(unreachable_patterns)]
+    #[inline]
     fn absent(self) -> Self {
         match self {
             ProtocolNotification::Initialized(_) => {
@@ -4351,6 +4357,7 @@ impl ClientResult {
         Self::decode_from(method, Some(payload))
     }
     /// Types a result still in its wire text, without building a `Value` first.
+    #[inline]
     pub fn decode_raw(method: &str, payload: &RawValue) -> Result<Self, DecodeError> {
         crate::rpc::decode_with(
             method,
@@ -5444,6 +5451,7 @@ impl ServerResult {
         Self::decode_from(method, Some(payload))
     }
     /// Types a result still in its wire text, without building a `Value` first.
+    #[inline]
     pub fn decode_raw(method: &str, payload: &RawValue) -> Result<Self, DecodeError> {
         crate::rpc::decode_with(
             method,
@@ -5588,6 +5596,7 @@ impl Frame {
     /// assert!(matches!(frame.message, Message::ServerRequest { request: ServerRequest::Unknown { .. }, .. }));
     /// assert_eq!(frame.to_line(), line);
     /// ```
+    #[inline]
     pub fn parse(sender: Sender, line: &str) -> Result<Self, DecodeError> {
         Self::decode_line(line, Some(sender), None)
     }
@@ -5595,15 +5604,18 @@ impl Frame {
     /// typed by whichever table lists its method, and one in no table counts as a
     /// client's, so a host's request for a method in no table is misfiled. Prefer
     /// [`Frame::parse`].
+    #[inline]
     pub fn parse_guessing_sender(line: &str) -> Result<Self, DecodeError> {
         Self::decode_line(line, None, None)
     }
     /// Types the payload of a frame `sender` wrote, already parsed.
+    #[inline]
     pub fn from_raw(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
         Self::decode_line(&raw.to_line(), Some(sender), None)
     }
     /// Types the payload of a parsed frame whose sender is not known (see
     /// [`Frame::parse_guessing_sender`]).
+    #[inline]
     pub fn from_raw_guessing_sender(raw: RawFrame) -> Result<Self, DecodeError> {
         Self::decode_line(&raw.to_line(), None, None)
     }
@@ -5612,6 +5624,7 @@ impl Frame {
     /// answered yet (record each one as it is sent), and the answered one is taken out,
     /// also for an error response. A result whose id is not in `pending` stays
     /// [`Message::Result`].
+    #[inline]
     pub fn parse_tracked(
         sender: Sender,
         line: &str,
@@ -5619,6 +5632,7 @@ impl Frame {
     ) -> Result<Self, DecodeError> {
         Self::decode_line(line, Some(sender), Some(pending))
     }
+    #[inline]
     fn decode_line(
         line: &str,
         sender: Option<Sender>,
@@ -5686,6 +5700,7 @@ impl Frame {
         raw
     }
     /// Encodes the frame as one line of JSON, without a line ending.
+    #[inline]
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
@@ -5925,6 +5940,7 @@ enum Table {
     Client,
 }
 impl Parts<'_> {
+    #[inline]
     fn finish(
         self,
         sender: Option<Sender>,
@@ -6078,6 +6094,7 @@ fn answered(
     }
     error
 }
+#[inline]
 fn typed_params(message: Message) -> Option<RawJson> {
     let line = Frame {
         message,

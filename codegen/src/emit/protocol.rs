@@ -140,6 +140,11 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             pub extra: Map<String, Value>,
         }
 
+        // The codec's entries are `#[inline]`: like generic code they are compiled in the crate
+        // that calls them, with every payload's serde code beneath them, so a build of msp-types
+        // alone instantiates none of it (as a derive leaves it). A program pays for the codec in
+        // the crate that first uses it (msp-rpc for the connection); in a debug build, crates
+        // depending on that one reuse its instantiations.
         impl Frame {
             /// Parses one line that `sender` wrote (a trailing `\r` tolerated) and types its
             /// payload: a request by the table of the side that sent it (a host's request for a
@@ -154,6 +159,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             /// assert!(matches!(frame.message, Message::ServerRequest { request: ServerRequest::Unknown { .. }, .. }));
             /// assert_eq!(frame.to_line(), line);
             /// ```
+            #[inline]
             pub fn parse(sender: Sender, line: &str) -> Result<Self, DecodeError> {
                 Self::decode_line(line, Some(sender), None)
             }
@@ -162,17 +168,20 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             /// typed by whichever table lists its method, and one in no table counts as a
             /// client's, so a host's request for a method in no table is misfiled. Prefer
             /// [`Frame::parse`].
+            #[inline]
             pub fn parse_guessing_sender(line: &str) -> Result<Self, DecodeError> {
                 Self::decode_line(line, None, None)
             }
 
             /// Types the payload of a frame `sender` wrote, already parsed.
+            #[inline]
             pub fn from_raw(sender: Sender, raw: RawFrame) -> Result<Self, DecodeError> {
                 Self::decode_line(&raw.to_line(), Some(sender), None)
             }
 
             /// Types the payload of a parsed frame whose sender is not known (see
             /// [`Frame::parse_guessing_sender`]).
+            #[inline]
             pub fn from_raw_guessing_sender(raw: RawFrame) -> Result<Self, DecodeError> {
                 Self::decode_line(&raw.to_line(), None, None)
             }
@@ -182,10 +191,12 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             /// answered yet (record each one as it is sent), and the answered one is taken out,
             /// also for an error response. A result whose id is not in `pending` stays
             /// [`Message::Result`].
+            #[inline]
             pub fn parse_tracked(sender: Sender, line: &str, pending: &mut PendingRequests) -> Result<Self, DecodeError> {
                 Self::decode_line(line, Some(sender), Some(pending))
             }
 
+            #[inline]
             fn decode_line(line: &str, sender: Option<Sender>, mut pending: Option<&mut PendingRequests>) -> Result<Self, DecodeError> {
                 let line = line.strip_suffix('\n').unwrap_or(line);
                 let line = line.strip_suffix('\r').unwrap_or(line);
@@ -245,6 +256,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
             }
 
             /// Encodes the frame as one line of JSON, without a line ending.
+            #[inline]
             pub fn to_line(&self) -> String {
                 serde_json::to_string(self).unwrap_or_default()
             }
@@ -451,6 +463,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         impl Parts<'_> {
+            #[inline]
             fn finish(self, sender: Option<Sender>, pending: Option<&mut PendingRequests>) -> Result<Frame, DecodeError> {
                 let typed_result = matches!(self.typed, Some(Message::ClientResult { .. } | Message::ServerResult { .. }));
                 let has_result = self.result.is_some() || typed_result;
@@ -534,6 +547,7 @@ pub fn emit(ctx: &Ctx<'_>) -> TokenStream {
 
         // Params typed as another kind than the frame turned out to be, back to wire text. Rare,
         // so it goes through the frame's own encoding rather than a `Value` encoder per type.
+        #[inline]
         fn typed_params(message: Message) -> Option<RawJson> {
             let line = Frame { message, jsonrpc: None, extra: Map::new() }.to_line();
             let raw: RawFrame = serde_json::from_str(&line).ok()?;
@@ -817,6 +831,7 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
                 // What decoded from `null` for a frame without params: an untyped payload is
                 // kept absent (a typed one was decoded from `null`).
                 #[allow(unreachable_patterns)]
+                #[inline]
                 fn absent(self) -> Self {
                     match self {
                         #(#untyped)*
@@ -911,9 +926,9 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
     let raw_doc = doc_attrs(Some(raw_doc));
     let encode_doc = doc_attrs(Some(encode_doc));
     let unknown_method = quote!(#name::Unknown { method, .. } => method,);
-    // The `Value` conveniences (`decode`, `params`/`result`) are `#[inline]`: like generic code
-    // they are compiled where they are called, so msp-types itself instantiates every payload's
-    // serde code once (for wire text, the path `Frame` uses), not once more for `Value`.
+    // Every entry that types a payload (`decode`, `decode_raw`, `params`/`result`) is
+    // `#[inline]`: like generic code it is compiled in the crate that calls it, so msp-types
+    // itself instantiates no payload's serde code, as a derive leaves it (see `Frame::parse`).
     quote! {
         #doc
         #[derive(Clone, Debug, PartialEq, Eq)]
@@ -932,6 +947,7 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
             }
 
             #raw_doc
+            #[inline]
             pub fn decode_raw(method: &str, #raw_arg) -> Result<Self, DecodeError> {
                 #raw_decode
             }
