@@ -928,7 +928,8 @@ fn dispatch(ctx: &Ctx<'_>, table: &[Method], name: &str, doc: &str, part: Part) 
     let unknown_method = quote!(#name::Unknown { method, .. } => method,);
     // Every entry that types a payload (`decode`, `decode_raw`, `params`/`result`) is
     // `#[inline]`: like generic code it is compiled in the crate that calls it, so msp-types
-    // itself instantiates no payload's serde code, as a derive leaves it (see `Frame::parse`).
+    // itself instantiates no payload's serde code, as a derive leaves it (as `impl Frame`, in
+    // `emit`).
     quote! {
         #doc
         #[derive(Clone, Debug, PartialEq, Eq)]
