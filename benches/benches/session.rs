@@ -1,13 +1,16 @@
 //! A streamed turn through the session client against the connection's notification flood
 //! alone (target: at most 1.25x).
 //!
-//! Both read the same bytes: the corpus' server notifications, `REPEAT` times, each
-//! repetition's ids and cursors made its own and every frame naming one session, so that
-//! each frame is new to the fold (a repeated item would only be stale). `view/gap` frames
-//! are left out: a gap makes the session page, and this host answers nothing. Per pass:
-//! the flood alone takes every frame from a blocking connection; the session client (a
-//! fresh session each pass) routes every frame into the session's fold, and the program
-//! takes every event (the frame and what it did to the fold).
+//! Both read the same bytes: the corpus' server notifications, `REPEAT` times, the ids and
+//! cursors of each scenario of each repetition made its own and every frame naming one
+//! session, so that each frame is new to the fold (a repeated cursor would be refused, a
+//! repeated item only stale; checked before timing). `view/gap` frames are left out: a gap
+//! makes the session page, and this host answers nothing. Per pass: the flood alone takes
+//! every frame from a blocking connection; the session client (a fresh session each pass)
+//! routes every frame into the session's fold, and the program takes every event (the frame
+//! and what it did to the fold). Diagnostics: the fold without events, the fold with no
+//! client, every notification kept, and the streamed turn with each repetition in a session
+//! of its own (what the size of one long session costs).
 
 use std::io::{Read, Write};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -15,10 +18,11 @@ use std::sync::Arc;
 
 use msp_bench::corpus::{self, Dir};
 use msp_bench::measure::{self, median, rounds, Group, Report};
-use msp_client::blocking::Client;
+use msp_client::blocking::{Client, Session};
 use msp_client::Event;
 use msp_rpc::blocking::Connection;
 use msp_rpc::{Inbound, Options};
+use msp_session::Outcome;
 use serde_json::Value;
 
 /// Times the corpus is streamed a pass, unless `MSP_BENCH_SESSION_REPEAT` says otherwise.
@@ -41,40 +45,47 @@ const OWN: [&str; 7] = [
     "taskId",
 ];
 
-/// `value` with every id of [`OWN`] prefixed by `r{n}-`, and every session named [`SESSION`].
-fn own(value: &mut Value, n: usize) {
+/// `value` with every id of [`OWN`] prefixed by `prefix`, and every session named `session`.
+fn own(value: &mut Value, prefix: &str, session: &str) {
     match value {
         Value::Object(members) => {
             for (key, member) in members.iter_mut() {
                 match member {
-                    Value::String(text) if key == "sessionId" => *text = SESSION.to_owned(),
+                    Value::String(text) if key == "sessionId" => *text = session.to_owned(),
                     Value::String(text) if OWN.contains(&key.as_str()) => {
-                        *text = format!("r{n}-{text}")
+                        *text = format!("{prefix}{text}")
                     }
-                    other => own(other, n),
+                    other => own(other, prefix, session),
                 }
             }
         }
-        Value::Array(values) => values.iter_mut().for_each(|v| own(v, n)),
+        Value::Array(values) => values.iter_mut().for_each(|v| own(v, prefix, session)),
         _ => {}
     }
 }
 
-/// A host that answers `initialize` once, then sends the flood each time a pass asks.
+/// A host that sends the bytes each pass asks for (the handshake when the client asks).
 struct Host {
-    handshake: Arc<[u8]>,
-    flood: Arc<[u8]>,
     now: Arc<[u8]>,
     at: usize,
-    go: Receiver<bool>,
+    go: Receiver<Arc<[u8]>>,
+}
+
+impl Host {
+    fn new(go: Receiver<Arc<[u8]>>) -> Self {
+        Host {
+            now: Arc::from(Vec::new()),
+            at: 0,
+            go,
+        }
+    }
 }
 
 impl Read for Host {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.at == self.now.len() {
             match self.go.recv() {
-                Ok(true) => self.now = self.handshake.clone(),
-                Ok(false) => self.now = self.flood.clone(),
+                Ok(bytes) => self.now = bytes,
                 Err(_) => return Ok(0),
             }
             self.at = 0;
@@ -87,12 +98,15 @@ impl Read for Host {
 }
 
 /// The client's output: the `initialize` request asks the host for the handshake.
-struct Output(Sender<bool>);
+struct Output {
+    go: Sender<Arc<[u8]>>,
+    handshake: Arc<[u8]>,
+}
 
 impl Write for Output {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         if memchr(bytes, br#""method":"initialize""#) {
-            let _ = self.0.send(true);
+            let _ = self.go.send(self.handshake.clone());
         }
         Ok(bytes.len())
     }
@@ -103,14 +117,35 @@ impl Write for Output {
 
 /// Whether the client routes frame `line` to [`SESSION`]: the session its input names, as the
 /// client's core finds it (a session's id may sit deeper than `params.sessionId`).
-fn names_session(line: &str) -> bool {
+fn names_session(line: &str, session: &str) -> bool {
     match msp_types::Frame::parse(msp_types::Sender::Server, line) {
         Ok(msp_types::Frame {
             message: msp_types::Message::Notification(n),
             ..
-        }) => msp_session::Input::Notification(n).session_id() == Some(SESSION),
+        }) => msp_session::Input::Notification(n).session_id() == Some(session),
         _ => false,
     }
+}
+
+/// The session of repetition `n` in the flood whose repetitions each name their own.
+fn repetition(n: usize) -> String {
+    format!("{SESSION}-r{n}")
+}
+
+/// Takes `routed` events from `session`, as a program streaming its turns would.
+fn take_events(session: &Session, routed: usize) {
+    let mut events = 0;
+    while events < routed {
+        match session.next_event().expect("the flood continues") {
+            Event::Folded { input, outcome } => {
+                std::hint::black_box((input, outcome));
+                events += 1;
+            }
+            Event::Lagged { missed } => events += missed as usize,
+            other => panic!("{other:?}"),
+        }
+    }
+    std::hint::black_box(session.read(|fold| fold.items().len()));
 }
 
 fn memchr(haystack: &[u8], needle: &[u8]) -> bool {
@@ -126,26 +161,43 @@ fn main() {
             return;
         }
     };
-    let lines: Vec<Value> = corpus
+    // Each frame with its scenario: scenarios reuse ids and cursors (`v:s:1`), which in one
+    // session would make a later scenario's frames repeats of an earlier one's.
+    let lines: Vec<(&str, Value)> = corpus
         .lines
         .iter()
         .filter(|l| l.dir == Some(Dir::Server) && l.kind == corpus::Kind::Notification)
-        .filter_map(|l| serde_json::from_str::<Value>(l.raw.trim_end_matches('\r')).ok())
-        .filter(|frame| frame["method"] != "view/gap")
+        .filter_map(|l| {
+            let frame = serde_json::from_str::<Value>(l.raw.trim_end_matches('\r')).ok()?;
+            let scenario = l.source.split(':').next().unwrap_or_default();
+            Some((scenario, frame))
+        })
+        .filter(|(_, frame)| frame["method"] != "view/gap")
         .collect();
     let repeat = measure::repeat("MSP_BENCH_SESSION_REPEAT", REPEAT);
+    // The flood, and (a diagnostic) the same frames with each repetition naming a session
+    // of its own: what a session's size costs.
     let mut flood = Vec::new();
     let mut routed = 0;
-    for n in 0..repeat {
-        for line in &lines {
-            let mut line = line.clone();
-            own(&mut line, n);
-            let line = line.to_string();
-            routed += usize::from(names_session(&line));
-            flood.extend_from_slice(line.as_bytes());
-            flood.push(b'\n');
+    let mut apart = Vec::new();
+    let mut routed_apart = vec![0; repeat];
+    for (n, routed_apart) in routed_apart.iter_mut().enumerate() {
+        for (scenario, line) in &lines {
+            let prefix = format!("r{n}.{scenario}-");
+            for (session, bytes, routed) in [
+                (SESSION.to_owned(), &mut flood, &mut routed),
+                (repetition(n), &mut apart, &mut *routed_apart),
+            ] {
+                let mut line = line.clone();
+                own(&mut line, &prefix, &session);
+                let line = line.to_string();
+                *routed += usize::from(names_session(&line, &session));
+                bytes.extend_from_slice(line.as_bytes());
+                bytes.push(b'\n');
+            }
         }
     }
+    let apart: Arc<[u8]> = apart.into();
     let frames = lines.len() * repeat;
     println!(
         "streamed turn through a session ({frames} frames a pass, {routed} naming the session, {} bytes):",
@@ -162,22 +214,19 @@ fn main() {
     )
     .into_bytes()
     .into();
-    let host = |go| Host {
+    let output = |go: &Sender<Arc<[u8]>>| Output {
+        go: go.clone(),
         handshake: handshake.clone(),
-        flood: flood.clone(),
-        now: Arc::from(Vec::new()),
-        at: 0,
-        go,
     };
 
     // The flood alone: a blocking connection, every frame taken.
     let (flood_go, flood_burst) = channel();
-    let connection = Connection::new(host(flood_burst), std::io::sink(), Options::new());
+    let connection = Connection::new(Host::new(flood_burst), std::io::sink(), Options::new());
     // The session client: the same bytes, every frame routed to the session's fold and
     // every event taken.
     let (session_go, session_burst) = channel();
     let options = msp_client::Options::new("bench", "0").events(routed + 1);
-    let client = Client::over(host(session_burst), Output(session_go.clone()), options)
+    let client = Client::over(Host::new(session_burst), output(&session_go), options)
         .expect("the handshake");
 
     // Diagnostic: the session without events (the fold alone kept), waited on until it saw
@@ -191,29 +240,33 @@ fn main() {
                 ..
             }) = msp_types::Frame::parse(msp_types::Sender::Server, line)
             {
-                fold.apply(n);
+                let outcome = fold.apply(n);
+                assert!(
+                    !matches!(outcome, Outcome::DuplicateCursor { .. }),
+                    "every frame is new to the fold: {outcome:?}"
+                );
             }
         }
         fold.items().len()
     };
     let (quiet_go, quiet_burst) = channel();
     let quiet = Client::over(
-        host(quiet_burst),
-        Output(quiet_go.clone()),
+        Host::new(quiet_burst),
+        output(&quiet_go),
         msp_client::Options::new("bench", "0").events(0),
     )
     .expect("the handshake");
     // Diagnostic: the flood taken from a connection and folded on the consumer's thread.
     let (folded_go, folded_burst) = channel();
-    let folded = Connection::new(host(folded_burst), std::io::sink(), Options::new());
+    let folded = Connection::new(Host::new(folded_burst), std::io::sink(), Options::new());
 
     // Diagnostic: the flood taken and every notification kept until the pass ends (what
     // keeping state costs, whatever keeps it).
     let (kept_go, kept_burst) = channel();
-    let kept = Connection::new(host(kept_burst), std::io::sink(), Options::new());
+    let kept = Connection::new(Host::new(kept_burst), std::io::sink(), Options::new());
 
     let flood_alone = || {
-        flood_go.send(false).unwrap();
+        flood_go.send(flood.clone()).unwrap();
         let mut seen = 0;
         for inbound in connection.notifications().take(frames) {
             assert!(matches!(inbound, Inbound::Notification { .. }));
@@ -230,19 +283,8 @@ fn main() {
         let session = client.open_session(SESSION);
         // Every frame of the previous pass was taken by it: none is left to this one.
         assert_eq!(session.read(|fold| fold.arrivals()), 0);
-        session_go.send(false).unwrap();
-        let mut events = 0;
-        while events < routed {
-            match session.next_event().expect("the flood continues") {
-                Event::Folded { input, outcome } => {
-                    std::hint::black_box((input, outcome));
-                    events += 1;
-                }
-                Event::Lagged { missed } => events += missed as usize,
-                other => panic!("{other:?}"),
-            }
-        }
-        std::hint::black_box(session.read(|fold| fold.items().len()));
+        session_go.send(flood.clone()).unwrap();
+        take_events(&session, routed);
     });
     let paired = target.run_paired("session.flood_alone", rounds(PAIRS));
     let mut diagnostics = Group::default();
@@ -250,7 +292,7 @@ fn main() {
     diagnostics.add("session.fold_only", || {
         let session = quiet.open_session(SESSION);
         assert_eq!(session.read(|fold| fold.arrivals()), 0);
-        quiet_go.send(false).unwrap();
+        quiet_go.send(flood.clone()).unwrap();
         session
             .wait_for(None, |fold| {
                 (fold.arrivals() >= routed as u64).then_some(())
@@ -259,7 +301,7 @@ fn main() {
         std::hint::black_box(session.read(|fold| fold.items().len()));
     });
     diagnostics.add("session.flood_then_fold", || {
-        folded_go.send(false).unwrap();
+        folded_go.send(flood.clone()).unwrap();
         let mut fold = msp_session::Fold::for_session(SESSION, Default::default());
         for inbound in folded.notifications().take(frames) {
             if let Inbound::Notification { notification, .. } = inbound {
@@ -269,15 +311,43 @@ fn main() {
         assert_eq!(fold.items().len(), items);
     });
     diagnostics.add("session.flood_kept", || {
-        kept_go.send(false).unwrap();
+        kept_go.send(flood.clone()).unwrap();
         let all: Vec<Inbound> = kept.notifications().take(frames).collect();
         assert_eq!(all.len(), frames);
     });
     let diagnosed = diagnostics.run_paired("session.flood_alone", rounds(PAIRS));
+
+    // Diagnostic: the streamed turn again, each repetition in a session of its own (opened
+    // before the pass, each dropped once its frames were taken), against the flood alone of
+    // the same bytes.
+    let (apart_go, apart_burst) = channel();
+    let apart_client = Client::over(
+        Host::new(apart_burst),
+        output(&apart_go),
+        msp_client::Options::new("bench", "0").events(routed + 1),
+    )
+    .expect("the handshake");
+    let mut sizes = Group::default();
+    sizes.add("session.flood_alone", || {
+        flood_go.send(apart.clone()).unwrap();
+        assert_eq!(connection.notifications().take(frames).count(), frames);
+    });
+    sizes.add("session.apart", || {
+        let sessions: Vec<_> = (0..repeat)
+            .map(|n| apart_client.open_session(&repetition(n)))
+            .collect();
+        apart_go.send(apart.clone()).unwrap();
+        for (session, &routed) in sessions.into_iter().zip(&routed_apart) {
+            take_events(&session, routed);
+        }
+    });
+    let apart_paired = sizes.run_paired("session.flood_alone", rounds(PAIRS));
+
     let per_case = paired.times.iter().chain(
         diagnosed
             .times
             .iter()
+            .chain(&apart_paired.times)
             .filter(|(name, _)| name != "session.flood_alone"),
     );
     for (name, times) in per_case {
@@ -294,6 +364,10 @@ fn main() {
             println!("  {case} / flood alone (diagnostic): {ratio:.2}");
             report.put(format!("ratio.{case}"), format!("{ratio:.2}"));
         }
+    }
+    if let Some(ratio) = apart_paired.ratio("session.apart") {
+        println!("  session.apart / flood alone (diagnostic, a session a repetition): {ratio:.2}");
+        report.put("ratio.session.apart", format!("{ratio:.2}"));
     }
     if let Some(ratio) = paired.ratio("session.streamed_turn") {
         let (low, high) = paired
