@@ -229,8 +229,8 @@ fn main() {
     let client = Client::over(Host::new(session_burst), output(&session_go), options)
         .expect("the handshake");
 
-    // Diagnostic: the session without events (the fold alone kept), waited on until it saw
-    // every frame.
+    // Before timing: the fold refuses no frame of the flood (the workload is what it says),
+    // and how many items it ends with (`flood_then_fold` checks it).
     let items = {
         let mut fold = msp_session::Fold::for_session(SESSION, Default::default());
         for line in flood.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
@@ -249,6 +249,8 @@ fn main() {
         }
         fold.items().len()
     };
+    // Diagnostic: the session without events (the fold alone kept), waited on until it saw
+    // every frame.
     let (quiet_go, quiet_burst) = channel();
     let quiet = Client::over(
         Host::new(quiet_burst),
@@ -265,8 +267,8 @@ fn main() {
     let (kept_go, kept_burst) = channel();
     let kept = Connection::new(Host::new(kept_burst), std::io::sink(), Options::new());
 
-    let flood_alone = || {
-        flood_go.send(flood.clone()).unwrap();
+    let take_flood = |bytes: &Arc<[u8]>| {
+        flood_go.send(bytes.clone()).unwrap();
         let mut seen = 0;
         for inbound in connection.notifications().take(frames) {
             assert!(matches!(inbound, Inbound::Notification { .. }));
@@ -274,6 +276,7 @@ fn main() {
         }
         assert_eq!(seen, frames);
     };
+    let flood_alone = || take_flood(&flood);
     // The target's pairs on their own: a diagnostic pass between them (one keeps every
     // frame, then frees them all) would leave the heap in a state neither pass of a pair
     // would otherwise meet.
@@ -328,14 +331,12 @@ fn main() {
     )
     .expect("the handshake");
     let mut sizes = Group::default();
-    sizes.add("session.flood_alone", || {
-        flood_go.send(apart.clone()).unwrap();
-        assert_eq!(connection.notifications().take(frames).count(), frames);
-    });
+    sizes.add("session.flood_alone", || take_flood(&apart));
     sizes.add("session.apart", || {
         let sessions: Vec<_> = (0..repeat)
             .map(|n| apart_client.open_session(&repetition(n)))
             .collect();
+        assert!(sessions.iter().all(|s| s.read(|fold| fold.arrivals()) == 0));
         apart_go.send(apart.clone()).unwrap();
         for (session, &routed) in sessions.into_iter().zip(&routed_apart) {
             take_events(&session, routed);
