@@ -10,7 +10,8 @@
 //! routes every frame into the session's fold, and the program takes every event (the frame
 //! and what it did to the fold). Diagnostics: the fold without events, the fold with no
 //! client, every notification kept, and the streamed turn with each repetition in a session
-//! of its own (what the size of one long session costs).
+//! of its own (what the size of one long session costs). Apart from the flood: a turn's items
+//! followed through one long streamed text against many short ones ([`turn_items`]).
 
 use std::io::{Read, Write};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -380,5 +381,107 @@ fn main() {
         );
         report.put("ratio.session_over_flood", format!("{ratio:.2}"));
     }
+    turn_items(&handshake, &mut report);
     report.save();
+}
+
+/// Deltas a pass of [`turn_items`] streams.
+const DELTAS: usize = 16_000;
+
+/// Turns of the short-texts pass of [`turn_items`].
+const SHORT_TURNS: usize = 16;
+
+/// Diagnostic: a turn's items followed while deltas stream into one long text (16,000
+/// deltas of 100 bytes, one turn) against the same deltas spread over 16 turns (texts 16
+/// times shorter). The follower gets the item at each delta; the ratio stays near 1 while
+/// that costs the same whatever the text's length (copying the text at each one made it
+/// quadratic: 9x here).
+fn turn_items(handshake: &Arc<[u8]>, report: &mut Report) {
+    let name = "bench-turn";
+    let range = serde_json::json!({"stream": {"kind": "run", "id": "t"},
+        "first": {"id": "r", "sequence": 1}, "last": {"id": "r", "sequence": 1}});
+    let delta = "x".repeat(100);
+    let stream = |turns: usize| -> (Arc<[u8]>, Vec<String>) {
+        let mut bytes = String::new();
+        let mut at = 0;
+        let mut frame = |method: &str, mut params: Value| {
+            at += 1;
+            params["sessionId"] = name.into();
+            params["viewCursor"] = format!("v:{name}:{at}").into();
+            let frame = serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params});
+            bytes.push_str(&frame.to_string());
+            bytes.push('\n');
+        };
+        let ids: Vec<String> = (0..turns).map(|n| format!("t{n}")).collect();
+        for turn in &ids {
+            let item = serde_json::json!({"itemId": format!("{turn}-i"), "kind": "agentMessage",
+                "turnId": turn, "revision": 1, "status": "inProgress"});
+            frame(
+                "turn/started",
+                serde_json::json!({"turnId": turn, "commandId": turn, "sourceRange": range}),
+            );
+            frame(
+                "item/started",
+                serde_json::json!({"sourceRange": range, "item": item}),
+            );
+            for _ in 0..DELTAS / turns {
+                frame(
+                    "item/delta",
+                    serde_json::json!({"itemId": format!("{turn}-i"), "field": "text", "delta": delta}),
+                );
+            }
+            let mut item = item;
+            item["revision"] = 2.into();
+            item["status"] = "completed".into();
+            frame(
+                "item/completed",
+                serde_json::json!({"sourceRange": range, "item": item}),
+            );
+            frame(
+                "turn/completed",
+                serde_json::json!({"turnId": turn, "sourceRange": range,
+                "terminal": "completed", "durationMs": 1,
+                "usage": {"inputTokens": 1, "outputTokens": 1, "cachedTokens": 0, "reasoningTokens": 0}}),
+            );
+        }
+        (Arc::from(bytes.into_bytes()), ids)
+    };
+    let (go, burst) = channel();
+    let output = Output {
+        go: go.clone(),
+        handshake: handshake.clone(),
+    };
+    let client = Client::over(
+        Host::new(burst),
+        output,
+        msp_client::Options::new("bench", "0").events(0),
+    )
+    .expect("the handshake");
+    let follow = |(bytes, turns): &(Arc<[u8]>, Vec<String>)| {
+        let session = client.open_session(name);
+        assert_eq!(session.read(|fold| fold.arrivals()), 0);
+        let turns: Vec<_> = turns.iter().map(|id| session.turn(id)).collect();
+        go.send(bytes.clone()).unwrap();
+        let mut changes = 0;
+        for turn in &turns {
+            for item in turn.items() {
+                std::hint::black_box(item.text("text"));
+                changes += 1;
+            }
+        }
+        // Changes not taken yet coalesce: most deltas are seen one by one.
+        assert!(changes > DELTAS / 2, "{changes} changes");
+    };
+    let short = stream(SHORT_TURNS);
+    let long = stream(1);
+    let mut group = Group::default();
+    group.add("session.turn_items_short", || follow(&short));
+    group.add("session.turn_items_long", || follow(&long));
+    let paired = group.run_paired("session.turn_items_short", rounds(PAIRS));
+    if let Some(ratio) = paired.ratio("session.turn_items_long") {
+        println!(
+            "  a turn's items through one long text / through {SHORT_TURNS} short ones (diagnostic, {DELTAS} deltas): {ratio:.2}"
+        );
+        report.put("ratio.session.turn_items_long", format!("{ratio:.2}"));
+    }
 }

@@ -2,6 +2,7 @@
 //! deltas built since.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use crate::index::Index;
 
@@ -11,14 +12,36 @@ use crate::fold::Input;
 use crate::kept::Kept;
 use crate::rules::FoldRules;
 
-/// An item as the fold holds it.
-#[derive(Clone, Debug, PartialEq)]
+/// An item as the fold holds it. A clone shares the text its deltas built (a turn's
+/// follower takes a clone at every delta: copying the text each time made a long stream
+/// quadratic); the fold copies it on the next delta only while such a clone is alive.
+#[derive(Clone, Debug)]
 pub struct ItemEntry {
     // An `Item` is over 2 KB: moved in from the notification's box as a pointer, or kept in
     // the input it came in when that is shared.
     item: Kept<Item>,
-    text: BTreeMap<String, String>,
+    /// `None` until a delta builds text (an item without deltas allocates nothing for it).
+    text: Option<Arc<Texts>>,
     terminal_unknown: bool,
+}
+
+/// Each field's text built by deltas.
+type Texts = BTreeMap<String, String>;
+
+/// The text of an item no delta built any for.
+static NO_TEXT: Texts = BTreeMap::new();
+
+impl PartialEq for ItemEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.item == other.item
+            && self.texts() == other.texts()
+            && self.terminal_unknown == other.terminal_unknown
+    }
+}
+
+/// `held` as an entry's text: `None` when empty.
+fn texts(held: Texts) -> Option<Arc<Texts>> {
+    (!held.is_empty()).then(|| Arc::new(held))
 }
 
 /// The item's id, moved out when the fold owns the item.
@@ -65,12 +88,12 @@ impl ItemEntry {
     /// The text the deltas of `field` built since the held revision (`text`, `output`,
     /// `summary.0`, ...).
     pub fn text(&self, field: &str) -> Option<&str> {
-        self.text.get(field).map(String::as_str)
+        self.texts().get(field).map(String::as_str)
     }
 
     /// Every field's text built by deltas since the held revision.
     pub fn texts(&self) -> &BTreeMap<String, String> {
-        &self.text
+        self.text.as_deref().unwrap_or(&NO_TEXT)
     }
 
     /// Whether the item is final: any status but `inProgress` (an unknown one counts as
@@ -89,7 +112,7 @@ impl ItemEntry {
     /// the schema does not map stays only in [`ItemEntry::texts`].
     pub fn rendered(&self) -> Item {
         let mut item = Item::clone(self.item());
-        for (field, text) in &self.text {
+        for (field, text) in self.texts() {
             let append =
                 |held: &mut Option<String>| held.get_or_insert_with(String::new).push_str(text);
             match field.as_str() {
@@ -248,7 +271,7 @@ impl Items {
         let shared = item.is_shared();
         let replaced = std::mem::replace(&mut entry.item, item);
         if rules.reset_deltas_on_replace {
-            entry.text.clear();
+            entry.text = None;
         }
         if shared {
             self.sharing.push_back(at);
@@ -281,7 +304,7 @@ impl Items {
         }
         let entry = ItemEntry {
             item,
-            text: if apply { held } else { BTreeMap::new() },
+            text: if apply { texts(held) } else { None },
             terminal_unknown: false,
         };
         self.entries.push(entry);
@@ -314,10 +337,12 @@ impl Items {
             if rules.deltas_only_while_open && entry.is_final() {
                 return DeltaChange::ItemFinal;
             }
+            // Copied only while a clone of the entry shares it.
+            let texts = Arc::make_mut(entry.text.get_or_insert_with(Arc::default));
             // Looked up before `entry` so that a field's later deltas allocate no key.
-            let text = match entry.text.get_mut(field) {
+            let text = match texts.get_mut(field) {
                 Some(text) => text,
-                None => entry.text.entry(field.to_owned()).or_default(),
+                None => texts.entry(field.to_owned()).or_default(),
             };
             text.push_str(delta);
             return DeltaChange::Appended { length: text.len() };
@@ -350,7 +375,7 @@ impl Items {
         let place = self.place(&item.item_id);
         let entry = ItemEntry {
             item: Kept::owned(Box::new(item)),
-            text: BTreeMap::new(),
+            text: None,
             terminal_unknown: false,
         };
         match place {
@@ -440,6 +465,45 @@ mod tests {
         fold.apply_shared(turn_started("t3", 5));
         assert!(!fold.items()[0].item.is_shared());
         assert_eq!(fold.items()[0].item().revision, 2);
+    }
+
+    fn delta(text: &str, at: u32) -> Arc<Input> {
+        input(
+            "item/delta",
+            at,
+            json!({"itemId": "i1", "field": "text", "delta": text}),
+        )
+    }
+
+    #[test]
+    fn a_clone_of_an_entry_shares_its_text_and_keeps_what_it_saw() {
+        let mut fold = Fold::for_session("s1", FoldRules::default());
+        let item = json!({"itemId": "i1", "kind": "agentMessage", "revision": 1,
+            "status": "inProgress", "turnId": "t1"});
+        fold.apply_shared(input("item/started", 1, json!({ "item": item })));
+        fold.apply_shared(delta("Hel", 2));
+        let seen = fold.item("i1").cloned().expect("held");
+        let held = |fold: &Fold| fold.item("i1").expect("held").texts() as *const _;
+        assert!(
+            std::ptr::eq(seen.texts(), held(&fold)),
+            "shared, not copied"
+        );
+        fold.apply_shared(delta("lo", 3));
+        assert_eq!(
+            seen.text("text"),
+            Some("Hel"),
+            "the clone keeps what it saw"
+        );
+        assert_eq!(fold.item("i1").unwrap().text("text"), Some("Hello"));
+        drop(seen);
+        let before = held(&fold);
+        fold.apply_shared(delta("!", 4));
+        assert!(
+            std::ptr::eq(before, held(&fold)),
+            "no clone: appended in place"
+        );
+        assert_eq!(fold.item("i1").unwrap().text("text"), Some("Hello!"));
+        assert_eq!(fold.item("i1").unwrap().texts().len(), 1);
     }
 
     #[test]
