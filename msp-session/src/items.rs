@@ -39,11 +39,6 @@ impl PartialEq for ItemEntry {
     }
 }
 
-/// `held` as an entry's text: `None` when empty.
-fn texts(held: Texts) -> Option<Arc<Texts>> {
-    (!held.is_empty()).then(|| Arc::new(held))
-}
-
 /// The item's id, moved out when the fold owns the item.
 /// The item an item event carries, taken out of it (see [`Kept::unshare`]).
 fn take_item(input: Input) -> Result<Box<Item>, Input> {
@@ -304,7 +299,7 @@ impl Items {
         }
         let entry = ItemEntry {
             item,
-            text: if apply { texts(held) } else { None },
+            text: (apply && !held.is_empty()).then(|| Arc::new(held)),
             terminal_unknown: false,
         };
         self.entries.push(entry);
