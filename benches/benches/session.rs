@@ -1,11 +1,9 @@
 //! A streamed turn through the session client against the connection's notification flood
 //! alone (target: at most 1.25x).
 //!
-//! Both read the same bytes: the corpus' server notifications, `REPEAT` times, the ids and
-//! cursors of each scenario of each repetition made its own and every frame naming one
-//! session, so that each frame is new to the fold (a repeated cursor would be refused, a
-//! repeated item only stale; checked before timing). `view/gap` frames are left out: a gap
-//! makes the session page, and this host answers nothing. Per pass: the flood alone takes
+//! Both read the same bytes: the corpus' server notifications, `REPEAT` times, as
+//! [`msp_bench::streamed`] makes them, so that each frame is new to the fold (a repeated
+//! cursor would be refused, a repeated item only stale; checked before timing). Per pass: the flood alone takes
 //! every frame from a blocking connection; the session client (a fresh session each pass)
 //! routes every frame into the session's fold, and the program takes every event (the frame
 //! and what it did to the fold). Diagnostics: the fold without events, the fold with no
@@ -17,8 +15,9 @@ use std::io::{Read, Write};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 
-use msp_bench::corpus::{self, Dir};
+use msp_bench::corpus;
 use msp_bench::measure::{self, median, rounds, Group, Report};
+use msp_bench::streamed;
 use msp_client::blocking::{Client, Session};
 use msp_client::Event;
 use msp_rpc::blocking::Connection;
@@ -34,36 +33,6 @@ const SESSION: &str = "bench-session";
 /// Pairs of passes, unless `MSP_BENCH_ROUNDS` says otherwise: a pass is about 12 ms, and the
 /// median of 15 moved by several hundredths from run to run.
 const PAIRS: u32 = 41;
-
-/// The members whose values name something of one repetition.
-const OWN: [&str; 7] = [
-    "itemId",
-    "turnId",
-    "approvalId",
-    "userInputId",
-    "viewCursor",
-    "commandId",
-    "taskId",
-];
-
-/// `value` with every id of [`OWN`] prefixed by `prefix`, and every session named `session`.
-fn own(value: &mut Value, prefix: &str, session: &str) {
-    match value {
-        Value::Object(members) => {
-            for (key, member) in members.iter_mut() {
-                match member {
-                    Value::String(text) if key == "sessionId" => *text = session.to_owned(),
-                    Value::String(text) if OWN.contains(&key.as_str()) => {
-                        *text = format!("{prefix}{text}")
-                    }
-                    other => own(other, prefix, session),
-                }
-            }
-        }
-        Value::Array(values) => values.iter_mut().for_each(|v| own(v, prefix, session)),
-        _ => {}
-    }
-}
 
 /// A host that sends the bytes each pass asks for (the handshake when the client asks).
 struct Host {
@@ -162,19 +131,7 @@ fn main() {
             return;
         }
     };
-    // Each frame with its scenario: scenarios reuse ids and cursors (`v:s:1`), which in one
-    // session would make a later scenario's frames repeats of an earlier one's.
-    let lines: Vec<(&str, Value)> = corpus
-        .lines
-        .iter()
-        .filter(|l| l.dir == Some(Dir::Server) && l.kind == corpus::Kind::Notification)
-        .filter_map(|l| {
-            let frame = serde_json::from_str::<Value>(l.raw.trim_end_matches('\r')).ok()?;
-            let scenario = l.source.split(':').next().unwrap_or_default();
-            Some((scenario, frame))
-        })
-        .filter(|(_, frame)| frame["method"] != "view/gap")
-        .collect();
+    let lines = streamed::frames(&corpus);
     let repeat = measure::repeat("MSP_BENCH_SESSION_REPEAT", REPEAT);
     // The flood, and (a diagnostic) the same frames with each repetition naming a session
     // of its own: what a session's size costs.
@@ -184,14 +141,11 @@ fn main() {
     let mut routed_apart = vec![0; repeat];
     for (n, routed_apart) in routed_apart.iter_mut().enumerate() {
         for (scenario, line) in &lines {
-            let prefix = format!("r{n}.{scenario}-");
             for (session, bytes, routed) in [
                 (SESSION.to_owned(), &mut flood, &mut routed),
                 (repetition(n), &mut apart, &mut *routed_apart),
             ] {
-                let mut line = line.clone();
-                own(&mut line, &prefix, &session);
-                let line = line.to_string();
+                let line = streamed::line(line, scenario, n, &session);
                 *routed += usize::from(names_session(&line, &session));
                 bytes.extend_from_slice(line.as_bytes());
                 bytes.push(b'\n');

@@ -8,6 +8,7 @@ pub mod codec;
 pub mod corpus;
 pub mod envelope;
 pub mod measure;
+pub mod streamed;
 pub mod typify_gen;
 pub mod wire;
 

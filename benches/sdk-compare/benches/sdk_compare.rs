@@ -32,13 +32,17 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use msp_bench::corpus::{self, Dir};
+use msp_bench::corpus::{self, Corpus, Dir};
 use msp_bench::measure::{median, rounds, Group, Paired, Report};
+use msp_bench::streamed;
 use msp_rpc::{Inbound, Options};
 use msp_types::protocol::methods;
 use msp_types::rpc::Id;
-use msp_types::{Frame, Sender, UserInputAnswer, UserInputAnswerParams, UserInputAnswerResult};
+use msp_types::{
+    Frame, Message, Sender, UserInputAnswer, UserInputAnswerParams, UserInputAnswerResult,
+};
 use muse_code_sdk::connection::Connection as SdkConnection;
+use muse_code_sdk::fold::SessionFold;
 use muse_code_sdk::msp as sdk;
 use muse_code_sdk::DuplexTransport;
 use serde::{Deserialize, Serialize};
@@ -188,9 +192,12 @@ fn main() {
     let mut report = Report::new("sdk_compare");
     let mut rows = Vec::new();
     round_trip(&mut report, &mut rows);
-    match flood_lines() {
-        Ok(lines) => flood(&mut report, &mut rows, &lines),
-        Err(reason) => println!("notification flood skipped: {reason}"),
+    match corpus::load() {
+        Ok(corpus) => {
+            flood(&mut report, &mut rows, &flood_lines(&corpus));
+            fold(&mut report, &mut rows, &corpus);
+        }
+        Err(reason) => println!("notification flood and fold skipped: {reason}"),
     }
     println!(
         "\n{:<36} {:>15}  {:>24}  {:>8}",
@@ -406,14 +413,13 @@ fn round_trip(report: &mut Report, rows: &mut Vec<Row>) {
 // The flood.
 
 /// The corpus' server notifications, as lines (as `rpc.rs` takes them).
-fn flood_lines() -> Result<Vec<String>, String> {
-    let corpus = corpus::load()?;
-    Ok(corpus
+fn flood_lines(corpus: &Corpus) -> Vec<String> {
+    corpus
         .lines
         .iter()
         .filter(|l| l.dir == Some(Dir::Server) && l.kind == corpus::Kind::Notification)
         .map(|l| l.raw.trim_end_matches('\r').to_owned())
-        .collect())
+        .collect()
 }
 
 /// A host task on `runtime` writing `bytes` into a pipe each time it is told to; the pipe's
@@ -624,4 +630,77 @@ impl SdkFlood {
         });
         self.received.borrow_mut().push(got);
     }
+}
+
+// The fold.
+
+/// The session the fold's frames name.
+const SESSION: &str = "bench-session";
+
+/// Times the fold's pass streams the corpus (`MSP_BENCH_SESSION_REPEAT`), and its pairs of
+/// passes, as msp-bench's `session` bench.
+const FOLD_REPEAT: usize = 40;
+const FOLD_PAIRS: u32 = 41;
+
+/// Each side's fold of one session, decoding each line as its connection would and folding
+/// what decoded, against `Frame::parse` of the same lines: msp-session's `Fold::apply` of our
+/// typed notification, the SDK's `SessionFold::apply` of its notification (a method and a JSON
+/// object). The lines are the session bench's streamed turn ([`streamed`]), with no
+/// connection or client around either fold. A diagnostic row: the SDK's decode alone.
+fn fold(report: &mut Report, rows: &mut Vec<Row>, corpus: &Corpus) {
+    let repeat = env_usize("MSP_BENCH_SESSION_REPEAT", FOLD_REPEAT).max(1);
+    let lines = streamed::lines(&streamed::frames(corpus), repeat, SESSION);
+    let ours = || {
+        let mut fold = msp_session::Fold::for_session(SESSION, Default::default());
+        for line in &lines {
+            if let Ok(Frame {
+                message: Message::Notification(notification),
+                ..
+            }) = Frame::parse(Sender::Server, line)
+            {
+                std::hint::black_box(fold.apply(notification));
+            }
+        }
+        fold
+    };
+    let theirs = || {
+        let mut fold = SessionFold::new(SESSION);
+        for line in &lines {
+            if let Ok(notification) = serde_json::from_str::<sdk::Notification>(line) {
+                std::hint::black_box(fold.apply(&notification));
+            }
+        }
+        fold
+    };
+    // Before timing: what each fold ends with.
+    let (our_items, their_items) = (ours().items().len(), theirs().items().len());
+    println!(
+        "\nfold of one session ({} frames a pass; items at the end: msp-session {our_items}, muse-code-sdk {their_items})",
+        lines.len()
+    );
+    let mut group = Group::default();
+    group.add("fold.frame_parse", || {
+        for line in &lines {
+            std::hint::black_box(Frame::parse(Sender::Server, line).unwrap());
+        }
+    });
+    group.add("fold.msp_session", || {
+        std::hint::black_box(ours().items().len());
+    });
+    group.add("fold.sdk", || {
+        std::hint::black_box(theirs().items().len());
+    });
+    group.add("fold.sdk_decode", || {
+        for line in &lines {
+            std::hint::black_box(serde_json::from_str::<sdk::Notification>(line).unwrap());
+        }
+    });
+    let paired = group.run_paired("fold.frame_parse", rounds(FOLD_PAIRS));
+    let mut frame = |key, case| row(&paired, report, key, case, lines.len(), "frame");
+    let base = frame("fold.frame_parse", "fold: Frame::parse");
+    let ours = frame("fold.msp_session", "fold: msp-session");
+    let mut theirs = frame("fold.sdk", "fold: muse-code-sdk");
+    let decode = frame("fold.sdk_decode", "  its decode alone");
+    sdk_over_ours(report, &ours, &mut theirs, "fold.sdk/msp_session");
+    rows.extend([base, ours, theirs, decode].into_iter().flatten());
 }
