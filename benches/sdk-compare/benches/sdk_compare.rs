@@ -1,5 +1,6 @@
-//! msp-rpc's tokio connection and the official Rust SDK, `muse-code-sdk` 1.4.14, on the two
-//! workloads of msp-bench's `rpc` bench, against the same baselines, in one run:
+//! msp-rpc's tokio connection and msp-session's fold against the official Rust SDK,
+//! `muse-code-sdk` 1.4.14, on the two workloads of msp-bench's `rpc` bench and the frames of
+//! its `session` bench, against the same baselines, in one run:
 //!
 //! - a request round trip, `userInput/answer` from typed params to a typed result, over an
 //!   in-memory pipe whose host task answers each request line, against `rpc.rs`'s
@@ -7,7 +8,9 @@
 //! - a notification flood: the golden corpus' server notifications, `MSP_BENCH_FLOOD_REPEAT`
 //!   times a pass (default 200, as `rpc.rs`), written by a host task into an in-memory pipe
 //!   of 64 KiB and taken by one consumer, against `Frame::parse` of the same lines; on a
-//!   current-thread runtime and on one with two workers.
+//!   current-thread runtime and on one with two workers;
+//! - a fold of one session: the session bench's streamed turn, each line decoded and folded
+//!   by each side with no connection or client around it, against `Frame::parse` ([`fold`]).
 //!
 //! Every ratio is the median, over pairs of adjacent passes, of the case's pass to its
 //! baseline's pass (msp-bench's `Group::run_paired`, as in `rpc.rs`); SDK/ours divides the
