@@ -3,10 +3,10 @@
 //!
 //! Both read the same bytes: the corpus' server notifications, `REPEAT` times, as
 //! [`msp_bench::streamed`] makes them, so that each frame is new to the fold (a repeated
-//! cursor would be refused, a repeated item only stale; checked before timing). Per pass: the flood alone takes
-//! every frame from a blocking connection; the session client (a fresh session each pass)
-//! routes every frame into the session's fold, and the program takes every event (the frame
-//! and what it did to the fold). Diagnostics: the fold without events, the fold with no
+//! cursor would be refused, a repeated item only stale; checked before timing). Per pass:
+//! the flood alone takes every frame from a blocking connection; the session client (a fresh
+//! session each pass) routes every frame into the session's fold, and the program takes
+//! every event (the frame and what it did to the fold). Diagnostics: the fold without events, the fold with no
 //! client, every notification kept, and the streamed turn with each repetition in a session
 //! of its own (what the size of one long session costs). Apart from the flood: a turn's items
 //! followed through one long streamed text against many short ones ([`turn_items`]).

@@ -675,8 +675,11 @@ fn fold(report: &mut Report, rows: &mut Vec<Row>, corpus: &Corpus) {
         }
         fold
     };
-    // Before timing: what each fold ends with.
-    let (our_items, their_items) = (ours().items().len(), theirs().items().len());
+    // Before timing: ours folds every line (none is skipped as undecoded), and what each
+    // fold ends with.
+    let folded = ours();
+    assert_eq!(folded.arrivals(), lines.len() as u64, "every line folded");
+    let (our_items, their_items) = (folded.items().len(), theirs().items().len());
     println!(
         "\nfold of one session ({} frames a pass; items at the end: msp-session {our_items}, muse-code-sdk {their_items})",
         lines.len()
