@@ -2,8 +2,9 @@
 //! before anything is sent: a label no option has, a choice no stage offers, feedback where
 //! the choice takes none are refused here, with what was offered.
 
+use msp_session::Stage;
 use msp_types::{
-    ApprovalChoice, UserInputAnswer, UserInputQuestion, UserInputRequestParams,
+    ApprovalChoice, ApprovalDecision, UserInputAnswer, UserInputQuestion, UserInputRequestParams,
     UserInputSelectionMode,
 };
 
@@ -73,6 +74,73 @@ impl From<UserInputAnswer> for Answer {
     /// like the others when sent.
     fn from(answer: UserInputAnswer) -> Self {
         Answer(answer)
+    }
+}
+
+/// A decision on one stage of an approval, as an approval handler gives it
+/// ([`blocking::Turn::completed_deciding`](crate::blocking::Turn::completed_deciding)): a
+/// choice the stage offers, with feedback only where that choice accepts it (both checked
+/// when sent, as [`blocking::Session::decide`](crate::blocking::Session::decide) checks them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    choice_id: String,
+    feedback: Option<String>,
+}
+
+impl Decision {
+    /// The offered choice `choice_id`.
+    pub fn choose(choice_id: impl Into<String>) -> Self {
+        Decision {
+            choice_id: choice_id.into(),
+            feedback: None,
+        }
+    }
+
+    /// The first choice `stage` offers that applies one of `decisions`, tried in the order
+    /// given; `None` when it offers none of them. A policy in one line: `[Denied, Abort]`
+    /// refuses whatever is asked, `[Approved]` allows each action once.
+    pub fn first_offered(stage: Stage<'_>, decisions: &[ApprovalDecision]) -> Option<Self> {
+        decisions.iter().find_map(|decision| {
+            stage
+                .choices
+                .iter()
+                .find(|choice| &choice.decision == decision)
+                .map(|choice| Decision::choose(&choice.choice_id))
+        })
+    }
+
+    /// Adds feedback for the model (only a choice with `acceptsFeedback` takes it).
+    pub fn with_feedback(mut self, feedback: impl Into<String>) -> Self {
+        self.feedback = Some(feedback.into());
+        self
+    }
+
+    /// Adds feedback for the model when the choice, as `stage` offers it, accepts some (a
+    /// policy's reason, given where it can be).
+    pub fn with_feedback_where_accepted(
+        self,
+        stage: Stage<'_>,
+        feedback: impl Into<String>,
+    ) -> Self {
+        let accepts = stage
+            .choices
+            .iter()
+            .any(|c| c.choice_id == self.choice_id && c.accepts_feedback == Some(true));
+        if accepts {
+            self.with_feedback(feedback)
+        } else {
+            self
+        }
+    }
+
+    /// The choice.
+    pub fn choice_id(&self) -> &str {
+        &self.choice_id
+    }
+
+    /// The feedback, when given.
+    pub fn feedback(&self) -> Option<&str> {
+        self.feedback.as_deref()
     }
 }
 

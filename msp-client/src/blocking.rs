@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use msp_rpc::blocking::Connection;
 use msp_rpc::{CloseReason, Command, Handshake, HostCommand, HostExit};
-use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt};
+use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Stage};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
@@ -23,13 +23,13 @@ use msp_types::{
     TurnStartResult, UserInputAnswerResult, UserInputCancelResult,
 };
 
-use crate::asks::Answer;
+use crate::asks::{Answer, Decision};
 use crate::commands;
 use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pump::{self, Pumped};
-use crate::shared;
+use crate::shared::{self, Deciding};
 use crate::wait::{on_this_thread, wait};
 
 /// A client of one host: the connection, its pump, the sessions opened.
@@ -655,6 +655,45 @@ impl Turn {
             .until(None, "an approval or the turn's end", |fold| {
                 asked.next_approval_of(fold, &self.id)
             })
+    }
+
+    /// Waits for the turn's end, deciding each stage of each approval it asks for with
+    /// `decide`, called once a stage with the approval and the stage: a multi-stage approval
+    /// comes back at its next stage until a decision is terminal, and the receipts were sent
+    /// already. `None` leaves the stage undecided (pending and visible in the fold, for another
+    /// client, the host's timeout or [`Session::decide`]). A stage that another decision won
+    /// or the host moved past is not an error: the wait goes on. A decision the stage does
+    /// not offer ends it with [`Error::Ask`], nothing sent. A handler that must wait on
+    /// something else decides through [`Turn::next_approval`] and [`Session::decide`].
+    pub fn completed_deciding(
+        &self,
+        mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
+    ) -> Result<TurnOutcome, Error> {
+        let session = &self.session;
+        let mut deciding = Deciding::default();
+        loop {
+            let asked = deciding.asked(session.core(), session.id());
+            let next = session.until(None, "an approval or the turn's end", |fold| {
+                asked.next_approval_of(fold, &self.id)
+            });
+            let approval = match next {
+                Ok(Some(approval)) => approval,
+                Ok(None) => return self.completed_within(None),
+                Err(Error::Closed(reason)) => return Ok(TurnOutcome::HostExited(reason)),
+                Err(error) => return Err(error),
+            };
+            let stage = approval
+                .stage()
+                .expect("the wait takes approvals with a stage");
+            let Some(decision) = decide(&approval, stage) else {
+                deciding.pass(&approval);
+                continue;
+            };
+            let decided = session.decide(approval.id(), decision.choice_id(), decision.feedback());
+            if let Err(error) = decided {
+                deciding.failed(&approval, error)?;
+            }
+        }
     }
 
     /// The next question of this turn this client has not answered; `None` once the turn is

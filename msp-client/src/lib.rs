@@ -6,9 +6,11 @@
 //! `resume_session` give a [`blocking::Session`]: its fold (read-only), its events in the
 //! order routed, the gap refill driven for it, and its commands as methods, each `commandId`
 //! minted once and kept across a retry. `send_user_turn` gives a [`blocking::Turn`]: its
-//! items as they change, and how it ended. The host's `approval/request` and
-//! `userInput/request` are answered with the receipt for you and land in the fold; answers
-//! and decisions are checked against what was offered before they are sent.
+//! items as they change, and how it ended (waited for alone, or with an approval handler
+//! deciding each stage: [`blocking::Turn::completed_deciding`]). The host's
+//! `approval/request` and `userInput/request` are answered with the receipt for you and land
+//! in the fold; answers and decisions are checked against what was offered before they are
+//! sent.
 //!
 //! The seed's recipe, run against the canned host playing the project's recording of it, in
 //! this process over in-memory pipes (with `muse serve`: `Client::spawn(&HostCommand::muse(),
@@ -80,7 +82,7 @@ mod wait;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeRecipes;
 
-pub use crate::asks::{Answer, AskError, FREE_TEXT_CHARS};
+pub use crate::asks::{Answer, AskError, Decision, FREE_TEXT_CHARS};
 pub use crate::core::Event;
 pub use crate::options::{Options, Retry, EVENTS};
 pub use crate::outcome::{Error, SettledBy, Settlement, TurnOutcome};

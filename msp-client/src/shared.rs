@@ -14,7 +14,7 @@ use msp_types::{
 use crate::asks::AskError;
 use crate::core::Core;
 use crate::options::{Options, Retry};
-use crate::outcome::{SettledBy, Settlement};
+use crate::outcome::{Error, SettledBy, Settlement};
 
 /// What the driver keeps of the options once the core and the connection's are made.
 pub(crate) struct Rest {
@@ -234,6 +234,51 @@ impl Asked {
             None => SettledBy::Host,
         };
         Some(Settlement { params, by })
+    }
+}
+
+/// The approvals of a turn decided by a handler (`Turn::completed_deciding`, both drivers):
+/// the stages it passed on, so that its waits skip them.
+#[derive(Default)]
+pub(crate) struct Deciding {
+    passed: HashSet<(String, String, i64)>,
+}
+
+impl Deciding {
+    /// What the next wait checks: the stages the client decided and those passed on.
+    pub(crate) fn asked(&self, core: &Core, session_id: &str) -> Asked {
+        let mut asked = core.asked(session_id);
+        asked.decided.extend(self.passed.iter().cloned());
+        asked
+    }
+
+    /// Leaves `approval`'s current stage undecided.
+    pub(crate) fn pass(&mut self, approval: &PendingApproval) {
+        if let Some(stage) = approval.stage() {
+            self.passed
+                .insert(Asked::decided_key(approval.id(), stage.requirement));
+        }
+    }
+
+    /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`) or
+    /// the host moved past (`approvalRequirementStale`) is passed on, the resolution or the
+    /// next stage still to come; so is any stage when the connection closed, since the next
+    /// wait says how the turn ended. Any other failure is the caller's.
+    pub(crate) fn failed(&mut self, approval: &PendingApproval, error: Error) -> Result<(), Error> {
+        let gone = match &error {
+            Error::Rpc(RpcError::Remote(remote)) => matches!(
+                remote.kind(),
+                Some("approvalAlreadyResolved" | "approvalRequirementStale")
+            ),
+            Error::Rpc(RpcError::Closed(_)) | Error::Closed(_) => true,
+            _ => false,
+        };
+        if !gone {
+            return Err(error);
+        }
+        tracing::debug!(approval = approval.id(), %error, "a stage no longer to decide");
+        self.pass(approval);
+        Ok(())
     }
 }
 

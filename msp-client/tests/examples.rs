@@ -95,6 +95,20 @@ fn approve() {
     );
 }
 
+#[cfg(feature = "tokio")]
+#[test]
+fn refuse_async() {
+    let Some(stdout) = run("refuse_async", "approval-deny-round-trip", &[], &[]) else {
+        return;
+    };
+    // The recording's client decided `abort` with this feedback: the host checked both.
+    assert_eq!(
+        stdout,
+        "refused: fileAccess: /home/me/src/proj/Cargo.toml\n\
+         turn: completed\n"
+    );
+}
+
 #[test]
 fn stream_turn() {
     let Some(stdout) = run("stream_turn", "text-run-single-turn", &[], &[]) else {
@@ -131,6 +145,7 @@ fn readme_recipes_are_the_examples() {
         "answer_question",
         "answer_question_async",
         "approve",
+        "refuse_async",
         "stream_turn",
     ];
     assert_eq!(blocks.len(), examples.len(), "a recipe for each example");

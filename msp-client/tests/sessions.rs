@@ -6,8 +6,8 @@ mod support;
 
 use std::time::Duration;
 
-use msp_client::blocking::{Client, Session};
-use msp_client::{render, Answer, AskError, Error, Event, SettledBy, TurnOutcome};
+use msp_client::blocking::{Client, Session, Turn};
+use msp_client::{render, Answer, AskError, Decision, Error, Event, SettledBy, TurnOutcome};
 use msp_rpc::canned::Outcome as Played;
 use msp_session::Outcome;
 use msp_types::{
@@ -25,6 +25,16 @@ fn start(client: &Client) -> Session {
             .build()
     };
     client.start_session(start).expect("started").0
+}
+
+/// Starts a session and a turn against the canned host playing `scenario`.
+fn start_a_turn(scenario: &std::path::Path) -> (Client, Session, Turn) {
+    let client = support::spawn(scenario, &[]);
+    let session = start(&client);
+    let turn = session
+        .send_user_turn([render::text("Bump the version.")])
+        .expect("turn started");
+    (client, session, turn)
 }
 
 fn resume_excluding_items(client: &Client) -> (Session, String) {
@@ -321,11 +331,11 @@ fn a_timed_out_command_is_sent_again_with_the_same_command_id() {
     assert!(ack.is_ok(), "{ack:?}");
 }
 
-#[test]
-fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
-    // The approval round trip with a second stage: the first decision is not terminal, the
-    // host moves the approval to requirement 1 (`approval/updated`), and that one is decided.
-    let Some(dir) = support::derived("approval-round-trip", |frames| {
+/// The approval round trip with a second stage: the first decision is not terminal, the
+/// host moves the approval to requirement 1 (`approval/updated`), and that one is decided
+/// (`allow_session`, then `allow_once`).
+fn two_stages() -> Option<tempfile::TempDir> {
+    support::derived("approval-round-trip", |frames| {
         let decide = frames
             .iter()
             .position(|(client, f)| *client && f["method"] == "approval/decide")
@@ -355,14 +365,15 @@ fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
         frames.insert(decide + 2, (false, updated));
         frames.insert(decide + 3, (true, second));
         frames.insert(decide + 4, (false, answer));
-    }) else {
+    })
+}
+
+#[test]
+fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
+    let Some(dir) = two_stages() else {
         return;
     };
-    let client = support::spawn(dir.path(), &[]);
-    let session = start(&client);
-    let turn = session
-        .send_user_turn([render::text("Bump the version.")])
-        .expect("turn");
+    let (client, session, turn) = start_a_turn(dir.path());
     let mut decided = Vec::new();
     loop {
         let approval = session.next_approval(WAIT).expect("a stage to decide");
@@ -381,6 +392,153 @@ fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
         }
     }
     assert_eq!(decided, [0, 1], "each stage once, in order");
+    assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_handler_decides_each_stage_once_until_the_turn_ends() {
+    let Some(dir) = two_stages() else {
+        return;
+    };
+    let (client, _, turn) = start_a_turn(dir.path());
+    let mut stages = Vec::new();
+    let outcome = turn
+        .completed_deciding(|approval, stage| {
+            stages.push((approval.id().to_owned(), stage.requirement.source_index));
+            let once = [ApprovalDecision::Approved];
+            if stages.len() == 1 {
+                Some(Decision::choose("allow_session"))
+            } else {
+                Decision::first_offered(stage, &once)
+            }
+        })
+        .expect("ends");
+    let approval = "0198f0ac-7777-7000-8000-0000000000e1".to_owned();
+    assert_eq!(
+        stages,
+        [(approval.clone(), 0), (approval, 1)],
+        "each stage once"
+    );
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+/// The approval round trip where the host resolves the approval itself (`timedOut`, no
+/// `decidedByCommandId`): with `error` answering the client's decision in place of the
+/// recorded acknowledgement, or, without one, with no decision sent at all.
+fn resolved_by_host(error: Option<serde_json::Value>) -> Option<tempfile::TempDir> {
+    support::derived("approval-round-trip", |frames| {
+        let decide = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "approval/decide")
+            .unwrap();
+        match error {
+            Some(error) => {
+                frames[decide + 1]
+                    .1
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("result");
+                frames[decide + 1].1["error"] = error;
+            }
+            None => {
+                frames.drain(decide..decide + 2);
+            }
+        }
+        let resolved = frames
+            .iter_mut()
+            .find(|(_, f)| f["method"] == "approval/resolved")
+            .unwrap();
+        let params = resolved.1["params"].as_object_mut().unwrap();
+        params.remove("decidedByCommandId");
+        params.remove("amendment");
+        params["decision"] = "timedOut".into();
+        params["resolvedBy"] = "timeout".into();
+        params["policyResult"] = "deny".into();
+    })
+}
+
+#[test]
+fn a_handler_that_leaves_a_stage_undecided_waits_for_the_host_to_resolve_it() {
+    let Some(dir) = resolved_by_host(None) else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let mut asked = 0;
+    let outcome = turn
+        .completed_deciding(|_, _| {
+            asked += 1;
+            None
+        })
+        .expect("ends");
+    assert_eq!(asked, 1, "the stage passed on is not asked again");
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    let resolved = session.resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT);
+    let resolved = resolved.expect("resolved by the host");
+    assert_eq!(resolved.decision, ApprovalDecision::TimedOut);
+    assert_eq!(resolved.decided_by_command_id, None);
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_handler_whose_decision_lost_the_race_waits_for_the_resolution_that_won() {
+    let lost = serde_json::json!({
+        "code": -32051,
+        "message": "the approval is resolved",
+        "data": {"kind": "approvalAlreadyResolved"}
+    });
+    let Some(dir) = resolved_by_host(Some(lost)) else {
+        return;
+    };
+    let (client, _, turn) = start_a_turn(dir.path());
+    let mut asked = 0;
+    let outcome = turn
+        .completed_deciding(|_, _| {
+            asked += 1;
+            Some(Decision::choose("allow_session"))
+        })
+        .expect("not an error: another decision won");
+    assert_eq!(asked, 1);
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_handler_choosing_what_is_not_offered_gets_the_refusal_and_nothing_is_sent() {
+    let Some(scenario) = support::scenario("approval-round-trip") else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(&scenario);
+    let refused = turn.completed_deciding(|_, stage| {
+        // `abort` would take feedback; `allow_once` takes none.
+        let deny = [ApprovalDecision::Denied, ApprovalDecision::Abort];
+        let abort = Decision::first_offered(stage, &deny).expect("offered");
+        assert_eq!(abort.choice_id(), "abort");
+        let why = |d: Decision| {
+            d.with_feedback_where_accepted(stage, "why")
+                .feedback()
+                .map(str::to_owned)
+        };
+        assert_eq!(why(abort), Some("why".to_owned()));
+        assert_eq!(why(Decision::choose("allow_once")), None);
+        let never = [ApprovalDecision::DeniedPolicyAmendment];
+        assert_eq!(Decision::first_offered(stage, &never), None);
+        Some(Decision::choose("allow_once").with_feedback("only this file"))
+    });
+    let Err(Error::Ask(AskError::FeedbackNotAccepted { choice_id, .. })) = refused else {
+        panic!("refused: {refused:?}");
+    };
+    assert_eq!(choice_id, "allow_once");
+    // Nothing was sent: the recorded decision still goes through.
+    let ack = session
+        .decide(
+            "0198f0ac-7777-7000-8000-0000000000e1",
+            "allow_session",
+            None,
+        )
+        .expect("accepted");
+    assert!(ack.terminal);
     assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }

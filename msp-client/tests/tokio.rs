@@ -5,8 +5,8 @@ mod support;
 
 use std::time::Duration;
 
-use msp_client::tokio::Client;
-use msp_client::{render, Answer, SettledBy, TurnOutcome};
+use msp_client::tokio::{Client, Session, Turn};
+use msp_client::{render, Answer, Decision, SettledBy, TurnOutcome};
 use msp_rpc::HostCommand;
 use msp_types::{ApprovalDecision, SessionResumeParams, TurnTerminal, UserInputOutcome};
 
@@ -19,6 +19,28 @@ async fn spawn(scenario: &std::path::Path, args: &[&str]) -> Client {
     Client::spawn(&command, support::options())
         .await
         .expect("the canned host starts and shakes hands")
+}
+
+/// Starts a session and a turn saying `text`, against the canned host playing `scenario`.
+async fn start_a_turn(
+    scenario: &std::path::Path,
+    args: &[&str],
+    text: &str,
+) -> (Client, Session, Turn) {
+    let client = spawn(scenario, args).await;
+    let (session, _) = client
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .await
+        .expect("started");
+    let turn = session
+        .send_user_turn([render::text(text)])
+        .await
+        .expect("turn started");
+    (client, session, turn)
 }
 
 /// Resumes the question scenario's session without its items (the session pages them).
@@ -63,19 +85,7 @@ async fn an_approval_and_a_streamed_turn() {
     let Some(scenario) = support::scenario("approval-round-trip") else {
         return;
     };
-    let client = spawn(&scenario, &[]).await;
-    let (session, _) = client
-        .start_session(|command_id| {
-            msp_types::SessionStartParams::builder()
-                .command_id(command_id)
-                .build()
-        })
-        .await
-        .expect("started");
-    let turn = session
-        .send_user_turn([render::text("Run the tests.")])
-        .await
-        .expect("turn started");
+    let (client, session, turn) = start_a_turn(&scenario, &[], "Run the tests.").await;
     let approval = session.next_approval(WAIT).await.expect("the approval");
     session
         .decide(approval.id(), "allow_session", None)
@@ -103,21 +113,41 @@ async fn a_host_dying_mid_turn() {
     let Some(scenario) = support::scenario("text-run-single-turn") else {
         return;
     };
-    let client = spawn(&scenario, &["--fault", "after 12: exit 3"]).await;
-    let (session, _) = client
-        .start_session(|command_id| {
-            msp_types::SessionStartParams::builder()
-                .command_id(command_id)
-                .build()
-        })
-        .await
-        .expect("started");
-    let turn = session
-        .send_user_turn([render::text("Say hello.")])
-        .await
-        .expect("turn started");
+    let (_client, _session, turn) =
+        start_a_turn(&scenario, &["--fault", "after 12: exit 3"], "Say hello.").await;
     let TurnOutcome::HostExited(reason) = turn.completed().await else {
         panic!("the host died before the turn ended");
+    };
+    assert_eq!(
+        reason.host_exit().and_then(|e| e.code),
+        Some(3),
+        "{reason:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_host_dying_while_a_handler_decides_ends_the_turn_with_the_exit() {
+    let Some(scenario) = support::scenario("approval-round-trip") else {
+        return;
+    };
+    // Frame 14 is the client's `approval/decide`: the host exits instead of acknowledging it.
+    let (_client, _session, turn) = start_a_turn(
+        &scenario,
+        &["--fault", "after 14: exit 3"],
+        "Run the tests.",
+    )
+    .await;
+    let mut asked = 0;
+    let outcome = turn
+        .completed_deciding(|_, _| {
+            asked += 1;
+            Some(Decision::choose("allow_session"))
+        })
+        .await
+        .expect("the host's exit is the turn's outcome, not an error");
+    assert_eq!(asked, 1);
+    let TurnOutcome::HostExited(reason) = outcome else {
+        panic!("the host died before the turn ended: {outcome:?}");
     };
     assert_eq!(
         reason.host_exit().and_then(|e| e.code),
