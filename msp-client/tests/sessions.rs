@@ -333,8 +333,9 @@ fn a_timed_out_command_is_sent_again_with_the_same_command_id() {
 
 /// The approval round trip with a second stage: the first decision is not terminal, the
 /// host moves the approval to requirement 1 (`approval/updated`), and that one is decided
-/// (`allow_session`, then `allow_once`).
-fn two_stages() -> Option<tempfile::TempDir> {
+/// (`allow_session`, then `allow_once`). `stale`: the first decision is refused instead, the
+/// host having moved on to requirement 1 (`approvalRequirementStale`).
+fn two_stages(stale: bool) -> Option<tempfile::TempDir> {
     support::derived("approval-round-trip", |frames| {
         let decide = frames
             .iter()
@@ -365,12 +366,24 @@ fn two_stages() -> Option<tempfile::TempDir> {
         frames.insert(decide + 2, (false, updated));
         frames.insert(decide + 3, (true, second));
         frames.insert(decide + 4, (false, answer));
+        if stale {
+            let ack = frames[decide + 1].1.as_object_mut().unwrap();
+            ack.remove("result");
+            ack.insert(
+                "error".into(),
+                serde_json::json!({
+                    "code": -32053,
+                    "message": "the approval moved on",
+                    "data": {"kind": "approvalRequirementStale"}
+                }),
+            );
+        }
     })
 }
 
 #[test]
 fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
-    let Some(dir) = two_stages() else {
+    let Some(dir) = two_stages(false) else {
         return;
     };
     let (client, session, turn) = start_a_turn(dir.path());
@@ -398,7 +411,16 @@ fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
 
 #[test]
 fn a_handler_decides_each_stage_once_until_the_turn_ends() {
-    let Some(dir) = two_stages() else {
+    handler_decides_two_stages(false);
+}
+
+#[test]
+fn a_handler_whose_stage_went_stale_decides_the_next_one() {
+    handler_decides_two_stages(true);
+}
+
+fn handler_decides_two_stages(stale: bool) {
+    let Some(dir) = two_stages(stale) else {
         return;
     };
     let (client, _, turn) = start_a_turn(dir.path());
@@ -421,7 +443,8 @@ fn a_handler_decides_each_stage_once_until_the_turn_ends() {
         "each stage once"
     );
     assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
-    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+    let exit = client.close();
+    assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
 }
 
 /// The approval round trip where the host resolves the approval itself (`timedOut`, no
