@@ -663,8 +663,10 @@ impl Turn {
     /// already. `None` leaves the stage undecided (pending and visible in the fold, for another
     /// client, the host's timeout or [`Session::decide`]). A stage that another decision won
     /// or the host moved past is not an error: the wait goes on. A decision the stage does
-    /// not offer ends it with [`Error::Ask`], nothing sent. A handler that must wait on
-    /// something else decides through [`Turn::next_approval`] and [`Session::decide`].
+    /// not offer ends it with [`Error::Ask`], nothing sent. On a thread of its own (a handle
+    /// from [`Session::turn`] moved there) it decides while the program does something else,
+    /// such as following the items. A handler that must wait on something else decides
+    /// through [`Turn::next_approval`] and [`Session::decide`].
     pub fn completed_deciding(
         &self,
         mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,

@@ -447,6 +447,28 @@ fn handler_decides_two_stages(stale: bool) {
     assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
 }
 
+#[test]
+fn approvals_decided_on_a_thread_of_their_own_while_the_program_follows_the_items() {
+    let Some(scenario) = support::scenario("approval-round-trip") else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(&scenario);
+    let deciding = session.turn(turn.id());
+    let handler = std::thread::spawn(move || {
+        let allow = [ApprovalDecision::ApprovedForSession];
+        deciding.completed_deciding(|_, stage| Decision::first_offered(stage, &allow))
+    });
+    let items: Vec<String> = turn
+        .items()
+        .map(|i| render::ItemLine(&i).to_string())
+        .collect();
+    assert!(!items.is_empty());
+    let outcome = handler.join().expect("the thread ran").expect("ended");
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
 /// The approval round trip where the host resolves the approval itself (`timedOut`, no
 /// `decidedByCommandId`): with `error` answering the client's decision in place of the
 /// recorded acknowledgement, or, without one, with no decision sent at all.

@@ -109,6 +109,37 @@ async fn an_approval_and_a_streamed_turn() {
 }
 
 #[tokio::test]
+async fn approvals_decided_on_a_task_of_their_own_while_the_program_follows_the_items() {
+    let Some(scenario) = support::scenario("approval-round-trip") else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(&scenario, &[], "Run the tests.").await;
+    // The handler on a task of its own (spawned: the turn and its wait are `Send`).
+    let deciding = session.turn(turn.id());
+    let handler = tokio::spawn(async move {
+        let allow = [ApprovalDecision::ApprovedForSession];
+        deciding
+            .completed_deciding(|_, stage| Decision::first_offered(stage, &allow))
+            .await
+    });
+    let mut items = 0;
+    while let Some(item) = turn.next_item().await {
+        assert!(!render::ItemLine(&item).to_string().is_empty());
+        items += 1;
+    }
+    assert!(items > 0);
+    let outcome = handler.await.expect("the task ran").expect("ended");
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    let resolved = session
+        .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
+        .await
+        .expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    drop((turn, session));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
+
+#[tokio::test]
 async fn a_host_dying_mid_turn() {
     let Some(scenario) = support::scenario("text-run-single-turn") else {
         return;
