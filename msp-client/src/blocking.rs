@@ -28,6 +28,7 @@ use crate::commands;
 use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
+use crate::pending::PendingCommand;
 use crate::pump::{self, Pumped};
 use crate::shared::{self, Deciding};
 use crate::wait::{on_this_thread, wait};
@@ -162,6 +163,7 @@ impl Client {
             .send(&Command::<methods::SessionResume>::new(build))?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        self.link.core.resumed(&id, result.last_turn.as_deref());
         refill(&self.link.connection, &self.link.core, opened.refills);
         Ok((self.session(id, opened.place), result))
     }
@@ -399,6 +401,53 @@ impl Session {
     /// Starts a turn (`turn/start`, the params built around the minted `commandId`).
     pub fn start_turn(&self, build: impl FnOnce(String) -> TurnStartParams) -> Result<Turn, Error> {
         let command = Command::<methods::TurnStart>::new(build);
+        self.start(command)
+    }
+
+    /// Sends pending `turn/start` `pending` again (its `commandId`, its params), in the
+    /// session it was sent in, resumed on this connection: the host answers with its first
+    /// decision if it still knows the command, and the turn it names is followed as
+    /// [`Session::start_turn`]'s (a turn the resume said ended comes back ended:
+    /// [`TurnOutcome::EndedBeforeResume`]).
+    pub fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
+        let command = pending.turn_start(self.id())?;
+        self.start(command)
+    }
+
+    /// The commands sent in this session whose outcome this client has not seen, in the
+    /// order sent (see [`PendingCommand`]): to send again after the host went away.
+    ///
+    /// ```no_run
+    /// use msp_client::blocking::Client;
+    /// use msp_client::{render, Options};
+    /// use msp_rpc::HostCommand;
+    /// use msp_types::protocol::methods;
+    ///
+    /// # fn main() -> Result<(), msp_client::Error> {
+    /// # let session_id = "0198f0aa-1111-7000-8000-0000000000aa";
+    /// let options = || Options::new("demo", "0.1.0");
+    /// let client = Client::spawn(&HostCommand::muse(), options())?;
+    /// let (session, _) = client.resume_session(session_id)?;
+    /// let _turn = session.send_user_turn([render::text("Run the tests")]);
+    /// // The host went away before the turn ended (or before it acknowledged it): a new
+    /// // host, the session resumed, what had no seen outcome sent again with its commandId.
+    /// let pending = session.pending();
+    /// let client = Client::spawn(&HostCommand::muse(), options())?;
+    /// let (session, _) = client.resume_session(session_id)?;
+    /// for command in &pending {
+    ///     match command.method() {
+    ///         "turn/start" => println!("turn: {}", session.resend_turn(command)?.completed()),
+    ///         "goal/set" => drop(session.send(&command.command::<methods::GoalSet>()?)?),
+    ///         other => println!("left: {other} {}", command.command_id()),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn pending(&self) -> Vec<PendingCommand> {
+        self.core().pending(&self.0.id)
+    }
+
+    fn start(&self, command: Command<methods::TurnStart>) -> Result<Turn, Error> {
         self.core().follow_command(&self.0.id, command.command_id());
         let result = self.send(&command);
         let result = self
@@ -584,8 +633,10 @@ impl Session {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        self.core().sent(&self.0.id, command.command_id());
-        let result = self.0.link.send(command)?;
+        self.core().sent(&self.0.id, command);
+        let result = self.0.link.send(command).inspect_err(|error| {
+            self.core().failed(&self.0.id, command.command_id(), error);
+        })?;
         self.core()
             .acknowledged::<M>(&self.0.id, command.command_id(), &result)?;
         Ok(result)
@@ -638,8 +689,9 @@ impl Turn {
 
     /// Waits for the turn's end within `timeout`.
     pub fn completed_within(&self, timeout: Option<Duration>) -> Result<TurnOutcome, Error> {
+        let last = self.session.core().last_turn(&self.session.0.id);
         match self.session.until(timeout, "the turn's end", |fold| {
-            TurnOutcome::of(fold, &self.id)
+            TurnOutcome::of(fold, &self.id, last.as_ref())
         }) {
             Err(Error::Closed(reason)) => Ok(TurnOutcome::HostExited(reason)),
             other => other,
@@ -713,3 +765,5 @@ impl Turn {
         self.session.interrupt(Some(&self.id), retract)
     }
 }
+
+shared::debug_handles!();

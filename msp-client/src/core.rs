@@ -27,14 +27,16 @@ use std::time::Duration;
 
 use foldhash::fast::RandomState;
 use msp_rpc::CloseReason;
+use msp_rpc::Command;
 use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill};
 use msp_types::rpc::Request;
-use msp_types::ApprovalRequirementRef;
+use msp_types::{ApprovalRequirementRef, LastTurn};
 use slab::Slab;
 
 use crate::outcome::Error;
+use crate::pending::{Ledger, PendingCommand};
 use crate::pump::{BUSY_LOOK, STALL};
-use crate::shared::Asked;
+use crate::shared::{turn_over, Asked};
 
 // The lock is loom's when the synchronization is model-checked (`core/loom_tests.rs`).
 #[cfg(loom)]
@@ -153,6 +155,10 @@ pub(crate) struct Slot {
     asked: Asked,
     /// The acknowledgement of each command sent, to compare a replay's with.
     acks: HashMap<String, serde_json::Value>,
+    /// The commands whose outcome is not seen yet.
+    ledger: Ledger,
+    /// The turn the resume said ended last (`lastTurn`).
+    last_turn: Option<Box<LastTurn>>,
 }
 
 impl Slot {
@@ -386,6 +392,8 @@ impl Core {
             waiting: Vec::new(),
             asked: Asked::default(),
             acks: HashMap::new(),
+            ledger: Ledger::default(),
+            last_turn: None,
         };
         // The caller has the result: what it seeded is no event.
         seed(&mut slot.fold);
@@ -524,10 +532,43 @@ impl Core {
     }
 
     /// Notes a command this client sends in the session.
-    pub(crate) fn sent(&self, session_id: &str, command_id: &str) {
+    pub(crate) fn sent<M: Request>(&self, session_id: &str, command: &Command<M>) {
         self.slot(session_id, |slot| {
-            slot.asked.sent.insert(command_id.to_owned());
+            slot.asked.sent.insert(command.command_id().to_owned());
+            let (fold, last) = (&slot.fold, slot.last_turn.as_deref());
+            slot.ledger
+                .sent(session_id, command, |turn_id| ended(fold, last, turn_id));
         });
+    }
+
+    /// Notes that command `command_id` failed.
+    pub(crate) fn failed(&self, session_id: &str, command_id: &str, error: &Error) {
+        self.slot(session_id, |slot| slot.ledger.failed(command_id, error));
+    }
+
+    /// The session's commands whose outcome is not seen yet.
+    pub(crate) fn pending(&self, session_id: &str) -> Vec<PendingCommand> {
+        let state = self.lock();
+        let Some(slot) = state.slots.get(session_id) else {
+            return Vec::new();
+        };
+        let last = slot.last_turn.as_deref();
+        slot.ledger
+            .pending(|turn_id| ended(&slot.fold, last, turn_id))
+    }
+
+    /// Keeps the turn the resume said ended last.
+    pub(crate) fn resumed(&self, session_id: &str, last_turn: Option<&LastTurn>) {
+        self.slot(session_id, |slot| {
+            slot.last_turn = last_turn.map(|last| Box::new(last.clone()));
+        });
+    }
+
+    /// The turn the resume said ended last.
+    pub(crate) fn last_turn(&self, session_id: &str) -> Option<LastTurn> {
+        let state = self.lock();
+        let slot = state.slots.get(session_id)?;
+        slot.last_turn.as_deref().cloned()
     }
 
     /// Notes a prompt this client answered (or cancelled, or clarified).
@@ -557,7 +598,10 @@ impl Core {
         state
             .slots
             .get(session_id)
-            .map(|slot| slot.asked.clone())
+            .map(|slot| Asked {
+                last_turn: slot.last_turn.as_ref().map(|last| last.turn_id.clone()),
+                ..slot.asked.clone()
+            })
             .unwrap_or_default()
     }
 
@@ -576,6 +620,7 @@ impl Core {
         let Some(slot) = state.slots.get_mut(session_id) else {
             return Ok(());
         };
+        slot.ledger.acknowledged(M::METHOD, command_id, &value);
         match slot.acks.get(command_id) {
             Some(first) if *first != value => Err(Error::ReplayDiffers {
                 method: M::METHOD,
@@ -670,12 +715,14 @@ impl Slot {
                 return Some(Some(entry.clone()));
             }
         }
-        let over = self
-            .fold
-            .turn(turn_id)
-            .is_some_and(|turn| turn.state().is_over());
+        let over = self::ended(&self.fold, self.last_turn.as_deref(), turn_id);
         (over || ended.is_some()).then_some(None)
     }
+}
+
+/// Whether turn `turn_id` ended: in `fold`, or before the resume (`last`, its `lastTurn`).
+fn ended(fold: &Fold, last: Option<&LastTurn>, turn_id: &str) -> bool {
+    turn_over(fold, turn_id) || last.is_some_and(|last| last.turn_id == turn_id)
 }
 
 /// The pump's look ([`Core::pump_turn`]).

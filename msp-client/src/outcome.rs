@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use msp_rpc::{CloseReason, RpcError, SpawnError};
 use msp_session::{Fold, TurnState};
-use msp_types::{TurnCompletedParams, TurnTerminal, UserInputSettledParams};
+use msp_types::{LastTurn, TurnCompletedParams, TurnTerminal, UserInputSettledParams};
 
 use crate::asks::AskError;
 
@@ -23,6 +23,9 @@ pub enum TurnOutcome {
     /// The connection closed before the turn ended: its end is unknown (items in progress
     /// are marked ended-unknown when the host was ephemeral).
     HostExited(CloseReason),
+    /// Ended before this client resumed the session: the resume's `lastTurn` (its terminal,
+    /// and on failure the error), the turn's `turn/completed` not seen.
+    EndedBeforeResume(Box<LastTurn>),
 }
 
 impl TurnOutcome {
@@ -30,12 +33,24 @@ impl TurnOutcome {
     pub fn terminal(&self) -> Option<&TurnTerminal> {
         match self {
             TurnOutcome::Ended(params) => Some(&params.terminal),
+            TurnOutcome::EndedBeforeResume(last) => Some(&last.terminal),
             _ => None,
         }
     }
 
-    /// What the fold says of turn `turn_id`, once it is over.
-    pub(crate) fn of(fold: &Fold, turn_id: &str) -> Option<TurnOutcome> {
+    /// What the fold says of turn `turn_id`, once it is over; else, when `last` (the
+    /// resume's `lastTurn`) names it, that it ended before.
+    pub(crate) fn of(fold: &Fold, turn_id: &str, last: Option<&LastTurn>) -> Option<TurnOutcome> {
+        let outcome = Self::folded(fold, turn_id);
+        match last {
+            Some(last) if outcome.is_none() && last.turn_id == turn_id => {
+                Some(TurnOutcome::EndedBeforeResume(Box::new(last.clone())))
+            }
+            _ => outcome,
+        }
+    }
+
+    fn folded(fold: &Fold, turn_id: &str) -> Option<TurnOutcome> {
         let turn = fold.turn(turn_id)?;
         match turn.state() {
             TurnState::Ended => turn
@@ -95,6 +110,17 @@ pub enum Error {
         /// How long.
         timeout: Duration,
     },
+    /// A pending command given to another session than its own, or rebuilt as another
+    /// method than its own; nothing was sent.
+    #[error("{method} {command_id} cannot be sent so: {reason}")]
+    Misdirected {
+        /// Its method.
+        method: &'static str,
+        /// Its `commandId`.
+        command_id: String,
+        /// What does not fit.
+        reason: String,
+    },
     /// A command sent again with the same `commandId` got another acknowledgement than the
     /// first time: the host did not replay it.
     #[error("{method} {command_id}: the replayed acknowledgement differs from the first")]
@@ -129,6 +155,13 @@ impl fmt::Display for TurnOutcome {
             TurnOutcome::Unqueued => f.write_str("unqueued"),
             TurnOutcome::Retracted => f.write_str("retracted"),
             TurnOutcome::HostExited(reason) => write!(f, "unknown, the host is gone: {reason}"),
+            TurnOutcome::EndedBeforeResume(last) => {
+                write!(f, "{} (before the resume)", last.terminal)?;
+                if let Some(error) = &last.error {
+                    write!(f, ": {}", error.message)?;
+                }
+                Ok(())
+            }
         }
     }
 }

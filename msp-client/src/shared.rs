@@ -147,9 +147,16 @@ pub(crate) struct Asked {
     pub(crate) answered: HashSet<String>,
     /// The approval stages it decided: the approval and the requirement.
     pub(crate) decided: HashSet<(String, String, i64)>,
+    /// The turn the resume said ended last (`lastTurn`).
+    pub(crate) last_turn: Option<String>,
 }
 
 impl Asked {
+    /// Whether turn `turn_id` ended: in the fold, or before the resume.
+    fn turn_over(&self, fold: &Fold, turn_id: &str) -> bool {
+        turn_over(fold, turn_id) || self.last_turn.as_deref() == Some(turn_id)
+    }
+
     pub(crate) fn decided_key(
         approval_id: &str,
         requirement: &ApprovalRequirementRef,
@@ -200,7 +207,7 @@ impl Asked {
         });
         match next {
             Some(approval) => Some(Some(approval.clone())),
-            None if turn_over(fold, turn_id) => Some(None),
+            None if self.turn_over(fold, turn_id) => Some(None),
             None => None,
         }
     }
@@ -216,7 +223,7 @@ impl Asked {
         });
         match next {
             Some(prompt) => Some(Some(prompt.clone())),
-            None if turn_over(fold, turn_id) => Some(None),
+            None if self.turn_over(fold, turn_id) => Some(None),
             None => None,
         }
     }
@@ -282,7 +289,37 @@ impl Deciding {
     }
 }
 
-fn turn_over(fold: &Fold, turn_id: &str) -> bool {
+/// Whether the fold saw turn `turn_id` end.
+pub(crate) fn turn_over(fold: &Fold, turn_id: &str) -> bool {
     fold.turn(turn_id)
         .is_some_and(|turn| turn.state().is_over())
 }
+
+/// `Debug` for a driver's `Client`, `Session` and `Turn` (the ids, nothing of the state).
+macro_rules! debug_handles {
+    () => {
+        impl std::fmt::Debug for Client {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("Client").finish_non_exhaustive()
+            }
+        }
+
+        impl std::fmt::Debug for Session {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("Session")
+                    .field("id", &self.0.id)
+                    .finish_non_exhaustive()
+            }
+        }
+
+        impl std::fmt::Debug for Turn {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("Turn")
+                    .field("id", &self.id)
+                    .field("session", &self.session.0.id)
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+pub(crate) use debug_handles;

@@ -27,6 +27,7 @@ use crate::commands;
 use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
+use crate::pending::PendingCommand;
 use crate::shared::{self, Deciding};
 
 /// A client of one host: the connection, its pump, the sessions opened.
@@ -160,6 +161,7 @@ impl Client {
             .await?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
+        self.link.core.resumed(&id, result.last_turn.as_deref());
         refill(&self.link.connection, &self.link.core, opened.refills).await;
         Ok((self.session(id, opened.place), result))
     }
@@ -374,6 +376,26 @@ impl Session {
         build: impl FnOnce(String) -> TurnStartParams,
     ) -> Result<Turn, Error> {
         let command = Command::<methods::TurnStart>::new(build);
+        self.start(command).await
+    }
+
+    /// Sends pending `turn/start` `pending` again (its `commandId`, its params), in the
+    /// session it was sent in, resumed on this connection: the host answers with its first
+    /// decision if it still knows the command, and the turn it names is followed as
+    /// [`Session::start_turn`]'s (a turn the resume said ended comes back ended:
+    /// [`TurnOutcome::EndedBeforeResume`]).
+    pub async fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
+        let command = pending.turn_start(self.id())?;
+        self.start(command).await
+    }
+
+    /// The commands sent in this session whose outcome this client has not seen, in the
+    /// order sent (see [`PendingCommand`]): to send again after the host went away.
+    pub fn pending(&self) -> Vec<PendingCommand> {
+        self.core().pending(&self.0.id)
+    }
+
+    async fn start(&self, command: Command<methods::TurnStart>) -> Result<Turn, Error> {
         self.core().follow_command(&self.0.id, command.command_id());
         let result = self.send(&command).await;
         let result = self
@@ -554,8 +576,10 @@ impl Session {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        self.core().sent(&self.0.id, command.command_id());
-        let result = self.0.link.send(command).await?;
+        self.core().sent(&self.0.id, command);
+        let result = self.0.link.send(command).await.inspect_err(|error| {
+            self.core().failed(&self.0.id, command.command_id(), error);
+        })?;
         self.core()
             .acknowledged::<M>(&self.0.id, command.command_id(), &result)?;
         Ok(result)
@@ -606,10 +630,11 @@ impl Turn {
 
     /// Waits for the turn's end within `timeout`.
     pub async fn completed_within(&self, timeout: Option<Duration>) -> Result<TurnOutcome, Error> {
+        let last = self.session.core().last_turn(&self.session.0.id);
         match self
             .session
             .until(timeout, "the turn's end", |fold| {
-                TurnOutcome::of(fold, &self.id)
+                TurnOutcome::of(fold, &self.id, last.as_ref())
             })
             .await
         {
@@ -691,3 +716,5 @@ impl Turn {
         self.session.interrupt(Some(&self.id), retract).await
     }
 }
+
+shared::debug_handles!();

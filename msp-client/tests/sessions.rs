@@ -10,6 +10,7 @@ use msp_client::blocking::{Client, Session, Turn};
 use msp_client::{render, Answer, AskError, Decision, Error, Event, SettledBy, TurnOutcome};
 use msp_rpc::canned::Outcome as Played;
 use msp_session::Outcome;
+use msp_types::protocol::methods;
 use msp_types::{
     ApprovalDecision, HistoryPreference, ItemStatus, SessionResumeParams, TurnTerminal,
     UserInputOutcome,
@@ -585,6 +586,132 @@ fn a_handler_choosing_what_is_not_offered_gets_the_refusal_and_nothing_is_sent()
         .expect("accepted");
     assert!(ack.terminal);
     assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+const SESSION_AA: &str = "0198f0aa-1111-7000-8000-0000000000aa";
+
+#[test]
+fn a_turn_start_never_acknowledged_is_sent_again_with_its_command_id_after_a_reconnect() {
+    let (Some(scenario), Some(again)) = (
+        support::scenario("text-run-single-turn"),
+        support::resumed_turn(false),
+    ) else {
+        return;
+    };
+    // The host exits once it read the `turn/start` (line 7), before acknowledging it.
+    let lost = support::spawn(&scenario, &["--fault", "after 7: exit 3"]);
+    let session = start(&lost);
+    let refused = session.send_user_turn([render::text("Say hello.")]);
+    assert!(refused.is_err(), "no acknowledgement: {:?}", refused.err());
+    let pending = session.pending();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0].method(), "turn/start");
+    assert_eq!(pending[0].turn_id(), None);
+    drop(session);
+    lost.close();
+
+    let client = support::spawn(again.path(), &[]);
+    let (session, _) = client.resume_session(SESSION_AA).expect("resumed");
+    let turn = session.resend_turn(&pending[0]).expect("sent again");
+    // The host echoes the commandId it was sent.
+    let ack = turn.started().expect("acknowledged");
+    assert_eq!(ack.command_id, pending[0].command_id());
+    let items = turn.items().count();
+    assert!(items > 0);
+    assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
+    assert!(session.pending().is_empty(), "its turn ended");
+    // A pending command goes to its own session only.
+    let other = client.open_session("another-session");
+    let refused = other.resend_turn(&pending[0]);
+    assert!(
+        matches!(refused, Err(Error::Misdirected { .. })),
+        "{refused:?}"
+    );
+    drop((turn, session, other));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_turn_that_ended_while_the_client_was_away_comes_back_ended_from_the_resume() {
+    let (Some(scenario), Some(again)) = (support::single_turn(), support::resumed_turn(true))
+    else {
+        return;
+    };
+    // The host exits mid-turn (after line 10), its `turn/start` acknowledged.
+    let lost = support::spawn(scenario.path(), &["--fault", "after 10: exit 3"]);
+    let session = start(&lost);
+    let turn = session
+        .send_user_turn([render::text("Say hello.")])
+        .expect("acknowledged");
+    assert!(matches!(turn.completed(), TurnOutcome::HostExited(_)));
+    let pending = session.pending();
+    assert_eq!(pending.len(), 1, "its turn's end was not seen");
+    assert_eq!(pending[0].turn_id(), Some(support::TURN));
+    drop((turn, session));
+    lost.close();
+
+    // The new host replays the acknowledgement; its resume says the turn ended meanwhile.
+    let client = support::spawn(again.path(), &[]);
+    let (session, resumed) = client.resume_session(SESSION_AA).expect("resumed");
+    assert!(resumed.last_turn.is_some());
+    let turn = session.resend_turn(&pending[0]).expect("sent again");
+    assert_eq!(Some(turn.id()), pending[0].turn_id(), "the same turn");
+    let outcome = turn.completed_within(WAIT).expect("ended");
+    let TurnOutcome::EndedBeforeResume(last) = outcome else {
+        panic!("ended before the resume: {outcome:?}");
+    };
+    assert_eq!(last.terminal, TurnTerminal::Completed);
+    assert_eq!(turn.next_item(), None, "nothing more comes of it");
+    assert_eq!(turn.next_approval().expect("no wait"), None);
+    assert!(session.pending().is_empty());
+    drop((turn, session));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn any_command_never_acknowledged_is_sent_again_typed_with_its_command_id() {
+    let (Some(scenario), Some(again), Some(frames)) = (
+        support::scenario("goal-set-round-trip"),
+        support::resumed("goal-set-round-trip", "goal/set"),
+        support::frames("goal-set-round-trip"),
+    ) else {
+        return;
+    };
+    let goal = frames
+        .iter()
+        .find(|(_, f)| f["method"] == "goal/set")
+        .unwrap();
+    let objective = goal.1["params"]["objective"].as_str().unwrap();
+    // The host exits once it read the `goal/set` (line 7), before acknowledging it.
+    let args = [
+        "--allow",
+        "session/start#/sessionId",
+        "--fault",
+        "after 7: exit 3",
+    ];
+    let lost = support::spawn(&scenario, &args);
+    let session = start(&lost);
+    assert!(session.goal_set(objective).is_err());
+    let pending = session.pending();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0].method(), "goal/set");
+    assert_eq!(pending[0].params()["objective"], objective);
+    drop(session);
+    lost.close();
+
+    let client = support::spawn(again.path(), &[]);
+    let (session, _) = client.resume_session(SESSION_AA).expect("resumed");
+    let wrong = pending[0].command::<methods::TurnStart>();
+    assert!(matches!(wrong, Err(Error::Misdirected { .. })), "{wrong:?}");
+    let command = pending[0]
+        .command::<methods::GoalSet>()
+        .expect("a goal/set");
+    assert_eq!(command.command_id(), pending[0].command_id());
+    let ack = session.send(&command).expect("acknowledged");
+    assert_eq!(ack.command_id, pending[0].command_id());
+    assert!(session.pending().is_empty(), "acknowledged");
+    drop(session);
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 

@@ -140,6 +140,40 @@ async fn approvals_decided_on_a_task_of_their_own_while_the_program_follows_the_
 }
 
 #[tokio::test]
+async fn a_turn_that_ended_while_the_client_was_away_comes_back_ended_from_the_resume() {
+    let (Some(scenario), Some(again)) = (support::single_turn(), support::resumed_turn(true))
+    else {
+        return;
+    };
+    let args = ["--fault", "after 10: exit 3"];
+    let (lost, session, turn) = start_a_turn(scenario.path(), &args, "Say hello.").await;
+    assert!(matches!(turn.completed().await, TurnOutcome::HostExited(_)));
+    let pending = session.pending();
+    assert_eq!(pending.len(), 1, "its turn's end was not seen");
+    drop((turn, session));
+    lost.close().await;
+
+    let client = spawn(again.path(), &[]).await;
+    let (session, _) = client
+        .resume_session("0198f0aa-1111-7000-8000-0000000000aa")
+        .await
+        .expect("resumed");
+    let turn = session.resend_turn(&pending[0]).await.expect("sent again");
+    assert_eq!(
+        turn.started().map(|a| &a.command_id[..]),
+        Some(pending[0].command_id())
+    );
+    let outcome = turn.completed_within(WAIT).await.expect("ended");
+    assert!(
+        matches!(outcome, TurnOutcome::EndedBeforeResume(_)),
+        "{outcome:?}"
+    );
+    assert!(session.pending().is_empty());
+    drop((turn, session));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
+
+#[tokio::test]
 async fn a_host_dying_mid_turn() {
     let Some(scenario) = support::scenario("text-run-single-turn") else {
         return;

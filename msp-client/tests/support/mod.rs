@@ -105,17 +105,7 @@ pub fn derived(
     edit: impl FnOnce(&mut Vec<(bool, serde_json::Value)>),
 ) -> Option<tempfile::TempDir> {
     let source = scenario(name)?;
-    let mut frames: Vec<(bool, serde_json::Value)> =
-        std::fs::read_to_string(source.join("transcript.ndjson"))
-            .unwrap()
-            .lines()
-            .filter(|line| !line.trim().is_empty())
-            .map(|line| {
-                let line: serde_json::Value = serde_json::from_str(line).unwrap();
-                let raw = line["raw"].as_str().unwrap();
-                (line["dir"] == "client", serde_json::from_str(raw).unwrap())
-            })
-            .collect();
+    let mut frames = frames(name)?;
     edit(&mut frames);
     let dir = tempfile::tempdir().unwrap();
     let text: String = frames
@@ -136,3 +126,116 @@ pub fn derived(
     .unwrap();
     Some(dir)
 }
+
+/// The frames of shared scenario `name`, each `(client, frame)`.
+pub fn frames(name: &str) -> Option<Vec<(bool, serde_json::Value)>> {
+    let source = scenario(name)?;
+    let text = std::fs::read_to_string(source.join("transcript.ndjson")).unwrap();
+    let frames = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let line: serde_json::Value = serde_json::from_str(line).unwrap();
+            let raw = line["raw"].as_str().unwrap();
+            (line["dir"] == "client", serde_json::from_str(raw).unwrap())
+        })
+        .collect();
+    Some(frames)
+}
+
+/// `text-run-single-turn` served again after the connection was lost: see [`resumed`]; and
+/// when `ended`, the turn ended while the client was away: the resume's `lastTurn` names it
+/// and nothing of it follows its acknowledgement.
+pub fn resumed_turn(ended: bool) -> Option<tempfile::TempDir> {
+    let resume = frames("compact-command-noop")?;
+    derived("text-run-single-turn", |frames| {
+        own_turn_id(frames);
+        let at = resume_in_place_of_start(frames, &resume, "turn/start");
+        if ended {
+            let turn_id = frames[at + 1].1["result"]["turnId"].clone();
+            frames[at - 1].1["result"]["lastTurn"] =
+                serde_json::json!({"turnId": turn_id, "terminal": "completed"});
+            frames.truncate(at + 2);
+        }
+    })
+}
+
+/// Shared scenario `name` served again after the connection was lost: the session resumed
+/// (idle; the result as `compact-command-noop` records it) in place of started, then the
+/// recorded `method` command sent again, and what followed it.
+pub fn resumed(name: &str, method: &str) -> Option<tempfile::TempDir> {
+    let resume = frames("compact-command-noop")?;
+    derived(name, |frames| {
+        resume_in_place_of_start(frames, &resume, method);
+    })
+}
+
+/// Puts `resume`'s `session/resume` and its result in place of the frames from
+/// `session/start` to the first `method` command; where that command is now.
+fn resume_in_place_of_start(
+    frames: &mut Vec<(bool, serde_json::Value)>,
+    resume: &[(bool, serde_json::Value)],
+    method: &str,
+) -> usize {
+    let first = |method: &str| {
+        frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == method)
+            .unwrap()
+    };
+    let (start, command) = (first("session/start"), first(method));
+    let request = resume.iter().find(|(_, f)| f["method"] == "session/resume");
+    let request = request.unwrap().clone();
+    let mut result = resume
+        .iter()
+        .find(|(client, f)| !*client && f["id"] == request.1["id"])
+        .unwrap()
+        .clone();
+    let session = &mut result.1["result"]["session"];
+    session["status"] = "idle".into();
+    session["activeTurnId"] = serde_json::Value::Null;
+    frames.splice(start..command, [request, result]);
+    start + 2
+}
+
+/// `text-run-single-turn` with a turn id of its own ([`own_turn_id`]).
+pub fn single_turn() -> Option<tempfile::TempDir> {
+    derived("text-run-single-turn", |frames| own_turn_id(frames))
+}
+
+/// The recorded turn's id, where the host says it (`turnId` members), made other than its
+/// `turn/start`'s `commandId` (the recording mints both alike): the canned host puts the
+/// client's `commandId` wherever the recorded one is quoted once it saw it, so a `lastTurn`
+/// served before the `turn/start` could not name the turn otherwise.
+pub fn own_turn_id(frames: &mut [(bool, serde_json::Value)]) {
+    fn rename(value: &mut serde_json::Value, from: &str) {
+        match value {
+            serde_json::Value::Object(members) => {
+                for (key, member) in members.iter_mut() {
+                    if key == "turnId" && member == from {
+                        *member = TURN.into();
+                    } else {
+                        rename(member, from);
+                    }
+                }
+            }
+            serde_json::Value::Array(values) => values.iter_mut().for_each(|v| rename(v, from)),
+            _ => {}
+        }
+    }
+    let start = frames
+        .iter()
+        .find(|(client, f)| *client && f["method"] == "turn/start");
+    let from = start.unwrap().1["params"]["commandId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (client, frame) in frames.iter_mut() {
+        if !*client {
+            rename(frame, &from);
+        }
+    }
+}
+
+/// The turn id [`own_turn_id`] gives.
+pub const TURN: &str = "0198f0aa-7777-7000-8000-0000000000d1";

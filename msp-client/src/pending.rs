@@ -1,0 +1,258 @@
+//! The commands of a session whose outcome this client has not seen, to send again from a new
+//! connection after the host went away: same `commandId`, same params, so that a host that
+//! still knows the command answers with its first decision instead of applying it twice.
+
+use msp_rpc::{Command, RpcError};
+use msp_types::protocol::methods;
+use msp_types::rpc::Request;
+use serde_json::Value;
+
+use crate::outcome::Error;
+
+/// A command this client sent in a session whose outcome it has not seen: no acknowledgement
+/// came (the request timed out, or the connection closed first), or, for a `turn/start`, the
+/// turn it started has not ended. Take them from the old session
+/// ([`blocking::Session::pending`](crate::blocking::Session::pending)) and send them again on
+/// the session resumed over a new connection: a `turn/start` with
+/// [`blocking::Session::resend_turn`](crate::blocking::Session::resend_turn) (a
+/// [`Turn`](crate::blocking::Turn) to follow), any command with
+/// [`blocking::Session::send`](crate::blocking::Session::send) of
+/// [`PendingCommand::command`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingCommand {
+    method: &'static str,
+    command_id: String,
+    session_id: String,
+    params: Value,
+    turn_id: Option<String>,
+}
+
+impl PendingCommand {
+    /// The command's method.
+    pub fn method(&self) -> &'static str {
+        self.method
+    }
+
+    /// The `commandId` it was sent with, and is sent again with.
+    pub fn command_id(&self) -> &str {
+        &self.command_id
+    }
+
+    /// The session it was sent in.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The params as sent.
+    pub fn params(&self) -> &Value {
+        &self.params
+    }
+
+    /// For a `turn/start` the host acknowledged, the turn it named.
+    pub fn turn_id(&self) -> Option<&str> {
+        self.turn_id.as_deref()
+    }
+
+    /// The command again, typed as `M`: the same `commandId` and params.
+    pub fn command<M: Request>(&self) -> Result<Command<M>, Error> {
+        if M::METHOD != self.method {
+            return Err(self.misdirected(format!("it is not {}", M::METHOD)));
+        }
+        let params: M::Params = serde_json::from_value(self.params.clone())
+            .map_err(|e| self.misdirected(format!("its params do not decode: {e}")))?;
+        Ok(Command::with_id(self.command_id.clone(), |_| params))
+    }
+
+    /// The `turn/start` again, for session `session_id`.
+    pub(crate) fn turn_start(
+        &self,
+        session_id: &str,
+    ) -> Result<Command<methods::TurnStart>, Error> {
+        if self.session_id != session_id {
+            return Err(self.misdirected(format!(
+                "it was sent in session {}, not {session_id}",
+                self.session_id
+            )));
+        }
+        self.command()
+    }
+
+    fn misdirected(&self, reason: String) -> Error {
+        Error::Misdirected {
+            method: self.method,
+            command_id: self.command_id.clone(),
+            reason,
+        }
+    }
+}
+
+/// The commands of one session whose outcome is not seen yet, in the order sent.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    entries: Vec<PendingCommand>,
+}
+
+impl Ledger {
+    /// Notes `command`, sent in `session_id` (sent again: noted once); first forgets the
+    /// `turn/start`s whose turn `over` says ended.
+    pub(crate) fn sent<M: Request>(
+        &mut self,
+        session_id: &str,
+        command: &Command<M>,
+        over: impl Fn(&str) -> bool,
+    ) {
+        self.entries
+            .retain(|e| !e.turn_id.as_deref().is_some_and(&over));
+        if self
+            .entries
+            .iter()
+            .any(|e| e.command_id == command.command_id())
+        {
+            return;
+        }
+        let Ok(params) = serde_json::to_value(command.params()) else {
+            return;
+        };
+        self.entries.push(PendingCommand {
+            method: M::METHOD,
+            command_id: command.command_id().to_owned(),
+            session_id: session_id.to_owned(),
+            params,
+            turn_id: None,
+        });
+    }
+
+    /// The host acknowledged command `command_id`: its outcome is seen, but for a
+    /// `turn/start`, whose outcome is its turn's end.
+    pub(crate) fn acknowledged(&mut self, method: &str, command_id: &str, result: &Value) {
+        if method != methods::TurnStart::METHOD {
+            return self.forget(command_id);
+        }
+        let turn_id = result.get("turnId").and_then(Value::as_str);
+        if let Some(entry) = self.entries.iter_mut().find(|e| e.command_id == command_id) {
+            entry.turn_id = turn_id.map(str::to_owned);
+        }
+    }
+
+    /// Command `command_id` failed: a refusal of the host is its outcome; a timeout or a
+    /// closed connection leaves it unknown.
+    pub(crate) fn failed(&mut self, command_id: &str, error: &Error) {
+        if matches!(error, Error::Rpc(RpcError::Remote(_))) {
+            self.forget(command_id);
+        }
+    }
+
+    /// The commands whose outcome is not seen (a `turn/start` whose turn `over` says ended
+    /// is seen).
+    pub(crate) fn pending(&self, over: impl Fn(&str) -> bool) -> Vec<PendingCommand> {
+        self.entries
+            .iter()
+            .filter(|e| !e.turn_id.as_deref().is_some_and(&over))
+            .cloned()
+            .collect()
+    }
+
+    fn forget(&mut self, command_id: &str) {
+        self.entries.retain(|e| e.command_id != command_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use msp_types::{GoalSetParams, TurnStartParams};
+
+    fn turn_start() -> Command<methods::TurnStart> {
+        Command::new(|id| {
+            TurnStartParams::builder()
+                .command_id(id)
+                .input(Vec::new())
+                .session_id("s")
+                .build()
+        })
+    }
+
+    fn goal_set() -> Command<methods::GoalSet> {
+        Command::new(|id| {
+            GoalSetParams::builder()
+                .command_id(id)
+                .objective("ship")
+                .session_id("s")
+                .build()
+        })
+    }
+
+    #[test]
+    fn a_command_is_pending_until_acknowledged_and_a_turn_start_until_its_turn_ends() {
+        let never = |_: &str| false;
+        let mut ledger = Ledger::default();
+        let (turn, goal) = (turn_start(), goal_set());
+        ledger.sent("s", &turn, never);
+        ledger.sent("s", &goal, never);
+        ledger.sent("s", &goal, never);
+        let pending = ledger.pending(never);
+        assert_eq!(pending.len(), 2, "a command sent again is noted once");
+        assert_eq!(pending[0].command_id(), turn.command_id());
+        assert_eq!(pending[1].method(), "goal/set");
+        assert_eq!(pending[1].params()["objective"], "ship");
+
+        ledger.acknowledged("goal/set", goal.command_id(), &serde_json::json!({}));
+        let ack = serde_json::json!({"turnId": "t1"});
+        ledger.acknowledged("turn/start", turn.command_id(), &ack);
+        let pending = ledger.pending(never);
+        assert_eq!(pending.len(), 1, "the turn has not ended");
+        assert_eq!(pending[0].turn_id(), Some("t1"));
+        assert!(ledger.pending(|turn| turn == "t1").is_empty());
+        ledger.sent("s", &goal_set(), |turn| turn == "t1");
+        assert_eq!(
+            ledger.entries.len(),
+            1,
+            "an ended turn's command is forgotten"
+        );
+    }
+
+    #[test]
+    fn a_refusal_is_an_outcome_and_a_timeout_is_not() {
+        let never = |_: &str| false;
+        let mut ledger = Ledger::default();
+        let (refused, timed_out) = (goal_set(), goal_set());
+        ledger.sent("s", &refused, never);
+        ledger.sent("s", &timed_out, never);
+        let error = Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
+            method: "goal/set",
+            error: msp_types::ErrorObject::builder()
+                .code(-32030)
+                .message("rejected")
+                .build(),
+            entry: None,
+        }));
+        ledger.failed(refused.command_id(), &error);
+        let timeout = Error::Rpc(RpcError::TimedOut {
+            method: "goal/set",
+            id: msp_types::rpc::Id::Number(1),
+        });
+        ledger.failed(timed_out.command_id(), &timeout);
+        let pending = ledger.pending(never);
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].command_id(), timed_out.command_id());
+    }
+
+    #[test]
+    fn a_pending_command_comes_back_typed_only_as_its_method_and_session() {
+        let mut ledger = Ledger::default();
+        let turn = turn_start();
+        ledger.sent("s", &turn, |_| false);
+        let pending = &ledger.pending(|_| false)[0];
+        let again = pending.turn_start("s").expect("the same command");
+        assert_eq!(again.command_id(), turn.command_id());
+        assert_eq!(again.params(), turn.params());
+        assert!(matches!(
+            pending.turn_start("other"),
+            Err(Error::Misdirected { .. })
+        ));
+        assert!(matches!(
+            pending.command::<methods::GoalSet>(),
+            Err(Error::Misdirected { .. })
+        ));
+    }
+}
