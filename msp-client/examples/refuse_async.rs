@@ -22,8 +22,8 @@ async fn main() -> Result<(), msp_client::Error> {
     let turn = session.send_user_turn([input]).await?;
     let refuse = [ApprovalDecision::Denied, ApprovalDecision::Abort];
     let outcome = turn.completed_deciding(|_, stage| {
-        println!("refused: {}", render::SubjectLine(stage.subject));
         let decision = Decision::first_offered(stage, &refuse)?;
+        println!("refused: {}", render::SubjectLine(stage.subject));
         Some(decision.with_feedback_where_accepted(stage, "Do not modify the manifest"))
     });
     println!("turn: {}", outcome.await?);

@@ -30,11 +30,11 @@ use msp_rpc::CloseReason;
 use msp_rpc::Command;
 use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill};
 use msp_types::rpc::Request;
-use msp_types::{ApprovalRequirementRef, LastTurn};
+use msp_types::{ApprovalRequirementRef, LastTurn, SessionResumeResult};
 use slab::Slab;
 
 use crate::outcome::Error;
-use crate::pending::{Ledger, PendingCommand};
+use crate::pending::{EndedBefore, Ledger, PendingCommand};
 use crate::pump::{BUSY_LOOK, STALL};
 use crate::shared::{turn_over, Asked};
 
@@ -157,8 +157,6 @@ pub(crate) struct Slot {
     acks: HashMap<String, serde_json::Value>,
     /// The commands whose outcome is not seen yet.
     ledger: Ledger,
-    /// The turn the resume said ended last (`lastTurn`).
-    last_turn: Option<Box<LastTurn>>,
 }
 
 impl Slot {
@@ -393,7 +391,6 @@ impl Core {
             asked: Asked::default(),
             acks: HashMap::new(),
             ledger: Ledger::default(),
-            last_turn: None,
         };
         // The caller has the result: what it seeded is no event.
         seed(&mut slot.fold);
@@ -533,12 +530,19 @@ impl Core {
 
     /// Notes a command this client sends in the session.
     pub(crate) fn sent<M: Request>(&self, session_id: &str, command: &Command<M>) {
-        self.slot(session_id, |slot| {
-            slot.asked.sent.insert(command.command_id().to_owned());
-            let (fold, last) = (&slot.fold, slot.last_turn.as_deref());
-            slot.ledger
-                .sent(session_id, command, |turn_id| ended(fold, last, turn_id));
-        });
+        // Encoded before the lock: a turn's input can be long.
+        let params = serde_json::to_value(command.params());
+        let mut state = self.lock();
+        let Some(slot) = state.slots.get_mut(session_id) else {
+            return;
+        };
+        slot.asked.sent.insert(command.command_id().to_owned());
+        if let Ok(params) = params {
+            let (fold, before) = (&slot.fold, &slot.asked.ended_before);
+            slot.ledger.sent(session_id, command, params, |turn_id| {
+                turn_ended(fold, before, turn_id)
+            });
+        }
     }
 
     /// Notes that command `command_id` failed.
@@ -552,23 +556,24 @@ impl Core {
         let Some(slot) = state.slots.get(session_id) else {
             return Vec::new();
         };
-        let last = slot.last_turn.as_deref();
+        let (fold, before) = (&slot.fold, &slot.asked.ended_before);
         slot.ledger
-            .pending(|turn_id| ended(&slot.fold, last, turn_id))
+            .pending(|turn_id| turn_ended(fold, before, turn_id))
     }
 
-    /// Keeps the turn the resume said ended last.
-    pub(crate) fn resumed(&self, session_id: &str, last_turn: Option<&LastTurn>) {
+    /// Keeps the turns the resume shows ended before it.
+    pub(crate) fn resumed(&self, session_id: &str, result: &SessionResumeResult) {
         self.slot(session_id, |slot| {
-            slot.last_turn = last_turn.map(|last| Box::new(last.clone()));
+            slot.asked.ended_before = EndedBefore::of(result);
         });
     }
 
-    /// The turn the resume said ended last.
-    pub(crate) fn last_turn(&self, session_id: &str) -> Option<LastTurn> {
+    /// How turn `turn_id` ended before the resume, when the resume shows it ended.
+    pub(crate) fn ended_before(&self, session_id: &str, turn_id: &str) -> Option<Option<LastTurn>> {
         let state = self.lock();
         let slot = state.slots.get(session_id)?;
-        slot.last_turn.as_deref().cloned()
+        let how = slot.asked.ended_before.get(turn_id)?;
+        Some(how.cloned())
     }
 
     /// Notes a prompt this client answered (or cancelled, or clarified).
@@ -598,10 +603,7 @@ impl Core {
         state
             .slots
             .get(session_id)
-            .map(|slot| Asked {
-                last_turn: slot.last_turn.as_ref().map(|last| last.turn_id.clone()),
-                ..slot.asked.clone()
-            })
+            .map(|slot| slot.asked.clone())
             .unwrap_or_default()
     }
 
@@ -715,14 +717,14 @@ impl Slot {
                 return Some(Some(entry.clone()));
             }
         }
-        let over = self::ended(&self.fold, self.last_turn.as_deref(), turn_id);
+        let over = turn_ended(&self.fold, &self.asked.ended_before, turn_id);
         (over || ended.is_some()).then_some(None)
     }
 }
 
-/// Whether turn `turn_id` ended: in `fold`, or before the resume (`last`, its `lastTurn`).
-fn ended(fold: &Fold, last: Option<&LastTurn>, turn_id: &str) -> bool {
-    turn_over(fold, turn_id) || last.is_some_and(|last| last.turn_id == turn_id)
+/// Whether turn `turn_id` ended: in `fold`, or before the resume (`before`).
+pub(crate) fn turn_ended(fold: &Fold, before: &EndedBefore, turn_id: &str) -> bool {
+    turn_over(fold, turn_id) || before.contains(turn_id)
 }
 
 /// The pump's look ([`Core::pump_turn`]).

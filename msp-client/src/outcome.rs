@@ -23,9 +23,11 @@ pub enum TurnOutcome {
     /// The connection closed before the turn ended: its end is unknown (items in progress
     /// are marked ended-unknown when the host was ephemeral).
     HostExited(CloseReason),
-    /// Ended before this client resumed the session: the resume's `lastTurn` (its terminal,
-    /// and on failure the error), the turn's `turn/completed` not seen.
-    EndedBeforeResume(Box<LastTurn>),
+    /// Ended before this client resumed the session, its `turn/completed` not seen: how, when
+    /// the resume's `lastTurn` names it (its terminal, and on failure the error); `None`
+    /// when only the resume's snapshot shows it ran (a `userMessage` of it) and is neither
+    /// running nor queued.
+    EndedBeforeResume(Option<Box<LastTurn>>),
 }
 
 impl TurnOutcome {
@@ -33,21 +35,22 @@ impl TurnOutcome {
     pub fn terminal(&self) -> Option<&TurnTerminal> {
         match self {
             TurnOutcome::Ended(params) => Some(&params.terminal),
-            TurnOutcome::EndedBeforeResume(last) => Some(&last.terminal),
+            TurnOutcome::EndedBeforeResume(Some(last)) => Some(&last.terminal),
             _ => None,
         }
     }
 
-    /// What the fold says of turn `turn_id`, once it is over; else, when `last` (the
-    /// resume's `lastTurn`) names it, that it ended before.
-    pub(crate) fn of(fold: &Fold, turn_id: &str, last: Option<&LastTurn>) -> Option<TurnOutcome> {
-        let outcome = Self::folded(fold, turn_id);
-        match last {
-            Some(last) if outcome.is_none() && last.turn_id == turn_id => {
-                Some(TurnOutcome::EndedBeforeResume(Box::new(last.clone())))
-            }
-            _ => outcome,
-        }
+    /// What the fold says of turn `turn_id`, once it is over; else, when the resume showed
+    /// it ended (`before`: how, when it said), that it ended before.
+    pub(crate) fn of(
+        fold: &Fold,
+        turn_id: &str,
+        before: Option<&Option<LastTurn>>,
+    ) -> Option<TurnOutcome> {
+        Self::folded(fold, turn_id).or_else(|| {
+            let how = before?.as_ref().map(|last| Box::new(last.clone()));
+            Some(TurnOutcome::EndedBeforeResume(how))
+        })
     }
 
     fn folded(fold: &Fold, turn_id: &str) -> Option<TurnOutcome> {
@@ -155,7 +158,8 @@ impl fmt::Display for TurnOutcome {
             TurnOutcome::Unqueued => f.write_str("unqueued"),
             TurnOutcome::Retracted => f.write_str("retracted"),
             TurnOutcome::HostExited(reason) => write!(f, "unknown, the host is gone: {reason}"),
-            TurnOutcome::EndedBeforeResume(last) => {
+            TurnOutcome::EndedBeforeResume(None) => f.write_str("ended before the resume"),
+            TurnOutcome::EndedBeforeResume(Some(last)) => {
                 write!(f, "{} (before the resume)", last.terminal)?;
                 if let Some(error) = &last.error {
                     write!(f, ": {}", error.message)?;

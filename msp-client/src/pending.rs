@@ -5,6 +5,7 @@
 use msp_rpc::{Command, RpcError};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
+use msp_types::{HistoryMode, ItemKind, LastTurn, SessionResumeResult};
 use serde_json::Value;
 
 use crate::outcome::Error;
@@ -53,7 +54,8 @@ impl PendingCommand {
         self.turn_id.as_deref()
     }
 
-    /// The command again, typed as `M`: the same `commandId` and params.
+    /// The command again, typed as `M`: the same `commandId` and params (its `sessionId`
+    /// among them: send it on that session's handle, so that its outcome is noted there).
     pub fn command<M: Request>(&self) -> Result<Command<M>, Error> {
         if M::METHOD != self.method {
             return Err(self.misdirected(format!("it is not {}", M::METHOD)));
@@ -93,12 +95,13 @@ pub(crate) struct Ledger {
 }
 
 impl Ledger {
-    /// Notes `command`, sent in `session_id` (sent again: noted once); first forgets the
-    /// `turn/start`s whose turn `over` says ended.
+    /// Notes `command` (its params as `params`), sent in `session_id` (sent again: noted
+    /// once); first forgets the `turn/start`s whose turn `over` says ended.
     pub(crate) fn sent<M: Request>(
         &mut self,
         session_id: &str,
         command: &Command<M>,
+        params: Value,
         over: impl Fn(&str) -> bool,
     ) {
         self.entries
@@ -110,9 +113,6 @@ impl Ledger {
         {
             return;
         }
-        let Ok(params) = serde_json::to_value(command.params()) else {
-            return;
-        };
         self.entries.push(PendingCommand {
             method: M::METHOD,
             command_id: command.command_id().to_owned(),
@@ -134,10 +134,15 @@ impl Ledger {
         }
     }
 
-    /// Command `command_id` failed: a refusal of the host is its outcome; a timeout or a
-    /// closed connection leaves it unknown.
+    /// Command `command_id` failed: an answer of the host (a refusal, or one that does not
+    /// decode) is its outcome, and a command that could not be encoded was never sent; a
+    /// timeout or a closed connection leaves the outcome unknown.
     pub(crate) fn failed(&mut self, command_id: &str, error: &Error) {
-        if matches!(error, Error::Rpc(RpcError::Remote(_))) {
+        let unknown = matches!(
+            error,
+            Error::Rpc(RpcError::TimedOut { .. } | RpcError::Closed(_)) | Error::Closed(_)
+        );
+        if !unknown {
             self.forget(command_id);
         }
     }
@@ -157,6 +162,54 @@ impl Ledger {
     }
 }
 
+/// The turns a resume shows ended before it: the one its `lastTurn` names, with how it
+/// ended, and, from a snapshot, each turn a `userMessage` item names that is neither running
+/// nor queued (how it ended unknown).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EndedBefore(Vec<(String, Option<Box<LastTurn>>)>);
+
+impl EndedBefore {
+    pub(crate) fn of(result: &SessionResumeResult) -> Self {
+        let mut ended = Vec::new();
+        if let Some(last) = &result.last_turn {
+            ended.push((last.turn_id.clone(), Some(last.clone())));
+        }
+        let history = &result.history;
+        let snapshot = match history.mode {
+            HistoryMode::Snapshot | HistoryMode::AnchoredSnapshot => history.snapshot.as_ref(),
+            _ => None,
+        };
+        if let Some(snapshot) = snapshot {
+            let state = &snapshot.state;
+            let active = state.active_turn.iter().map(|t| &t.turn_id);
+            let live: Vec<&String> = active
+                .chain(state.queued_turns.iter().map(|t| &t.turn_id))
+                .collect();
+            for item in &state.items {
+                let Some(turn_id) = item.turn_id.as_value() else {
+                    continue;
+                };
+                let known = ended.iter().any(|(id, _)| id == turn_id);
+                if item.kind == ItemKind::UserMessage && !live.contains(&turn_id) && !known {
+                    ended.push((turn_id.clone(), None));
+                }
+            }
+        }
+        EndedBefore(ended)
+    }
+
+    /// Whether turn `turn_id` ended before the resume.
+    pub(crate) fn contains(&self, turn_id: &str) -> bool {
+        self.0.iter().any(|(id, _)| id == turn_id)
+    }
+
+    /// How turn `turn_id` ended before the resume: `Some(None)` when the resume does not say.
+    pub(crate) fn get(&self, turn_id: &str) -> Option<Option<&LastTurn>> {
+        let (_, last) = self.0.iter().find(|(id, _)| id == turn_id)?;
+        Some(last.as_deref())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +223,10 @@ mod tests {
                 .session_id("s")
                 .build()
         })
+    }
+
+    fn params<M: Request>(command: &Command<M>) -> Value {
+        serde_json::to_value(command.params()).unwrap()
     }
 
     fn goal_set() -> Command<methods::GoalSet> {
@@ -187,9 +244,9 @@ mod tests {
         let never = |_: &str| false;
         let mut ledger = Ledger::default();
         let (turn, goal) = (turn_start(), goal_set());
-        ledger.sent("s", &turn, never);
-        ledger.sent("s", &goal, never);
-        ledger.sent("s", &goal, never);
+        ledger.sent("s", &turn, params(&turn), never);
+        ledger.sent("s", &goal, params(&goal), never);
+        ledger.sent("s", &goal, params(&goal), never);
         let pending = ledger.pending(never);
         assert_eq!(pending.len(), 2, "a command sent again is noted once");
         assert_eq!(pending[0].command_id(), turn.command_id());
@@ -203,7 +260,8 @@ mod tests {
         assert_eq!(pending.len(), 1, "the turn has not ended");
         assert_eq!(pending[0].turn_id(), Some("t1"));
         assert!(ledger.pending(|turn| turn == "t1").is_empty());
-        ledger.sent("s", &goal_set(), |turn| turn == "t1");
+        let goal = goal_set();
+        ledger.sent("s", &goal, params(&goal), |turn| turn == "t1");
         assert_eq!(
             ledger.entries.len(),
             1,
@@ -216,8 +274,8 @@ mod tests {
         let never = |_: &str| false;
         let mut ledger = Ledger::default();
         let (refused, timed_out) = (goal_set(), goal_set());
-        ledger.sent("s", &refused, never);
-        ledger.sent("s", &timed_out, never);
+        ledger.sent("s", &refused, params(&refused), never);
+        ledger.sent("s", &timed_out, params(&timed_out), never);
         let error = Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
             method: "goal/set",
             error: msp_types::ErrorObject::builder()
@@ -241,7 +299,7 @@ mod tests {
     fn a_pending_command_comes_back_typed_only_as_its_method_and_session() {
         let mut ledger = Ledger::default();
         let turn = turn_start();
-        ledger.sent("s", &turn, |_| false);
+        ledger.sent("s", &turn, params(&turn), |_| false);
         let pending = &ledger.pending(|_| false)[0];
         let again = pending.turn_start("s").expect("the same command");
         assert_eq!(again.command_id(), turn.command_id());

@@ -14,7 +14,8 @@ use msp_types::{
 use crate::asks::AskError;
 use crate::core::Core;
 use crate::options::{Options, Retry};
-use crate::outcome::{Error, SettledBy, Settlement};
+use crate::outcome::{Error, SettledBy, Settlement, TurnOutcome};
+use crate::pending::EndedBefore;
 
 /// What the driver keeps of the options once the core and the connection's are made.
 pub(crate) struct Rest {
@@ -147,14 +148,14 @@ pub(crate) struct Asked {
     pub(crate) answered: HashSet<String>,
     /// The approval stages it decided: the approval and the requirement.
     pub(crate) decided: HashSet<(String, String, i64)>,
-    /// The turn the resume said ended last (`lastTurn`).
-    pub(crate) last_turn: Option<String>,
+    /// The turns the resume shows ended before it.
+    pub(crate) ended_before: EndedBefore,
 }
 
 impl Asked {
     /// Whether turn `turn_id` ended: in the fold, or before the resume.
     fn turn_over(&self, fold: &Fold, turn_id: &str) -> bool {
-        turn_over(fold, turn_id) || self.last_turn.as_deref() == Some(turn_id)
+        crate::core::turn_ended(fold, &self.ended_before, turn_id)
     }
 
     pub(crate) fn decided_key(
@@ -192,12 +193,18 @@ impl Asked {
 
     /// For a wait on turn `turn_id`: `Some(Some(approval))` for one of its approvals to
     /// decide, `Some(None)` once the turn is over, `None` to wait on.
+    /// `identified`: only approvals whose request came (known from a resume's pointer and an
+    /// update alone, an approval names no turn and no tool).
     pub(crate) fn next_approval_of(
         &self,
         fold: &Fold,
         turn_id: &str,
+        identified: bool,
     ) -> Option<Option<PendingApproval>> {
-        let of_turn = |p: &&PendingApproval| p.request().map_or(true, |r| r.turn_id == turn_id);
+        let of_turn = |p: &&PendingApproval| match p.request() {
+            Some(request) => request.turn_id == turn_id,
+            None => !identified,
+        };
         let next = fold.pending_approvals().iter().filter(of_turn).find(|p| {
             p.stage().is_some_and(|stage| {
                 !self
@@ -269,15 +276,21 @@ impl Deciding {
 
     /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`) or
     /// the host moved past (`approvalRequirementStale`) is passed on, the resolution or the
-    /// next stage still to come; so is any stage when the connection closed, since the next
-    /// wait says how the turn ended. Any other failure is the caller's.
-    pub(crate) fn failed(&mut self, approval: &PendingApproval, error: Error) -> Result<(), Error> {
+    /// next stage still to come. A closed connection ends the turn's wait with the exit
+    /// (`Ok(Some)`, no other stage offered to the handler); any other failure is the caller's.
+    pub(crate) fn failed(
+        &mut self,
+        approval: &PendingApproval,
+        error: Error,
+    ) -> Result<Option<TurnOutcome>, Error> {
         let gone = match &error {
             Error::Rpc(RpcError::Remote(remote)) => matches!(
                 remote.kind(),
                 Some("approvalAlreadyResolved" | "approvalRequirementStale")
             ),
-            Error::Rpc(RpcError::Closed(_)) | Error::Closed(_) => true,
+            Error::Rpc(RpcError::Closed(reason)) | Error::Closed(reason) => {
+                return Ok(Some(TurnOutcome::HostExited(reason.clone())));
+            }
             _ => false,
         };
         if !gone {
@@ -285,7 +298,7 @@ impl Deciding {
         }
         tracing::debug!(approval = approval.id(), %error, "a stage no longer to decide");
         self.pass(approval);
-        Ok(())
+        Ok(None)
     }
 }
 

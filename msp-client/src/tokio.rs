@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use msp_rpc::tokio::Connection;
-use msp_rpc::{Command, Handshake, HostCommand, HostExit};
+use msp_rpc::{Command, Handshake, HostCommand, HostExit, RpcError};
 use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Stage};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
@@ -161,7 +161,7 @@ impl Client {
             .await?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
-        self.link.core.resumed(&id, result.last_turn.as_deref());
+        self.link.core.resumed(&id, &result);
         refill(&self.link.connection, &self.link.core, opened.refills).await;
         Ok((self.session(id, opened.place), result))
     }
@@ -390,8 +390,14 @@ impl Session {
     }
 
     /// The commands sent in this session whose outcome this client has not seen, in the
-    /// order sent (see [`PendingCommand`]): to send again after the host went away.
+    /// order sent (see [`PendingCommand`]): to send again after the host went away (none
+    /// when it was ephemeral: nothing of the session outlived it).
     pub fn pending(&self) -> Vec<PendingCommand> {
+        let connection = &self.0.link.connection;
+        if connection.close_reason().is_some() && !shared::durable(connection.handshake()) {
+            // An ephemeral host's sessions did not outlive it.
+            return Vec::new();
+        }
         self.core().pending(&self.0.id)
     }
 
@@ -576,6 +582,10 @@ impl Session {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
+        if let Some(reason) = self.0.link.connection.close_reason() {
+            // Never sent, so not pending either.
+            return Err(RpcError::Closed(reason).into());
+        }
         self.core().sent(&self.0.id, command);
         let result = self.0.link.send(command).await.inspect_err(|error| {
             self.core().failed(&self.0.id, command.command_id(), error);
@@ -630,11 +640,14 @@ impl Turn {
 
     /// Waits for the turn's end within `timeout`.
     pub async fn completed_within(&self, timeout: Option<Duration>) -> Result<TurnOutcome, Error> {
-        let last = self.session.core().last_turn(&self.session.0.id);
+        let before = self
+            .session
+            .core()
+            .ended_before(&self.session.0.id, &self.id);
         match self
             .session
             .until(timeout, "the turn's end", |fold| {
-                TurnOutcome::of(fold, &self.id, last.as_ref())
+                TurnOutcome::of(fold, &self.id, before.as_ref())
             })
             .await
         {
@@ -650,21 +663,25 @@ impl Turn {
         let asked = self.session.core().asked(&self.session.0.id);
         self.session
             .until(None, "an approval or the turn's end", |fold| {
-                asked.next_approval_of(fold, &self.id)
+                asked.next_approval_of(fold, &self.id, false)
             })
             .await
     }
 
     /// Waits for the turn's end, deciding each stage of each approval it asks for with
-    /// `decide`, called once a stage with the approval and the stage: a multi-stage approval
-    /// comes back at its next stage until a decision is terminal, and the receipts were sent
-    /// already. `None` leaves the stage undecided (pending and visible in the fold, for another
-    /// client, the host's timeout or [`Session::decide`]). A stage that another decision won
-    /// or the host moved past is not an error: the wait goes on. A decision the stage does
-    /// not offer ends it with [`Error::Ask`], nothing sent. Spawned on a task of its own (a
-    /// handle from [`Session::turn`] moved there) it decides while the program does something
-    /// else, such as following the items. A handler that must await something decides
-    /// through [`Turn::next_approval`] and [`Session::decide`].
+    /// `decide`, called once a stage with the approval (its request came: the tool, the
+    /// item, the turn) and the stage: a multi-stage approval comes back at its next stage
+    /// until a decision is terminal, and the receipts were sent already. `None` leaves the
+    /// stage undecided (pending and visible in the fold, for another client, the host's
+    /// timeout or [`Session::decide`]; a later call of this offers it again). A stage that
+    /// another decision won or the host moved past is not an error: the wait goes on; the
+    /// connection closing ends it with [`TurnOutcome::HostExited`]. A decision the stage
+    /// does not offer ends it with [`Error::Ask`], nothing sent, and any other failure of
+    /// `approval/decide` (a timeout after every retry, `approvalReviewerUnavailable`) with
+    /// its error. Spawned on a task of its own (a handle from [`Session::turn`]
+    /// moved there) it decides while the program does something else, such as following
+    /// the items. A handler that must await something decides through
+    /// [`Turn::next_approval`] and [`Session::decide`].
     pub async fn completed_deciding(
         &self,
         mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
@@ -675,7 +692,7 @@ impl Turn {
             let asked = deciding.asked(session.core(), session.id());
             let next = session
                 .until(None, "an approval or the turn's end", |fold| {
-                    asked.next_approval_of(fold, &self.id)
+                    asked.next_approval_of(fold, &self.id, true)
                 })
                 .await;
             let approval = match next {
@@ -695,7 +712,9 @@ impl Turn {
                 .decide(approval.id(), decision.choice_id(), decision.feedback())
                 .await;
             if let Err(error) = decided {
-                deciding.failed(&approval, error)?;
+                if let Some(outcome) = deciding.failed(&approval, error)? {
+                    return Ok(outcome);
+                }
             }
         }
     }

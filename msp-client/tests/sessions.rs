@@ -38,6 +38,20 @@ fn start_a_turn(scenario: &std::path::Path) -> (Client, Session, Turn) {
     (client, session, turn)
 }
 
+/// Resumes the question scenario's session asking for a snapshot.
+fn resume_with_snapshot(client: &Client) -> (Session, msp_types::SessionResumeResult) {
+    client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id(SESSION)
+                .build();
+            params.history = Some(HistoryPreference::Snapshot);
+            params
+        })
+        .expect("resumed")
+}
+
 fn resume_excluding_items(client: &Client) -> (Session, String) {
     let (session, result) = client
         .resume_session_with(|command_id| {
@@ -129,16 +143,7 @@ fn a_resume_from_a_snapshot_shows_the_pending_question_at_once() {
         return;
     };
     let client = support::spawn(&scenario, &[]);
-    let (session, _) = client
-        .resume_session_with(|command_id| {
-            let mut params = SessionResumeParams::builder()
-                .command_id(command_id)
-                .session_id(SESSION)
-                .build();
-            params.history = Some(HistoryPreference::Snapshot);
-            params
-        })
-        .expect("resumed");
+    let (session, _) = resume_with_snapshot(&client);
     // Seeded from the result: the snapshot's items and the pending question are there.
     let (items, pending) = session.read(|fold| (fold.items().len(), fold.pending_prompts().len()));
     assert!(items > 0, "the snapshot's items seed the fold");
@@ -152,6 +157,54 @@ fn a_resume_from_a_snapshot_shows_the_pending_question_at_once() {
     let settlement = session.settled(prompt.id(), WAIT).expect("settled");
     assert!(matches!(settlement.by, SettledBy::ThisClient(_)));
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn a_turn_the_resumed_snapshot_shows_ran_and_ended_comes_back_ended() {
+    // The snapshot holds the `userMessage` of an earlier turn, neither running nor queued:
+    // that turn ended before the resume, and a wait on it (after resending its `turn/start`,
+    // say) ends at once instead of waiting for a `turn/completed` that will not come.
+    const EARLIER: &str = "0198f0aa-7777-7000-8000-0000000000e0";
+    let Some(dir) = support::derived("snapshot-suffix-pending-userinput", |frames| {
+        let result = frames
+            .iter_mut()
+            .find(|(client, f)| !*client && f["result"]["history"]["mode"] == "snapshot")
+            .unwrap();
+        let items = &mut result.1["result"]["history"]["snapshot"]["state"]["items"];
+        let items = items.as_array_mut().unwrap();
+        let mut earlier = items
+            .iter()
+            .find(|item| item["kind"] == "userMessage")
+            .unwrap()
+            .clone();
+        earlier["itemId"] = "0198f0aa-7777-7000-8000-0000000000e1".into();
+        earlier["turnId"] = EARLIER.into();
+        items.insert(0, earlier);
+    }) else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    let (session, resumed) = resume_with_snapshot(&client);
+    let earlier = session.turn(EARLIER);
+    let outcome = earlier.completed_within(WAIT).expect("ended");
+    assert!(
+        matches!(outcome, TurnOutcome::EndedBeforeResume(None)),
+        "{outcome:?}"
+    );
+    // Its items are what the snapshot holds of it, and then nothing more comes.
+    let items: Vec<String> = earlier.items().map(|i| i.item().item_id.clone()).collect();
+    assert_eq!(items, ["0198f0aa-7777-7000-8000-0000000000e1"]);
+    // The running turn is not taken for ended.
+    let active = resumed.session.active_turn_id.clone().expect("a turn runs");
+    let running = session
+        .turn(&active)
+        .completed_within(Some(Duration::from_millis(50)));
+    assert!(
+        matches!(running, Err(Error::TimedOut { .. })),
+        "{running:?}"
+    );
+    drop((earlier, session));
+    client.close();
 }
 
 #[test]
@@ -604,6 +657,10 @@ fn a_turn_start_never_acknowledged_is_sent_again_with_its_command_id_after_a_rec
     let session = start(&lost);
     let refused = session.send_user_turn([render::text("Say hello.")]);
     assert!(refused.is_err(), "no acknowledgement: {:?}", refused.err());
+    // Tried again on the dead connection: never sent, so not pending twice.
+    assert!(session
+        .send_user_turn([render::text("Say hello.")])
+        .is_err());
     let pending = session.pending();
     assert_eq!(pending.len(), 1, "{pending:?}");
     assert_eq!(pending[0].method(), "turn/start");
@@ -658,7 +715,7 @@ fn a_turn_that_ended_while_the_client_was_away_comes_back_ended_from_the_resume(
     let turn = session.resend_turn(&pending[0]).expect("sent again");
     assert_eq!(Some(turn.id()), pending[0].turn_id(), "the same turn");
     let outcome = turn.completed_within(WAIT).expect("ended");
-    let TurnOutcome::EndedBeforeResume(last) = outcome else {
+    let TurnOutcome::EndedBeforeResume(Some(last)) = outcome else {
         panic!("ended before the resume: {outcome:?}");
     };
     assert_eq!(last.terminal, TurnTerminal::Completed);
@@ -825,6 +882,8 @@ fn an_ephemeral_host_dying_mid_turn_ends_its_items_in_progress_unknown() {
             "the streamed reply ended unknown"
         );
     });
+    // Nothing of the session outlived its host: no command to send again.
+    assert!(session.pending().is_empty());
 }
 
 #[test]
