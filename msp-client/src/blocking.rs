@@ -378,13 +378,18 @@ impl Session {
         self.until(timeout, "the condition", check)
     }
 
-    /// Waits for a question with its questions (pending now, or the next to come).
+    /// Waits for a question with its questions (pending now, or the next to come). The same
+    /// question comes back until this client answers, cancels or clarifies it, or it
+    /// settles: a loop that takes it and leaves it spins without waiting.
     pub fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
         let asked = self.core().asked(&self.0.id);
         self.until(timeout, "a question", |fold| asked.next_prompt(fold))
     }
 
-    /// Waits for an approval whose current stage this client has not decided yet.
+    /// Waits for an approval whose current stage this client has not decided yet. The same
+    /// stage comes back until this client decides it or the host moves on: a loop that
+    /// takes it and leaves it spins without waiting ([`Turn::completed_deciding`] can leave
+    /// a stage and wait for the next).
     pub fn next_approval(&self, timeout: Option<Duration>) -> Result<PendingApproval, Error> {
         let asked = self.core().asked(&self.0.id);
         self.until(timeout, "an approval", |fold| asked.next_approval(fold))
