@@ -36,7 +36,7 @@ use slab::Slab;
 use crate::outcome::Error;
 use crate::pending::{EndedBefore, Ledger, PendingCommand};
 use crate::pump::{BUSY_LOOK, STALL};
-use crate::shared::{turn_over, Asked};
+use crate::shared::Asked;
 
 // The lock is loom's when the synchronization is model-checked (`core/loom_tests.rs`).
 #[cfg(loom)]
@@ -538,9 +538,9 @@ impl Core {
         };
         slot.asked.sent.insert(command.command_id().to_owned());
         if let Ok(params) = params {
-            let (fold, before) = (&slot.fold, &slot.asked.ended_before);
+            let (fold, asked) = (&slot.fold, &slot.asked);
             slot.ledger.sent(session_id, command, params, |turn_id| {
-                turn_ended(fold, before, turn_id)
+                asked.turn_over(fold, turn_id)
             });
         }
     }
@@ -556,9 +556,8 @@ impl Core {
         let Some(slot) = state.slots.get(session_id) else {
             return Vec::new();
         };
-        let (fold, before) = (&slot.fold, &slot.asked.ended_before);
         slot.ledger
-            .pending(|turn_id| turn_ended(fold, before, turn_id))
+            .pending(|turn_id| slot.asked.turn_over(&slot.fold, turn_id))
     }
 
     /// Keeps the turns the resume shows ended before it.
@@ -717,14 +716,9 @@ impl Slot {
                 return Some(Some(entry.clone()));
             }
         }
-        let over = turn_ended(&self.fold, &self.asked.ended_before, turn_id);
+        let over = self.asked.turn_over(&self.fold, turn_id);
         (over || ended.is_some()).then_some(None)
     }
-}
-
-/// Whether turn `turn_id` ended: in `fold`, or before the resume (`before`).
-pub(crate) fn turn_ended(fold: &Fold, before: &EndedBefore, turn_id: &str) -> bool {
-    turn_over(fold, turn_id) || before.contains(turn_id)
 }
 
 /// The pump's look ([`Core::pump_turn`]).

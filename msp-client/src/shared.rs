@@ -154,8 +154,11 @@ pub(crate) struct Asked {
 
 impl Asked {
     /// Whether turn `turn_id` ended: in the fold, or before the resume.
-    fn turn_over(&self, fold: &Fold, turn_id: &str) -> bool {
-        crate::core::turn_ended(fold, &self.ended_before, turn_id)
+    pub(crate) fn turn_over(&self, fold: &Fold, turn_id: &str) -> bool {
+        let folded = fold
+            .turn(turn_id)
+            .is_some_and(|turn| turn.state().is_over());
+        folded || self.ended_before.contains(turn_id)
     }
 
     pub(crate) fn decided_key(
@@ -300,12 +303,6 @@ impl Deciding {
         self.pass(approval);
         Ok(None)
     }
-}
-
-/// Whether the fold saw turn `turn_id` end.
-pub(crate) fn turn_over(fold: &Fold, turn_id: &str) -> bool {
-    fold.turn(turn_id)
-        .is_some_and(|turn| turn.state().is_over())
 }
 
 /// `Debug` for a driver's `Client`, `Session` and `Turn` (the ids, nothing of the state).
