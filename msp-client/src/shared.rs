@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use msp_rpc::{BadFrame, Handshake, Inbound, Problem, Reply, RpcError};
+use msp_rpc::{BadFrame, CloseReason, Handshake, Inbound, Problem, Reply, RpcError};
 use msp_session::{Fold, Input, PendingApproval, PendingPrompt};
 use msp_types::{
     ApprovalRequirementRef, InitializeParams, RequestReceipt, ServerRequest, SessionDurability,
@@ -14,7 +14,7 @@ use msp_types::{
 use crate::asks::AskError;
 use crate::core::Core;
 use crate::options::{Options, Retry};
-use crate::outcome::{Error, SettledBy, Settlement, TurnOutcome};
+use crate::outcome::{Error, SettledBy, Settlement};
 use crate::pending::EndedBefore;
 
 /// What the driver keeps of the options once the core and the connection's are made.
@@ -222,6 +222,20 @@ impl Asked {
         }
     }
 
+    /// For an approval handler's wait ([`Deciding`]): an approval of turn `turn_id` whose
+    /// request came, as [`Asked::next_approval_of`], or for `None` any approval of the
+    /// session with a stage to decide (a resume's pending ones included), never over.
+    pub(crate) fn next_to_decide(
+        &self,
+        fold: &Fold,
+        turn_id: Option<&str>,
+    ) -> Option<Option<PendingApproval>> {
+        match turn_id {
+            Some(turn_id) => self.next_approval_of(fold, turn_id, true),
+            None => self.next_approval(fold).map(Some),
+        }
+    }
+
     /// For a wait on turn `turn_id`: one of its questions to answer, or its end.
     pub(crate) fn next_prompt_of(
         &self,
@@ -254,8 +268,9 @@ impl Asked {
     }
 }
 
-/// The approvals of a turn decided by a handler (`Turn::completed_deciding`, both drivers):
-/// the stages it passed on, so that its waits skip them.
+/// The approvals decided by a handler (`Turn::completed_deciding`,
+/// `Session::decide_approvals`, both drivers): the stages it passed on, so that its waits
+/// skip them.
 #[derive(Default)]
 pub(crate) struct Deciding {
     passed: HashSet<(String, String, i64)>,
@@ -279,20 +294,20 @@ impl Deciding {
 
     /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`) or
     /// the host moved past (`approvalRequirementStale`) is passed on, the resolution or the
-    /// next stage still to come. A closed connection ends the turn's wait with the exit
+    /// next stage still to come. A closed connection ends the handler's wait with why
     /// (`Ok(Some)`, no other stage offered to the handler); any other failure is the caller's.
     pub(crate) fn failed(
         &mut self,
         approval: &PendingApproval,
         error: Error,
-    ) -> Result<Option<TurnOutcome>, Error> {
+    ) -> Result<Option<CloseReason>, Error> {
         let gone = match &error {
             Error::Rpc(RpcError::Remote(remote)) => matches!(
                 remote.kind(),
                 Some("approvalAlreadyResolved" | "approvalRequirementStale")
             ),
             Error::Rpc(RpcError::Closed(reason)) | Error::Closed(reason) => {
-                return Ok(Some(TurnOutcome::HostExited(reason.clone())));
+                return Ok(Some(reason.clone()));
             }
             _ => false,
         };

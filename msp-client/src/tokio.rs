@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use msp_rpc::tokio::Connection;
-use msp_rpc::{Command, Handshake, HostCommand, HostExit, RpcError};
+use msp_rpc::{CloseReason, Command, Handshake, HostCommand, HostExit, RpcError};
 use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Stage};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
@@ -262,9 +262,7 @@ async fn pump(connection: Connection, core: Arc<Core>) {
         }
         refill(&connection, &core, core.route_all(batch.drain(..))).await;
     }
-    let reason = connection
-        .close_reason()
-        .unwrap_or(msp_rpc::CloseReason::PeerClosed);
+    let reason = connection.close_reason().unwrap_or(CloseReason::PeerClosed);
     core.end(reason, shared::durable(connection.handshake()));
 }
 
@@ -565,6 +563,68 @@ impl Session {
         Ok(result)
     }
 
+    /// Decides each stage of each approval of the session with `decide` until the connection
+    /// closes, and then returns why it closed: the approvals pending now (a resumed
+    /// session's too) and those of every turn to come, each stage offered once, as
+    /// [`Turn::completed_deciding`] offers a turn's (`None` leaves a stage undecided; a
+    /// stage another decision won or the host moved past is not an error). A decision the
+    /// stage does not offer ends it with [`Error::Ask`], nothing sent, and any other failure
+    /// of `approval/decide` with its error. The session's handler: spawned on a task of its
+    /// own (a clone of the session moved there) it decides while the program starts turns
+    /// and follows them; closing the client ends it.
+    pub async fn decide_approvals(
+        &self,
+        mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
+    ) -> Result<CloseReason, Error> {
+        // A session's approvals end only with the connection: `None` (a turn over) never
+        // comes for them.
+        loop {
+            if let Some(reason) = self.deciding(None, &mut decide).await? {
+                return Ok(reason);
+            }
+        }
+    }
+
+    /// An approval handler's loop: the stages of turn `turn_id`'s approvals, or for `None`
+    /// of every approval of the session, offered to `decide` once each; `Ok(None)` once the
+    /// turn is over, `Ok(Some)` once the connection closed.
+    async fn deciding(
+        &self,
+        turn_id: Option<&str>,
+        mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
+    ) -> Result<Option<CloseReason>, Error> {
+        let mut deciding = Deciding::default();
+        loop {
+            let asked = deciding.asked(self.core(), self.id());
+            let next = self
+                .until(None, "an approval", |fold| {
+                    asked.next_to_decide(fold, turn_id)
+                })
+                .await;
+            let approval = match next {
+                Ok(Some(approval)) => approval,
+                Ok(None) => return Ok(None),
+                Err(Error::Closed(reason)) => return Ok(Some(reason)),
+                Err(error) => return Err(error),
+            };
+            let stage = approval
+                .stage()
+                .expect("the wait takes approvals with a stage");
+            let Some(decision) = decide(&approval, stage) else {
+                deciding.pass(&approval);
+                continue;
+            };
+            let decided = self
+                .decide(approval.id(), decision.choice_id(), decision.feedback())
+                .await;
+            if let Err(error) = decided {
+                if let Some(reason) = deciding.failed(&approval, error)? {
+                    return Ok(Some(reason));
+                }
+            }
+        }
+    }
+
     /// Waits for approval `approval_id` to be resolved.
     pub async fn resolved(
         &self,
@@ -689,38 +749,11 @@ impl Turn {
     /// [`Turn::next_approval`] and [`Session::decide`].
     pub async fn completed_deciding(
         &self,
-        mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
+        decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
     ) -> Result<TurnOutcome, Error> {
-        let session = &self.session;
-        let mut deciding = Deciding::default();
-        loop {
-            let asked = deciding.asked(session.core(), session.id());
-            let next = session
-                .until(None, "an approval or the turn's end", |fold| {
-                    asked.next_approval_of(fold, &self.id, true)
-                })
-                .await;
-            let approval = match next {
-                Ok(Some(approval)) => approval,
-                Ok(None) => return self.completed_within(None).await,
-                Err(Error::Closed(reason)) => return Ok(TurnOutcome::HostExited(reason)),
-                Err(error) => return Err(error),
-            };
-            let stage = approval
-                .stage()
-                .expect("the wait takes approvals with a stage");
-            let Some(decision) = decide(&approval, stage) else {
-                deciding.pass(&approval);
-                continue;
-            };
-            let decided = session
-                .decide(approval.id(), decision.choice_id(), decision.feedback())
-                .await;
-            if let Err(error) = decided {
-                if let Some(outcome) = deciding.failed(&approval, error)? {
-                    return Ok(outcome);
-                }
-            }
+        match self.session.deciding(Some(&self.id), decide).await? {
+            None => self.completed_within(None).await,
+            Some(reason) => Ok(TurnOutcome::HostExited(reason)),
         }
     }
 

@@ -17,6 +17,8 @@ use msp_types::{
 };
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(20));
+/// The approval of the approval scenarios.
+const APPROVAL: &str = "0198f0ac-7777-7000-8000-0000000000e1";
 const SESSION: &str = "0198f0aa-1111-7000-8000-0000000000bb";
 
 fn start(client: &Client) -> Session {
@@ -521,6 +523,96 @@ fn approvals_decided_on_a_thread_of_their_own_while_the_program_follows_the_item
     assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
     assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn the_sessions_handler_decides_an_approval_pending_at_the_resume_until_the_client_closes() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    let (session, resumed) = client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id(SESSION_AA)
+                .build();
+            params.history = Some(HistoryPreference::Snapshot);
+            params
+        })
+        .expect("resumed");
+    let running = resumed.session.active_turn_id.expect("a turn runs");
+    // The session's handler on a thread of its own, for as long as the connection lives.
+    let deciding = session.clone();
+    let handler = std::thread::spawn(move || {
+        let mut stages = Vec::new();
+        let closed = deciding.decide_approvals(|approval, stage| {
+            stages.push((approval.id().to_owned(), stage.requirement.source_index));
+            Some(Decision::choose("allow_session"))
+        });
+        (stages, closed)
+    });
+    let resolved = session.resolved(APPROVAL, WAIT).expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    assert!(resolved.decided_by_command_id.is_some(), "{resolved:?}");
+    let outcome = session.turn(&running).completed();
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop(session);
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+    let (stages, closed) = handler.join().expect("the thread ran");
+    assert_eq!(stages, [(APPROVAL.to_owned(), 0)], "decided once");
+    assert!(closed.is_ok(), "the end is the connection's: {closed:?}");
+}
+
+#[test]
+fn the_sessions_handler_decides_each_stage_of_a_turn_started_after_it() {
+    let Some(dir) = two_stages(false) else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    let session = start(&client);
+    let deciding = session.clone();
+    let handler = std::thread::spawn(move || {
+        let mut stages = Vec::new();
+        let closed = deciding.decide_approvals(|approval, stage| {
+            stages.push((approval.id().to_owned(), stage.requirement.source_index));
+            let once = [ApprovalDecision::Approved];
+            if stages.len() == 1 {
+                Some(Decision::choose("allow_session"))
+            } else {
+                Decision::first_offered(stage, &once)
+            }
+        });
+        (stages, closed)
+    });
+    let turn = session
+        .send_user_turn([render::text("Bump the version.")])
+        .expect("turn started");
+    assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    let exit = client.close();
+    assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
+    let (stages, closed) = handler.join().expect("the thread ran");
+    assert_eq!(
+        stages,
+        [(APPROVAL.to_owned(), 0), (APPROVAL.to_owned(), 1)],
+        "each stage once"
+    );
+    assert!(closed.is_ok(), "{closed:?}");
+}
+
+#[test]
+fn the_sessions_handler_choosing_what_is_not_offered_gets_the_refusal() {
+    let Some(scenario) = support::scenario("approval-round-trip") else {
+        return;
+    };
+    let (client, session, _turn) = start_a_turn(&scenario);
+    let refused = session.decide_approvals(|_, _| Some(Decision::choose("allow_forever")));
+    assert!(
+        matches!(refused, Err(Error::Ask(AskError::ChoiceNotOffered { .. }))),
+        "{refused:?}"
+    );
+    drop(client);
 }
 
 /// The approval round trip where the host resolves the approval itself (`timedOut`, no

@@ -8,7 +8,9 @@ use std::time::Duration;
 use msp_client::tokio::{Client, Session, Turn};
 use msp_client::{render, Answer, Decision, SettledBy, TurnOutcome};
 use msp_rpc::HostCommand;
-use msp_types::{ApprovalDecision, SessionResumeParams, TurnTerminal, UserInputOutcome};
+use msp_types::{
+    ApprovalDecision, HistoryPreference, SessionResumeParams, TurnTerminal, UserInputOutcome,
+};
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(20));
 
@@ -262,4 +264,53 @@ async fn a_gap_reported_before_the_resume_reply_is_refilled_once_the_session_ope
     drop(session);
     let exit = client.close().await.expect("the host exited");
     assert_eq!(exit.code, Some(0), "{exit:?}");
+}
+
+#[tokio::test]
+async fn the_sessions_handler_on_a_task_decides_an_approval_pending_at_the_resume() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let client = spawn(&scenario, &[]).await;
+    let (session, resumed) = client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id("0198f0aa-1111-7000-8000-0000000000aa")
+                .build();
+            params.history = Some(HistoryPreference::Snapshot);
+            params
+        })
+        .await
+        .expect("resumed");
+    let running = resumed.session.active_turn_id.expect("a turn runs");
+    // Spawned: the session and its handler's wait are `Send`.
+    let deciding = session.clone();
+    let handler = tokio::spawn(async move {
+        let mut stages = Vec::new();
+        let allow = [ApprovalDecision::ApprovedForSession];
+        let closed = deciding
+            .decide_approvals(|approval, stage| {
+                stages.push(approval.id().to_owned());
+                Decision::first_offered(stage, &allow)
+            })
+            .await;
+        (stages, closed)
+    });
+    let outcome = session.turn(&running).completed().await;
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    let resolved = session
+        .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
+        .await
+        .expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    drop(session);
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+    let (stages, closed) = handler.await.expect("the task ran");
+    assert_eq!(
+        stages,
+        ["0198f0ac-7777-7000-8000-0000000000e1"],
+        "decided once"
+    );
+    assert!(closed.is_ok(), "the end is the connection's: {closed:?}");
 }
