@@ -6,10 +6,13 @@ use msp_rpc::Command;
 use msp_session::Fold;
 use msp_types::protocol::methods;
 use msp_types::{
-    ApprovalDecideParams, ApprovalRequirementRef, GoalClearParams, GoalEditParams, GoalPauseParams,
-    GoalResumeParams, GoalSetParams, Tristate, TurnInputPart, TurnInterruptParams, TurnStartParams,
-    TurnSteerParams, TurnUnqueueParams, UserInputAnswerParams, UserInputCancelParams,
-    UserInputClarification, UserInputClarifyParams, UserInputInterruptParams,
+    ApprovalDecideParams, ApprovalMode, ApprovalRequirementRef, GoalClearParams, GoalEditParams,
+    GoalPauseParams, GoalResumeParams, GoalSetParams, ModelSelection, ReasoningEffort,
+    SessionCompactParams, SessionLeaveParams, SessionRenameParams, SessionSetApprovalModeParams,
+    SessionSetModelParams, SessionSetReasoningEffortParams, Tristate, TurnCancelParams,
+    TurnInputPart, TurnInterruptParams, TurnStartParams, TurnSteerParams, TurnUnqueueParams,
+    UserInputAnswerParams, UserInputCancelParams, UserInputClarification, UserInputClarifyParams,
+    UserInputInterruptParams,
 };
 
 use crate::asks::{check_answers, check_choice, Answer, AskError};
@@ -44,6 +47,95 @@ pub(crate) fn interrupt(
             .build();
         params.retract = retract.then_some(true);
         params.turn_id = turn_id.map(str::to_owned);
+        params
+    })
+}
+
+/// `turn/cancel` of `turn_id`, through the command queue.
+pub(crate) fn cancel_turn(session_id: &str, turn_id: &str) -> Command<methods::TurnCancel> {
+    Command::new(|command_id| {
+        let mut params = TurnCancelParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .build();
+        params.turn_id = Some(turn_id.to_owned());
+        params
+    })
+}
+
+/// `session/setModel`.
+pub(crate) fn set_model(
+    session_id: &str,
+    model: ModelSelection,
+) -> Command<methods::SessionSetModel> {
+    Command::new(|command_id| {
+        SessionSetModelParams::builder()
+            .command_id(command_id)
+            .model(model)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `session/setApprovalMode`.
+pub(crate) fn set_approval_mode(
+    session_id: &str,
+    mode: ApprovalMode,
+) -> Command<methods::SessionSetApprovalMode> {
+    Command::new(|command_id| {
+        SessionSetApprovalModeParams::builder()
+            .command_id(command_id)
+            .mode(mode)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `session/setReasoningEffort`.
+pub(crate) fn set_reasoning_effort(
+    session_id: &str,
+    reasoning_effort: ReasoningEffort,
+) -> Command<methods::SessionSetReasoningEffort> {
+    Command::new(|command_id| {
+        SessionSetReasoningEffortParams::builder()
+            .command_id(command_id)
+            .reasoning_effort(reasoning_effort)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `session/rename`.
+pub(crate) fn rename(session_id: &str, name: &str) -> Command<methods::SessionRename> {
+    Command::new(|command_id| {
+        SessionRenameParams::builder()
+            .command_id(command_id)
+            .name(name)
+            .session_id(session_id)
+            .build()
+    })
+}
+
+/// `session/compact` of `turn_id`'s context (the host's pick when `None`).
+pub(crate) fn compact(session_id: &str, turn_id: Option<&str>) -> Command<methods::SessionCompact> {
+    Command::new(|command_id| {
+        let mut params = SessionCompactParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .build();
+        params.turn_id = turn_id.map(str::to_owned);
+        params
+    })
+}
+
+/// `session/leave`; `stop` also stops the work in progress.
+pub(crate) fn leave(session_id: &str, stop: bool) -> Command<methods::SessionLeave> {
+    Command::new(|command_id| {
+        let mut params = SessionLeaveParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .build();
+        params.stop = stop.then_some(true);
         params
     })
 }

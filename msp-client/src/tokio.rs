@@ -473,6 +473,48 @@ impl Session {
         let command = commands::unqueue(self.id(), turn_id);
         self.send(&command).await
     }
+    /// Chooses the model of the session's next model calls (`session/setModel`; the
+    /// choice is durable): a `modelId` `model/list` gives, with its provider or profile.
+    pub async fn set_model(
+        &self,
+        model: msp_types::ModelSelection,
+    ) -> Result<msp_types::SessionSetModelResult, Error> {
+        self.send(&commands::set_model(self.id(), model)).await
+    }
+    /// Switches the session to one of the host's approval modes (`session/setApprovalMode`).
+    pub async fn set_approval_mode(
+        &self,
+        mode: msp_types::ApprovalMode,
+    ) -> Result<msp_types::SessionSetApprovalModeResult, Error> {
+        self.send(&commands::set_approval_mode(self.id(), mode))
+            .await
+    }
+    /// Sets the session's default reasoning effort (`session/setReasoningEffort`; a turn's
+    /// own overrides it).
+    pub async fn set_reasoning_effort(
+        &self,
+        effort: msp_types::ReasoningEffort,
+    ) -> Result<msp_types::SessionSetReasoningEffortResult, Error> {
+        self.send(&commands::set_reasoning_effort(self.id(), effort))
+            .await
+    }
+    /// Sets or changes the session's durable name (`session/rename`).
+    pub async fn rename(&self, name: &str) -> Result<msp_types::SessionRenameResult, Error> {
+        self.send(&commands::rename(self.id(), name)).await
+    }
+    /// Compacts the context of turn `turn_id`, or of the one the host picks
+    /// (`session/compact`): it runs in the background, `noop` when there is nothing to do.
+    pub async fn compact(
+        &self,
+        turn_id: Option<&str>,
+    ) -> Result<msp_types::SessionCompactResult, Error> {
+        self.send(&commands::compact(self.id(), turn_id)).await
+    }
+    /// Asks the host to release the session (`session/leave`), `stop` stopping its work in
+    /// progress too; `session/leaveCompleted` says how it went.
+    pub async fn leave(&self, stop: bool) -> Result<msp_types::SessionLeaveResult, Error> {
+        self.send(&commands::leave(self.id(), stop)).await
+    }
     /// Sets the session's goal (`goal/set`).
     pub async fn goal_set(&self, objective: &str) -> Result<msp_types::GoalCommandResult, Error> {
         let command = commands::goal_set(self.id(), objective);
@@ -766,6 +808,13 @@ impl Turn {
                 asked.next_prompt_of(fold, &self.id)
             })
             .await
+    }
+
+    /// Cancels the turn through the command queue (`turn/cancel`, no retract); it has
+    /// ended when its `turn/completed` comes ([`Turn::completed`]).
+    pub async fn cancel(&self) -> Result<msp_types::TurnCancelResult, Error> {
+        let command = commands::cancel_turn(self.session.id(), &self.id);
+        self.session.send(&command).await
     }
 
     /// Interrupts the turn; `retract` asks to take it back.

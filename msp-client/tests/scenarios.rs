@@ -272,8 +272,15 @@ impl Player {
             "goal/pause" => self.send::<methods::GoalPause>(params)?,
             "goal/resume" => self.send::<methods::GoalResume>(params)?,
             "goal/clear" => self.send::<methods::GoalClear>(params)?,
-            "session/compact" => self.send::<methods::SessionCompact>(params)?,
-            "session/setModel" => self.send::<methods::SessionSetModel>(params)?,
+            "session/compact" => {
+                let session = self.session(params)?;
+                accept_remote(session.compact(params["turnId"].as_str()).map(drop))?;
+            }
+            "session/setModel" => {
+                let session = self.session(params)?;
+                let model = serde_json::from_value(params["model"].clone()).unwrap();
+                accept_remote(session.set_model(model).map(drop))?;
+            }
             "session/userShell" => self.send::<methods::SessionUserShell>(params)?,
             "subagent/close" => self.send::<methods::SubagentClose>(params)?,
             "subagent/sendMessage" => self.send::<methods::SubagentSendMessage>(params)?,

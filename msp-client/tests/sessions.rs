@@ -734,6 +734,108 @@ fn a_handler_choosing_what_is_not_offered_gets_the_refusal_and_nothing_is_sent()
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
+/// The model scenario's session.
+const SESSION_MODEL: &str = "018f7294-0000-7000-8000-5f0e06800000";
+
+#[test]
+fn the_sessions_settings_and_a_turns_cancel_are_methods_of_their_own() {
+    // The model scenario up to its `session/setModel`, then one command of each method
+    // and the host's acknowledgement: the host checks the params it was sent.
+    let command = |id: &str, method: &str, params: serde_json::Value| {
+        let mut params = params;
+        params["commandId"] = id.into();
+        params["sessionId"] = SESSION_MODEL.into();
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    };
+    let ack = |id: &str, result: serde_json::Value| {
+        let mut result = result;
+        result["commandId"] = id.into();
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result})
+    };
+    let accepted = serde_json::json!({"status": "accepted"});
+    let turn = "018f7294-0000-7000-8000-5f0e068000aa";
+    let Some(dir) = support::derived("model-round-trip", |frames| {
+        let set_model = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "session/setModel")
+            .unwrap();
+        frames.truncate(set_model);
+        let exchanges = [
+            (
+                "session/rename",
+                serde_json::json!({"name": "release prep"}),
+                serde_json::json!({"status": "accepted", "name": "release prep"}),
+            ),
+            (
+                "session/setApprovalMode",
+                serde_json::json!({"mode": "onRequest"}),
+                serde_json::json!({"status": "accepted", "applyOutcome": "completed",
+                    "effectiveMode": {"mode": "onRequest", "source": "approvalReconfigure",
+                        "lastCommandId": null}}),
+            ),
+            (
+                "session/setReasoningEffort",
+                serde_json::json!({"reasoningEffort": "high"}),
+                accepted.clone(),
+            ),
+            (
+                "session/compact",
+                serde_json::json!({}),
+                serde_json::json!({"status": "noop", "reason": "no_compactable_history"}),
+            ),
+            (
+                "turn/cancel",
+                serde_json::json!({"turnId": turn}),
+                serde_json::json!({"status": "accepted", "turnId": turn}),
+            ),
+            (
+                "session/leave",
+                serde_json::json!({"stop": true}),
+                accepted.clone(),
+            ),
+        ];
+        for (n, (method, params, result)) in exchanges.into_iter().enumerate() {
+            let id = format!("018f7294-0000-7000-8000-5f0e06800c0{n}");
+            frames.push((true, command(&id, method, params)));
+            frames.push((false, ack(&id, result)));
+        }
+    }) else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    let subscribe = serde_json::from_value(serde_json::json!({
+        "sessionId": SESSION_MODEL, "after": format!("v:{SESSION_MODEL}:4")
+    }))
+    .unwrap();
+    client
+        .request::<methods::ViewSubscribe>(&subscribe)
+        .expect("subscribed");
+    let session = client.open_session(SESSION_MODEL);
+    let list = serde_json::from_value(serde_json::json!({"sessionId": SESSION_MODEL})).unwrap();
+    let models = client.request::<methods::ModelList>(&list).expect("listed");
+    assert!(!models.models.is_empty());
+
+    let renamed = session.rename("release prep").expect("renamed");
+    assert_eq!(renamed.name.as_deref(), Some("release prep"));
+    let mode = session
+        .set_approval_mode(msp_types::ApprovalMode::OnRequest)
+        .expect("switched");
+    assert_eq!(mode.effective_mode.mode, msp_types::ApprovalMode::OnRequest);
+    session
+        .set_reasoning_effort(msp_types::ReasoningEffort::High)
+        .expect("set");
+    let compacted = session.compact(None).expect("admitted");
+    assert_eq!(compacted.reason.as_deref(), Some("no_compactable_history"));
+    let cancelled = session.turn(turn).cancel().expect("cancelled");
+    assert_eq!(cancelled.turn_id, turn);
+    session.leave(true).expect("left");
+    // Each acknowledged: nothing of them pending.
+    assert!(session.pending().is_empty(), "{:?}", session.pending());
+    drop(session);
+    let exit = client.close();
+    assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
+}
+
 const SESSION_AA: &str = "0198f0aa-1111-7000-8000-0000000000aa";
 
 #[test]

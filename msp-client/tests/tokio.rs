@@ -314,3 +314,51 @@ async fn the_sessions_handler_on_a_task_decides_an_approval_pending_at_the_resum
     );
     assert!(closed.is_ok(), "the end is the connection's: {closed:?}");
 }
+
+#[tokio::test]
+async fn the_model_is_set_through_the_sessions_method() {
+    let Some(scenario) = support::scenario("model-round-trip") else {
+        return;
+    };
+    let session_id = "018f7294-0000-7000-8000-5f0e06800000";
+    let client = spawn(&scenario, &[]).await;
+    let subscribe = serde_json::from_value(serde_json::json!({
+        "sessionId": session_id, "after": format!("v:{session_id}:4")
+    }))
+    .unwrap();
+    client
+        .request::<msp_types::protocol::methods::ViewSubscribe>(&subscribe)
+        .await
+        .expect("subscribed");
+    let session = client.open_session(session_id);
+    let list: msp_types::ModelListParams =
+        serde_json::from_value(serde_json::json!({"sessionId": session_id})).unwrap();
+    let models = client
+        .request::<msp_types::protocol::methods::ModelList>(&list)
+        .await
+        .expect("listed");
+    let pick = models
+        .models
+        .iter()
+        .find(|m| m.model_id == "gpt-5.5")
+        .expect("offered");
+    let mut model = msp_types::ModelSelection::builder()
+        .model_id(&pick.model_id)
+        .build();
+    model.provider_id = Some(pick.provider_id.clone());
+    let set = session.set_model(model).await.expect("accepted");
+    assert_eq!(set.status, msp_types::CommandStatus::Accepted);
+    let changed = session
+        .wait_for(WAIT, |fold| {
+            fold.state().model().map(|m| m.model_id.clone())
+        })
+        .await
+        .expect("the change came");
+    assert_eq!(changed, "gpt-5.5");
+    client
+        .request::<msp_types::protocol::methods::ModelList>(&list)
+        .await
+        .expect("listed again");
+    drop(session);
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
