@@ -1028,6 +1028,157 @@ pub mod methods {
     }
     #[cfg(feature = "experimental")]
     impl crate::rpc::ClientMethod for WorktreeList {}
+    /// Something to do with the marker type of a method of this table, chosen by its
+    /// name at run time ([`with_method`]).
+    pub trait WithMethod {
+        /// What doing it yields.
+        type Output;
+        /// Does it with `M`.
+        fn call<M: crate::rpc::ClientMethod>(self) -> Self::Output;
+    }
+    /// Runs `f` with the marker type of `method`; `None` for a method this build does
+    /// not have.
+    pub fn with_method<F: WithMethod>(method: &str, f: F) -> Option<F::Output> {
+        match method {
+            #[cfg(feature = "experimental")]
+            "account/loginCancel" => Some(f.call::<AccountLoginCancel>()),
+            #[cfg(feature = "experimental")]
+            "account/loginStart" => Some(f.call::<AccountLoginStart>()),
+            #[cfg(feature = "experimental")]
+            "account/logout" => Some(f.call::<AccountLogout>()),
+            #[cfg(feature = "experimental")]
+            "account/read" => Some(f.call::<AccountRead>()),
+            #[cfg(feature = "experimental")]
+            "admission/decide" => Some(f.call::<AdmissionDecide>()),
+            #[cfg(feature = "experimental")]
+            "admission/listPending" => Some(f.call::<AdmissionListPending>()),
+            "approval/decide" => Some(f.call::<ApprovalDecide>()),
+            "approval/listPending" => Some(f.call::<ApprovalListPending>()),
+            "computerUseSettings/read" => Some(f.call::<ComputerUseSettingsRead>()),
+            "computerUseSettings/update" => Some(f.call::<ComputerUseSettingsUpdate>()),
+            "computerUseSetup/check" => Some(f.call::<ComputerUseSetupCheck>()),
+            "computerUseSetup/read" => Some(f.call::<ComputerUseSetupRead>()),
+            "computerUseSetup/start" => Some(f.call::<ComputerUseSetupStart>()),
+            "feedback/submit" => Some(f.call::<FeedbackSubmit>()),
+            "goal/clear" => Some(f.call::<GoalClear>()),
+            "goal/edit" => Some(f.call::<GoalEdit>()),
+            "goal/pause" => Some(f.call::<GoalPause>()),
+            "goal/resume" => Some(f.call::<GoalResume>()),
+            "goal/set" => Some(f.call::<GoalSet>()),
+            "hook/list" => Some(f.call::<HookList>()),
+            #[cfg(feature = "experimental")]
+            "host/readLimits" => Some(f.call::<HostReadLimits>()),
+            "initialize" => Some(f.call::<Initialize>()),
+            "item/readOutput" => Some(f.call::<ItemReadOutput>()),
+            #[cfg(feature = "experimental")]
+            "log/page" => Some(f.call::<LogPage>()),
+            #[cfg(feature = "experimental")]
+            "log/physicalFiles" => Some(f.call::<LogPhysicalFiles>()),
+            #[cfg(feature = "experimental")]
+            "log/physicalSubscribe" => Some(f.call::<LogPhysicalSubscribe>()),
+            #[cfg(feature = "experimental")]
+            "log/physicalUnsubscribe" => Some(f.call::<LogPhysicalUnsubscribe>()),
+            #[cfg(feature = "experimental")]
+            "log/streams" => Some(f.call::<LogStreams>()),
+            #[cfg(feature = "experimental")]
+            "log/subscribe" => Some(f.call::<LogSubscribe>()),
+            #[cfg(feature = "experimental")]
+            "log/unsubscribe" => Some(f.call::<LogUnsubscribe>()),
+            #[cfg(feature = "experimental")]
+            "mcpServer/list" => Some(f.call::<McpServerList>()),
+            #[cfg(feature = "experimental")]
+            "mcpServer/oauthLogin" => Some(f.call::<McpServerOauthLogin>()),
+            #[cfg(feature = "experimental")]
+            "mcpServer/oauthLoginCancel" => Some(f.call::<McpServerOauthLoginCancel>()),
+            #[cfg(feature = "experimental")]
+            "mcpServer/oauthLogout" => Some(f.call::<McpServerOauthLogout>()),
+            "media/upload" => Some(f.call::<MediaUpload>()),
+            "model/list" => Some(f.call::<ModelList>()),
+            #[cfg(feature = "experimental")]
+            "peer/list" => Some(f.call::<PeerList>()),
+            #[cfg(feature = "experimental")]
+            "permissionProfile/list" => Some(f.call::<PermissionProfileList>()),
+            "plugin/install" => Some(f.call::<PluginInstall>()),
+            "plugin/list" => Some(f.call::<PluginList>()),
+            "plugin/marketplaceAdd" => Some(f.call::<PluginMarketplaceAdd>()),
+            "plugin/marketplaceRemove" => Some(f.call::<PluginMarketplaceRemove>()),
+            "plugin/marketplaceUpdate" => Some(f.call::<PluginMarketplaceUpdate>()),
+            #[cfg(feature = "experimental")]
+            "projection/list" => Some(f.call::<ProjectionList>()),
+            #[cfg(feature = "experimental")]
+            "projection/read" => Some(f.call::<ProjectionRead>()),
+            "recap/cancel" => Some(f.call::<RecapCancel>()),
+            "recap/request" => Some(f.call::<RecapRequest>()),
+            "session/compact" => Some(f.call::<SessionCompact>()),
+            "session/fork" => Some(f.call::<SessionFork>()),
+            "session/leave" => Some(f.call::<SessionLeave>()),
+            "session/list" => Some(f.call::<SessionList>()),
+            #[cfg(feature = "experimental")]
+            "session/promptHint" => Some(f.call::<SessionPromptHint>()),
+            "session/read" => Some(f.call::<SessionRead>()),
+            #[cfg(feature = "experimental")]
+            "session/readLimits" => Some(f.call::<SessionReadLimits>()),
+            "session/rename" => Some(f.call::<SessionRename>()),
+            #[cfg(feature = "experimental")]
+            "session/reportStartupPhases" => Some(f.call::<SessionReportStartupPhases>()),
+            "session/resume" => Some(f.call::<SessionResume>()),
+            "session/setApprovalMode" => Some(f.call::<SessionSetApprovalMode>()),
+            "session/setModel" => Some(f.call::<SessionSetModel>()),
+            #[cfg(feature = "experimental")]
+            "session/setPermissionProfile" => {
+                Some(f.call::<SessionSetPermissionProfile>())
+            }
+            "session/setReasoningEffort" => Some(f.call::<SessionSetReasoningEffort>()),
+            "session/sideChat" => Some(f.call::<SessionSideChat>()),
+            "session/start" => Some(f.call::<SessionStart>()),
+            "session/userShell" => Some(f.call::<SessionUserShell>()),
+            #[cfg(feature = "experimental")]
+            "settings/read" => Some(f.call::<SettingsRead>()),
+            #[cfg(feature = "experimental")]
+            "settings/readSchema" => Some(f.call::<SettingsReadSchema>()),
+            #[cfg(feature = "experimental")]
+            "settings/writeMany" => Some(f.call::<SettingsWriteMany>()),
+            #[cfg(feature = "experimental")]
+            "settings/writeValue" => Some(f.call::<SettingsWriteValue>()),
+            "skill/import" => Some(f.call::<SkillImport>()),
+            "skill/list" => Some(f.call::<SkillList>()),
+            "skill/setActivation" => Some(f.call::<SkillSetActivation>()),
+            "subagent/close" => Some(f.call::<SubagentClose>()),
+            "subagent/followupTask" => Some(f.call::<SubagentFollowupTask>()),
+            "subagent/interrupt" => Some(f.call::<SubagentInterrupt>()),
+            "subagent/readResult" => Some(f.call::<SubagentReadResult>()),
+            "subagent/reopen" => Some(f.call::<SubagentReopen>()),
+            "subagent/resume" => Some(f.call::<SubagentResume>()),
+            "subagent/sendMessage" => Some(f.call::<SubagentSendMessage>()),
+            "subagent/stop" => Some(f.call::<SubagentStop>()),
+            "task/background" => Some(f.call::<TaskBackground>()),
+            "task/list" => Some(f.call::<TaskList>()),
+            "task/stop" => Some(f.call::<TaskStop>()),
+            "task/stopAll" => Some(f.call::<TaskStopAll>()),
+            "turn/cancel" => Some(f.call::<TurnCancel>()),
+            "turn/interrupt" => Some(f.call::<TurnInterrupt>()),
+            "turn/start" => Some(f.call::<TurnStart>()),
+            "turn/steer" => Some(f.call::<TurnSteer>()),
+            "turn/unqueue" => Some(f.call::<TurnUnqueue>()),
+            "usage/read" => Some(f.call::<UsageRead>()),
+            #[cfg(feature = "experimental")]
+            "usage/refresh" => Some(f.call::<UsageRefresh>()),
+            "userInput/answer" => Some(f.call::<UserInputAnswerMethod>()),
+            "userInput/cancel" => Some(f.call::<UserInputCancel>()),
+            "userInput/clarify" => Some(f.call::<UserInputClarify>()),
+            "userInput/interrupt" => Some(f.call::<UserInputInterrupt>()),
+            "view/page" => Some(f.call::<ViewPage>()),
+            "view/subscribe" => Some(f.call::<ViewSubscribe>()),
+            "view/unsubscribe" => Some(f.call::<ViewUnsubscribe>()),
+            "workflow/cancel" => Some(f.call::<WorkflowCancel>()),
+            "workflow/childControl" => Some(f.call::<WorkflowChildControl>()),
+            "workflow/pause" => Some(f.call::<WorkflowPause>()),
+            "workflow/resume" => Some(f.call::<WorkflowResume>()),
+            #[cfg(feature = "experimental")]
+            "worktree/list" => Some(f.call::<WorktreeList>()),
+            _ => None,
+        }
+    }
 }
 /// Marker types of the `requests` table: one a method, named after it in UpperCamelCase (`userInput/answer`: `UserInputAnswer`, the dispatch enums' variant too), with `Method` added where a type at the crate root has that name (`OrderEvent` the type, `OrderEventMethod` the marker, `OrderEvent` the variant).
 pub mod requests {
@@ -1049,6 +1200,23 @@ pub mod requests {
         type Result = crate::RequestReceipt;
     }
     impl crate::rpc::ServerMethod for UserInputRequest {}
+    /// Something to do with the marker type of a method of this table, chosen by its
+    /// name at run time ([`with_method`]).
+    pub trait WithMethod {
+        /// What doing it yields.
+        type Output;
+        /// Does it with `M`.
+        fn call<M: crate::rpc::ServerMethod>(self) -> Self::Output;
+    }
+    /// Runs `f` with the marker type of `method`; `None` for a method this build does
+    /// not have.
+    pub fn with_method<F: WithMethod>(method: &str, f: F) -> Option<F::Output> {
+        match method {
+            "approval/request" => Some(f.call::<ApprovalRequest>()),
+            "userInput/request" => Some(f.call::<UserInputRequest>()),
+            _ => None,
+        }
+    }
 }
 /// Marker types of the `notifications` table: one a method, named after it in UpperCamelCase (`userInput/answer`: `UserInputAnswer`, the dispatch enums' variant too), with `Method` added where a type at the crate root has that name (`OrderEvent` the type, `OrderEventMethod` the marker, `OrderEvent` the variant).
 pub mod notifications {

@@ -322,6 +322,38 @@ fn method_markers_name_their_types() {
 }
 
 #[test]
+fn a_method_named_at_run_time_gives_its_marker() {
+    use msp_types::protocol::{methods, requests};
+    struct Name;
+    impl methods::WithMethod for Name {
+        type Output = &'static str;
+        fn call<M: msp_types::rpc::ClientMethod>(self) -> &'static str {
+            M::METHOD
+        }
+    }
+    impl requests::WithMethod for Name {
+        type Output = &'static str;
+        fn call<M: msp_types::rpc::ServerMethod>(self) -> &'static str {
+            M::METHOD
+        }
+    }
+    let schema: Value = serde_json::from_str(include_str!("../schema/msp.schema.json")).unwrap();
+    let experimental = cfg!(feature = "experimental");
+    for (table, find) in [
+        ("methods", methods::with_method::<Name> as fn(&str, Name) -> Option<&'static str>),
+        ("requests", requests::with_method::<Name>),
+    ] {
+        let entries = schema[table].as_object().unwrap();
+        for (method, entry) in entries {
+            let built = experimental || entry["x-msp-stability"] != "experimental";
+            let found = find(method, Name);
+            assert_eq!(found, built.then_some(method.as_str()), "{table} {method}");
+        }
+        assert_eq!(find("no/suchMethod", Name), None);
+    }
+}
+
+#[test]
 fn registry_answers_codes_kinds_and_version() {
     let entry = msp_types::registry::error_by_code(-32601).unwrap();
     assert_eq!(entry.kind, "methodNotFound");

@@ -689,10 +689,41 @@ fn markers(
          added where a type at the crate root has that name (`OrderEvent` the type, \
          `OrderEventMethod` the marker, `OrderEvent` the variant)."
     );
+    let by_name = direction.as_ref().map(|direction| {
+        let arms = table.iter().map(|m| {
+            let cfg = cfg(m.experimental);
+            let name = ident(&m.marker);
+            let method = &m.name;
+            quote! { #cfg #method => Some(f.call::<#name>()), }
+        });
+        // An empty table (a schema with no requests) has nothing to call `f` with.
+        let body = if table.is_empty() {
+            quote! { let _ = (method, f); None }
+        } else {
+            quote! { match method { #(#arms)* _ => None } }
+        };
+        quote! {
+            /// Something to do with the marker type of a method of this table, chosen by its
+            /// name at run time ([`with_method`]).
+            pub trait WithMethod {
+                /// What doing it yields.
+                type Output;
+                /// Does it with `M`.
+                fn call<M: crate::rpc::#direction>(self) -> Self::Output;
+            }
+
+            /// Runs `f` with the marker type of `method`; `None` for a method this build does
+            /// not have.
+            pub fn with_method<F: WithMethod>(method: &str, f: F) -> Option<F::Output> {
+                #body
+            }
+        }
+    });
     quote! {
         #[doc = #doc]
         pub mod #module_ident {
             #(#items)*
+            #by_name
         }
     }
 }
