@@ -101,10 +101,11 @@ pub type NoParams = Option<Value>;
 pub trait Request {
     /// The JSON-RPC method name.
     const METHOD: &'static str;
-    /// The `params` member.
-    type Params: Serialize + DeserializeOwned;
+    /// The `params` member (plain data, so that code generic over the method can move it
+    /// to another thread or task).
+    type Params: Serialize + DeserializeOwned + Send + Sync + 'static;
     /// The `result` member of a successful response.
-    type Result: Serialize + DeserializeOwned;
+    type Result: Serialize + DeserializeOwned + Send + Sync + 'static;
 }
 
 /// A request a client sends to the server (the `methods` table).
