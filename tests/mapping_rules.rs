@@ -340,7 +340,10 @@ fn a_method_named_at_run_time_gives_its_marker() {
     let schema: Value = serde_json::from_str(include_str!("../schema/msp.schema.json")).unwrap();
     let experimental = cfg!(feature = "experimental");
     for (table, find) in [
-        ("methods", methods::with_method::<Name> as fn(&str, Name) -> Option<&'static str>),
+        (
+            "methods",
+            methods::with_method::<Name> as fn(&str, Name) -> Option<&'static str>,
+        ),
         ("requests", requests::with_method::<Name>),
     ] {
         let entries = schema[table].as_object().unwrap();

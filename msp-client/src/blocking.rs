@@ -16,7 +16,7 @@ use msp_rpc::blocking::Connection;
 use msp_rpc::{CloseReason, Command, Handshake, HostCommand, HostExit, RpcError};
 use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Stage};
 use msp_types::protocol::methods;
-use msp_types::rpc::Request;
+use msp_types::rpc::{ClientMethod, Request};
 use msp_types::{
     ApprovalDecideResult, ApprovalResolvedParams, SessionResumeParams, SessionResumeResult,
     SessionStartParams, SessionStartResult, TurnInputPart, TurnInterruptResult, TurnStartParams,
@@ -28,7 +28,7 @@ use crate::commands;
 use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
-use crate::pending::PendingCommand;
+use crate::pending::{PendingCommand, Resent};
 use crate::pump::{self, Pumped};
 use crate::shared::{self, Deciding};
 use crate::wait::{on_this_thread, wait};
@@ -417,6 +417,30 @@ impl Session {
     pub fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
         let command = pending.turn_start(self.id())?;
         self.start(command)
+    }
+
+    /// Sends pending command `pending` again (its `commandId`, its params), whatever its
+    /// method, in the session it was sent in, resumed on this connection: a `turn/start` as
+    /// [`Session::resend_turn`] sends it (its turn to follow), any other as
+    /// [`Session::send`] of [`PendingCommand::command`] typed by its method, its
+    /// acknowledgement given back as JSON. [`Session::pending`]'s commands, each given to
+    /// this in order, are everything the old connection left undecided.
+    pub fn resend(&self, pending: &PendingCommand) -> Result<Resent<Turn>, Error> {
+        if pending.method() == methods::TurnStart::METHOD {
+            return self.resend_turn(pending).map(Resent::Turn);
+        }
+        pending.sent_in(self.id())?;
+        struct Again<'a>(&'a Session, &'a PendingCommand);
+        impl methods::WithMethod for Again<'_> {
+            type Output = Result<serde_json::Value, Error>;
+            fn call<M: ClientMethod>(self) -> Self::Output {
+                let result = self.0.send(&self.1.command::<M>()?)?;
+                Ok(msp_types::rpc::encode_payload(&result))
+            }
+        }
+        let sent = methods::with_method(pending.method(), Again(self, pending));
+        let missing = || pending.misdirected("this build has no such method".to_owned());
+        Ok(Resent::Acknowledged(sent.ok_or_else(missing)??))
     }
 
     /// The commands sent in this session whose outcome this client has not seen, in the

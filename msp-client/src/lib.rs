@@ -88,4 +88,4 @@ pub use crate::asks::{Answer, AskError, Decision, FREE_TEXT_CHARS};
 pub use crate::core::Event;
 pub use crate::options::{Options, Retry, EVENTS};
 pub use crate::outcome::{Error, SettledBy, Settlement, TurnOutcome};
-pub use crate::pending::PendingCommand;
+pub use crate::pending::{PendingCommand, Resent};

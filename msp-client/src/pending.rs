@@ -14,8 +14,9 @@ use crate::outcome::Error;
 /// came (the request timed out, or the connection closed first), or, for a `turn/start`, the
 /// turn it started has not ended. Take them from the old session
 /// ([`blocking::Session::pending`](crate::blocking::Session::pending)) and send them again on
-/// the session resumed over a new connection: a `turn/start` with
-/// [`blocking::Session::resend_turn`](crate::blocking::Session::resend_turn) (a
+/// the session resumed over a new connection: any of them with
+/// [`blocking::Session::resend`](crate::blocking::Session::resend), or typed, a `turn/start`
+/// with [`blocking::Session::resend_turn`](crate::blocking::Session::resend_turn) (a
 /// [`Turn`](crate::blocking::Turn) to follow), any command with
 /// [`blocking::Session::send`](crate::blocking::Session::send) of
 /// [`PendingCommand::command`].
@@ -70,22 +71,40 @@ impl PendingCommand {
         &self,
         session_id: &str,
     ) -> Result<Command<methods::TurnStart>, Error> {
+        self.sent_in(session_id)?;
+        self.command()
+    }
+
+    /// `Ok` when the command was sent in session `session_id`.
+    pub(crate) fn sent_in(&self, session_id: &str) -> Result<(), Error> {
         if self.session_id != session_id {
             return Err(self.misdirected(format!(
                 "it was sent in session {}, not {session_id}",
                 self.session_id
             )));
         }
-        self.command()
+        Ok(())
     }
 
-    fn misdirected(&self, reason: String) -> Error {
+    pub(crate) fn misdirected(&self, reason: String) -> Error {
         Error::Misdirected {
             method: self.method,
             command_id: self.command_id.clone(),
             reason,
         }
     }
+}
+
+/// What sending a pending command again gave
+/// ([`blocking::Session::resend`](crate::blocking::Session::resend)): a `turn/start`'s turn,
+/// to follow, or any other command's acknowledgement, as JSON (every member the host sent;
+/// decode it as the method's result type).
+#[derive(Debug)]
+pub enum Resent<T> {
+    /// The turn a `turn/start` started (or the host said it started the first time).
+    Turn(T),
+    /// Any other command's acknowledgement.
+    Acknowledged(Value),
 }
 
 /// The commands of one session whose outcome is not seen yet, in the order sent.

@@ -6,6 +6,7 @@
 //! its session's fold and pages a gap's refill. Call within a tokio runtime.
 
 use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use msp_rpc::tokio::Connection;
 use msp_rpc::{CloseReason, Command, Handshake, HostCommand, HostExit, RpcError};
 use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Stage};
 use msp_types::protocol::methods;
-use msp_types::rpc::Request;
+use msp_types::rpc::{ClientMethod, Request};
 use msp_types::{
     ApprovalDecideResult, ApprovalResolvedParams, SessionResumeParams, SessionResumeResult,
     SessionStartParams, SessionStartResult, TurnInputPart, TurnInterruptResult, TurnStartParams,
@@ -27,7 +28,7 @@ use crate::commands;
 use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
-use crate::pending::PendingCommand;
+use crate::pending::{PendingCommand, Resent};
 use crate::shared::{self, Deciding};
 
 /// A client of one host: the connection, its pump, the sessions opened.
@@ -390,6 +391,34 @@ impl Session {
     pub async fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
         let command = pending.turn_start(self.id())?;
         self.start(command).await
+    }
+
+    /// Sends pending command `pending` again (its `commandId`, its params), whatever its
+    /// method, in the session it was sent in, resumed on this connection: a `turn/start` as
+    /// [`Session::resend_turn`] sends it (its turn to follow), any other as
+    /// [`Session::send`] of [`PendingCommand::command`] typed by its method, its
+    /// acknowledgement given back as JSON. [`Session::pending`]'s commands, each given to
+    /// this in order, are everything the old connection left undecided.
+    pub async fn resend(&self, pending: &PendingCommand) -> Result<Resent<Turn>, Error> {
+        if pending.method() == methods::TurnStart::METHOD {
+            return self.resend_turn(pending).await.map(Resent::Turn);
+        }
+        pending.sent_in(self.id())?;
+        struct Again<'a>(&'a Session, &'a PendingCommand);
+        impl<'a> methods::WithMethod for Again<'a> {
+            type Output =
+                Pin<Box<dyn Future<Output = Result<serde_json::Value, Error>> + Send + 'a>>;
+            fn call<M: ClientMethod>(self) -> Self::Output {
+                Box::pin(async move {
+                    let command = self.1.command::<M>()?;
+                    let result = self.0.send(&command).await?;
+                    Ok(msp_types::rpc::encode_payload(&result))
+                })
+            }
+        }
+        let sent = methods::with_method(pending.method(), Again(self, pending));
+        let missing = || pending.misdirected("this build has no such method".to_owned());
+        Ok(Resent::Acknowledged(sent.ok_or_else(missing)?.await?))
     }
 
     /// The commands sent in this session whose outcome this client has not seen, in the

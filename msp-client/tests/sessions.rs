@@ -7,7 +7,9 @@ mod support;
 use std::time::Duration;
 
 use msp_client::blocking::{Client, Session, Turn};
-use msp_client::{render, Answer, AskError, Decision, Error, Event, SettledBy, TurnOutcome};
+use msp_client::{
+    render, Answer, AskError, Decision, Error, Event, Resent, SettledBy, TurnOutcome,
+};
 use msp_rpc::canned::Outcome as Played;
 use msp_session::Outcome;
 use msp_types::protocol::methods;
@@ -920,15 +922,12 @@ fn a_turn_that_ended_while_the_client_was_away_comes_back_ended_from_the_resume(
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
-#[test]
-fn any_command_never_acknowledged_is_sent_again_typed_with_its_command_id() {
-    let (Some(scenario), Some(again), Some(frames)) = (
-        support::scenario("goal-set-round-trip"),
-        support::resumed("goal-set-round-trip", "goal/set"),
-        support::frames("goal-set-round-trip"),
-    ) else {
-        return;
-    };
+/// The goal scenario's `goal/set`, its host gone before acknowledging it: the pending
+/// command and its objective, and the scenario resumed from it.
+fn a_goal_set_lost() -> Option<(msp_client::PendingCommand, tempfile::TempDir)> {
+    let scenario = support::scenario("goal-set-round-trip")?;
+    let again = support::resumed("goal-set-round-trip", "goal/set")?;
+    let frames = support::frames("goal-set-round-trip")?;
     let goal = frames
         .iter()
         .find(|(_, f)| f["method"] == "goal/set")
@@ -944,23 +943,51 @@ fn any_command_never_acknowledged_is_sent_again_typed_with_its_command_id() {
     let lost = support::spawn(&scenario, &args);
     let session = start(&lost);
     assert!(session.goal_set(objective).is_err());
-    let pending = session.pending();
+    let mut pending = session.pending();
     assert_eq!(pending.len(), 1, "{pending:?}");
-    assert_eq!(pending[0].method(), "goal/set");
     assert_eq!(pending[0].params()["objective"], objective);
     drop(session);
     lost.close();
+    Some((pending.remove(0), again))
+}
 
+#[test]
+fn every_pending_command_is_sent_again_by_one_call_whatever_its_method() {
+    let Some((pending, again)) = a_goal_set_lost() else {
+        return;
+    };
+    let client = support::spawn(again.path(), &[]);
+    let other = client.open_session("another-session");
+    assert!(matches!(
+        other.resend(&pending),
+        Err(Error::Misdirected { .. })
+    ));
+    drop(other);
+    let (session, _) = client.resume_session(SESSION_AA).expect("resumed");
+    let Resent::Acknowledged(ack) = session.resend(&pending).expect("sent again") else {
+        panic!("a goal/set has no turn to follow");
+    };
+    let ack: msp_types::GoalCommandResult = serde_json::from_value(ack).expect("its result");
+    assert_eq!(ack.command_id, pending.command_id());
+    assert!(session.pending().is_empty(), "acknowledged");
+    drop(session);
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn any_command_never_acknowledged_is_sent_again_typed_with_its_command_id() {
+    let Some((pending, again)) = a_goal_set_lost() else {
+        return;
+    };
+    assert_eq!(pending.method(), "goal/set");
     let client = support::spawn(again.path(), &[]);
     let (session, _) = client.resume_session(SESSION_AA).expect("resumed");
-    let wrong = pending[0].command::<methods::TurnStart>();
+    let wrong = pending.command::<methods::TurnStart>();
     assert!(matches!(wrong, Err(Error::Misdirected { .. })), "{wrong:?}");
-    let command = pending[0]
-        .command::<methods::GoalSet>()
-        .expect("a goal/set");
-    assert_eq!(command.command_id(), pending[0].command_id());
+    let command = pending.command::<methods::GoalSet>().expect("a goal/set");
+    assert_eq!(command.command_id(), pending.command_id());
     let ack = session.send(&command).expect("acknowledged");
-    assert_eq!(ack.command_id, pending[0].command_id());
+    assert_eq!(ack.command_id, pending.command_id());
     assert!(session.pending().is_empty(), "acknowledged");
     drop(session);
     assert_eq!(client.close().and_then(|e| e.code), Some(0));

@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use msp_client::tokio::{Client, Session, Turn};
-use msp_client::{render, Answer, Decision, SettledBy, TurnOutcome};
+use msp_client::{render, Answer, Decision, Resent, SettledBy, TurnOutcome};
 use msp_rpc::HostCommand;
 use msp_types::{
     ApprovalDecision, HistoryPreference, SessionResumeParams, TurnTerminal, UserInputOutcome,
@@ -160,7 +160,13 @@ async fn a_turn_that_ended_while_the_client_was_away_comes_back_ended_from_the_r
         .resume_session("0198f0aa-1111-7000-8000-0000000000aa")
         .await
         .expect("resumed");
-    let turn = session.resend_turn(&pending[0]).await.expect("sent again");
+    // Sent again on a task (the wait is `Send`), by the call that takes any method.
+    let resending = session.clone();
+    let command = pending[0].clone();
+    let resent = tokio::spawn(async move { resending.resend(&command).await });
+    let Resent::Turn(turn) = resent.await.expect("the task ran").expect("sent again") else {
+        panic!("a turn/start's turn to follow");
+    };
     assert_eq!(
         turn.started().map(|a| &a.command_id[..]),
         Some(pending[0].command_id())
