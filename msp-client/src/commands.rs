@@ -3,7 +3,7 @@
 //! does, and gives the command to send, its `commandId` minted.
 
 use msp_rpc::Command;
-use msp_session::Fold;
+use msp_session::{Fold, PendingApproval};
 use msp_types::protocol::methods;
 use msp_types::{
     ApprovalDecideParams, ApprovalMode, ApprovalRequirementRef, GoalClearParams, GoalEditParams,
@@ -15,7 +15,7 @@ use msp_types::{
     UserInputInterruptParams,
 };
 
-use crate::asks::{check_answers, check_choice, Answer, AskError};
+use crate::asks::{check_answers, check_choice, Answer, AskError, Decision};
 use crate::core::Core;
 use crate::outcome::Error;
 use crate::shared;
@@ -333,7 +333,36 @@ pub(crate) fn decide(
     let requirement = core.read(session_id, |fold| {
         stage_requirement(fold, approval_id, choice_id, feedback)
     })?;
-    let command = Command::new(|command_id| {
+    let command = decide_command(session_id, approval_id, &requirement, choice_id, feedback);
+    Ok((command, requirement))
+}
+
+/// `approval/decide` of the stage `approval` was offered at (an approval handler's: the
+/// stage it saw, whatever the fold holds by now; a stage the host moved past since is its
+/// `approvalRequirementStale`), the decision checked against that stage's choices.
+pub(crate) fn decide_offered(
+    session_id: &str,
+    approval: &PendingApproval,
+    decision: &Decision,
+) -> Result<(Command<methods::ApprovalDecide>, ApprovalRequirementRef), Error> {
+    let stage = approval.stage().ok_or_else(|| AskError::StageUnknown {
+        approval_id: approval.id().to_owned(),
+    })?;
+    let (choice_id, feedback) = (decision.choice_id(), decision.feedback());
+    check_choice(approval.id(), stage.choices, choice_id, feedback.is_some())?;
+    let requirement = stage.requirement.clone();
+    let command = decide_command(session_id, approval.id(), &requirement, choice_id, feedback);
+    Ok((command, requirement))
+}
+
+fn decide_command(
+    session_id: &str,
+    approval_id: &str,
+    requirement: &ApprovalRequirementRef,
+    choice_id: &str,
+    feedback: Option<&str>,
+) -> Command<methods::ApprovalDecide> {
+    Command::new(|command_id| {
         let mut params = ApprovalDecideParams::builder()
             .approval_id(approval_id)
             .choice_id(choice_id)
@@ -343,8 +372,7 @@ pub(crate) fn decide(
             .build();
         params.feedback = feedback.map_or(Tristate::Absent, |f| Tristate::Value(f.to_owned()));
         params
-    });
-    Ok((command, requirement))
+    })
 }
 
 fn stage_requirement(

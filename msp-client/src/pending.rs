@@ -5,7 +5,7 @@
 use msp_rpc::{Command, RpcError};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
-use msp_types::{HistoryMode, ItemKind, LastTurn, SessionResumeResult};
+use msp_types::{ClientResult, HistoryMode, ItemKind, LastTurn, SessionResumeResult};
 use serde_json::Value;
 
 use crate::outcome::Error;
@@ -97,14 +97,20 @@ impl PendingCommand {
 
 /// What sending a pending command again gave
 /// ([`blocking::Session::resend`](crate::blocking::Session::resend)): a `turn/start`'s turn,
-/// to follow, or any other command's acknowledgement, as JSON (every member the host sent;
-/// decode it as the method's result type).
+/// to follow, or any other command's acknowledgement, typed by its method.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Resent<T> {
     /// The turn a `turn/start` started (or the host said it started the first time).
     Turn(T),
     /// Any other command's acknowledgement.
-    Acknowledged(Value),
+    Acknowledged(ClientResult),
+}
+
+/// `result`, the acknowledgement of method `M`, as the table's result.
+pub(crate) fn acknowledged<M: Request>(result: &M::Result) -> Result<ClientResult, Error> {
+    ClientResult::decode(M::METHOD, msp_types::rpc::encode_payload(result))
+        .map_err(|e| RpcError::Decode(e).into())
 }
 
 /// The commands of one session whose outcome is not seen yet, in the order sent.

@@ -16,9 +16,10 @@ use msp_session::{Fold, ItemEntry, PendingApproval, PendingPrompt, Stage};
 use msp_types::protocol::methods;
 use msp_types::rpc::{ClientMethod, Request};
 use msp_types::{
-    ApprovalDecideResult, ApprovalResolvedParams, SessionResumeParams, SessionResumeResult,
-    SessionStartParams, SessionStartResult, TurnInputPart, TurnInterruptResult, TurnStartParams,
-    TurnStartResult, UserInputAnswerResult, UserInputCancelResult,
+    ApprovalDecideResult, ApprovalResolvedParams, ClientResult, SessionResumeParams,
+    SessionResumeResult, SessionStartParams, SessionStartResult, TurnInputPart,
+    TurnInterruptResult, TurnStartParams, TurnStartResult, UserInputAnswerResult,
+    UserInputCancelResult,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
@@ -28,7 +29,7 @@ use crate::commands;
 use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
-use crate::pending::{PendingCommand, Resent};
+use crate::pending::{self, PendingCommand, Resent};
 use crate::shared::{self, Deciding};
 
 /// A client of one host: the connection, its pump, the sessions opened.
@@ -397,8 +398,9 @@ impl Session {
     /// method, in the session it was sent in, resumed on this connection: a `turn/start` as
     /// [`Session::resend_turn`] sends it (its turn to follow), any other as
     /// [`Session::send`] of [`PendingCommand::command`] typed by its method, its
-    /// acknowledgement given back as JSON. [`Session::pending`]'s commands, each given to
-    /// this in order, are everything the old connection left undecided.
+    /// acknowledgement given back typed ([`ClientResult`]). [`Session::pending`]'s
+    /// commands, each given to this in order, are every command of the old connection whose
+    /// outcome was not seen.
     pub async fn resend(&self, pending: &PendingCommand) -> Result<Resent<Turn>, Error> {
         if pending.method() == methods::TurnStart::METHOD {
             return self.resend_turn(pending).await.map(Resent::Turn);
@@ -406,18 +408,17 @@ impl Session {
         pending.sent_in(self.id())?;
         struct Again<'a>(&'a Session, &'a PendingCommand);
         impl<'a> methods::WithMethod for Again<'a> {
-            type Output =
-                Pin<Box<dyn Future<Output = Result<serde_json::Value, Error>> + Send + 'a>>;
+            type Output = Pin<Box<dyn Future<Output = Result<ClientResult, Error>> + Send + 'a>>;
             fn call<M: ClientMethod>(self) -> Self::Output {
                 Box::pin(async move {
                     let command = self.1.command::<M>()?;
                     let result = self.0.send(&command).await?;
-                    Ok(msp_types::rpc::encode_payload(&result))
+                    pending::acknowledged::<M>(&result)
                 })
             }
         }
         let sent = methods::with_method(pending.method(), Again(self, pending));
-        let missing = || pending.misdirected("this build has no such method".to_owned());
+        let missing = || pending.misdirected("not a method of the schema's table".to_owned());
         Ok(Resent::Acknowledged(sent.ok_or_else(missing)?.await?))
     }
 
@@ -635,24 +636,25 @@ impl Session {
     }
 
     /// Decides each stage of each approval of the session with `decide` until the connection
-    /// closes, and then returns why it closed: the approvals pending now (a resumed
-    /// session's too) and those of every turn to come, each stage offered once, as
-    /// [`Turn::completed_deciding`] offers a turn's (`None` leaves a stage undecided; a
-    /// stage another decision won or the host moved past is not an error). A decision the
-    /// stage does not offer ends it with [`Error::Ask`], nothing sent, and any other failure
-    /// of `approval/decide` with its error. The session's handler: spawned on a task of its
-    /// own (a clone of the session moved there) it decides while the program starts turns
-    /// and follows them; closing the client ends it.
+    /// closes, and then returns why it closed: the approvals pending now and those of every
+    /// turn to come, each stage offered once (`None` leaves it undecided, as
+    /// [`Turn::completed_deciding`] does), nothing once the connection closed. A resumed
+    /// session's approval known from the resume alone, before the host sends its request
+    /// again, comes without its request ([`PendingApproval::request`]: no tool, item or
+    /// turn). A decision names the stage it was offered at: one another decision won or the
+    /// host moved past meanwhile is not an error, and the next stage is offered when it
+    /// comes. A decision the stage does not offer ends it with [`Error::Ask`], nothing sent,
+    /// and any other failure of `approval/decide` with its error. The session's handler:
+    /// spawned on a task of its own (a clone of the session moved there) it decides while
+    /// the program starts turns and follows them; closing the client ends it, and so does
+    /// aborting the task.
     pub async fn decide_approvals(
         &self,
-        mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
+        decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
     ) -> Result<CloseReason, Error> {
-        // A session's approvals end only with the connection: `None` (a turn over) never
-        // comes for them.
-        loop {
-            if let Some(reason) = self.deciding(None, &mut decide).await? {
-                return Ok(reason);
-            }
+        match self.deciding(None, decide).await? {
+            Some(reason) => Ok(reason),
+            None => unreachable!("a session's approvals end only with the connection"),
         }
     }
 
@@ -678,6 +680,10 @@ impl Session {
                 Err(Error::Closed(reason)) => return Ok(Some(reason)),
                 Err(error) => return Err(error),
             };
+            // Nothing is offered once the connection closed: no decision could be sent.
+            if let Some(reason) = self.0.link.connection.close_reason() {
+                return Ok(Some(reason));
+            }
             let stage = approval
                 .stage()
                 .expect("the wait takes approvals with a stage");
@@ -685,15 +691,25 @@ impl Session {
                 deciding.pass(&approval);
                 continue;
             };
-            let decided = self
-                .decide(approval.id(), decision.choice_id(), decision.feedback())
-                .await;
+            let decided = self.decide_offered(&approval, &decision).await;
             if let Err(error) = decided {
                 if let Some(reason) = deciding.failed(&approval, error)? {
                     return Ok(Some(reason));
                 }
             }
         }
+    }
+
+    /// Decides the stage `approval` was offered at with `decision` (an approval handler's).
+    async fn decide_offered(
+        &self,
+        approval: &PendingApproval,
+        decision: &Decision,
+    ) -> Result<ApprovalDecideResult, Error> {
+        let (command, requirement) = commands::decide_offered(self.id(), approval, decision)?;
+        let result = self.send(&command).await?;
+        self.core().decided(&self.0.id, approval.id(), &requirement);
+        Ok(result)
     }
 
     /// Waits for approval `approval_id` to be resolved.
@@ -822,10 +838,10 @@ impl Turn {
         &self,
         decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
     ) -> Result<TurnOutcome, Error> {
-        match self.session.deciding(Some(&self.id), decide).await? {
-            None => self.completed_within(None).await,
-            Some(reason) => Ok(TurnOutcome::HostExited(reason)),
-        }
+        // Over or closed, the outcome is the fold's: a turn that ended before the close
+        // ended.
+        self.session.deciding(Some(&self.id), decide).await?;
+        self.completed_within(None).await
     }
 
     /// The next question of this turn this client has not answered; `None` once the turn is

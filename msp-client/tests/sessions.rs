@@ -439,6 +439,85 @@ fn two_stages(stale: bool) -> Option<tempfile::TempDir> {
     })
 }
 
+/// The approval round trip where the approval moves to a second stage while the handler
+/// decides the first: the handler renames the session meanwhile, and the host sends the
+/// update only after that; the decision of the first stage is refused as stale, and the
+/// second stage is decided.
+fn moved_while_deciding() -> Option<tempfile::TempDir> {
+    support::derived("approval-round-trip", |frames| {
+        let request = frames
+            .iter()
+            .position(|(_, f)| f["method"] == "approval/request")
+            .unwrap();
+        let decide = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "approval/decide")
+            .unwrap();
+        let mut updated = serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated",
+            "params": frames[request].1["params"].clone()});
+        let params = &mut updated["params"];
+        params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
+        params["currentRequirementId"]["sourceIndex"] = 1.into();
+        params["change"] = serde_json::json!({"kind": "stageSatisfied"});
+        let mut second = frames[decide].1.clone();
+        second["id"] = "b10".into();
+        second["params"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
+        second["params"]["requirementId"]["sourceIndex"] = 1.into();
+        second["params"]["choiceId"] = "allow_once".into();
+        let mut answer = frames[decide + 1].1.clone();
+        answer["id"] = "b10".into();
+        answer["result"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
+        let stale = frames[decide + 1].1.as_object_mut().unwrap();
+        stale.remove("result");
+        stale.insert(
+            "error".into(),
+            serde_json::json!({"code": -32053, "message": "the approval moved on",
+                "data": {"kind": "approvalRequirementStale"}}),
+        );
+        frames.insert(decide + 2, (true, second));
+        frames.insert(decide + 3, (false, answer));
+        let rename = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "method": "session/rename",
+            "params": {"sessionId": SESSION_AA, "commandId": "018f6a2a-3333-7abc-8def-00000000d0bb",
+                "name": "meanwhile"}});
+        let renamed = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "result":
+            {"commandId": "018f6a2a-3333-7abc-8def-00000000d0bb", "status": "accepted"}});
+        // After the receipt of the request.
+        frames.insert(request + 2, (true, rename));
+        frames.insert(request + 3, (false, renamed));
+        frames.insert(request + 4, (false, updated));
+    })
+}
+
+#[test]
+fn a_handlers_decision_names_the_stage_it_was_offered_though_the_fold_moved_on() {
+    let Some(dir) = moved_while_deciding() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let mut offered = Vec::new();
+    let outcome = turn
+        .completed_deciding(|approval, stage| {
+            offered.push(stage.requirement.source_index);
+            if stage.requirement.source_index > 0 {
+                return Some(Decision::choose("allow_once"));
+            }
+            // The host moves the approval on before this decision is sent.
+            session.rename("meanwhile").expect("renamed");
+            let moved = |fold: &msp_session::Fold| {
+                let stage = fold.pending_approval(approval.id())?.stage()?;
+                (stage.requirement.source_index == 1).then_some(())
+            };
+            session.wait_for(WAIT, moved).expect("the update");
+            Some(Decision::choose("allow_session"))
+        })
+        .expect("a stale stage is not an error");
+    assert_eq!(offered, [0, 1], "the first stage as offered, then the next");
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    let exit = client.close();
+    assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
+}
+
 #[test]
 fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
     let Some(dir) = two_stages(false) else {
@@ -608,13 +687,47 @@ fn the_sessions_handler_choosing_what_is_not_offered_gets_the_refusal() {
     let Some(scenario) = support::scenario("approval-round-trip") else {
         return;
     };
-    let (client, session, _turn) = start_a_turn(&scenario);
+    let (client, session, turn) = start_a_turn(&scenario);
     let refused = session.decide_approvals(|_, _| Some(Decision::choose("allow_forever")));
     assert!(
         matches!(refused, Err(Error::Ask(AskError::ChoiceNotOffered { .. }))),
         "{refused:?}"
     );
-    drop(client);
+    // Nothing was sent: the recorded decision still goes through.
+    let ack = session
+        .decide(APPROVAL, "allow_session", None)
+        .expect("accepted");
+    assert!(ack.terminal);
+    assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
+fn the_sessions_handler_leaving_a_stage_undecided_is_not_asked_again() {
+    let Some(dir) = resolved_by_host(None) else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let deciding = session.clone();
+    let handler = std::thread::spawn(move || {
+        let mut asked = 0;
+        let closed = deciding.decide_approvals(|_, _| {
+            asked += 1;
+            None
+        });
+        (asked, closed)
+    });
+    let resolved = session
+        .resolved(APPROVAL, WAIT)
+        .expect("resolved by the host");
+    assert_eq!(resolved.decision, ApprovalDecision::TimedOut);
+    assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+    let (asked, closed) = handler.join().expect("the thread ran");
+    assert_eq!(asked, 1, "the stage passed on is not asked again");
+    assert!(closed.is_ok(), "{closed:?}");
 }
 
 /// The approval round trip where the host resolves the approval itself (`timedOut`, no
@@ -964,10 +1077,10 @@ fn every_pending_command_is_sent_again_by_one_call_whatever_its_method() {
     ));
     drop(other);
     let (session, _) = client.resume_session(SESSION_AA).expect("resumed");
-    let Resent::Acknowledged(ack) = session.resend(&pending).expect("sent again") else {
-        panic!("a goal/set has no turn to follow");
+    let resent = session.resend(&pending).expect("sent again");
+    let Resent::Acknowledged(msp_types::ClientResult::GoalSet(ack)) = resent else {
+        panic!("a goal/set's acknowledgement: {resent:?}");
     };
-    let ack: msp_types::GoalCommandResult = serde_json::from_value(ack).expect("its result");
     assert_eq!(ack.command_id, pending.command_id());
     assert!(session.pending().is_empty(), "acknowledged");
     drop(session);

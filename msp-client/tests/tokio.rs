@@ -368,3 +368,57 @@ async fn the_model_is_set_through_the_sessions_method() {
     drop(session);
     assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
 }
+
+#[tokio::test]
+async fn any_pending_command_is_sent_again_by_one_call_on_a_task() {
+    let (Some(scenario), Some(again), Some(frames)) = (
+        support::scenario("goal-set-round-trip"),
+        support::resumed("goal-set-round-trip", "goal/set"),
+        support::frames("goal-set-round-trip"),
+    ) else {
+        return;
+    };
+    let objective = frames
+        .iter()
+        .find(|(_, f)| f["method"] == "goal/set")
+        .map(|(_, f)| f["params"]["objective"].as_str().unwrap().to_owned())
+        .unwrap();
+    // The host exits once it read the `goal/set` (line 7), before acknowledging it.
+    let args = [
+        "--allow",
+        "session/start#/sessionId",
+        "--fault",
+        "after 7: exit 3",
+    ];
+    let lost = spawn(&scenario, &args).await;
+    let (session, _) = lost
+        .start_session(|command_id| {
+            msp_types::SessionStartParams::builder()
+                .command_id(command_id)
+                .build()
+        })
+        .await
+        .expect("started");
+    assert!(session.goal_set(&objective).await.is_err());
+    let pending = session.pending();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    drop(session);
+    lost.close().await;
+
+    let client = spawn(again.path(), &[]).await;
+    let (session, _) = client
+        .resume_session("0198f0aa-1111-7000-8000-0000000000aa")
+        .await
+        .expect("resumed");
+    let resending = session.clone();
+    let command = pending[0].clone();
+    let resent = tokio::spawn(async move { resending.resend(&command).await });
+    let resent = resent.await.expect("the task ran").expect("sent again");
+    let Resent::Acknowledged(msp_types::ClientResult::GoalSet(ack)) = resent else {
+        panic!("a goal/set's acknowledgement: {resent:?}");
+    };
+    assert_eq!(ack.command_id, pending[0].command_id());
+    assert!(session.pending().is_empty(), "acknowledged");
+    drop(session);
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
