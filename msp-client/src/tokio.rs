@@ -652,6 +652,19 @@ impl Session {
         &self,
         decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
     ) -> Result<CloseReason, Error> {
+        self.decide_approvals_async(now(decide)).await
+    }
+
+    /// [`Session::decide_approvals`] with a handler that awaits (a person's answer, a
+    /// policy service): given each approval at a stage to decide (its
+    /// [`PendingApproval::stage`] is there), it returns the decision, or `None` to leave the
+    /// stage undecided. The stages come one at a time: the next is offered once this one's
+    /// decision was sent.
+    pub async fn decide_approvals_async<F, Fut>(&self, decide: F) -> Result<CloseReason, Error>
+    where
+        F: FnMut(PendingApproval) -> Fut,
+        Fut: Future<Output = Option<Decision>>,
+    {
         match self.deciding(None, decide).await? {
             Some(reason) => Ok(reason),
             None => unreachable!("a session's approvals end only with the connection"),
@@ -661,11 +674,15 @@ impl Session {
     /// An approval handler's loop: the stages of turn `turn_id`'s approvals, or for `None`
     /// of every approval of the session, offered to `decide` once each; `Ok(None)` once the
     /// turn is over, `Ok(Some)` once the connection closed.
-    async fn deciding(
+    async fn deciding<F, Fut>(
         &self,
         turn_id: Option<&str>,
-        mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
-    ) -> Result<Option<CloseReason>, Error> {
+        mut decide: F,
+    ) -> Result<Option<CloseReason>, Error>
+    where
+        F: FnMut(PendingApproval) -> Fut,
+        Fut: Future<Output = Option<Decision>>,
+    {
         let mut deciding = Deciding::default();
         loop {
             let asked = deciding.asked(self.core(), self.id());
@@ -684,10 +701,7 @@ impl Session {
             if let Some(reason) = self.0.link.connection.close_reason() {
                 return Ok(Some(reason));
             }
-            let stage = approval
-                .stage()
-                .expect("the wait takes approvals with a stage");
-            let Some(decision) = decide(&approval, stage) else {
+            let Some(decision) = decide(approval.clone()).await else {
                 deciding.pass(&approval);
                 continue;
             };
@@ -840,7 +854,7 @@ impl Turn {
     ) -> Result<TurnOutcome, Error> {
         // Over or closed, the outcome is the fold's: a turn that ended before the close
         // ended.
-        self.session.deciding(Some(&self.id), decide).await?;
+        self.session.deciding(Some(&self.id), now(decide)).await?;
         self.completed_within(None).await
     }
 
@@ -865,6 +879,18 @@ impl Turn {
     /// Interrupts the turn; `retract` asks to take it back.
     pub async fn interrupt(&self, retract: bool) -> Result<TurnInterruptResult, Error> {
         self.session.interrupt(Some(&self.id), retract).await
+    }
+}
+
+/// A handler that decides at once, as one that awaits (the drivers' loop takes those).
+fn now(
+    mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
+) -> impl FnMut(PendingApproval) -> std::future::Ready<Option<Decision>> {
+    move |approval| {
+        let stage = approval
+            .stage()
+            .expect("the wait takes approvals with a stage");
+        std::future::ready(decide(&approval, stage))
     }
 }
 

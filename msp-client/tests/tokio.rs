@@ -422,3 +422,58 @@ async fn any_pending_command_is_sent_again_by_one_call_on_a_task() {
     drop(session);
     assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
 }
+
+#[tokio::test]
+async fn the_sessions_handler_may_await_its_decision() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let client = spawn(&scenario, &[]).await;
+    let (session, resumed) = client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id("0198f0aa-1111-7000-8000-0000000000aa")
+                .build();
+            params.history = Some(HistoryPreference::Snapshot);
+            params
+        })
+        .await
+        .expect("resumed");
+    let running = resumed.session.active_turn_id.expect("a turn runs");
+    let deciding = session.clone();
+    let handler = tokio::spawn(async move {
+        let mut asked = Vec::new();
+        let closed = deciding
+            .decide_approvals_async(|approval| {
+                asked.push(approval.id().to_owned());
+                async move {
+                    // Another task answers, as a person or a policy service would.
+                    let offered = approval.stage().map(|s| s.choices.len());
+                    let answer =
+                        tokio::spawn(
+                            async move { offered.map(|_| Decision::choose("allow_session")) },
+                        );
+                    answer.await.expect("answered")
+                }
+            })
+            .await;
+        (asked, closed)
+    });
+    let outcome = session.turn(&running).completed().await;
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    let resolved = session
+        .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
+        .await
+        .expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    drop(session);
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+    let (asked, closed) = handler.await.expect("the task ran");
+    assert_eq!(
+        asked,
+        ["0198f0ac-7777-7000-8000-0000000000e1"],
+        "decided once"
+    );
+    assert!(closed.is_ok(), "{closed:?}");
+}
