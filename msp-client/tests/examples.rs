@@ -109,6 +109,28 @@ fn refuse_async() {
     );
 }
 
+#[cfg(feature = "tokio")]
+#[test]
+fn allow_session_async() {
+    let allow = ["session/resume#/history"];
+    let Some(stdout) = run(
+        "allow_session_async",
+        "snapshot-suffix-pending-approval",
+        &allow,
+        &[],
+    ) else {
+        return;
+    };
+    // The approval pending at the resume, allowed for the session as recorded (the host
+    // checked the choice), then the turn's end, then the handler's.
+    assert_eq!(
+        stdout,
+        "allowed: fileAccess: /home/me/src/proj/Cargo.toml\n\
+         turn: completed\n\
+         handler: ended with the connection\n"
+    );
+}
+
 #[test]
 fn stream_turn() {
     let Some(stdout) = run("stream_turn", "text-run-single-turn", &[], &[]) else {
@@ -146,6 +168,7 @@ fn readme_recipes_are_the_examples() {
         "answer_question_async",
         "approve",
         "refuse_async",
+        "allow_session_async",
         "stream_turn",
     ];
     assert_eq!(blocks.len(), examples.len(), "a recipe for each example");
