@@ -9,10 +9,10 @@ use msp_types::{
     ApprovalDecideParams, ApprovalMode, ApprovalRequirementRef, GoalClearParams, GoalEditParams,
     GoalPauseParams, GoalResumeParams, GoalSetParams, ModelSelection, ReasoningEffort,
     SessionCompactParams, SessionLeaveParams, SessionRenameParams, SessionSetApprovalModeParams,
-    SessionSetModelParams, SessionSetReasoningEffortParams, Tristate, TurnCancelParams,
-    TurnInputPart, TurnInterruptParams, TurnStartParams, TurnSteerParams, TurnUnqueueParams,
-    UserInputAnswerParams, UserInputCancelParams, UserInputClarification, UserInputClarifyParams,
-    UserInputInterruptParams,
+    SessionSetModelParams, SessionSetReasoningEffortParams, SessionSideChatParams, Tristate,
+    TurnCancelParams, TurnInputPart, TurnInterruptParams, TurnStartParams, TurnSteerParams,
+    TurnUnqueueParams, UserInputAnswerParams, UserInputCancelParams, UserInputClarification,
+    UserInputClarifyParams, UserInputInterruptParams,
 };
 
 use crate::asks::{check_answers, check_choice, Answer, AskError, Decision};
@@ -125,6 +125,16 @@ pub(crate) fn compact(session_id: &str, turn_id: Option<&str>) -> Command<method
             .build();
         params.turn_id = turn_id.map(str::to_owned);
         params
+    })
+}
+
+/// `session/sideChat` from session `session_id`.
+pub(crate) fn side_chat(session_id: &str) -> Command<methods::SessionSideChat> {
+    Command::new(|command_id| {
+        SessionSideChatParams::builder()
+            .command_id(command_id)
+            .session_id(session_id)
+            .build()
     })
 }
 

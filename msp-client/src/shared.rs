@@ -7,8 +7,8 @@ use std::sync::Arc;
 use msp_rpc::{BadFrame, CloseReason, Handshake, Inbound, Problem, Reply, RpcError};
 use msp_session::{Fold, Input, PendingApproval, PendingPrompt};
 use msp_types::{
-    ApprovalRequirementRef, InitializeParams, RequestReceipt, ServerRequest, SessionDurability,
-    UserInputRequestParams,
+    ApprovalRequirementRef, InitializeParams, PendingRequestPointer, RequestReceipt, ServerRequest,
+    SessionDurability, SessionHistory, SessionResumeResult, UserInputRequestParams,
 };
 
 use crate::asks::AskError;
@@ -137,6 +137,22 @@ pub(crate) fn prompt_pending(fold: &Fold, user_input_id: &str) -> Result<(), Ask
             user_input_id: user_input_id.to_owned(),
         }),
     }
+}
+
+/// A fork's or side chat's result as the resume it amounts to (the same members): the new
+/// session's fold is seeded from it alike.
+pub(crate) fn as_resumed(
+    history: &SessionHistory,
+    pending: &[PendingRequestPointer],
+    session: &msp_types::Session,
+    view_cursor: &str,
+) -> SessionResumeResult {
+    SessionResumeResult::builder()
+        .history(history.clone())
+        .pending_requests(pending.to_vec())
+        .session(session.clone())
+        .view_cursor(view_cursor)
+        .build()
 }
 
 /// What this client did in a session, for the checks handles wait on.

@@ -161,11 +161,27 @@ impl Client {
             .link
             .send(&Command::<methods::SessionResume>::new(build))
             .await?;
-        let id = result.session.session_id.clone();
-        let opened = self.link.core.open(&id, |fold| fold.seed_resumed(&result));
-        self.link.core.resumed(&id, &result);
-        refill(&self.link.connection, &self.link.core, opened.refills).await;
-        Ok((self.session(id, opened.place), result))
+        Ok((resumed(&self.link, &result).await, result))
+    }
+
+    /// Forks a session into a new one (`session/fork`, the params built around the minted
+    /// `commandId`: the session to copy, up to which turn): the new session, loaded on the
+    /// host and followed on this connection, its fold seeded from the result as a resume's.
+    pub async fn fork_session(
+        &self,
+        build: impl FnOnce(String) -> msp_types::SessionForkParams,
+    ) -> Result<(Session, msp_types::SessionForkResult), Error> {
+        let result = self
+            .link
+            .send(&Command::<methods::SessionFork>::new(build))
+            .await?;
+        let seed = shared::as_resumed(
+            &result.history,
+            &result.pending_requests,
+            &result.session,
+            &result.view_cursor,
+        );
+        Ok((resumed(&self.link, &seed).await, result))
     }
 
     /// Opens session `session_id` without a command: an empty fold that takes what the host
@@ -234,6 +250,20 @@ impl Link {
 }
 
 /// Pages each refill, and those the inputs held meanwhile call for.
+/// The session `result` resumed (a fork's or side chat's seeded alike): its fold seeded
+/// from the result, its refill started.
+async fn resumed(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
+    let id = result.session.session_id.clone();
+    let opened = link.core.open(&id, |fold| fold.seed_resumed(result));
+    link.core.resumed(&id, result);
+    refill(&link.connection, &link.core, opened.refills).await;
+    Session(Arc::new(SessionLink {
+        id,
+        place: opened.place,
+        link: link.clone(),
+    }))
+}
+
 async fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
     while let Some((session_id, mut refill)) = refills.pop() {
         while let Some(page) = refill.next_request() {
@@ -544,6 +574,18 @@ impl Session {
     /// progress too; `session/leaveCompleted` says how it went.
     pub async fn leave(&self, stop: bool) -> Result<msp_types::SessionLeaveResult, Error> {
         self.send(&commands::leave(self.id(), stop)).await
+    }
+    /// Opens an empty side-chat session from this one (`session/sideChat`): the new
+    /// session, followed on this connection, its fold seeded from the result.
+    pub async fn side_chat(&self) -> Result<(Session, msp_types::SessionSideChatResult), Error> {
+        let result = self.send(&commands::side_chat(self.id())).await?;
+        let seed = shared::as_resumed(
+            &result.history,
+            &result.pending_requests,
+            &result.session,
+            &result.view_cursor,
+        );
+        Ok((resumed(&self.0.link, &seed).await, result))
     }
     /// Sets the session's goal (`goal/set`).
     pub async fn goal_set(&self, objective: &str) -> Result<msp_types::GoalCommandResult, Error> {

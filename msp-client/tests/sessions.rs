@@ -951,6 +951,40 @@ fn the_sessions_settings_and_a_turns_cancel_are_methods_of_their_own() {
     assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
 }
 
+#[test]
+fn a_fork_and_a_side_chat_are_sessions_of_their_own() {
+    let Some((dir, [forked, side])) = support::fork_and_side_chat() else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    let (session, _) = client.resume_session(SESSION_AA).expect("resumed");
+    let (fork, result) = client
+        .fork_session(|command_id| {
+            msp_types::SessionForkParams::builder()
+                .command_id(command_id)
+                .session_id(SESSION_AA)
+                .build()
+        })
+        .expect("forked");
+    assert_eq!(
+        (fork.id(), &result.session.session_id[..]),
+        (forked, forked)
+    );
+    let told = |fold: &msp_session::Fold| fold.state().goal().map(drop);
+    fork.wait_for(WAIT, told).expect("the fork is followed");
+    let (chat, _) = fork.side_chat().expect("opened");
+    assert_eq!(chat.id(), side);
+    chat.wait_for(WAIT, told)
+        .expect("the side chat is followed");
+    assert!(fork.pending().is_empty(), "the side chat was acknowledged");
+    assert!(
+        session.read(|fold| fold.state().goal().is_none()),
+        "the goals went to the new sessions"
+    );
+    drop((session, fork, chat));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
 const SESSION_AA: &str = "0198f0aa-1111-7000-8000-0000000000aa";
 
 #[test]

@@ -477,3 +477,36 @@ async fn the_sessions_handler_may_await_its_decision() {
     );
     assert!(closed.is_ok(), "{closed:?}");
 }
+
+#[tokio::test]
+async fn a_fork_and_a_side_chat_are_sessions_of_their_own() {
+    let Some((dir, [forked, side])) = support::fork_and_side_chat() else {
+        return;
+    };
+    let client = spawn(dir.path(), &[]).await;
+    let (session, _) = client
+        .resume_session("0198f0aa-1111-7000-8000-0000000000aa")
+        .await
+        .expect("resumed");
+    let (fork, _) = client
+        .fork_session(|command_id| {
+            msp_types::SessionForkParams::builder()
+                .command_id(command_id)
+                .session_id("0198f0aa-1111-7000-8000-0000000000aa")
+                .build()
+        })
+        .await
+        .expect("forked");
+    assert_eq!(fork.id(), forked);
+    let told = |fold: &msp_session::Fold| fold.state().goal().map(drop);
+    fork.wait_for(WAIT, told)
+        .await
+        .expect("the fork is followed");
+    let (chat, _) = fork.side_chat().await.expect("opened");
+    assert_eq!(chat.id(), side);
+    chat.wait_for(WAIT, told)
+        .await
+        .expect("the side chat is followed");
+    drop((session, fork, chat));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}

@@ -239,3 +239,56 @@ pub fn own_turn_id(frames: &mut [(bool, serde_json::Value)]) {
 
 /// The turn id [`own_turn_id`] gives.
 pub const TURN: &str = "0198f0aa-7777-7000-8000-0000000000d1";
+
+/// A fork of the resumed session and a side chat of the fork (the compaction scenario up to
+/// its resume, then the two commands, each new session told its goal): the new sessions'
+/// ids.
+pub fn fork_and_side_chat() -> Option<(tempfile::TempDir, [&'static str; 2])> {
+    const NEW: [&str; 2] = [
+        "0198f0aa-1111-7000-8000-0000000000f1",
+        "0198f0aa-1111-7000-8000-0000000000f2",
+    ];
+    let goal = frames("goal-set-round-trip")?
+        .into_iter()
+        .find(|(_, f)| f["method"] == "session/goalChanged")?
+        .1;
+    let dir = derived("compact-command-noop", |frames| {
+        let resumed = frames
+            .iter()
+            .position(|(_, f)| f["result"]["session"].is_object())
+            .unwrap();
+        let template = frames[resumed].1["result"].clone();
+        frames.truncate(resumed + 1);
+        let exchanges = [
+            (
+                "session/fork",
+                "0198f0aa-1111-7000-8000-0000000000aa",
+                NEW[0],
+            ),
+            ("session/sideChat", NEW[0], NEW[1]),
+        ];
+        for (n, (method, from, new)) in exchanges.into_iter().enumerate() {
+            let id = format!("0198f0aa-1111-7000-8000-00000000c0d{n}");
+            frames.push((
+                true,
+                serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method,
+                    "params": {"commandId": id, "sessionId": from}}),
+            ));
+            let mut result = template.clone();
+            let session = result["session"].as_object_mut().unwrap();
+            session.insert("sessionId".into(), new.into());
+            session.insert("status".into(), "idle".into());
+            session.remove("activeTurnId");
+            result["viewCursor"] = format!("v:{new}:1").into();
+            frames.push((
+                false,
+                serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            ));
+            let mut told = goal.clone();
+            told["params"]["sessionId"] = new.into();
+            told["params"]["viewCursor"] = format!("v:{new}:2").into();
+            frames.push((false, told));
+        }
+    })?;
+    Some((dir, NEW))
+}
