@@ -162,12 +162,13 @@ impl Client {
         let result = self
             .link
             .send(&Command::<methods::SessionResume>::new(build))?;
-        Ok((resumed(&self.link, &result), result))
+        Ok((seeded(&self.link, &result), result))
     }
 
     /// Forks a session into a new one (`session/fork`, the params built around the minted
     /// `commandId`: the session to copy, up to which turn): the new session, loaded on the
-    /// host and followed on this connection, its fold seeded from the result as a resume's.
+    /// host and followed on this connection, its fold seeded from the result as a resume's
+    /// (a session this client has open already is shared as it is).
     pub fn fork_session(
         &self,
         build: impl FnOnce(String) -> msp_types::SessionForkParams,
@@ -175,13 +176,13 @@ impl Client {
         let result = self
             .link
             .send(&Command::<methods::SessionFork>::new(build))?;
-        let seed = shared::as_resumed(
+        let seed = shared::as_resume_result(
             &result.history,
             &result.pending_requests,
             &result.session,
             &result.view_cursor,
         );
-        Ok((resumed(&self.link, &seed), result))
+        Ok((seeded(&self.link, &seed), result))
     }
 
     /// Opens session `session_id` without a command: an empty fold that takes what the host
@@ -269,10 +270,10 @@ impl Link {
     }
 }
 
-/// Pages each refill, and those the inputs held meanwhile call for.
-/// The session `result` resumed (a fork's or side chat's seeded alike): its fold seeded
-/// from the result, its refill started.
-fn resumed(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
+/// The session `result` opens (a resume's, or a fork's or side chat's as one), its fold
+/// seeded from it and its refill started; a session this client has open already is shared
+/// as it is.
+fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     let id = result.session.session_id.clone();
     let opened = link.core.open(&id, |fold| fold.seed_resumed(result));
     link.core.resumed(&id, result);
@@ -284,6 +285,7 @@ fn resumed(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     }))
 }
 
+/// Pages each refill, and those the inputs held meanwhile call for.
 fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
     while let Some((session_id, mut refill)) = refills.pop() {
         while let Some(page) = refill.next_request() {
@@ -626,16 +628,19 @@ impl Session {
         self.send(&commands::leave(self.id(), stop))
     }
     /// Opens an empty side-chat session from this one (`session/sideChat`): the new
-    /// session, followed on this connection, its fold seeded from the result.
+    /// session, followed on this connection, its fold seeded from the result. The command
+    /// is this session's: when its acknowledgement was lost, [`Session::resend`] gives it
+    /// back after a reconnect, and [`Client::resume_session`] of the session it names
+    /// follows that.
     pub fn side_chat(&self) -> Result<(Session, msp_types::SessionSideChatResult), Error> {
         let result = self.send(&commands::side_chat(self.id()))?;
-        let seed = shared::as_resumed(
+        let seed = shared::as_resume_result(
             &result.history,
             &result.pending_requests,
             &result.session,
             &result.view_cursor,
         );
-        Ok((resumed(&self.0.link, &seed), result))
+        Ok((seeded(&self.0.link, &seed), result))
     }
     /// Sets the session's goal (`goal/set`).
     pub fn goal_set(&self, objective: &str) -> Result<msp_types::GoalCommandResult, Error> {

@@ -141,7 +141,7 @@ pub(crate) fn prompt_pending(fold: &Fold, user_input_id: &str) -> Result<(), Ask
 
 /// A fork's or side chat's result as the resume it amounts to (the same members): the new
 /// session's fold is seeded from it alike.
-pub(crate) fn as_resumed(
+pub(crate) fn as_resume_result(
     history: &SessionHistory,
     pending: &[PendingRequestPointer],
     session: &msp_types::Session,

@@ -6,8 +6,9 @@
 //! its session's fold and pages a gap's refill. Call within a tokio runtime.
 
 use std::future::{poll_fn, Future};
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use msp_rpc::tokio::Connection;
@@ -161,12 +162,13 @@ impl Client {
             .link
             .send(&Command::<methods::SessionResume>::new(build))
             .await?;
-        Ok((resumed(&self.link, &result).await, result))
+        Ok((seeded(&self.link, &result).await, result))
     }
 
     /// Forks a session into a new one (`session/fork`, the params built around the minted
     /// `commandId`: the session to copy, up to which turn): the new session, loaded on the
-    /// host and followed on this connection, its fold seeded from the result as a resume's.
+    /// host and followed on this connection, its fold seeded from the result as a resume's
+    /// (a session this client has open already is shared as it is).
     pub async fn fork_session(
         &self,
         build: impl FnOnce(String) -> msp_types::SessionForkParams,
@@ -175,13 +177,13 @@ impl Client {
             .link
             .send(&Command::<methods::SessionFork>::new(build))
             .await?;
-        let seed = shared::as_resumed(
+        let seed = shared::as_resume_result(
             &result.history,
             &result.pending_requests,
             &result.session,
             &result.view_cursor,
         );
-        Ok((resumed(&self.link, &seed).await, result))
+        Ok((seeded(&self.link, &seed).await, result))
     }
 
     /// Opens session `session_id` without a command: an empty fold that takes what the host
@@ -249,10 +251,10 @@ impl Link {
     }
 }
 
-/// Pages each refill, and those the inputs held meanwhile call for.
-/// The session `result` resumed (a fork's or side chat's seeded alike): its fold seeded
-/// from the result, its refill started.
-async fn resumed(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
+/// The session `result` opens (a resume's, or a fork's or side chat's as one), its fold
+/// seeded from it and its refill started; a session this client has open already is shared
+/// as it is.
+async fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     let id = result.session.session_id.clone();
     let opened = link.core.open(&id, |fold| fold.seed_resumed(result));
     link.core.resumed(&id, result);
@@ -264,6 +266,7 @@ async fn resumed(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     }))
 }
 
+/// Pages each refill, and those the inputs held meanwhile call for.
 async fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
     while let Some((session_id, mut refill)) = refills.pop() {
         while let Some(page) = refill.next_request() {
@@ -576,16 +579,19 @@ impl Session {
         self.send(&commands::leave(self.id(), stop)).await
     }
     /// Opens an empty side-chat session from this one (`session/sideChat`): the new
-    /// session, followed on this connection, its fold seeded from the result.
+    /// session, followed on this connection, its fold seeded from the result. The command
+    /// is this session's: when its acknowledgement was lost, [`Session::resend`] gives it
+    /// back after a reconnect, and [`Client::resume_session`] of the session it names
+    /// follows that.
     pub async fn side_chat(&self) -> Result<(Session, msp_types::SessionSideChatResult), Error> {
         let result = self.send(&commands::side_chat(self.id())).await?;
-        let seed = shared::as_resumed(
+        let seed = shared::as_resume_result(
             &result.history,
             &result.pending_requests,
             &result.session,
             &result.view_cursor,
         );
-        Ok((resumed(&self.0.link, &seed).await, result))
+        Ok((seeded(&self.0.link, &seed).await, result))
     }
     /// Sets the session's goal (`goal/set`).
     pub async fn goal_set(&self, objective: &str) -> Result<msp_types::GoalCommandResult, Error> {
@@ -701,7 +707,9 @@ impl Session {
     /// policy service): given each approval at a stage to decide (its
     /// [`PendingApproval::stage`] is there), it returns the decision, or `None` to leave the
     /// stage undecided. The stages come one at a time: the next is offered once this one's
-    /// decision was sent.
+    /// decision was sent. A handler still waiting when its stage is decided elsewhere or
+    /// moves on, or when the connection closes, is dropped (the stage passed on; at a close,
+    /// this ends).
     pub async fn decide_approvals_async<F, Fut>(&self, decide: F) -> Result<CloseReason, Error>
     where
         F: FnMut(PendingApproval) -> Fut,
@@ -743,7 +751,24 @@ impl Session {
             if let Some(reason) = self.0.link.connection.close_reason() {
                 return Ok(Some(reason));
             }
-            let Some(decision) = decide(approval.clone()).await else {
+            // A handler may wait on a person: the stage decided elsewhere or moved on, or the
+            // connection closing, ends its wait (the stage passed on).
+            let mut handler = pin!(decide(approval.clone()));
+            let mut gone = pin!(self.until(None, "the stage's end", |fold| {
+                (!still_offered(fold, &approval)).then_some(())
+            }));
+            let raced = poll_fn(|cx| match handler.as_mut().poll(cx) {
+                Poll::Ready(decision) => Poll::Ready(Ok(decision)),
+                Poll::Pending => gone.as_mut().poll(cx).map(Err),
+            })
+            .await;
+            let decision = match raced {
+                Ok(decision) => decision,
+                Err(Err(Error::Closed(reason))) => return Ok(Some(reason)),
+                Err(Err(error)) => return Err(error),
+                Err(Ok(())) => None,
+            };
+            let Some(decision) = decision else {
                 deciding.pass(&approval);
                 continue;
             };
@@ -922,6 +947,13 @@ impl Turn {
     pub async fn interrupt(&self, retract: bool) -> Result<TurnInterruptResult, Error> {
         self.session.interrupt(Some(&self.id), retract).await
     }
+}
+
+/// Whether `approval` is still pending at the stage it was offered at.
+fn still_offered(fold: &Fold, approval: &PendingApproval) -> bool {
+    let offered = approval.stage().map(|stage| stage.requirement);
+    let now = fold.pending_approval(approval.id()).and_then(|p| p.stage());
+    now.map(|stage| stage.requirement) == offered
 }
 
 /// A handler that decides at once, as one that awaits (the drivers' loop takes those).

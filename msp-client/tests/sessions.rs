@@ -705,7 +705,7 @@ fn the_sessions_handler_choosing_what_is_not_offered_gets_the_refusal() {
 
 #[test]
 fn the_sessions_handler_leaving_a_stage_undecided_is_not_asked_again() {
-    let Some(dir) = resolved_by_host(None) else {
+    let Some(dir) = support::resolved_by_host(None) else {
         return;
     };
     let (client, session, turn) = start_a_turn(dir.path());
@@ -730,44 +730,9 @@ fn the_sessions_handler_leaving_a_stage_undecided_is_not_asked_again() {
     assert!(closed.is_ok(), "{closed:?}");
 }
 
-/// The approval round trip where the host resolves the approval itself (`timedOut`, no
-/// `decidedByCommandId`): with `error` answering the client's decision in place of the
-/// recorded acknowledgement, or, without one, with no decision sent at all.
-fn resolved_by_host(error: Option<serde_json::Value>) -> Option<tempfile::TempDir> {
-    support::derived("approval-round-trip", |frames| {
-        let decide = frames
-            .iter()
-            .position(|(client, f)| *client && f["method"] == "approval/decide")
-            .unwrap();
-        match error {
-            Some(error) => {
-                frames[decide + 1]
-                    .1
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("result");
-                frames[decide + 1].1["error"] = error;
-            }
-            None => {
-                frames.drain(decide..decide + 2);
-            }
-        }
-        let resolved = frames
-            .iter_mut()
-            .find(|(_, f)| f["method"] == "approval/resolved")
-            .unwrap();
-        let params = resolved.1["params"].as_object_mut().unwrap();
-        params.remove("decidedByCommandId");
-        params.remove("amendment");
-        params["decision"] = "timedOut".into();
-        params["resolvedBy"] = "timeout".into();
-        params["policyResult"] = "deny".into();
-    })
-}
-
 #[test]
 fn a_handler_that_leaves_a_stage_undecided_waits_for_the_host_to_resolve_it() {
-    let Some(dir) = resolved_by_host(None) else {
+    let Some(dir) = support::resolved_by_host(None) else {
         return;
     };
     let (client, session, turn) = start_a_turn(dir.path());
@@ -794,7 +759,7 @@ fn a_handler_whose_decision_lost_the_race_waits_for_the_resolution_that_won() {
         "message": "the approval is resolved",
         "data": {"kind": "approvalAlreadyResolved"}
     });
-    let Some(dir) = resolved_by_host(Some(lost)) else {
+    let Some(dir) = support::resolved_by_host(Some(lost)) else {
         return;
     };
     let (client, _, turn) = start_a_turn(dir.path());
@@ -970,6 +935,8 @@ fn a_fork_and_a_side_chat_are_sessions_of_their_own() {
         (fork.id(), &result.session.session_id[..]),
         (forked, forked)
     );
+    let seeded = fork.read(|fold| fold.pending_approvals().len());
+    assert_eq!(seeded, 1, "the fork's fold is seeded from its result");
     let told = |fold: &msp_session::Fold| fold.state().goal().map(drop);
     fork.wait_for(WAIT, told).expect("the fork is followed");
     let (chat, _) = fork.side_chat().expect("opened");

@@ -498,6 +498,8 @@ async fn a_fork_and_a_side_chat_are_sessions_of_their_own() {
         .await
         .expect("forked");
     assert_eq!(fork.id(), forked);
+    let seeded = fork.read(|fold| fold.pending_approvals().len());
+    assert_eq!(seeded, 1, "the fork's fold is seeded from its result");
     let told = |fold: &msp_session::Fold| fold.state().goal().map(drop);
     fork.wait_for(WAIT, told)
         .await
@@ -507,6 +509,39 @@ async fn a_fork_and_a_side_chat_are_sessions_of_their_own() {
     chat.wait_for(WAIT, told)
         .await
         .expect("the side chat is followed");
+    assert!(fork.pending().is_empty(), "the side chat was acknowledged");
     drop((session, fork, chat));
     assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}
+
+#[tokio::test]
+async fn a_handler_still_waiting_when_the_host_resolves_its_stage_is_dropped() {
+    let Some(dir) = support::resolved_by_host(None) else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path(), &[], "Bump the version.").await;
+    let deciding = session.clone();
+    // A person who never answers: the host resolves the stage (timed out) meanwhile.
+    let handler = tokio::spawn(async move {
+        deciding
+            .decide_approvals_async(|_| std::future::pending::<Option<Decision>>())
+            .await
+    });
+    let resolved = session
+        .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
+        .await
+        .expect("resolved by the host");
+    assert_eq!(resolved.decision, ApprovalDecision::TimedOut);
+    assert_eq!(
+        turn.completed().await.terminal(),
+        Some(&TurnTerminal::Completed)
+    );
+    drop((turn, session));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+    // Bounded so that a handler never dropped fails here rather than hanging the run.
+    let ended = tokio::time::timeout(Duration::from_secs(20), handler).await;
+    let closed = ended
+        .expect("the handler ended with the connection")
+        .expect("it ran");
+    assert!(closed.is_ok(), "{closed:?}");
 }

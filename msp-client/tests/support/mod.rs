@@ -241,8 +241,8 @@ pub fn own_turn_id(frames: &mut [(bool, serde_json::Value)]) {
 pub const TURN: &str = "0198f0aa-7777-7000-8000-0000000000d1";
 
 /// A fork of the resumed session and a side chat of the fork (the compaction scenario up to
-/// its resume, then the two commands, each new session told its goal): the new sessions'
-/// ids.
+/// its resume, then the two commands, each new session told its goal; the fork's result
+/// with an approval pending): the new sessions' ids.
 pub fn fork_and_side_chat() -> Option<(tempfile::TempDir, [&'static str; 2])> {
     const NEW: [&str; 2] = [
         "0198f0aa-1111-7000-8000-0000000000f1",
@@ -252,29 +252,37 @@ pub fn fork_and_side_chat() -> Option<(tempfile::TempDir, [&'static str; 2])> {
         .into_iter()
         .find(|(_, f)| f["method"] == "session/goalChanged")?
         .1;
-    let dir = derived("compact-command-noop", |frames| {
-        let resumed = frames
+    let resumed = |frames: &[(bool, serde_json::Value)]| {
+        frames
             .iter()
             .position(|(_, f)| f["result"]["session"].is_object())
-            .unwrap();
-        let template = frames[resumed].1["result"].clone();
-        frames.truncate(resumed + 1);
+            .unwrap()
+    };
+    // The fork's result shows a snapshot with an approval pending; the side chat's starts
+    // with no history.
+    let snapshot = frames("snapshot-suffix-pending-approval")?;
+    let forked = snapshot[resumed(&snapshot)].1["result"].clone();
+    let dir = derived("compact-command-noop", |frames| {
+        let at = resumed(frames);
+        let empty = frames[at].1["result"].clone();
+        frames.truncate(at + 1);
         let exchanges = [
             (
                 "session/fork",
                 "0198f0aa-1111-7000-8000-0000000000aa",
                 NEW[0],
+                forked,
             ),
-            ("session/sideChat", NEW[0], NEW[1]),
+            ("session/sideChat", NEW[0], NEW[1], empty),
         ];
-        for (n, (method, from, new)) in exchanges.into_iter().enumerate() {
+        for (n, (method, from, new, template)) in exchanges.into_iter().enumerate() {
             let id = format!("0198f0aa-1111-7000-8000-00000000c0d{n}");
             frames.push((
                 true,
                 serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method,
                     "params": {"commandId": id, "sessionId": from}}),
             ));
-            let mut result = template.clone();
+            let mut result = template;
             let session = result["session"].as_object_mut().unwrap();
             session.insert("sessionId".into(), new.into());
             session.insert("status".into(), "idle".into());
@@ -291,4 +299,39 @@ pub fn fork_and_side_chat() -> Option<(tempfile::TempDir, [&'static str; 2])> {
         }
     })?;
     Some((dir, NEW))
+}
+
+/// The approval round trip where the host resolves the approval itself (`timedOut`, no
+/// `decidedByCommandId`): with `error` answering the client's decision in place of the
+/// recorded acknowledgement, or, without one, with no decision sent at all.
+pub fn resolved_by_host(error: Option<serde_json::Value>) -> Option<tempfile::TempDir> {
+    derived("approval-round-trip", |frames| {
+        let decide = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "approval/decide")
+            .unwrap();
+        match error {
+            Some(error) => {
+                frames[decide + 1]
+                    .1
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("result");
+                frames[decide + 1].1["error"] = error;
+            }
+            None => {
+                frames.drain(decide..decide + 2);
+            }
+        }
+        let resolved = frames
+            .iter_mut()
+            .find(|(_, f)| f["method"] == "approval/resolved")
+            .unwrap();
+        let params = resolved.1["params"].as_object_mut().unwrap();
+        params.remove("decidedByCommandId");
+        params.remove("amendment");
+        params["decision"] = "timedOut".into();
+        params["resolvedBy"] = "timeout".into();
+        params["policyResult"] = "deny".into();
+    })
 }
