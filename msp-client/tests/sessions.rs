@@ -705,7 +705,7 @@ fn the_sessions_handler_choosing_what_is_not_offered_gets_the_refusal() {
 
 #[test]
 fn the_sessions_handler_leaving_a_stage_undecided_is_not_asked_again() {
-    let Some(dir) = support::resolved_by_host(None) else {
+    let Some(dir) = support::resolved_by_host_once_renamed() else {
         return;
     };
     let (client, session, turn) = start_a_turn(dir.path());
@@ -714,6 +714,8 @@ fn the_sessions_handler_leaving_a_stage_undecided_is_not_asked_again() {
         let mut asked = 0;
         let closed = deciding.decide_approvals(|_, _| {
             asked += 1;
+            // The host resolves the stage once this came.
+            deciding.rename("meanwhile").expect("renamed");
             None
         });
         (asked, closed)
@@ -732,7 +734,7 @@ fn the_sessions_handler_leaving_a_stage_undecided_is_not_asked_again() {
 
 #[test]
 fn a_handler_that_leaves_a_stage_undecided_waits_for_the_host_to_resolve_it() {
-    let Some(dir) = support::resolved_by_host(None) else {
+    let Some(dir) = support::resolved_by_host_once_renamed() else {
         return;
     };
     let (client, session, turn) = start_a_turn(dir.path());
@@ -740,6 +742,8 @@ fn a_handler_that_leaves_a_stage_undecided_waits_for_the_host_to_resolve_it() {
     let outcome = turn
         .completed_deciding(|_, _| {
             asked += 1;
+            // The host resolves the stage once this came.
+            session.rename("meanwhile").expect("renamed");
             None
         })
         .expect("ends");

@@ -516,16 +516,27 @@ async fn a_fork_and_a_side_chat_are_sessions_of_their_own() {
 
 #[tokio::test]
 async fn a_handler_still_waiting_when_the_host_resolves_its_stage_is_dropped() {
-    let Some(dir) = support::resolved_by_host(None) else {
+    let Some(dir) = support::resolved_by_host_once_renamed() else {
         return;
     };
     let (client, session, turn) = start_a_turn(dir.path(), &[], "Bump the version.").await;
     let deciding = session.clone();
-    // A person who never answers: the host resolves the stage (timed out) meanwhile.
+    let renaming = session.clone();
+    // A person who never answers: the host resolves the stage (timed out) meanwhile, once
+    // the session was renamed, which the handler does when asked.
     let handler = tokio::spawn(async move {
-        deciding
-            .decide_approvals_async(|_| std::future::pending::<Option<Decision>>())
-            .await
+        let mut asked = 0;
+        let closed = deciding
+            .decide_approvals_async(|_| {
+                asked += 1;
+                let renaming = renaming.clone();
+                async move {
+                    renaming.rename("meanwhile").await.expect("renamed");
+                    std::future::pending::<Option<Decision>>().await
+                }
+            })
+            .await;
+        (asked, closed)
     });
     let resolved = session
         .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
@@ -540,8 +551,12 @@ async fn a_handler_still_waiting_when_the_host_resolves_its_stage_is_dropped() {
     assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
     // Bounded so that a handler never dropped fails here rather than hanging the run.
     let ended = tokio::time::timeout(Duration::from_secs(20), handler).await;
-    let closed = ended
+    let (asked, closed) = ended
         .expect("the handler ended with the connection")
         .expect("it ran");
+    assert_eq!(
+        asked, 1,
+        "asked once, dropped when the host resolved the stage"
+    );
     assert!(closed.is_ok(), "{closed:?}");
 }

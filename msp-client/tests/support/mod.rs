@@ -306,32 +306,57 @@ pub fn fork_and_side_chat() -> Option<(tempfile::TempDir, [&'static str; 2])> {
 /// recorded acknowledgement, or, without one, with no decision sent at all.
 pub fn resolved_by_host(error: Option<serde_json::Value>) -> Option<tempfile::TempDir> {
     derived("approval-round-trip", |frames| {
-        let decide = frames
-            .iter()
-            .position(|(client, f)| *client && f["method"] == "approval/decide")
-            .unwrap();
-        match error {
-            Some(error) => {
-                frames[decide + 1]
-                    .1
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("result");
-                frames[decide + 1].1["error"] = error;
-            }
-            None => {
-                frames.drain(decide..decide + 2);
-            }
-        }
-        let resolved = frames
-            .iter_mut()
-            .find(|(_, f)| f["method"] == "approval/resolved")
-            .unwrap();
-        let params = resolved.1["params"].as_object_mut().unwrap();
-        params.remove("decidedByCommandId");
-        params.remove("amendment");
-        params["decision"] = "timedOut".into();
-        params["resolvedBy"] = "timeout".into();
-        params["policyResult"] = "deny".into();
+        resolve_by_host(frames, error)
     })
+}
+
+/// [`resolved_by_host`] without a decision, the host resolving the approval only once the
+/// client renamed the session (`meanwhile`): a handler that renames it when offered the
+/// stage is offered it before the resolution, whatever the timing.
+pub fn resolved_by_host_once_renamed() -> Option<tempfile::TempDir> {
+    derived("approval-round-trip", |frames| {
+        resolve_by_host(frames, None);
+        let request = frames
+            .iter()
+            .position(|(_, f)| f["method"] == "approval/request")
+            .unwrap();
+        let rename = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "method": "session/rename",
+            "params": {"sessionId": "0198f0aa-1111-7000-8000-0000000000aa",
+                "commandId": "018f6a2a-3333-7abc-8def-00000000d0cc", "name": "meanwhile"}});
+        let renamed = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "result":
+            {"commandId": "018f6a2a-3333-7abc-8def-00000000d0cc", "status": "accepted"}});
+        // After the receipt of the request.
+        frames.insert(request + 2, (true, rename));
+        frames.insert(request + 3, (false, renamed));
+    })
+}
+
+fn resolve_by_host(frames: &mut Vec<(bool, serde_json::Value)>, error: Option<serde_json::Value>) {
+    let decide = frames
+        .iter()
+        .position(|(client, f)| *client && f["method"] == "approval/decide")
+        .unwrap();
+    match error {
+        Some(error) => {
+            frames[decide + 1]
+                .1
+                .as_object_mut()
+                .unwrap()
+                .remove("result");
+            frames[decide + 1].1["error"] = error;
+        }
+        None => {
+            frames.drain(decide..decide + 2);
+        }
+    }
+    let resolved = frames
+        .iter_mut()
+        .find(|(_, f)| f["method"] == "approval/resolved")
+        .unwrap();
+    let params = resolved.1["params"].as_object_mut().unwrap();
+    params.remove("decidedByCommandId");
+    params.remove("amendment");
+    params["decision"] = "timedOut".into();
+    params["resolvedBy"] = "timeout".into();
+    params["policyResult"] = "deny".into();
 }
