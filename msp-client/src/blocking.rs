@@ -916,7 +916,8 @@ impl Turn {
     /// stage undecided (pending and visible in the fold, for another client, the host's
     /// timeout or [`Session::decide`]; a later call of this offers it again). A stage that
     /// another decision won or the host moved past is not an error: the wait goes on; the
-    /// connection closing ends it with [`TurnOutcome::HostExited`]. A decision the stage
+    /// connection closing ends it with the turn's outcome as the fold holds it
+    /// ([`TurnOutcome::HostExited`] unless the turn ended first). A decision the stage
     /// does not offer ends it with [`Error::Ask`], nothing sent, and any other failure of
     /// `approval/decide` (a timeout after every retry, `approvalReviewerUnavailable`) with
     /// its error. On a thread of its own (a handle from [`Session::turn`] moved

@@ -908,13 +908,15 @@ impl Turn {
     /// stage undecided (pending and visible in the fold, for another client, the host's
     /// timeout or [`Session::decide`]; a later call of this offers it again). A stage that
     /// another decision won or the host moved past is not an error: the wait goes on; the
-    /// connection closing ends it with [`TurnOutcome::HostExited`]. A decision the stage
+    /// connection closing ends it with the turn's outcome as the fold holds it
+    /// ([`TurnOutcome::HostExited`] unless the turn ended first). A decision the stage
     /// does not offer ends it with [`Error::Ask`], nothing sent, and any other failure of
     /// `approval/decide` (a timeout after every retry, `approvalReviewerUnavailable`) with
     /// its error. Spawned on a task of its own (a handle from [`Session::turn`]
     /// moved there) it decides while the program does something else, such as following
-    /// the items. A handler that must await something decides through
-    /// [`Turn::next_approval`] and [`Session::decide`].
+    /// the items. A handler that must await something is the session's
+    /// ([`Session::decide_approvals_async`]), or decides through [`Turn::next_approval`] and
+    /// [`Session::decide`].
     pub async fn completed_deciding(
         &self,
         decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
