@@ -7,6 +7,7 @@
 //! while no handle has for a moment (the crate's `pump.rs` says who, and why).
 
 use std::io::{Read, Write};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::task::Poll;
 use std::thread::{self, JoinHandle};
@@ -767,16 +768,11 @@ impl Session {
             let next = self.until(None, "an approval", |fold| {
                 asked.next_to_decide(fold, turn_id)
             });
-            let approval = match next {
-                Ok(Some(approval)) => approval,
-                Ok(None) => return Ok(None),
-                Err(Error::Closed(reason)) => return Ok(Some(reason)),
-                Err(error) => return Err(error),
+            let closed = self.0.link.connection.close_reason();
+            let approval = match Deciding::offer(next, closed)? {
+                ControlFlow::Continue(approval) => approval,
+                ControlFlow::Break(end) => return Ok(end),
             };
-            // Nothing is offered once the connection closed: no decision could be sent.
-            if let Some(reason) = self.0.link.connection.close_reason() {
-                return Ok(Some(reason));
-            }
             let stage = approval
                 .stage()
                 .expect("the wait takes approvals with a stage");

@@ -2,6 +2,7 @@
 //! not decode becomes, and the checks handles wait on.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use msp_rpc::{BadFrame, CloseReason, Handshake, Inbound, Problem, Reply, RpcError};
@@ -298,6 +299,25 @@ impl Deciding {
         let mut asked = core.asked(session_id);
         asked.decided.extend(self.passed.iter().cloned());
         asked
+    }
+
+    /// What a handler's wait gave (`waited`, the connection's close reason `closed` read
+    /// after it): the approval to offer (`Continue`), or the loop's end (`Break`: `None` once
+    /// the turn is over, why the connection closed). Nothing is offered once the connection
+    /// closed: no decision could be sent.
+    pub(crate) fn offer(
+        waited: Result<Option<PendingApproval>, Error>,
+        closed: Option<CloseReason>,
+    ) -> Result<ControlFlow<Option<CloseReason>, PendingApproval>, Error> {
+        match waited {
+            Ok(Some(approval)) => match closed {
+                Some(reason) => Ok(ControlFlow::Break(Some(reason))),
+                None => Ok(ControlFlow::Continue(approval)),
+            },
+            Ok(None) => Ok(ControlFlow::Break(None)),
+            Err(Error::Closed(reason)) => Ok(ControlFlow::Break(Some(reason))),
+            Err(error) => Err(error),
+        }
     }
 
     /// Leaves `approval`'s current stage undecided.

@@ -6,6 +6,7 @@
 //! its session's fold and pages a gap's refill. Call within a tokio runtime.
 
 use std::future::{poll_fn, Future};
+use std::ops::ControlFlow;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::Poll;
@@ -741,16 +742,11 @@ impl Session {
                     asked.next_to_decide(fold, turn_id)
                 })
                 .await;
-            let approval = match next {
-                Ok(Some(approval)) => approval,
-                Ok(None) => return Ok(None),
-                Err(Error::Closed(reason)) => return Ok(Some(reason)),
-                Err(error) => return Err(error),
+            let closed = self.0.link.connection.close_reason();
+            let approval = match Deciding::offer(next, closed)? {
+                ControlFlow::Continue(approval) => approval,
+                ControlFlow::Break(end) => return Ok(end),
             };
-            // Nothing is offered once the connection closed: no decision could be sent.
-            if let Some(reason) = self.0.link.connection.close_reason() {
-                return Ok(Some(reason));
-            }
             // A handler may wait on a person: the stage decided elsewhere or moved on, or the
             // connection closing, ends its wait (the stage passed on).
             let mut handler = pin!(decide(approval.clone()));

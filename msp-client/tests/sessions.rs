@@ -42,13 +42,16 @@ fn start_a_turn(scenario: &std::path::Path) -> (Client, Session, Turn) {
     (client, session, turn)
 }
 
-/// Resumes the question scenario's session asking for a snapshot.
-fn resume_with_snapshot(client: &Client) -> (Session, msp_types::SessionResumeResult) {
+/// Resumes session `session_id` asking for a snapshot.
+fn resume_with_snapshot(
+    client: &Client,
+    session_id: &str,
+) -> (Session, msp_types::SessionResumeResult) {
     client
         .resume_session_with(|command_id| {
             let mut params = SessionResumeParams::builder()
                 .command_id(command_id)
-                .session_id(SESSION)
+                .session_id(session_id)
                 .build();
             params.history = Some(HistoryPreference::Snapshot);
             params
@@ -147,7 +150,7 @@ fn a_resume_from_a_snapshot_shows_the_pending_question_at_once() {
         return;
     };
     let client = support::spawn(&scenario, &[]);
-    let (session, _) = resume_with_snapshot(&client);
+    let (session, _) = resume_with_snapshot(&client, SESSION);
     // Seeded from the result: the snapshot's items and the pending question are there.
     let (items, pending) = session.read(|fold| (fold.items().len(), fold.pending_prompts().len()));
     assert!(items > 0, "the snapshot's items seed the fold");
@@ -188,7 +191,7 @@ fn a_turn_the_resumed_snapshot_shows_ran_and_ended_comes_back_ended() {
         return;
     };
     let client = support::spawn(dir.path(), &[]);
-    let (session, resumed) = resume_with_snapshot(&client);
+    let (session, resumed) = resume_with_snapshot(&client, SESSION);
     let earlier = session.turn(EARLIER);
     let outcome = earlier.completed_within(WAIT).expect("ended");
     assert!(
@@ -399,44 +402,60 @@ fn two_stages(stale: bool) -> Option<tempfile::TempDir> {
             .iter()
             .position(|(client, f)| *client && f["method"] == "approval/decide")
             .unwrap();
+        let [updated, second, answer] = second_stage(frames, decide);
         frames[decide + 1].1["result"]["terminal"] = false.into();
-        let request = frames
-            .iter()
-            .find(|(_, f)| f["method"] == "approval/request")
-            .unwrap()
-            .1["params"]
-            .clone();
-        let mut updated =
-            serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": request});
-        let params = &mut updated["params"];
-        params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
-        params["currentRequirementId"]["sourceIndex"] = 1.into();
-        params["change"] = serde_json::json!({"kind": "stageSatisfied"});
-        let mut second = frames[decide].1.clone();
-        second["id"] = "b10".into();
-        second["params"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
-        second["params"]["requirementId"]["sourceIndex"] = 1.into();
-        second["params"]["choiceId"] = "allow_once".into();
-        let mut answer = frames[decide + 1].1.clone();
-        answer["id"] = "b10".into();
-        answer["result"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
-        answer["result"]["terminal"] = true.into();
-        frames.insert(decide + 2, (false, updated));
-        frames.insert(decide + 3, (true, second));
-        frames.insert(decide + 4, (false, answer));
         if stale {
-            let ack = frames[decide + 1].1.as_object_mut().unwrap();
-            ack.remove("result");
-            ack.insert(
-                "error".into(),
-                serde_json::json!({
-                    "code": -32053,
-                    "message": "the approval moved on",
-                    "data": {"kind": "approvalRequirementStale"}
-                }),
-            );
+            refuse_as_stale(&mut frames[decide + 1].1);
         }
+        frames.insert(decide + 2, updated);
+        frames.insert(decide + 3, second);
+        frames.insert(decide + 4, answer);
     })
+}
+
+/// For the approval round trip's decision at `decide`: the approval's update to a second
+/// stage, the client's decision of that stage (`allow_once`) and its terminal
+/// acknowledgement.
+fn second_stage(
+    frames: &[(bool, serde_json::Value)],
+    decide: usize,
+) -> [(bool, serde_json::Value); 3] {
+    let request = frames
+        .iter()
+        .find(|(_, f)| f["method"] == "approval/request")
+        .unwrap()
+        .1["params"]
+        .clone();
+    let mut updated =
+        serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": request});
+    let params = &mut updated["params"];
+    params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
+    params["currentRequirementId"]["sourceIndex"] = 1.into();
+    params["change"] = serde_json::json!({"kind": "stageSatisfied"});
+    let mut second = frames[decide].1.clone();
+    second["id"] = "b10".into();
+    second["params"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
+    second["params"]["requirementId"]["sourceIndex"] = 1.into();
+    second["params"]["choiceId"] = "allow_once".into();
+    let mut answer = frames[decide + 1].1.clone();
+    answer["id"] = "b10".into();
+    answer["result"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
+    answer["result"]["terminal"] = true.into();
+    [(false, updated), (true, second), (false, answer)]
+}
+
+/// `ack`, an acknowledgement, made the host's refusal of a stage it moved past.
+fn refuse_as_stale(ack: &mut serde_json::Value) {
+    let ack = ack.as_object_mut().unwrap();
+    ack.remove("result");
+    ack.insert(
+        "error".into(),
+        serde_json::json!({
+            "code": -32053,
+            "message": "the approval moved on",
+            "data": {"kind": "approvalRequirementStale"}
+        }),
+    );
 }
 
 /// The approval round trip where the approval moves to a second stage while the handler
@@ -453,38 +472,13 @@ fn moved_while_deciding() -> Option<tempfile::TempDir> {
             .iter()
             .position(|(client, f)| *client && f["method"] == "approval/decide")
             .unwrap();
-        let mut updated = serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated",
-            "params": frames[request].1["params"].clone()});
-        let params = &mut updated["params"];
-        params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
-        params["currentRequirementId"]["sourceIndex"] = 1.into();
-        params["change"] = serde_json::json!({"kind": "stageSatisfied"});
-        let mut second = frames[decide].1.clone();
-        second["id"] = "b10".into();
-        second["params"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
-        second["params"]["requirementId"]["sourceIndex"] = 1.into();
-        second["params"]["choiceId"] = "allow_once".into();
-        let mut answer = frames[decide + 1].1.clone();
-        answer["id"] = "b10".into();
-        answer["result"]["commandId"] = "018f6a2a-3333-7abc-8def-00000000d0aa".into();
-        let stale = frames[decide + 1].1.as_object_mut().unwrap();
-        stale.remove("result");
-        stale.insert(
-            "error".into(),
-            serde_json::json!({"code": -32053, "message": "the approval moved on",
-                "data": {"kind": "approvalRequirementStale"}}),
-        );
-        frames.insert(decide + 2, (true, second));
-        frames.insert(decide + 3, (false, answer));
-        let rename = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "method": "session/rename",
-            "params": {"sessionId": SESSION_AA, "commandId": "018f6a2a-3333-7abc-8def-00000000d0bb",
-                "name": "meanwhile"}});
-        let renamed = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "result":
-            {"commandId": "018f6a2a-3333-7abc-8def-00000000d0bb", "status": "accepted"}});
-        // After the receipt of the request.
-        frames.insert(request + 2, (true, rename));
-        frames.insert(request + 3, (false, renamed));
-        frames.insert(request + 4, (false, updated));
+        let [updated, second, answer] = second_stage(frames, decide);
+        refuse_as_stale(&mut frames[decide + 1].1);
+        frames.insert(decide + 2, second);
+        frames.insert(decide + 3, answer);
+        // After the receipt of the request, the rename, then the update.
+        frames.insert(request + 2, updated);
+        support::insert_rename(frames, request + 2);
     })
 }
 
@@ -612,16 +606,7 @@ fn the_sessions_handler_decides_an_approval_pending_at_the_resume_until_the_clie
         return;
     };
     let client = support::spawn(&scenario, &[]);
-    let (session, resumed) = client
-        .resume_session_with(|command_id| {
-            let mut params = SessionResumeParams::builder()
-                .command_id(command_id)
-                .session_id(SESSION_AA)
-                .build();
-            params.history = Some(HistoryPreference::Snapshot);
-            params
-        })
-        .expect("resumed");
+    let (session, resumed) = resume_with_snapshot(&client, SESSION_AA);
     let running = resumed.session.active_turn_id.expect("a turn runs");
     // The session's handler on a thread of its own, for as long as the connection lives.
     let deciding = session.clone();

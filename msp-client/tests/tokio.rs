@@ -61,6 +61,21 @@ async fn resume_excluding_items(client: &Client) -> msp_client::tokio::Session {
     session
 }
 
+/// Resumes the approval scenarios' session asking for a snapshot.
+async fn resume_with_snapshot(client: &Client) -> (Session, msp_types::SessionResumeResult) {
+    client
+        .resume_session_with(|command_id| {
+            let mut params = SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id("0198f0aa-1111-7000-8000-0000000000aa")
+                .build();
+            params.history = Some(HistoryPreference::Snapshot);
+            params
+        })
+        .await
+        .expect("resumed")
+}
+
 #[tokio::test]
 async fn the_seed_recipe() {
     let Some(scenario) = support::scenario("userinput-answer-round-trip") else {
@@ -278,17 +293,7 @@ async fn the_sessions_handler_on_a_task_decides_an_approval_pending_at_the_resum
         return;
     };
     let client = spawn(&scenario, &[]).await;
-    let (session, resumed) = client
-        .resume_session_with(|command_id| {
-            let mut params = SessionResumeParams::builder()
-                .command_id(command_id)
-                .session_id("0198f0aa-1111-7000-8000-0000000000aa")
-                .build();
-            params.history = Some(HistoryPreference::Snapshot);
-            params
-        })
-        .await
-        .expect("resumed");
+    let (session, resumed) = resume_with_snapshot(&client).await;
     let running = resumed.session.active_turn_id.expect("a turn runs");
     // Spawned: the session and its handler's wait are `Send`.
     let deciding = session.clone();
@@ -429,17 +434,7 @@ async fn the_sessions_handler_may_await_its_decision() {
         return;
     };
     let client = spawn(&scenario, &[]).await;
-    let (session, resumed) = client
-        .resume_session_with(|command_id| {
-            let mut params = SessionResumeParams::builder()
-                .command_id(command_id)
-                .session_id("0198f0aa-1111-7000-8000-0000000000aa")
-                .build();
-            params.history = Some(HistoryPreference::Snapshot);
-            params
-        })
-        .await
-        .expect("resumed");
+    let (session, resumed) = resume_with_snapshot(&client).await;
     let running = resumed.session.active_turn_id.expect("a turn runs");
     let deciding = session.clone();
     let handler = tokio::spawn(async move {

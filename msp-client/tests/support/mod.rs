@@ -320,15 +320,23 @@ pub fn resolved_by_host_once_renamed() -> Option<tempfile::TempDir> {
             .iter()
             .position(|(_, f)| f["method"] == "approval/request")
             .unwrap();
-        let rename = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "method": "session/rename",
-            "params": {"sessionId": "0198f0aa-1111-7000-8000-0000000000aa",
-                "commandId": "018f6a2a-3333-7abc-8def-00000000d0cc", "name": "meanwhile"}});
-        let renamed = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "result":
-            {"commandId": "018f6a2a-3333-7abc-8def-00000000d0cc", "status": "accepted"}});
         // After the receipt of the request.
-        frames.insert(request + 2, (true, rename));
-        frames.insert(request + 3, (false, renamed));
+        insert_rename(frames, request + 2);
     })
+}
+
+/// Inserts at `at` the client's `session/rename` of the approval scenarios' session to
+/// `meanwhile`, and the host's acknowledgement: what a test's handler sends so that the host
+/// goes on only once the handler was asked.
+pub fn insert_rename(frames: &mut Vec<(bool, serde_json::Value)>, at: usize) {
+    let command = "018f6a2a-3333-7abc-8def-00000000d0cc";
+    let rename = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "method": "session/rename",
+        "params": {"sessionId": "0198f0aa-1111-7000-8000-0000000000aa",
+            "commandId": command, "name": "meanwhile"}});
+    let renamed = serde_json::json!({"jsonrpc": "2.0", "id": "r1", "result":
+        {"commandId": command, "status": "accepted"}});
+    frames.insert(at, (true, rename));
+    frames.insert(at + 1, (false, renamed));
 }
 
 fn resolve_by_host(frames: &mut Vec<(bool, serde_json::Value)>, error: Option<serde_json::Value>) {
