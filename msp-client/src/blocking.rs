@@ -6,6 +6,7 @@
 //! session's fold itself, and pages a gap's refill, one holder at a time; the pump does it
 //! while no handle has for a moment (the crate's `pump.rs` says who, and why).
 
+use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -32,7 +33,7 @@ use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent};
 use crate::pump::{self, Pumped};
-use crate::shared::{self, Deciding};
+use crate::shared::{self, Asked, Deciding};
 use crate::wait::{on_this_thread, wait};
 
 /// A client of one host: the connection, its pump, the sessions opened.
@@ -386,7 +387,7 @@ impl Session {
         &self,
         timeout: Option<Duration>,
         what: &'static str,
-        mut check: impl FnMut(&Fold) -> Option<T>,
+        mut check: impl FnMut(&Fold, &Asked) -> Option<T>,
     ) -> Result<T, Error> {
         let deadline = timeout.map(|t| Instant::now() + t);
         match self.0.link.wait(self.0.place, deadline, |slot, ended| {
@@ -406,17 +407,16 @@ impl Session {
     pub fn wait_for<T>(
         &self,
         timeout: Option<Duration>,
-        check: impl FnMut(&Fold) -> Option<T>,
+        mut check: impl FnMut(&Fold) -> Option<T>,
     ) -> Result<T, Error> {
-        self.until(timeout, "the condition", check)
+        self.until(timeout, "the condition", |fold, _| check(fold))
     }
 
     /// Waits for a question with its questions (pending now, or the next to come). The same
     /// question comes back until this client answers, cancels or clarifies it, or it
     /// settles: a loop that takes it and leaves it spins without waiting.
     pub fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
-        let asked = self.core().asked(&self.0.id);
-        self.until(timeout, "a question", |fold| asked.next_prompt(fold))
+        self.until(timeout, "a question", |fold, asked| asked.next_prompt(fold))
     }
 
     /// Waits for an approval whose current stage this client has not decided yet. The same
@@ -424,8 +424,9 @@ impl Session {
     /// takes it and leaves it spins without waiting ([`Turn::completed_deciding`] can leave
     /// a stage and wait for the next).
     pub fn next_approval(&self, timeout: Option<Duration>) -> Result<PendingApproval, Error> {
-        let asked = self.core().asked(&self.0.id);
-        self.until(timeout, "an approval", |fold| asked.next_approval(fold))
+        self.until(timeout, "an approval", |fold, asked| {
+            asked.next_approval(fold, &HashSet::new())
+        })
     }
 
     /// Starts a turn with `input` (`turn/start`).
@@ -711,8 +712,7 @@ impl Session {
         user_input_id: &str,
         timeout: Option<Duration>,
     ) -> Result<Settlement, Error> {
-        let asked = self.core().asked(&self.0.id);
-        self.until(timeout, "the settlement", |fold| {
+        self.until(timeout, "the settlement", |fold, asked| {
             asked.settlement(fold, user_input_id)
         })
     }
@@ -764,9 +764,8 @@ impl Session {
     ) -> Result<Option<CloseReason>, Error> {
         let mut deciding = Deciding::default();
         loop {
-            let asked = deciding.asked(self.core(), self.id());
-            let next = self.until(None, "an approval", |fold| {
-                asked.next_to_decide(fold, turn_id)
+            let next = self.until(None, "an approval", |fold, asked| {
+                deciding.next(fold, asked, turn_id)
             });
             let closed = self.0.link.connection.close_reason();
             let approval = match Deciding::offer(next, closed)? {
@@ -807,7 +806,7 @@ impl Session {
         approval_id: &str,
         timeout: Option<Duration>,
     ) -> Result<ApprovalResolvedParams, Error> {
-        self.until(timeout, "the resolution", |fold| {
+        self.until(timeout, "the resolution", |fold, _| {
             fold.resolved_approvals()
                 .iter()
                 .find(|r| r.approval_id == approval_id)
@@ -886,7 +885,7 @@ impl Turn {
             .session
             .core()
             .ended_before(&self.session.0.id, &self.id);
-        match self.session.until(timeout, "the turn's end", |fold| {
+        match self.session.until(timeout, "the turn's end", |fold, _| {
             TurnOutcome::of(fold, &self.id, before.as_ref())
         }) {
             Err(Error::Closed(reason)) => Ok(TurnOutcome::HostExited(reason)),
@@ -898,10 +897,9 @@ impl Turn {
     /// `None` once the turn is over (one wait for both, so a turn settled without asking is
     /// seen at once).
     pub fn next_approval(&self) -> Result<Option<PendingApproval>, Error> {
-        let asked = self.session.core().asked(&self.session.0.id);
         self.session
-            .until(None, "an approval or the turn's end", |fold| {
-                asked.next_approval_of(fold, &self.id, false)
+            .until(None, "an approval or the turn's end", |fold, asked| {
+                asked.next_approval_of(fold, &self.id, false, &HashSet::new())
             })
     }
 
@@ -933,9 +931,8 @@ impl Turn {
     /// The next question of this turn this client has not answered; `None` once the turn is
     /// over.
     pub fn next_prompt(&self) -> Result<Option<PendingPrompt>, Error> {
-        let asked = self.session.core().asked(&self.session.0.id);
         self.session
-            .until(None, "a question or the turn's end", |fold| {
+            .until(None, "a question or the turn's end", |fold, asked| {
                 asked.next_prompt_of(fold, &self.id)
             })
     }

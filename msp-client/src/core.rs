@@ -596,16 +596,6 @@ impl Core {
         });
     }
 
-    /// What this client did in the session so far.
-    pub(crate) fn asked(&self, session_id: &str) -> Asked {
-        let state = self.lock();
-        state
-            .slots
-            .get(session_id)
-            .map(|slot| slot.asked.clone())
-            .unwrap_or_default()
-    }
-
     /// Keeps command `command_id`'s acknowledgement; one kept before that differs is
     /// [`Error::ReplayDiffers`].
     pub(crate) fn acknowledged<M: Request>(
@@ -691,13 +681,14 @@ impl Slot {
         }
     }
 
-    /// What `check` finds in the fold; `Err` once the connection ended without it.
+    /// What `check` finds in the fold, with what this client did in the session; `Err` once
+    /// the connection ended without it.
     pub(crate) fn check_fold<T>(
         &self,
         ended: Option<&CloseReason>,
-        check: impl FnOnce(&Fold) -> Option<T>,
+        check: impl FnOnce(&Fold, &Asked) -> Option<T>,
     ) -> Option<Result<T, CloseReason>> {
-        match check(&self.fold) {
+        match check(&self.fold, &self.asked) {
             Some(found) => Some(Ok(found)),
             None => ended.map(|reason| Err(reason.clone())),
         }

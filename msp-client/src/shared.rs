@@ -156,15 +156,21 @@ pub(crate) fn as_resume_result(
         .build()
 }
 
-/// What this client did in a session, for the checks handles wait on.
-#[derive(Clone, Debug, Default)]
+/// An approval's stage, as this client tells stages apart: the approval, and its
+/// requirement's approval and index.
+pub(crate) type StageKey = (String, String, i64);
+
+/// What this client did in a session, for the checks handles wait on. Kept in the session's
+/// slot and read there by each check, under the client's lock: a wait never copies it, and a
+/// check sees what the client did while it waited.
+#[derive(Debug, Default)]
 pub(crate) struct Asked {
     /// The `commandId`s it sent.
     pub(crate) sent: HashSet<String>,
     /// The prompts it answered, cancelled or clarified.
     pub(crate) answered: HashSet<String>,
-    /// The approval stages it decided: the approval and the requirement.
-    pub(crate) decided: HashSet<(String, String, i64)>,
+    /// The approval stages it decided.
+    pub(crate) decided: HashSet<StageKey>,
     /// The turns the resume shows ended before it.
     pub(crate) ended_before: EndedBefore,
 }
@@ -178,15 +184,21 @@ impl Asked {
         folded || self.ended_before.contains(turn_id)
     }
 
-    pub(crate) fn decided_key(
-        approval_id: &str,
-        requirement: &ApprovalRequirementRef,
-    ) -> (String, String, i64) {
+    pub(crate) fn decided_key(approval_id: &str, requirement: &ApprovalRequirementRef) -> StageKey {
         (
             approval_id.to_owned(),
             requirement.approval_id.clone(),
             requirement.source_index,
         )
+    }
+
+    /// Whether `approval` has a current stage this client has not decided, nor an approval
+    /// handler passed on (`passed`).
+    fn to_decide(&self, approval: &PendingApproval, passed: &HashSet<StageKey>) -> bool {
+        approval.stage().is_some_and(|stage| {
+            let key = Asked::decided_key(approval.id(), stage.requirement);
+            !self.decided.contains(&key) && !passed.contains(&key)
+        })
     }
 
     /// A pending prompt with its questions that this client has not answered.
@@ -197,59 +209,42 @@ impl Asked {
             .cloned()
     }
 
-    /// A pending approval whose current stage this client has not decided.
-    pub(crate) fn next_approval(&self, fold: &Fold) -> Option<PendingApproval> {
+    /// A pending approval whose current stage is one to decide (see [`Asked::to_decide`]).
+    pub(crate) fn next_approval(
+        &self,
+        fold: &Fold,
+        passed: &HashSet<StageKey>,
+    ) -> Option<PendingApproval> {
         fold.pending_approvals()
             .iter()
-            .find(|p| {
-                p.stage().is_some_and(|stage| {
-                    !self
-                        .decided
-                        .contains(&Asked::decided_key(p.id(), stage.requirement))
-                })
-            })
+            .find(|p| self.to_decide(p, passed))
             .cloned()
     }
 
     /// For a wait on turn `turn_id`: `Some(Some(approval))` for one of its approvals to
-    /// decide, `Some(None)` once the turn is over, `None` to wait on.
-    /// `identified`: only approvals whose request came (known from a resume's pointer and an
-    /// update alone, an approval names no turn and no tool).
+    /// decide (see [`Asked::to_decide`]), `Some(None)` once the turn is over, `None` to wait
+    /// on. `identified`: only approvals whose request came (known from a resume's pointer and
+    /// an update alone, an approval names no turn and no tool).
     pub(crate) fn next_approval_of(
         &self,
         fold: &Fold,
         turn_id: &str,
         identified: bool,
+        passed: &HashSet<StageKey>,
     ) -> Option<Option<PendingApproval>> {
         let of_turn = |p: &&PendingApproval| match p.request() {
             Some(request) => request.turn_id == turn_id,
             None => !identified,
         };
-        let next = fold.pending_approvals().iter().filter(of_turn).find(|p| {
-            p.stage().is_some_and(|stage| {
-                !self
-                    .decided
-                    .contains(&Asked::decided_key(p.id(), stage.requirement))
-            })
-        });
+        let next = fold
+            .pending_approvals()
+            .iter()
+            .filter(of_turn)
+            .find(|p| self.to_decide(p, passed));
         match next {
             Some(approval) => Some(Some(approval.clone())),
             None if self.turn_over(fold, turn_id) => Some(None),
             None => None,
-        }
-    }
-
-    /// For an approval handler's wait ([`Deciding`]): an approval of turn `turn_id` whose
-    /// request came, as [`Asked::next_approval_of`], or for `None` any approval of the
-    /// session with a stage to decide (a resume's pending ones included), never over.
-    pub(crate) fn next_to_decide(
-        &self,
-        fold: &Fold,
-        turn_id: Option<&str>,
-    ) -> Option<Option<PendingApproval>> {
-        match turn_id {
-            Some(turn_id) => self.next_approval_of(fold, turn_id, true),
-            None => self.next_approval(fold).map(Some),
         }
     }
 
@@ -290,15 +285,34 @@ impl Asked {
 /// skip them.
 #[derive(Default)]
 pub(crate) struct Deciding {
-    passed: HashSet<(String, String, i64)>,
+    /// Stages still pending that the handler left undecided, or whose decision another
+    /// decision won or the host moved past.
+    passed: HashSet<StageKey>,
 }
 
 impl Deciding {
-    /// What the next wait checks: the stages the client decided and those passed on.
-    pub(crate) fn asked(&self, core: &Core, session_id: &str) -> Asked {
-        let mut asked = core.asked(session_id);
-        asked.decided.extend(self.passed.iter().cloned());
-        asked
+    /// The check of the handler's next wait: for turn `turn_id`, an approval whose request
+    /// came, as [`Asked::next_approval_of`], or for `None` any approval of the session with a
+    /// stage to decide (a resume's pending ones included), never over. The stages passed on
+    /// that are no longer pending are forgotten first: a stage never comes back once the
+    /// approval moved past it.
+    pub(crate) fn next(
+        &mut self,
+        fold: &Fold,
+        asked: &Asked,
+        turn_id: Option<&str>,
+    ) -> Option<Option<PendingApproval>> {
+        self.passed.retain(|(approval_id, requirement_id, index)| {
+            let stage = fold.pending_approval(approval_id).and_then(|p| p.stage());
+            stage.is_some_and(|stage| {
+                stage.requirement.approval_id == *requirement_id
+                    && stage.requirement.source_index == *index
+            })
+        });
+        match turn_id {
+            Some(turn_id) => asked.next_approval_of(fold, turn_id, true, &self.passed),
+            None => asked.next_approval(fold, &self.passed).map(Some),
+        }
     }
 
     /// What a handler's wait gave (`waited`, the connection's close reason `closed` read
@@ -384,3 +398,90 @@ macro_rules! debug_handles {
     };
 }
 pub(crate) use debug_handles;
+
+#[cfg(test)]
+mod tests {
+    use msp_session::{Fold, FoldRules, Input};
+    use msp_types::{ProtocolNotification, ServerRequest};
+    use serde_json::{json, Value};
+
+    use super::{Asked, Deciding};
+
+    /// The members of approval `a1` at stage `index`, as a request and an update carry them.
+    fn stage(index: i64) -> Value {
+        json!({
+            "approvalId": "a1", "sessionId": "s", "viewCursor": format!("v:s:{index}"),
+            "currentRequirementId": {"approvalId": "a1", "sourceIndex": index},
+            "availableChoices": [{"choiceId": format!("s{index}-allow"), "label": "Allow once",
+                "decision": "approved", "scope": "once"}],
+            "subject": {"kind": "fileAccess", "toolName": "shell", "path": "/x", "access": "write"},
+            "sourceRange": {"stream": {"kind": "run", "id": "t1"},
+                "first": {"id": "r1", "sequence": 1}, "last": {"id": "r1", "sequence": 1}},
+        })
+    }
+
+    /// `params` with `members` added.
+    fn with(mut params: Value, members: Value) -> Value {
+        for (name, value) in members.as_object().expect("members") {
+            params[name] = value.clone();
+        }
+        params
+    }
+
+    fn event(method: &str, params: Value) -> Input {
+        let event = ProtocolNotification::decode(method, Some(params)).expect(method);
+        Input::Notification(event)
+    }
+
+    /// The stage the handler's next wait offers, if any.
+    fn offered(deciding: &mut Deciding, fold: &Fold) -> Option<i64> {
+        let next = deciding.next(fold, &Asked::default(), None)?;
+        next.and_then(|p| p.stage().map(|stage| stage.requirement.source_index))
+    }
+
+    /// Passes on the current stage of approval `a1`.
+    fn pass(deciding: &mut Deciding, fold: &Fold) {
+        deciding.pass(fold.pending_approval("a1").expect("pending"));
+    }
+
+    #[test]
+    fn a_handlers_passed_stages_are_skipped_while_pending_and_forgotten_after() {
+        let mut fold = Fold::for_session("s", FoldRules::default());
+        let request = with(
+            stage(0),
+            json!({"turnId": "t1", "taskId": "task", "itemId": "tool-1", "toolCallId": "c1",
+                "toolName": "shell", "rawArgs": "{}", "protectedWrite": false,
+                "judgeEscalated": false}),
+        );
+        let request = serde_json::from_value(request).expect("approval/request params");
+        fold.apply(Input::Request(ServerRequest::ApprovalRequest(Box::new(
+            request,
+        ))));
+        let mut deciding = Deciding::default();
+        assert_eq!(offered(&mut deciding, &fold), Some(0));
+        pass(&mut deciding, &fold);
+        assert_eq!(offered(&mut deciding, &fold), None, "passed on");
+        assert_eq!(deciding.passed.len(), 1);
+
+        let moved = json!({"change": {"kind": "stageApproved",
+            "requirementId": {"approvalId": "a1", "sourceIndex": 0}}});
+        fold.apply(event("approval/updated", with(stage(1), moved)));
+        assert_eq!(offered(&mut deciding, &fold), Some(1), "the next stage");
+        assert!(
+            deciding.passed.is_empty(),
+            "a stage moved past is forgotten"
+        );
+
+        pass(&mut deciding, &fold);
+        let resolved = json!({"itemId": "tool-1", "turnId": "t1", "decision": "approved",
+            "policyResult": "allow", "resolvedBy": "user", "decidedByCommandId": "cmd-1",
+            "stageEvidence": [], "viewCursor": "v:s:2"});
+        fold.apply(event("approval/resolved", with(stage(1), resolved)));
+        assert!(fold.pending_approvals().is_empty());
+        assert_eq!(offered(&mut deciding, &fold), None);
+        assert!(
+            deciding.passed.is_empty(),
+            "a resolved approval's stage is forgotten"
+        );
+    }
+}

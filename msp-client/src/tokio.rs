@@ -5,6 +5,7 @@
 //! their session and replies the receipt), and one pump, which routes every notification to
 //! its session's fold and pages a gap's refill. Call within a tokio runtime.
 
+use std::collections::HashSet;
 use std::future::{poll_fn, Future};
 use std::ops::ControlFlow;
 use std::pin::{pin, Pin};
@@ -32,7 +33,7 @@ use crate::core::{Core, Event, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent};
-use crate::shared::{self, Deciding};
+use crate::shared::{self, Asked, Deciding};
 
 /// A client of one host: the connection, its pump, the sessions opened.
 ///
@@ -355,7 +356,7 @@ impl Session {
         &self,
         timeout: Option<Duration>,
         what: &'static str,
-        mut check: impl FnMut(&Fold) -> Option<T>,
+        mut check: impl FnMut(&Fold, &Asked) -> Option<T>,
     ) -> Result<T, Error> {
         let waiting = poll_fn(|cx| {
             self.core().poll_slot(self.0.place, cx, |slot, ended| {
@@ -376,17 +377,17 @@ impl Session {
     pub async fn wait_for<T>(
         &self,
         timeout: Option<Duration>,
-        check: impl FnMut(&Fold) -> Option<T>,
+        mut check: impl FnMut(&Fold) -> Option<T>,
     ) -> Result<T, Error> {
-        self.until(timeout, "the condition", check).await
+        self.until(timeout, "the condition", |fold, _| check(fold))
+            .await
     }
 
     /// Waits for a question with its questions (pending now, or the next to come). The same
     /// question comes back until this client answers, cancels or clarifies it, or it
     /// settles: a loop that takes it and leaves it spins without waiting.
     pub async fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
-        let asked = self.core().asked(&self.0.id);
-        self.until(timeout, "a question", |fold| asked.next_prompt(fold))
+        self.until(timeout, "a question", |fold, asked| asked.next_prompt(fold))
             .await
     }
 
@@ -395,9 +396,10 @@ impl Session {
     /// takes it and leaves it spins without waiting ([`Turn::completed_deciding`] can leave
     /// a stage and wait for the next).
     pub async fn next_approval(&self, timeout: Option<Duration>) -> Result<PendingApproval, Error> {
-        let asked = self.core().asked(&self.0.id);
-        self.until(timeout, "an approval", |fold| asked.next_approval(fold))
-            .await
+        self.until(timeout, "an approval", |fold, asked| {
+            asked.next_approval(fold, &HashSet::new())
+        })
+        .await
     }
 
     /// Starts a turn with `input` (`turn/start`).
@@ -662,8 +664,7 @@ impl Session {
         user_input_id: &str,
         timeout: Option<Duration>,
     ) -> Result<Settlement, Error> {
-        let asked = self.core().asked(&self.0.id);
-        self.until(timeout, "the settlement", |fold| {
+        self.until(timeout, "the settlement", |fold, asked| {
             asked.settlement(fold, user_input_id)
         })
         .await
@@ -736,10 +737,9 @@ impl Session {
     {
         let mut deciding = Deciding::default();
         loop {
-            let asked = deciding.asked(self.core(), self.id());
             let next = self
-                .until(None, "an approval", |fold| {
-                    asked.next_to_decide(fold, turn_id)
+                .until(None, "an approval", |fold, asked| {
+                    deciding.next(fold, asked, turn_id)
                 })
                 .await;
             let closed = self.0.link.connection.close_reason();
@@ -750,7 +750,7 @@ impl Session {
             // A handler may wait on a person: the stage decided elsewhere or moved on, or the
             // connection closing, ends its wait (the stage passed on).
             let mut handler = pin!(decide(approval.clone()));
-            let mut gone = pin!(self.until(None, "the stage's end", |fold| {
+            let mut gone = pin!(self.until(None, "the stage's end", |fold, _| {
                 (!still_offered(fold, &approval)).then_some(())
             }));
             let raced = poll_fn(|cx| match handler.as_mut().poll(cx) {
@@ -795,7 +795,7 @@ impl Session {
         approval_id: &str,
         timeout: Option<Duration>,
     ) -> Result<ApprovalResolvedParams, Error> {
-        self.until(timeout, "the resolution", |fold| {
+        self.until(timeout, "the resolution", |fold, _| {
             fold.resolved_approvals()
                 .iter()
                 .find(|r| r.approval_id == approval_id)
@@ -875,7 +875,7 @@ impl Turn {
             .ended_before(&self.session.0.id, &self.id);
         match self
             .session
-            .until(timeout, "the turn's end", |fold| {
+            .until(timeout, "the turn's end", |fold, _| {
                 TurnOutcome::of(fold, &self.id, before.as_ref())
             })
             .await
@@ -889,10 +889,9 @@ impl Turn {
     /// `None` once the turn is over (one wait for both, so a turn settled without asking is
     /// seen at once).
     pub async fn next_approval(&self) -> Result<Option<PendingApproval>, Error> {
-        let asked = self.session.core().asked(&self.session.0.id);
         self.session
-            .until(None, "an approval or the turn's end", |fold| {
-                asked.next_approval_of(fold, &self.id, false)
+            .until(None, "an approval or the turn's end", |fold, asked| {
+                asked.next_approval_of(fold, &self.id, false, &HashSet::new())
             })
             .await
     }
@@ -926,9 +925,8 @@ impl Turn {
     /// The next question of this turn this client has not answered; `None` once the turn is
     /// over.
     pub async fn next_prompt(&self) -> Result<Option<PendingPrompt>, Error> {
-        let asked = self.session.core().asked(&self.session.0.id);
         self.session
-            .until(None, "a question or the turn's end", |fold| {
+            .until(None, "a question or the turn's end", |fold, asked| {
                 asked.next_prompt_of(fold, &self.id)
             })
             .await

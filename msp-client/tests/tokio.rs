@@ -3,6 +3,9 @@
 
 mod support;
 
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Waker};
 use std::time::Duration;
 
 use msp_client::tokio::{Client, Session, Turn};
@@ -95,6 +98,29 @@ async fn the_seed_recipe() {
     drop(session);
     let exit = client.close().await.expect("the host exited");
     assert_eq!(exit.code, Some(0), "{exit:?}");
+}
+
+/// A wait sees what the client does while it waits: a settlement awaited before this client
+/// answered is still told as this client's.
+#[tokio::test]
+async fn a_settlement_awaited_before_the_answer_is_sent_is_this_clients() {
+    let Some(scenario) = support::scenario("userinput-answer-round-trip") else {
+        return;
+    };
+    let client = spawn(&scenario, &[]).await;
+    let session = resume_excluding_items(&client).await;
+    let prompt = session.next_prompt(WAIT).await.expect("the question");
+    let question = &prompt.request().expect("its questions").questions[0];
+    let mut settled = pin!(session.settled(prompt.id(), WAIT));
+    // The wait begun (the host settles the question only once answered).
+    let mut begun = Context::from_waker(Waker::noop());
+    assert!(settled.as_mut().poll(&mut begun).is_pending());
+    let ack = session
+        .answer(prompt.id(), [Answer::label(&question.id, "Postgres")])
+        .await
+        .expect("accepted");
+    let settlement = settled.await.expect("settled");
+    assert_eq!(settlement.by, SettledBy::ThisClient(ack.command_id));
 }
 
 #[tokio::test]

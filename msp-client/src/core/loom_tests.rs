@@ -164,7 +164,7 @@ fn loom_a_turn_waited_on_ends_by_its_event_or_by_the_close() {
         };
         let ended = block_on(poll_fn(|cx| {
             core.poll_slot(core.place_of(SESSION), cx, |slot, ended| {
-                slot.check_fold(ended, |fold| {
+                slot.check_fold(ended, |fold, _| {
                     fold.turn("t")
                         .filter(|t| t.state().is_over())
                         .map(|t| t.state())
@@ -374,7 +374,7 @@ fn loom_two_waiting_handles_route_by_turns_and_each_gets_what_it_waits_for() {
                 let mut wait = core.handle_wait(core.place_of(SESSION));
                 block_on(poll_fn(|cx| {
                     let check = |slot: &mut Slot, ended: Option<&CloseReason>| {
-                        slot.check_fold(ended, |fold| (fold.items().len() == 2).then_some(()))
+                        slot.check_fold(ended, |fold, _| (fold.items().len() == 2).then_some(()))
                     };
                     pump::poll_handle(&mut wait, &*source, None, cx, check, |_| {})
                 }))
