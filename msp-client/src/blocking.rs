@@ -34,6 +34,7 @@ use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent};
 use crate::pump::{self, Pumped};
 use crate::shared::{self, Asked, Deciding};
+use crate::stop::HandlerStop;
 use crate::wait::{on_this_thread, wait};
 
 /// A client of one host: the connection, its pump, the sessions opened.
@@ -345,7 +346,7 @@ impl Session {
         &self.0.id
     }
 
-    fn core(&self) -> &Core {
+    fn core(&self) -> &Arc<Core> {
         &self.0.link.core
     }
 
@@ -743,26 +744,40 @@ impl Session {
     /// comes. A decision the stage does not offer ends it with [`Error::Ask`], nothing sent,
     /// and any other failure of `approval/decide` with its error. The session's handler: on
     /// a thread of its own (a clone of the session moved there) it decides while the program
-    /// starts turns and follows them; closing the client ends it.
+    /// starts turns and follows them; closing the client ends it
+    /// ([`Session::decide_approvals_until`] ends at a [`HandlerStop`]).
     pub fn decide_approvals(
         &self,
         decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
     ) -> Result<CloseReason, Error> {
-        match self.deciding(None, decide)? {
+        match self.deciding(None, None, decide)? {
             Some(reason) => Ok(reason),
             None => unreachable!("a session's approvals end only with the connection"),
         }
     }
 
+    /// [`Session::decide_approvals`] until `stop` is stopped (`Ok(None)`, after the decision
+    /// being sent, if any) or the connection closes (`Ok(Some)`, why). The stages offered
+    /// and left undecided stay pending: a handler started after this one is offered them
+    /// again, so a session's handler is replaced by stopping it and starting another.
+    pub fn decide_approvals_until(
+        &self,
+        stop: &HandlerStop,
+        decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
+    ) -> Result<Option<CloseReason>, Error> {
+        self.deciding(None, Some(stop), decide)
+    }
+
     /// An approval handler's loop: the stages of turn `turn_id`'s approvals, or for `None`
     /// of every approval of the session, offered to `decide` once each; `Ok(None)` once the
-    /// turn is over, `Ok(Some)` once the connection closed.
+    /// turn is over or `stop` stopped, `Ok(Some)` once the connection closed.
     fn deciding(
         &self,
         turn_id: Option<&str>,
+        stop: Option<&HandlerStop>,
         mut decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
     ) -> Result<Option<CloseReason>, Error> {
-        let mut deciding = Deciding::default();
+        let mut deciding = Deciding::new(stop, self.core(), self.id());
         loop {
             let next = self.until(None, "an approval", |fold, asked| {
                 deciding.next(fold, asked, turn_id)
@@ -924,7 +939,7 @@ impl Turn {
     ) -> Result<TurnOutcome, Error> {
         // Over or closed, the outcome is the fold's: a turn that ended before the close
         // ended.
-        self.session.deciding(Some(&self.id), decide)?;
+        self.session.deciding(Some(&self.id), None, decide)?;
         self.completed_within(None)
     }
 

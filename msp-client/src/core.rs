@@ -9,6 +9,7 @@
 //! | the request handler (msp-rpc's thread or task) | route `approval/request` and `userInput/request` to their fold before replying the receipt | the session's waiters |
 //! | a handle (session, turn) | open or close a session, read its fold, take an event, check what it waits for | nobody |
 //! | a waiting handle (blocking driver) | take the role of the pump and route as it does, one holder at a time (`pump.rs`) | the session's waiters; the handles waiting for the role, when it gives it back |
+//! | a [`HandlerStop`](crate::HandlerStop) stopped (any thread) | wake each session an approval handler of it watches ([`Core::wake`]) | the session's waiters |
 //!
 //! One `Mutex<State>`, held for short steps only: never while sending, waiting or calling the
 //! program. Waiting is polling a step with a waker; a step that cannot finish keeps the waker
@@ -430,6 +431,15 @@ impl Core {
             // A session's fold may hold thousands of items: freed once the lock is released.
             drop(state);
             drop(forgotten);
+        }
+    }
+
+    /// Wakes the waits on session `session_id`, to check again (an approval handler's stop).
+    pub(crate) fn wake(&self, session_id: &str) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        if let Some(slot) = state.slots.get_mut(session_id) {
+            state.woken.append(&mut slot.waiting);
         }
     }
 

@@ -73,6 +73,7 @@ mod pending;
 mod pump;
 pub mod render;
 mod shared;
+mod stop;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tokio;
@@ -89,3 +90,4 @@ pub use crate::core::Event;
 pub use crate::options::{Options, Retry, EVENTS};
 pub use crate::outcome::{Error, SettledBy, Settlement, TurnOutcome};
 pub use crate::pending::{PendingCommand, Resent};
+pub use crate::stop::HandlerStop;

@@ -17,6 +17,7 @@ use crate::core::Core;
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, SettledBy, Settlement};
 use crate::pending::EndedBefore;
+use crate::stop::HandlerStop;
 
 /// What the driver keeps of the options once the core and the connection's are made.
 pub(crate) struct Rest {
@@ -288,20 +289,41 @@ pub(crate) struct Deciding {
     /// Stages still pending that the handler left undecided, or whose decision another
     /// decision won or the host moved past.
     passed: HashSet<StageKey>,
+    /// What stops the handler, if anything does before its end.
+    stop: Option<HandlerStop>,
 }
 
 impl Deciding {
+    /// A handler of session `session_id`, stopped by `stop` if given.
+    pub(crate) fn new(stop: Option<&HandlerStop>, core: &Arc<Core>, session_id: &str) -> Self {
+        if let Some(stop) = stop {
+            stop.watch(core, session_id);
+        }
+        Deciding {
+            passed: HashSet::new(),
+            stop: stop.cloned(),
+        }
+    }
+
+    /// Whether the handler was stopped.
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(HandlerStop::is_stopped)
+    }
+
     /// The check of the handler's next wait: for turn `turn_id`, an approval whose request
     /// came, as [`Asked::next_approval_of`], or for `None` any approval of the session with a
-    /// stage to decide (a resume's pending ones included), never over. The stages passed on
-    /// that are no longer pending are forgotten first: a stage never comes back once the
-    /// approval moved past it.
+    /// stage to decide (a resume's pending ones included); `Some(None)` once the turn is over
+    /// or the handler stopped. The stages passed on that are no longer pending are forgotten
+    /// first: a stage never comes back once the approval moved past it.
     pub(crate) fn next(
         &mut self,
         fold: &Fold,
         asked: &Asked,
         turn_id: Option<&str>,
     ) -> Option<Option<PendingApproval>> {
+        if self.stopped() {
+            return Some(None);
+        }
         self.passed.retain(|(approval_id, requirement_id, index)| {
             let stage = fold.pending_approval(approval_id).and_then(|p| p.stage());
             stage.is_some_and(|stage| {
@@ -317,7 +339,7 @@ impl Deciding {
 
     /// What a handler's wait gave (`waited`, the connection's close reason `closed` read
     /// after it): the approval to offer (`Continue`), or the loop's end (`Break`: `None` once
-    /// the turn is over, why the connection closed). Nothing is offered once the connection
+    /// the turn is over or the handler stopped, why the connection closed). Nothing is offered once the connection
     /// closed: no decision could be sent.
     pub(crate) fn offer(
         waited: Result<Option<PendingApproval>, Error>,

@@ -34,6 +34,7 @@ use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent};
 use crate::shared::{self, Asked, Deciding};
+use crate::stop::HandlerStop;
 
 /// A client of one host: the connection, its pump, the sessions opened.
 ///
@@ -327,7 +328,7 @@ impl Session {
         &self.0.id
     }
 
-    fn core(&self) -> &Core {
+    fn core(&self) -> &Arc<Core> {
         &self.0.link.core
     }
 
@@ -697,7 +698,8 @@ impl Session {
     /// and any other failure of `approval/decide` with its error. The session's handler:
     /// spawned on a task of its own (a clone of the session moved there) it decides while
     /// the program starts turns and follows them; closing the client ends it, and so does
-    /// aborting the task.
+    /// aborting the task ([`Session::decide_approvals_until`] ends at a
+    /// [`HandlerStop`]).
     pub async fn decide_approvals(
         &self,
         decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
@@ -717,25 +719,53 @@ impl Session {
         F: FnMut(PendingApproval) -> Fut,
         Fut: Future<Output = Option<Decision>>,
     {
-        match self.deciding(None, decide).await? {
+        match self.deciding(None, None, decide).await? {
             Some(reason) => Ok(reason),
             None => unreachable!("a session's approvals end only with the connection"),
         }
     }
 
+    /// [`Session::decide_approvals`] until `stop` is stopped (`Ok(None)`, after the decision
+    /// being sent, if any) or the connection closes (`Ok(Some)`, why). The stages offered
+    /// and left undecided stay pending: a handler started after this one is offered them
+    /// again, so a session's handler is replaced by stopping it and starting another.
+    pub async fn decide_approvals_until(
+        &self,
+        stop: &HandlerStop,
+        decide: impl FnMut(&PendingApproval, Stage<'_>) -> Option<Decision>,
+    ) -> Result<Option<CloseReason>, Error> {
+        self.deciding(None, Some(stop), now(decide)).await
+    }
+
+    /// [`Session::decide_approvals_async`] until `stop` is stopped, as
+    /// [`Session::decide_approvals_until`]: a handler still waiting then is dropped (the
+    /// stage left pending).
+    pub async fn decide_approvals_async_until<F, Fut>(
+        &self,
+        stop: &HandlerStop,
+        decide: F,
+    ) -> Result<Option<CloseReason>, Error>
+    where
+        F: FnMut(PendingApproval) -> Fut,
+        Fut: Future<Output = Option<Decision>>,
+    {
+        self.deciding(None, Some(stop), decide).await
+    }
+
     /// An approval handler's loop: the stages of turn `turn_id`'s approvals, or for `None`
     /// of every approval of the session, offered to `decide` once each; `Ok(None)` once the
-    /// turn is over, `Ok(Some)` once the connection closed.
+    /// turn is over or `stop` stopped, `Ok(Some)` once the connection closed.
     async fn deciding<F, Fut>(
         &self,
         turn_id: Option<&str>,
+        stop: Option<&HandlerStop>,
         mut decide: F,
     ) -> Result<Option<CloseReason>, Error>
     where
         F: FnMut(PendingApproval) -> Fut,
         Fut: Future<Output = Option<Decision>>,
     {
-        let mut deciding = Deciding::default();
+        let mut deciding = Deciding::new(stop, self.core(), self.id());
         loop {
             let next = self
                 .until(None, "an approval", |fold, asked| {
@@ -747,11 +777,12 @@ impl Session {
                 ControlFlow::Continue(approval) => approval,
                 ControlFlow::Break(end) => return Ok(end),
             };
-            // A handler may wait on a person: the stage decided elsewhere or moved on, or the
-            // connection closing, ends its wait (the stage passed on).
+            // A handler may wait on a person: the stage decided elsewhere or moved on, the
+            // handler stopped, or the connection closing, ends its wait (the stage passed on).
             let mut handler = pin!(decide(approval.clone()));
+            let stopped = || stop.is_some_and(HandlerStop::is_stopped);
             let mut gone = pin!(self.until(None, "the stage's end", |fold, _| {
-                (!still_offered(fold, &approval)).then_some(())
+                (!still_offered(fold, &approval) || stopped()).then_some(())
             }));
             let raced = poll_fn(|cx| match handler.as_mut().poll(cx) {
                 Poll::Ready(decision) => Poll::Ready(Ok(decision)),
@@ -918,7 +949,9 @@ impl Turn {
     ) -> Result<TurnOutcome, Error> {
         // Over or closed, the outcome is the fold's: a turn that ended before the close
         // ended.
-        self.session.deciding(Some(&self.id), now(decide)).await?;
+        self.session
+            .deciding(Some(&self.id), None, now(decide))
+            .await?;
         self.completed_within(None).await
     }
 

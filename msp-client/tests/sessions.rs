@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use msp_client::blocking::{Client, Session, Turn};
 use msp_client::{
-    render, Answer, AskError, Decision, Error, Event, Resent, SettledBy, TurnOutcome,
+    render, Answer, AskError, Decision, Error, Event, HandlerStop, Resent, SettledBy, TurnOutcome,
 };
 use msp_rpc::canned::Outcome as Played;
 use msp_session::Outcome;
@@ -628,6 +628,65 @@ fn the_sessions_handler_decides_an_approval_pending_at_the_resume_until_the_clie
     let (stages, closed) = handler.join().expect("the thread ran");
     assert_eq!(stages, [(APPROVAL.to_owned(), 0)], "decided once");
     assert!(closed.is_ok(), "the end is the connection's: {closed:?}");
+}
+
+/// A session's handler replaced, as the official SDK's `on_approval` replaces one: the first,
+/// stopped once it left the stage pending, ends with the connection still open, and the
+/// next is offered the same stage and decides it.
+#[test]
+fn the_sessions_handler_stopped_is_replaced_by_the_next() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    let (session, resumed) = resume_with_snapshot(&client, SESSION_AA);
+    let running = resumed.session.active_turn_id.expect("a turn runs");
+    let stop = HandlerStop::new();
+    let (offered, first_offer) = std::sync::mpsc::channel();
+    let first = {
+        let (session, stop) = (session.clone(), stop.clone());
+        std::thread::spawn(move || {
+            session.decide_approvals_until(&stop, |approval, stage| {
+                let _ = offered.send((approval.id().to_owned(), stage.requirement.source_index));
+                None
+            })
+        })
+    };
+    assert_eq!(first_offer.recv(), Ok((APPROVAL.to_owned(), 0)));
+    stop.stop();
+    let ended = first.join().expect("the thread ran");
+    assert!(matches!(ended, Ok(None)), "stopped: {ended:?}");
+    assert!(
+        client.connection().close_reason().is_none(),
+        "the connection is still open"
+    );
+    assert!(session.read(|fold| fold.pending_approval(APPROVAL).is_some()));
+    assert!(first_offer.try_recv().is_err(), "offered once");
+
+    let next = {
+        let session = session.clone();
+        std::thread::spawn(move || {
+            let mut stages = Vec::new();
+            let closed = session.decide_approvals(|approval, stage| {
+                stages.push((approval.id().to_owned(), stage.requirement.source_index));
+                Some(Decision::choose("allow_session"))
+            });
+            (stages, closed)
+        })
+    };
+    let resolved = session.resolved(APPROVAL, WAIT).expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    let outcome = session.turn(&running).completed();
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop(session);
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+    let (stages, closed) = next.join().expect("the thread ran");
+    assert_eq!(
+        stages,
+        [(APPROVAL.to_owned(), 0)],
+        "the same stage, offered again"
+    );
+    assert!(closed.is_ok(), "{closed:?}");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::task::{Context, Waker};
 use std::time::Duration;
 
 use msp_client::tokio::{Client, Session, Turn};
-use msp_client::{render, Answer, Decision, Resent, SettledBy, TurnOutcome};
+use msp_client::{render, Answer, Decision, HandlerStop, Resent, SettledBy, TurnOutcome};
 use msp_rpc::HostCommand;
 use msp_types::{
     ApprovalDecision, HistoryPreference, SessionResumeParams, TurnTerminal, UserInputOutcome,
@@ -311,6 +311,47 @@ async fn a_gap_reported_before_the_resume_reply_is_refilled_once_the_session_ope
     drop(session);
     let exit = client.close().await.expect("the host exited");
     assert_eq!(exit.code, Some(0), "{exit:?}");
+}
+
+/// An awaiting handler stopped while it waits is dropped, and its stage stays pending for
+/// the program to decide.
+#[tokio::test]
+async fn the_sessions_handler_stopped_while_it_awaits_is_dropped() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let approval = "0198f0ac-7777-7000-8000-0000000000e1";
+    let client = spawn(&scenario, &[]).await;
+    let (session, resumed) = resume_with_snapshot(&client).await;
+    let running = resumed.session.active_turn_id.expect("a turn runs");
+    let stop = HandlerStop::new();
+    let (offered, mut first_offer) = tokio::sync::mpsc::unbounded_channel();
+    let handler = {
+        let (session, stop) = (session.clone(), stop.clone());
+        tokio::spawn(async move {
+            session
+                .decide_approvals_async_until(&stop, |approval| {
+                    let _ = offered.send(approval.id().to_owned());
+                    std::future::pending::<Option<Decision>>()
+                })
+                .await
+        })
+    };
+    assert_eq!(first_offer.recv().await.as_deref(), Some(approval));
+    stop.stop();
+    // Bounded so that a handler never dropped fails here rather than hanging the run.
+    let ended = tokio::time::timeout(Duration::from_secs(20), handler).await;
+    let ended = ended.expect("stopped").expect("the task ran");
+    assert!(matches!(ended, Ok(None)), "{ended:?}");
+    assert!(client.connection().close_reason().is_none());
+    session
+        .decide(approval, "allow_session", None)
+        .await
+        .expect("decided by the program");
+    let outcome = session.turn(&running).completed().await;
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop(session);
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
 }
 
 #[tokio::test]

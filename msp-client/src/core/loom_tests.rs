@@ -17,6 +17,7 @@ use msp_types::{Frame, Message, Sender};
 
 use super::{Core, Event, HandleWait, Slot};
 use crate::pump::{self, Pumped, Source};
+use crate::stop::HandlerStop;
 
 const SESSION: &str = "s";
 
@@ -174,6 +175,27 @@ fn loom_a_turn_waited_on_ends_by_its_event_or_by_the_close() {
         // Whichever comes first, the wait ends; the turn's event comes before the close.
         assert_eq!(ended.ok(), Some(TurnState::Ended));
         pump.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_a_stop_ends_a_handlers_wait_whenever_it_comes() {
+    model(|| {
+        let core = core();
+        let stop = HandlerStop::new();
+        let stopping = {
+            let stop = stop.clone();
+            spawn(move || stop.stop())
+        };
+        // A handler's wait, as `Deciding` makes it: it watches the stop, then checks it
+        // in the slot; stopped before, during or after its first check, it ends.
+        stop.watch(&core, SESSION);
+        block_on(poll_fn(|cx| {
+            core.poll_slot(core.place_of(SESSION), cx, |_, _| {
+                stop.is_stopped().then_some(())
+            })
+        }));
+        stopping.join().unwrap();
     });
 }
 
