@@ -405,6 +405,8 @@ impl Session {
 
     /// Waits until `check` finds what it looks for in the fold (checked now, then after
     /// each input routed to the session); `Err` at the timeout or once the connection closed.
+    /// `check` runs under the client's lock: it must not call the client (a handle's method,
+    /// [`HandlerStop::stop`]).
     pub fn wait_for<T>(
         &self,
         timeout: Option<Duration>,
@@ -896,13 +898,11 @@ impl Turn {
 
     /// Waits for the turn's end within `timeout`.
     pub fn completed_within(&self, timeout: Option<Duration>) -> Result<TurnOutcome, Error> {
-        let before = self
+        match self
             .session
-            .core()
-            .ended_before(&self.session.0.id, &self.id);
-        match self.session.until(timeout, "the turn's end", |fold, _| {
-            TurnOutcome::of(fold, &self.id, before.as_ref())
-        }) {
+            .until(timeout, "the turn's end", |fold, asked| {
+                TurnOutcome::of(fold, &self.id, asked.ended_before.get(&self.id))
+            }) {
             Err(Error::Closed(reason)) => Ok(TurnOutcome::HostExited(reason)),
             other => other,
         }

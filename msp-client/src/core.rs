@@ -31,7 +31,7 @@ use msp_rpc::CloseReason;
 use msp_rpc::Command;
 use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill};
 use msp_types::rpc::Request;
-use msp_types::{ApprovalRequirementRef, LastTurn, SessionResumeResult};
+use msp_types::{ApprovalRequirementRef, SessionResumeResult};
 use slab::Slab;
 
 use crate::outcome::Error;
@@ -570,19 +570,15 @@ impl Core {
             .pending(|turn_id| slot.asked.turn_over(&slot.fold, turn_id))
     }
 
-    /// Keeps the turns the resume shows ended before it.
+    /// Keeps the turns the resume shows ended before it (with those an earlier resume of
+    /// the session showed), and wakes the session's waits: a turn waited on may be one.
     pub(crate) fn resumed(&self, session_id: &str, result: &SessionResumeResult) {
-        self.slot(session_id, |slot| {
-            slot.asked.ended_before = EndedBefore::of(result);
-        });
-    }
-
-    /// How turn `turn_id` ended before the resume, when the resume shows it ended.
-    pub(crate) fn ended_before(&self, session_id: &str, turn_id: &str) -> Option<Option<LastTurn>> {
-        let state = self.lock();
-        let slot = state.slots.get(session_id)?;
-        let how = slot.asked.ended_before.get(turn_id)?;
-        Some(how.cloned())
+        let mut state = self.lock();
+        let state = &mut *state;
+        if let Some(slot) = state.slots.get_mut(session_id) {
+            slot.asked.ended_before.extend(EndedBefore::of(result));
+            state.woken.append(&mut slot.waiting);
+        }
     }
 
     /// Notes a prompt this client answered (or cancelled, or clarified).

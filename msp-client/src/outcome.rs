@@ -45,10 +45,10 @@ impl TurnOutcome {
     pub(crate) fn of(
         fold: &Fold,
         turn_id: &str,
-        before: Option<&Option<LastTurn>>,
+        before: Option<Option<&LastTurn>>,
     ) -> Option<TurnOutcome> {
         Self::folded(fold, turn_id).or_else(|| {
-            let how = before?.as_ref().map(|last| Box::new(last.clone()));
+            let how = before?.map(|last| Box::new(last.clone()));
             Some(TurnOutcome::EndedBeforeResume(how))
         })
     }

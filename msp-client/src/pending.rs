@@ -223,6 +223,15 @@ impl EndedBefore {
         EndedBefore(ended)
     }
 
+    /// Adds the turns `other` shows ended that this does not.
+    pub(crate) fn extend(&mut self, other: EndedBefore) {
+        for (turn_id, how) in other.0 {
+            if !self.contains(&turn_id) {
+                self.0.push((turn_id, how));
+            }
+        }
+    }
+
     /// Whether turn `turn_id` ended before the resume.
     pub(crate) fn contains(&self, turn_id: &str) -> bool {
         self.0.iter().any(|(id, _)| id == turn_id)

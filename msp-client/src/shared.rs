@@ -162,8 +162,10 @@ pub(crate) fn as_resume_result(
 pub(crate) type StageKey = (String, String, i64);
 
 /// What this client did in a session, for the checks handles wait on. Kept in the session's
-/// slot and read there by each check, under the client's lock: a wait never copies it, and a
-/// check sees what the client did while it waited.
+/// slot and read there by each check, under the client's lock: a wait never copies it, and
+/// each check sees what the client did until then (a command sent, a prompt answered or a
+/// stage decided only ever makes a check find less, so none of them wakes a wait; a resume,
+/// which may end a turn waited on, does).
 #[derive(Debug, Default)]
 pub(crate) struct Asked {
     /// The `commandId`s it sent.
@@ -313,8 +315,10 @@ impl Deciding {
     /// The check of the handler's next wait: for turn `turn_id`, an approval whose request
     /// came, as [`Asked::next_approval_of`], or for `None` any approval of the session with a
     /// stage to decide (a resume's pending ones included); `Some(None)` once the turn is over
-    /// or the handler stopped. The stages passed on that are no longer pending are forgotten
-    /// first: a stage never comes back once the approval moved past it.
+    /// or the handler stopped. The stages passed on of approvals no longer pending are
+    /// forgotten first. Those of an approval still pending are kept even once it shows a
+    /// later stage: a request routed after the update (the request handler and the pump
+    /// route apart) shows the earlier stage again, and it is not offered twice.
     pub(crate) fn next(
         &mut self,
         fold: &Fold,
@@ -324,13 +328,8 @@ impl Deciding {
         if self.stopped() {
             return Some(None);
         }
-        self.passed.retain(|(approval_id, requirement_id, index)| {
-            let stage = fold.pending_approval(approval_id).and_then(|p| p.stage());
-            stage.is_some_and(|stage| {
-                stage.requirement.approval_id == *requirement_id
-                    && stage.requirement.source_index == *index
-            })
-        });
+        self.passed
+            .retain(|(approval_id, ..)| fold.pending_approval(approval_id).is_some());
         match turn_id {
             Some(turn_id) => asked.next_approval_of(fold, turn_id, true, &self.passed),
             None => asked.next_approval(fold, &self.passed).map(Some),
@@ -339,7 +338,7 @@ impl Deciding {
 
     /// What a handler's wait gave (`waited`, the connection's close reason `closed` read
     /// after it): the approval to offer (`Continue`), or the loop's end (`Break`: `None` once
-    /// the turn is over or the handler stopped, why the connection closed). Nothing is offered once the connection
+    /// the turn is over or the handler stopped, why the connection closed once it did). Nothing is offered once the connection
     /// closed: no decision could be sent.
     pub(crate) fn offer(
         waited: Result<Option<PendingApproval>, Error>,
@@ -350,7 +349,8 @@ impl Deciding {
                 Some(reason) => Ok(ControlFlow::Break(Some(reason))),
                 None => Ok(ControlFlow::Continue(approval)),
             },
-            Ok(None) => Ok(ControlFlow::Break(None)),
+            // Over or stopped as the connection closed: the close is told.
+            Ok(None) => Ok(ControlFlow::Break(closed)),
             Err(Error::Closed(reason)) => Ok(ControlFlow::Break(Some(reason))),
             Err(error) => Err(error),
         }
@@ -467,7 +467,7 @@ mod tests {
     }
 
     #[test]
-    fn a_handlers_passed_stages_are_skipped_while_pending_and_forgotten_after() {
+    fn a_handlers_passed_stages_are_skipped_while_their_approval_is_pending() {
         let mut fold = Fold::for_session("s", FoldRules::default());
         let request = with(
             stage(0),
@@ -475,26 +475,26 @@ mod tests {
                 "toolName": "shell", "rawArgs": "{}", "protectedWrite": false,
                 "judgeEscalated": false}),
         );
-        let request = serde_json::from_value(request).expect("approval/request params");
-        fold.apply(Input::Request(ServerRequest::ApprovalRequest(Box::new(
-            request,
-        ))));
+        let request: Box<msp_types::ApprovalRequestParams> =
+            serde_json::from_value(request).expect("approval/request params");
+        let asked = Input::Request(ServerRequest::ApprovalRequest(request));
+        fold.apply(asked.clone());
         let mut deciding = Deciding::default();
         assert_eq!(offered(&mut deciding, &fold), Some(0));
         pass(&mut deciding, &fold);
         assert_eq!(offered(&mut deciding, &fold), None, "passed on");
-        assert_eq!(deciding.passed.len(), 1);
 
         let moved = json!({"change": {"kind": "stageApproved",
             "requirementId": {"approvalId": "a1", "sourceIndex": 0}}});
         fold.apply(event("approval/updated", with(stage(1), moved)));
         assert_eq!(offered(&mut deciding, &fold), Some(1), "the next stage");
-        assert!(
-            deciding.passed.is_empty(),
-            "a stage moved past is forgotten"
-        );
+        // The request routed after the update shows the first stage again: still passed on.
+        fold.apply(asked);
+        let shown = fold.pending_approval("a1").and_then(|p| p.stage());
+        assert_eq!(shown.map(|stage| stage.requirement.source_index), Some(0));
+        assert_eq!(offered(&mut deciding, &fold), None, "not offered twice");
+        assert_eq!(deciding.passed.len(), 1);
 
-        pass(&mut deciding, &fold);
         let resolved = json!({"itemId": "tool-1", "turnId": "t1", "decision": "approved",
             "policyResult": "allow", "resolvedBy": "user", "decidedByCommandId": "cmd-1",
             "stageEvidence": [], "viewCursor": "v:s:2"});
@@ -503,7 +503,7 @@ mod tests {
         assert_eq!(offered(&mut deciding, &fold), None);
         assert!(
             deciding.passed.is_empty(),
-            "a resolved approval's stage is forgotten"
+            "a resolved approval's stages are forgotten"
         );
     }
 }

@@ -15,12 +15,16 @@ use std::sync::Mutex;
 
 use crate::core::Core;
 
-/// Stops the session approval handlers given it (`decide_approvals_until` and
-/// `decide_approvals_async_until`, both drivers): each returns `Ok(None)` once stopped,
-/// after the decision it was sending if any; one given a stop already stopped returns at
-/// once. A stop is final, and its clones stop the same handlers. A handler stopped leaves
-/// the stages it was offered pending: a handler started after it is offered them again
-/// (this is how a session's handler is replaced).
+/// Stops the session approval handlers given it (`decide_approvals_until` on both drivers,
+/// `decide_approvals_async_until` on tokio): each returns `Ok(None)` once stopped, after
+/// the decision it was sending if any (`Ok(Some)`, why, when the connection closed
+/// meanwhile); one given a stop already stopped returns at once. A stop is final, and its
+/// clones stop the same handlers, of any session and client. A handler stopped leaves the
+/// stages it was offered pending: a handler started after it is offered them again (this
+/// is how a session's handler is replaced).
+///
+/// Stop it from anywhere but a wait's own check (`Session::wait_for`'s), which runs under
+/// the client's lock.
 #[derive(Clone, Debug)]
 pub struct HandlerStop(Arc<Mutex<Stopping>>);
 
@@ -60,8 +64,12 @@ impl HandlerStop {
     }
 
     /// A handler of session `session_id` watches this stop: the stop wakes its waits.
+    /// Sessions of clients gone are forgotten meanwhile.
     pub(crate) fn watch(&self, core: &Arc<Core>, session_id: &str) {
         let mut stopping = self.lock();
+        stopping
+            .sessions
+            .retain(|(core, _)| core.strong_count() > 0);
         let watched = stopping
             .sessions
             .iter()

@@ -641,6 +641,11 @@ fn the_sessions_handler_stopped_is_replaced_by_the_next() {
     let client = support::spawn(&scenario, &[]);
     let (session, resumed) = resume_with_snapshot(&client, SESSION_AA);
     let running = resumed.session.active_turn_id.expect("a turn runs");
+    // Given a stop stopped already, a handler returns at once, offered nothing.
+    let stopped = HandlerStop::new();
+    stopped.stop();
+    let ended = session.decide_approvals_until(&stopped, |_, _| panic!("offered"));
+    assert!(matches!(ended, Ok(None)), "{ended:?}");
     let stop = HandlerStop::new();
     let (offered, first_offer) = std::sync::mpsc::channel();
     let first = {

@@ -385,6 +385,27 @@ fn loom_a_request_routed_while_a_waiting_handle_holds_the_role_reaches_it() {
 }
 
 #[test]
+fn loom_a_stop_ends_a_blocking_handlers_wait_while_it_holds_the_role_or_parks() {
+    model(|| {
+        let core = core();
+        // A connection that says nothing: only the stop can end the wait.
+        let source = Arc::new(FakeSource::default());
+        let stop = HandlerStop::new();
+        let stopping = {
+            let stop = stop.clone();
+            spawn(move || stop.stop())
+        };
+        stop.watch(&core, SESSION);
+        let mut wait = core.handle_wait(core.place_of(SESSION));
+        block_on(poll_fn(|cx| {
+            let check = |_: &mut Slot, _: Option<&CloseReason>| stop.is_stopped().then_some(());
+            pump::poll_handle(&mut wait, &*source, None, cx, check, |_| {})
+        }));
+        stopping.join().unwrap();
+    });
+}
+
+#[test]
 fn loom_two_waiting_handles_route_by_turns_and_each_gets_what_it_waits_for() {
     model(|| {
         let core = core();
