@@ -156,7 +156,7 @@ impl<R: Role> Options<R> {
             timeout: Duration::from_secs(60),
             timeouts,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-            close_grace: Duration::from_secs(5),
+            close_grace: Duration::from_secs(30),
             fingerprint: FingerprintPolicy::Warn,
         }
     }
@@ -209,7 +209,10 @@ impl<R: Role> Options<R> {
     }
 
     /// How long [`close`](crate::blocking::Connection::close) waits for a host to exit after
-    /// its stdin closed, before killing it.
+    /// its stdin closed, before stopping it (`SIGTERM`, then a kill: see
+    /// [`HostProcess::stop`](crate::process::HostProcess::stop)). 30 s unless set: `muse serve`'s own
+    /// drain time, so that a healthy host ends its turns and writes its durable sessions'
+    /// end before it is signalled.
     pub fn close_grace(mut self, grace: Duration) -> Self {
         self.close_grace = grace;
         self

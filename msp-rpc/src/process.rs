@@ -46,8 +46,8 @@ pub enum ExitKind {
     /// exited by itself, and only the program's own documentation says what the code means
     /// (`msp-canned-host`'s 65 and 66 are named in the exit's `Display`).
     OtherCode,
-    /// This side killed it: it did not exit within the close grace, or the connection was
-    /// dropped while it ran.
+    /// A signal of this side's ended it: it did not exit within the close grace (`SIGTERM`,
+    /// then `SIGKILL`), or the connection was dropped while it ran (`SIGKILL`).
     Killed,
     /// Ended by a signal this side did not send.
     Crash,
@@ -461,6 +461,32 @@ impl HostProcess {
         }
     }
 
+    /// Stops the host the way a close does once its stdin closed: up to `grace` for it to
+    /// exit by itself (draining in order), then, on Unix, a `SIGTERM` and up to
+    /// [`TERM_GRACE`] for its signal handler's last flush, then a kill. Its exit, classified
+    /// as this side's stop ([`ExitKind::Killed`]) when a signal of ours ended it.
+    pub fn stop(&self, grace: Duration) -> HostExit {
+        if let Some(exit) = self.wait_exit(grace) {
+            return exit;
+        }
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(Some(status)) = child.try_wait() {
+            return self.settle(status);
+        }
+        #[cfg(unix)]
+        {
+            use rustix::process::{kill_process, Pid, Signal};
+            tracing::debug!(pid = self.pid, "asking the host to stop (SIGTERM)");
+            self.killed.store(true, Ordering::Release);
+            // Not reaped yet (this side holds the child), so the pid is still the host's.
+            let _ = kill_process(Pid::from_child(&child), Signal::TERM);
+            if let Ok(Some(status)) = child.wait_timeout(TERM_GRACE) {
+                return self.settle(status);
+            }
+        }
+        self.kill_child(&mut child)
+    }
+
     /// Kills the host (if it still runs) and returns its exit.
     pub fn kill(&self) -> HostExit {
         if let Some(exit) = self.exit.get() {
@@ -518,6 +544,11 @@ impl HostProcess {
             .clone()
     }
 }
+
+/// How long [`HostProcess::stop`] gives a host asked to stop (`SIGTERM`, after the close
+/// grace) before killing it: only for a signal handler's last flush, the host having had the
+/// whole grace to drain (as the official SDKs do).
+pub const TERM_GRACE: Duration = Duration::from_secs(2);
 
 /// How long a connection whose host's stdout ended (or whose stdin broke) waits for the
 /// host's exit before failing what is pending without it. A host that dies closes its stdout

@@ -329,8 +329,38 @@ fn a_null_in_an_optional_member_is_kept_when_the_frame_is_written_back() {
     );
 }
 
-/// A host that does not exit within the close grace is killed, and that is what its exit says:
-/// not a crash, no retry needed.
+/// A host still running after the close grace is asked to stop (`SIGTERM`): one whose
+/// handler flushes and exits ends as it says (here cleanly, its last words in the tail), one
+/// with no handler ends by the signal, which is this side's stop, not a crash.
+#[cfg(unix)]
+#[test]
+fn a_host_outliving_the_close_grace_is_asked_to_stop_before_it_is_killed() {
+    let options = || Options::new().close_grace(Duration::from_millis(100));
+    let flushing = HostCommand::new("sh").args([
+        "-c",
+        "trap 'echo flushed >&2; exit 0' TERM; while :; do sleep 0.05; done",
+    ]);
+    let exit = Connection::spawn(&flushing, options())
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(exit.kind, ExitKind::CleanShutdown, "{exit}");
+    assert!(exit.stderr_tail.contains("flushed"), "{exit:?}");
+
+    let plain = HostCommand::new("sh").args(["-c", "exec sleep 600"]);
+    let exit = Connection::spawn(&plain, options())
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(
+        (exit.kind, exit.retry(), exit.signal),
+        (ExitKind::Killed, Retry::NotNeeded, Some(15)),
+        "{exit}"
+    );
+}
+
+/// A host that does not exit within the close grace nor at `SIGTERM` is killed, and that is
+/// what its exit says: not a crash, no retry needed.
 #[cfg(unix)]
 #[test]
 fn a_host_killed_after_the_close_grace_is_killed_not_crashed() {

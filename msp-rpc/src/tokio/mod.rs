@@ -311,7 +311,8 @@ impl<R: Role> Connection<R> {
 
     /// Closes in order: requests of the peer already received are answered (within the grace
     /// period; later ones get `-32601`), the writer finishes and closes its side (a host's
-    /// stdin, so it drains), a spawned host gets the grace period to exit before it is killed,
+    /// stdin, so it drains), a spawned host gets the grace period to exit before it is stopped
+    /// ([`HostProcess::stop`](crate::process::HostProcess::stop): `SIGTERM`, then a kill),
     /// what it wrote until then is still delivered, and pending requests fail. Returns the
     /// host's exit, classified (`None` over plain streams).
     pub async fn close(&self) -> Option<HostExit> {
@@ -328,9 +329,7 @@ impl<R: Role> Connection<R> {
         let exit = match &io.process {
             Some(process) => {
                 let (process, grace) = (process.clone(), io.grace);
-                let exited = ::tokio::task::spawn_blocking(move || {
-                    process.wait_exit(grace).unwrap_or_else(|| process.kill())
-                });
+                let exited = ::tokio::task::spawn_blocking(move || process.stop(grace));
                 let exit = exited.await.ok();
                 // What the host wrote before it exited is still delivered.
                 let _ = closing(Closing::ReadAll).await;
