@@ -207,6 +207,15 @@ impl Client {
         }))
     }
 
+    /// Waits until the connection ends without this side closing it (the host exited, or
+    /// its output ended), and says why: the host's exit, classified, with its retry advice
+    /// ([`CloseReason::HostExited`]), to restart it by. Every session's waits end alike.
+    /// [`Client::close`] after it returns the same exit.
+    pub fn closed(&self) -> CloseReason {
+        let core = &self.link.core;
+        wait(None, |cx| core.poll_ended(cx)).expect("no deadline")
+    }
+
     /// Closes the connection and waits for the host's exit (within the grace).
     pub fn close(mut self) -> Option<HostExit> {
         self.shut()

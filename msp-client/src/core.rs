@@ -5,7 +5,7 @@
 //!
 //! | who | takes the lock to | wakes |
 //! | --- | --- | --- |
-//! | the pump (a thread or task) | route each notification to its session's fold ([`Core::route`]); finish a refill; end every session when the connection closes | the session's waiters |
+//! | the pump (a thread or task) | route each notification to its session's fold ([`Core::route`]); finish a refill; end every session when the connection closes ([`Core::end`]) | the session's waiters (at the end, every session's and [`Core::poll_ended`]'s) |
 //! | the request handler (msp-rpc's thread or task) | route `approval/request` and `userInput/request` to their fold before replying the receipt | the session's waiters |
 //! | a handle (session, turn) | open or close a session, read its fold, take an event, check what it waits for | nobody |
 //! | a waiting handle (blocking driver) | take the role of the pump and route as it does, one holder at a time (`pump.rs`) | the session's waiters; the handles waiting for the role, when it gives it back |
@@ -231,6 +231,8 @@ struct State {
     slots: Slots,
     unclaimed: VecDeque<Input>,
     ended: Option<Ended>,
+    /// Waits for the connection's end itself ([`Core::poll_ended`]).
+    ending: Vec<Waker>,
     pumping: Pumping,
     woken: Vec<Waker>,
 }
@@ -311,6 +313,7 @@ impl Core {
                 slots: Slots::default(),
                 unclaimed: VecDeque::new(),
                 ended: None,
+                ending: Vec::new(),
                 pumping: Pumping::default(),
                 woken: Vec::new(),
             }),
@@ -457,7 +460,18 @@ impl Core {
             state.woken.append(&mut slot.waiting);
         }
         state.ended = Some(Ended { reason, durable });
+        state.woken.append(&mut state.ending);
         state.woken.extend(state.pumping.pump.take());
+    }
+
+    /// Why the connection ended, once it did; until then `cx` is woken at its end.
+    pub(crate) fn poll_ended(&self, cx: &mut Context<'_>) -> Poll<CloseReason> {
+        let mut state = self.lock();
+        if let Some(ended) = &state.ended {
+            return Poll::Ready(ended.reason.clone());
+        }
+        keep(&mut state.ending, cx.waker());
+        Poll::Pending
     }
 
     /// A handle begins a wait on the session at `place` (see `pump.rs` and [`HandleWait`]).

@@ -11,6 +11,7 @@ use msp_client::{
     render, Answer, AskError, Decision, Error, Event, HandlerStop, Resent, SettledBy, TurnOutcome,
 };
 use msp_rpc::canned::Outcome as Played;
+use msp_rpc::{ExitKind, Retry};
 use msp_session::Outcome;
 use msp_types::protocol::methods;
 use msp_types::{
@@ -315,6 +316,30 @@ fn a_host_dying_mid_turn_ends_the_turn_with_the_classified_exit() {
         session.events().count() > 0,
         "the events before the death are kept"
     );
+}
+
+/// A program waiting for its host to die (to restart it) learns why while its client is
+/// open, and closing after gives the same exit.
+#[test]
+fn a_host_dying_is_waited_for_on_the_client_with_its_classified_exit() {
+    let Some(scenario) = support::scenario("text-run-single-turn") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &["--fault", "after 12: exit 3"]);
+    let session = start(&client);
+    let turn = session
+        .send_user_turn([render::text("Say hello.")])
+        .expect("turn started");
+    let reason = client.closed();
+    let exit = reason.host_exit().expect("the host's exit").clone();
+    assert_eq!(
+        (exit.code, exit.kind, exit.retry()),
+        (Some(3), ExitKind::ConfigError, Retry::AfterConfigFix),
+        "{exit}"
+    );
+    assert!(matches!(turn.completed(), TurnOutcome::HostExited(_)));
+    drop((turn, session));
+    assert_eq!(client.close(), Some(exit));
 }
 
 #[test]

@@ -227,16 +227,21 @@ async fn a_host_dying_mid_turn() {
     let Some(scenario) = support::scenario("text-run-single-turn") else {
         return;
     };
-    let (_client, _session, turn) =
+    let (client, session, turn) =
         start_a_turn(&scenario, &["--fault", "after 12: exit 3"], "Say hello.").await;
+    // Waited for on the client, as a program that restarts its host does.
+    let closed = client.closed().await;
     let TurnOutcome::HostExited(reason) = turn.completed().await else {
         panic!("the host died before the turn ended");
     };
+    assert_eq!(closed, reason);
     assert_eq!(
         reason.host_exit().and_then(|e| e.code),
         Some(3),
         "{reason:?}"
     );
+    drop((turn, session));
+    assert_eq!(client.close().await.as_ref(), reason.host_exit());
 }
 
 #[tokio::test]

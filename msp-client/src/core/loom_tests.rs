@@ -213,6 +213,20 @@ fn loom_the_close_ends_a_wait_for_events() {
 }
 
 #[test]
+fn loom_the_close_ends_a_wait_for_the_connections_end() {
+    model(|| {
+        let core = core();
+        let pump = {
+            let core = core.clone();
+            spawn(move || core.end(CloseReason::PeerClosed, true))
+        };
+        let reason = block_on(poll_fn(|cx| core.poll_ended(cx)));
+        assert!(matches!(reason, CloseReason::PeerClosed));
+        pump.join().unwrap();
+    });
+}
+
+#[test]
 fn loom_what_the_host_said_before_a_session_opened_is_folded_once_it_opens() {
     model(|| {
         let core = Arc::new(Core::new(FoldRules::default(), 16));
