@@ -48,7 +48,7 @@ use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::Handshake;
 use crate::options::{trace, Handlers, Inbound, Settings, Traced};
-use crate::process::{close_reason, HostCommand, HostExit, HostProcess, SpawnError};
+use crate::process::{close_reason, HostCommand, HostExit, HostProcess, SpawnError, TERM_GRACE};
 use crate::shared::{Closing, Output, Shared, STALL};
 use crate::sync::{wait, Mutex};
 
@@ -283,8 +283,10 @@ impl<R: Role> Connection<R> {
         io.shared.close_output();
         let exit = io.process.as_ref().map(|process| {
             let exit = process.stop(io.grace);
-            // What the host wrote before it exited is still delivered.
-            wait(within_grace(), |cx| {
+            // What the host wrote before it exited is in the pipe already, and still
+            // delivered; a descendant keeping its stdout open does not hold the close long.
+            let read_all = Instant::now() + io.grace.min(TERM_GRACE);
+            wait(Some(read_all), |cx| {
                 io.shared.poll_closing(Closing::ReadAll, cx)
             });
             exit

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
@@ -145,7 +145,9 @@ impl HostExit {
         #[cfg(not(unix))]
         let signal = None;
         let mut exit = Self::from_parts(status.code(), signal, stderr.text());
-        if killed && exit.code.is_none() {
+        // Ended by our signal, or by a handler of our SIGTERM exiting as a shell says it
+        // (128 + 15); any other code is the host's own word.
+        if killed && matches!(exit.code, None | Some(143)) {
             exit.kind = ExitKind::Killed;
         }
         exit
@@ -450,11 +452,7 @@ impl HostProcess {
             return Some(exit.clone());
         }
         let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
-        let status = match grace {
-            Duration::ZERO => child.try_wait().ok().flatten(),
-            grace => child.wait_timeout(grace).ok().flatten(),
-        };
-        match status {
+        match self.wait_within(&mut child, grace) {
             Some(status) => Some(self.settle(status)),
             None if self.kill_wanted.load(Ordering::Acquire) => Some(self.kill_child(&mut child)),
             None => None,
@@ -480,11 +478,31 @@ impl HostProcess {
             self.killed.store(true, Ordering::Release);
             // Not reaped yet (this side holds the child), so the pid is still the host's.
             let _ = kill_process(Pid::from_child(&child), Signal::TERM);
-            if let Ok(Some(status)) = child.wait_timeout(TERM_GRACE) {
+            if let Some(status) = self.wait_within(&mut child, TERM_GRACE) {
                 return self.settle(status);
             }
         }
         self.kill_child(&mut child)
+    }
+
+    /// The child's exit status within `grace`; `None` past it, or as soon as a kill is asked
+    /// for meanwhile ([`HostProcess::start_kill`], which cannot take the child this wait
+    /// holds): it looks every [`KILL_LOOK`], so that a connection dropped during a close's
+    /// long grace still kills its host at once.
+    fn wait_within(&self, child: &mut Child, grace: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + grace;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let status = match left.min(KILL_LOOK) {
+                Duration::ZERO => child.try_wait(),
+                slice => child.wait_timeout(slice),
+            };
+            match status {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if left > KILL_LOOK && !self.kill_wanted.load(Ordering::Acquire) => {}
+                _ => return None,
+            }
+        }
     }
 
     /// Kills the host (if it still runs) and returns its exit.
@@ -549,6 +567,9 @@ impl HostProcess {
 /// grace) before killing it: only for a signal handler's last flush, the host having had the
 /// whole grace to drain (as the official SDKs do).
 pub const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// How often a wait for the host's exit looks whether a kill was asked for meanwhile.
+const KILL_LOOK: Duration = Duration::from_millis(50);
 
 /// How long a connection whose host's stdout ended (or whose stdin broke) waits for the
 /// host's exit before failing what is pending without it. A host that dies closes its stdout

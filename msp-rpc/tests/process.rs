@@ -359,6 +359,27 @@ fn a_host_outliving_the_close_grace_is_asked_to_stop_before_it_is_killed() {
     );
 }
 
+/// A connection dropped while a close waits out its grace (a close cancelled on tokio, say)
+/// asks for the kill, and the close's wait takes it at once rather than at the grace's end.
+#[cfg(unix)]
+#[test]
+fn a_kill_asked_for_during_a_close_is_not_held_by_the_grace() {
+    let stubborn = HostCommand::new("sh").args(["-c", "trap '' TERM; exec sleep 600"]);
+    let options = Options::new().close_grace(Duration::from_secs(25));
+    let conn = Connection::spawn(&stubborn, options).unwrap();
+    let (done, closed) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| done.send(conn.close()));
+        // Whether the close waits already or not, the kill is taken at once.
+        conn.process().unwrap().start_kill();
+        // Bounded below the grace, so that a wait holding the kill to its end fails here.
+        let exit = closed
+            .recv_timeout(Duration::from_secs(20))
+            .expect("closed");
+        assert_eq!(exit.map(|e| e.kind), Some(ExitKind::Killed));
+    });
+}
+
 /// A host that does not exit within the close grace nor at `SIGTERM` is killed, and that is
 /// what its exit says: not a crash, no retry needed.
 #[cfg(unix)]

@@ -52,7 +52,7 @@ use crate::error::{CloseReason, RpcError};
 use crate::framing::{LineDecoder, READ_BYTES};
 use crate::handshake::Handshake;
 use crate::options::{trace, Handlers, Inbound, Settings, Traced};
-use crate::process::{close_reason, HostCommand, HostExit, SpawnError};
+use crate::process::{close_reason, HostCommand, HostExit, SpawnError, TERM_GRACE};
 use crate::shared::{Closing, Output, Shared, STALL};
 use crate::sync::Mutex;
 
@@ -331,8 +331,10 @@ impl<R: Role> Connection<R> {
                 let (process, grace) = (process.clone(), io.grace);
                 let exited = ::tokio::task::spawn_blocking(move || process.stop(grace));
                 let exit = exited.await.ok();
-                // What the host wrote before it exited is still delivered.
-                let _ = closing(Closing::ReadAll).await;
+                // What the host wrote before it exited is in the pipe already, and still
+                // delivered; a descendant keeping its stdout open does not hold the close long.
+                let read_all = poll_fn(|cx| io.shared.poll_closing(Closing::ReadAll, cx));
+                let _ = ::tokio::time::timeout(io.grace.min(TERM_GRACE), read_all).await;
                 exit
             }
             None => None,
