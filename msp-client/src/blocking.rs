@@ -207,10 +207,12 @@ impl Client {
         }))
     }
 
-    /// Waits until the connection ends without this side closing it (the host exited, or
-    /// its output ended), and says why: the host's exit, classified, with its retry advice
-    /// ([`CloseReason::HostExited`]), to restart it by. Every session's waits end alike.
-    /// [`Client::close`] after it returns the same exit.
+    /// Waits until the connection ends, and says why: a host that exited gives its exit,
+    /// classified, with its retry advice ([`CloseReason::HostExited`]), to restart it by; a
+    /// host that closed its output and lives on (past msp-rpc's `EXIT_LINGER`) gives
+    /// [`CloseReason::PeerClosed`], and its exit comes from [`Client::close`]. Every
+    /// session's waits end alike. A connection closed by this side (`connection().close()`)
+    /// ends it too, with the exit that close collected.
     pub fn closed(&self) -> CloseReason {
         let core = &self.link.core;
         wait(None, |cx| core.poll_ended(cx)).expect("no deadline")

@@ -110,7 +110,10 @@ impl Approvals {
     }
 
     /// A request, from the view event or the server request (`asked`): it opens the entry or
-    /// replaces its request (the stage is then the request's again).
+    /// replaces its request. The stage is then the request's again, unless an update already
+    /// shows a later requirement of the same approval: a request routed after that update (a
+    /// client routes the server request apart from the notifications) is older than it, and a
+    /// requirement's index only grows.
     pub(crate) fn requested(
         &mut self,
         request: ApprovalRequestParams,
@@ -123,11 +126,21 @@ impl Approvals {
         let request = Some(Box::new(request));
         match self.pending_mut(&id) {
             Some(entry) => {
-                let stage = entry.latest_update.is_some()
-                    || entry.request.as_ref().map(|r| &r.current_requirement_id)
-                        != request.as_ref().map(|r| &r.current_requirement_id);
+                let asking = request.as_ref().map(|r| &r.current_requirement_id);
+                let later = entry.latest_update.as_ref().is_some_and(|update| {
+                    let shown = &update.current_requirement_id;
+                    asking.is_some_and(|asking| {
+                        shown.approval_id == asking.approval_id
+                            && shown.source_index > asking.source_index
+                    })
+                });
+                let stage = !later
+                    && (entry.latest_update.is_some()
+                        || entry.request.as_ref().map(|r| &r.current_requirement_id) != asking);
                 entry.request = request;
-                entry.latest_update = None;
+                if !later {
+                    entry.latest_update = None;
+                }
                 entry.asked |= asked;
                 ApprovalChange::Pending { stage }
             }

@@ -7,7 +7,7 @@ use msp_session::{
     ApprovalChange, DeltaChange, Fold, FoldRules, Input, ItemChange, Outcome, PromptChange,
     RefillFailure, StateChange, TurnChange, TurnState,
 };
-use msp_types::{ItemKind, ProtocolNotification, TurnTerminal, UserInputOutcome};
+use msp_types::{ItemKind, ProtocolNotification, ServerRequest, TurnTerminal, UserInputOutcome};
 use serde_json::json;
 use support::*;
 
@@ -322,6 +322,35 @@ fn a_multi_stage_approval_shows_each_stage_until_it_resolves() {
     let mut python = python();
     python.apply(approval_request("a2", 1));
     assert!(python.pending_approvals().is_empty());
+}
+
+#[test]
+fn a_request_routed_after_a_later_stage_keeps_that_stage() {
+    let mut fold = fold();
+    let stage = |fold: &Fold| {
+        let pending = fold.pending_approval("a1").expect("pending");
+        pending.stage().expect("a stage").requirement.source_index
+    };
+    fold.apply(approval_requested("a1", 5));
+    fold.apply(approval_updated("a1", 1, 6));
+    // The server request of stage 0, routed after the update: its identity, not its stage.
+    let late = fold.apply(approval_request("a1", 5));
+    assert_eq!(
+        late,
+        Outcome::Approval {
+            approval_id: "a1".into(),
+            change: ApprovalChange::Pending { stage: false }
+        }
+    );
+    assert_eq!(stage(&fold), 1);
+    assert!(fold.pending_approval("a1").unwrap().request().is_some());
+    // A request at the update's stage or later (sent again, at a resume) is the stage.
+    let mut again = approval_params("a1", 7);
+    again["currentRequirementId"] = requirement("a1", 2);
+    again["availableChoices"] = choices("s2");
+    let again = serde_json::from_value(again).expect("approval/request params");
+    fold.apply(ServerRequest::ApprovalRequest(Box::new(again)));
+    assert_eq!(stage(&fold), 2);
 }
 
 #[test]
