@@ -145,10 +145,12 @@ pub(crate) struct Slot {
     fold: Fold,
     events: VecDeque<Event>,
     capacity: usize,
-    /// Turns whose items a handle follows: the ids of the items changed, in order.
-    followed: ById<VecDeque<String>>,
-    /// `turn/start` commands in flight: their turn is followed from its first event.
-    following: Vec<String>,
+    /// One a turn handle ([`Core::follow_turn`]), until it is dropped: each handle gets every
+    /// change to its turn's items.
+    followers: Slab<Follower>,
+    /// `turn/start` commands in flight, with the follower that takes their turn's items from
+    /// its first event.
+    following: Vec<(String, usize)>,
     /// Inputs routed while the pump refills, for the refill.
     held: Option<Vec<Input>>,
     waiting: Vec<Waker>,
@@ -191,7 +193,7 @@ impl Slot {
         self.events.push_back(event);
     }
 
-    /// Notes the item an outcome changed for the turn following it.
+    /// Notes the item an outcome changed for each follower of its turn.
     fn follow(&mut self, outcome: &Outcome) {
         let item_id = match outcome {
             Outcome::Item { item_id, .. } | Outcome::Delta { item_id, .. } => item_id,
@@ -200,16 +202,16 @@ impl Slot {
                 if let Some(at) = self
                     .following
                     .iter()
-                    .position(|c| Some(c.as_str()) == command)
+                    .position(|(c, _)| Some(c.as_str()) == command)
                 {
-                    self.following.swap_remove(at);
-                    self.followed.entry(turn_id.clone()).or_default();
+                    let (_, key) = self.following.swap_remove(at);
+                    self.followers[key].turn_id = Some(turn_id.clone());
                 }
                 return;
             }
             _ => return,
         };
-        if self.followed.is_empty() {
+        if self.followers.is_empty() {
             return;
         }
         let Some(turn) = self
@@ -219,12 +221,35 @@ impl Slot {
         else {
             return;
         };
-        if let Some(items) = self.followed.get_mut(turn) {
-            if items.back() != Some(item_id) {
-                items.push_back(item_id.clone());
+        for (_, follower) in self.followers.iter_mut() {
+            if follower.turn_id.as_deref() == Some(turn) && follower.items.back() != Some(item_id) {
+                follower.items.push_back(item_id.clone());
             }
         }
     }
+
+    /// A follower of turn `turn_id`, given the items the fold holds of it already.
+    fn follower_of(&self, turn_id: &str) -> Follower {
+        let items = self
+            .fold
+            .items()
+            .iter()
+            .filter(|entry| entry.item().turn_id.as_value().map(String::as_str) == Some(turn_id))
+            .map(|entry| entry.id().to_owned())
+            .collect();
+        Follower {
+            turn_id: Some(turn_id.to_owned()),
+            items,
+        }
+    }
+}
+
+/// A turn handle's view of its turn's items ([`Slot::next_turn_item`]).
+struct Follower {
+    /// `None` while the `turn/start` that follows is in flight and its turn not seen yet.
+    turn_id: Option<String>,
+    /// The ids of the items changed and not taken yet, in order.
+    items: VecDeque<String>,
 }
 
 struct State {
@@ -388,7 +413,7 @@ impl Core {
             fold: Fold::for_session(session_id, self.rules.clone()),
             events: VecDeque::new(),
             capacity: self.capacity,
-            followed: ById::default(),
+            followers: Slab::new(),
             following: Vec::new(),
             held: None,
             waiting: Vec::new(),
@@ -645,48 +670,56 @@ impl Core {
         }
     }
 
-    /// Follows the turn command `command_id` starts, from its first event.
-    pub(crate) fn follow_command(&self, session_id: &str, command_id: &str) {
-        self.slot(session_id, |slot| {
-            slot.following.push(command_id.to_owned())
+    /// A follower of the turn command `command_id` starts, from its first event: its key.
+    pub(crate) fn follow_command(&self, session_id: &str, command_id: &str) -> usize {
+        let mut state = self.lock();
+        let slot = state.slots.named(session_id);
+        let key = slot.followers.insert(Follower {
+            turn_id: None,
+            items: VecDeque::new(),
         });
+        slot.following.push((command_id.to_owned(), key));
+        key
     }
 
-    /// Ends following command `command_id`: its turn's, once it started it.
+    /// Ends following command `command_id` (follower `key`): the turn it started, whose
+    /// items seen already the follower is given unless it saw the turn start; the follower
+    /// is forgotten when it failed.
     pub(crate) fn followed(
         &self,
         session_id: &str,
         command_id: &str,
+        key: usize,
         result: Result<msp_types::TurnStartResult, Error>,
     ) -> Result<msp_types::TurnStartResult, Error> {
+        let mut state = self.lock();
+        let slot = state.slots.named(session_id);
+        slot.following.retain(|(c, _)| c != command_id);
         match &result {
-            Ok(started) => self.follow_turn(session_id, Some(command_id), &started.turn_id),
-            Err(_) => self.slot(session_id, |slot| {
-                slot.following.retain(|c| c != command_id)
-            }),
+            Ok(started) if slot.followers[key].turn_id.is_none() => {
+                slot.followers[key] = slot.follower_of(&started.turn_id);
+            }
+            Ok(_) => {}
+            Err(_) => {
+                slot.followers.remove(key);
+            }
         }
         result
     }
 
-    /// Follows turn `turn_id`'s items: those the fold holds already, then each change (a
-    /// turn followed from its command keeps what it gathered).
-    pub(crate) fn follow_turn(&self, session_id: &str, command_id: Option<&str>, turn_id: &str) {
+    /// A follower of turn `turn_id`'s items, from those the fold holds already: its key.
+    pub(crate) fn follow_turn(&self, session_id: &str, turn_id: &str) -> usize {
         let mut state = self.lock();
         let slot = state.slots.named(session_id);
-        if let Some(command_id) = command_id {
-            slot.following.retain(|c| c != command_id);
-        }
-        if slot.followed.contains_key(turn_id) {
-            return;
-        }
-        let held: VecDeque<String> = slot
-            .fold
-            .items()
-            .iter()
-            .filter(|entry| entry.item().turn_id.as_value().map(String::as_str) == Some(turn_id))
-            .map(|entry| entry.id().to_owned())
-            .collect();
-        slot.followed.insert(turn_id.to_owned(), held);
+        let follower = slot.follower_of(turn_id);
+        slot.followers.insert(follower)
+    }
+
+    /// Forgets follower `key` (its handle was dropped).
+    pub(crate) fn unfollow(&self, session_id: &str, key: usize) {
+        self.slot(session_id, |slot| {
+            slot.followers.try_remove(key);
+        });
     }
 }
 
@@ -714,15 +747,16 @@ impl Slot {
         }
     }
 
-    /// The next change to one of turn `turn_id`'s items; `Some(None)` once the turn is over
-    /// and every change was taken, or the connection ended.
+    /// The next change follower `key` has not taken to one of turn `turn_id`'s items;
+    /// `Some(None)` once the turn is over and every change was taken, or the connection ended.
     pub(crate) fn next_turn_item(
         &mut self,
+        key: usize,
         turn_id: &str,
         ended: Option<&CloseReason>,
     ) -> Option<Option<ItemEntry>> {
-        let queue = self.followed.entry(turn_id.to_owned()).or_default();
-        while let Some(item_id) = queue.pop_front() {
+        let follower = &mut self.followers[key];
+        while let Some(item_id) = follower.items.pop_front() {
             if let Some(entry) = self.fold.item(&item_id) {
                 return Some(Some(entry.clone()));
             }
@@ -938,6 +972,30 @@ mod tests {
             Message::Notification(n) => Input::Notification(n),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn each_follower_of_a_turn_takes_every_change_and_a_dropped_one_is_forgotten() {
+        let core = Core::new(FoldRules::default(), 0);
+        let place = core.open("s", |_| ()).place;
+        let _ = core.route(started(1));
+        let early = core.follow_turn("s", "t");
+        let _ = core.route(started(2));
+        let late = core.follow_turn("s", "t");
+        let _ = core.route(started(3));
+        let taken = |key| {
+            let mut state = core.lock();
+            let slot = state.slots.at(place);
+            std::iter::from_fn(|| slot.next_turn_item(key, "t", None).flatten())
+                .map(|entry| entry.id().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(taken(early), ["i1", "i2", "i3"]);
+        assert_eq!(taken(late), ["i1", "i2", "i3"], "from what the fold held");
+        core.unfollow("s", early);
+        core.unfollow("s", late);
+        let _ = core.route(started(4));
+        assert!(core.lock().slots.at(place).followers.is_empty());
     }
 
     #[test]

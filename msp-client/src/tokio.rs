@@ -485,25 +485,28 @@ impl Session {
     }
 
     async fn start(&self, command: Command<methods::TurnStart>) -> Result<Turn, Error> {
-        self.core().follow_command(&self.0.id, command.command_id());
+        let follower = self.core().follow_command(&self.0.id, command.command_id());
         let result = self.send(&command).await;
         let result = self
             .core()
-            .followed(&self.0.id, command.command_id(), result)?;
+            .followed(&self.0.id, command.command_id(), follower, result)?;
         Ok(Turn {
             session: self.clone(),
             id: result.turn_id.clone(),
             result: Some(result),
+            follower,
         })
     }
 
-    /// The turn `turn_id` (started elsewhere, or found in the fold), to follow and wait on.
+    /// The turn `turn_id` (started elsewhere, or found in the fold), to follow and wait on:
+    /// its items from those the fold holds already. Each handle follows them on its own
+    /// (every change reaches every handle), until it is dropped.
     pub fn turn(&self, turn_id: &str) -> Turn {
-        self.core().follow_turn(&self.0.id, None, turn_id);
         Turn {
             session: self.clone(),
             id: turn_id.to_owned(),
             result: None,
+            follower: self.core().follow_turn(&self.0.id, turn_id),
         }
     }
 
@@ -874,6 +877,16 @@ pub struct Turn {
     session: Session,
     id: String,
     result: Option<TurnStartResult>,
+    /// This handle's follower of the turn's items, in the session's slot.
+    follower: usize,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.session
+            .core()
+            .unfollow(&self.session.0.id, self.follower);
+    }
 }
 
 impl Turn {
@@ -891,13 +904,14 @@ impl Turn {
     /// The next change to one of the turn's items, as the item stands when taken (its text
     /// built by the deltas so far: changes not taken yet coalesce, the deltas themselves are
     /// in the session's events); `None` once the turn is over and every change was taken.
+    /// Each handle of the turn takes every change on its own.
     pub async fn next_item(&self) -> Option<ItemEntry> {
         let session = &self.session;
         poll_fn(|cx| {
             session
                 .core()
                 .poll_slot(session.0.place, cx, |slot, ended| {
-                    slot.next_turn_item(&self.id, ended)
+                    slot.next_turn_item(self.follower, &self.id, ended)
                 })
         })
         .await

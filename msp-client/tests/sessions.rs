@@ -33,6 +33,17 @@ fn start(client: &Client) -> Session {
     client.start_session(start).expect("started").0
 }
 
+/// The text run over in-memory pipes: its session, and its turn started.
+fn say_hello_in_memory() -> Option<(Client, support::InMemoryHost, Session, Turn)> {
+    let scenario = support::scenario("text-run-single-turn")?;
+    let (client, host) = support::in_memory(&scenario);
+    let session = start(&client);
+    let turn = session
+        .send_user_turn([render::text("Say hello.")])
+        .expect("turn started");
+    Some((client, host, session, turn))
+}
+
 /// Starts a session and a turn against the canned host playing `scenario`.
 fn start_a_turn(scenario: &std::path::Path) -> (Client, Session, Turn) {
     let client = support::spawn(scenario, &[]);
@@ -246,16 +257,43 @@ fn an_approval_is_decided_with_an_offered_choice_and_the_turn_ends() {
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
+/// Two handles of one turn (a view and a log, say) each take every change on their own: the
+/// second, opened on a thread while the turn streams, from the items the fold held then.
 #[test]
-fn a_streamed_turn_gives_its_items_with_their_text_as_they_change() {
-    let Some(scenario) = support::scenario("text-run-single-turn") else {
+fn each_handle_of_a_turn_takes_every_change_to_its_items() {
+    let Some((client, host, session, turn)) = say_hello_in_memory() else {
         return;
     };
-    let (client, host) = support::in_memory(&scenario);
-    let session = start(&client);
-    let turn = session
-        .send_user_turn([render::text("Say hello.")])
-        .expect("turn started");
+    let other = session.turn(turn.id());
+    let (mine, theirs) = std::thread::scope(|scope| {
+        let theirs = scope.spawn(|| other.items().collect::<Vec<_>>());
+        let mine: Vec<_> = turn.items().collect();
+        (mine, theirs.join().expect("the thread ran"))
+    });
+    let ids = |items: &[msp_session::ItemEntry]| {
+        let mut ids: Vec<String> = items.iter().map(|i| i.id().to_owned()).collect();
+        ids.dedup();
+        ids.sort();
+        ids.dedup();
+        ids
+    };
+    assert!(ids(&mine).len() >= 2, "{mine:#?}");
+    assert_eq!(ids(&mine), ids(&theirs));
+    // Each ends with the reply as it stands at the end.
+    let last = |items: &[msp_session::ItemEntry]| items.last().map(|i| i.item().status.clone());
+    assert_eq!(last(&mine), Some(ItemStatus::Completed));
+    assert_eq!(last(&theirs), Some(ItemStatus::Completed));
+    drop((turn, other, session));
+    drop(client);
+    let (played, stderr) = host.join().unwrap();
+    assert!(matches!(played, Played::Completed), "{played:?}\n{stderr}");
+}
+
+#[test]
+fn a_streamed_turn_gives_its_items_with_their_text_as_they_change() {
+    let Some((client, host, session, turn)) = say_hello_in_memory() else {
+        return;
+    };
     let mut lines = Vec::new();
     for item in turn.items() {
         lines.push(render::ItemLine(&item).to_string());

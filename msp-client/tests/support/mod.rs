@@ -80,9 +80,12 @@ pub fn spawn(scenario: &Path, args: &[&str]) -> Client {
     Client::spawn(&command, options()).expect("the canned host starts and shakes hands")
 }
 
+/// The canned host's thread of [`in_memory`]: how the recording played, and its stderr.
+pub type InMemoryHost = JoinHandle<(Outcome, String)>;
+
 /// A client of the canned host playing `scenario` in this process, over in-memory pipes;
 /// the host's thread gives its outcome and its stderr.
-pub fn in_memory(scenario: &Path) -> (Client, JoinHandle<(Outcome, String)>) {
+pub fn in_memory(scenario: &Path) -> (Client, InMemoryHost) {
     let transcript = Transcript::load(scenario).expect("the transcript loads");
     let (client_reader, host_writer) = pipe();
     let (host_reader, client_writer) = pipe();
