@@ -531,11 +531,9 @@ impl Session {
     }
 
     fn start(&self, command: Command<methods::TurnStart>) -> Result<Turn, Error> {
-        let follower = self.core().follow_command(&self.0.id, command.command_id());
+        let following = self.core().follow_command(&self.0.id, command.command_id());
         let result = self.send(&command);
-        let result = self
-            .core()
-            .followed(&self.0.id, command.command_id(), follower, result)?;
+        let (result, follower) = following.started(result)?;
         Ok(Turn {
             session: self.clone(),
             id: result.turn_id.clone(),

@@ -252,6 +252,53 @@ struct Follower {
     items: VecDeque<String>,
 }
 
+/// A `turn/start` in flight whose turn a follower takes from its first event
+/// ([`Core::follow_command`]). Dropped before [`Following::started`] took the result (the
+/// start's future dropped at its await, a panic), it forgets both: nothing is left to grow.
+pub(crate) struct Following<'a> {
+    core: &'a Core,
+    session_id: &'a str,
+    command_id: &'a str,
+    /// Taken by [`Following::started`].
+    key: Option<usize>,
+}
+
+impl Following<'_> {
+    /// The command's result: the follower's key with the turn it started (given the items
+    /// the fold holds of it unless the follower saw the turn start), or the failure, the
+    /// follower forgotten.
+    pub(crate) fn started(
+        mut self,
+        result: Result<msp_types::TurnStartResult, Error>,
+    ) -> Result<(msp_types::TurnStartResult, usize), Error> {
+        let key = self.key.take().expect("taken once, here");
+        let (core, session_id) = (self.core, self.session_id);
+        let started = match result {
+            Ok(started) => started,
+            Err(error) => {
+                core.unfollow_command(session_id, self.command_id, key);
+                return Err(error);
+            }
+        };
+        let mut state = core.lock();
+        let slot = state.slots.named(session_id);
+        slot.following.retain(|(c, _)| c != self.command_id);
+        if slot.followers[key].turn_id.is_none() {
+            slot.followers[key] = slot.follower_of(&started.turn_id);
+        }
+        Ok((started, key))
+    }
+}
+
+impl Drop for Following<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key {
+            self.core
+                .unfollow_command(self.session_id, self.command_id, key);
+        }
+    }
+}
+
 struct State {
     slots: Slots,
     unclaimed: VecDeque<Input>,
@@ -670,8 +717,13 @@ impl Core {
         }
     }
 
-    /// A follower of the turn command `command_id` starts, from its first event: its key.
-    pub(crate) fn follow_command(&self, session_id: &str, command_id: &str) -> usize {
+    /// A follower of the turn command `command_id` starts, from its first event, while the
+    /// command is in flight ([`Following::started`] takes its result).
+    pub(crate) fn follow_command<'a>(
+        &'a self,
+        session_id: &'a str,
+        command_id: &'a str,
+    ) -> Following<'a> {
         let mut state = self.lock();
         let slot = state.slots.named(session_id);
         let key = slot.followers.insert(Follower {
@@ -679,32 +731,20 @@ impl Core {
             items: VecDeque::new(),
         });
         slot.following.push((command_id.to_owned(), key));
-        key
+        Following {
+            core: self,
+            session_id,
+            command_id,
+            key: Some(key),
+        }
     }
 
-    /// Ends following command `command_id` (follower `key`): the turn it started, whose
-    /// items seen already the follower is given unless it saw the turn start; the follower
-    /// is forgotten when it failed.
-    pub(crate) fn followed(
-        &self,
-        session_id: &str,
-        command_id: &str,
-        key: usize,
-        result: Result<msp_types::TurnStartResult, Error>,
-    ) -> Result<msp_types::TurnStartResult, Error> {
-        let mut state = self.lock();
-        let slot = state.slots.named(session_id);
-        slot.following.retain(|(c, _)| c != command_id);
-        match &result {
-            Ok(started) if slot.followers[key].turn_id.is_none() => {
-                slot.followers[key] = slot.follower_of(&started.turn_id);
-            }
-            Ok(_) => {}
-            Err(_) => {
-                slot.followers.remove(key);
-            }
-        }
-        result
+    /// Forgets command `command_id`'s follower `key`, and the command.
+    fn unfollow_command(&self, session_id: &str, command_id: &str, key: usize) {
+        self.slot(session_id, |slot| {
+            slot.following.retain(|(c, _)| c != command_id);
+            slot.followers.try_remove(key);
+        });
     }
 
     /// A follower of turn `turn_id`'s items, from those the fold holds already: its key.
@@ -996,6 +1036,20 @@ mod tests {
         core.unfollow("s", late);
         let _ = core.route(started(4));
         assert!(core.lock().slots.at(place).followers.is_empty());
+    }
+
+    #[test]
+    fn a_turn_start_dropped_in_flight_leaves_no_follower() {
+        let core = Core::new(FoldRules::default(), 0);
+        let place = core.open("s", |_| ()).place;
+        drop(core.follow_command("s", "c1"));
+        let failed = core
+            .follow_command("s", "c2")
+            .started(Err(Error::Closed(CloseReason::Local)));
+        assert!(failed.is_err());
+        let state = core.lock();
+        let slot = &state.slots.open[place.0];
+        assert!(slot.followers.is_empty() && slot.following.is_empty());
     }
 
     #[test]

@@ -275,7 +275,8 @@ impl<R: Role> Connection<R> {
     /// classified (`None` for a connection over plain pipes). Closing again returns the same.
     pub fn close(&self) -> Option<HostExit> {
         let io = &self.inner.io;
-        let within_grace = || Some(Instant::now() + io.grace);
+        // A grace too long for a deadline (`Duration::MAX`) waits without one.
+        let within_grace = || Instant::now().checked_add(io.grace);
         io.shared.stop_handling();
         wait(within_grace(), |cx| {
             io.shared.poll_closing(Closing::Handled, cx)
@@ -285,7 +286,7 @@ impl<R: Role> Connection<R> {
             let exit = process.stop(io.grace);
             // What the host wrote before it exited is in the pipe already, and still
             // delivered; a descendant keeping its stdout open does not hold the close long.
-            let read_all = Instant::now() + io.grace.min(TERM_GRACE);
+            let read_all = Instant::now() + TERM_GRACE;
             wait(Some(read_all), |cx| {
                 io.shared.poll_closing(Closing::ReadAll, cx)
             });

@@ -490,9 +490,12 @@ impl HostProcess {
     /// holds): it looks every [`KILL_LOOK`], so that a connection dropped during a close's
     /// long grace still kills its host at once.
     fn wait_within(&self, child: &mut Child, grace: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + grace;
+        // A grace too long for a deadline (`Duration::MAX`) waits without one.
+        let deadline = Instant::now().checked_add(grace);
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.map_or(Duration::MAX, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             let status = match left.min(KILL_LOOK) {
                 Duration::ZERO => child.try_wait(),
                 slice => child.wait_timeout(slice),

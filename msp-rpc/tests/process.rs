@@ -380,6 +380,16 @@ fn a_kill_asked_for_during_a_close_is_not_held_by_the_grace() {
     });
 }
 
+/// A close grace too long for a deadline (`Duration::MAX`) waits without one: the close
+/// returns with the host's exit (it panicked computing the deadline).
+#[cfg(unix)]
+#[test]
+fn a_close_grace_too_long_for_a_deadline_waits_without_one() {
+    let options = Options::new().close_grace(Duration::MAX);
+    let conn = Connection::spawn(&HostCommand::new("cat"), options).unwrap();
+    assert_eq!(conn.close().map(|e| e.kind), Some(ExitKind::CleanShutdown));
+}
+
 /// A host that does not exit within the close grace nor at `SIGTERM` is killed, and that is
 /// what its exit says: not a crash, no retry needed.
 #[cfg(unix)]
@@ -493,6 +503,15 @@ mod tokio_driver {
         assert_eq!(method.as_deref(), Some("userInput/request"));
         let exit = conn.close().await.unwrap();
         assert_eq!(exit.kind, ExitKind::CleanShutdown, "{exit}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_close_grace_too_long_for_a_deadline_waits_without_one() {
+        let options = Options::new().close_grace(Duration::MAX);
+        let conn = Connection::spawn(&HostCommand::new("cat"), options).unwrap();
+        let exit = conn.close().await;
+        assert_eq!(exit.map(|e| e.kind), Some(ExitKind::CleanShutdown));
     }
 
     #[tokio::test]

@@ -111,9 +111,10 @@ impl Approvals {
 
     /// A request, from the view event or the server request (`asked`): it opens the entry or
     /// replaces its request. The stage is then the request's again, unless an update already
-    /// shows a later requirement of the same approval: a request routed after that update (a
-    /// client routes the server request apart from the notifications) is older than it, and a
-    /// requirement's index only grows.
+    /// shows the same or a later requirement of the same approval: a request routed after
+    /// that update (a client routes the server request apart from the notifications) is older
+    /// than it, and a requirement's index only grows; at the same requirement the update's
+    /// choices and subject are the later word.
     pub(crate) fn requested(
         &mut self,
         request: ApprovalRequestParams,
@@ -131,7 +132,7 @@ impl Approvals {
                     let shown = &update.current_requirement_id;
                     asking.is_some_and(|asking| {
                         shown.approval_id == asking.approval_id
-                            && shown.source_index > asking.source_index
+                            && shown.source_index >= asking.source_index
                     })
                 });
                 let stage = !later

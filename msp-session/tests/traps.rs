@@ -325,7 +325,7 @@ fn a_multi_stage_approval_shows_each_stage_until_it_resolves() {
 }
 
 #[test]
-fn a_request_routed_after_a_later_stage_keeps_that_stage() {
+fn a_request_routed_after_an_update_of_its_stage_or_a_later_one_keeps_the_update() {
     let mut fold = fold();
     let stage = |fold: &Fold| {
         let pending = fold.pending_approval("a1").expect("pending");
@@ -344,13 +344,30 @@ fn a_request_routed_after_a_later_stage_keeps_that_stage() {
     );
     assert_eq!(stage(&fold), 1);
     assert!(fold.pending_approval("a1").unwrap().request().is_some());
-    // A request at the update's stage or later (sent again, at a resume) is the stage.
+    // A request at a later stage than the update's (sent again, at a resume) is the stage.
     let mut again = approval_params("a1", 7);
     again["currentRequirementId"] = requirement("a1", 2);
     again["availableChoices"] = choices("s2");
-    let again = serde_json::from_value(again).expect("approval/request params");
-    fold.apply(ServerRequest::ApprovalRequest(Box::new(again)));
+    let again: msp_types::ApprovalRequestParams =
+        serde_json::from_value(again).expect("approval/request params");
+    fold.apply(ServerRequest::ApprovalRequest(Box::new(again.clone())));
     assert_eq!(stage(&fold), 2);
+    // At the same requirement, an update's choices are the later word: a late request of
+    // that stage keeps them.
+    let refreshed = event(
+        "approval/updated",
+        json!({
+            "approvalId": "a1", "change": {"kind": "stageApproved", "requirementId": requirement("a1", 1)},
+            "currentRequirementId": requirement("a1", 2), "availableChoices": choices("u2"),
+            "subject": {"kind": "fileAccess", "toolName": "shell", "path": "/x", "access": "write"},
+            "viewCursor": cursor(8)
+        }),
+    );
+    fold.apply(refreshed);
+    fold.apply(ServerRequest::ApprovalRequest(Box::new(again)));
+    let pending = fold.pending_approval("a1").expect("pending");
+    let offered = &pending.stage().expect("a stage").choices[0].choice_id;
+    assert_eq!((stage(&fold), offered.as_str()), (2, "u2-allow"));
 }
 
 #[test]

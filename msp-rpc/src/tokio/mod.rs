@@ -334,7 +334,7 @@ impl<R: Role> Connection<R> {
                 // What the host wrote before it exited is in the pipe already, and still
                 // delivered; a descendant keeping its stdout open does not hold the close long.
                 let read_all = poll_fn(|cx| io.shared.poll_closing(Closing::ReadAll, cx));
-                let _ = ::tokio::time::timeout(io.grace.min(TERM_GRACE), read_all).await;
+                let _ = ::tokio::time::timeout(TERM_GRACE, read_all).await;
                 exit
             }
             None => None,
