@@ -145,12 +145,9 @@ pub(crate) struct Slot {
     fold: Fold,
     events: VecDeque<Event>,
     capacity: usize,
-    /// One a turn handle ([`Core::follow_turn`]), until it is dropped: each handle gets every
-    /// change to its turn's items.
+    /// One a turn handle ([`Core::follow_turn`]), until it is dropped, and one a `turn/start`
+    /// in flight ([`Core::follow_command`]): each gets every change to its turn's items.
     followers: Slab<Follower>,
-    /// `turn/start` commands in flight, with the follower that takes their turn's items from
-    /// its first event.
-    following: Vec<(String, usize)>,
     /// Inputs routed while the pump refills, for the refill.
     held: Option<Vec<Input>>,
     waiting: Vec<Waker>,
@@ -197,15 +194,13 @@ impl Slot {
     fn follow(&mut self, outcome: &Outcome) {
         let item_id = match outcome {
             Outcome::Item { item_id, .. } | Outcome::Delta { item_id, .. } => item_id,
-            Outcome::Turn { turn_id, .. } if !self.following.is_empty() => {
+            Outcome::Turn { turn_id, .. } if !self.followers.is_empty() => {
                 let command = self.fold.turn(turn_id).and_then(|t| t.command_id());
-                if let Some(at) = self
-                    .following
-                    .iter()
-                    .position(|(c, _)| Some(c.as_str()) == command)
-                {
-                    let (_, key) = self.following.swap_remove(at);
-                    self.followers[key].turn_id = Some(turn_id.clone());
+                for (_, follower) in self.followers.iter_mut() {
+                    if matches!(&follower.follows, Follows::Command(c) if Some(c.as_str()) == command)
+                    {
+                        follower.follows = Follows::Turn(turn_id.clone());
+                    }
                 }
                 return;
             }
@@ -222,7 +217,8 @@ impl Slot {
             return;
         };
         for (_, follower) in self.followers.iter_mut() {
-            if follower.turn_id.as_deref() == Some(turn) && follower.items.back() != Some(item_id) {
+            let of_turn = matches!(&follower.follows, Follows::Turn(t) if t == turn);
+            if of_turn && follower.items.back() != Some(item_id) {
                 follower.items.push_back(item_id.clone());
             }
         }
@@ -238,7 +234,7 @@ impl Slot {
             .map(|entry| entry.id().to_owned())
             .collect();
         Follower {
-            turn_id: Some(turn_id.to_owned()),
+            follows: Follows::Turn(turn_id.to_owned()),
             items,
         }
     }
@@ -246,10 +242,16 @@ impl Slot {
 
 /// A turn handle's view of its turn's items ([`Slot::next_turn_item`]).
 struct Follower {
-    /// `None` while the `turn/start` that follows is in flight and its turn not seen yet.
-    turn_id: Option<String>,
+    follows: Follows,
     /// The ids of the items changed and not taken yet, in order.
     items: VecDeque<String>,
+}
+
+/// Whose items a follower takes.
+enum Follows {
+    /// The turn a `turn/start` in flight starts, not seen yet: its `commandId`.
+    Command(String),
+    Turn(String),
 }
 
 /// A `turn/start` in flight whose turn a follower takes from its first event
@@ -258,7 +260,6 @@ struct Follower {
 pub(crate) struct Following<'a> {
     core: &'a Core,
     session_id: &'a str,
-    command_id: &'a str,
     /// Taken by [`Following::started`].
     key: Option<usize>,
 }
@@ -272,18 +273,16 @@ impl Following<'_> {
         result: Result<msp_types::TurnStartResult, Error>,
     ) -> Result<(msp_types::TurnStartResult, usize), Error> {
         let key = self.key.take().expect("taken once, here");
-        let (core, session_id) = (self.core, self.session_id);
         let started = match result {
             Ok(started) => started,
             Err(error) => {
-                core.unfollow_command(session_id, self.command_id, key);
+                self.core.unfollow(self.session_id, key);
                 return Err(error);
             }
         };
-        let mut state = core.lock();
-        let slot = state.slots.named(session_id);
-        slot.following.retain(|(c, _)| c != self.command_id);
-        if slot.followers[key].turn_id.is_none() {
+        let mut state = self.core.lock();
+        let slot = state.slots.named(self.session_id);
+        if let Follows::Command(_) = slot.followers[key].follows {
             slot.followers[key] = slot.follower_of(&started.turn_id);
         }
         Ok((started, key))
@@ -293,8 +292,7 @@ impl Following<'_> {
 impl Drop for Following<'_> {
     fn drop(&mut self) {
         if let Some(key) = self.key {
-            self.core
-                .unfollow_command(self.session_id, self.command_id, key);
+            self.core.unfollow(self.session_id, key);
         }
     }
 }
@@ -461,7 +459,6 @@ impl Core {
             events: VecDeque::new(),
             capacity: self.capacity,
             followers: Slab::new(),
-            following: Vec::new(),
             held: None,
             waiting: Vec::new(),
             asked: Asked::default(),
@@ -722,29 +719,18 @@ impl Core {
     pub(crate) fn follow_command<'a>(
         &'a self,
         session_id: &'a str,
-        command_id: &'a str,
+        command_id: &str,
     ) -> Following<'a> {
         let mut state = self.lock();
-        let slot = state.slots.named(session_id);
-        let key = slot.followers.insert(Follower {
-            turn_id: None,
+        let key = state.slots.named(session_id).followers.insert(Follower {
+            follows: Follows::Command(command_id.to_owned()),
             items: VecDeque::new(),
         });
-        slot.following.push((command_id.to_owned(), key));
         Following {
             core: self,
             session_id,
-            command_id,
             key: Some(key),
         }
-    }
-
-    /// Forgets command `command_id`'s follower `key`, and the command.
-    fn unfollow_command(&self, session_id: &str, command_id: &str, key: usize) {
-        self.slot(session_id, |slot| {
-            slot.following.retain(|(c, _)| c != command_id);
-            slot.followers.try_remove(key);
-        });
     }
 
     /// A follower of turn `turn_id`'s items, from those the fold holds already: its key.
@@ -755,7 +741,7 @@ impl Core {
         slot.followers.insert(follower)
     }
 
-    /// Forgets follower `key` (its handle was dropped).
+    /// Forgets follower `key` (its handle was dropped, or its `turn/start` failed).
     pub(crate) fn unfollow(&self, session_id: &str, key: usize) {
         self.slot(session_id, |slot| {
             slot.followers.try_remove(key);
@@ -1048,8 +1034,7 @@ mod tests {
             .started(Err(Error::Closed(CloseReason::Local)));
         assert!(failed.is_err());
         let state = core.lock();
-        let slot = &state.slots.open[place.0];
-        assert!(slot.followers.is_empty() && slot.following.is_empty());
+        assert!(state.slots.open[place.0].followers.is_empty());
     }
 
     #[test]

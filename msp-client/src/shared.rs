@@ -337,8 +337,8 @@ impl Deciding {
 
     /// What a handler's wait gave (`waited`, the connection's close reason `closed` read
     /// after it): the approval to offer (`Continue`), or the loop's end (`Break`: `None` once
-    /// the turn is over or the handler stopped, why the connection closed once it did). Nothing is offered once the connection
-    /// closed: no decision could be sent.
+    /// the turn is over or the handler stopped, why the connection closed once it did).
+    /// Nothing is offered once the connection closed: no decision could be sent.
     pub(crate) fn offer(
         waited: Result<Option<PendingApproval>, Error>,
         closed: Option<CloseReason>,

@@ -331,17 +331,23 @@ fn a_streamed_turn_gives_its_items_with_their_text_as_they_change() {
     assert!(matches!(played, Played::Completed), "{played:?}\n{stderr}");
 }
 
-#[test]
-fn a_host_dying_mid_turn_ends_the_turn_with_the_classified_exit() {
-    let Some(scenario) = support::scenario("text-run-single-turn") else {
-        return;
-    };
-    // Line 12 is the turn's first delta: the host exits 3 right after it.
+/// The text run against a host that exits 3 right after the turn's first delta (line 12):
+/// its session, and its turn started.
+fn dying_mid_turn() -> Option<(Client, Session, Turn)> {
+    let scenario = support::scenario("text-run-single-turn")?;
     let client = support::spawn(&scenario, &["--fault", "after 12: exit 3"]);
     let session = start(&client);
     let turn = session
         .send_user_turn([render::text("Say hello.")])
         .expect("turn started");
+    Some((client, session, turn))
+}
+
+#[test]
+fn a_host_dying_mid_turn_ends_the_turn_with_the_classified_exit() {
+    let Some((_client, session, turn)) = dying_mid_turn() else {
+        return;
+    };
     let TurnOutcome::HostExited(reason) = turn.completed() else {
         panic!("the host died before the turn ended");
     };
@@ -360,14 +366,9 @@ fn a_host_dying_mid_turn_ends_the_turn_with_the_classified_exit() {
 /// open, and closing after gives the same exit.
 #[test]
 fn a_host_dying_is_waited_for_on_the_client_with_its_classified_exit() {
-    let Some(scenario) = support::scenario("text-run-single-turn") else {
+    let Some((client, session, turn)) = dying_mid_turn() else {
         return;
     };
-    let client = support::spawn(&scenario, &["--fault", "after 12: exit 3"]);
-    let session = start(&client);
-    let turn = session
-        .send_user_turn([render::text("Say hello.")])
-        .expect("turn started");
     let reason = client.closed();
     let exit = reason.host_exit().expect("the host's exit").clone();
     assert_eq!(

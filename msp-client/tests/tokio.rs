@@ -9,13 +9,15 @@ use std::task::{Context, Waker};
 use std::time::Duration;
 
 use msp_client::tokio::{Client, Session, Turn};
-use msp_client::{render, Answer, Decision, HandlerStop, Resent, SettledBy, TurnOutcome};
-use msp_rpc::HostCommand;
+use msp_client::{render, Answer, Decision, Error, HandlerStop, Resent, SettledBy, TurnOutcome};
+use msp_rpc::{CloseReason, HostCommand};
 use msp_types::{
     ApprovalDecision, HistoryPreference, SessionResumeParams, TurnTerminal, UserInputOutcome,
 };
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(20));
+/// The approval of the approval scenarios.
+const APPROVAL: &str = "0198f0ac-7777-7000-8000-0000000000e1";
 
 async fn spawn(scenario: &std::path::Path, args: &[&str]) -> Client {
     let command = HostCommand::new(support::host_binary())
@@ -77,6 +79,27 @@ async fn resume_with_snapshot(client: &Client) -> (Session, msp_types::SessionRe
         })
         .await
         .expect("resumed")
+}
+
+/// The end of `snapshot-suffix-pending-approval` once the session's handler on task
+/// `handler` allowed its approval for the session: the running turn completes, the approval
+/// resolves so, the host exits 0, and the handler, offered the stage once, ended with the
+/// connection.
+async fn allowed_for_the_session(
+    client: Client,
+    session: Session,
+    running: &str,
+    handler: tokio::task::JoinHandle<(Vec<String>, Result<CloseReason, Error>)>,
+) {
+    let outcome = session.turn(running).completed().await;
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    let resolved = session.resolved(APPROVAL, WAIT).await.expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    drop(session);
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+    let (offered, closed) = handler.await.expect("the task ran");
+    assert_eq!(offered, [APPROVAL], "decided once");
+    assert!(closed.is_ok(), "the end is the connection's: {closed:?}");
 }
 
 #[tokio::test]
@@ -173,10 +196,7 @@ async fn approvals_decided_on_a_task_of_their_own_while_the_program_follows_the_
     assert!(items > 0);
     let outcome = handler.await.expect("the task ran").expect("ended");
     assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
-    let resolved = session
-        .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
-        .await
-        .expect("resolved");
+    let resolved = session.resolved(APPROVAL, WAIT).await.expect("resolved");
     assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
     drop((turn, session));
     assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
@@ -325,7 +345,6 @@ async fn the_sessions_handler_stopped_while_it_awaits_is_dropped() {
     let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
         return;
     };
-    let approval = "0198f0ac-7777-7000-8000-0000000000e1";
     let client = spawn(&scenario, &[]).await;
     let (session, resumed) = resume_with_snapshot(&client).await;
     let running = resumed.session.active_turn_id.expect("a turn runs");
@@ -342,7 +361,7 @@ async fn the_sessions_handler_stopped_while_it_awaits_is_dropped() {
                 .await
         })
     };
-    assert_eq!(first_offer.recv().await.as_deref(), Some(approval));
+    assert_eq!(first_offer.recv().await.as_deref(), Some(APPROVAL));
     stop.stop();
     // Bounded so that a handler never dropped fails here rather than hanging the run.
     let ended = tokio::time::timeout(Duration::from_secs(20), handler).await;
@@ -350,7 +369,7 @@ async fn the_sessions_handler_stopped_while_it_awaits_is_dropped() {
     assert!(matches!(ended, Ok(None)), "{ended:?}");
     assert!(client.connection().close_reason().is_none());
     session
-        .decide(approval, "allow_session", None)
+        .decide(APPROVAL, "allow_session", None)
         .await
         .expect("decided by the program");
     let outcome = session.turn(&running).completed().await;
@@ -380,22 +399,7 @@ async fn the_sessions_handler_on_a_task_decides_an_approval_pending_at_the_resum
             .await;
         (stages, closed)
     });
-    let outcome = session.turn(&running).completed().await;
-    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
-    let resolved = session
-        .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
-        .await
-        .expect("resolved");
-    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
-    drop(session);
-    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
-    let (stages, closed) = handler.await.expect("the task ran");
-    assert_eq!(
-        stages,
-        ["0198f0ac-7777-7000-8000-0000000000e1"],
-        "decided once"
-    );
-    assert!(closed.is_ok(), "the end is the connection's: {closed:?}");
+    allowed_for_the_session(client, session, &running, handler).await;
 }
 
 #[tokio::test]
@@ -527,22 +531,7 @@ async fn the_sessions_handler_may_await_its_decision() {
             .await;
         (asked, closed)
     });
-    let outcome = session.turn(&running).completed().await;
-    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
-    let resolved = session
-        .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
-        .await
-        .expect("resolved");
-    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
-    drop(session);
-    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
-    let (asked, closed) = handler.await.expect("the task ran");
-    assert_eq!(
-        asked,
-        ["0198f0ac-7777-7000-8000-0000000000e1"],
-        "decided once"
-    );
-    assert!(closed.is_ok(), "{closed:?}");
+    allowed_for_the_session(client, session, &running, handler).await;
 }
 
 #[tokio::test]
@@ -606,7 +595,7 @@ async fn a_handler_still_waiting_when_the_host_resolves_its_stage_is_dropped() {
         (asked, closed)
     });
     let resolved = session
-        .resolved("0198f0ac-7777-7000-8000-0000000000e1", WAIT)
+        .resolved(APPROVAL, WAIT)
         .await
         .expect("resolved by the host");
     assert_eq!(resolved.decision, ApprovalDecision::TimedOut);

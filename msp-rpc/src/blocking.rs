@@ -269,8 +269,8 @@ impl<R: Role> Connection<R> {
     /// Closes the connection in order: requests of the peer already received are answered
     /// (within the grace period; later ones get `-32601`), the writer finishes what is queued
     /// and closes its side (a host's stdin, so it drains), a spawned host gets the grace
-    /// period to exit before it is stopped ([`HostProcess::stop`](crate::process::HostProcess::stop):
-    /// `SIGTERM`, then a kill), what it wrote until then is still delivered to
+    /// period to exit before it is stopped ([`HostProcess::stop`]: `SIGTERM`, then a kill),
+    /// what it wrote until then is still delivered to
     /// [`Connection::notifications`], and pending requests fail. Returns the host's exit,
     /// classified (`None` for a connection over plain pipes). Closing again returns the same.
     pub fn close(&self) -> Option<HostExit> {

@@ -210,9 +210,9 @@ impl<R: Role> Options<R> {
 
     /// How long [`close`](crate::blocking::Connection::close) waits for a host to exit after
     /// its stdin closed, before stopping it (`SIGTERM`, then a kill: see
-    /// [`HostProcess::stop`](crate::process::HostProcess::stop)). 30 s unless set: `muse serve`'s own
-    /// drain time, so that a healthy host ends its turns and writes its durable sessions'
-    /// end before it is signalled.
+    /// [`HostProcess::stop`](crate::process::HostProcess::stop)). 30 s unless set:
+    /// `muse serve`'s own drain time, so that a healthy host ends its turns and writes its
+    /// durable sessions' end before it is signalled.
     pub fn close_grace(mut self, grace: Duration) -> Self {
         self.close_grace = grace;
         self

@@ -124,21 +124,20 @@ impl Approvals {
             return ApprovalChange::Stale;
         }
         let id = request.approval_id.clone();
-        let request = Some(Box::new(request));
         match self.pending_mut(&id) {
             Some(entry) => {
-                let asking = request.as_ref().map(|r| &r.current_requirement_id);
+                let asking = &request.current_requirement_id;
+                // The update's stage stands when the request is of that stage or an earlier one.
                 let later = entry.latest_update.as_ref().is_some_and(|update| {
                     let shown = &update.current_requirement_id;
-                    asking.is_some_and(|asking| {
-                        shown.approval_id == asking.approval_id
-                            && shown.source_index >= asking.source_index
-                    })
+                    shown.approval_id == asking.approval_id
+                        && shown.source_index >= asking.source_index
                 });
                 let stage = !later
                     && (entry.latest_update.is_some()
-                        || entry.request.as_ref().map(|r| &r.current_requirement_id) != asking);
-                entry.request = request;
+                        || entry.request.as_ref().map(|r| &r.current_requirement_id)
+                            != Some(asking));
+                entry.request = Some(Box::new(request));
                 if !later {
                     entry.latest_update = None;
                 }
@@ -148,7 +147,7 @@ impl Approvals {
             None => {
                 self.pending.push(PendingApproval {
                     approval_id: id,
-                    request,
+                    request: Some(Box::new(request)),
                     latest_update: None,
                     asked,
                 });
