@@ -6,11 +6,13 @@
 //! cursor would be refused, a repeated item only stale; checked before timing). Per pass:
 //! the flood alone takes every frame from a blocking connection; the session client (a fresh
 //! session each pass) routes every frame into the session's fold, and the program takes
-//! every event (the frame and what it did to the fold). Diagnostics: the fold without events, the fold with no
-//! client, every notification kept, and the streamed turn with each repetition in a session
-//! of its own (what the size of one long session costs). Apart from the flood: a turn's items
+//! every event (the frame and what it did to the fold). Diagnostics: the fold without
+//! events, the fold with no client, every notification kept, only each item's latest
+//! notification kept, and the streamed turn with each repetition in a session of its own
+//! (what the size of one long session costs). Apart from the flood: a turn's items
 //! followed through one long streamed text against many short ones ([`turn_items`]).
 
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use msp_client::Event;
 use msp_rpc::blocking::Connection;
 use msp_rpc::{Inbound, Options};
 use msp_session::Outcome;
+use msp_types::ProtocolNotification;
 use serde_json::Value;
 
 /// Times the corpus is streamed a pass, unless `MSP_BENCH_SESSION_REPEAT` says otherwise.
@@ -221,6 +224,11 @@ fn main() {
     // keeping state costs, whatever keeps it).
     let (kept_go, kept_burst) = channel();
     let kept = Connection::new(Host::new(kept_burst), std::io::sink(), Options::new());
+    // Diagnostic: the flood taken and, of every item, the notification of its latest
+    // revision kept until the pass ends, every other frame dropped: the part of a fold's
+    // state its rules cannot do without, kept by the cheapest means (no fold).
+    let (items_go, items_burst) = channel();
+    let items_kept = Connection::new(Host::new(items_burst), std::io::sink(), Options::new());
 
     let take_flood = |bytes: &Arc<[u8]>| {
         flood_go.send(bytes.clone()).unwrap();
@@ -273,6 +281,23 @@ fn main() {
         let all: Vec<Inbound> = kept.notifications().take(frames).collect();
         assert_eq!(all.len(), frames);
     });
+    diagnostics.add("session.flood_items_kept", || {
+        items_go.send(flood.clone()).unwrap();
+        let mut latest: HashMap<String, ProtocolNotification> = HashMap::new();
+        for inbound in items_kept.notifications().take(frames) {
+            let Inbound::Notification { notification, .. } = inbound else {
+                continue;
+            };
+            let item_id = match &notification {
+                ProtocolNotification::ItemStarted(p) => p.item.item_id.clone(),
+                ProtocolNotification::ItemUpdated(p) => p.item.item_id.clone(),
+                ProtocolNotification::ItemCompleted(p) => p.item.item_id.clone(),
+                _ => continue,
+            };
+            latest.insert(item_id, notification);
+        }
+        assert_eq!(latest.len(), items);
+    });
     let diagnosed = diagnostics.run_paired("session.flood_alone", rounds(PAIRS));
 
     // Diagnostic: the streamed turn again, each repetition in a session of its own (opened
@@ -315,6 +340,7 @@ fn main() {
         "session.fold_only",
         "session.flood_then_fold",
         "session.flood_kept",
+        "session.flood_items_kept",
     ] {
         if let Some(ratio) = diagnosed.ratio(case) {
             println!("  {case} / flood alone (diagnostic): {ratio:.2}");
