@@ -18,23 +18,20 @@ async fn main() -> Result<(), msp_client::Error> {
     let session_id = common::session("0198f0aa-1111-7000-8000-0000000000aa");
     let client = Client::spawn(&common::host(), Options::new("allow", "0.1.0")).await?;
     let (session, resumed) = client.resume_session(&session_id).await?;
-    let deciding = session.clone();
     let allow = [ApprovalDecision::ApprovedForSession];
-    let handler = tokio::spawn(async move {
-        let decided = deciding.decide_approvals(|_, stage| {
-            let decision = Decision::first_offered(stage, &allow)?;
-            println!("allowed: {}", render::SubjectLine(stage.subject));
-            Some(decision)
-        });
-        decided.await
+    let handler = session.handle_approvals(move |_, stage| {
+        let decision = Decision::first_offered(stage, &allow)?;
+        println!("allowed: {}", render::SubjectLine(stage.subject));
+        Some(decision)
     });
     if let Some(running) = resumed.session.active_turn_id {
         println!("turn: {}", session.turn(&running).completed().await);
     }
     drop(session);
     client.close().await;
-    handler.await.expect("the handler ran")?;
-    println!("handler: ended with the connection");
+    if handler.stop().await?.is_some() {
+        println!("handler: ended with the connection");
+    }
     Ok(())
 }
 

@@ -37,6 +37,10 @@ use crate::shared::{self, Asked, Deciding};
 use crate::stop::HandlerStop;
 use crate::wait::{on_this_thread, wait};
 
+mod handler;
+
+pub use handler::ApprovalHandler;
+
 /// A client of one host: the connection, its pump, the sessions opened.
 ///
 /// Dropping it closes the connection (waiting for the host's exit, within the grace).
@@ -757,8 +761,8 @@ impl Session {
     /// host moved past meanwhile is not an error, and the next stage is offered when it
     /// comes. A decision the stage does not offer ends it with [`Error::Ask`], nothing sent,
     /// and any other failure of `approval/decide` with its error. The session's handler: on
-    /// a thread of its own (a clone of the session moved there) it decides while the program
-    /// starts turns and follows them; closing the client ends it
+    /// a thread of its own it decides while the program starts turns and follows them
+    /// ([`Session::handle_approvals`] starts that thread); closing the client ends it
     /// ([`Session::decide_approvals_until`] ends at a [`HandlerStop`]).
     pub fn decide_approvals(
         &self,

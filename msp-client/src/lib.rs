@@ -8,7 +8,7 @@
 //! minted once and kept across a retry. `send_user_turn` gives a [`blocking::Turn`]: its
 //! items as they change, and how it ended (waited for alone, or with an approval handler
 //! deciding each stage: [`blocking::Turn::completed_deciding`], or for every turn of the
-//! session: [`blocking::Session::decide_approvals`]). The host's
+//! session, on a thread of its own: [`blocking::Session::handle_approvals`]). The host's
 //! `approval/request` and `userInput/request` are answered with the receipt for you and land
 //! in the fold; answers and decisions are checked against what was offered before they are
 //! sent.

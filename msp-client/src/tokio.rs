@@ -36,6 +36,10 @@ use crate::pending::{self, PendingCommand, Resent};
 use crate::shared::{self, Asked, Deciding};
 use crate::stop::HandlerStop;
 
+mod handler;
+
+pub use handler::ApprovalHandler;
+
 /// A client of one host: the connection, its pump, the sessions opened.
 ///
 /// Dropping it without [`Client::close`] drops the connection: a spawned host is killed.
@@ -710,9 +714,9 @@ impl Session {
     /// host moved past meanwhile is not an error, and the next stage is offered when it
     /// comes. A decision the stage does not offer ends it with [`Error::Ask`], nothing sent,
     /// and any other failure of `approval/decide` with its error. The session's handler:
-    /// spawned on a task of its own (a clone of the session moved there) it decides while
-    /// the program starts turns and follows them; closing the client ends it, and so does
-    /// aborting the task ([`Session::decide_approvals_until`] ends at a
+    /// on a task of its own it decides while the program starts turns and follows them
+    /// ([`Session::handle_approvals`] spawns that task); closing the client ends it, and so
+    /// does aborting the task ([`Session::decide_approvals_until`] ends at a
     /// [`HandlerStop`]).
     pub async fn decide_approvals(
         &self,

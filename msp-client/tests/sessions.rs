@@ -12,7 +12,7 @@ use msp_client::{
 };
 use msp_rpc::canned::Outcome as Played;
 use msp_rpc::{ExitKind, Retry};
-use msp_session::Outcome;
+use msp_session::{Outcome, PendingApproval, Stage};
 use msp_types::protocol::methods;
 use msp_types::{
     ApprovalDecision, HistoryPreference, ItemStatus, SessionResumeParams, TurnTerminal,
@@ -756,6 +756,57 @@ fn the_sessions_handler_stopped_is_replaced_by_the_next() {
         "the same stage, offered again"
     );
     assert!(closed.is_ok(), "{closed:?}");
+}
+
+/// The same replacement through `handle_approvals`, the handler on a thread the client
+/// starts: one stopped, one dropped, each leaving the stage pending for the next, which
+/// decides it and ends with the connection; a handler's panic reaches `stop`.
+#[test]
+fn a_handler_on_its_own_thread_is_stopped_or_dropped_and_replaced() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    let (session, resumed) = resume_with_snapshot(&client, SESSION_AA);
+    let running = resumed.session.active_turn_id.expect("a turn runs");
+    let (offered, offers) = std::sync::mpsc::channel();
+    let passing = |offered: std::sync::mpsc::Sender<_>| {
+        move |approval: &PendingApproval, stage: Stage<'_>| {
+            let _ = offered.send((approval.id().to_owned(), stage.requirement.source_index));
+            None
+        }
+    };
+    let first = session.handle_approvals(passing(offered.clone()));
+    assert_eq!(offers.recv(), Ok((APPROVAL.to_owned(), 0)));
+    assert!(!first.is_finished());
+    let ended = first.stop();
+    assert!(matches!(ended, Ok(None)), "stopped: {ended:?}");
+    let second = session.handle_approvals(passing(offered.clone()));
+    assert_eq!(offers.recv(), Ok((APPROVAL.to_owned(), 0)), "offered again");
+    drop(second);
+    let panicking = session.handle_approvals(move |_, _| {
+        let _ = offered.send((String::new(), 0));
+        panic!("a policy's bug")
+    });
+    assert_eq!(offers.recv(), Ok((String::new(), 0)));
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| panicking.stop()));
+    let message = panicked.expect_err("the panic resumed");
+    assert_eq!(message.downcast_ref::<&str>(), Some(&"a policy's bug"));
+    assert!(session.read(|fold| fold.pending_approval(APPROVAL).is_some()));
+
+    let last = session.handle_approvals(|_, _| Some(Decision::choose("allow_session")));
+    let resolved = session.resolved(APPROVAL, WAIT).expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    let outcome = session.turn(&running).completed();
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop(session);
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+    let ended = last.stop();
+    assert!(
+        matches!(ended, Ok(Some(_))),
+        "the connection's end: {ended:?}"
+    );
+    assert!(offers.try_recv().is_err(), "nothing offered after");
 }
 
 #[test]

@@ -378,6 +378,66 @@ async fn the_sessions_handler_stopped_while_it_awaits_is_dropped() {
     assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
 }
 
+/// `handle_approvals`: a handler on a task the client spawns, stopped while it awaits,
+/// dropped, or panicking, leaves the stage pending for the next, which decides it and ends
+/// with the connection.
+#[tokio::test]
+async fn a_handler_on_its_own_task_is_stopped_or_dropped_and_replaced() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let client = spawn(&scenario, &[]).await;
+    let (session, resumed) = resume_with_snapshot(&client).await;
+    let running = resumed.session.active_turn_id.expect("a turn runs");
+    let (offered, mut offers) = tokio::sync::mpsc::unbounded_channel();
+    let awaiting = {
+        let offered = offered.clone();
+        session.handle_approvals_async(move |approval| {
+            let _ = offered.send(approval.id().to_owned());
+            std::future::pending::<Option<Decision>>()
+        })
+    };
+    assert_eq!(offers.recv().await.as_deref(), Some(APPROVAL));
+    // Bounded so that a handler never dropped fails here rather than hanging the run.
+    let ended = tokio::time::timeout(Duration::from_secs(20), awaiting.stop()).await;
+    assert!(matches!(ended, Ok(Ok(None))), "stopped: {ended:?}");
+    let dropped = {
+        let offered = offered.clone();
+        session.handle_approvals(move |approval, _| {
+            let _ = offered.send(approval.id().to_owned());
+            None
+        })
+    };
+    assert_eq!(
+        offers.recv().await.as_deref(),
+        Some(APPROVAL),
+        "offered again"
+    );
+    drop(dropped);
+    let panicking = session.handle_approvals(move |_, _| {
+        let _ = offered.send(String::new());
+        panic!("a policy's bug")
+    });
+    assert_eq!(offers.recv().await.as_deref(), Some(""));
+    let stopped = tokio::spawn(panicking.stop()).await;
+    assert!(stopped.is_err_and(|e| e.is_panic()), "the panic resumed");
+    assert!(session.read(|fold| fold.pending_approval(APPROVAL).is_some()));
+
+    let last = session.handle_approvals(|_, _| Some(Decision::choose("allow_session")));
+    let resolved = session.resolved(APPROVAL, WAIT).await.expect("resolved");
+    assert_eq!(resolved.decision, ApprovalDecision::ApprovedForSession);
+    let outcome = session.turn(&running).completed().await;
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop(session);
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+    let ended = last.stop().await;
+    assert!(
+        matches!(ended, Ok(Some(_))),
+        "the connection's end: {ended:?}"
+    );
+    assert!(offers.try_recv().is_err(), "nothing offered after");
+}
+
 #[tokio::test]
 async fn the_sessions_handler_on_a_task_decides_an_approval_pending_at_the_resume() {
     let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
