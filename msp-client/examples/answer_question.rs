@@ -6,7 +6,9 @@
 //! ```
 //!
 //! The host is `muse serve` unless given: `target/debug/msp-canned-host
-//! $MSP_SHARED_DIR/msp-upstream/transcripts/userinput-answer-round-trip` plays a recording.
+//! $MSP_SHARED_DIR/msp-upstream/transcripts/userinput-answer-round-trip` plays a recording;
+//! with `--allow 'session/resume#/history'`, `snapshot-suffix-pending-userinput` plays one
+//! where the question is pending when the session is resumed from a snapshot.
 //! `MSP_SESSION` names the session (the recording's by default).
 
 use msp_client::blocking::Client;

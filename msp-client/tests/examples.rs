@@ -66,6 +66,20 @@ fn answer_question() {
     }
 }
 
+/// The seed's own case: the question pending when the session is resumed from a snapshot.
+#[test]
+fn answer_question_pending_at_a_snapshot_resume() {
+    let allow = ["session/resume#/history"];
+    for name in ["answer_question", "answer_question_async"] {
+        if cfg!(not(feature = "tokio")) && name.ends_with("async") {
+            continue;
+        }
+        if let Some(stdout) = run(name, "snapshot-suffix-pending-userinput", &allow, &[]) {
+            check_answer_question(&stdout);
+        }
+    }
+}
+
 #[cfg(feature = "tokio")]
 #[test]
 fn answer_question_async() {

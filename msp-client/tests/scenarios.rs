@@ -3,7 +3,9 @@
 //! turn, a decision checked against the offered choices, an answer checked against the
 //! offered labels, a goal, ...) with fresh ids; `view/page` is left to the session's own gap
 //! refill; the host's requests are answered by the client. Each run waits until the last
-//! recorded view event reached its session, then closes: the host must exit 0.
+//! recorded view event reached its session, checks that each turn, prompt and approval the
+//! recording ends comes to the same end through the session API, then closes: the host must
+//! exit 0.
 
 mod support;
 
@@ -12,7 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use msp_client::blocking::{Client, Session};
-use msp_client::{Answer, Error, Event};
+use msp_client::{Answer, Error, Event, SettledBy, TurnOutcome};
 use msp_rpc::{new_command_id, Command, HostCommand};
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
@@ -44,10 +46,19 @@ fn every_shared_scenario_plays_to_the_end_through_the_session_api() {
     scenarios.sort();
     assert_eq!(scenarios.len(), 47, "the shared corpus");
     let mut failed = Vec::new();
+    let mut ends = std::collections::BTreeMap::new();
     for scenario in &scenarios {
         let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
         match play(scenario) {
-            Ok(calls) => println!("{name}: played ({calls} session calls)"),
+            Ok((calls, checked)) => {
+                println!(
+                    "{name}: played ({calls} session calls, {} ends)",
+                    checked.len()
+                );
+                for end in checked {
+                    *ends.entry(end).or_insert(0) += 1;
+                }
+            }
             Err(why) => failed.push(format!("{name}: {why}")),
         }
     }
@@ -57,6 +68,21 @@ fn every_shared_scenario_plays_to_the_end_through_the_session_api() {
         failed.len(),
         failed.join("\n")
     );
+    println!("ends checked: {ends:#?}");
+    // What the corpus ends with, each checked at least once.
+    for end in [
+        r#"turn/completed "completed""#,
+        r#"turn/completed "failed""#,
+        r#"turn/completed "cancelled""#,
+        "turn/unqueued",
+        r#"userInput/settled "answered" by this client"#,
+        r#"userInput/settled "cancelled" by this client"#,
+        r#"userInput/settled "interrupted" by this client"#,
+        r#"approval/resolved "approvedForSession""#,
+        r#"approval/resolved "abort""#,
+    ] {
+        assert!(ends.contains_key(end), "{end} checked: {ends:?}");
+    }
 }
 
 /// One recorded frame: its direction and its JSON.
@@ -89,7 +115,9 @@ struct Player {
     calls: usize,
 }
 
-fn play(scenario: &Path) -> Result<usize, String> {
+/// Plays `scenario`: the session calls made, and the ends checked (see
+/// [`Player::check_ends`]).
+fn play(scenario: &Path) -> Result<(usize, Vec<String>), String> {
     let recorded = load(scenario);
     let initialize = recorded
         .iter()
@@ -121,13 +149,14 @@ fn play(scenario: &Path) -> Result<usize, String> {
             .map_err(|e| format!("{method}: {e}"))?;
     }
     player.wait_for_the_last_event(&recorded)?;
+    let ends = player.check_ends(&recorded)?;
     let calls = player.calls;
     drop(player.sessions);
     let exit = player.client.close().ok_or("no exit")?;
     if exit.code != Some(0) {
         return Err(format!("the host exited {exit}"));
     }
-    Ok(calls)
+    Ok((calls, ends))
 }
 
 fn with_command_id<P: serde::de::DeserializeOwned>(params: &Value, command_id: &str) -> P {
@@ -315,6 +344,115 @@ impl Player {
             }
         }
     }
+}
+
+impl Player {
+    /// Each turn, prompt and approval the recording ends in an opened session ends the same
+    /// through the session API: a turn's outcome and terminal, a prompt's outcome and who
+    /// settled it (this client when the recorded `decidedByCommandId` is a command the
+    /// recorded client sent, the host when it is `null`), an approval's decision.
+    fn check_ends(&self, recorded: &[Recorded]) -> Result<Vec<String>, String> {
+        let mut checked = Vec::new();
+        let sent: Vec<&Value> = recorded
+            .iter()
+            .filter(|r| r.client)
+            .filter_map(|r| r.frame["params"].get("commandId"))
+            .collect();
+        for r in recorded
+            .iter()
+            .filter(|r| !r.client && r.frame.get("id").is_none())
+        {
+            let params = &r.frame["params"];
+            let Some(session) = params["sessionId"]
+                .as_str()
+                .and_then(|id| self.sessions.get(id))
+            else {
+                continue;
+            };
+            // The canned host gives a recorded `commandId` quoted anywhere (a turn's id is
+            // its `turn/start`'s) as the one this client sent in its place.
+            let text = |value: &Value| {
+                let text = value.as_str().unwrap_or_default();
+                self.command_ids
+                    .get(text)
+                    .map_or(text, String::as_str)
+                    .to_owned()
+            };
+            match r.frame["method"].as_str().unwrap_or_default() {
+                "turn/completed" | "turn/unqueued" | "turn/retracted" => {
+                    let turn_id = text(&params["turnId"]);
+                    let outcome = session
+                        .turn(&turn_id)
+                        .completed_within(WAIT)
+                        .map_err(|e| format!("turn {turn_id}: {e}"))?;
+                    let ended = match &outcome {
+                        TurnOutcome::Ended(ended) => {
+                            format!("turn/completed {}", wire(&ended.terminal))
+                        }
+                        TurnOutcome::Unqueued => "turn/unqueued".to_owned(),
+                        TurnOutcome::Retracted => "turn/retracted".to_owned(),
+                        other => format!("{other:?}"),
+                    };
+                    let expected = match r.frame["method"].as_str() {
+                        Some("turn/completed") => format!("turn/completed {}", params["terminal"]),
+                        Some(method) => method.to_owned(),
+                        None => unreachable!(),
+                    };
+                    if ended != expected {
+                        return Err(format!("turn {turn_id}: {ended}, recorded {expected}"));
+                    }
+                    checked.push(ended);
+                }
+                "userInput/settled" => {
+                    let id = text(&params["userInputId"]);
+                    let settled = session
+                        .settled(&id, WAIT)
+                        .map_err(|e| format!("prompt {id}: {e}"))?;
+                    let by = &params["decidedByCommandId"];
+                    let who = match &settled.by {
+                        SettledBy::ThisClient(_) => "this client",
+                        SettledBy::Elsewhere(_) => "elsewhere",
+                        SettledBy::Host => "the host",
+                        _ => "unknown",
+                    };
+                    let expected = match by {
+                        Value::Null => "the host",
+                        id if sent.contains(&id) => "this client",
+                        _ => "elsewhere",
+                    };
+                    let outcome = wire(&settled.params.outcome);
+                    if outcome != params["outcome"] || who != expected {
+                        return Err(format!(
+                            "prompt {id}: {outcome} by {who}, recorded {} by {expected}",
+                            params["outcome"]
+                        ));
+                    }
+                    checked.push(format!("userInput/settled {outcome} by {who}"));
+                }
+                "approval/resolved" => {
+                    let id = text(&params["approvalId"]);
+                    let resolved = session
+                        .resolved(&id, WAIT)
+                        .map_err(|e| format!("approval {id}: {e}"))?;
+                    if wire(&resolved.decision) != params["decision"] {
+                        return Err(format!(
+                            "approval {id}: {}, recorded {}",
+                            wire(&resolved.decision),
+                            params["decision"]
+                        ));
+                    }
+                    checked.push(format!("approval/resolved {}", params["decision"]));
+                }
+                _ => {}
+            }
+        }
+        Ok(checked)
+    }
+}
+
+/// `value` as the wire has it.
+fn wire(value: &impl serde::Serialize) -> Value {
+    serde_json::to_value(value).expect("a protocol value encodes")
 }
 
 /// A command the host refused as the recording has it (an error response) is played too.
