@@ -42,7 +42,8 @@ pub use handler::ApprovalHandler;
 
 /// A client of one host: the connection, its pump, the sessions opened.
 ///
-/// Dropping it without [`Client::close`] drops the connection: a spawned host is killed.
+/// Dropping it without [`Client::close`] ends the connection at once, whatever handles are
+/// left: a spawned host is killed, and their waits end (the close reason `Local`).
 pub struct Client {
     link: Arc<Link>,
     pump: Option<JoinHandle<()>>,
@@ -240,9 +241,10 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        // The pump holds a clone of the connection: stop it, so that the last clone goes.
-        if let Some(pump) = self.pump.take() {
-            pump.abort();
+        // Sessions and the pump hold clones of the connection: end it here, so that the host
+        // is killed, the pump ends and every wait with it (a closed client has no pump).
+        if self.pump.take().is_some() {
+            self.link.connection.abort();
         }
     }
 }
@@ -301,6 +303,11 @@ async fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
 /// Routes every notification to its session until the connection closes, paging refills.
 /// What is queued already is routed as one batch (one lock, one wake-up a waiter).
 async fn pump(connection: Connection, core: Arc<Core>) {
+    // However the pump stops (a panic, the runtime's shutdown), every wait ends with it.
+    let _ending = Ending {
+        connection: &connection,
+        core: &core,
+    };
     let mut notifications = connection.notifications().await;
     let mut batch = Vec::with_capacity(shared::BATCH);
     while let Some(inbound) = notifications.next().await {
@@ -317,6 +324,20 @@ async fn pump(connection: Connection, core: Arc<Core>) {
     }
     let reason = connection.close_reason().unwrap_or(CloseReason::PeerClosed);
     core.end(reason, shared::durable(connection.handshake()));
+}
+
+/// Ends the core when the pump stops, if it has not ended already.
+struct Ending<'a> {
+    connection: &'a Connection,
+    core: &'a Core,
+}
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        let reason = self.connection.close_reason().unwrap_or(CloseReason::Local);
+        self.core
+            .end(reason, shared::durable(self.connection.handshake()));
+    }
 }
 
 /// A session: its fold, its events, its commands. Cheap to clone; the session is forgotten

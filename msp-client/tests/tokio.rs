@@ -338,6 +338,38 @@ async fn a_gap_reported_before_the_resume_reply_is_refilled_once_the_session_ope
     assert_eq!(exit.code, Some(0), "{exit:?}");
 }
 
+/// A client dropped while its sessions' handles wait (a handler on a task, a turn's end)
+/// ends them and kills the host, though the handles still hold the connection.
+#[tokio::test]
+async fn a_client_dropped_ends_the_waits_of_its_sessions_and_kills_the_host() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let client = spawn(&scenario, &[]).await;
+    let pid = client.connection().process().expect("spawned").id();
+    let (session, resumed) = resume_with_snapshot(&client).await;
+    let running = resumed.session.active_turn_id.expect("a turn runs");
+    let handler = {
+        let session = session.clone();
+        tokio::spawn(async move { session.decide_approvals(|_, _| None).await })
+    };
+    let turn = tokio::spawn(async move { session.turn(&running).completed().await });
+    drop(client);
+    // Bounded so that a wait left hanging fails here rather than hanging the run.
+    let within = Duration::from_secs(20);
+    let handled = tokio::time::timeout(within, handler).await.expect("ended");
+    let handled = handled.expect("the task ran");
+    assert!(matches!(handled, Ok(CloseReason::Local)), "{handled:?}");
+    let outcome = tokio::time::timeout(within, turn).await.expect("ended");
+    let outcome = outcome.expect("the task ran");
+    assert!(
+        matches!(outcome, TurnOutcome::HostExited(CloseReason::Local)),
+        "{outcome:?}"
+    );
+    #[cfg(unix)]
+    assert!(support::ends_within(pid, within), "the host ended");
+}
+
 /// An awaiting handler stopped while it waits is dropped, and its stage stays pending for
 /// the program to decide.
 #[tokio::test]

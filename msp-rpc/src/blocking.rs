@@ -266,6 +266,14 @@ impl<R: Role> Connection<R> {
         self.inner.io.shared.close_reason()
     }
 
+    /// Ends the connection at once, as dropping its last clone does: pending requests fail,
+    /// what was read until then is still delivered and nothing more is, and a spawned host
+    /// is killed, with no grace
+    /// ([`Connection::close`] drains it instead). The close reason is `Local`.
+    pub fn abort(&self) {
+        self.inner.abort();
+    }
+
     /// Closes the connection in order: requests of the peer already received are answered
     /// (within the grace period; later ones get `-32601`), the writer finishes what is queued
     /// and closes its side (a host's stdin, so it drains), a spawned host gets the grace
@@ -349,12 +357,18 @@ impl Connection<Client> {
     }
 }
 
-impl<R: Role> Drop for Inner<R> {
-    fn drop(&mut self) {
+impl<R: Role> Inner<R> {
+    fn abort(&self) {
         self.io.shared.close(CloseReason::Local);
         if let Some(process) = &self.io.process {
             process.start_kill();
         }
+    }
+}
+
+impl<R: Role> Drop for Inner<R> {
+    fn drop(&mut self) {
+        self.abort();
     }
 }
 

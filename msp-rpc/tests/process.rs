@@ -164,6 +164,30 @@ fn a_host_this_side_kills_is_killed_not_crashed() {
     );
 }
 
+/// `abort` from a clone ends the connection every clone shares: a request in flight on
+/// another thread fails with `Local`, and the host is killed with no grace.
+#[test]
+fn an_aborted_connection_fails_its_requests_and_kills_the_host() {
+    let conn = Connection::spawn(&host(&["start: stall"]), options()).unwrap();
+    let asking = {
+        let conn = conn.clone();
+        std::thread::spawn(move || {
+            conn.request_with_timeout::<methods::Initialize>(&hello(), Duration::from_secs(20))
+        })
+    };
+    let aborting = conn.clone();
+    aborting.abort();
+    let error = asking.join().expect("the thread ran");
+    assert!(
+        matches!(error, Err(RpcError::Closed(CloseReason::Local))),
+        "{error:?}"
+    );
+    assert_eq!(conn.close_reason(), Some(CloseReason::Local));
+    let exit = conn.process().unwrap().wait_exit(Duration::from_secs(20));
+    let exit = exit.expect("the host ended");
+    assert_eq!(exit.kind, ExitKind::Killed, "{exit}");
+}
+
 #[test]
 fn a_stalled_host_is_caught_by_the_request_timeout() {
     let options = options().timeout_for::<methods::SessionResume>(Duration::from_millis(300));
