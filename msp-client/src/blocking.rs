@@ -365,7 +365,9 @@ impl Session {
         &self.0.link.core
     }
 
-    /// Reads the fold: items, turns, pending approvals and questions, state, gaps.
+    /// Reads the fold: items, turns, pending approvals and questions, state, gaps. `read`
+    /// runs under the client's lock, which every call of the client takes: it must not call
+    /// the client (nor drop its last handle of a session or turn), or it waits for itself.
     pub fn read<T>(&self, read: impl FnOnce(&Fold) -> T) -> T {
         self.core().read(&self.0.id, read)
     }

@@ -196,10 +196,15 @@ impl Slot {
             Outcome::Item { item_id, .. } | Outcome::Delta { item_id, .. } => item_id,
             Outcome::Turn { turn_id, .. } if !self.followers.is_empty() => {
                 let command = self.fold.turn(turn_id).and_then(|t| t.command_id());
+                let mut seeded = None;
                 for (_, follower) in self.followers.iter_mut() {
                     if matches!(&follower.follows, Follows::Command(c) if Some(c.as_str()) == command)
                     {
-                        follower.follows = Follows::Turn(turn_id.clone());
+                        // From the items the fold holds of the turn already (a turn sent
+                        // again ran before; an item may come before its turn's event).
+                        let of_turn =
+                            seeded.get_or_insert_with(|| Follower::of(&self.fold, turn_id));
+                        *follower = of_turn.clone();
                     }
                 }
                 return;
@@ -218,16 +223,26 @@ impl Slot {
         };
         for (_, follower) in self.followers.iter_mut() {
             let of_turn = matches!(&follower.follows, Follows::Turn(t) if t == turn);
-            if of_turn && follower.items.back() != Some(item_id) {
+            // Changes not taken yet coalesce: an item is queued once until it is taken.
+            if of_turn && !follower.items.contains(item_id) {
                 follower.items.push_back(item_id.clone());
             }
         }
     }
+}
 
-    /// A follower of turn `turn_id`, given the items the fold holds of it already.
-    fn follower_of(&self, turn_id: &str) -> Follower {
-        let items = self
-            .fold
+/// A turn handle's view of its turn's items ([`Slot::next_turn_item`]).
+#[derive(Clone)]
+struct Follower {
+    follows: Follows,
+    /// The ids of the items changed and not taken yet, in order.
+    items: VecDeque<String>,
+}
+
+impl Follower {
+    /// A follower of turn `turn_id`, given the items `fold` holds of it already.
+    fn of(fold: &Fold, turn_id: &str) -> Follower {
+        let items = fold
             .items()
             .iter()
             .filter(|entry| entry.item().turn_id.as_value().map(String::as_str) == Some(turn_id))
@@ -240,14 +255,8 @@ impl Slot {
     }
 }
 
-/// A turn handle's view of its turn's items ([`Slot::next_turn_item`]).
-struct Follower {
-    follows: Follows,
-    /// The ids of the items changed and not taken yet, in order.
-    items: VecDeque<String>,
-}
-
 /// Whose items a follower takes.
+#[derive(Clone)]
 enum Follows {
     /// The turn a `turn/start` in flight starts, not seen yet: its `commandId`.
     Command(String),
@@ -282,8 +291,9 @@ impl Following<'_> {
         };
         let mut state = self.core.lock();
         let slot = state.slots.named(self.session_id);
-        if let Follows::Command(_) = slot.followers[key].follows {
-            slot.followers[key] = slot.follower_of(&started.turn_id);
+        match &slot.followers[key].follows {
+            Follows::Turn(turn_id) if *turn_id == started.turn_id => {}
+            _ => slot.followers[key] = Follower::of(&slot.fold, &started.turn_id),
         }
         Ok((started, key))
     }
@@ -737,7 +747,7 @@ impl Core {
     pub(crate) fn follow_turn(&self, session_id: &str, turn_id: &str) -> usize {
         let mut state = self.lock();
         let slot = state.slots.named(session_id);
-        let follower = slot.follower_of(turn_id);
+        let follower = Follower::of(&slot.fold, turn_id);
         slot.followers.insert(follower)
     }
 
@@ -1022,6 +1032,57 @@ mod tests {
         core.unfollow("s", late);
         let _ = core.route(started(4));
         assert!(core.lock().slots.at(place).followers.is_empty());
+    }
+
+    /// Changes to an item not taken yet coalesce: it is taken once, as it is now.
+    #[test]
+    fn an_item_changed_again_before_it_is_taken_is_taken_once() {
+        let core = Core::new(FoldRules::default(), 0);
+        let place = core.open("s", |_| ()).place;
+        let key = core.follow_turn("s", "t");
+        let _ = core.route(started(1));
+        let _ = core.route(started(2));
+        let line = r#"{"jsonrpc":"2.0","method":"item/completed","params":{"sessionId":"s","viewCursor":"v:c1","sourceRange":{"stream":{"kind":"run","id":"t"},"first":{"id":"r","sequence":1},"last":{"id":"r","sequence":1}},"item":{"itemId":"i1","kind":"agentMessage","revision":2,"status":"completed","turnId":"t"}}}"#;
+        let Message::Notification(completed) = Frame::parse(Sender::Server, line).unwrap().message
+        else {
+            panic!("a notification");
+        };
+        let _ = core.route(Input::Notification(completed));
+        let mut state = core.lock();
+        let slot = state.slots.at(place);
+        let taken: Vec<_> = std::iter::from_fn(|| slot.next_turn_item(key, "t", None).flatten())
+            .map(|entry| (entry.id().to_owned(), entry.item().revision))
+            .collect();
+        assert_eq!(taken, [("i1".to_owned(), 2), ("i2".to_owned(), 1)]);
+    }
+
+    /// A turn whose event comes while its `turn/start` is in flight, after items of it the
+    /// fold holds (a turn sent again after a resume ran before): the follower starts from
+    /// them, as one made once the start returned does.
+    #[test]
+    fn a_follower_seeing_its_turn_start_takes_the_items_the_fold_held() {
+        let core = Core::new(FoldRules::default(), 0);
+        let place = core.open("s", |_| ()).place;
+        let _ = core.route(started(1));
+        let following = core.follow_command("s", "c");
+        let line = r#"{"jsonrpc":"2.0","method":"turn/started","params":{"sessionId":"s","viewCursor":"v:t","turnId":"t","commandId":"c","sourceRange":{"stream":{"kind":"run","id":"t"},"first":{"id":"r","sequence":1},"last":{"id":"r","sequence":1}}}}"#;
+        let Message::Notification(turn_started) =
+            Frame::parse(Sender::Server, line).unwrap().message
+        else {
+            panic!("a notification");
+        };
+        let _ = core.route(Input::Notification(turn_started));
+        let _ = core.route(started(2));
+        let result = serde_json::from_value(serde_json::json!({"commandId": "c",
+            "disposition": "started", "startedNewTurn": true, "status": "accepted", "turnId": "t"}))
+        .unwrap();
+        let (_, key) = following.started(Ok(result)).expect("started");
+        let mut state = core.lock();
+        let slot = state.slots.at(place);
+        let taken: Vec<_> = std::iter::from_fn(|| slot.next_turn_item(key, "t", None).flatten())
+            .map(|entry| entry.id().to_owned())
+            .collect();
+        assert_eq!(taken, ["i1", "i2"]);
     }
 
     #[test]
