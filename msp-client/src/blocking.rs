@@ -305,15 +305,17 @@ fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
 
 /// Pages each refill, and those the inputs held meanwhile call for.
 fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
-    while let Some((session_id, mut refill)) = refills.pop() {
-        while let Some(page) = refill.next_request() {
+    while let Some(mut refilling) = refills.pop() {
+        while let Some(page) = refilling.refill.next_request() {
             match connection.request::<methods::ViewPage>(&page) {
-                Ok(result) => refill.page(result),
-                Err(error) => refill.failed(shared::code(&error), error.to_string()),
+                Ok(result) => refilling.refill.page(result),
+                Err(error) => refilling
+                    .refill
+                    .failed(shared::code(&error), error.to_string()),
             }
         }
         // Inputs held meanwhile may report another gap: refilled next.
-        refills.extend(core.finish_refill(&session_id, refill));
+        refills.extend(core.finish_refill(refilling));
     }
 }
 

@@ -142,6 +142,9 @@ struct Ended {
 pub(crate) struct Slot {
     /// Times the session was opened and not forgotten yet.
     opened: usize,
+    /// Which opening of a session this slot is, among every session's: a refill is finished
+    /// in the slot it was begun in only.
+    opening: u64,
     fold: Fold,
     events: VecDeque<Event>,
     capacity: usize,
@@ -309,6 +312,8 @@ impl Drop for Following<'_> {
 
 struct State {
     slots: Slots,
+    /// Sessions opened so far (each slot's [`Slot::opening`]).
+    openings: u64,
     unclaimed: VecDeque<Input>,
     ended: Option<Ended>,
     /// Waits for the connection's end itself ([`Core::poll_ended`]).
@@ -368,16 +373,25 @@ pub(crate) struct Opened {
     pub(crate) refills: Refills,
 }
 
-/// Gaps to refill, each with its session: paged by whoever routed them, in order.
-pub(crate) type Refills = Vec<(String, Box<Refill>)>;
+/// Gaps to refill: paged by whoever routed them, in order.
+pub(crate) type Refills = Vec<Refilling>;
+
+/// A gap's refill, begun in one opening of its session: finished in a later opening (every
+/// handle dropped and the session opened again while it paged), it is dropped, since the
+/// fold it was planned for is gone.
+pub(crate) struct Refilling {
+    pub(crate) session_id: String,
+    opening: u64,
+    /// Boxed: large.
+    pub(crate) refill: Box<Refill>,
+}
 
 /// What routing asks of the pump.
 pub(crate) enum Routed {
     /// Nothing more.
     Done,
-    /// Refill this session's gap: page with the refill, then [`Core::finish_refill`]
-    /// (boxed: rare, and large).
-    Refill(String, Box<Refill>),
+    /// Refill this session's gap: page with the refill, then [`Core::finish_refill`].
+    Refill(Refilling),
 }
 
 pub(crate) struct Core {
@@ -391,6 +405,7 @@ impl Core {
         Core {
             state: Mutex::new(State {
                 slots: Slots::default(),
+                openings: 0,
                 unclaimed: VecDeque::new(),
                 ended: None,
                 ending: Vec::new(),
@@ -419,7 +434,7 @@ impl Core {
         let mut state = self.lock();
         inputs
             .filter_map(|input| match route(&mut state, input) {
-                Routed::Refill(session_id, refill) => Some((session_id, refill)),
+                Routed::Refill(refilling) => Some(refilling),
                 Routed::Done => None,
             })
             .collect()
@@ -427,14 +442,15 @@ impl Core {
 
     /// Ends a refill the pump paged: its outcomes to the events, then the inputs held
     /// meanwhile folded as live ones (the fold refuses those a page served, once).
-    pub(crate) fn finish_refill(&self, session_id: &str, refill: Box<Refill>) -> Refills {
+    pub(crate) fn finish_refill(&self, refilling: Refilling) -> Refills {
         let mut state = self.lock();
         let state = &mut *state;
-        let Some(slot) = state.slots.get_mut(session_id) else {
+        let slot = state.slots.get_mut(&refilling.session_id);
+        let Some(slot) = slot.filter(|slot| slot.opening == refilling.opening) else {
             return Vec::new();
         };
         let held = slot.held.take().unwrap_or_default();
-        let outcomes = slot.fold.finish_refill(*refill);
+        let outcomes = slot.fold.finish_refill(*refilling.refill);
         for outcome in &outcomes {
             slot.follow(outcome);
         }
@@ -442,7 +458,7 @@ impl Core {
         state.woken.append(&mut slot.waiting);
         held.into_iter()
             .filter_map(|input| match route(state, input) {
-                Routed::Refill(session_id, refill) => Some((session_id, refill)),
+                Routed::Refill(refilling) => Some(refilling),
                 Routed::Done => None,
             })
             .collect()
@@ -463,8 +479,10 @@ impl Core {
                 refills: Vec::new(),
             };
         }
+        state.openings += 1;
         let mut slot = Slot {
             opened: 1,
+            opening: state.openings,
             fold: Fold::for_session(session_id, self.rules.clone()),
             events: VecDeque::new(),
             capacity: self.capacity,
@@ -492,7 +510,11 @@ impl Core {
         let refills = match slot.fold.begin_refill() {
             Some(refill) => {
                 slot.held = Some(Vec::new());
-                vec![(session_id.to_owned(), Box::new(refill))]
+                vec![Refilling {
+                    session_id: session_id.to_owned(),
+                    opening: slot.opening,
+                    refill: Box::new(refill),
+                }]
             }
             None => Vec::new(),
         };
@@ -910,8 +932,8 @@ impl<'a> HandleWait<'a> {
         let mut state = self.core.lock();
         let state = &mut *state;
         if let Some(input) = input {
-            if let Routed::Refill(gap, refill) = route(state, input) {
-                return Checked::Refill(role, vec![(gap, refill)]);
+            if let Routed::Refill(refilling) = route(state, input) {
+                return Checked::Refill(role, vec![refilling]);
             }
         }
         role.give_back(state);
@@ -985,8 +1007,11 @@ fn route(state: &mut State, input: Input) -> Routed {
     if slot.fold_in(input) {
         if let Some(refill) = slot.fold.begin_refill() {
             slot.held = Some(Vec::new());
-            let session_id = slot.fold.session_id().unwrap_or_default().to_owned();
-            return Routed::Refill(session_id, Box::new(refill));
+            return Routed::Refill(Refilling {
+                session_id: slot.fold.session_id().unwrap_or_default().to_owned(),
+                opening: slot.opening,
+                refill: Box::new(refill),
+            });
         }
     }
     Routed::Done
@@ -1032,6 +1057,40 @@ mod tests {
         core.unfollow("s", late);
         let _ = core.route(started(4));
         assert!(core.lock().slots.at(place).followers.is_empty());
+    }
+
+    /// A refill still paging when every handle of its session was dropped, finished after
+    /// the session was opened again, is dropped: the new opening's fold and the inputs it
+    /// holds for its own refill are left alone.
+    #[test]
+    fn a_refill_begun_before_the_session_was_opened_again_is_dropped() {
+        let core = Core::new(FoldRules::default(), 8);
+        let _ = core.open("s", |_| ());
+        let _ = core.route(started(1));
+        let line = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#;
+        let Message::Notification(gap) = Frame::parse(Sender::Server, line).unwrap().message else {
+            panic!("a notification");
+        };
+        let Routed::Refill(orphan) = core.route(Input::Notification(gap)) else {
+            panic!("a refill");
+        };
+        core.forget("s");
+        let place = core.open("s", |_| ()).place;
+        let _ = core.route(started(2));
+        assert!(core.finish_refill(orphan).is_empty());
+        let mut state = core.lock();
+        let slot = state.slots.at(place);
+        assert_eq!(
+            slot.fold.items().len(),
+            1,
+            "the new opening's fold, untouched"
+        );
+        let events: Vec<_> = std::iter::from_fn(|| slot.events.pop_front()).collect();
+        assert!(
+            events.iter().all(|e| matches!(e, Event::Folded { .. })),
+            "no refill reported"
+        );
+        assert_eq!(events.len(), 1);
     }
 
     /// Changes to an item not taken yet coalesce: it is taken once, as it is now.
