@@ -702,6 +702,25 @@ impl Session {
             .notify::<msp_types::protocol::notifications::UserInputEngaged>(&params)?)
     }
 
+    /// Follows the session's view on this connection (`view/subscribe`): the events after
+    /// cursor `after` replayed up to the head, then live (for `None`, from now without
+    /// replay). They reach the fold and the events, a gap among them refilled for you; the
+    /// result names the head when the subscription was attached. What a program watching
+    /// a session it did not start or resume calls.
+    pub async fn subscribe(
+        &self,
+        after: Option<&str>,
+    ) -> Result<msp_types::ViewSubscribeResult, Error> {
+        let mut params = msp_types::ViewSubscribeParams::builder()
+            .session_id(self.id())
+            .build();
+        params.after = after.map(str::to_owned);
+        let connection = &self.0.link.connection;
+        Ok(connection
+            .request::<methods::ViewSubscribe>(&params)
+            .await?)
+    }
+
     /// Waits for question `user_input_id` to settle: how, and who settled it.
     pub async fn settled(
         &self,

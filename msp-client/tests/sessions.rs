@@ -390,12 +390,8 @@ fn a_gap_is_refilled_from_view_page_for_the_session() {
     let client = support::spawn(&scenario, &["--allow", "view/page#/futureOptionalField"]);
     let session_id = "0198f0aa-fixture-session";
     let session = client.open_session(session_id);
-    let mut subscribe = msp_types::ViewSubscribeParams::builder()
-        .session_id(session_id)
-        .build();
-    subscribe.after = Some("v:0198f0aa-fixture-session:4".into());
-    client
-        .request::<msp_types::protocol::methods::ViewSubscribe>(&subscribe)
+    session
+        .subscribe(Some("v:0198f0aa-fixture-session:4"))
         .expect("subscribed");
     let refilled = session
         .events()

@@ -501,15 +501,10 @@ async fn the_model_is_set_through_the_sessions_method() {
     };
     let session_id = "018f7294-0000-7000-8000-5f0e06800000";
     let client = spawn(&scenario, &[]).await;
-    let subscribe = serde_json::from_value(serde_json::json!({
-        "sessionId": session_id, "after": format!("v:{session_id}:4")
-    }))
-    .unwrap();
-    client
-        .request::<msp_types::protocol::methods::ViewSubscribe>(&subscribe)
-        .await
-        .expect("subscribed");
     let session = client.open_session(session_id);
+    let after = format!("v:{session_id}:4");
+    let head = session.subscribe(Some(&after)).await.expect("subscribed");
+    assert!(head.view_cursor.starts_with(&format!("v:{session_id}:")));
     let list: msp_types::ModelListParams =
         serde_json::from_value(serde_json::json!({"sessionId": session_id})).unwrap();
     let models = client
