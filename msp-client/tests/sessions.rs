@@ -355,7 +355,12 @@ fn a_host_dying_mid_turn_ends_the_turn_with_the_classified_exit() {
     assert_eq!(exit.code, Some(3), "{exit:?}");
     // Later commands fail with the same exit, at once.
     let late = session.interrupt(Some(turn.id()), false);
-    assert!(matches!(late, Err(Error::Rpc(_))), "{late:?}");
+    match late {
+        Err(Error::Rpc(msp_rpc::RpcError::Closed(closed))) => {
+            assert_eq!(closed.host_exit(), Some(exit), "the same exit");
+        }
+        other => panic!("{other:?}"),
+    }
     assert!(
         session.events().count() > 0,
         "the events before the death are kept"
@@ -450,6 +455,276 @@ fn a_timed_out_command_is_sent_again_with_the_same_command_id() {
     assert_eq!(ids.len(), 2, "sent twice");
     assert_eq!(ids[0], ids[1], "with one commandId");
     assert!(ack.is_ok(), "{ack:?}");
+}
+
+/// Retries follow the registry: a command refused as `overloaded` (retryable) is sent again
+/// with its `commandId` and acknowledged; one refused as `commandRejected` (not retryable)
+/// is sent once and fails. The same command sent again by the program, acknowledged
+/// otherwise than the first time, is `ReplayDiffers`.
+#[test]
+fn a_command_is_sent_again_only_on_a_retryable_error_and_a_differing_replay_is_an_error() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::mpsc::channel;
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    let (sent, sends) = channel();
+    // Refuses the first turn/interrupt as overloaded, acknowledges the second (turn `t`) and
+    // then another turn; refuses every turn/unqueue as rejected.
+    std::thread::spawn(move || {
+        let mut interrupts = 0;
+        for line in BufReader::new(host_reader).lines() {
+            let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let method = frame["method"].as_str().unwrap_or_default().to_owned();
+            let command_id = frame["params"]["commandId"].clone();
+            let reply = match method.as_str() {
+                "initialize" => {
+                    serde_json::json!({"result": {"schema": {"version": 1, "fingerprint": "sha256:x"}, "serverInfo": {"name": "double", "version": "0"}, "userAgent": "double", "museHome": "/h", "platformFamily": "unix", "platformOs": "linux"}})
+                }
+                "turn/interrupt" => {
+                    interrupts += 1;
+                    match interrupts {
+                        1 => {
+                            serde_json::json!({"error": {"code": -32001, "message": "overloaded"}})
+                        }
+                        n => {
+                            serde_json::json!({"result": {"commandId": command_id, "status": "accepted", "turnId": if n == 2 { "t" } else { "t2" }}})
+                        }
+                    }
+                }
+                "turn/unqueue" => {
+                    serde_json::json!({"error": {"code": -32030, "message": "rejected"}})
+                }
+                _ => continue,
+            };
+            if method != "initialize" {
+                sent.send((method, command_id.as_str().unwrap().to_owned()))
+                    .unwrap();
+            }
+            let mut response = reply;
+            response["jsonrpc"] = "2.0".into();
+            response["id"] = frame["id"].clone();
+            writeln!(host_writer, "{response}").unwrap();
+        }
+    });
+    let retry = msp_client::Retry {
+        attempts: 3,
+        backoff: Duration::from_millis(1),
+    };
+    let client = Client::over(
+        client_reader,
+        client_writer,
+        support::options().retry(retry),
+    )
+    .expect("handshake");
+    let session = client.open_session("s");
+    let interrupt = msp_rpc::Command::<methods::TurnInterrupt>::new(|command_id| {
+        msp_types::TurnInterruptParams::builder()
+            .command_id(command_id)
+            .session_id("s")
+            .build()
+    });
+    let ack = session
+        .send(&interrupt)
+        .expect("acknowledged on the second send");
+    assert_eq!(ack.turn_id, "t");
+    let id = interrupt.command_id().to_owned();
+    let first_two: Vec<_> = sends.iter().take(2).collect();
+    let again = ("turn/interrupt".to_owned(), id.clone());
+    assert_eq!(
+        first_two,
+        [again.clone(), again.clone()],
+        "sent again, same id"
+    );
+
+    let refused = session.unqueue("t");
+    match refused {
+        Err(Error::Rpc(msp_rpc::RpcError::Remote(remote))) => assert_eq!(remote.code(), -32030),
+        other => panic!("{other:?}"),
+    }
+    let (method, _) = sends.recv().unwrap();
+    assert_eq!(method, "turn/unqueue");
+
+    let replayed = session.send(&interrupt);
+    assert!(
+        matches!(&replayed, Err(Error::ReplayDiffers { command_id, .. }) if *command_id == id),
+        "{replayed:?}"
+    );
+    // Sent once after the refused unqueue: nothing else came between.
+    assert_eq!(sends.recv().unwrap(), again);
+    drop(session);
+    drop(client);
+    assert!(sends.try_recv().is_err(), "the unqueue was sent once");
+}
+
+/// `userinput-answer-round-trip` with its answer replaced: `edit` changes the answer's
+/// frame, or returns `false` to remove it with its acknowledgement (another client or the
+/// host settles); `settle` sets the settlement's params.
+fn settled_otherwise(
+    edit: impl FnOnce(&mut serde_json::Value) -> bool,
+    settle: impl FnOnce(&mut serde_json::Value),
+) -> Option<tempfile::TempDir> {
+    support::derived("userinput-answer-round-trip", |frames| {
+        let answer = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "userInput/answer")
+            .unwrap();
+        if !edit(&mut frames[answer].1) {
+            frames.drain(answer..=answer + 1);
+            // Nor does this client page the items it resumed with: the host goes on at once.
+            let page = frames
+                .iter()
+                .position(|(client, f)| *client && f["method"] == "view/page")
+                .unwrap();
+            frames.drain(page..=page + 1);
+        }
+        let settled = frames
+            .iter_mut()
+            .find(|(_, f)| f["method"] == "userInput/settled")
+            .unwrap();
+        settle(&mut settled.1["params"]);
+    })
+}
+
+/// `settled` says how a prompt ended and who ended it: clarified by this client
+/// (`Session::clarify`), answered by another client, timed out by the host.
+#[test]
+fn a_settlement_names_how_and_who_clarified_here_answered_elsewhere_timed_out() {
+    let clarified = settled_otherwise(
+        |answer| {
+            answer["method"] = "userInput/clarify".into();
+            let params = answer["params"].as_object_mut().unwrap();
+            params.remove("answers");
+            params.insert(
+                "clarification".into(),
+                serde_json::json!({"content": "Which one is cheaper to run?", "format": "text"}),
+            );
+            true
+        },
+        |params| {
+            params["outcome"] = "clarified".into();
+            params["answers"] = serde_json::json!([]);
+            params["clarification"] =
+                serde_json::json!({"content": "Which one is cheaper to run?", "format": "text"});
+        },
+    );
+    let Some(clarified) = clarified else {
+        return;
+    };
+    let elsewhere = settled_otherwise(
+        |_| false,
+        |params| params["decidedByCommandId"] = "0198f0ff-0000-7000-8000-00000000e1se".into(),
+    )
+    .unwrap();
+    let timed_out = settled_otherwise(
+        |_| false,
+        |params| {
+            params["outcome"] = "timedOut".into();
+            params["answers"] = serde_json::json!([]);
+            params["decidedByCommandId"] = serde_json::Value::Null;
+        },
+    )
+    .unwrap();
+    let allow = ["--allow", "session/resume#/excludeItems"];
+
+    let client = support::spawn(clarified.path(), &allow);
+    let (session, _) = resume_with_items(&client);
+    let prompt = session.next_prompt(WAIT).expect("the question");
+    let clarification: msp_types::UserInputClarification = serde_json::from_value(
+        serde_json::json!({"content": "Which one is cheaper to run?", "format": "text"}),
+    )
+    .unwrap();
+    let ack = session
+        .clarify(prompt.id(), clarification)
+        .expect("clarified");
+    let settled = session.settled(prompt.id(), WAIT).expect("settled");
+    assert_eq!(settled.params.outcome, UserInputOutcome::Clarified);
+    assert_eq!(settled.by, SettledBy::ThisClient(ack.command_id));
+    drop(session);
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+
+    for (dir, outcome, by) in [
+        (
+            &elsewhere,
+            UserInputOutcome::Answered,
+            SettledBy::Elsewhere("0198f0ff-0000-7000-8000-00000000e1se".into()),
+        ),
+        (&timed_out, UserInputOutcome::TimedOut, SettledBy::Host),
+    ] {
+        let client = support::spawn(dir.path(), &allow);
+        let (session, _) = resume_with_items(&client);
+        let prompt = session.next_prompt(WAIT).expect("the question");
+        let settled = session.settled(prompt.id(), WAIT).expect("settled");
+        assert_eq!((settled.params.outcome, settled.by), (outcome, by));
+        drop(session);
+        assert_eq!(client.close().and_then(|e| e.code), Some(0));
+    }
+}
+
+/// The session of `userinput-answer-round-trip`, resumed with its items (the recording's
+/// client excluded them and paged them in: allowed to differ there).
+fn resume_with_items(client: &Client) -> (Session, msp_types::SessionResumeResult) {
+    client
+        .resume_session_with(|command_id| {
+            SessionResumeParams::builder()
+                .command_id(command_id)
+                .session_id(SESSION)
+                .build()
+        })
+        .expect("resumed")
+}
+
+/// `Session::steer` and `Turn::interrupt` on a running turn, each acknowledged with the
+/// turn they name (the text run with the two commands put after its `turn/started`; the
+/// host checks each as recorded, the turn's id bound to this client's `turn/start`).
+#[test]
+fn a_running_turn_is_steered_and_interrupted() {
+    const STEER: &str = "0198f0ab-5151-7000-8000-0000000000d1";
+    const INTERRUPT: &str = "0198f0ab-5151-7000-8000-0000000000d2";
+    let dir = support::derived("text-run-single-turn", |frames| {
+        let start = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "turn/start")
+            .unwrap();
+        let params = frames[start].1["params"].clone();
+        let (session, turn) = (&params["sessionId"], &params["commandId"]);
+        let started = frames
+            .iter()
+            .position(|(_, f)| f["method"] == "turn/started")
+            .unwrap();
+        let ack = |id: u64, command: &str| {
+            let result =
+                serde_json::json!({"commandId": command, "status": "accepted", "turnId": turn});
+            (
+                false,
+                serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            )
+        };
+        let steer = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "turn/steer",
+            "params": {"sessionId": session, "commandId": STEER, "expectedTurnId": turn,
+                "input": [{"type": "text", "text": "Only the failing crate."}]}});
+        let interrupt = serde_json::json!({"jsonrpc": "2.0", "id": 5, "method": "turn/interrupt",
+            "params": {"sessionId": session, "commandId": INTERRUPT, "turnId": turn}});
+        let inserted = [
+            (true, steer),
+            ack(4, STEER),
+            (true, interrupt),
+            ack(5, INTERRUPT),
+        ];
+        frames.splice(started + 1..started + 1, inserted);
+    });
+    let Some(dir) = dir else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let steered = session
+        .steer(turn.id(), [render::text("Only the failing crate.")])
+        .expect("steered");
+    assert_eq!(steered.turn_id, turn.id());
+    let interrupted = turn.interrupt(false).expect("interrupted");
+    assert_eq!(interrupted.turn_id, turn.id());
+    assert_ne!(steered.command_id, interrupted.command_id);
+    drop((turn, session));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
 /// The approval round trip with a second stage: the first decision is not terminal, the
