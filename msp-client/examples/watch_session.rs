@@ -1,5 +1,6 @@
 //! Watches a session from a cursor: each item as the fold takes it, a gap among the events
-//! refilled from `view/page` for you, until the host has been quiet for a second.
+//! refilled from `view/page` for you, until the event at the head the subscription named is
+//! folded with no gap open (or the host is quiet for ten seconds).
 //!
 //! ```text
 //! MSP_SESSION=<id> MSP_AFTER=<cursor> cargo run -p msp-client --example watch_session -- [HOST [ARGS...]]
@@ -18,18 +19,22 @@ use msp_session::Outcome;
 
 fn main() -> Result<(), Error> {
     let session_id = common::session("0198f0aa-fixture-session");
-    let after = std::env::var("MSP_AFTER").unwrap_or(format!("v:{session_id}:4"));
+    let after = std::env::var("MSP_AFTER").unwrap_or_else(|_| format!("v:{session_id}:4"));
     let client = Client::spawn(&common::host(), Options::new("watch", "0.1.0"))?;
     let session = client.open_session(&session_id);
-    session.subscribe(Some(&after))?;
+    let head = session.subscribe(Some(&after))?.view_cursor;
     loop {
-        let event = match session.next_event_timeout(Duration::from_secs(1)) {
+        let event = match session.next_event_timeout(Duration::from_secs(10)) {
             Ok(Some(event)) => event,
             Ok(None) | Err(Error::TimedOut { .. }) => break,
             Err(error) => return Err(error),
         };
+        let mut at_head = false;
         let outcomes = match event {
-            Event::Folded { outcome, .. } => vec![outcome],
+            Event::Folded { input, outcome } => {
+                at_head = input.view_cursor() == Some(head.as_str());
+                vec![outcome]
+            }
             Event::Refilled { outcomes } => {
                 let failed = session.read(|fold| fold.gap().failure().map(|f| f.to_string()));
                 println!("refilled: {}", failed.as_deref().unwrap_or("ok"));
@@ -47,6 +52,9 @@ fn main() -> Result<(), Error> {
                 Outcome::Gap { after, .. } => println!("gap after {after}: refilling"),
                 _ => {}
             }
+        }
+        if at_head && session.read(|fold| fold.is_current()) {
+            break;
         }
     }
     println!("items: {}", session.read(|fold| fold.items().len()));

@@ -369,7 +369,8 @@ impl Session {
 
     /// Reads the fold: items, turns, pending approvals and questions, state, gaps. `read`
     /// runs under the client's lock, which every call of the client takes: it must not call
-    /// the client (nor drop its last handle of a session or turn), or it waits for itself.
+    /// the client (nor drop its last handle of a session or turn, nor stop or drop an
+    /// approval handler), or it waits for itself.
     pub fn read<T>(&self, read: impl FnOnce(&Fold) -> T) -> T {
         self.core().read(&self.0.id, read)
     }

@@ -21,7 +21,7 @@
 //! holding the pump's role), the lock released while it pages: inputs for the session
 //! meanwhile (the handler's requests) are held and handed to the refill at its end.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -227,7 +227,7 @@ impl Slot {
         for (_, follower) in self.followers.iter_mut() {
             let of_turn = matches!(&follower.follows, Follows::Turn(t) if t == turn);
             // Changes not taken yet coalesce: an item is queued once until it is taken.
-            if of_turn && !follower.items.contains(item_id) {
+            if of_turn && follower.queued.insert(item_id.clone()) {
                 follower.items.push_back(item_id.clone());
             }
         }
@@ -240,12 +240,14 @@ struct Follower {
     follows: Follows,
     /// The ids of the items changed and not taken yet, in order.
     items: VecDeque<String>,
+    /// The same ids, to find one (a turn handle only waited on takes none).
+    queued: HashSet<String>,
 }
 
 impl Follower {
     /// A follower of turn `turn_id`, given the items `fold` holds of it already.
     fn of(fold: &Fold, turn_id: &str) -> Follower {
-        let items = fold
+        let items: VecDeque<String> = fold
             .items()
             .iter()
             .filter(|entry| entry.item().turn_id.as_value().map(String::as_str) == Some(turn_id))
@@ -253,6 +255,7 @@ impl Follower {
             .collect();
         Follower {
             follows: Follows::Turn(turn_id.to_owned()),
+            queued: items.iter().cloned().collect(),
             items,
         }
     }
@@ -757,6 +760,7 @@ impl Core {
         let key = state.slots.named(session_id).followers.insert(Follower {
             follows: Follows::Command(command_id.to_owned()),
             items: VecDeque::new(),
+            queued: HashSet::new(),
         });
         Following {
             core: self,
@@ -815,6 +819,7 @@ impl Slot {
     ) -> Option<Option<ItemEntry>> {
         let follower = &mut self.followers[key];
         while let Some(item_id) = follower.items.pop_front() {
+            follower.queued.remove(&item_id);
             if let Some(entry) = self.fold.item(&item_id) {
                 return Some(Some(entry.clone()));
             }

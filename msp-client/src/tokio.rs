@@ -233,7 +233,12 @@ impl Client {
     pub async fn close(mut self) -> Option<HostExit> {
         let exit = self.link.connection.close().await;
         if let Some(pump) = self.pump.take() {
-            let _ = pump.await;
+            // A pump that panicked passes its panic on here.
+            if let Err(error) = pump.await {
+                if error.is_panic() {
+                    std::panic::resume_unwind(error.into_panic());
+                }
+            }
         }
         exit
     }
@@ -336,6 +341,11 @@ struct Ending<'a> {
 
 impl Drop for Ending<'_> {
     fn drop(&mut self) {
+        if self.connection.close_reason().is_none() {
+            // The pump stopped early (a panic, the runtime's shutdown): with nobody routing,
+            // the connection ends too, so that no command goes out to a host nobody hears.
+            self.connection.abort();
+        }
         let reason = self.connection.close_reason().unwrap_or(CloseReason::Local);
         self.core
             .end(reason, shared::durable(self.connection.handshake()));
@@ -372,7 +382,8 @@ impl Session {
 
     /// Reads the fold: items, turns, pending approvals and questions, state, gaps. `read`
     /// runs under the client's lock, which every call of the client takes: it must not call
-    /// the client (nor drop its last handle of a session or turn), or it waits for itself.
+    /// the client (nor drop its last handle of a session or turn, nor stop or drop an
+    /// approval handler), or it waits for itself.
     pub fn read<T>(&self, read: impl FnOnce(&Fold) -> T) -> T {
         self.core().read(&self.0.id, read)
     }

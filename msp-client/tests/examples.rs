@@ -171,7 +171,8 @@ fn stream_turn_async() {
 }
 
 /// A gap among the events, refilled from `view/page` by the session: the item it missed
-/// (event 7) is folded after the refill, before the events held meanwhile.
+/// (event 7) is folded after the refill, before the events held meanwhile, and the watch
+/// ends at the head the subscription named.
 #[test]
 fn watch_session() {
     // The recorded client paged with a member of a later schema, which this one does not send.

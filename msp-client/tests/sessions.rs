@@ -1080,6 +1080,29 @@ fn a_handler_on_its_own_thread_is_stopped_or_dropped_and_replaced() {
     assert!(offers.try_recv().is_err(), "nothing offered after");
 }
 
+/// A handler stopped from within its own `decide` (which cannot wait for its own thread)
+/// returns at once, and the stage stays pending.
+#[test]
+fn a_handler_stopped_from_its_own_decide_returns_at_once() {
+    let Some(scenario) = support::scenario("snapshot-suffix-pending-approval") else {
+        return;
+    };
+    let client = support::spawn(&scenario, &[]);
+    let (session, _) = resume_with_snapshot(&client, SESSION_AA);
+    let (give, handler_given) = std::sync::mpsc::channel();
+    let (stopped, stop_returned) = std::sync::mpsc::channel();
+    let handler = session.handle_approvals(move |_, _| {
+        let handler: msp_client::blocking::ApprovalHandler = handler_given.recv().unwrap();
+        let _ = stopped.send(handler.stop().map_err(|e| e.to_string()));
+        None
+    });
+    give.send(handler).unwrap();
+    assert_eq!(stop_returned.recv(), Ok(Ok(None)));
+    assert!(session.read(|fold| fold.pending_approval(APPROVAL).is_some()));
+    drop(session);
+    client.connection().close();
+}
+
 #[test]
 fn the_sessions_handler_decides_each_stage_of_a_turn_started_after_it() {
     let Some(dir) = two_stages(false) else {

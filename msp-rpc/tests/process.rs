@@ -164,20 +164,18 @@ fn a_host_this_side_kills_is_killed_not_crashed() {
     );
 }
 
-/// `abort` from a clone ends the connection every clone shares: a request in flight on
-/// another thread fails with `Local`, and the host is killed with no grace.
+/// `abort` from a clone ends the connection every clone shares: a request in flight fails
+/// with `Local`, and the host is killed with no grace.
 #[test]
 fn an_aborted_connection_fails_its_requests_and_kills_the_host() {
     let conn = Connection::spawn(&host(&["start: stall"]), options()).unwrap();
-    let asking = {
-        let conn = conn.clone();
-        std::thread::spawn(move || {
-            conn.request_with_timeout::<methods::Initialize>(&hello(), Duration::from_secs(20))
-        })
-    };
+    // In flight before the abort: sent, its response awaited.
+    let call = conn
+        .start::<methods::Initialize>(&hello(), Duration::from_secs(20))
+        .expect("sent");
     let aborting = conn.clone();
     aborting.abort();
-    let error = asking.join().expect("the thread ran");
+    let error = call.wait();
     assert!(
         matches!(error, Err(RpcError::Closed(CloseReason::Local))),
         "{error:?}"

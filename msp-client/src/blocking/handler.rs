@@ -11,9 +11,10 @@ use crate::outcome::Error;
 use crate::stop::HandlerStop;
 
 /// A session's approval handler running on a thread of its own, from
-/// [`Session::handle_approvals`]. Dropping it stops the handler; [`ApprovalHandler::stop`]
-/// also waits for its end. Either way the stages it was offered and left undecided stay
-/// pending, so a handler is replaced by stopping it and starting another.
+/// [`Session::handle_approvals`]. Dropping it stops the handler without waiting: a `decide`
+/// running then, and the decision it returns, still complete. [`ApprovalHandler::stop`] also
+/// waits for the end, so a handler is replaced by stopping it and then starting another:
+/// the stages it was offered and left undecided stay pending, and the next is offered them.
 #[must_use = "dropping the handler stops it"]
 #[derive(Debug)]
 pub struct ApprovalHandler {
@@ -26,10 +27,14 @@ impl ApprovalHandler {
     /// decision it was sending, if any), `Ok(Some)` when the connection closed first (why),
     /// and the error that ended it otherwise. A panic of its `decide` is resumed here.
     ///
-    /// Not from within its own `decide` (the thread would wait for itself): drop it there.
+    /// From within its own `decide`, it returns `Ok(None)` at once, and the handler ends
+    /// once `decide` returns.
     pub fn stop(mut self) -> Result<Option<CloseReason>, Error> {
         self.stop.stop();
         let thread = self.thread.take().expect("joined only here");
+        if thread.thread().id() == thread::current().id() {
+            return Ok(None);
+        }
         match thread.join() {
             Ok(ended) => ended,
             Err(panic) => std::panic::resume_unwind(panic),

@@ -13,9 +13,10 @@ use crate::stop::HandlerStop;
 
 /// A session's approval handler running on a task of its own, from
 /// [`Session::handle_approvals`] or [`Session::handle_approvals_async`]. Dropping it stops
-/// the handler; [`ApprovalHandler::stop`] also waits for its end. Either way the stages it
-/// was offered and left undecided stay pending, so a handler is replaced by stopping it and
-/// starting another.
+/// the handler without waiting: a decision being sent then still completes.
+/// [`ApprovalHandler::stop`] also waits for the end, so a handler is replaced by stopping it
+/// and then starting another: the stages it was offered and left undecided stay pending,
+/// and the next is offered them.
 #[must_use = "dropping the handler stops it"]
 #[derive(Debug)]
 pub struct ApprovalHandler {
@@ -39,9 +40,15 @@ impl ApprovalHandler {
     /// connection closed first (why), and the error that ended it otherwise. A panic of its
     /// `decide` is resumed here. A task the runtime cancelled (it was shutting down) counts
     /// as stopped.
+    ///
+    /// From within its own `decide`, it returns `Ok(None)` at once, and the handler ends
+    /// once `decide` returns.
     pub async fn stop(mut self) -> Result<Option<CloseReason>, Error> {
         self.stop.stop();
         let task = self.task.take().expect("awaited only here");
+        if tokio::task::try_id() == Some(task.id()) {
+            return Ok(None);
+        }
         match task.await {
             Ok(ended) => ended,
             Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
@@ -66,7 +73,12 @@ impl Session {
     /// Runs [`Session::decide_approvals_until`] on a task of its own (`tokio::spawn`, a
     /// clone of the session moved there) until the handler returned is stopped or dropped,
     /// or the connection closes: the session's handler, deciding while the program starts
-    /// turns and follows them.
+    /// turns and follows them. `decide` runs on a runtime's worker and must not block (a
+    /// handler that waits for someone is [`Session::handle_approvals_async`]'s).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as `tokio::spawn` does.
     ///
     /// ```no_run
     /// # async fn demo(session: msp_client::tokio::Session) -> Result<(), msp_client::Error> {
@@ -94,6 +106,10 @@ impl Session {
     /// [`Session::handle_approvals`] with a handler that awaits, as
     /// [`Session::decide_approvals_async_until`]: a `decide` still awaiting at the stop is
     /// dropped (the stage left pending).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as `tokio::spawn` does.
     pub fn handle_approvals_async<F, Fut>(&self, decide: F) -> ApprovalHandler
     where
         F: FnMut(PendingApproval) -> Fut + Send + 'static,

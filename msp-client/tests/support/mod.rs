@@ -371,21 +371,3 @@ fn resolve_by_host(frames: &mut Vec<(bool, serde_json::Value)>, error: Option<se
     params["resolvedBy"] = "timeout".into();
     params["policyResult"] = "deny".into();
 }
-
-/// Whether child process `pid` ends within `within`: waited for on a thread of its own
-/// (`waitid`, leaving it to be reaped; reaped already counts as ended).
-#[cfg(unix)]
-pub fn ends_within(pid: u32, within: std::time::Duration) -> bool {
-    use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
-    let pid = Pid::from_raw(pid as i32).expect("a child's pid");
-    let (ended, end) = std::sync::mpsc::channel();
-    thread::spawn(move || {
-        let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
-        let _ = ended.send(match waitid(WaitId::Pid(pid), options) {
-            Ok(status) => status.is_some(),
-            Err(rustix::io::Errno::CHILD) => true,
-            Err(e) => panic!("waitid: {e}"),
-        });
-    });
-    end.recv_timeout(within).unwrap_or(false)
-}

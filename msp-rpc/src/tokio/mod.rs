@@ -311,8 +311,8 @@ impl<R: Role> Connection<R> {
 
     /// Ends the connection at once, as dropping its last clone does: pending requests fail,
     /// what was read until then is still delivered and nothing more is, and a spawned host
-    /// is killed, with no grace
-    /// ([`Connection::close`] drains it instead). The close reason is `Local`.
+    /// is killed, with no grace ([`Connection::close`] drains it instead). The close reason
+    /// is `Local`, even for a close in progress, which still returns the host's exit.
     pub fn abort(&self) {
         self.inner.abort();
     }
