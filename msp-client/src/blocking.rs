@@ -1,9 +1,9 @@
 //! The client on std threads, no async runtime: [`Client`], [`Session`], [`Turn`].
 //!
-//! Threads: msp-rpc's reader, writer and request handler (which routes the host's requests
-//! to their session and replies the receipt), and one pump. Every other call runs on the
-//! caller's thread and waits parked. A handle that waits routes the notifications to their
-//! session's fold itself, and pages a gap's refill, one holder at a time; the pump does it
+//! Threads: msp-rpc's reader, writer and request handler (which replies the receipt of the
+//! host's requests), and one pump. Every other call runs on the caller's thread and waits
+//! parked. A handle that waits routes the frames (notifications, and requests where they
+//! came among them) to their session's fold itself, and pages a gap's refill, one holder at a time; the pump does it
 //! while no handle has for a moment (the crate's `pump.rs` says who, and why).
 
 use std::collections::HashSet;

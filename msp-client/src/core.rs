@@ -5,8 +5,7 @@
 //!
 //! | who | takes the lock to | wakes |
 //! | --- | --- | --- |
-//! | the pump (a thread or task) | route each notification to its session's fold ([`Core::route`]); finish a refill; end every session when the connection closes ([`Core::end`]) | the session's waiters (at the end, every session's and [`Core::poll_ended`]'s) |
-//! | the request handler (msp-rpc's thread or task) | route `approval/request` and `userInput/request` to their fold before replying the receipt | the session's waiters |
+//! | the pump (a thread or task) | route each frame (a notification, or a host request's copy where it came among them: msp-rpc's handler only replies its receipt) to its session's fold ([`Core::route_all`]); finish a refill; end every session when the connection closes ([`Core::end`]) | the session's waiters (at the end, every session's and [`Core::poll_ended`]'s) |
 //! | a handle (session, turn) | open or close a session, read its fold, take an event, check what it waits for | nobody |
 //! | a waiting handle (blocking driver) | take the role of the pump and route as it does, one holder at a time (`pump.rs`) | the session's waiters; the handles waiting for the role, when it gives it back |
 //! | a [`HandlerStop`](crate::HandlerStop) stopped (any thread) | wake each session an approval handler of it watches ([`Core::wake`]) | the session's waiters |
@@ -18,8 +17,9 @@
 //! condition again: a turn's end, a prompt's settlement, an event in the queue.
 //!
 //! Refills run on whoever routed the gap (the pump, or on the blocking driver the handle
-//! holding the pump's role), the lock released while it pages: inputs for the session
-//! meanwhile (the handler's requests) are held and handed to the refill at its end.
+//! holding the pump's role; the opener, for a gap among what came before the session was
+//! opened), the lock released while it pages: inputs routed for the session meanwhile are
+//! held and handed to the refill at its end.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -107,8 +107,8 @@ pub(crate) const UNCLAIMED: usize = 1_024;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Event {
-    /// What the host said (a notification, or a request already given its receipt) and what
-    /// it did to the session's fold.
+    /// What the host said (a notification, or a request, whose receipt the client replies
+    /// at once) and what it did to the session's fold.
     Folded {
         /// What the host said, shared with the fold, which keeps what it needs of it (an
         /// item, a turn's terminal params) without copying it.
@@ -427,6 +427,7 @@ impl Core {
     }
 
     /// Hands `input` to its session's fold (or keeps it for a session being opened).
+    #[cfg(test)]
     pub(crate) fn route(&self, input: Input) -> Routed {
         route(&mut self.lock(), input)
     }

@@ -50,18 +50,19 @@
 //! # Threads, locks, wake-ups
 //!
 //! One lock holds every session's state (the core, `core.rs`, whose table says who takes it
-//! for what); msp-rpc's threads or tasks move the bytes, one pump routes notifications (on
-//! the blocking driver, a handle that waits routes them itself, so that the program frees
-//! its events on the thread that made them: `pump.rs`), and the request handler routes the
-//! host's requests. Handles wait by polling a step of the
-//! core with a waker that the next input routed to their session wakes.
+//! for what); msp-rpc's threads or tasks move the bytes and reply the receipt of each host
+//! request, and one pump routes what the connection delivers (on the blocking driver, a
+//! handle that waits routes it itself, so that the program frees its events on the thread
+//! that made them: `pump.rs`). Handles wait by polling a step of the core with a waker that
+//! the next input routed to their session wakes.
 //!
 //! # Order
 //!
-//! Notifications reach a session in wire order. The host's requests are routed by the
-//! connection's request handler, which runs beside the pump: a request may be routed before
-//! or after the notifications next to it on the wire. The fold makes a request and its view
-//! event one entry, so its state is the same either way.
+//! A session's events come in wire order, the host's requests among its notifications.
+//! msp-rpc's request handler replies a request's receipt as soon as it is read, whether or
+//! not the program takes anything, and delivers a copy of it among the notifications where
+//! it came ([`msp_rpc::Options::inbound_requests`]); the pump routes that copy as it routes
+//! the notifications around it.
 
 mod asks;
 pub mod blocking;

@@ -28,12 +28,13 @@ pub(crate) struct Rest {
 /// The core, the connection's options with the client's request handler, and the rest.
 pub(crate) fn split(options: Options) -> (Arc<Core>, msp_rpc::Options<msp_rpc::Client>, Rest) {
     let core = Arc::new(Core::new(options.rules, options.events));
-    let handler_core = core.clone();
-    let bad_core = core.clone();
+    // Each request reaches its session among the notifications, where it came (a copy, which
+    // the pump routes), while the handler answers it at once.
     let rpc = options
         .connection
-        .on_request(move |_id, request| answer(&handler_core, request))
-        .on_bad_request(move |_id, frame| answer_bad(&bad_core, frame));
+        .inbound_requests(true)
+        .on_request(|_id, request| answer(&request))
+        .on_bad_request(|_id, frame| answer_bad(frame));
     let rest = Rest {
         initialize: options.initialize,
         retry: options.retry,
@@ -41,25 +42,23 @@ pub(crate) fn split(options: Options) -> (Arc<Core>, msp_rpc::Options<msp_rpc::C
     (core, rpc, rest)
 }
 
-/// The host's requests: an approval or a question goes to its session's fold (and its
-/// events) before the receipt is replied, so it is never left unanswered nor unseen; any
-/// other is not a method this client has.
-fn answer(core: &Core, request: ServerRequest) -> Reply {
+/// The host's requests: an approval or a question gets its receipt at once (its copy among
+/// the notifications reaches its session's fold and events, in wire order), so it is never
+/// left unanswered nor unseen; any other is not a method this client has.
+fn answer(request: &ServerRequest) -> Reply {
     match request {
         ServerRequest::ApprovalRequest(_) | ServerRequest::UserInputRequest(_) => {
-            // A request never opens a gap, so routing it asks nothing of the pump.
-            let _ = core.route(Input::Request(request));
             Reply::ok(&RequestReceipt::new())
         }
         other => Reply::method_not_found(other.method()),
     }
 }
 
-/// A request of the host whose params do not decode: it reaches its session's events (as
-/// [`Input::Undecodable`], the fold's `Malformed`), so the program knows it was asked, and the
-/// host is told `-32602` with where decoding failed: nothing was presented to the user.
-fn answer_bad(core: &Core, frame: &BadFrame) -> Reply {
-    let _ = core.route(undecodable(frame));
+/// A request of the host whose params do not decode: the host is told `-32602` with where
+/// decoding failed (nothing was presented to the user); its copy among the notifications
+/// reaches its session's events (as [`Input::Undecodable`], the fold's `Malformed`), so the
+/// program knows it was asked.
+fn answer_bad(frame: &BadFrame) -> Reply {
     frame.decode_error().map_or_else(
         || Reply::invalid_params(&frame.problem),
         Reply::invalid_params_at,
@@ -74,6 +73,7 @@ pub(crate) fn input(inbound: Inbound) -> Input {
     match inbound {
         Inbound::Notification { notification, .. } => Input::Notification(notification),
         Inbound::Undecodable(bad) => undecodable(&bad),
+        Inbound::Request { request, .. } => Input::Request(*request),
     }
 }
 

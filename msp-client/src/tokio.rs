@@ -1,9 +1,10 @@
 //! The client on tokio (feature `tokio`): [`Client`], [`Session`], [`Turn`], the same words
 //! as [`blocking`](crate::blocking), each wait a future.
 //!
-//! Tasks: msp-rpc's reader, writer and request handler (which routes the host's requests to
-//! their session and replies the receipt), and one pump, which routes every notification to
-//! its session's fold and pages a gap's refill. Call within a tokio runtime.
+//! Tasks: msp-rpc's reader, writer and request handler (which replies the receipt of the
+//! host's requests), and one pump, which routes every frame (a notification, or a request
+//! where it came among them) to its session's fold and pages a gap's refill. Call within a
+//! tokio runtime.
 
 use std::collections::HashSet;
 use std::future::{poll_fn, Future};

@@ -3,9 +3,10 @@
 //! turn, a decision checked against the offered choices, an answer checked against the
 //! offered labels, a goal, ...) with fresh ids; `view/page` is left to the session's own gap
 //! refill; the host's requests are answered by the client. Each run waits until the last
-//! recorded view event reached its session, checks that each turn, prompt and approval the
-//! recording ends comes to the same end through the session API, then closes: the host must
-//! exit 0.
+//! recorded view event reached its session, checks that each session's events are the host's
+//! frames naming it (its requests among its notifications) in wire order, and that each turn,
+//! prompt and approval the recording ends comes to the same end through the session API, then
+//! closes: the host must exit 0.
 
 mod support;
 
@@ -16,9 +17,10 @@ use std::time::Duration;
 use msp_client::blocking::{Client, Session};
 use msp_client::{Answer, Error, Event, SettledBy, TurnOutcome};
 use msp_rpc::{new_command_id, Command, HostCommand};
+use msp_session::Input;
 use msp_types::protocol::methods;
 use msp_types::rpc::Request;
-use msp_types::{InitializeParams, UserInputAnswer};
+use msp_types::{Frame, InitializeParams, Message, Sender, UserInputAnswer};
 use serde_json::Value;
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(20));
@@ -80,6 +82,7 @@ fn every_shared_scenario_plays_to_the_end_through_the_session_api() {
         r#"userInput/settled "interrupted" by this client"#,
         r#"approval/resolved "approvedForSession""#,
         r#"approval/resolved "abort""#,
+        "a request in wire order among its session's events",
     ] {
         assert!(ends.contains_key(end), "{end} checked: {ends:?}");
     }
@@ -113,6 +116,8 @@ struct Player {
     /// Recorded `commandId` -> the one minted for it, so that a recorded replay is one.
     command_ids: HashMap<String, String>,
     calls: usize,
+    /// Each session's events taken so far, in order.
+    taken: HashMap<String, Vec<Event>>,
 }
 
 /// Plays `scenario`: the session calls made, and the ends checked (see
@@ -136,6 +141,7 @@ fn play(scenario: &Path) -> Result<(usize, Vec<String>), String> {
         sessions: HashMap::new(),
         command_ids: HashMap::new(),
         calls: 0,
+        taken: HashMap::new(),
     };
     for r in recorded.iter().filter(|r| r.client) {
         let Some(method) = r.frame["method"].as_str() else {
@@ -149,7 +155,8 @@ fn play(scenario: &Path) -> Result<(usize, Vec<String>), String> {
             .map_err(|e| format!("{method}: {e}"))?;
     }
     player.wait_for_the_last_event(&recorded)?;
-    let ends = player.check_ends(&recorded)?;
+    let mut ends = player.check_wire_order(&recorded)?;
+    ends.extend(player.check_ends(&recorded)?);
     let calls = player.calls;
     drop(player.sessions);
     let exit = player.client.close().ok_or("no exit")?;
@@ -322,8 +329,9 @@ impl Player {
         Ok(())
     }
 
-    /// Waits until the last recorded view event of an opened session reached it.
-    fn wait_for_the_last_event(&self, recorded: &[Recorded]) -> Result<(), String> {
+    /// Waits until the last recorded view event of an opened session reached it; the events
+    /// taken on the way are kept for [`Player::check_wire_order`].
+    fn wait_for_the_last_event(&mut self, recorded: &[Recorded]) -> Result<(), String> {
         let last = recorded.iter().rev().find_map(|r| {
             let params = &r.frame["params"];
             let session = self.sessions.get(params["sessionId"].as_str()?)?;
@@ -333,8 +341,16 @@ impl Player {
         let Some((session, cursor)) = last else {
             return Ok(());
         };
+        let session_id = session.id().to_owned();
         loop {
-            match session.next_event_timeout(WAIT.unwrap()) {
+            let event = session.next_event_timeout(WAIT.unwrap());
+            if let Ok(Some(event)) = &event {
+                self.taken
+                    .entry(session_id.clone())
+                    .or_default()
+                    .push(event.clone());
+            }
+            match event {
                 Ok(Some(Event::Folded { input, .. })) if input.view_cursor() == Some(cursor) => {
                     return Ok(())
                 }
@@ -347,6 +363,51 @@ impl Player {
 }
 
 impl Player {
+    /// Each session's events (those the wait for the last one took, then every one routed
+    /// by now) are the host's frames that name it, requests and notifications alike, in the
+    /// order the recording has them: all of them up to the last one routed (a page's
+    /// outcomes come as one `Refilled` event, between the frames around it). A check noted
+    /// for each request found there.
+    fn check_wire_order(&mut self, recorded: &[Recorded]) -> Result<Vec<String>, String> {
+        let mut checked = Vec::new();
+        for (id, session) in &self.sessions {
+            let taken = self.taken.entry(id.clone()).or_default();
+            while let Ok(Some(event)) = session.next_event_timeout(Duration::ZERO) {
+                taken.push(event);
+            }
+            let mut wire = recorded
+                .iter()
+                .filter(|r| !r.client && names(&r.frame) == Some(id.as_str()));
+            for (n, event) in taken.iter().enumerate() {
+                let input = match event {
+                    Event::Folded { input, .. } => input,
+                    Event::Refilled { .. } => continue,
+                    other => return Err(format!("session {id}: event {n} is {other:?}")),
+                };
+                let Some(frame) = wire.next().map(|r| &r.frame) else {
+                    return Err(format!("session {id}: event {n} was never sent"));
+                };
+                let same = input.method() == frame["method"].as_str()
+                    && input
+                        .view_cursor()
+                        .map_or(true, |cursor| frame["params"]["viewCursor"] == cursor);
+                if !same {
+                    return Err(format!(
+                        "session {id}: event {n} is {:?} at {:?}, the wire's is {} at {}",
+                        input.method(),
+                        input.view_cursor(),
+                        frame["method"],
+                        frame["params"]["viewCursor"]
+                    ));
+                }
+                if matches!(**input, Input::Request(_)) {
+                    checked.push("a request in wire order among its session's events".to_owned());
+                }
+            }
+        }
+        Ok(checked)
+    }
+
     /// Each turn, prompt and approval the recording ends in an opened session ends the same
     /// through the session API: a turn's outcome and terminal, a prompt's outcome and who
     /// settled it (this client when the recorded `decidedByCommandId` is a command the
@@ -448,6 +509,26 @@ impl Player {
         }
         Ok(checked)
     }
+}
+
+/// The session a host frame is routed to, as the client reads it: a request or a
+/// notification of a known method that names one (a frame that does not decode, by its
+/// `params.sessionId`).
+fn names(frame: &Value) -> Option<&str> {
+    frame["method"].as_str()?;
+    let parsed = Frame::parse(Sender::Server, &frame.to_string());
+    let named = match parsed.map(|frame| frame.message) {
+        Ok(Message::Notification(n)) => Input::Notification(n).session_id().map(drop),
+        Ok(Message::ServerRequest { request, .. }) => {
+            Input::Request(request).session_id().map(drop)
+        }
+        _ => Some(()),
+    };
+    named.and(
+        frame["params"]["sessionId"]
+            .as_str()
+            .or(frame["params"]["session"]["sessionId"].as_str()),
+    )
 }
 
 /// `value` as the wire has it.

@@ -556,6 +556,9 @@ fn a_command_is_sent_again_only_on_a_retryable_error_and_a_differing_replay_is_a
     assert!(sends.try_recv().is_err(), "the unqueue was sent once");
 }
 
+/// The question of `userinput-answer-round-trip`.
+const QUESTION: &str = "0198f0ae-1111-7000-8000-0000000000f1";
+
 /// `userinput-answer-round-trip` with its answer replaced: `edit` changes the answer's
 /// frame, or returns `false` to remove it with its acknowledgement (another client or the
 /// host settles); `settle` sets the settlement's params.
@@ -652,8 +655,9 @@ fn a_settlement_names_how_and_who_clarified_here_answered_elsewhere_timed_out() 
     ] {
         let client = support::spawn(dir.path(), &allow);
         let (session, _) = resume_with_items(&client);
-        let prompt = session.next_prompt(WAIT).expect("the question");
-        let settled = session.settled(prompt.id(), WAIT).expect("settled");
+        // Settled right after it was asked: the question may be over before the program
+        // looks for it (its events come in wire order), so it is named.
+        let settled = session.settled(QUESTION, WAIT).expect("settled");
         assert_eq!((settled.params.outcome, settled.by), (outcome, by));
         drop(session);
         assert_eq!(client.close().and_then(|e| e.code), Some(0));
@@ -1810,4 +1814,49 @@ fn a_session_opened_twice_stays_open_until_its_last_handle_is_gone() {
     drop(second);
     drop(client);
     host.join().unwrap();
+}
+
+/// A host request comes among its session's notifications where the wire has it, though
+/// msp-rpc's handler takes it (and replies its receipt) as soon as it is read, before anyone
+/// takes the notifications read with it.
+#[test]
+fn a_host_request_reaches_its_sessions_events_in_wire_order() {
+    use std::io::{BufRead, BufReader, Write};
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    // Shakes hands, then writes the three frames in one write; the client's lines after.
+    let host = std::thread::spawn(move || {
+        let mut lines = BufReader::new(host_reader).lines();
+        let frame: serde_json::Value =
+            serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        let response = serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": support::initialize_result()});
+        host_writer
+            .write_all(format!("{response}\n{}", support::item_question_item()).as_bytes())
+            .unwrap();
+        lines
+            .map(|line| serde_json::from_str::<serde_json::Value>(&line.unwrap()).unwrap())
+            .collect::<Vec<_>>()
+    });
+    let client = Client::over(client_reader, client_writer, support::options()).expect("handshake");
+    let session = client.open_session("s");
+    let events: Vec<Event> = (0..3)
+        .map(|_| {
+            session
+                .next_event_timeout(Duration::from_secs(10))
+                .unwrap()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        support::folded_methods(&events),
+        ["item/started", "userInput/request", "item/started"]
+    );
+    assert_eq!(session.read(|fold| fold.pending_prompts().len()), 1);
+    drop(session);
+    drop(client);
+    let sent = host.join().unwrap();
+    assert!(
+        sent.contains(&serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}})),
+        "the receipt: {sent:?}"
+    );
 }

@@ -715,3 +715,47 @@ async fn a_handler_still_waiting_when_the_host_resolves_its_stage_is_dropped() {
     );
     assert!(closed.is_ok(), "{closed:?}");
 }
+
+/// As the blocking test: a host request comes among its session's notifications where the
+/// wire has it, though the handler replies its receipt as soon as it is read.
+#[tokio::test]
+async fn a_host_request_reaches_its_sessions_events_in_wire_order() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (client_side, host_side) = tokio::io::duplex(1 << 16);
+    let (client_reader, client_writer) = tokio::io::split(client_side);
+    let (host_reader, mut host_writer) = tokio::io::split(host_side);
+    let host = tokio::spawn(async move {
+        let mut lines = BufReader::new(host_reader).lines();
+        let frame: serde_json::Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        let response = serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": support::initialize_result()});
+        let batch = format!("{response}\n{}", support::item_question_item());
+        host_writer.write_all(batch.as_bytes()).await.unwrap();
+        let mut sent = Vec::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            sent.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+        }
+        sent
+    });
+    let client = Client::over(client_reader, client_writer, support::options())
+        .await
+        .expect("handshake");
+    let session = client.open_session("s");
+    let mut events = Vec::new();
+    for _ in 0..3 {
+        let event = session.next_event_timeout(Duration::from_secs(10)).await;
+        events.push(event.unwrap().unwrap());
+    }
+    assert_eq!(
+        support::folded_methods(&events),
+        ["item/started", "userInput/request", "item/started"]
+    );
+    assert_eq!(session.read(|fold| fold.pending_prompts().len()), 1);
+    drop(session);
+    client.close().await;
+    let sent = host.await.unwrap();
+    assert!(
+        sent.contains(&serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}})),
+        "the receipt: {sent:?}"
+    );
+}

@@ -155,6 +155,7 @@ impl<R: Role> Connection<R> {
             shared: Shared::new(
                 handler.as_ref().is_some_and(|h| h.typed.is_some()),
                 handler.as_ref().is_some_and(|h| h.bad.is_some()),
+                settings.inbound_requests,
                 settings.tracer.clone(),
             ),
             stream: Mutex::new(Some(BufWriter::new(Box::new(writer)))),
@@ -239,7 +240,8 @@ impl<R: Role> Connection<R> {
         Ok(())
     }
 
-    /// The notifications and undecodable frames, in wire order, blocking for each; the
+    /// The notifications and undecodable frames (and the peer's requests, with
+    /// [`Options::inbound_requests`]), in wire order, blocking for each; the
     /// iterator ends when the connection closes. Everything read before a response is queued
     /// before that response is delivered.
     pub fn notifications(&self) -> Notifications<'_, R> {
@@ -248,7 +250,7 @@ impl<R: Role> Connection<R> {
 
     /// The next notification or undecodable frame, waiting up to `timeout`; `None` when
     /// nothing came in time or the connection closed.
-    pub fn next_timeout(&self, timeout: Duration) -> Option<Inbound> {
+    pub fn next_timeout(&self, timeout: Duration) -> Option<Inbound<R>> {
         let shared = &self.inner.io.shared;
         wait(Some(Instant::now() + timeout), |cx| shared.poll_inbound(cx)).flatten()
     }
@@ -257,7 +259,7 @@ impl<R: Role> Connection<R> {
     /// thread); `Ready(None)` once the connection closed and every frame was taken. When
     /// none is ready, `cx`'s waker is woken once one may be: for a thread that waits on more
     /// than this connection (as `msp-client`'s session handles do), and parks itself.
-    pub fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+    pub fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Inbound<R>>> {
         self.inner.io.shared.poll_inbound(cx)
     }
 
@@ -424,9 +426,9 @@ impl<R: Role, M: Request> Drop for Call<R, M> {
 pub struct Notifications<'a, R: Role = Client>(&'a Shared<R>);
 
 impl<R: Role> Iterator for Notifications<'_, R> {
-    type Item = Inbound;
+    type Item = Inbound<R>;
 
-    fn next(&mut self) -> Option<Inbound> {
+    fn next(&mut self) -> Option<Inbound<R>> {
         wait(None, |cx| self.0.poll_inbound(cx)).flatten()
     }
 }

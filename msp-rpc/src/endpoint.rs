@@ -67,7 +67,7 @@ pub trait Role: private::Sealed + Sized + Send + 'static {
     /// The side that writes what this endpoint reads.
     const PEER: Sender;
     /// The requests the peer sends, typed by the peer's table.
-    type PeerRequest: fmt::Debug + Send + 'static;
+    type PeerRequest: Clone + fmt::Debug + Send + 'static;
     #[doc(hidden)]
     // The message moves back out as it came; boxing it would cost every frame an allocation.
     #[allow(clippy::result_large_err)]

@@ -11,13 +11,12 @@ use msp_types::rpc::{Id, Request};
 use msp_types::ProtocolNotification;
 use serde_json::{Map, Value};
 
-use crate::endpoint::{BadFrame, Reply, Role};
+use crate::endpoint::{BadFrame, Client, Reply, Role};
 use crate::framing::DEFAULT_MAX_FRAME_BYTES;
 use crate::handshake::FingerprintPolicy;
 
 /// What a connection delivers besides responses, in wire order.
-#[derive(Debug)]
-pub enum Inbound {
+pub enum Inbound<R: Role = Client> {
     /// A notification; a method in no table arrives as its `Unknown` arm.
     Notification {
         /// The notification, typed.
@@ -26,8 +25,39 @@ pub enum Inbound {
         extra: Map<String, Value>,
     },
     /// A line that did not decode, or a response nobody asked for; the connection goes on.
-    /// Boxed: rare, and larger than a notification, it would make every frame larger to move.
+    /// With [`Options::inbound_requests`], also a request of the peer whose params do not
+    /// decode. Boxed: rare, and larger than a notification, it would make every frame larger
+    /// to move.
     Undecodable(Box<BadFrame>),
+    /// A request of the peer, where it came among the notifications (with
+    /// [`Options::inbound_requests`]): a copy of what the handler is given to answer.
+    Request {
+        /// Its id, as the handler's reply names it.
+        id: Id,
+        /// The request, typed. Boxed, as [`Inbound::Undecodable`] is.
+        request: Box<R::PeerRequest>,
+    },
+}
+
+impl<R: Role> fmt::Debug for Inbound<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Inbound::Notification {
+                notification,
+                extra,
+            } => f
+                .debug_struct("Notification")
+                .field("notification", notification)
+                .field("extra", extra)
+                .finish(),
+            Inbound::Undecodable(bad) => f.debug_tuple("Undecodable").field(bad).finish(),
+            Inbound::Request { id, request } => f
+                .debug_struct("Request")
+                .field("id", id)
+                .field("request", request)
+                .finish(),
+        }
+    }
 }
 
 /// The one handler for the peer's requests: it answers each with a [`Reply`]. It runs on its
@@ -113,6 +143,7 @@ pub struct Options<R: Role> {
     pub(crate) max_frame_bytes: usize,
     pub(crate) close_grace: Duration,
     pub(crate) fingerprint: FingerprintPolicy,
+    pub(crate) inbound_requests: bool,
 }
 
 impl<R: Role> Default for Options<R> {
@@ -132,6 +163,7 @@ impl<R: Role> fmt::Debug for Options<R> {
             .field("max_frame_bytes", &self.max_frame_bytes)
             .field("close_grace", &self.close_grace)
             .field("fingerprint", &self.fingerprint)
+            .field("inbound_requests", &self.inbound_requests)
             .finish()
     }
 }
@@ -158,6 +190,7 @@ impl<R: Role> Options<R> {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             close_grace: Duration::from_secs(30),
             fingerprint: FingerprintPolicy::Warn,
+            inbound_requests: false,
         }
     }
 
@@ -179,6 +212,16 @@ impl<R: Role> Options<R> {
         handler: impl FnMut(&Id, &BadFrame) -> Reply + Send + 'static,
     ) -> Self {
         self.bad_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Whether each request of the peer that the handlers take is also delivered among the
+    /// notifications, where it came ([`Inbound::Request`], or [`Inbound::Undecodable`] when
+    /// its params do not decode): for a program that follows what the peer said in wire
+    /// order (a fold), while the handler answers at once whether or not anyone takes the
+    /// notifications. Off unless set.
+    pub fn inbound_requests(mut self, on: bool) -> Self {
+        self.inbound_requests = on;
         self
     }
 
@@ -233,6 +276,7 @@ pub(crate) struct Settings {
     pub(crate) timeouts: BTreeMap<&'static str, Duration>,
     pub(crate) close_grace: Duration,
     pub(crate) fingerprint: FingerprintPolicy,
+    pub(crate) inbound_requests: bool,
 }
 
 impl Settings {
@@ -250,6 +294,7 @@ impl<R: Role> Options<R> {
             timeouts: self.timeouts,
             close_grace: self.close_grace,
             fingerprint: self.fingerprint,
+            inbound_requests: self.inbound_requests,
         };
         let handlers = match (self.handler, self.bad_handler) {
             (None, None) => None,

@@ -116,8 +116,9 @@ enum Undecoded {
 /// What the endpoint handed out and nobody took yet, and who waits for what.
 pub(crate) struct State<R: Role> {
     endpoint: Endpoint<R>,
-    /// Notifications and undecodable frames, in wire order (before `lines`).
-    inbound: VecDeque<Inbound>,
+    /// Notifications and undecodable frames (and, with `inbound_requests`, copies of the
+    /// peer's requests), in wire order (before `lines`).
+    inbound: VecDeque<Inbound<R>>,
     /// Reads handed to consumers undecoded, in wire order (see "Who decodes").
     lines: VecDeque<Handed>,
     /// Bytes of `lines`.
@@ -132,6 +133,9 @@ pub(crate) struct State<R: Role> {
     requests: VecDeque<(Id, Asked<R>)>,
     /// Whether the handler takes requests (false without one, and once closing).
     handling: bool,
+    /// Whether each request for the handler is also delivered among `inbound`
+    /// ([`Options::inbound_requests`](crate::Options::inbound_requests)).
+    inbound_requests: bool,
     /// Whether the handler answered everything it took and stopped.
     handled_all: bool,
     /// Whether the reader still reads.
@@ -277,10 +281,21 @@ impl<R: Role> State<R> {
                 }
                 Event::Request { id, request } => {
                     requests = true;
+                    if self.inbound_requests {
+                        inbound = true;
+                        self.inbound.push_back(Inbound::Request {
+                            id: id.clone(),
+                            request: Box::new(request.clone()),
+                        });
+                    }
                     self.requests.push_back((id, Asked::Request(request)));
                 }
                 Event::BadRequest { id, frame } => {
                     requests = true;
+                    if self.inbound_requests {
+                        inbound = true;
+                        self.inbound.push_back(Inbound::Undecodable(frame.clone()));
+                    }
                     self.requests.push_back((id, Asked::Bad(frame)));
                 }
                 // The endpoint keeps responses for their callers: never an event here.
@@ -366,8 +381,14 @@ impl<R: Role> State<R> {
 
 impl<R: Role> Shared<R> {
     /// The state of a connection whose program answers the peer's requests (`handled`) or
-    /// not, and those whose params do not decode (`bad_handled`) or not.
-    pub(crate) fn new(handled: bool, bad_handled: bool, tracer: Option<Tracer>) -> Self {
+    /// not, and those whose params do not decode (`bad_handled`) or not, and delivers a copy
+    /// of each among the notifications (`inbound_requests`) or not.
+    pub(crate) fn new(
+        handled: bool,
+        bad_handled: bool,
+        inbound_requests: bool,
+        tracer: Option<Tracer>,
+    ) -> Self {
         let mut endpoint = Endpoint::new();
         endpoint.set_responses(Responses::Kept);
         endpoint.handle_requests(match handled {
@@ -386,6 +407,7 @@ impl<R: Role> Shared<R> {
             watching: false,
             requests: VecDeque::new(),
             handling: handled,
+            inbound_requests,
             handled_all: !handled,
             reading: true,
             output_open: true,
@@ -470,7 +492,7 @@ impl<R: Role> Shared<R> {
 
     /// The oldest notification or undecodable frame, decoding its line here when it is one;
     /// `Ready(None)` once the connection closed and every frame was taken.
-    pub(crate) fn poll_inbound(&self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+    pub(crate) fn poll_inbound(&self, cx: &mut Context<'_>) -> Poll<Option<Inbound<R>>> {
         let mut state = self.lock();
         loop {
             if let Some(inbound) = state.inbound.pop_front() {

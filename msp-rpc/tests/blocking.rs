@@ -315,6 +315,53 @@ fn undecodable_frames_arrive_as_events_and_the_connection_goes_on() {
 }
 
 #[test]
+fn with_inbound_requests_each_request_comes_among_the_notifications_where_it_was_read() {
+    let options = Options::new()
+        .inbound_requests(true)
+        .on_request(|_, _| Reply::ok(&RequestReceipt::new()))
+        .on_bad_request(|_, frame| Reply::invalid_params(&frame.problem));
+    let (conn, mut host) = connect(options);
+    let notices = numbered_notices(2);
+    let mut notices = notices.lines();
+    let bad_request = SEED_REQUEST
+        .replace(r#""toolName":"request_user_input","#, "")
+        .replace(r#""id":18"#, r#""id":19"#);
+    host.send(notices.next().unwrap());
+    host.send(SEED_REQUEST);
+    host.send(&bad_request);
+    host.send(notices.next().unwrap());
+    // Each request is answered by the handlers, whether or not anyone takes the frames.
+    let replies: Vec<_> = (0..2).map(|_| host.recv().unwrap()).collect();
+    assert_eq!(
+        replies[0],
+        json!({"jsonrpc": "2.0", "id": 18, "result": {}})
+    );
+    assert_eq!(
+        (
+            replies[1]["id"].clone(),
+            replies[1]["error"]["code"].clone()
+        ),
+        (json!(19), json!(-32602))
+    );
+    assert_eq!(notice_number(&next(&conn)), 0);
+    match next(&conn) {
+        Inbound::Request { id, request } => {
+            assert_eq!(id.to_string(), "18");
+            let ServerRequest::UserInputRequest(params) = *request else {
+                panic!("{request:?}")
+            };
+            assert_eq!(params.questions[0].id, "db_choice");
+        }
+        other => panic!("not the request: {other:?}"),
+    }
+    match next(&conn) {
+        Inbound::Undecodable(frame) => assert_eq!(frame.line, bad_request),
+        other => panic!("not the bad request: {other:?}"),
+    }
+    assert_eq!(notice_number(&next(&conn)), 1);
+}
+
+#[test]
 fn notifications_read_before_a_response_are_queued_before_it_returns() {
     let (conn, mut host) = connect(Options::new());
     let (call, frame) = start_model_list(&conn, &mut host);

@@ -1,9 +1,9 @@
 //! The core's synchronization under every interleaving of small scenarios (loom). Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p msp-client --lib --release loom`.
 //!
-//! Threads play the pump (routing notifications, ending the connection), the request handler
-//! (routing a host request) and a handle (waiting on an event or a turn's end, as the
-//! drivers do: polling a core step with a waker). A lost wake-up shows as a deadlock, a lost
+//! Threads play the pump (routing what the connection delivered, the host's requests among
+//! its notifications, and ending the connection), an opener and a handle (waiting on an event
+//! or a turn's end, as the drivers do: polling a core step with a waker). A lost wake-up shows as a deadlock, a lost
 //! or doubled event as a failed assertion.
 
 use std::future::poll_fn;
@@ -119,39 +119,6 @@ fn loom_an_event_routed_while_a_handle_waits_reaches_it() {
 }
 
 #[test]
-fn loom_the_pump_and_the_handler_route_at_once_and_both_events_arrive_once() {
-    model(|| {
-        let core = core();
-        let pump = {
-            let core = core.clone();
-            spawn(move || {
-                let _ = core.route_all([started(1)].into_iter());
-            })
-        };
-        let handler = {
-            let core = core.clone();
-            spawn(move || {
-                let _ = core.route(question());
-            })
-        };
-        let mut methods = Vec::new();
-        for _ in 0..2 {
-            match next_event(&core) {
-                Some(Event::Folded { input, .. }) => {
-                    methods.push(input.method().unwrap().to_owned())
-                }
-                other => panic!("{other:?}"),
-            }
-        }
-        methods.sort();
-        assert_eq!(methods, ["item/started", "userInput/request"]);
-        pump.join().unwrap();
-        handler.join().unwrap();
-        core.read(SESSION, |fold| assert_eq!(fold.pending_prompts().len(), 1));
-    });
-}
-
-#[test]
 fn loom_a_turn_waited_on_ends_by_its_event_or_by_the_close() {
     model(|| {
         let core = core();
@@ -263,8 +230,12 @@ impl FakeSource {
     /// A connection, and a reader thread that hands it item `n` for each of `items`, then
     /// its end.
     fn reading(items: &[usize]) -> (Arc<FakeSource>, thread::JoinHandle<()>) {
+        FakeSource::delivering(items.iter().map(|&n| started(n)).collect())
+    }
+
+    /// A connection, and a reader thread that hands it `inputs`, then its end.
+    fn delivering(inputs: Vec<Input>) -> (Arc<FakeSource>, thread::JoinHandle<()>) {
         let source = Arc::new(FakeSource::default());
-        let inputs: Vec<Input> = items.iter().map(|&n| started(n)).collect();
         let reader = {
             let source = source.clone();
             spawn(move || {
@@ -376,25 +347,31 @@ fn wait_event(core: &Core, source: &FakeSource) -> Option<Event> {
 }
 
 #[test]
-fn loom_a_request_routed_while_a_waiting_handle_holds_the_role_reaches_it() {
+fn loom_a_request_among_the_frames_reaches_the_events_in_wire_order_whoever_routes_it() {
     model(|| {
         let core = core();
-        // A connection that says nothing: only the handler's request can end the wait.
-        let source = Arc::new(FakeSource::default());
-        let handler = {
-            let core = core.clone();
-            spawn(move || {
-                let _ = core.route(question());
-            })
+        let (source, reader) = FakeSource::delivering(vec![started(1), question(), started(2)]);
+        let pump = {
+            let (core, source) = (core.clone(), source.clone());
+            spawn(move || run_pump(&core, &source))
         };
-        assert!(matches!(
-            wait_event(&core, &source),
-            Some(Event::Folded {
-                outcome: msp_session::Outcome::Prompt { .. },
-                ..
-            })
-        ));
-        handler.join().unwrap();
+        let handle = spawn(move || {
+            let mut methods = Vec::new();
+            while let Some(event) = wait_event(&core, &source) {
+                match event {
+                    Event::Folded { input, .. } => methods.push(input.method().unwrap().to_owned()),
+                    other => panic!("{other:?}"),
+                }
+            }
+            assert_eq!(
+                methods,
+                ["item/started", "userInput/request", "item/started"]
+            );
+            core.read(SESSION, |fold| assert_eq!(fold.pending_prompts().len(), 1));
+        });
+        handle.join().unwrap();
+        reader.join().unwrap();
+        pump.join().unwrap();
     });
 }
 

@@ -371,3 +371,31 @@ fn resolve_by_host(frames: &mut Vec<(bool, serde_json::Value)>, error: Option<se
     params["resolvedBy"] = "timeout".into();
     params["policyResult"] = "deny".into();
 }
+
+/// The `initialize` result a host double replies.
+pub fn initialize_result() -> serde_json::Value {
+    serde_json::json!({"schema": {"version": 1, "fingerprint": "sha256:x"}, "serverInfo": {"name": "double", "version": "0"}, "userAgent": "double", "museHome": "/h", "platformFamily": "unix", "platformOs": "linux"})
+}
+
+/// Three frames of session `s` written at once: an item started, a question (a host request,
+/// id 7) and another item started.
+pub fn item_question_item() -> String {
+    let item = |n: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"s","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
+        )
+    };
+    let question = r#"{"jsonrpc":"2.0","id":7,"method":"userInput/request","params":{"sessionId":"s","userInputId":"q","turnId":"t","itemId":"i1","toolCallId":"c","toolName":"request_user_input","viewCursor":"v:2","questions":[]}}"#;
+    format!("{}\n{question}\n{}\n", item(1), item(3))
+}
+
+/// The methods of the `Folded` events among `events`, in order.
+pub fn folded_methods(events: &[msp_client::Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            msp_client::Event::Folded { input, .. } => input.method().map(str::to_owned),
+            _ => None,
+        })
+        .collect()
+}

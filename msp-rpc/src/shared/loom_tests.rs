@@ -84,7 +84,7 @@ fn finish(shared: &Shared<Client>, id: &msp_types::rpc::Id) -> Result<(), RpcErr
 #[test]
 fn loom_a_consumer_waiting_gets_every_notification_in_order() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(false, false, None));
+        let shared = Arc::new(Shared::<Client>::new(false, false, false, None));
         let reader = thread::spawn({
             let shared = shared.clone();
             move || {
@@ -103,7 +103,7 @@ fn loom_a_consumer_waiting_gets_every_notification_in_order() {
 #[test]
 fn loom_two_callers_get_their_own_responses_answered_in_either_order() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(false, false, None));
+        let shared = Arc::new(Shared::<Client>::new(false, false, false, None));
         let first = start(&shared);
         let second = start(&shared);
         let callers: Vec<_> = [first, second]
@@ -126,7 +126,7 @@ fn loom_two_callers_get_their_own_responses_answered_in_either_order() {
 #[test]
 fn loom_a_response_and_notifications_read_together_each_reach_their_taker() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(false, false, None));
+        let shared = Arc::new(Shared::<Client>::new(false, false, false, None));
         let id = start(&shared);
         let caller = thread::spawn({
             let shared = shared.clone();
@@ -148,7 +148,7 @@ fn loom_a_response_and_notifications_read_together_each_reach_their_taker() {
 #[test]
 fn loom_a_consumer_that_stops_halfway_holds_up_no_response() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(false, false, None));
+        let shared = Arc::new(Shared::<Client>::new(false, false, false, None));
         let id = start(&shared);
         let caller = thread::spawn({
             let shared = shared.clone();
@@ -175,7 +175,7 @@ fn loom_a_consumer_that_stops_halfway_holds_up_no_response() {
 #[test]
 fn loom_lines_read_before_a_close_are_delivered_in_order() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(false, false, None));
+        let shared = Arc::new(Shared::<Client>::new(false, false, false, None));
         let consumer = thread::spawn({
             let shared = shared.clone();
             move || {
@@ -195,7 +195,7 @@ fn loom_lines_read_before_a_close_are_delivered_in_order() {
 #[test]
 fn loom_a_close_ends_every_wait() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(true, false, None));
+        let shared = Arc::new(Shared::<Client>::new(true, false, false, None));
         let id = start(&shared);
         let caller = thread::spawn({
             let shared = shared.clone();
@@ -220,7 +220,7 @@ fn loom_a_close_ends_every_wait() {
 #[test]
 fn loom_a_timeout_decided_by_another_thread_wakes_the_caller() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(false, false, None));
+        let shared = Arc::new(Shared::<Client>::new(false, false, false, None));
         let deadline = Instant::now() + Duration::from_millis(10);
         let id = shared
             .request::<methods::ModelList>(&ModelListParams::new(), deadline)
@@ -242,7 +242,7 @@ fn loom_a_timeout_decided_by_another_thread_wakes_the_caller() {
 #[test]
 fn loom_a_call_dropped_while_its_response_arrives_leaves_nothing_behind() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(false, false, None));
+        let shared = Arc::new(Shared::<Client>::new(false, false, false, None));
         let id = start(&shared);
         let reader = thread::spawn({
             let shared = shared.clone();
@@ -264,7 +264,7 @@ fn loom_a_call_dropped_while_its_response_arrives_leaves_nothing_behind() {
 #[test]
 fn loom_the_handler_gets_each_request_once_and_its_reply_is_queued() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(true, false, None));
+        let shared = Arc::new(Shared::<Client>::new(true, false, false, None));
         let request = |id: i64| {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"future/ask","params":{{}}}}"#)
         };
@@ -298,9 +298,47 @@ fn loom_the_handler_gets_each_request_once_and_its_reply_is_queued() {
 }
 
 #[test]
+fn loom_a_request_copied_among_the_notifications_comes_where_it_was_read_and_is_answered() {
+    model(|| {
+        let shared = Arc::new(Shared::<Client>::new(true, false, true, None));
+        let request = r#"{"jsonrpc":"2.0","id":7,"method":"future/ask","params":{}}"#;
+        let reader = thread::spawn({
+            let shared = shared.clone();
+            move || {
+                read(&shared, &[notice(0)]);
+                read(&shared, &[request.into(), notice(1)]);
+            }
+        });
+        let handler = thread::spawn({
+            let shared = shared.clone();
+            move || {
+                let (id, _) = wait(None, |cx| shared.poll_request(cx)).unwrap().unwrap();
+                shared.respond(&id, Reply::ok(&serde_json::json!({})));
+                id
+            }
+        });
+        // Whoever decodes the request's line (the reader, or this consumer), its copy sits
+        // between the notifications read around it.
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            got.push(
+                match wait(None, |cx| shared.poll_inbound(cx)).unwrap().unwrap() {
+                    Inbound::Request { id, .. } => format!("request {id}"),
+                    other => format!("notice {}", number(other)),
+                },
+            );
+        }
+        assert_eq!(got, ["notice 0", "request 7", "notice 1"]);
+        reader.join().unwrap();
+        assert_eq!(handler.join().unwrap().to_string(), "7");
+        assert_eq!(shared.lock().endpoint.owed_replies(), 0);
+    });
+}
+
+#[test]
 fn loom_lines_queued_by_callers_and_the_reader_are_written_once_in_order() {
     model(|| {
-        let shared = Arc::new(Shared::<Client>::new(false, false, None));
+        let shared = Arc::new(Shared::<Client>::new(false, false, false, None));
         let written = Arc::new(loom::sync::Mutex::new(Vec::<String>::new()));
         let writer = thread::spawn({
             let (shared, written) = (shared.clone(), written.clone());

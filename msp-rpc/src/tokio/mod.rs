@@ -181,6 +181,7 @@ impl<R: Role> Connection<R> {
             shared: Shared::new(
                 handler.as_ref().is_some_and(|h| h.typed.is_some()),
                 handler.as_ref().is_some_and(|h| h.bad.is_some()),
+                settings.inbound_requests,
                 settings.tracer.clone(),
             ),
             stream: Mutex::new(Stream::new(writer)),
@@ -289,7 +290,8 @@ impl<R: Role> Connection<R> {
         Ok(())
     }
 
-    /// The notifications and undecodable frames as a `Stream`, in wire order; it ends when the
+    /// The notifications and undecodable frames (and the peer's requests, with
+    /// [`Options::inbound_requests`]) as a `Stream`, in wire order; it ends when the
     /// connection closes. One consumer at a time: a second call waits for the first to drop.
     pub async fn notifications(&self) -> Notifications<'_, R> {
         let turn = self.inner.turn.lock().await;
@@ -300,7 +302,7 @@ impl<R: Role> Connection<R> {
     }
 
     /// The next notification or undecodable frame; `None` once the connection closed.
-    pub async fn recv(&self) -> Option<Inbound> {
+    pub async fn recv(&self) -> Option<Inbound<R>> {
         self.notifications().await.next().await
     }
 
@@ -445,15 +447,15 @@ pub struct Notifications<'a, R: Role = Client> {
 
 impl<R: Role> Notifications<'_, R> {
     /// The next one; `None` once the connection closed.
-    pub async fn next(&mut self) -> Option<Inbound> {
+    pub async fn next(&mut self) -> Option<Inbound<R>> {
         poll_fn(|cx| self.shared.poll_inbound(cx)).await
     }
 }
 
 impl<R: Role> futures_core::Stream for Notifications<'_, R> {
-    type Item = Inbound;
+    type Item = Inbound<R>;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Inbound<R>>> {
         self.shared.poll_inbound(cx)
     }
 }
