@@ -3,8 +3,9 @@
 //! Threads: msp-rpc's reader, writer and request handler (which replies the receipt of the
 //! host's requests), and one pump. Every other call runs on the caller's thread and waits
 //! parked. A handle that waits routes the frames (notifications, and requests where they
-//! came among them) to their session's fold itself, and pages a gap's refill, one holder at a time; the pump does it
-//! while no handle has for a moment (the crate's `pump.rs` says who, and why).
+//! came among them) to their session's fold itself, and pages a gap's refill, one holder at
+//! a time; the pump does it while no handle has for a moment (the crate's `pump.rs` says
+//! who, and why).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -104,7 +105,9 @@ impl Client {
             .expect("the client shook hands")
     }
 
-    /// The connection, for what the session API does not cover.
+    /// The connection, for what the session API does not cover. Its requests are the
+    /// client's own; a frame taken from it (`notifications`, `next_timeout`) is taken from
+    /// the sessions, which then never see it (the host's requests among them).
     pub fn connection(&self) -> &Connection {
         &self.link.connection
     }

@@ -551,8 +551,9 @@ impl Core {
         }
     }
 
-    /// The connection closed: every session's items in progress end unknown when the host
-    /// was ephemeral, and every wait ends.
+    /// The connection closed: inputs held for a refill (whose pages can no longer come) are
+    /// folded as live ones, every session's items in progress end unknown when the host was
+    /// ephemeral, and every wait ends.
     pub(crate) fn end(&self, reason: CloseReason, durable: bool) {
         let mut state = self.lock();
         let state = &mut *state;
@@ -560,8 +561,10 @@ impl Core {
             return;
         }
         for (_, slot) in state.slots.open.iter_mut() {
+            for input in slot.held.take().unwrap_or_default() {
+                slot.fold_in(input);
+            }
             slot.fold.host_died(durable);
-            slot.held = None;
             state.woken.append(&mut slot.waiting);
         }
         state.ended = Some(Ended { reason, durable });
@@ -1097,6 +1100,45 @@ mod tests {
             "no refill reported"
         );
         assert_eq!(events.len(), 1);
+    }
+
+    /// Inputs held for a refill still paging when the connection ends are folded then, not
+    /// lost with the refill (a request's copy among them, a prompt the program is to see).
+    #[test]
+    fn what_a_refill_held_is_folded_when_the_connection_ends() {
+        let core = Core::new(FoldRules::default(), 8);
+        let place = core.open("s", |_| ()).place;
+        let _ = core.route(started(1));
+        let line = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#;
+        let Message::Notification(gap) = Frame::parse(Sender::Server, line).unwrap().message else {
+            panic!("a notification");
+        };
+        let Routed::Refill(refilling) = core.route(Input::Notification(gap)) else {
+            panic!("a refill");
+        };
+        let _ = core.route(started(4));
+        assert_eq!(core.read("s", |fold| fold.items().len()), 1, "held");
+        core.end(CloseReason::PeerClosed, true);
+        assert_eq!(
+            core.read("s", |fold| fold.items().len()),
+            2,
+            "folded at the end"
+        );
+        // The refill, failed with the connection, ends with nothing more to fold.
+        assert!(core.finish_refill(refilling).is_empty());
+        let mut state = core.lock();
+        let slot = state.slots.at(place);
+        let methods: Vec<_> = std::iter::from_fn(|| slot.events.pop_front())
+            .map(|event| match event {
+                Event::Folded { input, .. } => input.method().unwrap_or_default().to_owned(),
+                Event::Refilled { .. } => "refilled".to_owned(),
+                Event::Lagged { .. } => "lagged".to_owned(),
+            })
+            .collect();
+        assert_eq!(
+            methods,
+            ["item/started", "view/gap", "item/started", "refilled"]
+        );
     }
 
     /// Changes to an item not taken yet coalesce: it is taken once, as it is now.

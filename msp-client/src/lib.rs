@@ -62,7 +62,8 @@
 //! msp-rpc's request handler replies a request's receipt as soon as it is read, whether or
 //! not the program takes anything, and delivers a copy of it among the notifications where
 //! it came ([`msp_rpc::Options::inbound_requests`]); the pump routes that copy as it routes
-//! the notifications around it.
+//! the notifications around it. So a request waits, as a notification does, while the pump
+//! pages a gap's refill (its `view/page` requests time out as any request does).
 
 mod asks;
 pub mod blocking;

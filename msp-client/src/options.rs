@@ -35,7 +35,8 @@ impl Options {
     }
 
     /// The connection's options (timeouts, tracer, frame limit, fingerprint policy). Their
-    /// request handler, if any, is replaced: the client answers the host's requests.
+    /// request handlers, if any, are replaced, and `inbound_requests` is set: the client
+    /// answers the host's requests, and routes their copies with the notifications.
     pub fn connection(mut self, options: msp_rpc::Options<msp_rpc::Client>) -> Self {
         self.connection = options;
         self

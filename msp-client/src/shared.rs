@@ -42,9 +42,9 @@ pub(crate) fn split(options: Options) -> (Arc<Core>, msp_rpc::Options<msp_rpc::C
     (core, rpc, rest)
 }
 
-/// The host's requests: an approval or a question gets its receipt at once (its copy among
-/// the notifications reaches its session's fold and events, in wire order), so it is never
-/// left unanswered nor unseen; any other is not a method this client has.
+/// The host's requests: an approval or a question gets its receipt at once, whether or not
+/// anyone takes the frames, and its copy among the notifications reaches its session's fold
+/// and events in wire order; any other is not a method this client has.
 fn answer(request: &ServerRequest) -> Reply {
     match request {
         ServerRequest::ApprovalRequest(_) | ServerRequest::UserInputRequest(_) => {

@@ -103,7 +103,9 @@ impl Client {
             .expect("the client shook hands")
     }
 
-    /// The connection, for what the session API does not cover.
+    /// The connection, for what the session API does not cover. Its requests are the
+    /// client's own; its frames are the client's pump's (`notifications` waits for the pump
+    /// to end).
     pub fn connection(&self) -> &Connection {
         &self.link.connection
     }
@@ -308,7 +310,8 @@ async fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
     }
 }
 
-/// Routes every notification to its session until the connection closes, paging refills.
+/// Routes every frame (a notification, or a host request where it came among them) to its
+/// session until the connection closes, paging refills.
 /// What is queued already is routed as one batch (one lock, one wake-up a waiter).
 async fn pump(connection: Connection, core: Arc<Core>) {
     // However the pump stops (a panic, the runtime's shutdown), every wait ends with it.

@@ -516,19 +516,18 @@ impl Player {
 /// `params.sessionId`).
 fn names(frame: &Value) -> Option<&str> {
     frame["method"].as_str()?;
-    let parsed = Frame::parse(Sender::Server, &frame.to_string());
-    let named = match parsed.map(|frame| frame.message) {
+    let params = &frame["params"];
+    match Frame::parse(Sender::Server, &frame.to_string()).map(|frame| frame.message) {
         Ok(Message::Notification(n)) => Input::Notification(n).session_id().map(drop),
         Ok(Message::ServerRequest { request, .. }) => {
             Input::Request(request).session_id().map(drop)
         }
-        _ => Some(()),
-    };
-    named.and(
-        frame["params"]["sessionId"]
-            .as_str()
-            .or(frame["params"]["session"]["sessionId"].as_str()),
-    )
+        // A frame that does not decode: its `params.sessionId` only.
+        _ => return params["sessionId"].as_str(),
+    }?;
+    params["sessionId"]
+        .as_str()
+        .or(params["session"]["sessionId"].as_str())
 }
 
 /// `value` as the wire has it.

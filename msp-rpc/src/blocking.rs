@@ -248,17 +248,18 @@ impl<R: Role> Connection<R> {
         Notifications(&self.inner.io.shared)
     }
 
-    /// The next notification or undecodable frame, waiting up to `timeout`; `None` when
-    /// nothing came in time or the connection closed.
+    /// The next notification or undecodable frame (or request's copy), waiting up to
+    /// `timeout`; `None` when nothing came in time or the connection closed.
     pub fn next_timeout(&self, timeout: Duration) -> Option<Inbound<R>> {
         let shared = &self.inner.io.shared;
         wait(Some(Instant::now() + timeout), |cx| shared.poll_inbound(cx)).flatten()
     }
 
-    /// The next notification or undecodable frame if one is ready (its line decoded on this
-    /// thread); `Ready(None)` once the connection closed and every frame was taken. When
-    /// none is ready, `cx`'s waker is woken once one may be: for a thread that waits on more
-    /// than this connection (as `msp-client`'s session handles do), and parks itself.
+    /// The next notification or undecodable frame (or request's copy) if one is ready (its
+    /// line decoded on this thread); `Ready(None)` once the connection closed and every
+    /// frame was taken. When none is ready, `cx`'s waker is woken once one may be: for a
+    /// thread that waits on more than this connection (as `msp-client`'s session handles
+    /// do), and parks itself.
     pub fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Inbound<R>>> {
         self.inner.io.shared.poll_inbound(cx)
     }

@@ -25,12 +25,15 @@ pub enum Inbound<R: Role = Client> {
         extra: Map<String, Value>,
     },
     /// A line that did not decode, or a response nobody asked for; the connection goes on.
-    /// With [`Options::inbound_requests`], also a request of the peer whose params do not
-    /// decode. Boxed: rare, and larger than a notification, it would make every frame larger
+    /// With [`Options::inbound_requests`], also a copy of a request of the peer whose params
+    /// do not decode, given to the bad-request handler (its `replied` is `None`: the
+    /// handler's reply is its own). Boxed: rare, and larger than a notification, it would make every frame larger
     /// to move.
     Undecodable(Box<BadFrame>),
     /// A request of the peer, where it came among the notifications (with
-    /// [`Options::inbound_requests`]): a copy of what the handler is given to answer.
+    /// [`Options::inbound_requests`]): a copy of what the handler is given to answer. One
+    /// read as the connection closes is still delivered, though its handler may not have
+    /// answered it (nothing can be written then).
     Request {
         /// Its id, as the handler's reply names it.
         id: Id,

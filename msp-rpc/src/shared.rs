@@ -490,8 +490,8 @@ impl<R: Role> Shared<R> {
 
     // Consumers.
 
-    /// The oldest notification or undecodable frame, decoding its line here when it is one;
-    /// `Ready(None)` once the connection closed and every frame was taken.
+    /// The oldest notification, undecodable frame or request's copy, decoding its line here
+    /// when it is one; `Ready(None)` once the connection closed and every frame was taken.
     pub(crate) fn poll_inbound(&self, cx: &mut Context<'_>) -> Poll<Option<Inbound<R>>> {
         let mut state = self.lock();
         loop {

@@ -2,9 +2,10 @@
 //! `RUSTFLAGS="--cfg loom" cargo test -p msp-client --lib --release loom`.
 //!
 //! Threads play the pump (routing what the connection delivered, the host's requests among
-//! its notifications, and ending the connection), an opener and a handle (waiting on an event
-//! or a turn's end, as the drivers do: polling a core step with a waker). A lost wake-up shows as a deadlock, a lost
-//! or doubled event as a failed assertion.
+//! its notifications, and ending the connection), an opener and a handle (waiting on an
+//! event or a turn's end, as the drivers do: polling a core step with a waker). A lost
+//! wake-up shows as a deadlock, a lost or doubled event as a failed assertion. Where a
+//! request's copy lands among the notifications is msp-rpc's, checked by its own models.
 
 use std::future::poll_fn;
 use std::sync::Arc;

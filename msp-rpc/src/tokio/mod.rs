@@ -301,7 +301,8 @@ impl<R: Role> Connection<R> {
         }
     }
 
-    /// The next notification or undecodable frame; `None` once the connection closed.
+    /// The next notification or undecodable frame (or request's copy); `None` once the
+    /// connection closed.
     pub async fn recv(&self) -> Option<Inbound<R>> {
         self.notifications().await.next().await
     }
