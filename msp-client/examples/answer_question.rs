@@ -5,10 +5,11 @@
 //! cargo run -p msp-client --example answer_question -- [HOST [ARGS...]]
 //! ```
 //!
-//! The host is `muse serve` unless given: `target/debug/msp-canned-host
-//! $MSP_SHARED_DIR/msp-upstream/transcripts/userinput-answer-round-trip` plays a recording;
-//! with `--allow 'session/resume#/history'`, `snapshot-suffix-pending-userinput` plays one
-//! where the question is pending when the session is resumed from a snapshot.
+//! The host is `muse serve` unless given: `target/debug/msp-canned-host --allow
+//! 'session/resume#/excludeItems' $MSP_SHARED_DIR/msp-upstream/transcripts/userinput-answer-round-trip`
+//! plays a recording (whose client resumed without the items; this one takes them); with
+//! `--allow 'session/resume#/history'`, `snapshot-suffix-pending-userinput` plays one where
+//! the question is pending when the session is resumed from a snapshot.
 //! `MSP_SESSION` names the session (the recording's by default).
 
 use msp_client::blocking::Client;

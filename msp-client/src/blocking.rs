@@ -1,11 +1,11 @@
 //! The client on std threads, no async runtime: [`Client`], [`Session`], [`Turn`].
 //!
 //! Threads: msp-rpc's reader, writer and request handler (which replies the receipt of the
-//! host's requests), and one pump. Every other call runs on the caller's thread and waits
-//! parked. A handle that waits routes the frames (notifications, and requests where they
-//! came among them) to their session's fold itself, and pages a gap's refill, one holder at
-//! a time; the pump does it while no handle has for a moment (the crate's `pump.rs` says
-//! who, and why).
+//! host's requests), one pump, and one for each gap's refill while it pages. Every other
+//! call runs on the caller's thread and waits parked. A handle that waits routes the frames
+//! (notifications, and requests where they came among them) to their session's fold itself,
+//! one holder at a time; the pump does it while no handle has for a moment (the crate's
+//! `pump.rs` says who, and why).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -265,7 +265,7 @@ impl Link {
                 deadline,
                 cx,
                 &mut check,
-                |refills| refill(&self.connection, &self.core, refills),
+                |refills| refill_apart(&self.connection, &self.core, refills),
             )
         })
     }
@@ -277,7 +277,7 @@ impl Link {
         let mut attempt = 1;
         loop {
             match self.connection.command(command) {
-                Ok(result) => return Ok(result),
+                Ok(result) => return shared::echoed(command, &result).map(|()| result),
                 Err(error) => match self.retry.again(attempt, &error) {
                     Some(wait) => {
                         tracing::debug!(%error, method = M::METHOD, attempt, "sent again");
@@ -306,6 +306,20 @@ fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     }))
 }
 
+/// Pages `refills` on a thread of their own, so that whoever routed the gap (the pump, or a
+/// waiting handle holding its role) goes on routing, and a wait ends at its deadline, while
+/// the session's inputs are held for the refill. Gaps are rare: a thread each is cheap.
+fn refill_apart(connection: &Connection, core: &Arc<Core>, refills: Refills) {
+    if refills.is_empty() {
+        return;
+    }
+    let (connection, core) = (connection.clone(), core.clone());
+    thread::Builder::new()
+        .name("msp-refill".into())
+        .spawn(move || refill(&connection, &core, refills))
+        .expect("a thread to page a refill");
+}
+
 /// Pages each refill, and those the inputs held meanwhile call for.
 fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
     while let Some(mut refilling) = refills.pop() {
@@ -322,15 +336,15 @@ fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
     }
 }
 
-/// Routes the frames no waiting handle takes (see `pump.rs`) until the connection closes,
-/// paging refills.
+/// Routes the frames no waiting handle takes (see `pump.rs`) until the connection closes; a
+/// gap's refill pages on a thread of its own.
 fn pump(connection: Connection, core: Arc<Core>) {
     let (mut seen, mut again) = (0, None);
     on_this_thread(|cx| loop {
         match pump::poll_pump(&core, &connection, &mut seen, &mut again, cx) {
             Poll::Ready(Pumped::Routed(role, refills)) => {
-                refill(&connection, &core, refills);
                 drop(role);
+                refill_apart(&connection, &core, refills);
             }
             Poll::Ready(Pumped::Ended) => break,
             // An unpark since the look makes the park return at once: no wake-up is lost.
@@ -393,7 +407,7 @@ impl Session {
             .link
             .wait(
                 self.0.place,
-                Some(Instant::now() + timeout),
+                Instant::now().checked_add(timeout),
                 Slot::next_event,
             )
             .ok_or(Error::TimedOut {
@@ -413,7 +427,8 @@ impl Session {
         what: &'static str,
         mut check: impl FnMut(&Fold, &Asked) -> Option<T>,
     ) -> Result<T, Error> {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // A timeout past what an `Instant` can hold is none.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         match self.0.link.wait(self.0.place, deadline, |slot, ended| {
             slot.check_fold(ended, &mut check)
         }) {
@@ -473,10 +488,13 @@ impl Session {
     /// session it was sent in, resumed on this connection: the host answers with its first
     /// decision if it still knows the command, and the turn it names is followed as
     /// [`Session::start_turn`]'s (a turn the resume said ended comes back ended:
-    /// [`TurnOutcome::EndedBeforeResume`]).
+    /// [`TurnOutcome::EndedBeforeResume`]). A replay acknowledged with another turn than the
+    /// first acknowledgement named is [`Error::ReplayDiffers`].
     pub fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
         let command = pending.turn_start(self.id())?;
-        self.start(command)
+        let turn = self.start(command)?;
+        pending.replayed_as(turn.id())?;
+        Ok(turn)
     }
 
     /// Sends pending command `pending` again (its `commandId`, its params), whatever its
@@ -583,12 +601,8 @@ impl Session {
         answers: impl IntoIterator<Item = Answer>,
     ) -> Result<UserInputAnswerResult, Error> {
         let answers = answers.into_iter().collect();
-        self.send(&commands::answer(
-            self.core(),
-            self.id(),
-            user_input_id,
-            answers,
-        )?)
+        let command = commands::answer(self.core(), self.id(), user_input_id, answers)?;
+        self.settle(user_input_id, &command)
     }
 
     /// Cancels question `user_input_id` (`userInput/cancel`).
@@ -597,12 +611,8 @@ impl Session {
         user_input_id: &str,
         reason: Option<&str>,
     ) -> Result<UserInputCancelResult, Error> {
-        self.send(&commands::cancel(
-            self.core(),
-            self.id(),
-            user_input_id,
-            reason,
-        )?)
+        let command = commands::cancel(self.core(), self.id(), user_input_id, reason)?;
+        self.settle(user_input_id, &command)
     }
 
     /// Adds input to the running turn `expected_turn_id` (`turn/steer`).
@@ -708,7 +718,7 @@ impl Session {
             user_input_id,
             answers.into_iter().collect(),
         )?;
-        self.send(&command)
+        self.settle(user_input_id, &command)
     }
     /// Asks the agent to reword question `user_input_id` (`userInput/clarify`).
     pub fn clarify(
@@ -717,7 +727,7 @@ impl Session {
         clarification: msp_types::UserInputClarification,
     ) -> Result<msp_types::UserInputClarifyResult, Error> {
         let command = commands::clarify(self.core(), self.id(), user_input_id, clarification)?;
-        self.send(&command)
+        self.settle(user_input_id, &command)
     }
     /// Tells the host the user started on timed question `user_input_id`, so that its
     /// countdown stops (`userInput/engaged`, a notification).
@@ -866,6 +876,25 @@ impl Session {
                 .iter()
                 .find(|r| r.approval_id == approval_id)
                 .cloned()
+        })
+    }
+
+    /// Sends a command settling prompt `user_input_id`: while it is in flight, the prompt is
+    /// no longer offered ([`Session::next_prompt`], [`Turn::next_prompt`]); when the host
+    /// refuses it, the prompt is offered again.
+    fn settle<M: Request>(
+        &self,
+        user_input_id: &str,
+        command: &Command<M>,
+    ) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        self.core().answered(self.id(), user_input_id, true);
+        self.send(command).inspect_err(|error| {
+            if shared::prompt_refused(error) {
+                self.core().answered(self.id(), user_input_id, false);
+            }
         })
     }
 

@@ -247,7 +247,6 @@ pub(crate) fn interrupt_prompt(
         })?;
         check_answers(&request, &answers)?;
     }
-    core.answered(session_id, user_input_id);
     Ok(Command::new(|command_id| {
         let mut params = UserInputInterruptParams::builder()
             .command_id(command_id)
@@ -271,7 +270,6 @@ pub(crate) fn clarify(
     core.read(session_id, |fold| {
         shared::prompt_pending(fold, user_input_id)
     })?;
-    core.answered(session_id, user_input_id);
     Ok(Command::new(|command_id| {
         UserInputClarifyParams::builder()
             .clarification(clarification)
@@ -293,7 +291,6 @@ pub(crate) fn answer(
         shared::prompt_request(fold, user_input_id)
     })?;
     check_answers(&request, &answers)?;
-    core.answered(session_id, user_input_id);
     Ok(Command::new(|command_id| {
         UserInputAnswerParams::builder()
             .answers(
@@ -319,7 +316,6 @@ pub(crate) fn cancel(
     core.read(session_id, |fold| {
         shared::prompt_pending(fold, user_input_id)
     })?;
-    core.answered(session_id, user_input_id);
     Ok(Command::new(|command_id| {
         let mut params = UserInputCancelParams::builder()
             .command_id(command_id)

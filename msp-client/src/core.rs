@@ -16,10 +16,10 @@
 //! connection) wakes every waker there, once the lock is released. The waiters check their
 //! condition again: a turn's end, a prompt's settlement, an event in the queue.
 //!
-//! Refills run on whoever routed the gap (the pump, or on the blocking driver the handle
-//! holding the pump's role; the opener, for a gap among what came before the session was
-//! opened), the lock released while it pages: inputs routed for the session meanwhile are
-//! held and handed to the refill at its end.
+//! Refills page on a thread (task) of their own, started by whoever routed the gap (the
+//! pump, or on the blocking driver the handle holding the pump's role), or on the opener's,
+//! for a gap among what came before the session was opened; routing goes on meanwhile:
+//! inputs routed for the session are held and handed to the refill at its end.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -151,7 +151,7 @@ pub(crate) struct Slot {
     /// One a turn handle ([`Core::follow_turn`]), until it is dropped, and one a `turn/start`
     /// in flight ([`Core::follow_command`]): each gets every change to its turn's items.
     followers: Slab<Follower>,
-    /// Inputs routed while the pump refills, for the refill.
+    /// Inputs routed while the session's refill pages, for the refill.
     held: Option<Vec<Input>>,
     waiting: Vec<Waker>,
     /// What this client did in the session.
@@ -317,7 +317,10 @@ struct State {
     slots: Slots,
     /// Sessions opened so far (each slot's [`Slot::opening`]).
     openings: u64,
+    /// Inputs naming a session not open (yet), the latest [`UNCLAIMED`].
     unclaimed: VecDeque<Input>,
+    /// Inputs dropped from `unclaimed`, counted for the log.
+    unclaimed_dropped: u64,
     ended: Option<Ended>,
     /// Waits for the connection's end itself ([`Core::poll_ended`]).
     ending: Vec<Waker>,
@@ -376,7 +379,7 @@ pub(crate) struct Opened {
     pub(crate) refills: Refills,
 }
 
-/// Gaps to refill: paged by whoever routed them, in order.
+/// Gaps to refill, in order.
 pub(crate) type Refills = Vec<Refilling>;
 
 /// A gap's refill, begun in one opening of its session: finished in a later opening (every
@@ -410,6 +413,7 @@ impl Core {
                 slots: Slots::default(),
                 openings: 0,
                 unclaimed: VecDeque::new(),
+                unclaimed_dropped: 0,
                 ended: None,
                 ending: Vec::new(),
                 pumping: Pumping::default(),
@@ -444,7 +448,7 @@ impl Core {
             .collect()
     }
 
-    /// Ends a refill the pump paged: its outcomes to the events, then the inputs held
+    /// Ends a refill: its outcomes to the events, then the inputs held
     /// meanwhile folded as live ones (the fold refuses those a page served, once).
     pub(crate) fn finish_refill(&self, refilling: Refilling) -> Refills {
         let mut state = self.lock();
@@ -551,9 +555,11 @@ impl Core {
         }
     }
 
-    /// The connection closed: inputs held for a refill (whose pages can no longer come) are
-    /// folded as live ones, every session's items in progress end unknown when the host was
-    /// ephemeral, and every wait ends.
+    /// The connection closed: every session's items in progress end unknown when the host
+    /// was ephemeral (the inputs held for a refill folded first, as live ones: the fold
+    /// refuses any later), and every wait ends. A durable host's session keeps its inputs
+    /// held for the refill, which ends soon (its pages fail with the connection) and folds
+    /// them after the pages it had.
     pub(crate) fn end(&self, reason: CloseReason, durable: bool) {
         let mut state = self.lock();
         let state = &mut *state;
@@ -561,8 +567,10 @@ impl Core {
             return;
         }
         for (_, slot) in state.slots.open.iter_mut() {
-            for input in slot.held.take().unwrap_or_default() {
-                slot.fold_in(input);
+            if !durable {
+                for input in slot.held.take().unwrap_or_default() {
+                    slot.fold_in(input);
+                }
             }
             slot.fold.host_died(durable);
             state.woken.append(&mut slot.waiting);
@@ -703,11 +711,20 @@ impl Core {
         }
     }
 
-    /// Notes a prompt this client answered (or cancelled, or clarified).
-    pub(crate) fn answered(&self, session_id: &str, user_input_id: &str) {
-        self.slot(session_id, |slot| {
+    /// Notes a prompt this client answered (or cancelled, or clarified), or, `false`, one
+    /// whose answer the host refused.
+    pub(crate) fn answered(&self, session_id: &str, user_input_id: &str, answered: bool) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let Some(slot) = state.slots.get_mut(session_id) else {
+            return;
+        };
+        if answered {
             slot.asked.answered.insert(user_input_id.to_owned());
-        });
+        } else if slot.asked.answered.remove(user_input_id) {
+            // A wait for the next prompt finds one again.
+            state.woken.append(&mut slot.waiting);
+        }
     }
 
     /// Notes an approval stage this client decided.
@@ -1003,7 +1020,14 @@ fn route(state: &mut State, input: Input) -> Routed {
     };
     let Some(slot) = state.slots.get_mut(session_id) else {
         if state.unclaimed.len() >= UNCLAIMED {
-            state.unclaimed.pop_front();
+            let dropped = state.unclaimed.pop_front();
+            state.unclaimed_dropped += 1;
+            tracing::debug!(
+                method = ?dropped.as_ref().and_then(Input::method),
+                session = ?dropped.as_ref().and_then(Input::session_id),
+                dropped = state.unclaimed_dropped,
+                "an input for a session not open, dropped for a later one"
+            );
         }
         state.unclaimed.push_back(input);
         return Routed::Done;
@@ -1102,10 +1126,26 @@ mod tests {
         assert_eq!(events.len(), 1);
     }
 
-    /// Inputs held for a refill still paging when the connection ends are folded then, not
-    /// lost with the refill (a request's copy among them, a prompt the program is to see).
+    /// Inputs held for a refill still paging when the connection ends are not lost with it
+    /// (a request's copy among them, a prompt the program is to see): folded when the refill
+    /// ends, after its pages, when the host was durable; at the end, before the fold refuses
+    /// every later input, when it was ephemeral.
     #[test]
     fn what_a_refill_held_is_folded_when_the_connection_ends() {
+        for durable in [true, false] {
+            let (items, methods) = held_at_the_end(durable);
+            assert_eq!(items, 2, "durable {durable}");
+            let refilled = match durable {
+                true => ["item/started", "view/gap", "refilled", "item/started"],
+                false => ["item/started", "view/gap", "item/started", "refilled"],
+            };
+            assert_eq!(methods, refilled, "durable {durable}");
+        }
+    }
+
+    /// A session's items once a refill begun before the connection ended finished, and its
+    /// events: each input's method, `refilled` for the refill.
+    fn held_at_the_end(durable: bool) -> (usize, Vec<String>) {
         let core = Core::new(FoldRules::default(), 8);
         let place = core.open("s", |_| ()).place;
         let _ = core.route(started(1));
@@ -1118,27 +1158,20 @@ mod tests {
         };
         let _ = core.route(started(4));
         assert_eq!(core.read("s", |fold| fold.items().len()), 1, "held");
-        core.end(CloseReason::PeerClosed, true);
-        assert_eq!(
-            core.read("s", |fold| fold.items().len()),
-            2,
-            "folded at the end"
-        );
-        // The refill, failed with the connection, ends with nothing more to fold.
+        core.end(CloseReason::PeerClosed, durable);
+        // The refill, failed with the connection, ends.
         assert!(core.finish_refill(refilling).is_empty());
+        let items = core.read("s", |fold| fold.items().len());
         let mut state = core.lock();
         let slot = state.slots.at(place);
-        let methods: Vec<_> = std::iter::from_fn(|| slot.events.pop_front())
+        let methods = std::iter::from_fn(|| slot.events.pop_front())
             .map(|event| match event {
                 Event::Folded { input, .. } => input.method().unwrap_or_default().to_owned(),
                 Event::Refilled { .. } => "refilled".to_owned(),
                 Event::Lagged { .. } => "lagged".to_owned(),
             })
             .collect();
-        assert_eq!(
-            methods,
-            ["item/started", "view/gap", "item/started", "refilled"]
-        );
+        (items, methods)
     }
 
     /// Changes to an item not taken yet coalesce: it is taken once, as it is now.

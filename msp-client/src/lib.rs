@@ -62,8 +62,8 @@
 //! msp-rpc's request handler replies a request's receipt as soon as it is read, whether or
 //! not the program takes anything, and delivers a copy of it among the notifications where
 //! it came ([`msp_rpc::Options::inbound_requests`]); the pump routes that copy as it routes
-//! the notifications around it. So a request waits, as a notification does, while the pump
-//! pages a gap's refill (its `view/page` requests time out as any request does).
+//! the notifications around it. While a session's gap is refilled, its requests and
+//! notifications are held for the refill, and folded after the pages.
 
 mod asks;
 pub mod blocking;

@@ -75,13 +75,15 @@ impl Options {
 pub struct Retry {
     /// Sends in all, the first included (1: never again).
     pub attempts: u32,
-    /// The wait before sending again after a retryable error (none after a timeout: the
-    /// timeout waited already).
+    /// The most the first wait before sending again after a retryable error may be; each
+    /// next one's doubles, up to [`Retry::MAX_BACKOFF`]. Each wait is drawn at random up to
+    /// that (full jitter), so that clients refused together do not come back together. None
+    /// after a timeout: the timeout waited already.
     pub backoff: Duration,
 }
 
 impl Default for Retry {
-    /// Three sends, 200 ms apart after a retryable error.
+    /// Three sends, the waits after a retryable error up to 200 ms, then 400 ms.
     fn default() -> Self {
         Retry {
             attempts: 3,
@@ -91,6 +93,9 @@ impl Default for Retry {
 }
 
 impl Retry {
+    /// The most any wait before sending again may be.
+    pub const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
     /// Never sent again.
     pub fn never() -> Self {
         Retry {
@@ -107,8 +112,61 @@ impl Retry {
         }
         match error {
             RpcError::TimedOut { .. } => Some(Duration::ZERO),
-            RpcError::Remote(remote) if remote.retryable() == Some(true) => Some(self.backoff),
+            RpcError::Remote(remote) if remote.retryable() == Some(true) => {
+                Some(self.backoff_of(attempt))
+            }
             _ => None,
         }
+    }
+
+    /// The wait after attempt `attempt` failed with a retryable error: at random up to the
+    /// backoff doubled `attempt - 1` times, at most [`Retry::MAX_BACKOFF`].
+    fn backoff_of(&self, attempt: u32) -> Duration {
+        use std::hash::{BuildHasher, Hasher};
+        let doubled = self.backoff.saturating_mul(1 << (attempt - 1).min(16));
+        let most = doubled.min(Self::MAX_BACKOFF.max(self.backoff));
+        // A fresh random key each time (std's hasher seeds): no generator to keep.
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(attempt);
+        let fraction = (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64;
+        most.mul_f64(fraction)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_waits_at_random_up_to_a_doubling_bound_and_at_most_the_cap() {
+        let retry = Retry {
+            attempts: 10,
+            backoff: Duration::from_millis(300),
+        };
+        let error = msp_types::ErrorObject::builder()
+            .code(-32001)
+            .message("overloaded")
+            .build();
+        let entry = error.registry_entry();
+        let overloaded = RpcError::Remote(msp_rpc::RemoteError {
+            method: "turn/interrupt",
+            error,
+            entry,
+        });
+        for attempt in 1..10 {
+            let bound = Duration::from_millis(300 << (attempt - 1)).min(Retry::MAX_BACKOFF);
+            let waits: Vec<_> = (0..32)
+                .map(|_| retry.again(attempt, &overloaded).expect("sent again"))
+                .collect();
+            assert!(
+                waits.iter().all(|wait| *wait <= bound),
+                "{attempt}: {waits:?}"
+            );
+            assert!(
+                waits.iter().any(|wait| *wait != waits[0]),
+                "drawn: {waits:?}"
+            );
+        }
+        assert_eq!(retry.again(10, &overloaded), None, "the last attempt");
     }
 }

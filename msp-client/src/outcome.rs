@@ -124,6 +124,17 @@ pub enum Error {
         /// What does not fit.
         reason: String,
     },
+    /// A command's acknowledgement names another `commandId` than the command's: it
+    /// acknowledges some other command, not this one.
+    #[error("{method} {command_id}: acknowledged as {acknowledged}")]
+    AckMismatch {
+        /// The method.
+        method: &'static str,
+        /// The command sent.
+        command_id: String,
+        /// The `commandId` its acknowledgement names.
+        acknowledged: String,
+    },
     /// A command sent again with the same `commandId` got another acknowledgement than the
     /// first time: the host did not replay it.
     #[error("{method} {command_id}: the replayed acknowledgement differs from the first")]

@@ -86,6 +86,18 @@ impl PendingCommand {
         Ok(())
     }
 
+    /// Checks that a replay of this `turn/start` acknowledged turn `turn_id`, as the first
+    /// acknowledgement did (when one came).
+    pub(crate) fn replayed_as(&self, turn_id: &str) -> Result<(), Error> {
+        match &self.turn_id {
+            Some(first) if first != turn_id => Err(Error::ReplayDiffers {
+                method: self.method,
+                command_id: self.command_id.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) fn misdirected(&self, reason: String) -> Error {
         Error::Misdirected {
             method: self.method,

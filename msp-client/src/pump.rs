@@ -16,7 +16,7 @@
 //!
 //! One holder at a time takes frames and routes them, so that they reach their sessions in
 //! wire order. The role is kept in the core's state, under its lock ([`HandleWait::check_or_role`],
-//! [`Core::pump_turn`]); it is held only while taking and routing (and paging a refill),
+//! [`Core::pump_turn`]); it is held only while taking and routing (a refill pages apart),
 //! never while parked.
 //!
 //! | who | takes the role | else waits for |
@@ -74,7 +74,7 @@ impl Source for msp_rpc::blocking::Connection {
 
 /// What a holder of the role did.
 pub(crate) enum Pumped<'a> {
-    /// Routed frames; the refills they ask for are paged before the role is given back.
+    /// Routed frames, and the refills they ask for (to page once the role is given back).
     Routed(PumpRole<'a>, Refills),
     /// The connection ended: every session was told.
     Ended,
@@ -107,8 +107,8 @@ fn poll_route<'a>(
 }
 
 /// A handle's wait (on its session): `check` (see [`Slot`]), and while it finds
-/// nothing and nobody else routes, a frame taken and routed here (its refills paged by
-/// `refill`) and `check` again, under the lock that routed it. Past `deadline` it routes no
+/// nothing and nobody else routes, a frame taken and routed here (its refills handed to
+/// `refill` once the role is given back) and `check` again, under the lock that routed it. Past `deadline` it routes no
 /// more (frames for other sessions may come faster than it routes them): the caller's wait
 /// then ends.
 pub(crate) fn poll_handle<T>(
@@ -142,8 +142,8 @@ pub(crate) fn poll_handle<T>(
             Checked::NotYet if park => return Poll::Pending,
             Checked::NotYet => {}
             Checked::Refill(role, refills) => {
-                refill(refills);
                 drop(role);
+                refill(refills);
                 if past() {
                     return wait.check(cx, &mut check);
                 }

@@ -92,7 +92,68 @@ fn cut(text: &str, chars: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::cut;
+    use msp_session::{Fold, Input};
+    use msp_types::{Frame, Message, Sender};
+
+    use super::*;
+
+    fn fold_in(fold: &mut Fold, line: &str) {
+        let Message::Notification(n) = Frame::parse(Sender::Server, line).unwrap().message else {
+            panic!("a notification");
+        };
+        fold.apply(Input::Notification(n));
+    }
+
+    #[test]
+    fn an_item_shows_its_kind_status_tool_and_text_and_an_unknown_end() {
+        let mut fold = Fold::for_session("s", Default::default());
+        fold_in(
+            &mut fold,
+            r#"{"jsonrpc":"2.0","method":"item/started","params":{"sessionId":"s","viewCursor":"v:1","item":{"itemId":"i","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}"#,
+        );
+        fold_in(
+            &mut fold,
+            r#"{"jsonrpc":"2.0","method":"item/delta","params":{"sessionId":"s","viewCursor":"v:2","itemId":"i","field":"text","delta":"Hello\nworld"}}"#,
+        );
+        let line = |fold: &Fold| ItemLine(fold.item("i").unwrap()).to_string();
+        assert_eq!(line(&fold), "agentMessage inProgress: Hello...");
+        fold.host_died(false);
+        assert_eq!(line(&fold), "agentMessage ended unknown: Hello...");
+    }
+
+    #[test]
+    fn a_subject_shows_its_kind_its_first_detail_and_its_stages() {
+        let stages = [1, 2].map(|position| {
+            serde_json::json!({
+                "argv": ["cargo", "test"], "argvComplete": true, "position": position,
+                "totalStages": 2, "resolution": {"kind": "pending"},
+                "requirementId": {"approvalId": "a", "sourceIndex": position}
+            })
+        });
+        let subject: ApprovalSubject = serde_json::from_value(serde_json::json!({
+            "kind": "commandExecution", "command": "cargo test", "path": "/src",
+            "stages": stages
+        }))
+        .unwrap();
+        assert_eq!(
+            SubjectLine(&subject).to_string(),
+            "commandExecution: cargo test (2 stages)"
+        );
+    }
+
+    #[test]
+    fn a_question_shows_its_header_text_and_labels() {
+        let question: UserInputQuestion = serde_json::from_value(serde_json::json!({
+            "id": "db", "header": "Database", "question": "Which one?",
+            "selection": {"mode": "single"},
+            "options": [{"label": "Postgres"}, {"label": "SQLite"}]
+        }))
+        .unwrap();
+        assert_eq!(
+            QuestionLine(&question).to_string(),
+            "Database: Which one? [Postgres | SQLite]"
+        );
+    }
 
     #[test]
     fn long_and_multi_line_texts_are_cut() {

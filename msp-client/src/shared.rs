@@ -5,8 +5,9 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use msp_rpc::{BadFrame, CloseReason, Handshake, Inbound, Problem, Reply, RpcError};
+use msp_rpc::{BadFrame, CloseReason, Command, Handshake, Inbound, Problem, Reply, RpcError};
 use msp_session::{Fold, Input, PendingApproval, PendingPrompt};
+use msp_types::rpc::Request;
 use msp_types::{
     ApprovalRequirementRef, InitializeParams, PendingRequestPointer, RequestReceipt, ServerRequest,
     SessionDurability, SessionHistory, SessionResumeResult, UserInputRequestParams,
@@ -93,6 +94,37 @@ pub(crate) fn undecodable(bad: &BadFrame) -> Input {
         pointer,
         reason,
         session_id,
+    }
+}
+
+/// Whether the host refused a command settling a prompt, the prompt still open to this
+/// client: refused otherwise than as settled already (which it soon says), so that nothing
+/// was done.
+pub(crate) fn prompt_refused(error: &Error) -> bool {
+    match error {
+        Error::Rpc(RpcError::Remote(remote)) => remote.kind() != Some("userInputAlreadySettled"),
+        _ => false,
+    }
+}
+
+/// Checks that `result`, the acknowledgement of `command`, echoes the `commandId` its params
+/// were sent with, where it names one.
+pub(crate) fn echoed<M: Request>(command: &Command<M>, result: &M::Result) -> Result<(), Error> {
+    let command_id = |value: serde_json::Result<serde_json::Value>| {
+        value.ok()?.get("commandId")?.as_str().map(str::to_owned)
+    };
+    let Some(acknowledged) = command_id(serde_json::to_value(result)) else {
+        return Ok(());
+    };
+    let sent = command_id(serde_json::to_value(command.params()));
+    let sent = sent.as_deref().unwrap_or(command.command_id());
+    match acknowledged == sent {
+        true => Ok(()),
+        false => Err(Error::AckMismatch {
+            method: M::METHOD,
+            command_id: sent.to_owned(),
+            acknowledged,
+        }),
     }
 }
 

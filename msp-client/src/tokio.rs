@@ -2,9 +2,9 @@
 //! as [`blocking`](crate::blocking), each wait a future.
 //!
 //! Tasks: msp-rpc's reader, writer and request handler (which replies the receipt of the
-//! host's requests), and one pump, which routes every frame (a notification, or a request
-//! where it came among them) to its session's fold and pages a gap's refill. Call within a
-//! tokio runtime.
+//! host's requests), one pump, which routes every frame (a notification, or a request where
+//! it came among them) to its session's fold, and one for each gap's refill while it pages.
+//! Call within a tokio runtime.
 
 use std::collections::HashSet;
 use std::future::{poll_fn, Future};
@@ -142,8 +142,9 @@ impl Client {
             .await?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
-        refill(&self.link.connection, &self.link.core, opened.refills).await;
-        Ok((self.session(id, opened.place), result))
+        let session = self.session(id, opened.place);
+        refilled(spawn_refill(&self.link, opened.refills)).await;
+        Ok((session, result))
     }
 
     /// Resumes session `session_id` with the host's defaults.
@@ -204,12 +205,8 @@ impl Client {
     /// stays open until all of them are gone.
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
-        if !opened.refills.is_empty() {
-            // Not async: the refill of a gap reported before it opened runs as a task.
-            let (connection, core) = (self.link.connection.clone(), self.link.core.clone());
-            let refills = opened.refills;
-            tokio::spawn(async move { refill(&connection, &core, refills).await });
-        }
+        // Not async: the refill of a gap reported before it opened runs on its own.
+        drop(spawn_refill(&self.link, opened.refills));
         self.session(session_id.to_owned(), opened.place)
     }
 
@@ -265,7 +262,7 @@ impl Link {
         let mut attempt = 1;
         loop {
             match self.connection.command(command).await {
-                Ok(result) => return Ok(result),
+                Ok(result) => return shared::echoed(command, &result).map(|()| result),
                 Err(error) => match self.retry.again(attempt, &error) {
                     Some(wait) => {
                         tracing::debug!(%error, method = M::METHOD, attempt, "sent again");
@@ -286,12 +283,49 @@ async fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     let id = result.session.session_id.clone();
     let opened = link.core.open(&id, |fold| fold.seed_resumed(result));
     link.core.resumed(&id, result);
-    refill(&link.connection, &link.core, opened.refills).await;
-    Session(Arc::new(SessionLink {
+    let session = Session(Arc::new(SessionLink {
         id,
         place: opened.place,
         link: link.clone(),
+    }));
+    refilled(spawn_refill(link, opened.refills)).await;
+    session
+}
+
+/// Pages the refills an opening asks for on a task of its own ([`refill_apart`]): a caller
+/// that stops waiting for it (a timeout, a `select!`) does not abandon it half-way, which
+/// would leave the session's inputs held for it until the connection ends, for every handle
+/// of the session.
+fn spawn_refill(link: &Link, refills: Refills) -> Option<tokio::task::JoinHandle<()>> {
+    refill_apart(&link.connection, &link.core, refills)
+}
+
+/// Pages `refills` on a task of their own, so that whoever routed the gap (the pump, an
+/// opener) goes on while the session's inputs are held for the refill.
+fn refill_apart(
+    connection: &Connection,
+    core: &Arc<Core>,
+    refills: Refills,
+) -> Option<tokio::task::JoinHandle<()>> {
+    if refills.is_empty() {
+        return None;
+    }
+    let (connection, core) = (connection.clone(), core.clone());
+    Some(tokio::spawn(async move {
+        refill(&connection, &core, refills).await
     }))
+}
+
+/// Waits for a refill [`spawn_refill`] started, if any; its panic passes on.
+async fn refilled(task: Option<tokio::task::JoinHandle<()>>) {
+    let Some(task) = task else {
+        return;
+    };
+    if let Err(error) = task.await {
+        if error.is_panic() {
+            std::panic::resume_unwind(error.into_panic());
+        }
+    }
 }
 
 /// Pages each refill, and those the inputs held meanwhile call for.
@@ -311,7 +345,7 @@ async fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
 }
 
 /// Routes every frame (a notification, or a host request where it came among them) to its
-/// session until the connection closes, paging refills.
+/// session until the connection closes; a gap's refill pages on a task of its own.
 /// What is queued already is routed as one batch (one lock, one wake-up a waiter).
 async fn pump(connection: Connection, core: Arc<Core>) {
     // However the pump stops (a panic, the runtime's shutdown), every wait ends with it.
@@ -331,7 +365,11 @@ async fn pump(connection: Connection, core: Arc<Core>) {
                 _ => break,
             }
         }
-        refill(&connection, &core, core.route_all(batch.drain(..))).await;
+        drop(refill_apart(
+            &connection,
+            &core,
+            core.route_all(batch.drain(..)),
+        ));
     }
     let reason = connection.close_reason().unwrap_or(CloseReason::PeerClosed);
     core.end(reason, shared::durable(connection.handshake()));
@@ -482,10 +520,13 @@ impl Session {
     /// session it was sent in, resumed on this connection: the host answers with its first
     /// decision if it still knows the command, and the turn it names is followed as
     /// [`Session::start_turn`]'s (a turn the resume said ended comes back ended:
-    /// [`TurnOutcome::EndedBeforeResume`]).
+    /// [`TurnOutcome::EndedBeforeResume`]). A replay acknowledged with another turn than the
+    /// first acknowledgement named is [`Error::ReplayDiffers`].
     pub async fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
         let command = pending.turn_start(self.id())?;
-        self.start(command).await
+        let turn = self.start(command).await?;
+        pending.replayed_as(turn.id())?;
+        Ok(turn)
     }
 
     /// Sends pending command `pending` again (its `commandId`, its params), whatever its
@@ -571,7 +612,7 @@ impl Session {
     ) -> Result<UserInputAnswerResult, Error> {
         let answers = answers.into_iter().collect();
         let command = commands::answer(self.core(), self.id(), user_input_id, answers)?;
-        self.send(&command).await
+        self.settle(user_input_id, &command).await
     }
 
     /// Cancels question `user_input_id` (`userInput/cancel`).
@@ -581,7 +622,7 @@ impl Session {
         reason: Option<&str>,
     ) -> Result<UserInputCancelResult, Error> {
         let command = commands::cancel(self.core(), self.id(), user_input_id, reason)?;
-        self.send(&command).await
+        self.settle(user_input_id, &command).await
     }
 
     /// Adds input to the running turn `expected_turn_id` (`turn/steer`).
@@ -692,7 +733,7 @@ impl Session {
             user_input_id,
             answers.into_iter().collect(),
         )?;
-        self.send(&command).await
+        self.settle(user_input_id, &command).await
     }
     /// Asks the agent to reword question `user_input_id` (`userInput/clarify`).
     pub async fn clarify(
@@ -701,7 +742,7 @@ impl Session {
         clarification: msp_types::UserInputClarification,
     ) -> Result<msp_types::UserInputClarifyResult, Error> {
         let command = commands::clarify(self.core(), self.id(), user_input_id, clarification)?;
-        self.send(&command).await
+        self.settle(user_input_id, &command).await
     }
     /// Tells the host the user started on timed question `user_input_id`, so that its
     /// countdown stops (`userInput/engaged`, a notification).
@@ -910,6 +951,25 @@ impl Session {
                 .cloned()
         })
         .await
+    }
+
+    /// Sends a command settling prompt `user_input_id`: while it is in flight, the prompt is
+    /// no longer offered ([`Session::next_prompt`], [`Turn::next_prompt`]); when the host
+    /// refuses it, the prompt is offered again.
+    async fn settle<M: Request>(
+        &self,
+        user_input_id: &str,
+        command: &Command<M>,
+    ) -> Result<M::Result, Error>
+    where
+        msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
+    {
+        self.core().answered(self.id(), user_input_id, true);
+        let result = self.send(command).await;
+        if result.as_ref().is_err_and(shared::prompt_refused) {
+            self.core().answered(self.id(), user_input_id, false);
+        }
+        result
     }
 
     /// Sends a command of this session, sent again with the same `commandId` on a timeout or

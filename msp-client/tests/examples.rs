@@ -259,3 +259,93 @@ fn the_workspace_readme_shows_these_recipes() {
         "the question and the approvals"
     );
 }
+
+/// Every `cargo run -p msp-client --example` command the READMEs show, run as shown (its
+/// environment, the host's arguments, the recording) against the canned host: what a reader
+/// pastes works. The canned host fails the run when the client does other than the recording.
+#[test]
+fn the_readmes_run_commands_run_as_shown() {
+    let Some(shared) = std::env::var_os("MSP_SHARED_DIR") else {
+        eprintln!("skipped: MSP_SHARED_DIR is not set to the shared material");
+        return;
+    };
+    let shared = shared.to_string_lossy().into_owned();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut ran = Vec::new();
+    for readme in ["../README.md", "README.md"] {
+        let text = std::fs::read_to_string(root.join(readme)).unwrap();
+        for command in commands(&text).filter(|c| c.contains("cargo run -p msp-client")) {
+            let words = shell_words(&command.replace("$MSP_SHARED_DIR", &shared));
+            let at = words.iter().position(|w| w == "cargo").unwrap();
+            let (env, cargo) = words.split_at(at);
+            let name = &cargo[cargo.iter().position(|w| w == "--example").unwrap() + 1];
+            let args = &cargo[cargo.iter().position(|w| w == "--").unwrap() + 1..];
+            let host = support::host_binary();
+            let output = Command::new(example(name))
+                .args(args.iter().map(|arg| match arg.as_str() {
+                    "target/debug/msp-canned-host" => host.as_os_str(),
+                    arg => std::ffi::OsStr::new(arg),
+                }))
+                .envs(env.iter().map(|w| w.split_once('=').unwrap()))
+                .output()
+                .unwrap_or_else(|e| panic!("{name} runs: {e}"));
+            assert!(
+                output.status.success(),
+                "{readme}: `{command}`: {}\n{}\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            ran.push(name.clone());
+        }
+    }
+    assert_eq!(ran, ["answer_question", "approve"], "the commands shown");
+}
+
+/// The shell commands in the fenced blocks of `text`, their continued lines joined.
+fn commands(text: &str) -> impl Iterator<Item = String> + '_ {
+    let mut fenced = false;
+    let mut joined = String::new();
+    text.lines().filter_map(move |line| {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            return None;
+        }
+        if !fenced {
+            return None;
+        }
+        let line = line.split(" # ").next().unwrap().trim();
+        match line.strip_suffix('\\') {
+            Some(head) => {
+                joined.push_str(head);
+                None
+            }
+            None => {
+                joined.push_str(line);
+                Some(std::mem::take(&mut joined))
+            }
+        }
+    })
+}
+
+/// `command` split into words as a shell does, for the quoting the READMEs use (`'…'`,
+/// `"…"`, no escapes).
+fn shell_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = None;
+    for c in command.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}

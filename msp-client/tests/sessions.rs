@@ -1502,6 +1502,39 @@ fn a_turn_that_ended_while_the_client_was_away_comes_back_ended_from_the_resume(
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
+/// A `turn/start` sent again after a reconnect whose replay names another turn than its
+/// first acknowledgement did is [`Error::ReplayDiffers`]: the host did not replay it.
+#[test]
+fn a_replayed_turn_start_acknowledged_as_another_turn_is_an_error() {
+    let (Some(scenario), Some(again)) = (
+        support::single_turn(),
+        support::resumed_turn_acknowledged(true, Some("another-turn")),
+    ) else {
+        return;
+    };
+    let lost = support::spawn(scenario.path(), &["--fault", "after 10: exit 3"]);
+    let session = start(&lost);
+    let turn = session
+        .send_user_turn([render::text("Say hello.")])
+        .expect("acknowledged");
+    assert!(matches!(turn.completed(), TurnOutcome::HostExited(_)));
+    let pending = session.pending();
+    assert_eq!(pending[0].turn_id(), Some(support::TURN));
+    drop((turn, session));
+    lost.close();
+
+    let client = support::spawn(again.path(), &[]);
+    let (session, _) = client.resume_session(SESSION_AA).expect("resumed");
+    let replayed = session.resend_turn(&pending[0]);
+    assert!(
+        matches!(&replayed, Err(Error::ReplayDiffers { command_id, .. }) if command_id == pending[0].command_id()),
+        "{:?}",
+        replayed.err()
+    );
+    drop(session);
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
 /// The goal scenario's `goal/set`, its host gone before acknowledging it: the pending
 /// command and its objective, and the scenario resumed from it.
 fn a_goal_set_lost() -> Option<(msp_client::PendingCommand, tempfile::TempDir)> {
@@ -1576,7 +1609,8 @@ fn any_command_never_acknowledged_is_sent_again_typed_with_its_command_id() {
 /// Where a derived transcript reports its `view/gap`.
 #[derive(Clone, Copy)]
 enum GapAt {
-    /// Right after the client's receipt for the question: the session is open by then.
+    /// Right after the client's receipt for the question (sent as the request is read, so
+    /// the session may be open by then or not: either path refills).
     AfterTheReceipt,
     /// Before the resume's reply: the gap reaches the client before its session opens, so
     /// opening it must start the refill (routing cannot: nobody holds the session yet).
@@ -1818,28 +1852,43 @@ fn a_session_opened_twice_stays_open_until_its_last_handle_is_gone() {
 
 /// A host request comes among its session's notifications where the wire has it, though
 /// msp-rpc's handler takes it (and replies its receipt) as soon as it is read, before anyone
-/// takes the notifications read with it.
+/// takes the notifications read with it: three frames written at once with the handshake
+/// (kept until the session opens), three more once it is open (routed as they come).
 #[test]
 fn a_host_request_reaches_its_sessions_events_in_wire_order() {
     use std::io::{BufRead, BufReader, Write};
     let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
     let (host_reader, client_writer) = msp_rpc::pipe::pipe();
-    // Shakes hands, then writes the three frames in one write; the client's lines after.
+    // Writes each batch in one write: with its handshake, then with its `model/list`
+    // reply. Gives the client's lines.
     let host = std::thread::spawn(move || {
-        let mut lines = BufReader::new(host_reader).lines();
-        let frame: serde_json::Value =
-            serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-        let response = serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": support::initialize_result()});
-        host_writer
-            .write_all(format!("{response}\n{}", support::item_question_item()).as_bytes())
-            .unwrap();
-        lines
-            .map(|line| serde_json::from_str::<serde_json::Value>(&line.unwrap()).unwrap())
-            .collect::<Vec<_>>()
+        let mut sent = Vec::new();
+        for line in BufReader::new(host_reader).lines() {
+            let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let (result, batch) = match frame["method"].as_str() {
+                Some("initialize") => {
+                    (support::initialize_result(), support::item_question_item(1))
+                }
+                Some("model/list") => (support::models(), support::item_question_item(4)),
+                _ => {
+                    sent.push(frame);
+                    continue;
+                }
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+            host_writer
+                .write_all(format!("{batch}{response}\n").as_bytes())
+                .unwrap();
+        }
+        sent
     });
     let client = Client::over(client_reader, client_writer, support::options()).expect("handshake");
     let session = client.open_session("s");
-    let events: Vec<Event> = (0..3)
+    client
+        .request::<methods::ModelList>(&msp_types::ModelListParams::new())
+        .expect("the models");
+    let events: Vec<Event> = (0..6)
         .map(|_| {
             session
                 .next_event_timeout(Duration::from_secs(10))
@@ -1849,14 +1898,176 @@ fn a_host_request_reaches_its_sessions_events_in_wire_order() {
         .collect();
     assert_eq!(
         support::folded_methods(&events),
-        ["item/started", "userInput/request", "item/started"]
+        support::ITEM_QUESTION_ITEM_TWICE
     );
-    assert_eq!(session.read(|fold| fold.pending_prompts().len()), 1);
+    assert_eq!(session.read(|fold| fold.pending_prompts().len()), 2);
     drop(session);
     drop(client);
     let sent = host.join().unwrap();
+    for id in [1, 4] {
+        let receipt = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}});
+        assert!(sent.contains(&receipt), "the receipt of {id}: {sent:?}");
+    }
+}
+
+/// An answer the host refuses leaves the question open to this client: `next_prompt` offers
+/// it again, and the next answer settles it (`userinput-answer-round-trip` with the answer
+/// refused as invalid, then sent again under another `commandId`).
+#[test]
+fn a_refused_answer_leaves_the_question_offered_again() {
+    let again = "018f6a2b-3333-7abc-8def-00000000a9a1";
+    let Some(dir) = support::derived("userinput-answer-round-trip", |frames| {
+        let at = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "userInput/answer")
+            .unwrap();
+        let answer = frames[at].1.clone();
+        let first = answer["params"]["commandId"].as_str().unwrap().to_owned();
+        let reply_at = frames
+            .iter()
+            .position(|(client, f)| !client && f["id"] == answer["id"])
+            .unwrap();
+        let reply = std::mem::replace(
+            &mut frames[reply_at].1,
+            serde_json::json!({"jsonrpc": "2.0", "id": answer["id"], "error": {"code": -32057,
+                "message": "the answer does not fit", "data": {"kind": "userInputAnswerInvalid"}}}),
+        );
+        let mut resent = answer;
+        resent["id"] = "again".into();
+        resent["params"]["commandId"] = again.into();
+        let mut accepted = reply;
+        accepted["id"] = "again".into();
+        accepted["result"]["commandId"] = again.into();
+        frames.insert(reply_at + 1, (true, resent));
+        frames.insert(reply_at + 2, (false, accepted));
+        for (_, frame) in &mut frames[reply_at + 3..] {
+            let text = frame.to_string().replace(&first, again);
+            *frame = serde_json::from_str(&text).unwrap();
+        }
+    }) else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    let (session, _) = resume_excluding_items(&client);
+    let prompt = session.next_prompt(WAIT).expect("the question");
+    let question = &prompt.request().expect("its questions").questions[0];
+    let answer = || [Answer::label(&question.id, "Postgres")];
+    let refused = session.answer(prompt.id(), answer());
     assert!(
-        sent.contains(&serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}})),
-        "the receipt: {sent:?}"
+        matches!(&refused, Err(Error::Rpc(msp_rpc::RpcError::Remote(r))) if r.code() == -32057),
+        "{refused:?}"
     );
+    let offered = session.next_prompt(WAIT).expect("offered again");
+    assert_eq!(offered.id(), prompt.id());
+    let ack = session.answer(prompt.id(), answer()).expect("accepted");
+    let settlement = session.settled(prompt.id(), WAIT).expect("settled");
+    assert_eq!(settlement.by, SettledBy::ThisClient(ack.command_id));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+/// An acknowledgement naming another `commandId` than the command's is an error, not the
+/// command's result, and the command is not sent again.
+#[test]
+fn an_acknowledgement_of_another_command_is_an_error() {
+    use std::io::{BufRead, BufReader, Write};
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    let host = std::thread::spawn(move || {
+        let mut interrupts = 0;
+        for line in BufReader::new(host_reader).lines() {
+            let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let result = match frame["method"].as_str() {
+                Some("initialize") => support::initialize_result(),
+                Some("turn/interrupt") => {
+                    interrupts += 1;
+                    serde_json::json!({"commandId": "someone-else", "status": "accepted", "turnId": "t"})
+                }
+                _ => continue,
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+            writeln!(host_writer, "{response}").unwrap();
+        }
+        interrupts
+    });
+    let client = Client::over(client_reader, client_writer, support::options()).expect("handshake");
+    let session = client.open_session("s");
+    let acked = session.interrupt(None, false);
+    assert!(
+        matches!(&acked, Err(Error::AckMismatch { acknowledged, .. }) if acknowledged == "someone-else"),
+        "{acked:?}"
+    );
+    drop(session);
+    drop(client);
+    assert_eq!(host.join().unwrap(), 1, "sent once");
+}
+
+/// A gap's refill pages apart: while one session's `view/page` goes unanswered, another
+/// session's frames still reach it (the wait that routed the gap goes on), and the refill
+/// ends once its page is answered.
+#[test]
+fn a_refill_paging_holds_up_no_other_session() {
+    use std::io::{BufRead, BufReader, Write};
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    let item = |session: &str, n: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"{session}","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
+        )
+    };
+    // At the first `model/list`, session b's gap and, after it, an item of session a; the
+    // refill's page is answered (refused) only at the second.
+    let host = std::thread::spawn(move || {
+        let (mut lists, mut page) = (0, None);
+        for line in BufReader::new(host_reader).lines() {
+            let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let mut batch = String::new();
+            let result = match frame["method"].as_str() {
+                Some("initialize") => support::initialize_result(),
+                Some("view/page") => {
+                    page = Some(frame["id"].clone());
+                    continue;
+                }
+                Some("model/list") => {
+                    lists += 1;
+                    if lists == 1 {
+                        let gap = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"b","after":"v:1","next":"v:3"}}"#;
+                        batch = format!("{}\n{gap}\n{}\n", item("b", 1), item("a", 7));
+                    } else if let Some(id) = page.take() {
+                        let refused = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                            "error": {"code": -32603, "message": "not now"}});
+                        batch = format!("{refused}\n");
+                    }
+                    support::models()
+                }
+                _ => continue,
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+            writeln!(host_writer, "{batch}{response}").unwrap();
+        }
+    });
+    let client = Client::over(client_reader, client_writer, support::options()).expect("handshake");
+    let (a, b) = (client.open_session("a"), client.open_session("b"));
+    let list = || {
+        client
+            .request::<methods::ModelList>(&msp_types::ModelListParams::new())
+            .expect("the models")
+    };
+    list();
+    // Whoever routes b's gap, a's item comes while b's page is unanswered.
+    let event = a.next_event_timeout(Duration::from_secs(10));
+    assert_eq!(
+        support::folded_methods(&[event.expect("in time").expect("an event")]),
+        ["item/started"]
+    );
+    list();
+    let refilled = b
+        .events()
+        .find(|event| matches!(event, Event::Refilled { .. }));
+    assert!(refilled.is_some(), "the refill ended");
+    assert!(b.read(|fold| fold.gap().failure().is_some()), "refused");
+    drop((a, b));
+    drop(client);
+    host.join().unwrap();
 }

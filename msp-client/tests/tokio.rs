@@ -717,7 +717,8 @@ async fn a_handler_still_waiting_when_the_host_resolves_its_stage_is_dropped() {
 }
 
 /// As the blocking test: a host request comes among its session's notifications where the
-/// wire has it, though the handler replies its receipt as soon as it is read.
+/// wire has it, though the handler replies its receipt as soon as it is read; three frames
+/// before the session opens, three after.
 #[tokio::test]
 async fn a_host_request_reaches_its_sessions_events_in_wire_order() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -726,14 +727,23 @@ async fn a_host_request_reaches_its_sessions_events_in_wire_order() {
     let (host_reader, mut host_writer) = tokio::io::split(host_side);
     let host = tokio::spawn(async move {
         let mut lines = BufReader::new(host_reader).lines();
-        let frame: serde_json::Value =
-            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-        let response = serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": support::initialize_result()});
-        let batch = format!("{response}\n{}", support::item_question_item());
-        host_writer.write_all(batch.as_bytes()).await.unwrap();
         let mut sent = Vec::new();
         while let Some(line) = lines.next_line().await.unwrap() {
-            sent.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+            let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let (result, batch) = match frame["method"].as_str() {
+                Some("initialize") => {
+                    (support::initialize_result(), support::item_question_item(1))
+                }
+                Some("model/list") => (support::models(), support::item_question_item(4)),
+                _ => {
+                    sent.push(frame);
+                    continue;
+                }
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+            let batch = format!("{batch}{response}\n");
+            host_writer.write_all(batch.as_bytes()).await.unwrap();
         }
         sent
     });
@@ -741,21 +751,94 @@ async fn a_host_request_reaches_its_sessions_events_in_wire_order() {
         .await
         .expect("handshake");
     let session = client.open_session("s");
+    client
+        .request::<msp_types::protocol::methods::ModelList>(&msp_types::ModelListParams::new())
+        .await
+        .expect("the models");
     let mut events = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..6 {
         let event = session.next_event_timeout(Duration::from_secs(10)).await;
         events.push(event.unwrap().unwrap());
     }
     assert_eq!(
         support::folded_methods(&events),
-        ["item/started", "userInput/request", "item/started"]
+        support::ITEM_QUESTION_ITEM_TWICE
     );
-    assert_eq!(session.read(|fold| fold.pending_prompts().len()), 1);
+    assert_eq!(session.read(|fold| fold.pending_prompts().len()), 2);
     drop(session);
     client.close().await;
     let sent = host.await.unwrap();
+    for id in [1, 4] {
+        let receipt = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}});
+        assert!(sent.contains(&receipt), "the receipt of {id}: {sent:?}");
+    }
+}
+
+/// As on the blocking driver: a command refused as `overloaded` (retryable) is sent again
+/// with its `commandId`, and an acknowledgement of another command is an error.
+#[tokio::test]
+async fn a_retryable_refusal_is_sent_again_with_the_same_command_id() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (client_side, host_side) = tokio::io::duplex(1 << 16);
+    let (client_reader, client_writer) = tokio::io::split(client_side);
+    let (host_reader, mut host_writer) = tokio::io::split(host_side);
+    // Refuses the first turn/interrupt as overloaded, acknowledges the second, and
+    // acknowledges the third as another command's.
+    let host = tokio::spawn(async move {
+        let mut lines = BufReader::new(host_reader).lines();
+        let mut ids = Vec::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let command_id = frame["params"]["commandId"].clone();
+            let reply = match frame["method"].as_str() {
+                Some("initialize") => serde_json::json!({"result": support::initialize_result()}),
+                Some("turn/interrupt") => {
+                    ids.push(command_id.as_str().unwrap().to_owned());
+                    match ids.len() {
+                        1 => {
+                            serde_json::json!({"error": {"code": -32001, "message": "overloaded"}})
+                        }
+                        2 => {
+                            serde_json::json!({"result": {"commandId": command_id, "status": "accepted", "turnId": "t"}})
+                        }
+                        _ => {
+                            serde_json::json!({"result": {"commandId": "someone-else", "status": "accepted", "turnId": "t"}})
+                        }
+                    }
+                }
+                _ => continue,
+            };
+            let mut response = reply;
+            response["jsonrpc"] = "2.0".into();
+            response["id"] = frame["id"].clone();
+            let line = format!("{response}\n");
+            host_writer.write_all(line.as_bytes()).await.unwrap();
+        }
+        ids
+    });
+    let retry = msp_client::Retry {
+        attempts: 3,
+        backoff: Duration::from_millis(1),
+    };
+    let client = Client::over(
+        client_reader,
+        client_writer,
+        support::options().retry(retry),
+    )
+    .await
+    .expect("handshake");
+    let session = client.open_session("s");
+    let acked = session.interrupt(None, false).await.expect("acknowledged");
+    let other = session.interrupt(None, false).await;
     assert!(
-        sent.contains(&serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}})),
-        "the receipt: {sent:?}"
+        matches!(&other, Err(Error::AckMismatch { acknowledged, .. }) if acknowledged == "someone-else"),
+        "{other:?}"
     );
+    drop(session);
+    client.close().await;
+    let ids = host.await.unwrap();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(ids[0], ids[1], "sent again with its commandId");
+    assert_eq!(acked.command_id, ids[0]);
+    assert_ne!(ids[2], ids[0], "another command");
 }

@@ -757,10 +757,11 @@ impl Fold {
         }
     }
 
-    /// The host died. An ephemeral host (or one that did not say) takes the session with it:
-    /// items in progress end unknown (client-side only: nothing is invented on the wire),
-    /// and the fold refuses every later input, staying readable. A durable host's session
-    /// survives: nothing changes. Returns the items marked.
+    /// The host died. An ephemeral host (`durable` false: `initialize` said
+    /// `sessionDurability: ephemeral`; absent means durable) takes the session with it: items
+    /// in progress end unknown (client-side only: nothing is invented on the wire), and the
+    /// fold refuses every later input, staying readable. A durable host's session survives:
+    /// nothing changes. Returns the items marked.
     pub fn host_died(&mut self, durable: bool) -> Vec<String> {
         if durable || self.discarded {
             return Vec::new();

@@ -150,6 +150,12 @@ pub fn frames(name: &str) -> Option<Vec<(bool, serde_json::Value)>> {
 /// when `ended`, the turn ended while the client was away: the resume's `lastTurn` names it
 /// and nothing of it follows its acknowledgement.
 pub fn resumed_turn(ended: bool) -> Option<tempfile::TempDir> {
+    resumed_turn_acknowledged(ended, None)
+}
+
+/// [`resumed_turn`], the replay acknowledged as turn `as_turn` when given (the resume's
+/// `lastTurn` still naming the turn first acknowledged).
+pub fn resumed_turn_acknowledged(ended: bool, as_turn: Option<&str>) -> Option<tempfile::TempDir> {
     let resume = frames("compact-command-noop")?;
     derived("text-run-single-turn", |frames| {
         own_turn_id(frames);
@@ -159,6 +165,9 @@ pub fn resumed_turn(ended: bool) -> Option<tempfile::TempDir> {
             frames[at - 1].1["result"]["lastTurn"] =
                 serde_json::json!({"turnId": turn_id, "terminal": "completed"});
             frames.truncate(at + 2);
+        }
+        if let Some(turn_id) = as_turn {
+            frames[at + 1].1["result"]["turnId"] = turn_id.into();
         }
     })
 }
@@ -377,17 +386,35 @@ pub fn initialize_result() -> serde_json::Value {
     serde_json::json!({"schema": {"version": 1, "fingerprint": "sha256:x"}, "serverInfo": {"name": "double", "version": "0"}, "userAgent": "double", "museHome": "/h", "platformFamily": "unix", "platformOs": "linux"})
 }
 
-/// Three frames of session `s` written at once: an item started, a question (a host request,
-/// id 7) and another item started.
-pub fn item_question_item() -> String {
+/// Three frames of session `s` to write at once, at cursors `n` to `n + 2`: an item started,
+/// a question (a host request, id `n`) and another item started.
+pub fn item_question_item(n: u32) -> String {
     let item = |n: u32| {
         format!(
             r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"s","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
         )
     };
-    let question = r#"{"jsonrpc":"2.0","id":7,"method":"userInput/request","params":{"sessionId":"s","userInputId":"q","turnId":"t","itemId":"i1","toolCallId":"c","toolName":"request_user_input","viewCursor":"v:2","questions":[]}}"#;
-    format!("{}\n{question}\n{}\n", item(1), item(3))
+    let question = format!(
+        r#"{{"jsonrpc":"2.0","id":{n},"method":"userInput/request","params":{{"sessionId":"s","userInputId":"q{n}","turnId":"t","itemId":"i{n}","toolCallId":"c","toolName":"request_user_input","viewCursor":"v:{}","questions":[]}}}}"#,
+        n + 1
+    );
+    format!("{}\n{question}\n{}\n", item(n), item(n + 2))
 }
+
+/// The `model/list` result a host double replies.
+pub fn models() -> serde_json::Value {
+    serde_json::json!({"models": [], "providerId": "fake", "source": "fakeCatalog"})
+}
+
+/// The methods a pipe test of the wire order expects: [`item_question_item`] twice.
+pub const ITEM_QUESTION_ITEM_TWICE: [&str; 6] = [
+    "item/started",
+    "userInput/request",
+    "item/started",
+    "item/started",
+    "userInput/request",
+    "item/started",
+];
 
 /// The methods of the `Folded` events among `events`, in order.
 pub fn folded_methods(events: &[msp_client::Event]) -> Vec<String> {
