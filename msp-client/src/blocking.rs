@@ -29,7 +29,7 @@ use msp_types::{
 
 use crate::asks::{Answer, Decision};
 use crate::commands;
-use crate::core::{Core, Event, Place, Refills, Slot};
+use crate::core::{Core, Event, Paging, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent};
@@ -143,7 +143,10 @@ impl Client {
             .send(&Command::<methods::SessionStart>::new(build))?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
-        refill(&self.link.connection, &self.link.core, opened.refills);
+        page(
+            &self.link.connection,
+            Paging::new(self.link.core.clone(), opened.refills),
+        );
         Ok((self.session(id, opened.place), result))
     }
 
@@ -202,7 +205,10 @@ impl Client {
     /// stays open until all of them are gone.
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
-        refill(&self.link.connection, &self.link.core, opened.refills);
+        page(
+            &self.link.connection,
+            Paging::new(self.link.core.clone(), opened.refills),
+        );
         self.session(session_id.to_owned(), opened.place)
     }
 
@@ -298,7 +304,10 @@ fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     let id = result.session.session_id.clone();
     let opened = link.core.open(&id, |fold| fold.seed_resumed(result));
     link.core.resumed(&id, result);
-    refill(&link.connection, &link.core, opened.refills);
+    page(
+        &link.connection,
+        Paging::new(link.core.clone(), opened.refills),
+    );
     Session(Arc::new(SessionLink {
         id,
         place: opened.place,
@@ -306,33 +315,34 @@ fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     }))
 }
 
-/// Pages `refills` on a thread of their own, so that whoever routed the gap (the pump, or a
-/// waiting handle holding its role) goes on routing, and a wait ends at its deadline, while
-/// the session's inputs are held for the refill. Gaps are rare: a thread each is cheap.
+/// Pages each of `refills` on a thread of its own, so that whoever routed the gap (the pump,
+/// or a waiting handle holding its role) goes on routing, and a wait ends at its deadline,
+/// while the session's inputs are held for the refill; nor does one session's refill wait
+/// for another's. Gaps are rare: a thread each is cheap.
 fn refill_apart(connection: &Connection, core: &Arc<Core>, refills: Refills) {
-    if refills.is_empty() {
-        return;
+    for refilling in refills {
+        let paging = Paging::new(core.clone(), vec![refilling]);
+        let connection = connection.clone();
+        let spawned = thread::Builder::new()
+            .name("msp-refill".into())
+            .spawn(move || page(&connection, paging));
+        if let Err(error) = spawned {
+            // Dropped unpaged, the refill is finished as failed.
+            tracing::warn!(%error, "no thread to page a refill");
+        }
     }
-    let (connection, core) = (connection.clone(), core.clone());
-    thread::Builder::new()
-        .name("msp-refill".into())
-        .spawn(move || refill(&connection, &core, refills))
-        .expect("a thread to page a refill");
 }
 
 /// Pages each refill, and those the inputs held meanwhile call for.
-fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
-    while let Some(mut refilling) = refills.pop() {
-        while let Some(page) = refilling.refill.next_request() {
+fn page(connection: &Connection, mut paging: Paging) {
+    while let Some(refill) = paging.next() {
+        while let Some(page) = refill.next_request() {
             match connection.request::<methods::ViewPage>(&page) {
-                Ok(result) => refilling.refill.page(result),
-                Err(error) => refilling
-                    .refill
-                    .failed(shared::code(&error), error.to_string()),
+                Ok(result) => refill.page(result),
+                Err(error) => refill.failed(shared::code(&error), error.to_string()),
             }
         }
-        // Inputs held meanwhile may report another gap: refilled next.
-        refills.extend(core.finish_refill(refilling));
+        paging.finish();
     }
 }
 

@@ -392,6 +392,46 @@ pub(crate) struct Refilling {
     pub(crate) refill: Box<Refill>,
 }
 
+/// Refills being paged, each finished ([`Core::finish_refill`]: the inputs held for it
+/// folded, its session's waits woken) however the paging stops: one still here when this is
+/// dropped (a panic, a task cancelled, a thread that never started) is finished as failed,
+/// so that no session's inputs stay held for it.
+pub(crate) struct Paging {
+    core: Arc<Core>,
+    refills: Refills,
+}
+
+impl Paging {
+    pub(crate) fn new(core: Arc<Core>, refills: Refills) -> Self {
+        Paging { core, refills }
+    }
+
+    /// The refill to page next, kept here until [`Paging::finish`]ed.
+    pub(crate) fn next(&mut self) -> Option<&mut Refill> {
+        self.refills
+            .last_mut()
+            .map(|refilling| &mut *refilling.refill)
+    }
+
+    /// Finishes the refill [`Paging::next`] gave; the refills the inputs it held ask for
+    /// come next.
+    pub(crate) fn finish(&mut self) {
+        if let Some(refilling) = self.refills.pop() {
+            let more = self.core.finish_refill(refilling);
+            self.refills.extend(more);
+        }
+    }
+}
+
+impl Drop for Paging {
+    fn drop(&mut self) {
+        while let Some(refill) = self.next() {
+            refill.failed(None, "the refill was not paged to its end");
+            self.finish();
+        }
+    }
+}
+
 /// What routing asks of the pump.
 pub(crate) enum Routed {
     /// Nothing more.
@@ -462,7 +502,10 @@ impl Core {
         for outcome in &outcomes {
             slot.follow(outcome);
         }
-        slot.push(Event::Refilled { outcomes });
+        // A session its ephemeral host took along ended its events already.
+        if !slot.fold.is_discarded() {
+            slot.push(Event::Refilled { outcomes });
+        }
         state.woken.append(&mut slot.waiting);
         held.into_iter()
             .filter_map(|input| match route(state, input) {
@@ -652,7 +695,7 @@ impl Core {
         let mut state = self.lock();
         let state = &mut *state;
         let slot = state.slots.at(place);
-        match check(slot, state.ended.as_ref().map(|e| &e.reason)) {
+        match check(slot, seen_end(&state.ended, slot)) {
             Some(found) => Poll::Ready(found),
             None => {
                 keep(&mut slot.waiting, cx.waker());
@@ -928,7 +971,7 @@ impl<'a> HandleWait<'a> {
         let state = &mut *state;
         let slot = state.slots.at(self.place);
         let pumping = &mut state.pumping;
-        if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
+        if let Some(found) = check(slot, seen_end(&state.ended, slot)) {
             pumping.served += 1;
             return Ok(found);
         }
@@ -964,7 +1007,7 @@ impl<'a> HandleWait<'a> {
         }
         role.give_back(state);
         let slot = state.slots.at(self.place);
-        if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
+        if let Some(found) = check(slot, seen_end(&state.ended, slot)) {
             return Checked::Found(found);
         }
         if park {
@@ -983,7 +1026,7 @@ impl<'a> HandleWait<'a> {
         let mut state = self.core.lock();
         let state = &mut *state;
         let slot = state.slots.at(self.place);
-        if let Some(found) = check(slot, state.ended.as_ref().map(|e| &e.reason)) {
+        if let Some(found) = check(slot, seen_end(&state.ended, slot)) {
             return Poll::Ready(found);
         }
         keep(&mut slot.waiting, cx.waker());
@@ -1011,6 +1054,16 @@ fn keep(list: &mut Vec<Waker>, waker: &Waker) {
     if !list.iter().any(|held| held.will_wake(waker)) {
         list.push(waker.clone());
     }
+}
+
+/// The connection's end as the waits on `slot` see it: once the inputs held for its refill
+/// were folded (a refill in flight ends soon after the connection, its pages failing, and
+/// wakes them), so that nothing the host said before its end is missed.
+fn seen_end<'a>(ended: &'a Option<Ended>, slot: &Slot) -> Option<&'a CloseReason> {
+    ended
+        .as_ref()
+        .filter(|_| slot.held.is_none())
+        .map(|ended| &ended.reason)
 }
 
 fn route(state: &mut State, input: Input) -> Routed {
@@ -1127,27 +1180,64 @@ mod tests {
     }
 
     /// Inputs held for a refill still paging when the connection ends are not lost with it
-    /// (a request's copy among them, a prompt the program is to see): folded when the refill
-    /// ends, after its pages, when the host was durable; at the end, before the fold refuses
-    /// every later input, when it was ephemeral.
+    /// (a request's copy among them, a prompt the program is to see): when the host was
+    /// durable, the waits see the end only once the refill folded them, after its pages;
+    /// when it was ephemeral, they are folded at the end, before the fold refuses every later
+    /// input, and the refill adds nothing.
     #[test]
     fn what_a_refill_held_is_folded_when_the_connection_ends() {
+        let method = |event: Event| match event {
+            Event::Folded { input, .. } => input.method().unwrap_or_default().to_owned(),
+            Event::Refilled { .. } => "refilled".to_owned(),
+            Event::Lagged { .. } => "lagged".to_owned(),
+        };
         for durable in [true, false] {
-            let (items, methods) = held_at_the_end(durable);
-            assert_eq!(items, 2, "durable {durable}");
-            let refilled = match durable {
-                true => ["item/started", "view/gap", "refilled", "item/started"],
-                false => ["item/started", "view/gap", "item/started", "refilled"],
+            let core = Core::new(FoldRules::default(), 8);
+            let place = core.open("s", |_| ()).place;
+            let _ = core.route(started(1));
+            let line = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#;
+            let Message::Notification(gap) = Frame::parse(Sender::Server, line).unwrap().message
+            else {
+                panic!("a notification");
             };
-            assert_eq!(methods, refilled, "durable {durable}");
+            let Routed::Refill(refilling) = core.route(Input::Notification(gap)) else {
+                panic!("a refill");
+            };
+            let _ = core.route(started(4));
+            assert_eq!(core.read("s", |fold| fold.items().len()), 1, "held");
+            core.end(CloseReason::PeerClosed, durable);
+            // What a wait for the next event finds: `None` while it would park.
+            let next = || {
+                let mut state = core.lock();
+                let state = &mut *state;
+                let slot = state.slots.at(place);
+                slot.next_event(seen_end(&state.ended, slot))
+                    .map(|event| event.map(method))
+            };
+            let mut taken: Vec<String> = std::iter::from_fn(|| next().flatten()).collect();
+            match durable {
+                true => assert_eq!(next(), None, "the wait goes on while the refill holds"),
+                false => assert_eq!(next(), Some(None), "the end"),
+            }
+            // The refill, failed with the connection, ends.
+            assert!(core.finish_refill(refilling).is_empty());
+            taken.extend(std::iter::from_fn(|| next().flatten()));
+            assert_eq!(next(), Some(None), "the end, once nothing is held");
+            assert_eq!(core.read("s", |fold| fold.items().len()), 2);
+            let expected: &[&str] = match durable {
+                true => &["item/started", "view/gap", "refilled", "item/started"],
+                false => &["item/started", "view/gap", "item/started"],
+            };
+            assert_eq!(taken, expected, "durable {durable}");
         }
     }
 
-    /// A session's items once a refill begun before the connection ended finished, and its
-    /// events: each input's method, `refilled` for the refill.
-    fn held_at_the_end(durable: bool) -> (usize, Vec<String>) {
-        let core = Core::new(FoldRules::default(), 8);
-        let place = core.open("s", |_| ()).place;
+    /// A refill dropped before it was paged to its end (a panic, a task cancelled, a thread
+    /// that never started) is finished as failed: the inputs held for it are folded.
+    #[test]
+    fn a_refill_never_paged_to_its_end_is_finished_as_failed() {
+        let core = Arc::new(Core::new(FoldRules::default(), 8));
+        let _place = core.open("s", |_| ()).place;
         let _ = core.route(started(1));
         let line = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#;
         let Message::Notification(gap) = Frame::parse(Sender::Server, line).unwrap().message else {
@@ -1158,20 +1248,9 @@ mod tests {
         };
         let _ = core.route(started(4));
         assert_eq!(core.read("s", |fold| fold.items().len()), 1, "held");
-        core.end(CloseReason::PeerClosed, durable);
-        // The refill, failed with the connection, ends.
-        assert!(core.finish_refill(refilling).is_empty());
-        let items = core.read("s", |fold| fold.items().len());
-        let mut state = core.lock();
-        let slot = state.slots.at(place);
-        let methods = std::iter::from_fn(|| slot.events.pop_front())
-            .map(|event| match event {
-                Event::Folded { input, .. } => input.method().unwrap_or_default().to_owned(),
-                Event::Refilled { .. } => "refilled".to_owned(),
-                Event::Lagged { .. } => "lagged".to_owned(),
-            })
-            .collect();
-        (items, methods)
+        drop(Paging::new(core.clone(), vec![refilling]));
+        assert_eq!(core.read("s", |fold| fold.items().len()), 2, "folded");
+        assert!(core.read("s", |fold| fold.gap().failure().is_some()));
     }
 
     /// Changes to an item not taken yet coalesce: it is taken once, as it is now.

@@ -128,11 +128,12 @@ pub(crate) fn poll_handle<T>(
         let past = || deadline.is_some_and(|deadline| Instant::now() >= deadline);
         let (input, park) = match source.poll_next(cx) {
             Poll::Ready(Some(input)) => (Some(input), past()),
-            // `check` sees the end.
+            // `check` sees the end; or, while a refill of the session folds what it held,
+            // the wait parks until it did.
             Poll::Ready(None) => {
                 let (reason, durable) = source.ended();
                 role.core().end(reason, durable);
-                (None, false)
+                (None, true)
             }
             // The connection wakes `cx` once a frame may be ready.
             Poll::Pending => (None, true),

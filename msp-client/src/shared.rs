@@ -98,11 +98,14 @@ pub(crate) fn undecodable(bad: &BadFrame) -> Input {
 }
 
 /// Whether the host refused a command settling a prompt, the prompt still open to this
-/// client: refused otherwise than as settled already (which it soon says), so that nothing
-/// was done.
+/// client: refused otherwise than as settled already (which it soon says) or unknown to it,
+/// so that nothing was done and the prompt may be answered again.
 pub(crate) fn prompt_refused(error: &Error) -> bool {
     match error {
-        Error::Rpc(RpcError::Remote(remote)) => remote.kind() != Some("userInputAlreadySettled"),
+        Error::Rpc(RpcError::Remote(remote)) => !matches!(
+            remote.kind(),
+            Some("userInputAlreadySettled" | "userInputNotFound")
+        ),
         _ => false,
     }
 }

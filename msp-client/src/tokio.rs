@@ -30,7 +30,7 @@ use tokio::task::JoinHandle;
 
 use crate::asks::{Answer, Decision};
 use crate::commands;
-use crate::core::{Core, Event, Place, Refills, Slot};
+use crate::core::{Core, Event, Paging, Place, Refills, Slot};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent};
@@ -143,7 +143,8 @@ impl Client {
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
         let session = self.session(id, opened.place);
-        refilled(spawn_refill(&self.link, opened.refills)).await;
+        let link = &self.link;
+        refilled(refill_apart(&link.connection, &link.core, opened.refills)).await;
         Ok((session, result))
     }
 
@@ -206,8 +207,14 @@ impl Client {
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
         // Not async: the refill of a gap reported before it opened runs on its own.
-        drop(spawn_refill(&self.link, opened.refills));
-        self.session(session_id.to_owned(), opened.place)
+        // The handle first: should the spawn fail (no runtime), the opening goes with it.
+        let session = self.session(session_id.to_owned(), opened.place);
+        drop(refill_apart(
+            &self.link.connection,
+            &self.link.core,
+            opened.refills,
+        ));
+        session
     }
 
     fn session(&self, id: String, place: Place) -> Session {
@@ -288,59 +295,52 @@ async fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
         place: opened.place,
         link: link.clone(),
     }));
-    refilled(spawn_refill(link, opened.refills)).await;
+    refilled(refill_apart(&link.connection, &link.core, opened.refills)).await;
     session
 }
 
-/// Pages the refills an opening asks for on a task of its own ([`refill_apart`]): a caller
-/// that stops waiting for it (a timeout, a `select!`) does not abandon it half-way, which
-/// would leave the session's inputs held for it until the connection ends, for every handle
-/// of the session.
-fn spawn_refill(link: &Link, refills: Refills) -> Option<tokio::task::JoinHandle<()>> {
-    refill_apart(&link.connection, &link.core, refills)
-}
-
-/// Pages `refills` on a task of their own, so that whoever routed the gap (the pump, an
-/// opener) goes on while the session's inputs are held for the refill.
+/// Pages each of `refills` on a task of its own, so that whoever routed the gap (the pump, an
+/// opener) goes on while the session's inputs are held for the refill, nor does one
+/// session's refill wait for another's. An opener awaits them: one that stops waiting (a
+/// timeout, a `select!`) leaves them to finish.
 fn refill_apart(
     connection: &Connection,
     core: &Arc<Core>,
     refills: Refills,
-) -> Option<tokio::task::JoinHandle<()>> {
-    if refills.is_empty() {
-        return None;
-    }
-    let (connection, core) = (connection.clone(), core.clone());
-    Some(tokio::spawn(async move {
-        refill(&connection, &core, refills).await
-    }))
+) -> Vec<tokio::task::JoinHandle<()>> {
+    refills
+        .into_iter()
+        .map(|refilling| {
+            // Should the task never run (the runtime shutting down), the refill dropped
+            // unpaged is finished as failed.
+            let paging = Paging::new(core.clone(), vec![refilling]);
+            let connection = connection.clone();
+            tokio::spawn(async move { page(&connection, paging).await })
+        })
+        .collect()
 }
 
-/// Waits for a refill [`spawn_refill`] started, if any; its panic passes on.
-async fn refilled(task: Option<tokio::task::JoinHandle<()>>) {
-    let Some(task) = task else {
-        return;
-    };
-    if let Err(error) = task.await {
-        if error.is_panic() {
-            std::panic::resume_unwind(error.into_panic());
+/// Waits for the refills [`refill_apart`] started; a panic passes on.
+async fn refilled(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    for task in tasks {
+        if let Err(error) = task.await {
+            if error.is_panic() {
+                std::panic::resume_unwind(error.into_panic());
+            }
         }
     }
 }
 
 /// Pages each refill, and those the inputs held meanwhile call for.
-async fn refill(connection: &Connection, core: &Core, mut refills: Refills) {
-    while let Some(mut refilling) = refills.pop() {
-        while let Some(page) = refilling.refill.next_request() {
+async fn page(connection: &Connection, mut paging: Paging) {
+    while let Some(refill) = paging.next() {
+        while let Some(page) = refill.next_request() {
             match connection.request::<methods::ViewPage>(&page).await {
-                Ok(result) => refilling.refill.page(result),
-                Err(error) => refilling
-                    .refill
-                    .failed(shared::code(&error), error.to_string()),
+                Ok(result) => refill.page(result),
+                Err(error) => refill.failed(shared::code(&error), error.to_string()),
             }
         }
-        // Inputs held meanwhile may report another gap: refilled next.
-        refills.extend(core.finish_refill(refilling));
+        paging.finish();
     }
 }
 

@@ -2024,8 +2024,15 @@ fn a_refill_paging_holds_up_no_other_session() {
             let mut batch = String::new();
             let result = match frame["method"].as_str() {
                 Some("initialize") => support::initialize_result(),
-                Some("view/page") => {
+                Some("view/page") if lists < 2 => {
                     page = Some(frame["id"].clone());
+                    continue;
+                }
+                // Asked for after the second `model/list`: refused at once.
+                Some("view/page") => {
+                    let refused = serde_json::json!({"jsonrpc": "2.0", "id": frame["id"],
+                        "error": {"code": -32603, "message": "not now"}});
+                    writeln!(host_writer, "{refused}").unwrap();
                     continue;
                 }
                 Some("model/list") => {

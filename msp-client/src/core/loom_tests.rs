@@ -16,7 +16,7 @@ use msp_rpc::CloseReason;
 use msp_session::{FoldRules, Input, TurnState};
 use msp_types::{Frame, Message, Sender};
 
-use super::{Core, Event, HandleWait, Slot};
+use super::{Core, Event, HandleWait, Paging, Routed, Slot};
 use crate::pump::{self, Pumped, Source};
 use crate::stop::HandlerStop;
 
@@ -72,12 +72,16 @@ struct Inputs {
     started: Vec<Input>,
     turn_completed: Input,
     question: Input,
+    gap: Input,
 }
 
 static INPUTS: std::sync::LazyLock<Inputs> = std::sync::LazyLock::new(|| Inputs {
     started: (0..3).map(started_frame).collect(),
     turn_completed: turn_completed_frame(),
     question: question_frame(),
+    gap: notification(
+        r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#,
+    ),
 });
 
 fn started(n: usize) -> Input {
@@ -373,6 +377,38 @@ fn loom_a_request_among_the_frames_reaches_the_events_in_wire_order_whoever_rout
         handle.join().unwrap();
         reader.join().unwrap();
         pump.join().unwrap();
+    });
+}
+
+/// A wait that meets the connection's end while a refill of its session is in flight (on
+/// a thread of its own) parks until the refill folded what it held, and then sees the end:
+/// nothing the host said before it is missed.
+#[test]
+fn loom_a_wait_at_the_end_sees_what_a_refill_in_flight_held() {
+    model(|| {
+        let core = core();
+        let _ = core.route(started(1));
+        let Routed::Refill(refilling) = core.route(INPUTS.gap.clone()) else {
+            panic!("a refill");
+        };
+        let _ = core.route(started(2));
+        // The connection ended (the host durable): its last frame was taken.
+        let source = Arc::new(FakeSource::default());
+        source.send(None);
+        let refill = {
+            let core = core.clone();
+            spawn(move || drop(Paging::new(core, vec![refilling])))
+        };
+        let mut last = None;
+        while let Some(event) = wait_event(&core, &source) {
+            last = Some(event);
+        }
+        assert_eq!(
+            item_id(last),
+            "i2",
+            "the input the refill held, before the end"
+        );
+        refill.join().unwrap();
     });
 }
 
