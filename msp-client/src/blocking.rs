@@ -143,11 +143,13 @@ impl Client {
             .send(&Command::<methods::SessionStart>::new(build))?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
+        // The handle first: should paging panic, the opening goes with it.
+        let session = self.session(id, opened.place);
         page(
             &self.link.connection,
             Paging::new(self.link.core.clone(), opened.refills),
         );
-        Ok((self.session(id, opened.place), result))
+        Ok((session, result))
     }
 
     /// Resumes session `session_id` with the host's defaults.
@@ -205,11 +207,12 @@ impl Client {
     /// stays open until all of them are gone.
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
+        let session = self.session(session_id.to_owned(), opened.place);
         page(
             &self.link.connection,
             Paging::new(self.link.core.clone(), opened.refills),
         );
-        self.session(session_id.to_owned(), opened.place)
+        session
     }
 
     fn session(&self, id: String, place: Place) -> Session {
@@ -224,8 +227,9 @@ impl Client {
     /// classified, with its retry advice ([`CloseReason::HostExited`]), to restart it by; a
     /// host that closed its output and lives on (past msp-rpc's `EXIT_LINGER`) gives
     /// [`CloseReason::PeerClosed`], and its exit comes from [`Client::close`]. Every
-    /// session's waits end alike. A connection closed by this side (`connection().close()`)
-    /// ends it too, with the exit that close collected.
+    /// session's waits end alike (a session's refill in flight first folds what it held). A
+    /// connection closed by this side (`connection().close()`) ends it too, with the exit
+    /// that close collected.
     pub fn closed(&self) -> CloseReason {
         let core = &self.link.core;
         wait(None, |cx| core.poll_ended(cx)).expect("no deadline")
@@ -304,15 +308,16 @@ fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     let id = result.session.session_id.clone();
     let opened = link.core.open(&id, |fold| fold.seed_resumed(result));
     link.core.resumed(&id, result);
+    let session = Session(Arc::new(SessionLink {
+        id,
+        place: opened.place,
+        link: link.clone(),
+    }));
     page(
         &link.connection,
         Paging::new(link.core.clone(), opened.refills),
     );
-    Session(Arc::new(SessionLink {
-        id,
-        place: opened.place,
-        link: link.clone(),
-    }))
+    session
 }
 
 /// Pages each of `refills` on a thread of its own, so that whoever routed the gap (the pump,
@@ -716,7 +721,8 @@ impl Session {
         let command = commands::goal_clear(self.id());
         self.send(&command)
     }
-    /// Stops the turn waiting on question `user_input_id` (`userInput/interrupt`), passing on `answers` (checked as [`Session::answer`] checks them), or none.
+    /// Stops the turn waiting on question `user_input_id` (`userInput/interrupt`), passing
+    /// on `answers` (checked as [`Session::answer`] checks them), or none.
     pub fn interrupt_prompt(
         &self,
         user_input_id: &str,

@@ -5,21 +5,24 @@
 //!
 //! | who | takes the lock to | wakes |
 //! | --- | --- | --- |
-//! | the pump (a thread or task) | route each frame (a notification, or a host request's copy where it came among them: msp-rpc's handler only replies its receipt) to its session's fold ([`Core::route_all`]); finish a refill; end every session when the connection closes ([`Core::end`]) | the session's waiters (at the end, every session's and [`Core::poll_ended`]'s) |
+//! | the pump (a thread or task) | route each frame (a notification, or a host request's copy where it came among them: msp-rpc's handler only replies its receipt) to its session's fold ([`Core::route_all`]); end every session when the connection closes ([`Core::end`]) | the session's waiters (at the end, every session's and [`Core::poll_ended`]'s) |
+//! | a refill's thread or task, or an opener ([`Paging`]) | finish the refill ([`Core::finish_refill`]): its pages and the inputs held for it folded | the session's waiters |
 //! | a handle (session, turn) | open or close a session, read its fold, take an event, check what it waits for | nobody |
 //! | a waiting handle (blocking driver) | take the role of the pump and route as it does, one holder at a time (`pump.rs`) | the session's waiters; the handles waiting for the role, when it gives it back |
 //! | a [`HandlerStop`](crate::HandlerStop) stopped (any thread) | wake each session an approval handler of it watches ([`Core::wake`]) | the session's waiters |
 //!
 //! One `Mutex<State>`, held for short steps only: never while sending, waiting or calling the
 //! program. Waiting is polling a step with a waker; a step that cannot finish keeps the waker
-//! in its session's slot, and whoever routes an input to that session (or ends the
-//! connection) wakes every waker there, once the lock is released. The waiters check their
+//! in its session's slot, and whoever routes an input to that session, finishes its refill
+//! or ends the connection wakes every waker there, once the lock is released. The waiters check their
 //! condition again: a turn's end, a prompt's settlement, an event in the queue.
 //!
 //! Refills page on a thread (task) of their own, started by whoever routed the gap (the
 //! pump, or on the blocking driver the handle holding the pump's role), or on the opener's,
 //! for a gap among what came before the session was opened; routing goes on meanwhile:
-//! inputs routed for the session are held and handed to the refill at its end.
+//! inputs routed for the session are held and handed to the refill at its end. A wait on a
+//! session sees the connection's end only once nothing is held for its refill
+//! ([`seen_end`]): the refill ends soon after the connection (its pages fail).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -130,7 +133,8 @@ pub enum Event {
     },
 }
 
-/// The connection ended: every wait fails with its reason.
+/// The connection ended: every wait fails with its reason (a session's, once nothing is held
+/// for its refill).
 struct Ended {
     reason: CloseReason,
     /// Whether the host said its sessions outlive it (`sessionDurability`).
@@ -600,9 +604,9 @@ impl Core {
 
     /// The connection closed: every session's items in progress end unknown when the host
     /// was ephemeral (the inputs held for a refill folded first, as live ones: the fold
-    /// refuses any later), and every wait ends. A durable host's session keeps its inputs
+    /// refuses any later), and every wait is woken. A durable host's session keeps its inputs
     /// held for the refill, which ends soon (its pages fail with the connection) and folds
-    /// them after the pages it had.
+    /// them after the pages it had; its waits end then.
     pub(crate) fn end(&self, reason: CloseReason, durable: bool) {
         let mut state = self.lock();
         let state = &mut *state;
@@ -850,7 +854,8 @@ impl Core {
 }
 
 /// The checks a handle waits on, each `None` while it finds nothing; `ended`: why the
-/// connection ended, once it did. Each returns `Some` once it ended: a wait ends then.
+/// connection ended, once the session sees it ([`seen_end`]). Each returns `Some` once it
+/// ended: a wait ends then.
 impl Slot {
     /// The oldest event not taken; `Some(None)` once the connection ended and all were taken.
     pub(crate) fn next_event(&mut self, ended: Option<&CloseReason>) -> Option<Option<Event>> {

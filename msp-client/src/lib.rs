@@ -63,7 +63,8 @@
 //! not the program takes anything, and delivers a copy of it among the notifications where
 //! it came ([`msp_rpc::Options::inbound_requests`]); the pump routes that copy as it routes
 //! the notifications around it. While a session's gap is refilled, its requests and
-//! notifications are held for the refill, and folded after the pages.
+//! notifications are held for the refill, and folded after the pages (or, should an
+//! ephemeral host end meanwhile, at its end).
 
 mod asks;
 pub mod blocking;

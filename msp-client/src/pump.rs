@@ -106,11 +106,11 @@ fn poll_route<'a>(
     Poll::Ready(Pumped::Routed(role, refills))
 }
 
-/// A handle's wait (on its session): `check` (see [`Slot`]), and while it finds
-/// nothing and nobody else routes, a frame taken and routed here (its refills handed to
-/// `refill` once the role is given back) and `check` again, under the lock that routed it. Past `deadline` it routes no
-/// more (frames for other sessions may come faster than it routes them): the caller's wait
-/// then ends.
+/// A handle's wait (on its session): `check` (see [`Slot`]), and while it finds nothing and
+/// nobody else routes, a frame taken and routed here (its refills handed to `refill` once
+/// the role is given back) and `check` again, under the lock that routed it. Past
+/// `deadline` it routes no more (frames for other sessions may come faster than it routes
+/// them): the caller's wait then ends.
 pub(crate) fn poll_handle<T>(
     wait: &mut HandleWait<'_>,
     source: &impl Source,

@@ -55,6 +55,9 @@ struct Link {
     connection: Connection,
     core: Arc<Core>,
     retry: Retry,
+    /// The runtime the client was made in: where a refill's task runs, whoever opens the
+    /// session (`open_session` is not async).
+    runtime: tokio::runtime::Handle,
 }
 
 impl Client {
@@ -88,6 +91,7 @@ impl Client {
                 connection,
                 core,
                 retry: rest.retry,
+                runtime: tokio::runtime::Handle::current(),
             }),
             pump: Some(pump),
         };
@@ -144,7 +148,13 @@ impl Client {
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
         let session = self.session(id, opened.place);
         let link = &self.link;
-        refilled(refill_apart(&link.connection, &link.core, opened.refills)).await;
+        refilled(refill_apart(
+            &link.connection,
+            &link.core,
+            &link.runtime,
+            opened.refills,
+        ))
+        .await;
         Ok((session, result))
     }
 
@@ -206,12 +216,14 @@ impl Client {
     /// stays open until all of them are gone.
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
-        // Not async: the refill of a gap reported before it opened runs on its own.
-        // The handle first: should the spawn fail (no runtime), the opening goes with it.
+        // Not async: the refill of a gap reported before it opened runs as a task of the
+        // client's runtime (this may be called outside it).
         let session = self.session(session_id.to_owned(), opened.place);
+        let link = &self.link;
         drop(refill_apart(
-            &self.link.connection,
-            &self.link.core,
+            &link.connection,
+            &link.core,
+            &link.runtime,
             opened.refills,
         ));
         session
@@ -229,8 +241,9 @@ impl Client {
     /// classified, with its retry advice ([`CloseReason::HostExited`]), to restart it by; a
     /// host that closed its output and lives on (past msp-rpc's `EXIT_LINGER`) gives
     /// [`CloseReason::PeerClosed`], and its exit comes from [`Client::close`]. Every
-    /// session's waits end alike. A connection closed by this side (`connection().close()`)
-    /// ends it too, with the exit that close collected.
+    /// session's waits end alike (a session's refill in flight first folds what it held). A
+    /// connection closed by this side (`connection().close()`) ends it too, with the exit
+    /// that close collected.
     pub async fn closed(&self) -> CloseReason {
         let core = &self.link.core;
         poll_fn(|cx| core.poll_ended(cx)).await
@@ -295,7 +308,13 @@ async fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
         place: opened.place,
         link: link.clone(),
     }));
-    refilled(refill_apart(&link.connection, &link.core, opened.refills)).await;
+    refilled(refill_apart(
+        &link.connection,
+        &link.core,
+        &link.runtime,
+        opened.refills,
+    ))
+    .await;
     session
 }
 
@@ -306,16 +325,20 @@ async fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
 fn refill_apart(
     connection: &Connection,
     core: &Arc<Core>,
+    runtime: &tokio::runtime::Handle,
     refills: Refills,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    refills
+    // Each in a `Paging` first: one whose task never runs (the runtime shutting down) is
+    // finished as failed when dropped.
+    let pagings: Vec<_> = refills
         .into_iter()
-        .map(|refilling| {
-            // Should the task never run (the runtime shutting down), the refill dropped
-            // unpaged is finished as failed.
-            let paging = Paging::new(core.clone(), vec![refilling]);
+        .map(|refilling| Paging::new(core.clone(), vec![refilling]))
+        .collect();
+    pagings
+        .into_iter()
+        .map(|paging| {
             let connection = connection.clone();
-            tokio::spawn(async move { page(&connection, paging).await })
+            runtime.spawn(async move { page(&connection, paging).await })
         })
         .collect()
 }
@@ -353,6 +376,7 @@ async fn pump(connection: Connection, core: Arc<Core>) {
         connection: &connection,
         core: &core,
     };
+    let runtime = tokio::runtime::Handle::current();
     let mut notifications = connection.notifications().await;
     let mut batch = Vec::with_capacity(shared::BATCH);
     while let Some(inbound) = notifications.next().await {
@@ -365,11 +389,8 @@ async fn pump(connection: Connection, core: Arc<Core>) {
                 _ => break,
             }
         }
-        drop(refill_apart(
-            &connection,
-            &core,
-            core.route_all(batch.drain(..)),
-        ));
+        let refills = core.route_all(batch.drain(..));
+        drop(refill_apart(&connection, &core, &runtime, refills));
     }
     let reason = connection.close_reason().unwrap_or(CloseReason::PeerClosed);
     core.end(reason, shared::durable(connection.handshake()));
@@ -721,7 +742,8 @@ impl Session {
         let command = commands::goal_clear(self.id());
         self.send(&command).await
     }
-    /// Stops the turn waiting on question `user_input_id` (`userInput/interrupt`), passing on `answers` (checked as [`Session::answer`] checks them), or none.
+    /// Stops the turn waiting on question `user_input_id` (`userInput/interrupt`), passing
+    /// on `answers` (checked as [`Session::answer`] checks them), or none.
     pub async fn interrupt_prompt(
         &self,
         user_input_id: &str,

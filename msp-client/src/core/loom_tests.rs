@@ -330,7 +330,9 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
                 let mut wait = core.handle_wait(core.place_of(SESSION));
                 block_on(poll_fn(|cx| {
                     let check = Slot::next_event;
-                    pump::poll_handle(&mut wait, &*source, None, cx, check, |_| {})
+                    pump::poll_handle(&mut wait, &*source, None, cx, check, |refills| {
+                        assert!(refills.is_empty())
+                    })
                 }))
             };
             assert_eq!(item_id(next()), "i1");
@@ -347,7 +349,9 @@ fn loom_a_waiting_handle_gets_the_frames_in_wire_order_whoever_routes_them() {
 fn wait_event(core: &Core, source: &FakeSource) -> Option<Event> {
     let mut wait: HandleWait<'_> = core.handle_wait(core.place_of(SESSION));
     block_on(poll_fn(|cx| {
-        pump::poll_handle(&mut wait, source, None, cx, Slot::next_event, |_| {})
+        pump::poll_handle(&mut wait, source, None, cx, Slot::next_event, |refills| {
+            assert!(refills.is_empty())
+        })
     }))
 }
 
@@ -427,7 +431,9 @@ fn loom_a_stop_ends_a_blocking_handlers_wait_while_it_holds_the_role_or_parks() 
         let mut wait = core.handle_wait(core.place_of(SESSION));
         block_on(poll_fn(|cx| {
             let check = |_: &mut Slot, _: Option<&CloseReason>| stop.is_stopped().then_some(());
-            pump::poll_handle(&mut wait, &*source, None, cx, check, |_| {})
+            pump::poll_handle(&mut wait, &*source, None, cx, check, |refills| {
+                assert!(refills.is_empty())
+            })
         }));
         stopping.join().unwrap();
     });
@@ -447,7 +453,9 @@ fn loom_two_waiting_handles_route_by_turns_and_each_gets_what_it_waits_for() {
                     let check = |slot: &mut Slot, ended: Option<&CloseReason>| {
                         slot.check_fold(ended, |fold, _| (fold.items().len() == 2).then_some(()))
                     };
-                    pump::poll_handle(&mut wait, &*source, None, cx, check, |_| {})
+                    pump::poll_handle(&mut wait, &*source, None, cx, check, |refills| {
+                        assert!(refills.is_empty())
+                    })
                 }))
             })
         };
