@@ -842,3 +842,84 @@ async fn a_retryable_refusal_is_sent_again_with_the_same_command_id() {
     assert_eq!(acked.command_id, ids[0]);
     assert_ne!(ids[2], ids[0], "another command");
 }
+
+/// As on the blocking driver: while one session's `view/page` goes unanswered (its refill a
+/// task of its own), another session's frames still reach it, and the refill ends once its
+/// page is answered.
+#[tokio::test]
+async fn a_refill_paging_holds_up_no_other_session() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (client_side, host_side) = tokio::io::duplex(1 << 16);
+    let (client_reader, client_writer) = tokio::io::split(client_side);
+    let (host_reader, mut host_writer) = tokio::io::split(host_side);
+    let item = |session: &str, n: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"{session}","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
+        )
+    };
+    // At the first `model/list`, session b's gap and, after it, an item of session a; the
+    // refill's page is refused at the second (at once, when asked for after it).
+    let host = tokio::spawn(async move {
+        let mut lines = BufReader::new(host_reader).lines();
+        let (mut lists, mut page) = (0, None);
+        let refused = |id: &serde_json::Value| {
+            serde_json::json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32603, "message": "not now"}})
+        };
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let mut batch = String::new();
+            let result = match frame["method"].as_str() {
+                Some("initialize") => support::initialize_result(),
+                Some("view/page") if lists < 2 => {
+                    page = Some(frame["id"].clone());
+                    continue;
+                }
+                Some("view/page") => {
+                    let line = format!("{}\n", refused(&frame["id"]));
+                    host_writer.write_all(line.as_bytes()).await.unwrap();
+                    continue;
+                }
+                Some("model/list") => {
+                    lists += 1;
+                    if lists == 1 {
+                        let gap = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"b","after":"v:1","next":"v:3"}}"#;
+                        batch = format!("{}\n{gap}\n{}\n", item("b", 1), item("a", 7));
+                    } else if let Some(id) = page.take() {
+                        batch = format!("{}\n", refused(&id));
+                    }
+                    support::models()
+                }
+                _ => continue,
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+            let line = format!("{batch}{response}\n");
+            host_writer.write_all(line.as_bytes()).await.unwrap();
+        }
+    });
+    let client = Client::over(client_reader, client_writer, support::options())
+        .await
+        .expect("handshake");
+    let (a, b) = (client.open_session("a"), client.open_session("b"));
+    let params = msp_types::ModelListParams::new();
+    let list = || client.request::<msp_types::protocol::methods::ModelList>(&params);
+    list().await.expect("the models");
+    let event = a.next_event_timeout(Duration::from_secs(10)).await;
+    assert_eq!(
+        support::folded_methods(&[event.expect("in time").expect("an event")]),
+        ["item/started"]
+    );
+    list().await.expect("the models");
+    loop {
+        let event = b.next_event_timeout(Duration::from_secs(10)).await;
+        match event.expect("in time").expect("an event") {
+            msp_client::Event::Refilled { .. } => break,
+            _ => continue,
+        }
+    }
+    assert!(b.read(|fold| fold.gap().failure().is_some()), "refused");
+    drop((a, b));
+    client.close().await;
+    host.await.unwrap();
+}
