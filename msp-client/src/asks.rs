@@ -170,6 +170,15 @@ pub enum AskError {
         /// The questions it has.
         asked: Vec<String>,
     },
+    /// An answer that leaves questions of the prompt unanswered (`userInput/answer` answers
+    /// every question at once).
+    #[error("question {user_input_id}: {unanswered:?} not answered")]
+    Unanswered {
+        /// The prompt.
+        user_input_id: String,
+        /// The questions with no answer.
+        unanswered: Vec<String>,
+    },
     /// A label no option of the question has.
     #[error("{question_id}: {label:?} is not offered (offered: {offered:?})")]
     NotOffered {
@@ -253,6 +262,28 @@ pub(crate) fn check_answers(
         check_answer(question, answer)?;
     }
     Ok(())
+}
+
+/// [`check_answers`], and every question of the prompt answered: what `userInput/answer`
+/// takes (the host refuses a wrong count as `userInputAnswerInvalid`).
+pub(crate) fn check_every_answer(
+    request: &UserInputRequestParams,
+    answers: &[Answer],
+) -> Result<(), AskError> {
+    check_answers(request, answers)?;
+    let unanswered: Vec<String> = request
+        .questions
+        .iter()
+        .filter(|q| !answers.iter().any(|Answer(a)| a.question_id == q.id))
+        .map(|q| q.id.clone())
+        .collect();
+    match unanswered.is_empty() {
+        true => Ok(()),
+        false => Err(AskError::Unanswered {
+            user_input_id: request.user_input_id.clone(),
+            unanswered,
+        }),
+    }
 }
 
 fn check_answer(question: &UserInputQuestion, answer: &UserInputAnswer) -> Result<(), AskError> {
@@ -414,6 +445,33 @@ mod tests {
         assert!(matches!(
             check_answers(&single, &[Answer::label("db", "SQLite").note(long)]),
             Err(AskError::TooLong { what: "note", .. })
+        ));
+    }
+
+    #[test]
+    fn an_answer_answers_every_question_of_its_prompt() {
+        let mut two = request(UserInputSelectionMode::Single, None, None);
+        let mut second = two.questions[0].clone();
+        second.id = "cache".to_owned();
+        two.questions.push(second);
+        let both = [
+            Answer::label("db", "Postgres"),
+            Answer::free_text("cache", "none"),
+        ];
+        assert_eq!(check_every_answer(&two, &both), Ok(()));
+        assert_eq!(
+            check_every_answer(&two, &both[..1]),
+            Err(AskError::Unanswered {
+                user_input_id: "q".to_owned(),
+                unanswered: vec!["cache".to_owned()],
+            })
+        );
+        // An interrupt passes on what was answered so far.
+        assert_eq!(check_answers(&two, &both[..1]), Ok(()));
+        // A wrong answer is named before the missing one.
+        assert!(matches!(
+            check_every_answer(&two, &[Answer::label("db", "Oracle")]),
+            Err(AskError::NotOffered { .. })
         ));
     }
 

@@ -30,6 +30,7 @@ use msp_types::{
 use crate::asks::{Answer, Decision};
 use crate::commands;
 use crate::core::{Core, Event, Paging, Place, Refills, Slot};
+use crate::listing::{self, Listing};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent};
@@ -103,6 +104,13 @@ impl Client {
             .connection
             .handshake()
             .expect("the client shook hands")
+    }
+
+    /// Whether the host's sessions outlive it (the handshake's `sessionDurability`; absent or
+    /// unknown: durable). When an ephemeral host dies, its turns and items in progress end
+    /// there ([`TurnOutcome::HostExited`]); a durable host's go on, to be resumed.
+    pub fn durable(&self) -> bool {
+        shared::durable(self.link.connection.handshake())
     }
 
     /// The connection, for what the session API does not cover. Its requests are the
@@ -200,6 +208,27 @@ impl Client {
         Ok((seeded(&self.link, &seed), result))
     }
 
+    /// Reads stored session `session_id` from outside (`session/read`): a point-in-time
+    /// answer, the session neither loaded, leased nor followed. With `items`, its folded
+    /// items too (the host's default leaves them out).
+    pub fn read_session(
+        &self,
+        session_id: &str,
+        items: bool,
+    ) -> Result<msp_types::SessionReadResult, Error> {
+        self.request::<methods::SessionRead>(&listing::read(session_id, items))
+    }
+
+    /// Lists the stored sessions (`session/list`, newest first) page by page, from the page
+    /// `params` ask for (the first, unless they carry a cursor), each next page asked with the
+    /// same conditions and the cursor the one before gave, until a page says it is the last.
+    pub fn list_sessions(&self, params: msp_types::SessionListParams) -> SessionPages<'_> {
+        SessionPages {
+            client: self,
+            listing: Listing::new(params),
+        }
+    }
+
     /// Opens session `session_id` without a command: an empty fold that takes what the host
     /// says of the session from now on (after a `view/subscribe`, or on a connection that
     /// already receives it). A session this client has open already is shared: the handles
@@ -246,6 +275,31 @@ impl Client {
             let _ = pump.join();
         }
         exit
+    }
+}
+
+/// The pages of a `session/list` listing ([`Client::list_sessions`]): each asked when
+/// taken, the listing over after the last page or the first error.
+#[must_use = "a page is asked only when taken"]
+pub struct SessionPages<'a> {
+    client: &'a Client,
+    listing: Listing,
+}
+
+impl SessionPages<'_> {
+    /// The next page; `None` once the last came or a page failed.
+    pub fn next_page(&mut self) -> Option<Result<msp_types::SessionListResult, Error>> {
+        let params = self.listing.next()?;
+        let page = self.client.request::<methods::SessionList>(params);
+        Some(self.listing.turn(page))
+    }
+}
+
+impl Iterator for SessionPages<'_> {
+    type Item = Result<msp_types::SessionListResult, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_page()
     }
 }
 
@@ -608,8 +662,9 @@ impl Session {
         self.send(&commands::interrupt(self.id(), turn_id, retract))
     }
 
-    /// Answers question `user_input_id` (`userInput/answer`) with labels it offers (or free
-    /// text); anything else is refused before sending ([`AskError`](crate::AskError)).
+    /// Answers question `user_input_id` (`userInput/answer`), each of its questions once,
+    /// with labels it offers (or free text); anything else, a question left out among it, is
+    /// refused before sending ([`AskError`](crate::AskError)).
     pub fn answer(
         &self,
         user_input_id: &str,
@@ -771,6 +826,17 @@ impl Session {
         params.after = after.map(str::to_owned);
         let connection = &self.0.link.connection;
         Ok(connection.request::<methods::ViewSubscribe>(&params)?)
+    }
+
+    /// Stops following the session's view on this connection (`view/unsubscribe`; the host
+    /// keeps the session loaded). The fold keeps what it folded, and nothing more of the
+    /// session reaches it but what was sent before the host took the request.
+    pub fn unsubscribe(&self) -> Result<msp_types::ViewUnsubscribeResult, Error> {
+        let params = msp_types::ViewUnsubscribeParams::builder()
+            .session_id(self.id())
+            .build();
+        let connection = &self.0.link.connection;
+        Ok(connection.request::<methods::ViewUnsubscribe>(&params)?)
     }
 
     /// Waits for question `user_input_id` to settle: how, and who settled it.

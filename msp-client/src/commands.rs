@@ -15,7 +15,7 @@ use msp_types::{
     UserInputClarifyParams, UserInputInterruptParams,
 };
 
-use crate::asks::{check_answers, check_choice, Answer, AskError, Decision};
+use crate::asks::{check_answers, check_choice, check_every_answer, Answer, AskError, Decision};
 use crate::core::Core;
 use crate::outcome::Error;
 use crate::shared;
@@ -290,7 +290,7 @@ pub(crate) fn answer(
     let request = core.read(session_id, |fold| {
         shared::prompt_request(fold, user_input_id)
     })?;
-    check_answers(&request, &answers)?;
+    check_every_answer(&request, &answers)?;
     Ok(Command::new(|command_id| {
         UserInputAnswerParams::builder()
             .answers(

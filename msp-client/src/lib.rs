@@ -70,6 +70,7 @@ mod asks;
 pub mod blocking;
 mod commands;
 mod core;
+mod listing;
 mod options;
 mod outcome;
 mod pending;

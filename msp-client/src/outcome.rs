@@ -144,6 +144,13 @@ pub enum Error {
         /// The command.
         command_id: String,
     },
+    /// A page of `session/list` named as the next page's cursor the cursor it was asked
+    /// with: asking again would page forever, so the listing ends.
+    #[error("session/list gave back cursor {cursor:?} as the next page's")]
+    PageRepeated {
+        /// The cursor.
+        cursor: String,
+    },
 }
 
 impl fmt::Display for SettledBy {

@@ -1700,6 +1700,7 @@ fn an_ephemeral_host_dying_mid_turn_ends_its_items_in_progress_unknown() {
     };
     // The transcript ends after the delta, and the host exits there.
     let client = support::spawn(dir.path(), &["--fault", "end: exit 3"]);
+    assert!(!client.durable(), "the handshake says ephemeral");
     let session = start(&client);
     let turn = session
         .send_user_turn([render::text("Say hello.")])
@@ -2077,4 +2078,29 @@ fn a_refill_paging_holds_up_no_other_session() {
     drop((a, b));
     drop(client);
     host.join().unwrap();
+}
+
+#[test]
+fn stored_sessions_are_listed_page_by_page_and_read_and_a_session_is_unfollowed() {
+    let Some(dir) = support::listed_read_and_unfollowed() else {
+        return;
+    };
+    let client = support::spawn(dir.path(), &[]);
+    assert!(client.durable(), "the recording's host is durable");
+    let pages = client.list_sessions(msp_types::SessionListParams::builder().limit(1).build());
+    let pages: Vec<_> = pages.map(|page| page.expect("listed")).collect();
+    let ids: Vec<_> = pages
+        .iter()
+        .flat_map(|page| &page.sessions)
+        .map(|session| &session.session_id[..])
+        .collect();
+    assert_eq!(ids, [SESSION_AA, "0198f0aa-1111-7000-8000-0000000000ab"]);
+    let read = client.read_session(SESSION_AA, true).expect("read");
+    assert_eq!(read.session.session_id, SESSION_AA);
+    let (session, _) = client.resume_session(SESSION_AA).expect("resumed");
+    session.unsubscribe().expect("unfollowed");
+    drop(session);
+    // The host played every frame as recorded: the second page asked with the first's
+    // cursor and the same limit, the read with its items.
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }

@@ -923,3 +923,25 @@ async fn a_refill_paging_holds_up_no_other_session() {
     client.close().await;
     host.await.unwrap();
 }
+
+#[tokio::test]
+async fn stored_sessions_are_listed_page_by_page_and_read_and_a_session_is_unfollowed() {
+    let Some(dir) = support::listed_read_and_unfollowed() else {
+        return;
+    };
+    let session_id = "0198f0aa-1111-7000-8000-0000000000aa";
+    let client = spawn(dir.path(), &[]).await;
+    let mut pages = client.list_sessions(msp_types::SessionListParams::builder().limit(1).build());
+    let mut ids = Vec::new();
+    while let Some(page) = pages.next_page().await {
+        let page = page.expect("listed");
+        ids.extend(page.sessions.into_iter().map(|session| session.session_id));
+    }
+    assert_eq!(ids, [session_id, "0198f0aa-1111-7000-8000-0000000000ab"]);
+    let read = client.read_session(session_id, true).await.expect("read");
+    assert_eq!(read.session.session_id, session_id);
+    let (session, _) = client.resume_session(session_id).await.expect("resumed");
+    session.unsubscribe().await.expect("unfollowed");
+    drop(session);
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+}

@@ -426,3 +426,68 @@ pub fn folded_methods(events: &[msp_client::Event]) -> Vec<String> {
         })
         .collect()
 }
+
+/// The sessions listed two pages of one (`session/list` with `limit` 1, the second page asked
+/// with the first's cursor), the session read with its items (`session/read`), then resumed
+/// (as `compact-command-noop` records it) and unfollowed (`view/unsubscribe`).
+pub fn listed_read_and_unfollowed() -> Option<tempfile::TempDir> {
+    derived("compact-command-noop", |frames| {
+        let request = |id: &str, method: &str, params: serde_json::Value| {
+            let frame = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method,
+                "params": params});
+            (true, frame)
+        };
+        let reply = |id: &str, result: serde_json::Value| {
+            (
+                false,
+                serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            )
+        };
+        let resume = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "session/resume")
+            .unwrap();
+        let resumed = frames[resume + 1].1["result"].clone();
+        let session = resumed["session"].clone();
+        let mut other = session.clone();
+        other["sessionId"] = "0198f0aa-1111-7000-8000-0000000000ab".into();
+        let read = serde_json::json!({"history": resumed["history"],
+            "pendingRequests": resumed["pendingRequests"], "session": session,
+            "viewCursor": resumed["viewCursor"]});
+        let id = session["sessionId"].clone();
+        frames.truncate(resume + 2);
+        frames.splice(
+            resume..resume,
+            [
+                request("l1", "session/list", serde_json::json!({"limit": 1})),
+                reply(
+                    "l1",
+                    serde_json::json!({"nextCursor": "page-2", "sessions": [session]}),
+                ),
+                request(
+                    "l2",
+                    "session/list",
+                    serde_json::json!({"limit": 1, "cursor": "page-2"}),
+                ),
+                reply(
+                    "l2",
+                    serde_json::json!({"nextCursor": null, "sessions": [other]}),
+                ),
+                request(
+                    "r1",
+                    "session/read",
+                    serde_json::json!({"sessionId": id, "excludeItems": false}),
+                ),
+                reply("r1", read),
+            ],
+        );
+        frames.extend([
+            request(
+                "u1",
+                "view/unsubscribe",
+                serde_json::json!({"sessionId": id}),
+            ),
+            reply("u1", serde_json::json!({})),
+        ]);
+    })
+}
