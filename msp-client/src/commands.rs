@@ -230,7 +230,7 @@ pub(crate) fn goal_clear(session_id: &str) -> Command<methods::GoalClear> {
 }
 
 /// `userInput/interrupt`: stops the turn waiting on the prompt, with answers to pass on
-/// (checked as `answer` checks them) or none.
+/// (checked as `answer` checks them, though questions may be left out) or none.
 pub(crate) fn interrupt_prompt(
     core: &Core,
     session_id: &str,

@@ -2,49 +2,88 @@
 //! `session/list` (which params the next page is asked with, and when the listing is over),
 //! and `session/read`'s params.
 
+use std::collections::HashSet;
+
 use msp_types::{SessionListParams, SessionListResult, SessionReadParams, Tristate};
 
 use crate::outcome::Error;
 
-/// Where a listing of stored sessions is: the params of the next page, or over.
+/// Where a listing of stored sessions is.
 #[derive(Debug)]
 pub(crate) struct Listing {
-    /// The next page's params; `None` once the last page came, or a page failed.
-    next: Option<SessionListParams>,
+    next: Next,
+    /// Every cursor a page was asked with: a page naming one of them again would start a
+    /// loop.
+    asked: HashSet<String>,
+}
+
+#[derive(Debug)]
+enum Next {
+    /// Ask the next page with these params.
+    Ask(SessionListParams),
+    /// Give this error, then end: the page before it was given.
+    Fail(Error),
+    /// The last page came, or a page failed.
+    Over,
+}
+
+/// What the listing does next.
+pub(crate) enum Step<'a> {
+    /// Asks the next page with these params, and gives what came to [`Listing::turn`].
+    Ask(&'a SessionListParams),
+    /// Gives this error; the listing is over.
+    Fail(Error),
 }
 
 impl Listing {
     /// A listing from the page `params` name (the first, unless they carry a cursor).
     pub(crate) fn new(params: SessionListParams) -> Self {
-        Listing { next: Some(params) }
+        let asked = match &params.cursor {
+            Tristate::Value(cursor) => HashSet::from([cursor.clone()]),
+            _ => HashSet::new(),
+        };
+        Listing {
+            next: Next::Ask(params),
+            asked,
+        }
     }
 
-    /// The params to ask the next page with; `None` when the listing is over.
-    pub(crate) fn next(&self) -> Option<&SessionListParams> {
-        self.next.as_ref()
+    /// What to do next; `None` once the listing is over.
+    pub(crate) fn step(&mut self) -> Option<Step<'_>> {
+        match std::mem::replace(&mut self.next, Next::Over) {
+            Next::Fail(error) => Some(Step::Fail(error)),
+            other => {
+                // Kept until the page comes: a page asked and never given is asked again.
+                self.next = other;
+                match &self.next {
+                    Next::Ask(params) => Some(Step::Ask(params)),
+                    _ => None,
+                }
+            }
+        }
     }
 
     /// Takes what asking the next page gave: the page, or the error that ends the listing.
-    /// A page whose `nextCursor` is the cursor it was asked with would be asked again
-    /// forever: it ends the listing with [`Error::PageRepeated`] (the page itself is lost
-    /// with it, since it was given already).
+    /// A page naming as the next page's a cursor some page was asked with already would
+    /// start a loop: the page is given, and then [`Error::PageRepeated`] ends the listing.
     pub(crate) fn turn(
         &mut self,
         page: Result<SessionListResult, Error>,
     ) -> Result<SessionListResult, Error> {
-        let mut asked = self.next.take().expect("a page was asked");
+        let Next::Ask(mut asked) = std::mem::replace(&mut self.next, Next::Over) else {
+            unreachable!("a page was asked");
+        };
         let page = page?;
-        match (&page.next_cursor, &asked.cursor) {
-            (None, _) => {}
-            (Some(next), Tristate::Value(sent)) if next == sent => {
-                return Err(Error::PageRepeated {
+        if let Some(next) = &page.next_cursor {
+            self.next = match self.asked.insert(next.clone()) {
+                true => {
+                    asked.cursor = Tristate::Value(next.clone());
+                    Next::Ask(asked)
+                }
+                false => Next::Fail(Error::PageRepeated {
                     cursor: next.clone(),
-                })
-            }
-            (Some(next), _) => {
-                asked.cursor = Tristate::Value(next.clone());
-                self.next = Some(asked);
-            }
+                }),
+            };
         }
         Ok(page)
     }
@@ -60,7 +99,7 @@ pub(crate) fn read(session_id: &str, items: bool) -> SessionReadParams {
 
 #[cfg(test)]
 mod tests {
-    use super::Listing;
+    use super::{read, Listing, Step};
     use crate::outcome::Error;
     use msp_types::{SessionListParams, SessionListResult, Tristate};
 
@@ -72,6 +111,15 @@ mod tests {
         page
     }
 
+    /// The cursor the next page is asked with; panics unless one is asked.
+    fn next_cursor(listing: &mut Listing) -> Tristate<String> {
+        match listing.step() {
+            Some(Step::Ask(params)) => params.cursor.clone(),
+            Some(Step::Fail(error)) => panic!("{error}"),
+            None => panic!("over"),
+        }
+    }
+
     #[test]
     fn each_page_is_asked_with_the_cursor_the_one_before_gave_and_the_same_conditions() {
         let mut listing = Listing::new(
@@ -80,39 +128,65 @@ mod tests {
                 .workspace_root("/w")
                 .build(),
         );
-        assert_eq!(listing.next().unwrap().cursor, Tristate::Absent);
+        assert_eq!(next_cursor(&mut listing), Tristate::Absent);
         listing.turn(Ok(page(Some("c1")))).unwrap();
-        let next = listing.next().unwrap();
+        let Some(Step::Ask(next)) = listing.step() else {
+            panic!("a page to ask")
+        };
         assert_eq!(next.cursor, Tristate::Value("c1".to_owned()));
         assert_eq!(
             (next.limit, next.workspace_root.as_deref()),
             (Some(2), Some("/w"))
         );
         listing.turn(Ok(page(Some("c2")))).unwrap();
-        assert_eq!(
-            listing.next().unwrap().cursor,
-            Tristate::Value("c2".to_owned())
-        );
+        assert_eq!(next_cursor(&mut listing), Tristate::Value("c2".to_owned()));
         listing.turn(Ok(page(None))).unwrap();
-        assert!(listing.next().is_none(), "the last page says null");
+        assert!(listing.step().is_none(), "the last page says null");
     }
 
     #[test]
-    fn a_page_giving_back_its_own_cursor_or_failing_ends_the_listing() {
-        let mut listing = Listing::new(SessionListParams::builder().cursor("c1").build());
-        let repeated = listing.turn(Ok(page(Some("c1"))));
-        assert!(
-            matches!(&repeated, Err(Error::PageRepeated { cursor }) if cursor == "c1"),
-            "{repeated:?}"
-        );
-        assert!(listing.next().is_none());
+    fn a_page_naming_a_cursor_asked_already_is_given_and_then_the_listing_fails() {
+        // Straight away, from the first cursor given, and after a longer cycle.
+        for (first, nexts) in [
+            (Some("c1"), vec!["c1"]),
+            (None, vec!["a", "a"]),
+            (None, vec!["a", "b", "a"]),
+        ] {
+            let mut params = SessionListParams::new();
+            if let Some(first) = first {
+                params.cursor = Tristate::Value(first.to_owned());
+            }
+            let mut listing = Listing::new(params);
+            let repeated = nexts.last().unwrap().to_string();
+            for next in nexts {
+                next_cursor(&mut listing);
+                assert!(listing.turn(Ok(page(Some(next)))).is_ok(), "given");
+            }
+            let failed = listing.step();
+            assert!(
+                matches!(&failed, Some(Step::Fail(Error::PageRepeated { cursor })) if *cursor == repeated),
+                "{first:?} then {repeated}"
+            );
+            assert!(listing.step().is_none(), "over");
+        }
+    }
 
+    #[test]
+    fn a_page_failing_ends_the_listing() {
         let mut listing = Listing::new(SessionListParams::new());
+        next_cursor(&mut listing);
         let failed = listing.turn(Err(Error::TimedOut {
             what: "a page",
             timeout: std::time::Duration::from_secs(1),
         }));
         assert!(failed.is_err());
-        assert!(listing.next().is_none(), "a failed page ends it");
+        assert!(listing.step().is_none());
+    }
+
+    #[test]
+    fn a_read_asks_for_the_items_only_when_told() {
+        assert_eq!(read("s", false).exclude_items, None, "the host's default");
+        assert_eq!(read("s", true).exclude_items, Some(false));
+        assert_eq!(read("s", true).session_id, "s");
     }
 }

@@ -31,7 +31,7 @@ use tokio::task::JoinHandle;
 use crate::asks::{Answer, Decision};
 use crate::commands;
 use crate::core::{Core, Event, Paging, Place, Refills, Slot};
-use crate::listing::{self, Listing};
+use crate::listing::{self, Listing, Step};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
 use crate::pending::{self, PendingCommand, Resent};
@@ -109,8 +109,11 @@ impl Client {
     }
 
     /// Whether the host's sessions outlive it (the handshake's `sessionDurability`; absent or
-    /// unknown: durable). When an ephemeral host dies, its turns and items in progress end
-    /// there ([`TurnOutcome::HostExited`]); a durable host's go on, to be resumed.
+    /// unknown: durable). Either way a turn waited on when the connection ends ends
+    /// [`TurnOutcome::HostExited`]; an ephemeral host's items in progress end unknown then
+    /// and its sessions are gone, where a durable host's session can be resumed over a new
+    /// connection, its commands whose outcome was not seen sent again
+    /// ([`Session::pending`]).
     pub fn durable(&self) -> bool {
         shared::durable(self.link.connection.handshake())
     }
@@ -231,7 +234,9 @@ impl Client {
 
     /// Lists the stored sessions (`session/list`, newest first) page by page, from the page
     /// `params` ask for (the first, unless they carry a cursor), each next page asked with the
-    /// same conditions and the cursor the one before gave, until a page says it is the last.
+    /// same conditions and the cursor the one before gave, until a page says it is the last
+    /// (or a page fails). A page naming as the next a cursor a page was asked with already is
+    /// given, and [`Error::PageRepeated`] comes after it: a host looping ends the listing.
     pub fn list_sessions(&self, params: msp_types::SessionListParams) -> SessionPages<'_> {
         SessionPages {
             client: self,
@@ -295,7 +300,8 @@ impl Client {
 }
 
 /// The pages of a `session/list` listing ([`Client::list_sessions`]): each asked when
-/// awaited, the listing over after the last page or the first error.
+/// awaited, the listing over after the last page or the first error (see
+/// [`Client::list_sessions`]).
 #[must_use = "a page is asked only when taken"]
 pub struct SessionPages<'a> {
     client: &'a Client,
@@ -305,8 +311,10 @@ pub struct SessionPages<'a> {
 impl SessionPages<'_> {
     /// The next page; `None` once the last came or a page failed.
     pub async fn next_page(&mut self) -> Option<Result<msp_types::SessionListResult, Error>> {
-        let params = self.listing.next()?;
-        let page = self.client.request::<methods::SessionList>(params).await;
+        let page = match self.listing.step()? {
+            Step::Ask(params) => self.client.request::<methods::SessionList>(params).await,
+            Step::Fail(error) => return Some(Err(error)),
+        };
         Some(self.listing.turn(page))
     }
 }
@@ -791,7 +799,8 @@ impl Session {
         self.send(&command).await
     }
     /// Stops the turn waiting on question `user_input_id` (`userInput/interrupt`), passing
-    /// on `answers` (checked as [`Session::answer`] checks them), or none.
+    /// on `answers` (checked as [`Session::answer`] checks them, though questions may be left
+    /// out), or none.
     pub async fn interrupt_prompt(
         &self,
         user_input_id: &str,
@@ -849,7 +858,9 @@ impl Session {
 
     /// Stops following the session's view on this connection (`view/unsubscribe`; the host
     /// keeps the session loaded). The fold keeps what it folded, and nothing more of the
-    /// session reaches it but what was sent before the host took the request.
+    /// session reaches it but what was sent before the host took the request: for every
+    /// handle of the session, and a wait with no timeout (a turn's end, a settlement) then
+    /// ends only with the connection, or once [`Session::subscribe`] follows it again.
     pub async fn unsubscribe(&self) -> Result<msp_types::ViewUnsubscribeResult, Error> {
         let params = msp_types::ViewUnsubscribeParams::builder()
             .session_id(self.id())

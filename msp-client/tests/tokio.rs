@@ -931,6 +931,7 @@ async fn stored_sessions_are_listed_page_by_page_and_read_and_a_session_is_unfol
     };
     let session_id = "0198f0aa-1111-7000-8000-0000000000aa";
     let client = spawn(dir.path(), &[]).await;
+    assert!(client.durable(), "the recording's host is durable");
     let mut pages = client.list_sessions(msp_types::SessionListParams::builder().limit(1).build());
     let mut ids = Vec::new();
     while let Some(page) = pages.next_page().await {
