@@ -1,7 +1,8 @@
 //! The client on std threads, no async runtime: [`Client`], [`Session`], [`Turn`].
 //!
 //! Threads: msp-rpc's reader, writer and request handler (which replies the receipt of the
-//! host's requests), one pump, and one for each gap's refill while it pages. Every other
+//! host's requests), one pump, and one for each gap's refill while it pages (a gap among what
+//! came before a session was opened is paged by its opener, on the caller's thread). Every other
 //! call runs on the caller's thread and waits parked. A handle that waits routes the frames
 //! (notifications, and requests where they came among them) to their session's fold itself,
 //! one holder at a time; the pump does it while no handle has for a moment (the crate's

@@ -6,7 +6,7 @@
 //! | who | takes the lock to | wakes |
 //! | --- | --- | --- |
 //! | the pump (a thread or task) | route each frame (a notification, or a host request's copy where it came among them: msp-rpc's handler only replies its receipt) to its session's fold ([`Core::route_all`]); end every session when the connection closes ([`Core::end`]) | the session's waiters (at the end, every session's and [`Core::poll_ended`]'s) |
-//! | a refill's thread or task, or an opener ([`Paging`]) | finish the refill ([`Core::finish_refill`]): its pages and the inputs held for it folded | the session's waiters |
+//! | a refill's thread or task, or an opener ([`Paging`]) | finish the refill ([`Core::finish_refill`]): its pages and then the inputs held for it folded | the session's waiters |
 //! | a handle (session, turn) | open or close a session, read its fold, take an event, check what it waits for | nobody |
 //! | a waiting handle (blocking driver) | take the role of the pump and route as it does, one holder at a time (`pump.rs`) | the session's waiters; the handles waiting for the role, when it gives it back |
 //! | a [`HandlerStop`](crate::HandlerStop) stopped (any thread) | wake each session an approval handler of it watches ([`Core::wake`]) | the session's waiters |
@@ -20,8 +20,9 @@
 //! Refills page on a thread (task) of their own, started by whoever routed the gap (the
 //! pump, or on the blocking driver the handle holding the pump's role), or on the opener's,
 //! for a gap among what came before the session was opened; routing goes on meanwhile:
-//! inputs routed for the session are held and handed to the refill at its end. A wait on a
-//! session sees the connection's end only once nothing is held for its refill
+//! inputs routed for the session are held and folded after its pages, up to the fold's
+//! `refill_held_frames` (past it, folded as they come, the refill ending overflowed). A wait
+//! on a session sees the connection's end only once nothing is held for its refill
 //! ([`seen_end`]): the refill ends soon after the connection (its pages fail).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -119,8 +120,8 @@ pub enum Event {
         /// What it did.
         outcome: Outcome,
     },
-    /// A gap was refilled from `view/page`: what the pages (and the inputs held meanwhile)
-    /// did, in order.
+    /// A gap was refilled from `view/page`: what the pages did, in order (the inputs routed
+    /// meanwhile follow, each an event of its own).
     Refilled {
         /// What each did.
         outcomes: Vec<Outcome>,
@@ -155,8 +156,8 @@ pub(crate) struct Slot {
     /// One a turn handle ([`Core::follow_turn`]), until it is dropped, and one a `turn/start`
     /// in flight ([`Core::follow_command`]): each gets every change to its turn's items.
     followers: Slab<Follower>,
-    /// Inputs routed while the session's refill pages, for the refill.
-    held: Option<Vec<Input>>,
+    /// The session's refill in flight, and what it holds.
+    hold: Hold,
     waiting: Vec<Waker>,
     /// What this client did in the session.
     asked: Asked,
@@ -164,6 +165,18 @@ pub(crate) struct Slot {
     acks: HashMap<String, serde_json::Value>,
     /// The commands whose outcome is not seen yet.
     ledger: Ledger,
+}
+
+/// A session's refill in flight, and the inputs routed meanwhile.
+enum Hold {
+    /// No refill pages.
+    Idle,
+    /// A refill pages: the inputs routed meanwhile, to fold after its pages.
+    Held(Vec<Input>),
+    /// A refill pages, but the inputs routed meanwhile are folded as they come: more came
+    /// than the rules let it hold ([`msp_session::FoldRules::refill_held_frames`]; the
+    /// refill ends overflowed), or the session's ephemeral host ended (it ends failed).
+    Folding,
 }
 
 impl Slot {
@@ -501,8 +514,20 @@ impl Core {
         let Some(slot) = slot.filter(|slot| slot.opening == refilling.opening) else {
             return Vec::new();
         };
-        let held = slot.held.take().unwrap_or_default();
-        let outcomes = slot.fold.finish_refill(*refilling.refill);
+        let mut refill = refilling.refill;
+        if slot.fold.is_discarded() {
+            // Its ephemeral host ended while it paged: what the pages bring is refused.
+            refill.failed(None, "the host ended while the refill paged");
+        }
+        let held = match std::mem::replace(&mut slot.hold, Hold::Idle) {
+            Hold::Held(held) => held,
+            Hold::Folding => {
+                refill.overflowed();
+                Vec::new()
+            }
+            Hold::Idle => Vec::new(),
+        };
+        let outcomes = slot.fold.finish_refill(*refill);
         for outcome in &outcomes {
             slot.follow(outcome);
         }
@@ -542,7 +567,7 @@ impl Core {
             events: VecDeque::new(),
             capacity: self.capacity,
             followers: Slab::new(),
-            held: None,
+            hold: Hold::Idle,
             waiting: Vec::new(),
             asked: Asked::default(),
             acks: HashMap::new(),
@@ -564,7 +589,7 @@ impl Core {
         }
         let refills = match slot.fold.begin_refill() {
             Some(refill) => {
-                slot.held = Some(Vec::new());
+                slot.hold = Hold::Held(Vec::new());
                 vec![Refilling {
                     session_id: session_id.to_owned(),
                     opening: slot.opening,
@@ -615,8 +640,11 @@ impl Core {
         }
         for (_, slot) in state.slots.open.iter_mut() {
             if !durable {
-                for input in slot.held.take().unwrap_or_default() {
-                    slot.fold_in(input);
+                if let Hold::Held(held) = &mut slot.hold {
+                    for input in std::mem::take(held) {
+                        slot.fold_in(input);
+                    }
+                    slot.hold = Hold::Folding;
                 }
             }
             slot.fold.host_died(durable);
@@ -1067,7 +1095,7 @@ fn keep(list: &mut Vec<Waker>, waker: &Waker) {
 fn seen_end<'a>(ended: &'a Option<Ended>, slot: &Slot) -> Option<&'a CloseReason> {
     ended
         .as_ref()
-        .filter(|_| slot.held.is_none())
+        .filter(|_| !matches!(slot.hold, Hold::Held(_)))
         .map(|ended| &ended.reason)
 }
 
@@ -1091,13 +1119,31 @@ fn route(state: &mut State, input: Input) -> Routed {
         return Routed::Done;
     };
     state.woken.append(&mut slot.waiting);
-    if let Some(held) = &mut slot.held {
-        held.push(input);
-        return Routed::Done;
+    match &mut slot.hold {
+        Hold::Held(held) if held.len() < slot.fold.rules().refill_held_frames => {
+            held.push(input);
+            return Routed::Done;
+        }
+        Hold::Held(held) => {
+            // Past the budget: what was held is folded now, this and what comes next as
+            // they come, so that a refill that does not end holds no more and no more.
+            for input in std::mem::take(held) {
+                slot.fold_in(input);
+            }
+            slot.hold = Hold::Folding;
+            slot.fold_in(input);
+            return Routed::Done;
+        }
+        // A gap it shows is left to the refill in flight.
+        Hold::Folding => {
+            slot.fold_in(input);
+            return Routed::Done;
+        }
+        Hold::Idle => {}
     }
     if slot.fold_in(input) {
         if let Some(refill) = slot.fold.begin_refill() {
-            slot.held = Some(Vec::new());
+            slot.hold = Hold::Held(Vec::new());
             return Routed::Refill(Refilling {
                 session_id: slot.fold.session_id().unwrap_or_default().to_owned(),
                 opening: slot.opening,
@@ -1235,6 +1281,86 @@ mod tests {
             };
             assert_eq!(taken, expected, "durable {durable}");
         }
+    }
+
+    fn gap(after: usize, next: usize) -> Input {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"view/gap","params":{{"sessionId":"s","after":"v:{after}","next":"v:{next}"}}}}"#
+        );
+        match Frame::parse(Sender::Server, &line).unwrap().message {
+            Message::Notification(n) => Input::Notification(n),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A refill that pages while more inputs come than the rules let it hold holds no more:
+    /// what it held is folded, in order, then each input as it comes, and the refill ends
+    /// overflowed (its gap left open, the failure said) without beginning another.
+    #[test]
+    fn a_refill_holds_no_more_inputs_than_the_rules_let_it() {
+        let mut rules = FoldRules::default();
+        rules.refill_held_frames = 2;
+        let core = Core::new(rules, 0);
+        let place = core.open("s", |_| ()).place;
+        let _ = core.route(started(1));
+        let Routed::Refill(refilling) = core.route(gap(1, 3)) else {
+            panic!("a refill");
+        };
+        let held = |core: &Core| matches!(core.lock().slots.at(place).hold, Hold::Held(_));
+        for n in 4..6 {
+            assert!(matches!(core.route(started(n)), Routed::Done));
+        }
+        assert!(held(&core));
+        assert_eq!(core.read("s", |fold| fold.items().len()), 1, "two held");
+        // The third: the two held, then it, folded in order; then a gap (no second refill).
+        assert!(matches!(core.route(started(6)), Routed::Done));
+        assert!(!held(&core));
+        let ids = |core: &Core| {
+            core.read("s", |f| {
+                f.items()
+                    .iter()
+                    .map(|i| i.id().to_owned())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(ids(&core), ["i1", "i4", "i5", "i6"]);
+        assert!(
+            matches!(core.route(gap(7, 9)), Routed::Done),
+            "left to the refill in flight"
+        );
+        assert!(matches!(core.route(started(10)), Routed::Done));
+        assert_eq!(ids(&core).len(), 5);
+        assert!(core.finish_refill(refilling).is_empty());
+        let failure = core.read("s", |fold| fold.gap().failure().cloned());
+        assert_eq!(failure, Some(msp_session::RefillFailure::Overflow));
+    }
+
+    /// A refill whose ephemeral host ended while it paged ends failed: the pages it had are
+    /// refused by the fold, so the gap is not said to be filled.
+    #[test]
+    fn a_refill_finished_after_an_ephemeral_host_ended_fails() {
+        let core = Core::new(FoldRules::default(), 0);
+        let _ = core.open("s", |_| ());
+        let _ = core.route(started(1));
+        let Routed::Refill(mut refilling) = core.route(gap(1, 3)) else {
+            panic!("a refill");
+        };
+        // Its walk done (the view's end), the host ends before it is finished.
+        let page = serde_json::json!({"events": [], "nextCursor": null});
+        let page: msp_types::ViewPageResult = serde_json::from_value(page).unwrap();
+        assert!(refilling.refill.next_request().is_some());
+        refilling.refill.page(page);
+        assert!(refilling.refill.is_over() && refilling.refill.failure().is_none());
+        core.end(CloseReason::PeerClosed, false);
+        assert!(core.finish_refill(refilling).is_empty());
+        core.read("s", |fold| {
+            assert!(!fold.is_current(), "not filled");
+            let failure = fold.gap().failure();
+            assert!(
+                matches!(failure, Some(msp_session::RefillFailure::Page { .. })),
+                "the host's end, not an overflow: {failure:?}"
+            );
+        });
     }
 
     /// A refill dropped before it was paged to its end (a panic, a task cancelled, a thread

@@ -451,6 +451,24 @@ async fn pump(connection: Connection, core: Arc<Core>) {
     core.end(reason, shared::durable(connection.handshake()));
 }
 
+/// A prompt this client is settling, offered again when dropped armed
+/// ([`Session::settle`]).
+struct OfferAgain<'a> {
+    core: &'a Core,
+    session_id: &'a str,
+    user_input_id: &'a str,
+    armed: bool,
+}
+
+impl Drop for OfferAgain<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.core
+                .answered(self.session_id, self.user_input_id, false);
+        }
+    }
+}
+
 /// Ends the core when the pump stops, if it has not ended already.
 struct Ending<'a> {
     connection: &'a Connection,
@@ -1059,10 +1077,16 @@ impl Session {
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
         self.core().answered(self.id(), user_input_id, true);
+        // Offered again when the host refuses it, and when this future is dropped before
+        // the send ends (a `timeout`, a `select!`): the command may never have reached it.
+        let mut again = OfferAgain {
+            core: self.core(),
+            session_id: self.id(),
+            user_input_id,
+            armed: true,
+        };
         let result = self.send(command).await;
-        if result.as_ref().is_err_and(shared::prompt_refused) {
-            self.core().answered(self.id(), user_input_id, false);
-        }
+        again.armed = result.as_ref().is_err_and(shared::prompt_refused);
         result
     }
 

@@ -946,3 +946,52 @@ async fn stored_sessions_are_listed_page_by_page_and_read_and_a_session_is_unfol
     drop(session);
     assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
 }
+
+/// An answer dropped while in flight (a `timeout` or `select!` around it) leaves its prompt
+/// offered again: it may never have reached the host.
+#[tokio::test]
+async fn a_prompt_whose_answer_was_dropped_in_flight_is_offered_again() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (client_side, host_side) = tokio::io::duplex(1 << 16);
+    let (client_reader, client_writer) = tokio::io::split(client_side);
+    let (host_reader, mut host_writer) = tokio::io::split(host_side);
+    // At `model/list`, a question of session s; an answer is never acknowledged.
+    let host = tokio::spawn(async move {
+        let mut lines = BufReader::new(host_reader).lines();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let (result, before) = match frame["method"].as_str() {
+                Some("initialize") => (support::initialize_result(), String::new()),
+                Some("model/list") => {
+                    let question = r#"{"jsonrpc":"2.0","id":"q","method":"userInput/request","params":{"sessionId":"s","userInputId":"p1","turnId":"t","itemId":"i","toolCallId":"c","toolName":"request_user_input","viewCursor":"v:1","questions":[{"id":"db","header":"Database","question":"Which?","options":[{"label":"Postgres"}],"selection":{"mode":"single"}}]}}"#;
+                    (support::models(), format!("{question}\n"))
+                }
+                _ => continue,
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+            let line = format!("{before}{response}\n");
+            host_writer.write_all(line.as_bytes()).await.unwrap();
+        }
+    });
+    let client = Client::over(client_reader, client_writer, support::options())
+        .await
+        .expect("handshake");
+    let session = client.open_session("s");
+    let params = msp_types::ModelListParams::new();
+    client
+        .request::<msp_types::protocol::methods::ModelList>(&params)
+        .await
+        .expect("the models");
+    let prompt = session.next_prompt(WAIT).await.expect("the question");
+    {
+        let mut answer = pin!(session.answer(prompt.id(), [Answer::label("db", "Postgres")]));
+        let mut sent = Context::from_waker(Waker::noop());
+        assert!(answer.as_mut().poll(&mut sent).is_pending(), "in flight");
+    }
+    let again = session.next_prompt(WAIT).await.expect("offered again");
+    assert_eq!(again.id(), "p1");
+    drop(session);
+    client.close().await;
+    host.await.unwrap();
+}

@@ -275,6 +275,13 @@ impl Refill {
         }
     }
 
+    /// More live inputs arrived during the walk than [`FoldRules::refill_held_frames`] lets a
+    /// refill hold, and whoever held them folded them as they came: the walk is over
+    /// ([`RefillFailure::Overflow`]).
+    pub fn overflowed(&mut self) {
+        self.fail(RefillFailure::Overflow);
+    }
+
     /// Holds a live input that arrived during the walk, to apply after the pages; the walk
     /// fails when it holds too many.
     pub fn hold(&mut self, input: impl Into<Input>) {
