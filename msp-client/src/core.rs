@@ -786,19 +786,25 @@ impl Core {
         }
     }
 
-    /// Notes a prompt this client answered (or cancelled, or clarified), or, `false`, one
-    /// whose answer the host refused.
+    /// Notes a prompt this client answers (or cancels, or clarifies), or, `false`, one whose
+    /// answer the host refused or that was dropped in flight: the prompt is offered again
+    /// once no answer of it is in flight or accepted.
     pub(crate) fn answered(&self, session_id: &str, user_input_id: &str, answered: bool) {
         let mut state = self.lock();
         let state = &mut *state;
         let Some(slot) = state.slots.get_mut(session_id) else {
             return;
         };
+        let answers = &mut slot.asked.answered;
         if answered {
-            slot.asked.answered.insert(user_input_id.to_owned());
-        } else if slot.asked.answered.remove(user_input_id) {
-            // A wait for the next prompt finds one again.
-            state.woken.append(&mut slot.waiting);
+            *answers.entry(user_input_id.to_owned()).or_default() += 1;
+        } else if let Some(count) = answers.get_mut(user_input_id) {
+            *count -= 1;
+            if *count == 0 {
+                answers.remove(user_input_id);
+                // A wait for the next prompt finds one again.
+                state.woken.append(&mut slot.waiting);
+            }
         }
     }
 
@@ -1089,13 +1095,14 @@ fn keep(list: &mut Vec<Waker>, waker: &Waker) {
     }
 }
 
-/// The connection's end as the waits on `slot` see it: once the inputs held for its refill
-/// were folded (a refill in flight ends soon after the connection, its pages failing, and
-/// wakes them), so that nothing the host said before its end is missed.
+/// The connection's end as the waits on `slot` see it: once no refill of it is in flight (it
+/// ends soon after the connection, its pages failing, folds what it held and wakes them),
+/// so that nothing the host said before its end is missed; at once when its ephemeral host
+/// took the session along (the fold refuses anything more).
 fn seen_end<'a>(ended: &'a Option<Ended>, slot: &Slot) -> Option<&'a CloseReason> {
     ended
         .as_ref()
-        .filter(|_| !matches!(slot.hold, Hold::Held(_)))
+        .filter(|_| matches!(slot.hold, Hold::Idle) || slot.fold.is_discarded())
         .map(|ended| &ended.reason)
 }
 
@@ -1283,6 +1290,27 @@ mod tests {
         }
     }
 
+    /// A prompt is offered again once no answer of it is in flight or accepted: one of two
+    /// answers dropped in flight while the other was accepted leaves it answered.
+    #[test]
+    fn a_prompt_is_hidden_while_any_answer_of_it_is_in_flight_or_accepted() {
+        let core = Core::new(FoldRules::default(), 0);
+        let place = core.open("s", |_| ()).place;
+        let hidden = |core: &Core| {
+            let mut state = core.lock();
+            state.slots.at(place).asked.answered.contains_key("p")
+        };
+        core.answered("s", "p", true);
+        core.answered("s", "p", true);
+        // The second accepted (nothing to note), the first dropped in flight.
+        core.answered("s", "p", false);
+        assert!(hidden(&core), "the accepted answer keeps it answered");
+        core.answered("s", "p", false);
+        assert!(!hidden(&core), "both refused: offered again");
+        core.answered("s", "p", false);
+        assert!(!hidden(&core));
+    }
+
     fn gap(after: usize, next: usize) -> Input {
         let line = format!(
             r#"{{"jsonrpc":"2.0","method":"view/gap","params":{{"sessionId":"s","after":"v:{after}","next":"v:{next}"}}}}"#
@@ -1330,7 +1358,22 @@ mod tests {
         );
         assert!(matches!(core.route(started(10)), Routed::Done));
         assert_eq!(ids(&core).len(), 5);
+        // What its page served is not applied after the newer inputs folded meanwhile.
+        let mut refilling = refilling;
+        let page = serde_json::json!({"events": [{"method": "item/started", "params": {"sessionId": "s", "viewCursor": "v:2", "sourceRange": {"first": {"id": "r2", "sequence": 2}, "last": {"id": "r2", "sequence": 2}, "stream": {"id": "s", "kind": "session"}}, "item": {"itemId": "i2", "kind": "agentMessage", "revision": 1, "status": "inProgress", "turnId": "t"}}}], "nextCursor": null});
+        assert!(refilling.refill.next_request().is_some());
+        refilling.refill.page(serde_json::from_value(page).unwrap());
+        // A durable host's end is seen once the refill in flight is finished.
+        core.end(CloseReason::PeerClosed, true);
+        let end_seen = |core: &Core| {
+            let mut state = core.lock();
+            let state = &mut *state;
+            seen_end(&state.ended, state.slots.at(place)).is_some()
+        };
+        assert!(!end_seen(&core), "the refill in flight first");
         assert!(core.finish_refill(refilling).is_empty());
+        assert!(end_seen(&core));
+        assert_eq!(ids(&core).len(), 5, "nothing of the page");
         let failure = core.read("s", |fold| fold.gap().failure().cloned());
         assert_eq!(failure, Some(msp_session::RefillFailure::Overflow));
     }

@@ -1,7 +1,7 @@
 //! What both drivers do alike: the options split, the request handler, what a frame that did
 //! not decode becomes, and the checks handles wait on.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -205,8 +205,9 @@ pub(crate) type StageKey = (String, String, i64);
 pub(crate) struct Asked {
     /// The `commandId`s it sent.
     pub(crate) sent: HashSet<String>,
-    /// The prompts it answered, cancelled or clarified.
-    pub(crate) answered: HashSet<String>,
+    /// The prompts it answered, cancelled or clarified: how many of those commands are in
+    /// flight or were accepted (one refused or dropped in flight counts no more).
+    pub(crate) answered: HashMap<String, usize>,
     /// The approval stages it decided.
     pub(crate) decided: HashSet<StageKey>,
     /// The turns the resume shows ended before it.
@@ -243,7 +244,7 @@ impl Asked {
     pub(crate) fn next_prompt(&self, fold: &Fold) -> Option<PendingPrompt> {
         fold.pending_prompts()
             .iter()
-            .find(|p| p.request().is_some() && !self.answered.contains(p.id()))
+            .find(|p| p.request().is_some() && !self.answered.contains_key(p.id()))
             .cloned()
     }
 
@@ -293,7 +294,7 @@ impl Asked {
         turn_id: &str,
     ) -> Option<Option<PendingPrompt>> {
         let next = fold.pending_prompts().iter().find(|p| {
-            p.request().is_some_and(|r| r.turn_id == turn_id) && !self.answered.contains(p.id())
+            p.request().is_some_and(|r| r.turn_id == turn_id) && !self.answered.contains_key(p.id())
         });
         match next {
             Some(prompt) => Some(Some(prompt.clone())),

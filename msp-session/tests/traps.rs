@@ -559,6 +559,24 @@ fn a_refill_walks_from_the_hole_to_its_next_and_the_fold_is_current_again() {
 }
 
 #[test]
+fn an_overflowed_refill_applies_none_of_its_pages_and_leaves_the_hole_open() {
+    // The caller folded the live inputs as they came (more than it could hold): the pages,
+    // older than those, are not applied after them.
+    let mut fold = fold();
+    fold.apply(started("i1", 1, 1));
+    assert!(matches!(fold.apply(gap(1, 3)), Outcome::Gap { .. }));
+    let mut refill = fold.begin_refill().expect("a hole to fill");
+    assert!(refill.next_request().is_some());
+    refill.page(page(&[completed("i2", 1, "two", 2)], None));
+    fold.apply(completed("i4", 1, "four", 4));
+    refill.overflowed();
+    assert!(fold.finish_refill(refill).is_empty(), "nothing applied");
+    assert!(fold.item("i2").is_none());
+    assert!(!fold.is_current());
+    assert_eq!(fold.gap().failure(), Some(&RefillFailure::Overflow));
+}
+
+#[test]
 fn a_refill_refuses_cursor_cycles_of_any_length() {
     for cycle in [[2u32, 3, 2].as_slice(), &[2, 3, 5, 2]] {
         let mut fold = fold();
