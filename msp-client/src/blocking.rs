@@ -533,7 +533,8 @@ impl Session {
 
     /// Waits for a question with its questions (pending now, or the next to come). The same
     /// question comes back until this client answers, cancels or clarifies it, or it
-    /// settles: a loop that takes it and leaves it spins without waiting.
+    /// settles: a loop that takes it and leaves it spins without waiting. One whose answer
+    /// failed (refused, not sent, not acknowledged) comes back too.
     pub fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
         self.until(timeout, "a question", |fold, asked| asked.next_prompt(fold))
     }
@@ -591,7 +592,12 @@ impl Session {
         impl methods::WithMethod for Again<'_> {
             type Output = Result<ClientResult, Error>;
             fn call<M: ClientMethod>(self) -> Self::Output {
-                let result = self.0.send(&self.1.command::<M>()?)?;
+                let command = self.1.command::<M>()?;
+                // A prompt's answer is not offered again while in flight, as the first time.
+                let result = match self.1.prompt() {
+                    Some(prompt) => self.0.settle(prompt, &command)?,
+                    None => self.0.send(&command)?,
+                };
                 pending::acknowledged::<M>(&result)
             }
         }
@@ -975,7 +981,8 @@ impl Session {
 
     /// Sends a command settling prompt `user_input_id`: while it is in flight, the prompt is
     /// no longer offered ([`Session::next_prompt`], [`Turn::next_prompt`]); when the host
-    /// refuses it, the prompt is offered again.
+    /// refuses it, or it was not sent or not acknowledged, the prompt is offered
+    /// again.
     fn settle<M: Request>(
         &self,
         user_input_id: &str,
@@ -986,7 +993,7 @@ impl Session {
     {
         self.core().answered(self.id(), user_input_id, true);
         self.send(command).inspect_err(|error| {
-            if shared::prompt_refused(error) {
+            if shared::prompt_open_again(error) {
                 self.core().answered(self.id(), user_input_id, false);
             }
         })

@@ -121,7 +121,8 @@ pub enum Event {
         outcome: Outcome,
     },
     /// A gap was refilled from `view/page`: what the pages did, in order (the inputs routed
-    /// meanwhile follow, each an event of its own).
+    /// meanwhile follow, each an event of its own; when more came than a refill holds, they
+    /// came before it, as they were routed, and its pages were dropped).
     Refilled {
         /// What each did.
         outcomes: Vec<Outcome>,
@@ -522,8 +523,8 @@ impl Core {
         let held = match std::mem::replace(&mut slot.hold, Hold::Idle) {
             Hold::Held(held) => held,
             Hold::Folding => {
-                refill.overflowed();
-                Vec::new()
+                // The core holds a refill's inputs itself: the refill holds none.
+                refill.overflowed()
             }
             Hold::Idle => Vec::new(),
         };

@@ -75,6 +75,14 @@ impl PendingCommand {
         self.command()
     }
 
+    /// The prompt a command settling one names (`userInput/answer`, `cancel`, ...).
+    pub(crate) fn prompt(&self) -> Option<&str> {
+        match self.method.starts_with("userInput/") {
+            true => self.params.get("userInputId")?.as_str(),
+            false => None,
+        }
+    }
+
     /// `Ok` when the command was sent in session `session_id`.
     pub(crate) fn sent_in(&self, session_id: &str) -> Result<(), Error> {
         if self.session_id != session_id {
@@ -313,6 +321,25 @@ mod tests {
             1,
             "an ended turn's command is forgotten"
         );
+    }
+
+    #[test]
+    fn a_command_settling_a_prompt_names_it() {
+        let cancel: Command<methods::UserInputCancel> = Command::new(|id| {
+            msp_types::UserInputCancelParams::builder()
+                .command_id(id)
+                .session_id("s")
+                .user_input_id("p1")
+                .build()
+        });
+        let never = |_: &str| false;
+        let mut ledger = Ledger::default();
+        let goal = goal_set();
+        ledger.sent("s", &cancel, params(&cancel), never);
+        ledger.sent("s", &goal, params(&goal), never);
+        let pending = ledger.pending(never);
+        assert_eq!(pending[0].prompt(), Some("p1"));
+        assert_eq!(pending[1].prompt(), None);
     }
 
     #[test]

@@ -97,15 +97,17 @@ pub(crate) fn undecodable(bad: &BadFrame) -> Input {
     }
 }
 
-/// Whether the host refused a command settling a prompt, the prompt still open to this
-/// client: refused otherwise than as settled already (which it soon says) or unknown to it,
-/// so that nothing was done and the prompt may be answered again.
-pub(crate) fn prompt_refused(error: &Error) -> bool {
+/// Whether a command settling a prompt failed so that the prompt is open to this client
+/// again: the host refused it otherwise than as settled already (which it soon says) or
+/// unknown to it; it was never sent (it did not encode); or no acknowledgement came after
+/// every retry (should it have landed, a second answer is refused as settled already).
+pub(crate) fn prompt_open_again(error: &Error) -> bool {
     match error {
         Error::Rpc(RpcError::Remote(remote)) => !matches!(
             remote.kind(),
             Some("userInputAlreadySettled" | "userInputNotFound")
         ),
+        Error::Rpc(RpcError::Encode { .. } | RpcError::TimedOut { .. }) => true,
         _ => false,
     }
 }
@@ -462,7 +464,26 @@ mod tests {
     use msp_types::{ProtocolNotification, ServerRequest};
     use serde_json::{json, Value};
 
-    use super::{Asked, Deciding};
+    use super::{prompt_open_again, Asked, Deciding};
+    use crate::outcome::Error;
+    use msp_rpc::{CloseReason, RpcError};
+
+    #[test]
+    fn a_prompt_is_open_again_after_an_answer_not_sent_or_not_acknowledged() {
+        let timed_out = RpcError::TimedOut {
+            method: "userInput/answer",
+            id: msp_types::rpc::Id::Number(1),
+        };
+        assert!(prompt_open_again(&Error::Rpc(timed_out)));
+        let unencoded = RpcError::Encode {
+            method: "userInput/answer".to_owned(),
+            message: "no".to_owned(),
+        };
+        assert!(prompt_open_again(&Error::Rpc(unencoded)));
+        // The connection gone: nothing to answer it on.
+        let closed = RpcError::Closed(CloseReason::PeerClosed);
+        assert!(!prompt_open_again(&Error::Rpc(closed)));
+    }
 
     /// The members of approval `a1` at stage `index`, as a request and an update carry them.
     fn stage(index: i64) -> Value {

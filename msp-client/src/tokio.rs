@@ -575,7 +575,8 @@ impl Session {
 
     /// Waits for a question with its questions (pending now, or the next to come). The same
     /// question comes back until this client answers, cancels or clarifies it, or it
-    /// settles: a loop that takes it and leaves it spins without waiting.
+    /// settles: a loop that takes it and leaves it spins without waiting. One whose answer
+    /// failed (refused, not sent, not acknowledged) comes back too.
     pub async fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
         self.until(timeout, "a question", |fold, asked| asked.next_prompt(fold))
             .await
@@ -641,7 +642,12 @@ impl Session {
             fn call<M: ClientMethod>(self) -> Self::Output {
                 Box::pin(async move {
                     let command = self.1.command::<M>()?;
-                    let result = self.0.send(&command).await?;
+                    // A prompt's answer is not offered again while in flight, as the first
+                    // time.
+                    let result = match self.1.prompt() {
+                        Some(prompt) => self.0.settle(prompt, &command).await?,
+                        None => self.0.send(&command).await?,
+                    };
                     pending::acknowledged::<M>(&result)
                 })
             }
@@ -1067,7 +1073,8 @@ impl Session {
 
     /// Sends a command settling prompt `user_input_id`: while it is in flight, the prompt is
     /// no longer offered ([`Session::next_prompt`], [`Turn::next_prompt`]); when the host
-    /// refuses it, the prompt is offered again.
+    /// refuses it, or it was not sent or not acknowledged (or this future is dropped first), the prompt is offered
+    /// again.
     async fn settle<M: Request>(
         &self,
         user_input_id: &str,
@@ -1086,7 +1093,7 @@ impl Session {
             armed: true,
         };
         let result = self.send(command).await;
-        again.armed = result.as_ref().is_err_and(shared::prompt_refused);
+        again.armed = result.as_ref().is_err_and(shared::prompt_open_again);
         result
     }
 

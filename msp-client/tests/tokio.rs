@@ -955,13 +955,25 @@ async fn a_prompt_whose_answer_was_dropped_in_flight_is_offered_again() {
     let (client_side, host_side) = tokio::io::duplex(1 << 16);
     let (client_reader, client_writer) = tokio::io::split(client_side);
     let (host_reader, mut host_writer) = tokio::io::split(host_side);
-    // At `model/list`, a question of session s; an answer is never acknowledged.
+    // At `model/list`, a question of session s; its first answer is never acknowledged, the
+    // second is (and the question not settled yet).
     let host = tokio::spawn(async move {
         let mut lines = BufReader::new(host_reader).lines();
+        let mut answers = 0;
         while let Some(line) = lines.next_line().await.unwrap() {
             let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
             let (result, before) = match frame["method"].as_str() {
                 Some("initialize") => (support::initialize_result(), String::new()),
+                Some("userInput/answer") if answers == 0 => {
+                    answers += 1;
+                    continue;
+                }
+                Some("userInput/answer") => {
+                    let command_id = frame["params"]["commandId"].clone();
+                    let ack = serde_json::json!({"commandId": command_id,
+                        "status": "accepted", "userInputId": "p1"});
+                    (ack, String::new())
+                }
                 Some("model/list") => {
                     let question = r#"{"jsonrpc":"2.0","id":"q","method":"userInput/request","params":{"sessionId":"s","userInputId":"p1","turnId":"t","itemId":"i","toolCallId":"c","toolName":"request_user_input","viewCursor":"v:1","questions":[{"id":"db","header":"Database","question":"Which?","options":[{"label":"Postgres"}],"selection":{"mode":"single"}}]}}"#;
                     (support::models(), format!("{question}\n"))
@@ -988,9 +1000,20 @@ async fn a_prompt_whose_answer_was_dropped_in_flight_is_offered_again() {
         let mut answer = pin!(session.answer(prompt.id(), [Answer::label("db", "Postgres")]));
         let mut sent = Context::from_waker(Waker::noop());
         assert!(answer.as_mut().poll(&mut sent).is_pending(), "in flight");
+        let hidden = session.next_prompt(Some(Duration::ZERO)).await;
+        assert!(matches!(hidden, Err(Error::TimedOut { .. })), "{hidden:?}");
     }
     let again = session.next_prompt(WAIT).await.expect("offered again");
     assert_eq!(again.id(), "p1");
+    session
+        .answer(again.id(), [Answer::label("db", "Postgres")])
+        .await
+        .expect("accepted");
+    let hidden = session.next_prompt(Some(Duration::ZERO)).await;
+    assert!(
+        matches!(hidden, Err(Error::TimedOut { .. })),
+        "accepted, not offered again: {hidden:?}"
+    );
     drop(session);
     client.close().await;
     host.await.unwrap();

@@ -276,15 +276,17 @@ impl Refill {
     }
 
     /// More live inputs arrived during the walk than [`FoldRules::refill_held_frames`] lets a
-    /// refill hold, and whoever held them folded them as they came: the walk is over
+    /// refill hold, and the caller folds them as they come: the walk is over
     /// ([`RefillFailure::Overflow`]), and what its pages served is dropped, since applied
     /// after newer live inputs it would fold what was folded already, older state over newer
-    /// and text out of order. The hole stays open.
-    pub fn overflowed(&mut self) {
+    /// and text out of order. The hole stays open. Gives back the inputs it held
+    /// ([`Refill::hold`]), for the caller to fold first, in order.
+    pub fn overflowed(&mut self) -> Vec<Input> {
         self.fail(RefillFailure::Overflow);
         self.events.clear();
         self.twins.clear();
         self.served.clear();
+        std::mem::take(&mut self.held)
     }
 
     /// Holds a live input that arrived during the walk, to apply after the pages; the walk

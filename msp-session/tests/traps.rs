@@ -569,7 +569,7 @@ fn an_overflowed_refill_applies_none_of_its_pages_and_leaves_the_hole_open() {
     assert!(refill.next_request().is_some());
     refill.page(page(&[completed("i2", 1, "two", 2)], None));
     fold.apply(completed("i4", 1, "four", 4));
-    refill.overflowed();
+    assert!(refill.overflowed().is_empty(), "it held nothing");
     assert!(fold.finish_refill(refill).is_empty(), "nothing applied");
     assert!(fold.item("i2").is_none());
     assert!(!fold.is_current());
