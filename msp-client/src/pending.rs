@@ -75,9 +75,16 @@ impl PendingCommand {
         self.command()
     }
 
-    /// The prompt a command settling one names (`userInput/answer`, `cancel`, ...).
+    /// The prompt a command settling one names (`userInput/answer`, `cancel`, `clarify`,
+    /// `interrupt`).
     pub(crate) fn prompt(&self) -> Option<&str> {
-        match self.method.starts_with("userInput/") {
+        let settles = [
+            methods::UserInputAnswerMethod::METHOD,
+            methods::UserInputCancel::METHOD,
+            methods::UserInputClarify::METHOD,
+            methods::UserInputInterrupt::METHOD,
+        ];
+        match settles.contains(&self.method) {
             true => self.params.get("userInputId")?.as_str(),
             false => None,
         }
@@ -168,10 +175,16 @@ impl Ledger {
     }
 
     /// The host acknowledged command `command_id`: its outcome is seen, but for a
-    /// `turn/start`, whose outcome is its turn's end.
+    /// `turn/start`, whose outcome is its turn's end. A command settling a prompt takes along
+    /// the earlier ones of that prompt whose outcome was not seen: sent again, they would
+    /// replay what this one replaced.
     pub(crate) fn acknowledged(&mut self, method: &str, command_id: &str, result: &Value) {
         if method != methods::TurnStart::METHOD {
-            return self.forget(command_id);
+            let entry = self.entries.iter().find(|e| e.command_id == command_id);
+            return match entry.and_then(PendingCommand::prompt).map(str::to_owned) {
+                Some(prompt) => self.entries.retain(|e| e.prompt() != Some(&prompt)),
+                None => self.forget(command_id),
+            };
         }
         let turn_id = result.get("turnId").and_then(Value::as_str);
         if let Some(entry) = self.entries.iter_mut().find(|e| e.command_id == command_id) {
@@ -340,6 +353,22 @@ mod tests {
         let pending = ledger.pending(never);
         assert_eq!(pending[0].prompt(), Some("p1"));
         assert_eq!(pending[1].prompt(), None);
+        // The cancel's outcome unknown, the prompt answered and acknowledged: the cancel is
+        // no longer to send again.
+        let answer: Command<methods::UserInputAnswerMethod> = Command::new(|id| {
+            msp_types::UserInputAnswerParams::builder()
+                .answers(Vec::new())
+                .command_id(id)
+                .session_id("s")
+                .user_input_id("p1")
+                .build()
+        });
+        ledger.sent("s", &answer, params(&answer), never);
+        let method = methods::UserInputAnswerMethod::METHOD;
+        ledger.acknowledged(method, answer.command_id(), &serde_json::json!({}));
+        let pending = ledger.pending(never);
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].method(), "goal/set");
     }
 
     #[test]

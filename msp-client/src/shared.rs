@@ -100,7 +100,9 @@ pub(crate) fn undecodable(bad: &BadFrame) -> Input {
 /// Whether a command settling a prompt failed so that the prompt is open to this client
 /// again: the host refused it otherwise than as settled already (which it soon says) or
 /// unknown to it; it was never sent (it did not encode); or no acknowledgement came after
-/// every retry (should it have landed, a second answer is refused as settled already).
+/// every retry (should it have landed, it settles the prompt first and a second command
+/// loses: refused as settled already, or admitted and then told apart by `userInput/settled`'s
+/// `decidedByCommandId`).
 pub(crate) fn prompt_open_again(error: &Error) -> bool {
     match error {
         Error::Rpc(RpcError::Remote(remote)) => !matches!(

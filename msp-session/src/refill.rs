@@ -281,6 +281,7 @@ impl Refill {
     /// after newer live inputs it would fold what was folded already, older state over newer
     /// and text out of order. The hole stays open. Gives back the inputs it held
     /// ([`Refill::hold`]), for the caller to fold first, in order.
+    #[must_use = "the inputs it held are folded first"]
     pub fn overflowed(&mut self) -> Vec<Input> {
         self.fail(RefillFailure::Overflow);
         self.events.clear();
