@@ -176,8 +176,8 @@ impl Ledger {
 
     /// The host acknowledged command `command_id`: its outcome is seen, but for a
     /// `turn/start`, whose outcome is its turn's end. A command settling a prompt takes along
-    /// the earlier ones of that prompt whose outcome was not seen: sent again, they would
-    /// replay what this one replaced.
+    /// the others of that prompt whose outcome was not seen: the prompt is this one's to
+    /// settle, and sent again they could only lose to it.
     pub(crate) fn acknowledged(&mut self, method: &str, command_id: &str, result: &Value) {
         if method != methods::TurnStart::METHOD {
             let entry = self.entries.iter().find(|e| e.command_id == command_id);
