@@ -30,7 +30,7 @@ use msp_types::{
 
 use crate::asks::{Answer, Decision};
 use crate::commands;
-use crate::core::{Core, Event, Paging, Place, Refills, Slot};
+use crate::core::{Core, Event, Opened, Paging, Place, Refills, Slot};
 use crate::listing::{self, Listing, Step};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
@@ -155,13 +155,7 @@ impl Client {
             .send(&Command::<methods::SessionStart>::new(build))?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
-        // The handle first: should paging panic, the opening goes with it.
-        let session = self.session(id, opened.place);
-        page(
-            &self.link.connection,
-            Paging::new(self.link.core.clone(), opened.refills),
-        );
-        Ok((session, result))
+        Ok((handle(&self.link, id, opened), result))
     }
 
     /// Resumes session `session_id` with the host's defaults.
@@ -242,20 +236,7 @@ impl Client {
     /// stays open until all of them are gone.
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
-        let session = self.session(session_id.to_owned(), opened.place);
-        page(
-            &self.link.connection,
-            Paging::new(self.link.core.clone(), opened.refills),
-        );
-        session
-    }
-
-    fn session(&self, id: String, place: Place) -> Session {
-        Session(Arc::new(SessionLink {
-            id,
-            place,
-            link: self.link.clone(),
-        }))
+        handle(&self.link, session_id.to_owned(), opened)
     }
 
     /// Waits until the connection ends, and says why: a host that exited gives its exit,
@@ -371,6 +352,13 @@ fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     let id = result.session.session_id.clone();
     let opened = link.core.open(&id, |fold| fold.seed_resumed(result));
     link.core.resumed(&id, result);
+    handle(link, id, opened)
+}
+
+/// The handle of session `id`, just `opened`; then the gap among what came before it opened
+/// paged on the caller's thread (the handle first: should paging panic, the opening goes
+/// with it).
+fn handle(link: &Arc<Link>, id: String, opened: Opened) -> Session {
     let session = Session(Arc::new(SessionLink {
         id,
         place: opened.place,

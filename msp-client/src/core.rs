@@ -1180,6 +1180,16 @@ mod tests {
         }
     }
 
+    fn gap(after: usize, next: usize) -> Input {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"view/gap","params":{{"sessionId":"s","after":"v:{after}","next":"v:{next}"}}}}"#
+        );
+        match Frame::parse(Sender::Server, &line).unwrap().message {
+            Message::Notification(n) => Input::Notification(n),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn each_follower_of_a_turn_takes_every_change_and_a_dropped_one_is_forgotten() {
         let core = Core::new(FoldRules::default(), 0);
@@ -1212,11 +1222,7 @@ mod tests {
         let core = Core::new(FoldRules::default(), 8);
         let _ = core.open("s", |_| ());
         let _ = core.route(started(1));
-        let line = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#;
-        let Message::Notification(gap) = Frame::parse(Sender::Server, line).unwrap().message else {
-            panic!("a notification");
-        };
-        let Routed::Refill(orphan) = core.route(Input::Notification(gap)) else {
+        let Routed::Refill(orphan) = core.route(gap(1, 3)) else {
             panic!("a refill");
         };
         core.forget("s");
@@ -1254,12 +1260,7 @@ mod tests {
             let core = Core::new(FoldRules::default(), 8);
             let place = core.open("s", |_| ()).place;
             let _ = core.route(started(1));
-            let line = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#;
-            let Message::Notification(gap) = Frame::parse(Sender::Server, line).unwrap().message
-            else {
-                panic!("a notification");
-            };
-            let Routed::Refill(refilling) = core.route(Input::Notification(gap)) else {
+            let Routed::Refill(refilling) = core.route(gap(1, 3)) else {
                 panic!("a refill");
             };
             let _ = core.route(started(4));
@@ -1310,16 +1311,6 @@ mod tests {
         assert!(!hidden(&core), "both refused: offered again");
         core.answered("s", "p", false);
         assert!(!hidden(&core));
-    }
-
-    fn gap(after: usize, next: usize) -> Input {
-        let line = format!(
-            r#"{{"jsonrpc":"2.0","method":"view/gap","params":{{"sessionId":"s","after":"v:{after}","next":"v:{next}"}}}}"#
-        );
-        match Frame::parse(Sender::Server, &line).unwrap().message {
-            Message::Notification(n) => Input::Notification(n),
-            other => panic!("{other:?}"),
-        }
     }
 
     /// A refill that pages while more inputs come than the rules let it hold holds no more:
@@ -1414,11 +1405,7 @@ mod tests {
         let core = Arc::new(Core::new(FoldRules::default(), 8));
         let _place = core.open("s", |_| ()).place;
         let _ = core.route(started(1));
-        let line = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#;
-        let Message::Notification(gap) = Frame::parse(Sender::Server, line).unwrap().message else {
-            panic!("a notification");
-        };
-        let Routed::Refill(refilling) = core.route(Input::Notification(gap)) else {
+        let Routed::Refill(refilling) = core.route(gap(1, 3)) else {
             panic!("a refill");
         };
         let _ = core.route(started(4));

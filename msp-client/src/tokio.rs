@@ -30,7 +30,7 @@ use tokio::task::JoinHandle;
 
 use crate::asks::{Answer, Decision};
 use crate::commands;
-use crate::core::{Core, Event, Paging, Place, Refills, Slot};
+use crate::core::{Core, Event, Opened, Paging, Place, Refills, Slot};
 use crate::listing::{self, Listing, Step};
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, Settlement, TurnOutcome};
@@ -157,16 +157,7 @@ impl Client {
             .await?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
-        let session = self.session(id, opened.place);
-        let link = &self.link;
-        refilled(refill_apart(
-            &link.connection,
-            &link.core,
-            &link.runtime,
-            opened.refills,
-        ))
-        .await;
-        Ok((session, result))
+        Ok((refilled_handle(&self.link, id, opened).await, result))
     }
 
     /// Resumes session `session_id` with the host's defaults.
@@ -253,7 +244,7 @@ impl Client {
         let opened = self.link.core.open(session_id, |_| ());
         // Not async: the refill of a gap reported before it opened runs as a task of the
         // client's runtime (this may be called outside it).
-        let session = self.session(session_id.to_owned(), opened.place);
+        let session = handle(&self.link, session_id.to_owned(), opened.place);
         let link = &self.link;
         drop(refill_apart(
             &link.connection,
@@ -262,14 +253,6 @@ impl Client {
             opened.refills,
         ));
         session
-    }
-
-    fn session(&self, id: String, place: Place) -> Session {
-        Session(Arc::new(SessionLink {
-            id,
-            place,
-            link: self.link.clone(),
-        }))
     }
 
     /// Waits until the connection ends, and says why: a host that exited gives its exit,
@@ -358,11 +341,13 @@ async fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     let id = result.session.session_id.clone();
     let opened = link.core.open(&id, |fold| fold.seed_resumed(result));
     link.core.resumed(&id, result);
-    let session = Session(Arc::new(SessionLink {
-        id,
-        place: opened.place,
-        link: link.clone(),
-    }));
+    refilled_handle(link, id, opened).await
+}
+
+/// The handle of session `id`, just `opened`, once the gap among what came before it opened
+/// is refilled (the handle first: should paging panic, the opening goes with it).
+async fn refilled_handle(link: &Arc<Link>, id: String, opened: Opened) -> Session {
+    let session = handle(link, id, opened.place);
     refilled(refill_apart(
         &link.connection,
         &link.core,
@@ -371,6 +356,14 @@ async fn seeded(link: &Arc<Link>, result: &SessionResumeResult) -> Session {
     ))
     .await;
     session
+}
+
+fn handle(link: &Arc<Link>, id: String, place: Place) -> Session {
+    Session(Arc::new(SessionLink {
+        id,
+        place,
+        link: link.clone(),
+    }))
 }
 
 /// Pages each of `refills` on a task of its own, so that whoever routed the gap (the pump, an
@@ -1073,8 +1066,8 @@ impl Session {
 
     /// Sends a command settling prompt `user_input_id`: while it is in flight, the prompt is
     /// no longer offered ([`Session::next_prompt`], [`Turn::next_prompt`]); when the host
-    /// refuses it, or it was not sent or not acknowledged (or this future is dropped first), the prompt is offered
-    /// again.
+    /// refuses it, or it was not sent or not acknowledged (or this future is dropped first),
+    /// the prompt is offered again.
     async fn settle<M: Request>(
         &self,
         user_input_id: &str,
