@@ -21,11 +21,13 @@
 //! pump, or on the blocking driver the handle holding the pump's role), or on the opener's,
 //! for a gap among what came before the session was opened; routing goes on meanwhile:
 //! inputs routed for the session are held and folded after its pages, up to the fold's
-//! `refill_held_frames` (past it, folded as they come, the refill ending overflowed). A wait
+//! `refill_held_frames` (past it, folded as they come, the refill ending overflowed, and a
+//! gap shown meanwhile refilled after it). A wait
 //! on a session sees the connection's end only once nothing is held for its refill
 //! ([`seen_end`]): the refill ends soon after the connection (its pages fail).
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -177,7 +179,8 @@ enum Hold {
     /// A refill pages, but the inputs routed meanwhile are folded as they come: more came
     /// than the rules let it hold ([`msp_session::FoldRules::refill_held_frames`]; the
     /// refill ends overflowed), or the session's ephemeral host ended (it ends failed).
-    Folding,
+    /// `gap`: one of them showed a gap, left to a refill begun once this one is finished.
+    Folding { gap: bool },
 }
 
 impl Slot {
@@ -195,6 +198,18 @@ impl Slot {
         let gap = matches!(outcome, Outcome::Gap { .. });
         self.push(Event::Folded { input, outcome });
         gap
+    }
+
+    /// Begins refilling the fold's open hole, if it has one: the inputs routed meanwhile are
+    /// held for it.
+    fn begin_refill(&mut self) -> Option<Refilling> {
+        let refill = self.fold.begin_refill()?;
+        self.hold = Hold::Held(Vec::new());
+        Some(Refilling {
+            session_id: self.fold.session_id().unwrap_or_default().to_owned(),
+            opening: self.opening,
+            refill: Box::new(refill),
+        })
     }
 
     fn push(&mut self, event: Event) {
@@ -443,10 +458,10 @@ impl Paging {
 
 impl Drop for Paging {
     fn drop(&mut self) {
-        while let Some(refill) = self.next() {
-            refill.failed(None, "the refill was not paged to its end");
-            self.finish();
-        }
+        self.core.fail_refills(
+            std::mem::take(&mut self.refills),
+            "the refill was not paged to its end",
+        );
     }
 }
 
@@ -497,13 +512,31 @@ impl Core {
     /// Hands every input of a batch to its session's fold, under one lock and with one
     /// wake-up a waiter: the refills they ask for, in order.
     pub(crate) fn route_all(&self, inputs: impl Iterator<Item = Input>) -> Refills {
-        let mut state = self.lock();
-        inputs
-            .filter_map(|input| match route(&mut state, input) {
-                Routed::Refill(refilling) => Some(refilling),
-                Routed::Done => None,
-            })
-            .collect()
+        let mut refills = Refills::new();
+        let routed = panic::catch_unwind(AssertUnwindSafe(|| {
+            let mut state = self.lock();
+            for input in inputs {
+                if let Routed::Refill(refilling) = route(&mut state, input) {
+                    refills.push(refilling);
+                }
+            }
+        }));
+        if let Err(panic) = routed {
+            // The refills begun before it would hold their sessions' inputs for ever (and a
+            // wait at a durable host's end would never end): finished as failed, the lock
+            // released by then.
+            self.fail_refills(refills, "routing stopped before the refill was paged");
+            panic::resume_unwind(panic);
+        }
+        refills
+    }
+
+    /// Finishes each of `refills` as failed, and those the inputs they held begin.
+    fn fail_refills(&self, mut refills: Refills, reason: &str) {
+        while let Some(mut refilling) = refills.pop() {
+            refilling.refill.failed(None, reason);
+            refills.extend(self.finish_refill(refilling));
+        }
     }
 
     /// Ends a refill: its outcomes to the events, then the inputs held
@@ -520,13 +553,13 @@ impl Core {
             // Its ephemeral host ended while it paged: what the pages bring is refused.
             refill.failed(None, "the host ended while the refill paged");
         }
-        let held = match std::mem::replace(&mut slot.hold, Hold::Idle) {
-            Hold::Held(held) => held,
-            Hold::Folding => {
+        let (held, gap_since) = match std::mem::replace(&mut slot.hold, Hold::Idle) {
+            Hold::Held(held) => (held, false),
+            Hold::Folding { gap } => {
                 // The core holds a refill's inputs itself: the refill holds none.
-                refill.overflowed()
+                (refill.overflowed(), gap)
             }
-            Hold::Idle => Vec::new(),
+            Hold::Idle => (Vec::new(), false),
         };
         let outcomes = slot.fold.finish_refill(*refill);
         for outcome in &outcomes {
@@ -537,6 +570,16 @@ impl Core {
             slot.push(Event::Refilled { outcomes });
         }
         state.woken.append(&mut slot.waiting);
+        if gap_since && state.ended.is_none() {
+            debug_assert!(
+                held.is_empty(),
+                "a refill folding as inputs come holds none"
+            );
+            // A gap folded while this one overflowed: refilled now, from the first hole
+            // still open (an overflow alone begins none: the session is busier than the
+            // rules let a refill hold, and another would likely overflow again).
+            return slot.begin_refill().into_iter().collect();
+        }
         held.into_iter()
             .filter_map(|input| match route(state, input) {
                 Routed::Refill(refilling) => Some(refilling),
@@ -588,17 +631,7 @@ impl Core {
         if let Some(ended) = &state.ended {
             slot.fold.host_died(ended.durable);
         }
-        let refills = match slot.fold.begin_refill() {
-            Some(refill) => {
-                slot.hold = Hold::Held(Vec::new());
-                vec![Refilling {
-                    session_id: session_id.to_owned(),
-                    opening: slot.opening,
-                    refill: Box::new(refill),
-                }]
-            }
-            None => Vec::new(),
-        };
+        let refills = slot.begin_refill().into_iter().collect();
         let place = state.slots.insert(session_id, slot);
         Opened { place, refills }
     }
@@ -645,7 +678,8 @@ impl Core {
                     for input in std::mem::take(held) {
                         slot.fold_in(input);
                     }
-                    slot.hold = Hold::Folding;
+                    // No refill follows: the connection is gone.
+                    slot.hold = Hold::Folding { gap: false };
                 }
             }
             slot.fold.host_died(durable);
@@ -1135,28 +1169,26 @@ fn route(state: &mut State, input: Input) -> Routed {
         Hold::Held(held) => {
             // Past the budget: what was held is folded now, this and what comes next as
             // they come, so that a refill that does not end holds no more and no more.
-            for input in std::mem::take(held) {
-                slot.fold_in(input);
+            let mut gap = false;
+            for input in std::mem::take(held).into_iter().chain([input]) {
+                gap |= slot.fold_in(input);
             }
-            slot.hold = Hold::Folding;
-            slot.fold_in(input);
+            slot.hold = Hold::Folding { gap };
             return Routed::Done;
         }
-        // A gap it shows is left to the refill in flight.
-        Hold::Folding => {
-            slot.fold_in(input);
+        // A gap it shows is refilled once the refill in flight is finished.
+        Hold::Folding { .. } => {
+            let shown = slot.fold_in(input);
+            if let Hold::Folding { gap } = &mut slot.hold {
+                *gap |= shown;
+            }
             return Routed::Done;
         }
         Hold::Idle => {}
     }
     if slot.fold_in(input) {
-        if let Some(refill) = slot.fold.begin_refill() {
-            slot.hold = Hold::Held(Vec::new());
-            return Routed::Refill(Refilling {
-                session_id: slot.fold.session_id().unwrap_or_default().to_owned(),
-                opening: slot.opening,
-                refill: Box::new(refill),
-            });
+        if let Some(refilling) = slot.begin_refill() {
+            return Routed::Refill(refilling);
         }
     }
     Routed::Done
@@ -1315,7 +1347,8 @@ mod tests {
 
     /// A refill that pages while more inputs come than the rules let it hold holds no more:
     /// what it held is folded, in order, then each input as it comes, and the refill ends
-    /// overflowed (its gap left open, the failure said) without beginning another.
+    /// overflowed (its gap left open, the failure said); it begins no other once the
+    /// connection ended.
     #[test]
     fn a_refill_holds_no_more_inputs_than_the_rules_let_it() {
         let mut rules = FoldRules::default();
@@ -1332,7 +1365,8 @@ mod tests {
         }
         assert!(held(&core));
         assert_eq!(core.read("s", |fold| fold.items().len()), 1, "two held");
-        // The third: the two held, then it, folded in order; then a gap (no second refill).
+        // The third: the two held, then it, folded in order; then a gap (no second refill
+        // while this one pages).
         assert!(matches!(core.route(started(6)), Routed::Done));
         assert!(!held(&core));
         let ids = |core: &Core| {
@@ -1346,7 +1380,7 @@ mod tests {
         assert_eq!(ids(&core), ["i1", "i4", "i5", "i6"]);
         assert!(
             matches!(core.route(gap(7, 9)), Routed::Done),
-            "left to the refill in flight"
+            "refilled after the one in flight"
         );
         assert!(matches!(core.route(started(10)), Routed::Done));
         assert_eq!(ids(&core).len(), 5);
@@ -1368,6 +1402,80 @@ mod tests {
         assert_eq!(ids(&core).len(), 5, "nothing of the page");
         let failure = core.read("s", |fold| fold.gap().failure().cloned());
         assert_eq!(failure, Some(msp_session::RefillFailure::Overflow));
+    }
+
+    /// A gap shown while an overflowed refill paged is refilled once that one is finished,
+    /// from the first hole still open; an overflow with no gap since begins none.
+    #[test]
+    fn a_gap_shown_while_a_refill_overflowed_is_refilled_after_it() {
+        for gap_since in [false, true] {
+            let mut rules = FoldRules::default();
+            rules.refill_held_frames = 1;
+            let core = Core::new(rules, 0);
+            let place = core.open("s", |_| ()).place;
+            let _ = core.route(started(1));
+            let Routed::Refill(refilling) = core.route(gap(1, 3)) else {
+                panic!("a refill");
+            };
+            let _ = core.route(started(4));
+            let _ = core.route(started(5));
+            if gap_since {
+                assert!(
+                    matches!(core.route(gap(5, 7)), Routed::Done),
+                    "one in flight"
+                );
+            }
+            let _ = core.route(started(8));
+            let mut again = core.finish_refill(refilling);
+            let failure = core.read("s", |fold| fold.gap().failure().cloned());
+            assert_eq!(failure, Some(msp_session::RefillFailure::Overflow));
+            if !gap_since {
+                assert!(again.is_empty(), "an overflow alone begins none");
+                continue;
+            }
+            let Some(mut next) = again.pop().filter(|_| again.is_empty()) else {
+                panic!("one refill: {}", again.len());
+            };
+            let hold = |core: &Core| matches!(core.lock().slots.at(place).hold, Hold::Held(_));
+            assert!(hold(&core), "what comes is held for it");
+            let ask = next.refill.next_request().expect("a page to ask");
+            assert_eq!(
+                ask.cursor.as_deref(),
+                Some("v:1"),
+                "the first hole still open"
+            );
+            let page = serde_json::json!({"events": [], "nextCursor": null});
+            next.refill.page(serde_json::from_value(page).unwrap());
+            assert!(core.finish_refill(next).is_empty());
+            assert!(!hold(&core));
+            assert!(core.read("s", |fold| fold.is_current()), "filled");
+        }
+    }
+
+    /// A panic while a batch is routed finishes, as failed, the refills begun before it:
+    /// nothing stays held for them, and a wait sees a durable host's end.
+    #[test]
+    fn a_refill_begun_in_a_batch_that_panicked_is_finished_as_failed() {
+        let core = Core::new(FoldRules::default(), 8);
+        let place = core.open("s", |_| ()).place;
+        let inputs = [started(1), gap(1, 3), started(4)]
+            .into_iter()
+            .map(Some)
+            .chain([None])
+            .map(|input| input.expect("a bug in the fold"));
+        let routed = panic::catch_unwind(AssertUnwindSafe(|| core.route_all(inputs)));
+        assert!(routed.is_err(), "the panic passed on");
+        core.end(CloseReason::PeerClosed, true);
+        let mut state = core.lock();
+        let state = &mut *state;
+        let slot = state.slots.at(place);
+        assert!(matches!(slot.hold, Hold::Idle), "nothing held");
+        assert_eq!(slot.fold.items().len(), 2, "what was held folded");
+        assert!(seen_end(&state.ended, slot).is_some());
+        assert!(matches!(
+            slot.fold.gap().failure(),
+            Some(msp_session::RefillFailure::Page { .. })
+        ));
     }
 
     /// A refill whose ephemeral host ended while it paged ends failed: the pages it had are

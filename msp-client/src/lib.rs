@@ -64,7 +64,10 @@
 //! it came ([`msp_rpc::Options::inbound_requests`]); the pump routes that copy as it routes
 //! the notifications around it. While a session's gap is refilled, its requests and
 //! notifications are held for the refill, and folded after the pages (or, should an
-//! ephemeral host end meanwhile, at its end).
+//! ephemeral host end meanwhile, at its end). A refill holds at most the fold's
+//! `refill_held_frames`: past them, what it held and what comes are folded as they come,
+//! the refill fails (`RefillFailure::Overflow`, its pages dropped and the hole left open),
+//! and a gap shown meanwhile begins a refill once it is finished.
 
 mod asks;
 pub mod blocking;
