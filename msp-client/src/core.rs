@@ -35,7 +35,7 @@ use std::time::Duration;
 use foldhash::fast::RandomState;
 use msp_rpc::CloseReason;
 use msp_rpc::Command;
-use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill};
+use msp_session::{Fold, FoldRules, Input, ItemEntry, Outcome, Refill, RefillFailure};
 use msp_types::rpc::Request;
 use msp_types::{ApprovalRequirementRef, SessionResumeResult};
 use slab::Slab;
@@ -122,9 +122,11 @@ pub enum Event {
         /// What it did.
         outcome: Outcome,
     },
-    /// A gap was refilled from `view/page`: what the pages did, in order (the inputs routed
-    /// meanwhile follow, each an event of its own; when more came than a refill holds, they
-    /// came before it, as they were routed, and its pages were dropped).
+    /// A gap's refill from `view/page` ended: what the pages did, in order (the inputs
+    /// routed meanwhile follow, each an event of its own; when more came than a refill
+    /// holds, they came before it, as they were routed, and its pages were dropped).
+    /// Whether the hole is filled is the fold's to say ([`Fold::is_current`]; when not,
+    /// `fold.gap().failure()` says why): an overflowed refill is followed by another.
     Refilled {
         /// What each did.
         outcomes: Vec<Outcome>,
@@ -179,8 +181,7 @@ enum Hold {
     /// A refill pages, but the inputs routed meanwhile are folded as they come: more came
     /// than the rules let it hold ([`msp_session::FoldRules::refill_held_frames`]; the
     /// refill ends overflowed), or the session's ephemeral host ended (it ends failed).
-    /// `gap`: one of them showed a gap, left to a refill begun once this one is finished.
-    Folding { gap: bool },
+    Folding,
 }
 
 impl Slot {
@@ -439,11 +440,17 @@ impl Paging {
         Paging { core, refills }
     }
 
-    /// The refill to page next, kept here until [`Paging::finish`]ed.
-    pub(crate) fn next(&mut self) -> Option<&mut Refill> {
-        self.refills
-            .last_mut()
-            .map(|refilling| &mut *refilling.refill)
+    /// The refill to page next, kept here until [`Paging::finish`]ed, and whether its pages
+    /// are still wanted: not once its session folds the inputs routed as they come (it
+    /// overflowed, and its pages would be dropped), nor once the session is forgotten.
+    pub(crate) fn next(&mut self) -> Option<(&mut Refill, Wanted<'_>)> {
+        let refilling = self.refills.last_mut()?;
+        let wanted = Wanted {
+            core: &self.core,
+            session_id: &refilling.session_id,
+            opening: refilling.opening,
+        };
+        Some((&mut *refilling.refill, wanted))
     }
 
     /// Finishes the refill [`Paging::next`] gave; the refills the inputs it held ask for
@@ -453,6 +460,19 @@ impl Paging {
             let more = self.core.finish_refill(refilling);
             self.refills.extend(more);
         }
+    }
+}
+
+/// Whether a refill's pages are still wanted ([`Paging::next`]).
+pub(crate) struct Wanted<'a> {
+    core: &'a Core,
+    session_id: &'a str,
+    opening: u64,
+}
+
+impl Wanted<'_> {
+    pub(crate) fn get(&self) -> bool {
+        self.core.holds_for(self.session_id, self.opening)
     }
 }
 
@@ -531,6 +551,16 @@ impl Core {
         refills
     }
 
+    /// Whether opening `opening` of session `session_id` holds the inputs routed for its
+    /// refill.
+    fn holds_for(&self, session_id: &str, opening: u64) -> bool {
+        let state = self.lock();
+        state
+            .slots
+            .get(session_id)
+            .is_some_and(|slot| slot.opening == opening && matches!(slot.hold, Hold::Held(_)))
+    }
+
     /// Finishes each of `refills` as failed, and those the inputs they held begin.
     fn fail_refills(&self, mut refills: Refills, reason: &str) {
         while let Some(mut refilling) = refills.pop() {
@@ -553,14 +583,16 @@ impl Core {
             // Its ephemeral host ended while it paged: what the pages bring is refused.
             refill.failed(None, "the host ended while the refill paged");
         }
-        let (held, gap_since) = match std::mem::replace(&mut slot.hold, Hold::Idle) {
-            Hold::Held(held) => (held, false),
-            Hold::Folding { gap } => {
+        let held = match std::mem::replace(&mut slot.hold, Hold::Idle) {
+            Hold::Held(held) => held,
+            Hold::Folding => {
                 // The core holds a refill's inputs itself: the refill holds none.
-                (refill.overflowed(), gap)
+                refill.overflowed()
             }
-            Hold::Idle => (Vec::new(), false),
+            Hold::Idle => Vec::new(),
         };
+        // Failed for no other reason first (a host that fails a page is not asked again).
+        let overflowed = refill.failure() == Some(&RefillFailure::Overflow);
         let outcomes = slot.fold.finish_refill(*refill);
         for outcome in &outcomes {
             slot.follow(outcome);
@@ -570,14 +602,14 @@ impl Core {
             slot.push(Event::Refilled { outcomes });
         }
         state.woken.append(&mut slot.waiting);
-        if gap_since && state.ended.is_none() {
+        if overflowed && state.ended.is_none() {
             debug_assert!(
                 held.is_empty(),
                 "a refill folding as inputs come holds none"
             );
-            // A gap folded while this one overflowed: refilled now, from the first hole
-            // still open (an overflow alone begins none: the session is busier than the
-            // rules let a refill hold, and another would likely overflow again).
+            // The hole is still open (and any gap shown since merged into it): refilled
+            // again, holding the inputs anew. Each overflow takes more inputs than the
+            // rules let a refill hold, so another begins only as fast as the host sends.
             return slot.begin_refill().into_iter().collect();
         }
         held.into_iter()
@@ -678,8 +710,7 @@ impl Core {
                     for input in std::mem::take(held) {
                         slot.fold_in(input);
                     }
-                    // No refill follows: the connection is gone.
-                    slot.hold = Hold::Folding { gap: false };
+                    slot.hold = Hold::Folding;
                 }
             }
             slot.fold.host_died(durable);
@@ -1169,19 +1200,16 @@ fn route(state: &mut State, input: Input) -> Routed {
         Hold::Held(held) => {
             // Past the budget: what was held is folded now, this and what comes next as
             // they come, so that a refill that does not end holds no more and no more.
-            let mut gap = false;
             for input in std::mem::take(held).into_iter().chain([input]) {
-                gap |= slot.fold_in(input);
+                slot.fold_in(input);
             }
-            slot.hold = Hold::Folding { gap };
+            slot.hold = Hold::Folding;
             return Routed::Done;
         }
-        // A gap it shows is refilled once the refill in flight is finished.
-        Hold::Folding { .. } => {
-            let shown = slot.fold_in(input);
-            if let Hold::Folding { gap } = &mut slot.hold {
-                *gap |= shown;
-            }
+        // A gap it shows is refilled with the hole still open, once the refill in flight is
+        // finished.
+        Hold::Folding => {
+            slot.fold_in(input);
             return Routed::Done;
         }
         Hold::Idle => {}
@@ -1347,8 +1375,8 @@ mod tests {
 
     /// A refill that pages while more inputs come than the rules let it hold holds no more:
     /// what it held is folded, in order, then each input as it comes, and the refill ends
-    /// overflowed (its gap left open, the failure said); it begins no other once the
-    /// connection ended.
+    /// overflowed (its gap left open, the failure said); once the connection ended it
+    /// begins no other.
     #[test]
     fn a_refill_holds_no_more_inputs_than_the_rules_let_it() {
         let mut rules = FoldRules::default();
@@ -1404,35 +1432,46 @@ mod tests {
         assert_eq!(failure, Some(msp_session::RefillFailure::Overflow));
     }
 
-    /// A gap shown while an overflowed refill paged is refilled once that one is finished,
-    /// from the first hole still open; an overflow with no gap since begins none.
+    /// An overflowed refill is followed by another, from the first hole still open (a gap
+    /// shown meanwhile merged into it), once it is finished; not one that failed a page
+    /// first (the host is not asked again).
     #[test]
-    fn a_gap_shown_while_a_refill_overflowed_is_refilled_after_it() {
-        for gap_since in [false, true] {
+    fn an_overflowed_refill_is_begun_again_once_finished() {
+        for case in ["overflow", "a gap since", "a page failed first"] {
             let mut rules = FoldRules::default();
             rules.refill_held_frames = 1;
             let core = Core::new(rules, 0);
             let place = core.open("s", |_| ()).place;
             let _ = core.route(started(1));
-            let Routed::Refill(refilling) = core.route(gap(1, 3)) else {
+            let Routed::Refill(mut refilling) = core.route(gap(1, 3)) else {
                 panic!("a refill");
             };
+            let wanted = |core: &Core| core.holds_for("s", refilling.opening);
+            assert!(wanted(&core));
             let _ = core.route(started(4));
             let _ = core.route(started(5));
-            if gap_since {
+            assert!(!wanted(&core), "its pages are no longer wanted");
+            if case == "a gap since" {
                 assert!(
                     matches!(core.route(gap(5, 7)), Routed::Done),
                     "one in flight"
                 );
             }
+            if case == "a page failed first" {
+                refilling.refill.failed(Some(-32000), "no such cursor");
+            }
             let _ = core.route(started(8));
             let mut again = core.finish_refill(refilling);
             let failure = core.read("s", |fold| fold.gap().failure().cloned());
-            assert_eq!(failure, Some(msp_session::RefillFailure::Overflow));
-            if !gap_since {
-                assert!(again.is_empty(), "an overflow alone begins none");
+            if case == "a page failed first" {
+                assert!(again.is_empty(), "{case}");
+                assert!(matches!(
+                    failure,
+                    Some(msp_session::RefillFailure::Page { .. })
+                ));
                 continue;
             }
+            assert_eq!(failure, Some(msp_session::RefillFailure::Overflow));
             let Some(mut next) = again.pop().filter(|_| again.is_empty()) else {
                 panic!("one refill: {}", again.len());
             };
@@ -1448,7 +1487,7 @@ mod tests {
             next.refill.page(serde_json::from_value(page).unwrap());
             assert!(core.finish_refill(next).is_empty());
             assert!(!hold(&core));
-            assert!(core.read("s", |fold| fold.is_current()), "filled");
+            assert!(core.read("s", |fold| fold.is_current()), "{case}: filled");
         }
     }
 

@@ -65,7 +65,8 @@ impl Listing {
 
     /// Takes what asking the next page gave: the page, or the error that ends the listing.
     /// A page naming as the next page's a cursor some page was asked with already would
-    /// start a loop: the page is given, and then [`Error::PageRepeated`] ends the listing.
+    /// start a loop, and an empty page naming one could go on for ever: the page is given,
+    /// and then [`Error::PageRepeated`] or [`Error::PageEmpty`] ends the listing.
     pub(crate) fn turn(
         &mut self,
         page: Result<SessionListResult, Error>,
@@ -75,14 +76,15 @@ impl Listing {
         };
         let page = page?;
         if let Some(next) = &page.next_cursor {
-            self.next = match self.asked.insert(next.clone()) {
-                true => {
-                    asked.cursor = Tristate::Value(next.clone());
-                    Next::Ask(asked)
-                }
-                false => Next::Fail(Error::PageRepeated {
-                    cursor: next.clone(),
-                }),
+            let cursor = next.clone();
+            self.next = if page.sessions.is_empty() {
+                // The host filters before paging: only the last page may be empty.
+                Next::Fail(Error::PageEmpty { cursor })
+            } else if !self.asked.insert(next.clone()) {
+                Next::Fail(Error::PageRepeated { cursor })
+            } else {
+                asked.cursor = Tristate::Value(cursor);
+                Next::Ask(asked)
             };
         }
         Ok(page)
@@ -103,12 +105,14 @@ mod tests {
     use crate::outcome::Error;
     use msp_types::{SessionListParams, SessionListResult, Tristate};
 
+    /// A page of one session, naming `next`.
     fn page(next: Option<&str>) -> SessionListResult {
-        let mut page: SessionListResult =
-            serde_json::from_value(serde_json::json!({"nextCursor": null, "sessions": []}))
-                .unwrap();
-        page.next_cursor = next.map(str::to_owned);
-        page
+        let session = serde_json::json!({"sessionId": "s", "status": "idle",
+            "activeTurnId": null, "turnCount": 1, "path": "/s/session.jsonl",
+            "createdAt": "2026-08-07T18:02:11.412Z", "updatedAt": "2026-08-07T18:40:03.007Z",
+            "workspaceRoot": "/w", "providerId": "muse", "modelId": "m", "forkedFrom": null});
+        let page = serde_json::json!({"nextCursor": next, "sessions": [session]});
+        serde_json::from_value(page).unwrap()
     }
 
     /// The cursor the next page is asked with; panics unless one is asked.
@@ -167,6 +171,28 @@ mod tests {
                 matches!(&failed, Some(Step::Fail(Error::PageRepeated { cursor })) if *cursor == repeated),
                 "{first:?} then {repeated}"
             );
+            assert!(listing.step().is_none(), "over");
+        }
+    }
+
+    /// The host filters before paging: an empty page naming a next one is given, and then
+    /// the listing fails (asked on, such a host could page for ever); an empty last page ends
+    /// it.
+    #[test]
+    fn an_empty_page_naming_a_next_one_is_given_and_then_the_listing_fails() {
+        for next in [Some("c1"), None] {
+            let mut listing = Listing::new(SessionListParams::new());
+            next_cursor(&mut listing);
+            let mut empty = page(next);
+            empty.sessions.clear();
+            assert!(listing.turn(Ok(empty)).is_ok(), "given");
+            if next.is_some() {
+                let failed = listing.step();
+                assert!(
+                    matches!(&failed, Some(Step::Fail(Error::PageEmpty { cursor })) if cursor == "c1"),
+                    "the listing fails"
+                );
+            }
             assert!(listing.step().is_none(), "over");
         }
     }

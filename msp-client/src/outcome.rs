@@ -144,10 +144,19 @@ pub enum Error {
         /// The command.
         command_id: String,
     },
-    /// A page of `session/list` named as the next page's cursor the cursor it was asked
-    /// with: asking again would page forever, so the listing ends.
+    /// A page of `session/list` named as the next page's cursor one that a page of the
+    /// listing was asked with already: asking again would page for ever, so the listing
+    /// ends.
     #[error("session/list gave back cursor {cursor:?} as the next page's")]
     PageRepeated {
+        /// The cursor.
+        cursor: String,
+    },
+    /// A page of `session/list` held no session but named a next page: the host filters
+    /// before paging, so only the last page may be empty, and asking on could page for
+    /// ever; the listing ends.
+    #[error("session/list gave an empty page naming cursor {cursor:?} as the next page's")]
+    PageEmpty {
         /// The cursor.
         cursor: String,
     },

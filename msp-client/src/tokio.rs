@@ -227,7 +227,8 @@ impl Client {
     /// `params` ask for (the first, unless they carry a cursor), each next page asked with the
     /// same conditions and the cursor the one before gave, until a page says it is the last
     /// (or a page fails). A page naming as the next a cursor a page was asked with already is
-    /// given, and [`Error::PageRepeated`] comes after it: a host looping ends the listing.
+    /// given, and [`Error::PageRepeated`] comes after it: a host looping ends the listing; so
+    /// does an empty page naming a next one ([`Error::PageEmpty`]).
     pub fn list_sessions(&self, params: msp_types::SessionListParams) -> SessionPages<'_> {
         SessionPages {
             client: self,
@@ -239,7 +240,8 @@ impl Client {
     /// says of the session from now on (after a `view/subscribe`, or on a connection that
     /// already receives it). A session this client has open already is shared: the handles
     /// of both openings see one fold and take from one stream of events, and the session
-    /// stays open until all of them are gone.
+    /// stays open until all of them are gone. A gap among what the host said of it before it
+    /// was opened is refilled on a task of the client's runtime: this returns at once.
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
         // Not async: the refill of a gap reported before it opened runs as a task of the
@@ -404,8 +406,8 @@ async fn refilled(tasks: Vec<tokio::task::JoinHandle<()>>) {
 
 /// Pages each refill, and those the inputs held meanwhile call for.
 async fn page(connection: &Connection, mut paging: Paging) {
-    while let Some(refill) = paging.next() {
-        while let Some(page) = refill.next_request() {
+    while let Some((refill, wanted)) = paging.next() {
+        while let Some(page) = refill.next_request().filter(|_| wanted.get()) {
             match connection.request::<methods::ViewPage>(&page).await {
                 Ok(result) => refill.page(result),
                 Err(error) => refill.failed(shared::code(&error), error.to_string()),

@@ -2080,6 +2080,121 @@ fn a_refill_paging_holds_up_no_other_session() {
     host.join().unwrap();
 }
 
+/// A refill past which more inputs came than the rules let it hold ends overflowed, those
+/// inputs folded as they came; another refill then fills the hole, its page answered.
+#[test]
+fn an_overflowed_refill_is_followed_by_one_that_fills_the_hole() {
+    use std::io::{BufRead, BufReader, Write};
+    let (client_reader, mut host_writer) = msp_rpc::pipe::pipe();
+    let (host_reader, client_writer) = msp_rpc::pipe::pipe();
+    let item = |n: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"s","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
+        )
+    };
+    // The hole's item, as a page serves it.
+    let page = serde_json::json!({"events": [{"method": "item/started", "params": {"sessionId": "s", "viewCursor": "v:2", "sourceRange": {"first": {"id": "r2", "sequence": 2}, "last": {"id": "r2", "sequence": 2}, "stream": {"id": "s", "kind": "session"}}, "item": {"itemId": "i2", "kind": "agentMessage", "revision": 1, "status": "inProgress", "turnId": "t"}}}], "nextCursor": null});
+    // At the first `model/list`: an item, a gap, and three items more (one held, then past
+    // the rules' one). A page asked before the second is answered only then.
+    let host = std::thread::spawn(move || {
+        let (mut lists, mut waiting, mut pages) = (0, None, 0);
+        for line in BufReader::new(host_reader).lines() {
+            let frame: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            let mut batch = String::new();
+            let result = match frame["method"].as_str() {
+                Some("initialize") => support::initialize_result(),
+                Some("view/page") => {
+                    pages += 1;
+                    if lists < 2 {
+                        waiting = Some(frame["id"].clone());
+                        continue;
+                    }
+                    page.clone()
+                }
+                Some("model/list") => {
+                    lists += 1;
+                    if lists == 1 {
+                        let gap = r#"{"jsonrpc":"2.0","method":"view/gap","params":{"sessionId":"s","after":"v:1","next":"v:3"}}"#;
+                        batch = [item(1), gap.to_owned(), item(4), item(5), item(6)].join("\n");
+                        batch.push('\n');
+                    } else if let Some(id) = waiting.take() {
+                        let answer =
+                            serde_json::json!({"jsonrpc": "2.0", "id": id, "result": page});
+                        batch = format!("{answer}\n");
+                    }
+                    support::models()
+                }
+                _ => continue,
+            };
+            let response =
+                serde_json::json!({"jsonrpc": "2.0", "id": frame["id"], "result": result});
+            writeln!(host_writer, "{batch}{response}").unwrap();
+        }
+        pages
+    });
+    let mut rules = msp_session::FoldRules::default();
+    rules.refill_held_frames = 1;
+    let client = Client::over(
+        client_reader,
+        client_writer,
+        support::options().rules(rules),
+    )
+    .expect("handshake");
+    let session = client.open_session("s");
+    let list = || {
+        client
+            .request::<methods::ModelList>(&msp_types::ModelListParams::new())
+            .expect("the models")
+    };
+    list();
+    // Held, the last items would come only after a refill: they come at once.
+    let mut events = session.events();
+    let before: Vec<Event> = events.by_ref().take(5).collect();
+    assert_eq!(
+        support::folded_methods(&before),
+        [
+            "item/started",
+            "view/gap",
+            "item/started",
+            "item/started",
+            "item/started"
+        ]
+    );
+    list();
+    // Each refill's end is an event; the hole is filled at the last.
+    let mut refilled = 0;
+    drop(events);
+    let in_time = || {
+        session
+            .next_event_timeout(Duration::from_secs(10))
+            .ok()
+            .flatten()
+    };
+    let filled = std::iter::from_fn(in_time)
+        .filter(|event| matches!(event, Event::Refilled { .. }))
+        .any(|_| {
+            refilled += 1;
+            session.read(|fold| fold.is_current())
+        });
+    assert!(filled, "the hole filled");
+    assert!(
+        refilled <= 2,
+        "the overflowed refill, then the one that filled it"
+    );
+    let ids = session.read(|fold| {
+        fold.items()
+            .iter()
+            .map(|i| i.id().to_owned())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    assert!(ids.iter().any(|id| id == "i2"), "the hole's item: {ids:?}");
+    drop(session);
+    drop(client);
+    let pages = host.join().unwrap();
+    assert!((1..=2).contains(&pages), "{pages} pages asked");
+}
+
 #[test]
 fn stored_sessions_are_listed_page_by_page_and_read_and_a_session_is_unfollowed() {
     let Some(dir) = support::listed_read_and_unfollowed() else {

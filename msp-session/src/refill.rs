@@ -279,8 +279,10 @@ impl Refill {
     /// refill hold, and the caller folds them as they come: the walk is over
     /// ([`RefillFailure::Overflow`]), and what its pages served is dropped, since applied
     /// after newer live inputs it would fold what was folded already, older state over newer
-    /// and text out of order. The hole stays open. Gives back the inputs it held
-    /// ([`Refill::hold`]), for the caller to fold first, in order.
+    /// and text out of order. The hole stays open. A walk that failed before keeps its
+    /// reason ([`Refill::failure`]: a host that failed a page, say, is not one to ask again).
+    /// Gives back the inputs it held ([`Refill::hold`]), for the caller to fold first, in
+    /// order.
     #[must_use = "the inputs it held are folded first"]
     pub fn overflowed(&mut self) -> Vec<Input> {
         self.fail(RefillFailure::Overflow);
