@@ -222,7 +222,7 @@ impl Client {
     /// same conditions and the cursor the one before gave, until a page says it is the last
     /// (or a page fails). A page naming as the next a cursor a page was asked with already is
     /// given, and [`Error::PageRepeated`] comes after it: a host looping ends the listing; so
-    /// does an empty page naming a next one ([`Error::PageEmpty`]).
+    /// do 16 empty pages in a row naming a next one ([`Error::PageEmpty`]).
     pub fn list_sessions(&self, params: msp_types::SessionListParams) -> SessionPages<'_> {
         SessionPages {
             client: self,
@@ -235,7 +235,8 @@ impl Client {
     /// already receives it). A session this client has open already is shared: the handles
     /// of both openings see one fold and take from one stream of events, and the session
     /// stays open until all of them are gone. A gap among what the host said of it before it
-    /// was opened is refilled before this returns, on the caller's thread.
+    /// was opened is paged on the caller's thread: its refill has ended when this returns
+    /// (filled or not: [`Fold::is_current`], [`Event::Refilled`]).
     pub fn open_session(&self, session_id: &str) -> Session {
         let opened = self.link.core.open(session_id, |_| ());
         handle(&self.link, session_id.to_owned(), opened)
@@ -253,17 +254,21 @@ impl Client {
         wait(None, |cx| core.poll_ended(cx)).expect("no deadline")
     }
 
-    /// Closes the connection and waits for the host's exit (within the grace).
+    /// Closes the connection and waits for the host's exit (within the grace). A pump that
+    /// panicked passes its panic on here.
     pub fn close(mut self) -> Option<HostExit> {
-        self.shut()
-    }
-
-    fn shut(&mut self) -> Option<HostExit> {
-        let exit = self.link.connection.close();
-        if let Some(pump) = self.pump.take() {
-            let _ = pump.join();
+        let (exit, pumped) = self.shut();
+        if let Err(panic) = pumped {
+            std::panic::resume_unwind(panic);
         }
         exit
+    }
+
+    /// Closes the connection and joins the pump: the host's exit, and how the pump ended.
+    fn shut(&mut self) -> (Option<HostExit>, thread::Result<()>) {
+        let exit = self.link.connection.close();
+        let pumped = self.pump.take().map_or(Ok(()), JoinHandle::join);
+        (exit, pumped)
     }
 }
 
@@ -298,7 +303,8 @@ impl Iterator for SessionPages<'_> {
 impl Drop for Client {
     fn drop(&mut self) {
         if self.pump.is_some() {
-            self.shut();
+            // A pump's panic is not passed on from a drop (it may run while unwinding).
+            let _ = self.shut();
         }
     }
 }
@@ -395,7 +401,12 @@ fn refill_apart(connection: &Connection, core: &Arc<Core>, refills: Refills) {
 fn page(connection: &Connection, mut paging: Paging) {
     while let Some((refill, wanted)) = paging.next() {
         while let Some(page) = refill.next_request().filter(|_| wanted.get()) {
-            match connection.request::<methods::ViewPage>(&page) {
+            let result = connection.request::<methods::ViewPage>(&page);
+            if !wanted.get() {
+                // Its pages would be dropped: the walk ends overflowed (or unheeded).
+                break;
+            }
+            match result {
                 Ok(result) => refill.page(result),
                 Err(error) => refill.failed(shared::code(&error), error.to_string()),
             }
@@ -1041,7 +1052,8 @@ impl Turn {
 
     /// The next change to one of the turn's items, as the item stands when taken (its text
     /// built by the deltas so far: changes not taken yet coalesce, the deltas themselves are
-    /// in the session's events); `None` once the turn is over and every change was taken.
+    /// in the session's events); `None` once the turn is over and every change was taken, or
+    /// once the connection ended.
     /// Each handle of the turn takes every change on its own.
     pub fn next_item(&self) -> Option<ItemEntry> {
         let session = &self.session.0;
@@ -1059,7 +1071,8 @@ impl Turn {
     }
 
     /// Waits for the turn's end: ended (completed, failed, cancelled), unqueued, retracted,
-    /// or unknown after the host went away.
+    /// ended before the session was resumed ([`TurnOutcome::EndedBeforeResume`]), or unknown
+    /// after the host went away.
     pub fn completed(&self) -> TurnOutcome {
         self.completed_within(None)
             .expect("no deadline, no timeout")
@@ -1079,7 +1092,9 @@ impl Turn {
 
     /// The next approval of this turn whose current stage this client has not decided;
     /// `None` once the turn is over (one wait for both, so a turn settled without asking is
-    /// seen at once).
+    /// seen at once). An approval known from a resume alone, before the host sends its
+    /// request again, names no turn ([`PendingApproval::request`]): it comes too, though it
+    /// may be another turn's.
     pub fn next_approval(&self) -> Result<Option<PendingApproval>, Error> {
         self.session
             .until(None, "an approval or the turn's end", |fold, asked| {

@@ -21,8 +21,8 @@
 //! pump, or on the blocking driver the handle holding the pump's role), or on the opener's,
 //! for a gap among what came before the session was opened; routing goes on meanwhile:
 //! inputs routed for the session are held and folded after its pages, up to the fold's
-//! `refill_held_frames` (past it, folded as they come, the refill ending overflowed, and a
-//! gap shown meanwhile refilled after it). A wait
+//! `refill_held_frames` (past it, folded as they come, the refill ending overflowed, and
+//! another begun for the hole once it is finished, up to [`OVERFLOWS`] in a row). A wait
 //! on a session sees the connection's end only once nothing is held for its refill
 //! ([`seen_end`]): the refill ends soon after the connection (its pages fail).
 
@@ -109,6 +109,11 @@ impl Slots {
 /// result that names it arrives): the latest ones, at most this many.
 pub(crate) const UNCLAIMED: usize = 1_024;
 
+/// How many refills of a session may overflow in a row: past them its hole is left open
+/// (the program resumes the session, or lets a refill hold more), so that a session always
+/// busier than a refill may hold does not page for ever.
+pub(crate) const OVERFLOWS: u32 = 3;
+
 /// Something that happened in a session, in the order it was routed.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -170,6 +175,8 @@ pub(crate) struct Slot {
     acks: HashMap<String, serde_json::Value>,
     /// The commands whose outcome is not seen yet.
     ledger: Ledger,
+    /// Its refills that overflowed in a row ([`OVERFLOWS`]).
+    overflows: u32,
 }
 
 /// A session's refill in flight, and the inputs routed meanwhile.
@@ -218,11 +225,16 @@ impl Slot {
             return;
         }
         if self.events.len() >= self.capacity {
+            // The oldest event goes, counted in the `Lagged` kept in front of the rest.
+            let missed = match self.events.front() {
+                Some(&Event::Lagged { missed }) => {
+                    self.events.pop_front();
+                    missed
+                }
+                _ => 0,
+            };
             self.events.pop_front();
-            match self.events.front_mut() {
-                Some(Event::Lagged { missed }) => *missed += 1,
-                _ => self.events.push_front(Event::Lagged { missed: 1 }),
-            }
+            self.events.push_front(Event::Lagged { missed: missed + 1 });
         }
         self.events.push_back(event);
     }
@@ -602,14 +614,14 @@ impl Core {
             slot.push(Event::Refilled { outcomes });
         }
         state.woken.append(&mut slot.waiting);
-        if overflowed && state.ended.is_none() {
+        slot.overflows = if overflowed { slot.overflows + 1 } else { 0 };
+        if overflowed && slot.overflows < OVERFLOWS && state.ended.is_none() {
             debug_assert!(
                 held.is_empty(),
                 "a refill folding as inputs come holds none"
             );
             // The hole is still open (and any gap shown since merged into it): refilled
-            // again, holding the inputs anew. Each overflow takes more inputs than the
-            // rules let a refill hold, so another begins only as fast as the host sends.
+            // again, holding the inputs anew.
             return slot.begin_refill().into_iter().collect();
         }
         held.into_iter()
@@ -648,6 +660,7 @@ impl Core {
             asked: Asked::default(),
             acks: HashMap::new(),
             ledger: Ledger::default(),
+            overflows: 0,
         };
         // The caller has the result: what it seeded is no event.
         seed(&mut slot.fold);
@@ -1491,6 +1504,38 @@ mod tests {
         }
     }
 
+    /// A session busier than a refill may hold (here: none) has at most [`OVERFLOWS`]
+    /// refills overflow in a row; then its hole is left open, and the next gap begins one.
+    #[test]
+    fn refills_overflow_at_most_so_many_times_in_a_row() {
+        let mut rules = FoldRules::default();
+        rules.refill_held_frames = 0;
+        let core = Core::new(rules, 0);
+        let place = core.open("s", |_| ()).place;
+        let _ = core.route(started(1));
+        let Routed::Refill(mut refilling) = core.route(gap(1, 3)) else {
+            panic!("a refill");
+        };
+        let mut began = 1;
+        for n in 4.. {
+            let _ = core.route(started(n));
+            assert!(
+                !core.holds_for("s", refilling.opening),
+                "overflowed at once"
+            );
+            match core.finish_refill(refilling).pop() {
+                Some(again) => (refilling, began) = (again, began + 1),
+                None => break,
+            }
+        }
+        assert_eq!(began, OVERFLOWS);
+        assert!(matches!(core.lock().slots.at(place).hold, Hold::Idle));
+        assert!(
+            matches!(core.route(gap(9, 11)), Routed::Refill(_)),
+            "a new gap"
+        );
+    }
+
     /// A panic while a batch is routed finishes, as failed, the refills begun before it:
     /// nothing stays held for them, and a wait sees a durable host's end.
     #[test]
@@ -1560,6 +1605,40 @@ mod tests {
         drop(Paging::new(core.clone(), vec![refilling]));
         assert_eq!(core.read("s", |fold| fold.items().len()), 2, "folded");
         assert!(core.read("s", |fold| fold.gap().failure().is_some()));
+    }
+
+    /// Events not taken past the capacity: the oldest go, counted in one `Lagged` in front
+    /// of the rest, and the queue holds no more than the capacity and that `Lagged`.
+    #[test]
+    fn events_past_the_capacity_drop_the_oldest_counted_in_one_lagged() {
+        for capacity in [1, 2, 5] {
+            let core = Core::new(FoldRules::default(), capacity);
+            let place = core.open("s", |_| ()).place;
+            for n in 1..=10 {
+                let _ = core.route(started(n));
+                let state = &mut core.lock();
+                assert!(state.slots.at(place).events.len() <= capacity + 1);
+            }
+            let state = &mut core.lock();
+            let events = &state.slots.at(place).events;
+            let missed = match events.front() {
+                Some(Event::Lagged { missed }) => *missed,
+                _ => panic!("a Lagged in front"),
+            };
+            assert_eq!(missed, 10 - capacity as u64, "capacity {capacity}");
+            let kept: Vec<_> = events
+                .iter()
+                .skip(1)
+                .map(|event| match event {
+                    Event::Folded { input, .. } => {
+                        input.view_cursor().unwrap_or_default().to_owned()
+                    }
+                    _ => panic!("one Lagged"),
+                })
+                .collect();
+            let newest: Vec<_> = (11 - capacity..=10).map(|n| format!("v:{n}")).collect();
+            assert_eq!(kept, newest, "the newest kept");
+        }
     }
 
     /// Changes to an item not taken yet coalesce: it is taken once, as it is now.

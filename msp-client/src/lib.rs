@@ -67,7 +67,8 @@
 //! ephemeral host end meanwhile, at its end). A refill holds at most the fold's
 //! `refill_held_frames`: past them, what it held and what comes are folded as they come,
 //! the refill fails (`RefillFailure::Overflow`, its pages dropped and the hole left open),
-//! and a gap shown meanwhile begins a refill once it is finished.
+//! and once it is finished another begins for the hole (a gap shown meanwhile merged in),
+//! unless the connection ended, up to three overflowed refills in a row.
 
 mod asks;
 pub mod blocking;

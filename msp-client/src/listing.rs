@@ -8,6 +8,11 @@ use msp_types::{SessionListParams, SessionListResult, SessionReadParams, Tristat
 
 use crate::outcome::Error;
 
+/// How many empty pages in a row naming a next one end a listing: a host that skips what it
+/// cannot read after paging may send a few, one naming new cursors for ever would page for
+/// ever.
+pub(crate) const EMPTY_PAGES: usize = 16;
+
 /// Where a listing of stored sessions is.
 #[derive(Debug)]
 pub(crate) struct Listing {
@@ -15,6 +20,8 @@ pub(crate) struct Listing {
     /// Every cursor a page was asked with: a page naming one of them again would start a
     /// loop.
     asked: HashSet<String>,
+    /// Empty pages in a row that named a next one.
+    empty: usize,
 }
 
 #[derive(Debug)]
@@ -45,6 +52,7 @@ impl Listing {
         Listing {
             next: Next::Ask(params),
             asked,
+            empty: 0,
         }
     }
 
@@ -65,8 +73,9 @@ impl Listing {
 
     /// Takes what asking the next page gave: the page, or the error that ends the listing.
     /// A page naming as the next page's a cursor some page was asked with already would
-    /// start a loop, and an empty page naming one could go on for ever: the page is given,
-    /// and then [`Error::PageRepeated`] or [`Error::PageEmpty`] ends the listing.
+    /// start a loop, and so could empty pages naming new ones: the page is given, and then
+    /// [`Error::PageRepeated`] (or, at the [`EMPTY_PAGES`]th empty page in a row,
+    /// [`Error::PageEmpty`]) ends the listing.
     pub(crate) fn turn(
         &mut self,
         page: Result<SessionListResult, Error>,
@@ -77,8 +86,12 @@ impl Listing {
         let page = page?;
         if let Some(next) = &page.next_cursor {
             let cursor = next.clone();
-            self.next = if page.sessions.is_empty() {
-                // The host filters before paging: only the last page may be empty.
+            self.empty = if page.sessions.is_empty() {
+                self.empty + 1
+            } else {
+                0
+            };
+            self.next = if self.empty >= EMPTY_PAGES {
                 Next::Fail(Error::PageEmpty { cursor })
             } else if !self.asked.insert(next.clone()) {
                 Next::Fail(Error::PageRepeated { cursor })
@@ -175,26 +188,40 @@ mod tests {
         }
     }
 
-    /// The host filters before paging: an empty page naming a next one is given, and then
-    /// the listing fails (asked on, such a host could page for ever); an empty last page ends
-    /// it.
+    /// Empty pages naming a next one are asked on, a page with sessions counting again
+    /// from none, up to [`EMPTY_PAGES`] in a row: that one is given, and then the listing
+    /// fails (asked on, such a host could page for ever). An empty last page ends it.
     #[test]
-    fn an_empty_page_naming_a_next_one_is_given_and_then_the_listing_fails() {
-        for next in [Some("c1"), None] {
-            let mut listing = Listing::new(SessionListParams::new());
-            next_cursor(&mut listing);
-            let mut empty = page(next);
-            empty.sessions.clear();
-            assert!(listing.turn(Ok(empty)).is_ok(), "given");
-            if next.is_some() {
-                let failed = listing.step();
-                assert!(
-                    matches!(&failed, Some(Step::Fail(Error::PageEmpty { cursor })) if cursor == "c1"),
-                    "the listing fails"
-                );
-            }
-            assert!(listing.step().is_none(), "over");
+    fn so_many_empty_pages_in_a_row_naming_a_next_one_end_the_listing() {
+        let empty = |next: &str| {
+            let mut page = page(Some(next));
+            page.sessions.clear();
+            page
+        };
+        let mut listing = Listing::new(SessionListParams::new());
+        next_cursor(&mut listing);
+        listing.turn(Ok(empty("e"))).unwrap();
+        next_cursor(&mut listing);
+        listing.turn(Ok(page(Some("full")))).unwrap();
+        for n in 1..super::EMPTY_PAGES {
+            let asked = next_cursor(&mut listing);
+            assert!(matches!(asked, Tristate::Value(_)), "asked on after {n}");
+            listing.turn(Ok(empty(&format!("e{n}")))).unwrap();
         }
+        next_cursor(&mut listing);
+        assert!(listing.turn(Ok(empty("last"))).is_ok(), "given");
+        let failed = listing.step();
+        assert!(
+            matches!(&failed, Some(Step::Fail(Error::PageEmpty { cursor })) if cursor == "last"),
+            "the listing fails"
+        );
+        assert!(listing.step().is_none(), "over");
+        let mut listing = Listing::new(SessionListParams::new());
+        next_cursor(&mut listing);
+        let mut last = page(None);
+        last.sessions.clear();
+        listing.turn(Ok(last)).unwrap();
+        assert!(listing.step().is_none(), "an empty last page ends it");
     }
 
     #[test]

@@ -76,7 +76,8 @@ pub struct Retry {
     /// Sends in all, the first included (1: never again).
     pub attempts: u32,
     /// The most the first wait before sending again after a retryable error may be; each
-    /// next one's doubles, up to [`Retry::MAX_BACKOFF`]. Each wait is drawn at random up to
+    /// next one's doubles, up to [`Retry::MAX_BACKOFF`] (or this, when larger). Each wait is
+    /// drawn at random up to
     /// that (full jitter), so that clients refused together do not come back together. None
     /// after a timeout: the timeout waited already.
     pub backoff: Duration,
@@ -93,7 +94,7 @@ impl Default for Retry {
 }
 
 impl Retry {
-    /// The most any wait before sending again may be.
+    /// The most any wait before sending again may be, unless [`Retry::backoff`] is more.
     pub const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
     /// Never sent again.
@@ -120,7 +121,8 @@ impl Retry {
     }
 
     /// The wait after attempt `attempt` failed with a retryable error: at random up to the
-    /// backoff doubled `attempt - 1` times, at most [`Retry::MAX_BACKOFF`].
+    /// backoff doubled `attempt - 1` times, at most [`Retry::MAX_BACKOFF`] (or the backoff,
+    /// when larger).
     fn backoff_of(&self, attempt: u32) -> Duration {
         use std::hash::{BuildHasher, Hasher};
         let doubled = self.backoff.saturating_mul(1 << (attempt - 1).min(16));

@@ -152,10 +152,12 @@ pub enum Error {
         /// The cursor.
         cursor: String,
     },
-    /// A page of `session/list` held no session but named a next page: the host filters
-    /// before paging, so only the last page may be empty, and asking on could page for
-    /// ever; the listing ends.
-    #[error("session/list gave an empty page naming cursor {cursor:?} as the next page's")]
+    /// Pages of `session/list`, so many in a row that asking on could page for ever (16),
+    /// held no session but named a next page; the listing ends.
+    #[error(
+        "session/list gave {} empty pages in a row, the last naming cursor {cursor:?} as the next page's",
+        crate::listing::EMPTY_PAGES
+    )]
     PageEmpty {
         /// The cursor.
         cursor: String,

@@ -228,7 +228,7 @@ impl Client {
     /// same conditions and the cursor the one before gave, until a page says it is the last
     /// (or a page fails). A page naming as the next a cursor a page was asked with already is
     /// given, and [`Error::PageRepeated`] comes after it: a host looping ends the listing; so
-    /// does an empty page naming a next one ([`Error::PageEmpty`]).
+    /// do 16 empty pages in a row naming a next one ([`Error::PageEmpty`]).
     pub fn list_sessions(&self, params: msp_types::SessionListParams) -> SessionPages<'_> {
         SessionPages {
             client: self,
@@ -408,7 +408,12 @@ async fn refilled(tasks: Vec<tokio::task::JoinHandle<()>>) {
 async fn page(connection: &Connection, mut paging: Paging) {
     while let Some((refill, wanted)) = paging.next() {
         while let Some(page) = refill.next_request().filter(|_| wanted.get()) {
-            match connection.request::<methods::ViewPage>(&page).await {
+            let result = connection.request::<methods::ViewPage>(&page).await;
+            if !wanted.get() {
+                // Its pages would be dropped: the walk ends overflowed (or unheeded).
+                break;
+            }
+            match result {
                 Ok(result) => refill.page(result),
                 Err(error) => refill.failed(shared::code(&error), error.to_string()),
             }
@@ -571,7 +576,8 @@ impl Session {
     /// Waits for a question with its questions (pending now, or the next to come). The same
     /// question comes back until this client answers, cancels or clarifies it, or it
     /// settles: a loop that takes it and leaves it spins without waiting. One whose answer
-    /// failed (refused, not sent, not acknowledged) comes back too.
+    /// failed (refused, not sent, not acknowledged) comes back too, and so does one whose
+    /// answer's future was dropped before it was acknowledged (a timeout, a `select!`).
     pub async fn next_prompt(&self, timeout: Option<Duration>) -> Result<PendingPrompt, Error> {
         self.until(timeout, "a question", |fold, asked| asked.next_prompt(fold))
             .await
@@ -1144,7 +1150,8 @@ impl Turn {
 
     /// The next change to one of the turn's items, as the item stands when taken (its text
     /// built by the deltas so far: changes not taken yet coalesce, the deltas themselves are
-    /// in the session's events); `None` once the turn is over and every change was taken.
+    /// in the session's events); `None` once the turn is over and every change was taken, or
+    /// once the connection ended.
     /// Each handle of the turn takes every change on its own.
     pub async fn next_item(&self) -> Option<ItemEntry> {
         let session = &self.session;
@@ -1159,7 +1166,8 @@ impl Turn {
     }
 
     /// Waits for the turn's end: ended (completed, failed, cancelled), unqueued, retracted,
-    /// or unknown after the host went away.
+    /// ended before the session was resumed ([`TurnOutcome::EndedBeforeResume`]), or unknown
+    /// after the host went away.
     pub async fn completed(&self) -> TurnOutcome {
         self.completed_within(None)
             .await
@@ -1182,7 +1190,9 @@ impl Turn {
 
     /// The next approval of this turn whose current stage this client has not decided;
     /// `None` once the turn is over (one wait for both, so a turn settled without asking is
-    /// seen at once).
+    /// seen at once). An approval known from a resume alone, before the host sends its
+    /// request again, names no turn ([`PendingApproval::request`]): it comes too, though it
+    /// may be another turn's.
     pub async fn next_approval(&self) -> Result<Option<PendingApproval>, Error> {
         self.session
             .until(None, "an approval or the turn's end", |fold, asked| {
