@@ -168,10 +168,20 @@ impl Approvals {
         }
     }
 
+    /// An update: the stage it shows, unless one known already is of a later requirement of
+    /// the same approval (a requirement's index only grows: an update of an earlier one, such
+    /// as a refill's page serves after the live one, is older).
     pub(crate) fn updated(&mut self, update: ApprovalUpdatedParams) -> ApprovalChange {
         let Some(entry) = self.pending_mut(&update.approval_id) else {
             return ApprovalChange::Stale;
         };
+        let showing = &update.current_requirement_id;
+        let shown = entry.stage().map(|stage| stage.requirement);
+        if shown.is_some_and(|shown| {
+            shown.approval_id == showing.approval_id && shown.source_index > showing.source_index
+        }) {
+            return ApprovalChange::Stale;
+        }
         let stage = entry
             .latest_update
             .as_ref()

@@ -104,9 +104,13 @@ impl ItemEntry {
 
     /// The item with the deltas' text applied where the schema puts it: `text` to `text`,
     /// `output` to `visibleOutput`, `summary.N` to the `N`th summary part. Text of a field
-    /// the schema does not map stays only in [`ItemEntry::texts`].
+    /// the schema does not map, or of a summary part past any the item's parts and deltas
+    /// could make, stays only in [`ItemEntry::texts`].
     pub fn rendered(&self) -> Item {
         let mut item = Item::clone(self.item());
+        // A part's index is the host's: past the parts there may be (those the item has, and
+        // one a delta field), it is left to `texts` rather than grow the summary to it.
+        let parts = item.summary.as_ref().map_or(0, Vec::len) + self.texts().len();
         for (field, text) in self.texts() {
             let append =
                 |held: &mut Option<String>| held.get_or_insert_with(String::new).push_str(text);
@@ -117,6 +121,7 @@ impl ItemEntry {
                     let Some(index) = other
                         .strip_prefix("summary.")
                         .and_then(|n| n.parse::<usize>().ok())
+                        .filter(|&index| index < parts)
                     else {
                         continue;
                     };
@@ -186,11 +191,26 @@ pub enum DeltaChange {
     Held,
     /// Not applied: the item is final (its text is authoritative).
     ItemFinal,
-    /// Not applied: held deltas went over their bound and the oldest item's were dropped.
+    /// Held, but held deltas went over their bounds and the oldest items' were dropped
+    /// (this one's too, when it alone is over).
     HeldOverflow {
-        /// The item whose held deltas were dropped.
+        /// The oldest item whose held deltas were dropped.
         dropped: String,
     },
+}
+
+/// How many absent items' deltas are held at most (past it, the oldest item's are dropped):
+/// each delta for an absent item looks its held text up among them.
+pub(crate) const HELD_ITEMS: usize = 1_024;
+
+/// What held deltas count against [`FoldRules::held_delta_bytes`]: their text, and the id
+/// and field names they are held under (a host naming new ones with no text still fills it).
+fn held_size(id: &str, texts: &BTreeMap<String, String>) -> usize {
+    id.len()
+        + texts
+            .iter()
+            .map(|(field, text)| field.len() + text.len())
+            .sum::<usize>()
 }
 
 /// The items of a session.
@@ -314,8 +334,8 @@ impl Items {
         let Some(at) = self.held.iter().position(|(held, _)| held == id) else {
             return BTreeMap::new();
         };
-        let (_, text) = self.held.remove(at).unwrap_or_default();
-        self.held_bytes -= text.values().map(String::len).sum::<usize>();
+        let (id, text) = self.held.remove(at).unwrap_or_default();
+        self.held_bytes -= held_size(&id, &text);
         text
     }
 
@@ -346,22 +366,32 @@ impl Items {
             Some(at) => at,
             None => {
                 self.held.push_back((id.to_owned(), BTreeMap::new()));
+                self.held_bytes += id.len();
                 self.held.len() - 1
             }
         };
-        self.held[at]
-            .1
-            .entry(field.to_owned())
-            .or_default()
-            .push_str(delta);
-        self.held_bytes += delta.len();
-        if rules.hold_absent_deltas && self.held_bytes > rules.held_delta_bytes {
-            if let Some((dropped, text)) = self.held.pop_front() {
-                self.held_bytes -= text.values().map(String::len).sum::<usize>();
-                return DeltaChange::HeldOverflow { dropped };
-            }
+        let texts = &mut self.held[at].1;
+        if !texts.contains_key(field) {
+            self.held_bytes += field.len();
         }
-        DeltaChange::Held
+        texts.entry(field.to_owned()).or_default().push_str(delta);
+        self.held_bytes += delta.len();
+        if !rules.hold_absent_deltas {
+            return DeltaChange::Held;
+        }
+        // The oldest items' go until the rest is within both bounds.
+        let mut dropped = None;
+        while self.held_bytes > rules.held_delta_bytes || self.held.len() > HELD_ITEMS {
+            let Some((id, text)) = self.held.pop_front() else {
+                break;
+            };
+            self.held_bytes -= held_size(&id, &text);
+            dropped.get_or_insert(id);
+        }
+        match dropped {
+            Some(dropped) => DeltaChange::HeldOverflow { dropped },
+            None => DeltaChange::Held,
+        }
     }
 
     /// Seeds an item from a resume's history: it replaces whatever is held, its text built

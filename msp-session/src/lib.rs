@@ -65,8 +65,8 @@
 //! | malformed frames | [`Input::Undecodable`] gives [`Outcome::Malformed`], never a panic | the same (Python raises) |
 //! | host death | an ephemeral host's death marks items in progress as ended unknown, and the fold refuses later inputs ([`Fold::host_died`]) | the same |
 //!
-//! Buffers are bounded: held deltas by `held_delta_bytes` (1 MiB; past it the oldest item's
-//! are dropped, reported), remembered cursors by `cursor_window` (4,096), a refill's held
+//! Buffers are bounded: held deltas by `held_delta_bytes` (1 MiB, names counted, and 1,024
+//! items; past them the oldest items' are dropped, reported), remembered cursors by `cursor_window` (4,096), a refill's held
 //! inputs by `refill_held_frames` (10,000) and its pages by `refill_page_budget` (1,000).
 
 mod approvals;

@@ -19,8 +19,9 @@ pub struct FoldRules {
     /// and applied if the item arrives open, dropped if it arrives final (`false`: they
     /// accumulate beside the item whatever it turns out to be, and stay).
     pub hold_absent_deltas: bool,
-    /// How many bytes of deltas for absent items are held at most; past it the oldest item's
-    /// are dropped, and reported.
+    /// How many bytes of deltas for absent items are held at most (their text, and the item
+    /// ids and field names they are held under); past it the oldest items' are dropped, and
+    /// reported. Deltas of at most 1,024 absent items are held, likewise.
     pub held_delta_bytes: usize,
     /// How many view cursors are surely remembered to refuse a repeated event: the last this
     /// many always, up to twice this many at times (`0`: none; session state then refuses

@@ -162,15 +162,37 @@ fn held_deltas_are_dropped_when_their_item_arrives_final_and_bounded_meanwhile()
         }
     ));
     let mut rules = FoldRules::default();
-    rules.held_delta_bytes = 4;
-    let mut bounded = Fold::for_session(SESSION, rules);
+    // Counted: the text, and the id and field it is held under ("old" "text" "ab": 9).
+    rules.held_delta_bytes = 20;
+    let mut bounded = Fold::for_session(SESSION, rules.clone());
     bounded.apply(delta("old", "ab", "0.1"));
-    let overflow = bounded.apply(delta("new", "cde", "0.2"));
+    let overflow = bounded.apply(delta("new", "cdefgh", "0.2"));
     assert!(matches!(
         overflow,
         Outcome::Delta { change: DeltaChange::HeldOverflow { dropped }, .. } if dropped == "old"
     ));
     assert_eq!(bounded.held_deltas().count(), 1);
+    // Deltas of no text, each for another absent item, fill it too: the names count.
+    let mut bounded = Fold::for_session(SESSION, rules);
+    let outcomes: Vec<_> = (0..100)
+        .map(|n| bounded.apply(delta(&format!("i{n}"), "", &format!("0.{n}"))))
+        .collect();
+    assert!(bounded.held_deltas().count() <= 3);
+    assert!(outcomes.iter().any(|o| matches!(
+        o,
+        Outcome::Delta {
+            change: DeltaChange::HeldOverflow { .. },
+            ..
+        }
+    )));
+    // And so many absent items at most, however small.
+    let mut rules = FoldRules::default();
+    rules.held_delta_bytes = usize::MAX;
+    let mut bounded = Fold::for_session(SESSION, rules);
+    for n in 0..1_100 {
+        bounded.apply(delta(&format!("i{n}"), "x", &format!("0.{n}")));
+    }
+    assert_eq!(bounded.held_deltas().count(), 1_024);
 }
 
 #[test]
@@ -368,6 +390,37 @@ fn a_request_routed_after_an_update_of_its_stage_or_a_later_one_keeps_the_update
     let pending = fold.pending_approval("a1").expect("pending");
     let offered = &pending.stage().expect("a stage").choices[0].choice_id;
     assert_eq!((stage(&fold), offered.as_str()), (2, "u2-allow"));
+}
+
+/// An update of an earlier requirement than the stage shown (a refill's page serving what
+/// came before the live update) changes nothing: a requirement's index only grows.
+#[test]
+fn an_update_of_an_earlier_requirement_is_stale() {
+    let mut fold = fold();
+    fold.apply(approval_requested("a1", 5));
+    fold.apply(approval_updated("a1", 2, 8));
+    let late = fold.apply(approval_updated("a1", 1, 7));
+    assert!(matches!(
+        late,
+        Outcome::Approval {
+            change: ApprovalChange::Stale,
+            ..
+        }
+    ));
+    let pending = fold.pending_approval("a1").expect("pending");
+    assert_eq!(
+        pending.stage().expect("a stage").requirement.source_index,
+        2
+    );
+    // The same requirement again is the later word on its choices.
+    let again = fold.apply(approval_updated("a1", 2, 9));
+    assert!(matches!(
+        again,
+        Outcome::Approval {
+            change: ApprovalChange::Pending { stage: false },
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -731,4 +784,35 @@ fn an_input_shared_with_the_caller_keeps_its_item_and_terminal_where_they_are() 
         fold.turn("t1").unwrap().completed().unwrap(),
         &**params
     ));
+}
+
+/// A summary part's index is the host's: parts are made up to it only as far as the item's
+/// parts and the deltas could make them; past that, its text stays in `texts` (a huge
+/// index neither overflows nor asks for terabytes).
+#[test]
+fn a_summary_delta_past_any_part_there_could_be_stays_in_its_texts() {
+    let summary = |index: &str, text: &str, at: &str| {
+        event(
+            "item/delta",
+            json!({"itemId": "i1", "field": format!("summary.{index}"), "delta": text, "viewCursor": format!("v:{SESSION}:{at}")}),
+        )
+    };
+    let mut fold = fold();
+    feed(
+        &mut fold,
+        [
+            started("i1", 1, 1),
+            summary("0", "first", "1.1"),
+            summary("1", "second", "1.2"),
+            summary("18446744073709551615", "max", "1.3"),
+            summary("100000000000", "huge", "1.4"),
+        ],
+    );
+    let entry = fold.item("i1").unwrap();
+    assert_eq!(
+        entry.rendered().summary,
+        Some(vec!["first".to_owned(), "second".to_owned()])
+    );
+    assert_eq!(entry.text("summary.100000000000"), Some("huge"));
+    assert_eq!(entry.texts().len(), 4);
 }
