@@ -133,7 +133,9 @@ impl Client {
     }
 
     /// Sends a command, its `commandId` minted for it, sent again with the same id on a
-    /// timeout or a retryable error (see [`Retry`]).
+    /// timeout or a retryable error (see [`Retry`]). Params that name an id of their own
+    /// (`build` ignoring the one given, to send a command again after a restart, say) make
+    /// it that id's, here and wherever a `build` is taken.
     pub fn command<M: Request>(
         &self,
         build: impl FnOnce(String) -> M::Params,
@@ -141,7 +143,7 @@ impl Client {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        self.link.send(&Command::<M>::new(build))
+        self.link.send(&shared::command::<M>(build))
     }
 
     /// Starts a session (`session/start`, the params built around the minted `commandId`):
@@ -152,7 +154,7 @@ impl Client {
     ) -> Result<(Session, SessionStartResult), Error> {
         let result = self
             .link
-            .send(&Command::<methods::SessionStart>::new(build))?;
+            .send(&shared::command::<methods::SessionStart>(build))?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
         Ok((handle(&self.link, id, opened), result))
@@ -182,7 +184,7 @@ impl Client {
     ) -> Result<(Session, SessionResumeResult), Error> {
         let result = self
             .link
-            .send(&Command::<methods::SessionResume>::new(build))?;
+            .send(&shared::command::<methods::SessionResume>(build))?;
         Ok((seeded(&self.link, &result), result))
     }
 
@@ -196,7 +198,7 @@ impl Client {
     ) -> Result<(Session, msp_types::SessionForkResult), Error> {
         let result = self
             .link
-            .send(&Command::<methods::SessionFork>::new(build))?;
+            .send(&shared::command::<methods::SessionFork>(build))?;
         let seed = shared::as_resume_result(
             &result.history,
             &result.pending_requests,
@@ -336,6 +338,7 @@ impl Link {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
+        shared::names_its_id(command)?;
         let mut attempt = 1;
         loop {
             match self.connection.command(command) {
@@ -560,7 +563,7 @@ impl Session {
 
     /// Starts a turn (`turn/start`, the params built around the minted `commandId`).
     pub fn start_turn(&self, build: impl FnOnce(String) -> TurnStartParams) -> Result<Turn, Error> {
-        let command = Command::<methods::TurnStart>::new(build);
+        let command = shared::command::<methods::TurnStart>(build);
         self.start(command)
     }
 

@@ -833,8 +833,8 @@ impl Core {
         slot.asked.sent.insert(command.command_id().to_owned());
         if let Ok(params) = params {
             let (fold, asked) = (&slot.fold, &slot.asked);
-            slot.ledger.sent(session_id, command, params, |turn_id| {
-                asked.turn_over(fold, turn_id)
+            slot.ledger.sent(session_id, command, params, |entry| {
+                asked.outcome_seen(fold, entry)
             });
         }
     }
@@ -851,7 +851,7 @@ impl Core {
             return Vec::new();
         };
         slot.ledger
-            .pending(|turn_id| slot.asked.turn_over(&slot.fold, turn_id))
+            .pending(|entry| slot.asked.outcome_seen(&slot.fold, entry))
     }
 
     /// Keeps the turns the resume shows ended before it (with those an earlier resume of
@@ -1534,6 +1534,51 @@ mod tests {
             matches!(core.route(gap(9, 11)), Routed::Refill(_)),
             "a new gap"
         );
+    }
+
+    /// A command whose acknowledgement never came is no longer pending once the fold shows
+    /// its outcome: a `turn/start`'s turn (named by its `commandId`) ended, a prompt settled
+    /// by it; while its turn runs, a `turn/start` still is.
+    #[test]
+    fn a_command_is_not_pending_once_the_fold_shows_its_outcome() {
+        use msp_types::protocol::methods;
+        let notification = |value: serde_json::Value| {
+            let line = serde_json::json!({"jsonrpc": "2.0", "method": value["method"], "params": value["params"]});
+            match Frame::parse(Sender::Server, &line.to_string())
+                .unwrap()
+                .message
+            {
+                Message::Notification(n) => Input::Notification(n),
+                other => panic!("{other:?}"),
+            }
+        };
+        let range = serde_json::json!({"first": {"id": "r", "sequence": 1}, "last": {"id": "r", "sequence": 1}, "stream": {"id": "s", "kind": "session"}});
+        let core = Core::new(FoldRules::default(), 0);
+        let _ = core.open("s", |_| ());
+        let start: Command<methods::TurnStart> = Command::with_id("c1", |id| {
+            serde_json::from_value(
+                serde_json::json!({"commandId": id, "sessionId": "s", "input": []}),
+            )
+            .unwrap()
+        });
+        let answer: Command<methods::UserInputAnswerMethod> = Command::with_id("c2", |id| {
+            serde_json::from_value(serde_json::json!({"commandId": id, "sessionId": "s", "userInputId": "p", "answers": []})).unwrap()
+        });
+        core.sent("s", &start);
+        core.sent("s", &answer);
+        let pending = |core: &Core| {
+            core.pending("s")
+                .iter()
+                .map(|c| c.command_id().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(pending(&core), ["c1", "c2"]);
+        let _ = core.route(notification(serde_json::json!({"method": "turn/started", "params": {"sessionId": "s", "turnId": "t", "commandId": "c1", "viewCursor": "v:1", "sourceRange": range}})));
+        assert_eq!(pending(&core), ["c1", "c2"], "its turn runs");
+        let _ = core.route(notification(serde_json::json!({"method": "userInput/settled", "params": {"sessionId": "s", "userInputId": "p", "outcome": "answered", "answers": [], "clarification": null, "reason": null, "decidedAt": null, "decidedByCommandId": "c2", "viewCursor": "v:2", "sourceRange": range}})));
+        assert_eq!(pending(&core), ["c1"], "settled by it");
+        let _ = core.route(notification(serde_json::json!({"method": "turn/completed", "params": {"sessionId": "s", "turnId": "t", "terminal": "completed", "viewCursor": "v:3", "sourceRange": range}})));
+        assert!(pending(&core).is_empty(), "its turn ended");
     }
 
     /// A panic while a batch is routed finishes, as failed, the refills begun before it:

@@ -70,7 +70,8 @@ impl Options {
 
 /// How a command is sent again: after a timeout (its outcome unknown) or an error the
 /// registry calls retryable, with the same `commandId`, so the host applies it once. Other
-/// errors are never retried.
+/// errors are never retried, nor `daemonDraining` (retryable on another host: this one
+/// refuses it again).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retry {
     /// Sends in all, the first included (1: never again).
@@ -113,7 +114,9 @@ impl Retry {
         }
         match error {
             RpcError::TimedOut { .. } => Some(Duration::ZERO),
-            RpcError::Remote(remote) if remote.retryable() == Some(true) => {
+            RpcError::Remote(remote)
+                if remote.retryable() == Some(true) && remote.kind() != Some("daemonDraining") =>
+            {
                 Some(self.backoff_of(attempt))
             }
             _ => None,
@@ -170,5 +173,29 @@ mod tests {
             );
         }
         assert_eq!(retry.again(10, &overloaded), None, "the last attempt");
+    }
+
+    #[test]
+    fn only_errors_this_host_may_take_later_are_retried() {
+        let retry = Retry::default();
+        let remote = |code: i64| {
+            let error = msp_types::ErrorObject::builder()
+                .code(code)
+                .message("no")
+                .build();
+            let entry = error.registry_entry();
+            RpcError::Remote(msp_rpc::RemoteError {
+                method: "turn/steer",
+                error,
+                entry,
+            })
+        };
+        assert!(retry.again(1, &remote(-32001)).is_some(), "overloaded");
+        assert!(retry.again(1, &remote(-32031)).is_some(), "backpressured");
+        assert!(
+            retry.again(1, &remote(-32039)).is_none(),
+            "draining: another host's"
+        );
+        assert!(retry.again(1, &remote(-32030)).is_none(), "rejected");
     }
 }

@@ -114,7 +114,8 @@ pub enum Error {
         timeout: Duration,
     },
     /// A pending command given to another session than its own, or rebuilt as another
-    /// method than its own; nothing was sent.
+    /// method than its own, or a command whose params name another `commandId` than the one
+    /// it was made with; nothing was sent.
     #[error("{method} {command_id} cannot be sent so: {reason}")]
     Misdirected {
         /// Its method.

@@ -148,16 +148,15 @@ pub(crate) struct Ledger {
 
 impl Ledger {
     /// Notes `command` (its params as `params`), sent in `session_id` (sent again: noted
-    /// once); first forgets the `turn/start`s whose turn `over` says ended.
+    /// once); first forgets the commands whose outcome `seen` says the fold shows.
     pub(crate) fn sent<M: Request>(
         &mut self,
         session_id: &str,
         command: &Command<M>,
         params: Value,
-        over: impl Fn(&str) -> bool,
+        seen: impl Fn(&PendingCommand) -> bool,
     ) {
-        self.entries
-            .retain(|e| !e.turn_id.as_deref().is_some_and(&over));
+        self.entries.retain(|e| !seen(e));
         if self
             .entries
             .iter()
@@ -205,14 +204,9 @@ impl Ledger {
         }
     }
 
-    /// The commands whose outcome is not seen (a `turn/start` whose turn `over` says ended
-    /// is seen).
-    pub(crate) fn pending(&self, over: impl Fn(&str) -> bool) -> Vec<PendingCommand> {
-        self.entries
-            .iter()
-            .filter(|e| !e.turn_id.as_deref().is_some_and(&over))
-            .cloned()
-            .collect()
+    /// The commands whose outcome is not seen (`seen` says whether the fold shows it).
+    pub(crate) fn pending(&self, seen: impl Fn(&PendingCommand) -> bool) -> Vec<PendingCommand> {
+        self.entries.iter().filter(|e| !seen(e)).cloned().collect()
     }
 
     fn forget(&mut self, command_id: &str) {
@@ -308,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_command_is_pending_until_acknowledged_and_a_turn_start_until_its_turn_ends() {
-        let never = |_: &str| false;
+        let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
         let (turn, goal) = (turn_start(), goal_set());
         ledger.sent("s", &turn, params(&turn), never);
@@ -326,9 +320,10 @@ mod tests {
         let pending = ledger.pending(never);
         assert_eq!(pending.len(), 1, "the turn has not ended");
         assert_eq!(pending[0].turn_id(), Some("t1"));
-        assert!(ledger.pending(|turn| turn == "t1").is_empty());
+        let ended = |c: &PendingCommand| c.turn_id() == Some("t1");
+        assert!(ledger.pending(ended).is_empty());
         let goal = goal_set();
-        ledger.sent("s", &goal, params(&goal), |turn| turn == "t1");
+        ledger.sent("s", &goal, params(&goal), ended);
         assert_eq!(
             ledger.entries.len(),
             1,
@@ -345,7 +340,7 @@ mod tests {
                 .user_input_id("p1")
                 .build()
         });
-        let never = |_: &str| false;
+        let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
         let goal = goal_set();
         ledger.sent("s", &cancel, params(&cancel), never);
@@ -373,7 +368,7 @@ mod tests {
 
     #[test]
     fn a_refusal_is_an_outcome_and_a_timeout_is_not() {
-        let never = |_: &str| false;
+        let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
         let (refused, timed_out) = (goal_set(), goal_set());
         ledger.sent("s", &refused, params(&refused), never);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use msp_rpc::{BadFrame, CloseReason, Command, Handshake, Inbound, Problem, Reply, RpcError};
 use msp_session::{Fold, Input, PendingApproval, PendingPrompt};
+use msp_types::protocol::methods;
 use msp_types::rpc::Request;
 use msp_types::{
     ApprovalRequirementRef, InitializeParams, PendingRequestPointer, RequestReceipt, ServerRequest,
@@ -17,7 +18,7 @@ use crate::asks::AskError;
 use crate::core::Core;
 use crate::options::{Options, Retry};
 use crate::outcome::{Error, SettledBy, Settlement};
-use crate::pending::EndedBefore;
+use crate::pending::{EndedBefore, PendingCommand};
 use crate::stop::HandlerStop;
 
 /// What the driver keeps of the options once the core and the connection's are made.
@@ -111,6 +112,37 @@ pub(crate) fn prompt_open_again(error: &Error) -> bool {
         ),
         Error::Rpc(RpcError::Encode { .. } | RpcError::TimedOut { .. }) => true,
         _ => false,
+    }
+}
+
+/// A command whose params `build` makes around a minted `commandId`, or around one of its
+/// own (a `build` that ignores the id given it): the command is then that id's, so that what
+/// the client notes of it and sends again is under the id on the wire.
+pub(crate) fn command<M: Request>(build: impl FnOnce(String) -> M::Params) -> Command<M> {
+    let minted = msp_rpc::new_command_id();
+    let params = build(minted.clone());
+    let id = named_id::<M>(&params).unwrap_or(minted);
+    Command::with_id(id, |_| params)
+}
+
+/// The `commandId` params name, if any.
+fn named_id<M: Request>(params: &M::Params) -> Option<String> {
+    let params = serde_json::to_value(params).ok()?;
+    params.get("commandId")?.as_str().map(str::to_owned)
+}
+
+/// Checks that `command`'s params name the `commandId` it is noted under, where they name
+/// one (a command made with [`Command::new`] around params that ignore the id minted):
+/// otherwise what the client notes of it (its pending entry, its acknowledgement, who
+/// settled a prompt) would be another command's.
+pub(crate) fn names_its_id<M: Request>(command: &Command<M>) -> Result<(), Error> {
+    match named_id::<M>(command.params()) {
+        Some(named) if named != command.command_id() => Err(Error::Misdirected {
+            method: M::METHOD,
+            command_id: command.command_id().to_owned(),
+            reason: format!("its params name commandId {named}"),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -225,6 +257,30 @@ impl Asked {
             .turn(turn_id)
             .is_some_and(|turn| turn.state().is_over());
         folded || self.ended_before.contains(turn_id)
+    }
+
+    /// Whether the fold shows the outcome of command `entry`: for a `turn/start`, its turn
+    /// ended (the one its acknowledgement named, else the one that names its `commandId`);
+    /// for any other, a prompt settled or an approval resolved by it.
+    pub(crate) fn outcome_seen(&self, fold: &Fold, entry: &PendingCommand) -> bool {
+        let id = Some(entry.command_id());
+        if entry.method() == methods::TurnStart::METHOD {
+            return match entry.turn_id() {
+                Some(turn_id) => self.turn_over(fold, turn_id),
+                None => fold
+                    .turns()
+                    .iter()
+                    .any(|turn| turn.command_id() == id && self.turn_over(fold, turn.id())),
+            };
+        }
+        let by = |decided: &Option<String>| decided.as_deref() == id;
+        fold.settled_prompts()
+            .iter()
+            .any(|settled| by(&settled.decided_by_command_id))
+            || fold
+                .resolved_approvals()
+                .iter()
+                .any(|resolved| by(&resolved.decided_by_command_id))
     }
 
     pub(crate) fn decided_key(approval_id: &str, requirement: &ApprovalRequirementRef) -> StageKey {
@@ -469,6 +525,36 @@ mod tests {
     use super::{prompt_open_again, Asked, Deciding};
     use crate::outcome::Error;
     use msp_rpc::{CloseReason, RpcError};
+
+    /// A command whose params name another `commandId` than it was made with is refused
+    /// before it is sent (what the client notes of it would be another command's); one made
+    /// from a `build` is the id its params name.
+    #[test]
+    fn a_command_must_name_its_own_id() {
+        use msp_rpc::Command;
+        use msp_types::protocol::methods::GoalSet;
+        let goal = |id: &str| {
+            msp_types::GoalSetParams::builder()
+                .command_id(id)
+                .objective("ship")
+                .session_id("s")
+                .build()
+        };
+        let own: Command<GoalSet> = Command::new(|id| goal(&id));
+        assert!(super::names_its_id(&own).is_ok());
+        // Made from a `build`, a command is the id its params name.
+        let chosen = super::command::<GoalSet>(|_| goal("fixed"));
+        assert_eq!(chosen.command_id(), "fixed");
+        assert!(super::names_its_id(&chosen).is_ok());
+        let minted = super::command::<GoalSet>(|id| goal(&id));
+        assert_eq!(minted.params().command_id, minted.command_id());
+        let other: Command<GoalSet> = Command::new(|_| goal("fixed"));
+        let refused = super::names_its_id(&other);
+        assert!(
+            matches!(&refused, Err(Error::Misdirected { reason, .. }) if reason.contains("fixed")),
+            "{refused:?}"
+        );
+    }
 
     #[test]
     fn a_prompt_is_open_again_after_an_answer_not_sent_or_not_acknowledged() {

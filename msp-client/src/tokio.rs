@@ -134,7 +134,9 @@ impl Client {
     }
 
     /// Sends a command, its `commandId` minted for it, sent again with the same id on a
-    /// timeout or a retryable error (see [`Retry`]).
+    /// timeout or a retryable error (see [`Retry`]). Params that name an id of their own
+    /// (`build` ignoring the one given, to send a command again after a restart, say) make
+    /// it that id's, here and wherever a `build` is taken.
     pub async fn command<M: Request>(
         &self,
         build: impl FnOnce(String) -> M::Params,
@@ -142,7 +144,7 @@ impl Client {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        self.link.send(&Command::<M>::new(build)).await
+        self.link.send(&shared::command::<M>(build)).await
     }
 
     /// Starts a session (`session/start`, the params built around the minted `commandId`):
@@ -153,7 +155,7 @@ impl Client {
     ) -> Result<(Session, SessionStartResult), Error> {
         let result = self
             .link
-            .send(&Command::<methods::SessionStart>::new(build))
+            .send(&shared::command::<methods::SessionStart>(build))
             .await?;
         let id = result.session.session_id.clone();
         let opened = self.link.core.open(&id, |fold| fold.seed_started(&result));
@@ -185,7 +187,7 @@ impl Client {
     ) -> Result<(Session, SessionResumeResult), Error> {
         let result = self
             .link
-            .send(&Command::<methods::SessionResume>::new(build))
+            .send(&shared::command::<methods::SessionResume>(build))
             .await?;
         Ok((seeded(&self.link, &result).await, result))
     }
@@ -200,7 +202,7 @@ impl Client {
     ) -> Result<(Session, msp_types::SessionForkResult), Error> {
         let result = self
             .link
-            .send(&Command::<methods::SessionFork>::new(build))
+            .send(&shared::command::<methods::SessionFork>(build))
             .await?;
         let seed = shared::as_resume_result(
             &result.history,
@@ -319,6 +321,7 @@ impl Link {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
+        shared::names_its_id(command)?;
         let mut attempt = 1;
         loop {
             match self.connection.command(command).await {
@@ -608,7 +611,7 @@ impl Session {
         &self,
         build: impl FnOnce(String) -> TurnStartParams,
     ) -> Result<Turn, Error> {
-        let command = Command::<methods::TurnStart>::new(build);
+        let command = shared::command::<methods::TurnStart>(build);
         self.start(command).await
     }
 
