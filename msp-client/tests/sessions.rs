@@ -167,6 +167,9 @@ fn a_resume_from_a_snapshot_shows_the_pending_question_at_once() {
     let (items, pending) = session.read(|fold| (fold.items().len(), fold.pending_prompts().len()));
     assert!(items > 0, "the snapshot's items seed the fold");
     assert_eq!(pending, 1);
+    // The snapshot's state is kept beside them, its items once: in the fold's items.
+    let kept = session.read(|fold| fold.state().snapshot().map(|s| s.items.len()));
+    assert_eq!(kept, Some(0));
     let prompt = session.next_prompt(WAIT).expect("its questions arrive");
     let question = &prompt.request().unwrap().questions[0];
     let label = question.options[0].label.clone();

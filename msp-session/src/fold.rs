@@ -720,7 +720,10 @@ impl Fold {
                     seeded.pending += 1;
                 }
                 self.cursors.first(&snapshot.view_cursor, self.arrivals);
-                self.state.seed((**state).clone());
+                // Its items are the fold's now: kept once.
+                let mut kept = (**state).clone();
+                kept.items = Vec::new();
+                self.state.seed(kept);
                 None
             }
             (HistoryMode::Snapshot | HistoryMode::AnchoredSnapshot, Some(snapshot)) => {

@@ -158,7 +158,8 @@ impl SessionState {
     }
 
     /// The snapshot a resume seeded the fold with, when it did: the state before the events
-    /// since (a family's event overrides the snapshot's value).
+    /// since (a family's event overrides the snapshot's value). Its items are left out: they
+    /// are the fold's items ([`crate::Fold::items`]).
     pub fn snapshot(&self) -> Option<&SnapshotState> {
         self.seed.as_deref()
     }
