@@ -190,3 +190,46 @@ fn an_error_object_is_an_error_that_knows_its_registry_entry() {
     let unknown = ErrorObject::builder().code(-1).message("m").build();
     assert_eq!(unknown.registry_entry(), None);
 }
+
+/// A text nested deeper than serde_json reads (a million arrays) is an error like any
+/// other, its place no deeper than serde_json read: finding it neither recurses as deep as
+/// the text nor overflows the stack.
+#[test]
+fn a_frame_nested_past_any_depth_read_is_an_error_with_its_place() {
+    let depth = 1_000_000;
+    let params = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let line = format!(r#"{{"jsonrpc":"2.0","method":"item/started","params":{params}}}"#);
+    let error = server_error(&line);
+    assert!(
+        error.pointer.starts_with("/params"),
+        "{}",
+        &error.pointer[..40.min(error.pointer.len())]
+    );
+    assert!(
+        error.pointer.len() < 1_000,
+        "as deep as read, not as deep as sent"
+    );
+    // A response's result and an error's data, likewise.
+    for (line, at) in [
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":4,"result":{params}}}"#),
+            "/result",
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":4,"error":{{"code":1,"message":"m","data":{params}}}}}"#
+            ),
+            "/error/data",
+        ),
+    ] {
+        let mut pending = PendingRequests::default();
+        pending.insert(Id::Number(4), "userInput/answer");
+        let error = Frame::parse_tracked(Sender::Server, &line, &mut pending).unwrap_err();
+        assert!(
+            error.pointer.starts_with(at),
+            "{at}: {}",
+            &error.pointer[..40.min(error.pointer.len())]
+        );
+        assert!(error.pointer.len() < 1_000, "{at}");
+    }
+}

@@ -34,6 +34,10 @@ pub(crate) fn at(text: &str, offset: usize) -> String {
     walk.ends.or(walk.starts).or(walk.around).unwrap_or_default()
 }
 
+/// How deep the walk goes: serde_json reads no deeper (past it, its error is at this depth),
+/// and walking a deeper text by recursion would overflow the stack.
+const DEPTH: usize = 128;
+
 struct Walk<'a> {
     text: &'a str,
     at: usize,
@@ -85,6 +89,9 @@ impl Walk<'_> {
     fn container(&mut self, close: u8, members: bool) -> bool {
         if self.at < self.offset {
             self.around = Some(self.pointer());
+        }
+        if self.path.len() >= DEPTH {
+            return false;
         }
         self.at += 1;
         self.space();
