@@ -767,11 +767,29 @@ impl<R: Role> Endpoint<R> {
             LineError::NotUtf8 { lossy } => lossy.clone(),
         };
         tracing::debug!(%error, "bad line");
+        // A request of the peer is answered all the same, when its id reads.
+        let replied = match &error {
+            LineError::NotUtf8 { lossy } => self.refuse_request(lossy, &error.to_string()),
+            LineError::TooLong { .. } => None,
+        };
         self.events.push_back(Event::Undecodable(Box::new(BadFrame {
             line,
             problem: Problem::Line(error),
-            replied: None,
+            replied,
         })));
+    }
+
+    /// Answers `line` with `-32600` when it is a request (an object naming a `method` and a
+    /// non-null `id`, whatever else is wrong with it), echoing its id as sent: the code, or
+    /// `None` when it is no request.
+    fn refuse_request(&mut self, line: &str, reason: &str) -> Option<i64> {
+        let id = request_id(line)?;
+        let reply = ErrorObject::builder()
+            .code(codes::INVALID_REQUEST)
+            .message(format!("the request could not be read: {reason}"))
+            .build();
+        self.queue(wire::error_to_raw(&id, &reply));
+        Some(codes::INVALID_REQUEST)
     }
 
     fn queue(&mut self, line: String) {
@@ -921,6 +939,12 @@ impl<R: Role> Endpoint<R> {
                 self.queue(wire::error(id.as_ref(), &reply));
                 Some(code)
             }
+            // A client answers a host request whose envelope does not read (an id it cannot
+            // type, a wrong `jsonrpc`): the host would otherwise wait on it for ever.
+            (_, None) => {
+                let reason = error.to_string();
+                self.refuse_request(line, &reason)
+            }
             _ => None,
         };
         self.bad(line, Problem::Decode(error), replied);
@@ -943,6 +967,19 @@ impl<R: Role> Endpoint<R> {
         }
         self.forgotten.insert(id);
     }
+}
+
+/// The id of the request `line` is, as sent: `None` unless it is a JSON object naming a
+/// `method` and a non-null `id` (a response, a notification or garbage gets no reply).
+fn request_id(line: &str) -> Option<Box<serde_json::value::RawValue>> {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        id: Option<Box<serde_json::value::RawValue>>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let envelope: Envelope = serde_json::from_str(line).ok()?;
+    envelope.method?;
+    envelope.id.filter(|id| id.get() != "null")
 }
 
 fn looks_like_json(line: &str) -> bool {

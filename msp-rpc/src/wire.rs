@@ -55,6 +55,20 @@ pub(crate) fn error<E: Serialize>(id: Option<&Id>, error: &E) -> String {
     into_line(out)
 }
 
+/// An error response whose id is echoed as the request sent it (any JSON value: an id this
+/// side cannot read as an [`Id`] is answered all the same).
+pub(crate) fn error_to_raw<E: Serialize>(id: &serde_json::value::RawValue, error: &E) -> String {
+    let mut out = Vec::with_capacity(96);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.get().as_bytes());
+    out.extend_from_slice(br#","error":"#);
+    if serde_json::to_writer(&mut out, error).is_err() {
+        out.extend_from_slice(br#"{"code":-32603,"message":"error did not encode"}"#);
+    }
+    out.push(b'}');
+    into_line(out)
+}
+
 fn into_line(bytes: Vec<u8>) -> String {
     // serde_json writes UTF-8, and the literals above are ASCII.
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())

@@ -380,3 +380,35 @@ fn notifications_without_params_leave_the_member_out() {
         vec![json!({"jsonrpc": "2.0", "method": "initialized"})]
     );
 }
+
+/// A host request whose envelope does not read (an id no `Id` types, a wrong `jsonrpc`) or
+/// whose line is not UTF-8 is answered all the same, `-32600` with its id as sent: the host
+/// would otherwise wait on it for ever. A response or a notification gets no reply.
+#[test]
+fn a_host_request_that_does_not_read_is_answered_with_its_id_as_sent() {
+    let mut client = Endpoint::<Client>::new();
+    client.handle_requests(Handled::All);
+    client.handle_line(r#"{"jsonrpc":"2.0","id":1.5,"method":"approval/request","params":{}}"#);
+    client.handle_line(r#"{"jsonrpc":2,"id":7,"method":"userInput/request","params":{}}"#);
+    client.handle_line(r#"{"jsonrpc":"2.0","id":{"n":1},"result":{}}"#);
+    client.handle_line(r#"{"jsonrpc":"2.0","method":7}"#);
+    client.handle_bad_line(msp_rpc::framing::LineError::NotUtf8 {
+        lossy: "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"userInput/request\",\"params\":{\"x\":\"caf\u{FFFD}\"}}".to_owned(),
+    });
+    let replies = sent(&mut client);
+    let ids: Vec<&Value> = replies.iter().map(|r| &r["id"]).collect();
+    assert_eq!(ids, [&json!(1.5), &json!(7), &json!("q")], "{replies:?}");
+    assert!(replies.iter().all(|r| r["error"]["code"] == -32600));
+    let got = events(&mut client);
+    let replied: Vec<Option<i64>> = got
+        .iter()
+        .map(|event| match event {
+            Event::Undecodable(frame) => frame.replied,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        replied,
+        [Some(-32600), Some(-32600), None, None, Some(-32600)]
+    );
+}
