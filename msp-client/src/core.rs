@@ -740,8 +740,7 @@ impl Core {
         if let Some(ended) = &state.ended {
             return Poll::Ready(ended.reason.clone());
         }
-        let state = &mut *state;
-        keep(&mut state.ending, &mut state.woken, cx.waker());
+        keep(&mut state.ending, cx.waker());
         Poll::Pending
     }
 
@@ -810,7 +809,7 @@ impl Core {
         match check(slot, seen_end(&state.ended, slot)) {
             Some(found) => Poll::Ready(found),
             None => {
-                keep(&mut slot.waiting, &mut state.woken, cx.waker());
+                keep(&mut slot.waiting, cx.waker());
                 Poll::Pending
             }
         }
@@ -1099,8 +1098,8 @@ impl<'a> HandleWait<'a> {
             pumping.served += 1;
             return Err(Some(PumpRole(self.core)));
         }
-        keep(&mut slot.waiting, &mut state.woken, cx.waker());
-        keep(&mut pumping.waiting, &mut state.woken, cx.waker());
+        keep(&mut slot.waiting, cx.waker());
+        keep(&mut pumping.waiting, cx.waker());
         self.count(pumping);
         Err(None)
     }
@@ -1130,7 +1129,7 @@ impl<'a> HandleWait<'a> {
             return Checked::Found(found);
         }
         if park {
-            keep(&mut slot.waiting, &mut state.woken, cx.waker());
+            keep(&mut slot.waiting, cx.waker());
             self.count(&mut state.pumping);
         }
         Checked::NotYet
@@ -1148,7 +1147,7 @@ impl<'a> HandleWait<'a> {
         if let Some(found) = check(slot, seen_end(&state.ended, slot)) {
             return Poll::Ready(found);
         }
-        keep(&mut slot.waiting, &mut state.woken, cx.waker());
+        keep(&mut slot.waiting, cx.waker());
         self.count(&mut state.pumping);
         Poll::Pending
     }
@@ -1169,20 +1168,10 @@ impl Drop for HandleWait<'_> {
     }
 }
 
-/// How many wakers a list keeps before it hands them all to be woken: a wait that stopped
-/// (a timeout, a `select!`) leaves its waker behind, and only a wake-up clears the list.
-const WAKERS: usize = 64;
-
-/// Keeps `waker` in `list`, once. A full list is handed to `woken` first: woken, a wait
-/// still on registers again, and the stopped ones' are gone.
-fn keep(list: &mut Vec<Waker>, woken: &mut Vec<Waker>, waker: &Waker) {
-    if list.iter().any(|held| held.will_wake(waker)) {
-        return;
+fn keep(list: &mut Vec<Waker>, waker: &Waker) {
+    if !list.iter().any(|held| held.will_wake(waker)) {
+        list.push(waker.clone());
     }
-    if list.len() >= WAKERS {
-        woken.append(list);
-    }
-    list.push(waker.clone());
 }
 
 /// The connection's end as the waits on `slot` see it: once no refill of it is in flight (it
@@ -1590,39 +1579,6 @@ mod tests {
         assert_eq!(pending(&core), ["c1"], "settled by it");
         let _ = core.route(notification(serde_json::json!({"method": "turn/completed", "params": {"sessionId": "s", "turnId": "t", "terminal": "completed", "viewCursor": "v:3", "sourceRange": range}})));
         assert!(pending(&core).is_empty(), "its turn ended");
-    }
-
-    /// Wakers of waits that stopped do not pile up: past [`WAKERS`], those kept are woken
-    /// (a wait still on registers again) and the list starts anew.
-    #[test]
-    fn so_many_wakers_kept_are_woken_and_forgotten() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        struct Count(AtomicUsize);
-        impl std::task::Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        let core = Core::new(FoldRules::default(), 0);
-        let counts: Vec<Arc<Count>> = (0..100)
-            .map(|_| Arc::new(Count(AtomicUsize::new(0))))
-            .collect();
-        for count in &counts {
-            let waker = Waker::from(count.clone());
-            let ended = core.poll_ended(&mut Context::from_waker(&waker));
-            assert!(ended.is_pending());
-            assert!(core.lock().ending.len() <= WAKERS);
-        }
-        let woken = counts
-            .iter()
-            .filter(|c| c.0.load(Ordering::Relaxed) == 1)
-            .count();
-        assert_eq!(woken, WAKERS, "the first list, woken once");
-        core.end(CloseReason::PeerClosed, true);
-        assert!(
-            counts.iter().all(|c| c.0.load(Ordering::Relaxed) == 1),
-            "the rest at the end"
-        );
     }
 
     /// A panic while a batch is routed finishes, as failed, the refills begun before it:

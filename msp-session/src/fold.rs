@@ -231,6 +231,12 @@ pub struct GapState {
     /// Every `next` named while the hole is open.
     targets: Set<String>,
     failure: Option<RefillFailure>,
+    /// When the hole's first `after` arrived, noted when the gap was (the cursor window may
+    /// forget it before a refill ends).
+    after_arrival: Option<u64>,
+    /// Inputs were folded live while the hole was open (a refill that overflowed, or one that
+    /// failed): a page's deltas would come after later ones.
+    live: bool,
 }
 
 impl GapState {
@@ -272,6 +278,8 @@ pub struct Fold {
     /// While a refill's pages are applied: the arrival of the hole's `after`, after which
     /// every live event is newer than the pages'.
     paging_after: Option<u64>,
+    /// Whether a refill's pages are being applied (not live inputs).
+    paging: bool,
 }
 
 impl Fold {
@@ -291,6 +299,7 @@ impl Fold {
             discarded: false,
             arrivals: 0,
             paging_after: None,
+            paging: false,
         }
     }
 
@@ -343,6 +352,9 @@ impl Fold {
     /// `input` arrives: counted, and its outcome if it is not applied.
     fn arrive(&mut self, input: &Input) -> Option<Outcome> {
         self.arrivals += 1;
+        if !self.paging {
+            self.gap.live |= self.gap.pending.is_some();
+        }
         if self.discarded {
             return Some(Outcome::Discarded {
                 method: input.method().map(str::to_owned),
@@ -649,7 +661,10 @@ impl Fold {
         self.gap.targets.insert(next.clone());
         let first_after = match &self.gap.pending {
             Some((first, _)) => first.clone(),
-            None => after.clone(),
+            None => {
+                self.gap.after_arrival = self.cursors.arrival(&after);
+                after.clone()
+            }
         };
         self.gap.pending = Some((first_after, next.clone()));
         Outcome::Gap { after, next }
@@ -793,10 +808,23 @@ impl Fold {
         let end = refill.into_end();
         let mut outcomes = Vec::new();
         // Session state arriving live after the hole's start is newer than any page's.
-        self.paging_after = self.cursors.arrival(&end.after);
+        self.paging_after = self.cursors.arrival(&end.after).or(self.gap.after_arrival);
+        self.paging = true;
         for event in end.events {
+            // Deltas after later ones folded live would append their text out of order.
+            if let (true, ProtocolNotification::ItemDelta(p)) = (self.gap.live, &event) {
+                let field = p.field.clone().unwrap_or_else(|| "text".to_owned());
+                let (item_id, change) = (p.item_id.clone(), DeltaChange::Late);
+                outcomes.push(Outcome::Delta {
+                    item_id,
+                    field,
+                    change,
+                });
+                continue;
+            }
             outcomes.push(self.apply(Input::Notification(event)));
         }
+        self.paging = false;
         self.paging_after = None;
         for input in end.held {
             let served = input.view_cursor().is_some_and(|c| end.served.contains(c));

@@ -104,13 +104,10 @@ impl ItemEntry {
 
     /// The item with the deltas' text applied where the schema puts it: `text` to `text`,
     /// `output` to `visibleOutput`, `summary.N` to the `N`th summary part. Text of a field
-    /// the schema does not map, or of a summary part past any the item's parts and deltas
-    /// could make, stays only in [`ItemEntry::texts`].
+    /// the schema does not map, or of a summary part past the 4,096th, stays only in
+    /// [`ItemEntry::texts`].
     pub fn rendered(&self) -> Item {
         let mut item = Item::clone(self.item());
-        // A part's index is the host's: past the parts there may be (those the item has, and
-        // one a delta field), it is left to `texts` rather than grow the summary to it.
-        let parts = item.summary.as_ref().map_or(0, Vec::len) + self.texts().len();
         for (field, text) in self.texts() {
             let append =
                 |held: &mut Option<String>| held.get_or_insert_with(String::new).push_str(text);
@@ -121,7 +118,9 @@ impl ItemEntry {
                     let Some(index) = other
                         .strip_prefix("summary.")
                         .and_then(|n| n.parse::<usize>().ok())
-                        .filter(|&index| index < parts)
+                        // The host's index: past so many parts it is left to `texts`
+                        // rather than grow the summary to it.
+                        .filter(|&index| index < SUMMARY_PARTS)
                     else {
                         continue;
                     };
@@ -197,7 +196,14 @@ pub enum DeltaChange {
         /// The oldest item whose held deltas were dropped.
         dropped: String,
     },
+    /// Not applied: a refill's page served it after inputs that came later were folded
+    /// live (the refill had overflowed), so it would append its text out of order; the
+    /// item's next revision carries the text whole.
+    Late,
 }
+
+/// How many summary parts deltas may make ([`ItemEntry::rendered`]).
+const SUMMARY_PARTS: usize = 4_096;
 
 /// How many absent items' deltas are held at most (past it, the oldest item's are dropped):
 /// each delta for an absent item looks its held text up among them.

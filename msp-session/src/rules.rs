@@ -21,7 +21,8 @@ pub struct FoldRules {
     pub hold_absent_deltas: bool,
     /// How many bytes of deltas for absent items are held at most (their text, and the item
     /// ids and field names they are held under); past it the oldest items' are dropped, and
-    /// reported. Deltas of at most 1,024 absent items are held, likewise.
+    /// reported. Deltas of at most 1,024 absent items are held, likewise (when they are held
+    /// apart: [`FoldRules::hold_absent_deltas`]).
     pub held_delta_bytes: usize,
     /// How many view cursors are surely remembered to refuse a repeated event: the last this
     /// many always, up to twice this many at times (`0`: none; session state then refuses
@@ -76,9 +77,11 @@ impl Default for FoldRules {
 
 impl FoldRules {
     /// The rules of the official Python SDK, `muse-code-sdk` 1.4.13, where they terminate:
-    /// for differential testing against it. Two things stay as the defaults have them, by
+    /// for differential testing against it. Some things stay as the defaults have them, by
     /// design: a refill refuses a cursor it already asked for (Python pages a cycle
-    /// forever), and a malformed frame is an outcome (Python raises).
+    /// forever), a malformed frame is an outcome (Python raises), an `approval/updated` of an
+    /// earlier requirement than the stage shown is stale, and a refill's page applies no
+    /// delta once later inputs were folded live (Python applies both).
     pub fn python_sdk_1_4_13() -> Self {
         FoldRules {
             final_at_same_revision: false,

@@ -786,9 +786,8 @@ fn an_input_shared_with_the_caller_keeps_its_item_and_terminal_where_they_are() 
     ));
 }
 
-/// A summary part's index is the host's: parts are made up to it only as far as the item's
-/// parts and the deltas could make them; past that, its text stays in `texts` (a huge
-/// index neither overflows nor asks for terabytes).
+/// A summary part's index is the host's: parts are made up to the 4,096th; past that, its
+/// text stays in `texts` (a huge index neither overflows nor asks for terabytes).
 #[test]
 fn a_summary_delta_past_any_part_there_could_be_stays_in_its_texts() {
     let summary = |index: &str, text: &str, at: &str| {
@@ -803,7 +802,7 @@ fn a_summary_delta_past_any_part_there_could_be_stays_in_its_texts() {
         [
             started("i1", 1, 1),
             summary("0", "first", "1.1"),
-            summary("1", "second", "1.2"),
+            summary("2", "third", "1.2"),
             summary("18446744073709551615", "max", "1.3"),
             summary("100000000000", "huge", "1.4"),
         ],
@@ -811,8 +810,53 @@ fn a_summary_delta_past_any_part_there_could_be_stays_in_its_texts() {
     let entry = fold.item("i1").unwrap();
     assert_eq!(
         entry.rendered().summary,
-        Some(vec!["first".to_owned(), "second".to_owned()])
+        Some(vec!["first".to_owned(), String::new(), "third".to_owned()])
     );
     assert_eq!(entry.text("summary.100000000000"), Some("huge"));
     assert_eq!(entry.texts().len(), 4);
+}
+
+/// A refill whose hole stayed open while later inputs were folded live (one that overflowed
+/// or failed, paged again): its pages' deltas would append their text after later ones, so
+/// they are not applied (the item's next revision carries it whole), and its session state
+/// yields to what came live, even once the cursor window forgot where the hole began.
+#[test]
+fn a_refill_after_inputs_folded_live_applies_no_delta_and_no_older_state() {
+    let name = |name: &str, at: u32| {
+        event(
+            "session/nameChanged",
+            json!({"name": name, "viewCursor": cursor(at)}),
+        )
+    };
+    let mut rules = FoldRules::default();
+    rules.cursor_window = 2;
+    let mut fold = Fold::for_session(SESSION, rules);
+    fold.apply(started("i1", 1, 1));
+    fold.apply(gap(1, 4));
+    // Folded live while the hole is open: the text's end, a newer name, more after them.
+    fold.apply(delta("i1", "end", "5.1"));
+    fold.apply(name("new", 6));
+    for at in 7..20 {
+        fold.apply(completed(&format!("x{at}"), 1, "", at));
+    }
+    let pages = [(
+        1,
+        page(
+            &[
+                event(
+                    "item/delta",
+                    json!({"itemId": "i1", "field": "text", "delta": "start ", "viewCursor": cursor(2),
+                        "sourceRange": {"stream": {"kind": "run", "id": "t1"}, "first": {"id": "r2", "sequence": 2}, "last": {"id": "r2", "sequence": 2}}}),
+                ),
+                name("old", 3),
+                started("i4", 1, 4),
+            ],
+            None,
+        ),
+    )];
+    walk(&mut fold, &pages);
+    assert!(fold.is_current());
+    assert_eq!(fold.item("i1").unwrap().text("text"), Some("end"));
+    assert_eq!(fold.state().name().map(|n| n.name.as_str()), Some("new"));
+    assert!(fold.item("i4").is_some(), "the hole's item");
 }
