@@ -784,6 +784,11 @@ impl<R: Role> Endpoint<R> {
     /// `None` when it is no request.
     fn refuse_request(&mut self, line: &str, reason: &str) -> Option<i64> {
         let id = request_id(line)?;
+        // An id the program owes a reply for gets that reply only (the peer reused it).
+        let typed = serde_json::from_str::<Id>(id.get()).ok();
+        if typed.is_some_and(|id| self.owed.contains_key(&id)) {
+            return None;
+        }
         let reply = ErrorObject::builder()
             .code(codes::INVALID_REQUEST)
             .message(format!("the request could not be read: {reason}"))
@@ -970,15 +975,23 @@ impl<R: Role> Endpoint<R> {
 }
 
 /// The id of the request `line` is, as sent: `None` unless it is a JSON object naming a
-/// `method` and a non-null `id` (a response, a notification or garbage gets no reply).
+/// `method` and a non-null `id`, and no `result` or `error` (a response, a notification, a
+/// batch or garbage gets no reply).
 fn request_id(line: &str) -> Option<Box<serde_json::value::RawValue>> {
     #[derive(serde::Deserialize)]
     struct Envelope {
         id: Option<Box<serde_json::value::RawValue>>,
         method: Option<serde::de::IgnoredAny>,
+        result: Option<serde::de::IgnoredAny>,
+        error: Option<serde::de::IgnoredAny>,
+    }
+    if !line.trim_start().starts_with('{') {
+        return None;
     }
     let envelope: Envelope = serde_json::from_str(line).ok()?;
-    envelope.method?;
+    if envelope.method.is_none() || envelope.result.is_some() || envelope.error.is_some() {
+        return None;
+    }
     envelope.id.filter(|id| id.get() != "null")
 }
 

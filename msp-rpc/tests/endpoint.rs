@@ -383,7 +383,7 @@ fn notifications_without_params_leave_the_member_out() {
 
 /// A host request whose envelope does not read (an id no `Id` types, a wrong `jsonrpc`) or
 /// whose line is not UTF-8 is answered all the same, `-32600` with its id as sent: the host
-/// would otherwise wait on it for ever. A response or a notification gets no reply.
+/// would otherwise wait on it for ever. A response, a notification or a batch gets no reply.
 #[test]
 fn a_host_request_that_does_not_read_is_answered_with_its_id_as_sent() {
     let mut client = Endpoint::<Client>::new();
@@ -392,6 +392,8 @@ fn a_host_request_that_does_not_read_is_answered_with_its_id_as_sent() {
     client.handle_line(r#"{"jsonrpc":2,"id":7,"method":"userInput/request","params":{}}"#);
     client.handle_line(r#"{"jsonrpc":"2.0","id":{"n":1},"result":{}}"#);
     client.handle_line(r#"{"jsonrpc":"2.0","method":7}"#);
+    client.handle_line(r#"[{"jsonrpc":"2.0","id":8,"method":"userInput/request","params":{}}]"#);
+    client.handle_line(r#"{"jsonrpc":"2.0","id":2.5,"method":"x","result":{}}"#);
     client.handle_bad_line(msp_rpc::framing::LineError::NotUtf8 {
         lossy: "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"userInput/request\",\"params\":{\"x\":\"caf\u{FFFD}\"}}".to_owned(),
     });
@@ -409,6 +411,21 @@ fn a_host_request_that_does_not_read_is_answered_with_its_id_as_sent() {
         .collect();
     assert_eq!(
         replied,
-        [Some(-32600), Some(-32600), None, None, Some(-32600)]
+        [
+            Some(-32600),
+            Some(-32600),
+            None,
+            None,
+            None,
+            None,
+            Some(-32600)
+        ]
     );
+    // An id the program owes a reply for (the peer reused it) gets that reply only.
+    let mut client = Endpoint::<Client>::new();
+    client.handle_requests(Handled::All);
+    client.handle_line(SEED_REQUEST);
+    client.handle_line(r#"{"jsonrpc":2,"id":18,"method":"userInput/request","params":{}}"#);
+    assert!(sent(&mut client).is_empty());
+    assert_eq!(client.owed_replies(), 1);
 }

@@ -234,9 +234,10 @@ pub struct GapState {
     /// When the hole's first `after` arrived, noted when the gap was (the cursor window may
     /// forget it before a refill ends).
     after_arrival: Option<u64>,
-    /// Inputs were folded live while the hole was open (a refill that overflowed, or one that
-    /// failed): a page's deltas would come after later ones.
-    live: bool,
+    /// The items an item event or delta was folded live for while the hole was open (a
+    /// refill that overflowed, or one that failed): a page's deltas of those would come after
+    /// later ones.
+    live_items: Set<String>,
 }
 
 impl GapState {
@@ -352,8 +353,10 @@ impl Fold {
     /// `input` arrives: counted, and its outcome if it is not applied.
     fn arrive(&mut self, input: &Input) -> Option<Outcome> {
         self.arrivals += 1;
-        if !self.paging {
-            self.gap.live |= self.gap.pending.is_some();
+        if !self.paging && self.gap.pending.is_some() {
+            if let Some(item_id) = item_named(input) {
+                self.gap.live_items.insert(item_id.to_owned());
+            }
         }
         if self.discarded {
             return Some(Outcome::Discarded {
@@ -811,8 +814,12 @@ impl Fold {
         self.paging_after = self.cursors.arrival(&end.after).or(self.gap.after_arrival);
         self.paging = true;
         for event in end.events {
-            // Deltas after later ones folded live would append their text out of order.
-            if let (true, ProtocolNotification::ItemDelta(p)) = (self.gap.live, &event) {
+            // Deltas of an item folded live since would append their text out of order.
+            if let ProtocolNotification::ItemDelta(p) = &event {
+                if !self.gap.live_items.contains(&p.item_id) {
+                    outcomes.push(self.apply(Input::Notification(event)));
+                    continue;
+                }
                 let field = p.field.clone().unwrap_or_else(|| "text".to_owned());
                 let (item_id, change) = (p.item_id.clone(), DeltaChange::Late);
                 outcomes.push(Outcome::Delta {
@@ -933,6 +940,18 @@ impl Fold {
     /// Whether the fold holds every event the host delivered (no hole open).
     pub fn is_current(&self) -> bool {
         self.gap.is_current()
+    }
+}
+
+/// The item an item event or delta names.
+fn item_named(input: &Input) -> Option<&str> {
+    use ProtocolNotification as N;
+    match input {
+        Input::Notification(N::ItemDelta(p)) => Some(&p.item_id),
+        Input::Notification(N::ItemStarted(p)) => Some(&p.item.item_id),
+        Input::Notification(N::ItemUpdated(p)) => Some(&p.item.item_id),
+        Input::Notification(N::ItemCompleted(p)) => Some(&p.item.item_id),
+        _ => None,
     }
 }
 

@@ -196,9 +196,9 @@ pub enum DeltaChange {
         /// The oldest item whose held deltas were dropped.
         dropped: String,
     },
-    /// Not applied: a refill's page served it after inputs that came later were folded
-    /// live (the refill had overflowed), so it would append its text out of order; the
-    /// item's next revision carries the text whole.
+    /// Not applied: a refill's page served it after an event or delta of its item that came
+    /// later was folded live (a refill of the hole had overflowed or failed), so it would
+    /// append its text out of order; the item's next revision carries the text whole.
     Late,
 }
 

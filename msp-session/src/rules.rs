@@ -81,7 +81,7 @@ impl FoldRules {
     /// design: a refill refuses a cursor it already asked for (Python pages a cycle
     /// forever), a malformed frame is an outcome (Python raises), an `approval/updated` of an
     /// earlier requirement than the stage shown is stale, and a refill's page applies no
-    /// delta once later inputs were folded live (Python applies both).
+    /// delta of an item folded live while its hole was open (Python applies both).
     pub fn python_sdk_1_4_13() -> Self {
         FoldRules {
             final_at_same_revision: false,

@@ -817,9 +817,11 @@ fn a_summary_delta_past_any_part_there_could_be_stays_in_its_texts() {
 }
 
 /// A refill whose hole stayed open while later inputs were folded live (one that overflowed
-/// or failed, paged again): its pages' deltas would append their text after later ones, so
-/// they are not applied (the item's next revision carries it whole), and its session state
-/// yields to what came live, even once the cursor window forgot where the hole began.
+/// or failed, paged again): its pages' deltas of an item folded live meanwhile would append
+/// their text after later ones, so they are not applied (the item's next revision carries it
+/// whole), while an item wholly in the hole gets its text; and its session state yields to
+/// what came live, even once the cursor window forgot where the hole began. A gap merged
+/// meanwhile changes nothing of that.
 #[test]
 fn a_refill_after_inputs_folded_live_applies_no_delta_and_no_older_state() {
     let name = |name: &str, at: u32| {
@@ -835,6 +837,7 @@ fn a_refill_after_inputs_folded_live_applies_no_delta_and_no_older_state() {
     fold.apply(gap(1, 4));
     // Folded live while the hole is open: the text's end, a newer name, more after them.
     fold.apply(delta("i1", "end", "5.1"));
+    fold.apply(gap(1, 5));
     fold.apply(name("new", 6));
     for at in 7..20 {
         fold.apply(completed(&format!("x{at}"), 1, "", at));
@@ -850,6 +853,11 @@ fn a_refill_after_inputs_folded_live_applies_no_delta_and_no_older_state() {
                 ),
                 name("old", 3),
                 started("i4", 1, 4),
+                event(
+                    "item/delta",
+                    json!({"itemId": "i4", "field": "text", "delta": "four", "viewCursor": cursor(5),
+                        "sourceRange": {"stream": {"kind": "run", "id": "t1"}, "first": {"id": "r5", "sequence": 5}, "last": {"id": "r5", "sequence": 5}}}),
+                ),
             ],
             None,
         ),
@@ -858,5 +866,9 @@ fn a_refill_after_inputs_folded_live_applies_no_delta_and_no_older_state() {
     assert!(fold.is_current());
     assert_eq!(fold.item("i1").unwrap().text("text"), Some("end"));
     assert_eq!(fold.state().name().map(|n| n.name.as_str()), Some("new"));
-    assert!(fold.item("i4").is_some(), "the hole's item");
+    assert_eq!(
+        fold.item("i4").unwrap().text("text"),
+        Some("four"),
+        "wholly in the hole"
+    );
 }
