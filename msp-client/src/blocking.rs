@@ -253,7 +253,8 @@ impl Client {
     /// that close collected.
     pub fn closed(&self) -> CloseReason {
         let core = &self.link.core;
-        wait(None, |cx| core.poll_ended(cx)).expect("no deadline")
+        let mut ended = core.end_wait();
+        wait(None, |cx| ended.poll(cx)).expect("no deadline")
     }
 
     /// Closes the connection and waits for the host's exit (within the grace). A pump that

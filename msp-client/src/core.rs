@@ -5,7 +5,7 @@
 //!
 //! | who | takes the lock to | wakes |
 //! | --- | --- | --- |
-//! | the pump (a thread or task) | route each frame (a notification, or a host request's copy where it came among them: msp-rpc's handler only replies its receipt) to its session's fold ([`Core::route_all`]); end every session when the connection closes ([`Core::end`]) | the session's waiters (at the end, every session's and [`Core::poll_ended`]'s) |
+//! | the pump (a thread or task) | route each frame (a notification, or a host request's copy where it came among them: msp-rpc's handler only replies its receipt) to its session's fold ([`Core::route_all`]); end every session when the connection closes ([`Core::end`]) | the session's waiters (at the end, every session's and each [`EndWait`]'s) |
 //! | a refill's thread or task, or an opener ([`Paging`]) | finish the refill ([`Core::finish_refill`]): its pages and then the inputs held for it folded | the session's waiters |
 //! | a handle (session, turn) | open or close a session, read its fold, take an event, check what it waits for | nobody |
 //! | a waiting handle (blocking driver) | take the role of the pump and route as it does, one holder at a time (`pump.rs`) | the session's waiters; the handles waiting for the role, when it gives it back |
@@ -368,8 +368,9 @@ struct State {
     /// Inputs dropped from `unclaimed`, counted for the log.
     unclaimed_dropped: u64,
     ended: Option<Ended>,
-    /// Waits for the connection's end itself ([`Core::poll_ended`]).
-    ending: Vec<Waker>,
+    /// Waits for the connection's end itself, each at the key its [`EndWait`] holds (taken
+    /// out when it is dropped: a wait a `select!` gave up on leaves nothing behind).
+    ending: Slab<Waker>,
     pumping: Pumping,
     woken: Vec<Waker>,
 }
@@ -497,6 +498,38 @@ impl Drop for Paging {
     }
 }
 
+/// A wait for the connection's end: its waker is kept under its key until the end, or
+/// until the wait is dropped.
+pub(crate) struct EndWait<'a> {
+    core: &'a Core,
+    key: Option<usize>,
+}
+
+impl EndWait<'_> {
+    /// Why the connection ended, once it did; until then `cx` is woken at its end.
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<CloseReason> {
+        let mut state = self.core.lock();
+        if let Some(ended) = &state.ended {
+            return Poll::Ready(ended.reason.clone());
+        }
+        match self.key.and_then(|key| state.ending.get_mut(key)) {
+            Some(held) if held.will_wake(cx.waker()) => {}
+            Some(held) => held.clone_from(cx.waker()),
+            None => self.key = Some(state.ending.insert(cx.waker().clone())),
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for EndWait<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key {
+            // Drained at the end, when no key is handed out any more.
+            self.core.lock().ending.try_remove(key);
+        }
+    }
+}
+
 /// What routing asks of the pump.
 pub(crate) enum Routed {
     /// Nothing more.
@@ -520,7 +553,7 @@ impl Core {
                 unclaimed: VecDeque::new(),
                 unclaimed_dropped: 0,
                 ended: None,
-                ending: Vec::new(),
+                ending: Slab::new(),
                 pumping: Pumping::default(),
                 woken: Vec::new(),
             }),
@@ -730,18 +763,16 @@ impl Core {
             state.woken.append(&mut slot.waiting);
         }
         state.ended = Some(Ended { reason, durable });
-        state.woken.append(&mut state.ending);
+        state.woken.extend(state.ending.drain());
         state.woken.extend(state.pumping.pump.take());
     }
 
-    /// Why the connection ended, once it did; until then `cx` is woken at its end.
-    pub(crate) fn poll_ended(&self, cx: &mut Context<'_>) -> Poll<CloseReason> {
-        let mut state = self.lock();
-        if let Some(ended) = &state.ended {
-            return Poll::Ready(ended.reason.clone());
+    /// A wait for the connection's end ([`EndWait::poll`]).
+    pub(crate) fn end_wait(&self) -> EndWait<'_> {
+        EndWait {
+            core: self,
+            key: None,
         }
-        keep(&mut state.ending, cx.waker());
-        Poll::Pending
     }
 
     /// A handle begins a wait on the session at `place` (see `pump.rs` and [`HandleWait`]).
@@ -1579,6 +1610,39 @@ mod tests {
         assert_eq!(pending(&core), ["c1"], "settled by it");
         let _ = core.route(notification(serde_json::json!({"method": "turn/completed", "params": {"sessionId": "s", "turnId": "t", "terminal": "completed", "viewCursor": "v:3", "sourceRange": range}})));
         assert!(pending(&core).is_empty(), "its turn ended");
+    }
+
+    /// A wait for the connection's end that was given up (dropped) leaves no waker behind;
+    /// one polled again keeps one, and is woken at the end.
+    #[test]
+    fn a_wait_for_the_end_given_up_leaves_nothing_behind() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Count(AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let core = Core::new(FoldRules::default(), 0);
+        for _ in 0..100 {
+            let count = Arc::new(Count(AtomicUsize::new(0)));
+            let waker = Waker::from(count);
+            let mut wait = core.end_wait();
+            assert!(wait.poll(&mut Context::from_waker(&waker)).is_pending());
+        }
+        assert!(core.lock().ending.is_empty(), "each taken out when dropped");
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let mut wait = core.end_wait();
+        for _ in 0..3 {
+            let waker = Waker::from(count.clone());
+            assert!(wait.poll(&mut Context::from_waker(&waker)).is_pending());
+        }
+        assert_eq!(core.lock().ending.len(), 1, "one a wait");
+        core.end(CloseReason::PeerClosed, true);
+        assert_eq!(count.0.load(Ordering::Relaxed), 1, "woken at the end");
+        let waker = Waker::from(count.clone());
+        assert!(wait.poll(&mut Context::from_waker(&waker)).is_ready());
+        drop(wait);
     }
 
     /// A panic while a batch is routed finishes, as failed, the refills begun before it:

@@ -268,7 +268,8 @@ impl Client {
     /// that close collected.
     pub async fn closed(&self) -> CloseReason {
         let core = &self.link.core;
-        poll_fn(|cx| core.poll_ended(cx)).await
+        let mut ended = core.end_wait();
+        poll_fn(|cx| ended.poll(cx)).await
     }
 
     /// Closes the connection and waits for the host's exit (within the grace).

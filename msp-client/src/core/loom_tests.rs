@@ -192,7 +192,8 @@ fn loom_the_close_ends_a_wait_for_the_connections_end() {
             let core = core.clone();
             spawn(move || core.end(CloseReason::PeerClosed, true))
         };
-        let reason = block_on(poll_fn(|cx| core.poll_ended(cx)));
+        let mut ended = core.end_wait();
+        let reason = block_on(poll_fn(|cx| ended.poll(cx)));
         assert!(matches!(reason, CloseReason::PeerClosed));
         pump.join().unwrap();
     });
