@@ -910,6 +910,12 @@ impl<R: Role> Endpoint<R> {
         let replied = match (&error.id, frame_kind) {
             // A request of the peer whose params do not decode: answered, never silence. A
             // method nothing handles is not found, whatever its params.
+            // One reusing the id of a request the program owes a reply for gets that reply
+            // only, as a duplicate that decodes does.
+            (Some(id), _) if error.is_bad_request_params() && self.owed.contains_key(id) => {
+                let id = id.clone();
+                return self.bad(line, Problem::DuplicateRequest { id }, None);
+            }
             (Some(id), _) if error.is_bad_request_params() => {
                 let method = error.method.as_deref().unwrap_or_default();
                 let reply = match self.handled.covers(method) {

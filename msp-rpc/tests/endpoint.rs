@@ -426,6 +426,15 @@ fn a_host_request_that_does_not_read_is_answered_with_its_id_as_sent() {
     client.handle_requests(Handled::All);
     client.handle_line(SEED_REQUEST);
     client.handle_line(r#"{"jsonrpc":2,"id":18,"method":"userInput/request","params":{}}"#);
-    assert!(sent(&mut client).is_empty());
+    client.handle_line(r#"{"jsonrpc":"2.0","id":18,"method":"userInput/request","params":{}}"#);
+    assert!(
+        sent(&mut client).is_empty(),
+        "its params do not decode either"
+    );
     assert_eq!(client.owed_replies(), 1);
+    let got = events(&mut client);
+    assert!(
+        matches!(got.last(), Some(Event::Undecodable(f)) if matches!(f.problem, Problem::DuplicateRequest { .. })),
+        "{got:?}"
+    );
 }
