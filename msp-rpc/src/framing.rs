@@ -141,7 +141,9 @@ impl LineDecoder {
                 None if self.ended && self.dropping.is_some() => (self.start, self.start),
                 None => {
                     self.scanned = self.end;
-                    if self.buffered() > self.max || self.dropping.is_some() {
+                    // A `\r` the next read may end the line with is not the line's.
+                    let pending = trim(&self.buf[self.start..self.end]).len();
+                    if pending > self.max || self.dropping.is_some() {
                         self.drop_pending();
                     }
                     return None;
@@ -444,6 +446,21 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(got[1], Ok("{\"next\":2}".to_owned()));
+    }
+
+    /// A line exactly at the cap whose `\r\n` is split across two reads is a line.
+    #[test]
+    fn a_line_at_the_cap_with_its_crlf_split_across_reads_is_kept() {
+        let mut decoder = LineDecoder::new(4);
+        decoder.push(b"abcd\r");
+        assert!(all(&mut decoder).is_empty());
+        decoder.push(b"\nabcde\r");
+        assert_eq!(all(&mut decoder), vec![Ok("abcd".to_owned())]);
+        decoder.push(b"\n");
+        assert!(matches!(
+            all(&mut decoder)[..],
+            [Err(LineError::TooLong { length: 5, .. })]
+        ));
     }
 
     #[test]
