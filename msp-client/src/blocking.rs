@@ -339,7 +339,6 @@ impl Link {
     where
         msp_rpc::Client: msp_rpc::endpoint::Sends<M>,
     {
-        shared::names_its_id(command)?;
         let mut attempt = 1;
         loop {
             match self.connection.command(command) {
@@ -404,10 +403,11 @@ fn refill_apart(connection: &Connection, core: &Arc<Core>, refills: Refills) {
 /// Pages each refill, and those the inputs held meanwhile call for.
 fn page(connection: &Connection, mut paging: Paging) {
     while let Some((refill, wanted)) = paging.next() {
+        // Asked and taken only while wanted: past that its pages would be dropped, and the
+        // walk ends overflowed (or unheeded).
         while let Some(page) = refill.next_request().filter(|_| wanted.get()) {
             let result = connection.request::<methods::ViewPage>(&page);
             if !wanted.get() {
-                // Its pages would be dropped: the walk ends overflowed (or unheeded).
                 break;
             }
             match result {
@@ -1015,7 +1015,7 @@ impl Session {
             // Never sent, so not pending either.
             return Err(RpcError::Closed(reason).into());
         }
-        self.core().sent(&self.0.id, command);
+        self.core().sent(&self.0.id, command)?;
         let result = self.0.link.send(command).inspect_err(|error| {
             self.core().failed(&self.0.id, command.command_id(), error);
         })?;

@@ -579,12 +579,7 @@ impl Core {
     pub(crate) fn route_all(&self, inputs: impl Iterator<Item = Input>) -> Refills {
         let mut refills = Refills::new();
         let routed = panic::catch_unwind(AssertUnwindSafe(|| {
-            let mut state = self.lock();
-            for input in inputs {
-                if let Routed::Refill(refilling) = route(&mut state, input) {
-                    refills.push(refilling);
-                }
-            }
+            route_each(&mut self.lock(), inputs, &mut refills);
         }));
         if let Err(panic) = routed {
             // The refills begun before it would hold their sessions' inputs for ever (and a
@@ -657,12 +652,9 @@ impl Core {
             // again, holding the inputs anew.
             return slot.begin_refill().into_iter().collect();
         }
-        held.into_iter()
-            .filter_map(|input| match route(state, input) {
-                Routed::Refill(refilling) => Some(refilling),
-                Routed::Done => None,
-            })
-            .collect()
+        let mut refills = Refills::new();
+        route_each(state, held.into_iter(), &mut refills);
+        refills
     }
 
     /// Opens session `session_id`: a fold seeded by `seed`, then given what the host said of
@@ -853,13 +845,21 @@ impl Core {
         }
     }
 
-    /// Notes a command this client sends in the session.
-    pub(crate) fn sent<M: Request>(&self, session_id: &str, command: &Command<M>) {
+    /// Notes a command this client sends in the session; one whose params name another
+    /// `commandId` than its own is refused, noted nowhere ([`shared::names_its_id`]).
+    pub(crate) fn sent<M: Request>(
+        &self,
+        session_id: &str,
+        command: &Command<M>,
+    ) -> Result<(), Error> {
         // Encoded before the lock: a turn's input can be long.
         let params = serde_json::to_value(command.params());
+        if let Ok(params) = &params {
+            crate::shared::names_its_id(M::METHOD, command.command_id(), params)?;
+        }
         let mut state = self.lock();
         let Some(slot) = state.slots.get_mut(session_id) else {
-            return;
+            return Ok(());
         };
         slot.asked.sent.insert(command.command_id().to_owned());
         if let Ok(params) = params {
@@ -868,6 +868,7 @@ impl Core {
                 asked.outcome_seen(fold, entry)
             });
         }
+        Ok(())
     }
 
     /// Notes that command `command_id` failed.
@@ -1216,6 +1217,15 @@ fn seen_end<'a>(ended: &'a Option<Ended>, slot: &Slot) -> Option<&'a CloseReason
         .map(|ended| &ended.reason)
 }
 
+/// Routes each of `inputs`, the refills they begin added to `refills` as they begin.
+fn route_each(state: &mut State, inputs: impl Iterator<Item = Input>, refills: &mut Refills) {
+    for input in inputs {
+        if let Routed::Refill(refilling) = route(state, input) {
+            refills.push(refilling);
+        }
+    }
+}
+
 fn route(state: &mut State, input: Input) -> Routed {
     let Some(session_id) = input.session_id() else {
         tracing::debug!(method = ?input.method(), "an input naming no session: not routed");
@@ -1275,23 +1285,36 @@ mod tests {
     use super::*;
 
     fn started(n: usize) -> Input {
-        let line = format!(
+        notification(&format!(
             r#"{{"jsonrpc":"2.0","method":"item/started","params":{{"sessionId":"s","viewCursor":"v:{n}","item":{{"itemId":"i{n}","kind":"agentMessage","revision":1,"status":"inProgress","turnId":"t"}}}}}}"#
-        );
-        match Frame::parse(Sender::Server, &line).unwrap().message {
+        ))
+    }
+
+    fn gap(after: usize, next: usize) -> Input {
+        notification(&format!(
+            r#"{{"jsonrpc":"2.0","method":"view/gap","params":{{"sessionId":"s","after":"v:{after}","next":"v:{next}"}}}}"#
+        ))
+    }
+
+    fn notification(line: &str) -> Input {
+        match Frame::parse(Sender::Server, line).unwrap().message {
             Message::Notification(n) => Input::Notification(n),
             other => panic!("{other:?}"),
         }
     }
 
-    fn gap(after: usize, next: usize) -> Input {
-        let line = format!(
-            r#"{{"jsonrpc":"2.0","method":"view/gap","params":{{"sessionId":"s","after":"v:{after}","next":"v:{next}"}}}}"#
-        );
-        match Frame::parse(Sender::Server, &line).unwrap().message {
-            Message::Notification(n) => Input::Notification(n),
-            other => panic!("{other:?}"),
+    /// Session `s`'s refill of the gap after its first item, begun.
+    fn refill_begun(core: &Core) -> Refilling {
+        let _ = core.route(started(1));
+        match core.route(gap(1, 3)) {
+            Routed::Refill(refilling) => refilling,
+            Routed::Done => panic!("a refill"),
         }
+    }
+
+    /// Whether the session at `place` holds the inputs routed for a refill.
+    fn holding(core: &Core, place: Place) -> bool {
+        matches!(core.lock().slots.at(place).hold, Hold::Held(_))
     }
 
     #[test]
@@ -1325,10 +1348,7 @@ mod tests {
     fn a_refill_begun_before_the_session_was_opened_again_is_dropped() {
         let core = Core::new(FoldRules::default(), 8);
         let _ = core.open("s", |_| ());
-        let _ = core.route(started(1));
-        let Routed::Refill(orphan) = core.route(gap(1, 3)) else {
-            panic!("a refill");
-        };
+        let orphan = refill_begun(&core);
         core.forget("s");
         let place = core.open("s", |_| ()).place;
         let _ = core.route(started(2));
@@ -1363,10 +1383,7 @@ mod tests {
         for durable in [true, false] {
             let core = Core::new(FoldRules::default(), 8);
             let place = core.open("s", |_| ()).place;
-            let _ = core.route(started(1));
-            let Routed::Refill(refilling) = core.route(gap(1, 3)) else {
-                panic!("a refill");
-            };
+            let refilling = refill_begun(&core);
             let _ = core.route(started(4));
             assert_eq!(core.read("s", |fold| fold.items().len()), 1, "held");
             core.end(CloseReason::PeerClosed, durable);
@@ -1427,20 +1444,16 @@ mod tests {
         rules.refill_held_frames = 2;
         let core = Core::new(rules, 0);
         let place = core.open("s", |_| ()).place;
-        let _ = core.route(started(1));
-        let Routed::Refill(refilling) = core.route(gap(1, 3)) else {
-            panic!("a refill");
-        };
-        let held = |core: &Core| matches!(core.lock().slots.at(place).hold, Hold::Held(_));
+        let refilling = refill_begun(&core);
         for n in 4..6 {
             assert!(matches!(core.route(started(n)), Routed::Done));
         }
-        assert!(held(&core));
+        assert!(holding(&core, place));
         assert_eq!(core.read("s", |fold| fold.items().len()), 1, "two held");
         // The third: the two held, then it, folded in order; then a gap (no second refill
         // while this one pages).
         assert!(matches!(core.route(started(6)), Routed::Done));
-        assert!(!held(&core));
+        assert!(!holding(&core, place));
         let ids = |core: &Core| {
             core.read("s", |f| {
                 f.items()
@@ -1486,10 +1499,7 @@ mod tests {
             rules.refill_held_frames = 1;
             let core = Core::new(rules, 0);
             let place = core.open("s", |_| ()).place;
-            let _ = core.route(started(1));
-            let Routed::Refill(mut refilling) = core.route(gap(1, 3)) else {
-                panic!("a refill");
-            };
+            let mut refilling = refill_begun(&core);
             let wanted = |core: &Core| core.holds_for("s", refilling.opening);
             assert!(wanted(&core));
             let _ = core.route(started(4));
@@ -1519,8 +1529,7 @@ mod tests {
             let Some(mut next) = again.pop().filter(|_| again.is_empty()) else {
                 panic!("one refill: {}", again.len());
             };
-            let hold = |core: &Core| matches!(core.lock().slots.at(place).hold, Hold::Held(_));
-            assert!(hold(&core), "what comes is held for it");
+            assert!(holding(&core, place), "what comes is held for it");
             let ask = next.refill.next_request().expect("a page to ask");
             assert_eq!(
                 ask.cursor.as_deref(),
@@ -1530,7 +1539,7 @@ mod tests {
             let page = serde_json::json!({"events": [], "nextCursor": null});
             next.refill.page(serde_json::from_value(page).unwrap());
             assert!(core.finish_refill(next).is_empty());
-            assert!(!hold(&core));
+            assert!(!holding(&core, place));
             assert!(core.read("s", |fold| fold.is_current()), "{case}: filled");
         }
     }
@@ -1543,10 +1552,7 @@ mod tests {
         rules.refill_held_frames = 0;
         let core = Core::new(rules, 0);
         let place = core.open("s", |_| ()).place;
-        let _ = core.route(started(1));
-        let Routed::Refill(mut refilling) = core.route(gap(1, 3)) else {
-            panic!("a refill");
-        };
+        let mut refilling = refill_begun(&core);
         let mut began = 1;
         for n in 4.. {
             let _ = core.route(started(n));
@@ -1575,13 +1581,7 @@ mod tests {
         use msp_types::protocol::methods;
         let notification = |value: serde_json::Value| {
             let line = serde_json::json!({"jsonrpc": "2.0", "method": value["method"], "params": value["params"]});
-            match Frame::parse(Sender::Server, &line.to_string())
-                .unwrap()
-                .message
-            {
-                Message::Notification(n) => Input::Notification(n),
-                other => panic!("{other:?}"),
-            }
+            notification(&line.to_string())
         };
         let range = serde_json::json!({"first": {"id": "r", "sequence": 1}, "last": {"id": "r", "sequence": 1}, "stream": {"id": "s", "kind": "session"}});
         let core = Core::new(FoldRules::default(), 0);
@@ -1595,8 +1595,19 @@ mod tests {
         let answer: Command<methods::UserInputAnswerMethod> = Command::with_id("c2", |id| {
             serde_json::from_value(serde_json::json!({"commandId": id, "sessionId": "s", "userInputId": "p", "answers": []})).unwrap()
         });
-        core.sent("s", &start);
-        core.sent("s", &answer);
+        core.sent("s", &start).unwrap();
+        core.sent("s", &answer).unwrap();
+        // One whose params name another id is refused, noted nowhere.
+        let other: Command<methods::GoalSet> = Command::with_id("c3", |_| {
+            serde_json::from_value(
+                serde_json::json!({"commandId": "c4", "sessionId": "s", "objective": "o"}),
+            )
+            .unwrap()
+        });
+        assert!(matches!(
+            core.sent("s", &other),
+            Err(Error::Misdirected { .. })
+        ));
         let pending = |core: &Core| {
             core.pending("s")
                 .iter()
@@ -1677,10 +1688,7 @@ mod tests {
     fn a_refill_finished_after_an_ephemeral_host_ended_fails() {
         let core = Core::new(FoldRules::default(), 0);
         let _ = core.open("s", |_| ());
-        let _ = core.route(started(1));
-        let Routed::Refill(mut refilling) = core.route(gap(1, 3)) else {
-            panic!("a refill");
-        };
+        let mut refilling = refill_begun(&core);
         // Its walk done (the view's end), the host ends before it is finished.
         let page = serde_json::json!({"events": [], "nextCursor": null});
         let page: msp_types::ViewPageResult = serde_json::from_value(page).unwrap();
@@ -1705,10 +1713,7 @@ mod tests {
     fn a_refill_never_paged_to_its_end_is_finished_as_failed() {
         let core = Arc::new(Core::new(FoldRules::default(), 8));
         let _place = core.open("s", |_| ()).place;
-        let _ = core.route(started(1));
-        let Routed::Refill(refilling) = core.route(gap(1, 3)) else {
-            panic!("a refill");
-        };
+        let refilling = refill_begun(&core);
         let _ = core.route(started(4));
         assert_eq!(core.read("s", |fold| fold.items().len()), 1, "held");
         drop(Paging::new(core.clone(), vec![refilling]));

@@ -127,43 +127,45 @@ pub(crate) fn command<M: Request>(build: impl FnOnce(String) -> M::Params) -> Co
 
 /// The `commandId` params name, if any.
 fn named_id<M: Request>(params: &M::Params) -> Option<String> {
-    let params = serde_json::to_value(params).ok()?;
-    params.get("commandId")?.as_str().map(str::to_owned)
+    command_id_in(&serde_json::to_value(params).ok()?).map(str::to_owned)
 }
 
-/// Checks that `command`'s params name the `commandId` it is noted under, where they name
-/// one (a command made with [`Command::new`] around params that ignore the id minted):
+/// The `commandId` member of encoded params or a result.
+fn command_id_in(value: &serde_json::Value) -> Option<&str> {
+    value.get("commandId")?.as_str()
+}
+
+/// Checks that a session command's `params`, as encoded, name the `commandId` it is noted
+/// under, where they name one (a [`Command`] made around params that ignore the id minted):
 /// otherwise what the client notes of it (its pending entry, its acknowledgement, who
-/// settled a prompt) would be another command's.
-pub(crate) fn names_its_id<M: Request>(command: &Command<M>) -> Result<(), Error> {
-    match named_id::<M>(command.params()) {
-        Some(named) if named != command.command_id() => Err(Error::Misdirected {
-            method: M::METHOD,
-            command_id: command.command_id().to_owned(),
+/// settled a prompt) would be another command's. Commands the client makes are so by
+/// construction ([`command`], `commands.rs`).
+pub(crate) fn names_its_id(
+    method: &'static str,
+    command_id: &str,
+    params: &serde_json::Value,
+) -> Result<(), Error> {
+    match command_id_in(params) {
+        Some(named) if named != command_id => Err(Error::Misdirected {
+            method,
+            command_id: command_id.to_owned(),
             reason: format!("its params name commandId {named}"),
         }),
         _ => Ok(()),
     }
 }
 
-/// Checks that `result`, the acknowledgement of `command`, echoes the `commandId` its params
-/// were sent with, where it names one.
+/// Checks that `result`, the acknowledgement of `command`, echoes its `commandId`, where it
+/// names one (its params name the same: [`names_its_id`]).
 pub(crate) fn echoed<M: Request>(command: &Command<M>, result: &M::Result) -> Result<(), Error> {
-    let command_id = |value: serde_json::Result<serde_json::Value>| {
-        value.ok()?.get("commandId")?.as_str().map(str::to_owned)
-    };
-    let Some(acknowledged) = command_id(serde_json::to_value(result)) else {
-        return Ok(());
-    };
-    let sent = command_id(serde_json::to_value(command.params()));
-    let sent = sent.as_deref().unwrap_or(command.command_id());
-    match acknowledged == sent {
-        true => Ok(()),
-        false => Err(Error::AckMismatch {
+    let result = serde_json::to_value(result).ok();
+    match result.as_ref().and_then(command_id_in) {
+        Some(acknowledged) if acknowledged != command.command_id() => Err(Error::AckMismatch {
             method: M::METHOD,
-            command_id: sent.to_owned(),
-            acknowledged,
+            command_id: command.command_id().to_owned(),
+            acknowledged: acknowledged.to_owned(),
         }),
+        _ => Ok(()),
     }
 }
 
@@ -540,16 +542,20 @@ mod tests {
                 .session_id("s")
                 .build()
         };
+        let names_its_id = |command: &Command<GoalSet>| {
+            let params = serde_json::to_value(command.params()).unwrap();
+            super::names_its_id("goal/set", command.command_id(), &params)
+        };
         let own: Command<GoalSet> = Command::new(|id| goal(&id));
-        assert!(super::names_its_id(&own).is_ok());
+        assert!(names_its_id(&own).is_ok());
         // Made from a `build`, a command is the id its params name.
         let chosen = super::command::<GoalSet>(|_| goal("fixed"));
         assert_eq!(chosen.command_id(), "fixed");
-        assert!(super::names_its_id(&chosen).is_ok());
+        assert!(names_its_id(&chosen).is_ok());
         let minted = super::command::<GoalSet>(|id| goal(&id));
         assert_eq!(minted.params().command_id, minted.command_id());
         let other: Command<GoalSet> = Command::new(|_| goal("fixed"));
-        let refused = super::names_its_id(&other);
+        let refused = names_its_id(&other);
         assert!(
             matches!(&refused, Err(Error::Misdirected { reason, .. }) if reason.contains("fixed")),
             "{refused:?}"
