@@ -908,14 +908,15 @@ impl<R: Role> Endpoint<R> {
         }
         let frame_kind = error.frame.as_ref().and_then(|f| f.kind().ok());
         let replied = match (&error.id, frame_kind) {
-            // A request of the peer whose params do not decode: answered, never silence. A
-            // method nothing handles is not found, whatever its params.
-            // One reusing the id of a request the program owes a reply for gets that reply
-            // only, as a duplicate that decodes does.
+            // A request of the peer whose params do not decode, reusing the id of a request
+            // the program owes a reply for, gets that reply only, as a duplicate that decodes
+            // does.
             (Some(id), _) if error.is_bad_request_params() && self.owed.contains_key(id) => {
                 let id = id.clone();
                 return self.bad(line, Problem::DuplicateRequest { id }, None);
             }
+            // Any other is answered, never silence. A method nothing handles is not found,
+            // whatever its params.
             (Some(id), _) if error.is_bad_request_params() => {
                 let method = error.method.as_deref().unwrap_or_default();
                 let reply = match self.handled.covers(method) {

@@ -44,23 +44,24 @@ pub(crate) fn result(id: &Id, result: &str) -> String {
 
 /// `{"jsonrpc":"2.0","id":…,"error":…}`; `id: None` writes `null` (the request was unreadable).
 pub(crate) fn error<E: Serialize>(id: Option<&Id>, error: &E) -> String {
-    let mut out = Vec::with_capacity(96);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    let _ = serde_json::to_writer(&mut out, &id);
-    out.extend_from_slice(br#","error":"#);
-    if serde_json::to_writer(&mut out, error).is_err() {
-        out.extend_from_slice(br#"{"code":-32603,"message":"error did not encode"}"#);
-    }
-    out.push(b'}');
-    into_line(out)
+    // An `Id` always encodes.
+    let id = |out: &mut Vec<u8>| {
+        let _ = serde_json::to_writer(out, &id);
+    };
+    error_with(id, error)
 }
 
 /// An error response whose id is echoed as the request sent it (any JSON value: an id this
 /// side cannot read as an [`Id`] is answered all the same).
 pub(crate) fn error_to_raw<E: Serialize>(id: &serde_json::value::RawValue, error: &E) -> String {
+    error_with(|out| out.extend_from_slice(id.get().as_bytes()), error)
+}
+
+/// An error response, its id written by `id`.
+fn error_with<E: Serialize>(id: impl FnOnce(&mut Vec<u8>), error: &E) -> String {
     let mut out = Vec::with_capacity(96);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id.get().as_bytes());
+    id(&mut out);
     out.extend_from_slice(br#","error":"#);
     if serde_json::to_writer(&mut out, error).is_err() {
         out.extend_from_slice(br#"{"code":-32603,"message":"error did not encode"}"#);

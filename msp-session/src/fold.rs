@@ -815,21 +815,15 @@ impl Fold {
         self.paging = true;
         for event in end.events {
             // Deltas of an item folded live since would append their text out of order.
-            if let ProtocolNotification::ItemDelta(p) = &event {
-                if !self.gap.live_items.contains(&p.item_id) {
-                    outcomes.push(self.apply(Input::Notification(event)));
-                    continue;
-                }
-                let field = p.field.clone().unwrap_or_else(|| "text".to_owned());
-                let (item_id, change) = (p.item_id.clone(), DeltaChange::Late);
-                outcomes.push(Outcome::Delta {
-                    item_id,
-                    field,
-                    change,
-                });
-                continue;
-            }
-            outcomes.push(self.apply(Input::Notification(event)));
+            let late = matches!(&event, ProtocolNotification::ItemDelta(p) if self.gap.live_items.contains(&p.item_id));
+            outcomes.push(match event {
+                ProtocolNotification::ItemDelta(p) if late => Outcome::Delta {
+                    item_id: p.item_id,
+                    field: p.field.unwrap_or_else(|| "text".to_owned()),
+                    change: DeltaChange::Late,
+                },
+                event => self.apply(Input::Notification(event)),
+            });
         }
         self.paging = false;
         self.paging_after = None;

@@ -207,7 +207,7 @@ const SUMMARY_PARTS: usize = 4_096;
 
 /// How many absent items' deltas are held at most (past it, the oldest item's are dropped):
 /// each delta for an absent item looks its held text up among them.
-pub(crate) const HELD_ITEMS: usize = 1_024;
+const HELD_ITEMS: usize = 1_024;
 
 /// What held deltas count against [`FoldRules::held_delta_bytes`]: their text, and the id
 /// and field names they are held under (a host naming new ones with no text still fills it).
