@@ -9,7 +9,8 @@
 //! every event (the frame and what it did to the fold). Diagnostics: the fold without
 //! events, the fold with no client, every notification kept, only each item's latest
 //! notification kept, and the streamed turn with each repetition in a session of its own
-//! (what the size of one long session costs). Apart from the flood: a turn's items
+//! (what the size of one long session costs), all alive through the pass or each dropped
+//! before the next is streamed. Apart from the flood: a turn's items
 //! followed through one long streamed text against many short ones ([`turn_items`]).
 
 use std::collections::HashMap;
@@ -137,12 +138,14 @@ fn main() {
     let lines = streamed::frames(&corpus);
     let repeat = measure::repeat("MSP_BENCH_SESSION_REPEAT", REPEAT);
     // The flood, and (a diagnostic) the same frames with each repetition naming a session
-    // of its own: what a session's size costs.
+    // of its own: what a session's size costs. `bursts` are the latter's repetitions apart.
     let mut flood = Vec::new();
     let mut routed = 0;
     let mut apart = Vec::new();
     let mut routed_apart = vec![0; repeat];
+    let mut bursts: Vec<Arc<[u8]>> = Vec::new();
     for (n, routed_apart) in routed_apart.iter_mut().enumerate() {
+        let burst_start = apart.len();
         for (scenario, line) in &lines {
             for (session, bytes, routed) in [
                 (SESSION.to_owned(), &mut flood, &mut routed),
@@ -154,6 +157,7 @@ fn main() {
                 bytes.push(b'\n');
             }
         }
+        bursts.push(apart[burst_start..].into());
     }
     let apart: Arc<[u8]> = apart.into();
     let frames = lines.len() * repeat;
@@ -324,11 +328,41 @@ fn main() {
     });
     let apart_paired = sizes.run_paired("session.flood_alone", rounds(PAIRS));
 
+    // Diagnostic: each repetition in a session of its own, opened, streamed and dropped
+    // before the next (a session of one turn's size, at most one alive), against the flood
+    // alone of the same bursts.
+    let (turns_go, turns_burst) = channel();
+    let turns_client = Client::over(
+        Host::new(turns_burst),
+        output(&turns_go),
+        msp_client::Options::new("bench", "0").events(routed + 1),
+    )
+    .expect("the handshake");
+    let (bursts_go, bursts_burst) = channel();
+    let bursts_alone = Connection::new(Host::new(bursts_burst), std::io::sink(), Options::new());
+    let mut turns = Group::default();
+    turns.add("session.flood_alone", || {
+        for burst in &bursts {
+            bursts_go.send(burst.clone()).unwrap();
+            let seen = bursts_alone.notifications().take(lines.len()).count();
+            assert_eq!(seen, lines.len());
+        }
+    });
+    turns.add("session.turn_by_turn", || {
+        for (n, burst) in bursts.iter().enumerate() {
+            let session = turns_client.open_session(&repetition(n));
+            turns_go.send(burst.clone()).unwrap();
+            take_events(&session, routed_apart[n]);
+        }
+    });
+    let turns_paired = turns.run_paired("session.flood_alone", rounds(PAIRS));
+
     let per_case = paired.times.iter().chain(
         diagnosed
             .times
             .iter()
             .chain(&apart_paired.times)
+            .chain(&turns_paired.times)
             .filter(|(name, _)| name != "session.flood_alone"),
     );
     for (name, times) in per_case {
@@ -350,6 +384,10 @@ fn main() {
     if let Some(ratio) = apart_paired.ratio("session.apart") {
         println!("  session.apart / flood alone (diagnostic, a session a repetition): {ratio:.2}");
         report.put("ratio.session.apart", format!("{ratio:.2}"));
+    }
+    if let Some(ratio) = turns_paired.ratio("session.turn_by_turn") {
+        println!("  session.turn_by_turn / flood alone (diagnostic, a session a repetition, one alive): {ratio:.2}");
+        report.put("ratio.session.turn_by_turn", format!("{ratio:.2}"));
     }
     if let Some(ratio) = paired.ratio("session.streamed_turn") {
         let (low, high) = paired
