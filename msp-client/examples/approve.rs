@@ -24,7 +24,7 @@ fn main() -> Result<(), msp_client::Error> {
         let offered = |c: &&msp_types::ApprovalChoice| Some(&c.choice_id) == choice.as_ref();
         let first = &stage.choices[0];
         let pick = stage.choices.iter().find(offered).unwrap_or(first);
-        let ack = session.decide(approval.id(), &pick.choice_id, None)?;
+        let ack = session.decide(&approval, &pick.choice_id, None)?;
         println!("decided: {} (terminal: {})", pick.label, ack.terminal);
         if ack.terminal {
             let resolved = session.resolved(approval.id(), None)?;

@@ -873,18 +873,20 @@ impl Session {
         })
     }
 
-    /// Decides the current stage of approval `approval_id` (`approval/decide`) with a choice
-    /// it offers, and feedback only where that choice accepts it.
+    /// Decides the stage `approval` shows (as [`Session::next_approval`] or
+    /// [`Turn::next_approval`] gave it) with a choice that stage offers, and feedback only
+    /// where that choice accepts it (`approval/decide`). The decision names that stage: when
+    /// the host moved past it meanwhile, it refuses the decision as stale
+    /// (`approvalRequirementStale`) rather than apply it to a stage the program never saw.
     pub fn decide(
         &self,
-        approval_id: &str,
+        approval: &PendingApproval,
         choice_id: &str,
         feedback: Option<&str>,
     ) -> Result<ApprovalDecideResult, Error> {
-        let (command, requirement) =
-            commands::decide(self.core(), self.id(), approval_id, choice_id, feedback)?;
+        let (command, requirement) = commands::decide(self.id(), approval, choice_id, feedback)?;
         let result = self.send(&command)?;
-        self.core().decided(&self.0.id, approval_id, &requirement);
+        self.core().decided(&self.0.id, approval.id(), &requirement);
         Ok(result)
     }
 
@@ -896,7 +898,9 @@ impl Session {
     /// again, comes without its request ([`PendingApproval::request`]: no tool, item or
     /// turn). A decision names the stage it was offered at: one another decision won or the
     /// host moved past meanwhile is not an error, and the next stage is offered when it
-    /// comes. A decision the stage does not offer ends it with [`Error::Ask`], nothing sent,
+    /// comes; a stage whose choices the host changed meanwhile (refused as
+    /// `approvalChoiceInvalid`) is offered again with them. A decision the stage does not
+    /// offer ends it with [`Error::Ask`], nothing sent,
     /// and any other failure of `approval/decide` with its error. The session's handler: on
     /// a thread of its own it decides while the program starts turns and follows them
     /// ([`Session::handle_approvals`] starts that thread); closing the client ends it
@@ -949,25 +953,14 @@ impl Session {
                 deciding.pass(&approval);
                 continue;
             };
-            let decided = self.decide_offered(&approval, &decision);
+            let decided = self.decide(&approval, decision.choice_id(), decision.feedback());
             if let Err(error) = decided {
-                if let Some(reason) = deciding.failed(&approval, error)? {
+                let still = self.read(|fold| shared::still_offered(fold, &approval));
+                if let Some(reason) = deciding.failed(&approval, still, error)? {
                     return Ok(Some(reason));
                 }
             }
         }
-    }
-
-    /// Decides the stage `approval` was offered at with `decision` (an approval handler's).
-    fn decide_offered(
-        &self,
-        approval: &PendingApproval,
-        decision: &Decision,
-    ) -> Result<ApprovalDecideResult, Error> {
-        let (command, requirement) = commands::decide_offered(self.id(), approval, decision)?;
-        let result = self.send(&command)?;
-        self.core().decided(&self.0.id, approval.id(), &requirement);
-        Ok(result)
     }
 
     /// Waits for approval `approval_id` to be resolved.

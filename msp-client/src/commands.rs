@@ -3,7 +3,7 @@
 //! does, and gives the command to send, its `commandId` minted.
 
 use msp_rpc::Command;
-use msp_session::{Fold, PendingApproval};
+use msp_session::PendingApproval;
 use msp_types::protocol::methods;
 use msp_types::{
     ApprovalDecideParams, ApprovalMode, ApprovalRequirementRef, GoalClearParams, GoalEditParams,
@@ -15,7 +15,7 @@ use msp_types::{
     UserInputClarifyParams, UserInputInterruptParams,
 };
 
-use crate::asks::{check_answers, check_choice, check_every_answer, Answer, AskError, Decision};
+use crate::asks::{check_answers, check_choice, check_every_answer, Answer, AskError};
 use crate::core::Core;
 use crate::outcome::Error;
 use crate::shared;
@@ -327,34 +327,20 @@ pub(crate) fn cancel(
     }))
 }
 
-/// `approval/decide` of the current stage, once the choice is one it offers (and takes the
-/// feedback, if any); with the requirement decided, to note once accepted.
+/// `approval/decide` of the stage `approval` was offered at (the stage the program saw,
+/// whatever the fold holds by now: a stage the host moved past since is its
+/// `approvalRequirementStale`, never a decision of a stage nobody was shown), once the choice
+/// is one that stage offers (and takes the feedback, if any); with the requirement decided,
+/// to note once accepted.
 pub(crate) fn decide(
-    core: &Core,
-    session_id: &str,
-    approval_id: &str,
-    choice_id: &str,
-    feedback: Option<&str>,
-) -> Result<(Command<methods::ApprovalDecide>, ApprovalRequirementRef), Error> {
-    let requirement = core.read(session_id, |fold| {
-        stage_requirement(fold, approval_id, choice_id, feedback)
-    })?;
-    let command = decide_command(session_id, approval_id, &requirement, choice_id, feedback);
-    Ok((command, requirement))
-}
-
-/// `approval/decide` of the stage `approval` was offered at (an approval handler's: the
-/// stage it saw, whatever the fold holds by now; a stage the host moved past since is its
-/// `approvalRequirementStale`), the decision checked against that stage's choices.
-pub(crate) fn decide_offered(
     session_id: &str,
     approval: &PendingApproval,
-    decision: &Decision,
+    choice_id: &str,
+    feedback: Option<&str>,
 ) -> Result<(Command<methods::ApprovalDecide>, ApprovalRequirementRef), Error> {
     let stage = approval.stage().ok_or_else(|| AskError::StageUnknown {
         approval_id: approval.id().to_owned(),
     })?;
-    let (choice_id, feedback) = (decision.choice_id(), decision.feedback());
     check_choice(approval.id(), stage.choices, choice_id, feedback.is_some())?;
     let requirement = stage.requirement.clone();
     let command = decide_command(session_id, approval.id(), &requirement, choice_id, feedback);
@@ -379,22 +365,4 @@ fn decide_command(
         params.feedback = feedback.map_or(Tristate::Absent, |f| Tristate::Value(f.to_owned()));
         params
     })
-}
-
-fn stage_requirement(
-    fold: &Fold,
-    approval_id: &str,
-    choice_id: &str,
-    feedback: Option<&str>,
-) -> Result<ApprovalRequirementRef, AskError> {
-    let pending = fold
-        .pending_approval(approval_id)
-        .ok_or_else(|| AskError::UnknownApproval {
-            approval_id: approval_id.to_owned(),
-        })?;
-    let stage = pending.stage().ok_or_else(|| AskError::StageUnknown {
-        approval_id: approval_id.to_owned(),
-    })?;
-    check_choice(approval_id, stage.choices, choice_id, feedback.is_some())?;
-    Ok(stage.requirement.clone())
 }

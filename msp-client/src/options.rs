@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use msp_rpc::RpcError;
+use msp_rpc::{RemoteError, RpcError};
 use msp_session::FoldRules;
 use msp_types::{ClientInfo, InitializeParams};
 
@@ -68,10 +68,10 @@ impl Options {
     }
 }
 
-/// How a command is sent again: after a timeout (its outcome unknown) or an error the
-/// registry calls retryable, with the same `commandId`, so the host applies it once. Other
-/// errors are never retried, nor `daemonDraining` (retryable on another host: this one
-/// refuses it again).
+/// How a command is sent again: after a timeout (its outcome unknown) or an error the host
+/// calls retryable (its `data.retryable`, else the registry's default for its code), with
+/// the same `commandId`, so the host applies it once. Other errors are never retried, nor
+/// `daemonDraining` (retryable on another host: this one refuses it again).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retry {
     /// Sends in all, the first included (1: never again).
@@ -114,9 +114,7 @@ impl Retry {
         }
         match error {
             RpcError::TimedOut { .. } => Some(Duration::ZERO),
-            RpcError::Remote(remote)
-                if remote.retryable() == Some(true) && remote.kind() != Some("daemonDraining") =>
-            {
+            RpcError::Remote(remote) if remote.retryable() == Some(true) && !draining(remote) => {
                 Some(self.backoff_of(attempt))
             }
             _ => None,
@@ -136,6 +134,13 @@ impl Retry {
         let fraction = (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64;
         most.mul_f64(fraction)
     }
+}
+
+/// Whether `remote` says the host is draining, by its kind or by its code's (a kind the
+/// registry does not know falls back to the code's entry).
+pub(crate) fn draining(remote: &RemoteError) -> bool {
+    let kind = |kind: Option<&str>| kind == Some("daemonDraining");
+    kind(remote.kind()) || kind(remote.entry.map(|entry| entry.kind))
 }
 
 #[cfg(test)]
@@ -178,18 +183,7 @@ mod tests {
     #[test]
     fn only_errors_this_host_may_take_later_are_retried() {
         let retry = Retry::default();
-        let remote = |code: i64| {
-            let error = msp_types::ErrorObject::builder()
-                .code(code)
-                .message("no")
-                .build();
-            let entry = error.registry_entry();
-            RpcError::Remote(msp_rpc::RemoteError {
-                method: "turn/steer",
-                error,
-                entry,
-            })
-        };
+        let remote = |code: i64| said(code, None);
         assert!(retry.again(1, &remote(-32001)).is_some(), "overloaded");
         assert!(retry.again(1, &remote(-32031)).is_some(), "backpressured");
         assert!(
@@ -197,5 +191,33 @@ mod tests {
             "draining: another host's"
         );
         assert!(retry.again(1, &remote(-32030)).is_none(), "rejected");
+        // The host's own word overrides its code's default; a draining host's code is
+        // draining whatever kind it names.
+        let overloaded = said(-32001, Some(("overloaded", Some(false))));
+        assert!(retry.again(1, &overloaded).is_none(), "not retryable, said");
+        let internal = said(-32603, Some(("internal", Some(true))));
+        assert!(retry.again(1, &internal).is_some(), "retryable, said");
+        let draining = said(-32039, Some(("shuttingDown", Some(true))));
+        assert!(retry.again(1, &draining).is_none(), "draining by its code");
+    }
+
+    /// A remote error of `code`, with `data` of a kind and its own `retryable` if given.
+    fn said(code: i64, data: Option<(&str, Option<bool>)>) -> RpcError {
+        let mut error = msp_types::ErrorObject::builder()
+            .code(code)
+            .message("no")
+            .build();
+        if let Some((kind, retryable)) = data {
+            let kind: msp_types::ErrorKind = kind.parse().expect("open: every kind reads");
+            let mut data = msp_types::ErrorData::builder().kind(kind).build();
+            data.retryable = retryable;
+            error.data = Some(Box::new(data));
+        }
+        let entry = error.registry_entry();
+        RpcError::Remote(msp_rpc::RemoteError {
+            method: "turn/steer",
+            error,
+            entry,
+        })
     }
 }

@@ -11,8 +11,9 @@ use serde_json::Value;
 use crate::outcome::Error;
 
 /// A command this client sent in a session whose outcome it has not seen: no acknowledgement
-/// came (the request timed out, or the connection closed first), or, for a `turn/start`, the
-/// turn it started has not ended. Take them from the old session
+/// came (the request timed out, or the connection closed first), the host refused it only
+/// for now (an error it calls retryable, such as `overloaded` or `daemonDraining`), or, for
+/// a `turn/start`, the turn it started has not ended. Take them from the old session
 /// ([`blocking::Session::pending`](crate::blocking::Session::pending)) and send them again on
 /// the session resumed over a new connection: any of them with
 /// [`blocking::Session::resend`](crate::blocking::Session::resend), or typed, a `turn/start`
@@ -191,14 +192,20 @@ impl Ledger {
         }
     }
 
-    /// Command `command_id` failed: an answer of the host (a refusal, or one that does not
-    /// decode) is its outcome, and a command that could not be encoded was never sent; a
-    /// timeout or a closed connection leaves the outcome unknown.
+    /// Command `command_id` failed. It stays pending (to send again, here or over another
+    /// connection) while its outcome is unknown: a timeout, a closed connection, an
+    /// acknowledgement naming another command; and when the host refused it only for now,
+    /// with an error it calls retryable (`daemonDraining` among them: another host takes
+    /// it), since an earlier attempt of it may have timed out and landed. Any other answer
+    /// of the host is its outcome, and a command that could not be encoded was never sent.
     pub(crate) fn failed(&mut self, command_id: &str, error: &Error) {
-        let unknown = matches!(
-            error,
-            Error::Rpc(RpcError::TimedOut { .. } | RpcError::Closed(_)) | Error::Closed(_)
-        );
+        let unknown = match error {
+            Error::Rpc(RpcError::TimedOut { .. } | RpcError::Closed(_))
+            | Error::Closed(_)
+            | Error::AckMismatch { .. } => true,
+            Error::Rpc(RpcError::Remote(remote)) => remote.retryable() == Some(true),
+            _ => false,
+        };
         if !unknown {
             self.forget(command_id);
         }
@@ -367,29 +374,55 @@ mod tests {
     }
 
     #[test]
-    fn a_refusal_is_an_outcome_and_a_timeout_is_not() {
+    fn a_refusal_is_an_outcome_and_a_timeout_or_a_refusal_for_now_is_not() {
         let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
-        let (refused, timed_out) = (goal_set(), goal_set());
-        ledger.sent("s", &refused, params(&refused), never);
-        ledger.sent("s", &timed_out, params(&timed_out), never);
-        let error = Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
-            method: "goal/set",
-            error: msp_types::ErrorObject::builder()
-                .code(-32030)
-                .message("rejected")
-                .build(),
-            entry: None,
-        }));
-        ledger.failed(refused.command_id(), &error);
+        let remote = |code: i64| {
+            let error = msp_types::ErrorObject::builder()
+                .code(code)
+                .message("no")
+                .build();
+            let entry = error.registry_entry();
+            Error::Rpc(RpcError::Remote(msp_rpc::RemoteError {
+                method: "goal/set",
+                error,
+                entry,
+            }))
+        };
         let timeout = Error::Rpc(RpcError::TimedOut {
             method: "goal/set",
             id: msp_types::rpc::Id::Number(1),
         });
+        let mismatch = |command_id: &str| Error::AckMismatch {
+            method: "goal/set",
+            command_id: command_id.to_owned(),
+            acknowledged: "another".to_owned(),
+        };
+        let [refused, timed_out, draining, overloaded, acknowledged_as_another] =
+            std::array::from_fn(|_| goal_set());
+        for command in [
+            &refused,
+            &timed_out,
+            &draining,
+            &overloaded,
+            &acknowledged_as_another,
+        ] {
+            ledger.sent("s", command, params(command), never);
+        }
+        ledger.failed(refused.command_id(), &remote(-32030));
         ledger.failed(timed_out.command_id(), &timeout);
-        let pending = ledger.pending(never);
-        assert_eq!(pending.len(), 1);
-        assert_eq!(pending[0].command_id(), timed_out.command_id());
+        ledger.failed(draining.command_id(), &remote(-32039));
+        ledger.failed(overloaded.command_id(), &remote(-32001));
+        let id = acknowledged_as_another.command_id();
+        ledger.failed(id, &mismatch(id));
+        let pending: Vec<_> = ledger
+            .pending(never)
+            .iter()
+            .map(|p| p.command_id().to_owned())
+            .collect();
+        let unknown = [&timed_out, &draining, &overloaded, &acknowledged_as_another];
+        let unknown: Vec<_> = unknown.iter().map(|c| c.command_id().to_owned()).collect();
+        assert_eq!(pending, unknown, "all but the rejected one");
     }
 
     #[test]

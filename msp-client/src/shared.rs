@@ -100,8 +100,8 @@ pub(crate) fn undecodable(bad: &BadFrame) -> Input {
 
 /// Whether a command settling a prompt failed so that the prompt is open to this client
 /// again: the host refused it otherwise than as settled already (which it soon says) or
-/// unknown to it; it was never sent (it did not encode); or no acknowledgement came after
-/// every retry (should it have landed, it settles the prompt first and a second command
+/// unknown to it; it was never sent (it did not encode); or no acknowledgement of it came
+/// after every retry (none, or one naming another command) (should it have landed, it settles the prompt first and a second command
 /// loses: refused as settled already, or admitted and then told apart by `userInput/settled`'s
 /// `decidedByCommandId`).
 pub(crate) fn prompt_open_again(error: &Error) -> bool {
@@ -111,6 +111,8 @@ pub(crate) fn prompt_open_again(error: &Error) -> bool {
             Some("userInputAlreadySettled" | "userInputNotFound")
         ),
         Error::Rpc(RpcError::Encode { .. } | RpcError::TimedOut { .. }) => true,
+        // Acknowledged as another command: whether this one landed is unknown.
+        Error::AckMismatch { .. } => true,
         _ => false,
     }
 }
@@ -463,18 +465,27 @@ impl Deciding {
 
     /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`) or
     /// the host moved past (`approvalRequirementStale`) is passed on, the resolution or the
-    /// next stage still to come. A closed connection ends the handler's wait with why
-    /// (`Ok(Some)`, no other stage offered to the handler); any other failure is the caller's.
+    /// next stage still to come; a choice the host no longer offers (`approvalChoiceInvalid`)
+    /// once the fold shows the stage's choices changed (`still_offered` false) is nothing
+    /// passed: the stage is offered again with its new choices (an update not folded yet
+    /// when the refusal came leaves the refusal the caller's). A closed connection ends the
+    /// handler's wait with why (`Ok(Some)`, no other stage offered to the handler); any other
+    /// failure is the caller's.
     pub(crate) fn failed(
         &mut self,
         approval: &PendingApproval,
+        still_offered: bool,
         error: Error,
     ) -> Result<Option<CloseReason>, Error> {
         let gone = match &error {
-            Error::Rpc(RpcError::Remote(remote)) => matches!(
-                remote.kind(),
-                Some("approvalAlreadyResolved" | "approvalRequirementStale")
-            ),
+            Error::Rpc(RpcError::Remote(remote)) => match remote.kind() {
+                Some("approvalAlreadyResolved" | "approvalRequirementStale") => true,
+                Some("approvalChoiceInvalid") if !still_offered => {
+                    tracing::debug!(approval = approval.id(), %error, "the stage's choices changed");
+                    return Ok(None);
+                }
+                _ => false,
+            },
             Error::Rpc(RpcError::Closed(reason)) | Error::Closed(reason) => {
                 return Ok(Some(reason.clone()));
             }
@@ -487,6 +498,13 @@ impl Deciding {
         self.pass(approval);
         Ok(None)
     }
+}
+
+/// Whether `approval` is still pending at the stage it was offered at, with the same choices
+/// and subject (a host may change a stage's choices without moving to another).
+pub(crate) fn still_offered(fold: &Fold, approval: &PendingApproval) -> bool {
+    let now = fold.pending_approval(approval.id()).and_then(|p| p.stage());
+    now.is_some() && now == approval.stage()
 }
 
 /// `Debug` for a driver's `Client`, `Session` and `Turn` (the ids, nothing of the state).

@@ -912,18 +912,20 @@ impl Session {
         .await
     }
 
-    /// Decides the current stage of approval `approval_id` (`approval/decide`) with a choice
-    /// it offers, and feedback only where that choice accepts it.
+    /// Decides the stage `approval` shows (as [`Session::next_approval`] or
+    /// [`Turn::next_approval`] gave it) with a choice that stage offers, and feedback only
+    /// where that choice accepts it (`approval/decide`). The decision names that stage: when
+    /// the host moved past it meanwhile, it refuses the decision as stale
+    /// (`approvalRequirementStale`) rather than apply it to a stage the program never saw.
     pub async fn decide(
         &self,
-        approval_id: &str,
+        approval: &PendingApproval,
         choice_id: &str,
         feedback: Option<&str>,
     ) -> Result<ApprovalDecideResult, Error> {
-        let (command, requirement) =
-            commands::decide(self.core(), self.id(), approval_id, choice_id, feedback)?;
+        let (command, requirement) = commands::decide(self.id(), approval, choice_id, feedback)?;
         let result = self.send(&command).await?;
-        self.core().decided(&self.0.id, approval_id, &requirement);
+        self.core().decided(&self.0.id, approval.id(), &requirement);
         Ok(result)
     }
 
@@ -935,7 +937,9 @@ impl Session {
     /// again, comes without its request ([`PendingApproval::request`]: no tool, item or
     /// turn). A decision names the stage it was offered at: one another decision won or the
     /// host moved past meanwhile is not an error, and the next stage is offered when it
-    /// comes. A decision the stage does not offer ends it with [`Error::Ask`], nothing sent,
+    /// comes; a stage whose choices the host changed meanwhile (refused as
+    /// `approvalChoiceInvalid`) is offered again with them. A decision the stage does not
+    /// offer ends it with [`Error::Ask`], nothing sent,
     /// and any other failure of `approval/decide` with its error. The session's handler:
     /// on a task of its own it decides while the program starts turns and follows them
     /// ([`Session::handle_approvals`] spawns that task); closing the client ends it, and so
@@ -1023,7 +1027,7 @@ impl Session {
             let mut handler = pin!(decide(approval.clone()));
             let stopped = || stop.is_some_and(HandlerStop::is_stopped);
             let mut gone = pin!(self.until(None, "the stage's end", |fold, _| {
-                (!still_offered(fold, &approval) || stopped()).then_some(())
+                (!shared::still_offered(fold, &approval) || stopped()).then_some(())
             }));
             let raced = poll_fn(|cx| match handler.as_mut().poll(cx) {
                 Poll::Ready(decision) => Poll::Ready(Ok(decision)),
@@ -1034,31 +1038,24 @@ impl Session {
                 Ok(decision) => decision,
                 Err(Err(Error::Closed(reason))) => return Ok(Some(reason)),
                 Err(Err(error)) => return Err(error),
-                Err(Ok(())) => None,
+                // The stage is gone (decided, moved on, its choices changed) or the handler
+                // stopped: the next wait tells which, and offers a changed stage again.
+                Err(Ok(())) => continue,
             };
             let Some(decision) = decision else {
                 deciding.pass(&approval);
                 continue;
             };
-            let decided = self.decide_offered(&approval, &decision).await;
+            let decided = self
+                .decide(&approval, decision.choice_id(), decision.feedback())
+                .await;
             if let Err(error) = decided {
-                if let Some(reason) = deciding.failed(&approval, error)? {
+                let still = self.read(|fold| shared::still_offered(fold, &approval));
+                if let Some(reason) = deciding.failed(&approval, still, error)? {
                     return Ok(Some(reason));
                 }
             }
         }
-    }
-
-    /// Decides the stage `approval` was offered at with `decision` (an approval handler's).
-    async fn decide_offered(
-        &self,
-        approval: &PendingApproval,
-        decision: &Decision,
-    ) -> Result<ApprovalDecideResult, Error> {
-        let (command, requirement) = commands::decide_offered(self.id(), approval, decision)?;
-        let result = self.send(&command).await?;
-        self.core().decided(&self.0.id, approval.id(), &requirement);
-        Ok(result)
     }
 
     /// Waits for approval `approval_id` to be resolved.
@@ -1254,13 +1251,6 @@ impl Turn {
     pub async fn interrupt(&self, retract: bool) -> Result<TurnInterruptResult, Error> {
         self.session.interrupt(Some(&self.id), retract).await
     }
-}
-
-/// Whether `approval` is still pending at the stage it was offered at.
-fn still_offered(fold: &Fold, approval: &PendingApproval) -> bool {
-    let offered = approval.stage().map(|stage| stage.requirement);
-    let now = fold.pending_approval(approval.id()).and_then(|p| p.stage());
-    now.map(|stage| stage.requirement) == offered
 }
 
 /// A handler that decides at once, as one that awaits (the drivers' loop takes those).

@@ -256,7 +256,7 @@ impl Player {
                 assert_eq!(approval.id(), params["approvalId"], "the approval asked");
                 let feedback = params["feedback"].as_str();
                 let choice = params["choiceId"].as_str().unwrap();
-                accept_remote(session.decide(approval.id(), choice, feedback).map(drop))?;
+                accept_remote(session.decide(&approval, choice, feedback).map(drop))?;
             }
             "userInput/answer" => {
                 let session = self.session(params)?;

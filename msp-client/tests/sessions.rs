@@ -11,7 +11,7 @@ use msp_client::{
     render, Answer, AskError, Decision, Error, Event, HandlerStop, Resent, SettledBy, TurnOutcome,
 };
 use msp_rpc::canned::Outcome as Played;
-use msp_rpc::{ExitKind, Retry};
+use msp_rpc::{ExitKind, Retry, RpcError};
 use msp_session::{Outcome, PendingApproval, Stage};
 use msp_types::protocol::methods;
 use msp_types::{
@@ -244,13 +244,13 @@ fn an_approval_is_decided_with_an_offered_choice_and_the_turn_ends() {
     let offered: Vec<&str> = stage.choices.iter().map(|c| c.choice_id.as_str()).collect();
     assert!(offered.contains(&"allow_session"), "{offered:?}");
     println!("approve? {}", render::SubjectLine(stage.subject));
-    let refused = session.decide(approval.id(), "allow_forever", None);
+    let refused = session.decide(&approval, "allow_forever", None);
     assert!(
         matches!(refused, Err(Error::Ask(AskError::ChoiceNotOffered { .. }))),
         "{refused:?}"
     );
     let decided = session
-        .decide(approval.id(), "allow_session", None)
+        .decide(&approval, "allow_session", None)
         .expect("accepted");
     assert!(decided.terminal, "one stage");
     let resolved = session.resolved(approval.id(), WAIT).expect("resolved");
@@ -855,6 +855,115 @@ fn a_handlers_decision_names_the_stage_it_was_offered_though_the_fold_moved_on()
 }
 
 #[test]
+fn a_decision_names_the_stage_the_program_saw_not_the_one_the_host_moved_to() {
+    let Some(dir) = moved_while_deciding() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let first = session.next_approval(WAIT).expect("the first stage");
+    assert_eq!(first.stage().unwrap().requirement.source_index, 0);
+    // The host moves the approval on before the program decides what it was shown.
+    session.rename("meanwhile").expect("renamed");
+    let moved = |fold: &msp_session::Fold| {
+        let stage = fold.pending_approval(first.id())?.stage()?;
+        (stage.requirement.source_index == 1).then_some(())
+    };
+    session.wait_for(WAIT, moved).expect("the update");
+    // `allow_session` is offered at both stages: the decision is still the first's, and the
+    // host refuses it as stale (the transcript expects `requirementId` 0 here).
+    let stale = session.decide(&first, "allow_session", None);
+    let Err(Error::Rpc(RpcError::Remote(refusal))) = stale else {
+        panic!("refused as stale: {stale:?}");
+    };
+    assert_eq!(refusal.kind(), Some("approvalRequirementStale"));
+    let second = session.next_approval(WAIT).expect("the second stage");
+    assert_eq!(second.stage().unwrap().requirement.source_index, 1);
+    let ack = session
+        .decide(&second, "allow_once", None)
+        .expect("accepted");
+    assert!(ack.terminal);
+    assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+/// The approval round trip where the host changes the stage's choices (same requirement,
+/// `allow_session` no longer offered) while the handler decides: the handler renames the
+/// session meanwhile and the update follows; its `allow_session` is refused as
+/// `approvalChoiceInvalid`, and its `allow_once` of the changed stage is accepted.
+fn choices_changed_while_deciding() -> Option<tempfile::TempDir> {
+    support::derived("approval-round-trip", |frames| {
+        let request = frames
+            .iter()
+            .position(|(_, f)| f["method"] == "approval/request")
+            .unwrap();
+        let decide = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "approval/decide")
+            .unwrap();
+        let [mut updated, mut second, answer] = second_stage(frames, decide);
+        let params = &mut updated.1["params"];
+        params["currentRequirementId"]["sourceIndex"] = 0.into();
+        params["change"] = serde_json::json!({"kind": "choicesChanged"});
+        let choices = params["availableChoices"].as_array_mut().unwrap();
+        choices.retain(|choice| choice["choiceId"] != "allow_session");
+        second.1["params"]["requirementId"]["sourceIndex"] = 0.into();
+        let ack = frames[decide + 1].1.as_object_mut().unwrap();
+        ack.remove("result");
+        ack.insert(
+            "error".into(),
+            serde_json::json!({
+                "code": -32052,
+                "message": "not offered",
+                "data": {"kind": "approvalChoiceInvalid", "choiceId": "allow_session"}
+            }),
+        );
+        frames.insert(decide + 2, second);
+        frames.insert(decide + 3, answer);
+        frames.insert(request + 2, updated);
+        support::insert_rename(frames, request + 2);
+    })
+}
+
+#[test]
+fn a_handlers_stage_whose_choices_changed_is_offered_again_with_them() {
+    let Some(dir) = choices_changed_while_deciding() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let mut offered = Vec::new();
+    let outcome = turn
+        .completed_deciding(|_, stage| {
+            let choices: Vec<_> = stage.choices.iter().map(|c| c.choice_id.clone()).collect();
+            offered.push((stage.requirement.source_index, choices));
+            if offered.len() > 1 {
+                return Some(Decision::choose("allow_once"));
+            }
+            // The host changes the stage's choices before this decision is sent.
+            session.rename("meanwhile").expect("renamed");
+            let changed = |fold: &msp_session::Fold| {
+                let stage = fold.pending_approval(APPROVAL)?.stage()?;
+                (stage.choices.len() == 2).then_some(())
+            };
+            session.wait_for(WAIT, changed).expect("the update");
+            Some(Decision::choose("allow_session"))
+        })
+        .expect("a changed stage is not an error");
+    let choices = |ids: &[&str]| ids.iter().map(|id| id.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        offered,
+        [
+            (0, choices(&["allow_once", "allow_session", "abort"])),
+            (0, choices(&["allow_once", "abort"])),
+        ],
+        "the stage, then the same stage with its new choices"
+    );
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    let exit = client.close();
+    assert_eq!(exit.as_ref().and_then(|e| e.code), Some(0), "{exit:?}");
+}
+
+#[test]
 fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
     let Some(dir) = two_stages(false) else {
         return;
@@ -869,9 +978,7 @@ fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
         } else {
             "allow_once"
         };
-        let ack = session
-            .decide(approval.id(), choice, None)
-            .expect("accepted");
+        let ack = session.decide(&approval, choice, None).expect("accepted");
         decided.push(stage.requirement.source_index);
         if ack.terminal {
             break;
@@ -1159,8 +1266,9 @@ fn the_sessions_handler_choosing_what_is_not_offered_gets_the_refusal() {
         "{refused:?}"
     );
     // Nothing was sent: the recorded decision still goes through.
+    let approval = session.next_approval(None).expect("still pending");
     let ack = session
-        .decide(APPROVAL, "allow_session", None)
+        .decide(&approval, "allow_session", None)
         .expect("accepted");
     assert!(ack.terminal);
     assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
@@ -1271,12 +1379,10 @@ fn a_handler_choosing_what_is_not_offered_gets_the_refusal_and_nothing_is_sent()
     };
     assert_eq!(choice_id, "allow_once");
     // Nothing was sent: the recorded decision still goes through.
+    let approval = session.next_approval(None).expect("still pending");
+    assert_eq!(approval.id(), "0198f0ac-7777-7000-8000-0000000000e1");
     let ack = session
-        .decide(
-            "0198f0ac-7777-7000-8000-0000000000e1",
-            "allow_session",
-            None,
-        )
+        .decide(&approval, "allow_session", None)
         .expect("accepted");
     assert!(ack.terminal);
     assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));

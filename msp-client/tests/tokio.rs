@@ -154,7 +154,7 @@ async fn an_approval_and_a_streamed_turn() {
     let (client, session, turn) = start_a_turn(&scenario, &[], "Run the tests.").await;
     let approval = session.next_approval(WAIT).await.expect("the approval");
     session
-        .decide(approval.id(), "allow_session", None)
+        .decide(&approval, "allow_session", None)
         .await
         .expect("accepted");
     let resolved = session
@@ -412,8 +412,9 @@ async fn the_sessions_handler_stopped_while_it_awaits_is_dropped() {
     let ended = ended.expect("stopped").expect("the task ran");
     assert!(matches!(ended, Ok(None)), "{ended:?}");
     assert!(client.connection().close_reason().is_none());
+    let approval = session.next_approval(None).await.expect("still pending");
     session
-        .decide(APPROVAL, "allow_session", None)
+        .decide(&approval, "allow_session", None)
         .await
         .expect("decided by the program");
     let outcome = session.turn(&running).completed().await;

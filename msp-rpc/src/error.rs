@@ -82,9 +82,11 @@ impl RemoteError {
         }
     }
 
-    /// Whether the same call may succeed later, as the registry says.
+    /// Whether the same call may succeed later: as the error's `data.retryable` says when
+    /// sent (the host's word overrides its code's default), else as the registry says.
     pub fn retryable(&self) -> Option<bool> {
-        self.entry.and_then(|e| e.retryable)
+        let said = self.error.data.as_ref().and_then(|data| data.retryable);
+        said.or_else(|| self.entry.and_then(|e| e.retryable))
     }
 
     /// The JSON-RPC error code.

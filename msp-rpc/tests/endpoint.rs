@@ -319,6 +319,32 @@ fn an_error_response_is_typed_with_its_registry_entry() {
 }
 
 #[test]
+fn an_errors_own_retryable_overrides_its_codes_default() {
+    let mut client = Endpoint::<Client>::new();
+    for (n, (data, retryable)) in [
+        (r#"{"kind":"overloaded","retryable":false}"#, Some(false)),
+        (r#"{"kind":"internal","retryable":true}"#, Some(true)),
+        (r#"{"kind":"overloaded"}"#, Some(true)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let call = client
+            .request::<methods::ModelList>(&ModelListParams::new(), None)
+            .unwrap();
+        let id = n + 1;
+        client.handle_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32001,"message":"no","data":{data}}}}}"#
+        ));
+        let Some(Event::Response(response)) = client.poll_event() else {
+            panic!("{data}")
+        };
+        let error = call.decode(response).unwrap_err();
+        assert_eq!(error.remote().unwrap().retryable(), retryable, "{data}");
+    }
+}
+
+#[test]
 fn a_response_nobody_asked_for_is_reported() {
     let mut client = Endpoint::<Client>::new();
     client.handle_line(r#"{"jsonrpc":"2.0","id":99,"result":{}}"#);

@@ -182,11 +182,8 @@ impl Approvals {
         }) {
             return ApprovalChange::Stale;
         }
-        let stage = entry
-            .latest_update
-            .as_ref()
-            .map(|u| &u.current_requirement_id)
-            != Some(&update.current_requirement_id);
+        // A new stage when the one shown (by an update, else by the request) is another.
+        let stage = shown != Some(showing);
         entry.latest_update = Some(Box::new(update));
         ApprovalChange::Pending { stage }
     }

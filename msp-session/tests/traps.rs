@@ -347,6 +347,30 @@ fn a_multi_stage_approval_shows_each_stage_until_it_resolves() {
 }
 
 #[test]
+fn an_update_at_the_stage_its_request_shows_is_no_new_stage() {
+    let mut fold = fold();
+    let change = |outcome: Outcome| match outcome {
+        Outcome::Approval { change, .. } => change,
+        other => panic!("{other:?}"),
+    };
+    let stage = |stage| ApprovalChange::Pending { stage };
+    assert_eq!(change(fold.apply(approval_requested("a1", 5))), stage(true));
+    // An update of the stage the request shows (its choices changed): the same stage.
+    let mut same = approval_params("a1", 6);
+    same["change"] = json!({"kind": "choicesChanged"});
+    let same = event("approval/updated", same);
+    assert_eq!(change(fold.apply(same)), stage(false));
+    assert_eq!(
+        change(fold.apply(approval_updated("a1", 1, 7))),
+        stage(true)
+    );
+    assert_eq!(
+        change(fold.apply(approval_updated("a1", 1, 8))),
+        stage(false)
+    );
+}
+
+#[test]
 fn a_request_routed_after_an_update_of_its_stage_or_a_later_one_keeps_the_update() {
     let mut fold = fold();
     let stage = |fold: &Fold| {
