@@ -40,6 +40,7 @@ use msp_types::rpc::Request;
 use msp_types::{ApprovalRequirementRef, SessionResumeResult};
 use slab::Slab;
 
+use crate::acks::Acks;
 use crate::outcome::Error;
 use crate::pending::{EndedBefore, Ledger, PendingCommand};
 use crate::pump::{BUSY_LOOK, STALL};
@@ -171,8 +172,8 @@ pub(crate) struct Slot {
     waiting: Vec<Waker>,
     /// What this client did in the session.
     asked: Asked,
-    /// The acknowledgement of each command sent, to compare a replay's with.
-    acks: HashMap<String, serde_json::Value>,
+    /// The acknowledgements of the commands sent lately, to compare a replay's with.
+    acks: Acks,
     /// The commands whose outcome is not seen yet.
     ledger: Ledger,
     /// Its refills that overflowed in a row ([`OVERFLOWS`]).
@@ -683,7 +684,7 @@ impl Core {
             hold: Hold::Idle,
             waiting: Vec::new(),
             asked: Asked::default(),
-            acks: HashMap::new(),
+            acks: Acks::default(),
             ledger: Ledger::default(),
             overflows: 0,
         };
@@ -933,8 +934,8 @@ impl Core {
         });
     }
 
-    /// Keeps command `command_id`'s acknowledgement; one kept before that differs is
-    /// [`Error::ReplayDiffers`].
+    /// Keeps command `command_id`'s acknowledgement (the latest [`KEPT`](crate::acks::KEPT) are); one kept
+    /// before that differs is [`Error::ReplayDiffers`].
     pub(crate) fn acknowledged<M: Request>(
         &self,
         session_id: &str,
@@ -949,17 +950,13 @@ impl Core {
             return Ok(());
         };
         slot.ledger.acknowledged(M::METHOD, command_id, &value);
-        match slot.acks.get(command_id) {
-            Some(first) if *first != value => Err(Error::ReplayDiffers {
-                method: M::METHOD,
-                command_id: command_id.to_owned(),
-            }),
-            Some(_) => Ok(()),
-            None => {
-                slot.acks.insert(command_id.to_owned(), value);
-                Ok(())
-            }
+        if slot.acks.note(command_id, value) {
+            return Ok(());
         }
+        Err(Error::ReplayDiffers {
+            method: M::METHOD,
+            command_id: command_id.to_owned(),
+        })
     }
 
     /// A follower of the turn command `command_id` starts, from its first event, while the

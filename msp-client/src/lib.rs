@@ -70,6 +70,7 @@
 //! and once it is finished another begins for the hole (a gap shown meanwhile merged in),
 //! unless the connection ended, up to three overflowed refills in a row.
 
+mod acks;
 mod asks;
 pub mod blocking;
 mod commands;

@@ -137,7 +137,9 @@ pub enum Error {
         acknowledged: String,
     },
     /// A command sent again with the same `commandId` got another acknowledgement than the
-    /// first time: the host did not replay it.
+    /// first time: the host did not replay it. Compared on the connection that got the first
+    /// (a session keeps its latest 1,024 commands' acknowledgements), and for a `turn/start`
+    /// sent again from a new connection, by the turn it names.
     #[error("{method} {command_id}: the replayed acknowledgement differs from the first")]
     ReplayDiffers {
         /// The method.

@@ -990,6 +990,34 @@ fn a_multi_stage_approval_is_decided_stage_by_stage_until_terminal() {
 }
 
 #[test]
+fn a_turns_approvals_loop_takes_each_stage_until_the_turn_ends() {
+    // The README's approvals recipe, on an approval of two stages.
+    let Some(dir) = two_stages(false) else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path());
+    let mut decided = Vec::new();
+    while let Some(approval) = turn.next_approval().expect("the turn's approvals") {
+        let stage = approval.stage().expect("a stage to decide");
+        let choice = if decided.is_empty() {
+            "allow_session"
+        } else {
+            "allow_once"
+        };
+        let ack = session.decide(&approval, choice, None).expect("accepted");
+        decided.push((stage.requirement.source_index, ack.terminal));
+    }
+    assert_eq!(
+        decided,
+        [(0, false), (1, true)],
+        "each stage once, in order"
+    );
+    assert_eq!(turn.completed().terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    assert_eq!(client.close().and_then(|e| e.code), Some(0));
+}
+
+#[test]
 fn a_handler_decides_each_stage_once_until_the_turn_ends() {
     handler_decides_two_stages(false);
 }
