@@ -369,6 +369,9 @@ struct State {
     /// Inputs dropped from `unclaimed`, counted for the log.
     unclaimed_dropped: u64,
     ended: Option<Ended>,
+    /// The `commandId`s this client sent in each session no longer open, for its next
+    /// opening (a prompt settled by one was settled by this client).
+    sent_before: HashMap<String, HashSet<String>>,
     /// Waits for the connection's end itself, each at the key its [`EndWait`] holds (taken
     /// out when it is dropped: a wait a `select!` gave up on leaves nothing behind).
     ending: Slab<Waker>,
@@ -554,6 +557,7 @@ impl Core {
                 unclaimed: VecDeque::new(),
                 unclaimed_dropped: 0,
                 ended: None,
+                sent_before: HashMap::new(),
                 ending: Slab::new(),
                 pumping: Pumping::default(),
                 woken: Vec::new(),
@@ -683,7 +687,10 @@ impl Core {
             followers: Slab::new(),
             hold: Hold::Idle,
             waiting: Vec::new(),
-            asked: Asked::default(),
+            asked: Asked {
+                sent: state.sent_before.remove(session_id).unwrap_or_default(),
+                ..Asked::default()
+            },
             acks: Acks::default(),
             ledger: Ledger::default(),
             overflows: 0,
@@ -716,6 +723,10 @@ impl Core {
         };
         slot.opened -= 1;
         if slot.opened == 0 {
+            let sent = std::mem::take(&mut slot.asked.sent);
+            if !sent.is_empty() {
+                state.sent_before.insert(session_id.to_owned(), sent);
+            }
             let forgotten = state.slots.remove(session_id);
             // A session's fold may hold thousands of items: freed once the lock is released.
             drop(state);
@@ -1870,5 +1881,22 @@ mod tests {
         ));
         // Neither parked: neither counted.
         assert_eq!(core.lock().pumping.handles, 0);
+    }
+
+    #[test]
+    fn the_commands_sent_in_a_session_are_known_at_its_next_opening() {
+        use msp_types::protocol::methods;
+        let core = Core::new(FoldRules::default(), 0);
+        let _ = core.open("s", |_| ());
+        let answer: Command<methods::UserInputAnswerMethod> = Command::with_id("c1", |id| {
+            serde_json::from_value(serde_json::json!({"commandId": id, "sessionId": "s", "userInputId": "p", "answers": []})).unwrap()
+        });
+        core.sent("s", &answer).unwrap();
+        core.forget("s");
+        assert!(core.lock().slots.get("s").is_none(), "closed");
+        let _ = core.open("s", |_| ());
+        let sent = |core: &Core| core.lock().slots.get("s").unwrap().asked.sent.clone();
+        assert_eq!(sent(&core), HashSet::from(["c1".to_owned()]));
+        assert!(core.lock().sent_before.is_empty(), "handed to the opening");
     }
 }

@@ -70,9 +70,11 @@ impl TurnOutcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SettledBy {
-    /// A command this client sent (its `commandId`).
+    /// A command this client sent in the session, through a session handle of any of its
+    /// openings (its `commandId`).
     ThisClient(String),
-    /// A command of another client (its `commandId`).
+    /// A command of another client, or one this client sent otherwise than through a
+    /// session handle (its `commandId`).
     Elsewhere(String),
     /// No command: the host settled it (timed out, aborted with its turn).
     Host,
