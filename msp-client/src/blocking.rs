@@ -572,8 +572,11 @@ impl Session {
     /// session it was sent in, resumed on this connection: the host answers with its first
     /// decision if it still knows the command, and the turn it names is followed as
     /// [`Session::start_turn`]'s (a turn the resume said ended comes back ended:
-    /// [`TurnOutcome::EndedBeforeResume`]). A replay acknowledged with another turn than the
-    /// first acknowledgement named is [`Error::ReplayDiffers`].
+    /// [`TurnOutcome::EndedBeforeResume`]). A resume says so of its `lastTurn`, and from a
+    /// snapshot of each turn it shows neither running nor queued: after a resume without a
+    /// snapshot, a turn that ended before it but not last is not known to have ended, and its
+    /// [`Turn::completed`] waits until the connection ends. A replay acknowledged with another
+    /// turn than the first acknowledgement named is [`Error::ReplayDiffers`].
     pub fn resend_turn(&self, pending: &PendingCommand) -> Result<Turn, Error> {
         let command = pending.turn_start(self.id())?;
         let turn = self.start(command)?;
