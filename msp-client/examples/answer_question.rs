@@ -17,7 +17,7 @@ use msp_client::{render, Answer, Options};
 
 fn main() -> Result<(), msp_client::Error> {
     let session_id = common::session("0198f0aa-1111-7000-8000-0000000000bb");
-    let client = Client::spawn(&common::host(), Options::new("answer-question", "0.1.0"))?;
+    let client = Client::spawn(&common::host(), Options::new("answer_question", "0.1.0"))?;
     let (session, _) = client.resume_session(&session_id)?;
     let prompt = session.next_prompt(None)?;
     let question = &prompt.request().expect("its questions").questions[0];

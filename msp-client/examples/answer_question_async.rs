@@ -10,7 +10,7 @@ use msp_client::{render, Answer, Options};
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), msp_client::Error> {
     let session_id = common::session("0198f0aa-1111-7000-8000-0000000000bb");
-    let client = Client::spawn(&common::host(), Options::new("answer-question", "0.1.0")).await?;
+    let client = Client::spawn(&common::host(), Options::new("answer_question", "0.1.0")).await?;
     let (session, _) = client.resume_session(&session_id).await?;
     let prompt = session.next_prompt(None).await?;
     let question = &prompt.request().expect("its questions").questions[0];

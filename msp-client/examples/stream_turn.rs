@@ -12,7 +12,7 @@ use msp_client::{render, Options};
 use msp_types::SessionStartParams;
 
 fn main() -> Result<(), msp_client::Error> {
-    let client = Client::spawn(&common::host(), Options::new("stream-turn", "0.1.0"))?;
+    let client = Client::spawn(&common::host(), Options::new("stream_turn", "0.1.0"))?;
     let start = |id| SessionStartParams::builder().command_id(id).build();
     let (session, _) = client.start_session(start)?;
     let turn = session.send_user_turn([render::text("Run the tests and summarize failures")])?;

@@ -10,7 +10,7 @@ use msp_types::SessionStartParams;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), msp_client::Error> {
-    let client = Client::spawn(&common::host(), Options::new("stream-turn", "0.1.0")).await?;
+    let client = Client::spawn(&common::host(), Options::new("stream_turn", "0.1.0")).await?;
     let start = |id| SessionStartParams::builder().command_id(id).build();
     let (session, _) = client.start_session(start).await?;
     let input = render::text("Run the tests and summarize failures");

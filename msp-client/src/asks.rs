@@ -4,8 +4,8 @@
 
 use msp_session::Stage;
 use msp_types::{
-    ApprovalChoice, ApprovalDecision, UserInputAnswer, UserInputQuestion, UserInputRequestParams,
-    UserInputSelectionMode,
+    ApprovalChoice, ApprovalDecision, UserInputAnswer, UserInputClarification, UserInputQuestion,
+    UserInputRequestParams, UserInputSelectionMode,
 };
 
 /// The longest `freeText` and `note` the schema allows, in characters.
@@ -198,12 +198,12 @@ pub enum AskError {
         /// What is wrong.
         reason: String,
     },
-    /// A free text or note over [`FREE_TEXT_CHARS`] characters.
+    /// A free text, note or clarification over [`FREE_TEXT_CHARS`] characters.
     #[error("{question_id}: {what} is {chars} characters, over {FREE_TEXT_CHARS}")]
     TooLong {
-        /// The question.
+        /// The question (the prompt, for a clarification).
         question_id: String,
-        /// `freeText` or `note`.
+        /// `freeText`, `note`, or a clarification's `content`.
         what: &'static str,
         /// Its length.
         chars: usize,
@@ -300,14 +300,7 @@ fn check_answer(question: &UserInputQuestion, answer: &UserInputAnswer) -> Resul
         ));
     }
     for (what, text) in [("freeText", &answer.free_text), ("note", &answer.note)] {
-        let chars = text.as_deref().map_or(0, |t| t.chars().count());
-        if chars > FREE_TEXT_CHARS {
-            return Err(AskError::TooLong {
-                question_id: id.clone(),
-                what,
-                chars,
-            });
-        }
+        check_length(id, what, text.as_deref().unwrap_or_default())?;
     }
     let labels: Vec<&String> = match (&answer.selected_label, &answer.selected_labels) {
         (Some(label), _) => {
@@ -371,6 +364,28 @@ pub(crate) fn check_choice(
         });
     }
     Ok(())
+}
+
+/// `text`, `what` of `question_id`, is at most [`FREE_TEXT_CHARS`] characters.
+fn check_length(question_id: &str, what: &'static str, text: &str) -> Result<(), AskError> {
+    let chars = text.chars().count();
+    if chars > FREE_TEXT_CHARS {
+        return Err(AskError::TooLong {
+            question_id: question_id.to_owned(),
+            what,
+            chars,
+        });
+    }
+    Ok(())
+}
+
+/// A clarification of prompt `user_input_id` fits: its `content` is at most
+/// [`FREE_TEXT_CHARS`] characters.
+pub(crate) fn check_clarification(
+    user_input_id: &str,
+    clarification: &UserInputClarification,
+) -> Result<(), AskError> {
+    check_length(user_input_id, "content", &clarification.content)
 }
 
 #[cfg(test)]
@@ -445,6 +460,27 @@ mod tests {
         assert!(matches!(
             check_answers(&single, &[Answer::label("db", "SQLite").note(long)]),
             Err(AskError::TooLong { what: "note", .. })
+        ));
+    }
+
+    #[test]
+    fn a_clarification_is_at_most_so_many_characters() {
+        let said = |chars: usize| {
+            let content = "é".repeat(chars);
+            let clarification = UserInputClarification::builder()
+                .content(content)
+                .format("text")
+                .build();
+            check_clarification("p", &clarification)
+        };
+        assert_eq!(said(FREE_TEXT_CHARS), Ok(()), "characters, not bytes");
+        assert!(matches!(
+            said(FREE_TEXT_CHARS + 1),
+            Err(AskError::TooLong {
+                what: "content",
+                chars: 501,
+                ..
+            })
         ));
     }
 

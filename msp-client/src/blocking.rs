@@ -815,7 +815,9 @@ impl Session {
         )?;
         self.settle(user_input_id, &command)
     }
-    /// Asks the agent to reword question `user_input_id` (`userInput/clarify`).
+    /// Replies to question `user_input_id` in the user's own words, in place of its options
+    /// (`userInput/clarify`: the model reads the reply and decides again); a `content` over
+    /// [`FREE_TEXT_CHARS`](crate::FREE_TEXT_CHARS) characters is refused, nothing sent.
     pub fn clarify(
         &self,
         user_input_id: &str,

@@ -15,7 +15,9 @@ use msp_types::{
     UserInputClarifyParams, UserInputInterruptParams,
 };
 
-use crate::asks::{check_answers, check_choice, check_every_answer, Answer, AskError};
+use crate::asks::{
+    check_answers, check_choice, check_clarification, check_every_answer, Answer, AskError,
+};
 use crate::core::Core;
 use crate::outcome::Error;
 use crate::shared;
@@ -260,13 +262,15 @@ pub(crate) fn interrupt_prompt(
     }))
 }
 
-/// `userInput/clarify`: asks the agent to reword a pending prompt.
+/// `userInput/clarify`: the user's reply in their own words to a pending prompt, in place of
+/// its options (the model reads it and decides again), once it fits.
 pub(crate) fn clarify(
     core: &Core,
     session_id: &str,
     user_input_id: &str,
     clarification: UserInputClarification,
 ) -> Result<Command<methods::UserInputClarify>, Error> {
+    check_clarification(user_input_id, &clarification)?;
     core.read(session_id, |fold| {
         shared::prompt_pending(fold, user_input_id)
     })?;

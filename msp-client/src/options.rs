@@ -22,7 +22,9 @@ pub const EVENTS: usize = 65_536;
 impl Options {
     /// A client named `name` at `version` in `initialize`'s `clientInfo`, with the
     /// connection's defaults, the default fold rules, [`EVENTS`] events kept a session and
-    /// [`Retry::default`].
+    /// [`Retry::default`]. The schema makes a name of lowercase ASCII letters, digits and
+    /// underscores only (`my_client`): another is refused at the handshake, nothing sent
+    /// ([`HandshakeError::InvalidParams`](msp_rpc::HandshakeError::InvalidParams)).
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         let client_info = ClientInfo::builder().name(name).version(version).build();
         Options {

@@ -338,7 +338,7 @@ impl Connection<Client> {
     /// version and the host's release first, then the rest of the result), then
     /// `initialized`. A host that fails the checks is refused with [`RpcError::Handshake`].
     pub fn initialize(&self, params: &InitializeParams) -> Result<&Handshake, RpcError> {
-        self.inner.io.shared.begin_initialize()?;
+        self.inner.io.shared.begin_initialize(params)?;
         let timeout = self.inner.settings.timeout_of(methods::Initialize::METHOD);
         let response = self
             .start::<methods::Initialize>(params, timeout)?

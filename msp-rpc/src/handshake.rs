@@ -179,6 +179,18 @@ pub enum HandshakeError {
     /// `initialize` was already sent on this connection.
     #[error("initialize may be sent only once per connection")]
     AlreadyInitialized,
+    /// This side's `initialize` params break the schema (a `clientInfo.name` not made of
+    /// lowercase letters, digits and underscores, say): nothing was sent.
+    #[error("the initialize params break the schema: {}", list(violations))]
+    InvalidParams {
+        /// Each broken constraint, at its JSON pointer in the params.
+        violations: Vec<msp_types::Violation>,
+    },
+}
+
+fn list(violations: &[msp_types::Violation]) -> String {
+    let each: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    each.join("; ")
 }
 
 /// A host that passed the handshake: what it serves, its result and the warnings it raised.

@@ -58,6 +58,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use msp_types::rpc::{Id, Notification, Request};
+use msp_types::{InitializeParams, Validate};
 
 use crate::endpoint::{Endpoint, Event, Handled, Parsed, Reply, Response, Responses, Role, Sends};
 use crate::error::{CloseReason, RpcError};
@@ -474,8 +475,13 @@ impl<R: Role> Shared<R> {
         self.lock().endpoint.cancel(id);
     }
 
-    /// Notes that `initialize` is being sent: it may be, once.
-    pub(crate) fn begin_initialize(&self) -> Result<(), HandshakeError> {
+    /// Notes that `initialize` is being sent: it may be, once, and with params the schema
+    /// takes.
+    pub(crate) fn begin_initialize(&self, params: &InitializeParams) -> Result<(), HandshakeError> {
+        // A real host refuses params that break the schema; some fakes take them.
+        if let Err(violations) = params.validate() {
+            return Err(HandshakeError::InvalidParams { violations });
+        }
         let mut state = self.lock();
         if std::mem::replace(&mut state.initialized, true) {
             return Err(HandshakeError::AlreadyInitialized);

@@ -211,3 +211,29 @@ fn a_result_without_a_readable_schema_is_refused_with_a_reason() {
     ));
     assert!(!initialized);
 }
+
+#[test]
+fn params_that_break_the_schema_are_refused_before_anything_is_sent() {
+    let (conn, mut host) = connect(Options::new());
+    let named = |name: &str| {
+        let me = ClientInfo::builder().name(name).version("0").build();
+        InitializeParams::builder().client_info(me).build()
+    };
+    let refused = conn.initialize(&named("My-Client"));
+    let Err(RpcError::Handshake(HandshakeError::InvalidParams { violations })) = &refused else {
+        panic!("refused: {refused:?}");
+    };
+    assert_eq!(violations.len(), 1);
+    assert_eq!(violations[0].pointer, "/clientInfo/name");
+    let said = refused.as_ref().unwrap_err().to_string();
+    assert!(said.contains("/clientInfo/name"), "{said}");
+    // Nothing was sent, nor noted as sent: the same connection opens with a good name.
+    let worker = std::thread::spawn({
+        let conn = conn.clone();
+        move || conn.initialize(&named("my_client")).cloned()
+    });
+    let init = host.recv().unwrap();
+    assert_eq!(init["params"]["clientInfo"]["name"], "my_client");
+    host.answer(&init, &initialize_result(UNKNOWN, 1));
+    assert!(worker.join().unwrap().is_ok());
+}

@@ -47,7 +47,7 @@ fn hello() -> InitializeParams {
     InitializeParams::builder()
         .client_info(
             ClientInfo::builder()
-                .name("process-test")
+                .name("process_test")
                 .version("0.1.0")
                 .build(),
         )

@@ -389,7 +389,7 @@ impl Connection<Client> {
     /// version and the host's release first, then the rest of the result), then
     /// `initialized`.
     pub async fn initialize(&self, params: &InitializeParams) -> Result<&Handshake, RpcError> {
-        self.inner.io.shared.begin_initialize()?;
+        self.inner.io.shared.begin_initialize(params)?;
         let timeout = self.inner.settings.timeout_of(methods::Initialize::METHOD);
         let response = self
             .response::<methods::Initialize>(params, timeout)
