@@ -169,7 +169,7 @@ pub(crate) struct Slot {
     followers: Slab<Follower>,
     /// The session's refill in flight, and what it holds.
     hold: Hold,
-    waiting: Vec<Waker>,
+    waiting: Waiters,
     /// What this client did in the session.
     asked: Asked,
     /// The acknowledgements of the commands sent lately, to compare a replay's with.
@@ -534,6 +534,103 @@ impl Drop for EndWait<'_> {
     }
 }
 
+/// A task's wait on a session (the tokio driver's: its pump task routes every frame; the
+/// blocking driver's handles wait through [`HandleWait`]): its waker is kept under a key of
+/// its own until an input routed to the session wakes it, or the wait is dropped (a wait a
+/// `timeout` or `select!` gave up on leaves nothing behind).
+#[cfg(any(feature = "tokio", all(test, loom)))]
+pub(crate) struct SlotWait<'a> {
+    core: &'a Core,
+    place: Place,
+    key: Option<WaitKey>,
+}
+
+#[cfg(any(feature = "tokio", all(test, loom)))]
+impl SlotWait<'_> {
+    /// `check` in the slot (see [`Slot`]); when it finds nothing, `cx` is woken once an
+    /// input is routed to the session or the connection ends.
+    pub(crate) fn poll<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
+    ) -> Poll<T> {
+        let mut state = self.core.lock();
+        let state = &mut *state;
+        let slot = state.slots.at(self.place);
+        match check(slot, seen_end(&state.ended, slot)) {
+            Some(found) => {
+                slot.waiting.forget(&mut self.key);
+                Poll::Ready(found)
+            }
+            None => {
+                slot.waiting.keep(&mut self.key, cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+#[cfg(any(feature = "tokio", all(test, loom)))]
+impl Drop for SlotWait<'_> {
+    fn drop(&mut self) {
+        if self.key.is_some() {
+            // The handle the wait borrows keeps the session open.
+            let mut state = self.core.lock();
+            state.slots.at(self.place).waiting.forget(&mut self.key);
+        }
+    }
+}
+
+/// A wait's key among a session's [`Waiters`]: the round of wake-ups it was kept in, and its
+/// place then.
+type WaitKey = (u64, usize);
+
+/// The wakers of the waits on a session, each under its wait's own key (two waits of one
+/// task keep one waker each: one dropped takes nothing of the other's). An input routed to
+/// the session wakes them all and begins a new round: a wait that finds nothing then is kept
+/// anew, and a key of an earlier round names nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Waiters {
+    wakers: Slab<Waker>,
+    round: u64,
+}
+
+impl Waiters {
+    /// Keeps `waker` for the wait holding `key` (set here when it holds none of this round).
+    fn keep(&mut self, key: &mut Option<WaitKey>, waker: &Waker) {
+        let held = key
+            .filter(|&(round, _)| round == self.round)
+            .and_then(|(_, at)| self.wakers.get_mut(at));
+        match held {
+            Some(held) if held.will_wake(waker) => {}
+            Some(held) => held.clone_from(waker),
+            None => *key = Some((self.round, self.wakers.insert(waker.clone()))),
+        }
+    }
+
+    /// Takes out the waker of the wait holding `key` (it ended or was dropped).
+    fn forget(&mut self, key: &mut Option<WaitKey>) {
+        if let Some((round, at)) = key.take() {
+            if round == self.round {
+                self.wakers.try_remove(at);
+            }
+        }
+    }
+
+    /// Hands every waker to `woken` (woken once the lock is released): each wait checks
+    /// again.
+    fn wake_into(&mut self, woken: &mut Vec<Waker>) {
+        woken.extend(self.wakers.drain());
+        self.round += 1;
+    }
+
+    /// How many waits are kept.
+    #[cfg(all(test, feature = "tokio"))]
+    fn len(&self) -> usize {
+        self.wakers.len()
+    }
+}
+
 /// What routing asks of the pump.
 pub(crate) enum Routed {
     /// Nothing more.
@@ -646,7 +743,7 @@ impl Core {
         if !slot.fold.is_discarded() {
             slot.push(Event::Refilled { outcomes });
         }
-        state.woken.append(&mut slot.waiting);
+        slot.waiting.wake_into(&mut state.woken);
         slot.overflows = if overflowed { slot.overflows + 1 } else { 0 };
         if overflowed && slot.overflows < OVERFLOWS && state.ended.is_none() {
             debug_assert!(
@@ -686,7 +783,7 @@ impl Core {
             capacity: self.capacity,
             followers: Slab::new(),
             hold: Hold::Idle,
-            waiting: Vec::new(),
+            waiting: Waiters::default(),
             asked: Asked {
                 sent: state.sent_before.remove(session_id).unwrap_or_default(),
                 ..Asked::default()
@@ -739,7 +836,7 @@ impl Core {
         let mut state = self.lock();
         let state = &mut *state;
         if let Some(slot) = state.slots.get_mut(session_id) {
-            state.woken.append(&mut slot.waiting);
+            slot.waiting.wake_into(&mut state.woken);
         }
     }
 
@@ -764,7 +861,7 @@ impl Core {
                 }
             }
             slot.fold.host_died(durable);
-            state.woken.append(&mut slot.waiting);
+            slot.waiting.wake_into(&mut state.woken);
         }
         state.ended = Some(Ended { reason, durable });
         state.woken.extend(state.ending.drain());
@@ -785,6 +882,7 @@ impl Core {
             core: self,
             place,
             counted: false,
+            key: None,
         }
     }
 
@@ -827,26 +925,13 @@ impl Core {
         read(&slot.fold)
     }
 
-    /// A task's wait (the tokio driver's: its pump task routes every frame; the blocking
-    /// driver's handles wait through [`HandleWait`]): `check` in the slot at `place` (see
-    /// [`Slot`]); when it finds nothing, `cx` is woken once an input is routed to the
-    /// session or the connection ends.
+    /// A task's wait on the session at `place` (see [`SlotWait`]).
     #[cfg(any(feature = "tokio", all(test, loom)))]
-    pub(crate) fn poll_slot<T>(
-        &self,
-        place: Place,
-        cx: &mut Context<'_>,
-        check: impl FnOnce(&mut Slot, Option<&CloseReason>) -> Option<T>,
-    ) -> Poll<T> {
-        let mut state = self.lock();
-        let state = &mut *state;
-        let slot = state.slots.at(place);
-        match check(slot, seen_end(&state.ended, slot)) {
-            Some(found) => Poll::Ready(found),
-            None => {
-                keep(&mut slot.waiting, cx.waker());
-                Poll::Pending
-            }
+    pub(crate) fn slot_wait(&self, place: Place) -> SlotWait<'_> {
+        SlotWait {
+            core: self,
+            place,
+            key: None,
         }
     }
 
@@ -905,7 +990,7 @@ impl Core {
         let state = &mut *state;
         if let Some(slot) = state.slots.get_mut(session_id) {
             slot.asked.ended_before.extend(EndedBefore::of(result));
-            state.woken.append(&mut slot.waiting);
+            slot.waiting.wake_into(&mut state.woken);
         }
     }
 
@@ -926,7 +1011,7 @@ impl Core {
             if *count == 0 {
                 answers.remove(user_input_id);
                 // A wait for the next prompt finds one again.
-                state.woken.append(&mut slot.waiting);
+                slot.waiting.wake_into(&mut state.woken);
             }
         }
     }
@@ -1102,6 +1187,8 @@ pub(crate) struct HandleWait<'a> {
     core: &'a Core,
     place: Place,
     counted: bool,
+    /// Its waker's key among the session's waiters, while one is kept.
+    key: Option<WaitKey>,
 }
 
 /// What a handle's wait found after routing ([`HandleWait::route_and_check`]).
@@ -1138,7 +1225,7 @@ impl<'a> HandleWait<'a> {
             pumping.served += 1;
             return Err(Some(PumpRole(self.core)));
         }
-        keep(&mut slot.waiting, cx.waker());
+        slot.waiting.keep(&mut self.key, cx.waker());
         keep(&mut pumping.waiting, cx.waker());
         self.count(pumping);
         Err(None)
@@ -1169,7 +1256,7 @@ impl<'a> HandleWait<'a> {
             return Checked::Found(found);
         }
         if park {
-            keep(&mut slot.waiting, cx.waker());
+            slot.waiting.keep(&mut self.key, cx.waker());
             self.count(&mut state.pumping);
         }
         Checked::NotYet
@@ -1187,7 +1274,7 @@ impl<'a> HandleWait<'a> {
         if let Some(found) = check(slot, seen_end(&state.ended, slot)) {
             return Poll::Ready(found);
         }
-        keep(&mut slot.waiting, cx.waker());
+        slot.waiting.keep(&mut self.key, cx.waker());
         self.count(&mut state.pumping);
         Poll::Pending
     }
@@ -1202,9 +1289,15 @@ impl<'a> HandleWait<'a> {
 
 impl Drop for HandleWait<'_> {
     fn drop(&mut self) {
-        if self.counted {
-            self.core.lock().pumping.handles -= 1;
+        if !self.counted && self.key.is_none() {
+            return;
         }
+        let mut state = self.core.lock();
+        if self.counted {
+            state.pumping.handles -= 1;
+        }
+        // The handle the wait borrows keeps the session open.
+        state.slots.at(self.place).waiting.forget(&mut self.key);
     }
 }
 
@@ -1253,7 +1346,7 @@ fn route(state: &mut State, input: Input) -> Routed {
         state.unclaimed.push_back(input);
         return Routed::Done;
     };
-    state.woken.append(&mut slot.waiting);
+    slot.waiting.wake_into(&mut state.woken);
     match &mut slot.hold {
         Hold::Held(held) if held.len() < slot.fold.rules().refill_held_frames => {
             held.push(input);
@@ -1662,6 +1755,57 @@ mod tests {
         let waker = Waker::from(count.clone());
         assert!(wait.poll(&mut Context::from_waker(&waker)).is_ready());
         drop(wait);
+    }
+
+    /// Waits on a session that were given up (dropped) leave no waker behind, a task's two
+    /// waits keep one each (one dropped takes nothing of the other's), and an input routed
+    /// wakes the waits kept, whose keys of the round before then name nothing.
+    #[test]
+    #[cfg(feature = "tokio")]
+    fn a_session_wait_given_up_leaves_nothing_behind() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Count(AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let core = Core::new(FoldRules::default(), 16);
+        let place = core.open("s", |_| ()).place;
+        let waiters = |core: &Core| core.lock().slots.open[place.0].waiting.len();
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        for _ in 0..100 {
+            let mut wait = core.handle_wait(place);
+            assert!(wait.check(&mut cx, Slot::next_event).is_pending());
+            let mut task = core.slot_wait(place);
+            assert!(task.poll(&mut cx, Slot::next_event).is_pending());
+        }
+        assert_eq!(waiters(&core), 0, "each taken out when dropped");
+        // One task, two waits, one waker: dropping one keeps the other's.
+        let mut first = core.slot_wait(place);
+        let mut second = core.slot_wait(place);
+        for _ in 0..3 {
+            assert!(first.poll(&mut cx, Slot::next_event).is_pending());
+            assert!(second.poll(&mut cx, Slot::next_event).is_pending());
+        }
+        assert_eq!(waiters(&core), 2, "one a wait");
+        drop(second);
+        assert_eq!(waiters(&core), 1);
+        let _ = core.route(started(1));
+        assert_eq!(count.0.load(Ordering::Relaxed), 1, "the one left, woken");
+        assert_eq!(waiters(&core), 0);
+        // Another wait kept in the next round, at the place the first round gave `first`:
+        // `first`, dropped now, takes nothing of it.
+        let mut later = core.handle_wait(place);
+        assert!(later.check(&mut cx, Slot::next_event).is_ready());
+        assert!(later.check(&mut cx, Slot::next_event).is_pending());
+        assert_eq!(later.key.map(|(_, at)| at), first.key.map(|(_, at)| at));
+        drop(first);
+        assert_eq!(waiters(&core), 1, "a key of the round before names nothing");
+        drop(later);
+        assert_eq!(waiters(&core), 0);
     }
 
     /// A panic while a batch is routed finishes, as failed, the refills begun before it:

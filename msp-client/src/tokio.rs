@@ -531,7 +531,8 @@ impl Session {
     /// The next event, in the order routed; `None` once the connection closed and every
     /// event was taken.
     pub async fn next_event(&self) -> Option<Event> {
-        poll_fn(|cx| self.core().poll_slot(self.0.place, cx, Slot::next_event)).await
+        let mut wait = self.core().slot_wait(self.0.place);
+        poll_fn(|cx| wait.poll(cx, Slot::next_event)).await
     }
 
     /// The next event within `timeout`; `Err` when none came.
@@ -550,11 +551,8 @@ impl Session {
         what: &'static str,
         mut check: impl FnMut(&Fold, &Asked) -> Option<T>,
     ) -> Result<T, Error> {
-        let waiting = poll_fn(|cx| {
-            self.core().poll_slot(self.0.place, cx, |slot, ended| {
-                slot.check_fold(ended, &mut check)
-            })
-        });
+        let mut wait = self.core().slot_wait(self.0.place);
+        let waiting = poll_fn(|cx| wait.poll(cx, |slot, ended| slot.check_fold(ended, &mut check)));
         let found = match timeout {
             None => waiting.await,
             Some(timeout) => tokio::time::timeout(timeout, waiting)
@@ -1161,12 +1159,11 @@ impl Turn {
     /// Each handle of the turn takes every change on its own.
     pub async fn next_item(&self) -> Option<ItemEntry> {
         let session = &self.session;
+        let mut wait = session.core().slot_wait(session.0.place);
         poll_fn(|cx| {
-            session
-                .core()
-                .poll_slot(session.0.place, cx, |slot, ended| {
-                    slot.next_turn_item(self.follower, &self.id, ended)
-                })
+            wait.poll(cx, |slot, ended| {
+                slot.next_turn_item(self.follower, &self.id, ended)
+            })
         })
         .await
     }

@@ -103,9 +103,8 @@ fn core() -> Arc<Core> {
 }
 
 fn next_event(core: &Core) -> Option<Event> {
-    block_on(poll_fn(|cx| {
-        core.poll_slot(core.place_of(SESSION), cx, Slot::next_event)
-    }))
+    let mut wait = core.slot_wait(core.place_of(SESSION));
+    block_on(poll_fn(|cx| wait.poll(cx, Slot::next_event)))
 }
 
 #[test]
@@ -135,8 +134,9 @@ fn loom_a_turn_waited_on_ends_by_its_event_or_by_the_close() {
                 core.end(CloseReason::PeerClosed, true);
             })
         };
+        let mut wait = core.slot_wait(core.place_of(SESSION));
         let ended = block_on(poll_fn(|cx| {
-            core.poll_slot(core.place_of(SESSION), cx, |slot, ended| {
+            wait.poll(cx, |slot, ended| {
                 slot.check_fold(ended, |fold, _| {
                     fold.turn("t")
                         .filter(|t| t.state().is_over())
@@ -162,10 +162,9 @@ fn loom_a_stop_ends_a_handlers_wait_whenever_it_comes() {
         // A handler's wait, as `Deciding` makes it: it watches the stop, then checks it
         // in the slot; stopped before, during or after its first check, it ends.
         stop.watch(&core, SESSION);
+        let mut wait = core.slot_wait(core.place_of(SESSION));
         block_on(poll_fn(|cx| {
-            core.poll_slot(core.place_of(SESSION), cx, |_, _| {
-                stop.is_stopped().then_some(())
-            })
+            wait.poll(cx, |_, _| stop.is_stopped().then_some(()))
         }));
         stopping.join().unwrap();
     });
