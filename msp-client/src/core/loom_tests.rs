@@ -123,6 +123,35 @@ fn loom_an_event_routed_while_a_handle_waits_reaches_it() {
 }
 
 #[test]
+fn loom_a_wait_given_up_while_an_input_is_routed_takes_nothing_of_its_tasks_other_wait() {
+    model(|| {
+        let core = core();
+        let pump = {
+            let core = core.clone();
+            spawn(move || {
+                let _ = core.route(started(1));
+            })
+        };
+        let place = core.place_of(SESSION);
+        let arrived =
+            |slot: &mut Slot, _: Option<&CloseReason>| (slot.fold.arrivals() > 0).then_some(());
+        // One task, one waker, two waits: the first polled once and given up, the second
+        // woken by the input all the same.
+        let mut given_up = Some(core.slot_wait(place));
+        let mut kept = core.slot_wait(place);
+        block_on(poll_fn(|cx| {
+            if let Some(mut wait) = given_up.take() {
+                let _ = wait.poll(cx, arrived);
+            }
+            kept.poll(cx, arrived)
+        }));
+        drop(kept);
+        pump.join().unwrap();
+        assert_eq!(core.lock().slots.at(place).waiting.wakers.len(), 0);
+    });
+}
+
+#[test]
 fn loom_a_turn_waited_on_ends_by_its_event_or_by_the_close() {
     model(|| {
         let core = core();
