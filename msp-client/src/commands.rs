@@ -333,15 +333,26 @@ pub(crate) fn cancel(
 
 /// `approval/decide` of the stage `approval` was offered at (the stage the program saw,
 /// whatever the fold holds by now: a stage the host moved past since is its
-/// `approvalRequirementStale`, never a decision of a stage nobody was shown), once the choice
-/// is one that stage offers (and takes the feedback, if any); with the requirement decided,
-/// to note once accepted.
+/// `approvalRequirementStale`, never a decision of a stage nobody was shown), once the
+/// approval is pending in the session (one resolved meanwhile, or of another session, is
+/// refused, nothing sent) and the choice is one that stage offers (and takes the feedback,
+/// if any); with the requirement decided, to note once accepted.
 pub(crate) fn decide(
+    core: &Core,
     session_id: &str,
     approval: &PendingApproval,
     choice_id: &str,
     feedback: Option<&str>,
 ) -> Result<(Command<methods::ApprovalDecide>, ApprovalRequirementRef), Error> {
+    let pending = core.read(session_id, |fold| {
+        fold.pending_approval(approval.id()).is_some()
+    });
+    if !pending {
+        return Err(AskError::UnknownApproval {
+            approval_id: approval.id().to_owned(),
+        }
+        .into());
+    }
     let stage = approval.stage().ok_or_else(|| AskError::StageUnknown {
         approval_id: approval.id().to_owned(),
     })?;

@@ -369,9 +369,9 @@ struct State {
     /// Inputs dropped from `unclaimed`, counted for the log.
     unclaimed_dropped: u64,
     ended: Option<Ended>,
-    /// The `commandId`s this client sent in each session no longer open, for its next
-    /// opening (a prompt settled by one was settled by this client).
-    sent_before: HashMap<String, HashSet<String>>,
+    /// The `commandId`s this client sent in the latest [`SENT_BEFORE`] sessions no longer
+    /// open, for their next opening (a prompt settled by one was settled by this client).
+    sent_before: VecDeque<(String, HashSet<String>)>,
     /// Waits for the connection's end itself, each at the key its [`EndWait`] holds (taken
     /// out when it is dropped: a wait a `select!` gave up on leaves nothing behind).
     ending: Slab<Waker>,
@@ -654,7 +654,7 @@ impl Core {
                 unclaimed: VecDeque::new(),
                 unclaimed_dropped: 0,
                 ended: None,
-                sent_before: HashMap::new(),
+                sent_before: VecDeque::new(),
                 ending: Slab::new(),
                 pumping: Pumping::default(),
                 woken: Vec::new(),
@@ -785,7 +785,7 @@ impl Core {
             hold: Hold::Idle,
             waiting: Waiters::default(),
             asked: Asked {
-                sent: state.sent_before.remove(session_id).unwrap_or_default(),
+                sent: take_sent_before(&mut state.sent_before, session_id),
                 ..Asked::default()
             },
             acks: Acks::default(),
@@ -822,7 +822,10 @@ impl Core {
         if slot.opened == 0 {
             let sent = std::mem::take(&mut slot.asked.sent);
             if !sent.is_empty() {
-                state.sent_before.insert(session_id.to_owned(), sent);
+                if state.sent_before.len() == SENT_BEFORE {
+                    state.sent_before.pop_front();
+                }
+                state.sent_before.push_back((session_id.to_owned(), sent));
             }
             let forgotten = state.slots.remove(session_id);
             // A session's fold may hold thousands of items: freed once the lock is released.
@@ -1298,6 +1301,25 @@ impl Drop for HandleWait<'_> {
         }
         // The handle the wait borrows keeps the session open.
         state.slots.at(self.place).waiting.forget(&mut self.key);
+    }
+}
+
+/// Sessions no longer open whose commands sent are kept for their next opening (each a
+/// set of ids, the oldest session's forgotten first).
+const SENT_BEFORE: usize = 64;
+
+/// The commands sent in session `session_id` before it was last closed, taken out of
+/// `sent_before`.
+fn take_sent_before(
+    sent_before: &mut VecDeque<(String, HashSet<String>)>,
+    session_id: &str,
+) -> HashSet<String> {
+    match sent_before.iter().position(|(id, _)| id == session_id) {
+        Some(at) => sent_before
+            .remove(at)
+            .map(|(_, sent)| sent)
+            .unwrap_or_default(),
+        None => HashSet::new(),
     }
 }
 

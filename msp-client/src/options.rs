@@ -138,11 +138,15 @@ impl Retry {
     }
 }
 
-/// Whether `remote` says the host is draining, by its kind or by its code's (a kind the
-/// registry does not know falls back to the code's entry).
+/// Whether `remote` says the host is draining: by its kind, or by its code whatever kind it
+/// names.
 pub(crate) fn draining(remote: &RemoteError) -> bool {
-    let kind = |kind: Option<&str>| kind == Some("daemonDraining");
-    kind(remote.kind()) || kind(remote.entry.map(|entry| entry.kind))
+    const KIND: &str = "daemonDraining";
+    let code = msp_types::registry::ERRORS
+        .iter()
+        .find(|entry| entry.kind == KIND)
+        .map(|entry| entry.code);
+    remote.kind() == Some(KIND) || code == Some(remote.code())
 }
 
 #[cfg(test)]
@@ -199,8 +203,10 @@ mod tests {
         assert!(retry.again(1, &overloaded).is_none(), "not retryable, said");
         let internal = said(-32603, Some(("internal", Some(true))));
         assert!(retry.again(1, &internal).is_some(), "retryable, said");
-        let draining = said(-32039, Some(("shuttingDown", Some(true))));
-        assert!(retry.again(1, &draining).is_none(), "draining by its code");
+        for kind in ["shuttingDown", "overloaded"] {
+            let draining = said(-32039, Some((kind, Some(true))));
+            assert!(retry.again(1, &draining).is_none(), "draining by its code");
+        }
     }
 
     /// A remote error of `code`, with `data` of a kind and its own `retryable` if given.

@@ -11,9 +11,8 @@ use serde_json::Value;
 use crate::outcome::Error;
 
 /// A command this client sent in a session whose outcome it has not seen: no acknowledgement
-/// came (the request timed out, or the connection closed first), the host refused it only
-/// for now (an error it calls retryable, such as `overloaded` or `daemonDraining`), or, for
-/// a `turn/start`, the turn it started has not ended. Take them from the old session
+/// came (the request timed out, or the connection closed first), a draining host refused it
+/// (`daemonDraining`), or, for a `turn/start`, the turn it started has not ended. Take them from the old session
 /// ([`blocking::Session::pending`](crate::blocking::Session::pending)) and send them again on
 /// the session resumed over a new connection: any of them with
 /// [`blocking::Session::resend`](crate::blocking::Session::resend), or typed, a `turn/start`
@@ -194,16 +193,17 @@ impl Ledger {
 
     /// Command `command_id` failed. It stays pending (to send again, here or over another
     /// connection) while its outcome is unknown: a timeout, a closed connection, an
-    /// acknowledgement naming another command; and when the host refused it only for now,
-    /// with an error it calls retryable (`daemonDraining` among them: another host takes
-    /// it), since an earlier attempt of it may have timed out and landed. Any other answer
-    /// of the host is its outcome, and a command that could not be encoded was never sent.
+    /// acknowledgement naming another command; and when a draining host refused it
+    /// (`daemonDraining`: another host takes it). Any other answer of the host is its
+    /// outcome (one refused for now, `overloaded` say, was not applied: sent again later it
+    /// could undo what the program did since), and a command that could not be encoded was
+    /// never sent.
     pub(crate) fn failed(&mut self, command_id: &str, error: &Error) {
         let unknown = match error {
             Error::Rpc(RpcError::TimedOut { .. } | RpcError::Closed(_))
             | Error::Closed(_)
             | Error::AckMismatch { .. } => true,
-            Error::Rpc(RpcError::Remote(remote)) => remote.retryable() == Some(true),
+            Error::Rpc(RpcError::Remote(remote)) => crate::options::draining(remote),
             _ => false,
         };
         if !unknown {
@@ -374,7 +374,7 @@ mod tests {
     }
 
     #[test]
-    fn a_refusal_is_an_outcome_and_a_timeout_or_a_refusal_for_now_is_not() {
+    fn a_refusal_is_an_outcome_and_a_timeout_or_a_draining_hosts_refusal_is_not() {
         let never = |_: &PendingCommand| false;
         let mut ledger = Ledger::default();
         let remote = |code: i64| {
@@ -420,9 +420,12 @@ mod tests {
             .iter()
             .map(|p| p.command_id().to_owned())
             .collect();
-        let unknown = [&timed_out, &draining, &overloaded, &acknowledged_as_another];
+        let unknown = [&timed_out, &draining, &acknowledged_as_another];
         let unknown: Vec<_> = unknown.iter().map(|c| c.command_id().to_owned()).collect();
-        assert_eq!(pending, unknown, "all but the rejected one");
+        assert_eq!(
+            pending, unknown,
+            "not the refused ones, for good or for now"
+        );
     }
 
     #[test]

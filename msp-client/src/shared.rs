@@ -417,7 +417,7 @@ impl Deciding {
     /// stage to decide (a resume's pending ones included); `Some(None)` once the turn is over
     /// or the handler stopped. The stages passed on of approvals no longer pending are
     /// forgotten first (those of one still pending are kept, whatever stage it shows: a
-    /// few, and no stage is offered twice whatever the fold shows).
+    /// few, and no stage passed on is offered again whatever the fold shows).
     pub(crate) fn next(
         &mut self,
         fold: &Fold,
@@ -463,8 +463,9 @@ impl Deciding {
         }
     }
 
-    /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`) or
-    /// the host moved past (`approvalRequirementStale`) is passed on, the resolution or the
+    /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`, or
+    /// resolved before it was sent) or the host moved past (`approvalRequirementStale`) is
+    /// passed on, the resolution or the
     /// next stage still to come; a choice the host no longer offers (`approvalChoiceInvalid`)
     /// once the fold shows the stage's choices changed (`still_offered` false) is nothing
     /// passed: the stage is offered again with its new choices (an update not folded yet
@@ -486,6 +487,8 @@ impl Deciding {
                 }
                 _ => false,
             },
+            // Resolved before the decision was sent: nothing was.
+            Error::Ask(AskError::UnknownApproval { .. }) => true,
             Error::Rpc(RpcError::Closed(reason)) | Error::Closed(reason) => {
                 return Ok(Some(reason.clone()));
             }

@@ -920,13 +920,17 @@ impl Session {
     /// where that choice accepts it (`approval/decide`). The decision names that stage: when
     /// the host moved past it meanwhile, it refuses the decision as stale
     /// (`approvalRequirementStale`) rather than apply it to a stage the program never saw.
+    /// An approval no longer pending in the session (resolved meanwhile, or another
+    /// session's) is refused, nothing sent
+    /// ([`AskError::UnknownApproval`](crate::AskError::UnknownApproval)).
     pub async fn decide(
         &self,
         approval: &PendingApproval,
         choice_id: &str,
         feedback: Option<&str>,
     ) -> Result<ApprovalDecideResult, Error> {
-        let (command, requirement) = commands::decide(self.id(), approval, choice_id, feedback)?;
+        let (command, requirement) =
+            commands::decide(self.core(), self.id(), approval, choice_id, feedback)?;
         let result = self.send(&command).await?;
         self.core().decided(&self.0.id, approval.id(), &requirement);
         Ok(result)
@@ -934,14 +938,18 @@ impl Session {
 
     /// Decides each stage of each approval of the session with `decide` until the connection
     /// closes, and then returns why it closed: the approvals pending now and those of every
-    /// turn to come, each stage offered once (`None` leaves it undecided, as
+    /// turn to come, each stage offered once (again only with the choices the host changed
+    /// it to; `None` leaves it undecided, as
     /// [`Turn::completed_deciding`] does), nothing once the connection closed. A resumed
     /// session's approval known from the resume alone, before the host sends its request
     /// again, comes without its request ([`PendingApproval::request`]: no tool, item or
     /// turn). A decision names the stage it was offered at: one another decision won or the
     /// host moved past meanwhile is not an error, and the next stage is offered when it
     /// comes; a stage whose choices the host changed meanwhile (refused as
-    /// `approvalChoiceInvalid`) is offered again with them. A decision the stage does not
+    /// `approvalChoiceInvalid`) is offered again with them, once the change is folded before
+    /// the refusal is read (the host sends the change first, and the client folds it on
+    /// whichever thread routes: a refusal read first ends the handler with it). A decision
+    /// the stage does not
     /// offer ends it with [`Error::Ask`], nothing sent,
     /// and any other failure of `approval/decide` with its error. The session's handler:
     /// on a task of its own it decides while the program starts turns and follows them
@@ -959,9 +967,9 @@ impl Session {
     /// policy service): given each approval at a stage to decide (its
     /// [`PendingApproval::stage`] is there), it returns the decision, or `None` to leave the
     /// stage undecided. The stages come one at a time: the next is offered once this one's
-    /// decision was sent. A handler still waiting when its stage is decided elsewhere or
-    /// moves on, or when the connection closes, is dropped (the stage passed on; at a close,
-    /// this ends).
+    /// decision was sent. A handler still waiting when its stage is decided elsewhere, moves
+    /// on or changes (other choices or subject), or when the connection closes, is dropped
+    /// (a changed stage is offered again; at a close, this ends).
     pub async fn decide_approvals_async<F, Fut>(&self, decide: F) -> Result<CloseReason, Error>
     where
         F: FnMut(PendingApproval) -> Fut,
@@ -1001,7 +1009,8 @@ impl Session {
     }
 
     /// An approval handler's loop: the stages of turn `turn_id`'s approvals, or for `None`
-    /// of every approval of the session, offered to `decide` once each; `Ok(None)` once the
+    /// of every approval of the session, offered to `decide` once each (again with changed
+    /// choices); `Ok(None)` once the
     /// turn is over or `stop` stopped, `Ok(Some)` once the connection closed.
     async fn deciding<F, Fut>(
         &self,
@@ -1025,8 +1034,8 @@ impl Session {
                 ControlFlow::Continue(approval) => approval,
                 ControlFlow::Break(end) => return Ok(end),
             };
-            // A handler may wait on a person: the stage decided elsewhere or moved on, the
-            // handler stopped, or the connection closing, ends its wait (the stage passed on).
+            // A handler may wait on a person: the stage decided elsewhere, moved on or
+            // changed, the handler stopped, or the connection closing, ends its wait.
             let mut handler = pin!(decide(approval.clone()));
             let stopped = || stop.is_some_and(HandlerStop::is_stopped);
             let mut gone = pin!(self.until(None, "the stage's end", |fold, _| {

@@ -883,6 +883,13 @@ fn a_decision_names_the_stage_the_program_saw_not_the_one_the_host_moved_to() {
         .expect("accepted");
     assert!(ack.terminal);
     assert!(matches!(turn.completed(), TurnOutcome::Ended(_)));
+    // Resolved: a decision of it is refused before anything is sent.
+    session.resolved(second.id(), WAIT).expect("resolved");
+    let late = session.decide(&second, "allow_once", None);
+    assert!(
+        matches!(late, Err(Error::Ask(AskError::UnknownApproval { .. }))),
+        "{late:?}"
+    );
     assert_eq!(client.close().and_then(|e| e.code), Some(0));
 }
 
