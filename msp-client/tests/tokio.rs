@@ -717,6 +717,55 @@ async fn a_handler_still_waiting_when_the_host_resolves_its_stage_is_dropped() {
     assert!(closed.is_ok(), "{closed:?}");
 }
 
+#[tokio::test]
+async fn a_handler_awaiting_a_person_is_offered_the_stage_again_when_its_choices_change() {
+    let Some(dir) = support::choices_changed_once_renamed() else {
+        return;
+    };
+    let (client, session, turn) = start_a_turn(dir.path(), &[], "Bump the version.").await;
+    let deciding = session.clone();
+    let renaming = session.clone();
+    let handler = tokio::spawn(async move {
+        let mut offered = Vec::new();
+        let closed = deciding
+            .decide_approvals_async(|approval| {
+                let stage = approval.stage().expect("a stage");
+                let choices: Vec<String> =
+                    stage.choices.iter().map(|c| c.choice_id.clone()).collect();
+                offered.push(choices);
+                let first = offered.len() == 1;
+                let renaming = renaming.clone();
+                async move {
+                    if !first {
+                        return Some(Decision::choose("allow_once"));
+                    }
+                    // A person who has not answered when the host changes the choices.
+                    renaming.rename("meanwhile").await.expect("renamed");
+                    std::future::pending::<Option<Decision>>().await
+                }
+            })
+            .await;
+        (offered, closed)
+    });
+    // Bounded so that a handler left awaiting the old choices fails here.
+    let outcome = tokio::time::timeout(Duration::from_secs(20), turn.completed()).await;
+    let outcome = outcome.expect("the changed stage was decided");
+    assert_eq!(outcome.terminal(), Some(&TurnTerminal::Completed));
+    drop((turn, session));
+    assert_eq!(client.close().await.and_then(|e| e.code), Some(0));
+    let ended = tokio::time::timeout(Duration::from_secs(20), handler).await;
+    let (offered, closed) = ended.expect("ended with the connection").expect("it ran");
+    assert_eq!(
+        offered,
+        [
+            vec!["allow_once", "allow_session", "abort"],
+            vec!["allow_once", "abort"]
+        ],
+        "the stage, then the same stage with its new choices"
+    );
+    assert!(closed.is_ok(), "{closed:?}");
+}
+
 /// As the blocking test: a host request comes among its session's notifications where the
 /// wire has it, though the handler replies its receipt as soon as it is read; three frames
 /// before the session opens, three after.

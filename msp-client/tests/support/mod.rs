@@ -337,6 +337,34 @@ pub fn resolved_by_host_once_renamed() -> Option<tempfile::TempDir> {
     })
 }
 
+/// The approval round trip where the host changes the stage's choices (the same
+/// requirement, `allow_session` no longer offered) once the client renamed the session, and
+/// the client decides `allow_once` of the changed stage: a handler that renames it when
+/// offered the stage, and awaits a person meanwhile, is offered the changed stage.
+pub fn choices_changed_once_renamed() -> Option<tempfile::TempDir> {
+    derived("approval-round-trip", |frames| {
+        let request = frames
+            .iter()
+            .position(|(_, f)| f["method"] == "approval/request")
+            .unwrap();
+        let decide = frames
+            .iter()
+            .position(|(client, f)| *client && f["method"] == "approval/decide")
+            .unwrap();
+        frames[decide].1["params"]["choiceId"] = "allow_once".into();
+        let mut params = frames[request].1["params"].clone();
+        params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
+        params["change"] = serde_json::json!({"kind": "choicesChanged"});
+        let choices = params["availableChoices"].as_array_mut().unwrap();
+        choices.retain(|choice| choice["choiceId"] != "allow_session");
+        let updated =
+            serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": params});
+        // After the receipt of the request, the rename, then the update.
+        frames.insert(request + 2, (false, updated));
+        insert_rename(frames, request + 2);
+    })
+}
+
 /// Inserts at `at` the client's `session/rename` of the approval scenarios' session to
 /// `meanwhile`, and the host's acknowledgement: what a test's handler sends so that the host
 /// goes on only once the handler was asked.
