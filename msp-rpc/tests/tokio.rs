@@ -520,3 +520,23 @@ async fn a_peer_that_stops_reading_times_requests_out_and_holds_up_no_caller() {
         assert!(matches!(error, RpcError::TimedOut { .. }), "{error}");
     }
 }
+
+#[tokio::test]
+async fn the_last_clone_dropped_ends_the_tasks_though_the_peer_neither_closes_nor_reads() {
+    let (conn, mut host) = connect(Options::new());
+    drop(conn);
+    // The peer goes on writing and reads nothing: once the driver's tasks ended, its
+    // stream is dropped and the peer's write fails.
+    let mut writes = host.writes.take().unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let line = b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n";
+            if let Err(e) = writes.write_all(line).await {
+                return e.kind();
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert_eq!(ended.ok(), Some(io::ErrorKind::BrokenPipe));
+}

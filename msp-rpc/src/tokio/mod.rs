@@ -83,6 +83,9 @@ struct Inner<R: Role> {
     turn: ::tokio::sync::Mutex<()>,
     settings: Settings,
     handshake: OnceLock<Handshake>,
+    /// The driver's tasks, ended with the last clone: a peer that neither closes its
+    /// output nor reads would otherwise keep them, and the stream, for ever.
+    tasks: Vec<::tokio::task::AbortHandle>,
 }
 
 /// What the driver's tasks share: the state, the stream they write, the host.
@@ -188,10 +191,12 @@ impl<R: Role> Connection<R> {
             process,
             grace: settings.close_grace,
         });
-        ::tokio::spawn(read_loop(reader, max_frame_bytes, io.clone()));
-        ::tokio::spawn(write_loop(io.clone()));
+        let mut tasks = vec![
+            ::tokio::spawn(read_loop(reader, max_frame_bytes, io.clone())).abort_handle(),
+            ::tokio::spawn(write_loop(io.clone())).abort_handle(),
+        ];
         if let Some(handler) = handler {
-            ::tokio::spawn(handle_loop(handler, io.clone()));
+            tasks.push(::tokio::spawn(handle_loop(handler, io.clone())).abort_handle());
         }
         Connection {
             inner: Arc::new(Inner {
@@ -199,6 +204,7 @@ impl<R: Role> Connection<R> {
                 turn: ::tokio::sync::Mutex::new(()),
                 settings,
                 handshake: OnceLock::new(),
+                tasks,
             }),
         }
     }
@@ -316,6 +322,8 @@ impl<R: Role> Connection<R> {
     /// what was read until then is still delivered and nothing more is, and a spawned host
     /// is killed, with no grace ([`Connection::close`] drains it instead). The close reason
     /// is `Local`, even for a close in progress, which still returns the host's exit.
+    /// Dropping the last clone also ends the driver's tasks and drops the streams, whatever
+    /// the peer does.
     pub fn abort(&self) {
         self.inner.abort();
     }
@@ -423,6 +431,10 @@ impl<R: Role> Inner<R> {
 impl<R: Role> Drop for Inner<R> {
     fn drop(&mut self) {
         self.abort();
+        // Nobody can read or answer anything more: the tasks end here, not at the peer's end.
+        for task in &self.tasks {
+            task.abort();
+        }
     }
 }
 
