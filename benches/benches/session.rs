@@ -180,16 +180,20 @@ fn main() {
         go: go.clone(),
         handshake: handshake.clone(),
     };
+    // A session client keeping `events` events a session, and what feeds it its bytes.
+    let fed_client = |events: usize| {
+        let (go, burst) = channel();
+        let options = msp_client::Options::new("bench", "0").events(events);
+        let client = Client::over(Host::new(burst), output(&go), options).expect("the handshake");
+        (go, client)
+    };
 
     // The flood alone: a blocking connection, every frame taken.
     let (flood_go, flood_burst) = channel();
     let connection = Connection::new(Host::new(flood_burst), std::io::sink(), Options::new());
     // The session client: the same bytes, every frame routed to the session's fold and
     // every event taken.
-    let (session_go, session_burst) = channel();
-    let options = msp_client::Options::new("bench", "0").events(routed + 1);
-    let client = Client::over(Host::new(session_burst), output(&session_go), options)
-        .expect("the handshake");
+    let (session_go, client) = fed_client(routed + 1);
 
     // Before timing: the fold refuses no frame of the flood (the workload is what it says),
     // and how many items it ends with (`flood_then_fold` checks it).
@@ -213,13 +217,7 @@ fn main() {
     };
     // Diagnostic: the session without events (the fold alone kept), waited on until it saw
     // every frame.
-    let (quiet_go, quiet_burst) = channel();
-    let quiet = Client::over(
-        Host::new(quiet_burst),
-        output(&quiet_go),
-        msp_client::Options::new("bench", "0").events(0),
-    )
-    .expect("the handshake");
+    let (quiet_go, quiet) = fed_client(0);
     // Diagnostic: the flood taken from a connection and folded on the consumer's thread.
     let (folded_go, folded_burst) = channel();
     let folded = Connection::new(Host::new(folded_burst), std::io::sink(), Options::new());
@@ -307,13 +305,7 @@ fn main() {
     // Diagnostic: the streamed turn again, each repetition in a session of its own (opened
     // before the pass, each dropped once its frames were taken), against the flood alone of
     // the same bytes.
-    let (apart_go, apart_burst) = channel();
-    let apart_client = Client::over(
-        Host::new(apart_burst),
-        output(&apart_go),
-        msp_client::Options::new("bench", "0").events(routed + 1),
-    )
-    .expect("the handshake");
+    let (apart_go, apart_client) = fed_client(routed + 1);
     let mut sizes = Group::default();
     sizes.add("session.flood_alone", || take_flood(&apart));
     sizes.add("session.apart", || {
@@ -331,13 +323,7 @@ fn main() {
     // Diagnostic: each repetition in a session of its own, opened, streamed and dropped
     // before the next (a session of one turn's size, at most one alive), against the flood
     // alone of the same bursts.
-    let (turns_go, turns_burst) = channel();
-    let turns_client = Client::over(
-        Host::new(turns_burst),
-        output(&turns_go),
-        msp_client::Options::new("bench", "0").events(routed + 1),
-    )
-    .expect("the handshake");
+    let (turns_go, turns_client) = fed_client(routed + 1);
     let (bursts_go, bursts_burst) = channel();
     let bursts_alone = Connection::new(Host::new(bursts_burst), std::io::sink(), Options::new());
     let mut turns = Group::default();

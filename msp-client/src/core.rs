@@ -1401,6 +1401,7 @@ fn route(state: &mut State, input: Input) -> Routed {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::Waker;
 
     use msp_types::{Frame, Message, Sender};
@@ -1746,17 +1747,19 @@ mod tests {
         assert!(pending(&core).is_empty(), "its turn ended");
     }
 
+    /// A waker that counts its wake-ups.
+    struct Count(AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// A wait for the connection's end that was given up (dropped) leaves no waker behind;
     /// one polled again keeps one, and is woken at the end.
     #[test]
     fn a_wait_for_the_end_given_up_leaves_nothing_behind() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        struct Count(AtomicUsize);
-        impl std::task::Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::Relaxed);
-            }
-        }
         let core = Core::new(FoldRules::default(), 0);
         for _ in 0..100 {
             let count = Arc::new(Count(AtomicUsize::new(0)));
@@ -1785,13 +1788,6 @@ mod tests {
     #[test]
     #[cfg(feature = "tokio")]
     fn a_session_wait_given_up_leaves_nothing_behind() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        struct Count(AtomicUsize);
-        impl std::task::Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::Relaxed);
-            }
-        }
         let core = Core::new(FoldRules::default(), 16);
         let place = core.open("s", |_| ()).place;
         let waiters = |core: &Core| core.lock().slots.open[place.0].waiting.len();

@@ -740,10 +740,7 @@ fn a_running_turn_is_steered_and_interrupted() {
 /// host having moved on to requirement 1 (`approvalRequirementStale`).
 fn two_stages(stale: bool) -> Option<tempfile::TempDir> {
     support::derived("approval-round-trip", |frames| {
-        let decide = frames
-            .iter()
-            .position(|(client, f)| *client && f["method"] == "approval/decide")
-            .unwrap();
+        let decide = support::approval_decide_at(frames);
         let [updated, second, answer] = second_stage(frames, decide);
         frames[decide + 1].1["result"]["terminal"] = false.into();
         if stale {
@@ -762,12 +759,7 @@ fn second_stage(
     frames: &[(bool, serde_json::Value)],
     decide: usize,
 ) -> [(bool, serde_json::Value); 3] {
-    let request = frames
-        .iter()
-        .find(|(_, f)| f["method"] == "approval/request")
-        .unwrap()
-        .1["params"]
-        .clone();
+    let request = frames[support::approval_request_at(frames)].1["params"].clone();
     let mut updated =
         serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": request});
     let params = &mut updated["params"];
@@ -788,16 +780,12 @@ fn second_stage(
 
 /// `ack`, an acknowledgement, made the host's refusal of a stage it moved past.
 fn refuse_as_stale(ack: &mut serde_json::Value) {
-    let ack = ack.as_object_mut().unwrap();
-    ack.remove("result");
-    ack.insert(
-        "error".into(),
-        serde_json::json!({
-            "code": -32053,
-            "message": "the approval moved on",
-            "data": {"kind": "approvalRequirementStale"}
-        }),
-    );
+    let error = serde_json::json!({
+        "code": -32053,
+        "message": "the approval moved on",
+        "data": {"kind": "approvalRequirementStale"}
+    });
+    support::refuse(ack, error);
 }
 
 /// The approval round trip where the approval moves to a second stage while the handler
@@ -806,14 +794,8 @@ fn refuse_as_stale(ack: &mut serde_json::Value) {
 /// second stage is decided.
 fn moved_while_deciding() -> Option<tempfile::TempDir> {
     support::derived("approval-round-trip", |frames| {
-        let request = frames
-            .iter()
-            .position(|(_, f)| f["method"] == "approval/request")
-            .unwrap();
-        let decide = frames
-            .iter()
-            .position(|(client, f)| *client && f["method"] == "approval/decide")
-            .unwrap();
+        let request = support::approval_request_at(frames);
+        let decide = support::approval_decide_at(frames);
         let [updated, second, answer] = second_stage(frames, decide);
         refuse_as_stale(&mut frames[decide + 1].1);
         frames.insert(decide + 2, second);
@@ -894,40 +876,30 @@ fn a_decision_names_the_stage_the_program_saw_not_the_one_the_host_moved_to() {
 }
 
 /// The approval round trip where the host changes the stage's choices (same requirement,
-/// `allow_session` no longer offered) while the handler decides: the handler renames the
-/// session meanwhile and the update follows; its `allow_session` is refused as
-/// `approvalChoiceInvalid`, and its `allow_once` of the changed stage is accepted.
+/// `allow_session` no longer offered) while the handler decides
+/// ([`support::change_choices_once_renamed`]), and the handler's `allow_session`, sent
+/// before its `allow_once` of the changed stage, is refused as `approvalChoiceInvalid`.
 fn choices_changed_while_deciding() -> Option<tempfile::TempDir> {
     support::derived("approval-round-trip", |frames| {
-        let request = frames
-            .iter()
-            .position(|(_, f)| f["method"] == "approval/request")
-            .unwrap();
-        let decide = frames
-            .iter()
-            .position(|(client, f)| *client && f["method"] == "approval/decide")
-            .unwrap();
-        let [mut updated, mut second, answer] = second_stage(frames, decide);
-        let params = &mut updated.1["params"];
-        params["currentRequirementId"]["sourceIndex"] = 0.into();
-        params["change"] = serde_json::json!({"kind": "choicesChanged"});
-        let choices = params["availableChoices"].as_array_mut().unwrap();
-        choices.retain(|choice| choice["choiceId"] != "allow_session");
-        second.1["params"]["requirementId"]["sourceIndex"] = 0.into();
-        let ack = frames[decide + 1].1.as_object_mut().unwrap();
-        ack.remove("result");
-        ack.insert(
-            "error".into(),
-            serde_json::json!({
-                "code": -32052,
-                "message": "not offered",
-                "data": {"kind": "approvalChoiceInvalid", "choiceId": "allow_session"}
-            }),
-        );
-        frames.insert(decide + 2, second);
-        frames.insert(decide + 3, answer);
-        frames.insert(request + 2, updated);
-        support::insert_rename(frames, request + 2);
+        support::change_choices_once_renamed(frames);
+        // The recorded decision sends `allow_session` and is refused; the `allow_once` the
+        // edit made it comes next, as another command.
+        let decide = support::approval_decide_at(frames);
+        let (mut accepted, mut ack) = (frames[decide].clone(), frames[decide + 1].clone());
+        frames[decide].1["params"]["choiceId"] = "allow_session".into();
+        let error = serde_json::json!({
+            "code": -32052,
+            "message": "not offered",
+            "data": {"kind": "approvalChoiceInvalid", "choiceId": "allow_session"}
+        });
+        support::refuse(&mut frames[decide + 1].1, error);
+        let command = "018f6a2a-3333-7abc-8def-00000000d0aa";
+        accepted.1["id"] = "b10".into();
+        accepted.1["params"]["commandId"] = command.into();
+        ack.1["id"] = "b10".into();
+        ack.1["result"]["commandId"] = command.into();
+        frames.insert(decide + 2, accepted);
+        frames.insert(decide + 3, ack);
     })
 }
 
@@ -1871,10 +1843,7 @@ fn a_host_request_that_does_not_decode_reaches_its_session_and_the_host_gets_inv
     // The recorded `approval/request` without its `approvalId`; the client's reply is then
     // `-32602` (nothing was presented), and the recording ends there.
     let Some(dir) = support::derived("approval-round-trip", |frames| {
-        let asked = frames
-            .iter()
-            .position(|(client, f)| !*client && f["method"] == "approval/request")
-            .unwrap();
+        let asked = support::approval_request_at(frames);
         let request = &mut frames[asked].1;
         request["params"]
             .as_object_mut()

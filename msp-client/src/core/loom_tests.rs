@@ -102,6 +102,14 @@ fn core() -> Arc<Core> {
     core
 }
 
+/// The pump routing `input` on a thread of its own.
+fn routing(core: &Arc<Core>, input: Input) -> thread::JoinHandle<()> {
+    let core = core.clone();
+    spawn(move || {
+        let _ = core.route(input);
+    })
+}
+
 fn next_event(core: &Core) -> Option<Event> {
     let mut wait = core.slot_wait(core.place_of(SESSION));
     block_on(poll_fn(|cx| wait.poll(cx, Slot::next_event)))
@@ -111,12 +119,7 @@ fn next_event(core: &Core) -> Option<Event> {
 fn loom_an_event_routed_while_a_handle_waits_reaches_it() {
     model(|| {
         let core = core();
-        let pump = {
-            let core = core.clone();
-            spawn(move || {
-                let _ = core.route(started(1));
-            })
-        };
+        let pump = routing(&core, started(1));
         assert!(matches!(next_event(&core), Some(Event::Folded { .. })));
         pump.join().unwrap();
     });
@@ -126,12 +129,7 @@ fn loom_an_event_routed_while_a_handle_waits_reaches_it() {
 fn loom_a_wait_given_up_while_an_input_is_routed_takes_nothing_of_its_tasks_other_wait() {
     model(|| {
         let core = core();
-        let pump = {
-            let core = core.clone();
-            spawn(move || {
-                let _ = core.route(started(1));
-            })
-        };
+        let pump = routing(&core, started(1));
         let place = core.place_of(SESSION);
         let arrived =
             |slot: &mut Slot, _: Option<&CloseReason>| (slot.fold.arrivals() > 0).then_some(());

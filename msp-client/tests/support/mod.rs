@@ -328,12 +328,8 @@ pub fn resolved_by_host(error: Option<serde_json::Value>) -> Option<tempfile::Te
 pub fn resolved_by_host_once_renamed() -> Option<tempfile::TempDir> {
     derived("approval-round-trip", |frames| {
         resolve_by_host(frames, None);
-        let request = frames
-            .iter()
-            .position(|(_, f)| f["method"] == "approval/request")
-            .unwrap();
         // After the receipt of the request.
-        insert_rename(frames, request + 2);
+        insert_rename(frames, approval_request_at(frames) + 2);
     })
 }
 
@@ -342,27 +338,48 @@ pub fn resolved_by_host_once_renamed() -> Option<tempfile::TempDir> {
 /// the client decides `allow_once` of the changed stage: a handler that renames it when
 /// offered the stage, and awaits a person meanwhile, is offered the changed stage.
 pub fn choices_changed_once_renamed() -> Option<tempfile::TempDir> {
-    derived("approval-round-trip", |frames| {
-        let request = frames
-            .iter()
-            .position(|(_, f)| f["method"] == "approval/request")
-            .unwrap();
-        let decide = frames
-            .iter()
-            .position(|(client, f)| *client && f["method"] == "approval/decide")
-            .unwrap();
-        frames[decide].1["params"]["choiceId"] = "allow_once".into();
-        let mut params = frames[request].1["params"].clone();
-        params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
-        params["change"] = serde_json::json!({"kind": "choicesChanged"});
-        let choices = params["availableChoices"].as_array_mut().unwrap();
-        choices.retain(|choice| choice["choiceId"] != "allow_session");
-        let updated =
-            serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": params});
-        // After the receipt of the request, the rename, then the update.
-        frames.insert(request + 2, (false, updated));
-        insert_rename(frames, request + 2);
-    })
+    derived("approval-round-trip", change_choices_once_renamed)
+}
+
+/// [`choices_changed_once_renamed`]'s edit of the approval round trip's `frames`, for
+/// scenarios built on it.
+pub fn change_choices_once_renamed(frames: &mut Vec<(bool, serde_json::Value)>) {
+    let request = approval_request_at(frames);
+    let decide = approval_decide_at(frames);
+    frames[decide].1["params"]["choiceId"] = "allow_once".into();
+    let mut params = frames[request].1["params"].clone();
+    params["viewCursor"] = "v:0198f0aa-1111-7000-8000-0000000000aa:7.1".into();
+    params["change"] = serde_json::json!({"kind": "choicesChanged"});
+    let choices = params["availableChoices"].as_array_mut().unwrap();
+    choices.retain(|choice| choice["choiceId"] != "allow_session");
+    let updated =
+        serde_json::json!({"jsonrpc": "2.0", "method": "approval/updated", "params": params});
+    // After the receipt of the request, the rename, then the update.
+    frames.insert(request + 2, (false, updated));
+    insert_rename(frames, request + 2);
+}
+
+/// Where the host's `approval/request` is among the approval scenarios' `frames`.
+pub fn approval_request_at(frames: &[(bool, serde_json::Value)]) -> usize {
+    frames
+        .iter()
+        .position(|(client, f)| !*client && f["method"] == "approval/request")
+        .unwrap()
+}
+
+/// Where the client's first `approval/decide` is among the approval scenarios' `frames`.
+pub fn approval_decide_at(frames: &[(bool, serde_json::Value)]) -> usize {
+    frames
+        .iter()
+        .position(|(client, f)| *client && f["method"] == "approval/decide")
+        .unwrap()
+}
+
+/// `reply`, the host's reply to a request, made its refusal with `error`.
+pub fn refuse(reply: &mut serde_json::Value, error: serde_json::Value) {
+    let reply = reply.as_object_mut().unwrap();
+    reply.remove("result");
+    reply.insert("error".into(), error);
 }
 
 /// Inserts at `at` the client's `session/rename` of the approval scenarios' session to
@@ -380,19 +397,9 @@ pub fn insert_rename(frames: &mut Vec<(bool, serde_json::Value)>, at: usize) {
 }
 
 fn resolve_by_host(frames: &mut Vec<(bool, serde_json::Value)>, error: Option<serde_json::Value>) {
-    let decide = frames
-        .iter()
-        .position(|(client, f)| *client && f["method"] == "approval/decide")
-        .unwrap();
+    let decide = approval_decide_at(frames);
     match error {
-        Some(error) => {
-            frames[decide + 1]
-                .1
-                .as_object_mut()
-                .unwrap()
-                .remove("result");
-            frames[decide + 1].1["error"] = error;
-        }
+        Some(error) => refuse(&mut frames[decide + 1].1, error),
         None => {
             frames.drain(decide..decide + 2);
         }
