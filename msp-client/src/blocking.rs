@@ -912,9 +912,8 @@ impl Session {
     /// `approvalChoiceInvalid`) is offered again with them, once the change is folded before
     /// the refusal is read (the host sends the change first, and the client folds it on
     /// whichever thread routes: a refusal read first ends the handler with it). A decision
-    /// the stage does not
-    /// offer ends it with [`Error::Ask`], nothing sent,
-    /// and any other failure of `approval/decide` with its error. The session's handler: on
+    /// the stage does not offer ends it with [`Error::Ask`], nothing sent, and any other
+    /// failure of `approval/decide` with its error. The session's handler: on
     /// a thread of its own it decides while the program starts turns and follows them
     /// ([`Session::handle_approvals`] starts that thread); closing the client ends it
     /// ([`Session::decide_approvals_until`] ends at a [`HandlerStop`]).

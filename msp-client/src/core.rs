@@ -1033,8 +1033,9 @@ impl Core {
         });
     }
 
-    /// Keeps command `command_id`'s acknowledgement (the latest [`KEPT`](crate::acks::KEPT) are); one kept
-    /// before that differs is [`Error::ReplayDiffers`].
+    /// Keeps command `command_id`'s acknowledgement (the latest
+    /// [`KEPT`](crate::acks::KEPT) are); one kept before that differs is
+    /// [`Error::ReplayDiffers`].
     pub(crate) fn acknowledged<M: Request>(
         &self,
         session_id: &str,

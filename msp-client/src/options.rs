@@ -142,10 +142,7 @@ impl Retry {
 /// names.
 pub(crate) fn draining(remote: &RemoteError) -> bool {
     const KIND: &str = "daemonDraining";
-    let code = msp_types::registry::ERRORS
-        .iter()
-        .find(|entry| entry.kind == KIND)
-        .map(|entry| entry.code);
+    let code = msp_types::registry::error_by_kind(KIND).map(|entry| entry.code);
     remote.kind() == Some(KIND) || code == Some(remote.code())
 }
 

@@ -12,8 +12,9 @@ use crate::outcome::Error;
 
 /// A command this client sent in a session whose outcome it has not seen: no acknowledgement
 /// came (the request timed out, or the connection closed first), a draining host refused it
-/// (`daemonDraining`), or, for a `turn/start`, the turn it started has not ended. Take them from the old session
-/// ([`blocking::Session::pending`](crate::blocking::Session::pending)) and send them again on
+/// (`daemonDraining`), or, for a `turn/start`, the turn it started has not ended. Take them
+/// from the old session ([`blocking::Session::pending`](crate::blocking::Session::pending))
+/// and send them again on
 /// the session resumed over a new connection: any of them with
 /// [`blocking::Session::resend`](crate::blocking::Session::resend), or typed, a `turn/start`
 /// with [`blocking::Session::resend_turn`](crate::blocking::Session::resend_turn) (a

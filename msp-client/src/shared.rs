@@ -101,9 +101,9 @@ pub(crate) fn undecodable(bad: &BadFrame) -> Input {
 /// Whether a command settling a prompt failed so that the prompt is open to this client
 /// again: the host refused it otherwise than as settled already (which it soon says) or
 /// unknown to it; it was never sent (it did not encode); or no acknowledgement of it came
-/// after every retry (none, or one naming another command) (should it have landed, it settles the prompt first and a second command
-/// loses: refused as settled already, or admitted and then told apart by `userInput/settled`'s
-/// `decidedByCommandId`).
+/// after every retry, or one naming another command. Should it have landed, it settles the
+/// prompt first and a second command loses: refused as settled already, or admitted and
+/// then told apart by `userInput/settled`'s `decidedByCommandId`.
 pub(crate) fn prompt_open_again(error: &Error) -> bool {
     match error {
         Error::Rpc(RpcError::Remote(remote)) => !matches!(
@@ -465,13 +465,12 @@ impl Deciding {
 
     /// After a decision failed: a stage another decision won (`approvalAlreadyResolved`, or
     /// resolved before it was sent) or the host moved past (`approvalRequirementStale`) is
-    /// passed on, the resolution or the
-    /// next stage still to come; a choice the host no longer offers (`approvalChoiceInvalid`)
-    /// once the fold shows the stage's choices changed (`still_offered` false) is nothing
-    /// passed: the stage is offered again with its new choices (an update not folded yet
-    /// when the refusal came leaves the refusal the caller's). A closed connection ends the
-    /// handler's wait with why (`Ok(Some)`, no other stage offered to the handler); any other
-    /// failure is the caller's.
+    /// passed on, the resolution or the next stage still to come; a choice the host no
+    /// longer offers (`approvalChoiceInvalid`) once the fold shows the stage's choices
+    /// changed (`still_offered` false) is nothing passed: the stage is offered again with
+    /// its new choices (an update not folded yet when the refusal came leaves the refusal
+    /// the caller's). A closed connection ends the handler's wait with why (`Ok(Some)`, no
+    /// other stage offered to the handler); any other failure is the caller's.
     pub(crate) fn failed(
         &mut self,
         approval: &PendingApproval,
